@@ -1,0 +1,75 @@
+#include "base/cli.h"
+
+#include <cstring>
+#include <iostream>
+
+namespace po = boost::program_options;
+
+namespace rooftrace {
+
+void PrintHelp(const CommandSpec& spec, std::ostream& out) {
+  out << "Usage: " << spec.usage << "\n\n" << spec.summary << "\n\n";
+  out << spec.options;
+  out << "  -h [ --help ]" << std::string(23, ' ') << "show this help\n";
+  if (!spec.epilog.empty()) out << "\n" << spec.epilog << "\n";
+}
+
+std::optional<int> ParseCommandLine(const CommandSpec& spec, int argc,
+                                    char** argv, po::variables_map* vm,
+                                    std::ostream& out, std::ostream& err) {
+  po::options_description all;
+  all.add(spec.options).add(spec.hidden);
+  all.add_options()("help,h", "show this help");
+  try {
+    po::store(po::command_line_parser(argc, argv)
+                  .options(all)
+                  .positional(spec.positional)
+                  .run(),
+              *vm);
+    if (vm->count("help")) {
+      PrintHelp(spec, out);
+      return kExitOk;
+    }
+    po::notify(*vm);
+  } catch (const po::error& e) {
+    err << "rooftrace " << spec.name << ": " << e.what() << "\n"
+        << "Usage: " << spec.usage << "\n"
+        << "Run 'rooftrace " << spec.name << " --help' for the options.\n";
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> SplitAtDoubleDash(int* argc, char** argv) {
+  std::vector<std::string> rest;
+  for (int i = 1; i < *argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) {
+      for (int j = i + 1; j < *argc; ++j) rest.emplace_back(argv[j]);
+      *argc = i;
+      break;
+    }
+  }
+  return rest;
+}
+
+int NotAvailable(const std::string& command, const std::string& reason) {
+  std::cerr << "rooftrace " << command << ": not available in this build: "
+            << reason << "\n";
+  return kExitUsage;
+}
+
+int PlaceholderMain(const std::string& command, const std::string& usage,
+                    const std::string& reason, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    if (a == "-h" || a == "--help") {
+      std::cout << "Usage: " << usage << "\n\nNot available in this build: "
+                << reason << "\n";
+      return kExitOk;
+    }
+  }
+  return NotAvailable(command, reason);
+}
+
+}  // namespace rooftrace

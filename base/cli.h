@@ -1,0 +1,58 @@
+// Shared command-line handling for rooftrace subcommands (Boost
+// Program_options): `--help` per subcommand, usage errors on stderr with
+// exit code 2, and `--` splitting for `profile -- CMD...`.
+#ifndef ROOFTRACE_BASE_CLI_H_
+#define ROOFTRACE_BASE_CLI_H_
+
+#include <boost/program_options.hpp>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rooftrace {
+
+// Exit codes shared by every subcommand.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;  // the action ran and found a failure
+inline constexpr int kExitUsage = 2;    // bad input: option, file, run id
+
+struct CommandSpec {
+  std::string name;     // "analyze"
+  std::string usage;    // "rooftrace analyze STORE|FILE.rft [options]"
+  std::string summary;  // one paragraph: what it does
+  std::string epilog;   // examples, notes (optional)
+  boost::program_options::options_description options{"Options", 100};
+  boost::program_options::positional_options_description positional;
+  // Options kept out of --help (positional sinks).
+  boost::program_options::options_description hidden{"Hidden"};
+};
+
+// Parses argv (argv[0] is the subcommand name). Adds -h/--help itself.
+// Returns std::nullopt when the command should run, otherwise the exit code
+// to return: 0 after printing help to `out`, 2 after printing the error and
+// a usage hint to `err`.
+std::optional<int> ParseCommandLine(const CommandSpec& spec, int argc,
+                                    char** argv,
+                                    boost::program_options::variables_map* vm,
+                                    std::ostream& out, std::ostream& err);
+
+// Prints the full help of a subcommand.
+void PrintHelp(const CommandSpec& spec, std::ostream& out);
+
+// Splits argv at the first "--": returns the words after it and shortens
+// argc so the parser sees only the words before it.
+std::vector<std::string> SplitAtDoubleDash(int* argc, char** argv);
+
+// For a subcommand this build does not provide: says so on stderr, with the
+// reason, and returns kExitUsage (never a silent success).
+int NotAvailable(const std::string& command, const std::string& reason);
+
+// A subcommand placeholder: answers --help with `usage`, and anything else
+// with NotAvailable(command, reason).
+int PlaceholderMain(const std::string& command, const std::string& usage,
+                    const std::string& reason, int argc, char** argv);
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_BASE_CLI_H_

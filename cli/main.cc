@@ -1,0 +1,3 @@
+#include "cli/subcommands.h"
+
+int main(int argc, char** argv) { return rooftrace::RooftraceMain(argc, argv); }

@@ -1,0 +1,157 @@
+#include "collector/datasheet.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace rooftrace {
+namespace {
+
+constexpr double T = 1e12;  // TFLOP/s
+constexpr double G = 1e9;   // GB/s
+
+// Order of the peak array: unknown, fp64, fp32, fp16, fp64_tc, tf32_tc,
+// bf16_tc, fp8_tc, int8_tc. Figures are the vendors' dense datasheet peaks
+// at boost clock.
+std::vector<DatasheetEntry> BuildTable() {
+  return {
+      {"t4", "NVIDIA T4", {"t4", "", ""}, 320 * G,
+       {0, 0.25 * T, 8.1 * T, 0, 0, 0, 65 * T, 0, 130 * T},
+       "Turing TU104, 70 W"},
+      {"v100", "NVIDIA V100 SXM2", {"v100", "", ""}, 900 * G,
+       {0, 7.8 * T, 15.7 * T, 31.4 * T, 0, 0, 125 * T, 0, 0},
+       "Volta GV100, SXM2"},
+      {"a100-80gb", "NVIDIA A100 80GB SXM", {"a100", "80gb", ""}, 2039 * G,
+       {0, 9.7 * T, 19.5 * T, 78 * T, 19.5 * T, 156 * T, 312 * T, 0,
+        624 * T},
+       "Ampere GA100, SXM4 80GB HBM2e"},
+      {"a100-40gb", "NVIDIA A100 40GB SXM", {"a100", "", ""}, 1555 * G,
+       {0, 9.7 * T, 19.5 * T, 78 * T, 19.5 * T, 156 * T, 312 * T, 0,
+        624 * T},
+       "Ampere GA100, SXM4 40GB HBM2"},
+      {"h100-pcie", "NVIDIA H100 PCIe", {"h100", "pcie", ""}, 2000 * G,
+       {0, 25.6 * T, 51.2 * T, 102.4 * T, 51.2 * T, 378 * T, 756 * T,
+        1513 * T, 1513 * T},
+       "Hopper GH100, PCIe 80GB HBM2e"},
+      {"h100-sxm", "NVIDIA H100 SXM5 80GB", {"h100", "", ""}, 3350 * G,
+       {0, 34 * T, 67 * T, 133.8 * T, 67 * T, 494.7 * T, 989.4 * T,
+        1978.9 * T, 1978.9 * T},
+       "Hopper GH100, SXM5 80GB HBM3"},
+      {"h200", "NVIDIA H200 SXM 141GB", {"h200", "", ""}, 4800 * G,
+       {0, 34 * T, 67 * T, 133.8 * T, 67 * T, 494.7 * T, 989.4 * T,
+        1978.9 * T, 1978.9 * T},
+       "Hopper GH100, SXM 141GB HBM3e"},
+      {"l40s", "NVIDIA L40S", {"l40s", "", ""}, 864 * G,
+       {0, 1.41 * T, 91.6 * T, 91.6 * T, 0, 183.2 * T, 362.1 * T, 733 * T,
+        733 * T},
+       "Ada AD102, 48GB GDDR6"},
+      {"l4", "NVIDIA L4", {"l4", "", ""}, 300 * G,
+       {0, 0.49 * T, 30.3 * T, 30.3 * T, 0, 60 * T, 121 * T, 242.5 * T,
+        242.5 * T},
+       "Ada AD104, 24GB GDDR6, 72 W"},
+      {"b200", "NVIDIA B200", {"b200", "", ""}, 8000 * G,
+       {0, 37 * T, 0, 0, 37 * T, 1125 * T, 2250 * T, 4500 * T, 4500 * T},
+       "Blackwell GB100, HGX B200 per-GPU dense figures; fp32 unpublished"},
+      {"mi300x", "AMD Instinct MI300X", {"mi300x", "", ""}, 5300 * G,
+       {0, 81.7 * T, 163.4 * T, 0, 163.4 * T, 653.7 * T, 1307.4 * T,
+        2614.9 * T, 2614.9 * T},
+       "CDNA3; listed for comparison (rooftrace profiles NVIDIA GPUs)"},
+  };
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// Word-ish match: "l4" must not match inside "l40s"; the character after a
+// match may not be a digit or letter continuing the model number.
+bool ContainsToken(const std::string& haystack, std::string_view needle) {
+  for (size_t pos = haystack.find(needle); pos != std::string::npos;
+       pos = haystack.find(needle, pos + 1)) {
+    const size_t end = pos + needle.size();
+    const bool left_ok = pos == 0 || !std::isalnum(static_cast<unsigned char>(
+                                         haystack[pos - 1]));
+    const bool right_ok =
+        end == haystack.size() ||
+        !std::isalnum(static_cast<unsigned char>(haystack[end])) ||
+        needle == "80gb" || needle == "pcie";
+    if (left_ok && right_ok) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string_view PrecisionName(Precision p) {
+  switch (p) {
+    case Precision::kFp64: return "fp64";
+    case Precision::kFp32: return "fp32";
+    case Precision::kFp16: return "fp16";
+    case Precision::kFp64Tensor: return "fp64-tensor";
+    case Precision::kTf32Tensor: return "tf32-tensor";
+    case Precision::kFp16Tensor: return "fp16/bf16-tensor";
+    case Precision::kFp8Tensor: return "fp8-tensor";
+    case Precision::kInt8Tensor: return "int8-tensor";
+    case Precision::kUnknown: break;
+  }
+  return "unknown";
+}
+
+std::string_view PrecisionKey(Precision p) {
+  switch (p) {
+    case Precision::kFp64: return "fp64";
+    case Precision::kFp32: return "fp32";
+    case Precision::kFp16: return "fp16";
+    case Precision::kFp64Tensor: return "fp64_tc";
+    case Precision::kTf32Tensor: return "tf32_tc";
+    case Precision::kFp16Tensor: return "bf16_tc";
+    case Precision::kFp8Tensor: return "fp8_tc";
+    case Precision::kInt8Tensor: return "int8_tc";
+    case Precision::kUnknown: break;
+  }
+  return "unknown";
+}
+
+std::optional<Precision> PrecisionFromKey(std::string_view key) {
+  for (int i = 1; i < kNumPrecisions; ++i) {
+    auto p = static_cast<Precision>(i);
+    if (key == PrecisionKey(p) || key == PrecisionName(p)) return p;
+  }
+  return std::nullopt;
+}
+
+const std::vector<DatasheetEntry>& Datasheet() {
+  static const std::vector<DatasheetEntry> table = BuildTable();
+  return table;
+}
+
+const DatasheetEntry* FindDatasheetEntry(std::string_view device_name_or_key) {
+  const std::string name = Lower(device_name_or_key);
+  for (const auto& e : Datasheet()) {
+    if (name == e.key) return &e;
+  }
+  for (const auto& e : Datasheet()) {
+    bool all = true;
+    for (std::string_view m : e.match) {
+      if (!m.empty() && !ContainsToken(name, m)) all = false;
+    }
+    if (all) return &e;
+  }
+  return nullptr;
+}
+
+Precision HeadlinePrecision(const DatasheetEntry& e) {
+  // The precision inference engineers quote: bf16 tensor when present.
+  if (e.peak_flops_per_s[static_cast<int>(Precision::kFp16Tensor)] > 0) {
+    return Precision::kFp16Tensor;
+  }
+  int best = 1;
+  for (int i = 1; i < kNumPrecisions; ++i) {
+    if (e.peak_flops_per_s[i] > e.peak_flops_per_s[best]) best = i;
+  }
+  return static_cast<Precision>(best);
+}
+
+}  // namespace rooftrace

@@ -1,0 +1,69 @@
+// Built-in datasheet roofs: dense peak FLOP/s per precision class and DRAM
+// bandwidth for the GPUs rooftrace knows by name. Never the sparsity figures
+// (H100 SXM bf16 is 989 TFLOP/s dense, not 1979).
+//
+// Immutable static data; thread-safe.
+#ifndef ROOFTRACE_COLLECTOR_DATASHEET_H_
+#define ROOFTRACE_COLLECTOR_DATASHEET_H_
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rooftrace {
+
+// Mirrors wire::PrecisionClass (same order, same values) without depending on
+// the generated protobuf code.
+enum class Precision : int {
+  kUnknown = 0,
+  kFp64 = 1,
+  kFp32 = 2,
+  kFp16 = 3,
+  kFp64Tensor = 4,
+  kTf32Tensor = 5,
+  kFp16Tensor = 6,  // fp16 and bf16 on tensor cores
+  kFp8Tensor = 7,
+  kInt8Tensor = 8,
+};
+inline constexpr int kNumPrecisions = 9;
+
+// "fp64", "fp32", "fp16", "fp64-tensor", "tf32-tensor", "fp16/bf16-tensor",
+// "fp8-tensor", "int8-tensor"; "unknown" for kUnknown.
+std::string_view PrecisionName(Precision p);
+// Short column-safe key: "fp64", "fp32", "fp16", "fp64_tc", "tf32_tc",
+// "bf16_tc", "fp8_tc", "int8_tc".
+std::string_view PrecisionKey(Precision p);
+std::optional<Precision> PrecisionFromKey(std::string_view key);
+
+struct DatasheetEntry {
+  std::string_view key;          // "h100-sxm"
+  std::string_view name;         // "NVIDIA H100 SXM5 80GB"
+  // Substrings that must all appear (case-insensitive) in the CUDA device
+  // name for this entry to match; the first matching entry wins.
+  std::array<std::string_view, 3> match;
+  double dram_bytes_per_s;
+  // Dense peak FLOP/s (OP/s for int8) per Precision; 0 = not published or
+  // not supported.
+  std::array<double, kNumPrecisions> peak_flops_per_s;
+  std::string_view note;         // where the figures come from
+};
+
+const std::vector<DatasheetEntry>& Datasheet();
+
+// Finds the entry for a CUDA device name ("NVIDIA H100 80GB HBM3") or a key
+// ("h100-sxm"). nullptr when unknown.
+const DatasheetEntry* FindDatasheetEntry(std::string_view device_name_or_key);
+
+// Ridge point in FLOP/byte: peak / bandwidth.
+inline double RidgePoint(double peak_flops_per_s, double bytes_per_s) {
+  return bytes_per_s > 0 ? peak_flops_per_s / bytes_per_s : 0.0;
+}
+
+// The highest published dense peak of an entry and its precision.
+Precision HeadlinePrecision(const DatasheetEntry& e);
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_COLLECTOR_DATASHEET_H_

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of rooftrace from Debian's
+# packages, then configures and builds into build/. Idempotent: on a set-up,
+# built tree it only re-runs the (incremental) build.
+#
+# The CUDA Toolkit (with CUPTI) is not a Debian package of the right version:
+# when it is installed under /usr/local/cuda, libinject and kernels/ are built
+# too; without it the collector and analyzer are built and tested alone.
+#
+# Environment: BUILD_DIR (default build), BUILD_TYPE (default RelWithDebInfo),
+# ROOFTRACE_WITH_CUDA (AUTO|ON|OFF, default AUTO), JOBS (default nproc).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential cmake pkg-config git python3
+  protobuf-compiler libprotobuf-dev
+  libboost-program-options-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlite3-dev sqlite3
+  clang libclang-rt-14-dev
+  chromium
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  cmake -S . -B "$BUILD_DIR" \
+    -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
+    -DROOFTRACE_WITH_CUDA="${ROOFTRACE_WITH_CUDA:-AUTO}" >/dev/null
+fi
+cmake --build "$BUILD_DIR" -j "$JOBS" 2>&1 | grep -vE '^\[ *[0-9]+%\]|^(Consolidate|Scanning|Built target)' || true
+# grep hides progress lines; the build's own status decides success.
+cmake --build "$BUILD_DIR" -j "$JOBS" >/dev/null
+echo "setup: built into $BUILD_DIR/ (rooftrace: $BUILD_DIR/bin/rooftrace)"

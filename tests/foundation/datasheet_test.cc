@@ -1,0 +1,102 @@
+// The built-in datasheet: dense peaks, ridge points as the seeds state them,
+// and device-name matching.
+#include "collector/datasheet.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace rooftrace {
+namespace {
+
+double Peak(const char* key, Precision p) {
+  const DatasheetEntry* e = FindDatasheetEntry(key);
+  EXPECT_NE(e, nullptr) << key;
+  return e ? e->peak_flops_per_s[static_cast<int>(p)] : 0;
+}
+
+double Ridge(const char* key) {
+  const DatasheetEntry* e = FindDatasheetEntry(key);
+  EXPECT_NE(e, nullptr) << key;
+  if (!e) return 0;
+  return RidgePoint(e->peak_flops_per_s[static_cast<int>(HeadlinePrecision(*e))],
+                    e->dram_bytes_per_s);
+}
+
+// Seed 003's table: ridge = peak fp16 / bandwidth, rounded.
+TEST(DatasheetTest, RidgePointsFromSeed003Figures) {
+  struct Row { double tflops, gbps; int ridge; };
+  const Row rows[] = {{65, 320, 203},  {125, 900, 139}, {312, 1555, 201},
+                      {312, 2039, 153}, {990, 3350, 296}, {121, 300, 403}};
+  for (const auto& r : rows) {
+    EXPECT_EQ(std::lround(RidgePoint(r.tflops * 1e12, r.gbps * 1e9)), r.ridge);
+  }
+  // Seed 004: MI300X 1307 TFLOP/s over 5.3 TB/s.
+  EXPECT_NEAR(RidgePoint(1307e12, 5.3e12), 246.6, 0.05);
+}
+
+// The built-in table reproduces the seeds' ridge points.
+TEST(DatasheetTest, TableRidgePointsMatchSeeds) {
+  EXPECT_EQ(std::lround(Ridge("t4")), 203);
+  EXPECT_EQ(std::lround(Ridge("v100")), 139);
+  EXPECT_EQ(std::lround(Ridge("a100-40gb")), 201);
+  EXPECT_EQ(std::lround(Ridge("a100-80gb")), 153);
+  EXPECT_EQ(std::lround(Ridge("l4")), 403);
+  // 989.4 dense over 3.35 TB/s: 295.3, the seed's 990 gives 295.5 -> 296.
+  EXPECT_NEAR(Ridge("h100-sxm"), 296, 1.0);
+  EXPECT_NEAR(Ridge("mi300x"), 246.6, 0.3);
+}
+
+// Dense figures only: H100 SXM bf16 is 989, not the 1979 sparsity figure.
+TEST(DatasheetTest, DensePeaksNotSparsity) {
+  EXPECT_NEAR(Peak("h100-sxm", Precision::kFp16Tensor), 989.4e12, 1e12);
+  EXPECT_NEAR(Peak("h100-sxm", Precision::kFp8Tensor), 1978.9e12, 1e12);
+  EXPECT_NEAR(Peak("a100-80gb", Precision::kTf32Tensor), 156e12, 1e12);
+  EXPECT_NEAR(Peak("b200", Precision::kFp16Tensor), 2250e12, 1e12);
+  EXPECT_EQ(Peak("t4", Precision::kFp8Tensor), 0);  // Turing has no fp8
+}
+
+// Every required device is present with a bandwidth and a bf16 peak.
+TEST(DatasheetTest, RequiredDevicesPresent) {
+  for (const char* key : {"t4", "v100", "a100-40gb", "a100-80gb", "h100-sxm",
+                          "h100-pcie", "h200", "l4", "l40s", "b200",
+                          "mi300x"}) {
+    const DatasheetEntry* e = FindDatasheetEntry(key);
+    ASSERT_NE(e, nullptr) << key;
+    EXPECT_GT(e->dram_bytes_per_s, 0) << key;
+    EXPECT_GT(e->peak_flops_per_s[static_cast<int>(Precision::kFp16Tensor)], 0)
+        << key;
+  }
+}
+
+// CUDA device names as the driver reports them map to the right entry.
+TEST(DatasheetTest, MatchesCudaDeviceNames) {
+  auto key = [](const char* name) -> std::string {
+    const DatasheetEntry* e = FindDatasheetEntry(name);
+    return e ? std::string(e->key) : "none";
+  };
+  EXPECT_EQ(key("NVIDIA H100 80GB HBM3"), "h100-sxm");
+  EXPECT_EQ(key("NVIDIA H100 PCIe"), "h100-pcie");
+  EXPECT_EQ(key("NVIDIA H200"), "h200");
+  EXPECT_EQ(key("NVIDIA A100-SXM4-80GB"), "a100-80gb");
+  EXPECT_EQ(key("NVIDIA A100-SXM4-40GB"), "a100-40gb");
+  EXPECT_EQ(key("NVIDIA L4"), "l4");
+  EXPECT_EQ(key("NVIDIA L40S"), "l40s");
+  EXPECT_EQ(key("Tesla T4"), "t4");
+  EXPECT_EQ(key("Tesla V100-SXM2-16GB"), "v100");
+  EXPECT_EQ(key("NVIDIA B200"), "b200");
+  EXPECT_EQ(key("NVIDIA GeForce RTX 4090"), "none");
+}
+
+TEST(DatasheetTest, PrecisionKeysRoundTrip) {
+  for (int i = 1; i < kNumPrecisions; ++i) {
+    auto p = static_cast<Precision>(i);
+    auto back = PrecisionFromKey(PrecisionKey(p));
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(*back, p);
+  }
+  EXPECT_FALSE(PrecisionFromKey("fp128").has_value());
+}
+
+}  // namespace
+}  // namespace rooftrace
