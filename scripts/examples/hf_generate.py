@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""The bundled example workload: Llama-style generation with HF transformers.
+
+A decoder built from a `transformers` LlamaConfig with random weights (nothing
+is downloaded), bf16 on the GPU, greedy `model.generate` for each batch size:
+prompt 512 tokens, 64 new tokens.
+
+The true phase of every forward step is written to a side file (--truth), not
+as NVTX, so rooftrace's classifier cannot read the answer: for each step, the
+host CLOCK_MONOTONIC interval of the model's forward call (when its kernels
+were launched), its phase (prefill: the whole prompt; decode: one new token
+per sequence) and its token count (batch x tokens in the step). The
+generated token ids are hashed to stdout so runs with and without rooftrace
+can be compared for identical output.
+
+Usage: hf_generate.py [--batch-sizes 1,8,32] [--prompt 512] [--new-tokens 64]
+                      [--truth truth.json] [--layers 8] [--warmup 1]
+"""
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--batch-sizes", default="1,8,32",
+                   help="comma-separated batch sizes (default 1,8,32)")
+    p.add_argument("--prompt", type=int, default=512, help="prompt tokens")
+    p.add_argument("--new-tokens", type=int, default=64, help="tokens to generate")
+    p.add_argument("--layers", type=int, default=8, help="decoder layers")
+    p.add_argument("--hidden", type=int, default=2048, help="hidden size")
+    p.add_argument("--intermediate", type=int, default=5632, help="MLP size")
+    p.add_argument("--heads", type=int, default=16, help="attention heads")
+    p.add_argument("--kv-heads", type=int, default=8, help="key/value heads")
+    p.add_argument("--vocab", type=int, default=32000, help="vocabulary size")
+    p.add_argument("--warmup", type=int, default=1,
+                   help="untimed warm-up generate calls per batch size (their "
+                        "steps are recorded with run 'warmup')")
+    p.add_argument("--truth", default="", help="write the true phases here (JSON)")
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args()
+
+
+class StepRecorder:
+    """Forward pre/post hooks on the top-level model: one record per step."""
+
+    def __init__(self, prompt_len):
+        self.prompt_len = prompt_len
+        self.steps = []
+        self.label = "run"
+        self.batch = 0
+        self._open = None
+
+    def pre(self, module, args, kwargs):
+        ids = kwargs.get("input_ids")
+        if ids is None and args:
+            ids = args[0]
+        batch, tokens = (ids.shape[0], ids.shape[1]) if ids is not None else (0, 0)
+        self._open = {
+            "start_ns": time.monotonic_ns(),
+            "batch": int(batch),
+            "tokens_per_sequence": int(tokens),
+        }
+
+    def post(self, module, args, kwargs, output):
+        if self._open is None:
+            return
+        step = self._open
+        self._open = None
+        step["end_ns"] = time.monotonic_ns()
+        step["token_count"] = step["batch"] * step["tokens_per_sequence"]
+        if step["tokens_per_sequence"] > 1:
+            step["phase"] = "prefill"
+        else:
+            step["phase"] = "decode"
+        step["run"] = self.label
+        step["index"] = len(self.steps)
+        self.steps.append(step)
+
+
+def main():
+    args = parse_args()
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    if not torch.cuda.is_available():
+        print("hf_generate.py: no CUDA device visible to PyTorch; this example "
+              "needs an NVIDIA GPU", file=sys.stderr)
+        return 2
+
+    torch.manual_seed(args.seed)
+    config = LlamaConfig(
+        vocab_size=args.vocab,
+        hidden_size=args.hidden,
+        intermediate_size=args.intermediate,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        num_key_value_heads=args.kv_heads,
+        max_position_embeddings=args.prompt + args.new_tokens + 16,
+        torch_dtype="bfloat16",
+    )
+    model = LlamaForCausalLM(config).to(device="cuda", dtype=torch.bfloat16).eval()
+    # Random weights would often emit EOS early; generate exactly new_tokens.
+    model.generation_config.eos_token_id = None
+    model.generation_config.pad_token_id = 0
+
+    rec = StepRecorder(args.prompt)
+    model.register_forward_pre_hook(rec.pre, with_kwargs=True)
+    model.register_forward_hook(rec.post, with_kwargs=True)
+
+    batches = [int(b) for b in args.batch_sizes.split(",") if b]
+    runs = []
+    digest = hashlib.sha256()
+    gen = torch.Generator(device="cpu").manual_seed(args.seed)
+    for batch in batches:
+        prompt = torch.randint(1, args.vocab, (batch, args.prompt), generator=gen)
+        prompt = prompt.to("cuda")
+        attention = torch.ones_like(prompt)
+        kwargs = dict(input_ids=prompt, attention_mask=attention, do_sample=False,
+                      max_new_tokens=args.new_tokens,
+                      min_new_tokens=args.new_tokens)
+        rec.label = "warmup"
+        with torch.inference_mode():
+            for _ in range(args.warmup):
+                model.generate(**kwargs)
+        torch.cuda.synchronize()
+        rec.label = f"batch{batch}"
+        first = len(rec.steps)
+        t0 = time.monotonic_ns()
+        with torch.inference_mode():
+            out = model.generate(**kwargs)
+        torch.cuda.synchronize()
+        t1 = time.monotonic_ns()
+        tokens = out[:, args.prompt:].cpu()
+        digest.update(tokens.numpy().tobytes())
+        runs.append({
+            "label": rec.label, "batch": batch, "prompt": args.prompt,
+            "new_tokens": args.new_tokens, "generate_start_ns": t0,
+            "generate_end_ns": t1, "generate_ms": (t1 - t0) / 1e6,
+            "first_step": first, "last_step": len(rec.steps) - 1,
+        })
+        print(f"batch {batch}: generate {(t1 - t0) / 1e6:.1f} ms, "
+              f"{len(rec.steps) - first} forward steps, "
+              f"token ids sha256 so far {digest.hexdigest()[:16]}", flush=True)
+
+    print(f"generated token ids sha256: {digest.hexdigest()}", flush=True)
+    if args.truth:
+        with open(args.truth, "w") as f:
+            json.dump({
+                "workload": "hf_generate.py",
+                "clock": "CLOCK_MONOTONIC ns of this host (time.monotonic_ns)",
+                "pid": os.getpid(),
+                "config": {k: getattr(args, k) for k in
+                           ("prompt", "new_tokens", "layers", "hidden",
+                            "intermediate", "heads", "kv_heads", "vocab")},
+                "token_ids_sha256": digest.hexdigest(),
+                "runs": runs,
+                "steps": rec.steps,
+            }, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
