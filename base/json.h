@@ -1,0 +1,111 @@
+// A small JSON value type, a strict RFC 8259 parser and a writer, for the
+// files rooftrace reads and writes itself (device profiles, calibration
+// results, JSON reports). No external JSON library.
+//
+// Value is a plain value type (copyable, movable); thread-compatible.
+// Objects keep their members in insertion order so written files diff well;
+// the parser rejects duplicate keys rather than pick one silently.
+//
+// The trap: numbers are doubles. Integers are exact up to 2^53; the writer
+// prints integral values without a fraction and other values with the
+// shortest text that parses back to the same double. NaN and infinities have
+// no JSON form: Write() turns them into null (callers that care check first).
+#ifndef ROOFTRACE_BASE_JSON_H_
+#define ROOFTRACE_BASE_JSON_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "base/status.h"
+
+namespace rooftrace::json {
+
+class Value;
+using Array = std::vector<Value>;
+using Member = std::pair<std::string, Value>;
+using Object = std::vector<Member>;
+
+enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
+
+// "null", "bool", "number", "string", "array", "object".
+std::string_view TypeName(Type t);
+
+class Value {
+ public:
+  Value() = default;  // null
+  Value(std::nullptr_t) {}  // NOLINT: implicit by design
+  Value(bool b) : v_(b) {}  // NOLINT
+  Value(double d) : v_(d) {}  // NOLINT
+  Value(int i) : v_(static_cast<double>(i)) {}  // NOLINT
+  Value(int64_t i) : v_(static_cast<double>(i)) {}  // NOLINT
+  Value(uint64_t i) : v_(static_cast<double>(i)) {}  // NOLINT
+  Value(const char* s) : v_(std::string(s)) {}  // NOLINT
+  Value(std::string s) : v_(std::move(s)) {}  // NOLINT
+  Value(std::string_view s) : v_(std::string(s)) {}  // NOLINT
+  Value(Array a) : v_(std::move(a)) {}  // NOLINT
+  Value(Object o) : v_(std::move(o)) {}  // NOLINT
+
+  static Value MakeArray() { return Value(Array{}); }
+  static Value MakeObject() { return Value(Object{}); }
+
+  Type type() const { return static_cast<Type>(v_.index()); }
+  bool is_null() const { return type() == Type::kNull; }
+  bool is_bool() const { return type() == Type::kBool; }
+  bool is_number() const { return type() == Type::kNumber; }
+  bool is_string() const { return type() == Type::kString; }
+  bool is_array() const { return type() == Type::kArray; }
+  bool is_object() const { return type() == Type::kObject; }
+
+  // Accessors; calling one for the wrong type is a broken invariant
+  // (asserts in debug builds). Check the type first.
+  bool as_bool() const { return std::get<bool>(v_); }
+  double as_number() const { return std::get<double>(v_); }
+  const std::string& as_string() const { return std::get<std::string>(v_); }
+  const Array& as_array() const { return std::get<Array>(v_); }
+  Array& as_array() { return std::get<Array>(v_); }
+  const Object& as_object() const { return std::get<Object>(v_); }
+  Object& as_object() { return std::get<Object>(v_); }
+
+  // Object member lookup; nullptr when absent or when this is no object.
+  const Value* Find(std::string_view key) const;
+  // Sets (replacing) an object member; turns a null into an object first.
+  Value& Set(std::string_view key, Value value);
+  // Appends to an array; turns a null into an array first.
+  Value& Append(Value value);
+
+  friend bool operator==(const Value& a, const Value& b) { return a.v_ == b.v_; }
+
+ private:
+  std::variant<std::nullptr_t, bool, double, std::string, Array, Object> v_;
+};
+
+// Parses one JSON text (RFC 8259, nothing more: no comments, no trailing
+// commas, no NaN, no leading zeros, no unescaped control characters, no
+// duplicate keys, nesting at most kMaxDepth). `source` names the input in
+// errors: "profile.json:3:17: expected ',' or '}' after an object member".
+inline constexpr int kMaxDepth = 256;
+StatusOr<Value> Parse(std::string_view text, std::string_view source = "json");
+
+// Reads and parses a whole file; errors name the file.
+StatusOr<Value> ParseFile(const std::string& path);
+
+struct WriteOptions {
+  int indent = 2;  // 0: one line, no spaces
+};
+std::string Write(const Value& value, const WriteOptions& options = {});
+
+// Shortest decimal text that parses back to `d` ("0.1", "1e+300", "42").
+std::string FormatNumber(double d);
+
+// Writes `text` to `path` (via a temporary file and rename, so a reader
+// never sees half a file); errors name the file.
+Status WriteTextFile(const std::string& path, std::string_view text);
+
+}  // namespace rooftrace::json
+
+#endif  // ROOFTRACE_BASE_JSON_H_

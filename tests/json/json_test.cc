@@ -1,0 +1,198 @@
+#include "base/json.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+namespace rooftrace::json {
+namespace {
+
+Value MustParse(std::string_view text) {
+  auto v = Parse(text, "t.json");
+  EXPECT_TRUE(v.ok()) << v.status().message();
+  return v.ok() ? *v : Value();
+}
+
+std::string ParseError(std::string_view text) {
+  auto v = Parse(text, "t.json");
+  EXPECT_FALSE(v.ok()) << "accepted: " << text;
+  return v.ok() ? "" : v.status().message();
+}
+
+// A document with every kind of value parses into the matching tree.
+TEST(JsonParseTest, ParsesEveryValueKind) {
+  Value v = MustParse(
+      R"({"n": null, "t": true, "f": false, "i": -12, "d": 2.5e3,
+          "s": "a\"b\\c\/\n\t", "a": [1, [], {}], "o": {"k": "v"}})");
+  ASSERT_TRUE(v.is_object());
+  EXPECT_TRUE(v.Find("n")->is_null());
+  EXPECT_TRUE(v.Find("t")->as_bool());
+  EXPECT_FALSE(v.Find("f")->as_bool());
+  EXPECT_EQ(v.Find("i")->as_number(), -12.0);
+  EXPECT_EQ(v.Find("d")->as_number(), 2500.0);
+  EXPECT_EQ(v.Find("s")->as_string(), "a\"b\\c/\n\t");
+  const Array& a = v.Find("a")->as_array();
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[0].as_number(), 1.0);
+  EXPECT_TRUE(a[1].is_array());
+  EXPECT_TRUE(a[2].is_object());
+  EXPECT_EQ(v.Find("o")->Find("k")->as_string(), "v");
+  EXPECT_EQ(v.Find("missing"), nullptr);
+  // Members keep their order.
+  EXPECT_EQ(v.as_object()[0].first, "n");
+  EXPECT_EQ(v.as_object()[7].first, "o");
+}
+
+// \u escapes decode to UTF-8, surrogate pairs to one 4-byte character.
+TEST(JsonParseTest, DecodesUnicodeEscapes) {
+  EXPECT_EQ(MustParse(R"("\u0041\u00e9\u20ac")").as_string(),
+            "A\xc3\xa9\xe2\x82\xac");
+  EXPECT_EQ(MustParse(R"("\ud83d\ude00")").as_string(), "\xf0\x9f\x98\x80");
+  // Raw UTF-8 passes through unchanged.
+  EXPECT_EQ(MustParse("\"\xc3\xa9\"").as_string(), "\xc3\xa9");
+}
+
+// Each violation of the grammar is refused with line and column.
+TEST(JsonParseTest, RejectsWhatRfc8259Rejects) {
+  EXPECT_EQ(ParseError("{\"a\": 1,}"),
+            "t.json:1:9: trailing comma before '}'");
+  EXPECT_EQ(ParseError("[1,]"), "t.json:1:4: trailing comma before ']'");
+  EXPECT_EQ(ParseError("{\n  \"a\": 1\n  \"b\": 2}"),
+            "t.json:3:3: expected ',' or '}' after an object member, found "
+            "'\"'");
+  EXPECT_EQ(ParseError("01"), "t.json:1:2: a number may not have a leading zero");
+  EXPECT_EQ(ParseError("NaN"), "t.json:1:1: expected a value, found 'N'");
+  EXPECT_EQ(ParseError("1."), "t.json:1:3: expected a digit after the decimal point");
+  EXPECT_EQ(ParseError("-"), "t.json:1:2: expected a digit in the number");
+  EXPECT_EQ(ParseError("1e"), "t.json:1:3: expected a digit in the exponent");
+  EXPECT_EQ(ParseError("1e999"), "t.json:1:1: number out of the range of a double");
+  EXPECT_EQ(ParseError("// c\n1"), "t.json:1:1: expected a value, found '/'");
+  EXPECT_EQ(ParseError("\"a\nb\""),
+            "t.json:1:3: control character byte 0x0a inside a string "
+            "(escape it)");
+  EXPECT_EQ(ParseError("\"abc"), "t.json:1:5: unterminated string");
+  EXPECT_EQ(ParseError("\"\\x\""),
+            "t.json:1:3: invalid escape: 'x' after a backslash in a string");
+  EXPECT_EQ(ParseError("\"\\ud83d\""),
+            "t.json:1:8: high surrogate \\u escape without its low half");
+  EXPECT_EQ(ParseError("\"\\ude00\""),
+            "t.json:1:8: low surrogate \\u escape without its high half");
+  EXPECT_EQ(ParseError("{\"a\":1,\"a\":2}"), "t.json:1:8: duplicate key \"a\"");
+  EXPECT_EQ(ParseError("{a:1}"), "t.json:1:2: expected a string key, found 'a'");
+  EXPECT_EQ(ParseError("{\"a\" 1}"),
+            "t.json:1:6: expected ':' after the key \"a\", found '1'");
+  EXPECT_EQ(ParseError("[1 2]"),
+            "t.json:1:4: expected ',' or ']' after an array element, found "
+            "'2'");
+  EXPECT_EQ(ParseError("1 2"), "t.json:1:3: unexpected text after the JSON value");
+  EXPECT_EQ(ParseError(""), "t.json:1:1: expected a value, found end of input");
+  EXPECT_EQ(ParseError("tru"), "t.json:1:1: expected a value, found 't'");
+}
+
+// Nesting is bounded so a hostile file cannot exhaust the stack.
+TEST(JsonParseTest, BoundsNestingDepth) {
+  std::string ok(kMaxDepth, '[');
+  ok += std::string(kMaxDepth, ']');
+  EXPECT_TRUE(Parse(ok).ok());
+  std::string deep(kMaxDepth + 2, '[');
+  deep += std::string(kMaxDepth + 2, ']');
+  auto v = Parse(deep, "deep.json");
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("nesting deeper than 256"),
+            std::string::npos);
+}
+
+// Integers print without fraction; other doubles print shortest and parse
+// back bit-identical.
+TEST(JsonWriteTest, NumbersRoundTrip) {
+  EXPECT_EQ(FormatNumber(42), "42");
+  EXPECT_EQ(FormatNumber(-7), "-7");
+  EXPECT_EQ(FormatNumber(0.1), "0.1");
+  EXPECT_EQ(FormatNumber(3.35e12), "3350000000000");
+  EXPECT_EQ(FormatNumber(1e300), "1e+300");
+  EXPECT_EQ(FormatNumber(std::nan("")), "null");
+  EXPECT_EQ(FormatNumber(std::numeric_limits<double>::infinity()), "null");
+  for (double d : {0.1, 1.0 / 3.0, 989.4e12, 2.2250738585072014e-308,
+                   1.7976931348623157e308, -123456.789e-7, 9007199254740993.0,
+                   5e-324}) {
+    auto v = Parse(FormatNumber(d));
+    ASSERT_TRUE(v.ok()) << FormatNumber(d);
+    EXPECT_EQ(v->as_number(), d) << FormatNumber(d);
+  }
+}
+
+// Control characters and quotes are escaped; the output parses back equal.
+TEST(JsonWriteTest, EscapesStringsAndRoundTrips) {
+  Value v;
+  v.Set("s", std::string("q\"b\\n\n\x01\x1f") + "\xc3\xa9");
+  v.Set("arr", Value(Array{1, "x", nullptr, true}));
+  v.Set("empty_o", Value::MakeObject());
+  v.Set("empty_a", Value::MakeArray());
+  EXPECT_EQ(Write(v, {.indent = 0}),
+            "{\"s\":\"q\\\"b\\\\n\\n\\u0001\\u001f\xc3\xa9\",\"arr\":[1,\"x\","
+            "null,true],\"empty_o\":{},\"empty_a\":[]}");
+  for (int indent : {0, 2, 4}) {
+    auto back = Parse(Write(v, {.indent = indent}));
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_EQ(*back, v);
+  }
+}
+
+// Indented output is one member per line, two spaces per level.
+TEST(JsonWriteTest, IndentsNestedValues) {
+  Value v;
+  v.Set("a", 1);
+  v.Set("b", Value(Array{2, 3}));
+  EXPECT_EQ(Write(v), "{\n  \"a\": 1,\n  \"b\": [\n    2,\n    3\n  ]\n}\n");
+}
+
+// Set replaces an existing member in place instead of duplicating it.
+TEST(JsonValueTest, SetReplacesExistingMember) {
+  Value v;
+  v.Set("a", 1);
+  v.Set("b", 2);
+  v.Set("a", 3);
+  ASSERT_EQ(v.as_object().size(), 2u);
+  EXPECT_EQ(v.as_object()[0].first, "a");
+  EXPECT_EQ(v.Find("a")->as_number(), 3.0);
+}
+
+// Files: a missing file and a broken file are both named in the error;
+// WriteTextFile + ParseFile round-trip.
+TEST(JsonFileTest, ErrorsNameTheFile) {
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("json_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/x.json";
+  auto missing = ParseFile(dir + "/nope.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find(dir + "/nope.json: cannot open"),
+            std::string::npos);
+
+  ASSERT_TRUE(WriteTextFile(path, "{\"a\": [1,\n 2,,]}").ok());
+  auto bad = ParseFile(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            path + ":2:4: expected a value, found ','");
+
+  Value v;
+  v.Set("k", 0.25);
+  ASSERT_TRUE(WriteTextFile(path, Write(v)).ok());
+  auto good = ParseFile(path);
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ(*good, v);
+
+  auto unwritable = WriteTextFile(dir + "/no/such/dir/x.json", "{}");
+  EXPECT_FALSE(unwritable.ok());
+  EXPECT_NE(unwritable.message().find("no/such/dir/x.json: cannot write"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace rooftrace::json
