@@ -1,0 +1,365 @@
+#include "collector/device_profile.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "base/json.h"
+
+namespace rooftrace {
+namespace {
+
+constexpr char kFix[] =
+    "run `rooftrace calibrate -o profile.json` on the GPU to write a valid "
+    "profile";
+
+// Reads typed members of one JSON object and names the member path in
+// errors: "p.json: compute.bf16_tc.measured_flops_per_s must be a number".
+class Reader {
+ public:
+  Reader(const std::string& source, std::string path, const json::Value& obj)
+      : source_(source), path_(std::move(path)), obj_(obj) {}
+
+  Status Bad(const std::string& key, const std::string& what) const {
+    return InvalidArgument(source_ + ": " + Name(key) + " " + what + "; " +
+                           kFix);
+  }
+
+  // Missing members keep the default (files from older writers stay
+  // readable); present members must have the right type and range.
+  Status Number(const std::string& key, double* out) const {
+    const json::Value* v = obj_.Find(key);
+    if (!v || v->is_null()) return OkStatus();
+    if (!v->is_number()) {
+      return Bad(key, "must be a number (found " +
+                          std::string(json::TypeName(v->type())) + ")");
+    }
+    if (v->as_number() < 0) return Bad(key, "must not be negative");
+    *out = v->as_number();
+    return OkStatus();
+  }
+  template <typename Int>
+  Status Integer(const std::string& key, Int* out) const {
+    double d = -1;
+    RT_RETURN_IF_ERROR(Number(key, &d));
+    if (d < 0) return OkStatus();  // absent
+    if (d != std::floor(d) || d > 9007199254740992.0) {
+      return Bad(key, "must be a whole number");
+    }
+    *out = static_cast<Int>(d);
+    return OkStatus();
+  }
+  Status String(const std::string& key, std::string* out) const {
+    const json::Value* v = obj_.Find(key);
+    if (!v || v->is_null()) return OkStatus();
+    if (!v->is_string()) {
+      return Bad(key, "must be a string (found " +
+                          std::string(json::TypeName(v->type())) + ")");
+    }
+    *out = v->as_string();
+    return OkStatus();
+  }
+  Status Bool(const std::string& key, bool* out) const {
+    const json::Value* v = obj_.Find(key);
+    if (!v || v->is_null()) return OkStatus();
+    if (!v->is_bool()) return Bad(key, "must be true or false");
+    *out = v->as_bool();
+    return OkStatus();
+  }
+  // An optional nested object; nullptr when absent.
+  StatusOr<const json::Value*> Object(const std::string& key) const {
+    const json::Value* v = obj_.Find(key);
+    if (!v || v->is_null()) return static_cast<const json::Value*>(nullptr);
+    if (!v->is_object()) return Bad(key, "must be an object");
+    return v;
+  }
+  StatusOr<const json::Value*> ArrayMember(const std::string& key) const {
+    const json::Value* v = obj_.Find(key);
+    if (!v || v->is_null()) return static_cast<const json::Value*>(nullptr);
+    if (!v->is_array()) return Bad(key, "must be an array");
+    return v;
+  }
+  std::string Name(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+
+ private:
+  const std::string& source_;
+  std::string path_;
+  const json::Value& obj_;
+};
+
+json::Value NonZero(double d) { return d > 0 ? json::Value(d) : json::Value(); }
+
+}  // namespace
+
+double PrecisionRoof::Ratio() const {
+  if (measured_flops_per_s <= 0 || datasheet_flops_per_s <= 0) return 0;
+  return measured_flops_per_s / datasheet_flops_per_s;
+}
+
+double CounterValidation::ErrorPercent() const {
+  if (expected == 0) return 0;
+  return 100.0 * (counted - expected) / expected;
+}
+
+double DeviceProfile::DramBytesPerS() const {
+  return measured_dram_bytes_per_s > 0 ? measured_dram_bytes_per_s
+                                       : datasheet_dram_bytes_per_s;
+}
+
+double DeviceProfile::DramRatio() const {
+  if (measured_dram_bytes_per_s <= 0 || datasheet_dram_bytes_per_s <= 0) {
+    return 0;
+  }
+  return measured_dram_bytes_per_s / datasheet_dram_bytes_per_s;
+}
+
+double DeviceProfile::PeakFlopsPerS(Precision p) const {
+  const PrecisionRoof& r = roof(p);
+  return r.measured_flops_per_s > 0 ? r.measured_flops_per_s
+                                    : r.datasheet_flops_per_s;
+}
+
+double DeviceProfile::Ridge(Precision p) const {
+  return RidgePoint(PeakFlopsPerS(p), DramBytesPerS());
+}
+
+std::string DeviceProfile::RoofSource(Precision p) const {
+  const bool peak_measured = roof(p).measured_flops_per_s > 0;
+  const bool dram_measured = measured_dram_bytes_per_s > 0;
+  if (PeakFlopsPerS(p) <= 0 || DramBytesPerS() <= 0) return "none";
+  if (peak_measured && dram_measured) return "measured";
+  if (!peak_measured && !dram_measured) return "datasheet";
+  return "measured+datasheet";
+}
+
+bool FillDatasheet(DeviceProfile* profile) {
+  const DatasheetEntry* e = nullptr;
+  if (!profile->datasheet_key.empty()) {
+    e = FindDatasheetEntry(profile->datasheet_key);
+  }
+  if (!e) e = FindDatasheetEntry(profile->device.name);
+  if (!e) return false;
+  profile->datasheet_key = std::string(e->key);
+  profile->datasheet_dram_bytes_per_s = e->dram_bytes_per_s;
+  for (int i = 1; i < kNumPrecisions; ++i) {
+    profile->roofs[i].datasheet_flops_per_s = e->peak_flops_per_s[i];
+  }
+  return true;
+}
+
+std::string DeviceProfileToJson(const DeviceProfile& p) {
+  json::Value root;
+  root.Set("format", kDeviceProfileFormat);
+  root.Set("version", kDeviceProfileVersion);
+  root.Set("rooftrace_version", p.rooftrace_version);
+  root.Set("created_utc", p.created_utc);
+  root.Set("sample", p.sample);
+
+  json::Value dev;
+  dev.Set("name", p.device.name);
+  dev.Set("uuid", p.device.uuid);
+  dev.Set("chip", p.device.chip);
+  dev.Set("sm_count", p.device.sm_count);
+  dev.Set("sm_clock_mhz", p.device.sm_clock_mhz);
+  dev.Set("memory_clock_mhz", p.device.memory_clock_mhz);
+  dev.Set("memory_bus_width_bits", p.device.memory_bus_width_bits);
+  dev.Set("memory_bytes", static_cast<uint64_t>(p.device.memory_bytes));
+  dev.Set("l2_bytes", static_cast<uint64_t>(p.device.l2_bytes));
+  dev.Set("driver_version", p.device.driver_version);
+  dev.Set("runtime_version", p.device.runtime_version);
+  root.Set("device", std::move(dev));
+  root.Set("datasheet_key", p.datasheet_key);
+
+  json::Value dram;
+  dram.Set("measured_bytes_per_s", NonZero(p.measured_dram_bytes_per_s));
+  dram.Set("datasheet_bytes_per_s", NonZero(p.datasheet_dram_bytes_per_s));
+  dram.Set("ratio", NonZero(p.DramRatio()));
+  dram.Set("kernel", p.dram_kernel);
+  root.Set("dram", std::move(dram));
+
+  json::Value compute = json::Value::MakeObject();
+  for (int i = 1; i < kNumPrecisions; ++i) {
+    const auto prec = static_cast<Precision>(i);
+    const PrecisionRoof& r = p.roof(prec);
+    if (r.measured_flops_per_s <= 0 && r.datasheet_flops_per_s <= 0 &&
+        r.kernel.empty() && r.note.empty()) {
+      continue;
+    }
+    json::Value c;
+    c.Set("measured_flops_per_s", NonZero(r.measured_flops_per_s));
+    c.Set("datasheet_flops_per_s", NonZero(r.datasheet_flops_per_s));
+    c.Set("ratio", NonZero(r.Ratio()));
+    c.Set("ridge_flops_per_byte", NonZero(p.Ridge(prec)));
+    c.Set("source", p.RoofSource(prec));
+    c.Set("kernel", r.kernel);
+    c.Set("note", r.note);
+    compute.Set(PrecisionKey(prec), std::move(c));
+  }
+  root.Set("compute", std::move(compute));
+
+  json::Value val = json::Value::MakeArray();
+  for (const CounterValidation& v : p.validation) {
+    json::Value e;
+    e.Set("kernel", v.kernel);
+    e.Set("quantity", v.quantity);
+    e.Set("expected", v.expected);
+    e.Set("counted", v.counted);
+    e.Set("error_pct", v.ErrorPercent());
+    val.Append(std::move(e));
+  }
+  root.Set("counter_validation", std::move(val));
+  return json::Write(root);
+}
+
+namespace {
+
+StatusOr<DeviceProfile> ProfileFromValue(const json::Value& root,
+                                         const std::string& source) {
+  if (!root.is_object()) {
+    return Corrupt(source + ": not a rooftrace device profile (the top level "
+                   "is not an object); " + kFix);
+  }
+  const json::Value* format = root.Find("format");
+  if (!format || !format->is_string() ||
+      format->as_string() != kDeviceProfileFormat) {
+    return Corrupt(source + ": not a rooftrace device profile (\"format\" is "
+                   "not \"" + kDeviceProfileFormat + "\"); " + kFix);
+  }
+  Reader top(source, "", root);
+  int version = 0;
+  RT_RETURN_IF_ERROR(top.Integer("version", &version));
+  if (version < 1) return top.Bad("version", "is missing or below 1");
+  if (version > kDeviceProfileVersion) {
+    return InvalidArgument(
+        source + ": device profile version " + std::to_string(version) +
+        " was written by a newer rooftrace (this one reads up to version " +
+        std::to_string(kDeviceProfileVersion) +
+        "); upgrade rooftrace or re-run `rooftrace calibrate` with this one");
+  }
+
+  DeviceProfile p;
+  RT_RETURN_IF_ERROR(top.String("rooftrace_version", &p.rooftrace_version));
+  RT_RETURN_IF_ERROR(top.String("created_utc", &p.created_utc));
+  RT_RETURN_IF_ERROR(top.Bool("sample", &p.sample));
+  RT_RETURN_IF_ERROR(top.String("datasheet_key", &p.datasheet_key));
+
+  RT_ASSIGN_OR_RETURN(const json::Value* dev, top.Object("device"));
+  if (dev) {
+    Reader d(source, "device", *dev);
+    RT_RETURN_IF_ERROR(d.String("name", &p.device.name));
+    RT_RETURN_IF_ERROR(d.String("uuid", &p.device.uuid));
+    RT_RETURN_IF_ERROR(d.String("chip", &p.device.chip));
+    RT_RETURN_IF_ERROR(d.Integer("sm_count", &p.device.sm_count));
+    RT_RETURN_IF_ERROR(d.Number("sm_clock_mhz", &p.device.sm_clock_mhz));
+    RT_RETURN_IF_ERROR(
+        d.Number("memory_clock_mhz", &p.device.memory_clock_mhz));
+    RT_RETURN_IF_ERROR(d.Integer("memory_bus_width_bits",
+                                 &p.device.memory_bus_width_bits));
+    RT_RETURN_IF_ERROR(d.Integer("memory_bytes", &p.device.memory_bytes));
+    RT_RETURN_IF_ERROR(d.Integer("l2_bytes", &p.device.l2_bytes));
+    RT_RETURN_IF_ERROR(d.String("driver_version", &p.device.driver_version));
+    RT_RETURN_IF_ERROR(
+        d.String("runtime_version", &p.device.runtime_version));
+  }
+
+  RT_ASSIGN_OR_RETURN(const json::Value* dram, top.Object("dram"));
+  if (dram) {
+    Reader d(source, "dram", *dram);
+    RT_RETURN_IF_ERROR(
+        d.Number("measured_bytes_per_s", &p.measured_dram_bytes_per_s));
+    RT_RETURN_IF_ERROR(
+        d.Number("datasheet_bytes_per_s", &p.datasheet_dram_bytes_per_s));
+    RT_RETURN_IF_ERROR(d.String("kernel", &p.dram_kernel));
+  }
+
+  RT_ASSIGN_OR_RETURN(const json::Value* compute, top.Object("compute"));
+  if (compute) {
+    for (const auto& [key, value] : compute->as_object()) {
+      auto prec = PrecisionFromKey(key);
+      if (!prec) {
+        // Schemas only grow: a precision class from a newer rooftrace is
+        // skipped, not fatal.
+        continue;
+      }
+      Reader c(source, "compute." + key, value);
+      if (!value.is_object()) {
+        return top.Bad("compute." + key, "must be an object");
+      }
+      PrecisionRoof& r = p.roof(*prec);
+      RT_RETURN_IF_ERROR(
+          c.Number("measured_flops_per_s", &r.measured_flops_per_s));
+      RT_RETURN_IF_ERROR(
+          c.Number("datasheet_flops_per_s", &r.datasheet_flops_per_s));
+      RT_RETURN_IF_ERROR(c.String("kernel", &r.kernel));
+      RT_RETURN_IF_ERROR(c.String("note", &r.note));
+    }
+  }
+
+  RT_ASSIGN_OR_RETURN(const json::Value* val,
+                      top.ArrayMember("counter_validation"));
+  if (val) {
+    const json::Array& arr = val->as_array();
+    for (size_t i = 0; i < arr.size(); ++i) {
+      const std::string where = "counter_validation[" + std::to_string(i) + "]";
+      if (!arr[i].is_object()) return top.Bad(where, "must be an object");
+      Reader v(source, where, arr[i]);
+      CounterValidation cv;
+      RT_RETURN_IF_ERROR(v.String("kernel", &cv.kernel));
+      RT_RETURN_IF_ERROR(v.String("quantity", &cv.quantity));
+      RT_RETURN_IF_ERROR(v.Number("expected", &cv.expected));
+      RT_RETURN_IF_ERROR(v.Number("counted", &cv.counted));
+      p.validation.push_back(std::move(cv));
+    }
+  }
+
+  if (p.DramBytesPerS() <= 0) {
+    return InvalidArgument(source + ": the profile has no DRAM bandwidth "
+                           "(dram.measured_bytes_per_s and "
+                           "dram.datasheet_bytes_per_s are both missing); " +
+                           kFix);
+  }
+  bool any_peak = false;
+  for (int i = 1; i < kNumPrecisions; ++i) {
+    any_peak |= p.PeakFlopsPerS(static_cast<Precision>(i)) > 0;
+  }
+  if (!any_peak) {
+    return InvalidArgument(source + ": the profile has no compute roof (no "
+                           "precision under \"compute\" has a measured or "
+                           "datasheet FLOP/s); " + kFix);
+  }
+  return p;
+}
+
+}  // namespace
+
+StatusOr<DeviceProfile> DeviceProfileFromJson(std::string_view text,
+                                              const std::string& source) {
+  auto parsed = json::Parse(text, source);
+  if (!parsed.ok()) {
+    return Corrupt(parsed.status().message() +
+                   " (a device profile must be JSON; " + kFix + ")");
+  }
+  return ProfileFromValue(*parsed, source);
+}
+
+StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return NotFound(path + ": cannot open the device profile (" +
+                    std::strerror(errno) + "); check the path, or " + kFix);
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return DeviceProfileFromJson(text.str(), path);
+}
+
+Status SaveDeviceProfile(const DeviceProfile& profile,
+                         const std::string& path) {
+  return json::WriteTextFile(path, DeviceProfileToJson(profile));
+}
+
+}  // namespace rooftrace
