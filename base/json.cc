@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -507,6 +508,105 @@ Status WriteTextFile(const std::string& path, std::string_view text) {
     return InvalidArgument(path + ": cannot replace the file (" + why + ")");
   }
   return OkStatus();
+}
+
+std::string ObjectReader::Name(std::string_view key) const {
+  if (path_.empty()) return std::string(key);
+  if (!key.empty() && key[0] == '[') return path_ + std::string(key);
+  return path_ + "." + std::string(key);
+}
+
+Status ObjectReader::Error(std::string_view key,
+                           const std::string& what) const {
+  return InvalidArgument(source_ + ": " + Name(key) + " " + what +
+                         (fix_.empty() ? "" : "; " + fix_));
+}
+
+Status ObjectReader::Number(std::string_view key, double* out) const {
+  const Value* v = obj_.Find(key);
+  if (!v || v->is_null()) return OkStatus();
+  if (!v->is_number()) {
+    return Error(key, "must be a number (found " +
+                          std::string(TypeName(v->type())) + ")");
+  }
+  *out = v->as_number();
+  return OkStatus();
+}
+
+Status ObjectReader::Int64(std::string_view key, int64_t* out) const {
+  const Value* v = obj_.Find(key);
+  if (!v || v->is_null()) return OkStatus();
+  double d = 0;
+  RT_RETURN_IF_ERROR(Number(key, &d));
+  if (d != std::trunc(d) || std::fabs(d) > 9007199254740992.0) {
+    return Error(key, "must be a whole number");
+  }
+  *out = static_cast<int64_t>(d);
+  return OkStatus();
+}
+
+Status ObjectReader::Int(std::string_view key, int* out) const {
+  int64_t v = *out;
+  RT_RETURN_IF_ERROR(Int64(key, &v));
+  if (v < INT32_MIN || v > INT32_MAX) return Error(key, "is out of range");
+  *out = static_cast<int>(v);
+  return OkStatus();
+}
+
+Status ObjectReader::Uint64(std::string_view key, uint64_t* out) const {
+  int64_t v = static_cast<int64_t>(*out);
+  RT_RETURN_IF_ERROR(Int64(key, &v));
+  if (v < 0) return Error(key, "must not be negative");
+  *out = static_cast<uint64_t>(v);
+  return OkStatus();
+}
+
+Status ObjectReader::String(std::string_view key, std::string* out) const {
+  const Value* v = obj_.Find(key);
+  if (!v || v->is_null()) return OkStatus();
+  if (!v->is_string()) {
+    return Error(key, "must be a string (found " +
+                          std::string(TypeName(v->type())) + ")");
+  }
+  *out = v->as_string();
+  return OkStatus();
+}
+
+Status ObjectReader::Bool(std::string_view key, bool* out) const {
+  const Value* v = obj_.Find(key);
+  if (!v || v->is_null()) return OkStatus();
+  if (!v->is_bool()) return Error(key, "must be true or false");
+  *out = v->as_bool();
+  return OkStatus();
+}
+
+StatusOr<const Value*> ObjectReader::Object(std::string_view key) const {
+  const Value* v = obj_.Find(key);
+  if (!v || v->is_null()) return static_cast<const Value*>(nullptr);
+  if (!v->is_object()) return Error(key, "must be an object");
+  return v;
+}
+
+StatusOr<const Value*> ObjectReader::ArrayOf(std::string_view key) const {
+  const Value* v = obj_.Find(key);
+  if (!v || v->is_null()) return static_cast<const Value*>(nullptr);
+  if (!v->is_array()) return Error(key, "must be an array");
+  return v;
+}
+
+StatusOr<ObjectReader> ObjectReader::Child(std::string_view key,
+                                           const Value& v) const {
+  if (!v.is_object()) return Error(key, "must be an object");
+  return ObjectReader(source_, Name(key), v, fix_);
+}
+
+StatusOr<ObjectReader> ObjectReader::Element(std::string_view key,
+                                             size_t index,
+                                             const Value& v) const {
+  const std::string name =
+      std::string(key) + "[" + std::to_string(index) + "]";
+  if (!v.is_object()) return Error(name, "must be an object");
+  return ObjectReader(source_, Name(name), v, fix_);
 }
 
 }  // namespace rooftrace::json

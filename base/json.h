@@ -91,6 +91,42 @@ class Value {
 inline constexpr int kMaxDepth = 256;
 StatusOr<Value> Parse(std::string_view text, std::string_view source = "json");
 
+// Reads typed members of one object for a file format built on JSON, and
+// names the member in errors: "r.json: gemm[3].best_s must be a number
+// (found string); <fix>". A missing or null member leaves the output
+// untouched (older files stay readable); a present member of the wrong type
+// is an error. Holds references: the Value and strings must outlive it.
+class ObjectReader {
+ public:
+  ObjectReader(const std::string& source, std::string path, const Value& obj,
+               const std::string& fix)
+      : source_(source), path_(std::move(path)), obj_(obj), fix_(fix) {}
+
+  Status Number(std::string_view key, double* out) const;
+  Status Int64(std::string_view key, int64_t* out) const;
+  Status Int(std::string_view key, int* out) const;
+  Status Uint64(std::string_view key, uint64_t* out) const;
+  Status String(std::string_view key, std::string* out) const;
+  Status Bool(std::string_view key, bool* out) const;
+  // Nested object / array; nullptr when absent.
+  StatusOr<const Value*> Object(std::string_view key) const;
+  StatusOr<const Value*> ArrayOf(std::string_view key) const;
+  // A reader for a nested object (checked to be one) at path.key / path[i].
+  StatusOr<ObjectReader> Child(std::string_view key, const Value& v) const;
+  StatusOr<ObjectReader> Element(std::string_view key, size_t index,
+                                 const Value& v) const;
+
+  // "source: path.key what; fix".
+  Status Error(std::string_view key, const std::string& what) const;
+  std::string Name(std::string_view key) const;
+
+ private:
+  const std::string& source_;
+  std::string path_;
+  const Value& obj_;
+  const std::string& fix_;
+};
+
 // Reads and parses a whole file; errors name the file.
 StatusOr<Value> ParseFile(const std::string& path);
 

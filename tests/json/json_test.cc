@@ -196,3 +196,49 @@ TEST(JsonFileTest, ErrorsNameTheFile) {
 
 }  // namespace
 }  // namespace rooftrace::json
+
+namespace rooftrace::json {
+namespace {
+
+// Typed member reads: absent keeps the default, wrong type names the path.
+TEST(JsonObjectReaderTest, NamesTheMemberPathInErrors) {
+  auto v = Parse(R"({"n": 3, "s": "x", "f": 1.5, "neg": -1, "b": true,
+                     "arr": [{"k": "bad"}], "o": {"deep": []}})");
+  ASSERT_TRUE(v.ok());
+  const std::string source = "r.json", fix = "re-run it";
+  ObjectReader r(source, "", *v, fix);
+  int64_t n = 7;
+  EXPECT_TRUE(r.Int64("missing", &n).ok());
+  EXPECT_EQ(n, 7);
+  EXPECT_TRUE(r.Int64("n", &n).ok());
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(r.Int64("f", &n).message(),
+            "r.json: f must be a whole number; re-run it");
+  uint64_t u = 0;
+  EXPECT_EQ(r.Uint64("neg", &u).message(),
+            "r.json: neg must not be negative; re-run it");
+  std::string s;
+  EXPECT_EQ(r.String("n", &s).message(),
+            "r.json: n must be a string (found number); re-run it");
+  bool b = false;
+  EXPECT_TRUE(r.Bool("b", &b).ok());
+  EXPECT_TRUE(b);
+  auto arr = r.ArrayOf("arr");
+  ASSERT_TRUE(arr.ok());
+  auto el = r.Element("arr", 0, (*arr)->as_array()[0]);
+  ASSERT_TRUE(el.ok());
+  double d = 0;
+  EXPECT_EQ(el->Number("k", &d).message(),
+            "r.json: arr[0].k must be a number (found string); re-run it");
+  auto o = r.Object("o");
+  ASSERT_TRUE(o.ok());
+  auto child = r.Child("o", **o);
+  ASSERT_TRUE(child.ok());
+  EXPECT_EQ(child->Object("deep").status().message(),
+            "r.json: o.deep must be an object; re-run it");
+  EXPECT_EQ(r.Object("s").status().message(),
+            "r.json: s must be an object; re-run it");
+}
+
+}  // namespace
+}  // namespace rooftrace::json
