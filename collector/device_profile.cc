@@ -136,6 +136,38 @@ std::string DeviceProfile::RoofSource(Precision p) const {
   return "measured+datasheet";
 }
 
+json::Value DeviceIdentityToJson(const DeviceIdentity& d) {
+  json::Value dev;
+  dev.Set("name", d.name);
+  dev.Set("uuid", d.uuid);
+  dev.Set("chip", d.chip);
+  dev.Set("sm_count", d.sm_count);
+  dev.Set("sm_clock_mhz", d.sm_clock_mhz);
+  dev.Set("memory_clock_mhz", d.memory_clock_mhz);
+  dev.Set("memory_bus_width_bits", d.memory_bus_width_bits);
+  dev.Set("memory_bytes", static_cast<uint64_t>(d.memory_bytes));
+  dev.Set("l2_bytes", static_cast<uint64_t>(d.l2_bytes));
+  dev.Set("driver_version", d.driver_version);
+  dev.Set("runtime_version", d.runtime_version);
+  return dev;
+}
+
+Status DeviceIdentityFromJson(const json::ObjectReader& r, DeviceIdentity* d) {
+  RT_RETURN_IF_ERROR(r.String("name", &d->name));
+  RT_RETURN_IF_ERROR(r.String("uuid", &d->uuid));
+  RT_RETURN_IF_ERROR(r.String("chip", &d->chip));
+  RT_RETURN_IF_ERROR(r.Int("sm_count", &d->sm_count));
+  RT_RETURN_IF_ERROR(r.Number("sm_clock_mhz", &d->sm_clock_mhz));
+  RT_RETURN_IF_ERROR(r.Number("memory_clock_mhz", &d->memory_clock_mhz));
+  RT_RETURN_IF_ERROR(
+      r.Int("memory_bus_width_bits", &d->memory_bus_width_bits));
+  RT_RETURN_IF_ERROR(r.Uint64("memory_bytes", &d->memory_bytes));
+  RT_RETURN_IF_ERROR(r.Uint64("l2_bytes", &d->l2_bytes));
+  RT_RETURN_IF_ERROR(r.String("driver_version", &d->driver_version));
+  RT_RETURN_IF_ERROR(r.String("runtime_version", &d->runtime_version));
+  return OkStatus();
+}
+
 bool FillDatasheet(DeviceProfile* profile) {
   const DatasheetEntry* e = nullptr;
   if (!profile->datasheet_key.empty()) {
@@ -159,19 +191,7 @@ std::string DeviceProfileToJson(const DeviceProfile& p) {
   root.Set("created_utc", p.created_utc);
   root.Set("sample", p.sample);
 
-  json::Value dev;
-  dev.Set("name", p.device.name);
-  dev.Set("uuid", p.device.uuid);
-  dev.Set("chip", p.device.chip);
-  dev.Set("sm_count", p.device.sm_count);
-  dev.Set("sm_clock_mhz", p.device.sm_clock_mhz);
-  dev.Set("memory_clock_mhz", p.device.memory_clock_mhz);
-  dev.Set("memory_bus_width_bits", p.device.memory_bus_width_bits);
-  dev.Set("memory_bytes", static_cast<uint64_t>(p.device.memory_bytes));
-  dev.Set("l2_bytes", static_cast<uint64_t>(p.device.l2_bytes));
-  dev.Set("driver_version", p.device.driver_version);
-  dev.Set("runtime_version", p.device.runtime_version);
-  root.Set("device", std::move(dev));
+  root.Set("device", DeviceIdentityToJson(p.device));
   root.Set("datasheet_key", p.datasheet_key);
 
   json::Value dram;
@@ -249,21 +269,9 @@ StatusOr<DeviceProfile> ProfileFromValue(const json::Value& root,
 
   RT_ASSIGN_OR_RETURN(const json::Value* dev, top.Object("device"));
   if (dev) {
-    Reader d(source, "device", *dev);
-    RT_RETURN_IF_ERROR(d.String("name", &p.device.name));
-    RT_RETURN_IF_ERROR(d.String("uuid", &p.device.uuid));
-    RT_RETURN_IF_ERROR(d.String("chip", &p.device.chip));
-    RT_RETURN_IF_ERROR(d.Integer("sm_count", &p.device.sm_count));
-    RT_RETURN_IF_ERROR(d.Number("sm_clock_mhz", &p.device.sm_clock_mhz));
-    RT_RETURN_IF_ERROR(
-        d.Number("memory_clock_mhz", &p.device.memory_clock_mhz));
-    RT_RETURN_IF_ERROR(d.Integer("memory_bus_width_bits",
-                                 &p.device.memory_bus_width_bits));
-    RT_RETURN_IF_ERROR(d.Integer("memory_bytes", &p.device.memory_bytes));
-    RT_RETURN_IF_ERROR(d.Integer("l2_bytes", &p.device.l2_bytes));
-    RT_RETURN_IF_ERROR(d.String("driver_version", &p.device.driver_version));
-    RT_RETURN_IF_ERROR(
-        d.String("runtime_version", &p.device.runtime_version));
+    const std::string fix = kFix;
+    RT_RETURN_IF_ERROR(DeviceIdentityFromJson(
+        json::ObjectReader(source, "device", *dev, fix), &p.device));
   }
 
   RT_ASSIGN_OR_RETURN(const json::Value* dram, top.Object("dram"));

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/json.h"
 #include "base/status.h"
 #include "collector/datasheet.h"
 
@@ -97,6 +98,11 @@ struct DeviceProfile {
 // Fills the datasheet_* fields from the built-in table for the device name
 // (or datasheet_key when set). Returns false when the GPU is unknown.
 bool FillDatasheet(DeviceProfile* profile);
+
+// The "device" object shared by profiles and calibration results.
+json::Value DeviceIdentityToJson(const DeviceIdentity& d);
+Status DeviceIdentityFromJson(const json::ObjectReader& reader,
+                              DeviceIdentity* d);
 
 // JSON text of a profile (the format of docs/device-profile.md).
 std::string DeviceProfileToJson(const DeviceProfile& profile);
