@@ -1,0 +1,139 @@
+// The roof model of DESIGN.md ("Annotation"): the roofs of a device (peak
+// FLOP/s per precision class and DRAM bandwidth, from a calibrated device
+// profile or the datasheet table), analytic GEMM FLOPs and minimum bytes from
+// cuBLAS shapes, and the annotation of one kernel: arithmetic intensity,
+// achieved FLOP/s and B/s, the roof at that intensity, the fraction of it
+// reached, and what bounds the kernel.
+//
+// Used by the collector at ingest and by the analyzer to re-annotate a run
+// against other roofs. Pure functions over plain data; thread-safe.
+//
+// The trap: analytic bytes are a lower bound on DRAM traffic, so an AI
+// computed from them is an upper bound; the source of every number travels
+// with it (`counters`, `analytic`, `none`) and reports must print it.
+#ifndef ROOFTRACE_COLLECTOR_ROOF_MODEL_H_
+#define ROOFTRACE_COLLECTOR_ROOF_MODEL_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "collector/datasheet.h"
+#include "collector/device_profile.h"
+
+namespace rooftrace {
+
+// The roofs one run is annotated with.
+struct Roofs {
+  // Dense peak per Precision (index = static_cast<int>(Precision)); 0 when
+  // unknown or unsupported.
+  std::array<double, kNumPrecisions> peak_flops_per_s{};
+  double dram_bytes_per_s = 0;
+  // 'calibrated:<profile path>' | 'datasheet:<key>' | 'none'.
+  std::string source = "none";
+  // 'calibrated' | 'datasheet' | '' (the store's roofs.source).
+  std::string kind;
+  std::string device_name;
+
+  bool known() const { return dram_bytes_per_s > 0; }
+  // The compute roof that applies to FLOPs of class `p`: its own peak, or
+  // when that is not published, the peak of the unit that would run them
+  // (fp64-tensor -> fp64, tf32-tensor -> fp32, fp8-tensor -> fp16/bf16-tensor,
+  // fp16/bf16-tensor -> fp16). 0 when none is known.
+  double Peak(Precision p) const;
+  // Peak(p) / dram_bytes_per_s in FLOP/byte; 0 when either is unknown.
+  double Ridge(Precision p) const;
+};
+
+// Datasheet roofs for a CUDA device name ("NVIDIA H100 80GB HBM3") or a
+// datasheet key; source 'none' and all zero when the GPU is unknown.
+Roofs RoofsFromDatasheet(std::string_view device_name_or_key);
+// Roofs of a calibrated profile loaded from `path` (measured figures, each
+// falling back to the datasheet figure the profile carries).
+Roofs RoofsFromProfile(const DeviceProfile& profile, const std::string& path);
+
+// Where a number came from.
+enum class Source { kNone = 0, kAnalytic = 1, kCounters = 2 };
+std::string_view SourceName(Source s);  // "none", "analytic", "counters"
+
+enum class Bound { kUnknown = 0, kMemory, kCompute, kLatency };
+std::string_view BoundName(Bound b);  // "unknown", "memory", ...
+
+// ------------------------------------------------------------------ GEMMs
+
+// The parts of a cuBLAS call the model needs (column-major:
+// C[m x n] = op(A)[m x k] op(B)[k x n], `batch` times). Types are
+// cudaDataType_t values; compute_type is cublasComputeType_t (or, for legacy
+// APIs, a cudaDataType_t).
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int32_t a_type = -1, b_type = -1, c_type = -1, d_type = -1;
+  int32_t compute_type = -1;
+};
+
+// Bytes per element of a cudaDataType_t; 0 when unknown.
+int ElementBytes(int32_t cuda_data_type);
+// The precision class the call's FLOPs count against, from its input types
+// and compute type: fp8 inputs -> fp8-tensor; int8 with 32I compute ->
+// int8-tensor; fp16/bf16 inputs -> fp16/bf16-tensor; fp32 inputs -> fp32,
+// tf32-tensor with CUBLAS_COMPUTE_32F_FAST_TF32, fp16/bf16-tensor with
+// 32F_FAST_16F/16BF; fp64 -> fp64-tensor (DMMA; the roof falls back to fp64
+// where there is none). kUnknown when the types say nothing.
+Precision GemmPrecision(const GemmShape& g);
+// 2 * m * n * k * batch (0 for a degenerate shape).
+uint64_t GemmFlops(const GemmShape& g);
+// (m*k*size(A) + k*n*size(B) + m*n*size(D)) * batch: each operand read or
+// written once, a lower bound on DRAM traffic. With one element size for all
+// operands this is (M*K + K*N + M*N) * elem_bytes * batch. 0 when a type is
+// unknown.
+uint64_t GemmMinBytes(const GemmShape& g);
+
+// --------------------------------------------------------------- kernels
+
+// What is known about one kernel execution.
+struct KernelFacts {
+  uint64_t duration_ns = 0;
+  // FLOPs per Precision; all zero with flops_source kNone when unknown.
+  std::array<uint64_t, kNumPrecisions> flops{};
+  Source flops_source = Source::kNone;
+  // DRAM bytes moved (read + write); unknown when bytes_source is kNone.
+  uint64_t dram_bytes = 0;
+  Source bytes_source = Source::kNone;
+};
+
+struct AnnotateOptions {
+  // A kernel shorter than this that reaches less than `latency_fraction` of
+  // both the compute roof and the bandwidth roof is latency / launch bound.
+  uint64_t latency_max_ns = 20000;
+  double latency_fraction = 0.10;
+};
+
+struct Annotation {
+  // Class with the most FLOPs; kUnknown when there are none.
+  Precision precision = Precision::kUnknown;
+  std::optional<uint64_t> flops;           // all classes summed
+  std::optional<double> ai;                // FLOP / byte
+  std::optional<double> achieved_flops_per_s;
+  std::optional<double> achieved_bytes_per_s;
+  std::optional<double> roof_flops_per_s;  // min(P, AI * B)
+  // achieved / roof, or bandwidth / B for kernels judged on bandwidth alone.
+  std::optional<double> fraction_of_roof;
+  Bound bound = Bound::kUnknown;
+};
+
+// Annotates one kernel against `roofs` (DESIGN.md "Annotation"):
+//  - with FLOPs and bytes: AI = F/Q, roof = min(P, AI*B), fraction =
+//    achieved / roof, bound memory when AI < ridge else compute;
+//  - without FLOPs (copies, layout kernels): judged on bandwidth alone,
+//    fraction = (Q/t) / B, bound memory;
+//  - with FLOPs but no bytes: fraction = achieved / P, bound unknown;
+//  - short kernels far below both roofs: latency;
+//  - unknown roofs or zero duration: the achieved figures only, bound unknown.
+Annotation Annotate(const KernelFacts& facts, const Roofs& roofs,
+                    const AnnotateOptions& options = {});
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_COLLECTOR_ROOF_MODEL_H_

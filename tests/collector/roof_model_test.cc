@@ -1,0 +1,221 @@
+// Roof model: analytic GEMM numbers, precision classes, and the annotation
+// of kernels against H100 SXM datasheet roofs (bf16 989.4 TFLOP/s dense,
+// 3.35 TB/s), every expectation computed by hand in the comments.
+#include "collector/roof_model.h"
+
+#include <gtest/gtest.h>
+
+namespace rooftrace {
+namespace {
+
+constexpr int32_t kBf16 = 14, kFp32 = 0, kFp64 = 1, kFp8 = 28, kInt8 = 3;
+
+GemmShape Bf16(int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
+  GemmShape g;
+  g.m = m; g.n = n; g.k = k; g.batch = batch;
+  g.a_type = g.b_type = g.c_type = g.d_type = kBf16;
+  g.compute_type = 68;  // CUBLAS_COMPUTE_32F
+  return g;
+}
+
+KernelFacts Analytic(const GemmShape& g, uint64_t duration_ns) {
+  KernelFacts f;
+  f.duration_ns = duration_ns;
+  f.flops[static_cast<int>(GemmPrecision(g))] = GemmFlops(g);
+  f.flops_source = Source::kAnalytic;
+  f.dram_bytes = GemmMinBytes(g);
+  f.bytes_source = Source::kAnalytic;
+  return f;
+}
+
+// Decode-shaped GEMM, 4096x4096 weight times 8 tokens.
+TEST(GemmModelTest, DecodeShapedGemmFlopsAndMinimumBytes) {
+  const GemmShape g = Bf16(4096, 8, 4096);
+  // 2 * 4096 * 8 * 4096
+  EXPECT_EQ(GemmFlops(g), 268435456u);
+  // (4096*4096 + 4096*8 + 4096*8) * 2 bytes
+  EXPECT_EQ(GemmMinBytes(g), 33685504u);
+  EXPECT_EQ(GemmPrecision(g), Precision::kFp16Tensor);
+}
+
+// Strided batched attention GEMM: batch multiplies both figures.
+TEST(GemmModelTest, BatchMultipliesFlopsAndBytes) {
+  const GemmShape g = Bf16(128, 128, 64, 32);
+  EXPECT_EQ(GemmFlops(g), 2ull * 128 * 128 * 64 * 32);
+  EXPECT_EQ(GemmMinBytes(g), (128ull * 64 + 64 * 128 + 128 * 128) * 2 * 32);
+}
+
+// fp8 inputs with a bf16 output: each operand at its own element size.
+TEST(GemmModelTest, MixedElementSizesCountEachOperand) {
+  GemmShape g = Bf16(1024, 1024, 1024);
+  g.a_type = g.b_type = kFp8;
+  // 1 MiB (A) + 1 MiB (B) + 2 MiB (D)
+  EXPECT_EQ(GemmMinBytes(g), 4194304u);
+  EXPECT_EQ(GemmPrecision(g), Precision::kFp8Tensor);
+}
+
+// Precision classes from data and compute types.
+TEST(GemmModelTest, PrecisionClassFromTypes) {
+  GemmShape g = Bf16(8, 8, 8);
+  g.a_type = g.b_type = kFp32;
+  g.compute_type = 68;
+  EXPECT_EQ(GemmPrecision(g), Precision::kFp32);
+  g.compute_type = 77;  // CUBLAS_COMPUTE_32F_FAST_TF32
+  EXPECT_EQ(GemmPrecision(g), Precision::kTf32Tensor);
+  g.compute_type = 75;  // CUBLAS_COMPUTE_32F_FAST_16BF
+  EXPECT_EQ(GemmPrecision(g), Precision::kFp16Tensor);
+  g.a_type = g.b_type = kFp64;
+  g.compute_type = 70;
+  EXPECT_EQ(GemmPrecision(g), Precision::kFp64Tensor);
+  g.a_type = g.b_type = kInt8;
+  g.compute_type = 72;  // CUBLAS_COMPUTE_32I
+  EXPECT_EQ(GemmPrecision(g), Precision::kInt8Tensor);
+  g.a_type = 99;
+  EXPECT_EQ(GemmPrecision(g), Precision::kUnknown);
+  EXPECT_EQ(GemmMinBytes(g), 0u);
+}
+
+// H100 SXM: ridge for bf16 = 989.4e12 / 3.35e12 = 295.34 FLOP/byte.
+TEST(RoofsTest, DatasheetRoofsAndRidge) {
+  const Roofs r = RoofsFromDatasheet("NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(r.source, "datasheet:h100-sxm");
+  EXPECT_EQ(r.kind, "datasheet");
+  EXPECT_DOUBLE_EQ(r.Peak(Precision::kFp16Tensor), 989.4e12);
+  EXPECT_DOUBLE_EQ(r.dram_bytes_per_s, 3350e9);
+  EXPECT_NEAR(r.Ridge(Precision::kFp16Tensor), 295.343, 1e-3);
+  const Roofs unknown = RoofsFromDatasheet("Some Future GPU");
+  EXPECT_EQ(unknown.source, "none");
+  EXPECT_FALSE(unknown.known());
+}
+
+// V100 has no fp64/tf32 tensor peak: those FLOPs fall back to the CUDA-core
+// roofs (7.8 and 15.7 TFLOP/s).
+TEST(RoofsTest, TensorClassWithoutPeakFallsBackToItsUnit) {
+  const Roofs r = RoofsFromDatasheet("v100");
+  EXPECT_DOUBLE_EQ(r.Peak(Precision::kFp64Tensor), 7.8e12);
+  EXPECT_DOUBLE_EQ(r.Peak(Precision::kTf32Tensor), 15.7e12);
+  EXPECT_DOUBLE_EQ(r.Peak(Precision::kFp8Tensor), 125e12);
+}
+
+// A calibrated profile: measured figures win, the rest fall back to the
+// datasheet figures the profile carries; the source names the file.
+TEST(RoofsTest, CalibratedProfileRoofs) {
+  DeviceProfile p;
+  p.device.name = "NVIDIA H100 80GB HBM3";
+  p.measured_dram_bytes_per_s = 3.0e12;
+  p.datasheet_dram_bytes_per_s = 3.35e12;
+  p.roof(Precision::kFp16Tensor).measured_flops_per_s = 750e12;
+  p.roof(Precision::kFp16Tensor).datasheet_flops_per_s = 989.4e12;
+  p.roof(Precision::kFp32).datasheet_flops_per_s = 67e12;
+  const Roofs r = RoofsFromProfile(p, "h100.json");
+  EXPECT_EQ(r.source, "calibrated:h100.json");
+  EXPECT_EQ(r.kind, "calibrated");
+  EXPECT_DOUBLE_EQ(r.Peak(Precision::kFp16Tensor), 750e12);
+  EXPECT_DOUBLE_EQ(r.Peak(Precision::kFp32), 67e12);
+  EXPECT_DOUBLE_EQ(r.Ridge(Precision::kFp16Tensor), 250.0);
+}
+
+// Decode GEMM 4096x8x4096 in 12 us: AI = 268435456 / 33685504 = 7.9689;
+// bandwidth 33685504 B / 12 us = 2.807 TB/s; roof = 7.9689 * 3.35e12 =
+// 26.70 TFLOP/s; achieved 22.37 TFLOP/s; fraction = 2.807 / 3.35 = 0.838.
+TEST(AnnotateTest, DecodeGemmIsMemoryBound) {
+  const Roofs r = RoofsFromDatasheet("h100-sxm");
+  const Annotation a = Annotate(Analytic(Bf16(4096, 8, 4096), 12000), r);
+  EXPECT_EQ(a.precision, Precision::kFp16Tensor);
+  ASSERT_TRUE(a.ai && a.roof_flops_per_s && a.fraction_of_roof);
+  EXPECT_NEAR(*a.ai, 7.968872, 1e-6);
+  EXPECT_NEAR(*a.achieved_flops_per_s, 2.23696e13, 1e9);
+  EXPECT_NEAR(*a.achieved_bytes_per_s, 2.80713e12, 1e8);
+  EXPECT_NEAR(*a.roof_flops_per_s, 2.669572e13, 1e8);
+  EXPECT_NEAR(*a.fraction_of_roof, 0.83795, 1e-4);
+  EXPECT_EQ(a.bound, Bound::kMemory);
+  EXPECT_EQ(*a.flops, 268435456u);
+}
+
+// Prefill-sized 8192^3 GEMM in 1.4 ms: AI = 2*8192^3 / (3*8192^2*2) =
+// 2730.7 > ridge 295.3; achieved 1.0995e12 / 1.4e-3 = 785.4 TFLOP/s;
+// fraction = 785.4 / 989.4 = 0.7938.
+TEST(AnnotateTest, LargeGemmIsComputeBound) {
+  const Roofs r = RoofsFromDatasheet("h100-sxm");
+  const Annotation a = Annotate(Analytic(Bf16(8192, 8192, 8192), 1400000), r);
+  EXPECT_NEAR(*a.ai, 2730.667, 1e-3);
+  EXPECT_DOUBLE_EQ(*a.roof_flops_per_s, 989.4e12);
+  EXPECT_NEAR(*a.fraction_of_roof, 0.79381, 1e-4);
+  EXPECT_EQ(a.bound, Bound::kCompute);
+}
+
+// An 8x8x8 GEMM in 3 us: 1024 FLOPs, 384 bytes -> 0.34 GFLOP/s and
+// 0.13 GB/s, far below both roofs and short: latency bound.
+TEST(AnnotateTest, TinyShortKernelIsLatencyBound) {
+  const Roofs r = RoofsFromDatasheet("h100-sxm");
+  const Annotation a = Annotate(Analytic(Bf16(8, 8, 8), 3000), r);
+  EXPECT_NEAR(*a.ai, 1024.0 / 384.0, 1e-9);
+  EXPECT_EQ(a.bound, Bound::kLatency);
+  // The same kernel taking 30 us is no longer "short": AI 2.67 < ridge.
+  EXPECT_EQ(Annotate(Analytic(Bf16(8, 8, 8), 30000), r).bound,
+            Bound::kMemory);
+}
+
+// A copy kernel with counted bytes and zero FLOPs: 100 MB in 50 us =
+// 2 TB/s, fraction = 2 / 3.35 = 0.597, judged on bandwidth: memory.
+TEST(AnnotateTest, KernelWithoutFlopsJudgedOnBandwidth) {
+  const Roofs r = RoofsFromDatasheet("h100-sxm");
+  KernelFacts f;
+  f.duration_ns = 50000;
+  f.flops_source = Source::kCounters;  // counted, and zero
+  f.dram_bytes = 100000000;
+  f.bytes_source = Source::kCounters;
+  const Annotation a = Annotate(f, r);
+  EXPECT_FALSE(a.ai.has_value());
+  EXPECT_FALSE(a.roof_flops_per_s.has_value());
+  EXPECT_EQ(*a.flops, 0u);
+  EXPECT_NEAR(*a.fraction_of_roof, 0.597015, 1e-6);
+  EXPECT_EQ(a.bound, Bound::kMemory);
+}
+
+// Counters report FLOPs in two classes: the dominant one (most FLOPs)
+// picks the roof; all classes add up to the achieved rate.
+TEST(AnnotateTest, DominantPrecisionPicksTheRoof) {
+  const Roofs r = RoofsFromDatasheet("h100-sxm");
+  KernelFacts f;
+  f.duration_ns = 1000000;  // 1 ms
+  f.flops[static_cast<int>(Precision::kFp32)] = 1000000000;       // 1e9
+  f.flops[static_cast<int>(Precision::kFp16Tensor)] = 400000000000;  // 4e11
+  f.flops_source = Source::kCounters;
+  f.dram_bytes = 1000000000;  // 1e9: AI = 401
+  f.bytes_source = Source::kCounters;
+  const Annotation a = Annotate(f, r);
+  EXPECT_EQ(a.precision, Precision::kFp16Tensor);
+  EXPECT_NEAR(*a.ai, 401.0, 1e-9);
+  // roof = min(989.4e12, 401 * 3.35e12) = 989.4e12; achieved 4.01e14.
+  EXPECT_NEAR(*a.fraction_of_roof, 4.01e14 / 989.4e12, 1e-9);
+  EXPECT_EQ(a.bound, Bound::kCompute);
+}
+
+// Nothing known but the duration: no AI, no roof, bound unknown; and
+// unknown roofs leave the bound unknown while AI is still computed.
+TEST(AnnotateTest, UnknownsStayUnknown) {
+  const Roofs r = RoofsFromDatasheet("h100-sxm");
+  KernelFacts f;
+  f.duration_ns = 5000;
+  const Annotation a = Annotate(f, r);
+  EXPECT_FALSE(a.flops.has_value());
+  EXPECT_FALSE(a.fraction_of_roof.has_value());
+  EXPECT_EQ(a.bound, Bound::kUnknown);
+  const Annotation b =
+      Annotate(Analytic(Bf16(4096, 8, 4096), 12000), Roofs{});
+  EXPECT_NEAR(*b.ai, 7.968872, 1e-6);
+  EXPECT_FALSE(b.roof_flops_per_s.has_value());
+  EXPECT_EQ(b.bound, Bound::kUnknown);
+}
+
+TEST(AnnotateTest, NamesOfSourcesAndBounds) {
+  EXPECT_EQ(SourceName(Source::kCounters), "counters");
+  EXPECT_EQ(SourceName(Source::kAnalytic), "analytic");
+  EXPECT_EQ(SourceName(Source::kNone), "none");
+  EXPECT_EQ(BoundName(Bound::kLatency), "latency");
+  EXPECT_EQ(BoundName(Bound::kUnknown), "unknown");
+}
+
+}  // namespace
+}  // namespace rooftrace
