@@ -1,0 +1,512 @@
+#include "libinject/counters/counter_session.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace rooftrace::counters {
+namespace {
+
+// Calls a range-profiler entry; a failure becomes Unavailable carrying the
+// one-line report for its CUptiResult.
+#define RT_CUPTI_OR_REPORT(api, fn, params)                                  \
+  do {                                                                       \
+    CUptiResult rt_result_ = CUPTI_SUCCESS;                                  \
+    ::rooftrace::Status rt_s_ = RT_CUPTI_CALL(api, fn, params, &rt_result_); \
+    if (!rt_s_.ok()) {                                                       \
+      return ::rooftrace::Unavailable(                                       \
+          ClassifyCuptiFailure(rt_result_, "cupti" #fn).line);               \
+    }                                                                        \
+  } while (0)
+
+constexpr std::string_view kOffPrefix = "counters mode off";
+
+// A Status from below as a failure line (wrapped unless it already is one).
+CounterFailureReport ReportFromStatus(const Status& s) {
+  if (s.message().rfind(kOffPrefix, 0) == 0) {
+    return CounterFailureReport{CounterFailure::kOther, s.message()};
+  }
+  return CounterFailureReport{
+      CounterFailure::kOther,
+      std::string(kOffPrefix) + ": " + s.message() + "; using trace mode"};
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ CounterSession
+
+StatusOr<std::unique_ptr<CounterSession>> CounterSession::Create(
+    const CuptiProfilerApi& api, CUcontext ctx, uint32_t device_id,
+    const MetricConfig& config, size_t capacity) {
+  if (capacity == 0) return InvalidArgument("ranges per image must be >= 1");
+  if (config.config_image.empty()) {
+    return InvalidArgument("counter session needs a config image");
+  }
+  std::unique_ptr<CounterSession> s(
+      new CounterSession(api, ctx, device_id, config, capacity));
+  auto enable = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
+  enable.ctx = ctx;
+  RT_CUPTI_OR_REPORT(api, RangeProfilerEnable, &enable);
+  s->profiler_ = enable.pRangeProfilerObject;
+
+  std::vector<const char*> names = config.metrics.Names();
+  auto size = RT_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+  size.pRangeProfilerObject = s->profiler_;
+  size.pMetricNames = names.data();
+  size.numMetrics = names.size();
+  size.maxNumOfRanges = capacity;
+  size.maxNumRangeTreeNodes = static_cast<uint32_t>(capacity);
+  RT_CUPTI_OR_REPORT(api, RangeProfilerGetCounterDataSize, &size);
+  if (size.counterDataSize == 0) {
+    return Unavailable(std::string(kOffPrefix) +
+                       ": CUPTI sized the counter-data image at 0 bytes; "
+                       "using trace mode");
+  }
+  s->image_.assign(size.counterDataSize, 0);
+  RT_RETURN_IF_ERROR(s->InitializeImage());
+  RT_RETURN_IF_ERROR(s->Configure());
+  return s;
+}
+
+CounterSession::~CounterSession() { (void)Shutdown(); }
+
+Status CounterSession::InitializeImage() {
+  std::fill(image_.begin(), image_.end(), 0);
+  auto init =
+      RT_CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
+  init.pRangeProfilerObject = profiler_;
+  init.counterDataSize = image_.size();
+  init.pCounterData = image_.data();
+  RT_CUPTI_OR_REPORT(api_, RangeProfilerCounterDataImageInitialize, &init);
+  image_ids_.clear();
+  return OkStatus();
+}
+
+Status CounterSession::Configure() {
+  auto c = RT_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+  c.pRangeProfilerObject = profiler_;
+  c.configSize = config_.config_image.size();
+  c.pConfig = config_.config_image.data();
+  c.counterDataImageSize = image_.size();
+  c.pCounterDataImage = image_.data();
+  c.range = CUPTI_AutoRange;
+  c.replayMode = CUPTI_KernelReplay;
+  c.maxRangesPerPass = capacity_;
+  c.numNestingLevels = 1;  // auto range: one level
+  c.minNestingLevel = 1;
+  c.passIndex = 0;
+  c.targetNestingLevel = 1;
+  RT_CUPTI_OR_REPORT(api_, RangeProfilerSetConfig, &c);
+  return OkStatus();
+}
+
+StatusOr<bool> CounterSession::OnKernelLaunchBegin(uint64_t correlation_id) {
+  if (shut_.load()) return false;
+  uint64_t idle = 0;
+  if (!in_flight_.compare_exchange_strong(idle, correlation_id + 1)) {
+    // Another thread's launch is being replayed on this context: do not wait
+    // for it, let this launch run unprofiled.
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.busy_skipped;
+    return false;
+  }
+  auto start = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+  start.pRangeProfilerObject = profiler_;
+  CUptiResult result = CUPTI_SUCCESS;
+  Status s = RT_CUPTI_CALL(api_, RangeProfilerStart, &start, &result);
+  if (!s.ok()) {
+    in_flight_.store(0);
+    return Unavailable(
+        ClassifyCuptiFailure(result, "cuptiRangeProfilerStart").line);
+  }
+  return true;
+}
+
+Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id) {
+  if (in_flight_.load() != correlation_id + 1) {
+    return FailedPrecondition("launch end for correlation id " +
+                              std::to_string(correlation_id) +
+                              " without its begin");
+  }
+  // Release the context for other threads whatever happens below.
+  struct Release {
+    std::atomic<uint64_t>& flag;
+    ~Release() { flag.store(0); }
+  } release{in_flight_};
+
+  auto stop = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+  stop.pRangeProfilerObject = profiler_;
+  RT_CUPTI_OR_REPORT(api_, RangeProfilerStop, &stop);
+  if (!stop.isAllPassSubmitted) {
+    Warn(
+        "counters: kernel replay did not submit every pass for correlation "
+        "id " +
+        std::to_string(correlation_id) + "; its counters may be partial");
+  }
+  auto decode = RT_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  decode.pRangeProfilerObject = profiler_;
+  RT_CUPTI_OR_REPORT(api_, RangeProfilerDecodeData, &decode);
+  image_ids_.push_back(correlation_id);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.profiled;
+  }
+  if (decode.numOfRangeDropped > 0) {
+    // Range overflow: the image is full, so the ranges CUPTI could not store
+    // are the newest ones; forget their ids (the image's ranges still map
+    // one to one), hand over what decoded, start a fresh image, go on.
+    const size_t lost =
+        std::min<size_t>(decode.numOfRangeDropped, image_ids_.size());
+    image_ids_.resize(image_ids_.size() - lost);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.ranges_dropped += decode.numOfRangeDropped;
+    }
+    Warn("counters: the counter-data image overflowed (" +
+         std::to_string(decode.numOfRangeDropped) +
+         " range(s) dropped); decoding and continuing with a fresh image");
+  }
+  if (image_ids_.size() >= capacity_ || decode.numOfRangeDropped > 0 ||
+      decode_requested_.exchange(false)) {
+    RT_RETURN_IF_ERROR(HandOverImage());
+    RT_RETURN_IF_ERROR(InitializeImage());
+    RT_RETURN_IF_ERROR(Configure());
+  }
+  return OkStatus();
+}
+
+Status CounterSession::HandOverImage() {
+  if (image_ids_.empty()) return OkStatus();
+  PendingImage p{image_, std::move(image_ids_)};
+  image_ids_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_.push_back(std::move(p));
+  ++stats_.images_decoded;
+  return OkStatus();
+}
+
+Status CounterSession::Shutdown() {
+  if (shut_.exchange(true)) return OkStatus();
+  if (in_flight_.load() != 0) {
+    Warn(
+        "counters: context shut down during a profiled launch; its range "
+        "is lost");
+  }
+  Status handed = HandOverImage();
+  if (profiler_ != nullptr) {
+    auto disable = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
+    disable.pRangeProfilerObject = profiler_;
+    profiler_ = nullptr;
+    RT_CUPTI_OR_REPORT(api_, RangeProfilerDisable, &disable);
+  }
+  return handed;
+}
+
+StatusOr<std::vector<KernelCounters>> CounterSession::TakeResults(
+    const ProfilerHost& host) {
+  std::vector<PendingImage> work;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    work.swap(pending_);
+  }
+  std::vector<KernelCounters> out;
+  std::vector<const char*> names = config_.metrics.Names();
+  uint64_t dropped = 0;
+  uint64_t evaluated = 0;
+  for (PendingImage& p : work) {
+    StatusOr<size_t> ranges = CounterDataRangeCount(api_, p.image);
+    if (!ranges.ok() || *ranges != p.correlation_ids.size()) {
+      dropped += p.correlation_ids.size();
+      Warn("counters: a counter-data image holds " +
+           (ranges.ok() ? std::to_string(*ranges) + " range(s)"
+                        : ranges.status().message()) +
+           " for " + std::to_string(p.correlation_ids.size()) +
+           " profiled launch(es); its results are dropped rather than "
+           "attributed to the wrong kernels");
+      continue;
+    }
+    for (size_t i = 0; i < p.correlation_ids.size(); ++i) {
+      StatusOr<std::vector<double>> values =
+          EvaluateRange(api_, host, p.image, i, names);
+      StatusOr<KernelCounters> k =
+          values.ok() ? EvaluateKernelCounters(config_.metrics, *values)
+                      : StatusOr<KernelCounters>(values.status());
+      if (!k.ok()) {
+        ++dropped;
+        Warn("counters: range " + std::to_string(i) +
+             " not evaluated: " + k.status().message());
+        continue;
+      }
+      k->correlation_id = p.correlation_ids[i];
+      k->device_id = device_id_;
+      k->passes = static_cast<uint32_t>(config_.passes);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        k->range_index = stats_.evaluated + evaluated;
+      }
+      if (!k->invalid_metrics.empty()) {
+        Warn("counters: invalid value for " + k->invalid_metrics.front() +
+             " (correlation id " + std::to_string(k->correlation_id) + ")");
+      }
+      out.push_back(std::move(*k));
+      ++evaluated;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.ranges_dropped += dropped;
+  stats_.evaluated += evaluated;
+  return out;
+}
+
+SessionStats CounterSession::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void CounterSession::Warn(std::string line) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Say each kind of problem once: the first words identify it.
+  std::string key = line.substr(0, 40);
+  if (std::find(warned_keys_.begin(), warned_keys_.end(), key) !=
+      warned_keys_.end()) {
+    return;
+  }
+  warned_keys_.push_back(std::move(key));
+  warnings_.push_back(std::move(line));
+}
+
+std::vector<std::string> CounterSession::TakeWarnings() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  out.swap(warnings_);
+  return out;
+}
+
+// ----------------------------------------------------------- CountersRuntime
+
+StatusOr<std::unique_ptr<CountersRuntime>> CountersRuntime::Create(
+    const CuptiProfilerApi& api, const CountersOptions& options) {
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<KernelSelector> selector,
+                      KernelSelector::Create(options.selector));
+  auto init = RT_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+  RT_CUPTI_OR_REPORT(api, ProfilerInitialize, &init);
+  return std::unique_ptr<CountersRuntime>(
+      new CountersRuntime(api, options, std::move(selector)));
+}
+
+Status CountersRuntime::Disable(const CounterFailureReport& report) {
+  disabled_.store(true);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (std::find(warnings_.begin(), warnings_.end(), report.line) ==
+      warnings_.end()) {
+    warnings_.push_back(report.line);
+  }
+  return Unavailable(report.line);
+}
+
+Status CountersRuntime::OnContextCreated(CUcontext ctx,
+                                         uint32_t device_ordinal) {
+  if (disabled()) return OkStatus();
+  auto support = RT_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
+  support.cuDevice = static_cast<CUdevice>(device_ordinal);
+  support.api = CUPTI_PROFILER_RANGE_PROFILING;
+  CUptiResult result = CUPTI_SUCCESS;
+  Status s = RT_CUPTI_CALL(api_, ProfilerDeviceSupported, &support, &result);
+  if (!s.ok()) {
+    return Disable(
+        ClassifyCuptiFailure(result, "cuptiProfilerDeviceSupported"));
+  }
+  if (std::optional<CounterFailureReport> r = ClassifyDeviceSupport(support)) {
+    return Disable(*r);
+  }
+
+  auto chip_params = RT_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+  chip_params.deviceIndex = device_ordinal;
+  s = RT_CUPTI_CALL(api_, DeviceGetChipName, &chip_params, &result);
+  if (!s.ok() || chip_params.pChipName == nullptr) {
+    return Disable(ClassifyCuptiFailure(result, "cuptiDeviceGetChipName"));
+  }
+  const std::string chip = chip_params.pChipName;
+
+  ChipConfig* chip_config = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = chips_.find(chip);
+    if (it != chips_.end()) chip_config = it->second.get();
+  }
+  if (chip_config == nullptr) {
+    // Which counters this context can use (MIG, other users of the GPU).
+    auto avail = RT_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+    avail.ctx = ctx;
+    s = RT_CUPTI_CALL(api_, ProfilerGetCounterAvailability, &avail, &result);
+    if (!s.ok()) {
+      return Disable(
+          ClassifyCuptiFailure(result, "cuptiProfilerGetCounterAvailability"));
+    }
+    std::vector<uint8_t> availability(avail.counterAvailabilityImageSize);
+    if (!availability.empty()) {
+      avail.pCounterAvailabilityImage = availability.data();
+      s = RT_CUPTI_CALL(api_, ProfilerGetCounterAvailability, &avail, &result);
+      if (!s.ok()) {
+        return Disable(ClassifyCuptiFailure(
+            result, "cuptiProfilerGetCounterAvailability"));
+      }
+    }
+    StatusOr<MetricConfig> config =
+        BuildMetricConfig(api_, chip, options_.set, availability);
+    if (!config.ok()) return Disable(ReportFromStatus(config.status()));
+    auto owned = std::make_unique<ChipConfig>();
+    owned->config = std::move(*config);
+    owned->names = owned->config.metrics.Names();
+    StatusOr<ProfilerHost> host =
+        CreateHostWithMetrics(api_, chip, owned->names);
+    if (!host.ok()) return Disable(ReportFromStatus(host.status()));
+    owned->host = std::make_unique<ProfilerHost>(std::move(*host));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!owned->config.left_out.empty()) {
+      std::string line = "counters: on " + chip +
+                         " these counters do not "
+                         "fit the pass budget and are not collected:";
+      for (const std::string& m : owned->config.left_out) line += " " + m;
+      warnings_.push_back(std::move(line));
+    }
+    passes_.store(std::max<uint32_t>(
+        passes_.load(), static_cast<uint32_t>(owned->config.passes)));
+    chip_config = owned.get();
+    chips_.emplace(chip, std::move(owned));
+  }
+
+  StatusOr<std::unique_ptr<CounterSession>> session =
+      CounterSession::Create(api_, ctx, device_ordinal, chip_config->config,
+                             options_.ranges_per_image);
+  if (!session.ok()) return Disable(ReportFromStatus(session.status()));
+  auto entry = std::make_shared<Entry>();
+  entry->session = std::move(*session);
+  entry->chip = chip_config;
+  std::lock_guard<std::mutex> lock(mu_);
+  sessions_[ctx] = std::move(entry);
+  return OkStatus();
+}
+
+void CountersRuntime::OnContextDestroyed(CUcontext ctx) {
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(ctx);
+    if (it == sessions_.end()) return;
+    entry = it->second;
+    sessions_.erase(it);
+    retired_.push_back(entry);
+  }
+  Status s = entry->session->Shutdown();
+  if (!s.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    warnings_.push_back(ReportFromStatus(s).line);
+  }
+}
+
+bool CountersRuntime::OnKernelLaunchBegin(CUcontext ctx,
+                                          uint64_t correlation_id,
+                                          const LaunchInfo& launch) {
+  if (disabled()) return false;
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(ctx);
+    if (it == sessions_.end()) return false;
+    entry = it->second;
+  }
+  if (selector_->Decide(launch) != Selection::kProfile) return false;
+  StatusOr<bool> started = entry->session->OnKernelLaunchBegin(correlation_id);
+  if (!started.ok()) {
+    (void)Disable(ReportFromStatus(started.status()));
+    return false;
+  }
+  return *started;
+}
+
+void CountersRuntime::OnKernelLaunchEnd(CUcontext ctx,
+                                        uint64_t correlation_id) {
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(ctx);
+    if (it == sessions_.end()) return;
+    entry = it->second;
+  }
+  Status s = entry->session->OnKernelLaunchEnd(correlation_id);
+  if (!s.ok()) (void)Disable(ReportFromStatus(s));
+}
+
+void CountersRuntime::CollectFrom(CounterSession& session, ChipConfig& chip,
+                                  std::vector<KernelCounters>& out) {
+  StatusOr<std::vector<KernelCounters>> r = session.TakeResults(*chip.host);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!r.ok()) {
+    warnings_.push_back(ReportFromStatus(r.status()).line);
+    return;
+  }
+  for (KernelCounters& k : *r) out.push_back(std::move(k));
+  for (std::string& w : session.TakeWarnings()) {
+    if (std::find(warnings_.begin(), warnings_.end(), w) == warnings_.end()) {
+      warnings_.push_back(std::move(w));
+    }
+  }
+}
+
+std::vector<KernelCounters> CountersRuntime::Flush(bool final) {
+  std::vector<std::shared_ptr<Entry>> live;
+  std::vector<std::shared_ptr<Entry>> retired;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [ctx, entry] : sessions_) live.push_back(entry);
+    retired.swap(retired_);
+  }
+  std::vector<KernelCounters> out;
+  for (auto& e : live) {
+    if (final) {
+      Status s = e->session->Shutdown();
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        warnings_.push_back(ReportFromStatus(s).line);
+      }
+    } else {
+      e->session->RequestDecode();
+    }
+    CollectFrom(*e->session, *e->chip, out);
+  }
+  for (auto& e : retired) {
+    CollectFrom(*e->session, *e->chip, out);
+    SessionStats s = e->session->Stats();
+    std::lock_guard<std::mutex> lock(mu_);
+    flushed_stats_.profiled += s.profiled;
+    flushed_stats_.busy_skipped += s.busy_skipped;
+    flushed_stats_.ranges_dropped += s.ranges_dropped;
+    flushed_stats_.images_decoded += s.images_decoded;
+    flushed_stats_.evaluated += s.evaluated;
+  }
+  return out;
+}
+
+SessionStats CountersRuntime::session_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  SessionStats total = flushed_stats_;
+  auto add = [&](const SessionStats& s) {
+    total.profiled += s.profiled;
+    total.busy_skipped += s.busy_skipped;
+    total.ranges_dropped += s.ranges_dropped;
+    total.images_decoded += s.images_decoded;
+    total.evaluated += s.evaluated;
+  };
+  for (const auto& [ctx, e] : sessions_) add(e->session->Stats());
+  for (const auto& e : retired_) add(e->session->Stats());
+  return total;
+}
+
+std::vector<std::string> CountersRuntime::TakeWarnings() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  out.swap(warnings_);
+  return out;
+}
+
+}  // namespace rooftrace::counters

@@ -1,0 +1,212 @@
+// The CUPTI Range Profiler driven per CUDA context, and the process-wide
+// facade libinject calls. Auto range + kernel replay: every selected kernel
+// launch is one range, replayed once per pass inside the launch call.
+//
+// Flow per context (CounterSession):
+//   Create:     cuptiRangeProfilerEnable(ctx), GetCounterDataSize,
+//               CounterDataImageInitialize, SetConfig(config image, image,
+//               AutoRange, KernelReplay, maxRangesPerPass = capacity).
+//   Begin:      cuptiRangeProfilerStart   (launch API enter, app thread)
+//   End:        cuptiRangeProfilerStop, DecodeData into the image
+//               (launch API exit, app thread). When the image holds
+//               `capacity` ranges, or a decode reported dropped ranges
+//               (overflow), or a flush asked for it, the image is copied to
+//               the pending list with the correlation ids of its ranges and
+//               re-initialized: decode and continue.
+//   TakeResults: evaluation of pending images into KernelCounters with
+//               cuptiProfilerHostEvaluateToGpuValues, on the caller's
+//               thread (libinject's sender thread), never touching the
+//               range profiler.
+//
+// Attribution is exact or nothing: range i of an image belongs to the i-th
+// launch profiled into it; if CUPTI reports a different range count than
+// launches recorded, the image's results are dropped with a warning rather
+// than attributed to the wrong kernels.
+//
+// Threads: Begin/End come from application threads; they never wait on
+// another thread's profiled launch: a launch that arrives on the context
+// while another one is being profiled is not profiled (counted as busy).
+// TakeResults/RequestDecode may run on any thread. The trap: the range
+// profiler calls (Start/Stop/Decode/SetConfig/Disable) are made only from
+// the application thread that owns the in-flight launch, or from Shutdown().
+#ifndef ROOFTRACE_LIBINJECT_COUNTERS_COUNTER_SESSION_H_
+#define ROOFTRACE_LIBINJECT_COUNTERS_COUNTER_SESSION_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "libinject/counters/cupti_profiler_api.h"
+#include "libinject/counters/failure_modes.h"
+#include "libinject/counters/flop_evaluation.h"
+#include "libinject/counters/kernel_selector.h"
+#include "libinject/counters/metric_config.h"
+
+namespace rooftrace::counters {
+
+struct SessionStats {
+  uint64_t profiled = 0;        // launches recorded into an image
+  uint64_t busy_skipped = 0;    // arrived while another launch was profiled
+  uint64_t ranges_dropped = 0;  // CUPTI overflow, or unattributable images
+  uint64_t images_decoded = 0;
+  uint64_t evaluated = 0;  // KernelCounters produced
+};
+
+class CounterSession {
+ public:
+  static constexpr size_t kDefaultCapacity = 64;
+
+  // `config` must outlive the session (the runtime owns both).
+  static StatusOr<std::unique_ptr<CounterSession>> Create(
+      const CuptiProfilerApi& api, CUcontext ctx, uint32_t device_id,
+      const MetricConfig& config, size_t capacity = kDefaultCapacity);
+  ~CounterSession();  // Shutdown() if not done
+
+  // Launch API enter / exit of a selected kernel, same thread. Begin returns
+  // false (and End must then not be called) when the launch is not profiled
+  // because another is in flight on this context or the session is shut.
+  StatusOr<bool> OnKernelLaunchBegin(uint64_t correlation_id);
+  Status OnKernelLaunchEnd(uint64_t correlation_id);
+
+  // Asks the next End (or Shutdown) to hand over a partly filled image.
+  void RequestDecode() { decode_requested_.store(true); }
+  // Hands over what the image holds and disables the range profiler. Call
+  // from the context-destroy callback or the exit path, not while a launch
+  // of this context is in flight.
+  Status Shutdown();
+
+  // Evaluates every pending image. `host` must be a ProfilerHost of this
+  // chip with the config's metrics added (CreateHostWithMetrics).
+  StatusOr<std::vector<KernelCounters>> TakeResults(const ProfilerHost& host);
+
+  SessionStats Stats() const;
+  std::vector<std::string> TakeWarnings();
+
+ private:
+  struct PendingImage {
+    std::vector<uint8_t> image;
+    std::vector<uint64_t> correlation_ids;  // one per range, in order
+  };
+
+  CounterSession(const CuptiProfilerApi& api, CUcontext ctx, uint32_t device,
+                 const MetricConfig& config, size_t capacity)
+      : api_(api),
+        ctx_(ctx),
+        device_id_(device),
+        config_(config),
+        capacity_(capacity) {}
+  Status Configure();  // SetConfig with the (re)initialized image
+  Status InitializeImage();
+  Status HandOverImage();  // pending_ += image; re-initialize
+  void Warn(std::string line);
+
+  const CuptiProfilerApi& api_;
+  CUcontext ctx_;
+  uint32_t device_id_;
+  const MetricConfig& config_;
+  size_t capacity_;
+  CUpti_RangeProfiler_Object* profiler_ = nullptr;
+
+  // Owned by the thread holding in_flight_ (or Shutdown): the image and the
+  // ids of the ranges it holds.
+  std::vector<uint8_t> image_;
+  std::vector<uint64_t> image_ids_;
+  std::atomic<uint64_t> in_flight_{0};  // correlation id + 1; 0 = idle
+  std::atomic<bool> decode_requested_{false};
+  std::atomic<bool> shut_{false};
+
+  mutable std::mutex mu_;  // guards pending_, warnings_, stats_
+  std::vector<PendingImage> pending_;
+  std::vector<std::string> warnings_;     // not yet taken
+  std::vector<std::string> warned_keys_;  // each kind said once
+  SessionStats stats_;
+};
+
+// Everything libinject configures for counters mode.
+struct CountersOptions {
+  CounterSet set = CounterSet::kDefault;
+  SelectorConfig selector;
+  size_t ranges_per_image = CounterSession::kDefaultCapacity;
+};
+
+// Process-wide counters mode: one config per chip, one session per context,
+// the kernel selector, the failure fallback. Created once by libinject when
+// ROOFTRACE_MODE=counters; lives until process exit. Thread-safe.
+//
+// After any failure it reports (a line from failure_modes.h) it is disabled:
+// every later call is a cheap no-op and libinject continues in trace mode.
+class CountersRuntime {
+ public:
+  // Calls cuptiProfilerInitialize. Bad options (selector regexes) are
+  // InvalidArgument; a CUPTI failure is Unavailable with the one line.
+  static StatusOr<std::unique_ptr<CountersRuntime>> Create(
+      const CuptiProfilerApi& api, const CountersOptions& options);
+
+  // CUPTI resource callback, context created. `device_ordinal` is the
+  // context's device. Sets up chip config (cached per chip) and a session.
+  // On failure returns the one-line report and disables counters mode.
+  Status OnContextCreated(CUcontext ctx, uint32_t device_ordinal);
+  // CUPTI resource callback, context about to be destroyed: hands over the
+  // session's data (results stay available to Flush) and drops it.
+  void OnContextDestroyed(CUcontext ctx);
+
+  // Launch API enter (app thread). True when this launch is profiled; then
+  // OnKernelLaunchEnd must follow on the same thread after the launch.
+  bool OnKernelLaunchBegin(CUcontext ctx, uint64_t correlation_id,
+                           const LaunchInfo& launch);
+  void OnKernelLaunchEnd(CUcontext ctx, uint64_t correlation_id);
+
+  // Sender thread: results decoded so far (asks every session to hand over
+  // its partial image at its next launch). `final` = true at exit: shuts
+  // every session down first so nothing is left behind.
+  std::vector<KernelCounters> Flush(bool final = false);
+
+  bool disabled() const { return disabled_.load(); }
+  // Passes of the configured set (0 before the first context or when
+  // disabled); for Hello/Stats.counter_passes.
+  uint32_t passes() const { return passes_.load(); }
+  SelectorStats selector_stats() const { return selector_->Stats(); }
+  SessionStats session_stats() const;
+  // Lines said once, for Stats.warnings (libinject prints them too).
+  std::vector<std::string> TakeWarnings();
+
+ private:
+  struct ChipConfig {
+    MetricConfig config;
+    std::unique_ptr<ProfilerHost> host;  // for evaluation, with metrics added
+    std::vector<const char*> names;
+  };
+  CountersRuntime(const CuptiProfilerApi& api, const CountersOptions& options,
+                  std::unique_ptr<KernelSelector> selector)
+      : api_(api), options_(options), selector_(std::move(selector)) {}
+  Status Disable(const CounterFailureReport& report);
+  void CollectFrom(CounterSession& session, ChipConfig& chip,
+                   std::vector<KernelCounters>& out);
+
+  const CuptiProfilerApi& api_;
+  CountersOptions options_;
+  std::unique_ptr<KernelSelector> selector_;
+  std::atomic<bool> disabled_{false};
+  std::atomic<uint32_t> passes_{0};
+
+  struct Entry {
+    std::unique_ptr<CounterSession> session;
+    ChipConfig* chip = nullptr;
+  };
+  mutable std::mutex mu_;  // guards everything below; never held over CUPTI
+                           // range-profiler calls made for a launch
+  std::unordered_map<std::string, std::unique_ptr<ChipConfig>> chips_;
+  std::unordered_map<CUcontext, std::shared_ptr<Entry>> sessions_;
+  std::vector<std::shared_ptr<Entry>> retired_;  // destroyed contexts
+  SessionStats flushed_stats_;  // of retired sessions already flushed
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace rooftrace::counters
+
+#endif  // ROOFTRACE_LIBINJECT_COUNTERS_COUNTER_SESSION_H_

@@ -1,0 +1,400 @@
+// Drives CountersRuntime / CounterSession without a GPU: the Profiler Host
+// entries are the installed CUPTI's (real config images and pass counts for
+// GH100), the device-side entries (range profiler, chip name, device
+// support) are fakes that emulate a counter-data image:
+//   bytes [0, 8): number of ranges stored
+//   bytes [8 + 8*i, 16 + 8*i): ordinal of the kernel launch in range i
+// and EvaluateToGpuValues returns ordinal * 1000 + metric index, so every
+// figure a test checks is computable by hand.
+#include "libinject/counters/counter_session.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rooftrace::counters {
+namespace {
+
+struct FakeDevice {
+  CUptiResult profiler_initialize = CUPTI_SUCCESS;
+  CUptiResult enable = CUPTI_SUCCESS;
+  CUptiResult start = CUPTI_SUCCESS;
+  CUpti_Profiler_Support_Level confidential =
+      CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+  const char* chip = "GH100";
+  size_t hw_capacity = 1 << 20;  // ranges the image really holds
+  int lose_on_decode = -1;       // this decode (0-based) stores nothing
+  int starts = 0, stops = 0, decodes = 0, set_configs = 0, image_inits = 0;
+  int enables = 0, disables = 0;
+  uint64_t ordinal = 0;          // launches that ran under the profiler
+  uint64_t pending_ordinal = 0;  // the launch awaiting decode
+  bool pending = false;
+};
+FakeDevice g;
+// Each enabled context gets its own fake profiler object (an index into
+// these arrays) and its own counter-data image.
+constexpr int kMaxObjects = 8;
+int g_objects[kMaxObjects];
+uint8_t* g_images[kMaxObjects];
+size_t g_image_sizes[kMaxObjects];
+int ObjectIndex(CUpti_RangeProfiler_Object* o) {
+  return static_cast<int>(reinterpret_cast<int*>(o) - g_objects);
+}
+
+uint64_t Get(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+void Put(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
+
+CUptiResult FakeProfilerInitialize(CUpti_Profiler_Initialize_Params*) {
+  return g.profiler_initialize;
+}
+CUptiResult FakeDeviceSupported(CUpti_Profiler_DeviceSupported_Params* p) {
+  p->isSupported = g.confidential == CUPTI_PROFILER_CONFIGURATION_SUPPORTED
+                       ? CUPTI_PROFILER_CONFIGURATION_SUPPORTED
+                       : CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED;
+  p->architecture = p->sli = p->vGpu = p->cmp = p->wsl =
+      CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+  p->confidentialCompute = g.confidential;
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeChipName(CUpti_Device_GetChipName_Params* p) {
+  p->pChipName = g.chip;
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeAvailability(CUpti_Profiler_GetCounterAvailability_Params* p) {
+  p->counterAvailabilityImageSize = 0;  // "everything available"
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeEnable(CUpti_RangeProfiler_Enable_Params* p) {
+  if (g.enable != CUPTI_SUCCESS) return g.enable;
+  p->pRangeProfilerObject =
+      reinterpret_cast<CUpti_RangeProfiler_Object*>(&g_objects[g.enables++]);
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeDisable(CUpti_RangeProfiler_Disable_Params*) {
+  ++g.disables;
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params* p) {
+  p->counterDataSize = 8 + 8 * p->maxNumOfRanges;
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeImageInit(
+    CUpti_RangeProfiler_CounterDataImage_Initialize_Params* p) {
+  ++g.image_inits;
+  std::memset(p->pCounterData, 0, p->counterDataSize);
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeSetConfig(CUpti_RangeProfiler_SetConfig_Params* p) {
+  ++g.set_configs;
+  EXPECT_EQ(p->range, CUPTI_AutoRange);
+  EXPECT_EQ(p->replayMode, CUPTI_KernelReplay);
+  EXPECT_EQ(p->numNestingLevels, 1);
+  EXPECT_GT(p->configSize, 0u);
+  g_images[ObjectIndex(p->pRangeProfilerObject)] = p->pCounterDataImage;
+  g_image_sizes[ObjectIndex(p->pRangeProfilerObject)] = p->counterDataImageSize;
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeStart(CUpti_RangeProfiler_Start_Params*) {
+  if (g.start != CUPTI_SUCCESS) return g.start;
+  ++g.starts;
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeStop(CUpti_RangeProfiler_Stop_Params* p) {
+  ++g.stops;
+  g.pending = true;
+  g.pending_ordinal = g.ordinal++;
+  p->isAllPassSubmitted = 1;
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeDecode(CUpti_RangeProfiler_DecodeData_Params* p) {
+  const int this_decode = g.decodes++;
+  p->numOfRangeDropped = 0;
+  if (!g.pending) return CUPTI_SUCCESS;
+  g.pending = false;
+  if (this_decode == g.lose_on_decode) return CUPTI_SUCCESS;
+  uint8_t* image = g_images[ObjectIndex(p->pRangeProfilerObject)];
+  const size_t slots =
+      (g_image_sizes[ObjectIndex(p->pRangeProfilerObject)] - 8) / 8;
+  const uint64_t count = Get(image);
+  if (count >= g.hw_capacity || count >= slots) {
+    p->numOfRangeDropped = 1;
+    return CUPTI_SUCCESS;
+  }
+  Put(image + 8 + 8 * count, g.pending_ordinal);
+  Put(image, count + 1);
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params* p) {
+  p->numTotalRanges = Get(p->pCounterDataImage);
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeEvaluate(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
+  const uint64_t ordinal = Get(p->pCounterDataImage + 8 + 8 * p->rangeIndex);
+  for (size_t m = 0; m < p->numMetrics; ++m) {
+    p->pMetricValues[m] = static_cast<double>(ordinal * 1000 + m);
+  }
+  return CUPTI_SUCCESS;
+}
+
+class CounterSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g = FakeDevice{};
+    StatusOr<CuptiProfilerApi> real =
+        LoadCuptiProfilerApi(ROOFTRACE_CUPTI_LIBRARY);
+    ASSERT_TRUE(real.ok()) << real.status().message();
+    api_ = *real;
+    api_.ProfilerInitialize = FakeProfilerInitialize;
+    api_.ProfilerDeviceSupported = FakeDeviceSupported;
+    api_.DeviceGetChipName = FakeChipName;
+    api_.ProfilerGetCounterAvailability = FakeAvailability;
+    api_.RangeProfilerEnable = FakeEnable;
+    api_.RangeProfilerDisable = FakeDisable;
+    api_.RangeProfilerGetCounterDataSize = FakeDataSize;
+    api_.RangeProfilerCounterDataImageInitialize = FakeImageInit;
+    api_.RangeProfilerSetConfig = FakeSetConfig;
+    api_.RangeProfilerStart = FakeStart;
+    api_.RangeProfilerStop = FakeStop;
+    api_.RangeProfilerDecodeData = FakeDecode;
+    api_.RangeProfilerGetCounterDataInfo = FakeDataInfo;
+    api_.ProfilerHostEvaluateToGpuValues = FakeEvaluate;
+  }
+
+  std::unique_ptr<CountersRuntime> Runtime(size_t ranges_per_image,
+                                           SelectorConfig selector = {}) {
+    CountersOptions o;
+    o.ranges_per_image = ranges_per_image;
+    o.selector = selector;
+    StatusOr<std::unique_ptr<CountersRuntime>> r =
+        CountersRuntime::Create(api_, o);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? std::move(r).value() : nullptr;
+  }
+
+  // One launch through the runtime as libinject's callbacks would do it.
+  bool Launch(CountersRuntime& rt, CUcontext ctx, uint64_t corr,
+              std::string_view name = "gemm") {
+    if (!rt.OnKernelLaunchBegin(ctx, corr, LaunchInfo{name, "", false})) {
+      return false;
+    }
+    rt.OnKernelLaunchEnd(ctx, corr);
+    return true;
+  }
+
+  CuptiProfilerApi api_;
+  CUcontext ctx_a_ = reinterpret_cast<CUcontext>(0x1000);
+  CUcontext ctx_b_ = reinterpret_cast<CUcontext>(0x2000);
+};
+
+std::map<uint64_t, KernelCounters> ByCorrelation(
+    std::vector<KernelCounters> v) {
+  std::map<uint64_t, KernelCounters> out;
+  for (KernelCounters& k : v) out[k.correlation_id] = std::move(k);
+  return out;
+}
+
+size_t P(Precision p) { return static_cast<size_t>(p); }
+
+// Five launches, two ranges per image: two full images are handed over
+// during the run, the last range at the final flush; every launch gets its
+// own values (GH100 default set: ordinal*1000 + metric index).
+TEST_F(CounterSessionTest, EveryLaunchIsAttributedToItsCorrelationId) {
+  auto rt = Runtime(2);
+  ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
+  EXPECT_EQ(rt->passes(), 1u);
+  for (uint64_t corr = 100; corr < 105; ++corr) {
+    EXPECT_TRUE(Launch(*rt, ctx_a_, corr));
+  }
+  EXPECT_EQ(g.starts, 5);
+  EXPECT_EQ(g.stops, 5);
+  EXPECT_EQ(g.decodes, 5);
+  // Initial image plus a fresh one after each of the two full images.
+  EXPECT_EQ(g.image_inits, 3);
+  EXPECT_EQ(g.set_configs, 3);
+
+  std::map<uint64_t, KernelCounters> got = ByCorrelation(rt->Flush(true));
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_EQ(g.disables, 1);
+  for (uint64_t ordinal = 0; ordinal < 5; ++ordinal) {
+    const KernelCounters& k = got.at(100 + ordinal);
+    const uint64_t b = ordinal * 1000;
+    EXPECT_EQ(k.dram_read_bytes, b + 0);
+    EXPECT_EQ(k.dram_write_bytes, b + 1);
+    EXPECT_EQ(k.gpu_time_ns, b + 2);
+    // fp16/bf16 tensor: hgmma bf16 (3), hgmma fp16 (4), hmma bf16 (7),
+    // hmma fp16 (8).
+    EXPECT_EQ(k.flops[P(Precision::kFp16Tensor)], 4 * b + 3 + 4 + 7 + 8);
+    EXPECT_EQ(k.flops[P(Precision::kTf32Tensor)], b + 5);
+    EXPECT_EQ(k.flops[P(Precision::kInt8Tensor)], b + 6);
+    EXPECT_EQ(k.flops[P(Precision::kFp8Tensor)], b + 9);
+    EXPECT_EQ(k.passes, 1u);
+    EXPECT_EQ(k.device_id, 0u);
+    EXPECT_EQ(k.raw_values.size(), 10u);
+  }
+  SessionStats s = rt->session_stats();
+  EXPECT_EQ(s.profiled, 5u);
+  EXPECT_EQ(s.evaluated, 5u);
+  EXPECT_EQ(s.ranges_dropped, 0u);
+}
+
+// Restricted counters: one line with the fix, counters mode stands aside,
+// launches are no longer touched.
+TEST_F(CounterSessionTest, InsufficientPrivilegesFallsBackToTraceMode) {
+  g.enable = CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
+  auto rt = Runtime(8);
+  Status s = rt->OnContextCreated(ctx_a_, 0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("NVreg_RestrictProfilingToAdminUsers=0"),
+            std::string::npos)
+      << s.message();
+  EXPECT_TRUE(rt->disabled());
+  EXPECT_FALSE(Launch(*rt, ctx_a_, 1));
+  EXPECT_EQ(g.starts, 0);
+  std::vector<std::string> w = rt->TakeWarnings();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], s.message());
+  EXPECT_TRUE(rt->Flush(true).empty());
+}
+
+// Confidential computing reported by the device-support query: never even
+// enables the profiler.
+TEST_F(CounterSessionTest, UnsupportedDeviceNeverEnables) {
+  g.confidential = CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED;
+  auto rt = Runtime(8);
+  Status s = rt->OnContextCreated(ctx_a_, 0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("confidential"), std::string::npos);
+  EXPECT_EQ(g.enables, 0);
+  EXPECT_TRUE(rt->disabled());
+}
+
+// cuptiProfilerInitialize failing makes Create fail with the line.
+TEST_F(CounterSessionTest, ProfilerInitializeFailureIsReported) {
+  g.profiler_initialize = CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED;
+  StatusOr<std::unique_ptr<CountersRuntime>> r =
+      CountersRuntime::Create(api_, CountersOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(r.status().message().find("another CUPTI"), std::string::npos);
+}
+
+// Hardware holds two ranges, the session expected four: the third decode
+// overflows. The two stored ranges keep their launches, the lost one is
+// counted, and profiling continues into a fresh image.
+TEST_F(CounterSessionTest, RangeOverflowDecodesAndContinues) {
+  g.hw_capacity = 2;
+  auto rt = Runtime(4);
+  ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
+  for (uint64_t corr = 1; corr <= 4; ++corr)
+    EXPECT_TRUE(Launch(*rt, ctx_a_, corr));
+  std::map<uint64_t, KernelCounters> got = ByCorrelation(rt->Flush(true));
+  // Launch 3 (ordinal 2) was dropped by the hardware; launch 4 (ordinal 3)
+  // landed in the fresh image.
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got.at(1).dram_read_bytes, 0u);
+  EXPECT_EQ(got.at(2).dram_read_bytes, 1000u);
+  EXPECT_EQ(got.count(3), 0u);
+  EXPECT_EQ(got.at(4).dram_read_bytes, 3000u);
+  EXPECT_EQ(rt->session_stats().ranges_dropped, 1u);
+  bool said = false;
+  for (const std::string& w : rt->TakeWarnings()) {
+    said = said || w.find("overflowed") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
+// CUPTI stores fewer ranges than launches recorded, with no overflow
+// reported: the image's results are dropped, never shifted onto the wrong
+// kernels.
+TEST_F(CounterSessionTest, RangeCountMismatchDropsInsteadOfMisattributing) {
+  g.lose_on_decode = 1;
+  auto rt = Runtime(3);
+  ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
+  for (uint64_t corr = 1; corr <= 3; ++corr) Launch(*rt, ctx_a_, corr);
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 4));
+  std::map<uint64_t, KernelCounters> got = ByCorrelation(rt->Flush(true));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got.at(4).dram_read_bytes, 3000u);
+  EXPECT_EQ(rt->session_stats().ranges_dropped, 3u);
+  bool said = false;
+  for (const std::string& w : rt->TakeWarnings()) {
+    said = said || w.find("rather than attributed") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
+// A launch arriving while another is being profiled on the same context is
+// not made to wait: it runs unprofiled.
+TEST_F(CounterSessionTest, ConcurrentLaunchOnSameContextIsNotBlocked) {
+  auto rt = Runtime(8);
+  ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
+  ASSERT_TRUE(rt->OnKernelLaunchBegin(ctx_a_, 1, LaunchInfo{"k", "", false}));
+  bool other = true;
+  std::thread t([&] {
+    other = rt->OnKernelLaunchBegin(ctx_a_, 2, LaunchInfo{"k", "", false});
+  });
+  t.join();
+  EXPECT_FALSE(other);
+  rt->OnKernelLaunchEnd(ctx_a_, 1);
+  EXPECT_EQ(rt->session_stats().busy_skipped, 1u);
+  EXPECT_EQ(rt->Flush(true).size(), 1u);
+}
+
+// Kernels the selector rejects never reach the range profiler.
+TEST_F(CounterSessionTest, UnselectedKernelsRunUnprofiled) {
+  SelectorConfig sel;
+  sel.kernel_include = "gemm";
+  auto rt = Runtime(8, sel);
+  ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
+  EXPECT_FALSE(Launch(*rt, ctx_a_, 1, "softmax"));
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 2, "gemm_bf16"));
+  EXPECT_EQ(g.starts, 1);
+  EXPECT_EQ(rt->selector_stats().filtered_name, 1u);
+  std::vector<KernelCounters> got = rt->Flush(true);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].correlation_id, 2u);
+}
+
+// A periodic flush asks for the partial image; it arrives with the next
+// launch's end, and a destroyed context's data still reaches the flush.
+TEST_F(CounterSessionTest, PartialImagesArriveAfterFlushRequestAndDestroy) {
+  auto rt = Runtime(64);
+  ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
+  ASSERT_TRUE(rt->OnContextCreated(ctx_b_, 1).ok());
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 1));
+  EXPECT_TRUE(rt->Flush().empty());  // requested, not yet handed over
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 2));
+  std::vector<KernelCounters> first = rt->Flush();
+  ASSERT_EQ(first.size(), 2u);
+
+  EXPECT_TRUE(Launch(*rt, ctx_b_, 3));
+  rt->OnContextDestroyed(ctx_b_);
+  EXPECT_FALSE(Launch(*rt, ctx_b_, 4));  // context gone: not profiled
+  std::vector<KernelCounters> second = rt->Flush();
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].correlation_id, 3u);
+  EXPECT_EQ(second[0].device_id, 1u);
+  EXPECT_EQ(rt->session_stats().evaluated, 3u);
+}
+
+// A chip this CUPTI does not know: counters mode off with the chip named.
+TEST_F(CounterSessionTest, UnknownChipFallsBackWithItsName) {
+  g.chip = "GZ999";
+  auto rt = Runtime(8);
+  Status s = rt->OnContextCreated(ctx_a_, 0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("GZ999"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("using trace mode"), std::string::npos);
+  EXPECT_TRUE(rt->disabled());
+}
+
+}  // namespace
+}  // namespace rooftrace::counters
