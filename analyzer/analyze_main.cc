@@ -1,19 +1,154 @@
+// `rooftrace analyze`: the kernel table, phase summary, roofline SVG and
+// HTML report of one run of a store or of a .rft trace.
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "analyzer/analyze.h"
+#include "analyzer/input.h"
+#include "analyzer/report.h"
+#include "analyzer/report_format.h"
+#include "analyzer/roofline_svg.h"
 #include "base/cli.h"
 #include "cli/subcommands.h"
 
+namespace po = boost::program_options;
+
 namespace rooftrace {
+namespace analyzer {
+
+int ExitCodeFor(const Status& status) {
+  return status.code() == StatusCode::kInternal ? kExitFailure : kExitUsage;
+}
+
+Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) {
+    return InvalidArgument(path + ": cannot write (does the directory exist "
+                                  "and is it writable?)");
+  }
+  f << text;
+  f.close();
+  if (!f) return InvalidArgument(path + ": write failed (disk full?)");
+  return OkStatus();
+}
+
+StatusOr<AnalyzedInput> OpenAndReport(const std::string& path,
+                                      const std::string& device_profile,
+                                      const ReportOptions& base_options) {
+  AnalyzedInput out;
+  ReportOptions options = base_options;
+  InputOptions input_options;
+  RT_ASSIGN_OR_RETURN(const InputKind kind, DetectInputKind(path));
+  if (!device_profile.empty()) {
+    RT_ASSIGN_OR_RETURN(RoofTable roofs, LoadRoofTable(device_profile));
+    options.reannotate = std::move(roofs);
+    // A trace is annotated by the ingest with the profile file itself.
+    if (kind == InputKind::kTrace && options.reannotate->source.rfind("datasheet:", 0) != 0) {
+      input_options.device_profile_path = device_profile;
+    }
+  }
+  RT_ASSIGN_OR_RETURN(out.input, AnalyzerInput::Open(path, input_options));
+  RT_ASSIGN_OR_RETURN(out.report, BuildReport(out.input->store(), options));
+  out.report.header.input = path;
+  out.report.header.input_kind = kind == InputKind::kStore ? "store" : "trace";
+  out.report.header.ingest_warning = out.input->ingest_warning();
+  return out;
+}
+
+}  // namespace analyzer
 
 int AnalyzeMain(int argc, char** argv) {
-  return PlaceholderMain("analyze", "rooftrace analyze STORE|FILE.rft",
-                         "the analyzer is not built yet", argc, argv);
-}
-int DiffMain(int argc, char** argv) {
-  return PlaceholderMain("diff", "rooftrace diff BASELINE CANDIDATE",
-                         "the analyzer is not built yet", argc, argv);
-}
-int ExportMain(int argc, char** argv) {
-  return PlaceholderMain("export", "rooftrace export STORE|FILE.rft",
-                         "the analyzer is not built yet", argc, argv);
+  using namespace analyzer;
+  CommandSpec spec;
+  spec.name = "analyze";
+  spec.usage =
+      "rooftrace analyze STORE|FILE.rft [--run ID] [--by "
+      "kernel|family|phase|nvtx|step] [--top N] [--format table|csv|json] "
+      "[--device-profile P] [--svg roofline.svg] [--html report.html]";
+  spec.summary =
+      "Reports where a run's GPU time goes and how far each kernel is from "
+      "its roof: per group the count, total and mean time, FLOPs, bytes, "
+      "arithmetic intensity, achieved TFLOP/s and GB/s, % of roof, bound and "
+      "phase; a header with the device, the roofs and their source, the "
+      "FLOP/byte sources and the import statistics; and a prefill/decode "
+      "summary. Reads a run store (SQLite) or a raw .rft trace, told apart by "
+      "content.";
+  spec.epilog =
+      "Examples:\n"
+      "  rooftrace analyze run.sqlite\n"
+      "  rooftrace analyze run.rft --by kernel --top 20\n"
+      "  rooftrace analyze runs.sqlite --run 3 --format json > run3.json\n"
+      "  rooftrace analyze run.sqlite --html report.html --svg roofline.svg\n"
+      "  rooftrace analyze run.sqlite --device-profile h100.json   "
+      "(re-annotate with calibrated roofs)";
+  std::string input, by, format, device_profile, svg_path, html_path;
+  int64_t run_id = -1;
+  size_t top = 0;
+  spec.options.add_options()
+      ("run", po::value<int64_t>(&run_id), "run id (default: the latest run)")
+      ("by", po::value<std::string>(&by)->default_value("family"),
+       "group by kernel, family, phase, nvtx or step")
+      ("top", po::value<size_t>(&top)->default_value(0),
+       "show only the N groups with the most time (0: all)")
+      ("format", po::value<std::string>(&format)->default_value("table"),
+       "table, csv or json (on stdout)")
+      ("device-profile", po::value<std::string>(&device_profile),
+       "recompute roofs and bounds with a calibrated profile (rooftrace "
+       "calibrate) or a datasheet key (h100-sxm)")
+      ("svg", po::value<std::string>(&svg_path), "write the roofline plot (SVG)")
+      ("html", po::value<std::string>(&html_path),
+       "write a self-contained HTML report");
+  spec.hidden.add_options()("input", po::value<std::string>(&input));
+  spec.positional.add("input", 1);
+  po::variables_map vm;
+  if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
+    return *rc;
+  }
+  auto fail = [](const std::string& message, int code = kExitUsage) {
+    std::cerr << "rooftrace analyze: " << message << "\n";
+    return code;
+  };
+  if (input.empty()) {
+    return fail("no input: pass a run store or a .rft trace, e.g. `rooftrace "
+                "analyze run.sqlite`");
+  }
+  ReportOptions options;
+  const std::optional<GroupBy> group_by = GroupByFromName(by);
+  if (!group_by || *group_by == GroupBy::kFamilyShape) {
+    return fail("--by '" + by + "' is not one of kernel, family, phase, nvtx, step");
+  }
+  options.group_by = *group_by;
+  options.top = top;
+  if (vm.count("run")) options.run_id = run_id;
+  if (format != "table" && format != "csv" && format != "json") {
+    return fail("--format '" + format + "' is not one of table, csv, json");
+  }
+  StatusOr<AnalyzedInput> analyzed = OpenAndReport(input, device_profile, options);
+  if (!analyzed.ok()) {
+    return fail(analyzed.status().message(), ExitCodeFor(analyzed.status()));
+  }
+  const Report& report = analyzed->report;
+  if (!report.header.ingest_warning.empty()) {
+    std::cerr << "rooftrace analyze: warning: " << report.header.ingest_warning
+              << "\n";
+  }
+  MakeReportWriter(format)->Write(report, std::cout);
+  if (!svg_path.empty()) {
+    const Status st = WriteTextFile(
+        svg_path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
+                      RenderRooflineSvg(report));
+    if (!st.ok()) return fail("--svg " + st.message());
+  }
+  if (!html_path.empty()) {
+    std::ostringstream html;
+    MakeReportWriter("html")->Write(report, html);
+    const Status st = WriteTextFile(html_path, html.str());
+    if (!st.ok()) return fail("--html " + st.message());
+  }
+  return kExitOk;
 }
 
 }  // namespace rooftrace

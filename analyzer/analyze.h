@@ -1,0 +1,35 @@
+// Shared steps of the analyzer's subcommands (analyze, diff, export): open an
+// input (store or trace), build its report, map errors to exit codes, write
+// output files.
+#ifndef ROOFTRACE_ANALYZER_ANALYZE_H_
+#define ROOFTRACE_ANALYZER_ANALYZE_H_
+
+#include <memory>
+#include <string>
+
+#include "analyzer/input.h"
+#include "analyzer/report.h"
+#include "base/status.h"
+
+namespace rooftrace::analyzer {
+
+// An opened input and its report; the input keeps a temporary store alive.
+struct AnalyzedInput {
+  std::unique_ptr<AnalyzerInput> input;
+  Report report;
+};
+
+// Opens `path`, applies --device-profile (empty: none) and builds the report.
+StatusOr<AnalyzedInput> OpenAndReport(const std::string& path,
+                                      const std::string& device_profile,
+                                      const ReportOptions& options);
+
+// kExitUsage (2) for bad input, kExitFailure (1) for internal errors.
+int ExitCodeFor(const Status& status);
+
+// Writes `text` to `path`; errors name the path.
+Status WriteTextFile(const std::string& path, const std::string& text);
+
+}  // namespace rooftrace::analyzer
+
+#endif  // ROOFTRACE_ANALYZER_ANALYZE_H_

@@ -1,0 +1,58 @@
+// Opens what the user passed to analyze / export / diff: a run store
+// (SQLite) or a raw trace (.rft), told apart by content, never by extension.
+// A trace is ingested into a temporary store (collector/ingest.h) that lives
+// as long as the AnalyzerInput.
+//
+// Owned by one command; not thread-safe. The trap: the temporary store is
+// deleted in the destructor, so keep the AnalyzerInput alive while reading.
+#ifndef ROOFTRACE_ANALYZER_INPUT_H_
+#define ROOFTRACE_ANALYZER_INPUT_H_
+
+#include <memory>
+#include <string>
+
+#include "analyzer/store_reader.h"
+#include "base/status.h"
+
+namespace rooftrace::analyzer {
+
+enum class InputKind { kStore, kTrace };
+
+// Classifies a file by its first bytes: "SQLite format 3\0" is a store, a
+// first byte 0x0A (the Trace.packet tag) is a trace. Errors name the file.
+StatusOr<InputKind> DetectInputKind(const std::string& path);
+
+struct InputOptions {
+  // Device profile for annotating a trace (empty: datasheet roofs).
+  std::string device_profile_path;
+};
+
+class AnalyzerInput {
+ public:
+  ~AnalyzerInput();
+  AnalyzerInput(const AnalyzerInput&) = delete;
+  AnalyzerInput& operator=(const AnalyzerInput&) = delete;
+
+  // Opens `path` (store or trace).
+  static StatusOr<std::unique_ptr<AnalyzerInput>> Open(
+      const std::string& path, const InputOptions& options);
+
+  StoreReader& store() { return store_; }
+  InputKind kind() const { return kind_; }
+  const std::string& path() const { return path_; }
+  // For a trace: where the file broke, when it did (already user-readable).
+  const std::string& ingest_warning() const { return ingest_warning_; }
+
+ private:
+  AnalyzerInput() = default;
+
+  StoreReader store_;
+  InputKind kind_ = InputKind::kStore;
+  std::string path_;
+  std::string temp_dir_;  // non-empty for an ingested trace
+  std::string ingest_warning_;
+};
+
+}  // namespace rooftrace::analyzer
+
+#endif  // ROOFTRACE_ANALYZER_INPUT_H_

@@ -1,0 +1,368 @@
+#include "analyzer/report.h"
+
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+
+#include "collector/kernel_names.h"
+
+namespace rooftrace::analyzer {
+namespace {
+
+// Bits of a group's FLOP / byte sources.
+constexpr int kSourceCounters = 1;
+constexpr int kSourceAnalytic = 2;
+constexpr int kSourceNone = 4;
+
+int SourceBit(std::string_view s) {
+  if (s == "counters") return kSourceCounters;
+  if (s == "analytic") return kSourceAnalytic;
+  return kSourceNone;
+}
+
+std::string SourceName(int bits) {
+  std::string out;
+  if (bits & kSourceCounters) out = "counters";
+  if (bits & kSourceAnalytic) out += out.empty() ? "analytic" : "+analytic";
+  if (out.empty()) out = "none";
+  return out;
+}
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const {
+    return std::hash<std::string_view>()(s);
+  }
+};
+
+// Sums of one group; Finish() derives the row.
+struct Accumulator {
+  std::string name;
+  std::string family;
+  std::string shape;
+  int64_t count = 0;
+  int64_t time_ns = 0;
+  double flops = 0;
+  int64_t flops_n = 0;
+  int64_t flops_time_ns = 0;
+  double bytes = 0;
+  int64_t bytes_n = 0;
+  int64_t bytes_time_ns = 0;
+  double ai_flops = 0;  // over kernels with both known
+  double ai_bytes = 0;
+  double fraction_weighted = 0;  // sum of fraction * t
+  int64_t fraction_time_ns = 0;
+  std::array<int64_t, kNumPhases> phase_ns{};
+  std::array<int64_t, kNumBounds> bound_ns{};
+  std::vector<std::pair<std::string, double>> precision_flops;
+  int flops_sources = 0;
+  int bytes_sources = 0;
+
+  void Add(const KernelView& k, std::optional<double> fraction,
+           std::string_view bound) {
+    ++count;
+    const int64_t t = k.duration_ns;
+    time_ns += t;
+    if (k.flops) {
+      flops += *k.flops;
+      ++flops_n;
+      flops_time_ns += t;
+      if (!k.precision.empty() && *k.flops > 0) {
+        bool found = false;
+        for (auto& [p, f] : precision_flops) {
+          if (p == k.precision) {
+            f += *k.flops;
+            found = true;
+            break;
+          }
+        }
+        if (!found) precision_flops.emplace_back(std::string(k.precision), *k.flops);
+      }
+    }
+    if (k.dram_bytes) {
+      bytes += *k.dram_bytes;
+      ++bytes_n;
+      bytes_time_ns += t;
+    }
+    if (k.flops && k.dram_bytes) {
+      ai_flops += *k.flops;
+      ai_bytes += *k.dram_bytes;
+    }
+    if (fraction) {
+      fraction_weighted += *fraction * static_cast<double>(t);
+      fraction_time_ns += t;
+    }
+    phase_ns[PhaseIndex(k.phase)] += t;
+    bound_ns[BoundIndex(bound)] += t;
+    flops_sources |= SourceBit(k.flops_source);
+    bytes_sources |= SourceBit(k.bytes_source);
+  }
+
+  GroupRow Finish(const std::string& key, int64_t run_total_ns) const {
+    GroupRow r;
+    r.key = key;
+    r.name = name;
+    r.family = family;
+    r.shape = shape;
+    r.count = count;
+    r.total_ns = time_ns;
+    r.mean_ns = count ? static_cast<double>(time_ns) / count : 0;
+    r.time_share = run_total_ns > 0
+                       ? static_cast<double>(time_ns) / run_total_ns
+                       : 0;
+    if (flops_n) r.flops = flops;
+    if (bytes_n) r.bytes = bytes;
+    if (ai_bytes > 0) r.ai = ai_flops / ai_bytes;
+    if (flops_n && flops_time_ns > 0) {
+      r.achieved_flops_per_s = flops / (flops_time_ns * 1e-9);
+    }
+    if (bytes_n && bytes_time_ns > 0) {
+      r.achieved_bytes_per_s = bytes / (bytes_time_ns * 1e-9);
+    }
+    if (fraction_time_ns > 0) {
+      r.fraction_of_roof = fraction_weighted / fraction_time_ns;
+    }
+    double best = -1;
+    for (const auto& [p, f] : precision_flops) {
+      if (f > best) {
+        best = f;
+        r.precision = p;
+      }
+    }
+    int best_phase = 0;
+    for (int i = 1; i < kNumPhases; ++i) {
+      if (phase_ns[i] > phase_ns[best_phase]) best_phase = i;
+    }
+    r.phase = kPhaseNames[best_phase];
+    r.phase_share = time_ns > 0
+                        ? static_cast<double>(phase_ns[best_phase]) / time_ns
+                        : 0;
+    r.phase_time_ns = phase_ns;
+    int best_bound = 0;
+    for (int i = 1; i < kNumBounds; ++i) {
+      if (bound_ns[i] > bound_ns[best_bound]) best_bound = i;
+    }
+    r.bound = kBoundNames[best_bound];
+    r.flops_source = SourceName(flops_sources);
+    r.bytes_source = SourceName(bytes_sources);
+    return r;
+  }
+};
+
+using GroupMap = std::unordered_map<std::string, Accumulator, StringHash,
+                                    std::equal_to<>>;
+
+// Family of a kernel row: the stored one, else derived (cached per name, so
+// 10 million rows of the same kernels demangle a handful of times).
+class FamilyCache {
+ public:
+  std::string_view Get(const KernelView& k) {
+    if (!k.family.empty()) return k.family;
+    auto it = cache_.find(k.name);
+    if (it == cache_.end()) {
+      it = cache_.emplace(std::string(k.name), KernelFamily(k.name)).first;
+    }
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<std::string, std::string, StringHash, std::equal_to<>>
+      cache_;
+};
+
+Accumulator& Lookup(GroupMap& map, std::string_view key, bool* inserted) {
+  auto it = map.find(key);
+  *inserted = it == map.end();
+  if (*inserted) it = map.emplace(std::string(key), Accumulator()).first;
+  return it->second;
+}
+
+std::vector<GroupRow> SortedRows(const GroupMap& map, int64_t total_ns) {
+  std::vector<GroupRow> rows;
+  rows.reserve(map.size());
+  for (const auto& [key, acc] : map) rows.push_back(acc.Finish(key, total_ns));
+  std::sort(rows.begin(), rows.end(), [](const GroupRow& a, const GroupRow& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    return a.key < b.key;
+  });
+  return rows;
+}
+
+}  // namespace
+
+const char* GroupByName(GroupBy g) {
+  switch (g) {
+    case GroupBy::kKernel: return "kernel";
+    case GroupBy::kFamily: return "family";
+    case GroupBy::kPhase: return "phase";
+    case GroupBy::kNvtx: return "nvtx";
+    case GroupBy::kStep: return "step";
+    case GroupBy::kFamilyShape: return "family+shape";
+  }
+  return "family";
+}
+
+std::optional<GroupBy> GroupByFromName(std::string_view name) {
+  for (GroupBy g : {GroupBy::kKernel, GroupBy::kFamily, GroupBy::kPhase,
+                    GroupBy::kNvtx, GroupBy::kStep, GroupBy::kFamilyShape}) {
+    if (name == GroupByName(g)) return g;
+  }
+  return std::nullopt;
+}
+
+int PhaseIndex(std::string_view phase) {
+  for (int i = 0; i < kNumPhases - 1; ++i) {
+    if (phase == kPhaseNames[i]) return i;
+  }
+  return kNumPhases - 1;
+}
+
+int BoundIndex(std::string_view bound) {
+  for (int i = 0; i < kNumBounds - 1; ++i) {
+    if (bound == kBoundNames[i]) return i;
+  }
+  return kNumBounds - 1;
+}
+
+StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
+  Report report;
+  report.group_by = options.group_by;
+  RT_ASSIGN_OR_RETURN(const RunInfo run, store.ResolveRun(options.run_id));
+  ReportHeader& h = report.header;
+  h.run = run;
+  RT_ASSIGN_OR_RETURN(h.device_name, store.DeviceName(run.run_id));
+  if (h.device_name.empty()) h.device_name = run.device_name;
+  RT_ASSIGN_OR_RETURN(const std::vector<RoofRow> roof_rows,
+                      store.Roofs(run.run_id));
+  if (options.reannotate) {
+    h.roofs = *options.reannotate;
+    h.reannotated = true;
+  } else {
+    h.roofs = RoofTableFromStore(roof_rows, run.roof_source);
+  }
+  RT_ASSIGN_OR_RETURN(h.import_stats, store.ImportStats(run.run_id));
+  for (const auto& [name, value] : h.import_stats) {
+    if (name.rfind("producer_dropped_", 0) == 0) h.dropped += value;
+    if (name.rfind("unmatched_", 0) == 0) h.unmatched += value;
+  }
+
+  GroupMap groups;
+  GroupMap families;
+  GroupMap phases;
+  FamilyCache family_cache;
+  std::string key_buf;
+  const bool need_families =
+      options.with_families && options.group_by != GroupBy::kFamily;
+  const RoofTable* reannotate =
+      options.reannotate ? &*options.reannotate : nullptr;
+
+  Status scan = store.ForEachKernel(run.run_id, [&](const KernelView& k) {
+    std::optional<double> fraction = k.fraction_of_roof;
+    std::string_view bound = k.bound;
+    if (reannotate) {
+      const KernelAnnotation a = AnnotateKernel(*reannotate, k.precision,
+                                                k.flops, k.dram_bytes,
+                                                k.duration_ns);
+      fraction = a.fraction_of_roof;
+      bound = a.bound;
+    }
+    ++report.kernel_count;
+    report.total_ns += k.duration_ns;
+    if (k.flops) ++report.kernels_with_flops;
+    if (k.dram_bytes) ++report.kernels_with_bytes;
+
+    const std::string_view family = family_cache.Get(k);
+    std::string_view key;
+    switch (options.group_by) {
+      case GroupBy::kKernel: key = k.name; break;
+      case GroupBy::kFamily: key = family; break;
+      case GroupBy::kPhase:
+        key = kPhaseNames[PhaseIndex(k.phase)];
+        break;
+      case GroupBy::kNvtx:
+        key = k.nvtx_path.empty() ? std::string_view("(no range)")
+                                  : k.nvtx_path;
+        break;
+      case GroupBy::kStep:
+        key_buf = k.step_id ? std::to_string(*k.step_id) : "(no step)";
+        key = key_buf;
+        break;
+      case GroupBy::kFamilyShape:
+        key_buf.assign(family);
+        key_buf += '|';
+        key_buf.append(k.shape);
+        key = key_buf;
+        break;
+    }
+    bool inserted = false;
+    Accumulator& g = Lookup(groups, key, &inserted);
+    if (inserted) {
+      g.family = std::string(family);
+      g.shape = std::string(k.shape);
+      switch (options.group_by) {
+        case GroupBy::kKernel:
+          g.name = ShortKernelName(k.demangled.empty() ? k.name : k.demangled);
+          break;
+        case GroupBy::kFamily:
+        case GroupBy::kFamilyShape:
+          g.name = std::string(family);
+          break;
+        case GroupBy::kStep:
+          g.name = k.step_id ? "step " + key_buf : key_buf;
+          break;
+        default:
+          g.name = std::string(key);
+      }
+    }
+    g.Add(k, fraction, bound);
+    if (need_families) {
+      Accumulator& f = Lookup(families, family, &inserted);
+      if (inserted) f.name = f.family = std::string(family);
+      f.Add(k, fraction, bound);
+    }
+    Accumulator& p =
+        Lookup(phases, kPhaseNames[PhaseIndex(k.phase)], &inserted);
+    p.Add(k, fraction, bound);
+    return OkStatus();
+  });
+  RT_RETURN_IF_ERROR(scan);
+
+  if (report.kernel_count == 0) {
+    return InvalidArgument(store.display_name() + ": run " +
+                           std::to_string(run.run_id) +
+                           " has no kernels (empty run); check that the "
+                           "profiled program launched GPU work, or pick "
+                           "another run with --run");
+  }
+
+  report.groups = SortedRows(groups, report.total_ns);
+  if (options.with_families) {
+    report.families = options.group_by == GroupBy::kFamily
+                          ? report.groups
+                          : SortedRows(families, report.total_ns);
+  }
+  if (options.top > 0 && report.groups.size() > options.top) {
+    for (size_t i = options.top; i < report.groups.size(); ++i) {
+      ++report.groups_omitted;
+      report.omitted_ns += report.groups[i].total_ns;
+    }
+    report.groups.resize(options.top);
+  }
+  for (int i = 0; i < kNumPhases; ++i) {
+    auto it = phases.find(std::string_view(kPhaseNames[i]));
+    if (it == phases.end()) continue;
+    const GroupRow row = it->second.Finish(kPhaseNames[i], report.total_ns);
+    PhaseRow p;
+    p.phase = kPhaseNames[i];
+    p.count = row.count;
+    p.time_ns = row.total_ns;
+    p.share = row.time_share;
+    p.ai = row.ai;
+    p.fraction_of_roof = row.fraction_of_roof;
+    p.achieved_flops_per_s = row.achieved_flops_per_s;
+    report.phases.push_back(std::move(p));
+  }
+  return report;
+}
+
+}  // namespace rooftrace::analyzer

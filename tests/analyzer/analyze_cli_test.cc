@@ -1,0 +1,341 @@
+// `rooftrace analyze` end to end on the golden store: table, CSV and JSON
+// cells against hand-computed values, the SVG and HTML outputs (well-formed,
+// self-contained, rendered headless), and bad input with exit code 2.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "base/json.h"
+#include "cli/subcommands.h"
+#include "tests/analyzer/golden_store.h"
+#include "tests/analyzer/xml_check.h"
+
+namespace rooftrace {
+namespace {
+
+using testing::ReadFile;
+using testing::RunMain;
+using testing::TempDir;
+using testing::TestStore;
+
+std::vector<std::string> Words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  std::string w;
+  while (in >> w) out.push_back(w);
+  return out;
+}
+
+std::vector<std::string> SplitCsv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, ',')) out.push_back(cell);
+  if (!line.empty() && line.back() == ',') out.push_back("");
+  return out;
+}
+
+std::string LineStartingWith(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) return line;
+  }
+  return "";
+}
+
+class AnalyzeCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempDir("analyze-cli");
+    store_ = dir_ + "/golden.sqlite";
+    TestStore s(store_);
+    testing::BuildGoldenRun(s);
+    s.AddRun(2, "Test GPU 2TB");  // empty run
+  }
+  int Analyze(std::vector<std::string> args, std::string* out,
+              std::string* err = nullptr) {
+    std::string ignored;
+    return RunMain(AnalyzeMain, "analyze", args, out, err ? err : &ignored);
+  }
+
+  void TearDown() override { testing::RemoveTempDir(dir_); }
+
+  std::string dir_;
+  std::string store_;
+};
+
+// The family table: every cell of the GEMM row, hand-computed.
+TEST_F(AnalyzeCliTest, TableCellsMatchHandComputedValues) {
+  std::string out;
+  ASSERT_EQ(Analyze({store_, "--run", "1"}, &out), 0) << out;
+  EXPECT_EQ(Words(LineStartingWith(out, "ampere_bf16_s16816gemm")),
+            (std::vector<std::string>{
+                "ampere_bf16_s16816gemm", "5",
+                "0.340",    // 340 us
+                "67.7",     // 340 / 502 us
+                "68.00",    // mean us
+                "150.400",  // 3 x 50 + 2 x 0.2 GFLOP
+                "340.000",  // 3 x 100 + 2 x 20 MB
+                "442.35",   // 150.4 GFLOP / 340 MB
+                "442.353",  // 150.4 GFLOP / 340 us
+                "1000.0",   // 340 MB / 340 us
+                "50.0", "compute", "prefill", "88%"}));  // 300 of 340 us
+  EXPECT_EQ(Words(LineStartingWith(out, "at::native::elementwise_kernel")),
+            (std::vector<std::string>{
+                "at::native::elementwise_kernel<CUDAFunctor_add>", "2", "0.160",
+                "31.9", "80.00", "-", "80.000", "-", "-", "500.0", "25.0",
+                "memory", "decode"}));
+  EXPECT_NE(out.find("  device:   Test GPU 2TB\n"), std::string::npos);
+  EXPECT_NE(out.find("  roofs:    datasheet:test\n"), std::string::npos);
+  EXPECT_NE(out.find("DRAM 2 TB/s; bf16_tc 1 PFLOP/s (ridge 500.0); fp32 50 "
+                     "TFLOP/s (ridge 25.0)"),
+            std::string::npos);
+  EXPECT_NE(out.find("  import:   dropped 4, unmatched 2\n"), std::string::npos);
+  EXPECT_NE(out.find("5 of 8 kernels have FLOPs, 7 have bytes"), std::string::npos);
+  // Phase summary: prefill 300 us of 502, AI 500, 50 %; decode AI 10, 30 %.
+  EXPECT_EQ(Words(LineStartingWith(out, "prefill ")),
+            (std::vector<std::string>{"prefill", "3", "0.300", "59.8", "500.00",
+                                      "50.0", "500.000"}));
+  EXPECT_EQ(Words(LineStartingWith(out, "decode ")),
+            (std::vector<std::string>{"decode", "4", "0.200", "39.8", "10.00",
+                                      "30.0", "10.000"}));
+}
+
+// CSV keeps raw units in every column.
+TEST_F(AnalyzeCliTest, CsvColumnsCarryRawUnits) {
+  std::string out;
+  ASSERT_EQ(Analyze({store_, "--run", "1", "--format", "csv"}, &out), 0);
+  std::istringstream in(out);
+  std::string header, gemm;
+  std::getline(in, header);
+  std::getline(in, gemm);
+  const std::vector<std::string> h = SplitCsv(header);
+  const std::vector<std::string> v = SplitCsv(gemm);
+  ASSERT_EQ(h.size(), 20u);
+  ASSERT_EQ(v.size(), h.size()) << gemm;
+  auto cell = [&](const std::string& name) {
+    for (size_t i = 0; i < h.size(); ++i) {
+      if (h[i] == name) return v[i];
+    }
+    ADD_FAILURE() << "no column " << name;
+    return std::string();
+  };
+  auto num = [&](const std::string& name) { return std::stod(cell(name)); };
+  EXPECT_EQ(cell("name"), "ampere_bf16_s16816gemm");
+  EXPECT_EQ(cell("count"), "5");
+  EXPECT_EQ(cell("total_ns"), "340000");
+  EXPECT_DOUBLE_EQ(num("mean_ns"), 68000);
+  EXPECT_NEAR(num("time_share"), 340000.0 / 502000.0, 1e-9);
+  EXPECT_DOUBLE_EQ(num("flops"), 1.504e11);
+  EXPECT_DOUBLE_EQ(num("bytes"), 3.4e8);
+  EXPECT_NEAR(num("ai"), 1.504e11 / 3.4e8, 1e-6);
+  // %.9g keeps 9 significant digits.
+  EXPECT_NEAR(num("achieved_flops_per_s"), 1.504e11 / 340e-6, 4.5e14 * 1e-8);
+  EXPECT_NEAR(num("achieved_bytes_per_s"), 1e12, 1);
+  EXPECT_DOUBLE_EQ(num("fraction_of_roof"), 0.5);
+  EXPECT_EQ(cell("bound"), "compute");
+  EXPECT_EQ(cell("phase"), "prefill");
+  EXPECT_NEAR(num("phase_share"), 300000.0 / 340000.0, 1e-9);
+  EXPECT_EQ(cell("precision"), "bf16_tc");
+  EXPECT_EQ(cell("flops_source"), "analytic");
+  EXPECT_EQ(cell("bytes_source"), "counters");
+}
+
+// JSON parses strictly and carries the same numbers.
+TEST_F(AnalyzeCliTest, JsonIsStrictAndCarriesTheReport) {
+  std::string out;
+  ASSERT_EQ(Analyze({store_, "--run", "1", "--format", "json", "--by", "kernel"},
+                    &out),
+            0);
+  StatusOr<json::Value> v = json::Parse(out, "analyze.json");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->Find("device")->as_string(), "Test GPU 2TB");
+  EXPECT_EQ(v->Find("dropped")->as_number(), 4);
+  EXPECT_EQ(v->Find("unmatched")->as_number(), 2);
+  EXPECT_EQ(v->Find("kernel_count")->as_number(), 8);
+  EXPECT_EQ(v->Find("roofs")->as_array().size(), 2u);
+  const json::Array& groups = v->Find("groups")->as_array();
+  ASSERT_EQ(groups.size(), 4u);
+  EXPECT_EQ(groups[0].Find("key")->as_string(), testing::kGemmA);
+  EXPECT_DOUBLE_EQ(groups[0].Find("ai")->as_number(), 500);
+  EXPECT_DOUBLE_EQ(groups[0].Find("achieved_flops_per_s")->as_number(), 5e14);
+  EXPECT_TRUE(groups[3].Find("ai")->is_null());  // my_tiny_kernel
+  const json::Array& phases = v->Find("phases")->as_array();
+  ASSERT_EQ(phases.size(), 3u);
+  EXPECT_DOUBLE_EQ(phases[1].Find("fraction_of_roof")->as_number(), 0.3);
+}
+
+double Attr(const std::string& element, const std::string& name) {
+  const std::regex re(name + "=\"([-0-9.]+)\"");
+  std::smatch m;
+  if (!std::regex_search(element, m, re)) return NAN;
+  return std::stod(m[1]);
+}
+
+// The SVG is well-formed, names the roofs and ridges, and places the GEMM
+// family (AI 442) between the fp32 ridge (25) and the bf16 ridge (500),
+// below the bf16 roof.
+TEST_F(AnalyzeCliTest, SvgIsWellFormedAndPlacesThePoint) {
+  std::string out;
+  const std::string svg_path = dir_ + "/roofline.svg";
+  ASSERT_EQ(Analyze({store_, "--run", "1", "--svg", svg_path}, &out), 0);
+  const std::string svg = ReadFile(svg_path);
+  std::string root;
+  EXPECT_EQ(testing::CheckXmlWellFormed(svg, &root), "");
+  EXPECT_EQ(root, "svg");
+  EXPECT_NE(svg.find(">bf16_tc 1 PFLOP/s, ridge 500<"), std::string::npos);
+  EXPECT_NE(svg.find(">fp32 50 TFLOP/s, ridge 25<"), std::string::npos);
+  EXPECT_NE(svg.find(">DRAM 2 TB/s<"), std::string::npos);
+  EXPECT_NE(svg.find("2 families without FLOPs or bytes are not plotted"),
+            std::string::npos);
+
+  // Ridge markers (r=3.5) in roof order (bf16 first), then the one point.
+  const std::regex circle("<circle [^>]*>");
+  std::vector<std::string> ridges, points;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), circle);
+       it != std::sregex_iterator(); ++it) {
+    const std::string c = it->str();
+    if (c.find("r=\"3.5\"") != std::string::npos) ridges.push_back(c);
+    if (c.find("fill-opacity=\"0.6\" stroke=") != std::string::npos &&
+        c.find("<title>") == std::string::npos &&
+        svg.find(c + "<title>ampere") != std::string::npos) {
+      points.push_back(c);
+    }
+  }
+  ASSERT_EQ(ridges.size(), 2u);
+  ASSERT_EQ(points.size(), 1u);
+  const double bf16_x = Attr(ridges[0], "cx"), bf16_y = Attr(ridges[0], "cy");
+  const double fp32_x = Attr(ridges[1], "cx"), fp32_y = Attr(ridges[1], "cy");
+  const double px = Attr(points[0], "cx"), py = Attr(points[0], "cy");
+  EXPECT_LT(fp32_x, px);
+  EXPECT_LT(px, bf16_x);
+  EXPECT_LT(bf16_y, fp32_y);  // higher roof is higher up
+  EXPECT_GT(py, bf16_y);      // below the bf16 roof
+  // Log scale: the ridge distance is log10(500/25) decades, the point sits
+  // log10(442.35/25) decades right of the fp32 ridge.
+  EXPECT_NEAR((px - fp32_x) / (bf16_x - fp32_x),
+              std::log10(442.3529 / 25) / std::log10(500.0 / 25), 0.01);
+  // 442 TFLOP/s is log10(1000/442.35) decades below the 1 PFLOP/s roof, and
+  // 50 TFLOP/s is log10(20) decades below it.
+  EXPECT_NEAR((py - bf16_y) / (fp32_y - bf16_y),
+              std::log10(1000 / 442.3529) / std::log10(20.0), 0.01);
+  EXPECT_NE(svg.find("<title>ampere_bf16_s16816gemm\n5 kernels, 0.340 ms (67.7% "
+                     "of GPU time)\nAI 442.35 FLOP/byte, 442.353 TFLOP/s, "
+                     "1000.0 GB/s\n50.0% of roof, compute-bound, prefill "
+                     "(bf16_tc)</title>"),
+            std::string::npos);
+}
+
+bool HasPngSize(const std::string& png, uint32_t w, uint32_t h) {
+  if (png.size() < 24 || png.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) return false;
+  auto be32 = [&](size_t at) {
+    return (uint32_t(uint8_t(png[at])) << 24) | (uint32_t(uint8_t(png[at + 1])) << 16) |
+           (uint32_t(uint8_t(png[at + 2])) << 8) | uint32_t(uint8_t(png[at + 3]));
+  };
+  return be32(16) == w && be32(20) == h;
+}
+
+// The HTML report is self-contained (no network reference) and renders in
+// headless chromium into a non-trivial screenshot.
+TEST_F(AnalyzeCliTest, HtmlIsSelfContainedAndRendersHeadless) {
+  std::string out;
+  const std::string html_path = dir_ + "/report.html";
+  ASSERT_EQ(Analyze({store_, "--run", "1", "--html", html_path}, &out), 0);
+  const std::string html = ReadFile(html_path);
+  ASSERT_FALSE(html.empty());
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("href="), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  // The only URL is the SVG namespace, which is never fetched.
+  size_t urls = 0;
+  for (size_t p = html.find("http://"); p != std::string::npos;
+       p = html.find("http://", p + 1)) {
+    ++urls;
+    EXPECT_EQ(html.compare(p, 26, "http://www.w3.org/2000/svg"), 0);
+  }
+  EXPECT_EQ(urls, 1u);
+  // The inline SVG is well-formed on its own.
+  const size_t b = html.find("<svg"), e = html.find("</svg>");
+  ASSERT_NE(b, std::string::npos);
+  EXPECT_EQ(testing::CheckXmlWellFormed(html.substr(b, e + 6 - b)), "");
+
+  const char* chromium = "/usr/bin/chromium";
+  if (!std::filesystem::exists(chromium)) {
+    GTEST_SKIP() << "chromium not installed: headless render skipped";
+  }
+  const std::string png = dir_ + "/report.png";
+  const std::string cmd =
+      std::string(chromium) +
+      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking --disable-component-update "
+      "--disable-sync --user-data-dir=" + dir_ + "/chromium-profile" +
+      " --screenshot=" + png + " --window-size=1200,900 file://" + html_path +
+      " >" + dir_ + "/chromium.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadFile(dir_ + "/chromium.log");
+  const std::string image = ReadFile(png);
+  EXPECT_TRUE(HasPngSize(image, 1200, 900));
+  // A blank page compresses to a few kB; text, axes and roofs do not.
+  EXPECT_GT(image.size(), 30000u);
+}
+
+// Bad input: one clear message naming the input, exit code 2.
+TEST_F(AnalyzeCliTest, BadInputExitsWithTwoAndSaysWhy) {
+  std::string out, err;
+  EXPECT_EQ(Analyze({dir_ + "/missing.sqlite"}, &out, &err), 2);
+  EXPECT_NE(err.find(dir_ + "/missing.sqlite: No such file"), std::string::npos) << err;
+
+  const std::string text = dir_ + "/notes.txt";
+  { std::ofstream(text) << "not a trace"; }
+  EXPECT_EQ(Analyze({text}, &out, &err), 2);
+  EXPECT_NE(err.find("not a rooftrace store or trace"), std::string::npos) << err;
+
+  EXPECT_EQ(Analyze({store_, "--run", "7"}, &out, &err), 2);
+  EXPECT_NE(err.find("run 7 not found; runs in this store: 1, 2"), std::string::npos);
+
+  EXPECT_EQ(Analyze({store_, "--run", "2"}, &out, &err), 2);
+  EXPECT_NE(err.find("run 2 has no kernels"), std::string::npos);
+
+  EXPECT_EQ(Analyze({store_, "--by", "colour"}, &out, &err), 2);
+  EXPECT_NE(err.find("--by 'colour' is not one of"), std::string::npos);
+
+  EXPECT_EQ(Analyze({store_, "--format", "xml"}, &out, &err), 2);
+  EXPECT_EQ(Analyze({}, &out, &err), 2);
+  EXPECT_NE(err.find("no input"), std::string::npos);
+
+  EXPECT_EQ(Analyze({store_, "--run", "1", "--svg", dir_ + "/no/such/dir/r.svg"},
+                    &out, &err),
+            2);
+  EXPECT_NE(err.find("r.svg: cannot write"), std::string::npos) << err;
+
+  EXPECT_EQ(Analyze({store_, "--run", "1", "--device-profile", "no-such-gpu"},
+                    &out, &err),
+            2);
+  EXPECT_NE(err.find("--device-profile no-such-gpu: no such file and not a "
+                     "datasheet key"),
+            std::string::npos)
+      << err;
+}
+
+// --device-profile with a datasheet key re-annotates and says so.
+TEST_F(AnalyzeCliTest, DeviceProfileReannotatesAndSaysSo) {
+  std::string out;
+  ASSERT_EQ(Analyze({store_, "--run", "1", "--device-profile", "h100-sxm", "--by",
+                     "kernel"},
+                    &out),
+            0);
+  EXPECT_NE(out.find("roofs:    datasheet:h100-sxm (re-annotated by the analyzer)"),
+            std::string::npos);
+  // GEMM A: 500 TFLOP/s of 989.4 -> 50.5 %.
+  const std::vector<std::string> w =
+      Words(LineStartingWith(out, "ampere_bf16_s16816gemm_bf16_128x128"));
+  ASSERT_EQ(w.size(), 13u);
+  EXPECT_EQ(w[10], "50.5");
+}
+
+}  // namespace
+}  // namespace rooftrace

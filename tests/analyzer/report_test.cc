@@ -1,0 +1,349 @@
+// The report model on the golden run: every column against hand-computed
+// values (tests/analyzer/golden_store.h explains each number).
+#include "analyzer/report.h"
+
+#include <gtest/gtest.h>
+
+#include "analyzer/input.h"
+#include "analyzer/roofs.h"
+#include "tests/analyzer/golden_store.h"
+
+namespace rooftrace::analyzer {
+namespace {
+
+using testing::BuildGoldenRun;
+using testing::TempDir;
+using testing::TestStore;
+
+constexpr int64_t kTotalNs = 3 * 100000 + 2 * 20000 + 2 * 80000 + 2000;  // 502000
+
+class ReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempDir("report");
+    path_ = dir_ + "/golden.sqlite";
+    TestStore s(path_);
+    BuildGoldenRun(s);
+    s.AddRun(2, "Test GPU 2TB");  // a run without kernels
+  }
+
+  Report Build(GroupBy by, size_t top = 0,
+               std::optional<RoofTable> reannotate = std::nullopt,
+               std::optional<int64_t> run = std::nullopt) {
+    StoreReader store;
+    EXPECT_TRUE(store.Open(path_, path_).ok());
+    ReportOptions o;
+    o.group_by = by;
+    o.top = top;
+    o.reannotate = std::move(reannotate);
+    o.run_id = run.value_or(1);
+    StatusOr<Report> r = BuildReport(store, o);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? *r : Report();
+  }
+
+  void TearDown() override { testing::RemoveTempDir(dir_); }
+
+  std::string dir_;
+  std::string path_;
+};
+
+// Grouping by family merges the two GEMM tile variants and derives the
+// elementwise family from the mangled name.
+TEST_F(ReportTest, FamilyGroupsHaveHandComputedNumbers) {
+  const Report r = Build(GroupBy::kFamily);
+  EXPECT_EQ(r.kernel_count, 8);
+  EXPECT_EQ(r.total_ns, kTotalNs);
+  EXPECT_EQ(r.kernels_with_flops, 5);
+  EXPECT_EQ(r.kernels_with_bytes, 7);
+  ASSERT_EQ(r.groups.size(), 3u);
+
+  const GroupRow& g = r.groups[0];
+  EXPECT_EQ(g.name, "ampere_bf16_s16816gemm");
+  EXPECT_EQ(g.count, 5);
+  EXPECT_EQ(g.total_ns, 340000);
+  EXPECT_DOUBLE_EQ(g.mean_ns, 68000);
+  EXPECT_DOUBLE_EQ(g.time_share, 340000.0 / kTotalNs);
+  EXPECT_DOUBLE_EQ(*g.flops, 3 * 5e10 + 2 * 2e8);
+  EXPECT_DOUBLE_EQ(*g.bytes, 3 * 1e8 + 2 * 2e7);
+  EXPECT_DOUBLE_EQ(*g.ai, 1.504e11 / 3.4e8);
+  EXPECT_DOUBLE_EQ(*g.achieved_flops_per_s, 1.504e11 / 340e-6);
+  EXPECT_DOUBLE_EQ(*g.achieved_bytes_per_s, 3.4e8 / 340e-6);  // 1 TB/s
+  EXPECT_DOUBLE_EQ(*g.fraction_of_roof, 0.5);
+  EXPECT_EQ(g.bound, "compute");  // 300 of 340 us are compute-bound
+  EXPECT_EQ(g.phase, "prefill");
+  EXPECT_DOUBLE_EQ(g.phase_share, 300000.0 / 340000.0);
+  EXPECT_EQ(g.phase_time_ns[PhaseIndex("prefill")], 300000);
+  EXPECT_EQ(g.phase_time_ns[PhaseIndex("decode")], 40000);
+  EXPECT_EQ(g.precision, "bf16_tc");
+  EXPECT_EQ(g.flops_source, "analytic");
+  EXPECT_EQ(g.bytes_source, "counters");
+
+  const GroupRow& e = r.groups[1];
+  EXPECT_EQ(e.name, "at::native::elementwise_kernel<CUDAFunctor_add>");
+  EXPECT_EQ(e.count, 2);
+  EXPECT_EQ(e.total_ns, 160000);
+  EXPECT_DOUBLE_EQ(e.mean_ns, 80000);
+  EXPECT_FALSE(e.flops.has_value());
+  EXPECT_DOUBLE_EQ(*e.bytes, 8e7);
+  EXPECT_FALSE(e.ai.has_value());
+  EXPECT_FALSE(e.achieved_flops_per_s.has_value());
+  EXPECT_DOUBLE_EQ(*e.achieved_bytes_per_s, 8e7 / 160e-6);  // 500 GB/s
+  EXPECT_DOUBLE_EQ(*e.fraction_of_roof, 0.25);
+  EXPECT_EQ(e.bound, "memory");
+  EXPECT_EQ(e.phase, "decode");
+  EXPECT_DOUBLE_EQ(e.phase_share, 1.0);
+  EXPECT_EQ(e.precision, "");
+  EXPECT_EQ(e.flops_source, "none");
+
+  const GroupRow& t = r.groups[2];
+  EXPECT_EQ(t.name, "my_tiny_kernel");
+  EXPECT_EQ(t.count, 1);
+  EXPECT_EQ(t.total_ns, 2000);
+  EXPECT_FALSE(t.bytes.has_value());
+  EXPECT_FALSE(t.fraction_of_roof.has_value());
+  EXPECT_EQ(t.bound, "unknown");
+  EXPECT_EQ(t.phase, "unknown");
+
+  // The plotted families are the same rows.
+  ASSERT_EQ(r.families.size(), 3u);
+  EXPECT_EQ(r.families[0].name, "ampere_bf16_s16816gemm");
+}
+
+// Prefill and decode shares, AI over kernels with both FLOPs and bytes, and
+// the time-weighted % of roof.
+TEST_F(ReportTest, PhaseSummaryHasHandComputedNumbers) {
+  const Report r = Build(GroupBy::kFamily);
+  ASSERT_EQ(r.phases.size(), 3u);
+  EXPECT_EQ(r.phases[0].phase, "prefill");
+  EXPECT_EQ(r.phases[0].count, 3);
+  EXPECT_EQ(r.phases[0].time_ns, 300000);
+  EXPECT_DOUBLE_EQ(r.phases[0].share, 300000.0 / kTotalNs);
+  EXPECT_DOUBLE_EQ(*r.phases[0].ai, 500);
+  EXPECT_DOUBLE_EQ(*r.phases[0].fraction_of_roof, 0.5);
+  EXPECT_DOUBLE_EQ(*r.phases[0].achieved_flops_per_s, 1.5e11 / 300e-6);
+
+  EXPECT_EQ(r.phases[1].phase, "decode");
+  EXPECT_EQ(r.phases[1].count, 4);
+  EXPECT_EQ(r.phases[1].time_ns, 200000);
+  EXPECT_DOUBLE_EQ(*r.phases[1].ai, 4e8 / 4e7);
+  // (0.5 * 40 us + 0.25 * 160 us) / 200 us
+  EXPECT_DOUBLE_EQ(*r.phases[1].fraction_of_roof, 0.3);
+  EXPECT_DOUBLE_EQ(*r.phases[1].achieved_flops_per_s, 4e8 / 40e-6);
+
+  EXPECT_EQ(r.phases[2].phase, "unknown");
+  EXPECT_EQ(r.phases[2].count, 1);
+  EXPECT_FALSE(r.phases[2].ai.has_value());
+}
+
+// Header: device, roofs sorted by peak with their ridge, summed import stats.
+TEST_F(ReportTest, HeaderCarriesDeviceRoofsAndImportStats) {
+  const Report r = Build(GroupBy::kFamily);
+  const ReportHeader& h = r.header;
+  EXPECT_EQ(h.device_name, "Test GPU 2TB");
+  EXPECT_EQ(h.roofs.source, "datasheet:test");
+  EXPECT_FALSE(h.reannotated);
+  EXPECT_DOUBLE_EQ(h.roofs.dram_bytes_per_s, 2e12);
+  ASSERT_EQ(h.roofs.roofs.size(), 2u);
+  EXPECT_EQ(h.roofs.roofs[0].precision, "fp32");
+  EXPECT_EQ(h.roofs.roofs[1].precision, "bf16_tc");
+  EXPECT_DOUBLE_EQ(h.roofs.roofs[1].ridge_flops_per_byte, 500);
+  EXPECT_EQ(h.dropped, 4);
+  EXPECT_EQ(h.unmatched, 2);
+  EXPECT_EQ(h.import_stats.size(), 4u);
+  EXPECT_EQ(h.run.command, "python serve.py");
+}
+
+// --by kernel keeps the two GEMM tile variants apart, with display names.
+TEST_F(ReportTest, KernelGroupsSplitTileVariants) {
+  const Report r = Build(GroupBy::kKernel);
+  ASSERT_EQ(r.groups.size(), 4u);
+  EXPECT_EQ(r.groups[0].name, testing::kGemmA);
+  EXPECT_EQ(r.groups[0].count, 3);
+  EXPECT_DOUBLE_EQ(*r.groups[0].ai, 500);
+  EXPECT_DOUBLE_EQ(*r.groups[0].achieved_flops_per_s, 5e14);
+  EXPECT_EQ(r.groups[0].bound, "compute");
+  EXPECT_EQ(r.groups[1].name,
+            "at::native::vectorized_elementwise_kernel<CUDAFunctor_add>");
+  // 67 characters: 38 of the head and 19 of the tail around "...".
+  EXPECT_EQ(r.groups[2].name,
+            "ampere_bf16_s16816gemm_bf16_64x64_slic..._f2f_stages_64x5_nn");
+  EXPECT_EQ(r.groups[2].key, testing::kGemmB);
+  EXPECT_EQ(r.groups[2].family, "ampere_bf16_s16816gemm");
+  EXPECT_DOUBLE_EQ(*r.groups[2].ai, 10);
+  EXPECT_EQ(r.groups[2].bound, "memory");
+  EXPECT_EQ(r.groups[2].phase, "decode");
+  // The plot still gets one point per family.
+  EXPECT_EQ(r.families.size(), 3u);
+}
+
+// --by phase / nvtx / step use the stored columns, with named fallbacks.
+TEST_F(ReportTest, PhaseNvtxAndStepGroups) {
+  Report r = Build(GroupBy::kPhase);
+  ASSERT_EQ(r.groups.size(), 3u);
+  EXPECT_EQ(r.groups[0].key, "prefill");
+  EXPECT_EQ(r.groups[1].key, "decode");
+  EXPECT_EQ(r.groups[1].total_ns, 200000);
+  EXPECT_EQ(r.groups[2].key, "unknown");
+
+  r = Build(GroupBy::kNvtx);
+  ASSERT_EQ(r.groups.size(), 3u);
+  EXPECT_EQ(r.groups[0].key, "forward/prefill");
+  EXPECT_EQ(r.groups[1].key, "forward/decode");
+  EXPECT_EQ(r.groups[1].count, 4);
+  EXPECT_EQ(r.groups[2].key, "(no range)");
+
+  r = Build(GroupBy::kStep);
+  ASSERT_EQ(r.groups.size(), 4u);
+  EXPECT_EQ(r.groups[0].key, "0");
+  EXPECT_EQ(r.groups[0].name, "step 0");
+  EXPECT_EQ(r.groups[1].key, "1");  // 20 + 80 us, tie with step 2 by key
+  EXPECT_EQ(r.groups[1].total_ns, 100000);
+  EXPECT_EQ(r.groups[2].key, "2");
+  EXPECT_EQ(r.groups[3].key, "(no step)");
+}
+
+// --top keeps the N biggest groups and accounts for the rest.
+TEST_F(ReportTest, TopKeepsBiggestGroupsAndCountsTheRest) {
+  const Report r = Build(GroupBy::kFamily, 1);
+  ASSERT_EQ(r.groups.size(), 1u);
+  EXPECT_EQ(r.groups_omitted, 2);
+  EXPECT_EQ(r.omitted_ns, 162000);
+  EXPECT_EQ(r.families.size(), 3u);  // the plot is not truncated
+}
+
+// Re-annotation with the H100 SXM datasheet (bf16 989.4 TFLOP/s, 3.35 TB/s)
+// recomputes every kernel's roof, fraction and bound.
+TEST_F(ReportTest, ReannotationRecomputesFractionsAndBounds) {
+  StatusOr<RoofTable> roofs = LoadRoofTable("h100-sxm");
+  ASSERT_TRUE(roofs.ok()) << roofs.status().message();
+  const Report r = Build(GroupBy::kKernel, 0, *roofs);
+  EXPECT_TRUE(r.header.reannotated);
+  EXPECT_EQ(r.header.roofs.source, "datasheet:h100-sxm");
+  const double ridge = 989.4e12 / 3.35e12;  // 295.3
+  ASSERT_EQ(r.groups.size(), 4u);
+  // GEMM A: AI 500 > ridge -> compute; 500 / 989.4 of the roof.
+  EXPECT_GT(500, ridge);
+  EXPECT_NEAR(*r.groups[0].fraction_of_roof, 500e12 / 989.4e12, 1e-12);
+  EXPECT_EQ(r.groups[0].bound, "compute");
+  // Add kernel: 500 GB/s of 3350 GB/s.
+  EXPECT_NEAR(*r.groups[1].fraction_of_roof, 500e9 / 3350e9, 1e-12);
+  EXPECT_EQ(r.groups[1].bound, "memory");
+  // GEMM B: AI 10 -> roof 33.5 TFLOP/s; 10 / 33.5.
+  EXPECT_NEAR(*r.groups[2].fraction_of_roof, 10e12 / 33.5e12, 1e-12);
+  EXPECT_EQ(r.groups[2].bound, "memory");
+  // Nothing known: still unknown.
+  EXPECT_FALSE(r.groups[3].fraction_of_roof.has_value());
+  EXPECT_EQ(r.groups[3].bound, "unknown");
+}
+
+// The roof model for one kernel, including the latency label.
+TEST(AnnotateKernelTest, RoofModelCases) {
+  RoofTable t;
+  t.dram_bytes_per_s = 2e12;
+  t.roofs.push_back({"bf16_tc", 1000e12, 2e12, 500, "datasheet"});
+  // Compute-bound at half the roof.
+  KernelAnnotation a = AnnotateKernel(t, "bf16_tc", 5e10, 1e8, 100000);
+  EXPECT_DOUBLE_EQ(*a.roof_flops_per_s, 1000e12);
+  EXPECT_DOUBLE_EQ(*a.fraction_of_roof, 0.5);
+  EXPECT_STREQ(a.bound, "compute");
+  // A 3 us kernel at 1 % of the roof: latency.
+  a = AnnotateKernel(t, "bf16_tc", 3e6, 1e6, 3000);  // AI 3, 1 TFLOP/s of 6
+  EXPECT_DOUBLE_EQ(*a.roof_flops_per_s, 6e12);
+  EXPECT_NEAR(*a.fraction_of_roof, 1e12 / 6e12, 1e-12);
+  EXPECT_STREQ(a.bound, "memory");  // 16.7 % is not far below
+  a = AnnotateKernel(t, "bf16_tc", 3e4, 1e4, 3000);  // 10 GFLOP/s of 6 TFLOP/s
+  EXPECT_STREQ(a.bound, "latency");
+  // Bytes only: judged on bandwidth.
+  a = AnnotateKernel(t, "", std::nullopt, 1e6, 1000);
+  EXPECT_DOUBLE_EQ(*a.fraction_of_roof, 0.5);
+  EXPECT_FALSE(a.roof_flops_per_s.has_value());
+  // Precision without a roof and no bytes: unknown.
+  a = AnnotateKernel(t, "fp64", 1e6, std::nullopt, 1000);
+  EXPECT_FALSE(a.fraction_of_roof.has_value());
+  EXPECT_STREQ(a.bound, "unknown");
+}
+
+// A run id that does not exist, and an empty run: clear errors.
+TEST_F(ReportTest, MissingAndEmptyRunsAreErrors) {
+  StoreReader store;
+  ASSERT_TRUE(store.Open(path_, "golden.sqlite").ok());
+  ReportOptions o;
+  o.run_id = 9;
+  StatusOr<Report> r = BuildReport(store, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(r.status().message(),
+            "golden.sqlite: run 9 not found; runs in this store: 1, 2");
+  o.run_id = 2;
+  r = BuildReport(store, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("run 2 has no kernels"), std::string::npos)
+      << r.status().message();
+  // Without --run the latest run (2, empty) is chosen.
+  o.run_id.reset();
+  EXPECT_FALSE(BuildReport(store, o).ok());
+}
+
+// Stores from the future and SQLite files that are not stores are refused.
+TEST(StoreReaderTest, RefusesNewerSchemaAndForeignDatabases) {
+  const std::string dir = TempDir("schema");
+  {
+    TestStore s(dir + "/new.sqlite");
+    s.Exec("UPDATE schema_info SET value = '2' WHERE key = 'schema_version'");
+  }
+  StoreReader a;
+  Status st = a.Open(dir + "/new.sqlite", "new.sqlite");
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("schema version 2 is newer"), std::string::npos);
+
+  {
+    TestStore s(dir + "/foreign.sqlite");
+    s.Exec("DROP TABLE schema_info");
+  }
+  StoreReader b;
+  st = b.Open(dir + "/foreign.sqlite", "foreign.sqlite");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("not a rooftrace store"), std::string::npos);
+  testing::RemoveTempDir(dir);
+}
+
+// Inputs are told apart by content, not by extension.
+TEST(InputTest, DetectsKindByContent) {
+  const std::string dir = TempDir("detect");
+  { TestStore s(dir + "/store.rft"); }  // a store with a trace's extension
+  StatusOr<InputKind> k = DetectInputKind(dir + "/store.rft");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(*k, InputKind::kStore);
+  {
+    FILE* f = std::fopen((dir + "/trace.sqlite").c_str(), "wb");
+    std::fputs("\x0a\x02\x08\x01", f);
+    std::fclose(f);
+  }
+  k = DetectInputKind(dir + "/trace.sqlite");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(*k, InputKind::kTrace);
+  {
+    FILE* f = std::fopen((dir + "/notes.txt").c_str(), "wb");
+    std::fputs("hello", f);
+    std::fclose(f);
+  }
+  k = DetectInputKind(dir + "/notes.txt");
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find("not a rooftrace store or trace"),
+            std::string::npos);
+  {
+    FILE* f = std::fopen((dir + "/empty").c_str(), "wb");
+    std::fclose(f);
+  }
+  k = DetectInputKind(dir + "/empty");
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find("the file is empty"), std::string::npos);
+  k = DetectInputKind(dir + "/missing.sqlite");
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), StatusCode::kNotFound);
+  testing::RemoveTempDir(dir);
+}
+
+}  // namespace
+}  // namespace rooftrace::analyzer
