@@ -1,0 +1,127 @@
+#include "collector/recorder.h"
+
+#include <chrono>
+
+#include "collector/join.h"
+
+namespace rooftrace {
+namespace {
+
+uint64_t NowUnixNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
+    const RecorderOptions& options) {
+  std::unique_ptr<RunRecorder> r(new RunRecorder());
+  r->options_ = options;
+  if (!options.device_profile_path.empty()) {
+    RT_ASSIGN_OR_RETURN(DeviceProfile p,
+                        LoadDeviceProfile(options.device_profile_path));
+    r->profile_ = std::move(p);
+  }
+  RT_ASSIGN_OR_RETURN(r->store_, Store::Open(options.store_path));
+  r->run_.origin = options.origin;
+  r->run_.command = options.command;
+  r->run_.started_unix_ns = NowUnixNs();
+  if (r->profile_) {
+    r->run_.roof_source = "calibrated:" + options.device_profile_path;
+  }
+  RT_ASSIGN_OR_RETURN(r->run_id_, r->store_->BeginRun(r->run_));
+  return r;
+}
+
+const Roofs& RunRecorder::RoofsFor(const std::string& device_name) {
+  auto it = roofs_.find(device_name);
+  if (it != roofs_.end()) return it->second;
+  Roofs roofs = profile_ ? RoofsFromProfile(*profile_,
+                                            options_.device_profile_path)
+                         : RoofsFromDatasheet(device_name);
+  return roofs_.emplace(device_name, std::move(roofs)).first->second;
+}
+
+Status RunRecorder::AddSession(Session* session) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!session->has_hello()) {
+    stats_.Add(session->stats());
+    return OkStatus();
+  }
+  const std::string device_name =
+      session->devices().empty() ? "" : session->devices().front().name();
+  const Roofs& roofs = RoofsFor(device_name);
+  JoinedSession joined =
+      Join(session, roofs, options_.annotate, options_.phases);
+  if (!session->Complete()) {
+    ++session->stats()[ImportStat::k_sessions_incomplete];
+    all_complete_ = false;
+  }
+  stats_.Add(session->stats());
+  ++sessions_;
+  kernels_ += joined.kernels.size();
+  any_counters_ |= joined.any_counters;
+  any_analytic_ |= joined.any_analytic;
+
+  const SessionHeader& h = session->header();
+  if (run_.host.empty()) run_.host = h.host;
+  if (run_.producer_version.empty()) run_.producer_version = h.producer_version;
+  if (run_.command.empty()) run_.command = h.argv;
+  if (run_.device_name.empty()) run_.device_name = device_name;
+  if (run_.roof_source.empty() || run_.roof_source == "none") {
+    run_.roof_source = roofs.source;
+  }
+  if (h.start_unix_ns != 0 &&
+      (sessions_ == 1 || h.start_unix_ns < run_.started_unix_ns)) {
+    run_.started_unix_ns = h.start_unix_ns;
+  }
+  run_.ended_unix_ns = std::max(run_.ended_unix_ns, session->end_unix_ns());
+  if (run_.mode.empty()) {
+    run_.mode = h.mode;
+  } else if (run_.mode != h.mode) {
+    run_.mode = "mixed";
+  }
+  for (const wire::Device& d : session->devices()) {
+    RT_RETURN_IF_ERROR(store_->AddRoofs(run_id_, d.device_id(),
+                                        RoofsFor(d.name())));
+  }
+  return store_->WriteSession(run_id_, *session, joined);
+}
+
+void RunRecorder::AddStats(const ImportStats& stats) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.Add(stats);
+}
+
+Status RunRecorder::Finish() {
+  std::lock_guard<std::mutex> lock(mu_);
+  finished_ = true;
+  run_.flops_sources = any_counters_ && any_analytic_ ? "counters+analytic"
+                       : any_counters_                ? "counters"
+                       : any_analytic_                ? "analytic"
+                                                      : "none";
+  run_.complete = all_complete_ && sessions_ > 0;
+  if (run_.ended_unix_ns == 0) run_.ended_unix_ns = NowUnixNs();
+  if (run_.roof_source.empty()) run_.roof_source = "none";
+  return store_->FinishRun(run_id_, run_, stats_);
+}
+
+ImportStats RunRecorder::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+RunRow RunRecorder::run_row() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return run_;
+}
+
+uint64_t RunRecorder::kernels_stored() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kernels_;
+}
+
+}  // namespace rooftrace

@@ -1,0 +1,77 @@
+// One run being recorded: owns the store connection, turns every ended
+// session into rows (join, annotate, steps) and keeps the run record and its
+// import statistics up to date. Used by `collect` (one run per server
+// lifetime), `profile` (one run per command) and IngestTraceFile (one run per
+// file).
+//
+// Thread-safe: AddSession / AddStats / Finish take one mutex, so connection
+// threads may end sessions concurrently (writes are serialised).
+#ifndef ROOFTRACE_COLLECTOR_RECORDER_H_
+#define ROOFTRACE_COLLECTOR_RECORDER_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "collector/device_profile.h"
+#include "collector/import_stats.h"
+#include "collector/roof_model.h"
+#include "collector/session.h"
+#include "collector/store.h"
+
+namespace rooftrace {
+
+struct RecorderOptions {
+  std::string store_path;
+  std::string origin;   // 'profile' | 'collect' | 'ingest:<file>'
+  std::string command;  // profile: the command; else the first session's argv
+  // Calibrated device profile; empty: datasheet roofs by device name.
+  std::string device_profile_path;
+  AnnotateOptions annotate;
+  PhaseOptions phases;
+};
+
+class RunRecorder {
+ public:
+  // Opens the store, loads the device profile, inserts the run row.
+  static StatusOr<std::unique_ptr<RunRecorder>> Create(
+      const RecorderOptions& options);
+
+  // Joins, annotates and stores an ended session (a session without a
+  // Hello only contributes its statistics).
+  Status AddSession(Session* session);
+  // Statistics of a connection or file that produced no session.
+  void AddStats(const ImportStats& stats);
+  // Writes the final run record and import statistics. Idempotent.
+  Status Finish();
+
+  int64_t run_id() const { return run_id_; }
+  ImportStats stats() const;
+  RunRow run_row() const;
+  uint64_t kernels_stored() const;
+
+ private:
+  RunRecorder() = default;
+  const Roofs& RoofsFor(const std::string& device_name);
+
+  RecorderOptions options_;
+  mutable std::mutex mu_;
+  std::unique_ptr<Store> store_;
+  std::optional<DeviceProfile> profile_;
+  std::map<std::string, Roofs> roofs_;
+  int64_t run_id_ = 0;
+  RunRow run_;
+  ImportStats stats_;
+  bool any_counters_ = false, any_analytic_ = false;
+  bool all_complete_ = true;
+  uint64_t sessions_ = 0;
+  uint64_t kernels_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_COLLECTOR_RECORDER_H_

@@ -1,0 +1,176 @@
+// One producer session (a process or forked child): the Hello, the records
+// of every packet in compact form, interned strings, producer statistics and
+// the Goodbye. The collector feeds it frame payloads in arrival order;
+// joining happens later (collector/join.h), once the session ends, because
+// records of one kernel may arrive in any packet and in any order.
+//
+// Owned by one connection or file reader; not thread-safe.
+// The trap: the first packet must be a Hello with our magic and a protocol
+// version we can read; OnPacket() says so with a refusal the caller must
+// send back (HelloReply) and log, and nothing else of that stream is kept.
+#ifndef ROOFTRACE_COLLECTOR_SESSION_H_
+#define ROOFTRACE_COLLECTOR_SESSION_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "collector/datasheet.h"
+#include "collector/import_stats.h"
+#include "proto/rooftrace.pb.h"
+
+namespace rooftrace {
+
+struct KernelRecord {
+  uint64_t correlation_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t name_iid = 0;
+  uint64_t graph_node_id = 0;
+  uint32_t device_id = 0, context_id = 0, stream_id = 0;
+  uint32_t grid[3] = {0, 0, 0};
+  uint32_t block[3] = {0, 0, 0};
+  uint32_t cluster[3] = {0, 0, 0};
+  uint32_t registers_per_thread = 0;
+  uint32_t static_shared_memory_bytes = 0;
+  uint32_t dynamic_shared_memory_bytes = 0;
+  uint32_t graph_id = 0;
+};
+
+struct LaunchRecord {
+  uint64_t correlation_id = 0;
+  uint64_t api_start_ns = 0;
+  uint64_t api_end_ns = 0;
+  uint64_t nvtx_range_id = 0;
+  uint64_t gemm_call_id = 0;
+  uint32_t thread_id = 0;
+  int32_t kind = 0;  // wire::ApiKind
+};
+
+struct MemcpyRecord {
+  uint64_t correlation_id = 0;
+  uint64_t start_ns = 0, end_ns = 0;
+  uint64_t bytes = 0;
+  int32_t kind = 0;  // wire::CopyKind
+  uint32_t device_id = 0, context_id = 0, stream_id = 0;
+  int32_t src_kind = 0, dst_kind = 0;  // wire::MemoryKind
+};
+
+struct NvtxRecord {
+  uint64_t range_id = 0;
+  uint64_t parent_range_id = 0;
+  uint64_t domain_iid = 0;
+  uint64_t name_iid = 0;
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t thread_id = 0, end_thread_id = 0;
+  uint32_t depth = 0;
+  int32_t kind = 0;  // wire::RangeKind
+};
+
+struct CounterRecord {
+  uint64_t correlation_id = 0;
+  uint64_t dram_read_bytes = 0;
+  uint64_t dram_write_bytes = 0;
+  std::array<uint64_t, kNumPrecisions> flops{};
+  bool has_flops = false;
+};
+
+// Session identity and what its Hello declared.
+struct SessionHeader {
+  std::string host;
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  uint64_t start_unix_ns = 0;
+  uint64_t start_ns = 0;
+  std::string argv;  // space-joined
+  std::string producer_version;
+  std::string mode;  // "trace" | "counters" | "unknown"
+  uint32_t counter_passes = 0;
+  uint32_t protocol_version = 0;
+};
+
+class Session {
+ public:
+  // `peer` names the producer in messages until the Hello names it better.
+  explicit Session(std::string peer);
+
+  // Decodes one frame payload. Returns an error only when the stream must
+  // be refused (first packet not a Hello, wrong magic, newer protocol); the
+  // message is the reason, for the HelloReply and the log. A payload that
+  // is not a Packet is counted (undecodable_packets) and skipped.
+  Status OnPacket(std::string_view payload);
+
+  bool has_hello() const { return has_hello_; }
+  // True after OnPacket() met a second Hello: it was not consumed; end this
+  // session and feed that payload to a new one.
+  bool restart_pending() const { return restart_pending_; }
+  bool has_goodbye() const { return has_goodbye_; }
+  // Whether the Goodbye's totals match what arrived (and no packet is
+  // missing). Meaningful once the stream has ended.
+  bool Complete() const;
+  // "host:pid" once the Hello arrived, else the peer given at construction.
+  const std::string& name() const { return name_; }
+
+  const SessionHeader& header() const { return header_; }
+  const std::vector<wire::Device>& devices() const { return devices_; }
+  const std::vector<KernelRecord>& kernels() const { return kernels_; }
+  const std::vector<LaunchRecord>& launches() const { return launches_; }
+  const std::vector<MemcpyRecord>& memcpys() const { return memcpys_; }
+  const std::vector<wire::Gemm>& gemms() const { return gemms_; }
+  const std::vector<NvtxRecord>& nvtx_ranges() const { return nvtx_; }
+  const std::vector<CounterRecord>& counters() const { return counters_; }
+  uint64_t nvtx_marks() const { return nvtx_marks_; }
+  uint64_t packets() const { return packets_; }
+  uint64_t last_sequence() const { return last_sequence_; }
+  uint64_t sequence_gaps() const { return sequence_gaps_; }
+  int32_t exit_code() const { return exit_code_; }
+  uint64_t end_unix_ns() const { return end_unix_ns_; }
+
+  // The interned string `iid`, or nullptr when never defined.
+  const std::string* String(uint64_t iid) const;
+
+  // Counters of this session (frames and bytes are added by the reader).
+  ImportStats& stats() { return stats_; }
+  const ImportStats& stats() const { return stats_; }
+
+  // Records held, for memory accounting.
+  size_t RecordCount() const;
+
+ private:
+  Status OnHello(const wire::Hello& hello);
+  void OnStats(const google::protobuf::RepeatedPtrField<wire::RecordCount>&
+                   counts);
+
+  std::string peer_;
+  std::string name_;
+  bool has_hello_ = false;
+  bool has_goodbye_ = false;
+  bool restart_pending_ = false;
+  SessionHeader header_;
+  wire::Packet scratch_;
+  std::unordered_map<uint64_t, std::string> strings_;
+  std::vector<wire::Device> devices_;
+  std::vector<KernelRecord> kernels_;
+  std::vector<LaunchRecord> launches_;
+  std::vector<MemcpyRecord> memcpys_;
+  std::vector<wire::Gemm> gemms_;
+  std::vector<NvtxRecord> nvtx_;
+  std::vector<CounterRecord> counters_;
+  uint64_t nvtx_marks_ = 0;
+  uint64_t packets_ = 0;
+  uint64_t last_sequence_ = 0;
+  uint64_t sequence_gaps_ = 0;
+  uint64_t goodbye_packets_sent_ = 0;
+  std::array<uint64_t, kNumRecordKinds> goodbye_sent_{};
+  int32_t exit_code_ = -1;
+  uint64_t end_unix_ns_ = 0;
+  ImportStats stats_;
+};
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_COLLECTOR_SESSION_H_

@@ -1,0 +1,99 @@
+// The SQLite run store of docs/store.md: creates or opens the file (WAL),
+// checks its schema version, and writes runs, sessions, devices, roofs,
+// import statistics, kernels, copies, GEMM calls, NVTX ranges and steps in
+// batched transactions.
+//
+// Owned by one RunRecorder; not thread-safe (one sqlite3 connection; the
+// recorder serialises calls). The trap: rows of one session are committed
+// in batches of `batch_rows`; a crash loses at most the batch in flight, and
+// a reopened store appends new runs after the old ones.
+#ifndef ROOFTRACE_COLLECTOR_STORE_H_
+#define ROOFTRACE_COLLECTOR_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "collector/import_stats.h"
+#include "collector/join.h"
+#include "collector/roof_model.h"
+#include "collector/session.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace rooftrace {
+
+inline constexpr int kStoreSchemaVersion = 1;
+
+struct RunRow {
+  std::string command;
+  std::string host;
+  uint64_t started_unix_ns = 0;
+  uint64_t ended_unix_ns = 0;
+  std::string mode;
+  std::string device_name;
+  std::string roof_source;
+  std::string flops_sources;
+  std::string producer_version;
+  bool complete = false;
+  std::string origin;
+};
+
+class Store {
+ public:
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Creates or opens the store at `path`. Errors name the file and the fix
+  // (not SQLite, a newer schema, not writable).
+  static StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+
+  // Inserts a run row (committed at once) and returns its run_id.
+  StatusOr<int64_t> BeginRun(const RunRow& run);
+  // Rewrites the run row, its import statistics and its roofs.
+  Status FinishRun(int64_t run_id, const RunRow& run, const ImportStats& stats);
+  // Records the roofs one device of the run was annotated with (once per
+  // device id).
+  Status AddRoofs(int64_t run_id, uint32_t device_id, const Roofs& roofs);
+
+  // Writes one ended session and everything joined from it.
+  Status WriteSession(int64_t run_id, const Session& session,
+                      const JoinedSession& joined);
+
+  void set_batch_rows(size_t n) { batch_rows_ = n; }
+  const std::string& path() const { return path_; }
+  sqlite3* db() { return db_; }
+
+ private:
+  Store() = default;
+  Status Exec(const char* sql);
+  Status Prepare(const char* sql, sqlite3_stmt** stmt);
+  Status Step(sqlite3_stmt* stmt, const char* what);
+  Status Begin();
+  Status Commit();
+  // Commits and reopens the transaction every batch_rows_ rows.
+  Status CountRow();
+  Status Error(const std::string& what) const;
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* insert_kernel_ = nullptr;
+  sqlite3_stmt* insert_memcpy_ = nullptr;
+  sqlite3_stmt* insert_gemm_ = nullptr;
+  sqlite3_stmt* insert_nvtx_ = nullptr;
+  sqlite3_stmt* insert_step_ = nullptr;
+  sqlite3_stmt* insert_session_ = nullptr;
+  sqlite3_stmt* insert_device_ = nullptr;
+  size_t batch_rows_ = 20000;
+  size_t rows_in_txn_ = 0;
+  bool in_txn_ = false;
+  std::vector<std::pair<int64_t, uint32_t>> roofs_written_;
+};
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_COLLECTOR_STORE_H_

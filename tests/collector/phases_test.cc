@@ -1,0 +1,134 @@
+// Step labelling on constructed token-count sequences, and step detection
+// from copies / NVTX / host gaps on hand-built kernel timelines.
+#include "collector/phases.h"
+
+#include <gtest/gtest.h>
+
+namespace rooftrace {
+namespace {
+
+std::vector<std::string> Labels(const std::vector<int64_t>& t) {
+  std::vector<std::string> phases, evidence;
+  ClassifySteps(t, &phases, &evidence);
+  return phases;
+}
+
+// Batch 4, prompt 128: prefill GEMMs see 512 tokens, decode GEMMs 4.
+TEST(ClassifyStepsTest, PrefillThenDecode) {
+  EXPECT_EQ(Labels({512, 4, 4, 4}),
+            (std::vector<std::string>{"prefill", "decode", "decode", "decode"}));
+}
+
+// Two generate() calls in one process (batch 8 then batch 1, prompt 128).
+TEST(ClassifyStepsTest, TwoBatchSizesInOneProcess) {
+  EXPECT_EQ(Labels({1024, 8, 8, 128, 1, 1}),
+            (std::vector<std::string>{"prefill", "decode", "decode",
+                                      "prefill", "decode", "decode"}));
+}
+
+// A chunk of 296 prefill tokens batched with 5 decode tokens = 301, not a
+// multiple of the 5 decode tokens around it: mixed.
+TEST(ClassifyStepsTest, ChunkedPrefillIsMixed) {
+  EXPECT_EQ(Labels({5, 5, 301, 5, 5}),
+            (std::vector<std::string>{"decode", "decode", "mixed", "decode",
+                                      "decode"}));
+}
+
+// No GEMM evidence: other; a lone forward pass over 512 tokens: prefill;
+// the last decode step after some sequences finished (3 < 4): decode.
+TEST(ClassifyStepsTest, OtherSingleAndShrinkingBatch) {
+  EXPECT_EQ(Labels({-1, 512, 4, 4, 3}),
+            (std::vector<std::string>{"other", "prefill", "decode", "decode",
+                                      "decode"}));
+  EXPECT_EQ(Labels({512}), (std::vector<std::string>{"prefill"}));
+  std::vector<std::string> phases, evidence;
+  ClassifySteps({512, 4, 4}, &phases, &evidence);
+  EXPECT_NE(evidence[0].find("512 tokens = 4 x 128"), std::string::npos)
+      << evidence[0];
+}
+
+// Three steps, each: a GEMM kernel (weight W at 0x1000, activation fresh
+// per step) and an elementwise kernel, then a D2H copy of 32 bytes.
+// Step 0 GEMM has n = 512 (prefill), steps 1-2 n = 4.
+PhaseInput ThreeSteps() {
+  PhaseInput in;
+  uint64_t t = 1000;
+  for (int s = 0; s < 3; ++s) {
+    const int g = static_cast<int>(in.gemms.size());
+    in.gemms.push_back({4096, s == 0 ? 512 : 4, 0x1000,
+                        0x9000 + static_cast<uint64_t>(s) * 0x100});
+    in.kernels.push_back({t, t + 100, t - 50, 0, g});
+    in.kernels.push_back({t + 200, t + 300, t + 10, 0, -1});
+    in.copies.push_back({t + 400, t + 450, 32, true});
+    t += 10000;
+  }
+  // An H2D copy of inputs before everything, and a large D2H (logits, 64 MiB)
+  // inside step 1 that must not split it.
+  in.copies.push_back({10, 20, 4096, false});
+  in.copies.push_back({11150, 11160, 64u << 20, true});
+  return in;
+}
+
+TEST(DetectPhasesTest, TokenCopiesDelimitSteps) {
+  const PhaseResult r = DetectPhases(ThreeSteps());
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.steps[0].phase, "prefill");
+  EXPECT_EQ(r.steps[0].token_count, 512);
+  EXPECT_EQ(r.steps[1].phase, "decode");
+  EXPECT_EQ(r.steps[2].token_count, 4);
+  EXPECT_EQ(r.steps[0].boundary, "dtoh_copy");
+  EXPECT_EQ(r.steps[2].boundary, "dtoh_copy");
+  EXPECT_EQ(r.steps[1].kernel_count, 2u);
+  EXPECT_EQ(r.steps[1].gpu_time_ns, 200u);
+  EXPECT_EQ(r.kernel_step, (std::vector<int>{0, 0, 1, 1, 2, 2}));
+  // The weight is A (its pointer is in 3 steps, each activation in 1).
+  EXPECT_EQ(r.gemm_weight, (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(r.gemm_tokens, (std::vector<int64_t>{512, 4, 4}));
+  // Copies: the token copy ending a step belongs to it; the H2D before the
+  // first kernel goes to step 0.
+  EXPECT_EQ(r.copy_step, (std::vector<int>{0, 1, 2, 0, 1}));
+}
+
+// Same timeline without copies: the 10 us host gaps (20x the 60 ns median
+// launch interval, above the 1 ms floor only when the floor is lowered).
+TEST(DetectPhasesTest, HostGapsDelimitStepsWithoutCopies) {
+  PhaseInput in = ThreeSteps();
+  in.copies.clear();
+  PhaseOptions o;
+  o.min_host_gap_ns = 1000;
+  const PhaseResult r = DetectPhases(in, o);
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.steps[0].boundary, "host_gap");
+  EXPECT_EQ(r.steps[0].phase, "prefill");
+  EXPECT_EQ(r.steps[2].phase, "decode");
+  // With the default 1 ms floor the 10 us gaps are not steps.
+  EXPECT_EQ(DetectPhases(in).steps.size(), 1u);
+}
+
+// NVTX roots: a new outermost range starts a step.
+TEST(DetectPhasesTest, NvtxRootsDelimitSteps) {
+  PhaseInput in = ThreeSteps();
+  in.copies.clear();
+  for (size_t i = 0; i < in.kernels.size(); ++i) {
+    in.kernels[i].nvtx_root = 100 + i / 2;
+  }
+  const PhaseResult r = DetectPhases(in);
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.steps[0].boundary, "nvtx");
+  EXPECT_EQ(r.steps[2].boundary, "end");
+}
+
+// Bookkeeping kernels between two token copies (no GEMM) join the next
+// step instead of becoming an `other` step.
+TEST(DetectPhasesTest, GemmlessStepsMergeIntoTheNext) {
+  PhaseInput in = ThreeSteps();
+  in.kernels.push_back({5000, 5100, 4990, 0, -1});
+  in.copies.push_back({5200, 5210, 8, true});
+  const PhaseResult r = DetectPhases(in);
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.kernel_step.back(), 1);
+  EXPECT_EQ(r.steps[1].kernel_count, 3u);
+}
+
+}  // namespace
+}  // namespace rooftrace
