@@ -179,9 +179,17 @@ Status CounterSession::HandOverImage() {
   PendingImage p{image_, std::move(image_ids_)};
   image_ids_.clear();
   std::lock_guard<std::mutex> lock(mu_);
+  if (raw_images_.size() < keep_raw_max_) raw_images_.push_back(p.image);
   pending_.push_back(std::move(p));
   ++stats_.images_decoded;
   return OkStatus();
+}
+
+std::vector<std::vector<uint8_t>> CounterSession::TakeRawImages() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::vector<uint8_t>> out;
+  out.swap(raw_images_);
+  return out;
 }
 
 Status CounterSession::Shutdown() {
@@ -379,6 +387,7 @@ Status CountersRuntime::OnContextCreated(CUcontext ctx,
       CounterSession::Create(api_, ctx, device_ordinal, chip_config->config,
                              options_.ranges_per_image);
   if (!session.ok()) return Disable(ReportFromStatus(session.status()));
+  (*session)->KeepRawImages(options_.keep_raw_images);
   auto entry = std::make_shared<Entry>();
   entry->session = std::move(*session);
   entry->chip = chip_config;
@@ -446,6 +455,15 @@ void CountersRuntime::CollectFrom(CounterSession& session, ChipConfig& chip,
     return;
   }
   for (KernelCounters& k : *r) out.push_back(std::move(k));
+  for (std::vector<uint8_t>& image : session.TakeRawImages()) {
+    CounterDataFile f;
+    f.chip = chip.config.metrics.chip;
+    for (const MetricSpec& m : chip.config.metrics.metrics) {
+      f.metric_names.push_back(m.name);
+    }
+    f.image = std::move(image);
+    raw_images_.push_back(std::move(f));
+  }
   for (std::string& w : session.TakeWarnings()) {
     if (std::find(warnings_.begin(), warnings_.end(), w) == warnings_.end()) {
       warnings_.push_back(std::move(w));
@@ -500,6 +518,13 @@ SessionStats CountersRuntime::session_stats() const {
   for (const auto& [ctx, e] : sessions_) add(e->session->Stats());
   for (const auto& e : retired_) add(e->session->Stats());
   return total;
+}
+
+std::vector<CounterDataFile> CountersRuntime::TakeRawImages() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<CounterDataFile> out;
+  out.swap(raw_images_);
+  return out;
 }
 
 std::vector<std::string> CountersRuntime::TakeWarnings() {

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "libinject/counters/counter_data_file.h"
 #include "libinject/counters/cupti_profiler_api.h"
 #include "libinject/counters/failure_modes.h"
 #include "libinject/counters/flop_evaluation.h"
@@ -87,6 +88,11 @@ class CounterSession {
   SessionStats Stats() const;
   std::vector<std::string> TakeWarnings();
 
+  // Keeps a copy of up to `max` handed-over images (with the metric names)
+  // for recording test data on a GPU; off by default.
+  void KeepRawImages(size_t max) { keep_raw_max_ = max; }
+  std::vector<std::vector<uint8_t>> TakeRawImages();
+
  private:
   struct PendingImage {
     std::vector<uint8_t> image;
@@ -125,6 +131,8 @@ class CounterSession {
   std::vector<std::string> warnings_;     // not yet taken
   std::vector<std::string> warned_keys_;  // each kind said once
   SessionStats stats_;
+  size_t keep_raw_max_ = 0;
+  std::vector<std::vector<uint8_t>> raw_images_;
 };
 
 // Everything libinject configures for counters mode.
@@ -132,6 +140,9 @@ struct CountersOptions {
   CounterSet set = CounterSet::kDefault;
   SelectorConfig selector;
   size_t ranges_per_image = CounterSession::kDefaultCapacity;
+  // Keep up to this many raw counter-data images per context for
+  // TakeRawImages() (recording test data on a GPU); 0 in production.
+  size_t keep_raw_images = 0;
 };
 
 // Process-wide counters mode: one config per chip, one session per context,
@@ -174,6 +185,9 @@ class CountersRuntime {
   SessionStats session_stats() const;
   // Lines said once, for Stats.warnings (libinject prints them too).
   std::vector<std::string> TakeWarnings();
+  // Raw images kept with CountersOptions::keep_raw_images, as .rfcd
+  // contents (chip, metric names, image). Call after Flush().
+  std::vector<CounterDataFile> TakeRawImages();
 
  private:
   struct ChipConfig {
@@ -188,7 +202,7 @@ class CountersRuntime {
   void CollectFrom(CounterSession& session, ChipConfig& chip,
                    std::vector<KernelCounters>& out);
 
-  const CuptiProfilerApi& api_;
+  const CuptiProfilerApi api_;  // a copy: callers need not keep theirs
   CountersOptions options_;
   std::unique_ptr<KernelSelector> selector_;
   std::atomic<bool> disabled_{false};
@@ -204,6 +218,7 @@ class CountersRuntime {
   std::unordered_map<CUcontext, std::shared_ptr<Entry>> sessions_;
   std::vector<std::shared_ptr<Entry>> retired_;  // destroyed contexts
   SessionStats flushed_stats_;  // of retired sessions already flushed
+  std::vector<CounterDataFile> raw_images_;
   std::vector<std::string> warnings_;
 };
 

@@ -385,6 +385,39 @@ TEST_F(CounterSessionTest, PartialImagesArriveAfterFlushRequestAndDestroy) {
   EXPECT_EQ(rt->session_stats().evaluated, 3u);
 }
 
+// Raw images can be kept for recording test data: they come back as .rfcd
+// contents that survive the file round trip and evaluate to the same values.
+TEST_F(CounterSessionTest, KeptRawImagesRoundTripThroughRfcd) {
+  CountersOptions o;
+  o.ranges_per_image = 2;
+  o.keep_raw_images = 1;
+  StatusOr<std::unique_ptr<CountersRuntime>> rt =
+      CountersRuntime::Create(api_, o);
+  ASSERT_TRUE(rt.ok());
+  ASSERT_TRUE((*rt)->OnContextCreated(ctx_a_, 0).ok());
+  for (uint64_t corr = 1; corr <= 3; ++corr) Launch(**rt, ctx_a_, corr);
+  EXPECT_EQ((*rt)->Flush(true).size(), 3u);
+  std::vector<CounterDataFile> raw = (*rt)->TakeRawImages();
+  ASSERT_EQ(raw.size(), 1u);  // two images handed over, one kept
+  EXPECT_EQ(raw[0].chip, "GH100");
+  ASSERT_EQ(raw[0].metric_names.size(), 10u);
+  EXPECT_EQ(raw[0].metric_names[0], "dram__bytes_read.sum");
+
+  std::vector<uint8_t> bytes = SerializeCounterDataFile(raw[0]);
+  StatusOr<CounterDataFile> back =
+      ParseCounterDataFile(bytes.data(), bytes.size(), "kept.rfcd");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  std::vector<const char*> names;
+  for (const std::string& n : back->metric_names) names.push_back(n.c_str());
+  StatusOr<ProfilerHost> host = CreateHostWithMetrics(api_, back->chip, names);
+  ASSERT_TRUE(host.ok());
+  StatusOr<std::vector<double>> v =
+      EvaluateRange(api_, *host, back->image, 1, names);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ((*v)[0], 1000.0);  // second launch, dram__bytes_read
+  EXPECT_EQ((*v)[9], 1009.0);
+}
+
 // A chip this CUPTI does not know: counters mode off with the chip named.
 TEST_F(CounterSessionTest, UnknownChipFallsBackWithItsName) {
   g.chip = "GZ999";
