@@ -260,9 +260,9 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
     std::optional<double> fraction = k.fraction_of_roof;
     std::string_view bound = k.bound;
     if (reannotate) {
-      const KernelAnnotation a = AnnotateKernel(*reannotate, k.precision,
-                                                k.flops, k.dram_bytes,
-                                                k.duration_ns);
+      const KernelAnnotation a =
+          AnnotateKernel(*reannotate, k.precision, k.flops, k.flops_source,
+                         k.dram_bytes, k.bytes_source, k.duration_ns);
       fraction = a.fraction_of_roof;
       bound = a.bound;
     }

@@ -6,9 +6,7 @@
 
 #include "analyzer/store_reader.h"
 #include "collector/datasheet.h"
-#ifdef ROOFTRACE_HAVE_DEVICE_PROFILE
 #include "collector/device_profile.h"
-#endif
 
 namespace rooftrace::analyzer {
 namespace {
@@ -53,99 +51,91 @@ RoofTable RoofTableFromStore(const std::vector<RoofRow>& rows,
   return t;
 }
 
-std::optional<RoofTable> RoofTableFromDatasheet(std::string_view device_or_key) {
-  const DatasheetEntry* e = FindDatasheetEntry(device_or_key);
-  if (!e) return std::nullopt;
+namespace {
+
+RoofTable FromModel(const rooftrace::Roofs& model) {
   RoofTable t;
-  t.source = "datasheet:" + std::string(e->key);
-  t.dram_bytes_per_s = e->dram_bytes_per_s;
+  t.source = model.source;
+  t.dram_bytes_per_s = model.dram_bytes_per_s;
   for (int i = 1; i < kNumPrecisions; ++i) {
-    const double peak = e->peak_flops_per_s[i];
+    const double peak = model.peak_flops_per_s[i];
     if (peak <= 0) continue;
     Roof r;
     r.precision = std::string(PrecisionKey(static_cast<Precision>(i)));
     r.peak_flops_per_s = peak;
-    r.dram_bytes_per_s = e->dram_bytes_per_s;
-    r.ridge_flops_per_byte = RidgePoint(peak, e->dram_bytes_per_s);
-    r.source = "datasheet";
+    r.dram_bytes_per_s = model.dram_bytes_per_s;
+    r.ridge_flops_per_byte = RidgePoint(peak, model.dram_bytes_per_s);
+    r.source = model.kind;
     t.roofs.push_back(std::move(r));
   }
   SortRoofs(&t);
+  t.model = model;
   return t;
+}
+
+Source SourceOf(std::string_view stored, bool present) {
+  if (!present) return Source::kNone;
+  return stored == "counters" ? Source::kCounters : Source::kAnalytic;
+}
+
+}  // namespace
+
+std::optional<RoofTable> RoofTableFromDatasheet(std::string_view device_or_key) {
+  const rooftrace::Roofs model = RoofsFromDatasheet(device_or_key);
+  if (!model.known()) return std::nullopt;
+  return FromModel(model);
 }
 
 StatusOr<RoofTable> LoadRoofTable(const std::string& profile) {
   std::string key = profile;
   if (key.rfind("datasheet:", 0) == 0) key = key.substr(10);
   struct stat st;
-  const bool is_file = stat(profile.c_str(), &st) == 0;
-  if (!is_file) {
+  if (stat(profile.c_str(), &st) != 0) {
     if (std::optional<RoofTable> t = RoofTableFromDatasheet(key)) return *t;
     return NotFound("--device-profile " + profile +
                     ": no such file and not a datasheet key; pass a profile "
                     "written by `rooftrace calibrate` or a key listed by "
                     "`rooftrace devices` (e.g. h100-sxm)");
   }
-#ifdef ROOFTRACE_HAVE_DEVICE_PROFILE
-  RT_ASSIGN_OR_RETURN(const DeviceProfile p, LoadDeviceProfile(profile));
-  RoofTable t;
-  t.source = std::string(p.sample ? "sample-profile:" : "calibrated:") + profile;
-  t.dram_bytes_per_s = p.DramBytesPerS();
-  for (int i = 1; i < kNumPrecisions; ++i) {
-    const Precision prec = static_cast<Precision>(i);
-    const double peak = p.PeakFlopsPerS(prec);
-    if (peak <= 0) continue;
-    Roof r;
-    r.precision = std::string(PrecisionKey(prec));
-    r.peak_flops_per_s = peak;
-    r.dram_bytes_per_s = t.dram_bytes_per_s;
-    r.ridge_flops_per_byte = p.Ridge(prec);
-    r.source = p.RoofSource(prec);
-    t.roofs.push_back(std::move(r));
+  StatusOr<DeviceProfile> p = LoadDeviceProfile(profile);
+  if (!p.ok()) {
+    return Status(p.status().code(), "--device-profile " + p.status().message());
   }
-  SortRoofs(&t);
+  RoofTable t = FromModel(RoofsFromProfile(*p, profile));
+  if (p->sample) t.source += " (SAMPLE profile: numbers not measured)";
   if (t.dram_bytes_per_s <= 0) {
     return InvalidArgument("--device-profile " + profile +
                            ": the profile has no DRAM bandwidth (measured or "
                            "datasheet); re-run `rooftrace calibrate`");
   }
   return t;
-#else
-  return FailedPrecondition(
-      "--device-profile " + profile +
-      ": this build cannot read device profile files yet "
-      "(collector/device_profile.cc is missing); pass a datasheet key such as "
-      "h100-sxm instead");
-#endif
 }
 
 KernelAnnotation AnnotateKernel(const RoofTable& roofs,
                                 std::string_view precision,
                                 std::optional<double> flops,
+                                std::string_view flops_source,
                                 std::optional<double> bytes,
+                                std::string_view bytes_source,
                                 int64_t duration_ns) {
-  KernelAnnotation a;
-  if (duration_ns <= 0) return a;
-  const double t = static_cast<double>(duration_ns) * 1e-9;
-  const Roof* roof = precision.empty() ? nullptr : roofs.Find(precision);
-  const double bw = roof && roof->dram_bytes_per_s > 0 ? roof->dram_bytes_per_s
-                                                       : roofs.dram_bytes_per_s;
-  if (flops && *flops > 0 && bytes && *bytes > 0 && roof && bw > 0) {
-    const double ai = *flops / *bytes;
-    const double roof_value = std::min(roof->peak_flops_per_s, ai * bw);
-    a.roof_flops_per_s = roof_value;
-    a.fraction_of_roof = (*flops / t) / roof_value;
-    a.bound = ai < roof->peak_flops_per_s / bw ? "memory" : "compute";
-  } else if ((!flops || *flops == 0) && bytes && *bytes > 0 && bw > 0) {
-    a.fraction_of_roof = (*bytes / t) / bw;
-    a.bound = "memory";
-  } else {
-    return a;
+  KernelAnnotation out;
+  if (!roofs.model || duration_ns <= 0) return out;
+  KernelFacts facts;
+  facts.duration_ns = static_cast<uint64_t>(duration_ns);
+  facts.flops_source = SourceOf(flops_source, flops.has_value());
+  if (flops && *flops > 0) {
+    const std::optional<Precision> p = PrecisionFromKey(precision);
+    // FLOPs of an unknown class count against fp32, the CUDA-core default.
+    facts.flops[static_cast<int>(p ? *p : Precision::kFp32)] =
+        static_cast<uint64_t>(*flops);
   }
-  if (*a.fraction_of_roof < kLatencyFraction && duration_ns < kLatencyMaxNs) {
-    a.bound = "latency";
-  }
-  return a;
+  facts.bytes_source = SourceOf(bytes_source, bytes.has_value());
+  if (bytes && *bytes > 0) facts.dram_bytes = static_cast<uint64_t>(*bytes);
+  const Annotation a = Annotate(facts, *roofs.model);
+  out.roof_flops_per_s = a.roof_flops_per_s;
+  out.fraction_of_roof = a.fraction_of_roof;
+  out.bound = BoundName(a.bound).data();
+  return out;
 }
 
 }  // namespace rooftrace::analyzer

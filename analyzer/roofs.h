@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "collector/roof_model.h"
 
 namespace rooftrace::analyzer {
 
@@ -32,6 +33,9 @@ struct RoofTable {
   std::string source;
   double dram_bytes_per_s = 0;
   std::vector<Roof> roofs;  // by ascending peak; only precisions with a peak
+  // The collector's roof model, set when the table came from a datasheet
+  // key or a device profile (re-annotation).
+  std::optional<rooftrace::Roofs> model;
 
   const Roof* Find(std::string_view precision) const;
   bool empty() const { return roofs.empty() && dram_bytes_per_s <= 0; }
@@ -49,25 +53,22 @@ std::optional<RoofTable> RoofTableFromDatasheet(std::string_view device_or_key);
 // fix.
 StatusOr<RoofTable> LoadRoofTable(const std::string& profile);
 
-// Thresholds of the latency-bound label (DESIGN.md: far below both roofs
-// and short).
-inline constexpr double kLatencyFraction = 0.05;
-inline constexpr int64_t kLatencyMaxNs = 10000;
-
 struct KernelAnnotation {
   std::optional<double> roof_flops_per_s;
   std::optional<double> fraction_of_roof;
   const char* bound = "unknown";
 };
 
-// The roof model for one kernel (DESIGN.md "Annotation"): AI = F/Q,
-// roof = min(P, AI*B), fraction = (F/t)/roof, bound memory when AI < ridge;
-// kernels without FLOPs are judged on bandwidth alone; far below the roof
-// and short: latency.
+// Re-annotates one stored kernel with the collector's roof model
+// (collector/roof_model.h, Annotate): the kernel's FLOPs count against its
+// stored dominant precision; a value counts as known when it is not NULL.
+// `roofs.model` must be set.
 KernelAnnotation AnnotateKernel(const RoofTable& roofs,
                                 std::string_view precision,
                                 std::optional<double> flops,
+                                std::string_view flops_source,
                                 std::optional<double> bytes,
+                                std::string_view bytes_source,
                                 int64_t duration_ns);
 
 }  // namespace rooftrace::analyzer

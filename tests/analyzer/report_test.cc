@@ -237,29 +237,43 @@ TEST_F(ReportTest, ReannotationRecomputesFractionsAndBounds) {
   EXPECT_EQ(r.groups[3].bound, "unknown");
 }
 
-// The roof model for one kernel, including the latency label.
-TEST(AnnotateKernelTest, RoofModelCases) {
+// Stored rows become the collector's KernelFacts: FLOPs under the stored
+// precision, NULL means unknown. Expected values follow roof_model.h's rules
+// (latency: shorter than 20 us and under 10 % of both roofs).
+TEST(AnnotateKernelTest, StoredRowsMapOntoTheRoofModel) {
+  rooftrace::Roofs model;
+  model.peak_flops_per_s[static_cast<int>(Precision::kFp16Tensor)] = 1000e12;
+  model.dram_bytes_per_s = 2e12;
+  model.source = "test";
   RoofTable t;
-  t.dram_bytes_per_s = 2e12;
-  t.roofs.push_back({"bf16_tc", 1000e12, 2e12, 500, "datasheet"});
-  // Compute-bound at half the roof.
-  KernelAnnotation a = AnnotateKernel(t, "bf16_tc", 5e10, 1e8, 100000);
+  t.model = model;
+  // Compute-bound at half the roof: AI 500 = ridge.
+  KernelAnnotation a =
+      AnnotateKernel(t, "bf16_tc", 5e10, "analytic", 1e8, "counters", 100000);
   EXPECT_DOUBLE_EQ(*a.roof_flops_per_s, 1000e12);
   EXPECT_DOUBLE_EQ(*a.fraction_of_roof, 0.5);
   EXPECT_STREQ(a.bound, "compute");
-  // A 3 us kernel at 1 % of the roof: latency.
-  a = AnnotateKernel(t, "bf16_tc", 3e6, 1e6, 3000);  // AI 3, 1 TFLOP/s of 6
+  // AI 3 -> roof 6 TFLOP/s; 1 TFLOP/s in 3 us is 16.7 %: memory, not latency.
+  a = AnnotateKernel(t, "bf16_tc", 3e6, "counters", 1e6, "counters", 3000);
   EXPECT_DOUBLE_EQ(*a.roof_flops_per_s, 6e12);
   EXPECT_NEAR(*a.fraction_of_roof, 1e12 / 6e12, 1e-12);
-  EXPECT_STREQ(a.bound, "memory");  // 16.7 % is not far below
-  a = AnnotateKernel(t, "bf16_tc", 3e4, 1e4, 3000);  // 10 GFLOP/s of 6 TFLOP/s
+  EXPECT_STREQ(a.bound, "memory");
+  // 10 GFLOP/s and 3.3 GB/s in 3 us: far below both roofs and short.
+  a = AnnotateKernel(t, "bf16_tc", 3e4, "counters", 1e4, "counters", 3000);
   EXPECT_STREQ(a.bound, "latency");
-  // Bytes only: judged on bandwidth.
-  a = AnnotateKernel(t, "", std::nullopt, 1e6, 1000);
+  // Bytes only: judged on bandwidth, 1 MB in 1 us = 1 TB/s of 2.
+  a = AnnotateKernel(t, "", std::nullopt, "none", 1e6, "counters", 1000);
   EXPECT_DOUBLE_EQ(*a.fraction_of_roof, 0.5);
   EXPECT_FALSE(a.roof_flops_per_s.has_value());
-  // Precision without a roof and no bytes: unknown.
-  a = AnnotateKernel(t, "fp64", 1e6, std::nullopt, 1000);
+  EXPECT_STREQ(a.bound, "memory");
+  // FLOPs without bytes: only the compute roof, 1 TFLOP/s of 1000.
+  a = AnnotateKernel(t, "bf16_tc", 1e8, "analytic", std::nullopt, "none", 100000);
+  EXPECT_DOUBLE_EQ(*a.roof_flops_per_s, 1000e12);
+  EXPECT_DOUBLE_EQ(*a.fraction_of_roof, 0.001);
+  EXPECT_STREQ(a.bound, "unknown");
+  // Without roofs nothing is judged.
+  a = AnnotateKernel(RoofTable(), "bf16_tc", 5e10, "analytic", 1e8, "counters",
+                     100000);
   EXPECT_FALSE(a.fraction_of_roof.has_value());
   EXPECT_STREQ(a.bound, "unknown");
 }
