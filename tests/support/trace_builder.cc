@@ -195,11 +195,10 @@ wire::KernelCounters& TraceBuilder::AddCounters(uint64_t correlation_id,
   c->set_correlation_id(correlation_id);
   c->set_dram_read_bytes(dram_read_bytes);
   c->set_dram_write_bytes(dram_write_bytes);
-  if (flops > 0) {
-    auto* f = c->add_flops();
-    f->set_precision(precision);
-    f->set_flops(flops);
-  }
+  // Counters mode measures FLOPs of every kernel, zero included.
+  auto* f = c->add_flops();
+  f->set_precision(flops > 0 ? precision : wire::PRECISION_FP32);
+  f->set_flops(flops);
   auto* mv = c->add_metrics();
   mv->set_metric_iid(Intern("dram__bytes_read.sum"));
   mv->set_value(static_cast<double>(dram_read_bytes));

@@ -1,0 +1,317 @@
+// IngestTraceFile end to end on generated traces: join, annotation, steps
+// and phases, import statistics, truncation and refusal.
+#include "collector/ingest.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "proto/framing.h"
+#include "tests/support/sqlite_query.h"
+#include "tests/support/trace_builder.h"
+
+namespace rooftrace {
+namespace {
+
+using test_support::GenerateLlmTrace;
+using test_support::LlmTraceOptions;
+using test_support::StoreQuery;
+using test_support::TraceBuilder;
+
+class IngestTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("rooftrace_ingest_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    store_ = (dir_ / "runs.sqlite").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Write(const TraceBuilder& b, const std::string& name) {
+    const std::string path = (dir_ / name).string();
+    EXPECT_TRUE(b.WriteFile(path).ok());
+    return path;
+  }
+
+  std::filesystem::path dir_;
+  std::string store_;
+};
+
+// Batch 4, prompt 128, 8 decode steps, 2 layers: 9 steps of 25 kernels and
+// 9 GEMMs; step 1 is prefill (512 tokens), steps 2-9 decode (4 tokens).
+TEST_F(IngestTest, LlmTraceStepsPhasesAndFlops) {
+  LlmTraceOptions o;
+  TraceBuilder b(o.session);
+  const auto truth = GenerateLlmTrace(o, &b);
+  auto r = IngestTraceFile(Write(b, "llm.rft"), store_, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->kernels, 225u);
+  EXPECT_TRUE(r->warning.empty());
+  StoreQuery q(store_);
+  const std::string run = " WHERE run_id=" + std::to_string(r->run_id);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels" + run), 225);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM steps" + run), 9);
+  EXPECT_EQ(q.Text("SELECT phase FROM steps" + run + " AND step_id=1"),
+            "prefill");
+  EXPECT_EQ(q.Int("SELECT token_count FROM steps" + run + " AND step_id=1"),
+            512);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM steps" + run +
+                  " AND phase='decode' AND token_count=4"),
+            8);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels" + run +
+                  " AND phase='prefill'"),
+            25);
+  // Every GEMM found its weight operand (A) and its kernel.
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM gemm_calls" + run +
+                  " AND weight_operand='a' AND kernel_count=1"),
+            81);
+  EXPECT_EQ(q.Int("SELECT SUM(flops) FROM kernels" + run),
+            static_cast<int64_t>(truth.gemm_flops));
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels" + run +
+                  " AND flops_source='analytic' AND precision='bf16_tc'"),
+            81);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels" + run +
+                  " AND flops_source='none' AND flops IS NULL"),
+            225 - 81);
+  // Prefill qkv GEMM of layer 0: m=3072 n=512 k=1024, AI =
+  // 2*3072*512*1024 / ((3072*1024 + 1024*512 + 3072*512)*2) =
+  // 3221225472 / 10485760 = 307.2.
+  EXPECT_NEAR(q.Real("SELECT ai FROM kernels" + run +
+                     " AND shape='m=3072 n=512 k=1024 batch=1' AND step_id=1"),
+              307.2, 1e-9);
+  EXPECT_EQ(q.Text("SELECT roof_source FROM runs" + run),
+            "datasheet:h100-sxm");
+  EXPECT_EQ(q.Text("SELECT flops_sources FROM runs" + run), "analytic");
+  EXPECT_EQ(q.Int("SELECT complete FROM runs" + run), 1);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats" + run +
+                  " AND name='received_kernel'"),
+            225);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats" + run +
+                  " AND name='unmatched_kernel'"),
+            0);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM memcpys" + run +
+                  " AND kind='dtoh' AND step_id IS NOT NULL"),
+            9);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM roofs" + run +
+                  " AND precision='bf16_tc' AND source='datasheet'"),
+            1);
+}
+
+// With NVTX ranges and no token copies, steps follow the outermost range and
+// kernels carry their path.
+TEST_F(IngestTest, NvtxStepsAndPaths) {
+  LlmTraceOptions o;
+  o.nvtx = true;
+  o.host_gap_only = true;
+  o.decode_steps = 3;
+  TraceBuilder b(o.session);
+  GenerateLlmTrace(o, &b);
+  auto r = IngestTraceFile(Write(b, "nvtx.rft"), store_, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM steps"), 4);
+  EXPECT_EQ(q.Text("SELECT boundary FROM steps WHERE step_id=1"), "nvtx");
+  EXPECT_EQ(q.Text("SELECT phase FROM steps WHERE step_id=1"), "prefill");
+  EXPECT_EQ(q.Text("SELECT nvtx_path FROM kernels ORDER BY start_ns LIMIT 1"),
+            "prefill/layer.0");
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE path='decode/layer.1'"),
+            3);
+}
+
+// No copies and no NVTX: the 5 ms host pauses between steps split them.
+TEST_F(IngestTest, HostGapSteps) {
+  LlmTraceOptions o;
+  o.host_gap_only = true;
+  o.decode_steps = 4;
+  TraceBuilder b(o.session);
+  GenerateLlmTrace(o, &b);
+  auto r = IngestTraceFile(Write(b, "gap.rft"), store_, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM steps"), 5);
+  EXPECT_EQ(q.Text("SELECT boundary FROM steps WHERE step_id=1"), "host_gap");
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM steps WHERE phase='decode'"), 4);
+}
+
+// Counters mode: hardware numbers win over the analytic ones.
+TEST_F(IngestTest, CountersModeUsesCountedFlopsAndBytes) {
+  LlmTraceOptions o;
+  o.counters = true;
+  o.session.mode = wire::MODE_COUNTERS;
+  o.decode_steps = 1;
+  TraceBuilder b(o.session);
+  GenerateLlmTrace(o, &b);
+  auto r = IngestTraceFile(Write(b, "ctr.rft"), store_, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels WHERE bytes_source='counters'"),
+            50);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels WHERE flops_source='counters'"),
+            50);
+  EXPECT_EQ(q.Text("SELECT flops_sources FROM runs"), "counters");
+  EXPECT_EQ(q.Text("SELECT mode FROM runs"), "counters");
+  // Elementwise kernels counted zero FLOPs: judged on bandwidth alone
+  // (50 kernels - 18 GEMMs - 4 attention kernels).
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels WHERE flops=0 AND ai IS NULL "
+                  "AND fraction_of_roof IS NOT NULL"),
+            28);
+}
+
+// Records of one kernel arrive in any order across packets: the kernel
+// first, its launch later, the GEMM call last, the kernel name defined in
+// the very last packet. Leftovers are kept and counted.
+TEST_F(IngestTest, JoinAcrossPacketsInAnyOrderAndCountLeftovers) {
+  TraceBuilder b;
+  b.Hello();
+  b.AddDevice(0, "NVIDIA H100 80GB HBM3");
+  wire::Packet kernels;
+  auto* k = kernels.mutable_kernel_batch()->add_kernels();
+  k->set_correlation_id(7);
+  k->set_start_ns(1000000);
+  k->set_end_ns(1012000);  // 12 us
+  k->set_name_iid(1);
+  auto* orphan = kernels.mutable_kernel_batch()->add_kernels();
+  orphan->set_correlation_id(8);  // never launched: unmatched kernel
+  orphan->set_start_ns(2000000);
+  orphan->set_end_ns(2001000);
+  orphan->set_name_iid(1);
+  b.EmitRaw(kernels);
+  b.AddLaunch(7, 990000, /*gemm_call_id=*/3);
+  b.AddLaunch(99, 995000);  // launch without kernel
+  b.Flush();
+  b.AddGemm(3, 4096, 8, 4096, 0x1000, 0x2000, 989000);
+  b.AddGemm(4, 16, 16, 16, 0x3000, 0x4000, 999000);  // no kernel
+  b.AddCounters(1234, 10, 10, wire::PRECISION_FP32, 5);  // no kernel
+  b.Flush();
+  wire::Packet names;
+  auto* s = names.add_interned_strings();
+  s->set_iid(1);
+  s->set_str("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64");
+  b.EmitRaw(names);
+  auto r = IngestTraceFile(Write(b, "order.rft"), store_, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 2);
+  // 2*4096*8*4096 FLOPs, bytes (4096*4096+4096*8+4096*8)*2, 12 us:
+  // fraction of roof 0.838 (see roof_model_test).
+  EXPECT_EQ(q.Int("SELECT flops FROM kernels WHERE correlation_id=7"),
+            268435456);
+  EXPECT_EQ(q.Int("SELECT dram_bytes FROM kernels WHERE correlation_id=7"),
+            33685504);
+  EXPECT_NEAR(q.Real("SELECT fraction_of_roof FROM kernels WHERE "
+                     "correlation_id=7"),
+              0.837948, 1e-5);
+  EXPECT_EQ(q.Text("SELECT bound FROM kernels WHERE correlation_id=7"),
+            "memory");
+  EXPECT_EQ(q.Text("SELECT family FROM kernels WHERE correlation_id=7"),
+            "sm90_xmma_gemm");
+  EXPECT_EQ(q.Int("SELECT thread_id FROM kernels WHERE correlation_id=8"), -1);
+  auto stat = [&](const std::string& name) {
+    return q.Int("SELECT value FROM import_stats WHERE name='" + name + "'");
+  };
+  EXPECT_EQ(stat("unmatched_kernel"), 1);
+  EXPECT_EQ(stat("unmatched_launch"), 1);
+  EXPECT_EQ(stat("unmatched_gemm"), 1);
+  EXPECT_EQ(stat("unmatched_counters"), 1);
+  EXPECT_EQ(stat("unresolved_strings"), 0);
+  // No Goodbye: the session and the run are incomplete.
+  EXPECT_EQ(stat("sessions_incomplete"), 1);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
+  EXPECT_EQ(q.Int("SELECT kernel_count FROM gemm_calls WHERE call_id=4"), 0);
+}
+
+// A file cut inside a frame keeps every complete frame and says where it
+// broke; producer drops reported in Goodbye reach the statistics.
+TEST_F(IngestTest, TruncatedFileKeepsWhatWasRead) {
+  LlmTraceOptions o;
+  o.decode_steps = 2;
+  o.max_batch_records = 10;
+  TraceBuilder b(o.session);
+  b.AddDropped(wire::RECORD_KERNEL, 3);
+  GenerateLlmTrace(o, &b);
+  std::string bytes = b.Framed();
+  const std::string full = Write(b, "full.rft");
+  const std::string cut = (dir_ / "cut.rft").string();
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  auto r = IngestTraceFile(cut, store_, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_NE(r->warning.find("cut.rft"), std::string::npos) << r->warning;
+  EXPECT_GT(r->kernels, 0u);
+  EXPECT_LT(r->kernels, 75u);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats WHERE name='truncated_streams'"),
+            1);
+  // The full file as a second run in the same store (reopen appends).
+  auto r2 = IngestTraceFile(full, store_, {});
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2->run_id, r->run_id + 1);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats WHERE run_id=" +
+                  std::to_string(r2->run_id) +
+                  " AND name='producer_dropped_kernel'"),
+            3);
+}
+
+// Not a trace, wrong magic, newer protocol: clear errors, no run stored.
+TEST_F(IngestTest, RefusesFilesThatAreNotTraces) {
+  const std::string garbage = (dir_ / "garbage.rft").string();
+  std::ofstream(garbage, std::ios::binary) << "hello world, not a trace";
+  auto r = IngestTraceFile(garbage, store_, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("garbage.rft"), std::string::npos);
+  EXPECT_NE(r.status().message().find("not a rooftrace trace"),
+            std::string::npos);
+
+  test_support::SessionInfo bad;
+  bad.magic = 0x1234;
+  TraceBuilder b(bad);
+  b.Hello();
+  r = IngestTraceFile(Write(b, "magic.rft"), store_, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("magic"), std::string::npos);
+
+  test_support::SessionInfo newer;
+  newer.protocol_version = wire::kProtocolVersion + 1;
+  TraceBuilder c(newer);
+  c.Hello();
+  r = IngestTraceFile(Write(c, "newer.rft"), store_, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("upgrade"), std::string::npos);
+
+  auto missing = IngestTraceFile((dir_ / "nope.rft").string(), store_, {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), -2);  // store never created
+}
+
+// Two sessions concatenated in one file (spools of a parent and its forked
+// child): two session rows, step ids unique in the run.
+TEST_F(IngestTest, ConcatenatedSessionsInOneFile) {
+  LlmTraceOptions o;
+  o.decode_steps = 1;
+  TraceBuilder a(o.session);
+  GenerateLlmTrace(o, &a);
+  o.session.pid = 4343;
+  TraceBuilder c(o.session);
+  GenerateLlmTrace(o, &c);
+  const std::string path = (dir_ / "two.rft").string();
+  std::ofstream(path, std::ios::binary) << a.Framed() << c.Framed();
+  auto r = IngestTraceFile(path, store_, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM sessions"), 2);
+  EXPECT_EQ(q.Int("SELECT COUNT(DISTINCT pid) FROM sessions"), 2);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM steps"), 4);
+  EXPECT_EQ(q.Int("SELECT MAX(step_id) FROM steps"), 4);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 100);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 1);
+}
+
+}  // namespace
+}  // namespace rooftrace
