@@ -242,6 +242,42 @@ std::string ElementwiseOp(std::string_view args) {
   return "";
 }
 
+// When the demangler rejects a name, the qualified name can still be read
+// from its mangled prefix: "_Z23silu_and_mul_kernelI..." -> "silu_and_mul_kernel",
+// "_ZN2at6native8my_kernE..." -> "at::native::my_kern". Empty when the name
+// does not start that way.
+std::string MangledBaseName(std::string_view m) {
+  if (!StartsWith(m, "_Z")) return "";
+  size_t i = 2;
+  const bool nested = i < m.size() && m[i] == 'N';
+  if (nested) ++i;
+  std::string out;
+  while (i < m.size() && std::isdigit(static_cast<unsigned char>(m[i]))) {
+    size_t len = 0;
+    while (i < m.size() && std::isdigit(static_cast<unsigned char>(m[i]))) {
+      len = len * 10 + static_cast<size_t>(m[i] - '0');
+      ++i;
+      if (len > m.size()) return "";
+    }
+    if (len == 0 || i + len > m.size()) return "";
+    if (!out.empty()) out += "::";
+    out.append(m.substr(i, len));
+    i += len;
+    if (!nested) break;
+  }
+  return out;
+}
+
+// The demangled name, or a readable base name when demangling fails.
+std::string Readable(std::string_view name) {
+  std::string demangled = Demangle(name);
+  if (demangled == name && StartsWith(name, "_Z")) {
+    std::string base = MangledBaseName(name);
+    if (!base.empty()) return base;
+  }
+  return demangled;
+}
+
 // Wrappers whose first template argument is the real kernel.
 bool IsKernelWrapper(std::string_view stripped) {
   return stripped == "cutlass::Kernel" || stripped == "cutlass::Kernel2" ||
@@ -264,7 +300,7 @@ std::string Demangle(std::string_view mangled) {
 }
 
 std::string KernelFamily(std::string_view name) {
-  const std::string demangled = Demangle(name);
+  const std::string demangled = Readable(name);
   std::string stripped = StripSignature(demangled);
   if (stripped.empty()) return demangled;
 
@@ -296,7 +332,7 @@ std::string KernelFamily(std::string_view name) {
 }
 
 std::string ShortKernelName(std::string_view name, size_t max_chars) {
-  const std::string demangled = Demangle(name);
+  const std::string demangled = Readable(name);
   std::string s = StripSignature(demangled);
   if (s.empty()) s = demangled;
   if (IsKernelWrapper(s)) {

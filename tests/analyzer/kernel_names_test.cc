@@ -148,6 +148,17 @@ TEST(KernelNamesTest, AnonymousNamespaceKeepsTheKernelName) {
   EXPECT_EQ(KernelFamily("my_plain_kernel"), "my_plain_kernel");
 }
 
+// A name the demangler rejects still yields its qualified base name.
+TEST(KernelNamesTest, UndemangleableNamesFallBackToTheMangledPrefix) {
+  const char* bad = "_Z19silu_and_mul_kernelXX";
+  ASSERT_EQ(Demangle(bad), bad);  // the demangler refuses it
+  EXPECT_EQ(KernelFamily(bad), "silu_and_mul_kernel");
+  EXPECT_EQ(ShortKernelName(bad), "silu_and_mul_kernel");
+  EXPECT_EQ(KernelFamily("_ZN2at6native7my_kernEbroken"), "at::native::my_kern");
+  // A length past the end is not trusted.
+  EXPECT_EQ(KernelFamily("_Z99short"), "_Z99short");
+}
+
 // Long names keep head and tail and respect the limit.
 TEST(KernelNamesTest, ShortNameKeepsHeadAndTail) {
   const std::string n =
