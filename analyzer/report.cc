@@ -251,8 +251,8 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
   GroupMap phases;
   FamilyCache family_cache;
   std::string key_buf;
-  const bool need_families =
-      options.with_families && options.group_by != GroupBy::kFamily;
+  const bool need_families = options.with_families;
+  std::string family_key;
   const RoofTable* reannotate =
       options.reannotate ? &*options.reannotate : nullptr;
 
@@ -316,8 +316,17 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
     }
     g.Add(k, fraction, bound);
     if (need_families) {
-      Accumulator& f = Lookup(families, family, &inserted);
-      if (inserted) f.name = f.family = std::string(family);
+      // One plot point per family and phase: prefill and decode launches of
+      // one GEMM family sit at very different intensities.
+      const char* phase = kPhaseNames[PhaseIndex(k.phase)];
+      family_key.assign(family);
+      family_key += '\x1f';
+      family_key += phase;
+      Accumulator& f = Lookup(families, family_key, &inserted);
+      if (inserted) {
+        f.family = std::string(family);
+        f.name = f.family + " (" + phase + ")";
+      }
       f.Add(k, fraction, bound);
     }
     Accumulator& p =
@@ -337,9 +346,8 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
 
   report.groups = SortedRows(groups, report.total_ns);
   if (options.with_families) {
-    report.families = options.group_by == GroupBy::kFamily
-                          ? report.groups
-                          : SortedRows(families, report.total_ns);
+    report.families = SortedRows(families, report.total_ns);
+    for (GroupRow& f : report.families) f.key = f.family;
   }
   if (options.top > 0 && report.groups.size() > options.top) {
     for (size_t i = options.top; i < report.groups.size(); ++i) {

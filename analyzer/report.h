@@ -94,7 +94,9 @@ struct Report {
   std::vector<GroupRow> groups;    // by total time, descending; top N
   int64_t groups_omitted = 0;      // groups past --top
   int64_t omitted_ns = 0;
-  std::vector<GroupRow> families;  // every family (for the roofline plot)
+  // Every (family, phase) pair, for the roofline plot: name "family (phase)",
+  // key the family.
+  std::vector<GroupRow> families;
   std::vector<PhaseRow> phases;    // phases with kernels, in kPhaseNames order
   int64_t kernel_count = 0;
   int64_t total_ns = 0;

@@ -336,8 +336,8 @@ class HtmlWriter : public ReportWriter {
       out << "<p>" << r.groups_omitted << " more groups, "
           << Fixed(r.omitted_ns * 1e-6, 3) << " ms.</p>\n";
     }
-    if (r.group_by != GroupBy::kFamily && !r.families.empty()) {
-      out << "<h2>Kernel families (the plotted points)</h2>\n";
+    if (!r.families.empty()) {
+      out << "<h2>Kernel families by phase (the plotted points)</h2>\n";
       HtmlTable(r.families, out);
     }
     out << "<h2>Import statistics</h2>\n<table><tbody>\n";

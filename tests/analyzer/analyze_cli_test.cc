@@ -177,10 +177,11 @@ double Attr(const std::string& element, const std::string& name) {
   return std::stod(m[1]);
 }
 
-// The SVG is well-formed, names the roofs and ridges, and places the GEMM
-// family (AI 442) between the fp32 ridge (25) and the bf16 ridge (500),
-// below the bf16 roof.
-TEST_F(AnalyzeCliTest, SvgIsWellFormedAndPlacesThePoint) {
+// The SVG is well-formed, names the roofs and ridges, and places one point
+// per family and phase on log-log axes: the prefill GEMMs (AI 500, 500
+// TFLOP/s) right at the bf16 ridge, the decode GEMMs (AI 10, 10 TFLOP/s)
+// left of the fp32 ridge (25).
+TEST_F(AnalyzeCliTest, SvgIsWellFormedAndPlacesThePoints) {
   std::string out;
   const std::string svg_path = dir_ + "/roofline.svg";
   ASSERT_EQ(Analyze({store_, "--run", "1", "--svg", svg_path}, &out), 0);
@@ -191,43 +192,50 @@ TEST_F(AnalyzeCliTest, SvgIsWellFormedAndPlacesThePoint) {
   EXPECT_NE(svg.find(">bf16_tc 1 PFLOP/s, ridge 500<"), std::string::npos);
   EXPECT_NE(svg.find(">fp32 50 TFLOP/s, ridge 25<"), std::string::npos);
   EXPECT_NE(svg.find(">DRAM 2 TB/s<"), std::string::npos);
+  // The elementwise family (no FLOPs) and the tiny kernel cannot be placed.
   EXPECT_NE(svg.find("2 families without FLOPs or bytes are not plotted"),
             std::string::npos);
 
-  // Ridge markers (r=3.5) in roof order (bf16 first), then the one point.
+  // Ridge markers (r=3.5) in roof order (bf16 first), then the points.
   const std::regex circle("<circle [^>]*>");
-  std::vector<std::string> ridges, points;
+  std::vector<std::string> ridges;
+  std::string prefill, decode;
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), circle);
        it != std::sregex_iterator(); ++it) {
     const std::string c = it->str();
+    const size_t end = it->position() + it->length();
     if (c.find("r=\"3.5\"") != std::string::npos) ridges.push_back(c);
-    if (c.find("fill-opacity=\"0.6\" stroke=") != std::string::npos &&
-        c.find("<title>") == std::string::npos &&
-        svg.find(c + "<title>ampere") != std::string::npos) {
-      points.push_back(c);
+    if (svg.compare(end, 40, "<title>ampere_bf16_s16816gemm (prefill)\n") == 0) {
+      prefill = c;
+    }
+    if (svg.compare(end, 39, "<title>ampere_bf16_s16816gemm (decode)\n") == 0) {
+      decode = c;
     }
   }
   ASSERT_EQ(ridges.size(), 2u);
-  ASSERT_EQ(points.size(), 1u);
+  ASSERT_FALSE(prefill.empty());
+  ASSERT_FALSE(decode.empty());
   const double bf16_x = Attr(ridges[0], "cx"), bf16_y = Attr(ridges[0], "cy");
   const double fp32_x = Attr(ridges[1], "cx"), fp32_y = Attr(ridges[1], "cy");
-  const double px = Attr(points[0], "cx"), py = Attr(points[0], "cy");
-  EXPECT_LT(fp32_x, px);
-  EXPECT_LT(px, bf16_x);
-  EXPECT_LT(bf16_y, fp32_y);  // higher roof is higher up
-  EXPECT_GT(py, bf16_y);      // below the bf16 roof
-  // Log scale: the ridge distance is log10(500/25) decades, the point sits
-  // log10(442.35/25) decades right of the fp32 ridge.
-  EXPECT_NEAR((px - fp32_x) / (bf16_x - fp32_x),
-              std::log10(442.3529 / 25) / std::log10(500.0 / 25), 0.01);
-  // 442 TFLOP/s is log10(1000/442.35) decades below the 1 PFLOP/s roof, and
-  // 50 TFLOP/s is log10(20) decades below it.
-  EXPECT_NEAR((py - bf16_y) / (fp32_y - bf16_y),
-              std::log10(1000 / 442.3529) / std::log10(20.0), 0.01);
-  EXPECT_NE(svg.find("<title>ampere_bf16_s16816gemm\n5 kernels, 0.340 ms (67.7% "
-                     "of GPU time)\nAI 442.35 FLOP/byte, 442.353 TFLOP/s, "
-                     "1000.0 GB/s\n50.0% of roof, compute-bound, prefill "
-                     "(bf16_tc)</title>"),
+  EXPECT_LT(fp32_x, bf16_x);
+  EXPECT_LT(bf16_y, fp32_y);  // the higher roof is higher up
+  const double decade_x = (bf16_x - fp32_x) / std::log10(500.0 / 25);
+  const double decade_y = (fp32_y - bf16_y) / std::log10(1000.0 / 50);
+  // Prefill: AI 500 is the bf16 ridge; 500 TFLOP/s is 0.301 decades below
+  // the 1 PFLOP/s roof.
+  EXPECT_NEAR(Attr(prefill, "cx"), bf16_x, 0.1);
+  EXPECT_NEAR(Attr(prefill, "cy"), bf16_y + std::log10(2.0) * decade_y, 0.1);
+  // Decode: AI 10 is log10(25/10) decades left of the fp32 ridge; 10 TFLOP/s
+  // is 2 decades below the bf16 roof.
+  EXPECT_NEAR(Attr(decode, "cx"), fp32_x - std::log10(2.5) * decade_x, 0.1);
+  EXPECT_NEAR(Attr(decode, "cy"), bf16_y + 2 * decade_y, 0.1);
+  // Area ~ time: radius 3 + 22 * sqrt(share of GPU time).
+  EXPECT_NEAR(Attr(prefill, "r"), 3 + 22 * std::sqrt(300000.0 / 502000), 0.06);
+  EXPECT_NEAR(Attr(decode, "r"), 3 + 22 * std::sqrt(40000.0 / 502000), 0.06);
+  EXPECT_NE(svg.find("<title>ampere_bf16_s16816gemm (prefill)\n3 kernels, 0.300 "
+                     "ms (59.8% of GPU time)\nAI 500.00 FLOP/byte, 500.000 "
+                     "TFLOP/s, 1000.0 GB/s\n50.0% of roof, compute-bound, "
+                     "prefill (bf16_tc)</title>"),
             std::string::npos);
 }
 

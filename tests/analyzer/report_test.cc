@@ -105,9 +105,21 @@ TEST_F(ReportTest, FamilyGroupsHaveHandComputedNumbers) {
   EXPECT_EQ(t.bound, "unknown");
   EXPECT_EQ(t.phase, "unknown");
 
-  // The plotted families are the same rows.
-  ASSERT_EQ(r.families.size(), 3u);
-  EXPECT_EQ(r.families[0].name, "ampere_bf16_s16816gemm");
+  // The plot gets one point per family and phase: the GEMM family splits
+  // into its prefill (AI 500) and decode (AI 10) launches.
+  ASSERT_EQ(r.families.size(), 4u);
+  EXPECT_EQ(r.families[0].name, "ampere_bf16_s16816gemm (prefill)");
+  EXPECT_EQ(r.families[0].key, "ampere_bf16_s16816gemm");
+  EXPECT_EQ(r.families[0].count, 3);
+  EXPECT_DOUBLE_EQ(*r.families[0].ai, 500);
+  EXPECT_DOUBLE_EQ(*r.families[0].achieved_flops_per_s, 5e14);
+  EXPECT_EQ(r.families[0].phase, "prefill");
+  EXPECT_EQ(r.families[1].name,
+            "at::native::elementwise_kernel<CUDAFunctor_add> (decode)");
+  EXPECT_EQ(r.families[2].name, "ampere_bf16_s16816gemm (decode)");
+  EXPECT_DOUBLE_EQ(*r.families[2].ai, 10);
+  EXPECT_DOUBLE_EQ(*r.families[2].achieved_flops_per_s, 1e13);
+  EXPECT_EQ(r.families[3].name, "my_tiny_kernel (unknown)");
 }
 
 // Prefill and decode shares, AI over kernels with both FLOPs and bytes, and
@@ -174,7 +186,7 @@ TEST_F(ReportTest, KernelGroupsSplitTileVariants) {
   EXPECT_EQ(r.groups[2].bound, "memory");
   EXPECT_EQ(r.groups[2].phase, "decode");
   // The plot still gets one point per family.
-  EXPECT_EQ(r.families.size(), 3u);
+  EXPECT_EQ(r.families.size(), 4u);
 }
 
 // --by phase / nvtx / step use the stored columns, with named fallbacks.
@@ -209,7 +221,7 @@ TEST_F(ReportTest, TopKeepsBiggestGroupsAndCountsTheRest) {
   ASSERT_EQ(r.groups.size(), 1u);
   EXPECT_EQ(r.groups_omitted, 2);
   EXPECT_EQ(r.omitted_ns, 162000);
-  EXPECT_EQ(r.families.size(), 3u);  // the plot is not truncated
+  EXPECT_EQ(r.families.size(), 4u);  // the plot is not truncated
 }
 
 // Re-annotation with the H100 SXM datasheet (bf16 989.4 TFLOP/s, 3.35 TB/s)
