@@ -1,6 +1,8 @@
 #include "libinject/counters/counter_session.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <utility>
 
 namespace rooftrace::counters {
@@ -100,9 +102,9 @@ Status CounterSession::Configure() {
 }
 
 StatusOr<bool> CounterSession::OnKernelLaunchBegin(uint64_t correlation_id) {
-  if (shut_.load()) return false;
   uint64_t idle = 0;
   if (!in_flight_.compare_exchange_strong(idle, correlation_id + 1)) {
+    if (idle == kShutDown) return false;
     // Another thread's launch is being replayed on this context: do not wait
     // for it, let this launch run unprofiled.
     std::lock_guard<std::mutex> lock(mu_);
@@ -121,7 +123,8 @@ StatusOr<bool> CounterSession::OnKernelLaunchBegin(uint64_t correlation_id) {
   return true;
 }
 
-Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id) {
+Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id,
+                                         bool launched) {
   if (in_flight_.load() != correlation_id + 1) {
     return FailedPrecondition("launch end for correlation id " +
                               std::to_string(correlation_id) +
@@ -145,6 +148,8 @@ Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id) {
   auto decode = RT_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
   decode.pRangeProfilerObject = profiler_;
   RT_CUPTI_OR_REPORT(api_, RangeProfilerDecodeData, &decode);
+  // A launch the driver refused ran no kernel and made no range.
+  if (!launched) return OkStatus();
   image_ids_.push_back(correlation_id);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -192,12 +197,22 @@ std::vector<std::vector<uint8_t>> CounterSession::TakeRawImages() {
   return out;
 }
 
-Status CounterSession::Shutdown() {
-  if (shut_.exchange(true)) return OkStatus();
-  if (in_flight_.load() != 0) {
-    Warn(
-        "counters: context shut down during a profiled launch; its range "
-        "is lost");
+Status CounterSession::Shutdown(std::chrono::milliseconds wait) {
+  // Take the context from the idle state so no launch can start profiling;
+  // a launch in flight is given `wait` to finish (this runs on the exit or
+  // context-destroy path, never for an application launch).
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    uint64_t idle = 0;
+    if (in_flight_.compare_exchange_strong(idle, kShutDown)) break;
+    if (idle == kShutDown) return OkStatus();  // already shut down
+    if (std::chrono::steady_clock::now() >= deadline) {
+      Warn("counters: a profiled launch did not finish within " +
+           std::to_string(wait.count()) +
+           " ms of shutdown; the range profiler is left enabled");
+      return FailedPrecondition("profiled launch still in flight");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   Status handed = HandOverImage();
   if (profiler_ != nullptr) {
@@ -403,14 +418,14 @@ void CountersRuntime::OnContextDestroyed(CUcontext ctx) {
     auto it = sessions_.find(ctx);
     if (it == sessions_.end()) return;
     entry = it->second;
-    sessions_.erase(it);
-    retired_.push_back(entry);
   }
+  // Shut down while the session is still findable, so a launch in flight on
+  // another thread can end; no new launch starts profiling meanwhile.
   Status s = entry->session->Shutdown();
-  if (!s.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    warnings_.push_back(ReportFromStatus(s).line);
-  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!s.ok()) warnings_.push_back(ReportFromStatus(s).line);
+  sessions_.erase(ctx);
+  retired_.push_back(std::move(entry));
 }
 
 bool CountersRuntime::OnKernelLaunchBegin(CUcontext ctx,
@@ -433,8 +448,8 @@ bool CountersRuntime::OnKernelLaunchBegin(CUcontext ctx,
   return *started;
 }
 
-void CountersRuntime::OnKernelLaunchEnd(CUcontext ctx,
-                                        uint64_t correlation_id) {
+void CountersRuntime::OnKernelLaunchEnd(CUcontext ctx, uint64_t correlation_id,
+                                        bool launched) {
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -442,7 +457,7 @@ void CountersRuntime::OnKernelLaunchEnd(CUcontext ctx,
     if (it == sessions_.end()) return;
     entry = it->second;
   }
-  Status s = entry->session->OnKernelLaunchEnd(correlation_id);
+  Status s = entry->session->OnKernelLaunchEnd(correlation_id, launched);
   if (!s.ok()) (void)Disable(ReportFromStatus(s));
 }
 

@@ -33,6 +33,7 @@
 #define ROOFTRACE_LIBINJECT_COUNTERS_COUNTER_SESSION_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -72,14 +73,18 @@ class CounterSession {
   // false (and End must then not be called) when the launch is not profiled
   // because another is in flight on this context or the session is shut.
   StatusOr<bool> OnKernelLaunchBegin(uint64_t correlation_id);
-  Status OnKernelLaunchEnd(uint64_t correlation_id);
+  // `launched` = false when the launch API failed (no kernel ran, so no
+  // range was made and the launch is not recorded).
+  Status OnKernelLaunchEnd(uint64_t correlation_id, bool launched = true);
 
   // Asks the next End (or Shutdown) to hand over a partly filled image.
   void RequestDecode() { decode_requested_.store(true); }
-  // Hands over what the image holds and disables the range profiler. Call
-  // from the context-destroy callback or the exit path, not while a launch
-  // of this context is in flight.
-  Status Shutdown();
+  // Hands over what the image holds and disables the range profiler; no
+  // launch is profiled afterwards. Called from the context-destroy callback
+  // or the exit path; waits up to `wait` for a profiled launch in flight
+  // on another thread to end (then gives up, leaving the profiler enabled).
+  Status Shutdown(
+      std::chrono::milliseconds wait = std::chrono::milliseconds(3000));
 
   // Evaluates every pending image. `host` must be a ProfilerHost of this
   // chip with the config's metrics added (CreateHostWithMetrics).
@@ -122,9 +127,11 @@ class CounterSession {
   // ids of the ranges it holds.
   std::vector<uint8_t> image_;
   std::vector<uint64_t> image_ids_;
-  std::atomic<uint64_t> in_flight_{0};  // correlation id + 1; 0 = idle
+  // 0: idle; correlation id + 1: that launch is being profiled;
+  // kShutDown: the session is shut (no launch starts profiling again).
+  static constexpr uint64_t kShutDown = ~uint64_t{0};
+  std::atomic<uint64_t> in_flight_{0};
   std::atomic<bool> decode_requested_{false};
-  std::atomic<bool> shut_{false};
 
   mutable std::mutex mu_;  // guards pending_, warnings_, stats_
   std::vector<PendingImage> pending_;
@@ -170,7 +177,9 @@ class CountersRuntime {
   // OnKernelLaunchEnd must follow on the same thread after the launch.
   bool OnKernelLaunchBegin(CUcontext ctx, uint64_t correlation_id,
                            const LaunchInfo& launch);
-  void OnKernelLaunchEnd(CUcontext ctx, uint64_t correlation_id);
+  // `launched`: whether the launch API succeeded.
+  void OnKernelLaunchEnd(CUcontext ctx, uint64_t correlation_id,
+                         bool launched = true);
 
   // Sender thread: results decoded so far (asks every session to hand over
   // its partial image at its next launch). `final` = true at exit: shuts

@@ -83,12 +83,12 @@ StatusOr<std::unique_ptr<KernelSelector>> KernelSelector::Create(
 bool KernelSelector::NameMatches(std::string_view name) {
   if (!include_ && !exclude_) return true;
   std::lock_guard<std::mutex> lock(name_cache_mu_);
-  std::string key(name);
-  auto it = name_cache_.find(key);
+  auto it = name_cache_.find(name);
   if (it != name_cache_.end()) return it->second;
-  bool ok = (!include_ || std::regex_search(key, *include_)) &&
-            (!exclude_ || !std::regex_search(key, *exclude_));
-  name_cache_.emplace(std::move(key), ok);
+  bool ok =
+      (!include_ || std::regex_search(name.begin(), name.end(), *include_)) &&
+      (!exclude_ || !std::regex_search(name.begin(), name.end(), *exclude_));
+  name_cache_.emplace(std::string(name), ok);
   return ok;
 }
 

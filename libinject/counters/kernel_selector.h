@@ -98,8 +98,15 @@ class KernelSelector {
   std::optional<std::regex> exclude_;
   std::optional<std::regex> nvtx_;
 
+  // Looked up by string_view without building a std::string per launch.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const {
+      return std::hash<std::string_view>()(s);
+    }
+  };
   std::mutex name_cache_mu_;  // guards name_cache_ only
-  std::unordered_map<std::string, bool> name_cache_;
+  std::unordered_map<std::string, bool, NameHash, std::equal_to<>> name_cache_;
 
   std::atomic<uint64_t> candidates_{0};  // passed name and NVTX
   std::atomic<uint64_t> profiled_{0};

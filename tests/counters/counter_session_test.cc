@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <string>
@@ -26,8 +27,9 @@ struct FakeDevice {
   CUpti_Profiler_Support_Level confidential =
       CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
   const char* chip = "GH100";
-  size_t hw_capacity = 1 << 20;  // ranges the image really holds
-  int lose_on_decode = -1;       // this decode (0-based) stores nothing
+  size_t hw_capacity = 1 << 20;         // ranges the image really holds
+  int lose_on_decode = -1;              // this decode (0-based) stores nothing
+  bool no_kernel_at_next_stop = false;  // the launch made no range
   int starts = 0, stops = 0, decodes = 0, set_configs = 0, image_inits = 0;
   int enables = 0, disables = 0;
   uint64_t ordinal = 0;          // launches that ran under the profiler
@@ -109,6 +111,11 @@ CUptiResult FakeStart(CUpti_RangeProfiler_Start_Params*) {
 }
 CUptiResult FakeStop(CUpti_RangeProfiler_Stop_Params* p) {
   ++g.stops;
+  p->isAllPassSubmitted = 1;
+  if (g.no_kernel_at_next_stop) {
+    g.no_kernel_at_next_stop = false;
+    return CUPTI_SUCCESS;
+  }
   g.pending = true;
   g.pending_ordinal = g.ordinal++;
   p->isAllPassSubmitted = 1;
@@ -416,6 +423,39 @@ TEST_F(CounterSessionTest, KeptRawImagesRoundTripThroughRfcd) {
   ASSERT_TRUE(v.ok()) << v.status().message();
   EXPECT_EQ((*v)[0], 1000.0);  // second launch, dram__bytes_read
   EXPECT_EQ((*v)[9], 1009.0);
+}
+
+// A launch the driver refused made no range: it is not recorded, and the
+// ranges after it keep their launches.
+TEST_F(CounterSessionTest, FailedLaunchIsNotRecorded) {
+  auto rt = Runtime(8);
+  ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
+  ASSERT_TRUE(rt->OnKernelLaunchBegin(ctx_a_, 1, LaunchInfo{"k", "", false}));
+  g.no_kernel_at_next_stop = true;  // the driver refused the launch
+  rt->OnKernelLaunchEnd(ctx_a_, 1, /*launched=*/false);
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 2));
+  std::vector<KernelCounters> got = rt->Flush(true);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].correlation_id, 2u);
+  EXPECT_EQ(rt->session_stats().profiled, 1u);
+  EXPECT_EQ(rt->session_stats().ranges_dropped, 0u);
+}
+
+// Destroying a context waits for a launch in flight on another thread, keeps
+// its range, and no launch starts profiling on the context afterwards.
+TEST_F(CounterSessionTest, ContextDestroyWaitsForLaunchInFlight) {
+  auto rt = Runtime(8);
+  ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
+  ASSERT_TRUE(rt->OnKernelLaunchBegin(ctx_a_, 1, LaunchInfo{"k", "", false}));
+  std::thread destroyer([&] { rt->OnContextDestroyed(ctx_a_); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  rt->OnKernelLaunchEnd(ctx_a_, 1);
+  destroyer.join();
+  EXPECT_EQ(g.disables, 1);
+  EXPECT_FALSE(Launch(*rt, ctx_a_, 2));
+  std::vector<KernelCounters> got = rt->Flush(true);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].correlation_id, 1u);
 }
 
 // A chip this CUPTI does not know: counters mode off with the chip named.
