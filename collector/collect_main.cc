@@ -1,16 +1,159 @@
+// `rooftrace collect`: the standalone collector (many producers, one run per
+// server lifetime) and post-hoc ingest of .rft files (one run per file).
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
 #include "base/cli.h"
 #include "cli/subcommands.h"
+#include "collector/ingest_internal.h"
+#include "collector/recorder.h"
+#include "collector/server.h"
+#include "collector/summary.h"
+
+namespace po = boost::program_options;
 
 namespace rooftrace {
+namespace {
 
-int ProfileMain(int argc, char** argv) {
-  return PlaceholderMain("profile", "rooftrace profile [options] -- CMD ARGS...",
-                         "the collector is not built yet", argc, argv);
+std::atomic<bool> g_stop{false};
+
+// Only sets the flag: the server loop sees it within 50 ms.
+extern "C" void OnStopSignal(int) { g_stop.store(true); }
+
+std::string DefaultSocket() {
+  const char* tmp = getenv("TMPDIR");
+  return std::string("unix:") + (tmp && *tmp ? tmp : "/tmp") +
+         "/rooftrace.sock";
 }
 
+}  // namespace
+
 int CollectMain(int argc, char** argv) {
-  return PlaceholderMain("collect", "rooftrace collect --listen ADDR --store S",
-                         "the collector is not built yet", argc, argv);
+  CommandSpec spec;
+  spec.name = "collect";
+  spec.usage =
+      "rooftrace collect [--listen unix:PATH|tcp:HOST:PORT]... --store S "
+      "[--ingest FILE.rft...]";
+  spec.summary =
+      "Standalone collector: accepts rooftrace producers (libinject in any "
+      "number of processes and ranks) on Unix sockets (mode 0600) and/or TCP "
+      "(loopback unless a non-loopback host is named), joins and annotates "
+      "every kernel against the roofs, and stores one run per server "
+      "lifetime. SIGINT/SIGTERM: stop accepting, store everything received, "
+      "exit 0. With --ingest and no --listen: stores each file as a run and "
+      "exits.";
+  spec.epilog =
+      "Examples:\n"
+      "  rooftrace collect --listen unix:/tmp/rt.sock --store runs.sqlite\n"
+      "  rooftrace collect --store runs.sqlite --ingest spool/*.rft";
+  std::vector<std::string> listen, ingest;
+  std::string store = "runs.sqlite", profile;
+  bool keep_raw = false;
+  uint64_t hello_timeout_ms = 10000, stall_timeout_ms = 30000;
+  spec.options.add_options()(
+      "listen", po::value(&listen)->composing(),
+      "unix:PATH or tcp:HOST:PORT (repeatable; default unix:$TMPDIR/rooftrace.sock "
+      "when nothing is ingested)")(
+      "store", po::value(&store)->default_value(store), "SQLite run store")(
+      "ingest", po::value(&ingest)->multitoken()->composing(),
+      "trace files (.rft) to store, one run each")(
+      "device-profile", po::value(&profile),
+      "calibrated roofs (rooftrace calibrate -o); default: datasheet")(
+      "keep-raw", po::bool_switch(&keep_raw),
+      "also keep each raw stream as STORE.raw/run<ID>-<N>.rft")(
+      "hello-timeout-ms", po::value(&hello_timeout_ms)->default_value(10000),
+      "close connections that send no Hello in time")(
+      "stall-timeout-ms", po::value(&stall_timeout_ms)->default_value(30000),
+      "close connections stuck inside a frame this long");
+  po::variables_map vm;
+  if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
+    return *rc;
+  }
+  for (const auto& f : ingest) {
+    Status s = CheckTraceFile(f);
+    if (!s.ok()) {
+      std::cerr << "rooftrace collect: " << s.message() << "\n";
+      return kExitUsage;
+    }
+  }
+  for (const auto& f : ingest) {
+    RecorderOptions ro;
+    ro.store_path = store;
+    ro.origin = "ingest:" + f;
+    ro.device_profile_path = profile;
+    auto rec = RunRecorder::Create(ro);
+    if (!rec.ok()) {
+      std::cerr << "rooftrace collect: " << rec.status().message() << "\n";
+      return kExitUsage;
+    }
+    IngestResult result;
+    Status s = IngestFileInto(f, rec->get(), &result, true);
+    if (s.ok()) s = (*rec)->Finish();
+    if (!s.ok()) {
+      std::cerr << "rooftrace collect: " << s.message() << "\n";
+      return kExitFailure;
+    }
+    if (!result.warning.empty()) {
+      std::cerr << "rooftrace collect: " << result.warning << "\n";
+    }
+    std::cout << "rooftrace collect: " << f << " -> run " << (*rec)->run_id()
+              << " (" << (*rec)->kernels_stored() << " kernels) in " << store
+              << "\n";
+  }
+  if (!ingest.empty() && listen.empty()) return kExitOk;
+  if (listen.empty()) listen.push_back(DefaultSocket());
+
+  RecorderOptions ro;
+  ro.store_path = store;
+  ro.origin = "collect";
+  ro.device_profile_path = profile;
+  auto rec = RunRecorder::Create(ro);
+  if (!rec.ok()) {
+    std::cerr << "rooftrace collect: " << rec.status().message() << "\n";
+    return kExitUsage;
+  }
+  ServerOptions so;
+  so.listen = listen;
+  so.hello_timeout_ms = hello_timeout_ms;
+  so.stall_timeout_ms = stall_timeout_ms;
+  if (keep_raw) {
+    so.raw_dir = store + ".raw";
+    mkdir(so.raw_dir.c_str(), 0700);
+  }
+  CollectorServer server(rec->get(), so);
+  if (Status s = server.Listen(); !s.ok()) {
+    std::cerr << "rooftrace collect: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  g_stop.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  for (const auto& b : server.bound()) {
+    std::cerr << "rooftrace collect: listening on " << b << ", run "
+              << (*rec)->run_id() << " in " << store << "\n";
+  }
+  Status s = server.Run(&g_stop);
+  Status f = (*rec)->Finish();
+  if (!s.ok() || !f.ok()) {
+    std::cerr << "rooftrace collect: " << (s.ok() ? f : s).message() << "\n";
+    return kExitFailure;
+  }
+  const ImportStats st = (*rec)->stats();
+  std::cerr << "rooftrace collect: stopped; run " << (*rec)->run_id() << ": "
+            << st[ImportStat::k_sessions] << " sessions, "
+            << (*rec)->kernels_stored() << " kernels stored in " << store
+            << "\n";
+  return kExitOk;
 }
 
 }  // namespace rooftrace

@@ -1,0 +1,374 @@
+#include "collector/server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "proto/framing.h"
+#include "proto/rooftrace.pb.h"
+
+namespace rooftrace {
+namespace {
+
+uint64_t NowMs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+void SetNonBlocking(int fd) {
+  const int flags = fcntl(fd, F_GETFL, 0);
+  fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+bool IsLoopbackHost(const std::string& host) {
+  return host.empty() || host == "localhost" || host == "127.0.0.1" ||
+         host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+}  // namespace
+
+struct CollectorServer::Connection {
+  int fd = -1;
+  uint64_t id = 0;
+  std::string peer;
+  wire::FrameReader reader;
+  std::unique_ptr<Session> session;
+  ImportStats stats;  // frames and bytes of this connection
+  uint64_t opened_ms = 0;
+  uint64_t last_progress_ms = 0;
+  FILE* raw = nullptr;
+  bool closed = false;
+};
+
+CollectorServer::CollectorServer(RunRecorder* recorder, ServerOptions options)
+    : recorder_(recorder), options_(std::move(options)) {}
+
+CollectorServer::~CollectorServer() {
+  for (auto& c : conns_) {
+    if (!c->closed) Close(c.get(), "collector shutting down");
+  }
+  for (int fd : listen_fds_) close(fd);
+  for (const auto& p : unix_paths_) unlink(p.c_str());
+}
+
+void CollectorServer::Log(const std::string& line) {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    fprintf(stderr, "rooftrace collect: %s\n", line.c_str());
+  }
+}
+
+Status CollectorServer::Listen() {
+  for (const std::string& addr : options_.listen) {
+    if (addr.rfind("unix:", 0) == 0) {
+      const std::string path = addr.substr(5);
+      sockaddr_un sa{};
+      if (path.empty() || path.size() >= sizeof(sa.sun_path)) {
+        return InvalidArgument("--listen " + addr + ": a Unix socket path must "
+                               "have 1 to " +
+                               std::to_string(sizeof(sa.sun_path) - 1) +
+                               " characters");
+      }
+      struct stat st {};
+      if (lstat(path.c_str(), &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+          return InvalidArgument("--listen " + addr + ": " + path +
+                                 " exists and is not a socket: choose another "
+                                 "path");
+        }
+        unlink(path.c_str());  // a stale socket of an earlier collector
+      }
+      const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+      sa.sun_family = AF_UNIX;
+      memcpy(sa.sun_path, path.data(), path.size());
+      // The socket is created 0600: only this user's producers may connect.
+      const mode_t old = umask(0177);
+      const int rc = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+      umask(old);
+      if (rc != 0 || listen(fd, 128) != 0) {
+        const std::string err = strerror(errno);
+        close(fd);
+        return Unavailable("--listen " + addr + ": cannot listen: " + err +
+                           ": check the directory exists and is writable");
+      }
+      chmod(path.c_str(), 0600);
+      SetNonBlocking(fd);
+      listen_fds_.push_back(fd);
+      unix_paths_.push_back(path);
+      bound_.push_back(addr);
+    } else if (addr.rfind("tcp:", 0) == 0) {
+      const std::string rest = addr.substr(4);
+      const size_t colon = rest.rfind(':');
+      if (colon == std::string::npos) {
+        return InvalidArgument("--listen " + addr +
+                               ": expected tcp:HOST:PORT, e.g. "
+                               "tcp:127.0.0.1:7788");
+      }
+      std::string host = rest.substr(0, colon);
+      const std::string port = rest.substr(colon + 1);
+      if (host.size() > 1 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
+      }
+      if (host.empty() || host == "localhost") host = "127.0.0.1";
+      addrinfo hints{};
+      hints.ai_family = AF_UNSPEC;
+      hints.ai_socktype = SOCK_STREAM;
+      hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+      addrinfo* res = nullptr;
+      if (getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0 || !res) {
+        return InvalidArgument("--listen " + addr + ": cannot resolve host '" +
+                               host + "' and port '" + port +
+                               "': give a numeric port and a local address");
+      }
+      const int fd = socket(res->ai_family, SOCK_STREAM, 0);
+      int one = 1;
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 ||
+          listen(fd, 128) != 0) {
+        const std::string err = strerror(errno);
+        freeaddrinfo(res);
+        close(fd);
+        return Unavailable("--listen " + addr + ": cannot listen: " + err +
+                           ": choose a free port");
+      }
+      freeaddrinfo(res);
+      sockaddr_storage ss{};
+      socklen_t len = sizeof ss;
+      getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+      char buf[INET6_ADDRSTRLEN] = {0};
+      int bound_port = 0;
+      if (ss.ss_family == AF_INET) {
+        auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+        inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
+        bound_port = ntohs(in->sin_port);
+      } else {
+        auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
+        inet_ntop(AF_INET6, &in6->sin6_addr, buf, sizeof buf);
+        bound_port = ntohs(in6->sin6_port);
+      }
+      if (!IsLoopbackHost(host)) {
+        Log("listening on " + std::string(buf) +
+            " (not loopback): any host that can reach it may send traces");
+      }
+      SetNonBlocking(fd);
+      listen_fds_.push_back(fd);
+      bound_.push_back("tcp:" + std::string(buf) + ":" +
+                       std::to_string(bound_port));
+    } else {
+      return InvalidArgument("--listen " + addr +
+                             ": expected unix:PATH or tcp:HOST:PORT");
+    }
+  }
+  return OkStatus();
+}
+
+void CollectorServer::Accept(int listen_fd) {
+  for (;;) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    const int fd = accept(listen_fd, reinterpret_cast<sockaddr*>(&ss), &len);
+    if (fd < 0) return;  // EAGAIN: accepted everything pending
+    SetNonBlocking(fd);
+    std::string peer;
+    if (ss.ss_family == AF_UNIX) {
+      ucred cred{};
+      socklen_t cl = sizeof cred;
+      if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0) {
+        peer = "unix peer pid " + std::to_string(cred.pid);
+      } else {
+        peer = "unix peer";
+      }
+    } else {
+      char buf[INET6_ADDRSTRLEN] = {0};
+      int port = 0;
+      if (ss.ss_family == AF_INET) {
+        auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+        inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
+        port = ntohs(in->sin_port);
+      } else {
+        auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
+        inet_ntop(AF_INET6, &in6->sin6_addr, buf, sizeof buf);
+        port = ntohs(in6->sin6_port);
+      }
+      peer = "tcp peer " + std::string(buf) + ":" + std::to_string(port);
+    }
+    if (open_.load() >= options_.max_connections) {
+      Log("refused " + peer + ": " + std::to_string(options_.max_connections) +
+          " connections already open (the limit)");
+      ImportStats s;
+      ++s[ImportStat::k_refused_sessions];
+      recorder_->AddStats(s);
+      close(fd);
+      continue;
+    }
+    auto c = std::make_unique<Connection>();
+    c->fd = fd;
+    c->id = ++next_conn_id_;
+    c->peer = peer;
+    c->session = std::make_unique<Session>(peer);
+    c->opened_ms = c->last_progress_ms = NowMs();
+    if (!options_.raw_dir.empty()) {
+      const std::string path = options_.raw_dir + "/run" +
+                               std::to_string(recorder_->run_id()) + "-" +
+                               std::to_string(c->id) + ".rft";
+      c->raw = fopen(path.c_str(), "wb");
+      if (c->raw == nullptr) {
+        Log("cannot keep the raw stream of " + peer + " in " + path + ": " +
+            strerror(errno));
+      }
+    }
+    ++open_;
+    conns_.push_back(std::move(c));
+  }
+}
+
+void CollectorServer::Close(Connection* c, const std::string& reason) {
+  if (c->closed) return;
+  c->closed = true;
+  if (!reason.empty()) Log("closed " + c->session->name() + " (" + c->peer +
+                           "): " + reason);
+  close(c->fd);
+  if (c->raw) fclose(c->raw);
+  c->session->stats().Add(c->stats);
+  Status s = recorder_->AddSession(c->session.get());
+  if (!s.ok()) Log("cannot store the session of " + c->peer + ": " + s.message());
+  --open_;
+  ++ended_;
+}
+
+bool CollectorServer::ReadFrom(Connection* c, bool draining) {
+  static thread_local char buf[256 * 1024];
+  for (;;) {
+    const ssize_t n = read(c->fd, buf, sizeof buf);
+    if (n == 0) {
+      if (c->reader.buffered_bytes() > 0) {
+        ++c->stats[ImportStat::k_truncated_streams];
+        Close(c, "stream ended inside a frame (" +
+                     std::to_string(c->reader.buffered_bytes()) +
+                     " bytes of an incomplete frame dropped)");
+      } else {
+        Close(c, "");
+      }
+      return false;
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+      if (errno == EINTR) continue;
+      Close(c, std::string("read failed: ") + strerror(errno));
+      return false;
+    }
+    c->stats[ImportStat::k_bytes] += static_cast<uint64_t>(n);
+    if (c->raw) fwrite(buf, 1, static_cast<size_t>(n), c->raw);
+    c->reader.Feed(buf, static_cast<size_t>(n));
+    std::string_view payload;
+    for (;;) {
+      const auto r = c->reader.Next(&payload);
+      if (r == wire::FrameReader::Result::kNeedMore) break;
+      if (r == wire::FrameReader::Result::kCorrupt) {
+        ++c->stats[ImportStat::k_corrupt_frames];
+        Close(c, c->reader.error() + ": not a rooftrace stream or corrupt");
+        return false;
+      }
+      ++c->stats[ImportStat::k_frames];
+      c->last_progress_ms = NowMs();
+      const bool had_hello = c->session->has_hello();
+      Status s = c->session->OnPacket(payload);
+      if (s.ok() && c->session->restart_pending()) {
+        c->session->stats().Add(c->stats);
+        c->stats = ImportStats();
+        (void)recorder_->AddSession(c->session.get());
+        c->session = std::make_unique<Session>(c->peer);
+        s = c->session->OnPacket(payload);
+      }
+      if (!s.ok()) {
+        wire::Packet reply;
+        auto* hr = reply.mutable_hello_reply();
+        hr->set_accepted(false);
+        hr->set_protocol_version(wire::kProtocolVersion);
+        hr->set_reason(s.message());
+        std::string frame;
+        wire::AppendFrame(&frame, reply.SerializeAsString());
+        (void)!write(c->fd, frame.data(), frame.size());
+        ++c->stats[ImportStat::k_refused_sessions];
+        Close(c, "refused: " + s.message());
+        return false;
+      }
+      if (!had_hello && c->session->has_hello() && !draining) {
+        wire::Packet reply;
+        reply.mutable_hello_reply()->set_accepted(true);
+        reply.mutable_hello_reply()->set_protocol_version(
+            wire::kProtocolVersion);
+        std::string frame;
+        wire::AppendFrame(&frame, reply.SerializeAsString());
+        // Best effort: a producer that never reads replies is fine.
+        (void)!write(c->fd, frame.data(), frame.size());
+      }
+    }
+  }
+}
+
+Status CollectorServer::Run(const std::atomic<bool>* stop) {
+  std::vector<pollfd> fds;
+  while (!stop->load()) {
+    fds.clear();
+    for (int fd : listen_fds_) fds.push_back({fd, POLLIN, 0});
+    for (auto& c : conns_) fds.push_back({c->fd, POLLIN, 0});
+    const int rc = poll(fds.data(), fds.size(), 50);
+    if (rc < 0 && errno != EINTR) {
+      return Unavailable(std::string("poll failed: ") + strerror(errno));
+    }
+    size_t i = 0;
+    for (; i < listen_fds_.size(); ++i) {
+      if (fds[i].revents & POLLIN) Accept(fds[i].fd);
+    }
+    const size_t first_conn = listen_fds_.size();
+    for (size_t j = first_conn; j < fds.size(); ++j) {
+      Connection* c = conns_[j - first_conn].get();
+      if (fds[j].revents & (POLLIN | POLLHUP | POLLERR)) ReadFrom(c, false);
+    }
+    // Timeouts: no Hello in time, or a frame left incomplete.
+    const uint64_t now = NowMs();
+    for (auto& c : conns_) {
+      if (c->closed) continue;
+      if (!c->session->has_hello() &&
+          now - c->opened_ms > options_.hello_timeout_ms) {
+        ++c->stats[ImportStat::k_timed_out_connections];
+        Close(c.get(), "sent no Hello within " +
+                           std::to_string(options_.hello_timeout_ms) + " ms");
+      } else if (c->reader.buffered_bytes() > 0 &&
+                 now - c->last_progress_ms > options_.stall_timeout_ms) {
+        ++c->stats[ImportStat::k_timed_out_connections];
+        Close(c.get(), "stalled inside a frame for " +
+                           std::to_string(options_.stall_timeout_ms) + " ms");
+      }
+    }
+    std::erase_if(conns_, [](const auto& c) { return c->closed; });
+  }
+  // Stop accepting; read what every producer already sent; end sessions.
+  for (int fd : listen_fds_) close(fd);
+  listen_fds_.clear();
+  for (const auto& p : unix_paths_) unlink(p.c_str());
+  unix_paths_.clear();
+  for (auto& c : conns_) {
+    if (!c->closed && ReadFrom(c.get(), true)) Close(c.get(), "");
+  }
+  conns_.clear();
+  return OkStatus();
+}
+
+}  // namespace rooftrace

@@ -1,0 +1,81 @@
+// The collector's listening side: Unix sockets (mode 0600) and TCP (loopback
+// unless a non-loopback host is named), one non-blocking connection per
+// producer, handshake with HelloReply, frames fed to a Session, sessions
+// handed to the RunRecorder when they end.
+//
+// Bad peers are closed with one log line naming the peer and the reason:
+// corrupt or oversize frames, wrong magic or version, no Hello within
+// hello_timeout_ms, a frame left incomplete for stall_timeout_ms. Memory per
+// connection is bounded by one frame (kMaxFrameBytes) plus its session's
+// records; connections beyond max_connections are refused.
+//
+// One thread runs Run(); everything else is that thread's. Stop by setting
+// the flag passed to Run(): the server stops accepting, reads what every
+// connection already sent, ends all sessions, and returns.
+#ifndef ROOFTRACE_COLLECTOR_SERVER_H_
+#define ROOFTRACE_COLLECTOR_SERVER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "collector/recorder.h"
+
+namespace rooftrace {
+
+struct ServerOptions {
+  std::vector<std::string> listen;  // "unix:PATH" | "tcp:HOST:PORT"
+  uint64_t hello_timeout_ms = 10000;
+  uint64_t stall_timeout_ms = 30000;
+  size_t max_connections = 1024;
+  // Non-empty: every connection's raw stream is kept as DIR/run<ID>-<N>.rft.
+  std::string raw_dir;
+  // Where log lines go (default: stderr with a "rooftrace collect: " prefix).
+  std::function<void(const std::string&)> log;
+};
+
+class CollectorServer {
+ public:
+  CollectorServer(RunRecorder* recorder, ServerOptions options);
+  ~CollectorServer();
+  CollectorServer(const CollectorServer&) = delete;
+  CollectorServer& operator=(const CollectorServer&) = delete;
+
+  // Binds every --listen address. Errors name the address and the fix.
+  Status Listen();
+  // Addresses actually bound ("tcp:127.0.0.1:40123" when port 0 was asked).
+  const std::vector<std::string>& bound() const { return bound_; }
+
+  // Serves until `*stop` is true, then drains and ends every session.
+  Status Run(const std::atomic<bool>* stop);
+
+  // Connections open now (for profile's wait for its producers).
+  size_t open_connections() const { return open_.load(); }
+  uint64_t sessions_ended() const { return ended_.load(); }
+
+ private:
+  struct Connection;
+  void Log(const std::string& line);
+  void Accept(int listen_fd);
+  // Reads what is available; false when the connection is to be closed.
+  bool ReadFrom(Connection* c, bool draining);
+  void Close(Connection* c, const std::string& reason);
+
+  RunRecorder* recorder_;
+  ServerOptions options_;
+  std::vector<int> listen_fds_;
+  std::vector<std::string> unix_paths_;
+  std::vector<std::string> bound_;
+  std::vector<std::unique_ptr<Connection>> conns_;
+  std::atomic<size_t> open_{0};
+  std::atomic<uint64_t> ended_{0};
+  uint64_t next_conn_id_ = 0;
+};
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_COLLECTOR_SERVER_H_
