@@ -80,14 +80,18 @@ StatusOr<std::unique_ptr<KernelSelector>> KernelSelector::Create(
   return s;
 }
 
-bool KernelSelector::NameMatches(std::string_view name) {
+bool KernelSelector::NameMatches(std::string_view name,
+                                 std::string_view demangled) {
   if (!include_ && !exclude_) return true;
   std::lock_guard<std::mutex> lock(name_cache_mu_);
   auto it = name_cache_.find(name);
   if (it != name_cache_.end()) return it->second;
-  bool ok =
-      (!include_ || std::regex_search(name.begin(), name.end(), *include_)) &&
-      (!exclude_ || !std::regex_search(name.begin(), name.end(), *exclude_));
+  auto found = [&](const std::regex& re) {
+    return std::regex_search(name.begin(), name.end(), re) ||
+           (!demangled.empty() &&
+            std::regex_search(demangled.begin(), demangled.end(), re));
+  };
+  bool ok = (!include_ || found(*include_)) && (!exclude_ || !found(*exclude_));
   name_cache_.emplace(std::string(name), ok);
   return ok;
 }
@@ -97,7 +101,7 @@ Selection KernelSelector::Decide(const LaunchInfo& launch) {
     filtered_graph_.fetch_add(1, std::memory_order_relaxed);
     return Selection::kFilteredGraph;
   }
-  if (!NameMatches(launch.kernel_name)) {
+  if (!NameMatches(launch.kernel_name, launch.demangled_name)) {
     filtered_name_.fetch_add(1, std::memory_order_relaxed);
     return Selection::kFilteredName;
   }

@@ -5,7 +5,8 @@
 //
 // Order of the checks, each one counted separately:
 //   1. name:   ROOFTRACE_KERNEL_INCLUDE must match (when set) and
-//              ROOFTRACE_KERNEL_EXCLUDE must not (ECMAScript, search)
+//              ROOFTRACE_KERNEL_EXCLUDE must not (ECMAScript, searched in
+//              the mangled and the demangled name, as trace mode does)
 //   2. NVTX:   ROOFTRACE_NVTX_INCLUDE must match the launch's NVTX path
 //              ("outer/inner"); a launch outside any range never matches
 //   3. sample: of the launches that passed 1 and 2, every N-th
@@ -60,9 +61,12 @@ enum class Selection {
 };
 
 struct LaunchInfo {
-  std::string_view kernel_name;  // demangled when libinject has it
+  std::string_view kernel_name;  // as CUPTI gives it (usually mangled)
   std::string_view nvtx_path;    // "" outside any NVTX range
   bool in_graph_or_capture = false;
+  // The demangled name when libinject has it ("" otherwise). The cache is
+  // keyed by kernel_name, so this must be a function of kernel_name.
+  std::string_view demangled_name = {};
 };
 
 struct SelectorStats {
@@ -91,7 +95,7 @@ class KernelSelector {
 
  private:
   explicit KernelSelector(const SelectorConfig& config) : config_(config) {}
-  bool NameMatches(std::string_view name);
+  bool NameMatches(std::string_view name, std::string_view demangled);
 
   SelectorConfig config_;
   std::optional<std::regex> include_;

@@ -47,6 +47,20 @@ TEST(KernelSelectorTest, IncludeAndExcludeRegexes) {
   EXPECT_EQ(st.filtered_name, 3u);
 }
 
+// The regexes also search the demangled name, as trace mode's filter does.
+TEST(KernelSelectorTest, RegexSearchesDemangledNameToo) {
+  SelectorConfig c;
+  c.kernel_include = "^flash::";
+  c.kernel_exclude = "bwd";
+  auto s = Make(c);
+  LaunchInfo fwd{"_ZN5flash9flash_fwdEv", "", false, "flash::flash_fwd()"};
+  LaunchInfo bwd{"_ZN5flash9flash_bwdEv", "", false, "flash::flash_bwd()"};
+  EXPECT_EQ(s->Decide(fwd), Selection::kProfile);
+  EXPECT_EQ(s->Decide(bwd), Selection::kFilteredName);
+  EXPECT_EQ(s->Decide(L("_ZN5flash9flash_fwdEv")),
+            Selection::kProfile);  // cached
+}
+
 // Sampling keeps the 1st, 4th, 7th... of the launches that pass the name
 // filter; the others are counted as sampled out.
 TEST(KernelSelectorTest, SampleEveryNthMatchingLaunch) {
