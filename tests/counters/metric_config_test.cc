@@ -2,6 +2,7 @@
 // needed to build config images and count replay passes for a chip.
 #include "libinject/counters/metric_config.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -178,6 +179,20 @@ TEST(CuptiLoadTest, MissingLibraryAndNullHandleAreExplained) {
   StatusOr<CuptiProfilerApi> null_handle = ResolveCuptiProfilerApi(nullptr);
   ASSERT_FALSE(null_handle.ok());
   EXPECT_EQ(null_handle.status().code(), StatusCode::kInvalidArgument);
+}
+
+// A handle without the CUDA 13 entry points (here: this program, which does
+// not link libcupti) is refused, naming the first missing symbol.
+TEST(CuptiLoadTest, LibraryWithoutRangeProfilerIsRefused) {
+  void* self = dlopen(nullptr, RTLD_NOW);
+  ASSERT_NE(self, nullptr);
+  StatusOr<CuptiProfilerApi> api = ResolveCuptiProfilerApi(self);
+  ASSERT_FALSE(api.ok());
+  EXPECT_EQ(api.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(api.status().message().find("cuptiGetResultString"),
+            std::string::npos)
+      << api.status().message();
+  EXPECT_NE(api.status().message().find("CUDA 13"), std::string::npos);
 }
 
 }  // namespace
