@@ -1,0 +1,315 @@
+// End to end: producer processes streaming concurrently into
+// `rooftrace collect`, SIGTERM mid-stream, bad peers, TCP, and
+// `rooftrace profile` with a stand-in producer.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proto/framing.h"
+#include "tests/support/sqlite_query.h"
+#include "tests/support/trace_builder.h"
+
+namespace rooftrace {
+namespace {
+
+namespace fs = std::filesystem;
+using test_support::StoreQuery;
+
+const std::string kTests = std::string(ROOFTRACE_BINARY_DIR) + "/tests";
+const std::string kCli = kTests + "/collector_cli";
+const std::string kProducer = kTests + "/test_producer";
+
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& err_file = "",
+            const std::vector<std::string>& env = {}) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!err_file.empty()) {
+      const int fd = open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      dup2(fd, 2);
+      dup2(fd, 1);
+    }
+    for (const auto& kv : env) putenv(strdup(kv.c_str()));
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Exit code, or -1 when it did not exit within `timeout_ms`.
+int Wait(pid_t pid, int timeout_ms = 20000) {
+  for (int waited = 0; waited < timeout_ms; waited += 5) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+bool WaitForFile(const std::string& path, int timeout_ms = 10000) {
+  for (int waited = 0; waited < timeout_ms; waited += 5) {
+    if (fs::exists(path)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+class CollectorIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (fs::temp_directory_path() /
+            ("rt_ci_" + std::to_string(getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .string();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    store_ = dir_ + "/runs.sqlite";
+    sock_ = dir_ + "/c.sock";
+    log_ = dir_ + "/collector.log";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  pid_t StartCollector(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {kCli, "collect", "--store", store_};
+    if (extra.empty()) extra = {"--listen", "unix:" + sock_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    const pid_t pid = Spawn(argv, log_);
+    return pid;
+  }
+
+  std::string dir_, store_, sock_, log_;
+};
+
+// 8 producer processes stream 125 kernels each at the same time: every
+// kernel is stored exactly once, every session complete; the socket is 0600.
+TEST_F(CollectorIntegrationTest, ConcurrentProducersStoredExactlyOnce) {
+  const pid_t collector = StartCollector();
+  ASSERT_TRUE(WaitForFile(sock_)) << Slurp(log_);
+  EXPECT_EQ(fs::status(sock_).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  std::vector<pid_t> producers;
+  for (int i = 0; i < 8; ++i) {
+    producers.push_back(Spawn({kProducer, "--sink", "unix:" + sock_}));
+  }
+  for (pid_t p : producers) EXPECT_EQ(Wait(p), 0);
+  // Let the collector read the last bytes, then stop it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(collector, SIGTERM);
+  ASSERT_EQ(Wait(collector), 0) << Slurp(log_);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM sessions"), 8);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM sessions WHERE complete=1"), 8);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 8 * 125);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM (SELECT DISTINCT session_id, "
+                  "correlation_id FROM kernels)"),
+            8 * 125);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM steps WHERE phase='prefill'"), 8);
+  EXPECT_EQ(q.Text("SELECT origin FROM runs"), "collect");
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 1);
+  EXPECT_FALSE(fs::exists(sock_));
+}
+
+// Producers pause after 20 frames without closing; SIGTERM then stores every
+// kernel they had sent (counted by regenerating the same stream here).
+TEST_F(CollectorIntegrationTest, SigtermMidStreamLosesNothingSent) {
+  const pid_t collector = StartCollector();
+  ASSERT_TRUE(WaitForFile(sock_));
+  constexpr int kProducers = 4;
+  std::vector<pid_t> producers;
+  for (int i = 0; i < kProducers; ++i) {
+    producers.push_back(Spawn({kProducer, "--sink", "unix:" + sock_, "--pid",
+                               std::to_string(1000 + i), "--pause-after", "20",
+                               "--ready-file",
+                               dir_ + "/ready" + std::to_string(i)}));
+  }
+  for (int i = 0; i < kProducers; ++i) {
+    ASSERT_TRUE(WaitForFile(dir_ + "/ready" + std::to_string(i)));
+  }
+  // Kernels in the first 20 frames of the same generated stream.
+  test_support::LlmTraceOptions o;
+  o.decode_steps = 4;
+  o.max_batch_records = 50;
+  int64_t expected = 0;
+  for (int i = 0; i < kProducers; ++i) {
+    o.session.pid = 1000 + i;
+    test_support::TraceBuilder b(o.session);
+    int frames = 0;
+    b.set_sink([&](std::string_view frame) {
+      if (frames++ >= 20) return;
+      wire::FrameReader r;
+      r.Feed(frame);
+      std::string_view payload;
+      r.Next(&payload);
+      wire::Packet p;
+      p.ParseFromArray(payload.data(), static_cast<int>(payload.size()));
+      expected += p.kernel_batch().kernels_size();
+    });
+    test_support::GenerateLlmTrace(o, &b);
+  }
+  ASSERT_GT(expected, 0);
+  kill(collector, SIGTERM);
+  EXPECT_EQ(Wait(collector, 10000), 0) << Slurp(log_);
+  for (pid_t p : producers) {
+    kill(p, SIGKILL);
+    Wait(p);
+  }
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), expected);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM sessions WHERE goodbye=0"), kProducers);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats WHERE "
+                  "name='sessions_incomplete'"),
+            kProducers);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
+}
+
+// Garbage bytes and a silent client are closed with a log line naming the
+// peer and the reason; a good producer next to them is stored intact.
+TEST_F(CollectorIntegrationTest, BadPeersClosedOthersUndisturbed) {
+  const pid_t collector = StartCollector(
+      {"--listen", "unix:" + sock_, "--hello-timeout-ms", "300"});
+  ASSERT_TRUE(WaitForFile(sock_));
+  const int silent = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  strncpy(sa.sun_path, sock_.c_str(), sizeof(sa.sun_path) - 1);
+  ASSERT_EQ(connect(silent, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  const pid_t garbage = Spawn({kProducer, "--sink", "unix:" + sock_, "--garbage"});
+  const pid_t good = Spawn({kProducer, "--sink", "unix:" + sock_});
+  EXPECT_EQ(Wait(garbage), 0);
+  EXPECT_EQ(Wait(good), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  kill(collector, SIGTERM);
+  ASSERT_EQ(Wait(collector), 0);
+  close(silent);
+  const std::string log = Slurp(log_);
+  EXPECT_NE(log.find("starts with 0x47"), std::string::npos) << log;
+  EXPECT_NE(log.find("sent no Hello within 300 ms"), std::string::npos) << log;
+  EXPECT_NE(log.find("unix peer pid"), std::string::npos) << log;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 125);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats WHERE name='corrupt_frames'"), 1);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats WHERE "
+                  "name='timed_out_connections'"),
+            1);
+}
+
+// TCP on an ephemeral loopback port, and --ingest of a spool file.
+TEST_F(CollectorIntegrationTest, TcpLoopbackAndIngest) {
+  const pid_t collector = StartCollector({"--listen", "tcp:127.0.0.1:0"});
+  std::string addr;
+  for (int i = 0; i < 2000 && addr.empty(); ++i) {
+    const std::string log = Slurp(log_);
+    const size_t at = log.find("listening on tcp:");
+    if (at != std::string::npos && log.find(',', at) != std::string::npos) {
+      addr = log.substr(at + 13, log.find(',', at) - at - 13);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_FALSE(addr.empty()) << Slurp(log_);
+  EXPECT_EQ(addr.rfind("tcp:127.0.0.1:", 0), 0u) << addr;
+  EXPECT_EQ(Wait(Spawn({kProducer, "--sink", addr})), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(collector, SIGTERM);
+  ASSERT_EQ(Wait(collector), 0);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 125);
+
+  test_support::LlmTraceOptions o;
+  test_support::TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  ASSERT_TRUE(b.WriteFile(dir_ + "/spool.rft").ok());
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest",
+                        dir_ + "/spool.rft"})),
+            0);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels WHERE run_id=2"), 225);
+  EXPECT_EQ(q.Text("SELECT origin FROM runs WHERE run_id=2"),
+            "ingest:" + dir_ + "/spool.rft");
+  // A file that is not a trace: exit 2, message names it.
+  std::ofstream(dir_ + "/bad.rft") << "not a trace";
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest",
+                        dir_ + "/bad.rft"},
+                       log_)),
+            2);
+  EXPECT_NE(Slurp(log_).find("bad.rft"), std::string::npos);
+}
+
+// profile runs the command with the injection environment (a stand-in
+// producer reads ROOFTRACE_SINK), passes its exit code through and stores
+// the run.
+TEST_F(CollectorIntegrationTest, ProfilePassesExitCodeAndStoresRun) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  const pid_t p = Spawn({kCli, "profile", "-o", store_, "--", kProducer,
+                         "--exit-code", "3"},
+                        log_, {fake});
+  EXPECT_EQ(Wait(p), 3) << Slurp(log_);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 125);
+  EXPECT_EQ(q.Text("SELECT origin FROM runs"), "profile");
+  EXPECT_EQ(q.Text("SELECT command FROM runs"), kProducer + " --exit-code 3");
+  const std::string out = Slurp(log_);
+  EXPECT_NE(out.find("sm90_xmma_gemm"), std::string::npos) << out;
+  EXPECT_NE(out.find("prefill"), std::string::npos) << out;
+}
+
+// Missing command, unknown command, no injection library: exit 2 with a
+// message saying what to do.
+TEST_F(CollectorIntegrationTest, ProfileBadInvocationsExitTwo) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  EXPECT_EQ(Wait(Spawn({kCli, "profile", "-o", store_}, log_, {fake})), 2);
+  EXPECT_NE(Slurp(log_).find("no command given"), std::string::npos);
+  EXPECT_EQ(Wait(Spawn({kCli, "profile", "--", "no-such-command-xyz"}, log_,
+                       {fake})),
+            2);
+  EXPECT_NE(Slurp(log_).find("command not found"), std::string::npos);
+  EXPECT_EQ(Wait(Spawn({kCli, "profile", "--", "true"}, log_,
+                       {"ROOFTRACE_INJECT_LIB=" + dir_ + "/missing.so"})),
+            2);
+  EXPECT_NE(Slurp(log_).find("injection library was not found"),
+            std::string::npos);
+}
+
+// With the real libinject built: profile a trivial command end to end.
+TEST_F(CollectorIntegrationTest, ProfileWithRealInjectLibrary) {
+  const std::string lib =
+      std::string(ROOFTRACE_BINARY_DIR) + "/lib/librooftrace_inject.so";
+  if (!fs::exists(lib)) {
+    GTEST_SKIP() << lib << " not built (needs the CUDA toolkit)";
+  }
+  const pid_t p = Spawn({kCli, "profile", "-o", store_, "--", "/bin/sh", "-c",
+                         "exit 4"},
+                        log_, {"ROOFTRACE_INJECT_LIB=" + lib});
+  EXPECT_EQ(Wait(p), 4) << Slurp(log_);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 1);
+}
+
+}  // namespace
+}  // namespace rooftrace
