@@ -1,11 +1,197 @@
+// `rooftrace calibrate`: runs the reference kernels on this GPU and writes a
+// device profile; or rebuilds the profile and report from a recorded result
+// (--from-result), or renders a modelled SAMPLE report (--sample), neither
+// of which needs a GPU.
+#include <ctime>
+#include <iostream>
+#include <string>
+
 #include "base/cli.h"
 #include "cli/subcommands.h"
+#include "collector/datasheet.h"
+#include "collector/device_profile.h"
+#include "base/json.h"
+#include "kernels/calibration_result.h"
+#include "kernels/report.h"
+#include "rooftrace_version.h"
+#ifdef ROOFTRACE_HAVE_CUDA
+#include "kernels/gpu_runner.h"
+#endif
+
+namespace po = boost::program_options;
 
 namespace rooftrace {
+namespace {
+
+using kernels::CalibrationResult;
+
+std::string JoinArgs(int argc, char** argv) {
+  std::string s = "rooftrace";
+  for (int i = 0; i < argc; ++i) s += std::string(" ") + argv[i];
+  return s;
+}
+
+// Writes the outputs every mode shares: profile (-o), result, HTML, summary.
+int WriteOutputs(const CalibrationResult& result, const std::string& output,
+                 const std::string& save_result, const std::string& html) {
+  const DeviceProfile profile = kernels::BuildProfile(result);
+  if (!output.empty()) {
+    if (Status s = SaveDeviceProfile(profile, output); !s.ok()) {
+      std::cerr << "rooftrace calibrate: " << s.message() << "\n";
+      return kExitUsage;
+    }
+  }
+  if (!save_result.empty()) {
+    if (Status s = kernels::SaveCalibrationResult(result, save_result);
+        !s.ok()) {
+      std::cerr << "rooftrace calibrate: " << s.message() << "\n";
+      return kExitUsage;
+    }
+  }
+  if (!html.empty()) {
+    if (Status s = json::WriteTextFile(
+            html, kernels::RenderCalibrationHtml(result, profile));
+        !s.ok()) {
+      std::cerr << "rooftrace calibrate: " << s.message() << "\n";
+      return kExitUsage;
+    }
+  }
+  std::cout << kernels::RenderCalibrationSummary(result, profile);
+  if (!output.empty()) std::cout << "device profile: " << output << "\n";
+  if (!save_result.empty()) std::cout << "calibration result: " << save_result << "\n";
+  if (!html.empty()) std::cout << "report: " << html << "\n";
+
+  // A reference kernel that disagrees with cuBLAS, or a step that failed,
+  // is a finding: exit 1 after writing everything.
+  bool failed = false;
+  for (const auto& o : result.own) {
+    if (o.status == kernels::StepStatus::kOk && !o.matches_cublas) {
+      std::cerr << "rooftrace calibrate: " << o.kernel
+                << " does not match cuBLAS (max relative error "
+                << o.max_rel_error << ", tolerance " << o.tolerance << ")\n";
+      failed = true;
+    }
+  }
+  for (const auto& n : result.notes) {
+    if (n.status == kernels::StepStatus::kFailed) {
+      std::cerr << "rooftrace calibrate: step failed: " << n.step << ": "
+                << n.message << "\n";
+      failed = true;
+    }
+  }
+  return failed ? kExitFailure : kExitOk;
+}
+
+}  // namespace
 
 int CalibrateMain(int argc, char** argv) {
-  return PlaceholderMain("calibrate", "rooftrace calibrate [-o profile.json]",
-                         "the reference kernels are not built yet", argc, argv);
+  CommandSpec spec;
+  spec.name = "calibrate";
+  spec.usage = "rooftrace calibrate [-o profile.json] [--quick] "
+               "[--html report.html] [--save-result result.json]";
+  spec.summary =
+      "Measures this GPU's roofs with rooftrace's reference kernels: STREAM "
+      "copy/triad (DRAM bytes/s), cuBLAS/cuBLASLt GEMM at 8192^3 for every "
+      "precision the GPU supports (peak FLOP/s), the project's own fp32 and "
+      "bf16 GEMMs checked against cuBLAS, seed 000's MLP gelu(x@M)@N fused "
+      "vs non-fused, and seed 004's GEMM M-sweep. Writes a device profile "
+      "for --device-profile of profile/collect/analyze. Needs the CUDA build "
+      "and a GPU, except --from-result and --sample, which only render.";
+  spec.epilog =
+      "Examples:\n"
+      "  rooftrace calibrate --quick -o profile.json --html calibration.html\n"
+      "  rooftrace calibrate -o profile.json --save-result result.json\n"
+      "  rooftrace calibrate --from-result result.json --html report.html\n"
+      "  rooftrace calibrate --sample h100-sxm --html sample.html\n";
+  std::string output, html, save_result, from_result, sample;
+  bool quick = false;
+  int device = 0;
+  spec.options.add_options()
+      ("output,o", po::value<std::string>(&output),
+       "device profile to write (default profile.json; with --from-result "
+       "only when given)")
+      ("quick", po::bool_switch(&quick),
+       "smaller sweeps, fewer repeats: under a minute")
+      ("html", po::value<std::string>(&html),
+       "write the calibration report (roofline with MLP points and M-sweep)")
+      ("save-result", po::value<std::string>(&save_result),
+       "also save the raw calibration result (JSON) for later rendering")
+      ("from-result", po::value<std::string>(&from_result),
+       "no GPU: rebuild profile/report from a saved calibration result")
+      ("sample", po::value<std::string>(&sample),
+       "no GPU: render a report MODELLED from a datasheet entry (e.g. "
+       "h100-sxm), labelled SAMPLE / not measured")
+      ("device", po::value<int>(&device)->default_value(0),
+       "CUDA device ordinal");
+  po::variables_map vm;
+  if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
+    return *rc;
+  }
+  if (!from_result.empty() && !sample.empty()) {
+    std::cerr << "rooftrace calibrate: --from-result and --sample exclude "
+                 "each other: pick the recorded result or the sample\n";
+    return kExitUsage;
+  }
+
+  if (!from_result.empty()) {
+    auto result = kernels::LoadCalibrationResult(from_result);
+    if (!result.ok()) {
+      std::cerr << "rooftrace calibrate: " << result.status().message()
+                << "\n";
+      return kExitUsage;
+    }
+    return WriteOutputs(*result, output, save_result, html);
+  }
+
+  if (!sample.empty()) {
+    const DatasheetEntry* e = FindDatasheetEntry(sample);
+    if (!e) {
+      std::cerr << "rooftrace calibrate: --sample '" << sample
+                << "' is not a GPU of the datasheet table; see `rooftrace "
+                   "devices` for the keys (e.g. h100-sxm)\n";
+      return kExitUsage;
+    }
+    if (!output.empty()) {
+      std::cerr << "rooftrace calibrate: --sample renders a modelled report "
+                   "only; it writes no device profile (-o): a profile must "
+                   "hold measurements\n";
+      return kExitUsage;
+    }
+    // L2 and compute capability of the sample: Hopper-class defaults, as the
+    // datasheet table does not carry them.
+    const uint64_t kSampleL2 = 50ull << 20;
+    const int sm = std::string(e->key).rfind("a100", 0) == 0 ? 80 : 90;
+    CalibrationResult r =
+        kernels::MakeModelledSample(*e, sm, kSampleL2, quick);
+    r.command = JoinArgs(argc, argv) + " (modelled, no GPU used)";
+    return WriteOutputs(r, "", save_result, html);
+  }
+
+  if (output.empty()) output = "profile.json";
+#ifdef ROOFTRACE_HAVE_CUDA
+  kernels::GpuRunOptions opts;
+  opts.quick = quick;
+  opts.device = device;
+  opts.command = JoinArgs(argc, argv);
+  opts.progress = [](const std::string& line) {
+    std::cout << line << std::endl;  // flush: progress must show as it goes
+  };
+  auto result = kernels::RunCalibrationOnGpu(opts);
+  if (!result.ok()) {
+    std::cerr << "rooftrace calibrate: " << result.status().message() << "\n";
+    return kExitUsage;
+  }
+  result->rooftrace_version = kRooftraceVersion;
+  return WriteOutputs(*result, output, save_result, html);
+#else
+  (void)device;
+  std::cerr << "rooftrace calibrate: calibration needs the CUDA build of "
+               "rooftrace and a GPU; this rooftrace was built without CUDA. "
+               "Rebuild with the CUDA Toolkit (cmake -DROOFTRACE_WITH_CUDA=ON) "
+               "and run it on the GPU, or render a recorded result with "
+               "--from-result result.json\n";
+  return kExitUsage;
+#endif
 }
 
 }  // namespace rooftrace

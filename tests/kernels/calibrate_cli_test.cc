@@ -1,0 +1,170 @@
+// `rooftrace calibrate` as a user runs it, without a GPU: the no-GPU answer,
+// rendering a recorded result, the modelled sample, and bad input.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "base/cli.h"
+#include "cli/subcommands.h"
+#include "collector/device_profile.h"
+#include "kernels/calibration_result.h"
+
+namespace rooftrace {
+namespace {
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+CliRun Calibrate(std::vector<std::string> args) {
+  args.insert(args.begin(), "calibrate");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  const int code = CalibrateMain(static_cast<int>(args.size()), argv.data());
+  CliRun r{code, testing::internal::GetCapturedStdout(),
+        testing::internal::GetCapturedStderr()};
+  return r;
+}
+
+class CalibrateCliTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("calibrate_cli_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const {
+    return (dir_ / name).string();
+  }
+  // A recorded result (hand-made; the numbers are not from a GPU).
+  std::string WriteResult(bool own_matches) {
+    kernels::CalibrationResult r;
+    r.device.name = "NVIDIA A100-SXM4-80GB";
+    r.sm = 80;
+    r.stream.push_back({"triad", 1 << 20, 4, 6e-6, 7e-6, 3});
+    r.gemm.push_back({"bf16", "cublasLt", {8192, 8192, 8192},
+                      kernels::StepStatus::kOk, "", 4e-3, 4e-3, 3});
+    kernels::OwnKernelRun o;
+    o.kernel = "own_sgemm_tiled";
+    o.type = "fp32";
+    o.shape = {2048, 2048, 2048};
+    o.best_s = 1e-3;
+    o.max_rel_error = own_matches ? 1e-7 : 0.5;
+    o.tolerance = 1e-4;
+    o.matches_cublas = own_matches;
+    r.own.push_back(o);
+    const std::string path = Path(own_matches ? "good.json" : "bad-own.json");
+    EXPECT_TRUE(kernels::SaveCalibrationResult(r, path).ok());
+    return path;
+  }
+  std::filesystem::path dir_;
+};
+
+// Plain `calibrate` on this machine (no GPU): a clear message, exit 2, and
+// no profile written.
+TEST_F(CalibrateCliTest, NoGpuIsAClearUsageError) {
+  const CliRun r = Calibrate({"--quick", "-o", Path("profile.json")});
+  EXPECT_EQ(r.code, kExitUsage);
+#ifdef ROOFTRACE_HAVE_CUDA
+  EXPECT_NE(r.err.find("rooftrace calibrate: no usable NVIDIA GPU"),
+            std::string::npos)
+      << r.err;
+#else
+  EXPECT_NE(r.err.find("calibration needs the CUDA build"), std::string::npos)
+      << r.err;
+#endif
+  EXPECT_NE(r.err.find("--from-result"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(Path("profile.json")));
+}
+
+// A recorded result renders to a profile, a report and a summary.
+TEST_F(CalibrateCliTest, FromResultWritesProfileAndReport) {
+  const std::string result = WriteResult(true);
+  const CliRun r = Calibrate({"--from-result", result, "-o", Path("p.json"),
+                           "--html", Path("r.html")});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  auto p = LoadDeviceProfile(Path("p.json"));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  // triad: 3 x 2^20 x 4 bytes in 6 us.
+  EXPECT_DOUBLE_EQ(p->measured_dram_bytes_per_s, 3.0 * 4 * (1 << 20) / 6e-6);
+  EXPECT_EQ(p->datasheet_key, "a100-80gb");
+  EXPECT_DOUBLE_EQ(p->roof(Precision::kFp16Tensor).measured_flops_per_s,
+                   1099511627776.0 / 4e-3);
+  std::ifstream html(Path("r.html"));
+  std::string text((std::istreambuf_iterator<char>(html)), {});
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+  EXPECT_EQ(text.find("SAMPLE"), std::string::npos);
+  EXPECT_NE(r.out.find("device profile: " + Path("p.json")), std::string::npos);
+}
+
+// An own kernel that disagrees with cuBLAS is a finding: exit 1, named.
+TEST_F(CalibrateCliTest, OwnKernelMismatchExitsOne) {
+  const CliRun r = Calibrate({"--from-result", WriteResult(false)});
+  EXPECT_EQ(r.code, kExitFailure);
+  EXPECT_NE(r.err.find("own_sgemm_tiled does not match cuBLAS"),
+            std::string::npos)
+      << r.err;
+}
+
+// The modelled sample renders a report labelled SAMPLE and writes no
+// profile.
+TEST_F(CalibrateCliTest, SampleRendersALabelledReportOnly) {
+  const CliRun r = Calibrate({"--sample", "h100-sxm", "--quick", "--html",
+                           Path("s.html")});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out.rfind("SAMPLE - NOT MEASURED", 0), 0u) << r.out;
+  std::ifstream html(Path("s.html"));
+  std::string text((std::istreambuf_iterator<char>(html)), {});
+  EXPECT_NE(text.find("<title>SAMPLE (not measured)"), std::string::npos);
+
+  const CliRun with_output =
+      Calibrate({"--sample", "h100-sxm", "-o", Path("p.json")});
+  EXPECT_EQ(with_output.code, kExitUsage);
+  EXPECT_NE(with_output.err.find("writes no device profile"),
+            std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(Path("p.json")));
+}
+
+// Bad input: each named, exit 2.
+TEST_F(CalibrateCliTest, BadInputIsNamed) {
+  CliRun r = Calibrate({"--from-result", Path("missing.json")});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find(Path("missing.json") + ": cannot open"),
+            std::string::npos)
+      << r.err;
+
+  std::ofstream(Path("broken.json")) << "{\"format\": ";
+  r = Calibrate({"--from-result", Path("broken.json")});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find(Path("broken.json") + ":1:12:"), std::string::npos)
+      << r.err;
+
+  r = Calibrate({"--sample", "gpu9000"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("--sample 'gpu9000' is not a GPU"), std::string::npos);
+
+  r = Calibrate({"--sample", "h100-sxm", "--from-result", "x.json"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("exclude each other"), std::string::npos);
+
+  r = Calibrate({"--from-result", WriteResult(true), "-o",
+                 Path("no/such/dir/p.json")});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("no/such/dir/p.json: cannot write"), std::string::npos)
+      << r.err;
+
+  r = Calibrate({"--bogus"});
+  EXPECT_EQ(r.code, kExitUsage);
+}
+
+}  // namespace
+}  // namespace rooftrace
