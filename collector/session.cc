@@ -130,7 +130,6 @@ Status Session::OnPacket(std::string_view payload) {
     case wire::Packet::kKernelBatch: {
       const auto& b = p.kernel_batch();
       unknown += Unknown(b);
-      kernels_.reserve(kernels_.size() + b.kernels_size());
       for (const auto& k : b.kernels()) {
         KernelRecord r;
         r.correlation_id = k.correlation_id();

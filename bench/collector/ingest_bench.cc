@@ -1,0 +1,182 @@
+// Collector ingest throughput: kernel records per second through
+//   (1) decode + join + annotate (frames -> Session -> Join), one core;
+//   (2) the same plus the SQLite store (RunRecorder, WAL, batched);
+// on one generated LLM stream in the same run, and their ratio; then peak RSS
+// while 64 producer threads stream concurrently into a CollectorServer.
+//   ingest_bench [--kernels N] [--producers P]
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collector/join.h"
+#include "collector/recorder.h"
+#include "collector/server.h"
+#include "collector/session.h"
+#include "proto/framing.h"
+#include "tests/support/trace_builder.h"
+
+namespace rt = rooftrace;
+namespace ts = rooftrace::test_support;
+namespace fs = std::filesystem;
+
+namespace {
+
+double Seconds(std::chrono::steady_clock::time_point a) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - a)
+      .count();
+}
+
+long PeakRssKb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+ts::LlmTraceOptions Options(uint64_t kernels, uint32_t pid) {
+  ts::LlmTraceOptions o;
+  o.layers = 8;
+  o.session.pid = pid;
+  o.decode_steps = static_cast<int>(kernels / ts::LlmKernelsPerStep(o));
+  o.max_batch_records = 2000;
+  return o;
+}
+
+std::vector<std::string> Frames(uint64_t kernels, uint32_t pid) {
+  const auto o = Options(kernels, pid);
+  ts::TraceBuilder b(o.session);
+  b.set_keep_packets(false);
+  ts::GenerateLlmTrace(o, &b);
+  return b.Frames();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t kernels = 200000;
+  int producers = 64;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (!strcmp(argv[i], "--kernels")) kernels = strtoull(argv[++i], nullptr, 10);
+    if (!strcmp(argv[i], "--producers")) producers = atoi(argv[++i]);
+  }
+  const auto frames = Frames(kernels, 1);
+  std::string stream;
+  for (const auto& f : frames) stream += f;
+  const rt::Roofs roofs = rt::RoofsFromDatasheet("NVIDIA H100 80GB HBM3");
+
+  // (1) decode + join + annotate
+  auto t0 = std::chrono::steady_clock::now();
+  rt::Session s1("bench");
+  rt::wire::FrameReader reader;
+  reader.Feed(stream);
+  std::string_view payload;
+  while (reader.Next(&payload) == rt::wire::FrameReader::Result::kFrame) {
+    (void)s1.OnPacket(payload);
+  }
+  const double t_parse = Seconds(t0);
+  const rt::JoinedSession joined = rt::Join(&s1, roofs);
+  const double t_decode = Seconds(t0);
+  const double n = static_cast<double>(joined.kernels.size());
+
+  // (2) the same into SQLite
+  const std::string dir = (fs::temp_directory_path() /
+                           ("rt_bench_" + std::to_string(getpid()))).string();
+  fs::create_directories(dir);
+  rt::RecorderOptions ro;
+  ro.store_path = dir + "/bench.sqlite";
+  ro.origin = "bench";
+  auto rec = rt::RunRecorder::Create(ro);
+  if (!rec.ok()) {
+    fprintf(stderr, "%s\n", rec.status().message().c_str());
+    return 1;
+  }
+  t0 = std::chrono::steady_clock::now();
+  rt::Session s2("bench");
+  rt::wire::FrameReader reader2;
+  reader2.Feed(stream);
+  while (reader2.Next(&payload) == rt::wire::FrameReader::Result::kFrame) {
+    (void)s2.OnPacket(payload);
+  }
+  (void)(*rec)->AddSession(&s2);
+  (void)(*rec)->Finish();
+  const double t_store = Seconds(t0);
+  printf("stream: %.0f kernel records (+ launches, GEMM calls, copies), %s\n",
+         n, rt::wire::HumanBytes(stream.size()).c_str());
+  printf("decode+join+annotate: %.3f s (decode %.3f s), %.2f M kernel "
+         "records/s\n",
+         t_decode, t_parse, n / t_decode / 1e6);
+  printf("decode+join+annotate+SQLite: %.3f s, %.2f M kernel records/s\n",
+         t_store, n / t_store / 1e6);
+  printf("SQLite path / decode alone: %.2fx slower\n", t_store / t_decode);
+  const long rss_before = PeakRssKb();
+
+  // (3) 64 concurrent producers into a server over a Unix socket.
+  const uint64_t per = kernels / static_cast<uint64_t>(producers);
+  std::vector<std::string> streams;
+  for (int p = 0; p < producers; ++p) {
+    std::string st;
+    for (const auto& f : Frames(per, 100 + p)) st += f;
+    streams.push_back(std::move(st));
+  }
+  rt::RecorderOptions ro3 = ro;
+  ro3.store_path = dir + "/bench64.sqlite";
+  auto rec3 = rt::RunRecorder::Create(ro3);
+  rt::ServerOptions so;
+  so.listen = {"unix:" + dir + "/s.sock"};
+  rt::CollectorServer server(rec3->get(), so);
+  if (!server.Listen().ok()) return 1;
+  std::atomic<bool> stop{false};
+  std::thread serve([&] { (void)server.Run(&stop); });
+  const long rss_mid = PeakRssKb();
+  t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> clients;
+  for (int p = 0; p < producers; ++p) {
+    clients.emplace_back([&, p] {
+      const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+      sockaddr_un sa{};
+      sa.sun_family = AF_UNIX;
+      strncpy(sa.sun_path, (dir + "/s.sock").c_str(), sizeof(sa.sun_path) - 1);
+      if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return;
+      const std::string& st = streams[p];
+      size_t off = 0;
+      while (off < st.size()) {
+        const ssize_t w = write(fd, st.data() + off, std::min<size_t>(65536, st.size() - off));
+        if (w <= 0) break;
+        off += static_cast<size_t>(w);
+      }
+      shutdown(fd, SHUT_WR);
+      char buf[256];
+      while (read(fd, buf, sizeof buf) > 0) {
+      }
+      close(fd);
+    });
+  }
+  for (auto& c : clients) c.join();
+  while (server.sessions_ended() < static_cast<uint64_t>(producers)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  stop.store(true);
+  serve.join();
+  (void)(*rec3)->Finish();
+  const double t64 = Seconds(t0);
+  printf("%d concurrent producers x %llu kernels over a Unix socket into "
+         "SQLite: %.3f s, %.2f M kernel records/s, %llu kernels stored\n",
+         producers, static_cast<unsigned long long>(per), t64,
+         static_cast<double>((*rec3)->kernels_stored()) / t64 / 1e6,
+         static_cast<unsigned long long>((*rec3)->kernels_stored()));
+  printf("peak RSS: %ld MiB after the single-stream runs, %ld MiB with the "
+         "64 producer streams generated, %ld MiB after serving them\n",
+         rss_before / 1024, rss_mid / 1024, PeakRssKb() / 1024);
+  fs::remove_all(dir);
+  return 0;
+}
