@@ -1,0 +1,229 @@
+#include "libinject/activity.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace rooftrace::inject {
+
+ActivityBufferPool::ActivityBufferPool(size_t buffer_count,
+                                       size_t buffer_bytes)
+    : buffer_bytes_(buffer_bytes),
+      free_(buffer_count),
+      completed_(buffer_count) {
+  for (size_t i = 0; i < buffer_count; ++i) {
+    // CUPTI requires 8-byte alignment; page alignment is harmless.
+    auto* b = static_cast<uint8_t*>(std::aligned_alloc(4096, buffer_bytes));
+    if (b == nullptr) break;
+    buffers_.push_back(b);
+    free_.TryPush(b);
+  }
+}
+
+ActivityBufferPool::~ActivityBufferPool() {
+  for (uint8_t* b : buffers_) std::free(b);
+}
+
+void ActivityBufferPool::OnRequested(uint8_t** buffer, size_t* size,
+                                     size_t* max_records) {
+  uint8_t* b = nullptr;
+  *max_records = 0;  // as many as fit
+  if (free_.TryPop(&b)) {
+    *buffer = b;
+    *size = buffer_bytes_;
+    return;
+  }
+  exhausted_.fetch_add(1, std::memory_order_relaxed);
+  *buffer = nullptr;  // CUPTI drops records and counts them
+  *size = 0;
+}
+
+void ActivityBufferPool::OnCompleted(uint8_t* buffer, size_t valid_bytes) {
+  if (buffer == nullptr) return;
+  if (valid_bytes == 0 || !completed_.TryPush(Completed{buffer, valid_bytes})) {
+    // The completed queue holds every buffer of the pool, so TryPush only
+    // fails for a buffer that is not ours; return it to the free list.
+    Release(buffer);
+  }
+}
+
+void ActivityBufferPool::Release(uint8_t* buffer) { free_.TryPush(buffer); }
+
+uint32_t CopyKindFromCupti(uint32_t k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+      return enums::kCopyHtoD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+      return enums::kCopyDtoH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+      return enums::kCopyDtoD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return enums::kCopyHtoH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return enums::kCopyPtoP;
+    default:
+      return enums::kCopyUnknown;
+  }
+}
+
+uint32_t MemoryKindFromCupti(uint32_t k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+      return enums::kMemoryPageable;
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return enums::kMemoryPinned;
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+      return enums::kMemoryDevice;
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+      return enums::kMemoryArray;
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+      return enums::kMemoryManaged;
+    default:
+      return enums::kMemoryUnknown;
+  }
+}
+
+std::string FormatUuid(const unsigned char b[16]) {
+  char out[48];
+  snprintf(out, sizeof out,
+           "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+           "%02x%02x%02x%02x%02x%02x",
+           b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10],
+           b[11], b[12], b[13], b[14], b[15]);
+  return out;
+}
+
+namespace {
+uint32_t Positive(int32_t v) { return v > 0 ? static_cast<uint32_t>(v) : 0; }
+}  // namespace
+
+void ActivityDecoder::Decode(uint8_t* buffer, size_t valid_bytes,
+                             std::vector<KernelInfo>* kernels,
+                             std::vector<MemcpyInfo>* memcpys,
+                             std::vector<DeviceInfo>* devices,
+                             DecodeCounts* counts) {
+  CUpti_Activity* record = nullptr;
+  while (api_->ActivityGetNextRecord(buffer, valid_bytes, &record) ==
+         CUPTI_SUCCESS) {
+    switch (record->kind) {
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+        ++counts->kernels_seen;
+        const char* name = k->name != nullptr ? k->name : "<unknown kernel>";
+        if (filter_ != nullptr && !filter_->Keep(name)) {
+          ++counts->kernels_filtered;
+          break;
+        }
+        KernelInfo info;
+        info.correlation_id = k->correlationId;
+        info.start_ns = CuptiToMonotonicNs(k->start, offset_);
+        info.end_ns = CuptiToMonotonicNs(k->end, offset_);
+        info.device_id = k->deviceId;
+        info.context_id = k->contextId;
+        info.stream_id = k->streamId;
+        info.name_iid = interner_->Intern(name);
+        info.grid[0] = Positive(k->gridX);
+        info.grid[1] = Positive(k->gridY);
+        info.grid[2] = Positive(k->gridZ);
+        info.block[0] = Positive(k->blockX);
+        info.block[1] = Positive(k->blockY);
+        info.block[2] = Positive(k->blockZ);
+        info.cluster[0] = k->clusterX;
+        info.cluster[1] = k->clusterY;
+        info.cluster[2] = k->clusterZ;
+        info.registers_per_thread = k->registersPerThread;
+        info.static_shared_memory_bytes = Positive(k->staticSharedMemory);
+        info.dynamic_shared_memory_bytes = Positive(k->dynamicSharedMemory);
+        info.graph_id = k->graphId;
+        info.graph_node_id = k->graphNodeId;
+        kernels->push_back(info);
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+        ++counts->memcpys_seen;
+        MemcpyInfo info;
+        info.correlation_id = m->correlationId;
+        info.start_ns = CuptiToMonotonicNs(m->start, offset_);
+        info.end_ns = CuptiToMonotonicNs(m->end, offset_);
+        info.bytes = m->bytes;
+        info.kind = CopyKindFromCupti(m->copyKind);
+        info.device_id = m->deviceId;
+        info.context_id = m->contextId;
+        info.stream_id = m->streamId;
+        info.src_kind = MemoryKindFromCupti(m->srcKind);
+        info.dst_kind = MemoryKindFromCupti(m->dstKind);
+        info.graph_id = m->graphId;
+        memcpys->push_back(info);
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+        const auto* m =
+            reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+        ++counts->memcpys_seen;
+        MemcpyInfo info;
+        info.correlation_id = m->correlationId;
+        info.start_ns = CuptiToMonotonicNs(m->start, offset_);
+        info.end_ns = CuptiToMonotonicNs(m->end, offset_);
+        info.bytes = m->bytes;
+        info.kind = enums::kCopyPtoP;
+        info.device_id = m->srcDeviceId;
+        info.context_id = m->contextId;
+        info.stream_id = m->streamId;
+        info.src_kind = MemoryKindFromCupti(m->srcKind);
+        info.dst_kind = MemoryKindFromCupti(m->dstKind);
+        info.graph_id = m->graphId;
+        info.dst_device_id = m->dstDeviceId;
+        memcpys->push_back(info);
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+        ++counts->memcpys_seen;
+        MemcpyInfo info;
+        info.correlation_id = m->correlationId;
+        info.start_ns = CuptiToMonotonicNs(m->start, offset_);
+        info.end_ns = CuptiToMonotonicNs(m->end, offset_);
+        info.bytes = m->bytes;
+        info.kind = enums::kCopyMemset;
+        info.device_id = m->deviceId;
+        info.context_id = m->contextId;
+        info.stream_id = m->streamId;
+        info.dst_kind = MemoryKindFromCupti(m->memoryKind);
+        info.memset_value = m->value;
+        info.graph_id = m->graphId;
+        memcpys->push_back(info);
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_DEVICE: {
+        const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
+        ++counts->devices_seen;
+        DeviceInfo info;
+        info.device_id = d->id;
+        info.name = d->name != nullptr ? d->name : "";
+        info.uuid = FormatUuid(reinterpret_cast<const unsigned char*>(&d->uuid));
+        info.sm_count = d->numMultiprocessors;
+        info.cc_major = d->computeCapabilityMajor;
+        info.cc_minor = d->computeCapabilityMinor;
+        info.core_clock_khz = d->coreClockRate;
+        info.l2_cache_bytes = d->l2CacheSize;
+        info.global_memory_bytes = d->globalMemorySize;
+        if (enricher_) enricher_(&info);
+        devices->push_back(info);
+        break;
+      }
+      default:
+        ++counts->other_records;  // contexts and kinds we do not send
+        break;
+    }
+  }
+}
+
+}  // namespace rooftrace::inject

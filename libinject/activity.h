@@ -1,0 +1,111 @@
+// CUPTI activity buffers: the pool CUPTI fills and the decoder that turns
+// completed buffers into Kernel / Memcpy / Device records.
+//
+// ActivityBufferPool: every buffer is allocated when the pool is created;
+// OnRequested()/OnCompleted() run on CUPTI's threads and only move pointers
+// through lock-free queues (no heap, no locks). An exhausted pool hands
+// CUPTI no buffer, so CUPTI drops records and counts them (reported as
+// Stats.cupti_records_dropped). Thread-safe.
+//
+// ActivityDecoder: sender thread only. Reads records with the table's
+// ActivityGetNextRecord, converts timestamps with CuptiToMonotonicNs(),
+// interns kernel names and applies the KernelFilter.
+#ifndef ROOFTRACE_LIBINJECT_ACTIVITY_H_
+#define ROOFTRACE_LIBINJECT_ACTIVITY_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "libinject/clock.h"
+#include "libinject/cupti_api.h"
+#include "libinject/encoder.h"
+#include "libinject/kernel_filter.h"
+#include "libinject/record_queue.h"
+#include "libinject/string_interner.h"
+
+namespace rooftrace::inject {
+
+class ActivityBufferPool {
+ public:
+  struct Completed {
+    uint8_t* buffer = nullptr;
+    size_t valid_bytes = 0;
+  };
+
+  ActivityBufferPool(size_t buffer_count, size_t buffer_bytes);
+  ~ActivityBufferPool();
+  ActivityBufferPool(const ActivityBufferPool&) = delete;
+  ActivityBufferPool& operator=(const ActivityBufferPool&) = delete;
+
+  // CUPTI's buffer-requested callback.
+  void OnRequested(uint8_t** buffer, size_t* size, size_t* max_records);
+  // CUPTI's buffer-completed callback. A buffer with no valid bytes goes
+  // straight back to the pool.
+  void OnCompleted(uint8_t* buffer, size_t valid_bytes);
+
+  // Sender side.
+  bool TakeCompleted(Completed* out) { return completed_.TryPop(out); }
+  void Release(uint8_t* buffer);
+
+  size_t buffer_bytes() const { return buffer_bytes_; }
+  size_t buffer_count() const { return buffers_.size(); }
+  uint64_t times_exhausted() const {
+    return exhausted_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  size_t buffer_bytes_;
+  std::vector<uint8_t*> buffers_;
+  BoundedQueue<uint8_t*> free_;
+  BoundedQueue<Completed> completed_;
+  std::atomic<uint64_t> exhausted_{0};
+};
+
+// Counts of one decode pass (added to the session's Stats by the caller).
+struct DecodeCounts {
+  uint64_t kernels_seen = 0;
+  uint64_t kernels_filtered = 0;
+  uint64_t memcpys_seen = 0;
+  uint64_t devices_seen = 0;
+  uint64_t other_records = 0;
+};
+
+class ActivityDecoder {
+ public:
+  ActivityDecoder(const CuptiApi* api, StringInterner* interner,
+                  KernelFilter* filter)
+      : api_(api), interner_(interner), filter_(filter) {}
+
+  void set_clock_offset(ClockOffset offset) { offset_ = offset; }
+  // Fills what the CUPTI device record lacks (memory clock, bus width, PCI
+  // bus, driver version) from the driver; unset in tests.
+  void set_device_enricher(std::function<void(DeviceInfo*)> fn) {
+    enricher_ = std::move(fn);
+  }
+
+  // Appends the records of one completed buffer.
+  void Decode(uint8_t* buffer, size_t valid_bytes,
+              std::vector<KernelInfo>* kernels,
+              std::vector<MemcpyInfo>* memcpys,
+              std::vector<DeviceInfo>* devices, DecodeCounts* counts);
+
+ private:
+  const CuptiApi* api_;
+  StringInterner* interner_;
+  KernelFilter* filter_;
+  ClockOffset offset_;
+  std::function<void(DeviceInfo*)> enricher_;
+};
+
+// CUPTI memcpy / memory kinds -> wire enums (exposed for tests).
+uint32_t CopyKindFromCupti(uint32_t cupti_copy_kind);
+uint32_t MemoryKindFromCupti(uint32_t cupti_memory_kind);
+// "GPU-5fd3c2a1-...": the usual text form of a CUDA UUID.
+std::string FormatUuid(const unsigned char bytes[16]);
+
+}  // namespace rooftrace::inject
+
+#endif  // ROOFTRACE_LIBINJECT_ACTIVITY_H_

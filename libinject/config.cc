@@ -1,0 +1,155 @@
+#include "libinject/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace rooftrace::inject {
+
+namespace {
+
+Status BadValue(const char* name, const std::string& value,
+                const std::string& expected) {
+  return InvalidArgument(std::string(name) + "='" + value +
+                         "' is not valid: expected " + expected);
+}
+
+StatusOr<uint64_t> ParseCount(const char* name, const std::string& value,
+                              uint64_t min_value, uint64_t max_value) {
+  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos) {
+    return BadValue(name, value, "a whole number");
+  }
+  errno = 0;
+  const unsigned long long v = strtoull(value.c_str(), nullptr, 10);
+  if (errno != 0 || v < min_value || v > max_value) {
+    return BadValue(name, value,
+                    "a number from " + std::to_string(min_value) + " to " +
+                        std::to_string(max_value));
+  }
+  return static_cast<uint64_t>(v);
+}
+
+}  // namespace
+
+StatusOr<SinkSpec> ParseSinkSpec(const std::string& value) {
+  SinkSpec spec;
+  const std::string expected =
+      "unix:PATH, tcp:HOST:PORT or file:PATH (e.g. "
+      "ROOFTRACE_SINK=unix:/tmp/rooftrace.sock)";
+  const size_t colon = value.find(':');
+  if (colon == std::string::npos) return BadValue("ROOFTRACE_SINK", value, expected);
+  const std::string scheme = value.substr(0, colon);
+  const std::string rest = value.substr(colon + 1);
+  if (scheme == "file" || scheme == "unix") {
+    if (rest.empty()) return BadValue("ROOFTRACE_SINK", value, expected);
+    spec.kind = scheme == "file" ? SinkSpec::Kind::kFile : SinkSpec::Kind::kUnix;
+    spec.path = rest;
+    return spec;
+  }
+  if (scheme == "tcp") {
+    const size_t port_colon = rest.rfind(':');
+    if (port_colon == std::string::npos || port_colon == 0) {
+      return BadValue("ROOFTRACE_SINK", value, expected);
+    }
+    spec.kind = SinkSpec::Kind::kTcp;
+    spec.host = rest.substr(0, port_colon);
+    if (spec.host.size() > 2 && spec.host.front() == '[' && spec.host.back() == ']') {
+      spec.host = spec.host.substr(1, spec.host.size() - 2);
+    }
+    auto port = ParseCount("ROOFTRACE_SINK port", rest.substr(port_colon + 1), 1,
+                           65535);
+    if (!port.ok()) return BadValue("ROOFTRACE_SINK", value, expected);
+    spec.port = static_cast<uint16_t>(*port);
+    return spec;
+  }
+  return BadValue("ROOFTRACE_SINK", value, expected);
+}
+
+StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
+  Config config;
+  auto get = [&](const char* name) -> const char* {
+    const char* v = lookup(name);
+    return (v != nullptr && v[0] != '\0') ? v : nullptr;
+  };
+  if (const char* v = get("ROOFTRACE_DISABLE")) {
+    const std::string s = v;
+    if (s == "1" || s == "true" || s == "yes") {
+      config.disabled = true;
+    } else if (s != "0" && s != "false" && s != "no") {
+      return BadValue("ROOFTRACE_DISABLE", s, "1 (stand aside) or 0");
+    }
+  }
+  if (const char* v = get("ROOFTRACE_LOG")) {
+    const std::string s = v;
+    if (s == "quiet") config.log_level = LogLevel::kQuiet;
+    else if (s == "warn") config.log_level = LogLevel::kWarn;
+    else if (s == "info") config.log_level = LogLevel::kInfo;
+    else if (s == "debug") config.log_level = LogLevel::kDebug;
+    else return BadValue("ROOFTRACE_LOG", s, "quiet, warn, info or debug");
+  }
+  if (const char* v = get("ROOFTRACE_SINK")) {
+    RT_ASSIGN_OR_RETURN(config.sink, ParseSinkSpec(v));
+  }
+  if (const char* v = get("ROOFTRACE_SPOOL_DIR")) {
+    config.spool_dir = v;
+  } else if (const char* t = get("TMPDIR")) {
+    config.spool_dir = t;
+  } else {
+    config.spool_dir = "/tmp";
+  }
+  if (const char* v = get("ROOFTRACE_MODE")) {
+    const std::string s = v;
+    if (s == "trace") config.mode = InjectMode::kTrace;
+    else if (s == "counters") config.mode = InjectMode::kCounters;
+    else return BadValue("ROOFTRACE_MODE", s, "trace or counters");
+  }
+  if (const char* v = get("ROOFTRACE_KERNEL_INCLUDE")) config.kernel_include = v;
+  if (const char* v = get("ROOFTRACE_KERNEL_EXCLUDE")) config.kernel_exclude = v;
+  if (const char* v = get("ROOFTRACE_SAMPLE_EVERY")) {
+    RT_ASSIGN_OR_RETURN(config.sample_every,
+                        ParseCount("ROOFTRACE_SAMPLE_EVERY", v, 1, 1u << 30));
+  }
+  if (const char* v = get("ROOFTRACE_MAX_KERNELS")) {
+    RT_ASSIGN_OR_RETURN(config.max_kernels,
+                        ParseCount("ROOFTRACE_MAX_KERNELS", v, 0, ~0ull >> 1));
+  }
+  if (const char* v = get("ROOFTRACE_CAPTURE")) {
+    const std::string s = v;
+    if (s == "all") config.capture = CaptureMode::kAll;
+    else if (s == "profiler-api") config.capture = CaptureMode::kProfilerApi;
+    else return BadValue("ROOFTRACE_CAPTURE", s, "all or profiler-api");
+  }
+  if (const char* v = get("ROOFTRACE_QUEUE_RECORDS")) {
+    RT_ASSIGN_OR_RETURN(config.queue_records,
+                        ParseCount("ROOFTRACE_QUEUE_RECORDS", v, 64, 1u << 24));
+  }
+  if (const char* v = get("ROOFTRACE_COUNTERS")) {
+    const std::string s = v;
+    if (s != "default" && s != "full") {
+      return BadValue("ROOFTRACE_COUNTERS", s, "default or full");
+    }
+    config.counters = s;
+  }
+  if (const char* v = get("ROOFTRACE_NVTX_INCLUDE")) config.nvtx_include = v;
+  if (const char* v = get("ROOFTRACE_EXIT_TIMEOUT_MS")) {
+    RT_ASSIGN_OR_RETURN(config.exit_timeout_ms,
+                        ParseCount("ROOFTRACE_EXIT_TIMEOUT_MS", v, 0, 600000));
+  }
+  return config;
+}
+
+std::vector<std::string> Config::ToHelloConfig() const {
+  std::vector<std::string> out;
+  out.push_back(std::string("ROOFTRACE_MODE=") +
+                (mode == InjectMode::kTrace ? "trace" : "counters"));
+  out.push_back(std::string("ROOFTRACE_CAPTURE=") +
+                (capture == CaptureMode::kAll ? "all" : "profiler-api"));
+  out.push_back("ROOFTRACE_SAMPLE_EVERY=" + std::to_string(sample_every));
+  out.push_back("ROOFTRACE_MAX_KERNELS=" + std::to_string(max_kernels));
+  out.push_back("ROOFTRACE_QUEUE_RECORDS=" + std::to_string(queue_records));
+  if (!kernel_include.empty()) out.push_back("ROOFTRACE_KERNEL_INCLUDE=" + kernel_include);
+  if (!kernel_exclude.empty()) out.push_back("ROOFTRACE_KERNEL_EXCLUDE=" + kernel_exclude);
+  if (!nvtx_include.empty()) out.push_back("ROOFTRACE_NVTX_INCLUDE=" + nvtx_include);
+  return out;
+}
+
+}  // namespace rooftrace::inject

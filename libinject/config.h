@@ -1,0 +1,61 @@
+// libinject's configuration, read once from the environment (the names are
+// fixed and shared with `rooftrace profile`; docs/libinject.md lists them).
+//
+// ParseConfig() takes the lookup as a parameter so tests can drive it
+// without touching the process environment. Errors name the variable, the
+// bad value and the fix.
+#ifndef ROOFTRACE_LIBINJECT_CONFIG_H_
+#define ROOFTRACE_LIBINJECT_CONFIG_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "libinject/log.h"
+
+namespace rooftrace::inject {
+
+struct SinkSpec {
+  enum class Kind { kDefaultSpool, kFile, kUnix, kTcp };
+  Kind kind = Kind::kDefaultSpool;
+  std::string path;  // kFile, kUnix
+  std::string host;  // kTcp
+  uint16_t port = 0;  // kTcp
+};
+
+enum class CaptureMode { kAll, kProfilerApi };
+enum class InjectMode { kTrace, kCounters };
+
+struct Config {
+  bool disabled = false;
+  SinkSpec sink;
+  std::string spool_dir;  // resolved: ROOFTRACE_SPOOL_DIR, TMPDIR, /tmp
+  InjectMode mode = InjectMode::kTrace;
+  std::string kernel_include;
+  std::string kernel_exclude;
+  uint64_t sample_every = 1;
+  uint64_t max_kernels = 0;  // 0 = unlimited
+  CaptureMode capture = CaptureMode::kAll;
+  uint64_t queue_records = 16384;
+  LogLevel log_level = LogLevel::kWarn;
+  std::string counters = "default";
+  std::string nvtx_include;
+  uint64_t exit_timeout_ms = 3000;
+
+  // "KEY=value" lines for Hello.config (what matters for the run record).
+  std::vector<std::string> ToHelloConfig() const;
+};
+
+using EnvLookup = std::function<const char*(const char* name)>;
+
+// Reads every ROOFTRACE_* variable through `lookup` (getenv in production).
+StatusOr<Config> ParseConfig(const EnvLookup& lookup);
+
+// "unix:PATH" | "tcp:HOST:PORT" | "file:PATH".
+StatusOr<SinkSpec> ParseSinkSpec(const std::string& value);
+
+}  // namespace rooftrace::inject
+
+#endif  // ROOFTRACE_LIBINJECT_CONFIG_H_

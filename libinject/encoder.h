@@ -1,0 +1,148 @@
+// Encodes libinject's records as rooftrace.wire messages with ProtoWriter.
+//
+// One function per message; each writes the message as field `field` of the
+// enclosing message (e.g. Kernel as KernelBatch.kernels). PacketEncoder
+// wraps a payload into a framed Packet with sequence, timestamp and the
+// interned strings it defines. Sender thread only; allocates.
+#ifndef ROOFTRACE_LIBINJECT_ENCODER_H_
+#define ROOFTRACE_LIBINJECT_ENCODER_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libinject/field_numbers.h"
+#include "libinject/proto_writer.h"
+#include "libinject/records.h"
+#include "libinject/string_interner.h"
+
+namespace rooftrace::inject {
+
+// A kernel activity record, independent of the CUPTI struct version.
+struct KernelInfo {
+  uint64_t correlation_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint64_t name_iid = 0;
+  uint32_t grid[3] = {0, 0, 0};
+  uint32_t block[3] = {0, 0, 0};
+  uint32_t cluster[3] = {0, 0, 0};
+  uint32_t registers_per_thread = 0;
+  uint32_t static_shared_memory_bytes = 0;
+  uint32_t dynamic_shared_memory_bytes = 0;
+  uint32_t graph_id = 0;
+  uint64_t graph_node_id = 0;
+};
+
+struct MemcpyInfo {
+  uint64_t correlation_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t bytes = 0;
+  uint32_t kind = 0;  // enums::CopyKind
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t src_kind = 0;  // enums::MemoryKind
+  uint32_t dst_kind = 0;
+  uint32_t memset_value = 0;
+  uint32_t graph_id = 0;
+  uint32_t dst_device_id = 0;
+};
+
+struct DeviceInfo {
+  uint32_t device_id = 0;
+  std::string name;
+  std::string uuid;
+  uint32_t sm_count = 0;
+  uint32_t cc_major = 0;
+  uint32_t cc_minor = 0;
+  uint64_t core_clock_khz = 0;
+  uint64_t memory_clock_khz = 0;
+  uint32_t memory_bus_width_bits = 0;
+  uint64_t l2_cache_bytes = 0;
+  uint64_t global_memory_bytes = 0;
+  std::string chip_name;
+  uint32_t pci_bus_id = 0;
+  std::string driver_version;
+};
+
+struct HelloInfo {
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  std::string host;
+  std::vector<std::string> argv;
+  uint64_t start_unix_ns = 0;
+  uint64_t start_ns = 0;
+  std::vector<uint32_t> capabilities;  // enums::Capability
+  uint32_t mode = enums::kModeTrace;
+  uint32_t counter_passes = 0;
+  std::vector<std::string> config;
+};
+
+// Per record kind: seen / sent / dropped / filtered, cumulative.
+struct RecordCountValues {
+  uint64_t seen = 0;
+  uint64_t sent = 0;
+  uint64_t dropped = 0;
+  uint64_t filtered = 0;
+};
+using CountTable = std::array<RecordCountValues, enums::kRecordKindCount>;
+
+struct StatsInfo {
+  CountTable counts{};
+  uint64_t packets_sent = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t cupti_records_dropped = 0;
+  std::vector<std::string> warnings;
+};
+
+void EncodeHello(ProtoWriter& w, uint32_t field, const HelloInfo& hello);
+void EncodeDevice(ProtoWriter& w, uint32_t field, const DeviceInfo& device);
+void EncodeKernel(ProtoWriter& w, uint32_t field, const KernelInfo& kernel);
+void EncodeLaunch(ProtoWriter& w, uint32_t field, const LaunchRecord& launch);
+void EncodeMemcpy(ProtoWriter& w, uint32_t field, const MemcpyInfo& copy);
+void EncodeGemm(ProtoWriter& w, uint32_t field, const GemmRecord& gemm);
+void EncodeNvtxRange(ProtoWriter& w, uint32_t field, const NvtxRangeRecord& r);
+void EncodeNvtxMark(ProtoWriter& w, uint32_t field, const NvtxMarkRecord& m);
+void EncodeStats(ProtoWriter& w, uint32_t field, const StatsInfo& stats);
+void EncodeGoodbye(ProtoWriter& w, uint32_t field, const CountTable& totals,
+                   uint64_t packets_sent, uint64_t end_unix_ns,
+                   uint64_t end_ns, int32_t exit_code);
+
+// Builds framed packets: `sequence` from 1 without gaps.
+class PacketEncoder {
+ public:
+  // Starts a packet: the caller writes exactly one `data` field into
+  // writer() (e.g. fields::packet::kKernelBatch), then calls Finish().
+  ProtoWriter& Begin(uint64_t timestamp_ns);
+  // Attaches `definitions`, frames the packet and appends the frame to
+  // `*frames`. Returns the packet's sequence number.
+  uint64_t Finish(const std::vector<StringInterner::Definition>& definitions,
+                  std::string* frames);
+
+  uint64_t next_sequence() const { return next_sequence_; }
+  // Re-encoding a pass for another sink reuses its sequence numbers.
+  void set_next_sequence(uint64_t sequence) { next_sequence_ = sequence; }
+
+ private:
+  std::string payload_;
+  ProtoWriter writer_{&payload_};
+  uint64_t next_sequence_ = 1;
+};
+
+}  // namespace rooftrace::inject
+
+namespace rooftrace::inject {
+// Reads Packet.hello_reply from an encoded Packet. False when the packet is
+// not a HelloReply or is malformed.
+bool ParseHelloReply(std::string_view packet, bool* accepted,
+                     uint32_t* protocol_version, std::string* reason);
+}  // namespace rooftrace::inject
+
+#endif  // ROOFTRACE_LIBINJECT_ENCODER_H_

@@ -1,0 +1,55 @@
+// The library's entry points: the CUDA injection hook, the NVTX injection
+// hook and the LD_PRELOAD constructor. Whatever combination loads the
+// library, the process session starts once (Session::StartProcessSession).
+// Nothing here throws or writes to stdout.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "libinject/log.h"
+#include "libinject/nvtx_injection.h"
+#include "libinject/session.h"
+
+using rooftrace::inject::EntryRoute;
+using rooftrace::inject::Session;
+
+extern "C" {
+
+// Called by the CUDA driver at cuInit when CUDA_INJECTION64_PATH names us.
+__attribute__((visibility("default"))) int InitializeInjection() {
+  Session::StartProcessSession(EntryRoute::kCudaInjection);
+  return 1;
+}
+
+// Called by the application's NVTX on its first NVTX call when
+// NVTX_INJECTION64_PATH names us. Returning 0 makes NVTX calls no-ops.
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    NvtxGetExportTableFunc_t get_export_table) {
+  Session* session = Session::StartProcessSession(EntryRoute::kNvtxInjection);
+  if (session == nullptr) return 0;
+  return rooftrace::inject::InstallNvtxHandlers(get_export_table);
+}
+
+}  // extern "C"
+
+namespace {
+// LD_PRELOAD: the cuBLAS hooks are live as soon as we are loaded; the
+// session starts now so their records have somewhere to go.
+__attribute__((constructor)) void RooftracePreloadConstructor() {
+  // Only when preloaded: a dlopen() by CUDA or NVTX goes through the
+  // routes above instead.
+  const char* preload = getenv("LD_PRELOAD");
+  Dl_info self{};
+  if (preload == nullptr ||
+      dladdr(reinterpret_cast<void*>(&RooftracePreloadConstructor), &self) ==
+          0 ||
+      self.dli_fname == nullptr) {
+    return;
+  }
+  const char* base = strrchr(self.dli_fname, '/');
+  base = base != nullptr ? base + 1 : self.dli_fname;
+  if (strstr(preload, base) == nullptr) return;
+  Session::StartProcessSession(EntryRoute::kPreload);
+}
+}  // namespace

@@ -1,0 +1,88 @@
+// Fixed-size records that application threads hand to the sender thread.
+//
+// Plain old data on purpose: they are copied into preallocated queue slots
+// without touching the heap, so producing one costs a few stores. Strings
+// travel as interned ids (string_interner.h), never as pointers.
+#ifndef ROOFTRACE_LIBINJECT_RECORDS_H_
+#define ROOFTRACE_LIBINJECT_RECORDS_H_
+
+#include <cstdint>
+
+namespace rooftrace::inject {
+
+// Kernels launched inside one cuBLAS call that the Gemm record lists; more
+// are still linked through Launch.gemm_call_id.
+inline constexpr int kMaxGemmCorrelations = 8;
+
+struct LaunchRecord {
+  uint64_t correlation_id;
+  uint64_t api_start_ns;
+  uint64_t api_end_ns;
+  uint64_t nvtx_range_id;
+  uint64_t gemm_call_id;
+  uint32_t thread_id;
+  uint32_t kind;  // enums::ApiKind
+  uint32_t cbid;
+};
+
+struct GemmRecord {
+  uint64_t call_id;
+  int64_t m, n, k, batch;
+  int64_t lda, ldb, ldc;
+  int64_t stride_a, stride_b, stride_c;
+  uint64_t a_ptr, b_ptr, c_ptr, d_ptr;
+  uint64_t start_ns, end_ns;
+  uint64_t correlation_ids[kMaxGemmCorrelations];
+  uint32_t correlation_count;
+  uint32_t api;  // enums::GemmApi
+  uint32_t trans_a, trans_b;  // enums::Transpose
+  int32_t a_type, b_type, c_type, d_type, compute_type;
+  uint32_t epilogue;
+  uint32_t thread_id;
+  int32_t status;
+  uint32_t precision;  // enums::PrecisionClass
+};
+
+struct NvtxRangeRecord {
+  uint64_t range_id;
+  uint64_t domain_iid;
+  uint64_t name_iid;
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint64_t parent_range_id;
+  uint32_t thread_id;
+  uint32_t end_thread_id;
+  uint32_t kind;  // enums::RangeKind
+  uint32_t depth;
+  uint32_t category;
+  uint32_t color_argb;
+};
+
+struct NvtxMarkRecord {
+  uint64_t domain_iid;
+  uint64_t name_iid;
+  uint64_t timestamp_ns;
+  uint32_t thread_id;
+};
+
+enum class RecordType : uint32_t {
+  kNone = 0,
+  kLaunch,
+  kGemm,
+  kNvtxRange,
+  kNvtxMark,
+};
+
+struct Record {
+  RecordType type;
+  union {
+    LaunchRecord launch;
+    GemmRecord gemm;
+    NvtxRangeRecord range;
+    NvtxMarkRecord mark;
+  };
+};
+
+}  // namespace rooftrace::inject
+
+#endif  // ROOFTRACE_LIBINJECT_RECORDS_H_

@@ -1,0 +1,42 @@
+// Where framed packets go: a Unix socket, a TCP connection (loopback unless
+// told otherwise) or a spool file (.rft, the same framing).
+//
+// Used only by the sender thread; not thread-safe. Write() either writes all
+// bytes or returns an error (the sender then switches to a spool file).
+// Sockets use MSG_NOSIGNAL (no SIGPIPE in the host) and a send timeout, so a
+// stalled collector cannot block the sender forever.
+#ifndef ROOFTRACE_LIBINJECT_SINK_H_
+#define ROOFTRACE_LIBINJECT_SINK_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "libinject/config.h"
+
+namespace rooftrace::inject {
+
+class Sink {
+ public:
+  virtual ~Sink();
+  // Writes every byte or fails (the peer went away, disk full, timeout).
+  virtual Status Write(std::string_view bytes) = 0;
+  // Reads what the peer sent within `timeout_ms` (sockets only; files
+  // return an empty string at once).
+  virtual StatusOr<std::string> ReadSome(int timeout_ms) = 0;
+  virtual bool is_socket() const = 0;
+  // "unix:/tmp/c.sock", "file:/tmp/x.rft".
+  virtual const std::string& name() const = 0;
+};
+
+// Creates (truncates) `path` for writing; mode 0644.
+StatusOr<std::unique_ptr<Sink>> OpenFileSink(const std::string& path);
+// Connects within `timeout_ms`; errors name the address and the fix.
+StatusOr<std::unique_ptr<Sink>> ConnectSink(const SinkSpec& spec,
+                                            int timeout_ms);
+
+}  // namespace rooftrace::inject
+
+#endif  // ROOFTRACE_LIBINJECT_SINK_H_

@@ -1,0 +1,54 @@
+// Interned strings of one session (kernel names, NVTX messages, domains).
+//
+// Intern() returns a stable id (iid, from 1; 0 is "none"). New strings are
+// remembered as pending definitions; the sender attaches them to the next
+// packet it writes (Packet.interned_strings). The sender drains records
+// BEFORE taking pending definitions, so a record it encodes never refers to
+// an iid defined only in a later packet.
+//
+// Thread-safe (one mutex). Intern() allocates only the first time a string
+// is seen; a repeat is a hash lookup with no allocation.
+#ifndef ROOFTRACE_LIBINJECT_STRING_INTERNER_H_
+#define ROOFTRACE_LIBINJECT_STRING_INTERNER_H_
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace rooftrace::inject {
+
+class StringInterner {
+ public:
+  using Definition = std::pair<uint64_t, std::string_view>;
+
+  uint64_t Intern(std::string_view s);
+
+  // Appends the definitions not yet taken and marks them taken. The views
+  // stay valid for the interner's lifetime.
+  void TakePending(std::vector<Definition>* out);
+  // Every definition so far (a spool started mid-session restates them).
+  void TakeAll(std::vector<Definition>* out);
+
+  size_t size();
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const {
+      return std::hash<std::string_view>()(s);
+    }
+  };
+  std::mutex mu_;
+  std::deque<std::string> strings_;  // iid = index + 1; stable addresses
+  std::unordered_map<std::string_view, uint64_t, Hash, std::equal_to<>> ids_;
+  size_t pending_from_ = 0;
+};
+
+}  // namespace rooftrace::inject
+
+#endif  // ROOFTRACE_LIBINJECT_STRING_INTERNER_H_

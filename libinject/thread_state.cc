@@ -1,0 +1,26 @@
+#include "libinject/thread_state.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace rooftrace::inject {
+
+std::atomic<uint64_t> g_fork_generation{1};
+
+ThreadState& CurrentThread() {
+  static thread_local ThreadState state;
+  const uint64_t generation = g_fork_generation.load(std::memory_order_relaxed);
+  if (state.generation != generation) {
+    state.generation = generation;
+    state.tid = static_cast<uint32_t>(syscall(SYS_gettid));
+    state.frame_count = 0;
+    state.overflow = 0;
+    state.gemm_depth = 0;
+    state.gemm_call_id = 0;
+    state.gemm_correlation_count = 0;
+    state.runtime_depth = 0;
+  }
+  return state;
+}
+
+}  // namespace rooftrace::inject

@@ -1,0 +1,390 @@
+#include "libinject/tracer.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <mutex>
+
+#include "libinject/clock.h"
+#include "libinject/log.h"
+#include "libinject/session.h"
+#include "libinject/thread_state.h"
+
+namespace rooftrace::inject {
+
+namespace {
+
+std::atomic<CuptiTracer*> g_buffer_target{nullptr};
+
+constexpr size_t kBufferBytes = 4u << 20;
+constexpr size_t kBufferCount = 8;
+constexpr uint64_t kPeriodicFlushNs = 1000000000ull;
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+uint64_t CuptiClock() { return MonotonicNs(); }
+
+// Driver queries for what CUPTI's device record lacks.
+void EnrichFromDriver(DeviceInfo* info) {
+  using GetAttr = CUresult (*)(int*, CUdevice_attribute, CUdevice);
+  using DeviceGet = CUresult (*)(CUdevice*, int);
+  using DriverVersion = CUresult (*)(int*);
+  void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (cuda == nullptr) return;
+  auto get_attr = reinterpret_cast<GetAttr>(dlsym(cuda, "cuDeviceGetAttribute"));
+  auto device_get = reinterpret_cast<DeviceGet>(dlsym(cuda, "cuDeviceGet"));
+  auto driver_version =
+      reinterpret_cast<DriverVersion>(dlsym(cuda, "cuDriverGetVersion"));
+  CUdevice dev;
+  if (get_attr != nullptr && device_get != nullptr &&
+      device_get(&dev, static_cast<int>(info->device_id)) == CUDA_SUCCESS) {
+    int v = 0;
+    if (get_attr(&v, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev) == CUDA_SUCCESS) {
+      info->memory_clock_khz = static_cast<uint64_t>(v);
+    }
+    if (get_attr(&v, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev) ==
+        CUDA_SUCCESS) {
+      info->memory_bus_width_bits = static_cast<uint32_t>(v);
+    }
+    if (get_attr(&v, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) == CUDA_SUCCESS) {
+      info->pci_bus_id = static_cast<uint32_t>(v);
+    }
+  }
+  int version = 0;
+  if (driver_version != nullptr && driver_version(&version) == CUDA_SUCCESS) {
+    info->driver_version = std::to_string(version);
+  }
+  dlclose(cuda);
+}
+
+}  // namespace
+
+uint8_t ClassifyApiName(std::string_view name) {
+  std::string_view rest;
+  if (StartsWith(name, "cuda")) {
+    rest = name.substr(4);
+  } else if (StartsWith(name, "cu")) {
+    rest = name.substr(2);
+  } else {
+    return kApiNotTraced;
+  }
+  if (StartsWith(rest, "ProfilerStart")) return kApiProfilerStart;
+  if (StartsWith(rest, "ProfilerStop")) return kApiProfilerStop;
+  if (StartsWith(rest, "GraphLaunch")) return enums::kApiGraphLaunch;
+  if (StartsWith(rest, "Launch")) {
+    // cudaLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel,
+    // cuLaunchGrid; not cudaLaunchHostFunc.
+    if (rest.find("Kernel") != std::string_view::npos ||
+        StartsWith(rest, "LaunchGrid") || rest == "Launch" ||
+        StartsWith(rest, "Launch_")) {
+      return enums::kApiKernelLaunch;
+    }
+    return kApiNotTraced;
+  }
+  if (StartsWith(rest, "Memcpy")) return enums::kApiMemcpy;
+  if (StartsWith(rest, "Memset")) return enums::kApiMemset;
+  return kApiNotTraced;
+}
+
+bool HostLinksCuda() {
+  for (const char* lib : {"libcuda.so.1", "libcudart.so.13", "libcudart.so.12",
+                          "libcudart.so"}) {
+    void* h = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD);
+    if (h != nullptr) {
+      dlclose(h);
+      return true;
+    }
+  }
+  return false;
+}
+
+void StartCuptiTracing(Session* session) {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (session->tracer() != nullptr) return;
+  auto api = LoadCuptiApi();
+  if (!api.ok()) {
+    session->Warn(api.status().message());
+    return;
+  }
+  auto tracer = std::make_unique<CuptiTracer>(session, *api);
+  Status s = tracer->Start();
+  if (!s.ok()) {
+    session->Warn(s.message() +
+                  ": kernels and copies are not recorded; NVTX and cuBLAS "
+                  "shapes still are");
+    return;  // the tracer (and libcupti) stays loaded but unused
+  }
+  session->set_tracer(std::move(tracer));
+}
+
+CuptiTracer::CuptiTracer(Session* session, CuptiApi api)
+    : session_(session), api_(api) {}
+
+CuptiTracer::~CuptiTracer() {
+  CuptiTracer* self = this;
+  g_buffer_target.compare_exchange_strong(self, nullptr);
+}
+
+void CuptiTracer::SetApiKind(CUpti_CallbackDomain domain, uint32_t cbid,
+                             uint8_t kind) {
+  if (cbid >= kMaxCallbackIds) return;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) runtime_kind_[cbid] = kind;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) driver_kind_[cbid] = kind;
+}
+
+void CuptiTracer::MakeBufferTarget() { g_buffer_target.store(this); }
+
+void CuptiTracer::AttachActivity(size_t buffer_count, size_t buffer_bytes) {
+  pool_ = std::make_unique<ActivityBufferPool>(buffer_count, buffer_bytes);
+  decoder_ = std::make_unique<ActivityDecoder>(&api_, session_->interner(),
+                                               session_->kernel_filter());
+  Session::ActivityHooks hooks;
+  hooks.pool = pool_.get();
+  hooks.decoder = decoder_.get();
+  CuptiApi* api = &api_;
+  ActivityBufferPool* pool = pool_.get();
+  auto last_flush = std::make_shared<uint64_t>(0);
+  hooks.flush = [api] {
+    if (api->ActivityFlushAll != nullptr) {
+      api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
+  };
+  hooks.dropped_records = [api, pool, last_flush]() -> uint64_t {
+    // Also the place for the periodic (non-forced) flush, so records of a
+    // slow process do not wait in half-full buffers until exit.
+    const uint64_t now = MonotonicNs();
+    if (api->ActivityFlushAll != nullptr && now - *last_flush > kPeriodicFlushNs) {
+      *last_flush = now;
+      api->ActivityFlushAll(0);
+    }
+    size_t dropped = 0;
+    if (api->ActivityGetNumDroppedRecords != nullptr) {
+      api->ActivityGetNumDroppedRecords(nullptr, 0, &dropped);
+    }
+    return dropped + pool->times_exhausted();
+  };
+  session_->AttachActivity(std::move(hooks));
+}
+
+Status CuptiTracer::Start() {
+  uint32_t version = 0;
+  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api_, GetVersion, &version));
+  CUptiResult r;
+  char old_name[128] = {0};
+  if (api_.SubscribeV2 != nullptr) {
+    CUpti_SubscriberParams params{};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "rooftrace";
+    params.oldSubscriberName = old_name;
+    params.oldSubscriberSize = sizeof old_name;
+    r = api_.SubscribeV2(&subscriber_, &CuptiTracer::CallbackTrampoline, this,
+                         &params);
+  } else {
+    r = api_.Subscribe(&subscriber_, &CuptiTracer::CallbackTrampoline, this);
+  }
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    return FailedPrecondition(
+        std::string("another CUPTI tool is already attached (") +
+        (old_name[0] != '\0' ? old_name : "Nsight Systems, Kineto or similar") +
+        "); rooftrace stands aside from CUPTI");
+  }
+  if (r != CUPTI_SUCCESS) return Unavailable(api_.Describe("cuptiSubscribe", r));
+
+  Status s = EnableCallbacks();
+  if (s.ok() && api_.ActivityRegisterTimestampCallback != nullptr &&
+      api_.ActivityRegisterTimestampCallback(&CuptiClock) == CUPTI_SUCCESS) {
+    // CUPTI stamps with our clock: offset 0.
+  } else if (s.ok()) {
+    uint64_t cupti_now = 0;
+    const uint64_t before = MonotonicNs();
+    api_.GetTimestamp(&cupti_now);
+    const uint64_t after = MonotonicNs();
+    AttachActivity(kBufferCount, kBufferBytes);
+    decoder_->set_clock_offset(MeasureClockOffset(before, cupti_now, after));
+  }
+  if (s.ok() && decoder_ == nullptr) AttachActivity(kBufferCount, kBufferBytes);
+  if (s.ok()) decoder_->set_device_enricher(&EnrichFromDriver);
+  if (s.ok()) {
+    MakeBufferTarget();
+    s = RT_CUPTI_CALL(api_, ActivityRegisterCallbacks,
+                      &CuptiTracer::BufferRequested,
+                      &CuptiTracer::BufferCompleted);
+  }
+  if (s.ok() && session_->config().capture == CaptureMode::kAll) {
+    s = EnableActivityKinds(true);
+  }
+  if (!s.ok()) {
+    api_.Unsubscribe(subscriber_);
+    subscriber_ = nullptr;
+    return s;
+  }
+  Say(LogLevel::kInfo, "CUPTI %u attached: tracing kernels and copies",
+      version);
+  return OkStatus();
+}
+
+Status CuptiTracer::EnableCallbacks() {
+  struct DomainInfo {
+    CUpti_CallbackDomain domain;
+    uint32_t size;
+  };
+  const DomainInfo domains[] = {
+      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
+      {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
+  int enabled = 0;
+  for (const DomainInfo& d : domains) {
+    for (uint32_t cbid = 1; cbid < d.size && cbid < kMaxCallbackIds; ++cbid) {
+      const char* name = nullptr;
+      if (api_.GetCallbackName(d.domain, cbid, &name) != CUPTI_SUCCESS ||
+          name == nullptr) {
+        continue;
+      }
+      const uint8_t kind = ClassifyApiName(name);
+      if (kind == kApiNotTraced) continue;
+      RT_RETURN_IF_ERROR(
+          RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_, d.domain, cbid));
+      SetApiKind(d.domain, cbid, kind);
+      ++enabled;
+    }
+  }
+  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_,
+                                   CUPTI_CB_DOMAIN_RESOURCE,
+                                   CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+  Say(LogLevel::kDebug, "%d CUPTI API callbacks enabled", enabled);
+  return OkStatus();
+}
+
+Status CuptiTracer::EnableActivityKinds(bool enable) {
+  const CUpti_ActivityKind kinds[] = {
+      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+      CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+      CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT};
+  if (enable == activity_enabled_) return OkStatus();
+  for (CUpti_ActivityKind kind : kinds) {
+    Status s = enable ? RT_CUPTI_CALL(api_, ActivityEnable, kind)
+                      : RT_CUPTI_CALL(api_, ActivityDisable, kind);
+    // Device and context records are a bonus; kernels are not.
+    if (!s.ok() && (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+                    kind == CUPTI_ACTIVITY_KIND_MEMCPY)) {
+      return s;
+    }
+  }
+  activity_enabled_ = enable;
+  return OkStatus();
+}
+
+void CuptiTracer::Finalize() {
+  if (finalized_) return;
+  finalized_ = true;
+  if (subscriber_ != nullptr && api_.Unsubscribe != nullptr) {
+    api_.Unsubscribe(subscriber_);
+    subscriber_ = nullptr;
+  }
+  if (api_.Finalize != nullptr) api_.Finalize();
+}
+
+void CuptiTracer::OnContextCreated(CUcontext /*context*/) {
+  // Counters mode plugs in here (see the class comment).
+}
+
+void CuptiTracer::OnProfilerRange(bool start) {
+  if (session_->config().capture != CaptureMode::kProfilerApi) return;
+  Status s = EnableActivityKinds(start);
+  if (!s.ok()) {
+    Say(LogLevel::kWarn, "%s", s.message().c_str());
+    return;
+  }
+  session_->set_capturing(start);
+  if (!start && api_.ActivityFlushAll != nullptr) api_.ActivityFlushAll(0);
+}
+
+void CUPTIAPI CuptiTracer::CallbackTrampoline(void* userdata,
+                                              CUpti_CallbackDomain domain,
+                                              CUpti_CallbackId cbid,
+                                              const void* cbdata) {
+  static_cast<CuptiTracer*>(userdata)->OnCallback(domain, cbid, cbdata);
+}
+
+void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
+                             CUpti_CallbackId cbid, const void* cbdata) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+      OnContextCreated(static_cast<const CUpti_ResourceData*>(cbdata)->context);
+    }
+    return;
+  }
+  if (cbid >= kMaxCallbackIds) return;
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (!runtime && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const uint8_t kind = runtime ? runtime_kind_[cbid] : driver_kind_[cbid];
+  if (kind == kApiNotTraced) return;
+  const auto* data = static_cast<const CUpti_CallbackData*>(cbdata);
+  ThreadState& t = CurrentThread();
+  if (!runtime && t.runtime_depth > 0) {
+    return;  // the driver call a runtime call makes: the runtime one counts
+  }
+  if (data->callbackSite == CUPTI_API_ENTER) {
+    if (runtime) {
+      ++t.runtime_depth;
+      t.runtime_start_ns = MonotonicNs();
+    } else {
+      t.driver_start_ns = MonotonicNs();
+    }
+    return;
+  }
+  uint64_t start_ns;
+  if (runtime) {
+    if (t.runtime_depth > 0) --t.runtime_depth;
+    start_ns = t.runtime_start_ns;
+  } else {
+    start_ns = t.driver_start_ns;
+  }
+  if (kind == kApiProfilerStart || kind == kApiProfilerStop) {
+    OnProfilerRange(kind == kApiProfilerStart);
+    return;
+  }
+  if (!session_->capturing()) {
+    session_->CountFiltered(enums::kRecordLaunch);
+    return;
+  }
+  LaunchRecord r;
+  r.correlation_id = data->correlationId;
+  r.api_start_ns = start_ns;
+  r.api_end_ns = MonotonicNs();
+  r.nvtx_range_id = t.InnermostRangeId();
+  r.gemm_call_id = t.gemm_depth > 0 ? t.gemm_call_id : 0;
+  r.thread_id = t.tid;
+  r.kind = kind;
+  r.cbid = cbid;
+  if (t.gemm_depth > 0 && t.gemm_correlation_count < kMaxGemmCorrelations) {
+    t.gemm_correlations[t.gemm_correlation_count++] = data->correlationId;
+  }
+  session_->EmitLaunch(r);
+}
+
+void CUPTIAPI CuptiTracer::BufferRequested(uint8_t** buffer, size_t* size,
+                                           size_t* max_records) {
+  CuptiTracer* t = g_buffer_target.load(std::memory_order_acquire);
+  if (t == nullptr || t->pool_ == nullptr) {
+    *buffer = nullptr;
+    *size = 0;
+    *max_records = 0;
+    return;
+  }
+  t->pool_->OnRequested(buffer, size, max_records);
+}
+
+void CUPTIAPI CuptiTracer::BufferCompleted(CUcontext /*context*/,
+                                           uint32_t /*stream_id*/,
+                                           uint8_t* buffer, size_t /*size*/,
+                                           size_t valid_size) {
+  CuptiTracer* t = g_buffer_target.load(std::memory_order_acquire);
+  if (t == nullptr || t->pool_ == nullptr) return;
+  t->pool_->OnCompleted(buffer, valid_size);
+  t->session_->Wake();
+}
+
+}  // namespace rooftrace::inject

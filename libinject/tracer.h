@@ -1,0 +1,105 @@
+// CUPTI tracing of one session: the callback subscriber (runtime / driver
+// API calls that enqueue GPU work -> Launch records on the launching
+// thread) and the activity API (kernels, copies, memsets, devices).
+//
+// Created by StartCuptiTracing(); lives as long as its session (forever in
+// a host process). OnCallback() runs on application threads and does not
+// allocate; the buffer callbacks forward to the session's pool.
+// The trap: buffer callbacks have no user data, so one tracer per process
+// is reachable through a global (set in Start()).
+#ifndef ROOFTRACE_LIBINJECT_TRACER_H_
+#define ROOFTRACE_LIBINJECT_TRACER_H_
+
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "base/status.h"
+#include "libinject/activity.h"
+#include "libinject/cupti_api.h"
+
+namespace rooftrace::inject {
+
+class Session;
+
+// Callback ids per domain we keep a kind for (CUDA 13: < 1000).
+inline constexpr uint32_t kMaxCallbackIds = 2048;
+
+// Special kinds besides enums::ApiKind.
+inline constexpr uint8_t kApiNotTraced = 0;
+inline constexpr uint8_t kApiProfilerStart = 100;
+inline constexpr uint8_t kApiProfilerStop = 101;
+
+// What an API name ("cudaLaunchKernel_v7000", "cuMemcpyHtoDAsync_v2") is
+// to us: an enums::ApiKind, kApiProfilerStart/Stop, or kApiNotTraced.
+uint8_t ClassifyApiName(std::string_view name);
+
+// True when libcuda or libcudart is already loaded in this process.
+bool HostLinksCuda();
+
+// Starts CUPTI tracing for `session` once; on any failure (no libcupti, no
+// driver, no GPU, another subscriber) says one line and stands aside, and
+// NVTX and cuBLAS capture go on.
+void StartCuptiTracing(Session* session);
+
+class CuptiTracer {
+ public:
+  CuptiTracer(Session* session, CuptiApi api);
+  ~CuptiTracer();
+
+  // Subscribes, enables callbacks and activity. Errors say what failed.
+  Status Start();
+  // After the sender has drained: unsubscribe, cuptiFinalize (CUDA 13.0 /
+  // 13.1 crash at unload without it). Idempotent.
+  void Finalize();
+
+  // The real callback (public for tests and the benchmark).
+  void OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                  const void* cbdata);
+  static void CUPTIAPI CallbackTrampoline(void* userdata,
+                                          CUpti_CallbackDomain domain,
+                                          CUpti_CallbackId cbid,
+                                          const void* cbdata);
+  static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size,
+                                       size_t* max_records);
+  static void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id,
+                                       uint8_t* buffer, size_t size,
+                                       size_t valid_size);
+
+  // Tests set kinds directly instead of asking CUPTI for names.
+  void SetApiKind(CUpti_CallbackDomain domain, uint32_t cbid, uint8_t kind);
+  // Creates the buffer pool and decoder and attaches them to the session
+  // (Start() does it; tests call it with fake CUPTI tables).
+  void AttachActivity(size_t buffer_count, size_t buffer_bytes);
+  ActivityBufferPool* pool() { return pool_.get(); }
+  ActivityDecoder* decoder() { return decoder_.get(); }
+  // Makes this tracer the target of the buffer callbacks.
+  void MakeBufferTarget();
+
+  // The seam for counters mode: one counters session per context will be
+  // started here once libinject/counters is integrated (ROOFTRACE_MODE=
+  // counters currently runs trace mode and says so once).
+  void OnContextCreated(CUcontext context);
+
+ private:
+  Status EnableCallbacks();
+  Status EnableActivityKinds(bool enable);
+  void OnProfilerRange(bool start);
+
+  Session* session_;
+  CuptiApi api_;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+  uint8_t runtime_kind_[kMaxCallbackIds] = {};
+  uint8_t driver_kind_[kMaxCallbackIds] = {};
+  std::unique_ptr<ActivityBufferPool> pool_;
+  std::unique_ptr<ActivityDecoder> decoder_;
+  bool activity_enabled_ = false;
+  bool finalized_ = false;
+};
+
+}  // namespace rooftrace::inject
+
+#endif  // ROOFTRACE_LIBINJECT_TRACER_H_

@@ -1,0 +1,429 @@
+// CUPTI handling without a GPU: synthetic activity records and callback
+// data are fed to the real CuptiTracer callbacks, with a fake CUPTI table
+// whose ActivityGetNextRecord walks the synthetic buffer; the session
+// writes a spool that libprotobuf decodes.
+#include <cupti.h>
+
+#include <cstring>
+
+#include "gtest/gtest.h"
+#include "libinject/activity.h"
+#include "libinject/gemm_shapes.h"
+#include "libinject/nvtx_injection.h"
+#include "libinject/session.h"
+#include "libinject/thread_state.h"
+#include "libinject/tracer.h"
+#include "tests/libinject/test_util.h"
+
+namespace rooftrace::inject {
+namespace {
+
+namespace pb = rooftrace::wire;
+
+size_t RecordSize(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
+    case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(CUpti_ActivityContext3);
+    default: return 0;
+  }
+}
+
+// CUPTI's record iterator over a buffer of back-to-back synthetic records.
+CUptiResult FakeGetNextRecord(uint8_t* buffer, size_t valid,
+                              CUpti_Activity** record) {
+  uint8_t* next = *record == nullptr
+                      ? buffer
+                      : reinterpret_cast<uint8_t*>(*record) +
+                            RecordSize((*record)->kind);
+  if (next >= buffer + valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  *record = reinterpret_cast<CUpti_Activity*>(next);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult FakeDropped(CUcontext, uint32_t, size_t* dropped) {
+  *dropped = 5;
+  return CUPTI_SUCCESS;
+}
+CUptiResult FakeFlush(uint32_t) { return CUPTI_SUCCESS; }
+
+CuptiApi FakeApi() {
+  CuptiApi api;
+  api.ActivityGetNextRecord = &FakeGetNextRecord;
+  api.ActivityGetNumDroppedRecords = &FakeDropped;
+  api.ActivityFlushAll = &FakeFlush;
+  return api;
+}
+
+// Appends one record to a buffer handed out by the tracer.
+template <typename T>
+void Put(uint8_t* buffer, size_t* used, const T& record) {
+  std::memcpy(buffer + *used, &record, sizeof record);
+  *used += sizeof record;
+}
+
+class ActivityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("activity");
+    path_ = dir_ + "/trace.rft";
+  }
+  std::unique_ptr<Session> MakeSession(const std::string& include = "",
+                                       uint64_t sample_every = 1) {
+    SessionOptions options;
+    options.config.sink.kind = SinkSpec::Kind::kFile;
+    options.config.sink.path = path_;
+    options.config.kernel_include = include;
+    options.config.sample_every = sample_every;
+    return std::make_unique<Session>(options);
+  }
+  std::string dir_;
+  std::string path_;
+};
+
+CUpti_ActivityKernel10 Kernel(uint32_t correlation, const char* name,
+                              uint64_t start, uint64_t end) {
+  CUpti_ActivityKernel10 k{};
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.correlationId = correlation;
+  k.name = name;
+  k.start = start;
+  k.end = end;
+  k.deviceId = 0;
+  k.contextId = 1;
+  k.streamId = 7;
+  k.gridX = 132;
+  k.gridY = 4;
+  k.gridZ = 1;
+  k.blockX = 384;
+  k.blockY = 1;
+  k.blockZ = 1;
+  k.clusterX = 2;
+  k.clusterY = 1;
+  k.clusterZ = 1;
+  k.registersPerThread = 168;
+  k.staticSharedMemory = 1024;
+  k.dynamicSharedMemory = 232448;
+  k.graphId = 0;
+  return k;
+}
+
+// Kernel, memcpy, memset, peer copy and device records in one completed
+// buffer come out as Kernel / Memcpy / Device packets with every field.
+TEST_F(ActivityTest, BufferCompletedDecodesEveryRecordKind) {
+  auto session = MakeSession();
+  CuptiTracer tracer(session.get(), FakeApi());
+  tracer.AttachActivity(2, 1 << 16);
+  tracer.MakeBufferTarget();
+  ASSERT_TRUE(session->Start().ok());
+
+  uint8_t* buffer = nullptr;
+  size_t size = 0, max_records = 99;
+  CuptiTracer::BufferRequested(&buffer, &size, &max_records);
+  ASSERT_NE(buffer, nullptr);
+  EXPECT_EQ(size, 1u << 16);
+  EXPECT_EQ(max_records, 0u);
+  size_t used = 0;
+  Put(buffer, &used, Kernel(101, "_Z10gemm_bf16v", 1'000'000, 1'050'000));
+  CUpti_ActivityMemcpy6 copy{};
+  copy.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  copy.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+  copy.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  copy.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  copy.bytes = 4096;
+  copy.start = 2'000'000;
+  copy.end = 2'000'900;
+  copy.correlationId = 102;
+  copy.streamId = 7;
+  Put(buffer, &used, copy);
+  CUpti_ActivityMemset4 set{};
+  set.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  set.value = 0;
+  set.bytes = 1 << 20;
+  set.start = 3'000'000;
+  set.end = 3'000'500;
+  set.correlationId = 103;
+  set.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  Put(buffer, &used, set);
+  CUpti_ActivityMemcpyPtoP4 peer{};
+  peer.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+  peer.bytes = 8192;
+  peer.srcDeviceId = 0;
+  peer.dstDeviceId = 1;
+  peer.correlationId = 104;
+  peer.start = 4'000'000;
+  peer.end = 4'001'000;
+  Put(buffer, &used, peer);
+  CUpti_ActivityContext3 ctx{};
+  ctx.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
+  Put(buffer, &used, ctx);
+  CUpti_ActivityDevice5 dev{};
+  dev.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+  dev.id = 0;
+  dev.name = "NVIDIA H100 80GB HBM3";
+  dev.numMultiprocessors = 132;
+  dev.computeCapabilityMajor = 9;
+  dev.computeCapabilityMinor = 0;
+  dev.coreClockRate = 1980000;
+  dev.l2CacheSize = 50 << 20;
+  dev.globalMemorySize = 85899345920ull;
+  for (int i = 0; i < 16; ++i) dev.uuid.bytes[i] = static_cast<char>(i * 17);
+  Put(buffer, &used, dev);
+  CuptiTracer::BufferCompleted(nullptr, 0, buffer, size, used);
+  ASSERT_TRUE(session->Stop());
+
+  auto packets = testing::ReadTrace(path_);
+  auto strings = testing::Strings(packets);
+  std::vector<pb::Kernel> kernels;
+  std::vector<pb::Memcpy> copies;
+  std::vector<pb::Device> devices;
+  for (const auto& p : packets) {
+    for (const auto& k : p.kernel_batch().kernels()) kernels.push_back(k);
+    for (const auto& m : p.memcpy_batch().memcpys()) copies.push_back(m);
+    if (p.has_device()) devices.push_back(p.device());
+  }
+  ASSERT_EQ(kernels.size(), 1u);
+  const pb::Kernel& k = kernels[0];
+  EXPECT_EQ(k.correlation_id(), 101u);
+  EXPECT_EQ(strings[k.name_iid()], "_Z10gemm_bf16v");
+  // No timestamp callback on the fake: offset 0, identity conversion.
+  EXPECT_EQ(k.start_ns(), 1'000'000u);
+  EXPECT_EQ(k.end_ns(), 1'050'000u);
+  EXPECT_EQ(k.context_id(), 1u);
+  EXPECT_EQ(k.stream_id(), 7u);
+  EXPECT_EQ(k.grid_x(), 132u);
+  EXPECT_EQ(k.grid_y(), 4u);
+  EXPECT_EQ(k.block_x(), 384u);
+  EXPECT_EQ(k.cluster_x(), 2u);
+  EXPECT_EQ(k.registers_per_thread(), 168u);
+  EXPECT_EQ(k.static_shared_memory_bytes(), 1024u);
+  EXPECT_EQ(k.dynamic_shared_memory_bytes(), 232448u);
+
+  ASSERT_EQ(copies.size(), 3u);
+  EXPECT_EQ(copies[0].kind(), pb::COPY_DTOH);
+  EXPECT_EQ(copies[0].bytes(), 4096u);
+  EXPECT_EQ(copies[0].src_kind(), pb::MEMORY_DEVICE);
+  EXPECT_EQ(copies[0].dst_kind(), pb::MEMORY_PINNED);
+  EXPECT_EQ(copies[0].end_ns() - copies[0].start_ns(), 900u);
+  EXPECT_EQ(copies[1].kind(), pb::COPY_MEMSET);
+  EXPECT_EQ(copies[1].bytes(), 1u << 20);
+  EXPECT_EQ(copies[1].correlation_id(), 103u);
+  EXPECT_EQ(copies[2].kind(), pb::COPY_PTOP);
+  EXPECT_EQ(copies[2].dst_device_id(), 1u);
+
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].name(), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(devices[0].sm_count(), 132u);
+  EXPECT_EQ(devices[0].compute_capability_major(), 9u);
+  EXPECT_EQ(devices[0].core_clock_khz(), 1980000u);
+  EXPECT_EQ(devices[0].l2_cache_bytes(), 50u << 20);
+  EXPECT_EQ(devices[0].global_memory_bytes(), 85899345920ull);
+  EXPECT_EQ(devices[0].uuid(), "GPU-00112233-4455-6677-8899-aabbccddeeff");
+
+  // Goodbye totals: 1 kernel, 3 copies, 1 device seen and sent; CUPTI's
+  // own dropped count reaches Stats.
+  const pb::Packet& last = packets.back();
+  ASSERT_TRUE(last.has_goodbye());
+  std::map<int, pb::RecordCount> totals;
+  for (const auto& c : last.goodbye().totals()) totals[c.kind()] = c;
+  EXPECT_EQ(totals[pb::RECORD_KERNEL].seen(), 1u);
+  EXPECT_EQ(totals[pb::RECORD_KERNEL].sent(), 1u);
+  EXPECT_EQ(totals[pb::RECORD_MEMCPY].seen(), 3u);
+  EXPECT_EQ(totals[pb::RECORD_MEMCPY].sent(), 3u);
+  EXPECT_EQ(totals[pb::RECORD_DEVICE].sent(), 1u);
+  EXPECT_EQ(packets[packets.size() - 2].stats().cupti_records_dropped(), 5u);
+}
+
+// Kernel filters act on decoded names; filtered kernels are counted.
+TEST_F(ActivityTest, FilteredKernelsAreCountedNotSent) {
+  auto session = MakeSession("gemm", 2);
+  CuptiTracer tracer(session.get(), FakeApi());
+  tracer.AttachActivity(2, 1 << 16);
+  tracer.MakeBufferTarget();
+  ASSERT_TRUE(session->Start().ok());
+  uint8_t* buffer = nullptr;
+  size_t size = 0, max_records = 0;
+  CuptiTracer::BufferRequested(&buffer, &size, &max_records);
+  size_t used = 0;
+  const char* names[] = {"gemm_a", "relu", "gemm_b", "gemm_c", "softmax",
+                         "gemm_d"};
+  for (uint32_t i = 0; i < 6; ++i) {
+    Put(buffer, &used, Kernel(i + 1, names[i], 10 + i, 20 + i));
+  }
+  CuptiTracer::BufferCompleted(nullptr, 0, buffer, size, used);
+  ASSERT_TRUE(session->Stop());
+  auto packets = testing::ReadTrace(path_);
+  auto strings = testing::Strings(packets);
+  std::vector<std::string> sent;
+  for (const auto& p : packets) {
+    for (const auto& k : p.kernel_batch().kernels()) {
+      sent.push_back(strings[k.name_iid()]);
+    }
+  }
+  // gemm_a, gemm_b, gemm_c, gemm_d pass the regex; every 2nd is kept.
+  EXPECT_EQ(sent, (std::vector<std::string>{"gemm_a", "gemm_c"}));
+  std::map<int, pb::RecordCount> totals;
+  for (const auto& c : packets.back().goodbye().totals()) totals[c.kind()] = c;
+  EXPECT_EQ(totals[pb::RECORD_KERNEL].seen(), 6u);
+  EXPECT_EQ(totals[pb::RECORD_KERNEL].sent(), 2u);
+  EXPECT_EQ(totals[pb::RECORD_KERNEL].filtered(), 4u);
+  EXPECT_EQ(totals[pb::RECORD_KERNEL].dropped(), 0u);
+}
+
+// An exhausted pool hands CUPTI no buffer (CUPTI then drops and counts);
+// buffers come back after the sender decoded them.
+TEST(ActivityBufferPoolTest, ExhaustionIsCountedAndBuffersReturn) {
+  ActivityBufferPool pool(2, 4096);
+  uint8_t* a = nullptr;
+  uint8_t* b = nullptr;
+  uint8_t* c = reinterpret_cast<uint8_t*>(1);
+  size_t size = 0, max_records = 0;
+  pool.OnRequested(&a, &size, &max_records);
+  pool.OnRequested(&b, &size, &max_records);
+  pool.OnRequested(&c, &size, &max_records);
+  EXPECT_NE(a, nullptr);
+  EXPECT_NE(b, nullptr);
+  EXPECT_EQ(c, nullptr);
+  EXPECT_EQ(size, 0u);
+  EXPECT_EQ(pool.times_exhausted(), 1u);
+  pool.OnCompleted(a, 100);
+  pool.OnCompleted(b, 0);  // empty: straight back to the free list
+  ActivityBufferPool::Completed done;
+  ASSERT_TRUE(pool.TakeCompleted(&done));
+  EXPECT_EQ(done.buffer, a);
+  EXPECT_EQ(done.valid_bytes, 100u);
+  EXPECT_FALSE(pool.TakeCompleted(&done));
+  pool.Release(a);
+  uint8_t* again = nullptr;
+  pool.OnRequested(&again, &size, &max_records);
+  EXPECT_NE(again, nullptr);
+  EXPECT_EQ(size, 4096u);
+}
+
+CUpti_CallbackData CallbackData(CUpti_ApiCallbackSite site,
+                                uint32_t correlation) {
+  CUpti_CallbackData d{};
+  d.callbackSite = site;
+  d.correlationId = correlation;
+  d.functionName = "cudaLaunchKernel";
+  return d;
+}
+
+constexpr uint32_t kLaunchCbid = 211;
+constexpr uint32_t kDriverLaunchCbid = 307;
+
+// A runtime launch inside an NVTX range and a cuBLAS call gives a Launch
+// with thread, API times, range id and gemm call id; the driver call the
+// runtime makes inside it is not a second launch; the Gemm lists the
+// kernel's correlation id.
+TEST_F(ActivityTest, LaunchCallbackRecordsThreadRangeAndGemmCall) {
+  auto session = MakeSession();
+  Session::SetCurrentForTesting(session.get());
+  CuptiTracer tracer(session.get(), FakeApi());
+  tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
+                    enums::kApiKernelLaunch);
+  tracer.SetApiKind(CUPTI_CB_DOMAIN_DRIVER_API, kDriverLaunchCbid,
+                    enums::kApiKernelLaunch);
+  ASSERT_TRUE(session->Start().ok());
+
+  nvtx::RangePushA("decode");
+  {
+    GemmScope scope(enums::kGemmApiGemmEx);
+    ASSERT_TRUE(scope.recording());
+    scope.record().m = 16;
+    auto enter = CallbackData(CUPTI_API_ENTER, 900);
+    auto exit = CallbackData(CUPTI_API_EXIT, 900);
+    auto d_enter = CallbackData(CUPTI_API_ENTER, 901);
+    auto d_exit = CallbackData(CUPTI_API_EXIT, 901);
+    CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                    kLaunchCbid, &enter);
+    CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_DRIVER_API,
+                                    kDriverLaunchCbid, &d_enter);
+    CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_DRIVER_API,
+                                    kDriverLaunchCbid, &d_exit);
+    CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                    kLaunchCbid, &exit);
+    scope.Finish(0);
+  }
+  nvtx::RangePop();
+  // A driver launch on its own (Triton-style) is recorded; an API we do
+  // not trace is ignored.
+  auto enter = CallbackData(CUPTI_API_ENTER, 950);
+  auto exit = CallbackData(CUPTI_API_EXIT, 950);
+  CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_DRIVER_API,
+                                  kDriverLaunchCbid, &enter);
+  CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_DRIVER_API,
+                                  kDriverLaunchCbid, &exit);
+  CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API, 5,
+                                  &exit);
+  ASSERT_TRUE(session->Stop());
+  Session::SetCurrentForTesting(nullptr);
+
+  auto packets = testing::ReadTrace(path_);
+  std::vector<pb::Launch> launches;
+  std::vector<pb::Gemm> gemms;
+  std::vector<pb::NvtxRange> ranges;
+  for (const auto& p : packets) {
+    for (const auto& l : p.kernel_batch().launches()) launches.push_back(l);
+    for (const auto& g : p.gemm_batch().gemms()) gemms.push_back(g);
+    for (const auto& r : p.nvtx_batch().ranges()) ranges.push_back(r);
+  }
+  ASSERT_EQ(launches.size(), 2u);
+  ASSERT_EQ(gemms.size(), 1u);
+  ASSERT_EQ(ranges.size(), 1u);
+  const uint32_t tid = CurrentThread().tid;
+  EXPECT_EQ(launches[0].correlation_id(), 900u);
+  EXPECT_EQ(launches[0].thread_id(), tid);
+  EXPECT_EQ(launches[0].kind(), pb::API_KERNEL_LAUNCH);
+  EXPECT_EQ(launches[0].cbid(), kLaunchCbid);
+  EXPECT_EQ(launches[0].nvtx_range_id(), ranges[0].range_id());
+  EXPECT_EQ(launches[0].gemm_call_id(), gemms[0].call_id());
+  EXPECT_GT(launches[0].api_start_ns(), 0u);
+  EXPECT_GE(launches[0].api_end_ns(), launches[0].api_start_ns());
+  EXPECT_GE(launches[0].api_start_ns(), ranges[0].start_ns());
+  EXPECT_LE(launches[0].api_end_ns(), ranges[0].end_ns());
+  EXPECT_EQ(launches[1].correlation_id(), 950u);
+  EXPECT_EQ(launches[1].nvtx_range_id(), 0u);
+  EXPECT_EQ(launches[1].gemm_call_id(), 0u);
+  EXPECT_EQ(gemms[0].m(), 16);
+  ASSERT_EQ(gemms[0].correlation_ids_size(), 1);
+  EXPECT_EQ(gemms[0].correlation_ids(0), 900u);
+}
+
+// ROOFTRACE_CAPTURE=profiler-api: launches before cuProfilerStart are
+// counted as filtered, not sent.
+TEST_F(ActivityTest, ProfilerApiCaptureFiltersLaunchesOutsideTheRange) {
+  SessionOptions options;
+  options.config.sink.kind = SinkSpec::Kind::kFile;
+  options.config.sink.path = path_;
+  options.config.capture = CaptureMode::kProfilerApi;
+  Session session(options);
+  CuptiTracer tracer(&session, FakeApi());
+  tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
+                    enums::kApiKernelLaunch);
+  ASSERT_TRUE(session.Start().ok());
+  EXPECT_FALSE(session.capturing());
+  for (uint32_t c = 1; c <= 3; ++c) {
+    auto enter = CallbackData(CUPTI_API_ENTER, c);
+    auto exit = CallbackData(CUPTI_API_EXIT, c);
+    CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                    kLaunchCbid, &enter);
+    CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                    kLaunchCbid, &exit);
+  }
+  ASSERT_TRUE(session.Stop());
+  auto packets = testing::ReadTrace(path_);
+  int launches = 0;
+  for (const auto& p : packets) launches += p.kernel_batch().launches_size();
+  EXPECT_EQ(launches, 0);
+  std::map<int, pb::RecordCount> totals;
+  for (const auto& c : packets.back().goodbye().totals()) totals[c.kind()] = c;
+  EXPECT_EQ(totals[pb::RECORD_LAUNCH].filtered(), 3u);
+}
+
+}  // namespace
+}  // namespace rooftrace::inject

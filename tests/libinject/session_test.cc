@@ -1,0 +1,309 @@
+// The session end to end in-process: records in, framed packets out to a
+// file, a Unix-socket collector, or a spool when the collector is not there
+// or goes away; counts in Stats and Goodbye; NVTX handlers' ranges.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "libinject/nvtx_injection.h"
+#include "libinject/session.h"
+#include "libinject/thread_state.h"
+#include "tests/libinject/test_util.h"
+
+namespace rooftrace::inject {
+namespace {
+
+namespace pb = rooftrace::wire;
+
+SessionOptions FileOptions(const std::string& path) {
+  SessionOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kFile;
+  o.config.sink.path = path;
+  o.flush_interval_ms = 5;
+  return o;
+}
+
+NvtxRangeRecord Range(uint64_t id, uint64_t name_iid) {
+  NvtxRangeRecord r{};
+  r.range_id = id;
+  r.name_iid = name_iid;
+  r.start_ns = 100 * id;
+  r.end_ns = 100 * id + 50;
+  r.thread_id = 1;
+  r.kind = enums::kRangePushPop;
+  return r;
+}
+
+std::map<int, pb::RecordCount> Totals(const pb::Packet& goodbye) {
+  std::map<int, pb::RecordCount> out;
+  for (const auto& c : goodbye.goodbye().totals()) out[c.kind()] = c;
+  return out;
+}
+
+// Everything emitted arrives once; the stream is Hello ... Stats, Goodbye
+// with sequences 1..N, and Goodbye's counts prove completeness.
+TEST(SessionTest, FileSinkStreamIsCompleteAndSequenced) {
+  const std::string dir = testing::MakeTempDir("session");
+  Session session(FileOptions(dir + "/t.rft"));
+  ASSERT_TRUE(session.Start().ok());
+  const uint64_t name = session.Intern("layer");
+  for (uint64_t i = 1; i <= 5000; ++i) session.EmitRange(Range(i, name));
+  LaunchRecord l{};
+  l.correlation_id = 7;
+  session.EmitLaunch(l);
+  NvtxMarkRecord m{0, name, 5, 1};
+  session.EmitMark(m);
+  ASSERT_TRUE(session.Stop());
+
+  auto packets = testing::ReadTrace(dir + "/t.rft");
+  ASSERT_GE(packets.size(), 4u);
+  EXPECT_TRUE(packets.front().has_hello());
+  EXPECT_EQ(packets.front().hello().pid(), static_cast<uint32_t>(getpid()));
+  EXPECT_TRUE(packets[packets.size() - 2].has_stats());
+  ASSERT_TRUE(packets.back().has_goodbye());
+  for (size_t i = 0; i < packets.size(); ++i) {
+    EXPECT_EQ(packets[i].sequence(), i + 1);
+  }
+  std::set<uint64_t> ids;
+  int marks = 0, launches = 0;
+  for (const auto& p : packets) {
+    for (const auto& r : p.nvtx_batch().ranges()) {
+      EXPECT_TRUE(ids.insert(r.range_id()).second);
+      EXPECT_EQ(r.end_ns() - r.start_ns(), 50u);
+    }
+    marks += p.nvtx_batch().marks_size();
+    launches += p.kernel_batch().launches_size();
+  }
+  EXPECT_EQ(ids.size(), 5000u);
+  EXPECT_EQ(*ids.begin(), 1u);
+  EXPECT_EQ(*ids.rbegin(), 5000u);
+  EXPECT_EQ(marks, 1);
+  EXPECT_EQ(launches, 1);
+  EXPECT_EQ(testing::Strings(packets)[name], "layer");
+  auto totals = Totals(packets.back());
+  EXPECT_EQ(totals[pb::RECORD_NVTX_RANGE].seen(), 5000u);
+  EXPECT_EQ(totals[pb::RECORD_NVTX_RANGE].sent(), 5000u);
+  EXPECT_EQ(totals[pb::RECORD_NVTX_RANGE].dropped(), 0u);
+  EXPECT_EQ(totals[pb::RECORD_LAUNCH].sent(), 1u);
+  EXPECT_EQ(totals[pb::RECORD_NVTX_MARK].sent(), 1u);
+  EXPECT_EQ(packets.back().goodbye().packets_sent(), packets.size());
+  EXPECT_EQ(packets.back().goodbye().exit_code(), -1);
+}
+
+// A full queue drops the newest records and counts them (kDropNewest).
+TEST(SessionTest, FullQueueDropsAndCounts) {
+  const std::string dir = testing::MakeTempDir("drops");
+  SessionOptions o = FileOptions(dir + "/t.rft");
+  o.config.queue_records = 64;
+  Session session(o);
+  // The sender is not started yet: nothing drains the 64 slots.
+  for (uint64_t i = 1; i <= 100; ++i) session.EmitRange(Range(i, 0));
+  ASSERT_TRUE(session.Start().ok());
+  ASSERT_TRUE(session.Stop());
+  auto packets = testing::ReadTrace(dir + "/t.rft");
+  size_t ranges = 0;
+  for (const auto& p : packets) ranges += p.nvtx_batch().ranges_size();
+  EXPECT_EQ(ranges, 64u);
+  auto totals = Totals(packets.back());
+  EXPECT_EQ(totals[pb::RECORD_NVTX_RANGE].seen(), 100u);
+  EXPECT_EQ(totals[pb::RECORD_NVTX_RANGE].sent(), 64u);
+  EXPECT_EQ(totals[pb::RECORD_NVTX_RANGE].dropped(), 36u);
+}
+
+// A live collector gets Hello (and answers it), records and Goodbye.
+TEST(SessionTest, UnixCollectorReceivesTheStream) {
+  const std::string dir = testing::MakeTempDir("unix");
+  testing::TestCollector collector(dir + "/c.sock");
+  SessionOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kUnix;
+  o.config.sink.path = dir + "/c.sock";
+  o.config.spool_dir = dir;
+  Session session(o);
+  ASSERT_TRUE(session.Start().ok());
+  for (uint64_t i = 1; i <= 100; ++i) session.EmitRange(Range(i, 0));
+  ASSERT_TRUE(session.Stop());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto packets = collector.packets();
+  ASSERT_GE(packets.size(), 3u);
+  EXPECT_TRUE(packets.front().has_hello());
+  EXPECT_TRUE(packets.back().has_goodbye());
+  size_t ranges = 0;
+  for (const auto& p : packets) ranges += p.nvtx_batch().ranges_size();
+  EXPECT_EQ(ranges, 100u);
+  EXPECT_TRUE(testing::ListFiles(dir, ".rft").empty()) << "no spool needed";
+}
+
+// Nobody listening at start: everything goes to a spool in
+// ROOFTRACE_SPOOL_DIR named rooftrace-<host>-<pid>-<start>.rft, complete.
+TEST(SessionTest, UnreachableCollectorSpoolsEverything) {
+  const std::string dir = testing::MakeTempDir("unreachable");
+  SessionOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kUnix;
+  o.config.sink.path = dir + "/nobody.sock";
+  o.config.spool_dir = dir;
+  Session session(o);
+  ASSERT_TRUE(session.Start().ok());
+  for (uint64_t i = 1; i <= 300; ++i) session.EmitRange(Range(i, 0));
+  ASSERT_TRUE(session.Stop());
+  auto spools = testing::ListFiles(dir, ".rft");
+  ASSERT_EQ(spools.size(), 1u);
+  EXPECT_EQ(session.spool_path(), spools[0]);
+  EXPECT_NE(spools[0].find("/rooftrace-"), std::string::npos);
+  EXPECT_NE(spools[0].find("-" + std::to_string(getpid()) + "-"),
+            std::string::npos);
+  auto packets = testing::ReadTrace(spools[0]);
+  ASSERT_TRUE(packets.front().has_hello());
+  size_t ranges = 0;
+  for (const auto& p : packets) ranges += p.nvtx_batch().ranges_size();
+  EXPECT_EQ(ranges, 300u);
+  auto totals = Totals(packets.back());
+  EXPECT_EQ(totals[pb::RECORD_NVTX_RANGE].sent(), 300u);
+  // The warning said on stderr is repeated in Stats.
+  bool warned = false;
+  for (const auto& p : packets) {
+    for (const auto& w : p.stats().warnings()) {
+      warned |= w.find("nobody.sock") != std::string::npos &&
+                w.find("spooling to") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(warned);
+}
+
+// The collector goes away after 3 frames: what it got plus the spool (which
+// restates recent packets; duplicates share a sequence) hold every record,
+// and the spool alone decodes with every string it uses.
+TEST(SessionTest, CollectorGoneMidStreamLosesNothing) {
+  const std::string dir = testing::MakeTempDir("gone");
+  auto collector =
+      std::make_unique<testing::TestCollector>(dir + "/c.sock", 3);
+  SessionOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kUnix;
+  o.config.sink.path = dir + "/c.sock";
+  o.config.spool_dir = dir;
+  o.flush_interval_ms = 2;
+  Session session(o);
+  ASSERT_TRUE(session.Start().ok());
+  uint64_t next = 1;
+  for (int burst = 0; burst < 40; ++burst) {
+    const uint64_t name = session.Intern("burst-" + std::to_string(burst));
+    for (int i = 0; i < 50; ++i) session.EmitRange(Range(next++, name));
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  ASSERT_TRUE(session.Stop());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto received = collector->packets();
+  collector.reset();
+  auto spools = testing::ListFiles(dir, ".rft");
+  ASSERT_EQ(spools.size(), 1u);
+  auto spooled = testing::ReadTrace(spools[0]);
+  ASSERT_FALSE(spooled.empty());
+  ASSERT_TRUE(spooled.front().has_hello());
+  EXPECT_EQ(spooled.front().sequence(), 1u);
+
+  std::map<uint64_t, pb::Packet> by_sequence;
+  for (const auto& p : received) by_sequence[p.sequence()] = p;
+  for (const auto& p : spooled) by_sequence.emplace(p.sequence(), p);
+  // No gap in the union of the two.
+  ASSERT_FALSE(by_sequence.empty());
+  EXPECT_EQ(by_sequence.begin()->first, 1u);
+  EXPECT_EQ(by_sequence.rbegin()->first, by_sequence.size());
+  std::set<uint64_t> ids;
+  for (const auto& [seq, p] : by_sequence) {
+    for (const auto& r : p.nvtx_batch().ranges()) ids.insert(r.range_id());
+  }
+  EXPECT_EQ(ids.size(), next - 1);
+  // The spool on its own names every string its ranges use.
+  auto strings = testing::Strings(spooled);
+  for (const auto& p : spooled) {
+    for (const auto& r : p.nvtx_batch().ranges()) {
+      ASSERT_TRUE(strings.count(r.name_iid())) << r.name_iid();
+    }
+  }
+  ASSERT_TRUE(by_sequence.rbegin()->second.has_goodbye());
+  auto totals = Totals(by_sequence.rbegin()->second);
+  EXPECT_EQ(totals[pb::RECORD_NVTX_RANGE].sent(), next - 1);
+}
+
+// An invalid kernel regex stops the session from starting, with the
+// variable named.
+TEST(SessionTest, BadRegexRefusesToStart) {
+  SessionOptions o = FileOptions("/dev/null");
+  o.config.kernel_exclude = "(";
+  Session session(o);
+  Status s = session.Start();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("ROOFTRACE_KERNEL_EXCLUDE"), std::string::npos);
+}
+
+// The NVTX handlers: nesting (parent, depth), per-domain stacks, registered
+// strings, start/end across threads, and NVTX's return values.
+TEST(NvtxHandlersTest, RecordNestingDomainsAndCrossThreadRanges) {
+  const std::string dir = testing::MakeTempDir("nvtx");
+  Session session(FileOptions(dir + "/t.rft"));
+  Session::SetCurrentForTesting(&session);
+  ASSERT_TRUE(session.Start().ok());
+  EXPECT_EQ(nvtx::RangePushA("outer"), 0);
+  EXPECT_EQ(nvtx::RangePushA("inner"), 1);
+  nvtxDomainHandle_t domain = nvtx::DomainCreateA("engine");
+  nvtxStringHandle_t step = nvtx::DomainRegisterStringA(domain, "step");
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  a.message.registered = step;
+  a.colorType = NVTX_COLOR_ARGB;
+  a.color = 0xFFABCDEFu;
+  // The domain's stack is separate: depth 0 there.
+  EXPECT_EQ(nvtx::DomainRangePushEx(domain, &a), 0);
+  // Pop of the default domain ends "inner", leaving the domain range open.
+  EXPECT_EQ(nvtx::RangePop(), 1);
+  EXPECT_EQ(nvtx::DomainRangePop(domain), 0);
+  EXPECT_EQ(nvtx::RangePop(), 0);
+  EXPECT_EQ(nvtx::RangePop(), -1);  // pop without push
+  const nvtxRangeId_t id = nvtx::RangeStartA("load");
+  uint32_t other_tid = 0;
+  std::thread([&] {
+    other_tid = CurrentThread().tid;
+    nvtx::RangeEnd(id);
+  }).join();
+  nvtx::MarkA("here");
+  ASSERT_TRUE(session.Stop());
+  Session::SetCurrentForTesting(nullptr);
+
+  auto packets = testing::ReadTrace(dir + "/t.rft");
+  auto strings = testing::Strings(packets);
+  std::map<std::string, pb::NvtxRange> by_name;
+  int marks = 0;
+  for (const auto& p : packets) {
+    for (const auto& r : p.nvtx_batch().ranges()) by_name[strings[r.name_iid()]] = r;
+    marks += p.nvtx_batch().marks_size();
+  }
+  ASSERT_EQ(by_name.size(), 4u);
+  const uint32_t tid = CurrentThread().tid;
+  const auto& outer = by_name["outer"];
+  const auto& inner = by_name["inner"];
+  const auto& dstep = by_name["step"];
+  const auto& load = by_name["load"];
+  EXPECT_EQ(outer.parent_range_id(), 0u);
+  EXPECT_EQ(outer.depth(), 0u);
+  EXPECT_EQ(inner.parent_range_id(), outer.range_id());
+  EXPECT_EQ(inner.depth(), 1u);
+  EXPECT_EQ(inner.thread_id(), tid);
+  EXPECT_EQ(dstep.parent_range_id(), inner.range_id());
+  EXPECT_EQ(strings[dstep.domain_iid()], "engine");
+  EXPECT_EQ(dstep.color_argb(), 0xFFABCDEFu);
+  EXPECT_LE(outer.start_ns(), inner.start_ns());
+  EXPECT_GE(outer.end_ns(), inner.end_ns());
+  EXPECT_EQ(load.kind(), pb::RANGE_START_END);
+  EXPECT_EQ(load.thread_id(), tid);
+  EXPECT_EQ(load.end_thread_id(), other_tid);
+  EXPECT_NE(other_tid, tid);
+  EXPECT_EQ(marks, 1);
+}
+
+}  // namespace
+}  // namespace rooftrace::inject

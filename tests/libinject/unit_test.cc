@@ -1,0 +1,289 @@
+// Unit tests of libinject's building blocks: clock conversion, config,
+// kernel filter, queue, interner, API classification, precision classes.
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "libinject/clock.h"
+#include "libinject/config.h"
+#include "libinject/field_numbers.h"
+#include "libinject/gemm_shapes.h"
+#include "libinject/kernel_filter.h"
+#include "libinject/record_queue.h"
+#include "libinject/string_interner.h"
+#include "libinject/tracer.h"
+
+namespace rooftrace::inject {
+namespace {
+
+// CUPTI ns + offset; the offset measured from a sample taken between two
+// of our clock readings is the midpoint difference.
+TEST(ClockTest, ConvertsCuptiTimestampsWithTheMeasuredOffset) {
+  // Ours read 1000 and 1100 around a CUPTI reading of 400: midpoint 1050.
+  const ClockOffset offset = MeasureClockOffset(1000, 400, 1100);
+  EXPECT_EQ(offset.offset_ns, 650);
+  EXPECT_EQ(CuptiToMonotonicNs(400, offset), 1050u);
+  EXPECT_EQ(CuptiToMonotonicNs(5'000'000'000ull, offset), 5'000'000'650ull);
+  // CUPTI's "unknown" stays unknown.
+  EXPECT_EQ(CuptiToMonotonicNs(0, offset), 0u);
+  // CUPTI's clock ahead of ours: negative offset, clamped at 0.
+  const ClockOffset ahead = MeasureClockOffset(100, 10'000, 100);
+  EXPECT_EQ(ahead.offset_ns, -9'900);
+  EXPECT_EQ(CuptiToMonotonicNs(10'000, ahead), 100u);
+  EXPECT_EQ(CuptiToMonotonicNs(50, ahead), 0u);
+  // With our timestamp callback registered the offset is zero: identity.
+  EXPECT_EQ(CuptiToMonotonicNs(123456789, ClockOffset{}), 123456789u);
+}
+
+// MonotonicNs is CLOCK_MONOTONIC and never goes back.
+TEST(ClockTest, MonotonicNsDoesNotGoBack) {
+  uint64_t last = MonotonicNs();
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t now = MonotonicNs();
+    EXPECT_GE(now, last);
+    last = now;
+  }
+}
+
+StatusOr<Config> ParseWith(std::map<std::string, std::string> env) {
+  return ParseConfig([env](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+// No variables: trace mode, default spool in TMPDIR, documented defaults.
+TEST(ConfigTest, DefaultsWithoutEnvironment) {
+  auto c = ParseWith({{"TMPDIR", "/var/tmp"}});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_FALSE(c->disabled);
+  EXPECT_EQ(c->sink.kind, SinkSpec::Kind::kDefaultSpool);
+  EXPECT_EQ(c->spool_dir, "/var/tmp");
+  EXPECT_EQ(c->mode, InjectMode::kTrace);
+  EXPECT_EQ(c->sample_every, 1u);
+  EXPECT_EQ(c->max_kernels, 0u);
+  EXPECT_EQ(c->capture, CaptureMode::kAll);
+  EXPECT_EQ(c->queue_records, 16384u);
+  EXPECT_EQ(c->exit_timeout_ms, 3000u);
+  EXPECT_EQ(ParseWith({})->spool_dir, "/tmp");
+}
+
+// Every variable with a valid value is read.
+TEST(ConfigTest, ReadsEveryVariable) {
+  auto c = ParseWith({{"ROOFTRACE_SINK", "tcp:127.0.0.1:7070"},
+                      {"ROOFTRACE_SPOOL_DIR", "/data/spool"},
+                      {"TMPDIR", "/ignored"},
+                      {"ROOFTRACE_MODE", "counters"},
+                      {"ROOFTRACE_KERNEL_INCLUDE", "gemm"},
+                      {"ROOFTRACE_KERNEL_EXCLUDE", "copy"},
+                      {"ROOFTRACE_SAMPLE_EVERY", "10"},
+                      {"ROOFTRACE_MAX_KERNELS", "5000"},
+                      {"ROOFTRACE_CAPTURE", "profiler-api"},
+                      {"ROOFTRACE_QUEUE_RECORDS", "1024"},
+                      {"ROOFTRACE_LOG", "debug"},
+                      {"ROOFTRACE_COUNTERS", "full"},
+                      {"ROOFTRACE_NVTX_INCLUDE", "decode"},
+                      {"ROOFTRACE_EXIT_TIMEOUT_MS", "250"}});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->sink.kind, SinkSpec::Kind::kTcp);
+  EXPECT_EQ(c->sink.host, "127.0.0.1");
+  EXPECT_EQ(c->sink.port, 7070);
+  EXPECT_EQ(c->spool_dir, "/data/spool");
+  EXPECT_EQ(c->mode, InjectMode::kCounters);
+  EXPECT_EQ(c->kernel_include, "gemm");
+  EXPECT_EQ(c->kernel_exclude, "copy");
+  EXPECT_EQ(c->sample_every, 10u);
+  EXPECT_EQ(c->max_kernels, 5000u);
+  EXPECT_EQ(c->capture, CaptureMode::kProfilerApi);
+  EXPECT_EQ(c->queue_records, 1024u);
+  EXPECT_EQ(c->log_level, LogLevel::kDebug);
+  EXPECT_EQ(c->counters, "full");
+  EXPECT_EQ(c->nvtx_include, "decode");
+  EXPECT_EQ(c->exit_timeout_ms, 250u);
+  EXPECT_TRUE(ParseWith({{"ROOFTRACE_DISABLE", "1"}})->disabled);
+}
+
+// Sinks: the three forms; bad ones name the variable and the expected form.
+TEST(ConfigTest, ParsesSinksAndRejectsBadOnes) {
+  auto unix_sink = ParseSinkSpec("unix:/run/rt.sock");
+  ASSERT_TRUE(unix_sink.ok());
+  EXPECT_EQ(unix_sink->kind, SinkSpec::Kind::kUnix);
+  EXPECT_EQ(unix_sink->path, "/run/rt.sock");
+  auto file = ParseSinkSpec("file:run.rft");
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ(file->kind, SinkSpec::Kind::kFile);
+  auto v6 = ParseSinkSpec("tcp:[::1]:9000");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 9000);
+  for (const char* bad : {"udp:1.2.3.4:5", "tcp:host", "tcp:host:0",
+                          "tcp:host:70000", "unix:", "just-a-path"}) {
+    auto s = ParseSinkSpec(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.status().message().find("ROOFTRACE_SINK"), std::string::npos);
+    EXPECT_NE(s.status().message().find(bad), std::string::npos);
+    EXPECT_NE(s.status().message().find("unix:PATH"), std::string::npos);
+  }
+}
+
+// Bad values of the other variables: the message names variable and value.
+TEST(ConfigTest, RejectsBadValuesWithTheVariableName) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"ROOFTRACE_MODE", "fast"},          {"ROOFTRACE_SAMPLE_EVERY", "0"},
+      {"ROOFTRACE_SAMPLE_EVERY", "ten"},   {"ROOFTRACE_MAX_KERNELS", "-1"},
+      {"ROOFTRACE_CAPTURE", "sometimes"},  {"ROOFTRACE_QUEUE_RECORDS", "8"},
+      {"ROOFTRACE_LOG", "loud"},           {"ROOFTRACE_COUNTERS", "most"},
+      {"ROOFTRACE_EXIT_TIMEOUT_MS", "1e3"}, {"ROOFTRACE_DISABLE", "maybe"}};
+  for (const auto& [name, value] : bad) {
+    auto c = ParseWith({{name, value}});
+    ASSERT_FALSE(c.ok()) << name << "=" << value;
+    EXPECT_NE(c.status().message().find(name), std::string::npos);
+    EXPECT_NE(c.status().message().find(value), std::string::npos);
+  }
+}
+
+// Include / exclude regexes, then sampling, then the cap.
+TEST(KernelFilterTest, AppliesRegexesThenSamplingThenCap) {
+  auto f = KernelFilter::Create("gemm|attn", "splitK", 2, 3);
+  ASSERT_TRUE(f.ok());
+  EXPECT_FALSE(f->Keep("elementwise_kernel"));          // not included
+  EXPECT_FALSE(f->Keep("sm90_xmma_gemm_splitK_bf16"));  // excluded
+  // Candidates in order: #0 kept, #1 sampled out, #2 kept, #3 out, #4 kept,
+  // #5 out, #6 would be kept but the cap (3) is reached.
+  std::vector<bool> kept;
+  for (int i = 0; i < 7; ++i) kept.push_back(f->Keep("flash_attn_fwd"));
+  EXPECT_EQ(kept, (std::vector<bool>{true, false, true, false, true, false,
+                                     false}));
+  EXPECT_EQ(f->kept(), 3u);
+}
+
+// A bad pattern is an error naming the variable, not an exception.
+TEST(KernelFilterTest, BadPatternIsAnError) {
+  auto f = KernelFilter::Create("gemm(", "", 1, 0);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("ROOFTRACE_KERNEL_INCLUDE='gemm('"),
+            std::string::npos);
+  auto g = KernelFilter::Create("", "[z-a]", 1, 0);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("ROOFTRACE_KERNEL_EXCLUDE"),
+            std::string::npos);
+  // Default filter keeps everything.
+  auto all = KernelFilter::Create("", "", 1, 0);
+  ASSERT_TRUE(all.ok());
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(all->Keep("k"));
+}
+
+// Capacity rounds up to a power of two; a full queue refuses, in order.
+TEST(BoundedQueueTest, DropsNewestWhenFullAndKeepsOrder) {
+  BoundedQueue<int> q(5);
+  EXPECT_EQ(q.capacity(), 8u);
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(q.TryPush(i));
+  EXPECT_FALSE(q.TryPush(8));
+  int v = -1;
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(q.TryPop(&v));
+    EXPECT_EQ(v, i);
+  }
+  EXPECT_FALSE(q.TryPop(&v));
+  EXPECT_TRUE(q.TryPush(9));  // space again after draining
+}
+
+// Four producers, one consumer: every value arrives exactly once.
+TEST(BoundedQueueTest, ManyProducersLoseNothingThatWasAccepted) {
+  BoundedQueue<uint64_t> q(1024);
+  std::atomic<uint64_t> accepted{0};
+  std::vector<std::thread> producers;
+  for (uint64_t t = 0; t < 4; ++t) {
+    producers.emplace_back([&, t] {
+      for (uint64_t i = 0; i < 5000; ++i) {
+        while (!q.TryPush(t * 1000000 + i)) std::this_thread::yield();
+        accepted.fetch_add(1);
+      }
+    });
+  }
+  std::set<uint64_t> seen;
+  uint64_t v;
+  while (seen.size() < 20000) {
+    if (q.TryPop(&v)) {
+      EXPECT_TRUE(seen.insert(v).second) << "duplicate " << v;
+    }
+  }
+  for (auto& p : producers) p.join();
+  EXPECT_EQ(accepted.load(), 20000u);
+  EXPECT_FALSE(q.TryPop(&v));
+}
+
+// Same string, same id; new strings are pending once; TakeAll restates.
+TEST(StringInternerTest, InternsOnceAndReportsPendingDefinitions) {
+  StringInterner in;
+  EXPECT_EQ(in.Intern("gemm"), 1u);
+  EXPECT_EQ(in.Intern("attn"), 2u);
+  EXPECT_EQ(in.Intern(std::string("gemm")), 1u);
+  std::vector<StringInterner::Definition> defs;
+  in.TakePending(&defs);
+  ASSERT_EQ(defs.size(), 2u);
+  EXPECT_EQ(defs[0].first, 1u);
+  EXPECT_EQ(defs[0].second, "gemm");
+  defs.clear();
+  in.TakePending(&defs);
+  EXPECT_TRUE(defs.empty());
+  EXPECT_EQ(in.Intern("norm"), 3u);
+  in.TakeAll(&defs);
+  EXPECT_EQ(defs.size(), 3u);
+  defs.clear();
+  in.TakePending(&defs);
+  EXPECT_TRUE(defs.empty());
+}
+
+// CUPTI API names map to the kinds we trace; the rest is not traced.
+TEST(ClassifyApiNameTest, KnowsLaunchesCopiesGraphsAndProfilerRange) {
+  EXPECT_EQ(ClassifyApiName("cudaLaunchKernel_v7000"), enums::kApiKernelLaunch);
+  EXPECT_EQ(ClassifyApiName("cudaLaunchKernelExC_v11060"),
+            enums::kApiKernelLaunch);
+  EXPECT_EQ(ClassifyApiName("cuLaunchKernel"), enums::kApiKernelLaunch);
+  EXPECT_EQ(ClassifyApiName("cuLaunchKernelEx_ptsz"), enums::kApiKernelLaunch);
+  EXPECT_EQ(ClassifyApiName("cuLaunchCooperativeKernel"),
+            enums::kApiKernelLaunch);
+  EXPECT_EQ(ClassifyApiName("cuLaunchGrid"), enums::kApiKernelLaunch);
+  EXPECT_EQ(ClassifyApiName("cudaGraphLaunch_v10000"), enums::kApiGraphLaunch);
+  EXPECT_EQ(ClassifyApiName("cuGraphLaunch_ptsz"), enums::kApiGraphLaunch);
+  EXPECT_EQ(ClassifyApiName("cudaMemcpyAsync_v3020"), enums::kApiMemcpy);
+  EXPECT_EQ(ClassifyApiName("cuMemcpyHtoDAsync_v2"), enums::kApiMemcpy);
+  EXPECT_EQ(ClassifyApiName("cudaMemset2D_v3020"), enums::kApiMemset);
+  EXPECT_EQ(ClassifyApiName("cuMemsetD8_v2"), enums::kApiMemset);
+  EXPECT_EQ(ClassifyApiName("cudaProfilerStart_v4000"), kApiProfilerStart);
+  EXPECT_EQ(ClassifyApiName("cuProfilerStop"), kApiProfilerStop);
+  EXPECT_EQ(ClassifyApiName("cudaLaunchHostFunc_v10000"), kApiNotTraced);
+  EXPECT_EQ(ClassifyApiName("cudaMalloc_v3020"), kApiNotTraced);
+  EXPECT_EQ(ClassifyApiName("cuCtxSynchronize"), kApiNotTraced);
+  EXPECT_EQ(ClassifyApiName("nvtxRangePushA"), kApiNotTraced);
+}
+
+// Compute type (and input type) -> the roof the FLOPs count against.
+TEST(GemmShapesTest, PrecisionClassFollowsComputeAndInputTypes) {
+  // compute 32F with bf16 / fp16 inputs: tensor cores, 16-bit roof.
+  EXPECT_EQ(PrecisionClassOf(68, 14), enums::kPrecisionFp16Tensor);
+  EXPECT_EQ(PrecisionClassOf(68, 2), enums::kPrecisionFp16Tensor);
+  // compute 32F with fp32 inputs: CUDA cores.
+  EXPECT_EQ(PrecisionClassOf(68, 0), enums::kPrecisionFp32);
+  EXPECT_EQ(PrecisionClassOf(77, 0), enums::kPrecisionTf32Tensor);
+  EXPECT_EQ(PrecisionClassOf(74, 0), enums::kPrecisionFp16Tensor);
+  EXPECT_EQ(PrecisionClassOf(68, 28), enums::kPrecisionFp8Tensor);
+  EXPECT_EQ(PrecisionClassOf(68, 29), enums::kPrecisionFp8Tensor);
+  EXPECT_EQ(PrecisionClassOf(72, 3), enums::kPrecisionInt8Tensor);
+  EXPECT_EQ(PrecisionClassOf(70, 1), enums::kPrecisionFp64);
+  EXPECT_EQ(PrecisionClassOf(64, 2), enums::kPrecisionFp16Tensor);
+  // Legacy cudaDataType compute types.
+  EXPECT_EQ(PrecisionClassOf(0, 0), enums::kPrecisionFp32);
+  EXPECT_EQ(PrecisionClassOf(0, 14), enums::kPrecisionFp16Tensor);
+  EXPECT_EQ(PrecisionClassOf(1, 1), enums::kPrecisionFp64);
+  EXPECT_EQ(PrecisionClassOf(12345, 0), enums::kPrecisionUnknown);
+  EXPECT_EQ(TransposeOf(0), enums::kTransposeN);
+  EXPECT_EQ(TransposeOf(1), enums::kTransposeT);
+  EXPECT_EQ(TransposeOf(2), enums::kTransposeC);
+  EXPECT_EQ(TransposeOf(9), enums::kTransposeUnknown);
+}
+
+}  // namespace
+}  // namespace rooftrace::inject
