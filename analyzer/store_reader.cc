@@ -214,6 +214,41 @@ StatusOr<std::string> StoreReader::DeviceName(int64_t run_id) {
   return std::string();
 }
 
+StatusOr<std::vector<std::pair<int64_t, int64_t>>> StoreReader::SessionPids(
+    int64_t run_id) {
+  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw,
+                      Prepare("SELECT session_id, pid FROM sessions WHERE "
+                              "run_id = ? ORDER BY session_id"));
+  Stmt stmt(raw);
+  sqlite3_bind_int64(stmt.get(), 1, run_id);
+  std::vector<std::pair<int64_t, int64_t>> out;
+  int rc;
+  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+    out.emplace_back(sqlite3_column_int64(stmt.get(), 0),
+                     Int(stmt.get(), 1).value_or(0));
+  }
+  if (rc != SQLITE_DONE) return StepError("sessions");
+  return out;
+}
+
+StatusOr<std::vector<std::pair<int64_t, std::string>>> StoreReader::Devices(
+    int64_t run_id) {
+  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw,
+                      Prepare("SELECT DISTINCT device_id, name FROM devices "
+                              "WHERE run_id = ? ORDER BY device_id"));
+  Stmt stmt(raw);
+  sqlite3_bind_int64(stmt.get(), 1, run_id);
+  std::vector<std::pair<int64_t, std::string>> out;
+  int rc;
+  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+    const int64_t id = sqlite3_column_int64(stmt.get(), 0);
+    if (!out.empty() && out.back().first == id) continue;
+    out.emplace_back(id, std::string(Text(stmt.get(), 1)));
+  }
+  if (rc != SQLITE_DONE) return StepError("devices");
+  return out;
+}
+
 Status StoreReader::ForEachKernel(
     int64_t run_id, const std::function<Status(const KernelView&)>& fn) {
   RT_ASSIGN_OR_RETURN(

@@ -123,6 +123,13 @@ class StoreReader {
   // Name of the first device row of the run (empty when none).
   StatusOr<std::string> DeviceName(int64_t run_id);
 
+  // session_id -> producer pid of the run's sessions.
+  StatusOr<std::vector<std::pair<int64_t, int64_t>>> SessionPids(
+      int64_t run_id);
+  // device_id -> device name of the run.
+  StatusOr<std::vector<std::pair<int64_t, std::string>>> Devices(
+      int64_t run_id);
+
   // Streams the run's kernels in start order. A callback error stops the
   // scan and is returned.
   Status ForEachKernel(int64_t run_id,

@@ -27,9 +27,12 @@ inline constexpr char kAddKernel[] =
 //    DRAM, memory. No stored family (the analyzer derives it).
 //  - 1 x my_tiny_kernel, no phase, 2 us, nothing known.
 // Import stats: dropped 3 kernels + 1 memcpy, 2 unmatched kernels.
+// `gemm_a_scale` stretches the kGemmA launches (time x scale, so their
+// fraction of roof / scale): a crafted regression for diff tests.
 inline void BuildGoldenRun(TestStore& s, int64_t run_id = 1,
-                           double gemm_a_scale = 1.0) {
-  s.AddRun(run_id, "Test GPU 2TB", "datasheet:test");
+                           double gemm_a_scale = 1.0,
+                           const std::string& device = "Test GPU 2TB") {
+  s.AddRun(run_id, device, "datasheet:test");
   s.AddRoof(run_id, "bf16_tc", 1000e12, 2e12);
   s.AddRoof(run_id, "fp32", 50e12, 2e12);
   s.AddStat(run_id, "frames", 10);
