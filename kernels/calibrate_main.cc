@@ -2,7 +2,7 @@
 // device profile; or rebuilds the profile and report from a recorded result
 // (--from-result), or renders a modelled SAMPLE report (--sample), neither
 // of which needs a GPU.
-#include <ctime>
+#include <cstdint>
 #include <iostream>
 #include <string>
 
@@ -157,10 +157,31 @@ int CalibrateMain(int argc, char** argv) {
                    "hold measurements\n";
       return kExitUsage;
     }
-    // L2 and compute capability of the sample: Hopper-class defaults, as the
-    // datasheet table does not carry them.
-    const uint64_t kSampleL2 = 50ull << 20;
-    const int sm = std::string(e->key).rfind("a100", 0) == 0 ? 80 : 90;
+    // Compute capability and L2 of the sample's GPU: the datasheet table
+    // does not carry them.
+    struct Arch {
+      const char* key;
+      int sm;
+      uint64_t l2_mib;
+    };
+    constexpr Arch kArchs[] = {
+        {"t4", 75, 4},        {"v100", 70, 6},     {"a100-80gb", 80, 40},
+        {"a100-40gb", 80, 40}, {"h100-pcie", 90, 50}, {"h100-sxm", 90, 50},
+        {"h200", 90, 50},      {"l40s", 89, 96},    {"l4", 89, 48},
+        {"b200", 100, 126}};
+    const Arch* arch = nullptr;
+    for (const Arch& a : kArchs) {
+      if (e->key == a.key) arch = &a;
+    }
+    if (!arch) {
+      std::cerr << "rooftrace calibrate: --sample '" << sample
+                << "': no compute capability is known for " << e->name
+                << " (rooftrace calibrates NVIDIA GPUs); pick an NVIDIA "
+                   "entry of `rooftrace devices`\n";
+      return kExitUsage;
+    }
+    const uint64_t kSampleL2 = arch->l2_mib << 20;
+    const int sm = arch->sm;
     CalibrationResult r =
         kernels::MakeModelledSample(*e, sm, kSampleL2, quick);
     r.command = JoinArgs(argc, argv) + " (modelled, no GPU used)";
