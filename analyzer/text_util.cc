@@ -28,11 +28,25 @@ std::string JsonString(std::string_view s) {
   return out;
 }
 
+namespace {
+
+// Integers below 2^53 print exactly as integers; other values with the 17
+// significant digits that round-trip a double.
+std::string ExactNumber(double v) {
+  char buf[40];
+  if (std::fabs(v) < 9007199254740992.0 && v == std::floor(v)) {
+    std::snprintf(buf, sizeof(buf), "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.17g", v);
+  }
+  return buf;
+}
+
+}  // namespace
+
 std::string JsonNumber(std::optional<double> v) {
   if (!v || !std::isfinite(*v)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.9g", *v);
-  return buf;
+  return ExactNumber(*v);
 }
 
 std::string XmlEscape(std::string_view s) {
@@ -79,9 +93,7 @@ std::string Fixed(std::optional<double> v, int digits, std::string_view missing)
 
 std::string Plain(std::optional<double> v) {
   if (!v || !std::isfinite(*v)) return "";
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.9g", *v);
-  return buf;
+  return ExactNumber(*v);
 }
 
 std::string SiPrefix(double v) {

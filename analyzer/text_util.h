@@ -11,7 +11,8 @@ namespace rooftrace::analyzer {
 
 // A JSON string literal with quotes; control characters as \u00XX.
 std::string JsonString(std::string_view s);
-// A JSON number ("%.9g"), or null when absent or not finite.
+// A JSON number that round-trips (integers exact, else 17 digits), or null
+// when absent or not finite.
 std::string JsonNumber(std::optional<double> v);
 // Text or attribute content for XML / HTML.
 std::string XmlEscape(std::string_view s);
@@ -20,7 +21,7 @@ std::string CsvField(std::string_view s);
 // printf("%.*f"), or `missing` when absent or not finite.
 std::string Fixed(std::optional<double> v, int digits,
                   std::string_view missing = "-");
-// "%.9g" for CSV cells, empty when absent.
+// A CSV cell number (as JsonNumber), empty when absent.
 std::string Plain(std::optional<double> v);
 // 3 significant digits with an SI prefix: 989.4e12 -> "989 T".
 std::string SiPrefix(double v);

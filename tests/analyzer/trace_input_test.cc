@@ -1,0 +1,186 @@
+// .rft traces as analyzer input: ingested into a temporary store with the
+// collector's pipeline, then analyzed; a hand-built trace checked against
+// hand-computed roofline numbers, a synthetic LLM trace against its truth,
+// truncated and corrupt traces reported without a crash.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "base/json.h"
+#include "cli/subcommands.h"
+#include "tests/analyzer/test_store.h"
+#include "tests/support/trace_builder.h"
+
+namespace rooftrace {
+namespace {
+
+using test_support::GenerateLlmTrace;
+using test_support::LlmTraceOptions;
+using test_support::LlmTraceTruth;
+using test_support::TraceBuilder;
+using testing::ReadFile;
+using testing::RunMain;
+using testing::TempDir;
+
+StatusOr<json::Value> AnalyzeJson(const std::vector<std::string>& args,
+                                  std::string* err) {
+  std::string out;
+  std::vector<std::string> a = args;
+  a.insert(a.end(), {"--format", "json"});
+  const int rc = RunMain(AnalyzeMain, "analyze", a, &out, err);
+  if (rc != 0) return InvalidArgument("exit " + std::to_string(rc) + ": " + *err);
+  return json::Parse(out, "analyze.json");
+}
+
+class TraceInputTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = TempDir("trace"); }
+  void TearDown() override { testing::RemoveTempDir(dir_); }
+
+  // One 4096^3 bf16 GEMM kernel (200 us) and one copy kernel without FLOPs
+  // (50 us) on an H100 SXM, ended by a Goodbye.
+  std::string WriteGemmTrace(const std::string& name) {
+    TraceBuilder b;
+    b.Hello();
+    b.AddDevice(0, "NVIDIA H100 80GB HBM3");
+    const uint64_t t0 = 2000000000ull;
+    b.AddGemm(1, 4096, 4096, 4096, 0xA000, 0xB000, t0);
+    b.AddLaunch(11, t0 + 1000, /*gemm_call_id=*/1);
+    b.AddKernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_cublas",
+                11, t0 + 10000, t0 + 210000);
+    b.AddLaunch(12, t0 + 2000);
+    b.AddKernel("copy_kernel", 12, t0 + 220000, t0 + 270000);
+    b.Goodbye();
+    const std::string path = dir_ + "/" + name;
+    EXPECT_TRUE(b.WriteFile(path).ok());
+    return path;
+  }
+
+  std::string dir_;
+};
+
+// The GEMM's numbers come from its cuBLAS shape: 2*4096^3 FLOPs, minimum
+// bytes 3*4096^2*2, against the H100 SXM datasheet (989.4 TFLOP/s bf16,
+// 3.35 TB/s).
+TEST_F(TraceInputTest, HandBuiltTraceHasHandComputedNumbers) {
+  const std::string rft = WriteGemmTrace("gemm.rft");
+  std::string err;
+  StatusOr<json::Value> v = AnalyzeJson({rft, "--by", "kernel"}, &err);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->Find("input_kind")->as_string(), "trace");
+  EXPECT_EQ(v->Find("device")->as_string(), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(v->Find("roof_source")->as_string(), "datasheet:h100-sxm");
+  EXPECT_EQ(v->Find("kernel_count")->as_number(), 2);
+  EXPECT_EQ(v->Find("total_ns")->as_number(), 250000);
+  const json::Array& g = v->Find("groups")->as_array();
+  ASSERT_EQ(g.size(), 2u);
+  const json::Value& gemm = g[0];
+  const double flops = 2.0 * 4096 * 4096 * 4096;
+  const double bytes = 3.0 * 4096 * 4096 * 2;
+  EXPECT_EQ(gemm.Find("family")->as_string(), "sm90_xmma_gemm");
+  EXPECT_EQ(gemm.Find("count")->as_number(), 1);
+  EXPECT_DOUBLE_EQ(gemm.Find("flops")->as_number(), flops);
+  EXPECT_DOUBLE_EQ(gemm.Find("bytes")->as_number(), bytes);
+  EXPECT_NEAR(gemm.Find("ai")->as_number(), flops / bytes, 1e-6);  // 1365.3
+  EXPECT_NEAR(gemm.Find("achieved_flops_per_s")->as_number(), flops / 200e-6,
+              flops / 200e-6 * 1e-8);
+  // AI 1365 > ridge 295: compute-bound, 687.2 of 989.4 TFLOP/s.
+  EXPECT_NEAR(gemm.Find("fraction_of_roof")->as_number(), flops / 200e-6 / 989.4e12,
+              1e-8);
+  EXPECT_EQ(gemm.Find("bound")->as_string(), "compute");
+  EXPECT_EQ(gemm.Find("precision")->as_string(), "bf16_tc");
+  EXPECT_EQ(gemm.Find("flops_source")->as_string(), "analytic");
+  const json::Value& copy = g[1];
+  EXPECT_EQ(copy.Find("name")->as_string(), "copy_kernel");
+  EXPECT_TRUE(copy.Find("flops")->is_null());
+  EXPECT_TRUE(copy.Find("ai")->is_null());
+  // Re-annotated against the A100 80GB datasheet instead: 687 > 312
+  // TFLOP/s bf16 would be above the roof; the fraction says so (2.2x).
+  v = AnalyzeJson({rft, "--by", "kernel", "--device-profile", "a100-80gb"}, &err);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->Find("roof_source")->as_string(), "datasheet:a100-80gb");
+  EXPECT_NEAR(v->Find("groups")->as_array()[0].Find("fraction_of_roof")->as_number(),
+              flops / 200e-6 / 312e12, 1e-8);
+}
+
+// A synthetic LLM run: kernel count, GPU time and GEMM FLOPs match the
+// generator's truth; prefill and decode are both found.
+TEST_F(TraceInputTest, SyntheticLlmTraceMatchesItsTruth) {
+  LlmTraceOptions o;
+  o.batch = 4;
+  o.prompt_len = 64;
+  o.decode_steps = 6;
+  o.layers = 2;
+  TraceBuilder b(o.session);
+  const LlmTraceTruth truth = GenerateLlmTrace(o, &b);
+  const std::string rft = dir_ + "/llm.rft";
+  ASSERT_TRUE(b.WriteFile(rft).ok());
+  std::string err;
+  StatusOr<json::Value> v = AnalyzeJson({rft}, &err);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->Find("kernel_count")->as_number(), static_cast<double>(truth.kernels));
+  EXPECT_EQ(v->Find("total_ns")->as_number(), static_cast<double>(truth.gpu_time_ns));
+  double gemm_flops = 0;
+  for (const json::Value& g : v->Find("groups")->as_array()) {
+    if (!g.Find("flops")->is_null()) gemm_flops += g.Find("flops")->as_number();
+  }
+  EXPECT_DOUBLE_EQ(gemm_flops, static_cast<double>(truth.gemm_flops));
+  uint64_t prefill_kernels = 0, decode_kernels = 0;
+  for (const auto& s : truth.steps) {
+    (s.phase == "prefill" ? prefill_kernels : decode_kernels) += s.kernels;
+  }
+  std::map<std::string, double> phase_count;
+  for (const json::Value& p : v->Find("phases")->as_array()) {
+    phase_count[p.Find("phase")->as_string()] = p.Find("count")->as_number();
+  }
+  EXPECT_EQ(phase_count["prefill"], static_cast<double>(prefill_kernels));
+  EXPECT_EQ(phase_count["decode"], static_cast<double>(decode_kernels));
+}
+
+// A trace cut inside its last frame: what was read is analyzed, and the
+// warning says where it broke.
+TEST_F(TraceInputTest, TruncatedTraceIsAnalyzedWithAWarning) {
+  const std::string full = ReadFile(WriteGemmTrace("full.rft"));
+  const std::string cut = dir_ + "/cut.rft";
+  std::ofstream(cut, std::ios::binary) << full.substr(0, full.size() - 5);
+  std::string out, err;
+  EXPECT_EQ(RunMain(AnalyzeMain, "analyze", {cut}, &out, &err), 0) << err;
+  EXPECT_NE(err.find("rooftrace analyze: warning: "), std::string::npos) << err;
+  EXPECT_NE(err.find("cut.rft"), std::string::npos) << err;
+  EXPECT_NE(out.find("WARNING:"), std::string::npos);
+}
+
+// Garbage after a valid-looking first byte: exit 2 with a message naming the
+// file; never a crash.
+TEST_F(TraceInputTest, CorruptTraceExitsWithTwo) {
+  const std::string bad = dir_ + "/bad.rft";
+  std::ofstream(bad, std::ios::binary) << std::string("\x0a\xff\xff\xff\xff\xff\xff", 7)
+                                       << std::string(64, 'x');
+  std::string out, err;
+  EXPECT_EQ(RunMain(AnalyzeMain, "analyze", {bad}, &out, &err), 2) << out;
+  EXPECT_NE(err.find("bad.rft"), std::string::npos) << err;
+  // A trace with only a Hello: an empty run.
+  TraceBuilder b;
+  b.Hello();
+  const std::string hello = dir_ + "/hello.rft";
+  ASSERT_TRUE(b.WriteFile(hello).ok());
+  EXPECT_EQ(RunMain(AnalyzeMain, "analyze", {hello}, &out, &err), 2);
+  EXPECT_NE(err.find("has no kernels"), std::string::npos) << err;
+}
+
+// diff and export accept traces too.
+TEST_F(TraceInputTest, DiffAndExportReadTraces) {
+  const std::string a = WriteGemmTrace("a.rft"), c = WriteGemmTrace("c.rft");
+  std::string out, err;
+  EXPECT_EQ(RunMain(DiffMain, "diff", {a, c, "--min-count", "1"}, &out, &err), 0) << err;
+  EXPECT_NE(out.find("0 regressions in 2 matched groups"), std::string::npos) << out;
+  EXPECT_EQ(RunMain(ExportMain, "export", {a, "--perfetto", dir_ + "/a.json"}, &out,
+                    &err),
+            0)
+      << err;
+  EXPECT_TRUE(json::Parse(ReadFile(dir_ + "/a.json"), "a.json").ok());
+}
+
+}  // namespace
+}  // namespace rooftrace
