@@ -596,7 +596,19 @@ void AtExit() {
   if (s != nullptr) s->Stop(-1);
 }
 
-Session* CreateSession() {
+// A forked child writing to the parent's file would truncate it: the child
+// gets "<name>-child-<pid>.rft" next to it.
+std::string ChildFilePath(const std::string& path, pid_t pid) {
+  const std::string suffix = "-child-" + std::to_string(pid);
+  const size_t slash = path.rfind('/');
+  const size_t dot = path.rfind('.');
+  if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) {
+    return path.substr(0, dot) + suffix + path.substr(dot);
+  }
+  return path + suffix;
+}
+
+Session* CreateSession(bool forked_child = false) {
   auto config = ParseConfig([](const char* name) { return getenv(name); });
   if (!config.ok()) {
     Say(LogLevel::kWarn, "%s; rooftrace stands aside",
@@ -615,6 +627,9 @@ Session* CreateSession() {
   }
   SessionOptions options;
   options.config = std::move(*config);
+  if (forked_child && options.config.sink.kind == SinkSpec::Kind::kFile) {
+    options.config.sink.path = ChildFilePath(options.config.sink.path, getpid());
+  }
   return new Session(std::move(options));
 }
 
@@ -646,7 +661,7 @@ Session* Session::Current() {
   if (g_child_pending.exchange(false)) {
     // A forked child: its own session, NVTX and cuBLAS only (CUDA does not
     // survive fork; a child that execs is a new process anyway).
-    g_current.store(StartOrStandAside(CreateSession()),
+    g_current.store(StartOrStandAside(CreateSession(/*forked_child=*/true)),
                     std::memory_order_release);
   }
   return g_current.load(std::memory_order_acquire);

@@ -122,6 +122,8 @@ class Session {
   // The spool file written, when the sink is (or became) a spool.
   std::string spool_path();
   CuptiTracer* tracer() { return tracer_.get(); }
+  // True the first time only: CUPTI is tried once per session.
+  bool FirstCuptiAttempt() { return !cupti_attempted_.exchange(true); }
   void set_tracer(std::unique_ptr<CuptiTracer> tracer);
   uint32_t pid() const { return hello_.pid; }
 
@@ -150,6 +152,7 @@ class Session {
   std::atomic<uint64_t> next_range_id_{0};
   std::atomic<uint64_t> next_gemm_call_id_{0};
   std::atomic<bool> capturing_{true};
+  std::atomic<bool> cupti_attempted_{false};
   std::array<std::atomic<uint64_t>, enums::kRecordKindCount> seen_{};
   std::array<std::atomic<uint64_t>, enums::kRecordKindCount> dropped_{};
   std::array<std::atomic<uint64_t>, enums::kRecordKindCount> filtered_{};

@@ -103,7 +103,7 @@ bool HostLinksCuda() {
 void StartCuptiTracing(Session* session) {
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
-  if (session->tracer() != nullptr) return;
+  if (!session->FirstCuptiAttempt()) return;
   auto api = LoadCuptiApi();
   if (!api.ok()) {
     session->Warn(api.status().message());
@@ -112,7 +112,12 @@ void StartCuptiTracing(Session* session) {
   auto tracer = std::make_unique<CuptiTracer>(session, *api);
   Status s = tracer->Start();
   if (!s.ok()) {
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (driver != nullptr) dlclose(driver);
     session->Warn(s.message() +
+                  (driver == nullptr
+                       ? " (no CUDA driver: libcuda.so.1 is not loaded)"
+                       : "") +
                   ": kernels and copies are not recorded; NVTX and cuBLAS "
                   "shapes still are");
     return;  // the tracer (and libcupti) stays loaded but unused
