@@ -2,6 +2,7 @@
 // device profile; or rebuilds the profile and report from a recorded result
 // (--from-result), or renders a modelled SAMPLE report (--sample), neither
 // of which needs a GPU.
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -12,6 +13,7 @@
 #include "collector/device_profile.h"
 #include "base/json.h"
 #include "kernels/calibration_result.h"
+#include "kernels/counter_validation.h"
 #include "kernels/report.h"
 #include "rooftrace_version.h"
 #ifdef ROOFTRACE_HAVE_CUDA
@@ -102,10 +104,16 @@ int CalibrateMain(int argc, char** argv) {
       "  rooftrace calibrate --quick -o profile.json --html calibration.html\n"
       "  rooftrace calibrate -o profile.json --save-result result.json\n"
       "  rooftrace calibrate --from-result result.json --html report.html\n"
-      "  rooftrace calibrate --sample h100-sxm --html sample.html\n";
-  std::string output, html, save_result, from_result, sample;
+      "  rooftrace calibrate --sample h100-sxm --html sample.html\n"
+      "Counter validation (two steps, on the GPU):\n"
+      "  rooftrace profile --mode counters -o cal.sqlite -- \\\n"
+      "      rooftrace calibrate --quick --save-result r.json -o p0.json\n"
+      "  rooftrace calibrate --from-result r.json --counters-store cal.sqlite "
+      "-o profile.json\n";
+  std::string output, html, save_result, from_result, sample, counters_store;
   bool quick = false;
   int device = 0;
+  int64_t run_id = -1;
   spec.options.add_options()
       ("output,o", po::value<std::string>(&output),
        "device profile to write (default profile.json; with --from-result "
@@ -121,6 +129,12 @@ int CalibrateMain(int argc, char** argv) {
       ("sample", po::value<std::string>(&sample),
        "no GPU: render a report MODELLED from a datasheet entry (e.g. "
        "h100-sxm), labelled SAMPLE / not measured")
+      ("counters-store", po::value<std::string>(&counters_store),
+       "with --from-result: validate the hardware counts of a counters-mode "
+       "run of that calibration (store of `rooftrace profile --mode "
+       "counters`) against the reference kernels' FLOPs and bytes")
+      ("run", po::value<int64_t>(&run_id)->default_value(-1),
+       "run id in --counters-store (default: the newest)")
       ("device", po::value<int>(&device)->default_value(0),
        "CUDA device ordinal");
   po::variables_map vm;
@@ -140,7 +154,40 @@ int CalibrateMain(int argc, char** argv) {
                 << "\n";
       return kExitUsage;
     }
+    if (!counters_store.empty()) {
+      auto counted = kernels::ReadCountedKernels(counters_store, run_id);
+      if (!counted.ok()) {
+        std::cerr << "rooftrace calibrate: " << counted.status().message()
+                  << "\n";
+        return kExitUsage;
+      }
+      result->validation = kernels::ValidateCounters(*result, *counted);
+      if (result->validation.empty()) {
+        std::cerr << "rooftrace calibrate: " << counters_store
+                  << ": no counted FLOPs or DRAM bytes of calibration's "
+                     "reference kernels (rooftrace:stream_*, rooftrace:own_*"
+                     " ranges) in "
+                  << (run_id < 0 ? std::string("the newest run")
+                                 : "run " + std::to_string(run_id))
+                  << "; record it with `rooftrace profile --mode counters` "
+                     "around the calibrate run that saved "
+                  << from_result << "\n";
+        return kExitUsage;
+      }
+      auto& notes = result->notes;
+      notes.erase(std::remove_if(notes.begin(), notes.end(),
+                                 [](const kernels::StepNote& n) {
+                                   return n.step == "counter validation";
+                                 }),
+                  notes.end());
+    }
     return WriteOutputs(*result, output, save_result, html);
+  }
+  if (!counters_store.empty()) {
+    std::cerr << "rooftrace calibrate: --counters-store works with "
+                 "--from-result (the result of the calibrate run that was "
+                 "recorded in counters mode)\n";
+    return kExitUsage;
   }
 
   if (!sample.empty()) {

@@ -767,10 +767,10 @@ StatusOr<CalibrationResult> RunCalibrationOnGpu(const GpuRunOptions& options) {
   runner.MSweep(plan, &r);
   r.notes.push_back(
       {"counter validation", StepStatus::kSkipped,
-       "not run by calibrate itself: run `rooftrace profile --mode counters "
-       "-- rooftrace calibrate --quick` and compare the counted FLOPs and "
-       "DRAM bytes of the rooftrace:* NVTX ranges with the result's "
-       "expected figures"});
+       "needs a counters-mode recording of this run: `rooftrace profile "
+       "--mode counters -o cal.sqlite -- rooftrace calibrate --quick "
+       "--save-result r.json`, then `rooftrace calibrate --from-result "
+       "r.json --counters-store cal.sqlite -o profile.json`"});
   return r;
 }
 

@@ -1,6 +1,7 @@
 // `rooftrace calibrate` as a user runs it, without a GPU: the no-GPU answer,
 // rendering a recorded result, the modelled sample, and bad input.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -164,6 +165,54 @@ TEST_F(CalibrateCliTest, BadInputIsNamed) {
 
   r = Calibrate({"--bogus"});
   EXPECT_EQ(r.code, kExitUsage);
+}
+
+// --counters-store fills the profile's counter validation from the counted
+// launches of the reference kernels.
+TEST_F(CalibrateCliTest, CountersStoreFillsValidation) {
+  const std::string result = WriteResult(true);
+  const std::string store = Path("cal.sqlite");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(store.c_str(), &db), SQLITE_OK);
+  // 2 x 2048^3 = 17179869184 FLOPs expected; 1% over counted.
+  // Triad of 2^20 floats must move 12582912 bytes; counted exactly.
+  ASSERT_EQ(sqlite3_exec(
+                db,
+                "CREATE TABLE kernels (run_id INTEGER, nvtx_path TEXT, flops "
+                "INTEGER, flops_source TEXT, dram_bytes INTEGER, bytes_source "
+                "TEXT); INSERT INTO kernels VALUES "
+                "(1, 'rooftrace:own_sgemm_tiled_2048x2048x2048', 17351667877, "
+                "'counters', NULL, 'none'), "
+                "(1, 'rooftrace:stream_triad', NULL, 'none', 12582912, "
+                "'counters');",
+                nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  CliRun r = Calibrate({"--from-result", result, "--counters-store", store,
+                        "-o", Path("p.json")});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  auto p = LoadDeviceProfile(Path("p.json"));
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->validation.size(), 2u);
+  EXPECT_EQ(p->validation[0].quantity, "dram_bytes");
+  EXPECT_DOUBLE_EQ(p->validation[0].ErrorPercent(), 0.0);
+  EXPECT_EQ(p->validation[1].quantity, "flops");
+  EXPECT_NEAR(p->validation[1].ErrorPercent(), 1.0, 1e-6);
+  EXPECT_NE(r.out.find("counter validation own_sgemm_tiled 2048x2048x2048 "
+                       "flops"),
+            std::string::npos)
+      << r.out;
+
+  // A store without calibration's ranges is refused, named.
+  r = Calibrate({"--from-result", result, "--counters-store", store, "--run",
+                 "7"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("no counted FLOPs or DRAM bytes"), std::string::npos)
+      << r.err;
+  // Without --from-result the option makes no sense.
+  r = Calibrate({"--counters-store", store});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("works with --from-result"), std::string::npos);
 }
 
 }  // namespace

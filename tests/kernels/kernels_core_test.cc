@@ -403,3 +403,115 @@ TEST(ReportTest, UnitsAreHuman) {
 
 }  // namespace
 }  // namespace rooftrace::kernels
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "kernels/counter_validation.h"
+
+namespace rooftrace::kernels {
+namespace {
+
+// What each reference kernel of the hand result must count.
+TEST(CounterValidationTest, ExpectedCountsOfReferenceKernels) {
+  const std::vector<ExpectedCounts> e = ExpectedReferenceCounts(HandResult());
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].range, "rooftrace:stream_triad");
+  EXPECT_EQ(e[0].dram_bytes, 12e6);  // 3 x 1e6 x 4 bytes
+  EXPECT_EQ(e[0].flops, 2e6);
+  EXPECT_EQ(e[1].range, "rooftrace:stream_copy");
+  EXPECT_EQ(e[1].dram_bytes, 8e6);
+  EXPECT_FALSE(e[1].flops.has_value());
+  EXPECT_EQ(e[2].range, "rooftrace:own_sgemm_tiled_2048x2048x2048");
+  EXPECT_EQ(e[2].flops, 17179869184.0);  // 2 x 2048^3
+  EXPECT_FALSE(e[2].dram_bytes.has_value());
+}
+
+// The median of the counted launches is compared; kernels outside the
+// reference ranges and uncounted quantities are ignored.
+TEST(CounterValidationTest, MedianOfCountedLaunches) {
+  const double f = 17179869184.0;
+  std::vector<CountedKernel> k = {
+      {"calibrate/rooftrace:own_sgemm_tiled_2048x2048x2048", f * 1.02, 3e7},
+      {"rooftrace:own_sgemm_tiled_2048x2048x2048", f, std::nullopt},
+      {"rooftrace:own_sgemm_tiled_2048x2048x2048", f * 0.5, std::nullopt},
+      {"rooftrace:stream_triad", std::nullopt, 12.6e6},
+      {"rooftrace:stream_triad", std::nullopt, 12.0e6},
+      {"rooftrace:gemm_bf16_8192x8192x8192", 1.0, 1.0},
+      {"", 5.0, 5.0},
+  };
+  const std::vector<CounterValidation> v = ValidateCounters(HandResult(), k);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].kernel, "stream_triad n=1000000");
+  EXPECT_EQ(v[0].quantity, "dram_bytes");
+  EXPECT_DOUBLE_EQ(v[0].counted, 12.3e6);  // median of two
+  EXPECT_NEAR(v[0].ErrorPercent(), 2.5, 1e-9);
+  EXPECT_EQ(v[1].kernel, "own_sgemm_tiled 2048x2048x2048");
+  EXPECT_EQ(v[1].quantity, "flops");
+  EXPECT_DOUBLE_EQ(v[1].counted, f);
+  EXPECT_DOUBLE_EQ(v[1].ErrorPercent(), 0.0);
+}
+
+void Exec(sqlite3* db, const std::string& sql) {
+  char* err = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK)
+      << (err ? err : "");
+}
+
+// Reads counted kernels from a store with the documented kernels columns:
+// newest run by default, analytic figures are not counts.
+TEST(CounterValidationTest, ReadsCountedKernelsFromAStore) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() /
+       ("cv_store_" + std::to_string(::getpid()) + ".sqlite"))
+          .string();
+  std::filesystem::remove(path);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  Exec(db,
+       "CREATE TABLE kernels (kernel_id INTEGER PRIMARY KEY, run_id INTEGER "
+       "NOT NULL, nvtx_path TEXT, flops INTEGER, flops_source TEXT, "
+       "dram_bytes INTEGER, bytes_source TEXT);"
+       "INSERT INTO kernels (run_id, nvtx_path, flops, flops_source, "
+       "dram_bytes, bytes_source) VALUES "
+       "(1, 'rooftrace:stream_copy', NULL, 'none', 111, 'counters'),"
+       "(2, 'rooftrace:stream_copy', NULL, 'none', 222, 'counters'),"
+       "(2, 'rooftrace:own_bf16_mma_64x64x16', 131072, 'counters', 99, "
+       "'analytic'),"
+       "(2, 'app/other', 7, 'counters', 7, 'counters');");
+  sqlite3_close(db);
+
+  auto newest = ReadCountedKernels(path, -1);
+  ASSERT_TRUE(newest.ok()) << newest.status().message();
+  ASSERT_EQ(newest->size(), 2u);
+  EXPECT_EQ((*newest)[0].dram_bytes, 222.0);
+  EXPECT_FALSE((*newest)[0].flops.has_value());
+  EXPECT_EQ((*newest)[1].flops, 131072.0);
+  EXPECT_FALSE((*newest)[1].dram_bytes.has_value());  // analytic, not counted
+
+  auto first = ReadCountedKernels(path, 1);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->size(), 1u);
+  EXPECT_EQ((*first)[0].dram_bytes, 111.0);
+  std::filesystem::remove(path);
+
+  auto missing = ReadCountedKernels(path, -1);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("--mode counters"),
+            std::string::npos);
+
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  Exec(db, "CREATE TABLE other (x INTEGER);");
+  sqlite3_close(db);
+  auto not_store = ReadCountedKernels(path, -1);
+  ASSERT_FALSE(not_store.ok());
+  EXPECT_NE(not_store.status().message().find("not a rooftrace store"),
+            std::string::npos);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace rooftrace::kernels
