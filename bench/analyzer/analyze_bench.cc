@@ -1,0 +1,351 @@
+// analyzer_bench: `rooftrace analyze` on a large run store and on the
+// equivalent .rft trace. Prints, per input size, the wall time and peak RSS
+// of (a) merely reading the input and (b) the full analysis, each measured
+// in its own child process so peak RSS is per step. Targets: analysis within
+// 3x of reading the input; peak RSS flat as the run grows.
+//
+//   analyzer_bench [--kernels N] [--dir DIR] [--no-rft]
+//
+// Default N = 1,000,000 (well under a minute); --kernels 10000000 for the
+// figure in the issue.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analyzer/input.h"
+#include "analyzer/report.h"
+#include "analyzer/store_reader.h"
+#include "proto/framing.h"
+#include "proto/rooftrace.pb.h"
+#include "tests/support/trace_builder.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Measure {
+  double seconds = 0;
+  long max_rss_kb = 0;
+  int exit_code = 0;
+};
+
+// Runs `fn` in a child process; the child's own peak RSS comes back through
+// wait4, the wall time through a pipe.
+Measure InChild(const std::function<int()>& fn) {
+  int fds[2];
+  if (pipe(fds) != 0) std::abort();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const auto t0 = Clock::now();
+    const int rc = fn();
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (write(fds[1], &s, sizeof(s)) != sizeof(s)) _exit(3);
+    _exit(rc);
+  }
+  close(fds[1]);
+  Measure m;
+  if (read(fds[0], &m.seconds, sizeof(m.seconds)) != sizeof(m.seconds)) m.seconds = -1;
+  close(fds[0]);
+  int status = 0;
+  struct rusage ru;
+  wait4(pid, &status, 0, &ru);
+  m.max_rss_kb = ru.ru_maxrss;
+  m.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return m;
+}
+
+std::string StoreDdl() {
+  std::ifstream f(std::string(ROOFTRACE_SOURCE_DIR) + "/docs/store.md");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string doc = ss.str();
+  const size_t b = doc.find("```sql");
+  const size_t e = doc.find("```", b + 6);
+  return doc.substr(b + 6, e - b - 6);
+}
+
+void Exec(sqlite3* db, const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::cerr << "analyzer_bench: sql failed: " << (err ? err : "?") << "\n";
+    std::exit(1);
+  }
+}
+
+// A store with runs 1..3 of n/4, n/2 and n kernels of an LLM-like mix:
+// 12 kernel names in 8 families, GEMMs with FLOPs and bytes, 5 % prefill.
+void BuildStore(const std::string& path, int64_t n) {
+  std::filesystem::remove(path);
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  Exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
+  Exec(db, StoreDdl());
+  Exec(db, "INSERT INTO schema_info VALUES ('schema_version','1')");
+  struct K {
+    const char* name;
+    const char* family;
+    const char* shape;
+    double flops, bytes;
+    int64_t ns;
+  };
+  const K kinds[] = {
+      {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", "sm90_xmma_gemm",
+       "m=6144 n=8 k=2048 batch=1", 2.0 * 6144 * 8 * 2048, 2.0 * 6144 * 2048, 9000},
+      {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x128x64", "sm90_xmma_gemm",
+       "m=2048 n=8 k=2048 batch=1", 2.0 * 2048 * 8 * 2048, 2.0 * 2048 * 2048, 4000},
+      {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize256x128x64", "sm90_xmma_gemm",
+       "m=11264 n=8 k=2048 batch=1", 2.0 * 11264 * 8 * 2048, 2.0 * 11264 * 2048, 15000},
+      {"nvjet_tst_128x64_64x6_1x1_v_bz_TNT", "nvjet_tst", "m=2048 n=8 k=5632 batch=1",
+       2.0 * 2048 * 8 * 5632, 2.0 * 2048 * 5632, 9500},
+      {"_Z14rmsnorm_kernelIN3c108BFloat16EEvPT_PKS2_S5_fii", "rmsnorm_kernel", "", -1,
+       -1, 2500},
+      {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEENS_"
+       "6detail5ArrayIPcLi3EEEEEviT0_T1_",
+       "at::native::elementwise_kernel<CUDAFunctor_add>", "", -1, 65536, 2600},
+      {"_Z24flash_fwd_splitkv_kernelI23Flash_fwd_kernel_traitsILi128ELi64ELi128ELi4EEEvv",
+       "flash_fwd_splitkv_kernel", "", -1, -1, 3800},
+      {"_Z19silu_and_mul_kernelIN3c108BFloat16EEvPT_PKS2_i", "silu_and_mul_kernel", "",
+       -1, -1, 2800},
+      {"_Z23rotary_embedding_kernelIN3c108BFloat16ELb1EEvPKlPT_S5_",
+       "rotary_embedding_kernel", "", -1, -1, 2600},
+      {"argmax_kernel", "argmax_kernel", "", -1, -1, 2500},
+      {"_Z16flash_fwd_kernelI23Flash_fwd_kernel_traitsILi128ELi128ELi64ELi4EEEvv",
+       "flash_fwd_kernel", "", -1, -1, 6700},
+      {"triton_poi_fused_add_mul_3", "triton_poi_fused_add_mul", "", -1, 131072, 2200},
+  };
+  const int num_kinds = sizeof(kinds) / sizeof(kinds[0]);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(
+      db,
+      "INSERT INTO kernels (run_id, session_id, correlation_id, device_id, "
+      "stream_id, name, demangled, family, start_ns, end_ns, duration_ns, "
+      "thread_id, nvtx_path, shape, precision, flops, flops_source, dram_bytes, "
+      "bytes_source, ai, achieved_flops_per_s, achieved_bytes_per_s, "
+      "roof_flops_per_s, fraction_of_roof, bound, step_id, phase) VALUES "
+      "(?,1,?,0,7,?,NULL,?,?,?,?,11,'forward',?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      -1, &s, nullptr);
+  const int64_t sizes[] = {n / 4, n / 2, n};
+  for (int run = 1; run <= 3; ++run) {
+    const std::string id = std::to_string(run);
+    Exec(db, "BEGIN");
+    Exec(db, "INSERT INTO runs (run_id, device_name, roof_source, flops_sources) "
+             "VALUES (" + id + ", 'NVIDIA H100 80GB HBM3', 'datasheet:h100-sxm', "
+             "'analytic')");
+    Exec(db, "INSERT INTO roofs VALUES (" + id +
+             ", 0, 'bf16_tc', 989.4e12, 3.35e12, 295.3, 'datasheet')");
+    Exec(db, "INSERT INTO devices (run_id, session_id, device_id, name) VALUES (" +
+             id + ", 1, 0, 'NVIDIA H100 80GB HBM3')");
+    int64_t t = 1000000;
+    const int64_t count = sizes[run - 1];
+    for (int64_t i = 0; i < count; ++i) {
+      const K& k = kinds[i % num_kinds];
+      const bool prefill = i < count / 20;
+      sqlite3_bind_int64(s, 1, run);
+      sqlite3_bind_int64(s, 2, i);
+      sqlite3_bind_text(s, 3, k.name, -1, SQLITE_STATIC);
+      sqlite3_bind_text(s, 4, k.family, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(s, 5, t);
+      sqlite3_bind_int64(s, 6, t + k.ns);
+      sqlite3_bind_int64(s, 7, k.ns);
+      if (*k.shape) {
+        sqlite3_bind_text(s, 8, k.shape, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 9, "bf16_tc", -1, SQLITE_STATIC);
+      } else {
+        sqlite3_bind_null(s, 8);
+        sqlite3_bind_null(s, 9);
+      }
+      const double secs = k.ns * 1e-9;
+      if (k.flops > 0) {
+        sqlite3_bind_double(s, 10, k.flops);
+        sqlite3_bind_text(s, 11, "analytic", -1, SQLITE_STATIC);
+      } else {
+        sqlite3_bind_null(s, 10);
+        sqlite3_bind_text(s, 11, "none", -1, SQLITE_STATIC);
+      }
+      if (k.bytes > 0) {
+        sqlite3_bind_double(s, 12, k.bytes);
+        sqlite3_bind_text(s, 13, "analytic", -1, SQLITE_STATIC);
+        sqlite3_bind_double(s, 16, k.bytes / secs);
+        sqlite3_bind_double(s, 18, k.bytes / secs / 3.35e12);
+        sqlite3_bind_text(s, 19, "memory", -1, SQLITE_STATIC);
+      } else {
+        sqlite3_bind_null(s, 12);
+        sqlite3_bind_text(s, 13, "none", -1, SQLITE_STATIC);
+        sqlite3_bind_null(s, 16);
+        sqlite3_bind_null(s, 18);
+        sqlite3_bind_text(s, 19, "unknown", -1, SQLITE_STATIC);
+      }
+      if (k.flops > 0 && k.bytes > 0) {
+        sqlite3_bind_double(s, 14, k.flops / k.bytes);
+        sqlite3_bind_double(s, 15, k.flops / secs);
+        sqlite3_bind_double(s, 17, k.flops / k.bytes * 3.35e12);
+      } else {
+        sqlite3_bind_null(s, 14);
+        sqlite3_bind_null(s, 15);
+        sqlite3_bind_null(s, 17);
+      }
+      sqlite3_bind_int64(s, 20, i / (num_kinds * 4));
+      sqlite3_bind_text(s, 21, prefill ? "prefill" : "decode", -1, SQLITE_STATIC);
+      if (sqlite3_step(s) != SQLITE_DONE) {
+        std::cerr << "analyzer_bench: insert failed: " << sqlite3_errmsg(db) << "\n";
+        std::exit(1);
+      }
+      sqlite3_reset(s);
+      t += k.ns + 500;
+    }
+    Exec(db, "COMMIT");
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+}
+
+// The bare read: the same kernel query the report runs, every row stepped
+// and its columns fetched, nothing aggregated.
+int ReadStore(const std::string& path, int64_t run) {
+  rooftrace::analyzer::StoreReader store;
+  if (!store.Open(path, path).ok()) return 1;
+  int64_t rows = 0;
+  double sink = 0;
+  const auto st = store.ForEachKernel(run, [&](const rooftrace::analyzer::KernelView& k) {
+    ++rows;
+    sink += static_cast<double>(k.duration_ns) + k.name.size();
+    return rooftrace::OkStatus();
+  });
+  return st.ok() && rows > 0 && sink > 0 ? 0 : 1;
+}
+
+int AnalyzeInput(const std::string& path, std::optional<int64_t> run,
+                 bool print_split = false) {
+  const auto t0 = Clock::now();
+  auto in = rooftrace::analyzer::AnalyzerInput::Open(path, {});
+  const auto t1 = Clock::now();
+  if (!in.ok()) {
+    std::cerr << in.status().message() << "\n";
+    return 1;
+  }
+  rooftrace::analyzer::ReportOptions o;
+  o.run_id = run;
+  o.group_by = rooftrace::analyzer::GroupBy::kFamily;
+  auto r = rooftrace::analyzer::BuildReport((*in)->store(), o);
+  if (!r.ok()) {
+    std::cerr << r.status().message() << "\n";
+    return 1;
+  }
+  if (print_split) {
+    std::printf("       of which ingest into the temporary store %.2f s, report %.2f s\n",
+                std::chrono::duration<double>(t1 - t0).count(),
+                std::chrono::duration<double>(Clock::now() - t1).count());
+    std::fflush(stdout);
+  }
+  return r->groups.empty() ? 1 : 0;
+}
+
+// The bare read of a trace: every frame read and its Packet parsed.
+int ReadTrace(const std::string& path) {
+  rooftrace::wire::TraceFileReader reader;
+  if (!reader.Open(path).ok()) return 1;
+  std::string_view payload;
+  rooftrace::wire::Packet packet;
+  uint64_t kernels = 0;
+  while (reader.Next(&payload) == rooftrace::wire::TraceFileReader::Result::kFrame) {
+    if (!packet.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) return 1;
+    if (packet.has_kernel_batch()) kernels += packet.kernel_batch().kernels_size();
+  }
+  return kernels > 0 ? 0 : 1;
+}
+
+void Print(const char* what, int64_t kernels, const Measure& read, const Measure& full) {
+  std::printf("%-6s %11lld kernels  read %7.2f s %8.1f MiB | analyze %7.2f s %8.1f MiB"
+              " | ratio %.2fx%s\n",
+              what, static_cast<long long>(kernels), read.seconds,
+              read.max_rss_kb / 1024.0, full.seconds, full.max_rss_kb / 1024.0,
+              read.seconds > 0 ? full.seconds / read.seconds : 0.0,
+              read.exit_code || full.exit_code ? "  (FAILED)" : "");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t n = 1000000;
+  std::string dir = std::filesystem::temp_directory_path().string() + "/rooftrace-analyzer-bench";
+  bool rft = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--kernels" && i + 1 < argc) {
+      n = std::atoll(argv[++i]);
+    } else if (a == "--dir" && i + 1 < argc) {
+      dir = argv[++i];
+    } else if (a == "--no-rft") {
+      rft = false;
+    } else {
+      std::cerr << "usage: analyzer_bench [--kernels N] [--dir DIR] [--no-rft]\n";
+      return 2;
+    }
+  }
+  if (n < 100) {
+    std::cerr << "analyzer_bench: --kernels must be at least 100\n";
+    return 2;
+  }
+  std::filesystem::create_directories(dir);
+  const std::string store = dir + "/bench.sqlite";
+  auto t0 = Clock::now();
+  BuildStore(store, n);
+  std::printf("built %s: runs of %lld, %lld, %lld kernels in %.1f s (%.0f MiB)\n",
+              store.c_str(), static_cast<long long>(n / 4), static_cast<long long>(n / 2),
+              static_cast<long long>(n),
+              std::chrono::duration<double>(Clock::now() - t0).count(),
+              std::filesystem::file_size(store) / 1048576.0);
+  std::fflush(stdout);
+  const int64_t sizes[] = {n / 4, n / 2, n};
+  for (int run = 1; run <= 3; ++run) {
+    const Measure read = InChild([&] { return ReadStore(store, run); });
+    const Measure full = InChild([&] { return AnalyzeInput(store, run); });
+    Print("store", sizes[run - 1], read, full);
+  }
+  std::filesystem::remove(store);
+
+  if (rft) {
+    for (int64_t size : {n / 4, n / 2, n}) {
+      rooftrace::test_support::LlmTraceOptions o;
+      o.layers = 4;
+      o.batch = 8;
+      o.prompt_len = 128;
+      o.decode_steps = static_cast<int>(
+          std::max<int64_t>(1, size / static_cast<int64_t>(
+                                          rooftrace::test_support::LlmKernelsPerStep(o)) -
+                                   1));
+      o.session.argv = {"bench"};
+      const std::string path = dir + "/bench.rft";
+      {
+        std::ofstream f(path, std::ios::binary | std::ios::trunc);
+        rooftrace::test_support::TraceBuilder b(o.session);
+        b.set_keep_packets(false);
+        b.set_sink([&](std::string_view frame) { f.write(frame.data(), frame.size()); });
+        const auto truth = rooftrace::test_support::GenerateLlmTrace(o, &b);
+        size = static_cast<int64_t>(truth.kernels);
+      }
+      const Measure read = InChild([&] { return ReadTrace(path); });
+      const Measure full =
+          InChild([&] { return AnalyzeInput(path, std::nullopt, true); });
+      Print(".rft", size, read, full);
+      std::filesystem::remove(path);
+    }
+  }
+  return 0;
+}
