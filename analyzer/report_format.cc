@@ -261,8 +261,11 @@ class JsonWriter : public ReportWriter {
 
 void HtmlTable(const std::vector<GroupRow>& rows, std::ostream& out) {
   const auto& cols = TableColumns();
-  out << "<table class=\"num\"><thead><tr>";
-  for (const Column& c : cols) out << "<th>" << XmlEscape(c.title) << "</th>";
+  out << "<div class=\"wide\"><table class=\"num\"><thead><tr>";
+  for (const Column& c : cols) {
+    out << "<th" << (c.left ? " class=\"l\"" : "") << ">" << XmlEscape(c.title)
+        << "</th>";
+  }
   out << "</tr></thead><tbody>\n";
   for (const GroupRow& g : rows) {
     out << "<tr>";
@@ -278,7 +281,7 @@ void HtmlTable(const std::vector<GroupRow>& rows, std::ostream& out) {
     }
     out << "</tr>\n";
   }
-  out << "</tbody></table>\n";
+  out << "</tbody></table></div>\n";
 }
 
 class HtmlWriter : public ReportWriter {
@@ -288,10 +291,10 @@ class HtmlWriter : public ReportWriter {
     out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
            "<title>rooftrace report: "
         << XmlEscape(h.input) << "</title>\n<style>\n"
-        << "body{font-family:sans-serif;margin:24px;color:#222;max-width:1400px}"
+        << "body{font-family:sans-serif;margin:24px;color:#222}"
            "h1{font-size:20px}h2{font-size:16px;margin-top:28px}"
-           "table{border-collapse:collapse;font-size:13px}"
-           "td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right;"
+           "table{border-collapse:collapse;font-size:12px}"
+           ".wide{overflow-x:auto}td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right;"
            "white-space:nowrap}th{background:#f3f3f3}"
            "td.l,th.l{text-align:left}dl{display:grid;grid-template-columns:"
            "max-content auto;gap:2px 16px;font-size:13px}dt{font-weight:bold}"
@@ -341,11 +344,21 @@ class HtmlWriter : public ReportWriter {
       HtmlTable(r.families, out);
     }
     out << "<h2>Import statistics</h2>\n<table><tbody>\n";
+    size_t zeros = 0;
     for (const auto& [name, value] : h.import_stats) {
+      if (value == 0) {
+        ++zeros;
+        continue;
+      }
       out << "<tr><td class=\"l\">" << XmlEscape(name) << "</td><td>" << value
           << "</td></tr>\n";
     }
-    out << "</tbody></table>\n</body></html>\n";
+    out << "</tbody></table>\n";
+    if (zeros > 0) {
+      out << "<p>" << zeros << " other counters are 0 (dropped, filtered, "
+          << "corrupt, ...: see --format json).</p>\n";
+    }
+    out << "</body></html>\n";
   }
 };
 

@@ -295,7 +295,7 @@ std::string RenderRooflineSvg(const Report& report) {
   for (const Point& p : by_time) {
     if (labelled >= kLabelledPoints) break;
     const std::string text = Clip(p.row->name, 30);
-    const double w = 6.2 * text.size();
+    const double w = 7.0 * text.size();  // generous for 11px sans-serif
     for (const double dy : {0.0, -kLabelGap, kLabelGap, -2 * kLabelGap, 2 * kLabelGap}) {
       double x = p.x + p.r + 3;
       if (x + w > a.px1) x = p.x - p.r - 3 - w;  // flip to the left side
