@@ -39,6 +39,13 @@ class BoundedQueue {
 
   // Producer side. False when full (the record is dropped by the caller).
   bool TryPush(const T& value) {
+    return TryEmplace([&value](T& slot) { slot = value; });
+  }
+
+  // Like TryPush, but `fill(T&)` writes the slot in place, so a producer
+  // copies only the bytes it uses (a small record in a large union).
+  template <typename Fill>
+  bool TryEmplace(Fill&& fill) {
     size_t pos = tail_.load(std::memory_order_relaxed);
     for (;;) {
       Slot& slot = slots_[pos & mask_];
@@ -48,7 +55,7 @@ class BoundedQueue {
       if (diff == 0) {
         if (tail_.compare_exchange_weak(pos, pos + 1,
                                         std::memory_order_relaxed)) {
-          slot.value = value;
+          fill(slot.value);
           slot.seq.store(pos + 1, std::memory_order_release);
           return true;
         }

@@ -73,6 +73,8 @@ enum class RecordType : uint32_t {
   kNvtxMark,
 };
 
+// All union members start at the same address, so a producer may copy a
+// member's bytes to &launch whatever its type.
 struct Record {
   RecordType type;
   union {

@@ -111,27 +111,21 @@ void Session::set_tracer(std::unique_ptr<CuptiTracer> tracer) {
 void Session::Emit(RecordType type, const void* record) {
   const uint32_t kind = KindOf(type);
   seen_[kind].fetch_add(1, std::memory_order_relaxed);
-  Record r;
-  r.type = type;
+  size_t bytes = 0;
   switch (type) {
-    case RecordType::kLaunch:
-      std::memcpy(&r.launch, record, sizeof r.launch);
-      break;
-    case RecordType::kGemm:
-      std::memcpy(&r.gemm, record, sizeof r.gemm);
-      break;
-    case RecordType::kNvtxRange:
-      std::memcpy(&r.range, record, sizeof r.range);
-      break;
-    case RecordType::kNvtxMark:
-      std::memcpy(&r.mark, record, sizeof r.mark);
-      break;
-    default:
-      return;
+    case RecordType::kLaunch: bytes = sizeof(LaunchRecord); break;
+    case RecordType::kGemm: bytes = sizeof(GemmRecord); break;
+    case RecordType::kNvtxRange: bytes = sizeof(NvtxRangeRecord); break;
+    case RecordType::kNvtxMark: bytes = sizeof(NvtxMarkRecord); break;
+    default: return;
   }
-  if (!queue_.TryPush(r)) {
-    dropped_[kind].fetch_add(1, std::memory_order_relaxed);
-  }
+  // Only the record's own bytes are copied into the slot (a Launch is a
+  // sixth of the union).
+  const bool queued = queue_.TryEmplace([&](Record& slot) {
+    slot.type = type;
+    std::memcpy(&slot.launch, record, bytes);
+  });
+  if (!queued) dropped_[kind].fetch_add(1, std::memory_order_relaxed);
 }
 
 void Session::AttachActivity(ActivityHooks hooks) {

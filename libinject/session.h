@@ -117,6 +117,12 @@ class Session {
   void Warn(const std::string& line);
 
   const Config& config() const { return options_.config; }
+  // Records waiting for the sender (approximate).
+  size_t queued() const { return queue_.SizeApprox(); }
+  // Records of `kind` dropped so far (queue full); for tests and benchmarks.
+  uint64_t dropped(uint32_t kind) const {
+    return dropped_[kind].load(std::memory_order_relaxed);
+  }
   KernelFilter* kernel_filter() { return &filter_; }
   StringInterner* interner() { return &interner_; }
   // The spool file written, when the sink is (or became) a spool.
