@@ -54,6 +54,9 @@ struct Accumulator {
   int64_t fraction_time_ns = 0;
   std::array<int64_t, kNumPhases> phase_ns{};
   std::array<int64_t, kNumBounds> bound_ns{};
+  // Launch counts break ties (zero-length kernels still have a phase).
+  std::array<int64_t, kNumPhases> phase_n{};
+  std::array<int64_t, kNumBounds> bound_n{};
   std::vector<std::pair<std::string, double>> precision_flops;
   int flops_sources = 0;
   int bytes_sources = 0;
@@ -94,6 +97,8 @@ struct Accumulator {
     }
     phase_ns[PhaseIndex(k.phase)] += t;
     bound_ns[BoundIndex(bound)] += t;
+    ++phase_n[PhaseIndex(k.phase)];
+    ++bound_n[BoundIndex(bound)];
     flops_sources |= SourceBit(k.flops_source);
     bytes_sources |= SourceBit(k.bytes_source);
   }
@@ -131,16 +136,22 @@ struct Accumulator {
     }
     int best_phase = 0;
     for (int i = 1; i < kNumPhases; ++i) {
-      if (phase_ns[i] > phase_ns[best_phase]) best_phase = i;
+      if (phase_ns[i] > phase_ns[best_phase] ||
+          (phase_ns[i] == phase_ns[best_phase] && phase_n[i] > phase_n[best_phase])) {
+        best_phase = i;
+      }
     }
     r.phase = kPhaseNames[best_phase];
     r.phase_share = time_ns > 0
                         ? static_cast<double>(phase_ns[best_phase]) / time_ns
-                        : 0;
+                        : static_cast<double>(phase_n[best_phase]) / count;
     r.phase_time_ns = phase_ns;
     int best_bound = 0;
     for (int i = 1; i < kNumBounds; ++i) {
-      if (bound_ns[i] > bound_ns[best_bound]) best_bound = i;
+      if (bound_ns[i] > bound_ns[best_bound] ||
+          (bound_ns[i] == bound_ns[best_bound] && bound_n[i] > bound_n[best_bound])) {
+        best_bound = i;
+      }
     }
     r.bound = kBoundNames[best_bound];
     r.flops_source = SourceName(flops_sources);

@@ -281,6 +281,8 @@ Status StoreReader::ForEachKernel(
     const std::optional<int64_t> end = Int(s, 22);
     k.duration_ns = duration ? *duration
                              : (end && k.start_ns ? *end - *k.start_ns : 0);
+    // A negative duration is damage, not time: it must not shrink totals.
+    if (k.duration_ns < 0) k.duration_ns = 0;
     k.step_id = Int(s, 13);
     k.stream_id = Int(s, 14);
     k.device_id = Int(s, 15);

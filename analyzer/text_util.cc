@@ -87,7 +87,12 @@ std::string CsvField(std::string_view s) {
 std::string Fixed(std::optional<double> v, int digits, std::string_view missing) {
   if (!v || !std::isfinite(*v)) return std::string(missing);
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, *v);
+  // Absurd magnitudes (damaged data) stay one cell wide.
+  if (std::fabs(*v) >= 1e15) {
+    std::snprintf(buf, sizeof(buf), "%.3g", *v);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.*f", digits, *v);
+  }
   return buf;
 }
 

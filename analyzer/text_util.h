@@ -18,7 +18,8 @@ std::string JsonNumber(std::optional<double> v);
 std::string XmlEscape(std::string_view s);
 // One CSV field (RFC 4180): quoted when it holds a comma, quote or newline.
 std::string CsvField(std::string_view s);
-// printf("%.*f"), or `missing` when absent or not finite.
+// printf("%.*f") ("%.3g" from 1e15 up), or `missing` when absent or not
+// finite.
 std::string Fixed(std::optional<double> v, int digits,
                   std::string_view missing = "-");
 // A CSV cell number (as JsonNumber), empty when absent.

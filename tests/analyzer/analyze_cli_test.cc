@@ -347,3 +347,61 @@ TEST_F(AnalyzeCliTest, DeviceProfileReannotatesAndSaysSo) {
 
 }  // namespace
 }  // namespace rooftrace
+
+namespace rooftrace {
+namespace {
+
+// Odd rows a buggy or foreign writer could leave (NULL name and times,
+// negative and zero durations, text where numbers belong, huge values):
+// the report still builds and every output stays well-formed.
+TEST(AnalyzeOddStoreTest, OddRowsNeverBreakTheOutputs) {
+  const std::string dir = testing::TempDir("odd");
+  const std::string path = dir + "/odd.sqlite";
+  {
+    testing::TestStore s(path);
+    s.AddRun(1, "Weird <GPU> & \"co\"");
+    s.AddRoof(1, "bf16_tc", 1e15, 2e12);
+    s.Exec("INSERT INTO kernels (run_id, session_id, name) VALUES (1, 1, NULL)");
+    s.Exec("INSERT INTO kernels (run_id, session_id, name, duration_ns, flops, "
+           "dram_bytes, precision) VALUES (1, 1, 'neg<k>', -5, 1e300, 1e-300, "
+           "'bf16_tc')");
+    s.Exec("INSERT INTO kernels (run_id, session_id, name, start_ns, end_ns, "
+           "flops, dram_bytes, fraction_of_roof, phase, bound) VALUES (1, 1, "
+           "'zero&dur', 10, 10, 'abc', 5, 1e308, 'sideways', 'weird')");
+    s.Exec("INSERT INTO kernels (run_id, session_id, name, duration_ns, flops, "
+           "dram_bytes, precision, family) VALUES (1, 1, '_Z3', 1000, 1e9, 1e6, "
+           "'nonsense_tc', '')");
+  }
+  std::string out, err;
+  const std::string svg = dir + "/o.svg", html = dir + "/o.html";
+  ASSERT_EQ(testing::RunMain(AnalyzeMain, "analyze", {path, "--svg", svg, "--html", html},
+                             &out, &err),
+            0)
+      << err;
+  EXPECT_NE(out.find("4 kernels"), std::string::npos) << out;
+  // Damaged values stay one cell wide; the negative duration counts as 0.
+  EXPECT_EQ(out.find("000000000000000000"), std::string::npos) << out;
+  EXPECT_EQ(out.find("-0."), std::string::npos) << out;
+  EXPECT_EQ(testing::CheckXmlWellFormed(testing::ReadFile(svg)), "");
+  const std::string h = testing::ReadFile(html);
+  const size_t b = h.find("<svg"), e = h.find("</svg>");
+  EXPECT_EQ(testing::CheckXmlWellFormed(h.substr(b, e + 6 - b)), "");
+  EXPECT_NE(h.find("Weird &lt;GPU&gt; &amp; &quot;co&quot;"), std::string::npos);
+  for (const char* by : {"kernel", "family", "phase", "nvtx", "step"}) {
+    ASSERT_EQ(testing::RunMain(AnalyzeMain, "analyze",
+                               {path, "--format", "json", "--by", by}, &out, &err),
+              0)
+        << by << ": " << err;
+    StatusOr<json::Value> v = json::Parse(out, "odd.json");
+    EXPECT_TRUE(v.ok()) << by << ": " << v.status().message();
+  }
+  ASSERT_EQ(testing::RunMain(ExportMain, "export", {path, "--perfetto", dir + "/o.json"},
+                             &out, &err),
+            0)
+      << err;
+  EXPECT_TRUE(json::Parse(testing::ReadFile(dir + "/o.json"), "o.json").ok());
+  testing::RemoveTempDir(dir);
+}
+
+}  // namespace
+}  // namespace rooftrace
