@@ -42,6 +42,18 @@ inline constexpr double GemmIntensity(uint64_t m, uint64_t n, uint64_t k,
   return GemmFlops(m, n, k) / GemmMinBytes(m, n, k, elem_bytes, elem_bytes);
 }
 
+// Seed 004: the M at which an M x N x K GEMM (all operands elem_bytes) has
+// arithmetic intensity `ridge` FLOP/byte — where decode-shaped GEMMs turn
+// from memory bound to compute bound. Solves 2MNK = ridge·e·(MK + KN + MN):
+//   M = ridge·e·K·N / (2·N·K − ridge·e·(K + N)).
+// Returns 0 when the GEMM never reaches the ridge (its intensity tends to
+// 2NK / (e(K + N)) as M grows).
+inline constexpr double GemmRidgeCrossingM(uint64_t n, uint64_t k,
+                                           double elem_bytes, double ridge) {
+  const double denom = 2.0 * n * k - ridge * elem_bytes * (1.0 * k + n);
+  return denom > 0 ? ridge * elem_bytes * k * n / denom : 0.0;
+}
+
 // GELU, tanh form: 12 FLOP per element by seed 000's count.
 inline constexpr double kGeluFlopsPerElement = 12.0;
 inline constexpr double GeluFlops(uint64_t elements) {

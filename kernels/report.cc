@@ -150,6 +150,16 @@ std::string RenderCalibrationSummary(const CalibrationResult& r,
     if (!k.note.empty()) o << " - " << k.note;
     o << "\n";
   }
+  if (!r.msweep.empty()) {
+    const GemmShape& s0 = r.msweep.front().shape;
+    const double m_star = GemmRidgeCrossingM(
+        s0.n, s0.k, 2.0, p.Ridge(Precision::kFp16Tensor));
+    if (m_star > 0) {
+      o << "m-sweep: an M x " << s0.n << " x " << s0.k
+        << " bf16 GEMM crosses the ridge at M = " << Fmt("%.0f", m_star)
+        << " (roofline model)\n";
+    }
+  }
   for (const CounterValidation& v : p.validation) {
     o << "counter validation " << v.kernel << " " << v.quantity << ": counted "
       << Fmt("%.6g", v.counted) << " vs expected " << Fmt("%.6g", v.expected)
@@ -465,7 +475,19 @@ std::string RenderCalibrationHtml(const CalibrationResult& r,
   }
   o << "</table>\n";
 
-  o << "<h2>Seed 004: bf16 GEMM M-sweep</h2>\n<table><tr><th>M</th><th>N</th>"
+  o << "<h2>Seed 004: bf16 GEMM M-sweep</h2>\n";
+  if (!r.msweep.empty()) {
+    const GemmShape& s0 = r.msweep.front().shape;
+    const double m_star = GemmRidgeCrossingM(
+        s0.n, s0.k, 2.0, p.Ridge(Precision::kFp16Tensor));
+    o << "<p>By the roofline model (minimum bytes), an M x " << s0.n << " x "
+      << s0.k << " bf16 GEMM reaches the fp16/bf16-tensor ridge of "
+      << Fmt("%.0f", p.Ridge(Precision::kFp16Tensor)) << " FLOP/byte at M = "
+      << (m_star > 0 ? Fmt("%.0f", m_star) : std::string("never"))
+      << ": smaller M (decode: M = batch tokens) is memory bound, larger M "
+         "(prefill: M = batch x prompt) compute bound.</p>\n";
+  }
+  o << "<table><tr><th>M</th><th>N</th>"
        "<th>K</th><th>intensity</th><th>best</th><th>FLOP/s</th><th>bound "
        "(by ridge)</th><th>status</th></tr>\n";
   const double ridge = p.Ridge(Precision::kFp16Tensor);

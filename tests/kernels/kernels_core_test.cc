@@ -515,3 +515,26 @@ TEST(CounterValidationTest, ReadsCountedKernelsFromAStore) {
 
 }  // namespace
 }  // namespace rooftrace::kernels
+
+namespace rooftrace::kernels {
+namespace {
+
+// Seed 004 on H100 datasheet roofs: ridge 989.4/3.35 = 295.34 FLOP/B, so an
+// M x 4096 x 4096 bf16 GEMM crosses at M = R*2*4096^2 / (2*4096^2 -
+// R*2*8192) = 345.1; a GEMM whose intensity can never reach the ridge gets 0.
+TEST(FormulasTest, RidgeCrossingOfTheMSweep) {
+  const double ridge = 989.4e12 / 3350e9;
+  const double m = GemmRidgeCrossingM(4096, 4096, 2, ridge);
+  EXPECT_NEAR(m, ridge * 2 * 4096.0 * 4096 /
+                     (2 * 4096.0 * 4096 - ridge * 2 * 8192), 1e-9);
+  EXPECT_NEAR(m, 345.1, 0.1);
+  // At the crossing the intensity equals the ridge.
+  const double ai = GemmFlops(1, 4096, 4096) * m /
+                    (2.0 * (m * 4096 + 4096.0 * 4096 + m * 4096));
+  EXPECT_NEAR(ai, ridge, 1e-6);
+  // N = K = 256 in bf16 tops out at 2*256*256/(2*512) = 128 FLOP/B.
+  EXPECT_EQ(GemmRidgeCrossingM(256, 256, 2, 295.0), 0.0);
+}
+
+}  // namespace
+}  // namespace rooftrace::kernels
