@@ -1,6 +1,11 @@
 #include "libinject/kernel_filter.h"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
 #include <regex>
+#include <string>
+#include <unordered_map>
 
 namespace rooftrace::inject {
 
@@ -9,7 +14,22 @@ struct KernelFilter::Regexes {
   bool has_exclude = false;
   std::regex include;
   std::regex exclude;
+  // Regex verdict per distinct mangled name (kernels repeat by the million).
+  std::unordered_map<std::string, bool> verdicts;
 };
+
+namespace {
+// "_Z5scalePffi" -> "scale(float*, float, int)"; the name itself when it
+// is not a mangled C++ name.
+std::string Demangle(const std::string& name) {
+  int status = 0;
+  char* out = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || out == nullptr) return name;
+  std::string result(out);
+  std::free(out);
+  return result;
+}
+}  // namespace
 
 KernelFilter::KernelFilter() : regexes_(std::make_unique<Regexes>()) {}
 KernelFilter::~KernelFilter() = default;
@@ -47,17 +67,28 @@ StatusOr<KernelFilter> KernelFilter::Create(const std::string& include,
 }
 
 bool KernelFilter::Keep(std::string_view name) {
-  try {
-    if (regexes_->has_include &&
-        !std::regex_search(name.begin(), name.end(), regexes_->include)) {
-      return false;
+  if (regexes_->has_include || regexes_->has_exclude) {
+    const std::string key(name);
+    auto it = regexes_->verdicts.find(key);
+    if (it == regexes_->verdicts.end()) {
+      bool pass = true;
+      try {
+        // A pattern matches when it is found in the mangled or the
+        // demangled name ("gemm" and "scale(float" both work).
+        const std::string demangled = Demangle(key);
+        auto found = [&](const std::regex& re) {
+          return std::regex_search(key, re) || std::regex_search(demangled, re);
+        };
+        if (regexes_->has_include && !found(regexes_->include)) pass = false;
+        if (pass && regexes_->has_exclude && found(regexes_->exclude)) {
+          pass = false;
+        }
+      } catch (const std::exception&) {
+        pass = false;  // pathological pattern on this name: not recorded
+      }
+      it = regexes_->verdicts.emplace(key, pass).first;
     }
-    if (regexes_->has_exclude &&
-        std::regex_search(name.begin(), name.end(), regexes_->exclude)) {
-      return false;
-    }
-  } catch (const std::exception&) {
-    return false;  // pathological pattern on this name: not recorded
+    if (!it->second) return false;
   }
   const uint64_t index = candidates_++;
   if (index % sample_every_ != 0) return false;

@@ -1,6 +1,7 @@
 // Which kernel records are kept: the name regexes (include / exclude,
-// ECMAScript, searched anywhere in the mangled or demangled name), then
-// every N-th of the remaining launches, then at most M kernels.
+// ECMAScript, searched anywhere in the mangled or the demangled name; the
+// verdict is cached per distinct name), then every N-th of the remaining
+// launches, then at most M kernels.
 //
 // Used by the sender thread only; not thread-safe. The one file of libinject
 // compiled with exceptions, because std::regex reports bad patterns by

@@ -427,3 +427,136 @@ TEST_F(ActivityTest, ProfilerApiCaptureFiltersLaunchesOutsideTheRange) {
 
 }  // namespace
 }  // namespace rooftrace::inject
+
+namespace rooftrace::inject {
+namespace {
+
+// A fake CUPTI for the attach sequence: it records what the tracer enabled.
+struct FakeCupti {
+  static inline bool other_subscriber = false;
+  static inline std::vector<std::pair<int, uint32_t>> enabled_callbacks;
+  static inline std::vector<int> enabled_kinds;
+  static inline bool timestamp_callback = false;
+  static inline CUpti_TimestampCallbackFunc clock = nullptr;
+
+  static CUptiResult Version(uint32_t* v) {
+    *v = 130001;
+    return CUPTI_SUCCESS;
+  }
+  static CUptiResult Result(CUptiResult, const char** s) {
+    *s = "CUPTI_ERROR_FAKE";
+    return CUPTI_SUCCESS;
+  }
+  static CUptiResult SubscribeV2(CUpti_SubscriberHandle* h, CUpti_CallbackFunc,
+                                 void*, CUpti_SubscriberParams* p) {
+    if (other_subscriber) {
+      snprintf(p->oldSubscriberName, p->oldSubscriberSize, "Nsight Systems");
+      return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    }
+    *h = reinterpret_cast<CUpti_SubscriberHandle>(0x1);
+    return CUPTI_SUCCESS;
+  }
+  static CUptiResult Unsubscribe(CUpti_SubscriberHandle) { return CUPTI_SUCCESS; }
+  static CUptiResult EnableCallback(uint32_t, CUpti_SubscriberHandle,
+                                    CUpti_CallbackDomain d, CUpti_CallbackId c) {
+    enabled_callbacks.emplace_back(d, c);
+    return CUPTI_SUCCESS;
+  }
+  static CUptiResult CallbackName(CUpti_CallbackDomain d, uint32_t cbid,
+                                  const char** name) {
+    static const char* runtime[] = {nullptr, "cudaMalloc_v3020",
+                                    "cudaLaunchKernel_v7000",
+                                    "cudaMemcpyAsync_v3020",
+                                    "cudaProfilerStart_v4000"};
+    static const char* driver[] = {nullptr, "cuCtxSynchronize",
+                                   "cuLaunchKernel", "cuMemsetD8_v2"};
+    if (d == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < 5) {
+      *name = runtime[cbid];
+    } else if (d == CUPTI_CB_DOMAIN_DRIVER_API && cbid < 4) {
+      *name = driver[cbid];
+    } else {
+      return CUPTI_ERROR_INVALID_PARAMETER;
+    }
+    return *name != nullptr ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  static CUptiResult Enable(CUpti_ActivityKind k) {
+    enabled_kinds.push_back(k);
+    return CUPTI_SUCCESS;
+  }
+  static CUptiResult Register(CUpti_BuffersCallbackRequestFunc,
+                              CUpti_BuffersCallbackCompleteFunc) {
+    return CUPTI_SUCCESS;
+  }
+  static CUptiResult Timestamp(CUpti_TimestampCallbackFunc f) {
+    timestamp_callback = true;
+    clock = f;
+    return CUPTI_SUCCESS;
+  }
+  static CuptiApi Api() {
+    CuptiApi api = FakeApi();
+    api.GetVersion = &Version;
+    api.GetResultString = &Result;
+    api.SubscribeV2 = &SubscribeV2;
+    api.Unsubscribe = &Unsubscribe;
+    api.EnableCallback = &EnableCallback;
+    api.GetCallbackName = &CallbackName;
+    api.ActivityEnable = &Enable;
+    api.ActivityRegisterCallbacks = &Register;
+    api.ActivityRegisterTimestampCallback = &Timestamp;
+    return api;
+  }
+};
+
+// Nsight (or Kineto) already subscribed: Start fails with one clear reason
+// naming the other tool.
+TEST(CuptiTracerTest, AnotherSubscriberMakesUsStandAside) {
+  SessionOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kFile;
+  o.config.sink.path = "/dev/null";
+  Session session(o);
+  FakeCupti::other_subscriber = true;
+  CuptiTracer tracer(&session, FakeCupti::Api());
+  Status s = tracer.Start();
+  FakeCupti::other_subscriber = false;
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("another CUPTI tool is already attached "
+                             "(Nsight Systems)"),
+            std::string::npos)
+      << s.message();
+}
+
+// A successful attach enables exactly the launch / copy / memset /
+// profiler callbacks (by name), the activity kinds, and our clock.
+TEST(CuptiTracerTest, AttachEnablesTracedCallbacksKindsAndOurClock) {
+  SessionOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kFile;
+  o.config.sink.path = "/dev/null";
+  Session session(o);
+  FakeCupti::enabled_callbacks.clear();
+  FakeCupti::enabled_kinds.clear();
+  CuptiTracer tracer(&session, FakeCupti::Api());
+  ASSERT_TRUE(tracer.Start().ok());
+  const std::vector<std::pair<int, uint32_t>> expected = {
+      {CUPTI_CB_DOMAIN_RUNTIME_API, 2}, {CUPTI_CB_DOMAIN_RUNTIME_API, 3},
+      {CUPTI_CB_DOMAIN_RUNTIME_API, 4}, {CUPTI_CB_DOMAIN_DRIVER_API, 2},
+      {CUPTI_CB_DOMAIN_DRIVER_API, 3},
+      {CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED}};
+  EXPECT_EQ(FakeCupti::enabled_callbacks, expected);
+  EXPECT_EQ(FakeCupti::enabled_kinds,
+            (std::vector<int>{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                              CUPTI_ACTIVITY_KIND_MEMCPY,
+                              CUPTI_ACTIVITY_KIND_MEMCPY2,
+                              CUPTI_ACTIVITY_KIND_MEMSET,
+                              CUPTI_ACTIVITY_KIND_DEVICE,
+                              CUPTI_ACTIVITY_KIND_CONTEXT}));
+  ASSERT_TRUE(FakeCupti::timestamp_callback);
+  // CUPTI stamps with CLOCK_MONOTONIC through our callback.
+  const uint64_t before = MonotonicNs();
+  const uint64_t stamped = FakeCupti::clock();
+  EXPECT_GE(stamped, before);
+  EXPECT_LE(stamped, MonotonicNs());
+  tracer.Finalize();
+}
+
+}  // namespace
+}  // namespace rooftrace::inject

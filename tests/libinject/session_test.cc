@@ -1,7 +1,11 @@
 // The session end to end in-process: records in, framed packets out to a
 // file, a Unix-socket collector, or a spool when the collector is not there
 // or goes away; counts in Stats and Goodbye; NVTX handlers' ranges.
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <algorithm>
 #include <chrono>
@@ -303,6 +307,43 @@ TEST(NvtxHandlersTest, RecordNestingDomainsAndCrossThreadRanges) {
   EXPECT_EQ(load.end_thread_id(), other_tid);
   EXPECT_NE(other_tid, tid);
   EXPECT_EQ(marks, 1);
+}
+
+}  // namespace
+}  // namespace rooftrace::inject
+
+namespace rooftrace::inject {
+namespace {
+
+// A collector that accepts but never reads: the sender blocks in send(),
+// and Stop() still returns within ROOFTRACE_EXIT_TIMEOUT_MS (the host's
+// exit is never held hostage).
+TEST(SessionTest, ExitIsBoundedWhenTheCollectorStalls) {
+  const std::string dir = testing::MakeTempDir("stall");
+  const std::string path = dir + "/stall.sock";
+  const int listener = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(listener, 4), 0);  // never accepted, never read
+  SessionOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kUnix;
+  o.config.sink.path = path;
+  o.config.spool_dir = dir;
+  o.config.queue_records = 1 << 18;
+  o.config.exit_timeout_ms = 300;
+  o.hello_reply_timeout_ms = 10;
+  // Leaked on purpose, like the process session: its sender may still be
+  // blocked when Stop() gives up.
+  auto* session = new Session(o);
+  for (uint64_t i = 1; i <= 200000; ++i) session->EmitRange(Range(i, 0));
+  ASSERT_TRUE(session->Start().ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(session->Stop());
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(waited, std::chrono::milliseconds(300));
+  EXPECT_LT(waited, std::chrono::milliseconds(1500));
 }
 
 }  // namespace

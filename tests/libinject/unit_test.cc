@@ -158,6 +158,19 @@ TEST(KernelFilterTest, AppliesRegexesThenSamplingThenCap) {
   EXPECT_EQ(f->kept(), 3u);
 }
 
+// Patterns match the demangled name too ("scale(float" finds _Z5scalePffi).
+TEST(KernelFilterTest, MatchesMangledOrDemangledNames) {
+  auto f = KernelFilter::Create("^scale\\(float", "", 1, 0);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_TRUE(f->Keep("_Z5scalePffi"));
+  EXPECT_FALSE(f->Keep("_Z3addPfPKfi"));
+  EXPECT_TRUE(f->Keep("_Z5scalePffi"));  // cached verdict, same answer
+  auto g = KernelFilter::Create("", "Pff", 1, 0);  // mangled-only text
+  ASSERT_TRUE(g.ok());
+  EXPECT_FALSE(g->Keep("_Z5scalePffi"));
+  EXPECT_TRUE(g->Keep("triton_poi_fused_add_0"));  // not mangled: as is
+}
+
 // A bad pattern is an error naming the variable, not an exception.
 TEST(KernelFilterTest, BadPatternIsAnError) {
   auto f = KernelFilter::Create("gemm(", "", 1, 0);
