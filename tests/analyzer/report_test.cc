@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "analyzer/input.h"
 #include "analyzer/roofs.h"
+#include "collector/device_profile.h"
 #include "tests/analyzer/golden_store.h"
 
 namespace rooftrace::analyzer {
@@ -368,6 +371,61 @@ TEST(InputTest, DetectsKindByContent) {
   k = DetectInputKind(dir + "/missing.sqlite");
   ASSERT_FALSE(k.ok());
   EXPECT_EQ(k.status().code(), StatusCode::kNotFound);
+  testing::RemoveTempDir(dir);
+}
+
+}  // namespace
+}  // namespace rooftrace::analyzer
+
+namespace rooftrace::analyzer {
+namespace {
+
+// A calibrated profile (measured bf16 800 TFLOP/s, DRAM 3 TB/s) replaces the
+// stored roofs: GEMM A reaches 500 / 800, the add kernel 0.5 / 3 TB/s.
+TEST(ReannotateProfileTest, CalibratedProfileFileSetsTheRoofs) {
+  const std::string dir = testing::TempDir("profile");
+  DeviceProfile p;
+  p.device.name = "NVIDIA H100 80GB HBM3";
+  ASSERT_TRUE(FillDatasheet(&p));
+  p.measured_dram_bytes_per_s = 3e12;
+  p.roof(Precision::kFp16Tensor).measured_flops_per_s = 800e12;
+  const std::string profile = dir + "/h100.json";
+  ASSERT_TRUE(SaveDeviceProfile(p, profile).ok());
+
+  StatusOr<RoofTable> roofs = LoadRoofTable(profile);
+  ASSERT_TRUE(roofs.ok()) << roofs.status().message();
+  EXPECT_EQ(roofs->source, "calibrated:" + profile);
+  EXPECT_DOUBLE_EQ(roofs->dram_bytes_per_s, 3e12);
+  ASSERT_NE(roofs->Find("bf16_tc"), nullptr);
+  EXPECT_DOUBLE_EQ(roofs->Find("bf16_tc")->peak_flops_per_s, 800e12);
+  EXPECT_DOUBLE_EQ(roofs->Find("bf16_tc")->ridge_flops_per_byte, 800.0 / 3);
+  // Precisions it did not measure keep the datasheet figure (fp32 67).
+  EXPECT_DOUBLE_EQ(roofs->Find("fp32")->peak_flops_per_s, 67e12);
+
+  const std::string store_path = dir + "/golden.sqlite";
+  {
+    TestStore s(store_path);
+    BuildGoldenRun(s);
+  }
+  StoreReader store;
+  ASSERT_TRUE(store.Open(store_path, store_path).ok());
+  ReportOptions o;
+  o.group_by = GroupBy::kKernel;
+  o.reannotate = *roofs;
+  StatusOr<Report> r = BuildReport(store, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->header.roofs.source, "calibrated:" + profile);
+  EXPECT_NEAR(*r->groups[0].fraction_of_roof, 500.0 / 800, 1e-12);
+  EXPECT_EQ(r->groups[0].bound, "compute");  // AI 500 > ridge 266.7
+  EXPECT_NEAR(*r->groups[1].fraction_of_roof, 0.5 / 3, 1e-12);
+
+  // A file that is not a profile: the error names it.
+  const std::string junk = dir + "/junk.json";
+  std::ofstream(junk) << "{\"format\": 3";
+  StatusOr<RoofTable> bad = LoadRoofTable(junk);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--device-profile "), std::string::npos);
+  EXPECT_NE(bad.status().message().find("junk.json"), std::string::npos);
   testing::RemoveTempDir(dir);
 }
 
