@@ -25,8 +25,9 @@ TEST(GpuTraceTest, KnownKernelsAppearOnceWithGridsAndLaunches) {
   if (!HaveDevice()) GTEST_SKIP() << "no CUDA device";
   const std::string dir = testing::MakeTempDir("gpu");
   const std::string spool = dir + "/gpu.rft";
-  auto r = testing::RunProcess({ROOFTRACE_GPU_APP},
-                               {{"CUDA_INJECTION64_PATH", ROOFTRACE_INJECT_LIB},
+  auto r = testing::RunProcess(
+      {testing::BuildPath(ROOFTRACE_GPU_APP_REL)},
+      {{"CUDA_INJECTION64_PATH", testing::BuildPath(ROOFTRACE_INJECT_LIB_REL)},
                                 {"ROOFTRACE_SINK", "file:" + spool}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_EQ(r.out, "ok 8.0\n") << r.err;

@@ -15,7 +15,15 @@ namespace pb = rooftrace::wire;
 using testing::ProcessResult;
 using testing::RunProcess;
 
-constexpr const char* kLib = ROOFTRACE_INJECT_LIB;
+const std::string kLib = testing::BuildPath(ROOFTRACE_INJECT_LIB_REL);
+const std::string ROOFTRACE_NVTX_APP =
+    testing::BuildPath(ROOFTRACE_NVTX_APP_REL);
+const std::string ROOFTRACE_PROTOBUF_APP =
+    testing::BuildPath(ROOFTRACE_PROTOBUF_APP_REL);
+const std::string ROOFTRACE_CUBLAS_FAKE_APP =
+    testing::BuildPath(ROOFTRACE_CUBLAS_FAKE_APP_REL);
+const std::string ROOFTRACE_CUBLAS_REAL_APP =
+    testing::BuildPath(ROOFTRACE_CUBLAS_REAL_APP_REL);
 
 using Env = std::map<std::string, std::string>;
 
@@ -329,7 +337,7 @@ TEST(HostSafetyTest, ExportsExactlyTheEntryPointsAndHooks) {
     EXPECT_EQ(u.find("cupti"), std::string::npos) << u;
   }
   const std::string out_path = testing::MakeTempDir("readelf") + "/needed.txt";
-  const std::string cmd = std::string("readelf -d ") + kLib +
+  const std::string cmd = "readelf -d " + kLib +
                           " | grep NEEDED > " + out_path;
   ASSERT_EQ(system(cmd.c_str()), 0);
   FILE* f = fopen(out_path.c_str(), "r");

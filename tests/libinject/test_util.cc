@@ -135,6 +135,16 @@ std::map<uint64_t, std::string> Strings(
   return out;
 }
 
+std::string BuildPath(const std::string& relative) {
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return relative;
+  std::string dir(exe, static_cast<size_t>(n));
+  dir = dir.substr(0, dir.rfind('/'));  // <build>/tests
+  dir = dir.substr(0, dir.rfind('/'));  // <build>
+  return dir + "/" + relative;
+}
+
 std::string MakeTempDir(const std::string& tag) {
   const char* base = getenv("TMPDIR");
   std::string templ = std::string(base != nullptr ? base : "/tmp") +

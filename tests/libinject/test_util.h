@@ -35,6 +35,10 @@ std::vector<rooftrace::wire::Packet> DecodeFrames(const std::string& bytes);
 std::map<uint64_t, std::string> Strings(
     const std::vector<rooftrace::wire::Packet>& packets);
 
+// `relative` under the build directory, found from this test binary's own
+// location (<build>/tests/<binary>), so carried builds work anywhere.
+std::string BuildPath(const std::string& relative);
+
 // A fresh empty directory under the test's temp dir.
 std::string MakeTempDir(const std::string& tag);
 // Files in `dir` ending in `suffix`.
