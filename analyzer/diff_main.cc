@@ -39,7 +39,7 @@ int DiffMain(int argc, char** argv) {
   double threshold = 5, min_time_ms = 0.1;
   int64_t min_count = 5, base_run = -1, cand_run = -1;
   spec.options.add_options()
-      ("threshold", po::value<double>(&threshold)->default_value(5),
+      ("threshold", po::value<double>(&threshold)->default_value(5, "5"),
        "regression threshold in percent")
       ("by", po::value<std::string>(&by)->default_value("family+shape"),
        "match groups by family+shape, family or kernel")
@@ -49,7 +49,7 @@ int DiffMain(int argc, char** argv) {
        "table, markdown or json (on stdout)")
       ("min-count", po::value<int64_t>(&min_count)->default_value(5),
        "launches a group needs on both sides to be judged")
-      ("min-time-ms", po::value<double>(&min_time_ms)->default_value(0.1),
+      ("min-time-ms", po::value<double>(&min_time_ms)->default_value(0.1, "0.1"),
        "total milliseconds a group needs on both sides to be judged")
       ("baseline-run", po::value<int64_t>(&base_run),
        "run id in BASELINE (default: its latest run)")
