@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "base/cli.h"
 #include "cli/subcommands.h"
@@ -17,7 +18,13 @@
 #include "kernels/report.h"
 #include "rooftrace_version.h"
 #ifdef ROOFTRACE_HAVE_CUDA
-#include "kernels/gpu_runner.h"
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "kernels/gpu_module.h"
 #endif
 
 namespace po = boost::program_options;
@@ -83,6 +90,70 @@ int WriteOutputs(const CalibrationResult& result, const std::string& output,
   }
   return failed ? kExitFailure : kExitOk;
 }
+
+#ifdef ROOFTRACE_HAVE_CUDA
+// Loads librooftrace_calibrate.so ($ROOFTRACE_CALIBRATE_MODULE, else
+// ../lib/ next to the running executable, else the loader's search path)
+// and runs the calibration through it.
+StatusOr<CalibrationResult> RunThroughModule(bool quick, int device,
+                                             const std::string& command) {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv(kernels::kCalibrateModuleEnv)) {
+    candidates.push_back(env);
+  } else {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+      candidates.push_back(
+          (exe.parent_path() / ".." / "lib" / kernels::kCalibrateModuleFile)
+              .lexically_normal()
+              .string());
+    }
+    candidates.push_back(kernels::kCalibrateModuleFile);
+  }
+  void* module = nullptr;
+  std::string errors;
+  for (const std::string& path : candidates) {
+    module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (module) break;
+    const char* why = dlerror();
+    errors += "\n  " + path + ": " + (why ? why : "not loadable");
+  }
+  if (!module) {
+    return FailedPrecondition(
+        std::string("cannot load the calibration module ") +
+        kernels::kCalibrateModuleFile + " (it holds the CUDA kernels and "
+        "links cuBLAS):" + errors +
+        "\nBuild it with the project (CUDA build), keep it in lib/ next to "
+        "bin/rooftrace, or point " + kernels::kCalibrateModuleEnv +
+        " at it");
+  }
+  auto entry = reinterpret_cast<RooftraceCalibrateFn>(
+      dlsym(module, kernels::kCalibrateEntryPoint));
+  if (!entry) {
+    return FailedPrecondition(std::string(kernels::kCalibrateModuleFile) +
+                              " has no entry point " +
+                              kernels::kCalibrateEntryPoint +
+                              ": it is from another rooftrace version; "
+                              "rebuild it with this one");
+  }
+  RooftraceCalibrateArgs args{};
+  args.quick = quick ? 1 : 0;
+  args.device = device;
+  args.command = command.c_str();
+  args.progress = [](const char* line, void*) {
+    std::cout << line << std::endl;  // flush: progress must show as it goes
+  };
+  char* out = nullptr;
+  const int rc = entry(&args, &out);
+  const std::string text = out ? out : "";
+  std::free(out);
+  // The module stays loaded: CUDA's runtime keeps state until exit.
+  if (rc == kRooftraceCalibrateUnavailable) return Unavailable(text);
+  if (rc != kRooftraceCalibrateOk) return InternalError(text);
+  return kernels::CalibrationResultFromJson(text, "calibration module output");
+}
+#endif
 
 }  // namespace
 
@@ -237,14 +308,7 @@ int CalibrateMain(int argc, char** argv) {
 
   if (output.empty()) output = "profile.json";
 #ifdef ROOFTRACE_HAVE_CUDA
-  kernels::GpuRunOptions opts;
-  opts.quick = quick;
-  opts.device = device;
-  opts.command = JoinArgs(argc, argv);
-  opts.progress = [](const std::string& line) {
-    std::cout << line << std::endl;  // flush: progress must show as it goes
-  };
-  auto result = kernels::RunCalibrationOnGpu(opts);
+  auto result = RunThroughModule(quick, device, JoinArgs(argc, argv));
   if (!result.ok()) {
     std::cerr << "rooftrace calibrate: " << result.status().message() << "\n";
     return kExitUsage;

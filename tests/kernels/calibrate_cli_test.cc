@@ -87,6 +87,23 @@ TEST_F(CalibrateCliTest, NoGpuIsAClearUsageError) {
   EXPECT_FALSE(std::filesystem::exists(Path("profile.json")));
 }
 
+#ifdef ROOFTRACE_HAVE_CUDA
+// The CUDA half is a module loaded on demand; a missing one is named with
+// the fix.
+TEST_F(CalibrateCliTest, MissingGpuModuleIsNamed) {
+  ::setenv("ROOFTRACE_CALIBRATE_MODULE", Path("nope.so").c_str(), 1);
+  const CliRun r = Calibrate({"--quick", "-o", Path("profile.json")});
+  ::unsetenv("ROOFTRACE_CALIBRATE_MODULE");
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.err.find("cannot load the calibration module "
+                       "librooftrace_calibrate.so"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(Path("nope.so")), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(Path("profile.json")));
+}
+#endif
+
 // A recorded result renders to a profile, a report and a summary.
 TEST_F(CalibrateCliTest, FromResultWritesProfileAndReport) {
   const std::string result = WriteResult(true);
