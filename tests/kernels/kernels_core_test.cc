@@ -538,3 +538,26 @@ TEST(FormulasTest, RidgeCrossingOfTheMSweep) {
 
 }  // namespace
 }  // namespace rooftrace::kernels
+
+namespace rooftrace::kernels {
+namespace {
+
+// A result where every step failed still renders: no points, no roofs, the
+// failures listed, and no NaN in the chart.
+TEST(ReportTest, EmptyResultRendersWithoutPoints) {
+  CalibrationResult r;
+  r.device.name = "Unknown GPU";
+  r.notes.push_back({"stream", StepStatus::kFailed, "cudaMalloc failed"});
+  const DeviceProfile p = BuildProfile(r);
+  const std::string html = RenderCalibrationHtml(r, p);
+  EXPECT_EQ(Count(html, "<g><title>"), 0u);
+  EXPECT_EQ(html.find("nan"), std::string::npos);
+  EXPECT_EQ(html.find("inf"), std::string::npos);
+  EXPECT_NE(html.find("failed: stream &mdash; cudaMalloc failed"),
+            std::string::npos);
+  const std::string summary = RenderCalibrationSummary(r, p);
+  EXPECT_NE(summary.find("DRAM: - measured"), std::string::npos) << summary;
+}
+
+}  // namespace
+}  // namespace rooftrace::kernels
