@@ -71,6 +71,10 @@ std::string ClipName(const std::string& s) {
 }
 
 std::string RoofSummary(const RoofTable& roofs) {
+  if (roofs.empty()) {
+    return "no roofs known for this run: pass --device-profile FILE|KEY "
+           "(e.g. h100-sxm) to judge kernels against a roof";
+  }
   std::string out;
   char buf[160];
   std::snprintf(buf, sizeof(buf), "DRAM %sB/s",

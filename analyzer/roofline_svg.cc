@@ -294,7 +294,8 @@ std::string RenderRooflineSvg(const Report& report) {
   int labelled = 0;
   for (const Point& p : by_time) {
     if (labelled >= kLabelledPoints) break;
-    const std::string text = Clip(p.row->name, 30);
+    // The family alone: the colour already says the phase.
+    const std::string text = Clip(p.row->key.empty() ? p.row->name : p.row->key, 30);
     const double w = 7.0 * text.size();  // generous for 11px sans-serif
     for (const double dy : {0.0, -kLabelGap, kLabelGap, -2 * kLabelGap, 2 * kLabelGap}) {
       double x = p.x + p.r + 3;
@@ -327,7 +328,10 @@ std::string RenderRooflineSvg(const Report& report) {
     lx += 30 + 7.0 * ph.phase.size();
   }
   s << "<text x=\"" << Num(lx + 10) << "\" y=\"" << Num(ly) << "\" fill=\"#444\">"
-    << "point area ~ GPU time of the family; solid roofs: precisions in use</text>\n";
+    << (levels.empty() && bw <= 0
+            ? "point area ~ GPU time; no roofs known (see --device-profile)"
+            : "point area ~ GPU time of the family; solid roofs: precisions in use")
+    << "</text>\n";
   if (unplaced > 0 || placed.empty()) {
     s << "<text x=\"" << a.px0 << "\" y=\"" << Num(ly + 22) << "\" fill=\"#444\">"
       << XmlEscape(placed.empty()

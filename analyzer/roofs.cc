@@ -29,7 +29,7 @@ const Roof* RoofTable::Find(std::string_view precision) const {
 RoofTable RoofTableFromStore(const std::vector<RoofRow>& rows,
                              const std::string& run_roof_source) {
   RoofTable t;
-  t.source = run_roof_source.empty() ? "store" : run_roof_source;
+  t.source = run_roof_source.empty() ? "none" : run_roof_source;
   if (rows.empty()) return t;
   const int64_t device = rows.front().device_id;
   for (const RoofRow& row : rows) {

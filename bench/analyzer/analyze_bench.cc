@@ -4,7 +4,7 @@
 // in its own child process so peak RSS is per step. Targets: analysis within
 // 3x of reading the input; peak RSS flat as the run grows.
 //
-//   analyzer_bench [--kernels N] [--dir DIR] [--no-rft]
+//   analyzer_bench [--kernels N] [--dir DIR] [--no-rft] [--no-store]
 //
 // Default N = 1,000,000 (well under a minute); --kernels 10000000 for the
 // figure in the issue.
@@ -284,7 +284,7 @@ void Print(const char* what, int64_t kernels, const Measure& read, const Measure
 int main(int argc, char** argv) {
   int64_t n = 1000000;
   std::string dir = std::filesystem::temp_directory_path().string() + "/rooftrace-analyzer-bench";
-  bool rft = true;
+  bool rft = true, stores = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--kernels" && i + 1 < argc) {
@@ -293,8 +293,11 @@ int main(int argc, char** argv) {
       dir = argv[++i];
     } else if (a == "--no-rft") {
       rft = false;
+    } else if (a == "--no-store") {
+      stores = false;
     } else {
-      std::cerr << "usage: analyzer_bench [--kernels N] [--dir DIR] [--no-rft]\n";
+      std::cerr << "usage: analyzer_bench [--kernels N] [--dir DIR] [--no-rft] "
+                   "[--no-store]\n";
       return 2;
     }
   }
@@ -304,6 +307,7 @@ int main(int argc, char** argv) {
   }
   std::filesystem::create_directories(dir);
   const std::string store = dir + "/bench.sqlite";
+  if (stores) {
   auto t0 = Clock::now();
   BuildStore(store, n);
   std::printf("built %s: runs of %lld, %lld, %lld kernels in %.1f s (%.0f MiB)\n",
@@ -319,6 +323,7 @@ int main(int argc, char** argv) {
     Print("store", sizes[run - 1], read, full);
   }
   std::filesystem::remove(store);
+  }
 
   if (rft) {
     for (int64_t size : {n / 4, n / 2, n}) {
