@@ -1,6 +1,8 @@
 // The session end to end in-process: records in, framed packets out to a
 // file, a Unix-socket collector, or a spool when the collector is not there
 // or goes away; counts in Stats and Goodbye; NVTX handlers' ranges.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include "libinject/nvtx_injection.h"
 #include "libinject/session.h"
 #include "libinject/thread_state.h"
+#include "proto/framing.h"
 #include "tests/libinject/test_util.h"
 
 namespace rooftrace::inject {
@@ -344,6 +347,121 @@ TEST(SessionTest, ExitIsBoundedWhenTheCollectorStalls) {
   const auto waited = std::chrono::steady_clock::now() - t0;
   EXPECT_GE(waited, std::chrono::milliseconds(300));
   EXPECT_LT(waited, std::chrono::milliseconds(1500));
+}
+
+}  // namespace
+}  // namespace rooftrace::inject
+
+namespace rooftrace::inject {
+namespace {
+
+// A one-connection loopback TCP peer: optionally answers the Hello with a
+// refusal, then keeps every byte until the producer closes.
+class TcpPeer {
+ public:
+  explicit TcpPeer(bool refuse) : refuse_(refuse) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    EXPECT_EQ(listen(fd_, 1), 0);
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~TcpPeer() {
+    thread_.join();
+    close(fd_);
+  }
+  uint16_t port() const { return port_; }
+  std::string bytes() {
+    thread_.join();
+    thread_ = std::thread([] {});
+    return bytes_;
+  }
+
+ private:
+  void Run() {
+    const int c = accept(fd_, nullptr, nullptr);
+    if (c < 0) return;
+    char buf[65536];
+    bool replied = false;
+    for (;;) {
+      const ssize_t n = read(c, buf, sizeof buf);
+      if (n <= 0) break;
+      bytes_.append(buf, static_cast<size_t>(n));
+      if (refuse_ && !replied) {
+        pb::Packet reply;
+        reply.mutable_hello_reply()->set_accepted(false);
+        reply.mutable_hello_reply()->set_reason("protocol 9 required");
+        std::string frame;
+        wire::AppendFrame(&frame, reply.SerializeAsString());
+        (void)!write(c, frame.data(), frame.size());
+        replied = true;
+      }
+    }
+    close(c);
+  }
+  bool refuse_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::thread thread_;
+  std::string bytes_;
+};
+
+// tcp:127.0.0.1:PORT carries the same stream as the other sinks.
+TEST(SessionTest, TcpSinkOnLoopbackCarriesTheStream) {
+  TcpPeer peer(/*refuse=*/false);
+  SessionOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kTcp;
+  o.config.sink.host = "127.0.0.1";
+  o.config.sink.port = peer.port();
+  o.config.spool_dir = testing::MakeTempDir("tcp");
+  o.hello_reply_timeout_ms = 20;
+  Session session(o);
+  ASSERT_TRUE(session.Start().ok());
+  for (uint64_t i = 1; i <= 1000; ++i) session.EmitRange(Range(i, 0));
+  ASSERT_TRUE(session.Stop());
+  auto packets = testing::DecodeFrames(peer.bytes());
+  ASSERT_GE(packets.size(), 3u);
+  EXPECT_TRUE(packets.front().has_hello());
+  EXPECT_TRUE(packets.back().has_goodbye());
+  size_t ranges = 0;
+  for (const auto& p : packets) ranges += p.nvtx_batch().ranges_size();
+  EXPECT_EQ(ranges, 1000u);
+  EXPECT_TRUE(testing::ListFiles(o.config.spool_dir, ".rft").empty());
+}
+
+// A collector that refuses the Hello: the session spools instead, and the
+// refusal's reason is in the warning.
+TEST(SessionTest, RefusedHelloSwitchesToTheSpool) {
+  TcpPeer peer(/*refuse=*/true);
+  SessionOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kTcp;
+  o.config.sink.host = "127.0.0.1";
+  o.config.sink.port = peer.port();
+  o.config.spool_dir = testing::MakeTempDir("refused");
+  Session session(o);
+  ASSERT_TRUE(session.Start().ok());
+  for (uint64_t i = 1; i <= 10; ++i) session.EmitRange(Range(i, 0));
+  ASSERT_TRUE(session.Stop());
+  auto spools = testing::ListFiles(o.config.spool_dir, ".rft");
+  ASSERT_EQ(spools.size(), 1u);
+  auto packets = testing::ReadTrace(spools[0]);
+  size_t ranges = 0;
+  bool warned = false;
+  for (const auto& p : packets) {
+    ranges += p.nvtx_batch().ranges_size();
+    for (const auto& w : p.stats().warnings()) {
+      warned |= w.find("refused this session (protocol 9 required)") !=
+                std::string::npos;
+    }
+  }
+  EXPECT_EQ(ranges, 10u);
+  EXPECT_TRUE(warned);
 }
 
 }  // namespace
