@@ -181,17 +181,25 @@ void Session::OpenSink() {
         path.c_str());
     return;
   }
+  if (spec.kind == SinkSpec::Kind::kFile) {
+    std::string actual;
+    auto file = OpenSharedFileSink(spec.path, &actual);
+    if (file.ok()) {
+      sink_ = std::move(*file);
+      std::lock_guard<std::mutex> lock(mu_);
+      spool_path_ = actual;
+      if (actual != spec.path) {
+        Say(LogLevel::kInfo, "%s is written by another process of this run: "
+            "writing %s", spec.path.c_str(), actual.c_str());
+      }
+      return;
+    }
+    Warn(file.status().message() + "; nothing will be recorded");
+    return;
+  }
   auto sink = ConnectSink(spec, options_.connect_timeout_ms);
   if (sink.ok()) {
     sink_ = std::move(*sink);
-    if (spec.kind == SinkSpec::Kind::kFile) {
-      std::lock_guard<std::mutex> lock(mu_);
-      spool_path_ = spec.path;
-    }
-    return;
-  }
-  if (spec.kind == SinkSpec::Kind::kFile) {
-    Warn(sink.status().message() + "; nothing will be recorded");
     return;
   }
   SwitchToSpool(sink.status().message());
@@ -593,13 +601,7 @@ void AtExit() {
 // A forked child writing to the parent's file would truncate it: the child
 // gets "<name>-child-<pid>.rft" next to it.
 std::string ChildFilePath(const std::string& path, pid_t pid) {
-  const std::string suffix = "-child-" + std::to_string(pid);
-  const size_t slash = path.rfind('/');
-  const size_t dot = path.rfind('.');
-  if (dot != std::string::npos && (slash == std::string::npos || dot > slash)) {
-    return path.substr(0, dot) + suffix + path.substr(dot);
-  }
-  return path + suffix;
+  return SiblingPath(path, "child-" + std::to_string(pid));
 }
 
 Session* CreateSession(bool forked_child = false) {

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -116,9 +117,43 @@ StatusOr<std::unique_ptr<Sink>> OpenFileSink(const std::string& path) {
   return std::unique_ptr<Sink>(new FdSink(fd, false, "file:" + path));
 }
 
+std::string SiblingPath(const std::string& path, const std::string& tag) {
+  const size_t slash = path.rfind('/');
+  const size_t dot = path.rfind('.');
+  if (dot != std::string::npos && dot > 0 &&
+      (slash == std::string::npos || dot > slash + 1)) {
+    return path.substr(0, dot) + "-" + tag + path.substr(dot);
+  }
+  return path + "-" + tag;
+}
+
+StatusOr<std::unique_ptr<Sink>> OpenSharedFileSink(const std::string& path,
+                                                   std::string* actual_path) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    if (ftruncate(fd, 0) != 0) {
+      const int err = errno;
+      close(fd);
+      return Unavailable("trace file " + path + " cannot be truncated: " +
+                         ErrnoText(err));
+    }
+    *actual_path = path;
+    return std::unique_ptr<Sink>(new FdSink(fd, false, "file:" + path));
+  }
+  if (fd >= 0) close(fd);
+  // Taken by another live process of the same run (or not creatable).
+  const std::string sibling = SiblingPath(path, std::to_string(getpid()));
+  auto sink = OpenFileSink(sibling);
+  if (sink.ok()) *actual_path = sibling;
+  return sink;
+}
+
 StatusOr<std::unique_ptr<Sink>> ConnectSink(const SinkSpec& spec,
                                             int timeout_ms) {
-  if (spec.kind == SinkSpec::Kind::kFile) return OpenFileSink(spec.path);
+  if (spec.kind == SinkSpec::Kind::kFile) {
+    std::string ignored;
+    return OpenSharedFileSink(spec.path, &ignored);
+  }
   if (spec.kind == SinkSpec::Kind::kUnix) {
     const std::string name = "unix:" + spec.path;
     sockaddr_un addr{};

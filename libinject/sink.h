@@ -31,8 +31,17 @@ class Sink {
   virtual const std::string& name() const = 0;
 };
 
+// "<dir>/<stem>-<tag><ext>": a sibling of `path` ("run.rft" -> "run-42.rft").
+std::string SiblingPath(const std::string& path, const std::string& tag);
+
 // Creates (truncates) `path` for writing; mode 0644.
 StatusOr<std::unique_ptr<Sink>> OpenFileSink(const std::string& path);
+// For ROOFTRACE_SINK=file:PATH, which every process of a run inherits: the
+// first live process takes PATH (an exclusive flock, released at its exit);
+// another process started while it runs writes "<name>-<pid>.rft" beside it
+// instead of truncating it. `*actual_path` says which.
+StatusOr<std::unique_ptr<Sink>> OpenSharedFileSink(const std::string& path,
+                                                   std::string* actual_path);
 // Connects within `timeout_ms`; errors name the address and the fix.
 StatusOr<std::unique_ptr<Sink>> ConnectSink(const SinkSpec& spec,
                                             int timeout_ms);

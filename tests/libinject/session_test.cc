@@ -466,3 +466,43 @@ TEST(SessionTest, RefusedHelloSwitchesToTheSpool) {
 
 }  // namespace
 }  // namespace rooftrace::inject
+
+namespace rooftrace::inject {
+namespace {
+
+// Two live sessions given the same file (e.g. an exec()ed subprocess that
+// inherited ROOFTRACE_SINK): the second writes a sibling, nothing is
+// truncated; once the first is done, the file can be taken again.
+TEST(SessionTest, SecondWriterOfTheSameFileGetsASibling) {
+  const std::string dir = testing::MakeTempDir("shared");
+  const std::string path = dir + "/run.rft";
+  Session first(FileOptions(path));
+  ASSERT_TRUE(first.Start().ok());
+  for (uint64_t i = 1; i <= 10; ++i) first.EmitRange(Range(i, 0));
+  Session second(FileOptions(path));
+  ASSERT_TRUE(second.Start().ok());
+  for (uint64_t i = 1; i <= 7; ++i) second.EmitRange(Range(i, 0));
+  ASSERT_TRUE(second.Stop());
+  ASSERT_TRUE(first.Stop());
+  const std::string sibling =
+      dir + "/run-" + std::to_string(getpid()) + ".rft";
+  EXPECT_EQ(first.spool_path(), path);
+  EXPECT_EQ(second.spool_path(), sibling);
+  auto count = [](const std::string& p) {
+    size_t n = 0;
+    for (const auto& packet : testing::ReadTrace(p)) {
+      n += packet.nvtx_batch().ranges_size();
+    }
+    return n;
+  };
+  EXPECT_EQ(count(path), 10u);
+  EXPECT_EQ(count(sibling), 7u);
+  Session third(FileOptions(path));
+  ASSERT_TRUE(third.Start().ok());
+  ASSERT_TRUE(third.Stop());
+  EXPECT_EQ(third.spool_path(), path);
+  EXPECT_EQ(count(path), 0u);  // a new run overwrites the old file
+}
+
+}  // namespace
+}  // namespace rooftrace::inject
