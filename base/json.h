@@ -44,6 +44,9 @@ class Value {
   Value(int i) : v_(static_cast<double>(i)) {}  // NOLINT
   Value(int64_t i) : v_(static_cast<double>(i)) {}  // NOLINT
   Value(uint64_t i) : v_(static_cast<double>(i)) {}  // NOLINT
+  Value(unsigned i) : v_(static_cast<double>(i)) {}  // NOLINT
+  Value(long long i) : v_(static_cast<double>(i)) {}  // NOLINT
+  Value(unsigned long long i) : v_(static_cast<double>(i)) {}  // NOLINT
   Value(const char* s) : v_(std::string(s)) {}  // NOLINT
   Value(std::string s) : v_(std::move(s)) {}  // NOLINT
   Value(std::string_view s) : v_(std::string(s)) {}  // NOLINT

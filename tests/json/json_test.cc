@@ -242,3 +242,24 @@ TEST(JsonObjectReaderTest, NamesTheMemberPathInErrors) {
 
 }  // namespace
 }  // namespace rooftrace::json
+
+namespace rooftrace::json {
+namespace {
+
+// Every integer type converts without a cast and writes as an integer.
+TEST(JsonValueTest, IntegerTypesConvert) {
+  Value v;
+  v.Set("i", 1);
+  v.Set("u", 2u);
+  v.Set("l", int64_t{-3});
+  v.Set("ul", uint64_t{4});
+  v.Set("ll", -5LL);
+  v.Set("ull", 6ULL);
+  v.Set("size", size_t{7});
+  EXPECT_EQ(Write(v, {.indent = 0}),
+            "{\"i\":1,\"u\":2,\"l\":-3,\"ul\":4,\"ll\":-5,\"ull\":6,"
+            "\"size\":7}");
+}
+
+}  // namespace
+}  // namespace rooftrace::json
