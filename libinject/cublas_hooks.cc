@@ -58,12 +58,7 @@ Fn Resolve(std::atomic<Fn>& cache, const char* name, bool lt) {
   return fn;
 }
 
-// Resolves the real `name` once per hook; `type` is its pointer type.
-#define RT_REAL_T(name, lt, type)                                        \
-  static std::atomic<type> real_cache{nullptr};                          \
-  auto real = ::rooftrace::inject::Resolve(real_cache, #name, lt);       \
-  if (real == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED
-#define RT_REAL(name, lt) RT_REAL_T(name, lt, decltype(&::name))
+
 
 void FillShape(GemmRecord& r, cublasOperation_t ta, cublasOperation_t tb,
                int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
@@ -123,305 +118,327 @@ T DescAttr(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
 }  // namespace
 }  // namespace rooftrace::inject
 
-using rooftrace::inject::FillShape;
-using rooftrace::inject::GemmScope;
-namespace enums = rooftrace::inject::enums;
+// ------------------------------------------------------------------ hooks
+// One template per family, instantiated for the int (LP64) and int64_t
+// (ILP64, the *_64 entry points) variants; the extern "C" functions below
+// only resolve the real function and forward.
+namespace rooftrace::inject {
+namespace {
 
-// Exported (the version script names each of them); the rest of the
-// library is built with hidden visibility.
-#pragma GCC visibility push(default)
-extern "C" {
+template <typename T, typename Int>
+using GemmFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
+                                  cublasOperation_t, Int, Int, Int, const T*,
+                                  const T*, Int, const T*, Int, const T*, T*,
+                                  Int);
+template <typename T, typename Int>
+using StridedFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
+                                     cublasOperation_t, Int, Int, Int,
+                                     const T*, const T*, Int, long long int,
+                                     const T*, Int, long long int, const T*,
+                                     T*, Int, long long int, Int);
+template <typename T, typename Int>
+using BatchedFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
+                                     cublasOperation_t, Int, Int, Int,
+                                     const T*, const T* const*, Int,
+                                     const T* const*, Int, const T*,
+                                     T* const*, Int, Int);
+template <typename Int>
+using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
+                                    cublasOperation_t, Int, Int, Int,
+                                    const void*, const void*, cudaDataType,
+                                    Int, const void*, cudaDataType, Int,
+                                    const void*, void*, cudaDataType, Int,
+                                    cublasComputeType_t, cublasGemmAlgo_t);
+template <typename Int>
+using StridedExFn = cublasStatus_t (*)(
+    cublasHandle_t, cublasOperation_t, cublasOperation_t, Int, Int, Int,
+    const void*, const void*, cudaDataType, Int, long long int, const void*,
+    cudaDataType, Int, long long int, const void*, void*, cudaDataType, Int,
+    long long int, Int, cublasComputeType_t, cublasGemmAlgo_t);
+template <typename Int>
+using BatchedExFn = cublasStatus_t (*)(
+    cublasHandle_t, cublasOperation_t, cublasOperation_t, Int, Int, Int,
+    const void*, const void* const*, cudaDataType, Int, const void* const*,
+    cudaDataType, Int, const void*, void* const*, cudaDataType, Int, Int,
+    cublasComputeType_t, cublasGemmAlgo_t);
 
-cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
-                              cublasOperation_t transb, int m, int n, int k,
-                              const float* alpha, const float* A, int lda,
-                              const float* B, int ldb, const float* beta,
-                              float* C, int ldc) {
-  RT_REAL(cublasSgemm_v2, false);
-  GemmScope scope(enums::kGemmApiSgemm);
+// Element type -> (cudaDataType, compute type) of the typed APIs.
+template <typename T> struct Types;
+template <> struct Types<float> {
+  static constexpr int32_t kData = CUDA_R_32F;
+  static constexpr int32_t kCompute = CUBLAS_COMPUTE_32F;
+};
+template <> struct Types<double> {
+  static constexpr int32_t kData = CUDA_R_64F;
+  static constexpr int32_t kCompute = CUBLAS_COMPUTE_64F;
+};
+template <> struct Types<__half> {
+  static constexpr int32_t kData = CUDA_R_16F;
+  static constexpr int32_t kCompute = CUBLAS_COMPUTE_16F;
+};
+
+template <typename T, typename Int>
+cublasStatus_t Gemm(GemmFn<T, Int> real, uint32_t api, cublasHandle_t h,
+                    cublasOperation_t ta, cublasOperation_t tb, Int m, Int n,
+                    Int k, const T* alpha, const T* A, Int lda, const T* B,
+                    Int ldb, const T* beta, T* C, Int ldc) {
+  GemmScope scope(api);
   if (scope.recording()) {
-    FillShape(scope.record(), transa, transb, m, n, k, lda, ldb, ldc, A, B, C,
-              CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
+    FillShape(scope.record(), ta, tb, m, n, k, lda, ldb, ldc, A, B, C,
+              Types<T>::kData, Types<T>::kData, Types<T>::kData,
+              Types<T>::kCompute);
   }
   const cublasStatus_t s =
-      real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+      real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   scope.Finish(s);
   return s;
 }
 
-cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
-                              cublasOperation_t transb, int m, int n, int k,
-                              const double* alpha, const double* A, int lda,
-                              const double* B, int ldb, const double* beta,
-                              double* C, int ldc) {
-  RT_REAL(cublasDgemm_v2, false);
-  GemmScope scope(enums::kGemmApiDgemm);
+template <typename T, typename Int>
+cublasStatus_t Strided(StridedFn<T, Int> real, uint32_t api, cublasHandle_t h,
+                       cublasOperation_t ta, cublasOperation_t tb, Int m,
+                       Int n, Int k, const T* alpha, const T* A, Int lda,
+                       long long int sa, const T* B, Int ldb, long long int sb,
+                       const T* beta, T* C, Int ldc, long long int sc,
+                       Int batch) {
+  GemmScope scope(api);
   if (scope.recording()) {
-    FillShape(scope.record(), transa, transb, m, n, k, lda, ldb, ldc, A, B, C,
-              CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F);
+    auto& r = scope.record();
+    FillShape(r, ta, tb, m, n, k, lda, ldb, ldc, A, B, C, Types<T>::kData,
+              Types<T>::kData, Types<T>::kData, Types<T>::kCompute);
+    r.batch = batch;
+    r.stride_a = sa;
+    r.stride_b = sb;
+    r.stride_c = sc;
   }
-  const cublasStatus_t s =
-      real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  const cublasStatus_t s = real(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb,
+                                sb, beta, C, ldc, sc, batch);
   scope.Finish(s);
   return s;
 }
 
-cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_t transa,
-                           cublasOperation_t transb, int m, int n, int k,
-                           const __half* alpha, const __half* A, int lda,
-                           const __half* B, int ldb, const __half* beta,
-                           __half* C, int ldc) {
-  RT_REAL_T(cublasHgemm, false,
-            cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
-                               cublasOperation_t, int, int, int, const __half*,
-                               const __half*, int, const __half*, int,
-                               const __half*, __half*, int));
-  GemmScope scope(enums::kGemmApiHgemm);
+// Batched: the pointer arrays live in device memory; their addresses are
+// what is recorded as operand pointers.
+template <typename T, typename Int>
+cublasStatus_t Batched(BatchedFn<T, Int> real, uint32_t api, cublasHandle_t h,
+                       cublasOperation_t ta, cublasOperation_t tb, Int m,
+                       Int n, Int k, const T* alpha, const T* const* A,
+                       Int lda, const T* const* B, Int ldb, const T* beta,
+                       T* const* C, Int ldc, Int batch) {
+  GemmScope scope(api);
   if (scope.recording()) {
-    FillShape(scope.record(), transa, transb, m, n, k, lda, ldb, ldc, A, B, C,
-              CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F);
+    FillShape(scope.record(), ta, tb, m, n, k, lda, ldb, ldc, A, B, C,
+              Types<T>::kData, Types<T>::kData, Types<T>::kData,
+              Types<T>::kCompute);
+    scope.record().batch = batch;
   }
   const cublasStatus_t s =
-      real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+      real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, batch);
   scope.Finish(s);
   return s;
 }
 
-cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
-                            cublasOperation_t transb, int m, int n, int k,
-                            const void* alpha, const void* A,
-                            cudaDataType Atype, int lda, const void* B,
-                            cudaDataType Btype, int ldb, const void* beta,
-                            void* C, cudaDataType Ctype, int ldc,
-                            cublasComputeType_t computeType,
-                            cublasGemmAlgo_t algo) {
-  RT_REAL_T(cublasGemmEx, false,
-            cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
-                               cublasOperation_t, int, int, int, const void*,
-                               const void*, cudaDataType, int, const void*,
-                               cudaDataType, int, const void*, void*,
-                               cudaDataType, int, cublasComputeType_t,
-                               cublasGemmAlgo_t));
+template <typename Int>
+cublasStatus_t GemmEx(GemmExFn<Int> real, cublasHandle_t h,
+                      cublasOperation_t ta, cublasOperation_t tb, Int m, Int n,
+                      Int k, const void* alpha, const void* A, cudaDataType at,
+                      Int lda, const void* B, cudaDataType bt, Int ldb,
+                      const void* beta, void* C, cudaDataType ct, Int ldc,
+                      cublasComputeType_t compute, cublasGemmAlgo_t algo) {
   GemmScope scope(enums::kGemmApiGemmEx);
   if (scope.recording()) {
-    FillShape(scope.record(), transa, transb, m, n, k, lda, ldb, ldc, A, B, C,
-              Atype, Btype, Ctype, computeType);
+    FillShape(scope.record(), ta, tb, m, n, k, lda, ldb, ldc, A, B, C, at, bt,
+              ct, compute);
   }
-  const cublasStatus_t s =
-      real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype,
-           ldb, beta, C, Ctype, ldc, computeType, algo);
+  const cublasStatus_t s = real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt,
+                                ldb, beta, C, ct, ldc, compute, algo);
   scope.Finish(s);
   return s;
 }
 
-cublasStatus_t cublasSgemmStridedBatched(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
-    int m, int n, int k, const float* alpha, const float* A, int lda,
-    long long int strideA, const float* B, int ldb, long long int strideB,
-    const float* beta, float* C, int ldc, long long int strideC,
-    int batchCount) {
-  RT_REAL(cublasSgemmStridedBatched, false);
-  GemmScope scope(enums::kGemmApiSgemmStridedBatched);
-  if (scope.recording()) {
-    auto& r = scope.record();
-    FillShape(r, transa, transb, m, n, k, lda, ldb, ldc, A, B, C, CUDA_R_32F,
-              CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
-    r.batch = batchCount;
-    r.stride_a = strideA;
-    r.stride_b = strideB;
-    r.stride_c = strideC;
-  }
-  const cublasStatus_t s =
-      real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb,
-           strideB, beta, C, ldc, strideC, batchCount);
-  scope.Finish(s);
-  return s;
-}
-
-cublasStatus_t cublasDgemmStridedBatched(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
-    int m, int n, int k, const double* alpha, const double* A, int lda,
-    long long int strideA, const double* B, int ldb, long long int strideB,
-    const double* beta, double* C, int ldc, long long int strideC,
-    int batchCount) {
-  RT_REAL(cublasDgemmStridedBatched, false);
-  GemmScope scope(enums::kGemmApiDgemmStridedBatched);
-  if (scope.recording()) {
-    auto& r = scope.record();
-    FillShape(r, transa, transb, m, n, k, lda, ldb, ldc, A, B, C, CUDA_R_64F,
-              CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F);
-    r.batch = batchCount;
-    r.stride_a = strideA;
-    r.stride_b = strideB;
-    r.stride_c = strideC;
-  }
-  const cublasStatus_t s =
-      real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb,
-           strideB, beta, C, ldc, strideC, batchCount);
-  scope.Finish(s);
-  return s;
-}
-
-cublasStatus_t cublasHgemmStridedBatched(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
-    int m, int n, int k, const __half* alpha, const __half* A, int lda,
-    long long int strideA, const __half* B, int ldb, long long int strideB,
-    const __half* beta, __half* C, int ldc, long long int strideC,
-    int batchCount) {
-  RT_REAL_T(cublasHgemmStridedBatched, false,
-            cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
-                               cublasOperation_t, int, int, int, const __half*,
-                               const __half*, int, long long int, const __half*,
-                               int, long long int, const __half*, __half*, int,
-                               long long int, int));
-  GemmScope scope(enums::kGemmApiHgemmStridedBatched);
-  if (scope.recording()) {
-    auto& r = scope.record();
-    FillShape(r, transa, transb, m, n, k, lda, ldb, ldc, A, B, C, CUDA_R_16F,
-              CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F);
-    r.batch = batchCount;
-    r.stride_a = strideA;
-    r.stride_b = strideB;
-    r.stride_c = strideC;
-  }
-  const cublasStatus_t s =
-      real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb,
-           strideB, beta, C, ldc, strideC, batchCount);
-  scope.Finish(s);
-  return s;
-}
-
-cublasStatus_t cublasGemmStridedBatchedEx(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
-    int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype,
-    int lda, long long int strideA, const void* B, cudaDataType Btype, int ldb,
-    long long int strideB, const void* beta, void* C, cudaDataType Ctype,
-    int ldc, long long int strideC, int batchCount,
-    cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  RT_REAL_T(cublasGemmStridedBatchedEx, false,
-            cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
-                               cublasOperation_t, int, int, int, const void*,
-                               const void*, cudaDataType, int, long long int,
-                               const void*, cudaDataType, int, long long int,
-                               const void*, void*, cudaDataType, int,
-                               long long int, int, cublasComputeType_t,
-                               cublasGemmAlgo_t));
+template <typename Int>
+cublasStatus_t StridedEx(StridedExFn<Int> real, cublasHandle_t h,
+                         cublasOperation_t ta, cublasOperation_t tb, Int m,
+                         Int n, Int k, const void* alpha, const void* A,
+                         cudaDataType at, Int lda, long long int sa,
+                         const void* B, cudaDataType bt, Int ldb,
+                         long long int sb, const void* beta, void* C,
+                         cudaDataType ct, Int ldc, long long int sc, Int batch,
+                         cublasComputeType_t compute, cublasGemmAlgo_t algo) {
   GemmScope scope(enums::kGemmApiGemmStridedBatchedEx);
   if (scope.recording()) {
     auto& r = scope.record();
-    FillShape(r, transa, transb, m, n, k, lda, ldb, ldc, A, B, C, Atype, Btype,
-              Ctype, computeType);
-    r.batch = batchCount;
-    r.stride_a = strideA;
-    r.stride_b = strideB;
-    r.stride_c = strideC;
+    FillShape(r, ta, tb, m, n, k, lda, ldb, ldc, A, B, C, at, bt, ct, compute);
+    r.batch = batch;
+    r.stride_a = sa;
+    r.stride_b = sb;
+    r.stride_c = sc;
   }
   const cublasStatus_t s =
-      real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B,
-           Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount,
-           computeType, algo);
+      real(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta, C,
+           ct, ldc, sc, batch, compute, algo);
   scope.Finish(s);
   return s;
 }
 
-cublasStatus_t cublasSgemmBatched(cublasHandle_t handle,
-                                  cublasOperation_t transa,
-                                  cublasOperation_t transb, int m, int n,
-                                  int k, const float* alpha,
-                                  const float* const Aarray[], int lda,
-                                  const float* const Barray[], int ldb,
-                                  const float* beta, float* const Carray[],
-                                  int ldc, int batchCount) {
-  RT_REAL(cublasSgemmBatched, false);
-  GemmScope scope(enums::kGemmApiSgemmBatched);
-  if (scope.recording()) {
-    // Pointer arrays live in device memory: their addresses are recorded.
-    FillShape(scope.record(), transa, transb, m, n, k, lda, ldb, ldc, Aarray,
-              Barray, Carray, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
-              CUBLAS_COMPUTE_32F);
-    scope.record().batch = batchCount;
-  }
-  const cublasStatus_t s = real(handle, transa, transb, m, n, k, alpha, Aarray,
-                                lda, Barray, ldb, beta, Carray, ldc, batchCount);
-  scope.Finish(s);
-  return s;
-}
-
-cublasStatus_t cublasDgemmBatched(cublasHandle_t handle,
-                                  cublasOperation_t transa,
-                                  cublasOperation_t transb, int m, int n,
-                                  int k, const double* alpha,
-                                  const double* const Aarray[], int lda,
-                                  const double* const Barray[], int ldb,
-                                  const double* beta, double* const Carray[],
-                                  int ldc, int batchCount) {
-  RT_REAL(cublasDgemmBatched, false);
-  GemmScope scope(enums::kGemmApiDgemmBatched);
-  if (scope.recording()) {
-    FillShape(scope.record(), transa, transb, m, n, k, lda, ldb, ldc, Aarray,
-              Barray, Carray, CUDA_R_64F, CUDA_R_64F, CUDA_R_64F,
-              CUBLAS_COMPUTE_64F);
-    scope.record().batch = batchCount;
-  }
-  const cublasStatus_t s = real(handle, transa, transb, m, n, k, alpha, Aarray,
-                                lda, Barray, ldb, beta, Carray, ldc, batchCount);
-  scope.Finish(s);
-  return s;
-}
-
-cublasStatus_t cublasHgemmBatched(cublasHandle_t handle,
-                                  cublasOperation_t transa,
-                                  cublasOperation_t transb, int m, int n,
-                                  int k, const __half* alpha,
-                                  const __half* const Aarray[], int lda,
-                                  const __half* const Barray[], int ldb,
-                                  const __half* beta, __half* const Carray[],
-                                  int ldc, int batchCount) {
-  RT_REAL_T(cublasHgemmBatched, false,
-            cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
-                               cublasOperation_t, int, int, int, const __half*,
-                               const __half* const[], int,
-                               const __half* const[], int, const __half*,
-                               __half* const[], int, int));
-  GemmScope scope(enums::kGemmApiHgemmBatched);
-  if (scope.recording()) {
-    FillShape(scope.record(), transa, transb, m, n, k, lda, ldb, ldc, Aarray,
-              Barray, Carray, CUDA_R_16F, CUDA_R_16F, CUDA_R_16F,
-              CUBLAS_COMPUTE_16F);
-    scope.record().batch = batchCount;
-  }
-  const cublasStatus_t s = real(handle, transa, transb, m, n, k, alpha, Aarray,
-                                lda, Barray, ldb, beta, Carray, ldc, batchCount);
-  scope.Finish(s);
-  return s;
-}
-
-cublasStatus_t cublasGemmBatchedEx(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
-    int m, int n, int k, const void* alpha, const void* const Aarray[],
-    cudaDataType Atype, int lda, const void* const Barray[],
-    cudaDataType Btype, int ldb, const void* beta, void* const Carray[],
-    cudaDataType Ctype, int ldc, int batchCount,
-    cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  RT_REAL_T(cublasGemmBatchedEx, false,
-            cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
-                               cublasOperation_t, int, int, int, const void*,
-                               const void* const[], cudaDataType, int,
-                               const void* const[], cudaDataType, int,
-                               const void*, void* const[], cudaDataType, int,
-                               int, cublasComputeType_t, cublasGemmAlgo_t));
+template <typename Int>
+cublasStatus_t BatchedEx(BatchedExFn<Int> real, cublasHandle_t h,
+                         cublasOperation_t ta, cublasOperation_t tb, Int m,
+                         Int n, Int k, const void* alpha,
+                         const void* const* A, cudaDataType at, Int lda,
+                         const void* const* B, cudaDataType bt, Int ldb,
+                         const void* beta, void* const* C, cudaDataType ct,
+                         Int ldc, Int batch, cublasComputeType_t compute,
+                         cublasGemmAlgo_t algo) {
   GemmScope scope(enums::kGemmApiGemmBatchedEx);
   if (scope.recording()) {
-    FillShape(scope.record(), transa, transb, m, n, k, lda, ldb, ldc, Aarray,
-              Barray, Carray, Atype, Btype, Ctype, computeType);
-    scope.record().batch = batchCount;
+    FillShape(scope.record(), ta, tb, m, n, k, lda, ldb, ldc, A, B, C, at, bt,
+              ct, compute);
+    scope.record().batch = batch;
   }
-  const cublasStatus_t s =
-      real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray,
-           Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
+  const cublasStatus_t s = real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt,
+                                ldb, beta, C, ct, ldc, batch, compute, algo);
   scope.Finish(s);
   return s;
 }
+
+}  // namespace
+}  // namespace rooftrace::inject
+
+namespace ri = rooftrace::inject;
+namespace enums = rooftrace::inject::enums;
+using ri::GemmScope;
+using ri::FillShape;
+
+// Resolves the real `name` (pointer type Fn) once, or returns
+// CUBLAS_STATUS_NOT_INITIALIZED from the hook.
+#define RT_RESOLVE(name, lt)                                    \
+  static std::atomic<Fn> real_cache{nullptr};                   \
+  Fn real = ri::Resolve(real_cache, #name, lt);                 \
+  if (real == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED
+
+#define RT_TYPED_GEMM(name, T, Int, api)                                     \
+  cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta,                \
+                      cublasOperation_t tb, Int m, Int n, Int k,             \
+                      const T* alpha, const T* A, Int lda, const T* B,       \
+                      Int ldb, const T* beta, T* C, Int ldc) {               \
+    using Fn = ri::GemmFn<T, Int>;                                           \
+    RT_RESOLVE(name, false);                                                 \
+    return ri::Gemm<T, Int>(real, api, h, ta, tb, m, n, k, alpha, A, lda, B, \
+                            ldb, beta, C, ldc);                              \
+  }
+
+#define RT_STRIDED_GEMM(name, T, Int, api)                                   \
+  cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta,                \
+                      cublasOperation_t tb, Int m, Int n, Int k,             \
+                      const T* alpha, const T* A, Int lda, long long int sa, \
+                      const T* B, Int ldb, long long int sb, const T* beta,  \
+                      T* C, Int ldc, long long int sc, Int batch) {          \
+    using Fn = ri::StridedFn<T, Int>;                                        \
+    RT_RESOLVE(name, false);                                                 \
+    return ri::Strided<T, Int>(real, api, h, ta, tb, m, n, k, alpha, A, lda, \
+                               sa, B, ldb, sb, beta, C, ldc, sc, batch);     \
+  }
+
+#define RT_BATCHED_GEMM(name, T, Int, api)                                   \
+  cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta,                \
+                      cublasOperation_t tb, Int m, Int n, Int k,             \
+                      const T* alpha, const T* const A[], Int lda,           \
+                      const T* const B[], Int ldb, const T* beta,            \
+                      T* const C[], Int ldc, Int batch) {                    \
+    using Fn = ri::BatchedFn<T, Int>;                                        \
+    RT_RESOLVE(name, false);                                                 \
+    return ri::Batched<T, Int>(real, api, h, ta, tb, m, n, k, alpha, A, lda, \
+                               B, ldb, beta, C, ldc, batch);                 \
+  }
+
+#define RT_GEMM_EX(name, Int)                                                \
+  cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta,                \
+                      cublasOperation_t tb, Int m, Int n, Int k,             \
+                      const void* alpha, const void* A, cudaDataType at,     \
+                      Int lda, const void* B, cudaDataType bt, Int ldb,      \
+                      const void* beta, void* C, cudaDataType ct, Int ldc,   \
+                      cublasComputeType_t compute, cublasGemmAlgo_t algo) {  \
+    using Fn = ri::GemmExFn<Int>;                                            \
+    RT_RESOLVE(name, false);                                                 \
+    return ri::GemmEx<Int>(real, h, ta, tb, m, n, k, alpha, A, at, lda, B,   \
+                           bt, ldb, beta, C, ct, ldc, compute, algo);        \
+  }
+
+#define RT_STRIDED_EX(name, Int)                                             \
+  cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta,                \
+                      cublasOperation_t tb, Int m, Int n, Int k,             \
+                      const void* alpha, const void* A, cudaDataType at,     \
+                      Int lda, long long int sa, const void* B,              \
+                      cudaDataType bt, Int ldb, long long int sb,            \
+                      const void* beta, void* C, cudaDataType ct, Int ldc,   \
+                      long long int sc, Int batch,                           \
+                      cublasComputeType_t compute, cublasGemmAlgo_t algo) {  \
+    using Fn = ri::StridedExFn<Int>;                                         \
+    RT_RESOLVE(name, false);                                                 \
+    return ri::StridedEx<Int>(real, h, ta, tb, m, n, k, alpha, A, at, lda,   \
+                              sa, B, bt, ldb, sb, beta, C, ct, ldc, sc,      \
+                              batch, compute, algo);                         \
+  }
+
+#define RT_BATCHED_EX(name, Int)                                             \
+  cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta,                \
+                      cublasOperation_t tb, Int m, Int n, Int k,             \
+                      const void* alpha, const void* const A[],              \
+                      cudaDataType at, Int lda, const void* const B[],       \
+                      cudaDataType bt, Int ldb, const void* beta,            \
+                      void* const C[], cudaDataType ct, Int ldc, Int batch,  \
+                      cublasComputeType_t compute, cublasGemmAlgo_t algo) {  \
+    using Fn = ri::BatchedExFn<Int>;                                         \
+    RT_RESOLVE(name, false);                                                 \
+    return ri::BatchedEx<Int>(real, h, ta, tb, m, n, k, alpha, A, at, lda,   \
+                              B, bt, ldb, beta, C, ct, ldc, batch, compute,  \
+                              algo);                                         \
+  }
+
+// Exported (the version script names each of them); the rest of the
+// library is built with hidden visibility. Parameter lists match
+// cublas_api.h / cublasLt.h (the compiler checks them against the
+// declarations).
+#pragma GCC visibility push(default)
+extern "C" {
+
+RT_TYPED_GEMM(cublasSgemm_v2, float, int, enums::kGemmApiSgemm)
+RT_TYPED_GEMM(cublasDgemm_v2, double, int, enums::kGemmApiDgemm)
+RT_TYPED_GEMM(cublasHgemm, __half, int, enums::kGemmApiHgemm)
+RT_TYPED_GEMM(cublasSgemm_v2_64, float, int64_t, enums::kGemmApiSgemm)
+RT_TYPED_GEMM(cublasDgemm_v2_64, double, int64_t, enums::kGemmApiDgemm)
+RT_TYPED_GEMM(cublasHgemm_64, __half, int64_t, enums::kGemmApiHgemm)
+
+RT_STRIDED_GEMM(cublasSgemmStridedBatched, float, int,
+                enums::kGemmApiSgemmStridedBatched)
+RT_STRIDED_GEMM(cublasDgemmStridedBatched, double, int,
+                enums::kGemmApiDgemmStridedBatched)
+RT_STRIDED_GEMM(cublasHgemmStridedBatched, __half, int,
+                enums::kGemmApiHgemmStridedBatched)
+RT_STRIDED_GEMM(cublasSgemmStridedBatched_64, float, int64_t,
+                enums::kGemmApiSgemmStridedBatched)
+RT_STRIDED_GEMM(cublasDgemmStridedBatched_64, double, int64_t,
+                enums::kGemmApiDgemmStridedBatched)
+RT_STRIDED_GEMM(cublasHgemmStridedBatched_64, __half, int64_t,
+                enums::kGemmApiHgemmStridedBatched)
+
+RT_BATCHED_GEMM(cublasSgemmBatched, float, int, enums::kGemmApiSgemmBatched)
+RT_BATCHED_GEMM(cublasDgemmBatched, double, int, enums::kGemmApiDgemmBatched)
+RT_BATCHED_GEMM(cublasHgemmBatched, __half, int, enums::kGemmApiHgemmBatched)
+RT_BATCHED_GEMM(cublasSgemmBatched_64, float, int64_t,
+                enums::kGemmApiSgemmBatched)
+RT_BATCHED_GEMM(cublasDgemmBatched_64, double, int64_t,
+                enums::kGemmApiDgemmBatched)
+RT_BATCHED_GEMM(cublasHgemmBatched_64, __half, int64_t,
+                enums::kGemmApiHgemmBatched)
+
+RT_GEMM_EX(cublasGemmEx, int)
+RT_GEMM_EX(cublasGemmEx_64, int64_t)
+RT_STRIDED_EX(cublasGemmStridedBatchedEx, int)
+RT_STRIDED_EX(cublasGemmStridedBatchedEx_64, int64_t)
+RT_BATCHED_EX(cublasGemmBatchedEx, int)
+RT_BATCHED_EX(cublasGemmBatchedEx_64, int64_t)
 
 cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle,
                               cublasLtMatmulDesc_t computeDesc,
@@ -433,11 +450,12 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle,
                               const cublasLtMatmulAlgo_t* algo,
                               void* workspace, size_t workspaceSizeInBytes,
                               cudaStream_t stream) {
-  RT_REAL(cublasLtMatmul, true);
+  using Fn = decltype(&::cublasLtMatmul);
+  RT_RESOLVE(cublasLtMatmul, true);
   GemmScope scope(enums::kGemmApiLtMatmul);
   if (scope.recording()) {
-    using rooftrace::inject::DescAttr;
-    using rooftrace::inject::LayoutAttr;
+    using ri::DescAttr;
+    using ri::LayoutAttr;
     auto& r = scope.record();
     const int32_t ta = DescAttr<int32_t>(computeDesc, CUBLASLT_MATMUL_DESC_TRANSA, 0);
     const int32_t tb = DescAttr<int32_t>(computeDesc, CUBLASLT_MATMUL_DESC_TRANSB, 0);

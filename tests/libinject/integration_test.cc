@@ -328,6 +328,12 @@ TEST(HostSafetyTest, ExportsExactlyTheEntryPointsAndHooks) {
       "cublasHgemmStridedBatched",  "cublasGemmStridedBatchedEx",
       "cublasSgemmBatched",         "cublasDgemmBatched",
       "cublasHgemmBatched",         "cublasGemmBatchedEx",
+      "cublasSgemm_v2_64",          "cublasDgemm_v2_64",
+      "cublasHgemm_64",             "cublasGemmEx_64",
+      "cublasSgemmStridedBatched_64", "cublasDgemmStridedBatched_64",
+      "cublasHgemmStridedBatched_64", "cublasGemmStridedBatchedEx_64",
+      "cublasSgemmBatched_64",      "cublasDgemmBatched_64",
+      "cublasHgemmBatched_64",      "cublasGemmBatchedEx_64",
       "cublasLtMatmul"};
   EXPECT_EQ(Symbols("--defined-only"), expected);
   for (const std::string& u : Symbols("--undefined-only")) {
@@ -365,10 +371,10 @@ TEST(CublasIntegrationTest, ShapesRecordedOnceAndStatusesUnchanged) {
   EXPECT_EQ(run.out, base.out);
   EXPECT_EQ(base.out,
             "sgemm status 7\ngemmex status 13\nlt descriptors 0\n"
-            "ltmatmul status 13\nstrided status 0\n"
+            "ltmatmul status 13\nstrided status 0\nstrided64 status 15\n"
             "real cublasLtMatmul ran 2 times\n");
   Decoded d = Decode(testing::ReadTrace(dir + "/t.rft"));
-  ASSERT_EQ(d.gemms.size(), 4u);
+  ASSERT_EQ(d.gemms.size(), 5u);
   const pb::Gemm& s = d.gemms[0];
   EXPECT_EQ(s.call_id(), 1u);
   EXPECT_EQ(s.api(), pb::GEMM_API_SGEMM);
@@ -420,6 +426,15 @@ TEST(CublasIntegrationTest, ShapesRecordedOnceAndStatusesUnchanged) {
   EXPECT_EQ(sb.stride_b(), 512);
   EXPECT_EQ(sb.stride_c(), 2048);
   EXPECT_EQ(sb.status(), 0);
+
+  const pb::Gemm& big = d.gemms[4];  // ILP64: m beyond 32 bits survives
+  EXPECT_EQ(big.api(), pb::GEMM_API_GEMM_STRIDED_BATCHED_EX);
+  EXPECT_EQ(big.m(), 5000000000ll);
+  EXPECT_EQ(big.lda(), 5000000000ll);
+  EXPECT_EQ(big.batch(), 2);
+  EXPECT_EQ(big.stride_b(), 1024);
+  EXPECT_EQ(big.precision(), pb::PRECISION_TF32_TENSOR);
+  EXPECT_EQ(big.status(), 15);  // CUBLAS_STATUS_NOT_SUPPORTED
   for (const auto& g : d.gemms) {
     EXPECT_LE(g.start_ns(), g.end_ns());
     EXPECT_EQ(g.thread_id(), d.packets.front().hello().pid());
@@ -446,7 +461,7 @@ TEST(CublasIntegrationTest, RealLibrariesWithoutGpuPassErrorsThrough) {
             1)
       << run.err;
   Decoded d = Decode(testing::ReadTrace(dir + "/t.rft"));
-  ASSERT_EQ(d.gemms.size(), 4u);
+  ASSERT_EQ(d.gemms.size(), 5u);
   std::regex status_line("(\\w+) status (\\d+)");
   std::vector<int> printed;
   for (auto it = std::sregex_iterator(base.out.begin(), base.out.end(),
@@ -454,8 +469,8 @@ TEST(CublasIntegrationTest, RealLibrariesWithoutGpuPassErrorsThrough) {
        it != std::sregex_iterator(); ++it) {
     printed.push_back(std::stoi((*it)[2]));
   }
-  ASSERT_EQ(printed.size(), 4u);
-  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(d.gemms[i].status(), printed[i]);
+  ASSERT_EQ(printed.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(d.gemms[i].status(), printed[i]);
   EXPECT_NE(printed[0], 0) << "no GPU: the real cuBLAS call must fail";
   // Hello does not claim kernels: CUPTI stood aside.
   for (int cap : d.packets.front().hello().capabilities()) {

@@ -68,6 +68,14 @@ int main() {
                                 Ptr<float>(0x30000), 64, 2048, 12);
   printf("strided status %d\n", static_cast<int>(s));
 
+  // ILP64 entry point with sizes beyond 32 bits.
+  s = cublasGemmStridedBatchedEx_64(
+      nullptr, CUBLAS_OP_N, CUBLAS_OP_N, 5000000000ll, 8, 128, &one,
+      Ptr<void>(0x40000), CUDA_R_16F, 5000000000ll, 0, Ptr<void>(0x50000),
+      CUDA_R_16F, 128, 1024, &one, Ptr<void>(0x60000), CUDA_R_16F,
+      5000000000ll, 0, 2, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
+  printf("strided64 status %d\n", static_cast<int>(s));
+
 #ifdef ROOFTRACE_FAKE_CUBLAS
   printf("real cublasLtMatmul ran %d times\n", fake_lt_matmul_calls());
 #else

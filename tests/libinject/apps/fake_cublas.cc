@@ -1,8 +1,9 @@
 // A stand-in libcublas.so.13 for tests without a GPU. cublasGemmEx is
 // implemented on top of cublasLtMatmul, as the real library does, so a
 // test can check that one call is recorded once (no double count).
-// cublasSgemm_v2 returns CUBLAS_STATUS_INVALID_VALUE; the strided batched
-// call succeeds.
+// cublasSgemm_v2 returns CUBLAS_STATUS_INVALID_VALUE, the ILP64 strided
+// batched call CUBLAS_STATUS_NOT_SUPPORTED; the strided batched call
+// succeeds.
 #include <cublasLt.h>
 #include <cublas_api.h>
 
@@ -22,6 +23,15 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t, cublasOperation_t,
                                          long long int, const float*, float*,
                                          int, long long int, int) {
   return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx_64(
+    cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t,
+    int64_t, const void*, const void*, cudaDataType, int64_t, long long int,
+    const void*, cudaDataType, int64_t, long long int, const void*, void*,
+    cudaDataType, int64_t, long long int, int64_t, cublasComputeType_t,
+    cublasGemmAlgo_t) {
+  return CUBLAS_STATUS_NOT_SUPPORTED;
 }
 
 cublasStatus_t cublasGemmEx(cublasHandle_t, cublasOperation_t transa,
