@@ -19,6 +19,7 @@ std::atomic<CuptiTracer*> g_buffer_target{nullptr};
 constexpr size_t kBufferBytes = 4u << 20;
 constexpr size_t kBufferCount = 8;
 constexpr uint64_t kPeriodicFlushNs = 1000000000ull;
+constexpr uint32_t kMinCuptiApiVersion = 130000;
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
@@ -177,6 +178,15 @@ void CuptiTracer::AttachActivity(size_t buffer_count, size_t buffer_bytes) {
 Status CuptiTracer::Start() {
   uint32_t version = 0;
   RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api_, GetVersion, &version));
+  // The activity records are read with CUDA 13's layouts (Kernel10, ...):
+  // an older CUPTI (API versions before 130000) writes other layouts.
+  if (version < kMinCuptiApiVersion) {
+    return FailedPrecondition(
+        "libcupti reports API version " + std::to_string(version) +
+        ", older than the CUDA 13 CUPTI (" +
+        std::to_string(kMinCuptiApiVersion) +
+        ") rooftrace reads; put CUDA 13's CUPTI first on LD_LIBRARY_PATH");
+  }
   CUptiResult r;
   char old_name[128] = {0};
   if (api_.SubscribeV2 != nullptr) {

@@ -433,6 +433,7 @@ namespace {
 
 // A fake CUPTI for the attach sequence: it records what the tracer enabled.
 struct FakeCupti {
+  static inline uint32_t version = 130001;
   static inline bool other_subscriber = false;
   static inline std::vector<std::pair<int, uint32_t>> enabled_callbacks;
   static inline std::vector<int> enabled_kinds;
@@ -440,7 +441,7 @@ struct FakeCupti {
   static inline CUpti_TimestampCallbackFunc clock = nullptr;
 
   static CUptiResult Version(uint32_t* v) {
-    *v = 130001;
+    *v = version;
     return CUPTI_SUCCESS;
   }
   static CUptiResult Result(CUptiResult, const char** s) {
@@ -521,6 +522,22 @@ TEST(CuptiTracerTest, AnotherSubscriberMakesUsStandAside) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("another CUPTI tool is already attached "
                              "(Nsight Systems)"),
+            std::string::npos)
+      << s.message();
+}
+
+// A CUPTI older than CUDA 13 writes other record layouts: refused.
+TEST(CuptiTracerTest, OlderCuptiIsRefused) {
+  SessionOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kFile;
+  o.config.sink.path = "/dev/null";
+  Session session(o);
+  FakeCupti::version = 24;  // CUDA 12.8's CUPTI
+  CuptiTracer tracer(&session, FakeCupti::Api());
+  Status s = tracer.Start();
+  FakeCupti::version = 130001;
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("libcupti reports API version 24, older than"),
             std::string::npos)
       << s.message();
 }
