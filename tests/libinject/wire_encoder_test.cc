@@ -622,5 +622,37 @@ TEST(HelloReplyTest, ParsesRefusalWithReason) {
   EXPECT_FALSE(ParseHelloReply(cut, &accepted, &version, &reason));
 }
 
+// Mutated and truncated replies never crash the parser or read out of
+// bounds (the deterministic cousin of hello_reply_fuzzer); an intact reply
+// still parses afterwards.
+TEST(HelloReplyTest, SurvivesMutatedInput) {
+  pb::Packet reply;
+  reply.set_sequence(1);
+  reply.mutable_hello_reply()->set_accepted(true);
+  reply.mutable_hello_reply()->set_reason(std::string(200, 'r'));
+  const std::string good = reply.SerializeAsString();
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  bool accepted;
+  uint32_t version;
+  std::string reason;
+  for (int i = 0; i < 20000; ++i) {
+    std::string bad = good.substr(0, next() % (good.size() + 1));
+    for (int flips = static_cast<int>(next() % 4); flips > 0 && !bad.empty();
+         --flips) {
+      bad[next() % bad.size()] = static_cast<char>(next());
+    }
+    ParseHelloReply(bad, &accepted, &version, &reason);
+    EXPECT_LE(reason.size(), good.size());
+  }
+  ASSERT_TRUE(ParseHelloReply(good, &accepted, &version, &reason));
+  EXPECT_TRUE(accepted);
+}
+
 }  // namespace
 }  // namespace rooftrace::inject
