@@ -5,7 +5,9 @@
 #include <string>
 
 namespace rooftrace::kernels::gpu {
-namespace {
+// Named (not anonymous) so kernel names in traces read
+// rooftrace::kernels::gpu::ref::OwnSgemmKernel(...), stable across builds.
+namespace ref {
 
 Status LaunchError(const char* kernel) {
   const cudaError_t e = cudaGetLastError();
@@ -248,7 +250,9 @@ Status CheckGemmShape(const char* kernel, int m, int n, int k) {
   return OkStatus();
 }
 
-}  // namespace
+}  // namespace ref
+
+using namespace ref;  // the launchers below are this file's only callers
 
 Status LaunchFill(void* data, size_t n, FillType type, uint32_t seed,
                   float scale, cudaStream_t stream) {
