@@ -24,7 +24,8 @@ StatusOr<AnalyzedInput> OpenAndReport(const std::string& path,
                                       const std::string& device_profile,
                                       const ReportOptions& options);
 
-// kExitUsage (2) for bad input, kExitFailure (1) for internal errors.
+// The exit code of a failed step: always kExitUsage (2), so that 1 keeps
+// meaning "the diff found a regression".
 int ExitCodeFor(const Status& status);
 
 // Writes `text` to `path`; errors name the path.

@@ -1,0 +1,53 @@
+#include "analyzer/analyze.h"
+
+#include <fstream>
+
+#include "base/cli.h"
+
+namespace rooftrace {
+namespace analyzer {
+
+int ExitCodeFor(const Status& /*status*/) {
+  // Every error is 2, even an internal one: for diff, 1 means "regressed"
+  // and a CI job must never read a broken input as a regression verdict.
+  return kExitUsage;
+}
+
+Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) {
+    return InvalidArgument(path + ": cannot write (does the directory exist "
+                                  "and is it writable?)");
+  }
+  f << text;
+  f.close();
+  if (!f) return InvalidArgument(path + ": write failed (disk full?)");
+  return OkStatus();
+}
+
+StatusOr<AnalyzedInput> OpenAndReport(const std::string& path,
+                                      const std::string& device_profile,
+                                      const ReportOptions& base_options) {
+  AnalyzedInput out;
+  ReportOptions options = base_options;
+  InputOptions input_options;
+  RT_ASSIGN_OR_RETURN(const InputKind kind, DetectInputKind(path));
+  if (!device_profile.empty()) {
+    RT_ASSIGN_OR_RETURN(RoofTable roofs, LoadRoofTable(device_profile));
+    options.reannotate = std::move(roofs);
+    // A trace is annotated by the ingest with the profile file itself.
+    if (kind == InputKind::kTrace && options.reannotate->source.rfind("datasheet:", 0) != 0) {
+      input_options.device_profile_path = device_profile;
+    }
+  }
+  RT_ASSIGN_OR_RETURN(out.input, AnalyzerInput::Open(path, input_options));
+  RT_ASSIGN_OR_RETURN(out.report, BuildReport(out.input->store(), options));
+  out.report.header.input = path;
+  out.report.header.input_kind = kind == InputKind::kStore ? "store" : "trace";
+  out.report.header.ingest_warning = out.input->ingest_warning();
+  return out;
+}
+
+}  // namespace analyzer
+
+}  // namespace rooftrace
