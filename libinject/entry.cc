@@ -10,6 +10,7 @@
 #include "libinject/log.h"
 #include "libinject/nvtx_injection.h"
 #include "libinject/session.h"
+#include "libinject/tracer.h"
 
 using rooftrace::inject::EntryRoute;
 using rooftrace::inject::Session;
@@ -34,8 +35,8 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
 }  // extern "C"
 
 namespace {
-// LD_PRELOAD: the cuBLAS hooks are live as soon as we are loaded; the
-// session starts now so their records have somewhere to go.
+// LD_PRELOAD: the cuBLAS hooks are live as soon as we are loaded. The
+// session starts now when the host links CUDA, else with its first record.
 __attribute__((constructor)) void RooftracePreloadConstructor() {
   // Only when preloaded: a dlopen() by CUDA or NVTX goes through the
   // routes above instead.
@@ -50,6 +51,11 @@ __attribute__((constructor)) void RooftracePreloadConstructor() {
   const char* base = strrchr(self.dli_fname, '/');
   base = base != nullptr ? base + 1 : self.dli_fname;
   if (strstr(preload, base) == nullptr) return;
-  Session::StartProcessSession(EntryRoute::kPreload);
+  if (rooftrace::inject::HostLinksCuda()) {
+    // CUDA is linked: start now so CUPTI sees the first kernels.
+    Session::StartProcessSession(EntryRoute::kPreload);
+  } else {
+    Session::StartOnFirstRecord();
+  }
 }
 }  // namespace

@@ -582,6 +582,10 @@ std::atomic<Session*> g_current{nullptr};
 std::mutex g_init_mu;
 bool g_process_init_done = false;
 std::atomic<bool> g_child_pending{false};
+// Preloaded into a process that does not (yet) link CUDA: the session
+// starts with its first record, so helper processes that never touch NVTX,
+// cuBLAS or CUDA leave no trace at all.
+std::atomic<bool> g_preload_pending{false};
 
 void ForkPrepare() { g_init_mu.lock(); }
 void ForkParent() { g_init_mu.unlock(); }
@@ -650,9 +654,12 @@ bool WantsCupti(EntryRoute route) {
 
 Session* Session::Current() {
   Session* s = g_current.load(std::memory_order_acquire);
-  if (s != nullptr || !g_child_pending.load(std::memory_order_relaxed)) {
-    return s;
+  if (s != nullptr) return s;
+  if (g_preload_pending.load(std::memory_order_relaxed) &&
+      g_preload_pending.exchange(false)) {
+    return StartProcessSession(EntryRoute::kPreload);
   }
+  if (!g_child_pending.load(std::memory_order_relaxed)) return nullptr;
   std::lock_guard<std::mutex> lock(g_init_mu);
   if (g_child_pending.exchange(false)) {
     // A forked child: its own session, NVTX and cuBLAS only (CUDA does not
@@ -667,7 +674,12 @@ void Session::SetCurrentForTesting(Session* session) {
   g_current.store(session, std::memory_order_release);
 }
 
+void Session::StartOnFirstRecord() {
+  g_preload_pending.store(true, std::memory_order_release);
+}
+
 Session* Session::StartProcessSession(EntryRoute route) {
+  g_preload_pending.store(false, std::memory_order_relaxed);
   Session* session = nullptr;
   {
     std::lock_guard<std::mutex> lock(g_init_mu);

@@ -70,6 +70,9 @@ class Session {
   // the same session (or null when standing aside). Starts CUPTI tracing
   // for kCudaInjection, and for kPreload when the host already links CUDA.
   static Session* StartProcessSession(EntryRoute route);
+  // LD_PRELOAD into a host without CUDA yet: the process session starts on
+  // the first Current() call (a cuBLAS hook, an NVTX call) instead of now.
+  static void StartOnFirstRecord();
   // Tests: makes `session` what Current() returns (NVTX handlers and
   // cuBLAS hooks reach the session through it). Null restores none.
   static void SetCurrentForTesting(Session* session);

@@ -257,6 +257,21 @@ TEST(HostSafetyTest, HostWithItsOwnLibprotobufIsUnaffected) {
   EXPECT_EQ(d.ranges["serialize"].size(), 1u);
 }
 
+// A preloaded helper process that never uses NVTX, cuBLAS or CUDA leaves
+// no trace (no session, no spool, nothing said).
+TEST(HostSafetyTest, ProcessThatRecordsNothingLeavesNoTrace) {
+  const std::string dir = testing::MakeTempDir("quiet");
+  const ProcessResult base = Baseline({ROOFTRACE_NVTX_APP, "quiet"});
+  const ProcessResult run = RunProcess(
+      {ROOFTRACE_NVTX_APP, "quiet"},
+      {{"NVTX_INJECTION64_PATH", kLib}, {"LD_PRELOAD", kLib},
+       {"ROOFTRACE_SINK", "<unset>"}, {"ROOFTRACE_SPOOL_DIR", dir}});
+  EXPECT_EQ(run.exit_code, base.exit_code);
+  EXPECT_EQ(run.out, base.out);
+  EXPECT_EQ(run.err, "");
+  EXPECT_TRUE(testing::ListFiles(dir, ".rft").empty());
+}
+
 // ROOFTRACE_DISABLE=1: nothing written, nothing said, host unchanged.
 TEST(HostSafetyTest, DisabledStandsAsideCompletely) {
   const std::string dir = testing::MakeTempDir("disabled");

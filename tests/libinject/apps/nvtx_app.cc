@@ -5,6 +5,7 @@
 //        range with a registered string, a start/end range ended on the
 //        worker, a mark. fork: basic, then a forked child emits "child"
 //        ranges and exits. loop N: N "step" ranges with short sleeps.
+//        quiet: no NVTX call at all.
 // stdout is deterministic; thread ids go to stderr as "tid NAME=N" lines so
 // tests can match them; the exit code is 7 (checked unchanged).
 #include <nvtx3/nvToolsExt.h>
@@ -80,6 +81,8 @@ int main(int argc, char** argv) {
     nvtxRangePushA("after-fork");
     nvtxRangePop();
     printf("parent saw child exit %d\n", WEXITSTATUS(status));
+  } else if (strcmp(mode, "quiet") == 0) {
+    printf("no NVTX, no CUDA\n");
   } else if (strcmp(mode, "loop") == 0) {
     const int n = argc > 2 ? atoi(argv[2]) : 100;
     for (int i = 0; i < n; ++i) {
