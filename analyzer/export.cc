@@ -143,6 +143,7 @@ Status WritePerfettoJson(StoreReader& store, int64_t run_id, std::ostream& out,
     return OkStatus();
   }));
 
+  int64_t async_id = 0;
   std::set<int64_t> named_processes;
   std::set<std::pair<int64_t, int64_t>> named_threads;
   RT_RETURN_IF_ERROR(store.ForEachNvtx(run_id, [&](const NvtxView& r) {
@@ -164,14 +165,30 @@ Status WritePerfettoJson(StoreReader& store, int64_t run_id, std::ostream& out,
       Metadata(out, &first, "thread_name", pid, tid,
                "thread " + std::to_string(tid) + " (NVTX)");
     }
-    out << ",\n{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":" << JsonString(r.name)
-        << ",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":"
-        << Micros(*r.start_ns) << ",\"dur\":" << Micros(*r.end_ns - *r.start_ns)
-        << ",\"args\":{\"kind\":" << JsonString(r.kind.empty() ? "push_pop" : r.kind);
-    Arg(out, "domain", r.domain);
-    Arg(out, "path", r.path);
-    Arg(out, "depth", r.depth);
-    out << "}}";
+    auto args = [&] {
+      out << ",\"args\":{\"kind\":" << JsonString(r.kind.empty() ? "push_pop" : r.kind);
+      Arg(out, "domain", r.domain);
+      Arg(out, "path", r.path);
+      Arg(out, "depth", r.depth);
+      out << "}}";
+    };
+    if (r.kind == "start_end") {
+      // Start/end ranges may overlap on a thread (and end on another): an
+      // async slice pair, which Perfetto never needs to nest.
+      ++async_id;
+      out << ",\n{\"ph\":\"b\",\"cat\":\"nvtx\",\"id\":" << async_id
+          << ",\"name\":" << JsonString(r.name) << ",\"pid\":" << pid
+          << ",\"tid\":" << tid << ",\"ts\":" << Micros(*r.start_ns);
+      args();
+      out << ",\n{\"ph\":\"e\",\"cat\":\"nvtx\",\"id\":" << async_id
+          << ",\"name\":" << JsonString(r.name) << ",\"pid\":" << pid
+          << ",\"tid\":" << tid << ",\"ts\":" << Micros(*r.end_ns) << "}";
+    } else {
+      out << ",\n{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":" << JsonString(r.name)
+          << ",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":"
+          << Micros(*r.start_ns) << ",\"dur\":" << Micros(*r.end_ns - *r.start_ns);
+      args();
+    }
     first = false;
     ++stats->nvtx_ranges;
     return OkStatus();

@@ -41,6 +41,10 @@ std::string CheckTraceEvents(const json::Value& root) {
       if (!args || !args->Find("name")) return "metadata without args.name";
       continue;
     }
+    if (ph->as_string() == "b" || ph->as_string() == "e") {
+      if (!e.Find("id") || !e.Find("ts")) return "async event without id/ts";
+      continue;
+    }
     if (ph->as_string() != "X") return "unexpected ph " + ph->as_string();
     const json::Value* tid = e.Find("tid");
     const json::Value* ts = e.Find("ts");
@@ -74,6 +78,10 @@ class ExportTest : public ::testing::Test {
     TestStore s(store_);
     testing::BuildGoldenRun(s);
     testing::BuildGoldenRun(s, 2);  // a second run the export must skip
+    // Two overlapping start/end ranges on one thread.
+    s.Exec("INSERT INTO nvtx_ranges (run_id, session_id, name, kind, start_ns, "
+           "end_ns, thread_id) VALUES (1, 1, 'request 1', 'start_end', 1000000, "
+           "1500000, 11), (1, 1, 'request 2', 'start_end', 1200000, 1800000, 11)");
   }
   void TearDown() override { testing::RemoveTempDir(dir_); }
   std::string dir_, store_;
@@ -88,7 +96,7 @@ TEST_F(ExportTest, PerfettoJsonHasTracksAndAnnotations) {
                     &out, &err),
             0)
       << err;
-  EXPECT_EQ(out, "wrote " + path + ": run 1, 8 kernels, 1 copies, 1 NVTX ranges\n");
+  EXPECT_EQ(out, "wrote " + path + ": run 1, 8 kernels, 1 copies, 3 NVTX ranges\n");
   StatusOr<json::Value> v = json::Parse(ReadFile(path), path);
   ASSERT_TRUE(v.ok()) << v.status().message();
   EXPECT_EQ(CheckTraceEvents(*v), "");
@@ -109,12 +117,19 @@ TEST_F(ExportTest, PerfettoJsonHasTracksAndAnnotations) {
       }
       continue;
     }
+    if (ph == "b" || ph == "e") {
+      ++by_cat["async " + ph];
+      continue;
+    }
     ++by_cat[e.Find("cat")->as_string()];
     if (!gemm && e.Find("cat")->as_string() == "kernel") gemm = &e;
   }
   EXPECT_EQ(by_cat["kernel"], 8);
   EXPECT_EQ(by_cat["memcpy"], 1);
-  EXPECT_EQ(by_cat["nvtx"], 1);
+  EXPECT_EQ(by_cat["nvtx"], 1);  // the push/pop range, a complete event
+  // Overlapping start/end ranges become async pairs, which need no nesting.
+  EXPECT_EQ(by_cat["async b"], 2);
+  EXPECT_EQ(by_cat["async e"], 2);
   EXPECT_EQ(process_names["1000000000"], "GPU 0 Test GPU 2TB");
   EXPECT_EQ(thread_names["1000000000/7"], "stream 7");
   EXPECT_EQ(thread_names["1000000000/8"], "stream 8");  // decode GEMMs
