@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include "gtest/gtest.h"
 #include "proto/framing.h"
@@ -145,12 +146,33 @@ std::string BuildPath(const std::string& relative) {
   return dir + "/" + relative;
 }
 
+namespace {
+// Temp dirs made by this process, removed when it exits (only by the
+// process that made them: forked children leave them alone).
+struct TempDirs {
+  ~TempDirs() {
+    if (getpid() != owner) return;
+    for (const auto& d : dirs) {
+      std::error_code ignored;
+      std::filesystem::remove_all(d, ignored);
+    }
+  }
+  pid_t owner = getpid();
+  std::vector<std::string> dirs;
+};
+TempDirs& AllTempDirs() {
+  static TempDirs dirs;
+  return dirs;
+}
+}  // namespace
+
 std::string MakeTempDir(const std::string& tag) {
   const char* base = getenv("TMPDIR");
   std::string templ = std::string(base != nullptr ? base : "/tmp") +
                       "/rt_inject_" + tag + "_XXXXXX";
   char* made = mkdtemp(templ.data());
   EXPECT_NE(made, nullptr);
+  AllTempDirs().dirs.push_back(templ);
   return templ;
 }
 
