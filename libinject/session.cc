@@ -341,10 +341,21 @@ void Session::SenderMain() {
   WriteHello();
   last_stats_ns_ = MonotonicNs();
   for (;;) {
+    // Producers never wake the sender (no syscalls on their side), so it
+    // polls: every flush interval when idle, every millisecond while the
+    // queue is an eighth full or more, at once after a pass that hit its
+    // limit.
+    const size_t queued = queue_.SizeApprox();
+    const uint64_t wait_ms =
+        queued >= queue_.capacity() ? 0
+        : queued >= queue_.capacity() / 8 ? 1
+                                          : options_.flush_interval_ms;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::milliseconds(options_.flush_interval_ms),
-                   [this] { return wake_ || stop_requested_; });
+      if (wait_ms > 0) {
+        cv_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                     [this] { return wake_ || stop_requested_; });
+      }
       wake_ = false;
       if (stop_requested_) break;
     }
