@@ -6,8 +6,10 @@
 // BEFORE taking pending definitions, so a record it encodes never refers to
 // an iid defined only in a later packet.
 //
-// Thread-safe (one mutex). Intern() allocates only the first time a string
-// is seen; a repeat is a hash lookup with no allocation.
+// Thread-safe. Intern() allocates only the first time a string is seen. A
+// repeat is answered from a small per-thread cache without the mutex (NVTX
+// messages repeat on every push, from many threads); a cache miss takes
+// the mutex.
 #ifndef ROOFTRACE_LIBINJECT_STRING_INTERNER_H_
 #define ROOFTRACE_LIBINJECT_STRING_INTERNER_H_
 
@@ -26,6 +28,8 @@ class StringInterner {
  public:
   using Definition = std::pair<uint64_t, std::string_view>;
 
+  StringInterner();
+
   uint64_t Intern(std::string_view s);
 
   // Appends the definitions not yet taken and marks them taken. The views
@@ -43,6 +47,11 @@ class StringInterner {
       return std::hash<std::string_view>()(s);
     }
   };
+  uint64_t InternLocked(std::string_view s, std::string_view* stored);
+
+  // Unique per interner for the process lifetime: per-thread cache entries
+  // of a destroyed interner never match a new one at the same address.
+  const uint64_t id_;
   std::mutex mu_;
   std::deque<std::string> strings_;  // iid = index + 1; stable addresses
   std::unordered_map<std::string_view, uint64_t, Hash, std::equal_to<>> ids_;

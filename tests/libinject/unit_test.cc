@@ -249,6 +249,33 @@ TEST(StringInternerTest, InternsOnceAndReportsPendingDefinitions) {
   EXPECT_TRUE(defs.empty());
 }
 
+// The per-thread cache never answers for another interner (even one at the
+// same address) and agrees with the locked path across threads.
+TEST(StringInternerTest, PerThreadCacheIsPerInterner) {
+  for (int round = 0; round < 3; ++round) {
+    StringInterner in;  // likely the same address every round
+    EXPECT_EQ(in.Intern("first-" + std::to_string(round)), 1u);
+    EXPECT_EQ(in.Intern("shared"), 2u);
+    EXPECT_EQ(in.Intern("shared"), 2u);
+  }
+  StringInterner a, b;
+  EXPECT_EQ(a.Intern("x"), 1u);
+  EXPECT_EQ(b.Intern("y"), 1u);
+  EXPECT_EQ(b.Intern("x"), 2u);
+  EXPECT_EQ(a.Intern("x"), 1u);
+  StringInterner shared;
+  std::vector<uint64_t> ids(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 1000; ++i) ids[t] = shared.Intern("decode");
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ids, (std::vector<uint64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(shared.size(), 1u);
+}
+
 // CUPTI API names map to the kinds we trace; the rest is not traced.
 TEST(ClassifyApiNameTest, KnowsLaunchesCopiesGraphsAndProfilerRange) {
   EXPECT_EQ(ClassifyApiName("cudaLaunchKernel_v7000"), enums::kApiKernelLaunch);
