@@ -462,7 +462,7 @@ class LlmGenerator {
                   4.0 * h, &st);
       Gemm("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
            s, l, 0, 3 * h, tokens, h, &st);
-      Elementwise("_Z22rotary_embedding_kernelIN3c108BFloat16ELb1EEvPKlPT_S5_",
+      Elementwise("_Z23rotary_embedding_kernelIN3c108BFloat16ELb1EEvPKlPT_S5_",
                   tokens, 8.0 * h, &st);
       // Attention: flash-style, reads K and V of `ctx` positions.
       const double attn_flops =
@@ -471,7 +471,7 @@ class LlmGenerator {
       const double attn_bytes = prefill ? 8.0 * tokens * h
                                         : 4.0 * o_.batch * ctx * h;
       Launch(prefill ? "_Z16flash_fwd_kernelI23Flash_fwd_kernel_traitsILi128ELi128ELi64ELi4EEEvv"
-                     : "_Z23flash_fwd_splitkv_kernelI23Flash_fwd_kernel_traitsILi128ELi64ELi128ELi4EEEvv",
+                     : "_Z24flash_fwd_splitkv_kernelI23Flash_fwd_kernel_traitsILi128ELi64ELi128ELi4EEEvv",
              attn_flops, attn_bytes, 0, &st);
       Gemm("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x64x64",
            s, l, 1, h, tokens, h, &st);
@@ -481,7 +481,7 @@ class LlmGenerator {
                   4.0 * h, &st);
       Gemm("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize256x128x64",
            s, l, 2, 2 * inter, tokens, h, &st);
-      Elementwise("_Z23silu_and_mul_kernelIN3c108BFloat16EEvPT_PKS2_i", tokens,
+      Elementwise("_Z19silu_and_mul_kernelIN3c108BFloat16EEvPT_PKS2_i", tokens,
                   6.0 * inter, &st);
       Gemm("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
            s, l, 3, h, tokens, inter, &st);
