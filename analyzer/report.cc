@@ -282,10 +282,13 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
     if (k.flops) ++report.kernels_with_flops;
     if (k.dram_bytes) ++report.kernels_with_bytes;
 
-    const std::string_view family = family_cache.Get(k);
+    std::string_view family = family_cache.Get(k);
+    if (family.empty()) family = "(unnamed)";
     std::string_view key;
     switch (options.group_by) {
-      case GroupBy::kKernel: key = k.name; break;
+      case GroupBy::kKernel:
+        key = k.name.empty() ? std::string_view("(unnamed)") : k.name;
+        break;
       case GroupBy::kFamily: key = family; break;
       case GroupBy::kPhase:
         key = kPhaseNames[PhaseIndex(k.phase)];
@@ -312,7 +315,7 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
       g.shape = std::string(k.shape);
       switch (options.group_by) {
         case GroupBy::kKernel:
-          g.name = ShortKernelName(k.demangled.empty() ? k.name : k.demangled);
+          g.name = ShortKernelName(k.demangled.empty() ? key : k.demangled);
           break;
         case GroupBy::kFamily:
         case GroupBy::kFamilyShape:

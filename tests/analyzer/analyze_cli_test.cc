@@ -379,6 +379,8 @@ TEST(AnalyzeOddStoreTest, OddRowsNeverBreakTheOutputs) {
             0)
       << err;
   EXPECT_NE(out.find("4 kernels"), std::string::npos) << out;
+  // A kernel without a name is listed, named as such.
+  EXPECT_NE(out.find("\n(unnamed) "), std::string::npos) << out;
   // Damaged values stay one cell wide; the negative duration counts as 0.
   EXPECT_EQ(out.find("000000000000000000"), std::string::npos) << out;
   EXPECT_EQ(out.find("-0."), std::string::npos) << out;
