@@ -118,6 +118,8 @@ int main(int argc, char** argv) {
   printf("decode+join+annotate+SQLite: %.3f s, %.2f M kernel records/s\n",
          t_store, n / t_store / 1e6);
   printf("SQLite path / decode alone: %.2fx slower\n", t_store / t_decode);
+  printf("store size: %s\n",
+         rt::wire::HumanBytes(fs::file_size(ro.store_path)).c_str());
   const long rss_before = PeakRssKb();
 
   // (3) 64 concurrent producers into a server over a Unix socket.
