@@ -484,6 +484,11 @@ struct FakeCupti {
     enabled_kinds.push_back(k);
     return CUPTI_SUCCESS;
   }
+  static inline std::vector<int> disabled_kinds;
+  static CUptiResult Disable(CUpti_ActivityKind k) {
+    disabled_kinds.push_back(k);
+    return CUPTI_SUCCESS;
+  }
   static CUptiResult Register(CUpti_BuffersCallbackRequestFunc,
                               CUpti_BuffersCallbackCompleteFunc) {
     return CUPTI_SUCCESS;
@@ -502,6 +507,7 @@ struct FakeCupti {
     api.EnableCallback = &EnableCallback;
     api.GetCallbackName = &CallbackName;
     api.ActivityEnable = &Enable;
+    api.ActivityDisable = &Disable;
     api.ActivityRegisterCallbacks = &Register;
     api.ActivityRegisterTimestampCallback = &Timestamp;
     return api;
@@ -573,6 +579,57 @@ TEST(CuptiTracerTest, AttachEnablesTracedCallbacksKindsAndOurClock) {
   EXPECT_GE(stamped, before);
   EXPECT_LE(stamped, MonotonicNs());
   tracer.Finalize();
+}
+
+// ROOFTRACE_CAPTURE=profiler-api end to end through the callbacks:
+// activity is off at attach, cudaProfilerStart turns it (and Launch
+// records) on, cudaProfilerStop off again.
+TEST(CuptiTracerTest, ProfilerStartStopTogglesActivityAndLaunches) {
+  const std::string dir = testing::MakeTempDir("profiler_api");
+  SessionOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kFile;
+  o.config.sink.path = dir + "/t.rft";
+  o.config.capture = CaptureMode::kProfilerApi;
+  Session session(o);
+  FakeCupti::enabled_callbacks.clear();
+  FakeCupti::enabled_kinds.clear();
+  FakeCupti::disabled_kinds.clear();
+  CuptiTracer tracer(&session, FakeCupti::Api());
+  ASSERT_TRUE(tracer.Start().ok());
+  ASSERT_TRUE(session.Start().ok());
+  EXPECT_TRUE(FakeCupti::enabled_kinds.empty());
+  // In the fake's name table: runtime cbid 2 = cudaLaunchKernel_v7000,
+  // 4 = cudaProfilerStart_v4000.
+  auto call = [&](uint32_t cbid, uint32_t correlation) {
+    auto enter = CallbackData(CUPTI_API_ENTER, correlation);
+    auto exit = CallbackData(CUPTI_API_EXIT, correlation);
+    CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API, cbid,
+                                    &enter);
+    CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API, cbid,
+                                    &exit);
+  };
+  call(2, 1);  // before the range: filtered
+  call(4, 2);  // cudaProfilerStart
+  EXPECT_TRUE(session.capturing());
+  EXPECT_EQ(FakeCupti::enabled_kinds.size(), 6u);
+  call(2, 3);  // recorded
+  tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, 5, kApiProfilerStop);
+  call(5, 4);  // cudaProfilerStop
+  EXPECT_FALSE(session.capturing());
+  EXPECT_EQ(FakeCupti::disabled_kinds.size(), 6u);
+  call(2, 5);  // after the range: filtered
+  ASSERT_TRUE(session.Stop());
+  auto packets = testing::ReadTrace(dir + "/t.rft");
+  std::vector<uint64_t> launched;
+  for (const auto& p : packets) {
+    for (const auto& l : p.kernel_batch().launches()) {
+      launched.push_back(l.correlation_id());
+    }
+  }
+  EXPECT_EQ(launched, (std::vector<uint64_t>{3}));
+  std::map<int, pb::RecordCount> totals;
+  for (const auto& c : packets.back().goodbye().totals()) totals[c.kind()] = c;
+  EXPECT_EQ(totals[pb::RECORD_LAUNCH].filtered(), 2u);
 }
 
 }  // namespace

@@ -271,6 +271,13 @@ TEST(NvtxHandlersTest, RecordNestingDomainsAndCrossThreadRanges) {
   EXPECT_EQ(nvtx::DomainRangePop(domain), 0);
   EXPECT_EQ(nvtx::RangePop(), 0);
   EXPECT_EQ(nvtx::RangePop(), -1);  // pop without push
+  nvtxEventAttributes_t wide{};
+  wide.version = NVTX_VERSION;
+  wide.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  wide.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+  wide.message.unicode = L"sch\u00e4tzen \u6f22";
+  EXPECT_EQ(nvtx::RangePushEx(&wide), 0);
+  EXPECT_EQ(nvtx::RangePop(), 0);
   const nvtxRangeId_t id = nvtx::RangeStartA("load");
   uint32_t other_tid = 0;
   std::thread([&] {
@@ -289,7 +296,9 @@ TEST(NvtxHandlersTest, RecordNestingDomainsAndCrossThreadRanges) {
     for (const auto& r : p.nvtx_batch().ranges()) by_name[strings[r.name_iid()]] = r;
     marks += p.nvtx_batch().marks_size();
   }
-  ASSERT_EQ(by_name.size(), 4u);
+  ASSERT_EQ(by_name.size(), 5u);
+  // Wide messages arrive as UTF-8.
+  EXPECT_EQ(by_name.count("sch\xc3\xa4tzen \xe6\xbc\xa2"), 1u);
   const uint32_t tid = CurrentThread().tid;
   const auto& outer = by_name["outer"];
   const auto& inner = by_name["inner"];
