@@ -24,7 +24,7 @@
 #include "collector/server.h"
 #include "collector/session.h"
 #include "proto/framing.h"
-#include "tests/support/trace_builder.h"
+#include "collector/testing/trace_builder.h"
 
 namespace rt = rooftrace;
 namespace ts = rooftrace::test_support;

@@ -11,7 +11,7 @@
 
 #include "proto/framing.h"
 #include "tests/support/sqlite_query.h"
-#include "tests/support/trace_builder.h"
+#include "collector/testing/trace_builder.h"
 
 namespace rooftrace {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/support/trace_builder.h"
+#include "collector/testing/trace_builder.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,11 +1,11 @@
 // rooftrace_example_trace -o FILE.rft: writes a GENERATED synthetic LLM
-// inference trace (tests/support/trace_builder.h) so the analyzer can be
+// inference trace (collector/testing/trace_builder.h) so the analyzer can be
 // tried without a GPU. It says loudly that the data is not a recording.
 #include <iostream>
 #include <string>
 
 #include "base/cli.h"
-#include "tests/support/trace_builder.h"
+#include "collector/testing/trace_builder.h"
 
 namespace po = boost::program_options;
 using rooftrace::test_support::GenerateLlmTrace;
