@@ -1,0 +1,80 @@
+// libFuzzer target for everything the collector does with untrusted bytes:
+// the frame reader (fed in chunks of fuzzer-chosen sizes, as a socket would
+// deliver them), the packet decoder and session (Hello checks, interned
+// strings, every batch kind, restarts on a second Hello), and the join of
+// what was accepted (correlation ids, NVTX parent cycles, GEMM shapes with
+// extreme dimensions, steps and phases).
+//
+// Built only with clang and ROOFTRACE_BUILD_FUZZERS=ON (docs/collector.md):
+//   collector_stream_fuzzer -max_total_time=60 CORPUS_DIR
+// Input layout: byte 0 picks the chunk size (1..256 bytes, 0: all at once),
+// the rest is the stream. A well-formed seed is written by
+//   rooftrace_example_trace -o seed.rft --steps 2 --layers 1
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "collector/join.h"
+#include "collector/session.h"
+#include "proto/framing.h"
+
+namespace {
+
+// Small frame limit: the fuzzer must not spend its memory on one frame.
+constexpr size_t kFuzzMaxFrameBytes = 1 << 20;
+
+void JoinAndDrop(rooftrace::Session* session, const rooftrace::Roofs& roofs) {
+  if (!session->has_hello()) return;
+  const rooftrace::JoinedSession joined = rooftrace::Join(session, roofs);
+  // Every joined kernel must point at a name and a step the join produced.
+  for (const auto& k : joined.kernels) {
+    if (k.name < 0 || k.name >= static_cast<int>(joined.names.size())) {
+      __builtin_trap();
+    }
+    if (k.step >= static_cast<int>(joined.steps.size())) __builtin_trap();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  static const rooftrace::Roofs roofs =
+      rooftrace::RoofsFromDatasheet("NVIDIA H100 80GB HBM3");
+  const size_t chunk = data[0] == 0 ? size : data[0];
+  const char* bytes = reinterpret_cast<const char*>(data + 1);
+  const size_t n = size - 1;
+
+  rooftrace::wire::FrameReader reader(kFuzzMaxFrameBytes);
+  auto session = std::make_unique<rooftrace::Session>("fuzz");
+  bool refused = false;
+  for (size_t off = 0; off < n && !refused;) {
+    const size_t take = std::min(chunk, n - off);
+    reader.Feed(std::string_view(bytes + off, take));
+    off += take;
+    std::string_view payload;
+    for (;;) {
+      const auto r = reader.Next(&payload);
+      if (r != rooftrace::wire::FrameReader::Result::kFrame) {
+        if (r == rooftrace::wire::FrameReader::Result::kCorrupt) {
+          refused = true;
+        }
+        break;
+      }
+      rooftrace::Status s = session->OnPacket(payload);
+      if (s.ok() && session->restart_pending()) {
+        JoinAndDrop(session.get(), roofs);
+        session = std::make_unique<rooftrace::Session>("fuzz");
+        s = session->OnPacket(payload);
+      }
+      if (!s.ok()) {
+        refused = true;
+        break;
+      }
+    }
+  }
+  JoinAndDrop(session.get(), roofs);
+  return 0;
+}
