@@ -13,7 +13,7 @@ namespace {
 #define RT_CUPTI_OR_REPORT(api, fn, params)                                  \
   do {                                                                       \
     CUptiResult rt_result_ = CUPTI_SUCCESS;                                  \
-    ::rooftrace::Status rt_s_ = RT_CUPTI_CALL(api, fn, params, &rt_result_); \
+    ::rooftrace::Status rt_s_ = RT_PROFILER_CALL(api, fn, params, &rt_result_); \
     if (!rt_s_.ok()) {                                                       \
       return ::rooftrace::Unavailable(                                       \
           ClassifyCuptiFailure(rt_result_, "cupti" #fn).line);               \
@@ -114,7 +114,7 @@ StatusOr<bool> CounterSession::OnKernelLaunchBegin(uint64_t correlation_id) {
   auto start = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
   start.pRangeProfilerObject = profiler_;
   CUptiResult result = CUPTI_SUCCESS;
-  Status s = RT_CUPTI_CALL(api_, RangeProfilerStart, &start, &result);
+  Status s = RT_PROFILER_CALL(api_, RangeProfilerStart, &start, &result);
   if (!s.ok()) {
     in_flight_.store(0);
     return Unavailable(
@@ -333,7 +333,7 @@ Status CountersRuntime::OnContextCreated(CUcontext ctx,
   support.cuDevice = static_cast<CUdevice>(device_ordinal);
   support.api = CUPTI_PROFILER_RANGE_PROFILING;
   CUptiResult result = CUPTI_SUCCESS;
-  Status s = RT_CUPTI_CALL(api_, ProfilerDeviceSupported, &support, &result);
+  Status s = RT_PROFILER_CALL(api_, ProfilerDeviceSupported, &support, &result);
   if (!s.ok()) {
     return Disable(
         ClassifyCuptiFailure(result, "cuptiProfilerDeviceSupported"));
@@ -344,7 +344,7 @@ Status CountersRuntime::OnContextCreated(CUcontext ctx,
 
   auto chip_params = RT_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
   chip_params.deviceIndex = device_ordinal;
-  s = RT_CUPTI_CALL(api_, DeviceGetChipName, &chip_params, &result);
+  s = RT_PROFILER_CALL(api_, DeviceGetChipName, &chip_params, &result);
   if (!s.ok() || chip_params.pChipName == nullptr) {
     return Disable(ClassifyCuptiFailure(result, "cuptiDeviceGetChipName"));
   }
@@ -360,7 +360,7 @@ Status CountersRuntime::OnContextCreated(CUcontext ctx,
     // Which counters this context can use (MIG, other users of the GPU).
     auto avail = RT_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
     avail.ctx = ctx;
-    s = RT_CUPTI_CALL(api_, ProfilerGetCounterAvailability, &avail, &result);
+    s = RT_PROFILER_CALL(api_, ProfilerGetCounterAvailability, &avail, &result);
     if (!s.ok()) {
       return Disable(
           ClassifyCuptiFailure(result, "cuptiProfilerGetCounterAvailability"));
@@ -368,7 +368,7 @@ Status CountersRuntime::OnContextCreated(CUcontext ctx,
     std::vector<uint8_t> availability(avail.counterAvailabilityImageSize);
     if (!availability.empty()) {
       avail.pCounterAvailabilityImage = availability.data();
-      s = RT_CUPTI_CALL(api_, ProfilerGetCounterAvailability, &avail, &result);
+      s = RT_PROFILER_CALL(api_, ProfilerGetCounterAvailability, &avail, &result);
       if (!s.ok()) {
         return Disable(ClassifyCuptiFailure(
             result, "cuptiProfilerGetCounterAvailability"));
@@ -469,7 +469,10 @@ void CountersRuntime::CollectFrom(CounterSession& session, ChipConfig& chip,
     warnings_.push_back(ReportFromStatus(r.status()).line);
     return;
   }
-  for (KernelCounters& k : *r) out.push_back(std::move(k));
+  for (KernelCounters& k : *r) {
+    k.metric_set = &chip.config.metrics;
+    out.push_back(std::move(k));
+  }
   for (std::vector<uint8_t>& image : session.TakeRawImages()) {
     CounterDataFile f;
     f.chip = chip.config.metrics.chip;

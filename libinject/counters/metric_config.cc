@@ -39,7 +39,7 @@ StatusOr<ProfilerHost> ProfilerHost::Create(
   p.pCounterAvailabilityImage =
       counter_availability.empty() ? nullptr : counter_availability.data();
   CUptiResult result = CUPTI_SUCCESS;
-  Status s = RT_CUPTI_CALL(api, ProfilerHostInitialize, &p, &result);
+  Status s = RT_PROFILER_CALL(api, ProfilerHostInitialize, &p, &result);
   if (!s.ok()) {
     if (result == CUPTI_ERROR_INVALID_CHIP_NAME ||
         result == CUPTI_ERROR_INVALID_PARAMETER) {
@@ -58,7 +58,7 @@ StatusOr<std::vector<std::string>> ProfilerHost::BaseMetrics(
   p.pHostObject = object_;
   p.metricType = type;
   RT_RETURN_IF_ERROR(
-      RT_CUPTI_CALL(*api_, ProfilerHostGetBaseMetrics, &p, nullptr));
+      RT_PROFILER_CALL(*api_, ProfilerHostGetBaseMetrics, &p, nullptr));
   std::vector<std::string> out;
   out.reserve(p.numMetrics);
   for (size_t i = 0; i < p.numMetrics; ++i) {
@@ -70,7 +70,7 @@ StatusOr<std::vector<std::string>> ProfilerHost::BaseMetrics(
 StatusOr<std::vector<std::string>> SupportedChips(const CuptiProfilerApi& api) {
   auto p = RT_CUPTI_PARAMS(CUpti_Profiler_Host_GetSupportedChips_Params);
   RT_RETURN_IF_ERROR(
-      RT_CUPTI_CALL(api, ProfilerHostGetSupportedChips, &p, nullptr));
+      RT_PROFILER_CALL(api, ProfilerHostGetSupportedChips, &p, nullptr));
   std::vector<std::string> out;
   for (size_t i = 0; i < p.numChips; ++i) {
     if (p.ppChipNames[i] != nullptr) out.emplace_back(p.ppChipNames[i]);
@@ -94,7 +94,7 @@ StatusOr<ProfilerHost> HostWithMetrics(const CuptiProfilerApi& api,
   p.ppMetricNames = const_cast<const char**>(names.data());
   p.numMetrics = names.size();
   RT_RETURN_IF_ERROR(
-      RT_CUPTI_CALL(api, ProfilerHostConfigAddMetrics, &p, result));
+      RT_PROFILER_CALL(api, ProfilerHostConfigAddMetrics, &p, result));
   return host;
 }
 
@@ -104,7 +104,7 @@ StatusOr<int> PassesOf(const CuptiProfilerApi& api,
   p.configImageSize = image.size();
   p.pConfigImage = image.data();
   RT_RETURN_IF_ERROR(
-      RT_CUPTI_CALL(api, ProfilerHostGetNumOfPasses, &p, nullptr));
+      RT_PROFILER_CALL(api, ProfilerHostGetNumOfPasses, &p, nullptr));
   return static_cast<int>(p.numOfPasses);
 }
 
@@ -113,14 +113,14 @@ StatusOr<std::vector<uint8_t>> ConfigImageOf(const CuptiProfilerApi& api,
   auto sp = RT_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
   sp.pHostObject = host.object();
   RT_RETURN_IF_ERROR(
-      RT_CUPTI_CALL(api, ProfilerHostGetConfigImageSize, &sp, nullptr));
+      RT_PROFILER_CALL(api, ProfilerHostGetConfigImageSize, &sp, nullptr));
   std::vector<uint8_t> image(sp.configImageSize);
   auto ip = RT_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
   ip.pHostObject = host.object();
   ip.configImageSize = image.size();
   ip.pConfigImage = image.data();
   RT_RETURN_IF_ERROR(
-      RT_CUPTI_CALL(api, ProfilerHostGetConfigImage, &ip, nullptr));
+      RT_PROFILER_CALL(api, ProfilerHostGetConfigImage, &ip, nullptr));
   return image;
 }
 
@@ -232,7 +232,7 @@ StatusOr<size_t> CounterDataRangeCount(const CuptiProfilerApi& api,
   auto p = RT_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
   p.pCounterDataImage = image.data();
   p.counterDataImageSize = image.size();
-  Status s = RT_CUPTI_CALL(api, RangeProfilerGetCounterDataInfo, &p, nullptr);
+  Status s = RT_PROFILER_CALL(api, RangeProfilerGetCounterDataInfo, &p, nullptr);
   if (!s.ok()) {
     return Corrupt("counter-data image of " + std::to_string(image.size()) +
                    " bytes is not readable (" + s.message() +
@@ -262,7 +262,7 @@ StatusOr<std::vector<double>> EvaluateRange(
   p.numMetrics = metric_names.size();
   p.pMetricValues = values.data();
   RT_RETURN_IF_ERROR(
-      RT_CUPTI_CALL(api, ProfilerHostEvaluateToGpuValues, &p, nullptr));
+      RT_PROFILER_CALL(api, ProfilerHostEvaluateToGpuValues, &p, nullptr));
   return values;
 }
 

@@ -1,11 +1,7 @@
 // Drives CountersRuntime / CounterSession without a GPU: the Profiler Host
 // entries are the installed CUPTI's (real config images and pass counts for
-// GH100), the device-side entries (range profiler, chip name, device
-// support) are fakes that emulate a counter-data image:
-//   bytes [0, 8): number of ranges stored
-//   bytes [8 + 8*i, 16 + 8*i): ordinal of the kernel launch in range i
-// and EvaluateToGpuValues returns ordinal * 1000 + metric index, so every
-// figure a test checks is computable by hand.
+// GH100), the device-side entries are the fakes of fake_range_profiler.h
+// (values ordinal * 1000 + metric index).
 #include "libinject/counters/counter_session.h"
 
 #include <gtest/gtest.h>
@@ -17,139 +13,13 @@
 #include <thread>
 #include <vector>
 
+#include "tests/counters/fake_range_profiler.h"
+
 namespace rooftrace::counters {
 namespace {
 
-struct FakeDevice {
-  CUptiResult profiler_initialize = CUPTI_SUCCESS;
-  CUptiResult enable = CUPTI_SUCCESS;
-  CUptiResult start = CUPTI_SUCCESS;
-  CUpti_Profiler_Support_Level confidential =
-      CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
-  const char* chip = "GH100";
-  size_t hw_capacity = 1 << 20;         // ranges the image really holds
-  int lose_on_decode = -1;              // this decode (0-based) stores nothing
-  bool no_kernel_at_next_stop = false;  // the launch made no range
-  int starts = 0, stops = 0, decodes = 0, set_configs = 0, image_inits = 0;
-  int enables = 0, disables = 0;
-  uint64_t ordinal = 0;          // launches that ran under the profiler
-  uint64_t pending_ordinal = 0;  // the launch awaiting decode
-  bool pending = false;
-};
-FakeDevice g;
-// Each enabled context gets its own fake profiler object (an index into
-// these arrays) and its own counter-data image.
-constexpr int kMaxObjects = 8;
-int g_objects[kMaxObjects];
-uint8_t* g_images[kMaxObjects];
-size_t g_image_sizes[kMaxObjects];
-int ObjectIndex(CUpti_RangeProfiler_Object* o) {
-  return static_cast<int>(reinterpret_cast<int*>(o) - g_objects);
-}
-
-uint64_t Get(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-void Put(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
-
-CUptiResult FakeProfilerInitialize(CUpti_Profiler_Initialize_Params*) {
-  return g.profiler_initialize;
-}
-CUptiResult FakeDeviceSupported(CUpti_Profiler_DeviceSupported_Params* p) {
-  p->isSupported = g.confidential == CUPTI_PROFILER_CONFIGURATION_SUPPORTED
-                       ? CUPTI_PROFILER_CONFIGURATION_SUPPORTED
-                       : CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED;
-  p->architecture = p->sli = p->vGpu = p->cmp = p->wsl =
-      CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
-  p->confidentialCompute = g.confidential;
-  return CUPTI_SUCCESS;
-}
-CUptiResult FakeChipName(CUpti_Device_GetChipName_Params* p) {
-  p->pChipName = g.chip;
-  return CUPTI_SUCCESS;
-}
-CUptiResult FakeAvailability(CUpti_Profiler_GetCounterAvailability_Params* p) {
-  p->counterAvailabilityImageSize = 0;  // "everything available"
-  return CUPTI_SUCCESS;
-}
-CUptiResult FakeEnable(CUpti_RangeProfiler_Enable_Params* p) {
-  if (g.enable != CUPTI_SUCCESS) return g.enable;
-  p->pRangeProfilerObject =
-      reinterpret_cast<CUpti_RangeProfiler_Object*>(&g_objects[g.enables++]);
-  return CUPTI_SUCCESS;
-}
-CUptiResult FakeDisable(CUpti_RangeProfiler_Disable_Params*) {
-  ++g.disables;
-  return CUPTI_SUCCESS;
-}
-CUptiResult FakeDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params* p) {
-  p->counterDataSize = 8 + 8 * p->maxNumOfRanges;
-  return CUPTI_SUCCESS;
-}
-CUptiResult FakeImageInit(
-    CUpti_RangeProfiler_CounterDataImage_Initialize_Params* p) {
-  ++g.image_inits;
-  std::memset(p->pCounterData, 0, p->counterDataSize);
-  return CUPTI_SUCCESS;
-}
-CUptiResult FakeSetConfig(CUpti_RangeProfiler_SetConfig_Params* p) {
-  ++g.set_configs;
-  EXPECT_EQ(p->range, CUPTI_AutoRange);
-  EXPECT_EQ(p->replayMode, CUPTI_KernelReplay);
-  EXPECT_EQ(p->numNestingLevels, 1);
-  EXPECT_GT(p->configSize, 0u);
-  g_images[ObjectIndex(p->pRangeProfilerObject)] = p->pCounterDataImage;
-  g_image_sizes[ObjectIndex(p->pRangeProfilerObject)] = p->counterDataImageSize;
-  return CUPTI_SUCCESS;
-}
-CUptiResult FakeStart(CUpti_RangeProfiler_Start_Params*) {
-  if (g.start != CUPTI_SUCCESS) return g.start;
-  ++g.starts;
-  return CUPTI_SUCCESS;
-}
-CUptiResult FakeStop(CUpti_RangeProfiler_Stop_Params* p) {
-  ++g.stops;
-  p->isAllPassSubmitted = 1;
-  if (g.no_kernel_at_next_stop) {
-    g.no_kernel_at_next_stop = false;
-    return CUPTI_SUCCESS;
-  }
-  g.pending = true;
-  g.pending_ordinal = g.ordinal++;
-  p->isAllPassSubmitted = 1;
-  return CUPTI_SUCCESS;
-}
-CUptiResult FakeDecode(CUpti_RangeProfiler_DecodeData_Params* p) {
-  const int this_decode = g.decodes++;
-  p->numOfRangeDropped = 0;
-  if (!g.pending) return CUPTI_SUCCESS;
-  g.pending = false;
-  if (this_decode == g.lose_on_decode) return CUPTI_SUCCESS;
-  uint8_t* image = g_images[ObjectIndex(p->pRangeProfilerObject)];
-  const size_t slots =
-      (g_image_sizes[ObjectIndex(p->pRangeProfilerObject)] - 8) / 8;
-  const uint64_t count = Get(image);
-  if (count >= g.hw_capacity || count >= slots) {
-    p->numOfRangeDropped = 1;
-    return CUPTI_SUCCESS;
-  }
-  Put(image + 8 + 8 * count, g.pending_ordinal);
-  Put(image, count + 1);
-  return CUPTI_SUCCESS;
-}
-CUptiResult FakeDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params* p) {
-  p->numTotalRanges = Get(p->pCounterDataImage);
-  return CUPTI_SUCCESS;
-}
-CUptiResult FakeEvaluate(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
-  const uint64_t ordinal = Get(p->pCounterDataImage + 8 + 8 * p->rangeIndex);
-  for (size_t m = 0; m < p->numMetrics; ++m) {
-    p->pMetricValues[m] = static_cast<double>(ordinal * 1000 + m);
-  }
-  return CUPTI_SUCCESS;
-}
+using fake::FakeDevice;
+using fake::g;
 
 class CounterSessionTest : public ::testing::Test {
  protected:
@@ -159,20 +29,7 @@ class CounterSessionTest : public ::testing::Test {
         LoadCuptiProfilerApi(ROOFTRACE_CUPTI_LIBRARY);
     ASSERT_TRUE(real.ok()) << real.status().message();
     api_ = *real;
-    api_.ProfilerInitialize = FakeProfilerInitialize;
-    api_.ProfilerDeviceSupported = FakeDeviceSupported;
-    api_.DeviceGetChipName = FakeChipName;
-    api_.ProfilerGetCounterAvailability = FakeAvailability;
-    api_.RangeProfilerEnable = FakeEnable;
-    api_.RangeProfilerDisable = FakeDisable;
-    api_.RangeProfilerGetCounterDataSize = FakeDataSize;
-    api_.RangeProfilerCounterDataImageInitialize = FakeImageInit;
-    api_.RangeProfilerSetConfig = FakeSetConfig;
-    api_.RangeProfilerStart = FakeStart;
-    api_.RangeProfilerStop = FakeStop;
-    api_.RangeProfilerDecodeData = FakeDecode;
-    api_.RangeProfilerGetCounterDataInfo = FakeDataInfo;
-    api_.ProfilerHostEvaluateToGpuValues = FakeEvaluate;
+    fake::InstallFakes(&api_);
   }
 
   std::unique_ptr<CountersRuntime> Runtime(size_t ranges_per_image,
