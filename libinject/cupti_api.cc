@@ -64,6 +64,7 @@ StatusOr<CuptiApi> LoadCuptiApi() {
           "cuptiActivityGetNumDroppedRecords", false);
   resolve(api.GetTimestamp, "cuptiGetTimestamp", true);
   resolve(api.Finalize, "cuptiFinalize", false);
+  resolve(api.GetDeviceId, "cuptiGetDeviceId", false);
   if (missing) {
     dlclose(handle);
     return Unavailable("libcupti has no symbol " + missing_name +

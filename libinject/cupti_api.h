@@ -47,6 +47,8 @@ struct CuptiApi {
                                               size_t*) = nullptr;
   CUptiResult (*GetTimestamp)(uint64_t*) = nullptr;
   CUptiResult (*Finalize)() = nullptr;
+  // Counters mode: the device of a created context.
+  CUptiResult (*GetDeviceId)(CUcontext, uint32_t*) = nullptr;
 
   // "cuptiSubscribe: CUPTI_ERROR_NO_DEVICE (no CUDA-capable device)".
   std::string Describe(const char* call, CUptiResult result) const;

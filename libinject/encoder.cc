@@ -184,12 +184,39 @@ void EncodeCounts(ProtoWriter& w, uint32_t field, const CountTable& counts) {
 }
 }  // namespace
 
+void EncodeKernelCounters(ProtoWriter& w, uint32_t field,
+                          const KernelCountersInfo& c) {
+  namespace kc = f::kernel_counters;
+  const size_t t = w.BeginMessage(field);
+  w.Uint(kc::kCorrelationId, c.correlation_id);
+  w.Uint(kc::kDeviceId, c.device_id);
+  w.Uint(kc::kDramReadBytes, c.dram_read_bytes);
+  w.Uint(kc::kDramWriteBytes, c.dram_write_bytes);
+  w.Uint(kc::kGpuTimeNs, c.gpu_time_ns);
+  for (const auto& [precision, flops] : c.flops) {
+    const size_t pf = w.BeginMessage(kc::kFlops);
+    w.Uint(f::precision_flops::kPrecision, precision);
+    w.Uint(f::precision_flops::kFlops, flops);
+    w.EndMessage(pf);
+  }
+  for (const auto& [iid, value] : c.metrics) {
+    const size_t mv = w.BeginMessage(kc::kMetrics);
+    w.Uint(f::metric_value::kMetricIid, iid);
+    w.Double(f::metric_value::kValue, value);
+    w.EndMessage(mv);
+  }
+  w.Uint(kc::kPasses, c.passes);
+  w.Uint(kc::kRangeIndex, c.range_index);
+  w.EndMessage(t);
+}
+
 void EncodeStats(ProtoWriter& w, uint32_t field, const StatsInfo& s) {
   const size_t t = w.BeginMessage(field);
   EncodeCounts(w, f::stats::kCounts, s.counts);
   w.Uint(f::stats::kPacketsSent, s.packets_sent);
   w.Uint(f::stats::kBytesSent, s.bytes_sent);
   w.Uint(f::stats::kCuptiRecordsDropped, s.cupti_records_dropped);
+  w.Uint(f::stats::kCounterPasses, s.counter_passes);
   for (const auto& warning : s.warnings) w.String(f::stats::kWarnings, warning);
   w.EndMessage(t);
 }

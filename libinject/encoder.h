@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "libinject/field_numbers.h"
@@ -72,6 +73,22 @@ struct DeviceInfo {
   std::string driver_version;
 };
 
+// Hardware counters of one kernel launch (counters mode), independent of
+// the counters library's structs: metric names are already interned.
+struct KernelCountersInfo {
+  uint64_t correlation_id = 0;
+  uint32_t device_id = 0;
+  uint64_t dram_read_bytes = 0;
+  uint64_t dram_write_bytes = 0;
+  uint64_t gpu_time_ns = 0;
+  // (enums::PrecisionClass, FLOPs), classes with FLOPs only.
+  std::vector<std::pair<uint32_t, uint64_t>> flops;
+  // (interned metric name, raw value in the metric's unit).
+  std::vector<std::pair<uint64_t, double>> metrics;
+  uint32_t passes = 0;
+  uint64_t range_index = 0;
+};
+
 struct HelloInfo {
   uint32_t pid = 0;
   uint32_t ppid = 0;
@@ -99,6 +116,7 @@ struct StatsInfo {
   uint64_t packets_sent = 0;
   uint64_t bytes_sent = 0;
   uint64_t cupti_records_dropped = 0;
+  uint32_t counter_passes = 0;
   std::vector<std::string> warnings;
 };
 
@@ -110,6 +128,8 @@ void EncodeMemcpy(ProtoWriter& w, uint32_t field, const MemcpyInfo& copy);
 void EncodeGemm(ProtoWriter& w, uint32_t field, const GemmRecord& gemm);
 void EncodeNvtxRange(ProtoWriter& w, uint32_t field, const NvtxRangeRecord& r);
 void EncodeNvtxMark(ProtoWriter& w, uint32_t field, const NvtxMarkRecord& m);
+void EncodeKernelCounters(ProtoWriter& w, uint32_t field,
+                          const KernelCountersInfo& counters);
 void EncodeStats(ProtoWriter& w, uint32_t field, const StatsInfo& stats);
 void EncodeGoodbye(ProtoWriter& w, uint32_t field, const CountTable& totals,
                    uint64_t packets_sent, uint64_t end_unix_ns,

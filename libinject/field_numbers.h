@@ -19,6 +19,7 @@ inline constexpr uint32_t kKernelBatch = 5;
 inline constexpr uint32_t kMemcpyBatch = 6;
 inline constexpr uint32_t kGemmBatch = 7;
 inline constexpr uint32_t kNvtxBatch = 8;
+inline constexpr uint32_t kCounterBatch = 9;
 inline constexpr uint32_t kStats = 10;
 inline constexpr uint32_t kGoodbye = 11;
 inline constexpr uint32_t kHelloReply = 12;
@@ -192,6 +193,32 @@ namespace nvtx_batch {
 inline constexpr uint32_t kRanges = 1;
 inline constexpr uint32_t kMarks = 2;
 }  // namespace nvtx_batch
+
+namespace precision_flops {
+inline constexpr uint32_t kPrecision = 1;
+inline constexpr uint32_t kFlops = 2;
+}  // namespace precision_flops
+
+namespace metric_value {
+inline constexpr uint32_t kMetricIid = 1;
+inline constexpr uint32_t kValue = 2;
+}  // namespace metric_value
+
+namespace kernel_counters {
+inline constexpr uint32_t kCorrelationId = 1;
+inline constexpr uint32_t kDeviceId = 2;
+inline constexpr uint32_t kDramReadBytes = 3;
+inline constexpr uint32_t kDramWriteBytes = 4;
+inline constexpr uint32_t kGpuTimeNs = 5;
+inline constexpr uint32_t kFlops = 6;
+inline constexpr uint32_t kMetrics = 7;
+inline constexpr uint32_t kPasses = 8;
+inline constexpr uint32_t kRangeIndex = 9;
+}  // namespace kernel_counters
+
+namespace counter_batch {
+inline constexpr uint32_t kCounters = 1;
+}  // namespace counter_batch
 
 namespace record_count {
 inline constexpr uint32_t kKind = 1;

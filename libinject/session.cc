@@ -4,12 +4,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 
 #include "libinject/clock.h"
+#include "libinject/counters_mode.h"
 #include "libinject/field_numbers.h"
 #include "libinject/log.h"
 #include "libinject/thread_state.h"
@@ -58,7 +60,7 @@ HelloInfo MakeHelloInfo(const Config& config) {
   h.start_unix_ns = RealtimeNs();
   h.start_ns = MonotonicNs();
   h.capabilities = {enums::kCapNvtx, enums::kCapGemmShapes};
-  h.mode = enums::kModeTrace;  // counters mode is not in this build
+  h.mode = enums::kModeTrace;  // AttachCounters() switches it
   h.config = config.ToHelloConfig();
   return h;
 }
@@ -72,13 +74,14 @@ struct Session::Cycle {
   std::vector<KernelInfo> kernels;
   std::vector<MemcpyInfo> memcpys;
   std::vector<DeviceInfo> devices;
+  std::vector<KernelCountersInfo> counters;
   bool stats = false;
   bool goodbye = false;
   int32_t exit_code = -1;
   bool empty() const {
     return launches.empty() && gemms.empty() && ranges.empty() &&
            marks.empty() && kernels.empty() && memcpys.empty() &&
-           devices.empty() && !stats && !goodbye;
+           devices.empty() && counters.empty() && !stats && !goodbye;
   }
 };
 
@@ -95,10 +98,20 @@ Session::~Session() {
 
 Status Session::Start() {
   const Config& c = options_.config;
-  RT_ASSIGN_OR_RETURN(filter_, KernelFilter::Create(c.kernel_include,
-                                                    c.kernel_exclude,
-                                                    c.sample_every,
-                                                    c.max_kernels));
+  bool counters = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    counters = counters_ != nullptr;
+  }
+  if (counters) {
+    // Selection is counters mode's; trace mode keeps every kernel.
+    RT_ASSIGN_OR_RETURN(filter_, KernelFilter::Create("", "", 1, 0));
+  } else {
+    RT_ASSIGN_OR_RETURN(filter_, KernelFilter::Create(c.kernel_include,
+                                                      c.kernel_exclude,
+                                                      c.sample_every,
+                                                      c.max_kernels));
+  }
   started_ = true;
   sender_ = std::thread([this] { SenderMain(); });
   return OkStatus();
@@ -134,6 +147,13 @@ void Session::AttachActivity(ActivityHooks hooks) {
   hello_.capabilities.push_back(enums::kCapKernels);
   hello_.capabilities.push_back(enums::kCapMemcpy);
   hello_.capabilities.push_back(enums::kCapDeviceInfo);
+}
+
+void Session::AttachCounters(CountersMode* counters) {
+  std::lock_guard<std::mutex> lock(mu_);
+  counters_ = counters;
+  hello_.mode = enums::kModeCounters;
+  hello_.capabilities.push_back(enums::kCapCounters);
 }
 
 void Session::Wake() {
@@ -390,6 +410,12 @@ void Session::DrainInto(Cycle* cycle, bool final_pass) {
       hooks.pool->Release(done.buffer);
     }
   }
+  CountersMode* counters = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    counters = counters_;
+  }
+  if (counters != nullptr) counters->Flush(final_pass, &cycle->counters);
   // Bounded per pass so a flood cannot starve the writes; the final pass
   // takes everything.
   const size_t limit = final_pass ? ~size_t{0} : queue_.capacity();
@@ -426,6 +452,23 @@ StatsInfo Session::SnapshotStats() {
     s.warnings.swap(warnings_);
   }
   if (dropped_records) s.cupti_records_dropped = dropped_records();
+  CountersMode* counters = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    counters = counters_;
+  }
+  if (counters != nullptr) {
+    const RecordCountValues c = counters->Counts();
+    RecordCountValues& out = s.counts[enums::kRecordCounters];
+    out.seen += c.seen;
+    out.dropped += c.dropped;
+    out.filtered += c.filtered;
+    s.counter_passes = counters->passes();
+    for (std::string& line : counters->TakeWarnings()) {
+      Say(LogLevel::kWarn, "%s", line.c_str());
+      s.warnings.push_back(std::move(line));
+    }
+  }
   return s;
 }
 
@@ -472,6 +515,10 @@ void Session::EncodeCycle(const Cycle& c, std::string* frames,
   EncodeChunks(encoder_, c.memcpys, max_batch, f::packet::kMemcpyBatch,
                f::memcpy_batch::kMemcpys, EncodeMemcpy, &defs, frames,
                &packets);
+  // KernelCounters carry a dozen metric values each: smaller batches.
+  EncodeChunks(encoder_, c.counters, std::max<size_t>(1, max_batch / 4),
+               f::packet::kCounterBatch, f::counter_batch::kCounters,
+               EncodeKernelCounters, &defs, frames, &packets);
   EncodeChunks(encoder_, c.gemms, max_batch, f::packet::kGemmBatch,
                f::gemm_batch::kGemms, EncodeGemm, &defs, frames, &packets);
   EncodeChunks(encoder_, c.ranges, max_batch, f::packet::kNvtxBatch,
@@ -484,6 +531,7 @@ void Session::EncodeCycle(const Cycle& c, std::string* frames,
   (*sent)[enums::kRecordLaunch].sent += c.launches.size();
   (*sent)[enums::kRecordMemcpy].sent += c.memcpys.size();
   (*sent)[enums::kRecordGemm].sent += c.gemms.size();
+  (*sent)[enums::kRecordCounters].sent += c.counters.size();
   (*sent)[enums::kRecordNvtxRange].sent += c.ranges.size();
   (*sent)[enums::kRecordNvtxMark].sent += c.marks.size();
 
@@ -630,11 +678,6 @@ Session* CreateSession(bool forked_child = false) {
   if (config->disabled) {
     Say(LogLevel::kInfo, "ROOFTRACE_DISABLE=1: standing aside");
     return nullptr;
-  }
-  if (config->mode == InjectMode::kCounters) {
-    // The seam for counters mode is CuptiTracer::OnContextCreated().
-    Say(LogLevel::kWarn,
-        "counters mode not available in this build; using trace mode");
   }
   SessionOptions options;
   options.config = std::move(*config);

@@ -40,6 +40,7 @@
 
 namespace rooftrace::inject {
 
+class CountersMode;
 class CuptiTracer;
 
 enum class EntryRoute { kCudaInjection, kNvtxInjection, kPreload };
@@ -113,6 +114,14 @@ class Session {
     std::function<uint64_t()> dropped_records;   // CUPTI's own count
   };
   void AttachActivity(ActivityHooks hooks);
+  // Counters mode, attached by the tracer before Start(): the Hello says
+  // MODE_COUNTERS with CAPABILITY_COUNTERS, the sender flushes it every pass
+  // (CounterBatch packets; all of it at Stop, before CUPTI is finalized),
+  // Stats carry its counts, passes and warnings, and trace mode's kernel
+  // selection (include/exclude, sampling, max) is left to counters mode:
+  // every kernel record is kept so the counters have kernels to join.
+  void AttachCounters(CountersMode* counters);
+
   // Wakes the sender (a completed buffer is waiting).
   void Wake();
 
@@ -188,6 +197,7 @@ class Session {
   bool sender_done_ = false;
   int32_t exit_code_ = -1;
   ActivityHooks activity_;
+  CountersMode* counters_ = nullptr;  // owned by the tracer
   std::vector<std::string> warnings_;
   std::string spool_path_;
 

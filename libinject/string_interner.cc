@@ -66,4 +66,10 @@ size_t StringInterner::size() {
   return strings_.size();
 }
 
+std::string StringInterner::Lookup(uint64_t iid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (iid == 0 || iid > strings_.size()) return std::string();
+  return strings_[iid - 1];
+}
+
 }  // namespace rooftrace::inject

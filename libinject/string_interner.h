@@ -39,6 +39,9 @@ class StringInterner {
   void TakeAll(std::vector<Definition>* out);
 
   size_t size();
+  // The text of `iid` ("" when unknown). Takes the mutex: for the rare
+  // callers that need text back (counters mode's NVTX path condition).
+  std::string Lookup(uint64_t iid);
 
  private:
   struct Hash {

@@ -1,11 +1,15 @@
 #include "libinject/tracer.h"
 
 #include <cuda.h>
+#include <cxxabi.h>
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <mutex>
+#include <string>
 
 #include "libinject/clock.h"
+#include "libinject/counters_mode.h"
 #include "libinject/log.h"
 #include "libinject/session.h"
 #include "libinject/thread_state.h"
@@ -26,6 +30,32 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 }
 
 uint64_t CuptiClock() { return MonotonicNs(); }
+
+// The demangled kernel name for counters mode's name condition. CUPTI hands
+// the same symbol pointer for the same kernel, so one entry per thread
+// saves the demangling of repeated launches.
+std::string_view DemangledName(const char* symbol) {
+  thread_local const char* last = nullptr;
+  thread_local std::string text;
+  if (symbol != last) {
+    last = symbol;
+    int status = 0;
+    char* out = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
+    text = (status == 0 && out != nullptr) ? out : "";
+    std::free(out);
+  }
+  return text;
+}
+
+// "outer/inner": the names of the ranges open on this thread.
+std::string NvtxPath(const ThreadState& t, StringInterner* interner) {
+  std::string path;
+  for (uint32_t i = 0; i < t.frame_count; ++i) {
+    if (i > 0) path += '/';
+    path += interner->Lookup(t.frames[i].name_iid);
+  }
+  return path;
+}
 
 // Driver queries for what CUPTI's device record lacks.
 void EnrichFromDriver(DeviceInfo* info) {
@@ -238,7 +268,30 @@ Status CuptiTracer::Start() {
   }
   Say(LogLevel::kInfo, "CUPTI %u attached: tracing kernels and copies",
       version);
+  if (session_->config().mode == InjectMode::kCounters) {
+    StatusOr<std::unique_ptr<CountersMode>> counters = CountersMode::Create(
+        api_.handle, session_->config(), session_->interner());
+    if (!counters.ok()) {
+      session_->Warn(counters.status().message());  // trace mode goes on
+      return OkStatus();
+    }
+    if (api_.EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                            CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) !=
+        CUPTI_SUCCESS) {
+      session_->Warn(
+          "counters mode: CUPTI cannot report context destruction; using "
+          "trace mode");
+      return OkStatus();
+    }
+    AttachCounters(std::move(*counters));
+    Say(LogLevel::kInfo, "counters mode: profiling selected kernels");
+  }
   return OkStatus();
+}
+
+void CuptiTracer::AttachCounters(std::unique_ptr<CountersMode> counters) {
+  counters_ = std::move(counters);
+  session_->AttachCounters(counters_.get());
 }
 
 Status CuptiTracer::EnableCallbacks() {
@@ -301,8 +354,18 @@ void CuptiTracer::Finalize() {
   if (api_.Finalize != nullptr) api_.Finalize();
 }
 
-void CuptiTracer::OnContextCreated(CUcontext /*context*/) {
-  // Counters mode plugs in here (see the class comment).
+void CuptiTracer::OnContextCreated(CUcontext context) {
+  if (counters_ == nullptr) return;
+  uint32_t device = 0;
+  if (api_.GetDeviceId != nullptr &&
+      api_.GetDeviceId(context, &device) != CUPTI_SUCCESS) {
+    device = 0;
+  }
+  counters_->OnContextCreated(context, device);
+}
+
+void CuptiTracer::OnContextDestroyed(CUcontext context) {
+  if (counters_ != nullptr) counters_->OnContextDestroyed(context);
 }
 
 void CuptiTracer::OnProfilerRange(bool start) {
@@ -326,8 +389,11 @@ void CUPTIAPI CuptiTracer::CallbackTrampoline(void* userdata,
 void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
                              CUpti_CallbackId cbid, const void* cbdata) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    const auto* resource = static_cast<const CUpti_ResourceData*>(cbdata);
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
-      OnContextCreated(static_cast<const CUpti_ResourceData*>(cbdata)->context);
+      OnContextCreated(resource->context);
+    } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+      OnContextDestroyed(resource->context);
     }
     return;
   }
@@ -348,7 +414,16 @@ void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
     } else {
       t.driver_start_ns = MonotonicNs();
     }
+    if (counters_ != nullptr) CountersLaunchBegin(kind, data, t);
     return;
+  }
+  if (t.counters_launch == data->correlationId + 1) {
+    // The profiled launch returns: its range ends on this thread.
+    t.counters_launch = 0;
+    const bool launched =
+        data->functionReturnValue == nullptr ||
+        *static_cast<const int*>(data->functionReturnValue) == 0;
+    counters_->OnLaunchEnd(data->context, data->correlationId, launched);
   }
   uint64_t start_ns;
   if (runtime) {
@@ -378,6 +453,34 @@ void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
     t.gemm_correlations[t.gemm_correlation_count++] = data->correlationId;
   }
   session_->EmitLaunch(r);
+}
+
+void CuptiTracer::CountersLaunchBegin(uint8_t kind,
+                                      const CUpti_CallbackData* data,
+                                      ThreadState& t) {
+  if (kind == enums::kApiGraphLaunch) {
+    counters_->OnGraphLaunch();
+    return;
+  }
+  if (kind != enums::kApiKernelLaunch || t.counters_launch != 0 ||
+      !session_->capturing() || counters_->disabled()) {
+    return;
+  }
+  const char* symbol = data->symbolName != nullptr ? data->symbolName : "";
+  const Config& c = session_->config();
+  const std::string_view demangled =
+      (c.kernel_include.empty() && c.kernel_exclude.empty())
+          ? std::string_view()
+          : DemangledName(symbol);
+  std::string nvtx_path;
+  if (counters_->needs_nvtx_path()) {
+    nvtx_path = NvtxPath(t, session_->interner());
+  }
+  if (counters_->OnLaunchBegin(data->context, data->correlationId, symbol,
+                               nvtx_path, /*in_graph_or_capture=*/false,
+                               demangled)) {
+    t.counters_launch = data->correlationId + 1;
+  }
 }
 
 void CUPTIAPI CuptiTracer::BufferRequested(uint8_t** buffer, size_t* size,

@@ -23,7 +23,9 @@
 
 namespace rooftrace::inject {
 
+class CountersMode;
 class Session;
+struct ThreadState;
 
 // Callback ids per domain we keep a kind for (CUDA 13: < 1000).
 inline constexpr uint32_t kMaxCallbackIds = 2048;
@@ -79,15 +81,22 @@ class CuptiTracer {
   // Makes this tracer the target of the buffer callbacks.
   void MakeBufferTarget();
 
-  // The seam for counters mode: one counters session per context will be
-  // started here once libinject/counters is integrated (ROOFTRACE_MODE=
-  // counters currently runs trace mode and says so once).
+  // Counters mode (ROOFTRACE_MODE=counters): Start() creates it from the
+  // libcupti handle; tests attach one built on fake entry points. Attaching
+  // tells the session (Hello mode and capability, CounterBatch packets).
+  void AttachCounters(std::unique_ptr<CountersMode> counters);
+  CountersMode* counters() { return counters_.get(); }
+  // Resource callbacks: one counters session per context.
   void OnContextCreated(CUcontext context);
+  void OnContextDestroyed(CUcontext context);
 
  private:
   Status EnableCallbacks();
   Status EnableActivityKinds(bool enable);
   void OnProfilerRange(bool start);
+  // Counters mode at a launch API's enter (app thread).
+  void CountersLaunchBegin(uint8_t kind, const CUpti_CallbackData* data,
+                           ThreadState& t);
 
   Session* session_;
   CuptiApi api_;
@@ -97,6 +106,7 @@ class CuptiTracer {
   std::unique_ptr<ActivityBufferPool> pool_;
   std::unique_ptr<ActivityDecoder> decoder_;
   bool activity_enabled_ = false;
+  std::unique_ptr<CountersMode> counters_;
   bool finalized_ = false;
 };
 

@@ -41,6 +41,9 @@ struct KernelCounters {
   std::array<uint64_t, kNumPrecisions> flops{};
   // Raw values in MetricSet order (metric names are in the MetricSet).
   std::vector<double> raw_values;
+  // The set raw_values follow, when known (CountersRuntime::Flush sets it;
+  // the runtime owns it for its lifetime), so libinject can name them.
+  const MetricSet* metric_set = nullptr;
   // Metrics whose value was NaN, infinite or negative: left out of the
   // figures above, listed for a warning.
   std::vector<std::string> invalid_metrics;

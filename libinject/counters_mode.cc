@@ -1,0 +1,149 @@
+#include "libinject/counters_mode.h"
+
+#include "libinject/counters/counter_session.h"
+#include "libinject/counters/failure_modes.h"
+#include "libinject/log.h"
+
+namespace rooftrace::inject {
+
+StatusOr<std::unique_ptr<CountersMode>> CountersMode::Create(
+    void* cupti_handle, const Config& config, StringInterner* interner) {
+  StatusOr<counters::CuptiProfilerApi> api =
+      counters::ResolveCuptiProfilerApi(cupti_handle);
+  if (!api.ok()) {
+    return Unavailable("counters mode: " + api.status().message() +
+                       "; using trace mode");
+  }
+  return CreateWithApi(*api, config, interner);
+}
+
+StatusOr<std::unique_ptr<CountersMode>> CountersMode::CreateWithApi(
+    const counters::CuptiProfilerApi& api, const Config& config,
+    StringInterner* interner) {
+  StatusOr<counters::CounterSet> set = counters::ParseCounterSet(config.counters);
+  if (!set.ok()) {
+    return InvalidArgument(set.status().message() + "; using trace mode");
+  }
+  counters::CountersOptions options;
+  options.set = *set;
+  options.selector.kernel_include = config.kernel_include;
+  options.selector.kernel_exclude = config.kernel_exclude;
+  options.selector.nvtx_include = config.nvtx_include;
+  options.selector.sample_every = config.sample_every;
+  options.selector.max_kernels = config.max_kernels;
+  StatusOr<std::unique_ptr<counters::CountersRuntime>> runtime =
+      counters::CountersRuntime::Create(api, options);
+  if (!runtime.ok()) {
+    const std::string& line = runtime.status().message();
+    // CUPTI failures come as a finished line; selection errors do not.
+    if (line.find("trace mode") != std::string::npos) return runtime.status();
+    return Status(runtime.status().code(), line + "; using trace mode");
+  }
+  return std::unique_ptr<CountersMode>(new CountersMode(
+      std::move(runtime).value(), interner, !config.nvtx_include.empty()));
+}
+
+CountersMode::CountersMode(std::unique_ptr<counters::CountersRuntime> runtime,
+                           StringInterner* interner, bool needs_nvtx_path)
+    : runtime_(std::move(runtime)),
+      interner_(interner),
+      needs_nvtx_path_(needs_nvtx_path) {}
+
+CountersMode::~CountersMode() = default;
+
+void CountersMode::OnContextCreated(CUcontext ctx, uint32_t device_ordinal) {
+  // The failure line is also kept by the runtime for TakeWarnings().
+  (void)runtime_->OnContextCreated(ctx, device_ordinal);
+}
+
+void CountersMode::OnContextDestroyed(CUcontext ctx) {
+  runtime_->OnContextDestroyed(ctx);
+}
+
+bool CountersMode::OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
+                                 std::string_view kernel_name,
+                                 std::string_view nvtx_path,
+                                 bool in_graph_or_capture,
+                                 std::string_view demangled_name) {
+  if (runtime_->disabled()) return false;
+  counters::LaunchInfo launch{kernel_name, nvtx_path, in_graph_or_capture,
+                              demangled_name};
+  return runtime_->OnKernelLaunchBegin(ctx, correlation_id, launch);
+}
+
+void CountersMode::OnLaunchEnd(CUcontext ctx, uint64_t correlation_id,
+                               bool launched) {
+  runtime_->OnKernelLaunchEnd(ctx, correlation_id, launched);
+}
+
+void CountersMode::OnGraphLaunch() {
+  if (graph_noted_.load(std::memory_order_relaxed) ||
+      graph_noted_.exchange(true)) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  notes_.emplace_back(counters::CudaGraphNote());
+}
+
+bool CountersMode::disabled() const { return runtime_->disabled(); }
+
+uint32_t CountersMode::passes() const { return runtime_->passes(); }
+
+const std::vector<uint64_t>& CountersMode::MetricIids(
+    const counters::MetricSet* set) {
+  auto it = iids_.find(set);
+  if (it != iids_.end()) return it->second;
+  std::vector<uint64_t> iids;
+  if (set != nullptr) {
+    for (const counters::MetricSpec& m : set->metrics) {
+      iids.push_back(interner_->Intern(m.name));
+    }
+  }
+  return iids_.emplace(set, std::move(iids)).first->second;
+}
+
+void CountersMode::Flush(bool final, std::vector<KernelCountersInfo>* out) {
+  for (const counters::KernelCounters& k : runtime_->Flush(final)) {
+    KernelCountersInfo info;
+    info.correlation_id = k.correlation_id;
+    info.device_id = k.device_id;
+    info.dram_read_bytes = k.dram_read_bytes;
+    info.dram_write_bytes = k.dram_write_bytes;
+    info.gpu_time_ns = k.gpu_time_ns;
+    // Precision values are PrecisionClass values (the same numbering).
+    for (size_t p = 1; p < k.flops.size(); ++p) {
+      if (k.flops[p] != 0) {
+        info.flops.emplace_back(static_cast<uint32_t>(p), k.flops[p]);
+      }
+    }
+    const std::vector<uint64_t>& iids = MetricIids(k.metric_set);
+    for (size_t i = 0; i < k.raw_values.size() && i < iids.size(); ++i) {
+      info.metrics.emplace_back(iids[i], k.raw_values[i]);
+    }
+    info.passes = k.passes;
+    info.range_index = k.range_index;
+    out->push_back(std::move(info));
+  }
+}
+
+std::vector<std::string> CountersMode::TakeWarnings() {
+  std::vector<std::string> out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out.swap(notes_);
+  }
+  for (std::string& w : runtime_->TakeWarnings()) out.push_back(std::move(w));
+  return out;
+}
+
+RecordCountValues CountersMode::Counts() const {
+  const counters::SelectorStats sel = runtime_->selector_stats();
+  const counters::SessionStats ses = runtime_->session_stats();
+  RecordCountValues c;
+  c.seen = ses.profiled;
+  c.filtered = sel.Filtered() + ses.busy_skipped;
+  c.dropped = ses.ranges_dropped;
+  return c;
+}
+
+}  // namespace rooftrace::inject

@@ -1,0 +1,104 @@
+// Counters mode inside libinject: the bridge between the CUPTI callbacks
+// (tracer.cc), the sender thread (session.cc) and the counters library
+// (libinject/counters, CountersRuntime).
+//
+// Created once per session when ROOFTRACE_MODE=counters, from the libcupti
+// handle trace mode already opened; lives as long as its session. If it
+// cannot be created, the caller says the one line and stays in trace mode.
+// After a failure the runtime reports later (a context it cannot profile),
+// every call is a cheap no-op and trace mode goes on.
+//
+// Threads: the context and launch hooks run on application threads (the
+// launch hooks from the driver/runtime API enter/exit callbacks of the same
+// launch); Flush/TakeWarnings/counts on the sender thread.
+// The trap: the counters library's types stay behind forward declarations
+// so the tracer and session do not see its headers (and their CUPTI
+// profiler includes) at all.
+#ifndef ROOFTRACE_LIBINJECT_COUNTERS_MODE_H_
+#define ROOFTRACE_LIBINJECT_COUNTERS_MODE_H_
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "libinject/config.h"
+#include "libinject/encoder.h"
+#include "libinject/string_interner.h"
+
+namespace rooftrace::counters {
+struct CuptiProfilerApi;
+class CountersRuntime;
+struct MetricSet;
+}  // namespace rooftrace::counters
+
+namespace rooftrace::inject {
+
+class CountersMode {
+ public:
+  // Resolves the profiler entry points from libcupti's `cupti_handle` and
+  // creates the runtime with the config's counter set and selection. The
+  // error is the one line to say (bad selection values, a CUPTI failure).
+  static StatusOr<std::unique_ptr<CountersMode>> Create(
+      void* cupti_handle, const Config& config, StringInterner* interner);
+  // Same with a given entry-point table (tests pass fakes).
+  static StatusOr<std::unique_ptr<CountersMode>> CreateWithApi(
+      const counters::CuptiProfilerApi& api, const Config& config,
+      StringInterner* interner);
+  ~CountersMode();
+
+  // CUPTI resource callbacks. A failure disables counters mode; its line
+  // comes back through TakeWarnings().
+  void OnContextCreated(CUcontext ctx, uint32_t device_ordinal);
+  void OnContextDestroyed(CUcontext ctx);
+
+  // Launch API enter of a kernel launch (app thread). `nvtx_path` is the
+  // thread's open ranges ("outer/inner"), computed only when
+  // needs_nvtx_path(); `demangled_name` only when a name condition is set
+  // (it must be a function of `kernel_name`). True when the launch is profiled: then
+  // OnLaunchEnd must follow on the same thread after the launch.
+  bool OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
+                     std::string_view kernel_name, std::string_view nvtx_path,
+                     bool in_graph_or_capture,
+                     std::string_view demangled_name = {});
+  void OnLaunchEnd(CUcontext ctx, uint64_t correlation_id, bool launched);
+  // A cudaGraphLaunch: nothing in it is profiled; the first one says so.
+  void OnGraphLaunch();
+  bool needs_nvtx_path() const { return needs_nvtx_path_; }
+  bool disabled() const;
+
+  // Sender thread: results evaluated so far (all of them when `final`:
+  // shuts every context's profiler down first; call before CUPTI goes).
+  void Flush(bool final, std::vector<KernelCountersInfo>* out);
+  uint32_t passes() const;
+  // Lines to say and put in Stats.warnings.
+  std::vector<std::string> TakeWarnings();
+  // RECORD_COUNTERS counts (sent is the caller's): seen = launches
+  // profiled, filtered = not selected or busy, dropped = ranges lost.
+  RecordCountValues Counts() const;
+
+ private:
+  CountersMode(std::unique_ptr<counters::CountersRuntime> runtime,
+               StringInterner* interner, bool needs_nvtx_path);
+  const std::vector<uint64_t>& MetricIids(const counters::MetricSet* set);
+
+  std::unique_ptr<counters::CountersRuntime> runtime_;
+  StringInterner* interner_;
+  const bool needs_nvtx_path_;
+  std::atomic<bool> graph_noted_{false};
+  std::mutex mu_;  // guards notes_
+  std::vector<std::string> notes_;
+  // Sender thread only: interned metric names per metric set.
+  std::unordered_map<const counters::MetricSet*, std::vector<uint64_t>> iids_;
+};
+
+}  // namespace rooftrace::inject
+
+#endif  // ROOFTRACE_LIBINJECT_COUNTERS_MODE_H_

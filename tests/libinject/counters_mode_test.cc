@@ -1,0 +1,255 @@
+// Counters mode inside libinject without a GPU: the real CuptiTracer
+// callbacks and Session sender drive a CountersMode whose device-side Range
+// Profiler entries are the fakes of tests/counters/fake_range_profiler.h
+// (metric value = launch ordinal * 1000 + metric index; the Profiler Host
+// entries are the installed CUPTI's, so GH100's real default metric set and
+// pass count are used). The spool is decoded with libprotobuf.
+#include <cupti.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "libinject/counters_mode.h"
+#include "libinject/session.h"
+#include "libinject/tracer.h"
+#include "tests/counters/fake_range_profiler.h"
+#include "tests/libinject/test_util.h"
+
+namespace rooftrace::inject {
+namespace {
+
+namespace pb = rooftrace::wire;
+using counters::fake::FakeDevice;
+using counters::fake::g;
+
+constexpr uint32_t kLaunchCbid = 211;
+constexpr uint32_t kGraphLaunchCbid = 311;
+CUcontext const kContext = reinterpret_cast<CUcontext>(0x5000);
+
+class CountersModeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g = FakeDevice{};
+    StatusOr<counters::CuptiProfilerApi> real =
+        counters::LoadCuptiProfilerApi(ROOFTRACE_CUPTI_LIBRARY);
+    ASSERT_TRUE(real.ok()) << real.status().message();
+    api_ = *real;
+    counters::fake::InstallFakes(&api_);
+    dir_ = testing::MakeTempDir("counters_mode");
+    options_.config.sink.kind = SinkSpec::Kind::kFile;
+    options_.config.sink.path = dir_ + "/t.rft";
+    options_.config.mode = InjectMode::kCounters;
+    options_.flush_interval_ms = 5;
+  }
+
+  // Session + tracer with counters mode attached the way Start() does it.
+  void Attach() {
+    session_ = std::make_unique<Session>(options_);
+    tracer_ = std::make_unique<CuptiTracer>(session_.get(), CuptiApi{});
+    tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
+                        enums::kApiKernelLaunch);
+    tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kGraphLaunchCbid,
+                        enums::kApiGraphLaunch);
+    StatusOr<std::unique_ptr<CountersMode>> mode = CountersMode::CreateWithApi(
+        api_, session_->config(), session_->interner());
+    ASSERT_TRUE(mode.ok()) << mode.status().message();
+    tracer_->AttachCounters(std::move(mode).value());
+    ASSERT_TRUE(session_->Start().ok());
+    CUpti_ResourceData created{};
+    created.context = kContext;
+    CuptiTracer::CallbackTrampoline(tracer_.get(), CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
+                                    &created);
+  }
+
+  // One API call through the callbacks (enter, then exit with `result`).
+  void Call(uint32_t cbid, uint32_t correlation, const char* symbol,
+            int result = 0) {
+    CUpti_CallbackData d{};
+    d.correlationId = correlation;
+    d.context = kContext;
+    d.symbolName = symbol;
+    d.functionName = "cudaLaunchKernel";
+    d.functionReturnValue = &result;
+    d.callbackSite = CUPTI_API_ENTER;
+    CuptiTracer::CallbackTrampoline(tracer_.get(), CUPTI_CB_DOMAIN_RUNTIME_API,
+                                    cbid, &d);
+    d.callbackSite = CUPTI_API_EXIT;
+    CuptiTracer::CallbackTrampoline(tracer_.get(), CUPTI_CB_DOMAIN_RUNTIME_API,
+                                    cbid, &d);
+  }
+
+  std::vector<pb::Packet> StopAndRead() {
+    EXPECT_TRUE(session_->Stop());
+    tracer_.reset();
+    return testing::ReadTrace(options_.config.sink.path);
+  }
+
+  counters::CuptiProfilerApi api_;
+  std::string dir_;
+  SessionOptions options_;
+  std::unique_ptr<Session> session_;
+  std::unique_ptr<CuptiTracer> tracer_;
+};
+
+std::map<uint64_t, pb::KernelCounters> CountersByCorrelation(
+    const std::vector<pb::Packet>& packets) {
+  std::map<uint64_t, pb::KernelCounters> out;
+  for (const pb::Packet& p : packets) {
+    for (const pb::KernelCounters& k : p.counter_batch().counters()) {
+      EXPECT_TRUE(out.emplace(k.correlation_id(), k).second)
+          << "correlation id " << k.correlation_id() << " sent twice";
+    }
+  }
+  return out;
+}
+
+std::map<int, uint64_t> FlopsByPrecision(const pb::KernelCounters& k) {
+  std::map<int, uint64_t> out;
+  for (const pb::PrecisionFlops& f : k.flops()) out[f.precision()] = f.flops();
+  return out;
+}
+
+std::map<int, pb::RecordCount> Totals(const std::vector<pb::Packet>& packets) {
+  std::map<int, pb::RecordCount> out;
+  for (const auto& c : packets.back().goodbye().totals()) out[c.kind()] = c;
+  return out;
+}
+
+const pb::Stats* LastStats(const std::vector<pb::Packet>& packets) {
+  const pb::Stats* last = nullptr;
+  for (const pb::Packet& p : packets) {
+    if (p.has_stats()) last = &p.stats();
+  }
+  return last;
+}
+
+// Three profiled launches come out as one KernelCounters each, keyed by
+// their correlation ids, with the fake's values turned into bytes, time and
+// FLOPs per precision class; metric names travel as interned strings; the
+// Hello says counters mode, Stats the pass count, Goodbye the totals.
+TEST_F(CountersModeTest, ProfiledLaunchesStreamAsCounterBatches) {
+  Attach();
+  Call(kLaunchCbid, 10, "_Z4gemmv");
+  Call(kLaunchCbid, 11, "_Z4gemmv");
+  Call(kLaunchCbid, 12, "_Z4gemmv");
+  const std::vector<pb::Packet> packets = StopAndRead();
+  ASSERT_FALSE(packets.empty());
+
+  ASSERT_TRUE(packets.front().has_hello());
+  const pb::Hello& hello = packets.front().hello();
+  EXPECT_EQ(hello.mode(), pb::MODE_COUNTERS);
+  std::set<int> caps(hello.capabilities().begin(), hello.capabilities().end());
+  EXPECT_TRUE(caps.count(pb::CAPABILITY_COUNTERS));
+
+  const std::map<uint64_t, pb::KernelCounters> got =
+      CountersByCorrelation(packets);
+  ASSERT_EQ(got.size(), 3u);
+  const std::map<uint64_t, std::string> strings = testing::Strings(packets);
+  for (uint64_t ordinal = 0; ordinal < 3; ++ordinal) {
+    const pb::KernelCounters& k = got.at(10 + ordinal);
+    const uint64_t b = ordinal * 1000;
+    EXPECT_EQ(k.dram_read_bytes(), b + 0);
+    EXPECT_EQ(k.dram_write_bytes(), b + 1);
+    EXPECT_EQ(k.gpu_time_ns(), b + 2);
+    EXPECT_EQ(k.passes(), 1u);
+    const std::map<int, uint64_t> flops = FlopsByPrecision(k);
+    EXPECT_EQ(flops.at(pb::PRECISION_FP16_TENSOR), 4 * b + 3 + 4 + 7 + 8);
+    EXPECT_EQ(flops.at(pb::PRECISION_TF32_TENSOR), b + 5);
+    EXPECT_EQ(flops.at(pb::PRECISION_INT8_TENSOR), b + 6);
+    EXPECT_EQ(flops.at(pb::PRECISION_FP8_TENSOR), b + 9);
+    ASSERT_EQ(k.metrics_size(), 10);
+    EXPECT_EQ(strings.at(k.metrics(0).metric_iid()), "dram__bytes_read.sum");
+    EXPECT_EQ(strings.at(k.metrics(1).metric_iid()), "dram__bytes_write.sum");
+    EXPECT_DOUBLE_EQ(k.metrics(2).value(), static_cast<double>(b + 2));
+  }
+
+  const pb::Stats* stats = LastStats(packets);
+  ASSERT_NE(stats, nullptr);
+  EXPECT_EQ(stats->counter_passes(), 1u);
+  const std::map<int, pb::RecordCount> totals = Totals(packets);
+  EXPECT_EQ(totals.at(pb::RECORD_COUNTERS).seen(), 3u);
+  EXPECT_EQ(totals.at(pb::RECORD_COUNTERS).sent(), 3u);
+  EXPECT_EQ(totals.at(pb::RECORD_LAUNCH).sent(), 3u);
+  // The range profiler was torn down before the session ended.
+  EXPECT_EQ(g.disables, 1);
+}
+
+// With a name regex, counters mode profiles only matching kernels; trace
+// mode still records every launch so the others keep their timing.
+TEST_F(CountersModeTest, SelectionIsCountersModesAndTraceKeepsEveryLaunch) {
+  options_.config.kernel_include = "gemm";
+  Attach();
+  Call(kLaunchCbid, 20, "_Z4gemmv");
+  Call(kLaunchCbid, 21, "_Z8layernormv");
+  Call(kLaunchCbid, 22, "_Z4gemmv");
+  const std::vector<pb::Packet> packets = StopAndRead();
+
+  const std::map<uint64_t, pb::KernelCounters> got =
+      CountersByCorrelation(packets);
+  EXPECT_EQ(got.size(), 2u);
+  EXPECT_TRUE(got.count(20));
+  EXPECT_TRUE(got.count(22));
+  EXPECT_EQ(g.starts, 2);
+  const std::map<int, pb::RecordCount> totals = Totals(packets);
+  EXPECT_EQ(totals.at(pb::RECORD_LAUNCH).sent(), 3u);
+  EXPECT_EQ(totals.at(pb::RECORD_COUNTERS).filtered(), 1u);
+}
+
+// A launch that fails (the API returns an error, no kernel ran, so the
+// profiler made no range) gets no counters; the next one is profiled as
+// usual and keeps its own values.
+TEST_F(CountersModeTest, FailedLaunchGetsNoCounters) {
+  Attach();
+  g.no_kernel_at_next_stop = true;
+  Call(kLaunchCbid, 30, "_Z4gemmv", /*result=*/1);
+  Call(kLaunchCbid, 31, "_Z4gemmv");
+  const std::map<uint64_t, pb::KernelCounters> got =
+      CountersByCorrelation(StopAndRead());
+  EXPECT_FALSE(got.count(30));
+  ASSERT_TRUE(got.count(31));
+  EXPECT_EQ(got.at(31).dram_read_bytes(), 0u);  // the first range: ordinal 0
+  EXPECT_EQ(got.at(31).dram_write_bytes(), 1u);
+}
+
+// Restricted counters: one line with the fix reaches Stats.warnings, no
+// launch is profiled, and trace mode goes on recording every launch.
+TEST_F(CountersModeTest, InsufficientPrivilegesFallsBackToTraceMode) {
+  g.enable = CUPTI_ERROR_INSUFFICIENT_PRIVILEGES;
+  Attach();
+  Call(kLaunchCbid, 40, "_Z4gemmv");
+  Call(kLaunchCbid, 41, "_Z4gemmv");
+  const std::vector<pb::Packet> packets = StopAndRead();
+  EXPECT_TRUE(CountersByCorrelation(packets).empty());
+  EXPECT_EQ(g.starts, 0);
+  std::string warnings;
+  for (const pb::Packet& p : packets) {
+    for (const std::string& w : p.stats().warnings()) warnings += w + "\n";
+  }
+  EXPECT_NE(warnings.find("NVreg_RestrictProfilingToAdminUsers=0"),
+            std::string::npos)
+      << warnings;
+  EXPECT_EQ(Totals(packets).at(pb::RECORD_LAUNCH).sent(), 2u);
+}
+
+// A cudaGraphLaunch is not profiled; the first one says so once.
+TEST_F(CountersModeTest, GraphLaunchIsNotedOnce) {
+  Attach();
+  Call(kGraphLaunchCbid, 50, nullptr);
+  Call(kGraphLaunchCbid, 51, nullptr);
+  const std::vector<pb::Packet> packets = StopAndRead();
+  EXPECT_EQ(g.starts, 0);
+  int notes = 0;
+  for (const pb::Packet& p : packets) {
+    for (const std::string& w : p.stats().warnings()) {
+      if (w.find("CUDA graphs") != std::string::npos) ++notes;
+    }
+  }
+  EXPECT_EQ(notes, 1);
+}
+
+}  // namespace
+}  // namespace rooftrace::inject
