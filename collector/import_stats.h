@@ -38,7 +38,8 @@ namespace rooftrace {
   X(sequence_gaps, "packets missing by sequence number")                     \
   X(unresolved_strings, "interned string ids never defined")                 \
   X(unmatched_nvtx_refs, "launches naming an NVTX range never received")     \
-  X(producer_cupti_dropped, "records CUPTI itself dropped")
+  X(producer_cupti_dropped, "records CUPTI itself dropped")                  \
+  X(windows_stored, "settled parts of long sessions stored while they ran")
 
 enum class ImportStat : int {
 #define ROOFTRACE_STAT_ENUM_(name, meaning) k_##name,

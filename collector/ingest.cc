@@ -62,6 +62,7 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
         RT_RETURN_IF_ERROR(end_session());
         s = session->OnPacket(payload);
       }
+      if (s.ok()) RT_RETURN_IF_ERROR(recorder->MaybeFlush(session.get()));
       if (!s.ok()) {
         ++file_stats[ImportStat::k_refused_sessions];
         result->warning = path + ": frame " +
@@ -103,6 +104,7 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   ro.store_path = store_path;
   ro.origin = "ingest:" + trace_path;
   ro.device_profile_path = options.device_profile_path;
+  ro.flush_records = options.flush_records;
   RT_ASSIGN_OR_RETURN(auto recorder, RunRecorder::Create(ro));
   IngestResult result;
   RT_RETURN_IF_ERROR(

@@ -4,10 +4,12 @@
 #ifndef ROOFTRACE_COLLECTOR_INGEST_H_
 #define ROOFTRACE_COLLECTOR_INGEST_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "base/status.h"
+#include "collector/recorder.h"
 
 namespace rooftrace {
 
@@ -16,6 +18,9 @@ struct IngestOptions {
   std::string device_profile_path;
   // Progress lines on stderr for long files.
   bool progress = false;
+  // Records a session may hold before its settled steps are stored
+  // (RecorderOptions::flush_records; 0: store each session whole).
+  size_t flush_records = RecorderOptions().flush_records;
 };
 
 struct IngestResult {

@@ -298,6 +298,7 @@ JoinedSession Join(Session* session, const Roofs& roofs,
     const wire::Gemm& g = *out.gemms[i].gemm;
     pin.gemms[i] = {g.m(), g.n(), g.a_ptr(), g.b_ptr()};
   }
+  pin.prev_step_tokens = s.flushed().last_step_tokens;
   PhaseResult pr = DetectPhases(pin, phase_options);
   for (size_t i = 0; i < kernels.size(); ++i) out.kernels[i].step = pr.kernel_step[i];
   for (size_t i = 0; i < copies.size(); ++i) out.memcpys[i].step = pr.copy_step[i];

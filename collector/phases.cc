@@ -250,7 +250,16 @@ PhaseResult DetectPhases(const PhaseInput& in, const PhaseOptions& opt) {
   }
 
   std::vector<std::string> phases, evidence;
-  ClassifySteps(step_tokens, &phases, &evidence);
+  if (in.prev_step_tokens >= 0) {
+    // The step before this window takes part as a neighbour, then leaves.
+    step_tokens.insert(step_tokens.begin(), in.prev_step_tokens);
+    ClassifySteps(step_tokens, &phases, &evidence);
+    step_tokens.erase(step_tokens.begin());
+    phases.erase(phases.begin());
+    evidence.erase(evidence.begin());
+  } else {
+    ClassifySteps(step_tokens, &phases, &evidence);
+  }
   for (size_t s = 0; s < r.steps.size(); ++s) {
     r.steps[s].phase = phases[s];
     r.steps[s].token_count = step_tokens[s];

@@ -58,6 +58,11 @@ struct PhaseInput {
   std::vector<Kernel> kernels;
   std::vector<Copy> copies;
   std::vector<Gemm> gemms;
+  // Token count of the step just before these kernels, already labelled and
+  // stored by an earlier flush of the same session (-1: none). The labelling
+  // rule sees it as the previous step, so a session cut into windows is
+  // labelled as if it were whole.
+  int64_t prev_step_tokens = -1;
 };
 
 struct StepInfo {

@@ -1,7 +1,11 @@
 #include "collector/recorder.h"
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
+#include <unordered_map>
 
+#include "collector/flush.h"
 #include "collector/join.h"
 
 namespace rooftrace {
@@ -12,6 +16,10 @@ uint64_t NowUnixNs() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::system_clock::now().time_since_epoch())
           .count());
+}
+
+std::string DeviceName(const Session& session) {
+  return session.devices().empty() ? "" : session.devices().front().name();
 }
 
 }  // namespace
@@ -51,9 +59,7 @@ Status RunRecorder::AddSession(Session* session) {
     stats_.Add(session->stats());
     return OkStatus();
   }
-  const std::string device_name =
-      session->devices().empty() ? "" : session->devices().front().name();
-  const Roofs& roofs = RoofsFor(device_name);
+  const Roofs& roofs = RoofsFor(DeviceName(*session));
   JoinedSession joined =
       Join(session, roofs, options_.annotate, options_.phases);
   if (!session->Complete()) {
@@ -65,30 +71,82 @@ Status RunRecorder::AddSession(Session* session) {
   kernels_ += joined.kernels.size();
   any_counters_ |= joined.any_counters;
   any_analytic_ |= joined.any_analytic;
+  RT_RETURN_IF_ERROR(NoteSession(*session, roofs));
+  run_.ended_unix_ns = std::max(run_.ended_unix_ns, session->end_unix_ns());
+  return store_->WriteSession(run_id_, session, joined);
+}
 
-  const SessionHeader& h = session->header();
+Status RunRecorder::NoteSession(const Session& session, const Roofs& roofs) {
+  const SessionHeader& h = session.header();
   if (run_.host.empty()) run_.host = h.host;
   if (run_.producer_version.empty()) run_.producer_version = h.producer_version;
   if (run_.command.empty()) run_.command = h.argv;
-  if (run_.device_name.empty()) run_.device_name = device_name;
+  if (run_.device_name.empty()) run_.device_name = DeviceName(session);
   if (run_.roof_source.empty() || run_.roof_source == "none") {
     run_.roof_source = roofs.source;
   }
   if (h.start_unix_ns != 0 &&
-      (sessions_ == 1 || h.start_unix_ns < run_.started_unix_ns)) {
+      (!run_start_from_session_ || h.start_unix_ns < run_.started_unix_ns)) {
     run_.started_unix_ns = h.start_unix_ns;
+    run_start_from_session_ = true;
   }
-  run_.ended_unix_ns = std::max(run_.ended_unix_ns, session->end_unix_ns());
   if (run_.mode.empty()) {
     run_.mode = h.mode;
   } else if (run_.mode != h.mode) {
     run_.mode = "mixed";
   }
-  for (const wire::Device& d : session->devices()) {
+  for (const wire::Device& d : session.devices()) {
     RT_RETURN_IF_ERROR(store_->AddRoofs(run_id_, d.device_id(),
                                         RoofsFor(d.name())));
   }
-  return store_->WriteSession(run_id_, *session, joined);
+  return OkStatus();
+}
+
+Status RunRecorder::MaybeFlush(Session* session) {
+  if (options_.flush_records == 0 || !session->has_hello() ||
+      session->RecordCount() <
+          std::max(options_.flush_records,
+                   session->flushed().next_flush_records)) {
+    return OkStatus();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return FlushSettled(session);
+}
+
+// Joins what the session holds, stores the settled steps (flush.h) and drops
+// their records. The windowed join's statistics are thrown away: the held
+// records would be counted again by the next window; the plan counts what
+// is unmatched among the dropped records instead.
+Status RunRecorder::FlushSettled(Session* session) {
+  FlushedState& state = session->flushed();
+  const Roofs& roofs = RoofsFor(DeviceName(*session));
+  const ImportStats saved = session->stats();
+  JoinedSession joined =
+      Join(session, roofs, options_.annotate, options_.phases);
+  session->stats() = saved;
+  FlushPlan plan = PlanFlush(*session, joined);
+  if (plan.last_step < 0) {
+    // Nothing settled yet (e.g. an NVTX range open since the start): try
+    // again at twice the size, so the joins stay linear in the stream.
+    state.next_flush_records = 2 * session->RecordCount();
+    return OkStatus();
+  }
+  RT_RETURN_IF_ERROR(NoteSession(*session, roofs));
+  RT_RETURN_IF_ERROR(
+      store_->WriteSession(run_id_, session, joined, &plan.scope));
+  session->stats().Add(plan.unmatched);
+  ++session->stats()[ImportStat::k_windows_stored];
+  kernels_ += plan.kernels;
+  any_counters_ |= joined.any_counters;
+  any_analytic_ |= joined.any_analytic;
+  state.last_step_tokens = joined.steps[plan.last_step].token_count;
+  state.steps += static_cast<uint64_t>(plan.last_step) + 1;
+  state.kernels += plan.kernels;
+  ++state.flushes;
+  session->DropRecords(plan.drop);  // `joined` points into them: done with it
+  const size_t held = session->RecordCount();
+  state.next_flush_records = held > options_.flush_records / 2 ? 2 * held : 0;
+  return OkStatus();
 }
 
 void RunRecorder::AddStats(const ImportStats& stats) {

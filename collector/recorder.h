@@ -1,6 +1,9 @@
 // One run being recorded: owns the store connection, turns every ended
 // session into rows (join, annotate, steps) and keeps the run record and its
-// import statistics up to date. Used by `collect` (one run per server
+// import statistics up to date. A long session is stored in windows: once
+// it holds `flush_records` records, its settled forward steps are joined,
+// stored and dropped (MaybeFlush), so a producer that runs for hours costs
+// bounded memory. Used by `collect` (one run per server
 // lifetime), `profile` (one run per command) and IngestTraceFile (one run per
 // file).
 //
@@ -32,6 +35,9 @@ struct RecorderOptions {
   std::string device_profile_path;
   AnnotateOptions annotate;
   PhaseOptions phases;
+  // Records a session may hold before its settled steps are stored and
+  // dropped (0: keep every session whole until it ends).
+  size_t flush_records = 1u << 19;
 };
 
 class RunRecorder {
@@ -43,6 +49,11 @@ class RunRecorder {
   // Joins, annotates and stores an ended session (a session without a
   // Hello only contributes its statistics).
   Status AddSession(Session* session);
+  // Called after each packet of a live session: when it holds
+  // `flush_records` records, stores its settled steps and drops them from
+  // it (see FlushSettled in recorder.cc for what "settled" means). Cheap
+  // when below the threshold.
+  Status MaybeFlush(Session* session);
   // Statistics of a connection or file that produced no session.
   void AddStats(const ImportStats& stats);
   // Writes the final run record and import statistics. Idempotent.
@@ -56,6 +67,9 @@ class RunRecorder {
  private:
   RunRecorder() = default;
   const Roofs& RoofsFor(const std::string& device_name);
+  Status FlushSettled(Session* session);
+  // Run fields that come from a session's header and devices.
+  Status NoteSession(const Session& session, const Roofs& roofs);
 
   RecorderOptions options_;
   mutable std::mutex mu_;
@@ -68,6 +82,7 @@ class RunRecorder {
   bool any_counters_ = false, any_analytic_ = false;
   bool all_complete_ = true;
   uint64_t sessions_ = 0;
+  bool run_start_from_session_ = false;
   uint64_t kernels_ = 0;
   bool finished_ = false;
 };

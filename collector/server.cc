@@ -295,6 +295,14 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
         c->session = std::make_unique<Session>(c->peer);
         s = c->session->OnPacket(payload);
       }
+      if (s.ok()) {
+        // A long session stores its settled steps as it goes (bounded memory).
+        Status f = recorder_->MaybeFlush(c->session.get());
+        if (!f.ok()) {
+          Log("cannot store part of the session of " + c->peer + ": " +
+              f.message());
+        }
+      }
       if (!s.ok()) {
         wire::Packet reply;
         auto* hr = reply.mutable_hello_reply();

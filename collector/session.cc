@@ -37,6 +37,33 @@ size_t Session::RecordCount() const {
          gemms_.size() + nvtx_.size() + counters_.size();
 }
 
+namespace {
+
+template <typename T>
+void EraseFlagged(std::vector<T>* v, const std::vector<char>& drop) {
+  if (drop.empty()) return;
+  size_t out = 0;
+  for (size_t i = 0; i < v->size(); ++i) {
+    if (i < drop.size() && drop[i]) continue;
+    if (out != i) (*v)[out] = std::move((*v)[i]);
+    ++out;
+  }
+  v->resize(out);
+  // Give the memory back: a long session must not keep its peak capacity.
+  if (v->capacity() > 2 * v->size() + 1024) v->shrink_to_fit();
+}
+
+}  // namespace
+
+void Session::DropRecords(const RecordMask& mask) {
+  EraseFlagged(&kernels_, mask.kernels);
+  EraseFlagged(&launches_, mask.launches);
+  EraseFlagged(&memcpys_, mask.memcpys);
+  EraseFlagged(&gemms_, mask.gemms);
+  EraseFlagged(&nvtx_, mask.nvtx);
+  EraseFlagged(&counters_, mask.counters);
+}
+
 Status Session::OnHello(const wire::Hello& h) {
   if (h.magic() != wire::kTraceMagic) {
     char msg[200];

@@ -1,8 +1,11 @@
 // One producer session (a process or forked child): the Hello, the records
 // of every packet in compact form, interned strings, producer statistics and
 // the Goodbye. The collector feeds it frame payloads in arrival order;
-// joining happens later (collector/join.h), once the session ends, because
-// records of one kernel may arrive in any packet and in any order.
+// joining happens later (collector/join.h), because records of one kernel
+// may arrive in any packet and in any order: once the session ends, or
+// earlier for its settled forward steps (RunRecorder::FlushSettled), which
+// are stored and then dropped from here with DropRecords(), so a long
+// session holds a bounded window of records.
 //
 // Owned by one connection or file reader; not thread-safe.
 // The trap: the first packet must be a Hello with our magic and a protocol
@@ -79,6 +82,20 @@ struct CounterRecord {
   bool has_flops = false;
 };
 
+// What earlier flushes of a session already stored (RunRecorder).
+struct FlushedState {
+  int64_t session_row = 0;        // sessions.session_id; 0: not stored yet
+  int64_t last_step_tokens = -1;  // token count of the last stored step
+  uint64_t steps = 0, kernels = 0, flushes = 0;
+  size_t next_flush_records = 0;  // RecordCount() that triggers a try
+};
+
+// Which records DropRecords() removes: one flag per record, in the order
+// of the accessors below (an empty vector drops none of that kind).
+struct RecordMask {
+  std::vector<char> kernels, launches, memcpys, gemms, nvtx, counters;
+};
+
 // Session identity and what its Hello declared.
 struct SessionHeader {
   std::string host;
@@ -140,6 +157,12 @@ class Session {
   // Records held, for memory accounting.
   size_t RecordCount() const;
 
+  // Removes the records flagged in `mask` (already stored and joined);
+  // pointers into the record vectors are invalid afterwards.
+  void DropRecords(const RecordMask& mask);
+  FlushedState& flushed() { return flushed_; }
+  const FlushedState& flushed() const { return flushed_; }
+
  private:
   Status OnHello(const wire::Hello& hello);
   void OnStats(const google::protobuf::RepeatedPtrField<wire::RecordCount>&
@@ -169,6 +192,7 @@ class Session {
   int32_t exit_code_ = -1;
   uint64_t end_unix_ns_ = 0;
   ImportStats stats_;
+  FlushedState flushed_;
 };
 
 }  // namespace rooftrace

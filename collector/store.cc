@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -190,7 +191,7 @@ Store::~Store() {
   if (in_txn_) (void)Commit();
   for (sqlite3_stmt* s : {insert_kernel_, insert_memcpy_, insert_gemm_,
                           insert_nvtx_, insert_step_, insert_session_,
-                          insert_device_}) {
+                          insert_device_, update_session_}) {
     sqlite3_finalize(s);
   }
   if (db_ != nullptr) sqlite3_close(db_);
@@ -353,6 +354,10 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
       "global_memory_bytes, driver_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,"
       "?,?,?)",
       &s->insert_device_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "UPDATE sessions SET packets=?, last_sequence=?, sequence_gaps=?, "
+      "goodbye=?, complete=? WHERE session_id=?",
+      &s->update_session_));
   return s;
 }
 
@@ -459,9 +464,8 @@ Status Store::FinishRun(int64_t run_id, const RunRow& run,
   return Commit();
 }
 
-Status Store::WriteSession(int64_t run_id, const Session& session,
-                           const JoinedSession& j) {
-  RT_RETURN_IF_ERROR(Begin());
+StatusOr<int64_t> Store::InsertSession(int64_t run_id,
+                                       const Session& session) {
   const SessionHeader& h = session.header();
   Binder(insert_session_)
       .Int(run_id)
@@ -481,7 +485,6 @@ Status Store::WriteSession(int64_t run_id, const Session& session,
       .Int(session.Complete() ? 1 : 0);
   RT_RETURN_IF_ERROR(Step(insert_session_, "cannot insert a session"));
   const int64_t session_id = sqlite3_last_insert_rowid(db_);
-
   for (const wire::Device& d : session.devices()) {
     Binder(insert_device_)
         .Int(run_id)
@@ -501,6 +504,31 @@ Status Store::WriteSession(int64_t run_id, const Session& session,
         .TextOrNull(d.driver_version());
     RT_RETURN_IF_ERROR(Step(insert_device_, "cannot insert a device"));
   }
+  return session_id;
+}
+
+Status Store::WriteSession(int64_t run_id, Session* session_ptr,
+                           const JoinedSession& j, const WriteScope* scope) {
+  RT_RETURN_IF_ERROR(Begin());
+  const Session& session = *session_ptr;
+  int64_t session_id = session_ptr->flushed().session_row;
+  if (session_id == 0) {
+    RT_ASSIGN_OR_RETURN(session_id, InsertSession(run_id, session));
+    session_ptr->flushed().session_row = session_id;
+  } else if (scope == nullptr) {
+    // The last write of a session stored in windows: its totals are final.
+    Binder(update_session_)
+        .U64(session.packets())
+        .U64(session.last_sequence())
+        .U64(session.sequence_gaps())
+        .Int(session.has_goodbye() ? 1 : 0)
+        .Int(session.Complete() ? 1 : 0)
+        .Int(session_id);
+    RT_RETURN_IF_ERROR(Step(update_session_, "cannot update a session"));
+  }
+  // Rows in scope: everything, or the settled prefix of a flush.
+  const int last_step =
+      scope ? scope->last_step : std::numeric_limits<int>::max();
 
   // Step ids are unique per run: continue after the run's last one.
   int64_t step_base = 0;
@@ -519,6 +547,7 @@ Status Store::WriteSession(int64_t run_id, const Session& session,
     return s >= 0 ? std::string_view(j.steps[s].phase) : std::string_view();
   };
   for (size_t i = 0; i < j.steps.size(); ++i) {
+    if (static_cast<int64_t>(i) > last_step) break;
     const StepInfo& st = j.steps[i];
     Binder(insert_step_)
         .Int(run_id)
@@ -540,6 +569,7 @@ Status Store::WriteSession(int64_t run_id, const Session& session,
 
   std::vector<int64_t> gemm_row(j.gemms.size(), 0);
   for (size_t i = 0; i < j.gemms.size(); ++i) {
+    if (scope && !scope->gemms[i]) continue;
     const JoinedGemm& jg = j.gemms[i];
     const wire::Gemm& g = *jg.gemm;
     Binder(insert_gemm_)
@@ -574,6 +604,7 @@ Status Store::WriteSession(int64_t run_id, const Session& session,
 
   std::string shape;
   for (const JoinedKernel& jk : j.kernels) {
+    if (scope && (jk.step < 0 || jk.step > last_step)) continue;
     const KernelRecord& k = *jk.kernel;
     const NameInfo& name = j.names[jk.name];
     const KernelFacts& f = jk.facts;
@@ -603,7 +634,7 @@ Status Store::WriteSession(int64_t run_id, const Session& session,
       b.Null().Null();
     }
     if (jk.nvtx_path >= 0) b.Text(j.paths[jk.nvtx_path]); else b.Null();
-    if (g) b.Int(gemm_row[jk.gemm]); else b.Null();
+    if (g && gemm_row[jk.gemm] != 0) b.Int(gemm_row[jk.gemm]); else b.Null();
     b.TextOrNull(shape);
     b.Opt(g && g->token_count >= 0 ? std::optional<int64_t>(g->token_count)
                                    : std::nullopt);
@@ -635,7 +666,9 @@ Status Store::WriteSession(int64_t run_id, const Session& session,
     RT_RETURN_IF_ERROR(CountRow());
   }
 
-  for (const JoinedMemcpy& jm : j.memcpys) {
+  for (size_t i = 0; i < j.memcpys.size(); ++i) {
+    if (scope && !scope->memcpys[i]) continue;
+    const JoinedMemcpy& jm = j.memcpys[i];
     const MemcpyRecord& m = *jm.memcpy;
     const uint64_t d = m.end_ns > m.start_ns ? m.end_ns - m.start_ns : 0;
     Binder b(insert_memcpy_);
@@ -654,7 +687,9 @@ Status Store::WriteSession(int64_t run_id, const Session& session,
     RT_RETURN_IF_ERROR(CountRow());
   }
 
-  for (const JoinedNvtx& jn : j.nvtx) {
+  for (size_t i = 0; i < j.nvtx.size(); ++i) {
+    if (scope && !scope->nvtx[i]) continue;
+    const JoinedNvtx& jn = j.nvtx[i];
     const NvtxRecord& r = *jn.range;
     Binder b(insert_nvtx_);
     b.Int(run_id).Int(session_id).U64(r.range_id);

@@ -28,6 +28,16 @@ namespace rooftrace {
 
 inline constexpr int kStoreSchemaVersion = 1;
 
+// The rows of a joined session that one flush stores (collector/flush.h):
+// kernels and steps up to `last_step`, and the GEMM calls, copies and NVTX
+// ranges flagged.
+struct WriteScope {
+  int last_step = -1;
+  std::vector<char> gemms;    // per JoinedSession::gemms
+  std::vector<char> memcpys;  // per JoinedSession::memcpys
+  std::vector<char> nvtx;     // per JoinedSession::nvtx
+};
+
 struct RunRow {
   std::string command;
   std::string host;
@@ -60,9 +70,13 @@ class Store {
   // device id).
   Status AddRoofs(int64_t run_id, uint32_t device_id, const Roofs& roofs);
 
-  // Writes one ended session and everything joined from it.
-  Status WriteSession(int64_t run_id, const Session& session,
-                      const JoinedSession& joined);
+  // Writes one session and what was joined from it: everything (`scope`
+  // nullptr: the session ended) or the settled prefix a flush chose. The
+  // session row is inserted by the first write (its id kept in
+  // session->flushed()) and brought up to date by the final one.
+  Status WriteSession(int64_t run_id, Session* session,
+                      const JoinedSession& joined,
+                      const WriteScope* scope = nullptr);
 
   void set_batch_rows(size_t n) { batch_rows_ = n; }
   const std::string& path() const { return path_; }
@@ -73,6 +87,8 @@ class Store {
   Status Exec(const char* sql);
   Status Prepare(const char* sql, sqlite3_stmt** stmt);
   Status Step(sqlite3_stmt* stmt, const char* what);
+  // The session row and its devices; returns the row id.
+  StatusOr<int64_t> InsertSession(int64_t run_id, const Session& session);
   Status Begin();
   Status Commit();
   // Commits and reopens the transaction every batch_rows_ rows.
@@ -88,6 +104,7 @@ class Store {
   sqlite3_stmt* insert_step_ = nullptr;
   sqlite3_stmt* insert_session_ = nullptr;
   sqlite3_stmt* insert_device_ = nullptr;
+  sqlite3_stmt* update_session_ = nullptr;
   size_t batch_rows_ = 20000;
   size_t rows_in_txn_ = 0;
   bool in_txn_ = false;

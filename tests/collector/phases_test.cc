@@ -89,6 +89,30 @@ TEST(DetectPhasesTest, TokenCopiesDelimitSteps) {
   EXPECT_EQ(r.copy_step, (std::vector<int>{0, 1, 2, 0, 1}));
 }
 
+// A window of a long session (RunRecorder stores settled steps as it goes)
+// that starts in the middle of decode, just before some sequences finish:
+// steps of 8, 4, 4 tokens. On its own the first step looks like a prefill
+// of 4 prompts x 2 tokens; with the stored step before it (8 tokens) as
+// its previous neighbour it is steady decode, as in the whole session.
+TEST(DetectPhasesTest, PreviousStoredStepIsANeighbour) {
+  PhaseInput in = ThreeSteps();
+  in.gemms[0].n = 8;
+  const PhaseResult alone = DetectPhases(in);
+  ASSERT_EQ(alone.steps.size(), 3u);
+  EXPECT_EQ(alone.steps[0].phase, "prefill");
+  in.prev_step_tokens = 8;
+  const PhaseResult windowed = DetectPhases(in);
+  ASSERT_EQ(windowed.steps.size(), 3u);
+  EXPECT_EQ(windowed.steps[0].phase, "decode");
+  EXPECT_NE(windowed.steps[0].evidence.find("neighbouring step"),
+            std::string::npos)
+      << windowed.steps[0].evidence;
+  // Token counts and the other labels are the window's own.
+  EXPECT_EQ(windowed.steps[0].token_count, 8);
+  EXPECT_EQ(windowed.steps[1].phase, "decode");
+  EXPECT_EQ(windowed.steps[2].token_count, 4);
+}
+
 // Same timeline without copies: the 10 us host gaps (20x the 60 ns median
 // launch interval, above the 1 ms floor only when the floor is lowered).
 TEST(DetectPhasesTest, HostGapsDelimitStepsWithoutCopies) {
