@@ -4,10 +4,8 @@
 // call or counters not yet received hold the steps that need them back.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -17,6 +15,7 @@
 #include "collector/testing/trace_builder.h"
 #include "proto/framing.h"
 #include "tests/support/sqlite_query.h"
+#include "tests/support/temp_dir.h"
 
 namespace rooftrace {
 namespace {
@@ -75,20 +74,11 @@ const char* const kStats =
 
 class FlushTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("rooftrace_flush_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // Ingests `b`'s trace into a new store, in windows of `flush_records`.
   std::string Ingest(const TraceBuilder& b, size_t flush_records,
                      const std::string& name) {
-    const std::string trace = (dir_ / (name + ".rft")).string();
-    const std::string store = (dir_ / (name + ".sqlite")).string();
+    const std::string trace = dir_.File(name + ".rft");
+    const std::string store = dir_.File(name + ".sqlite");
     EXPECT_TRUE(b.WriteFile(trace).ok());
     IngestOptions o;
     o.flush_records = flush_records;
@@ -119,7 +109,7 @@ class FlushTest : public ::testing::Test {
     return windowed;
   }
 
-  std::filesystem::path dir_;
+  test_support::TempDir dir_{"flush"};
 };
 
 int64_t Windows(const std::string& store) {
@@ -127,15 +117,21 @@ int64_t Windows(const std::string& store) {
       "SELECT value FROM import_stats WHERE name='windows_stored'");
 }
 
+// A generated LLM stream in small packets (so windows can fall between
+// them).
+TraceBuilder LlmStream(LlmTraceOptions o) {
+  o.max_batch_records = 64;
+  TraceBuilder b(o.session);
+  GenerateLlmTrace(o, &b);
+  return b;
+}
+
 // Prefill then 40 decode steps (D2H token copies delimit the steps), stored
 // in windows of ~300 records: same rows, many windows.
 TEST_F(FlushTest, TokenCopyStepsStoreTheSameInWindows) {
   LlmTraceOptions o;
   o.decode_steps = 40;
-  o.max_batch_records = 64;
-  TraceBuilder b(o.session);
-  GenerateLlmTrace(o, &b);
-  const std::string store = ExpectSameRows(b, 300);
+  const std::string store = ExpectSameRows(LlmStream(o), 300);
   EXPECT_GT(Windows(store), 5);
   StoreQuery q(store);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM steps WHERE phase='prefill'"), 1);
@@ -149,10 +145,7 @@ TEST_F(FlushTest, NvtxStepsStoreTheSameInWindows) {
   o.nvtx = true;
   o.host_gap_only = true;
   o.decode_steps = 30;
-  o.max_batch_records = 64;
-  TraceBuilder b(o.session);
-  GenerateLlmTrace(o, &b);
-  EXPECT_GT(Windows(ExpectSameRows(b, 300)), 3);
+  EXPECT_GT(Windows(ExpectSameRows(LlmStream(o), 300)), 3);
 }
 
 // Counters mode: counted FLOPs and bytes join in every window.
@@ -161,10 +154,7 @@ TEST_F(FlushTest, CountersModeStoresTheSameInWindows) {
   o.counters = true;
   o.session.mode = wire::MODE_COUNTERS;
   o.decode_steps = 30;
-  o.max_batch_records = 64;
-  TraceBuilder b(o.session);
-  GenerateLlmTrace(o, &b);
-  const std::string store = ExpectSameRows(b, 300);
+  const std::string store = ExpectSameRows(LlmStream(o), 300);
   EXPECT_GT(Windows(store), 3);
   EXPECT_EQ(StoreQuery(store).Int(
                 "SELECT COUNT(*) FROM kernels WHERE bytes_source!='counters'"),
@@ -231,11 +221,9 @@ TEST_F(FlushTest, OpenNvtxRangeHoldsItsKernelsBack) {
 TEST_F(FlushTest, HeldRecordsStayBoundedOnALongSession) {
   LlmTraceOptions o;
   o.decode_steps = 200;
-  o.max_batch_records = 64;
-  TraceBuilder b(o.session);
-  GenerateLlmTrace(o, &b);
+  const TraceBuilder b = LlmStream(o);
   RecorderOptions ro;
-  ro.store_path = (dir_ / "live.sqlite").string();
+  ro.store_path = dir_.File("live.sqlite");
   ro.origin = "collect";
   ro.flush_records = 500;
   auto recorder = RunRecorder::Create(ro);

@@ -12,6 +12,7 @@
 #include "proto/framing.h"
 #include "tests/support/sqlite_query.h"
 #include "collector/testing/trace_builder.h"
+#include "tests/support/temp_dir.h"
 
 namespace rooftrace {
 namespace {
@@ -23,24 +24,14 @@ using test_support::TraceBuilder;
 
 class IngestTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("rooftrace_ingest_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    store_ = (dir_ / "runs.sqlite").string();
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::string Write(const TraceBuilder& b, const std::string& name) {
-    const std::string path = (dir_ / name).string();
+    const std::string path = dir_.File(name);
     EXPECT_TRUE(b.WriteFile(path).ok());
     return path;
   }
 
-  std::filesystem::path dir_;
-  std::string store_;
+  test_support::TempDir dir_{"ingest"};
+  std::string store_ = dir_.File("runs.sqlite");
 };
 
 // Batch 4, prompt 128, 8 decode steps, 2 layers: 9 steps of 25 kernels and
@@ -237,7 +228,7 @@ TEST_F(IngestTest, TruncatedFileKeepsWhatWasRead) {
   GenerateLlmTrace(o, &b);
   std::string bytes = b.Framed();
   const std::string full = Write(b, "full.rft");
-  const std::string cut = (dir_ / "cut.rft").string();
+  const std::string cut = dir_.File("cut.rft");
   std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   auto r = IngestTraceFile(cut, store_, {});
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -259,7 +250,7 @@ TEST_F(IngestTest, TruncatedFileKeepsWhatWasRead) {
 
 // Not a trace, wrong magic, newer protocol: clear errors, no run stored.
 TEST_F(IngestTest, RefusesFilesThatAreNotTraces) {
-  const std::string garbage = (dir_ / "garbage.rft").string();
+  const std::string garbage = dir_.File("garbage.rft");
   std::ofstream(garbage, std::ios::binary) << "hello world, not a trace";
   auto r = IngestTraceFile(garbage, store_, {});
   ASSERT_FALSE(r.ok());
@@ -283,7 +274,7 @@ TEST_F(IngestTest, RefusesFilesThatAreNotTraces) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("upgrade"), std::string::npos);
 
-  auto missing = IngestTraceFile((dir_ / "nope.rft").string(), store_, {});
+  auto missing = IngestTraceFile(dir_.File("nope.rft"), store_, {});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   StoreQuery q(store_);
@@ -300,7 +291,7 @@ TEST_F(IngestTest, ConcatenatedSessionsInOneFile) {
   o.session.pid = 4343;
   TraceBuilder c(o.session);
   GenerateLlmTrace(o, &c);
-  const std::string path = (dir_ / "two.rft").string();
+  const std::string path = dir_.File("two.rft");
   std::ofstream(path, std::ios::binary) << a.Framed() << c.Framed();
   auto r = IngestTraceFile(path, store_, {});
   ASSERT_TRUE(r.ok()) << r.status().message();
