@@ -80,6 +80,8 @@ StatusOr<std::unique_ptr<AnalyzerInput>> AnalyzerInput::Open(
   const std::string store_path = in->temp_dir_ + "/ingested.sqlite";
   IngestOptions ingest_options;
   ingest_options.device_profile_path = options.device_profile_path;
+  // Read once and deleted: no journal, no syncs.
+  ingest_options.durability = Store::Durability::kScratch;
   RT_ASSIGN_OR_RETURN(const IngestResult result,
                       IngestTraceFile(path, store_path, ingest_options));
   in->ingest_warning_ = result.warning;

@@ -21,6 +21,8 @@ struct IngestOptions {
   // Records a session may hold before its settled steps are stored
   // (RecorderOptions::flush_records; 0: store each session whole).
   size_t flush_records = RecorderOptions().flush_records;
+  // Store::Durability::kScratch for a temporary store (the analyzer's).
+  Store::Durability durability = Store::Durability::kDurable;
 };
 
 struct IngestResult {

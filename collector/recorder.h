@@ -38,6 +38,8 @@ struct RecorderOptions {
   // Records a session may hold before its settled steps are stored and
   // dropped (0: keep every session whole until it ends).
   size_t flush_records = 1u << 19;
+  // kScratch for a temporary store nobody needs after a crash.
+  Store::Durability durability = Store::Durability::kDurable;
 };
 
 class RunRecorder {

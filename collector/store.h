@@ -58,9 +58,18 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
+  // How a store survives a crash of its writer.
+  enum class Durability {
+    // WAL, synchronous=NORMAL: a commit survives a collector crash.
+    kDurable,
+    // No journal, no syncs: for a temporary store read once and deleted
+    // (the analyzer's ingest of a .rft); a crash leaves it unusable.
+    kScratch,
+  };
   // Creates or opens the store at `path`. Errors name the file and the fix
   // (not SQLite, a newer schema, not writable).
-  static StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+  static StatusOr<std::unique_ptr<Store>> Open(
+      const std::string& path, Durability durability = Durability::kDurable);
 
   // Inserts a run row (committed at once) and returns its run_id.
   StatusOr<int64_t> BeginRun(const RunRow& run);

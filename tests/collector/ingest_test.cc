@@ -94,6 +94,27 @@ TEST_F(IngestTest, LlmTraceStepsPhasesAndFlops) {
             1);
 }
 
+// The analyzer's temporary store is written without a journal: the same
+// rows, and the file is left in rollback mode (a durable store stays WAL).
+TEST_F(IngestTest, ScratchStoreHoldsTheSameRowsWithoutAJournal) {
+  LlmTraceOptions o;
+  TraceBuilder b(o.session);
+  GenerateLlmTrace(o, &b);
+  const std::string trace = Write(b, "llm.rft");
+  IngestOptions scratch;
+  scratch.durability = Store::Durability::kScratch;
+  const std::string scratch_store = dir_.File("scratch.sqlite");
+  auto r = IngestTraceFile(trace, scratch_store, scratch);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+  StoreQuery s(scratch_store), d(store_);
+  EXPECT_EQ(s.Int("SELECT COUNT(*) FROM kernels"), 225);
+  EXPECT_EQ(s.Int("SELECT SUM(flops) FROM kernels"),
+            d.Int("SELECT SUM(flops) FROM kernels"));
+  EXPECT_EQ(s.Text("PRAGMA journal_mode"), "delete");
+  EXPECT_EQ(d.Text("PRAGMA journal_mode"), "wal");
+}
+
 // With NVTX ranges and no token copies, steps follow the outermost range and
 // kernels carry their path.
 TEST_F(IngestTest, NvtxStepsAndPaths) {
