@@ -214,9 +214,11 @@ Status Session::OnPacket(std::string_view payload) {
       stats_.received[wire::RECORD_MEMCPY] += p.memcpy_batch().memcpys_size();
       break;
     case wire::Packet::kGemmBatch:
-      for (const auto& g : p.gemm_batch().gemms()) {
+      // Swapped out of the scratch packet, not copied: the next parse
+      // refills the emptied messages.
+      for (wire::Gemm& g : *p.mutable_gemm_batch()->mutable_gemms()) {
         unknown += Unknown(g);
-        gemms_.push_back(g);
+        gemms_.emplace_back().Swap(&g);
       }
       stats_.received[wire::RECORD_GEMM] += p.gemm_batch().gemms_size();
       break;

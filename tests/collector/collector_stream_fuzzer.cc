@@ -3,7 +3,8 @@
 // deliver them), the packet decoder and session (Hello checks, interned
 // strings, every batch kind, restarts on a second Hello), and the join of
 // what was accepted (correlation ids, NVTX parent cycles, GEMM shapes with
-// extreme dimensions, steps and phases).
+// extreme dimensions, steps and phases), and the windowed storing of long
+// sessions (a settled prefix planned and dropped every few packets).
 //
 // Built only with clang and ROOFTRACE_BUILD_FUZZERS=ON (docs/collector.md):
 //   collector_stream_fuzzer -max_total_time=60 CORPUS_DIR
@@ -16,6 +17,7 @@
 #include <memory>
 #include <string_view>
 
+#include "collector/flush.h"
 #include "collector/join.h"
 #include "collector/session.h"
 #include "proto/framing.h"
@@ -35,6 +37,29 @@ void JoinAndDrop(rooftrace::Session* session, const rooftrace::Roofs& roofs) {
     }
     if (k.step >= static_cast<int>(joined.steps.size())) __builtin_trap();
   }
+}
+
+// What RunRecorder::FlushSettled does, minus the store: join what is held,
+// plan the settled prefix, drop it.
+void FlushWindow(rooftrace::Session* session, const rooftrace::Roofs& roofs) {
+  if (!session->has_hello() || session->RecordCount() < 32) return;
+  const rooftrace::ImportStats saved = session->stats();
+  const rooftrace::JoinedSession joined = rooftrace::Join(session, roofs);
+  session->stats() = saved;
+  const rooftrace::FlushPlan plan = rooftrace::PlanFlush(*session, joined);
+  if (plan.last_step >= static_cast<int>(joined.steps.size())) {
+    __builtin_trap();
+  }
+  if (plan.last_step < 0) return;
+  if (plan.drop.kernels.size() != session->kernels().size() ||
+      plan.drop.launches.size() != session->launches().size() ||
+      plan.scope.gemms.size() != joined.gemms.size() ||
+      plan.scope.nvtx.size() != joined.nvtx.size()) {
+    __builtin_trap();
+  }
+  session->flushed().last_step_tokens =
+      joined.steps[plan.last_step].token_count;
+  session->DropRecords(plan.drop);
 }
 
 }  // namespace
@@ -73,6 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         refused = true;
         break;
       }
+      FlushWindow(session.get(), roofs);
     }
   }
   JoinAndDrop(session.get(), roofs);
