@@ -9,7 +9,7 @@
 namespace rooftrace {
 
 FlushPlan PlanFlush(const Session& s, const JoinedSession& j,
-                    int trailing_steps) {
+                    int trailing_steps, bool wait_for_counters) {
   FlushPlan plan;
   int cut = static_cast<int>(j.steps.size()) - 1 - trailing_steps;
   if (cut < 0) {
@@ -35,7 +35,8 @@ FlushPlan PlanFlush(const Session& s, const JoinedSession& j,
     return l == nullptr || l->nvtx_range_id == 0 ||
            chain_complete(l->nvtx_range_id);
   };
-  const bool counters_mode = s.header().mode == "counters";
+  const bool counters_mode =
+      wait_for_counters && s.header().mode == "counters";
   uint64_t newest_counters = 0;
   for (const CounterRecord& c : s.counters()) {
     newest_counters = std::max(newest_counters, c.correlation_id);

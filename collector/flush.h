@@ -9,8 +9,10 @@
 //  - every kernel and copy in it, and every step before it, has what its
 //    row needs: the whole NVTX range chain of its launch (ranges arrive when
 //    they end, so an open range holds its kernels back), the GEMM call its
-//    launch was made in, and, in counters mode, counters at least as new as
-//    its correlation id;
+//    launch was made in, and, in counters mode while `wait_for_counters`,
+//    counters at least as new as its correlation id (the caller stops
+//    waiting when the session grows regardless: a producer past its
+//    --max-kernels sends no more counters);
 //  - no GEMM call has kernels on both sides of the cut.
 // Launches, GEMM calls and NVTX ranges are stored with the settled steps
 // when their host time lies before every launch still held; launches and
@@ -44,7 +46,7 @@ struct FlushPlan {
 };
 
 FlushPlan PlanFlush(const Session& session, const JoinedSession& joined,
-                    int trailing_steps = 2);
+                    int trailing_steps = 2, bool wait_for_counters = true);
 
 }  // namespace rooftrace
 

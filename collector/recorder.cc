@@ -124,7 +124,12 @@ Status RunRecorder::FlushSettled(Session* session) {
   JoinedSession joined =
       Join(session, roofs, options_.annotate, options_.phases);
   session->stats() = saved;
-  FlushPlan plan = PlanFlush(*session, joined);
+  // Counters are waited for until the session holds twice the threshold:
+  // past its --max-kernels a producer sends none, and memory must stay
+  // bounded (a counter arriving later is kept and counted as unmatched).
+  const bool wait_for_counters =
+      session->RecordCount() < 2 * options_.flush_records;
+  FlushPlan plan = PlanFlush(*session, joined, 2, wait_for_counters);
   if (plan.last_step < 0) {
     // Nothing settled yet (e.g. an NVTX range open since the start): try
     // again at twice the size, so the joins stay linear in the stream.

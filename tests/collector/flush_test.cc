@@ -165,8 +165,12 @@ TEST_F(FlushTest, CountersModeStoresTheSameInWindows) {
 // kernel, one launch whose kernel the producer filtered (never sent), one
 // D2H token copy; `outer` > 0 puts every step range inside an outer range
 // whose record (like every NVTX range) arrives only when it ends, at the end.
-TraceBuilder HandStream(int steps, uint64_t outer) {
-  TraceBuilder b;
+// `counted` >= 0 makes it a counters-mode stream whose first `counted`
+// GEMM kernels get counters (the producer's --max-kernels).
+TraceBuilder HandStream(int steps, uint64_t outer, int counted = -1) {
+  test_support::SessionInfo info;
+  if (counted >= 0) info.mode = wire::MODE_COUNTERS;
+  TraceBuilder b(info);
   b.Hello();
   b.AddDevice(0, "NVIDIA H100 80GB HBM3");
   uint64_t corr = 1;
@@ -179,6 +183,10 @@ TraceBuilder HandStream(int steps, uint64_t outer) {
     b.AddKernel("gemm_kernel", corr, t + 1000, t + 21000);
     b.AddGemm(call, 4096, 8, 4096, 0xA000, 0xB000 + call, t + 5)
         .add_correlation_ids(corr);
+    if (i < counted) {
+      b.AddCounters(corr, 1 << 20, 1 << 16, wire::PRECISION_FP16_TENSOR,
+                    2ull * 4096 * 8 * 4096);
+    }
     ++corr;
     b.AddLaunch(corr++, t + 30, 0, range);  // filtered: no kernel record
     b.AddLaunch(corr, t + 40, 0, range);
@@ -203,6 +211,18 @@ TEST_F(FlushTest, FilteredLaunchesAreCountedOnceAcrossWindows) {
   EXPECT_EQ(StoreQuery(store).Int(
                 "SELECT value FROM import_stats WHERE name='unmatched_launch'"),
             60);
+}
+
+// Counters mode past the producer's --max-kernels: no counters come for
+// the later kernels. Windows wait for them only until the session holds
+// twice the threshold, then store anyway; the rows are the same.
+TEST_F(FlushTest, CountersThatStopComingDoNotHoldTheSessionForever) {
+  TraceBuilder b = HandStream(80, 0, /*counted=*/5);
+  const std::string store = ExpectSameRows(b, 40);
+  EXPECT_GT(Windows(store), 2);
+  EXPECT_EQ(StoreQuery(store).Int(
+                "SELECT COUNT(*) FROM kernels WHERE bytes_source='counters'"),
+            5);
 }
 
 // An outer NVTX range open until the end: no kernel may be stored before
