@@ -35,8 +35,7 @@ FlushPlan PlanFlush(const Session& s, const JoinedSession& j,
     return l == nullptr || l->nvtx_range_id == 0 ||
            chain_complete(l->nvtx_range_id);
   };
-  const bool counters_mode =
-      wait_for_counters && s.header().mode == "counters";
+  const bool counters_mode = wait_for_counters && s.header().mode == "counters";
   uint64_t newest_counters = 0;
   for (const CounterRecord& c : s.counters()) {
     newest_counters = std::max(newest_counters, c.correlation_id);

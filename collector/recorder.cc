@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
-#include <unordered_map>
 
 #include "collector/flush.h"
 #include "collector/join.h"
@@ -33,7 +31,8 @@ StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
                         LoadDeviceProfile(options.device_profile_path));
     r->profile_ = std::move(p);
   }
-  RT_ASSIGN_OR_RETURN(r->store_, Store::Open(options.store_path, options.durability));
+  RT_ASSIGN_OR_RETURN(r->store_,
+                      Store::Open(options.store_path, options.durability));
   r->run_.origin = options.origin;
   r->run_.command = options.command;
   r->run_.started_unix_ns = NowUnixNs();

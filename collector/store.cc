@@ -189,9 +189,9 @@ std::string_view GemmApiName(int a) {
 
 Store::~Store() {
   if (in_txn_) (void)Commit();
-  for (sqlite3_stmt* s : {insert_kernel_, insert_memcpy_, insert_gemm_,
-                          insert_nvtx_, insert_step_, insert_session_,
-                          insert_device_, update_session_}) {
+  for (sqlite3_stmt* s :
+       {insert_kernel_, insert_memcpy_, insert_gemm_, insert_nvtx_,
+        insert_step_, insert_session_, insert_device_, update_session_}) {
     sqlite3_finalize(s);
   }
   if (db_ != nullptr) sqlite3_close(db_);
@@ -250,7 +250,7 @@ Status Store::CountRow() {
 }
 
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
-                                              Durability durability) {
+                                             Durability durability) {
   std::unique_ptr<Store> s(new Store());
   s->path_ = path;
   if (sqlite3_open_v2(path.c_str(), &s->db_,
@@ -264,8 +264,8 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   sqlite3_busy_timeout(s->db_, 5000);
   // A file that is not SQLite fails here with "file is not a database".
   const bool scratch = durability == Durability::kScratch;
-  Status wal = s->Exec(scratch ? "PRAGMA journal_mode=OFF"
-                               : "PRAGMA journal_mode=WAL");
+  Status wal =
+      s->Exec(scratch ? "PRAGMA journal_mode=OFF" : "PRAGMA journal_mode=WAL");
   if (!wal.ok()) {
     return InvalidArgument(path + ": not a SQLite store (" + wal.message() +
                            "); give a new file name or an existing rooftrace "
@@ -470,8 +470,7 @@ Status Store::FinishRun(int64_t run_id, const RunRow& run,
   return Commit();
 }
 
-StatusOr<int64_t> Store::InsertSession(int64_t run_id,
-                                       const Session& session) {
+StatusOr<int64_t> Store::InsertSession(int64_t run_id, const Session& session) {
   const SessionHeader& h = session.header();
   Binder(insert_session_)
       .Int(run_id)
@@ -640,7 +639,10 @@ Status Store::WriteSession(int64_t run_id, Session* session_ptr,
       b.Null().Null();
     }
     if (jk.nvtx_path >= 0) b.Text(j.paths[jk.nvtx_path]); else b.Null();
-    if (g && gemm_row[jk.gemm] != 0) b.Int(gemm_row[jk.gemm]); else b.Null();
+    if (g && gemm_row[jk.gemm] != 0)
+      b.Int(gemm_row[jk.gemm]);
+    else
+      b.Null();
     b.TextOrNull(shape);
     b.Opt(g && g->token_count >= 0 ? std::optional<int64_t>(g->token_count)
                                    : std::nullopt);

@@ -20,7 +20,8 @@ StatusOr<std::unique_ptr<CountersMode>> CountersMode::Create(
 StatusOr<std::unique_ptr<CountersMode>> CountersMode::CreateWithApi(
     const counters::CuptiProfilerApi& api, const Config& config,
     StringInterner* interner) {
-  StatusOr<counters::CounterSet> set = counters::ParseCounterSet(config.counters);
+  StatusOr<counters::CounterSet> set =
+      counters::ParseCounterSet(config.counters);
   if (!set.ok()) {
     return InvalidArgument(set.status().message() + "; using trace mode");
   }

@@ -62,8 +62,8 @@ class CountersMode {
   // Launch API enter of a kernel launch (app thread). `nvtx_path` is the
   // thread's open ranges ("outer/inner"), computed only when
   // needs_nvtx_path(); `demangled_name` only when a name condition is set
-  // (it must be a function of `kernel_name`). True when the launch is profiled: then
-  // OnLaunchEnd must follow on the same thread after the launch.
+  // (it must be a function of `kernel_name`). True when the launch is profiled:
+  // then OnLaunchEnd must follow on the same thread after the launch.
   bool OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
                      std::string_view kernel_name, std::string_view nvtx_path,
                      bool in_graph_or_capture,

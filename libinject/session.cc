@@ -107,10 +107,9 @@ Status Session::Start() {
     // Selection is counters mode's; trace mode keeps every kernel.
     RT_ASSIGN_OR_RETURN(filter_, KernelFilter::Create("", "", 1, 0));
   } else {
-    RT_ASSIGN_OR_RETURN(filter_, KernelFilter::Create(c.kernel_include,
-                                                      c.kernel_exclude,
-                                                      c.sample_every,
-                                                      c.max_kernels));
+    RT_ASSIGN_OR_RETURN(filter_,
+                        KernelFilter::Create(c.kernel_include, c.kernel_exclude,
+                                             c.sample_every, c.max_kernels));
   }
   started_ = true;
   sender_ = std::thread([this] { SenderMain(); });

@@ -10,14 +10,15 @@ namespace {
 
 // Calls a range-profiler entry; a failure becomes Unavailable carrying the
 // one-line report for its CUptiResult.
-#define RT_CUPTI_OR_REPORT(api, fn, params)                                  \
-  do {                                                                       \
-    CUptiResult rt_result_ = CUPTI_SUCCESS;                                  \
-    ::rooftrace::Status rt_s_ = RT_PROFILER_CALL(api, fn, params, &rt_result_); \
-    if (!rt_s_.ok()) {                                                       \
-      return ::rooftrace::Unavailable(                                       \
-          ClassifyCuptiFailure(rt_result_, "cupti" #fn).line);               \
-    }                                                                        \
+#define RT_CUPTI_OR_REPORT(api, fn, params)                    \
+  do {                                                         \
+    CUptiResult rt_result_ = CUPTI_SUCCESS;                    \
+    ::rooftrace::Status rt_s_ =                                \
+        RT_PROFILER_CALL(api, fn, params, &rt_result_);        \
+    if (!rt_s_.ok()) {                                         \
+      return ::rooftrace::Unavailable(                         \
+          ClassifyCuptiFailure(rt_result_, "cupti" #fn).line); \
+    }                                                          \
   } while (0)
 
 constexpr std::string_view kOffPrefix = "counters mode off";
@@ -368,7 +369,8 @@ Status CountersRuntime::OnContextCreated(CUcontext ctx,
     std::vector<uint8_t> availability(avail.counterAvailabilityImageSize);
     if (!availability.empty()) {
       avail.pCounterAvailabilityImage = availability.data();
-      s = RT_PROFILER_CALL(api_, ProfilerGetCounterAvailability, &avail, &result);
+      s = RT_PROFILER_CALL(api_, ProfilerGetCounterAvailability, &avail,
+                           &result);
       if (!s.ok()) {
         return Disable(ClassifyCuptiFailure(
             result, "cuptiProfilerGetCounterAvailability"));

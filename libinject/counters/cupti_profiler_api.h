@@ -115,7 +115,7 @@ std::string CuptiResultName(const CuptiProfilerApi& api, CUptiResult result);
 // "cuptiRangeProfilerEnable(&p) failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES".
 // The numeric result is kept in `*result_out` when it is not null, so
 // callers can classify it (see failure_modes.h).
-#define RT_PROFILER_CALL(api, fn, params, result_out)                            \
+#define RT_PROFILER_CALL(api, fn, params, result_out)                         \
   ::rooftrace::counters::internal::CheckCupti(                                \
       (api),                                                                  \
       ((api).fn == nullptr ? CUPTI_ERROR_NOT_INITIALIZED : (api).fn(params)), \

@@ -232,7 +232,8 @@ StatusOr<size_t> CounterDataRangeCount(const CuptiProfilerApi& api,
   auto p = RT_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
   p.pCounterDataImage = image.data();
   p.counterDataImageSize = image.size();
-  Status s = RT_PROFILER_CALL(api, RangeProfilerGetCounterDataInfo, &p, nullptr);
+  Status s =
+      RT_PROFILER_CALL(api, RangeProfilerGetCounterDataInfo, &p, nullptr);
   if (!s.ok()) {
     return Corrupt("counter-data image of " + std::to_string(image.size()) +
                    " bytes is not readable (" + s.message() +

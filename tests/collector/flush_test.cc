@@ -232,8 +232,9 @@ TEST_F(FlushTest, OpenNvtxRangeHoldsItsKernelsBack) {
   const std::string store = ExpectSameRows(b, 40);
   EXPECT_EQ(Windows(store), 0);
   StoreQuery q(store);
-  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels WHERE nvtx_path='generate/step'"),
-            60);
+  EXPECT_EQ(
+      q.Int("SELECT COUNT(*) FROM kernels WHERE nvtx_path='generate/step'"),
+      60);
 }
 
 // A live session fed packet by packet through MaybeFlush holds a bounded

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "collector/testing/trace_builder.h"
 #include "proto/framing.h"
 #include "tests/support/sqlite_query.h"
-#include "collector/testing/trace_builder.h"
 #include "tests/support/temp_dir.h"
 
 namespace rooftrace {

@@ -56,7 +56,8 @@ inline void Put(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 inline CUptiResult FakeProfilerInitialize(CUpti_Profiler_Initialize_Params*) {
   return g.profiler_initialize;
 }
-inline CUptiResult FakeDeviceSupported(CUpti_Profiler_DeviceSupported_Params* p) {
+inline CUptiResult FakeDeviceSupported(
+    CUpti_Profiler_DeviceSupported_Params* p) {
   p->isSupported = g.confidential == CUPTI_PROFILER_CONFIGURATION_SUPPORTED
                        ? CUPTI_PROFILER_CONFIGURATION_SUPPORTED
                        : CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED;
@@ -69,7 +70,8 @@ inline CUptiResult FakeChipName(CUpti_Device_GetChipName_Params* p) {
   p->pChipName = g.chip;
   return CUPTI_SUCCESS;
 }
-inline CUptiResult FakeAvailability(CUpti_Profiler_GetCounterAvailability_Params* p) {
+inline CUptiResult FakeAvailability(
+    CUpti_Profiler_GetCounterAvailability_Params* p) {
   p->counterAvailabilityImageSize = 0;  // "everything available"
   return CUPTI_SUCCESS;
 }
@@ -83,7 +85,8 @@ inline CUptiResult FakeDisable(CUpti_RangeProfiler_Disable_Params*) {
   ++g.disables;
   return CUPTI_SUCCESS;
 }
-inline CUptiResult FakeDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params* p) {
+inline CUptiResult FakeDataSize(
+    CUpti_RangeProfiler_GetCounterDataSize_Params* p) {
   p->counterDataSize = 8 + 8 * p->maxNumOfRanges;
   return CUPTI_SUCCESS;
 }
@@ -138,11 +141,13 @@ inline CUptiResult FakeDecode(CUpti_RangeProfiler_DecodeData_Params* p) {
   Put(image, count + 1);
   return CUPTI_SUCCESS;
 }
-inline CUptiResult FakeDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params* p) {
+inline CUptiResult FakeDataInfo(
+    CUpti_RangeProfiler_GetCounterDataInfo_Params* p) {
   p->numTotalRanges = Get(p->pCounterDataImage);
   return CUPTI_SUCCESS;
 }
-inline CUptiResult FakeEvaluate(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
+inline CUptiResult FakeEvaluate(
+    CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
   const uint64_t ordinal = Get(p->pCounterDataImage + 8 + 8 * p->rangeIndex);
   for (size_t m = 0; m < p->numMetrics; ++m) {
     p->pMetricValues[m] = static_cast<double>(ordinal * 1000 + m);

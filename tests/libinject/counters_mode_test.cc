@@ -4,6 +4,8 @@
 // (metric value = launch ordinal * 1000 + metric index; the Profiler Host
 // entries are the installed CUPTI's, so GH100's real default metric set and
 // pass count are used). The spool is decoded with libprotobuf.
+#include "libinject/counters_mode.h"
+
 #include <cupti.h>
 
 #include <map>
@@ -12,7 +14,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "libinject/counters_mode.h"
 #include "libinject/session.h"
 #include "libinject/tracer.h"
 #include "tests/counters/fake_range_profiler.h"

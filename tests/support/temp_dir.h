@@ -14,11 +14,10 @@ namespace rooftrace::test_support {
 class TempDir {
  public:
   explicit TempDir(const std::string& tag)
-      : path_(std::filesystem::temp_directory_path() /
-              ("rooftrace_" + tag + "_" + std::to_string(getpid()) + "_" +
-               ::testing::UnitTest::GetInstance()
-                   ->current_test_info()
-                   ->name())) {
+      : path_(
+            std::filesystem::temp_directory_path() /
+            ("rooftrace_" + tag + "_" + std::to_string(getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
