@@ -98,18 +98,18 @@ Session::~Session() {
 
 Status Session::Start() {
   const Config& c = options_.config;
-  bool counters = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    counters = counters_ != nullptr;
-  }
-  if (counters) {
-    // Selection is counters mode's; trace mode keeps every kernel.
+  // Built in every mode: a bad regex is refused whatever the mode.
+  RT_ASSIGN_OR_RETURN(KernelFilter configured,
+                      KernelFilter::Create(c.kernel_include, c.kernel_exclude,
+                                           c.sample_every, c.max_kernels));
+  if (c.mode == InjectMode::kCounters) {
+    // The filters choose the launches counters mode profiles; trace mode
+    // keeps every kernel record, so unselected kernels keep their timing.
+    // Decided by the mode, not by AttachCounters(): CUPTI may attach after
+    // Start() (NVTX route first), or counters mode may not start at all.
     RT_ASSIGN_OR_RETURN(filter_, KernelFilter::Create("", "", 1, 0));
   } else {
-    RT_ASSIGN_OR_RETURN(filter_,
-                        KernelFilter::Create(c.kernel_include, c.kernel_exclude,
-                                             c.sample_every, c.max_kernels));
+    filter_ = std::move(configured);
   }
   started_ = true;
   sender_ = std::thread([this] { SenderMain(); });

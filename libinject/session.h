@@ -114,12 +114,12 @@ class Session {
     std::function<uint64_t()> dropped_records;   // CUPTI's own count
   };
   void AttachActivity(ActivityHooks hooks);
-  // Counters mode, attached by the tracer before Start(): the Hello says
-  // MODE_COUNTERS with CAPABILITY_COUNTERS, the sender flushes it every pass
+  // Counters mode, attached by the tracer when CUPTI starts (before or
+  // after Start()): the Hello says MODE_COUNTERS with CAPABILITY_COUNTERS
+  // when it has not gone yet, the sender flushes it every pass
   // (CounterBatch packets; all of it at Stop, before CUPTI is finalized),
-  // Stats carry its counts, passes and warnings, and trace mode's kernel
-  // selection (include/exclude, sampling, max) is left to counters mode:
-  // every kernel record is kept so the counters have kernels to join.
+  // and Stats carry its counts, passes and warnings. Kernel selection in
+  // counters mode is Start()'s business (see there).
   void AttachCounters(CountersMode* counters);
 
   // Wakes the sender (a completed buffer is waiting).

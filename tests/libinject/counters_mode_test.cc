@@ -200,6 +200,32 @@ TEST_F(CountersModeTest, SelectionIsCountersModesAndTraceKeepsEveryLaunch) {
   EXPECT_EQ(totals.at(pb::RECORD_COUNTERS).filtered(), 1u);
 }
 
+// Which kernel records trace mode keeps is decided by the mode at Start(),
+// not by when counters mode attaches (CUPTI may attach later, or never): in
+// counters mode the name regex selects launches to profile and every kernel
+// record is kept; in trace mode it filters kernel records. A bad regex is
+// refused in both.
+TEST_F(CountersModeTest, CountersModeKeepsEveryKernelRecordWithoutCupti) {
+  options_.config.kernel_include = "gemm";
+  Session counters(options_);
+  ASSERT_TRUE(counters.Start().ok());
+  EXPECT_TRUE(counters.kernel_filter()->Keep("_Z9layernormv"));
+  counters.Stop();
+
+  options_.config.mode = InjectMode::kTrace;
+  options_.config.sink.path = dir_ + "/trace.rft";
+  Session trace(options_);
+  ASSERT_TRUE(trace.Start().ok());
+  EXPECT_FALSE(trace.kernel_filter()->Keep("_Z9layernormv"));
+  EXPECT_TRUE(trace.kernel_filter()->Keep("_Z4gemmv"));
+  trace.Stop();
+
+  options_.config.mode = InjectMode::kCounters;
+  options_.config.kernel_include = "gemm(";
+  Session bad(options_);
+  EXPECT_FALSE(bad.Start().ok());
+}
+
 // A launch that fails (the API returns an error, no kernel ran, so the
 // profiler made no range) gets no counters; the next one is profiled as
 // usual and keeps its own values.
