@@ -35,7 +35,11 @@ FlushPlan PlanFlush(const Session& s, const JoinedSession& j,
     return l == nullptr || l->nvtx_range_id == 0 ||
            chain_complete(l->nvtx_range_id);
   };
-  const bool counters_mode = wait_for_counters && s.header().mode == "counters";
+  // Counters mode by the Hello, or by counters received (a producer whose
+  // CUDA started after its Hello went out in trace mode).
+  const bool counters_mode =
+      wait_for_counters && (s.header().mode == "counters" ||
+                            s.stats().received[wire::RECORD_COUNTERS] > 0);
   uint64_t newest_counters = 0;
   for (const CounterRecord& c : s.counters()) {
     newest_counters = std::max(newest_counters, c.correlation_id);
@@ -136,19 +140,13 @@ FlushPlan PlanFlush(const Session& s, const JoinedSession& j,
       held_host = std::min(held_host, l->api_start_ns);
     }
   }
-  // Launches of kernels that never arrived (filtered by the producer) and
-  // launched before that: unmatched for good.
-  std::vector<char> launch_used(launches.size(), 0);
-  for (const JoinedKernel& jk : j.kernels) {
-    if (jk.launch != nullptr) launch_used[jk.launch - launches.data()] = 1;
-  }
-  for (const JoinedMemcpy& jm : j.memcpys) {
-    if (jm.launch != nullptr) launch_used[jm.launch - launches.data()] = 1;
-  }
+  // A launch not yet dropped that started before held_host serves no record
+  // here (held records' launches start at held_host or later): its kernel
+  // never came (filtered by the producer) and it is unmatched for good.
   uint64_t kept_host = std::numeric_limits<uint64_t>::max();
   for (size_t i = 0; i < launches.size(); ++i) {
     if (drop.launches[i]) continue;
-    if (!launch_used[i] && launches[i].api_start_ns < held_host) {
+    if (launches[i].api_start_ns < held_host) {
       drop.launches[i] = 1;
       ++unmatched[wire::RECORD_LAUNCH];
     } else {

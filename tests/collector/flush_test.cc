@@ -163,29 +163,47 @@ TEST_F(FlushTest, CountersModeStoresTheSameInWindows) {
 
 // A small decode-only stream written by hand: per step one GEMM call and its
 // kernel, one launch whose kernel the producer filtered (never sent), one
-// D2H token copy; `outer` > 0 puts every step range inside an outer range
-// whose record (like every NVTX range) arrives only when it ends, at the end.
-// `counted` >= 0 makes it a counters-mode stream whose first `counted`
-// GEMM kernels get counters (the producer's --max-kernels).
-TraceBuilder HandStream(int steps, uint64_t outer, int counted = -1) {
+// D2H token copy.
+struct HandOptions {
+  int steps = 60;
+  // > 0: every step range sits inside an outer range whose record (like
+  // every NVTX range) arrives only when it ends, at the end.
+  uint64_t outer = 0;
+  // >= 0: the first `counted` GEMM kernels get counters (the producer's
+  // --max-kernels), `counters_late` steps after their kernel; the Hello says
+  // counters mode unless `trace_hello` (CUDA started after the Hello).
+  int counted = -1;
+  int counters_late = 0;
+  bool trace_hello = false;
+};
+
+TraceBuilder HandStream(const HandOptions& o) {
   test_support::SessionInfo info;
-  if (counted >= 0) info.mode = wire::MODE_COUNTERS;
+  if (o.counted >= 0 && !o.trace_hello) info.mode = wire::MODE_COUNTERS;
   TraceBuilder b(info);
   b.Hello();
   b.AddDevice(0, "NVIDIA H100 80GB HBM3");
   uint64_t corr = 1;
-  for (int i = 0; i < steps; ++i) {
+  std::vector<uint64_t> pending_counters;  // correlation ids, in step order
+  auto add_counters = [&](size_t n) {
+    for (size_t c = 0; c < n && !pending_counters.empty(); ++c) {
+      b.AddCounters(pending_counters.front(), 1 << 20, 1 << 16,
+                    wire::PRECISION_FP16_TENSOR, 2ull * 4096 * 8 * 4096);
+      pending_counters.erase(pending_counters.begin());
+    }
+  };
+  for (int i = 0; i < o.steps; ++i) {
     const uint64_t t = 1000000 + static_cast<uint64_t>(i) * 100000;
     const uint64_t range = 1000 + static_cast<uint64_t>(i);
     const uint64_t call = static_cast<uint64_t>(i) + 1;
-    b.AddNvtxRange(range, "step", t, t + 90000, outer, outer ? 1 : 0);
+    b.AddNvtxRange(range, "step", t, t + 90000, o.outer, o.outer ? 1 : 0);
     b.AddLaunch(corr, t + 10, call, range);
     b.AddKernel("gemm_kernel", corr, t + 1000, t + 21000);
     b.AddGemm(call, 4096, 8, 4096, 0xA000, 0xB000 + call, t + 5)
         .add_correlation_ids(corr);
-    if (i < counted) {
-      b.AddCounters(corr, 1 << 20, 1 << 16, wire::PRECISION_FP16_TENSOR,
-                    2ull * 4096 * 8 * 4096);
+    if (i < o.counted) pending_counters.push_back(corr);
+    if (pending_counters.size() > static_cast<size_t>(o.counters_late)) {
+      add_counters(1);
     }
     ++corr;
     b.AddLaunch(corr++, t + 30, 0, range);  // filtered: no kernel record
@@ -193,11 +211,12 @@ TraceBuilder HandStream(int steps, uint64_t outer, int counted = -1) {
     b.AddMemcpy(corr++, wire::COPY_DTOH, 64, t + 30000, t + 31000);
     b.Flush();
   }
-  if (outer) {
-    b.AddNvtxRange(outer, "generate", 900000,
-                   1000000 + static_cast<uint64_t>(steps) * 100000);
+  add_counters(pending_counters.size());
+  if (o.outer) {
+    b.AddNvtxRange(o.outer, "generate", 900000,
+                   1000000 + static_cast<uint64_t>(o.steps) * 100000);
   }
-  b.AddFiltered(wire::RECORD_KERNEL, static_cast<uint64_t>(steps));
+  b.AddFiltered(wire::RECORD_KERNEL, static_cast<uint64_t>(o.steps));
   b.Goodbye(0);
   return b;
 }
@@ -205,7 +224,7 @@ TraceBuilder HandStream(int steps, uint64_t outer, int counted = -1) {
 // Launches whose kernels never come are dropped with their window and
 // counted once, as the whole session counts them.
 TEST_F(FlushTest, FilteredLaunchesAreCountedOnceAcrossWindows) {
-  TraceBuilder b = HandStream(60, 0);
+  TraceBuilder b = HandStream({});
   const std::string store = ExpectSameRows(b, 40);
   EXPECT_GT(Windows(store), 3);
   EXPECT_EQ(StoreQuery(store).Int(
@@ -217,7 +236,7 @@ TEST_F(FlushTest, FilteredLaunchesAreCountedOnceAcrossWindows) {
 // the later kernels. Windows wait for them only until the session holds
 // twice the threshold, then store anyway; the rows are the same.
 TEST_F(FlushTest, CountersThatStopComingDoNotHoldTheSessionForever) {
-  TraceBuilder b = HandStream(80, 0, /*counted=*/5);
+  TraceBuilder b = HandStream({.steps = 80, .counted = 5});
   const std::string store = ExpectSameRows(b, 40);
   EXPECT_GT(Windows(store), 2);
   EXPECT_EQ(StoreQuery(store).Int(
@@ -225,10 +244,23 @@ TEST_F(FlushTest, CountersThatStopComingDoNotHoldTheSessionForever) {
             5);
 }
 
+// Counters that arrive three steps after their kernels, from a producer
+// whose Hello went out in trace mode (its CUDA started later): windows
+// wait for them all the same, so every kernel keeps its counted bytes.
+TEST_F(FlushTest, LateCountersAreWaitedForAfterATraceModeHello) {
+  TraceBuilder b = HandStream(
+      {.steps = 60, .counted = 60, .counters_late = 3, .trace_hello = true});
+  const std::string store = ExpectSameRows(b, 40);
+  EXPECT_GT(Windows(store), 2);
+  EXPECT_EQ(StoreQuery(store).Int(
+                "SELECT COUNT(*) FROM kernels WHERE bytes_source='counters'"),
+            60);
+}
+
 // An outer NVTX range open until the end: no kernel may be stored before
 // its path is known, so nothing is stored early and every path is whole.
 TEST_F(FlushTest, OpenNvtxRangeHoldsItsKernelsBack) {
-  TraceBuilder b = HandStream(60, 7);
+  TraceBuilder b = HandStream({.outer = 7});
   const std::string store = ExpectSameRows(b, 40);
   EXPECT_EQ(Windows(store), 0);
   StoreQuery q(store);
