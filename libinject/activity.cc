@@ -52,40 +52,40 @@ uint32_t CopyKindFromCupti(uint32_t k) {
   switch (k) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
-      return enums::kCopyHtoD;
+      return wire::enums::kCopyHtoD;
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
-      return enums::kCopyDtoH;
+      return wire::enums::kCopyDtoH;
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
-      return enums::kCopyDtoD;
+      return wire::enums::kCopyDtoD;
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
-      return enums::kCopyHtoH;
+      return wire::enums::kCopyHtoH;
     case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
-      return enums::kCopyPtoP;
+      return wire::enums::kCopyPtoP;
     default:
-      return enums::kCopyUnknown;
+      return wire::enums::kCopyUnknown;
   }
 }
 
 uint32_t MemoryKindFromCupti(uint32_t k) {
   switch (k) {
     case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
-      return enums::kMemoryPageable;
+      return wire::enums::kMemoryPageable;
     case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
-      return enums::kMemoryPinned;
+      return wire::enums::kMemoryPinned;
     case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
     case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
-      return enums::kMemoryDevice;
+      return wire::enums::kMemoryDevice;
     case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
-      return enums::kMemoryArray;
+      return wire::enums::kMemoryArray;
     case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
     case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
-      return enums::kMemoryManaged;
+      return wire::enums::kMemoryManaged;
     default:
-      return enums::kMemoryUnknown;
+      return wire::enums::kMemoryUnknown;
   }
 }
 
@@ -173,7 +173,7 @@ void ActivityDecoder::Decode(uint8_t* buffer, size_t valid_bytes,
         info.start_ns = CuptiToMonotonicNs(m->start, offset_);
         info.end_ns = CuptiToMonotonicNs(m->end, offset_);
         info.bytes = m->bytes;
-        info.kind = enums::kCopyPtoP;
+        info.kind = wire::enums::kCopyPtoP;
         info.device_id = m->srcDeviceId;
         info.context_id = m->contextId;
         info.stream_id = m->streamId;
@@ -192,7 +192,7 @@ void ActivityDecoder::Decode(uint8_t* buffer, size_t valid_bytes,
         info.start_ns = CuptiToMonotonicNs(m->start, offset_);
         info.end_ns = CuptiToMonotonicNs(m->end, offset_);
         info.bytes = m->bytes;
-        info.kind = enums::kCopyMemset;
+        info.kind = wire::enums::kCopyMemset;
         info.device_id = m->deviceId;
         info.context_id = m->contextId;
         info.stream_id = m->streamId;

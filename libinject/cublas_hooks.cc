@@ -11,7 +11,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "libinject/field_numbers.h"
+#include "proto/field_numbers.h"
 #include "libinject/gemm_shapes.h"
 #include "libinject/log.h"
 
@@ -245,7 +245,7 @@ cublasStatus_t GemmEx(GemmExFn<Int> real, cublasHandle_t h,
                       Int lda, const void* B, cudaDataType bt, Int ldb,
                       const void* beta, void* C, cudaDataType ct, Int ldc,
                       cublasComputeType_t compute, cublasGemmAlgo_t algo) {
-  GemmScope scope(enums::kGemmApiGemmEx);
+  GemmScope scope(wire::enums::kGemmApiGemmEx);
   if (scope.recording()) {
     FillShape(scope.record(), ta, tb, m, n, k, lda, ldb, ldc, A, B, C, at, bt,
               ct, compute);
@@ -265,7 +265,7 @@ cublasStatus_t StridedEx(StridedExFn<Int> real, cublasHandle_t h,
                          long long int sb, const void* beta, void* C,
                          cudaDataType ct, Int ldc, long long int sc, Int batch,
                          cublasComputeType_t compute, cublasGemmAlgo_t algo) {
-  GemmScope scope(enums::kGemmApiGemmStridedBatchedEx);
+  GemmScope scope(wire::enums::kGemmApiGemmStridedBatchedEx);
   if (scope.recording()) {
     auto& r = scope.record();
     FillShape(r, ta, tb, m, n, k, lda, ldb, ldc, A, B, C, at, bt, ct, compute);
@@ -290,7 +290,7 @@ cublasStatus_t BatchedEx(BatchedExFn<Int> real, cublasHandle_t h,
                          const void* beta, void* const* C, cudaDataType ct,
                          Int ldc, Int batch, cublasComputeType_t compute,
                          cublasGemmAlgo_t algo) {
-  GemmScope scope(enums::kGemmApiGemmBatchedEx);
+  GemmScope scope(wire::enums::kGemmApiGemmBatchedEx);
   if (scope.recording()) {
     FillShape(scope.record(), ta, tb, m, n, k, lda, ldb, ldc, A, B, C, at, bt,
               ct, compute);
@@ -306,7 +306,7 @@ cublasStatus_t BatchedEx(BatchedExFn<Int> real, cublasHandle_t h,
 }  // namespace rooftrace::inject
 
 namespace ri = rooftrace::inject;
-namespace enums = rooftrace::inject::enums;
+namespace enums = rooftrace::wire::enums;
 using ri::GemmScope;
 using ri::FillShape;
 

@@ -5,7 +5,7 @@
 
 namespace rooftrace::inject {
 
-namespace f = fields;
+namespace f = wire::fields;
 
 void EncodeHello(ProtoWriter& w, uint32_t field, const HelloInfo& h) {
   const size_t t = w.BeginMessage(field);
@@ -168,7 +168,7 @@ void EncodeNvtxMark(ProtoWriter& w, uint32_t field, const NvtxMarkRecord& m) {
 
 namespace {
 void EncodeCounts(ProtoWriter& w, uint32_t field, const CountTable& counts) {
-  for (int kind = 1; kind < enums::kRecordKindCount; ++kind) {
+  for (int kind = 1; kind < wire::enums::kRecordKindCount; ++kind) {
     const RecordCountValues& c = counts[kind];
     if (c.seen == 0 && c.sent == 0 && c.dropped == 0 && c.filtered == 0) {
       continue;
@@ -328,18 +328,18 @@ bool ParseHelloReply(std::string_view packet, bool* accepted,
   std::string_view bytes;
   bool found = false;
   while (outer.Next(&field, &wt, &v, &bytes)) {
-    if (field != fields::packet::kHelloReply || wt != 2) continue;
+    if (field != wire::fields::packet::kHelloReply || wt != 2) continue;
     found = true;
     *accepted = false;
     *protocol_version = 0;
     reason->clear();
     FieldReader inner(bytes);
     while (inner.Next(&field, &wt, &v, &bytes)) {
-      if (field == fields::hello_reply::kAccepted && wt == 0) *accepted = v != 0;
-      if (field == fields::hello_reply::kProtocolVersion && wt == 0) {
+      if (field == wire::fields::hello_reply::kAccepted && wt == 0) *accepted = v != 0;
+      if (field == wire::fields::hello_reply::kProtocolVersion && wt == 0) {
         *protocol_version = static_cast<uint32_t>(v);
       }
-      if (field == fields::hello_reply::kReason && wt == 2) {
+      if (field == wire::fields::hello_reply::kReason && wt == 2) {
         reason->assign(bytes.data(), bytes.size());
       }
     }

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "libinject/field_numbers.h"
+#include "proto/field_numbers.h"
 #include "libinject/proto_writer.h"
 #include "libinject/records.h"
 #include "libinject/string_interner.h"
@@ -45,11 +45,11 @@ struct MemcpyInfo {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
   uint64_t bytes = 0;
-  uint32_t kind = 0;  // enums::CopyKind
+  uint32_t kind = 0;  // wire::enums::CopyKind
   uint32_t device_id = 0;
   uint32_t context_id = 0;
   uint32_t stream_id = 0;
-  uint32_t src_kind = 0;  // enums::MemoryKind
+  uint32_t src_kind = 0;  // wire::enums::MemoryKind
   uint32_t dst_kind = 0;
   uint32_t memset_value = 0;
   uint32_t graph_id = 0;
@@ -81,7 +81,7 @@ struct KernelCountersInfo {
   uint64_t dram_read_bytes = 0;
   uint64_t dram_write_bytes = 0;
   uint64_t gpu_time_ns = 0;
-  // (enums::PrecisionClass, FLOPs), classes with FLOPs only.
+  // (wire::enums::PrecisionClass, FLOPs), classes with FLOPs only.
   std::vector<std::pair<uint32_t, uint64_t>> flops;
   // (interned metric name, raw value in the metric's unit).
   std::vector<std::pair<uint64_t, double>> metrics;
@@ -96,8 +96,8 @@ struct HelloInfo {
   std::vector<std::string> argv;
   uint64_t start_unix_ns = 0;
   uint64_t start_ns = 0;
-  std::vector<uint32_t> capabilities;  // enums::Capability
-  uint32_t mode = enums::kModeTrace;
+  std::vector<uint32_t> capabilities;  // wire::enums::Capability
+  uint32_t mode = wire::enums::kModeTrace;
   uint32_t counter_passes = 0;
   std::vector<std::string> config;
 };
@@ -109,7 +109,7 @@ struct RecordCountValues {
   uint64_t dropped = 0;
   uint64_t filtered = 0;
 };
-using CountTable = std::array<RecordCountValues, enums::kRecordKindCount>;
+using CountTable = std::array<RecordCountValues, wire::enums::kRecordKindCount>;
 
 struct StatsInfo {
   CountTable counts{};
@@ -139,7 +139,7 @@ void EncodeGoodbye(ProtoWriter& w, uint32_t field, const CountTable& totals,
 class PacketEncoder {
  public:
   // Starts a packet: the caller writes exactly one `data` field into
-  // writer() (e.g. fields::packet::kKernelBatch), then calls Finish().
+  // writer() (e.g. wire::fields::packet::kKernelBatch), then calls Finish().
   ProtoWriter& Begin(uint64_t timestamp_ns);
   // Attaches `definitions`, frames the packet and appends the frame to
   // `*frames`. Returns the packet's sequence number.

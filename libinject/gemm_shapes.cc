@@ -1,7 +1,7 @@
 #include "libinject/gemm_shapes.h"
 
 #include "libinject/clock.h"
-#include "libinject/field_numbers.h"
+#include "proto/field_numbers.h"
 #include "libinject/session.h"
 #include "libinject/thread_state.h"
 
@@ -25,12 +25,12 @@ uint32_t ByInputType(int32_t a_type, uint32_t otherwise) {
   switch (a_type) {
     case kR16F:
     case kR16BF:
-      return enums::kPrecisionFp16Tensor;
+      return wire::enums::kPrecisionFp16Tensor;
     case kR8F_E4M3:
     case kR8F_E5M2:
-      return enums::kPrecisionFp8Tensor;
+      return wire::enums::kPrecisionFp8Tensor;
     case kR8I:
-      return enums::kPrecisionInt8Tensor;
+      return wire::enums::kPrecisionInt8Tensor;
     default:
       return otherwise;
   }
@@ -44,40 +44,40 @@ uint32_t PrecisionClassOf(int32_t compute_type, int32_t a_type) {
     case kCompute32FFast16F:
     case kCompute32FFast16BF:
     case kCompute32FEmulated16BFx9:
-      return enums::kPrecisionFp16Tensor;
+      return wire::enums::kPrecisionFp16Tensor;
     case kCompute32FFastTF32:
-      return enums::kPrecisionTf32Tensor;
+      return wire::enums::kPrecisionTf32Tensor;
     case kCompute32F:
     case kCompute32FPedantic:
-      return ByInputType(a_type, enums::kPrecisionFp32);
+      return ByInputType(a_type, wire::enums::kPrecisionFp32);
     case kCompute64F:
     case kCompute64FPedantic:
     case kCompute64FEmulatedFixedPoint:
-      return enums::kPrecisionFp64;
+      return wire::enums::kPrecisionFp64;
     case kCompute32I:
     case kCompute32IPedantic:
-      return enums::kPrecisionInt8Tensor;
+      return wire::enums::kPrecisionInt8Tensor;
     // Legacy callers pass a cudaDataType as the compute type.
     case kR32F:
-      return ByInputType(a_type, enums::kPrecisionFp32);
+      return ByInputType(a_type, wire::enums::kPrecisionFp32);
     case kR64F:
-      return enums::kPrecisionFp64;
+      return wire::enums::kPrecisionFp64;
     case kR16F:
-      return enums::kPrecisionFp16Tensor;
+      return wire::enums::kPrecisionFp16Tensor;
     case kR32I:
-      return enums::kPrecisionInt8Tensor;
+      return wire::enums::kPrecisionInt8Tensor;
     default:
-      return enums::kPrecisionUnknown;
+      return wire::enums::kPrecisionUnknown;
   }
 }
 
 uint32_t TransposeOf(int32_t op) {
   switch (op) {
-    case 0: return enums::kTransposeN;
-    case 1: return enums::kTransposeT;
-    case 2: return enums::kTransposeC;
-    case 3: return enums::kTransposeC;  // CUBLAS_OP_CONJG
-    default: return enums::kTransposeUnknown;
+    case 0: return wire::enums::kTransposeN;
+    case 1: return wire::enums::kTransposeT;
+    case 2: return wire::enums::kTransposeC;
+    case 3: return wire::enums::kTransposeC;  // CUBLAS_OP_CONJG
+    default: return wire::enums::kTransposeUnknown;
   }
 }
 

@@ -19,10 +19,10 @@ class Session;
 struct ThreadState;
 
 // `compute_type`: a cublasComputeType_t (>= 64) or, from legacy callers, a
-// cudaDataType; `a_type`: the cudaDataType of A. Returns enums::PrecisionClass.
+// cudaDataType; `a_type`: the cudaDataType of A. Returns wire::enums::PrecisionClass.
 uint32_t PrecisionClassOf(int32_t compute_type, int32_t a_type);
 
-// cublasOperation_t (0 N, 1 T, 2 C, 3 conjg) -> enums::Transpose.
+// cublasOperation_t (0 N, 1 T, 2 C, 3 conjg) -> wire::enums::Transpose.
 uint32_t TransposeOf(int32_t cublas_operation);
 
 class GemmScope {

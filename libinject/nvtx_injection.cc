@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "libinject/clock.h"
-#include "libinject/field_numbers.h"
+#include "proto/field_numbers.h"
 #include "libinject/session.h"
 #include "libinject/thread_state.h"
 
@@ -128,7 +128,7 @@ int Pop(uint64_t domain_iid) {
     r.parent_range_id = f.parent_range_id;
     r.thread_id = t.tid;
     r.end_thread_id = t.tid;
-    r.kind = enums::kRangePushPop;
+    r.kind = wire::enums::kRangePushPop;
     r.depth = f.depth;
     r.category = f.category;
     r.color_argb = f.color_argb;
@@ -303,7 +303,7 @@ void RangeEnd(nvtxRangeId_t id) {
   rec.end_ns = now;
   rec.thread_id = r.thread_id;
   rec.end_thread_id = CurrentThread().tid;
-  rec.kind = enums::kRangeStartEnd;
+  rec.kind = wire::enums::kRangeStartEnd;
   rec.category = r.category;
   rec.color_argb = r.color;
   s->EmitRange(rec);

@@ -21,7 +21,7 @@ struct LaunchRecord {
   uint64_t nvtx_range_id;
   uint64_t gemm_call_id;
   uint32_t thread_id;
-  uint32_t kind;  // enums::ApiKind
+  uint32_t kind;  // wire::enums::ApiKind
   uint32_t cbid;
 };
 
@@ -34,13 +34,13 @@ struct GemmRecord {
   uint64_t start_ns, end_ns;
   uint64_t correlation_ids[kMaxGemmCorrelations];
   uint32_t correlation_count;
-  uint32_t api;  // enums::GemmApi
-  uint32_t trans_a, trans_b;  // enums::Transpose
+  uint32_t api;  // wire::enums::GemmApi
+  uint32_t trans_a, trans_b;  // wire::enums::Transpose
   int32_t a_type, b_type, c_type, d_type, compute_type;
   uint32_t epilogue;
   uint32_t thread_id;
   int32_t status;
-  uint32_t precision;  // enums::PrecisionClass
+  uint32_t precision;  // wire::enums::PrecisionClass
 };
 
 struct NvtxRangeRecord {
@@ -52,7 +52,7 @@ struct NvtxRangeRecord {
   uint64_t parent_range_id;
   uint32_t thread_id;
   uint32_t end_thread_id;
-  uint32_t kind;  // enums::RangeKind
+  uint32_t kind;  // wire::enums::RangeKind
   uint32_t depth;
   uint32_t category;
   uint32_t color_argb;

@@ -12,7 +12,7 @@
 
 #include "libinject/clock.h"
 #include "libinject/counters_mode.h"
-#include "libinject/field_numbers.h"
+#include "proto/field_numbers.h"
 #include "libinject/log.h"
 #include "libinject/thread_state.h"
 #include "libinject/tracer.h"
@@ -20,17 +20,17 @@
 
 namespace rooftrace::inject {
 
-namespace f = fields;
+namespace f = wire::fields;
 
 namespace {
 
 uint32_t KindOf(RecordType type) {
   switch (type) {
-    case RecordType::kLaunch: return enums::kRecordLaunch;
-    case RecordType::kGemm: return enums::kRecordGemm;
-    case RecordType::kNvtxRange: return enums::kRecordNvtxRange;
-    case RecordType::kNvtxMark: return enums::kRecordNvtxMark;
-    default: return enums::kRecordUnknown;
+    case RecordType::kLaunch: return wire::enums::kRecordLaunch;
+    case RecordType::kGemm: return wire::enums::kRecordGemm;
+    case RecordType::kNvtxRange: return wire::enums::kRecordNvtxRange;
+    case RecordType::kNvtxMark: return wire::enums::kRecordNvtxMark;
+    default: return wire::enums::kRecordUnknown;
   }
 }
 
@@ -59,8 +59,8 @@ HelloInfo MakeHelloInfo(const Config& config) {
   ReadCmdline(&h.argv);
   h.start_unix_ns = RealtimeNs();
   h.start_ns = MonotonicNs();
-  h.capabilities = {enums::kCapNvtx, enums::kCapGemmShapes};
-  h.mode = enums::kModeTrace;  // AttachCounters() switches it
+  h.capabilities = {wire::enums::kCapNvtx, wire::enums::kCapGemmShapes};
+  h.mode = wire::enums::kModeTrace;  // AttachCounters() switches it
   h.config = config.ToHelloConfig();
   return h;
 }
@@ -143,16 +143,16 @@ void Session::Emit(RecordType type, const void* record) {
 void Session::AttachActivity(ActivityHooks hooks) {
   std::lock_guard<std::mutex> lock(mu_);
   activity_ = std::move(hooks);
-  hello_.capabilities.push_back(enums::kCapKernels);
-  hello_.capabilities.push_back(enums::kCapMemcpy);
-  hello_.capabilities.push_back(enums::kCapDeviceInfo);
+  hello_.capabilities.push_back(wire::enums::kCapKernels);
+  hello_.capabilities.push_back(wire::enums::kCapMemcpy);
+  hello_.capabilities.push_back(wire::enums::kCapDeviceInfo);
 }
 
 void Session::AttachCounters(CountersMode* counters) {
   std::lock_guard<std::mutex> lock(mu_);
   counters_ = counters;
-  hello_.mode = enums::kModeCounters;
-  hello_.capabilities.push_back(enums::kCapCounters);
+  hello_.mode = wire::enums::kModeCounters;
+  hello_.capabilities.push_back(wire::enums::kCapCounters);
 }
 
 void Session::Wake() {
@@ -432,16 +432,16 @@ void Session::DrainInto(Cycle* cycle, bool final_pass) {
 
 StatsInfo Session::SnapshotStats() {
   StatsInfo s;
-  for (int k = 0; k < enums::kRecordKindCount; ++k) {
+  for (int k = 0; k < wire::enums::kRecordKindCount; ++k) {
     s.counts[k].seen = seen_[k].load(std::memory_order_relaxed);
     s.counts[k].dropped = dropped_[k].load(std::memory_order_relaxed);
     s.counts[k].filtered = filtered_[k].load(std::memory_order_relaxed);
     s.counts[k].sent = sent_[k].sent;
   }
-  s.counts[enums::kRecordKernel].seen += decode_counts_.kernels_seen;
-  s.counts[enums::kRecordKernel].filtered += decode_counts_.kernels_filtered;
-  s.counts[enums::kRecordMemcpy].seen += decode_counts_.memcpys_seen;
-  s.counts[enums::kRecordDevice].seen += decode_counts_.devices_seen;
+  s.counts[wire::enums::kRecordKernel].seen += decode_counts_.kernels_seen;
+  s.counts[wire::enums::kRecordKernel].filtered += decode_counts_.kernels_filtered;
+  s.counts[wire::enums::kRecordMemcpy].seen += decode_counts_.memcpys_seen;
+  s.counts[wire::enums::kRecordDevice].seen += decode_counts_.devices_seen;
   s.packets_sent = packets_sent_;
   s.bytes_sent = bytes_sent_;
   std::function<uint64_t()> dropped_records;
@@ -458,7 +458,7 @@ StatsInfo Session::SnapshotStats() {
   }
   if (counters != nullptr) {
     const RecordCountValues c = counters->Counts();
-    RecordCountValues& out = s.counts[enums::kRecordCounters];
+    RecordCountValues& out = s.counts[wire::enums::kRecordCounters];
     out.seen += c.seen;
     out.dropped += c.dropped;
     out.filtered += c.filtered;
@@ -525,14 +525,14 @@ void Session::EncodeCycle(const Cycle& c, std::string* frames,
                &packets);
   EncodeChunks(encoder_, c.marks, max_batch, f::packet::kNvtxBatch,
                f::nvtx_batch::kMarks, EncodeNvtxMark, &defs, frames, &packets);
-  (*sent)[enums::kRecordDevice].sent += c.devices.size();
-  (*sent)[enums::kRecordKernel].sent += c.kernels.size();
-  (*sent)[enums::kRecordLaunch].sent += c.launches.size();
-  (*sent)[enums::kRecordMemcpy].sent += c.memcpys.size();
-  (*sent)[enums::kRecordGemm].sent += c.gemms.size();
-  (*sent)[enums::kRecordCounters].sent += c.counters.size();
-  (*sent)[enums::kRecordNvtxRange].sent += c.ranges.size();
-  (*sent)[enums::kRecordNvtxMark].sent += c.marks.size();
+  (*sent)[wire::enums::kRecordDevice].sent += c.devices.size();
+  (*sent)[wire::enums::kRecordKernel].sent += c.kernels.size();
+  (*sent)[wire::enums::kRecordLaunch].sent += c.launches.size();
+  (*sent)[wire::enums::kRecordMemcpy].sent += c.memcpys.size();
+  (*sent)[wire::enums::kRecordGemm].sent += c.gemms.size();
+  (*sent)[wire::enums::kRecordCounters].sent += c.counters.size();
+  (*sent)[wire::enums::kRecordNvtxRange].sent += c.ranges.size();
+  (*sent)[wire::enums::kRecordNvtxMark].sent += c.marks.size();
 
   // Definitions taken with no record in this pass still need a packet:
   // they ride on a Stats packet.
@@ -540,7 +540,7 @@ void Session::EncodeCycle(const Cycle& c, std::string* frames,
   // Stats and Goodbye state the counts as they will be once this pass's
   // frames are written.
   StatsInfo stats = SnapshotStats();
-  for (int k = 0; k < enums::kRecordKindCount; ++k) {
+  for (int k = 0; k < wire::enums::kRecordKindCount; ++k) {
     stats.counts[k].sent += (*sent)[k].sent;
   }
   stats.packets_sent = packets_sent_ + packets + 1;
@@ -595,7 +595,7 @@ void Session::RunCycle(bool final_pass) {
   }
   if (!written) {
     // No sink at all: everything of this pass is lost; say so in counts.
-    for (int k = 0; k < enums::kRecordKindCount; ++k) {
+    for (int k = 0; k < wire::enums::kRecordKindCount; ++k) {
       dropped_[k].fetch_add(sent[k].sent, std::memory_order_relaxed);
     }
     return;
@@ -603,7 +603,7 @@ void Session::RunCycle(bool final_pass) {
   const uint64_t packets = encoder_.next_sequence() - first_sequence;
   packets_sent_ += packets;
   bytes_sent_ += frames.size();
-  for (int k = 0; k < enums::kRecordKindCount; ++k) {
+  for (int k = 0; k < wire::enums::kRecordKindCount; ++k) {
     sent_[k].sent += sent[k].sent;
   }
 }

@@ -171,9 +171,9 @@ class Session {
   std::atomic<uint64_t> next_gemm_call_id_{0};
   std::atomic<bool> capturing_{true};
   std::atomic<bool> cupti_attempted_{false};
-  std::array<std::atomic<uint64_t>, enums::kRecordKindCount> seen_{};
-  std::array<std::atomic<uint64_t>, enums::kRecordKindCount> dropped_{};
-  std::array<std::atomic<uint64_t>, enums::kRecordKindCount> filtered_{};
+  std::array<std::atomic<uint64_t>, wire::enums::kRecordKindCount> seen_{};
+  std::array<std::atomic<uint64_t>, wire::enums::kRecordKindCount> dropped_{};
+  std::array<std::atomic<uint64_t>, wire::enums::kRecordKindCount> filtered_{};
 
   // Sender thread state (only the sender touches these after Start()).
   PacketEncoder encoder_;

@@ -103,19 +103,19 @@ uint8_t ClassifyApiName(std::string_view name) {
   }
   if (StartsWith(rest, "ProfilerStart")) return kApiProfilerStart;
   if (StartsWith(rest, "ProfilerStop")) return kApiProfilerStop;
-  if (StartsWith(rest, "GraphLaunch")) return enums::kApiGraphLaunch;
+  if (StartsWith(rest, "GraphLaunch")) return wire::enums::kApiGraphLaunch;
   if (StartsWith(rest, "Launch")) {
     // cudaLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel,
     // cuLaunchGrid; not cudaLaunchHostFunc.
     if (rest.find("Kernel") != std::string_view::npos ||
         StartsWith(rest, "LaunchGrid") || rest == "Launch" ||
         StartsWith(rest, "Launch_")) {
-      return enums::kApiKernelLaunch;
+      return wire::enums::kApiKernelLaunch;
     }
     return kApiNotTraced;
   }
-  if (StartsWith(rest, "Memcpy")) return enums::kApiMemcpy;
-  if (StartsWith(rest, "Memset")) return enums::kApiMemset;
+  if (StartsWith(rest, "Memcpy")) return wire::enums::kApiMemcpy;
+  if (StartsWith(rest, "Memset")) return wire::enums::kApiMemset;
   return kApiNotTraced;
 }
 
@@ -437,7 +437,7 @@ void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
     return;
   }
   if (!session_->capturing()) {
-    session_->CountFiltered(enums::kRecordLaunch);
+    session_->CountFiltered(wire::enums::kRecordLaunch);
     return;
   }
   LaunchRecord r;
@@ -458,11 +458,11 @@ void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
 void CuptiTracer::CountersLaunchBegin(uint8_t kind,
                                       const CUpti_CallbackData* data,
                                       ThreadState& t) {
-  if (kind == enums::kApiGraphLaunch) {
+  if (kind == wire::enums::kApiGraphLaunch) {
     counters_->OnGraphLaunch();
     return;
   }
-  if (kind != enums::kApiKernelLaunch || t.counters_launch != 0 ||
+  if (kind != wire::enums::kApiKernelLaunch || t.counters_launch != 0 ||
       !session_->capturing() || counters_->disabled()) {
     return;
   }

@@ -30,13 +30,13 @@ struct ThreadState;
 // Callback ids per domain we keep a kind for (CUDA 13: < 1000).
 inline constexpr uint32_t kMaxCallbackIds = 2048;
 
-// Special kinds besides enums::ApiKind.
+// Special kinds besides wire::enums::ApiKind.
 inline constexpr uint8_t kApiNotTraced = 0;
 inline constexpr uint8_t kApiProfilerStart = 100;
 inline constexpr uint8_t kApiProfilerStop = 101;
 
 // What an API name ("cudaLaunchKernel_v7000", "cuMemcpyHtoDAsync_v2") is
-// to us: an enums::ApiKind, kApiProfilerStart/Stop, or kApiNotTraced.
+// to us: an wire::enums::ApiKind, kApiProfilerStart/Stop, or kApiNotTraced.
 uint8_t ClassifyApiName(std::string_view name);
 
 // True when libcuda or libcudart is already loaded in this process.

@@ -325,14 +325,14 @@ TEST_F(ActivityTest, LaunchCallbackRecordsThreadRangeAndGemmCall) {
   Session::SetCurrentForTesting(session.get());
   CuptiTracer tracer(session.get(), FakeApi());
   tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
-                    enums::kApiKernelLaunch);
+                    wire::enums::kApiKernelLaunch);
   tracer.SetApiKind(CUPTI_CB_DOMAIN_DRIVER_API, kDriverLaunchCbid,
-                    enums::kApiKernelLaunch);
+                    wire::enums::kApiKernelLaunch);
   ASSERT_TRUE(session->Start().ok());
 
   nvtx::RangePushA("decode");
   {
-    GemmScope scope(enums::kGemmApiGemmEx);
+    GemmScope scope(wire::enums::kGemmApiGemmEx);
     ASSERT_TRUE(scope.recording());
     scope.record().m = 16;
     auto enter = CallbackData(CUPTI_API_ENTER, 900);
@@ -404,7 +404,7 @@ TEST_F(ActivityTest, ProfilerApiCaptureFiltersLaunchesOutsideTheRange) {
   Session session(options);
   CuptiTracer tracer(&session, FakeApi());
   tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
-                    enums::kApiKernelLaunch);
+                    wire::enums::kApiKernelLaunch);
   ASSERT_TRUE(session.Start().ok());
   EXPECT_FALSE(session.capturing());
   for (uint32_t c = 1; c <= 3; ++c) {

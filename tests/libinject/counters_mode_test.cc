@@ -51,9 +51,9 @@ class CountersModeTest : public ::testing::Test {
     session_ = std::make_unique<Session>(options_);
     tracer_ = std::make_unique<CuptiTracer>(session_.get(), CuptiApi{});
     tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
-                        enums::kApiKernelLaunch);
+                        wire::enums::kApiKernelLaunch);
     tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kGraphLaunchCbid,
-                        enums::kApiGraphLaunch);
+                        wire::enums::kApiGraphLaunch);
     StatusOr<std::unique_ptr<CountersMode>> mode = CountersMode::CreateWithApi(
         api_, session_->config(), session_->interner());
     ASSERT_TRUE(mode.ok()) << mode.status().message();

@@ -41,7 +41,7 @@ NvtxRangeRecord Range(uint64_t id, uint64_t name_iid) {
   r.start_ns = 100 * id;
   r.end_ns = 100 * id + 50;
   r.thread_id = 1;
-  r.kind = enums::kRangePushPop;
+  r.kind = wire::enums::kRangePushPop;
   return r;
 }
 

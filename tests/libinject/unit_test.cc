@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "libinject/clock.h"
 #include "libinject/config.h"
-#include "libinject/field_numbers.h"
+#include "proto/field_numbers.h"
 #include "libinject/gemm_shapes.h"
 #include "libinject/kernel_filter.h"
 #include "libinject/record_queue.h"
@@ -278,20 +278,20 @@ TEST(StringInternerTest, PerThreadCacheIsPerInterner) {
 
 // CUPTI API names map to the kinds we trace; the rest is not traced.
 TEST(ClassifyApiNameTest, KnowsLaunchesCopiesGraphsAndProfilerRange) {
-  EXPECT_EQ(ClassifyApiName("cudaLaunchKernel_v7000"), enums::kApiKernelLaunch);
+  EXPECT_EQ(ClassifyApiName("cudaLaunchKernel_v7000"), wire::enums::kApiKernelLaunch);
   EXPECT_EQ(ClassifyApiName("cudaLaunchKernelExC_v11060"),
-            enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cuLaunchKernel"), enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cuLaunchKernelEx_ptsz"), enums::kApiKernelLaunch);
+            wire::enums::kApiKernelLaunch);
+  EXPECT_EQ(ClassifyApiName("cuLaunchKernel"), wire::enums::kApiKernelLaunch);
+  EXPECT_EQ(ClassifyApiName("cuLaunchKernelEx_ptsz"), wire::enums::kApiKernelLaunch);
   EXPECT_EQ(ClassifyApiName("cuLaunchCooperativeKernel"),
-            enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cuLaunchGrid"), enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cudaGraphLaunch_v10000"), enums::kApiGraphLaunch);
-  EXPECT_EQ(ClassifyApiName("cuGraphLaunch_ptsz"), enums::kApiGraphLaunch);
-  EXPECT_EQ(ClassifyApiName("cudaMemcpyAsync_v3020"), enums::kApiMemcpy);
-  EXPECT_EQ(ClassifyApiName("cuMemcpyHtoDAsync_v2"), enums::kApiMemcpy);
-  EXPECT_EQ(ClassifyApiName("cudaMemset2D_v3020"), enums::kApiMemset);
-  EXPECT_EQ(ClassifyApiName("cuMemsetD8_v2"), enums::kApiMemset);
+            wire::enums::kApiKernelLaunch);
+  EXPECT_EQ(ClassifyApiName("cuLaunchGrid"), wire::enums::kApiKernelLaunch);
+  EXPECT_EQ(ClassifyApiName("cudaGraphLaunch_v10000"), wire::enums::kApiGraphLaunch);
+  EXPECT_EQ(ClassifyApiName("cuGraphLaunch_ptsz"), wire::enums::kApiGraphLaunch);
+  EXPECT_EQ(ClassifyApiName("cudaMemcpyAsync_v3020"), wire::enums::kApiMemcpy);
+  EXPECT_EQ(ClassifyApiName("cuMemcpyHtoDAsync_v2"), wire::enums::kApiMemcpy);
+  EXPECT_EQ(ClassifyApiName("cudaMemset2D_v3020"), wire::enums::kApiMemset);
+  EXPECT_EQ(ClassifyApiName("cuMemsetD8_v2"), wire::enums::kApiMemset);
   EXPECT_EQ(ClassifyApiName("cudaProfilerStart_v4000"), kApiProfilerStart);
   EXPECT_EQ(ClassifyApiName("cuProfilerStop"), kApiProfilerStop);
   EXPECT_EQ(ClassifyApiName("cudaLaunchHostFunc_v10000"), kApiNotTraced);
@@ -303,26 +303,26 @@ TEST(ClassifyApiNameTest, KnowsLaunchesCopiesGraphsAndProfilerRange) {
 // Compute type (and input type) -> the roof the FLOPs count against.
 TEST(GemmShapesTest, PrecisionClassFollowsComputeAndInputTypes) {
   // compute 32F with bf16 / fp16 inputs: tensor cores, 16-bit roof.
-  EXPECT_EQ(PrecisionClassOf(68, 14), enums::kPrecisionFp16Tensor);
-  EXPECT_EQ(PrecisionClassOf(68, 2), enums::kPrecisionFp16Tensor);
+  EXPECT_EQ(PrecisionClassOf(68, 14), wire::enums::kPrecisionFp16Tensor);
+  EXPECT_EQ(PrecisionClassOf(68, 2), wire::enums::kPrecisionFp16Tensor);
   // compute 32F with fp32 inputs: CUDA cores.
-  EXPECT_EQ(PrecisionClassOf(68, 0), enums::kPrecisionFp32);
-  EXPECT_EQ(PrecisionClassOf(77, 0), enums::kPrecisionTf32Tensor);
-  EXPECT_EQ(PrecisionClassOf(74, 0), enums::kPrecisionFp16Tensor);
-  EXPECT_EQ(PrecisionClassOf(68, 28), enums::kPrecisionFp8Tensor);
-  EXPECT_EQ(PrecisionClassOf(68, 29), enums::kPrecisionFp8Tensor);
-  EXPECT_EQ(PrecisionClassOf(72, 3), enums::kPrecisionInt8Tensor);
-  EXPECT_EQ(PrecisionClassOf(70, 1), enums::kPrecisionFp64);
-  EXPECT_EQ(PrecisionClassOf(64, 2), enums::kPrecisionFp16Tensor);
+  EXPECT_EQ(PrecisionClassOf(68, 0), wire::enums::kPrecisionFp32);
+  EXPECT_EQ(PrecisionClassOf(77, 0), wire::enums::kPrecisionTf32Tensor);
+  EXPECT_EQ(PrecisionClassOf(74, 0), wire::enums::kPrecisionFp16Tensor);
+  EXPECT_EQ(PrecisionClassOf(68, 28), wire::enums::kPrecisionFp8Tensor);
+  EXPECT_EQ(PrecisionClassOf(68, 29), wire::enums::kPrecisionFp8Tensor);
+  EXPECT_EQ(PrecisionClassOf(72, 3), wire::enums::kPrecisionInt8Tensor);
+  EXPECT_EQ(PrecisionClassOf(70, 1), wire::enums::kPrecisionFp64);
+  EXPECT_EQ(PrecisionClassOf(64, 2), wire::enums::kPrecisionFp16Tensor);
   // Legacy cudaDataType compute types.
-  EXPECT_EQ(PrecisionClassOf(0, 0), enums::kPrecisionFp32);
-  EXPECT_EQ(PrecisionClassOf(0, 14), enums::kPrecisionFp16Tensor);
-  EXPECT_EQ(PrecisionClassOf(1, 1), enums::kPrecisionFp64);
-  EXPECT_EQ(PrecisionClassOf(12345, 0), enums::kPrecisionUnknown);
-  EXPECT_EQ(TransposeOf(0), enums::kTransposeN);
-  EXPECT_EQ(TransposeOf(1), enums::kTransposeT);
-  EXPECT_EQ(TransposeOf(2), enums::kTransposeC);
-  EXPECT_EQ(TransposeOf(9), enums::kTransposeUnknown);
+  EXPECT_EQ(PrecisionClassOf(0, 0), wire::enums::kPrecisionFp32);
+  EXPECT_EQ(PrecisionClassOf(0, 14), wire::enums::kPrecisionFp16Tensor);
+  EXPECT_EQ(PrecisionClassOf(1, 1), wire::enums::kPrecisionFp64);
+  EXPECT_EQ(PrecisionClassOf(12345, 0), wire::enums::kPrecisionUnknown);
+  EXPECT_EQ(TransposeOf(0), wire::enums::kTransposeN);
+  EXPECT_EQ(TransposeOf(1), wire::enums::kTransposeT);
+  EXPECT_EQ(TransposeOf(2), wire::enums::kTransposeC);
+  EXPECT_EQ(TransposeOf(9), wire::enums::kTransposeUnknown);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "libinject/encoder.h"
-#include "libinject/field_numbers.h"
+#include "proto/field_numbers.h"
 #include "libinject/proto_writer.h"
 #include "proto/framing.h"
 #include "proto/rooftrace.pb.h"
@@ -15,7 +15,7 @@
 namespace rooftrace::inject {
 namespace {
 
-namespace f = fields;
+namespace f = wire::fields;
 namespace pb = rooftrace::wire;
 using google::protobuf::Descriptor;
 
@@ -225,79 +225,79 @@ TEST(FieldNumbersTest, MatchTheGeneratedDescriptor) {
 // Every enum value libinject writes matches rooftrace.proto.
 TEST(FieldNumbersTest, EnumValuesMatchTheGeneratedDescriptor) {
   const auto* cap = pb::Capability_descriptor();
-  EXPECT_EQ(enums::kCapKernels, EnumValue(cap, "CAPABILITY_KERNELS"));
-  EXPECT_EQ(enums::kCapMemcpy, EnumValue(cap, "CAPABILITY_MEMCPY"));
-  EXPECT_EQ(enums::kCapNvtx, EnumValue(cap, "CAPABILITY_NVTX"));
-  EXPECT_EQ(enums::kCapGemmShapes, EnumValue(cap, "CAPABILITY_GEMM_SHAPES"));
-  EXPECT_EQ(enums::kCapCounters, EnumValue(cap, "CAPABILITY_COUNTERS"));
-  EXPECT_EQ(enums::kCapDeviceInfo, EnumValue(cap, "CAPABILITY_DEVICE_INFO"));
-  EXPECT_EQ(enums::kModeTrace, EnumValue(pb::Mode_descriptor(), "MODE_TRACE"));
-  EXPECT_EQ(enums::kModeCounters,
+  EXPECT_EQ(wire::enums::kCapKernels, EnumValue(cap, "CAPABILITY_KERNELS"));
+  EXPECT_EQ(wire::enums::kCapMemcpy, EnumValue(cap, "CAPABILITY_MEMCPY"));
+  EXPECT_EQ(wire::enums::kCapNvtx, EnumValue(cap, "CAPABILITY_NVTX"));
+  EXPECT_EQ(wire::enums::kCapGemmShapes, EnumValue(cap, "CAPABILITY_GEMM_SHAPES"));
+  EXPECT_EQ(wire::enums::kCapCounters, EnumValue(cap, "CAPABILITY_COUNTERS"));
+  EXPECT_EQ(wire::enums::kCapDeviceInfo, EnumValue(cap, "CAPABILITY_DEVICE_INFO"));
+  EXPECT_EQ(wire::enums::kModeTrace, EnumValue(pb::Mode_descriptor(), "MODE_TRACE"));
+  EXPECT_EQ(wire::enums::kModeCounters,
             EnumValue(pb::Mode_descriptor(), "MODE_COUNTERS"));
   const auto* api = pb::ApiKind_descriptor();
-  EXPECT_EQ(enums::kApiKernelLaunch, EnumValue(api, "API_KERNEL_LAUNCH"));
-  EXPECT_EQ(enums::kApiMemcpy, EnumValue(api, "API_MEMCPY"));
-  EXPECT_EQ(enums::kApiMemset, EnumValue(api, "API_MEMSET"));
-  EXPECT_EQ(enums::kApiGraphLaunch, EnumValue(api, "API_GRAPH_LAUNCH"));
-  EXPECT_EQ(enums::kApiOther, EnumValue(api, "API_OTHER"));
+  EXPECT_EQ(wire::enums::kApiKernelLaunch, EnumValue(api, "API_KERNEL_LAUNCH"));
+  EXPECT_EQ(wire::enums::kApiMemcpy, EnumValue(api, "API_MEMCPY"));
+  EXPECT_EQ(wire::enums::kApiMemset, EnumValue(api, "API_MEMSET"));
+  EXPECT_EQ(wire::enums::kApiGraphLaunch, EnumValue(api, "API_GRAPH_LAUNCH"));
+  EXPECT_EQ(wire::enums::kApiOther, EnumValue(api, "API_OTHER"));
   const auto* ck = pb::CopyKind_descriptor();
-  EXPECT_EQ(enums::kCopyHtoD, EnumValue(ck, "COPY_HTOD"));
-  EXPECT_EQ(enums::kCopyDtoH, EnumValue(ck, "COPY_DTOH"));
-  EXPECT_EQ(enums::kCopyDtoD, EnumValue(ck, "COPY_DTOD"));
-  EXPECT_EQ(enums::kCopyHtoH, EnumValue(ck, "COPY_HTOH"));
-  EXPECT_EQ(enums::kCopyPtoP, EnumValue(ck, "COPY_PTOP"));
-  EXPECT_EQ(enums::kCopyMemset, EnumValue(ck, "COPY_MEMSET"));
+  EXPECT_EQ(wire::enums::kCopyHtoD, EnumValue(ck, "COPY_HTOD"));
+  EXPECT_EQ(wire::enums::kCopyDtoH, EnumValue(ck, "COPY_DTOH"));
+  EXPECT_EQ(wire::enums::kCopyDtoD, EnumValue(ck, "COPY_DTOD"));
+  EXPECT_EQ(wire::enums::kCopyHtoH, EnumValue(ck, "COPY_HTOH"));
+  EXPECT_EQ(wire::enums::kCopyPtoP, EnumValue(ck, "COPY_PTOP"));
+  EXPECT_EQ(wire::enums::kCopyMemset, EnumValue(ck, "COPY_MEMSET"));
   const auto* mk = pb::MemoryKind_descriptor();
-  EXPECT_EQ(enums::kMemoryPageable, EnumValue(mk, "MEMORY_PAGEABLE"));
-  EXPECT_EQ(enums::kMemoryPinned, EnumValue(mk, "MEMORY_PINNED"));
-  EXPECT_EQ(enums::kMemoryDevice, EnumValue(mk, "MEMORY_DEVICE"));
-  EXPECT_EQ(enums::kMemoryArray, EnumValue(mk, "MEMORY_ARRAY"));
-  EXPECT_EQ(enums::kMemoryManaged, EnumValue(mk, "MEMORY_MANAGED"));
+  EXPECT_EQ(wire::enums::kMemoryPageable, EnumValue(mk, "MEMORY_PAGEABLE"));
+  EXPECT_EQ(wire::enums::kMemoryPinned, EnumValue(mk, "MEMORY_PINNED"));
+  EXPECT_EQ(wire::enums::kMemoryDevice, EnumValue(mk, "MEMORY_DEVICE"));
+  EXPECT_EQ(wire::enums::kMemoryArray, EnumValue(mk, "MEMORY_ARRAY"));
+  EXPECT_EQ(wire::enums::kMemoryManaged, EnumValue(mk, "MEMORY_MANAGED"));
   const auto* ga = pb::GemmApi_descriptor();
-  EXPECT_EQ(enums::kGemmApiSgemm, EnumValue(ga, "GEMM_API_SGEMM"));
-  EXPECT_EQ(enums::kGemmApiDgemm, EnumValue(ga, "GEMM_API_DGEMM"));
-  EXPECT_EQ(enums::kGemmApiHgemm, EnumValue(ga, "GEMM_API_HGEMM"));
-  EXPECT_EQ(enums::kGemmApiGemmEx, EnumValue(ga, "GEMM_API_GEMM_EX"));
-  EXPECT_EQ(enums::kGemmApiSgemmStridedBatched,
+  EXPECT_EQ(wire::enums::kGemmApiSgemm, EnumValue(ga, "GEMM_API_SGEMM"));
+  EXPECT_EQ(wire::enums::kGemmApiDgemm, EnumValue(ga, "GEMM_API_DGEMM"));
+  EXPECT_EQ(wire::enums::kGemmApiHgemm, EnumValue(ga, "GEMM_API_HGEMM"));
+  EXPECT_EQ(wire::enums::kGemmApiGemmEx, EnumValue(ga, "GEMM_API_GEMM_EX"));
+  EXPECT_EQ(wire::enums::kGemmApiSgemmStridedBatched,
             EnumValue(ga, "GEMM_API_SGEMM_STRIDED_BATCHED"));
-  EXPECT_EQ(enums::kGemmApiDgemmStridedBatched,
+  EXPECT_EQ(wire::enums::kGemmApiDgemmStridedBatched,
             EnumValue(ga, "GEMM_API_DGEMM_STRIDED_BATCHED"));
-  EXPECT_EQ(enums::kGemmApiHgemmStridedBatched,
+  EXPECT_EQ(wire::enums::kGemmApiHgemmStridedBatched,
             EnumValue(ga, "GEMM_API_HGEMM_STRIDED_BATCHED"));
-  EXPECT_EQ(enums::kGemmApiGemmStridedBatchedEx,
+  EXPECT_EQ(wire::enums::kGemmApiGemmStridedBatchedEx,
             EnumValue(ga, "GEMM_API_GEMM_STRIDED_BATCHED_EX"));
-  EXPECT_EQ(enums::kGemmApiSgemmBatched, EnumValue(ga, "GEMM_API_SGEMM_BATCHED"));
-  EXPECT_EQ(enums::kGemmApiDgemmBatched, EnumValue(ga, "GEMM_API_DGEMM_BATCHED"));
-  EXPECT_EQ(enums::kGemmApiHgemmBatched, EnumValue(ga, "GEMM_API_HGEMM_BATCHED"));
-  EXPECT_EQ(enums::kGemmApiGemmBatchedEx,
+  EXPECT_EQ(wire::enums::kGemmApiSgemmBatched, EnumValue(ga, "GEMM_API_SGEMM_BATCHED"));
+  EXPECT_EQ(wire::enums::kGemmApiDgemmBatched, EnumValue(ga, "GEMM_API_DGEMM_BATCHED"));
+  EXPECT_EQ(wire::enums::kGemmApiHgemmBatched, EnumValue(ga, "GEMM_API_HGEMM_BATCHED"));
+  EXPECT_EQ(wire::enums::kGemmApiGemmBatchedEx,
             EnumValue(ga, "GEMM_API_GEMM_BATCHED_EX"));
-  EXPECT_EQ(enums::kGemmApiLtMatmul, EnumValue(ga, "GEMM_API_LT_MATMUL"));
+  EXPECT_EQ(wire::enums::kGemmApiLtMatmul, EnumValue(ga, "GEMM_API_LT_MATMUL"));
   const auto* tr = pb::Transpose_descriptor();
-  EXPECT_EQ(enums::kTransposeN, EnumValue(tr, "TRANSPOSE_N"));
-  EXPECT_EQ(enums::kTransposeT, EnumValue(tr, "TRANSPOSE_T"));
-  EXPECT_EQ(enums::kTransposeC, EnumValue(tr, "TRANSPOSE_C"));
+  EXPECT_EQ(wire::enums::kTransposeN, EnumValue(tr, "TRANSPOSE_N"));
+  EXPECT_EQ(wire::enums::kTransposeT, EnumValue(tr, "TRANSPOSE_T"));
+  EXPECT_EQ(wire::enums::kTransposeC, EnumValue(tr, "TRANSPOSE_C"));
   const auto* pc = pb::PrecisionClass_descriptor();
-  EXPECT_EQ(enums::kPrecisionFp64, EnumValue(pc, "PRECISION_FP64"));
-  EXPECT_EQ(enums::kPrecisionFp32, EnumValue(pc, "PRECISION_FP32"));
-  EXPECT_EQ(enums::kPrecisionFp16, EnumValue(pc, "PRECISION_FP16"));
-  EXPECT_EQ(enums::kPrecisionFp64Tensor, EnumValue(pc, "PRECISION_FP64_TENSOR"));
-  EXPECT_EQ(enums::kPrecisionTf32Tensor, EnumValue(pc, "PRECISION_TF32_TENSOR"));
-  EXPECT_EQ(enums::kPrecisionFp16Tensor, EnumValue(pc, "PRECISION_FP16_TENSOR"));
-  EXPECT_EQ(enums::kPrecisionFp8Tensor, EnumValue(pc, "PRECISION_FP8_TENSOR"));
-  EXPECT_EQ(enums::kPrecisionInt8Tensor, EnumValue(pc, "PRECISION_INT8_TENSOR"));
+  EXPECT_EQ(wire::enums::kPrecisionFp64, EnumValue(pc, "PRECISION_FP64"));
+  EXPECT_EQ(wire::enums::kPrecisionFp32, EnumValue(pc, "PRECISION_FP32"));
+  EXPECT_EQ(wire::enums::kPrecisionFp16, EnumValue(pc, "PRECISION_FP16"));
+  EXPECT_EQ(wire::enums::kPrecisionFp64Tensor, EnumValue(pc, "PRECISION_FP64_TENSOR"));
+  EXPECT_EQ(wire::enums::kPrecisionTf32Tensor, EnumValue(pc, "PRECISION_TF32_TENSOR"));
+  EXPECT_EQ(wire::enums::kPrecisionFp16Tensor, EnumValue(pc, "PRECISION_FP16_TENSOR"));
+  EXPECT_EQ(wire::enums::kPrecisionFp8Tensor, EnumValue(pc, "PRECISION_FP8_TENSOR"));
+  EXPECT_EQ(wire::enums::kPrecisionInt8Tensor, EnumValue(pc, "PRECISION_INT8_TENSOR"));
   const auto* rk = pb::RangeKind_descriptor();
-  EXPECT_EQ(enums::kRangePushPop, EnumValue(rk, "RANGE_PUSH_POP"));
-  EXPECT_EQ(enums::kRangeStartEnd, EnumValue(rk, "RANGE_START_END"));
+  EXPECT_EQ(wire::enums::kRangePushPop, EnumValue(rk, "RANGE_PUSH_POP"));
+  EXPECT_EQ(wire::enums::kRangeStartEnd, EnumValue(rk, "RANGE_START_END"));
   const auto* rec = pb::RecordKind_descriptor();
-  EXPECT_EQ(enums::kRecordKernel, EnumValue(rec, "RECORD_KERNEL"));
-  EXPECT_EQ(enums::kRecordMemcpy, EnumValue(rec, "RECORD_MEMCPY"));
-  EXPECT_EQ(enums::kRecordGemm, EnumValue(rec, "RECORD_GEMM"));
-  EXPECT_EQ(enums::kRecordNvtxRange, EnumValue(rec, "RECORD_NVTX_RANGE"));
-  EXPECT_EQ(enums::kRecordNvtxMark, EnumValue(rec, "RECORD_NVTX_MARK"));
-  EXPECT_EQ(enums::kRecordCounters, EnumValue(rec, "RECORD_COUNTERS"));
-  EXPECT_EQ(enums::kRecordLaunch, EnumValue(rec, "RECORD_LAUNCH"));
-  EXPECT_EQ(enums::kRecordDevice, EnumValue(rec, "RECORD_DEVICE"));
-  EXPECT_EQ(enums::kRecordKindCount, rec->value_count());
+  EXPECT_EQ(wire::enums::kRecordKernel, EnumValue(rec, "RECORD_KERNEL"));
+  EXPECT_EQ(wire::enums::kRecordMemcpy, EnumValue(rec, "RECORD_MEMCPY"));
+  EXPECT_EQ(wire::enums::kRecordGemm, EnumValue(rec, "RECORD_GEMM"));
+  EXPECT_EQ(wire::enums::kRecordNvtxRange, EnumValue(rec, "RECORD_NVTX_RANGE"));
+  EXPECT_EQ(wire::enums::kRecordNvtxMark, EnumValue(rec, "RECORD_NVTX_MARK"));
+  EXPECT_EQ(wire::enums::kRecordCounters, EnumValue(rec, "RECORD_COUNTERS"));
+  EXPECT_EQ(wire::enums::kRecordLaunch, EnumValue(rec, "RECORD_LAUNCH"));
+  EXPECT_EQ(wire::enums::kRecordDevice, EnumValue(rec, "RECORD_DEVICE"));
+  EXPECT_EQ(wire::enums::kRecordKindCount, rec->value_count());
 }
 
 // Encodes one framed packet whose data field is written by `fill`.
@@ -323,7 +323,7 @@ TEST(EncoderRoundTripTest, HelloDecodesWithLibprotobuf) {
   h.argv = {"python", "", "serve.py"};
   h.start_unix_ns = 1700000000123456789ull;
   h.start_ns = 987654321;
-  h.capabilities = {enums::kCapNvtx, enums::kCapKernels};
+  h.capabilities = {wire::enums::kCapNvtx, wire::enums::kCapKernels};
   h.config = {"ROOFTRACE_MODE=trace"};
   pb::Packet p = RoundTrip(
       [&](ProtoWriter& w) { EncodeHello(w, f::packet::kHello, h); },
@@ -374,7 +374,7 @@ TEST(EncoderRoundTripTest, KernelBatchDecodesWithLibprotobuf) {
   l.api_start_ns = 10;
   l.api_end_ns = 20;
   l.nvtx_range_id = 3;
-  l.kind = enums::kApiKernelLaunch;
+  l.kind = wire::enums::kApiKernelLaunch;
   l.gemm_call_id = 2;
   l.cbid = 211;
   pb::Packet p = RoundTrip([&](ProtoWriter& w) {
@@ -416,13 +416,13 @@ TEST(EncoderRoundTripTest, KernelBatchDecodesWithLibprotobuf) {
 TEST(EncoderRoundTripTest, GemmDecodesWithLibprotobuf) {
   GemmRecord g{};
   g.call_id = 5;
-  g.api = enums::kGemmApiGemmStridedBatchedEx;
+  g.api = wire::enums::kGemmApiGemmStridedBatchedEx;
   g.m = 8192;
   g.n = 1;
   g.k = 3'000'000'000ll;
   g.batch = 32;
-  g.trans_a = enums::kTransposeT;
-  g.trans_b = enums::kTransposeN;
+  g.trans_a = wire::enums::kTransposeT;
+  g.trans_b = wire::enums::kTransposeN;
   g.a_type = 14;
   g.b_type = 14;
   g.c_type = 0;
@@ -434,7 +434,7 @@ TEST(EncoderRoundTripTest, GemmDecodesWithLibprotobuf) {
   g.d_ptr = 0x7f0000009000ull;
   g.epilogue = 32;
   g.status = -3;
-  g.precision = enums::kPrecisionFp16Tensor;
+  g.precision = wire::enums::kPrecisionFp16Tensor;
   g.correlation_count = 3;
   g.correlation_ids[0] = 100;
   g.correlation_ids[1] = 101;
@@ -471,9 +471,9 @@ TEST(EncoderRoundTripTest, OtherMessagesDecodeWithLibprotobuf) {
   MemcpyInfo c;
   c.correlation_id = 9;
   c.bytes = 1ull << 33;
-  c.kind = enums::kCopyMemset;
+  c.kind = wire::enums::kCopyMemset;
   c.memset_value = 0xAB;
-  c.dst_kind = enums::kMemoryDevice;
+  c.dst_kind = wire::enums::kMemoryDevice;
   c.dst_device_id = 3;
   pb::Packet p = RoundTrip([&](ProtoWriter& w) {
     const size_t t = w.BeginMessage(f::packet::kMemcpyBatch);
@@ -516,7 +516,7 @@ TEST(EncoderRoundTripTest, OtherMessagesDecodeWithLibprotobuf) {
   r.thread_id = 7;
   r.end_thread_id = 8;
   r.parent_range_id = 11;
-  r.kind = enums::kRangeStartEnd;
+  r.kind = wire::enums::kRangeStartEnd;
   r.depth = 2;
   r.category = 6;
   r.color_argb = 0xFF112233u;
@@ -539,8 +539,8 @@ TEST(EncoderRoundTripTest, OtherMessagesDecodeWithLibprotobuf) {
   EXPECT_EQ(p.nvtx_batch().marks(0).timestamp_ns(), 175u);
 
   StatsInfo s;
-  s.counts[enums::kRecordKernel] = {10, 8, 1, 1};
-  s.counts[enums::kRecordGemm] = {3, 3, 0, 0};
+  s.counts[wire::enums::kRecordKernel] = {10, 8, 1, 1};
+  s.counts[wire::enums::kRecordGemm] = {3, 3, 0, 0};
   s.packets_sent = 17;
   s.bytes_sent = 4096;
   s.cupti_records_dropped = 2;

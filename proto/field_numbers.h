@@ -1,14 +1,17 @@
-// Field numbers of proto/rooftrace.proto used by libinject's hand-written
-// encoder. libinject does not link libprotobuf (the host may link its own),
-// so these constants are the encoder's only link to the schema; the test
-// tests/libinject/wire_encoder_test.cc checks every one of them against the
-// descriptor generated from rooftrace.proto.
-#ifndef ROOFTRACE_LIBINJECT_FIELD_NUMBERS_H_
-#define ROOFTRACE_LIBINJECT_FIELD_NUMBERS_H_
+// Field numbers and enum values of proto/rooftrace.proto for the code that
+// reads and writes the wire format by hand: libinject's encoder (libinject
+// does not link libprotobuf; the host may link its own) and the collector's
+// packet decoder (collector/packet_decoder.h, the hot path of ingest). These
+// constants are their only link to the schema; the tests
+// tests/libinject/wire_encoder_test.cc and
+// tests/collector/packet_decoder_test.cc check them against the descriptor
+// generated from rooftrace.proto.
+#ifndef ROOFTRACE_PROTO_FIELD_NUMBERS_H_
+#define ROOFTRACE_PROTO_FIELD_NUMBERS_H_
 
 #include <cstdint>
 
-namespace rooftrace::inject::fields {
+namespace rooftrace::wire::fields {
 
 namespace packet {
 inline constexpr uint32_t kSequence = 1;
@@ -245,10 +248,10 @@ inline constexpr uint32_t kEndNs = 4;
 inline constexpr uint32_t kExitCode = 5;
 }  // namespace goodbye
 
-}  // namespace rooftrace::inject::fields
+}  // namespace rooftrace::wire::fields
 
 // Enum values of rooftrace.proto libinject writes (checked by the same test).
-namespace rooftrace::inject::enums {
+namespace rooftrace::wire::enums {
 
 enum Capability : uint32_t {
   kCapKernels = 1,
@@ -340,6 +343,6 @@ enum RecordKind : uint32_t {
 };
 inline constexpr int kRecordKindCount = 9;
 
-}  // namespace rooftrace::inject::enums
+}  // namespace rooftrace::wire::enums
 
-#endif  // ROOFTRACE_LIBINJECT_FIELD_NUMBERS_H_
+#endif  // ROOFTRACE_PROTO_FIELD_NUMBERS_H_
