@@ -157,7 +157,7 @@ FlushPlan PlanFlush(const Session& s, const JoinedSession& j,
   plan.scope.gemms.assign(j.gemms.size(), 0);
   for (size_t g = 0; g < j.gemms.size(); ++g) {
     const bool settled = gemm_max[g] >= 0 && gemm_max[g] <= cut;
-    const bool stale = gemm_max[g] < 0 && j.gemms[g].gemm->end_ns() < held_host;
+    const bool stale = gemm_max[g] < 0 && j.gemms[g].gemm->end_ns < held_host;
     if (!settled && !stale) continue;
     plan.scope.gemms[g] = drop.gemms[g] = 1;
     if (stale) ++unmatched[wire::RECORD_GEMM];

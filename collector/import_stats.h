@@ -70,6 +70,8 @@ struct ImportStats {
   // for kinds 1..8; zero values included so a reader sees the full set.
   std::vector<std::pair<std::string, uint64_t>> Named() const;
   uint64_t TotalProducerDropped() const;
+
+  bool operator==(const ImportStats&) const = default;
 };
 
 std::string_view ImportStatName(ImportStat s);

@@ -7,17 +7,17 @@
 namespace rooftrace {
 namespace {
 
-GemmShape ShapeOf(const wire::Gemm& g) {
+GemmShape ShapeOf(const GemmRecord& g) {
   GemmShape s;
-  s.m = g.m();
-  s.n = g.n();
-  s.k = g.k();
-  s.batch = g.batch() > 0 ? g.batch() : 1;
-  s.a_type = g.a_type();
-  s.b_type = g.b_type();
-  s.c_type = g.c_type();
-  s.d_type = g.d_type();
-  s.compute_type = g.compute_type();
+  s.m = g.m;
+  s.n = g.n;
+  s.k = g.k;
+  s.batch = g.batch > 0 ? g.batch : 1;
+  s.a_type = g.a_type;
+  s.b_type = g.b_type;
+  s.c_type = g.c_type;
+  s.d_type = g.d_type;
+  s.compute_type = g.compute_type;
   return s;
 }
 
@@ -96,21 +96,22 @@ JoinedSession Join(Session* session, const Roofs& roofs,
   out.gemms.resize(s.gemms().size());
   std::unordered_map<uint64_t, int> gemm_of_call, gemm_of_corr;
   for (size_t i = 0; i < s.gemms().size(); ++i) {
-    const wire::Gemm& g = s.gemms()[i];
+    const GemmRecord& g = s.gemms()[i];
     JoinedGemm& jg = out.gemms[i];
     jg.gemm = &g;
     const GemmShape shape = ShapeOf(g);
     jg.precision = GemmPrecision(shape);
-    const int wire_prec = g.precision();
+    const int wire_prec = g.precision;
     if (wire_prec > 0 && wire_prec < kNumPrecisions) {
       jg.precision = static_cast<Precision>(wire_prec);  // producer knows
     }
     jg.flops = GemmFlops(shape);
     jg.min_bytes = GemmMinBytes(shape);
-    gemm_of_call.emplace(g.call_id(), static_cast<int>(i));
-    for (uint64_t corr : g.correlation_ids()) {
-      gemm_of_corr.emplace(corr, static_cast<int>(i));
-    }
+    gemm_of_call.emplace(g.call_id, static_cast<int>(i));
+  }
+  for (const GemmLink& link : s.gemm_links()) {
+    auto g = gemm_of_call.find(link.call_id);
+    if (g != gemm_of_call.end()) gemm_of_corr.emplace(link.correlation_id, g->second);
   }
 
   std::unordered_map<uint64_t, int> counters_of;
@@ -295,8 +296,8 @@ JoinedSession Join(Session* session, const Roofs& roofs,
   }
   pin.gemms.resize(out.gemms.size());
   for (size_t i = 0; i < out.gemms.size(); ++i) {
-    const wire::Gemm& g = *out.gemms[i].gemm;
-    pin.gemms[i] = {g.m(), g.n(), g.a_ptr(), g.b_ptr()};
+    const GemmRecord& g = *out.gemms[i].gemm;
+    pin.gemms[i] = {g.m, g.n, g.a_ptr, g.b_ptr};
   }
   pin.prev_step_tokens = s.flushed().last_step_tokens;
   PhaseResult pr = DetectPhases(pin, phase_options);

@@ -43,7 +43,7 @@ struct JoinedKernel {
 };
 
 struct JoinedGemm {
-  const wire::Gemm* gemm = nullptr;
+  const GemmRecord* gemm = nullptr;
   Precision precision = Precision::kUnknown;
   uint64_t flops = 0;
   uint64_t min_bytes = 0;

@@ -1,6 +1,7 @@
 #include "collector/session.h"
 
 #include <cstdio>
+#include <unordered_set>
 
 #include <google/protobuf/unknown_field_set.h>
 
@@ -33,8 +34,8 @@ const std::string* Session::String(uint64_t iid) const {
 }
 
 size_t Session::RecordCount() const {
-  return kernels_.size() + launches_.size() + memcpys_.size() +
-         gemms_.size() + nvtx_.size() + counters_.size();
+  return rec_.kernels.size() + rec_.launches.size() + rec_.memcpys.size() +
+         rec_.gemms.size() + rec_.nvtx.size() + rec_.counters.size();
 }
 
 namespace {
@@ -56,12 +57,23 @@ void EraseFlagged(std::vector<T>* v, const std::vector<char>& drop) {
 }  // namespace
 
 void Session::DropRecords(const RecordMask& mask) {
-  EraseFlagged(&kernels_, mask.kernels);
-  EraseFlagged(&launches_, mask.launches);
-  EraseFlagged(&memcpys_, mask.memcpys);
-  EraseFlagged(&gemms_, mask.gemms);
-  EraseFlagged(&nvtx_, mask.nvtx);
-  EraseFlagged(&counters_, mask.counters);
+  EraseFlagged(&rec_.kernels, mask.kernels);
+  EraseFlagged(&rec_.launches, mask.launches);
+  EraseFlagged(&rec_.memcpys, mask.memcpys);
+  if (!mask.gemms.empty()) {
+    EraseFlagged(&rec_.gemms, mask.gemms);
+    // A call's links go with it (call ids are unique in a session).
+    std::unordered_set<uint64_t> held;
+    held.reserve(rec_.gemms.size());
+    for (const GemmRecord& g : rec_.gemms) held.insert(g.call_id);
+    std::vector<char> drop(rec_.gemm_links.size(), 0);
+    for (size_t i = 0; i < drop.size(); ++i) {
+      drop[i] = held.count(rec_.gemm_links[i].call_id) == 0;
+    }
+    EraseFlagged(&rec_.gemm_links, drop);
+  }
+  EraseFlagged(&rec_.nvtx, mask.nvtx);
+  EraseFlagged(&rec_.counters, mask.counters);
 }
 
 Status Session::OnHello(const wire::Hello& h) {
@@ -111,7 +123,42 @@ void Session::OnStats(
   }
 }
 
+void Session::CountPacket(uint64_t sequence, uint64_t unknown_fields) {
+  ++packets_;
+  ++stats_[ImportStat::k_packets];
+  if (sequence > last_sequence_ + 1 && last_sequence_ != 0) {
+    sequence_gaps_ += sequence - last_sequence_ - 1;
+  } else if (last_sequence_ == 0 && sequence > 1) {
+    sequence_gaps_ += sequence - 1;
+  }
+  if (sequence > last_sequence_) last_sequence_ = sequence;
+  stats_[ImportStat::k_unknown_fields] += unknown_fields;
+}
+
 Status Session::OnPacket(std::string_view payload) {
+  // Record packets (all but a handful) take the hand-written decoder; the
+  // Hello and the rest go through libprotobuf.
+  if (!has_hello_ || reference_decoder_) return OnPacketWithProtobuf(payload);
+  PacketDigest& d = digest_;
+  switch (DecodeRecordPacket(payload, &rec_, &d)) {
+    case PacketDecode::kNotHot:
+      return OnPacketWithProtobuf(payload);
+    case PacketDecode::kMalformed:
+      ++stats_[ImportStat::k_undecodable_packets];
+      return OkStatus();
+    case PacketDecode::kDecoded:
+      break;
+  }
+  for (const auto& [iid, str] : d.strings) {
+    if (iid != 0) strings_[iid].assign(str.data(), str.size());
+  }
+  for (int k = 0; k < kNumRecordKinds; ++k) stats_.received[k] += d.received[k];
+  nvtx_marks_ += d.nvtx_marks;
+  CountPacket(d.sequence, d.unknown_fields);
+  return OkStatus();
+}
+
+Status Session::OnPacketWithProtobuf(std::string_view payload) {
   wire::Packet& p = scratch_;
   if (!p.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
     ++stats_[ImportStat::k_undecodable_packets];
@@ -131,17 +178,9 @@ Status Session::OnPacket(std::string_view payload) {
     }
     RT_RETURN_IF_ERROR(OnHello(p.hello()));
   }
-  ++packets_;
-  ++stats_[ImportStat::k_packets];
   uint64_t unknown = Unknown(p);
-  if (p.sequence() > last_sequence_ + 1 && last_sequence_ != 0) {
-    sequence_gaps_ += p.sequence() - last_sequence_ - 1;
-  } else if (last_sequence_ == 0 && p.sequence() > 1) {
-    sequence_gaps_ += p.sequence() - 1;
-  }
-  if (p.sequence() > last_sequence_) last_sequence_ = p.sequence();
-
   for (const auto& s : p.interned_strings()) {
+    unknown += Unknown(s);
     if (s.iid() != 0) strings_[s.iid()] = s.str();
   }
 
@@ -177,7 +216,7 @@ Status Session::OnPacket(std::string_view payload) {
         r.dynamic_shared_memory_bytes = k.dynamic_shared_memory_bytes();
         r.graph_id = k.graph_id();
         unknown += Unknown(k);
-        kernels_.push_back(r);
+        rec_.kernels.push_back(r);
       }
       for (const auto& l : b.launches()) {
         LaunchRecord r;
@@ -189,13 +228,14 @@ Status Session::OnPacket(std::string_view payload) {
         r.thread_id = l.thread_id();
         r.kind = l.kind();
         unknown += Unknown(l);
-        launches_.push_back(r);
+        rec_.launches.push_back(r);
       }
       stats_.received[wire::RECORD_KERNEL] += b.kernels_size();
       stats_.received[wire::RECORD_LAUNCH] += b.launches_size();
       break;
     }
     case wire::Packet::kMemcpyBatch:
+      unknown += Unknown(p.memcpy_batch());
       for (const auto& m : p.memcpy_batch().memcpys()) {
         MemcpyRecord r;
         r.correlation_id = m.correlation_id();
@@ -209,20 +249,40 @@ Status Session::OnPacket(std::string_view payload) {
         r.src_kind = m.src_kind();
         r.dst_kind = m.dst_kind();
         unknown += Unknown(m);
-        memcpys_.push_back(r);
+        rec_.memcpys.push_back(r);
       }
       stats_.received[wire::RECORD_MEMCPY] += p.memcpy_batch().memcpys_size();
       break;
     case wire::Packet::kGemmBatch:
-      // Swapped out of the scratch packet, not copied: the next parse
-      // refills the emptied messages.
-      for (wire::Gemm& g : *p.mutable_gemm_batch()->mutable_gemms()) {
+      unknown += Unknown(p.gemm_batch());
+      for (const wire::Gemm& g : p.gemm_batch().gemms()) {
         unknown += Unknown(g);
-        gemms_.emplace_back().Swap(&g);
+        GemmRecord r;
+        r.call_id = g.call_id();
+        r.api = g.api();
+        r.m = g.m(); r.n = g.n(); r.k = g.k(); r.batch = g.batch();
+        r.trans_a = g.trans_a(); r.trans_b = g.trans_b();
+        r.a_type = g.a_type(); r.b_type = g.b_type();
+        r.c_type = g.c_type(); r.d_type = g.d_type();
+        r.compute_type = g.compute_type();
+        r.lda = g.lda(); r.ldb = g.ldb(); r.ldc = g.ldc();
+        r.a_ptr = g.a_ptr(); r.b_ptr = g.b_ptr();
+        r.c_ptr = g.c_ptr(); r.d_ptr = g.d_ptr();
+        r.epilogue = g.epilogue();
+        r.start_ns = g.start_ns(); r.end_ns = g.end_ns();
+        r.thread_id = g.thread_id();
+        r.status = g.status();
+        r.precision = g.precision();
+        rec_.gemms.push_back(r);
+        for (uint64_t corr : g.correlation_ids()) {
+          rec_.gemm_links.push_back({corr, r.call_id});
+        }
       }
       stats_.received[wire::RECORD_GEMM] += p.gemm_batch().gemms_size();
       break;
     case wire::Packet::kNvtxBatch:
+      unknown += Unknown(p.nvtx_batch());
+      for (const auto& m : p.nvtx_batch().marks()) unknown += Unknown(m);
       for (const auto& n : p.nvtx_batch().ranges()) {
         NvtxRecord r;
         r.range_id = n.range_id();
@@ -236,7 +296,7 @@ Status Session::OnPacket(std::string_view payload) {
         r.depth = n.depth();
         r.kind = n.kind();
         unknown += Unknown(n);
-        nvtx_.push_back(r);
+        rec_.nvtx.push_back(r);
       }
       nvtx_marks_ += p.nvtx_batch().marks_size();
       stats_.received[wire::RECORD_NVTX_RANGE] +=
@@ -244,18 +304,21 @@ Status Session::OnPacket(std::string_view payload) {
       stats_.received[wire::RECORD_NVTX_MARK] += p.nvtx_batch().marks_size();
       break;
     case wire::Packet::kCounterBatch:
+      unknown += Unknown(p.counter_batch());
       for (const auto& c : p.counter_batch().counters()) {
         CounterRecord r;
         r.correlation_id = c.correlation_id();
         r.dram_read_bytes = c.dram_read_bytes();
         r.dram_write_bytes = c.dram_write_bytes();
+        for (const auto& m : c.metrics()) unknown += Unknown(m);
         for (const auto& f : c.flops()) {
+          unknown += Unknown(f);
           const int prec = f.precision();
           if (prec >= 0 && prec < kNumPrecisions) r.flops[prec] += f.flops();
           r.has_flops = true;
         }
         unknown += Unknown(c);
-        counters_.push_back(r);
+        rec_.counters.push_back(r);
       }
       stats_.received[wire::RECORD_COUNTERS] +=
           p.counter_batch().counters_size();
@@ -283,7 +346,7 @@ Status Session::OnPacket(std::string_view payload) {
     case wire::Packet::DATA_NOT_SET:
       break;
   }
-  stats_[ImportStat::k_unknown_fields] += unknown;
+  CountPacket(p.sequence(), unknown);
   return OkStatus();
 }
 

@@ -24,63 +24,11 @@
 #include "base/status.h"
 #include "collector/datasheet.h"
 #include "collector/import_stats.h"
+#include "collector/packet_decoder.h"
+#include "collector/records.h"
 #include "proto/rooftrace.pb.h"
 
 namespace rooftrace {
-
-struct KernelRecord {
-  uint64_t correlation_id = 0;
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  uint64_t name_iid = 0;
-  uint64_t graph_node_id = 0;
-  uint32_t device_id = 0, context_id = 0, stream_id = 0;
-  uint32_t grid[3] = {0, 0, 0};
-  uint32_t block[3] = {0, 0, 0};
-  uint32_t cluster[3] = {0, 0, 0};
-  uint32_t registers_per_thread = 0;
-  uint32_t static_shared_memory_bytes = 0;
-  uint32_t dynamic_shared_memory_bytes = 0;
-  uint32_t graph_id = 0;
-};
-
-struct LaunchRecord {
-  uint64_t correlation_id = 0;
-  uint64_t api_start_ns = 0;
-  uint64_t api_end_ns = 0;
-  uint64_t nvtx_range_id = 0;
-  uint64_t gemm_call_id = 0;
-  uint32_t thread_id = 0;
-  int32_t kind = 0;  // wire::ApiKind
-};
-
-struct MemcpyRecord {
-  uint64_t correlation_id = 0;
-  uint64_t start_ns = 0, end_ns = 0;
-  uint64_t bytes = 0;
-  int32_t kind = 0;  // wire::CopyKind
-  uint32_t device_id = 0, context_id = 0, stream_id = 0;
-  int32_t src_kind = 0, dst_kind = 0;  // wire::MemoryKind
-};
-
-struct NvtxRecord {
-  uint64_t range_id = 0;
-  uint64_t parent_range_id = 0;
-  uint64_t domain_iid = 0;
-  uint64_t name_iid = 0;
-  uint64_t start_ns = 0, end_ns = 0;
-  uint32_t thread_id = 0, end_thread_id = 0;
-  uint32_t depth = 0;
-  int32_t kind = 0;  // wire::RangeKind
-};
-
-struct CounterRecord {
-  uint64_t correlation_id = 0;
-  uint64_t dram_read_bytes = 0;
-  uint64_t dram_write_bytes = 0;
-  std::array<uint64_t, kNumPrecisions> flops{};
-  bool has_flops = false;
-};
 
 // What earlier flushes of a session already stored (RunRecorder).
 struct FlushedState {
@@ -121,6 +69,11 @@ class Session {
   // is not a Packet is counted (undecodable_packets) and skipped.
   Status OnPacket(std::string_view payload);
 
+  // Decodes every packet with libprotobuf's generated parser instead of the
+  // hand-written decoder (collector/packet_decoder.h): the reference the
+  // tests and the fuzzer compare that decoder against.
+  void UseReferenceDecoder() { reference_decoder_ = true; }
+
   bool has_hello() const { return has_hello_; }
   // True after OnPacket() met a second Hello: it was not consumed; end this
   // session and feed that payload to a new one.
@@ -134,12 +87,14 @@ class Session {
 
   const SessionHeader& header() const { return header_; }
   const std::vector<wire::Device>& devices() const { return devices_; }
-  const std::vector<KernelRecord>& kernels() const { return kernels_; }
-  const std::vector<LaunchRecord>& launches() const { return launches_; }
-  const std::vector<MemcpyRecord>& memcpys() const { return memcpys_; }
-  const std::vector<wire::Gemm>& gemms() const { return gemms_; }
-  const std::vector<NvtxRecord>& nvtx_ranges() const { return nvtx_; }
-  const std::vector<CounterRecord>& counters() const { return counters_; }
+  const std::vector<KernelRecord>& kernels() const { return rec_.kernels; }
+  const std::vector<LaunchRecord>& launches() const { return rec_.launches; }
+  const std::vector<MemcpyRecord>& memcpys() const { return rec_.memcpys; }
+  const std::vector<GemmRecord>& gemms() const { return rec_.gemms; }
+  // Correlation ids the GEMM calls held here listed, by call id.
+  const std::vector<GemmLink>& gemm_links() const { return rec_.gemm_links; }
+  const std::vector<NvtxRecord>& nvtx_ranges() const { return rec_.nvtx; }
+  const std::vector<CounterRecord>& counters() const { return rec_.counters; }
   uint64_t nvtx_marks() const { return nvtx_marks_; }
   uint64_t packets() const { return packets_; }
   uint64_t last_sequence() const { return last_sequence_; }
@@ -149,6 +104,9 @@ class Session {
 
   // The interned string `iid`, or nullptr when never defined.
   const std::string* String(uint64_t iid) const;
+  const std::unordered_map<uint64_t, std::string>& strings() const {
+    return strings_;
+  }
 
   // Counters of this session (frames and bytes are added by the reader).
   ImportStats& stats() { return stats_; }
@@ -165,6 +123,9 @@ class Session {
 
  private:
   Status OnHello(const wire::Hello& hello);
+  // Decodes a packet with libprotobuf's generated parser.
+  Status OnPacketWithProtobuf(std::string_view payload);
+  void CountPacket(uint64_t sequence, uint64_t unknown_fields);
   void OnStats(const google::protobuf::RepeatedPtrField<wire::RecordCount>&
                    counts);
 
@@ -175,14 +136,11 @@ class Session {
   bool restart_pending_ = false;
   SessionHeader header_;
   wire::Packet scratch_;
+  PacketDigest digest_;  // scratch of the hand-written decoder
+  bool reference_decoder_ = false;
   std::unordered_map<uint64_t, std::string> strings_;
   std::vector<wire::Device> devices_;
-  std::vector<KernelRecord> kernels_;
-  std::vector<LaunchRecord> launches_;
-  std::vector<MemcpyRecord> memcpys_;
-  std::vector<wire::Gemm> gemms_;
-  std::vector<NvtxRecord> nvtx_;
-  std::vector<CounterRecord> counters_;
+  SessionRecords rec_;
   uint64_t nvtx_marks_ = 0;
   uint64_t packets_ = 0;
   uint64_t last_sequence_ = 0;

@@ -576,22 +576,22 @@ Status Store::WriteSession(int64_t run_id, Session* session_ptr,
   for (size_t i = 0; i < j.gemms.size(); ++i) {
     if (scope && !scope->gemms[i]) continue;
     const JoinedGemm& jg = j.gemms[i];
-    const wire::Gemm& g = *jg.gemm;
+    const GemmRecord& g = *jg.gemm;
     Binder(insert_gemm_)
         .Int(run_id)
         .Int(session_id)
-        .U64(g.call_id())
-        .TextOrNull(GemmApiName(g.api()))
-        .Int(g.m()).Int(g.n()).Int(g.k()).Int(g.batch() > 0 ? g.batch() : 1)
-        .TextOrNull(TransposeName(g.trans_a()))
-        .TextOrNull(TransposeName(g.trans_b()))
-        .Int(g.a_type()).Int(g.b_type()).Int(g.c_type()).Int(g.d_type())
-        .Int(g.compute_type())
-        .Int(g.lda()).Int(g.ldb()).Int(g.ldc())
-        .U64(g.a_ptr()).U64(g.b_ptr()).U64(g.c_ptr()).U64(g.d_ptr())
-        .Int(g.epilogue())
-        .U64(g.start_ns()).U64(g.end_ns())
-        .Int(g.thread_id()).Int(g.status())
+        .U64(g.call_id)
+        .TextOrNull(GemmApiName(g.api))
+        .Int(g.m).Int(g.n).Int(g.k).Int(g.batch > 0 ? g.batch : 1)
+        .TextOrNull(TransposeName(g.trans_a))
+        .TextOrNull(TransposeName(g.trans_b))
+        .Int(g.a_type).Int(g.b_type).Int(g.c_type).Int(g.d_type)
+        .Int(g.compute_type)
+        .Int(g.lda).Int(g.ldb).Int(g.ldc)
+        .U64(g.a_ptr).U64(g.b_ptr).U64(g.c_ptr).U64(g.d_ptr)
+        .Int(g.epilogue)
+        .U64(g.start_ns).U64(g.end_ns)
+        .Int(g.thread_id).Int(g.status)
         .TextOrNull(jg.precision == Precision::kUnknown
                         ? std::string_view()
                         : PrecisionKey(jg.precision))
@@ -617,10 +617,10 @@ Status Store::WriteSession(int64_t run_id, Session* session_ptr,
     const JoinedGemm* g = jk.gemm >= 0 ? &j.gemms[jk.gemm] : nullptr;
     shape.clear();
     if (g) {
-      shape = "m=" + std::to_string(g->gemm->m()) +
-              " n=" + std::to_string(g->gemm->n()) +
-              " k=" + std::to_string(g->gemm->k()) + " batch=" +
-              std::to_string(g->gemm->batch() > 0 ? g->gemm->batch() : 1);
+      shape = "m=" + std::to_string(g->gemm->m) +
+              " n=" + std::to_string(g->gemm->n) +
+              " k=" + std::to_string(g->gemm->k) + " batch=" +
+              std::to_string(g->gemm->batch > 0 ? g->gemm->batch : 1);
     }
     Binder b(insert_kernel_);
     b.Int(run_id).Int(session_id).U64(k.correlation_id)

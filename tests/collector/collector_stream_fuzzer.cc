@@ -1,6 +1,7 @@
 // libFuzzer target for everything the collector does with untrusted bytes:
 // the frame reader (fed in chunks of fuzzer-chosen sizes, as a socket would
-// deliver them), the packet decoder and session (Hello checks, interned
+// deliver them), the hand-written packet decoder (checked packet by packet
+// against libprotobuf's parser) and session (Hello checks, interned
 // strings, every batch kind, restarts on a second Hello), and the join of
 // what was accepted (correlation ids, NVTX parent cycles, GEMM shapes with
 // extreme dimensions, steps and phases), and the windowed storing of long
@@ -20,6 +21,7 @@
 #include "collector/flush.h"
 #include "collector/join.h"
 #include "collector/session.h"
+#include "collector/testing/session_diff.h"
 #include "proto/framing.h"
 
 namespace {
@@ -62,6 +64,12 @@ void FlushWindow(rooftrace::Session* session, const rooftrace::Roofs& roofs) {
   session->DropRecords(plan.drop);
 }
 
+std::unique_ptr<rooftrace::Session> NewReferenceSession() {
+  auto s = std::make_unique<rooftrace::Session>("fuzz");
+  s->UseReferenceDecoder();
+  return s;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -74,6 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   rooftrace::wire::FrameReader reader(kFuzzMaxFrameBytes);
   auto session = std::make_unique<rooftrace::Session>("fuzz");
+  auto reference = NewReferenceSession();
   bool refused = false;
   for (size_t off = 0; off < n && !refused;) {
     const size_t take = std::min(chunk, n - off);
@@ -89,16 +98,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       rooftrace::Status s = session->OnPacket(payload);
+      rooftrace::Status s_ref = reference->OnPacket(payload);
       if (s.ok() && session->restart_pending()) {
         JoinAndDrop(session.get(), roofs);
         session = std::make_unique<rooftrace::Session>("fuzz");
+        reference = NewReferenceSession();
         s = session->OnPacket(payload);
+        s_ref = reference->OnPacket(payload);
+      }
+      // The hand-written decoder keeps what libprotobuf's parser keeps.
+      if (s.ok() != s_ref.ok() ||
+          !rooftrace::test_support::DiffSessions(*session, *reference)
+               .empty()) {
+        __builtin_trap();
       }
       if (!s.ok()) {
         refused = true;
         break;
       }
       FlushWindow(session.get(), roofs);
+      FlushWindow(reference.get(), roofs);
     }
   }
   JoinAndDrop(session.get(), roofs);
