@@ -305,8 +305,15 @@ bool ReadBatch(std::string_view bytes, uint64_t* unknown, Decode decode) {
   return r.ok();
 }
 
+// Counts one data field adds to its packet's digest.
+struct DataCounts {
+  uint64_t unknown_fields = 0;
+  uint64_t nvtx_marks = 0;
+  std::array<uint64_t, kNumRecordKinds> received{};
+};
+
 bool DecodeData(uint32_t data_case, std::string_view bytes,
-                SessionRecords* rec, PacketDigest* d) {
+                SessionRecords* rec, DataCounts* d) {
   uint64_t* unknown = &d->unknown_fields;
   auto& received = d->received;
   switch (data_case) {
@@ -475,6 +482,7 @@ PacketDecode DecodeRecordPacket(std::string_view payload,
   // Pass 1: the packet's own fields. Of its `data` oneof, the last member
   // set wins and occurrences of one member merge (libprotobuf's rules).
   uint32_t data_case = 0;
+  size_t first_kept = 0;  // data_parts from here on are the kept member's
   WireReader r(payload);
   uint32_t field, wt;
   uint64_t v = 0;
@@ -507,9 +515,9 @@ PacketDecode DecodeRecordPacket(std::string_view payload,
       case f::packet::kNvtxBatch:
       case f::packet::kCounterBatch:
         if (wt != wire::kWireBytes) break;
-        if (field != data_case) d->data_parts.clear();
+        if (field != data_case) first_kept = d->data_parts.size();
         data_case = field;
-        d->data_parts.push_back(b);
+        d->data_parts.emplace_back(field, b);
         continue;
       default:
         break;
@@ -518,14 +526,26 @@ PacketDecode DecodeRecordPacket(std::string_view payload,
   }
   if (!r.ok()) return PacketDecode::kMalformed;
 
-  // Pass 2: the records.
+  // Pass 2: the records of the kept member; replaced ones are only checked.
+  for (size_t i = 0; i < first_kept; ++i) {
+    DataCounts ignored;
+    const bool ok = DecodeData(d->data_parts[i].first,
+                               d->data_parts[i].second, &d->replaced,
+                               &ignored);
+    d->replaced = SessionRecords();
+    if (!ok) return PacketDecode::kMalformed;
+  }
   Rollback rollback(records);
-  for (std::string_view part : d->data_parts) {
-    if (!DecodeData(data_case, part, records, d)) {
+  DataCounts counts;
+  for (size_t i = first_kept; i < d->data_parts.size(); ++i) {
+    if (!DecodeData(data_case, d->data_parts[i].second, records, &counts)) {
       return PacketDecode::kMalformed;
     }
   }
   rollback.Keep();
+  d->unknown_fields += counts.unknown_fields;
+  d->nvtx_marks = counts.nvtx_marks;
+  d->received = counts.received;
   return PacketDecode::kDecoded;
 }
 

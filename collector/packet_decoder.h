@@ -42,8 +42,11 @@ struct PacketDigest {
   std::array<uint64_t, kNumRecordKinds> received{};  // by wire::RecordKind
   // Interned strings in packet order (iid, bytes), iid 0 included.
   std::vector<std::pair<uint64_t, std::string_view>> strings;
-  // Scratch: the payload's parts holding the packet's data field.
-  std::vector<std::string_view> data_parts;
+  // Scratch: the payload's data fields in order (field number, bytes), and
+  // records of members a later one replaced (libprotobuf parses those too,
+  // so they must be well-formed, but keeps nothing of them).
+  std::vector<std::pair<uint32_t, std::string_view>> data_parts;
+  SessionRecords replaced;
 };
 
 // Appends the records of `payload` to `records` and describes the rest of

@@ -2,6 +2,7 @@
 
 #include "proto/framing.h"
 #include "proto/wire_constants.h"
+#include "proto/wire_reader.h"
 
 namespace rooftrace::inject {
 
@@ -253,76 +254,9 @@ uint64_t PacketEncoder::Finish(
   return next_sequence_++;
 }
 
-}  // namespace rooftrace::inject
-
-namespace rooftrace::inject {
-
-namespace {
-
-// Minimal protobuf field reader for the one message libinject receives.
-class FieldReader {
- public:
-  explicit FieldReader(std::string_view data) : data_(data) {}
-  // Next field; false at the end or on malformed input (then ok() is false).
-  bool Next(uint32_t* field, uint32_t* wire_type, uint64_t* varint,
-            std::string_view* bytes) {
-    if (pos_ >= data_.size()) return false;
-    uint64_t tag;
-    if (!Varint(&tag)) return Fail();
-    *field = static_cast<uint32_t>(tag >> 3);
-    *wire_type = static_cast<uint32_t>(tag & 7);
-    switch (*wire_type) {
-      case 0:
-        if (!Varint(varint)) return Fail();
-        return true;
-      case 1:
-        if (data_.size() - pos_ < 8) return Fail();
-        pos_ += 8;
-        return true;
-      case 2: {
-        uint64_t len;
-        if (!Varint(&len) || data_.size() - pos_ < len) return Fail();
-        *bytes = data_.substr(pos_, len);
-        pos_ += len;
-        return true;
-      }
-      case 5:
-        if (data_.size() - pos_ < 4) return Fail();
-        pos_ += 4;
-        return true;
-      default:
-        return Fail();
-    }
-  }
-  bool ok() const { return ok_; }
-
- private:
-  bool Fail() {
-    ok_ = false;
-    return false;
-  }
-  bool Varint(uint64_t* out) {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64 && pos_ < data_.size(); shift += 7) {
-      const uint8_t b = static_cast<uint8_t>(data_[pos_++]);
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) {
-        *out = v;
-        return true;
-      }
-    }
-    return false;
-  }
-  std::string_view data_;
-  size_t pos_ = 0;
-  bool ok_ = true;
-};
-
-}  // namespace
-
 bool ParseHelloReply(std::string_view packet, bool* accepted,
                      uint32_t* protocol_version, std::string* reason) {
-  FieldReader outer(packet);
+  wire::WireReader outer(packet);
   uint32_t field, wt;
   uint64_t v = 0;
   std::string_view bytes;
@@ -333,7 +267,7 @@ bool ParseHelloReply(std::string_view packet, bool* accepted,
     *accepted = false;
     *protocol_version = 0;
     reason->clear();
-    FieldReader inner(bytes);
+    wire::WireReader inner(bytes, 1);
     while (inner.Next(&field, &wt, &v, &bytes)) {
       if (field == wire::fields::hello_reply::kAccepted && wt == 0) *accepted = v != 0;
       if (field == wire::fields::hello_reply::kProtocolVersion && wt == 0) {

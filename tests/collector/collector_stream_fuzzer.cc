@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <memory>
 #include <string_view>
 
@@ -107,9 +109,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         s_ref = reference->OnPacket(payload);
       }
       // The hand-written decoder keeps what libprotobuf's parser keeps.
-      if (s.ok() != s_ref.ok() ||
-          !rooftrace::test_support::DiffSessions(*session, *reference)
-               .empty()) {
+      const std::string diff =
+          rooftrace::test_support::DiffSessions(*session, *reference);
+      if (s.ok() != s_ref.ok() || !diff.empty()) {
+        fprintf(stderr, "decoders disagree on packet of %zu bytes: %s\n",
+                payload.size(), diff.c_str());
         __builtin_trap();
       }
       if (!s.ok()) {

@@ -240,6 +240,13 @@ TEST(PacketDecoderTest, MalformedPacketsLeaveNothingBehind) {
   EXPECT_TRUE(pair.fast.kernels().empty());
   EXPECT_EQ(pair.fast.String(3), nullptr);
 
+  // A malformed batch that a later member of the oneof replaces: libprotobuf
+  // parses it all the same, and refuses the packet.
+  std::string replaced;
+  BytesField(&replaced, f::packet::kKernelBatch, bad_batch);
+  BytesField(&replaced, f::packet::kNvtxBatch, "");
+  ASSERT_EQ(pair.Feed(replaced), "");
+
   // An end-group without its start, and a field number 0.
   std::string stray = packet;
   Tag(&stray, 40, wire::kWireEndGroup);
@@ -247,7 +254,7 @@ TEST(PacketDecoderTest, MalformedPacketsLeaveNothingBehind) {
   std::string zero = packet;
   VarintField(&zero, 0, 1);
   ASSERT_EQ(pair.Feed(zero), "");
-  EXPECT_EQ(pair.fast.stats()[ImportStat::k_undecodable_packets], 4u);
+  EXPECT_EQ(pair.fast.stats()[ImportStat::k_undecodable_packets], 5u);
 
   ASSERT_EQ(pair.Feed(packet), "");
   EXPECT_EQ(pair.fast.kernels().size(), 2u);
