@@ -2,6 +2,8 @@
 
 #include <unordered_map>
 
+#include "collector/flat_index.h"
+
 #include "collector/kernel_names.h"
 
 namespace rooftrace {
@@ -82,19 +84,41 @@ JoinedSession Join(Session* session, const Roofs& roofs,
                    const AnnotateOptions& annotate_options,
                    const PhaseOptions& phase_options) {
   JoinedSession out;
+  JoinInto(session, roofs, annotate_options, phase_options, &out);
+  return out;
+}
+
+void JoinInto(Session* session, const Roofs& roofs,
+              const AnnotateOptions& annotate_options,
+              const PhaseOptions& phase_options, JoinedSession* joined) {
+  JoinedSession& out = *joined;
+  out.kernels.clear();
+  out.gemms.clear();
+  out.memcpys.clear();
+  out.nvtx.clear();
+  out.steps.clear();
+  out.names.clear();
+  out.paths.clear();
+  out.any_counters = false;
+  out.any_analytic = false;
+  JoinScratch& scratch = out.scratch;
   Session& s = *session;
   ImportStats& stats = s.stats();
 
   // ---- index launches, GEMM calls and counters by their join keys
-  std::unordered_map<uint64_t, int> launch_of;
-  launch_of.reserve(s.launches().size());
+  FlatIndex& launch_of = scratch.launch_of;
+  launch_of.Reset(s.launches().size());
   for (size_t i = 0; i < s.launches().size(); ++i) {
-    launch_of.emplace(s.launches()[i].correlation_id, static_cast<int>(i));
+    launch_of.Emplace(s.launches()[i].correlation_id, static_cast<int>(i));
   }
-  std::vector<char> launch_used(s.launches().size(), 0);
+  std::vector<char>& launch_used = scratch.launch_used;
+  launch_used.assign(s.launches().size(), 0);
 
   out.gemms.resize(s.gemms().size());
-  std::unordered_map<uint64_t, int> gemm_of_call, gemm_of_corr;
+  FlatIndex& gemm_of_call = scratch.gemm_of_call;
+  FlatIndex& gemm_of_corr = scratch.gemm_of_corr;
+  gemm_of_call.Reset(s.gemms().size());
+  gemm_of_corr.Reset(s.gemm_links().size());
   for (size_t i = 0; i < s.gemms().size(); ++i) {
     const GemmRecord& g = s.gemms()[i];
     JoinedGemm& jg = out.gemms[i];
@@ -107,19 +131,20 @@ JoinedSession Join(Session* session, const Roofs& roofs,
     }
     jg.flops = GemmFlops(shape);
     jg.min_bytes = GemmMinBytes(shape);
-    gemm_of_call.emplace(g.call_id, static_cast<int>(i));
+    gemm_of_call.Emplace(g.call_id, static_cast<int>(i));
   }
   for (const GemmLink& link : s.gemm_links()) {
-    auto g = gemm_of_call.find(link.call_id);
-    if (g != gemm_of_call.end()) gemm_of_corr.emplace(link.correlation_id, g->second);
+    const int g = gemm_of_call.Find(link.call_id);
+    if (g >= 0) gemm_of_corr.Emplace(link.correlation_id, g);
   }
 
-  std::unordered_map<uint64_t, int> counters_of;
-  counters_of.reserve(s.counters().size());
+  FlatIndex& counters_of = scratch.counters_of;
+  counters_of.Reset(s.counters().size());
   for (size_t i = 0; i < s.counters().size(); ++i) {
-    counters_of.emplace(s.counters()[i].correlation_id, static_cast<int>(i));
+    counters_of.Emplace(s.counters()[i].correlation_id, static_cast<int>(i));
   }
-  std::vector<char> counters_used(s.counters().size(), 0);
+  std::vector<char>& counters_used = scratch.counters_used;
+  counters_used.assign(s.counters().size(), 0);
 
   NvtxPaths nvtx(s, &out);
   std::unordered_map<uint64_t, int> name_of;
@@ -148,26 +173,25 @@ JoinedSession Join(Session* session, const Roofs& roofs,
   const auto& kernels = s.kernels();
   out.kernels.resize(kernels.size());
   // Longest kernel of each GEMM call carries the call's analytic numbers.
-  std::vector<int> gemm_carrier(out.gemms.size(), -1);
+  std::vector<int>& gemm_carrier = scratch.gemm_carrier;
+  gemm_carrier.assign(out.gemms.size(), -1);
   for (size_t i = 0; i < kernels.size(); ++i) {
     const KernelRecord& k = kernels[i];
     JoinedKernel& jk = out.kernels[i];
     jk.kernel = &k;
     jk.name = name_index(k.name_iid);
-    auto l = launch_of.find(k.correlation_id);
-    if (l != launch_of.end()) {
-      jk.launch = &s.launches()[l->second];
-      launch_used[l->second] = 1;
+    const int l = launch_of.Find(k.correlation_id);
+    if (l >= 0) {
+      jk.launch = &s.launches()[l];
+      launch_used[l] = 1;
     } else {
       ++stats.unmatched[wire::RECORD_KERNEL];
     }
     if (jk.launch && jk.launch->gemm_call_id != 0) {
-      auto g = gemm_of_call.find(jk.launch->gemm_call_id);
-      if (g != gemm_of_call.end()) jk.gemm = g->second;
+      jk.gemm = gemm_of_call.Find(jk.launch->gemm_call_id);
     }
     if (jk.gemm < 0 && !gemm_of_corr.empty()) {
-      auto g = gemm_of_corr.find(k.correlation_id);
-      if (g != gemm_of_corr.end()) jk.gemm = g->second;
+      jk.gemm = gemm_of_corr.Find(k.correlation_id);
     }
     if (jk.gemm >= 0) {
       ++out.gemms[jk.gemm].kernel_count;
@@ -187,10 +211,10 @@ JoinedSession Join(Session* session, const Roofs& roofs,
       if (jk.nvtx_path < 0) ++stats[ImportStat::k_unmatched_nvtx_refs];
     }
     if (!counters_of.empty()) {
-      auto c = counters_of.find(k.correlation_id);
-      if (c != counters_of.end()) {
-        jk.counters = &s.counters()[c->second];
-        counters_used[c->second] = 1;
+      const int c = counters_of.Find(k.correlation_id);
+      if (c >= 0) {
+        jk.counters = &s.counters()[c];
+        counters_used[c] = 1;
       }
     }
   }
@@ -233,10 +257,10 @@ JoinedSession Join(Session* session, const Roofs& roofs,
   for (size_t i = 0; i < copies.size(); ++i) {
     JoinedMemcpy& jm = out.memcpys[i];
     jm.memcpy = &copies[i];
-    auto l = launch_of.find(copies[i].correlation_id);
-    if (l != launch_of.end()) {
-      jm.launch = &s.launches()[l->second];
-      launch_used[l->second] = 1;
+    const int l = launch_of.Find(copies[i].correlation_id);
+    if (l >= 0) {
+      jm.launch = &s.launches()[l];
+      launch_used[l] = 1;
       if (jm.launch->nvtx_range_id != 0) {
         jm.nvtx_path = nvtx.Path(jm.launch->nvtx_range_id);
       }
@@ -276,8 +300,8 @@ JoinedSession Join(Session* session, const Roofs& roofs,
   }
 
   // ---- steps and phases
-  PhaseInput pin;
-  pin.kernels.resize(kernels.size());
+  PhaseInput& pin = scratch.phase_input;
+  pin.kernels.assign(kernels.size(), {});
   for (size_t i = 0; i < kernels.size(); ++i) {
     const JoinedKernel& jk = out.kernels[i];
     auto& pk = pin.kernels[i];
@@ -289,12 +313,12 @@ JoinedSession Join(Session* session, const Roofs& roofs,
     }
     pk.gemm = jk.gemm;
   }
-  pin.copies.resize(copies.size());
+  pin.copies.assign(copies.size(), {});
   for (size_t i = 0; i < copies.size(); ++i) {
     pin.copies[i] = {copies[i].start_ns, copies[i].end_ns, copies[i].bytes,
                      copies[i].kind == wire::COPY_DTOH};
   }
-  pin.gemms.resize(out.gemms.size());
+  pin.gemms.assign(out.gemms.size(), {});
   for (size_t i = 0; i < out.gemms.size(); ++i) {
     const GemmRecord& g = *out.gemms[i].gemm;
     pin.gemms[i] = {g.m, g.n, g.a_ptr, g.b_ptr};
@@ -309,7 +333,6 @@ JoinedSession Join(Session* session, const Roofs& roofs,
     out.gemms[i].step = pr.gemm_step[i];
   }
   out.steps = std::move(pr.steps);
-  return out;
 }
 
 }  // namespace rooftrace

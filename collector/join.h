@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/flat_index.h"
 #include "collector/phases.h"
 #include "collector/roof_model.h"
 #include "collector/session.h"
@@ -66,6 +67,16 @@ struct JoinedNvtx {
   int path = -1;
 };
 
+// Working memory of a join, kept in the JoinedSession so that JoinInto()
+// on a reused one allocates nothing new (a long session is joined once per
+// window).
+struct JoinScratch {
+  FlatIndex launch_of, gemm_of_call, gemm_of_corr, counters_of;
+  std::vector<char> launch_used, counters_used;
+  std::vector<int> gemm_carrier;
+  PhaseInput phase_input;
+};
+
 struct JoinedSession {
   std::vector<JoinedKernel> kernels;
   std::vector<JoinedGemm> gemms;
@@ -76,12 +87,17 @@ struct JoinedSession {
   std::vector<std::string> paths;  // 'outer/inner'
   bool any_counters = false;
   bool any_analytic = false;
+  JoinScratch scratch;
 };
 
 // Joins `session` (its import statistics gain the unmatched_* counts).
 JoinedSession Join(Session* session, const Roofs& roofs,
                    const AnnotateOptions& annotate = {},
                    const PhaseOptions& phases = {});
+// The same into `out`, whose memory is reused (its previous contents go).
+void JoinInto(Session* session, const Roofs& roofs,
+              const AnnotateOptions& annotate, const PhaseOptions& phases,
+              JoinedSession* out);
 
 }  // namespace rooftrace
 

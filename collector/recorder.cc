@@ -120,8 +120,10 @@ Status RunRecorder::FlushSettled(Session* session) {
   FlushedState& state = session->flushed();
   const Roofs& roofs = RoofsFor(DeviceName(*session));
   const ImportStats saved = session->stats();
-  JoinedSession joined =
-      Join(session, roofs, options_.annotate, options_.phases);
+  // One JoinedSession reused for every window: its memory is not touched
+  // afresh (and faulted in) each time.
+  JoinedSession& joined = window_join_;
+  JoinInto(session, roofs, options_.annotate, options_.phases, &joined);
   session->stats() = saved;
   // Counters are waited for until the session holds twice the threshold:
   // past its --max-kernels a producer sends none, and memory must stay
@@ -147,7 +149,9 @@ Status RunRecorder::FlushSettled(Session* session) {
   state.steps += static_cast<uint64_t>(plan.last_step) + 1;
   state.kernels += plan.kernels;
   ++state.flushes;
-  session->DropRecords(plan.drop);  // `joined` points into them: done with it
+  // `joined` points into the records: done with it. The session keeps its
+  // vectors' memory up to one window for the next one.
+  session->DropRecords(plan.drop, options_.flush_records);
   const size_t held = session->RecordCount();
   state.next_flush_records = held > options_.flush_records / 2 ? 2 * held : 0;
   return OkStatus();

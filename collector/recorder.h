@@ -21,6 +21,7 @@
 #include "base/status.h"
 #include "collector/device_profile.h"
 #include "collector/import_stats.h"
+#include "collector/join.h"
 #include "collector/roof_model.h"
 #include "collector/session.h"
 #include "collector/store.h"
@@ -87,6 +88,7 @@ class RunRecorder {
   bool run_start_from_session_ = false;
   uint64_t kernels_ = 0;
   bool finished_ = false;
+  JoinedSession window_join_;  // FlushSettled's, reused (guarded by mu_)
 };
 
 }  // namespace rooftrace

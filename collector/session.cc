@@ -1,5 +1,6 @@
 #include "collector/session.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <unordered_set>
 
@@ -41,7 +42,8 @@ size_t Session::RecordCount() const {
 namespace {
 
 template <typename T>
-void EraseFlagged(std::vector<T>* v, const std::vector<char>& drop) {
+void EraseFlagged(std::vector<T>* v, const std::vector<char>& drop,
+                  size_t retain) {
   if (drop.empty()) return;
   size_t out = 0;
   for (size_t i = 0; i < v->size(); ++i) {
@@ -51,17 +53,19 @@ void EraseFlagged(std::vector<T>* v, const std::vector<char>& drop) {
   }
   v->resize(out);
   // Give the memory back: a long session must not keep its peak capacity.
-  if (v->capacity() > 2 * v->size() + 1024) v->shrink_to_fit();
+  if (v->capacity() > std::max(2 * v->size() + 1024, retain)) {
+    v->shrink_to_fit();
+  }
 }
 
 }  // namespace
 
-void Session::DropRecords(const RecordMask& mask) {
-  EraseFlagged(&rec_.kernels, mask.kernels);
-  EraseFlagged(&rec_.launches, mask.launches);
-  EraseFlagged(&rec_.memcpys, mask.memcpys);
+void Session::DropRecords(const RecordMask& mask, size_t retain) {
+  EraseFlagged(&rec_.kernels, mask.kernels, retain);
+  EraseFlagged(&rec_.launches, mask.launches, retain);
+  EraseFlagged(&rec_.memcpys, mask.memcpys, retain);
   if (!mask.gemms.empty()) {
-    EraseFlagged(&rec_.gemms, mask.gemms);
+    EraseFlagged(&rec_.gemms, mask.gemms, retain);
     // A call's links go with it (call ids are unique in a session).
     std::unordered_set<uint64_t> held;
     held.reserve(rec_.gemms.size());
@@ -70,10 +74,10 @@ void Session::DropRecords(const RecordMask& mask) {
     for (size_t i = 0; i < drop.size(); ++i) {
       drop[i] = held.count(rec_.gemm_links[i].call_id) == 0;
     }
-    EraseFlagged(&rec_.gemm_links, drop);
+    EraseFlagged(&rec_.gemm_links, drop, retain);
   }
-  EraseFlagged(&rec_.nvtx, mask.nvtx);
-  EraseFlagged(&rec_.counters, mask.counters);
+  EraseFlagged(&rec_.nvtx, mask.nvtx, retain);
+  EraseFlagged(&rec_.counters, mask.counters, retain);
 }
 
 Status Session::OnHello(const wire::Hello& h) {

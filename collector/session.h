@@ -116,8 +116,10 @@ class Session {
   size_t RecordCount() const;
 
   // Removes the records flagged in `mask` (already stored and joined);
-  // pointers into the record vectors are invalid afterwards.
-  void DropRecords(const RecordMask& mask);
+  // pointers into the record vectors are invalid afterwards. Each record
+  // vector keeps its memory for up to `retain` records (the next window
+  // fills it again without growing) and gives back the rest.
+  void DropRecords(const RecordMask& mask, size_t retain = 0);
   FlushedState& flushed() { return flushed_; }
   const FlushedState& flushed() const { return flushed_; }
 

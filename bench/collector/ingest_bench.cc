@@ -72,7 +72,8 @@ uint64_t JoinWindow(rt::Session* s, const rt::Roofs& roofs, size_t threshold) {
     return 0;
   }
   const rt::ImportStats saved = s->stats();
-  const rt::JoinedSession joined = rt::Join(s, roofs);
+  static rt::JoinedSession joined;  // reused, as RunRecorder does
+  rt::JoinInto(s, roofs, {}, {}, &joined);
   s->stats() = saved;
   const rt::FlushPlan plan = rt::PlanFlush(*s, joined);
   if (plan.last_step < 0) {
@@ -80,7 +81,7 @@ uint64_t JoinWindow(rt::Session* s, const rt::Roofs& roofs, size_t threshold) {
     return 0;
   }
   state.last_step_tokens = joined.steps[plan.last_step].token_count;
-  s->DropRecords(plan.drop);
+  s->DropRecords(plan.drop, threshold);
   const size_t held = s->RecordCount();
   state.next_flush_records = held > threshold / 2 ? 2 * held : 0;
   return plan.kernels;
