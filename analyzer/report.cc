@@ -235,144 +235,156 @@ int BoundIndex(std::string_view bound) {
   return kNumBounds - 1;
 }
 
-StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
-  Report report;
-  report.group_by = options.group_by;
-  RT_ASSIGN_OR_RETURN(const RunInfo run, store.ResolveRun(options.run_id));
-  ReportHeader& h = report.header;
-  h.run = run;
-  RT_ASSIGN_OR_RETURN(h.device_name, store.DeviceName(run.run_id));
-  if (h.device_name.empty()) h.device_name = run.device_name;
-  RT_ASSIGN_OR_RETURN(const std::vector<RoofRow> roof_rows,
-                      store.Roofs(run.run_id));
+void FillReportHeader(const RunInfo& run, std::string device_name,
+                      const std::vector<RoofRow>& roof_rows,
+                      std::vector<std::pair<std::string, int64_t>> import_stats,
+                      const ReportOptions& options, ReportHeader* h) {
+  h->run = run;
+  h->device_name = std::move(device_name);
+  if (h->device_name.empty()) h->device_name = run.device_name;
   if (options.reannotate) {
-    h.roofs = *options.reannotate;
-    h.reannotated = true;
+    h->roofs = *options.reannotate;
+    h->reannotated = true;
   } else {
-    h.roofs = RoofTableFromStore(roof_rows, run.roof_source);
+    h->roofs = RoofTableFromStore(roof_rows, run.roof_source);
   }
-  RT_ASSIGN_OR_RETURN(h.import_stats, store.ImportStats(run.run_id));
-  for (const auto& [name, value] : h.import_stats) {
-    if (name.rfind("producer_dropped_", 0) == 0) h.dropped += value;
-    if (name.rfind("unmatched_", 0) == 0) h.unmatched += value;
+  h->import_stats = std::move(import_stats);
+  h->dropped = 0;
+  h->unmatched = 0;
+  for (const auto& [name, value] : h->import_stats) {
+    if (name.rfind("producer_dropped_", 0) == 0) h->dropped += value;
+    if (name.rfind("unmatched_", 0) == 0) h->unmatched += value;
   }
+}
 
+struct ReportBuilder::State {
   GroupMap groups;
   GroupMap families;
   GroupMap phases;
   FamilyCache family_cache;
   std::string key_buf;
-  const bool need_families = options.with_families;
   std::string family_key;
-  const RoofTable* reannotate =
-      options.reannotate ? &*options.reannotate : nullptr;
+};
 
-  Status scan = store.ForEachKernel(run.run_id, [&](const KernelView& k) {
-    std::optional<double> fraction = k.fraction_of_roof;
-    std::string_view bound = k.bound;
-    if (reannotate) {
-      const KernelAnnotation a =
-          AnnotateKernel(*reannotate, k.precision, k.flops, k.flops_source,
-                         k.dram_bytes, k.bytes_source, k.duration_ns);
-      fraction = a.fraction_of_roof;
-      bound = a.bound;
-    }
-    ++report.kernel_count;
-    report.total_ns += k.duration_ns;
-    if (k.flops) ++report.kernels_with_flops;
-    if (k.dram_bytes) ++report.kernels_with_bytes;
+ReportBuilder::ReportBuilder(const ReportOptions& options)
+    : options_(options), state_(std::make_unique<State>()) {
+  report_.group_by = options.group_by;
+}
 
-    std::string_view family = family_cache.Get(k);
-    if (family.empty()) family = "(unnamed)";
-    std::string_view key;
+ReportBuilder::~ReportBuilder() = default;
+
+void ReportBuilder::Add(const KernelView& k) {
+  State& st = *state_;
+  Report& report = report_;
+  const ReportOptions& options = options_;
+  std::optional<double> fraction = k.fraction_of_roof;
+  std::string_view bound = k.bound;
+  if (options.reannotate) {
+    const KernelAnnotation a =
+        AnnotateKernel(*options.reannotate, k.precision, k.flops,
+                       k.flops_source, k.dram_bytes, k.bytes_source,
+                       k.duration_ns);
+    fraction = a.fraction_of_roof;
+    bound = a.bound;
+  }
+  ++report.kernel_count;
+  report.total_ns += k.duration_ns;
+  if (k.flops) ++report.kernels_with_flops;
+  if (k.dram_bytes) ++report.kernels_with_bytes;
+
+  std::string_view family = st.family_cache.Get(k);
+  if (family.empty()) family = "(unnamed)";
+  std::string_view key;
+  std::string& key_buf = st.key_buf;
+  switch (options.group_by) {
+    case GroupBy::kKernel:
+      key = k.name.empty() ? std::string_view("(unnamed)") : k.name;
+      break;
+    case GroupBy::kFamily: key = family; break;
+    case GroupBy::kPhase:
+      key = kPhaseNames[PhaseIndex(k.phase)];
+      break;
+    case GroupBy::kNvtx:
+      key = k.nvtx_path.empty() ? std::string_view("(no range)")
+                                : k.nvtx_path;
+      break;
+    case GroupBy::kStep:
+      key_buf = k.step_id ? std::to_string(*k.step_id) : "(no step)";
+      key = key_buf;
+      break;
+    case GroupBy::kFamilyShape:
+      key_buf.assign(family);
+      key_buf += '|';
+      key_buf.append(k.shape);
+      key = key_buf;
+      break;
+  }
+  bool inserted = false;
+  Accumulator& g = Lookup(st.groups, key, &inserted);
+  if (inserted) {
+    g.family = std::string(family);
+    g.shape = std::string(k.shape);
     switch (options.group_by) {
       case GroupBy::kKernel:
-        key = k.name.empty() ? std::string_view("(unnamed)") : k.name;
+        g.name = ShortKernelName(k.demangled.empty() ? key : k.demangled);
         break;
-      case GroupBy::kFamily: key = family; break;
-      case GroupBy::kPhase:
-        key = kPhaseNames[PhaseIndex(k.phase)];
-        break;
-      case GroupBy::kNvtx:
-        key = k.nvtx_path.empty() ? std::string_view("(no range)")
-                                  : k.nvtx_path;
+      case GroupBy::kFamily:
+      case GroupBy::kFamilyShape:
+        g.name = std::string(family);
         break;
       case GroupBy::kStep:
-        key_buf = k.step_id ? std::to_string(*k.step_id) : "(no step)";
-        key = key_buf;
+        g.name = k.step_id ? "step " + key_buf : key_buf;
         break;
-      case GroupBy::kFamilyShape:
-        key_buf.assign(family);
-        key_buf += '|';
-        key_buf.append(k.shape);
-        key = key_buf;
-        break;
+      default:
+        g.name = std::string(key);
     }
-    bool inserted = false;
-    Accumulator& g = Lookup(groups, key, &inserted);
+  }
+  g.Add(k, fraction, bound);
+  if (options.with_families) {
+    // One plot point per family and phase: prefill and decode launches of
+    // one GEMM family sit at very different intensities.
+    const char* phase = kPhaseNames[PhaseIndex(k.phase)];
+    st.family_key.assign(family);
+    st.family_key += '\x1f';
+    st.family_key += phase;
+    Accumulator& f = Lookup(st.families, st.family_key, &inserted);
     if (inserted) {
-      g.family = std::string(family);
-      g.shape = std::string(k.shape);
-      switch (options.group_by) {
-        case GroupBy::kKernel:
-          g.name = ShortKernelName(k.demangled.empty() ? key : k.demangled);
-          break;
-        case GroupBy::kFamily:
-        case GroupBy::kFamilyShape:
-          g.name = std::string(family);
-          break;
-        case GroupBy::kStep:
-          g.name = k.step_id ? "step " + key_buf : key_buf;
-          break;
-        default:
-          g.name = std::string(key);
-      }
+      f.family = std::string(family);
+      f.name = f.family + " (" + phase + ")";
     }
-    g.Add(k, fraction, bound);
-    if (need_families) {
-      // One plot point per family and phase: prefill and decode launches of
-      // one GEMM family sit at very different intensities.
-      const char* phase = kPhaseNames[PhaseIndex(k.phase)];
-      family_key.assign(family);
-      family_key += '\x1f';
-      family_key += phase;
-      Accumulator& f = Lookup(families, family_key, &inserted);
-      if (inserted) {
-        f.family = std::string(family);
-        f.name = f.family + " (" + phase + ")";
-      }
-      f.Add(k, fraction, bound);
-    }
-    Accumulator& p =
-        Lookup(phases, kPhaseNames[PhaseIndex(k.phase)], &inserted);
-    p.Add(k, fraction, bound);
-    return OkStatus();
-  });
-  RT_RETURN_IF_ERROR(scan);
+    f.Add(k, fraction, bound);
+  }
+  Accumulator& p =
+      Lookup(st.phases, kPhaseNames[PhaseIndex(k.phase)], &inserted);
+  p.Add(k, fraction, bound);
+}
 
+StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
+  State& st = *state_;
+  Report report = std::move(report_);
   if (report.kernel_count == 0) {
-    return InvalidArgument(store.display_name() + ": run " +
-                           std::to_string(run.run_id) +
+    return InvalidArgument(display_name + ": run " +
+                           std::to_string(report.header.run.run_id) +
                            " has no kernels (empty run); check that the "
                            "profiled program launched GPU work, or pick "
                            "another run with --run");
   }
 
-  report.groups = SortedRows(groups, report.total_ns);
-  if (options.with_families) {
-    report.families = SortedRows(families, report.total_ns);
+  report.groups = SortedRows(st.groups, report.total_ns);
+  if (options_.with_families) {
+    report.families = SortedRows(st.families, report.total_ns);
     for (GroupRow& f : report.families) f.key = f.family;
   }
-  if (options.top > 0 && report.groups.size() > options.top) {
-    for (size_t i = options.top; i < report.groups.size(); ++i) {
+  if (options_.top > 0 && report.groups.size() > options_.top) {
+    for (size_t i = options_.top; i < report.groups.size(); ++i) {
       ++report.groups_omitted;
       report.omitted_ns += report.groups[i].total_ns;
     }
-    report.groups.resize(options.top);
+    report.groups.resize(options_.top);
   }
   for (int i = 0; i < kNumPhases; ++i) {
-    auto it = phases.find(std::string_view(kPhaseNames[i]));
-    if (it == phases.end()) continue;
+    auto it = st.phases.find(std::string_view(kPhaseNames[i]));
+    if (it == st.phases.end()) continue;
     const GroupRow row = it->second.Finish(kPhaseNames[i], report.total_ns);
     PhaseRow p;
     p.phase = kPhaseNames[i];
@@ -385,6 +397,22 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
     report.phases.push_back(std::move(p));
   }
   return report;
+}
+
+StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
+  RT_ASSIGN_OR_RETURN(const RunInfo run, store.ResolveRun(options.run_id));
+  RT_ASSIGN_OR_RETURN(std::string device_name, store.DeviceName(run.run_id));
+  RT_ASSIGN_OR_RETURN(const std::vector<RoofRow> roof_rows,
+                      store.Roofs(run.run_id));
+  RT_ASSIGN_OR_RETURN(auto import_stats, store.ImportStats(run.run_id));
+  ReportBuilder builder(options);
+  FillReportHeader(run, std::move(device_name), roof_rows,
+                   std::move(import_stats), options, &builder.header());
+  RT_RETURN_IF_ERROR(store.ForEachKernel(run.run_id, [&](const KernelView& k) {
+    builder.Add(k);
+    return OkStatus();
+  }));
+  return builder.Finish(store.display_name());
 }
 
 }  // namespace rooftrace::analyzer

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -113,6 +114,37 @@ struct ReportOptions {
   // these roofs instead of the stored annotation.
   std::optional<RoofTable> reannotate;
 };
+
+// Aggregates kernel rows into a Report as they come: from a store scan
+// (BuildReport) or from a trace joined in memory (analyzer/trace_report.h).
+// Not thread-safe.
+class ReportBuilder {
+ public:
+  explicit ReportBuilder(const ReportOptions& options);
+  ~ReportBuilder();
+  ReportBuilder(const ReportBuilder&) = delete;
+  ReportBuilder& operator=(const ReportBuilder&) = delete;
+
+  ReportHeader& header() { return report_.header; }
+  // One kernel; the view's strings are used during the call only.
+  void Add(const KernelView& k);
+  // Groups, sorts and cuts to --top. An empty run is an InvalidArgument
+  // naming `display_name`.
+  StatusOr<Report> Finish(const std::string& display_name);
+
+ private:
+  struct State;
+  ReportOptions options_;
+  Report report_;
+  std::unique_ptr<State> state_;
+};
+
+// The header from what a run recorded (roofs replaced by --device-profile's
+// when options.reannotate is set).
+void FillReportHeader(const RunInfo& run, std::string device_name,
+                      const std::vector<RoofRow>& roof_rows,
+                      std::vector<std::pair<std::string, int64_t>> import_stats,
+                      const ReportOptions& options, ReportHeader* header);
 
 // Streams the run's kernels and builds the report. Errors: run not found,
 // empty run (InvalidArgument naming the input), store read errors.

@@ -106,6 +106,7 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   ro.device_profile_path = options.device_profile_path;
   ro.flush_records = options.flush_records;
   ro.durability = options.durability;
+  ro.writer = options.writer;
   RT_ASSIGN_OR_RETURN(auto recorder, RunRecorder::Create(ro));
   IngestResult result;
   RT_RETURN_IF_ERROR(

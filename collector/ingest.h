@@ -23,6 +23,9 @@ struct IngestOptions {
   size_t flush_records = RecorderOptions().flush_records;
   // Store::Durability::kScratch for a temporary store (the analyzer's).
   Store::Durability durability = Store::Durability::kDurable;
+  // When set, the rows go to this writer and no store is opened
+  // (RecorderOptions::writer; the analyzer aggregates a .rft in memory).
+  RunWriter* writer = nullptr;
 };
 
 struct IngestResult {
@@ -35,7 +38,8 @@ struct IngestResult {
 };
 
 // Ingests `trace_path` into the SQLite store at `store_path` (created if
-// missing) as one new run. Errors name the file and the fix.
+// missing) as one new run, or into options.writer when set (store_path is
+// then unused). Errors name the file and the fix.
 StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
                                        const std::string& store_path,
                                        const IngestOptions& options);

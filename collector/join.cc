@@ -80,6 +80,12 @@ class NvtxPaths {
 
 }  // namespace
 
+std::string GemmShapeText(const GemmRecord& g) {
+  return "m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) +
+         " k=" + std::to_string(g.k) +
+         " batch=" + std::to_string(g.batch > 0 ? g.batch : 1);
+}
+
 JoinedSession Join(Session* session, const Roofs& roofs,
                    const AnnotateOptions& annotate_options,
                    const PhaseOptions& phase_options) {

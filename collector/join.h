@@ -90,6 +90,9 @@ struct JoinedSession {
   JoinScratch scratch;
 };
 
+// 'm=8 n=4096 k=4096 batch=1': how a kernel row names its GEMM's shape.
+std::string GemmShapeText(const GemmRecord& g);
+
 // Joins `session` (its import statistics gain the unmatched_* counts).
 JoinedSession Join(Session* session, const Roofs& roofs,
                    const AnnotateOptions& annotate = {},

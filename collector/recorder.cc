@@ -31,8 +31,13 @@ StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
                         LoadDeviceProfile(options.device_profile_path));
     r->profile_ = std::move(p);
   }
-  RT_ASSIGN_OR_RETURN(r->store_,
-                      Store::Open(options.store_path, options.durability));
+  if (options.writer != nullptr) {
+    r->store_ = options.writer;
+  } else {
+    RT_ASSIGN_OR_RETURN(r->owned_store_,
+                        Store::Open(options.store_path, options.durability));
+    r->store_ = r->owned_store_.get();
+  }
   r->run_.origin = options.origin;
   r->run_.command = options.command;
   r->run_.started_unix_ns = NowUnixNs();
@@ -72,7 +77,7 @@ Status RunRecorder::AddSession(Session* session) {
   any_analytic_ |= joined.any_analytic;
   RT_RETURN_IF_ERROR(NoteSession(*session, roofs));
   run_.ended_unix_ns = std::max(run_.ended_unix_ns, session->end_unix_ns());
-  return store_->WriteSession(run_id_, session, joined);
+  return store_->WriteSession(run_id_, session, joined, nullptr);
 }
 
 Status RunRecorder::NoteSession(const Session& session, const Roofs& roofs) {

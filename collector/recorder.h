@@ -41,6 +41,9 @@ struct RecorderOptions {
   size_t flush_records = 1u << 19;
   // kScratch for a temporary store nobody needs after a crash.
   Store::Durability durability = Store::Durability::kDurable;
+  // When set, the rows go to this writer instead of a store at store_path
+  // (not owned; must outlive the recorder).
+  RunWriter* writer = nullptr;
 };
 
 class RunRecorder {
@@ -76,7 +79,8 @@ class RunRecorder {
 
   RecorderOptions options_;
   mutable std::mutex mu_;
-  std::unique_ptr<Store> store_;
+  std::unique_ptr<Store> owned_store_;
+  RunWriter* store_ = nullptr;  // owned_store_ or options_.writer
   std::optional<DeviceProfile> profile_;
   std::map<std::string, Roofs> roofs_;
   int64_t run_id_ = 0;

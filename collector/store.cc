@@ -616,12 +616,7 @@ Status Store::WriteSession(int64_t run_id, Session* session_ptr,
     const Annotation& a = jk.annotation;
     const JoinedGemm* g = jk.gemm >= 0 ? &j.gemms[jk.gemm] : nullptr;
     shape.clear();
-    if (g) {
-      shape = "m=" + std::to_string(g->gemm->m) +
-              " n=" + std::to_string(g->gemm->n) +
-              " k=" + std::to_string(g->gemm->k) + " batch=" +
-              std::to_string(g->gemm->batch > 0 ? g->gemm->batch : 1);
-    }
+    if (g) shape = GemmShapeText(*g->gemm);
     Binder b(insert_kernel_);
     b.Int(run_id).Int(session_id).U64(k.correlation_id)
         .Int(k.device_id).Int(k.context_id).Int(k.stream_id)

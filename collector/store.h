@@ -52,9 +52,32 @@ struct RunRow {
   std::string origin;
 };
 
-class Store {
+// Where a RunRecorder puts the rows of a run: the SQLite Store, or a
+// consumer that aggregates them in memory (the analyzer reading a .rft).
+// Called with the recorder's lock held, one call at a time.
+class RunWriter {
  public:
-  ~Store();
+  virtual ~RunWriter() = default;
+  // Starts a run; returns its run_id.
+  virtual StatusOr<int64_t> BeginRun(const RunRow& run) = 0;
+  // The final run row and import statistics.
+  virtual Status FinishRun(int64_t run_id, const RunRow& run,
+                           const ImportStats& stats) = 0;
+  // The roofs one device of the run was annotated with (may repeat).
+  virtual Status AddRoofs(int64_t run_id, uint32_t device_id,
+                          const Roofs& roofs) = 0;
+  // One session and what was joined from it: everything (`scope` nullptr:
+  // the session ended) or the settled prefix a flush chose. Called again
+  // for the same session after each window; kernels outside the scope's
+  // steps belong to a later call.
+  virtual Status WriteSession(int64_t run_id, Session* session,
+                              const JoinedSession& joined,
+                              const WriteScope* scope) = 0;
+};
+
+class Store : public RunWriter {
+ public:
+  ~Store() override;
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
@@ -72,12 +95,14 @@ class Store {
       const std::string& path, Durability durability = Durability::kDurable);
 
   // Inserts a run row (committed at once) and returns its run_id.
-  StatusOr<int64_t> BeginRun(const RunRow& run);
+  StatusOr<int64_t> BeginRun(const RunRow& run) override;
   // Rewrites the run row, its import statistics and its roofs.
-  Status FinishRun(int64_t run_id, const RunRow& run, const ImportStats& stats);
+  Status FinishRun(int64_t run_id, const RunRow& run,
+                   const ImportStats& stats) override;
   // Records the roofs one device of the run was annotated with (once per
   // device id).
-  Status AddRoofs(int64_t run_id, uint32_t device_id, const Roofs& roofs);
+  Status AddRoofs(int64_t run_id, uint32_t device_id,
+                  const Roofs& roofs) override;
 
   // Writes one session and what was joined from it: everything (`scope`
   // nullptr: the session ended) or the settled prefix a flush chose. The
@@ -85,7 +110,7 @@ class Store {
   // session->flushed()) and brought up to date by the final one.
   Status WriteSession(int64_t run_id, Session* session,
                       const JoinedSession& joined,
-                      const WriteScope* scope = nullptr);
+                      const WriteScope* scope = nullptr) override;
 
   void set_batch_rows(size_t n) { batch_rows_ = n; }
   const std::string& path() const { return path_; }
