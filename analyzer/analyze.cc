@@ -4,6 +4,10 @@
 
 #include "base/cli.h"
 
+#ifdef ROOFTRACE_HAVE_INGEST
+#include "analyzer/trace_report.h"
+#endif
+
 namespace rooftrace {
 namespace analyzer {
 
@@ -40,6 +44,17 @@ StatusOr<AnalyzedInput> OpenAndReport(const std::string& path,
       input_options.device_profile_path = device_profile;
     }
   }
+#ifdef ROOFTRACE_HAVE_INGEST
+  if (kind == InputKind::kTrace) {
+    // Aggregated as it is read: no temporary store.
+    RT_ASSIGN_OR_RETURN(out.report,
+                        BuildTraceReport(path, input_options.device_profile_path,
+                                         options));
+    out.report.header.input = path;
+    out.report.header.input_kind = "trace";
+    return out;
+  }
+#endif
   RT_ASSIGN_OR_RETURN(out.input, AnalyzerInput::Open(path, input_options));
   RT_ASSIGN_OR_RETURN(out.report, BuildReport(out.input->store(), options));
   out.report.header.input = path;

@@ -13,7 +13,8 @@
 
 namespace rooftrace::analyzer {
 
-// An opened input and its report; the input keeps a temporary store alive.
+// An opened input and its report. `input` is null for a trace, whose
+// report is built as it is read (analyzer/trace_report.h).
 struct AnalyzedInput {
   std::unique_ptr<AnalyzerInput> input;
   Report report;

@@ -148,8 +148,14 @@ Status RunRecorder::FlushSettled(Session* session) {
   session->stats().Add(plan.unmatched);
   ++session->stats()[ImportStat::k_windows_stored];
   kernels_ += plan.kernels;
-  any_counters_ |= joined.any_counters;
-  any_analytic_ |= joined.any_analytic;
+  // Sources of the kernels stored only: a held kernel may still be waiting
+  // for its counters and carry analytic numbers for now.
+  for (const JoinedKernel& k : joined.kernels) {
+    if (k.step < 0 || k.step > plan.last_step) continue;
+    any_counters_ |= k.facts.flops_source == Source::kCounters ||
+                     k.facts.bytes_source == Source::kCounters;
+    any_analytic_ |= k.facts.flops_source == Source::kAnalytic;
+  }
   state.last_step_tokens = joined.steps[plan.last_step].token_count;
   state.steps += static_cast<uint64_t>(plan.last_step) + 1;
   state.kernels += plan.kernels;

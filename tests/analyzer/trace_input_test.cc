@@ -1,12 +1,19 @@
-// .rft traces as analyzer input: ingested into a temporary store with the
-// collector's pipeline, then analyzed; a hand-built trace checked against
-// hand-computed roofline numbers, a synthetic LLM trace against its truth,
-// truncated and corrupt traces reported without a crash.
+// .rft traces as analyzer input: analyzed as they are read with the
+// collector's pipeline (export ingests them into a temporary store); a
+// hand-built trace checked against hand-computed roofline numbers, a
+// synthetic LLM trace against its truth, the in-memory report against the
+// one built from a store, truncated and corrupt traces reported without a
+// crash.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
+#include "analyzer/input.h"
+#include "analyzer/report_format.h"
+#include "analyzer/trace_report.h"
 #include "base/json.h"
 #include "cli/subcommands.h"
 #include "tests/analyzer/test_store.h"
@@ -31,6 +38,45 @@ StatusOr<json::Value> AnalyzeJson(const std::vector<std::string>& args,
   const int rc = RunMain(AnalyzeMain, "analyze", a, &out, err);
   if (rc != 0) return InvalidArgument("exit " + std::to_string(rc) + ": " + *err);
   return json::Parse(out, "analyze.json");
+}
+
+// Empty when `a` and `b` are equal, numbers to 1e-12 relative (sums over
+// kernels in another order differ in their last bits); else where not.
+std::string JsonDiff(const json::Value& a, const json::Value& b,
+                     const std::string& at) {
+  if (a.type() != b.type()) return at + ": types differ";
+  if (a.is_number()) {
+    const double x = a.as_number(), y = b.as_number();
+    const double tol = 1e-12 * std::max(std::fabs(x), std::fabs(y));
+    return std::fabs(x - y) <= tol ? "" : at + ": " + std::to_string(x) +
+                                              " vs " + std::to_string(y);
+  }
+  if (a.is_array()) {
+    if (a.as_array().size() != b.as_array().size()) return at + ": lengths";
+    for (size_t i = 0; i < a.as_array().size(); ++i) {
+      std::string d = JsonDiff(a.as_array()[i], b.as_array()[i],
+                               at + "[" + std::to_string(i) + "]");
+      if (!d.empty()) return d;
+    }
+    return "";
+  }
+  if (a.is_object()) {
+    const json::Object& x = a.as_object();
+    const json::Object& y = b.as_object();
+    if (x.size() != y.size()) return at + ": keys";
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i].first != y[i].first) return at + "." + x[i].first + ": keys";
+      std::string d = JsonDiff(x[i].second, y[i].second, at + "." + x[i].first);
+      if (!d.empty()) return d;
+    }
+    return "";
+  }
+  if (a.is_string()) {
+    return a.as_string() == b.as_string() ? "" : at + ": '" + a.as_string() +
+                                                  "' vs '" + b.as_string() + "'";
+  }
+  if (a.is_bool()) return a.as_bool() == b.as_bool() ? "" : at + ": bool";
+  return "";
 }
 
 class TraceInputTest : public ::testing::Test {
@@ -180,6 +226,84 @@ TEST_F(TraceInputTest, DiffAndExportReadTraces) {
             0)
       << err;
   EXPECT_TRUE(json::Parse(ReadFile(dir_ + "/a.json"), "a.json").ok());
+}
+
+// The report built while reading a trace equals the one built from a store
+// the trace was ingested into, whatever the window size and grouping:
+// LLM traces with NVTX ranges and counters, two sessions in one file.
+TEST_F(TraceInputTest, InMemoryReportEqualsTheStoreReport) {
+  std::vector<std::string> traces;
+  for (const bool nvtx : {false, true}) {
+    LlmTraceOptions o;
+    o.decode_steps = 40;
+    o.layers = 3;
+    o.nvtx = nvtx;
+    o.counters = nvtx;  // counters on the NVTX trace
+    // Counters arrive within a window of 700 records (later ones are not
+    // waited for past twice the window: those kernels keep analytic
+    // numbers, by design).
+    o.max_batch_records = 64;
+    TraceBuilder b(o.session);
+    GenerateLlmTrace(o, &b);
+    // A second producer in the same file (a forked child).
+    o.session.pid += 1;
+    o.decode_steps = 7;
+    TraceBuilder c(o.session);
+    GenerateLlmTrace(o, &c);
+    const std::string path =
+        dir_ + "/llm" + std::to_string(traces.size()) + ".rft";
+    std::ofstream f(path, std::ios::binary);
+    for (const auto& fr : b.Frames()) f << fr;
+    for (const auto& fr : c.Frames()) f << fr;
+    f.close();
+    traces.push_back(path);
+  }
+  for (const std::string& path : traces) {
+    auto input = analyzer::AnalyzerInput::Open(path, {});
+    ASSERT_TRUE(input.ok()) << input.status().message();
+    for (const auto by : {analyzer::GroupBy::kFamily, analyzer::GroupBy::kStep,
+                          analyzer::GroupBy::kNvtx, analyzer::GroupBy::kKernel,
+                          analyzer::GroupBy::kFamilyShape}) {
+      analyzer::ReportOptions options;
+      options.group_by = by;
+      auto stored = analyzer::BuildReport((*input)->store(), options);
+      ASSERT_TRUE(stored.ok()) << stored.status().message();
+      std::ostringstream want;
+      analyzer::MakeReportWriter("json")->Write(*stored, want);
+      for (const size_t window : {size_t{0}, size_t{700}, size_t{1} << 19}) {
+        auto mem = analyzer::BuildTraceReport(path, "", options, window);
+        ASSERT_TRUE(mem.ok()) << mem.status().message();
+        // The one statistic that depends on the window size.
+        auto& stats = mem->header.import_stats;
+        for (auto& [name, value] : stats) {
+          if (name == "windows_stored") {
+            EXPECT_EQ(value > 0, window == 700) << path;
+            value = 0;
+          }
+        }
+        std::ostringstream got;
+        analyzer::MakeReportWriter("json")->Write(*mem, got);
+        auto got_json = json::Parse(got.str(), "in-memory");
+        auto want_json = json::Parse(want.str(), "store");
+        ASSERT_TRUE(got_json.ok() && want_json.ok());
+        EXPECT_EQ(JsonDiff(*got_json, *want_json, "report"), "")
+            << path << " by " << static_cast<int>(by) << " window " << window;
+        EXPECT_GT(mem->kernel_count, 500);
+      }
+    }
+  }
+}
+
+// --run on a trace: it holds one run, 1.
+TEST_F(TraceInputTest, TraceHasOneRun) {
+  const std::string rft = WriteGemmTrace("one.rft");
+  analyzer::ReportOptions options;
+  options.run_id = 2;
+  auto r = analyzer::BuildTraceReport(rft, "", options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("run 2 not found"), std::string::npos);
+  options.run_id = 1;
+  EXPECT_TRUE(analyzer::BuildTraceReport(rft, "", options).ok());
 }
 
 }  // namespace
