@@ -28,7 +28,7 @@ namespace rooftrace::analyzer {
 StatusOr<Report> BuildTraceReport(const std::string& path,
                                   const std::string& device_profile_path,
                                   const ReportOptions& options,
-                                  size_t flush_records = 1u << 19);
+                                  size_t flush_records = 1u << 16);
 
 }  // namespace rooftrace::analyzer
 

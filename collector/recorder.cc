@@ -133,6 +133,7 @@ Status RunRecorder::FlushSettled(Session* session) {
   // Counters are waited for until the session holds twice the threshold:
   // past its --max-kernels a producer sends none, and memory must stay
   // bounded (a counter arriving later is kept and counted as unmatched).
+  // libinject sends counters every 64 ranges, far inside that.
   const bool wait_for_counters =
       session->RecordCount() < 2 * options_.flush_records;
   FlushPlan plan = PlanFlush(*session, joined, 2, wait_for_counters);

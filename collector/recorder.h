@@ -37,8 +37,10 @@ struct RecorderOptions {
   AnnotateOptions annotate;
   PhaseOptions phases;
   // Records a session may hold before its settled steps are stored and
-  // dropped (0: keep every session whole until it ends).
-  size_t flush_records = 1u << 19;
+  // dropped (0: keep every session whole until it ends). Small windows stay
+  // in cache and reuse their memory: 64 Ki records joined 2x faster per
+  // kernel than 512 Ki (collector_ingest_bench).
+  size_t flush_records = 1u << 16;
   // kScratch for a temporary store nobody needs after a crash.
   Store::Durability durability = Store::Durability::kDurable;
   // When set, the rows go to this writer instead of a store at store_path
