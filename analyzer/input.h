@@ -1,7 +1,8 @@
 // Opens what the user passed to analyze / export / diff: a run store
 // (SQLite) or a raw trace (.rft), told apart by content, never by extension.
 // A trace is ingested into a temporary store (collector/ingest.h) that lives
-// as long as the AnalyzerInput.
+// as long as the AnalyzerInput; `export` needs that, while `analyze` and
+// `diff` aggregate a trace as they read it (analyzer/trace_report.h).
 //
 // Owned by one command; not thread-safe. The trap: the temporary store is
 // deleted in the destructor, so keep the AnalyzerInput alive while reading.
