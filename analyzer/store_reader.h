@@ -24,7 +24,7 @@ struct sqlite3_stmt;
 namespace rooftrace::analyzer {
 
 // The highest store schema major version this reader understands.
-inline constexpr int kStoreSchemaMajor = 1;
+inline constexpr int kStoreSchemaMajor = 2;
 
 struct RunInfo {
   int64_t run_id = 0;

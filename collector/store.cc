@@ -51,11 +51,17 @@ CREATE TABLE IF NOT EXISTS gemm_calls (
   epilogue INTEGER, start_ns INTEGER, end_ns INTEGER, thread_id INTEGER,
   status INTEGER, precision TEXT, flops INTEGER, min_bytes INTEGER,
   weight_operand TEXT, token_count INTEGER, kernel_count INTEGER);
-CREATE TABLE IF NOT EXISTS kernels (
+-- A kernel name is stored once; kernel_rows point at it. Names are most of a
+-- kernel's bytes (a CUTLASS instance's mangled and demangled names run to
+-- hundreds of characters), and a run has a few hundred distinct ones.
+CREATE TABLE IF NOT EXISTS kernel_names (
+  name_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, demangled TEXT,
+  family TEXT);
+CREATE TABLE IF NOT EXISTS kernel_rows (
   kernel_id INTEGER PRIMARY KEY,
   run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
   correlation_id INTEGER, device_id INTEGER, context_id INTEGER,
-  stream_id INTEGER, name TEXT, demangled TEXT, family TEXT,
+  stream_id INTEGER, name_id INTEGER REFERENCES kernel_names(name_id),
   start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER,
   grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
   block_x INTEGER, block_y INTEGER, block_z INTEGER,
@@ -74,7 +80,58 @@ CREATE TABLE IF NOT EXISTS kernels (
   achieved_flops_per_s REAL, achieved_bytes_per_s REAL,
   roof_flops_per_s REAL, fraction_of_roof REAL, bound TEXT,
   step_id INTEGER, phase TEXT);
-CREATE INDEX IF NOT EXISTS kernels_run ON kernels(run_id, start_ns);
+CREATE INDEX IF NOT EXISTS kernel_rows_run ON kernel_rows(run_id, start_ns);
+-- What readers query: the columns of schema 1's kernels table, in its order.
+CREATE VIEW IF NOT EXISTS kernels AS SELECT
+  r.kernel_id, r.run_id, r.session_id, r.correlation_id, r.device_id,
+  r.context_id, r.stream_id, n.name, n.demangled, n.family,
+  r.start_ns, r.end_ns, r.duration_ns, r.grid_x, r.grid_y, r.grid_z,
+  r.block_x, r.block_y, r.block_z, r.cluster_x, r.cluster_y, r.cluster_z,
+  r.registers_per_thread, r.static_shared_memory_bytes,
+  r.dynamic_shared_memory_bytes, r.graph_id, r.graph_node_id, r.thread_id,
+  r.api_start_ns, r.nvtx_path, r.gemm_call_id, r.shape, r.token_count,
+  r.precision, r.flops, r.flops_fp64, r.flops_fp32, r.flops_fp16,
+  r.flops_fp64_tc, r.flops_tf32_tc, r.flops_bf16_tc, r.flops_fp8_tc,
+  r.flops_int8_tc, r.flops_source, r.dram_bytes, r.dram_read_bytes,
+  r.dram_write_bytes, r.bytes_source, r.ai, r.achieved_flops_per_s,
+  r.achieved_bytes_per_s, r.roof_flops_per_s, r.fraction_of_roof, r.bound,
+  r.step_id, r.phase
+  FROM kernel_rows r LEFT JOIN kernel_names n ON n.name_id = r.name_id;
+-- Rows written through the view land in the two tables (a NULL name stays
+-- NULL); the collector writes kernel_rows directly.
+CREATE TRIGGER IF NOT EXISTS kernels_insert INSTEAD OF INSERT ON kernels BEGIN
+  INSERT OR IGNORE INTO kernel_names (name, demangled, family)
+    SELECT NEW.name, NEW.demangled, NEW.family WHERE NEW.name IS NOT NULL;
+  INSERT INTO kernel_rows (
+    kernel_id, run_id, session_id, correlation_id, device_id, context_id,
+    stream_id, name_id, start_ns, end_ns, duration_ns, grid_x, grid_y,
+    grid_z, block_x, block_y, block_z, cluster_x, cluster_y, cluster_z,
+    registers_per_thread, static_shared_memory_bytes,
+    dynamic_shared_memory_bytes, graph_id, graph_node_id, thread_id,
+    api_start_ns, nvtx_path, gemm_call_id, shape, token_count, precision,
+    flops, flops_fp64, flops_fp32, flops_fp16, flops_fp64_tc, flops_tf32_tc,
+    flops_bf16_tc, flops_fp8_tc, flops_int8_tc, flops_source, dram_bytes,
+    dram_read_bytes, dram_write_bytes, bytes_source, ai,
+    achieved_flops_per_s, achieved_bytes_per_s, roof_flops_per_s,
+    fraction_of_roof, bound, step_id, phase)
+  VALUES (
+    NEW.kernel_id, NEW.run_id, NEW.session_id, NEW.correlation_id,
+    NEW.device_id, NEW.context_id, NEW.stream_id,
+    (SELECT name_id FROM kernel_names WHERE name = NEW.name), NEW.start_ns,
+    NEW.end_ns, NEW.duration_ns, NEW.grid_x, NEW.grid_y, NEW.grid_z,
+    NEW.block_x, NEW.block_y, NEW.block_z, NEW.cluster_x, NEW.cluster_y,
+    NEW.cluster_z, NEW.registers_per_thread, NEW.static_shared_memory_bytes,
+    NEW.dynamic_shared_memory_bytes, NEW.graph_id, NEW.graph_node_id,
+    NEW.thread_id, NEW.api_start_ns, NEW.nvtx_path, NEW.gemm_call_id,
+    NEW.shape, NEW.token_count, NEW.precision, NEW.flops, NEW.flops_fp64,
+    NEW.flops_fp32, NEW.flops_fp16, NEW.flops_fp64_tc, NEW.flops_tf32_tc,
+    NEW.flops_bf16_tc, NEW.flops_fp8_tc, NEW.flops_int8_tc,
+    NEW.flops_source, NEW.dram_bytes, NEW.dram_read_bytes,
+    NEW.dram_write_bytes, NEW.bytes_source, NEW.ai,
+    NEW.achieved_flops_per_s, NEW.achieved_bytes_per_s,
+    NEW.roof_flops_per_s, NEW.fraction_of_roof, NEW.bound, NEW.step_id,
+    NEW.phase);
+END;
 CREATE TABLE IF NOT EXISTS memcpys (
   memcpy_id INTEGER PRIMARY KEY,
   run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
@@ -95,6 +152,21 @@ CREATE TABLE IF NOT EXISTS steps (
   boundary TEXT, evidence TEXT, kernel_count INTEGER, gemm_count INTEGER,
   gpu_time_ns INTEGER, PRIMARY KEY (run_id, step_id));
 )sql";
+
+// kernel_rows' columns after kernel_id, in the order WriteSession binds them.
+constexpr char kKernelRowColumns[] =
+    "run_id, session_id, correlation_id, device_id, context_id, stream_id, "
+    "name_id, start_ns, end_ns, duration_ns, grid_x, grid_y, grid_z, "
+    "block_x, block_y, block_z, cluster_x, cluster_y, cluster_z, "
+    "registers_per_thread, static_shared_memory_bytes, "
+    "dynamic_shared_memory_bytes, graph_id, graph_node_id, thread_id, "
+    "api_start_ns, nvtx_path, gemm_call_id, shape, token_count, precision, "
+    "flops, flops_fp64, flops_fp32, flops_fp16, flops_fp64_tc, "
+    "flops_tf32_tc, flops_bf16_tc, flops_fp8_tc, flops_int8_tc, "
+    "flops_source, dram_bytes, dram_read_bytes, dram_write_bytes, "
+    "bytes_source, ai, achieved_flops_per_s, achieved_bytes_per_s, "
+    "roof_flops_per_s, fraction_of_roof, bound, step_id, phase";
+constexpr int kKernelRowParams = 53;
 
 // Binds parameters left to right.
 class Binder {
@@ -190,7 +262,7 @@ std::string_view GemmApiName(int a) {
 Store::~Store() {
   if (in_txn_) (void)Commit();
   for (sqlite3_stmt* s :
-       {insert_kernel_, insert_memcpy_, insert_gemm_, insert_nvtx_,
+       {insert_kernel_, select_name_, insert_name_, insert_memcpy_, insert_gemm_, insert_nvtx_,
         insert_step_, insert_session_, insert_device_, update_session_}) {
     sqlite3_finalize(s);
   }
@@ -223,7 +295,11 @@ Status Store::Prepare(const char* sql, sqlite3_stmt** stmt) {
 
 Status Store::Step(sqlite3_stmt* stmt, const char* what) {
   const int rc = sqlite3_step(stmt);
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW) return Error(what);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+    // SQLite may have rolled the transaction back: ids it held are gone.
+    name_ids_.clear();
+    return Error(what);
+  }
   return OkStatus();
 }
 
@@ -247,6 +323,50 @@ Status Store::CountRow() {
     RT_RETURN_IF_ERROR(Begin());
   }
   return OkStatus();
+}
+
+// Schema 1 kept each kernel's names in its row; schema 2 keeps them once in
+// kernel_names, with a kernels view of the same columns. All or nothing: a
+// failed upgrade leaves the schema 1 store as it was.
+Status Store::MigrateFromSchema1() {
+  RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  Status st = Exec("ALTER TABLE kernels RENAME TO kernels_schema1");
+  if (st.ok()) st = Exec(kSchema);
+  // The view's trigger splits each row; schema 1's columns are the view's.
+  if (st.ok()) st = Exec("INSERT INTO kernels SELECT * FROM kernels_schema1");
+  if (st.ok()) st = Exec("DROP TABLE kernels_schema1");
+  if (st.ok()) {
+    st = Exec("UPDATE schema_info SET value='2' WHERE key='schema_version'");
+  }
+  if (st.ok()) st = Exec("COMMIT");
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return FailedPrecondition(path_ + ": cannot upgrade the store from schema "
+                              "1 (" + st.message() +
+                              "); write to a new store");
+  }
+  return OkStatus();
+}
+
+StatusOr<int64_t> Store::NameId(const NameInfo& name) {
+  if (auto it = name_ids_.find(name.name); it != name_ids_.end()) {
+    return it->second;
+  }
+  int64_t id = 0;
+  Binder(select_name_).Text(name.name);
+  const int rc = sqlite3_step(select_name_);
+  if (rc == SQLITE_ROW) {
+    id = sqlite3_column_int64(select_name_, 0);
+  } else if (rc != SQLITE_DONE) {
+    return Error("cannot look up a kernel name");
+  } else {
+    Binder(insert_name_).Text(name.name).Text(name.demangled).Text(name.family);
+    RT_RETURN_IF_ERROR(Step(insert_name_, "cannot insert a kernel name"));
+    id = sqlite3_last_insert_rowid(db_);
+  }
+  sqlite3_reset(select_name_);
+  name_ids_.emplace(name.name, id);
+  return id;
 }
 
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
@@ -282,47 +402,49 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
                                      : "PRAGMA synchronous=NORMAL"));
   RT_RETURN_IF_ERROR(s->Exec("PRAGMA cache_size=-65536"));
   RT_RETURN_IF_ERROR(s->Exec("PRAGMA wal_autocheckpoint=4096"));
-  // A newer major version is refused before anything is written.
+  // A newer major version is refused before anything is written; an older
+  // one is brought up to date.
+  int version = 0;
   sqlite3_stmt* q = nullptr;
   if (sqlite3_prepare_v2(s->db_,
                          "SELECT value FROM schema_info WHERE key='schema_version'",
                          -1, &q, nullptr) == SQLITE_OK) {
-    if (sqlite3_step(q) == SQLITE_ROW) {
-      const int version = sqlite3_column_int(q, 0);
-      if (version > kStoreSchemaVersion) {
-        sqlite3_finalize(q);
-        return FailedPrecondition(
-            path + ": store schema version " + std::to_string(version) +
-            " is newer than this rooftrace writes (" +
-            std::to_string(kStoreSchemaVersion) +
-            "): upgrade rooftrace or write to a new store");
-      }
-    }
+    if (sqlite3_step(q) == SQLITE_ROW) version = sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
+  }
+  if (version > kStoreSchemaVersion) {
+    return FailedPrecondition(
+        path + ": store schema version " + std::to_string(version) +
+        " is newer than this rooftrace writes (" +
+        std::to_string(kStoreSchemaVersion) +
+        "): upgrade rooftrace or write to a new store");
+  }
+  if (version == 1) {
+    RT_RETURN_IF_ERROR(s->MigrateFromSchema1());
+    fprintf(stderr,
+            "rooftrace: %s: store upgraded from schema 1 to %d (kernel names "
+            "moved to kernel_names; the kernels view has the same columns)\n",
+            path.c_str(), kStoreSchemaVersion);
   }
   RT_RETURN_IF_ERROR(s->Exec(kSchema));
   RT_RETURN_IF_ERROR(s->Exec(
-      "INSERT OR IGNORE INTO schema_info VALUES ('schema_version', '1')"));
+      ("INSERT OR IGNORE INTO schema_info VALUES ('schema_version', '" +
+       std::to_string(kStoreSchemaVersion) + "')")
+          .c_str()));
   RT_RETURN_IF_ERROR(s->Exec(
       (std::string("INSERT OR IGNORE INTO schema_info VALUES ('writer', "
                    "'rooftrace ") + kRooftraceVersion + "')").c_str()));
 
+  std::string insert_kernel = std::string("INSERT INTO kernel_rows (") +
+                              kKernelRowColumns + ") VALUES (?";
+  for (int i = 1; i < kKernelRowParams; ++i) insert_kernel += ",?";
+  insert_kernel += ")";
+  RT_RETURN_IF_ERROR(s->Prepare(insert_kernel.c_str(), &s->insert_kernel_));
   RT_RETURN_IF_ERROR(s->Prepare(
-      "INSERT INTO kernels (run_id, session_id, correlation_id, device_id, "
-      "context_id, stream_id, name, demangled, family, start_ns, end_ns, "
-      "duration_ns, grid_x, grid_y, grid_z, block_x, block_y, block_z, "
-      "cluster_x, cluster_y, cluster_z, registers_per_thread, "
-      "static_shared_memory_bytes, dynamic_shared_memory_bytes, graph_id, "
-      "graph_node_id, thread_id, api_start_ns, nvtx_path, gemm_call_id, "
-      "shape, token_count, precision, flops, flops_fp64, flops_fp32, "
-      "flops_fp16, flops_fp64_tc, flops_tf32_tc, flops_bf16_tc, "
-      "flops_fp8_tc, flops_int8_tc, flops_source, dram_bytes, "
-      "dram_read_bytes, dram_write_bytes, bytes_source, ai, "
-      "achieved_flops_per_s, achieved_bytes_per_s, roof_flops_per_s, "
-      "fraction_of_roof, bound, step_id, phase) VALUES (?,?,?,?,?,?,?,?,?,?,"
-      "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-      "?,?,?,?,?,?,?,?,?,?)",
-      &s->insert_kernel_));
+      "SELECT name_id FROM kernel_names WHERE name=?", &s->select_name_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO kernel_names (name, demangled, family) VALUES (?,?,?)",
+      &s->insert_name_));
   RT_RETURN_IF_ERROR(s->Prepare(
       "INSERT INTO memcpys (run_id, session_id, correlation_id, kind, bytes, "
       "start_ns, end_ns, duration_ns, device_id, context_id, stream_id, "
@@ -608,6 +730,7 @@ Status Store::WriteSession(int64_t run_id, Session* session_ptr,
   }
 
   std::string shape;
+  std::vector<int64_t> name_row(j.names.size(), 0);
   for (const JoinedKernel& jk : j.kernels) {
     if (scope && (jk.step < 0 || jk.step > last_step)) continue;
     const KernelRecord& k = *jk.kernel;
@@ -617,10 +740,13 @@ Status Store::WriteSession(int64_t run_id, Session* session_ptr,
     const JoinedGemm* g = jk.gemm >= 0 ? &j.gemms[jk.gemm] : nullptr;
     shape.clear();
     if (g) shape = GemmShapeText(*g->gemm);
+    if (name_row[jk.name] == 0) {
+      RT_ASSIGN_OR_RETURN(name_row[jk.name], NameId(name));
+    }
     Binder b(insert_kernel_);
     b.Int(run_id).Int(session_id).U64(k.correlation_id)
         .Int(k.device_id).Int(k.context_id).Int(k.stream_id)
-        .Text(name.name).Text(name.demangled).Text(name.family)
+        .Int(name_row[jk.name])
         .U64(k.start_ns).U64(k.end_ns).U64(f.duration_ns)
         .Int(k.grid[0]).Int(k.grid[1]).Int(k.grid[2])
         .Int(k.block[0]).Int(k.block[1]).Int(k.block[2])

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
@@ -26,7 +28,7 @@ struct sqlite3_stmt;
 
 namespace rooftrace {
 
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;
 
 // The rows of a joined session that one flush stores (collector/flush.h):
 // kernels and steps up to `last_step`, and the GEMM calls, copies and NVTX
@@ -128,10 +130,25 @@ class Store : public RunWriter {
   // Commits and reopens the transaction every batch_rows_ rows.
   Status CountRow();
   Status Error(const std::string& what) const;
+  Status MigrateFromSchema1();
+  // The kernel_names row of a name, inserted on first use.
+  StatusOr<int64_t> NameId(const NameInfo& name);
 
   std::string path_;
   sqlite3* db_ = nullptr;
   sqlite3_stmt* insert_kernel_ = nullptr;
+  sqlite3_stmt* select_name_ = nullptr;
+  sqlite3_stmt* insert_name_ = nullptr;
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const {
+      return std::hash<std::string_view>()(v);
+    }
+  };
+  // kernel_names ids of the names written so far (cleared when a statement
+  // fails, since SQLite may have rolled back the rows they point at).
+  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>>
+      name_ids_;
   sqlite3_stmt* insert_memcpy_ = nullptr;
   sqlite3_stmt* insert_gemm_ = nullptr;
   sqlite3_stmt* insert_nvtx_ = nullptr;

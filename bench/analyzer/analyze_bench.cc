@@ -101,7 +101,7 @@ void BuildStore(const std::string& path, int64_t n) {
   sqlite3_open(path.c_str(), &db);
   Exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
   Exec(db, StoreDdl());
-  Exec(db, "INSERT INTO schema_info VALUES ('schema_version','1')");
+  Exec(db, "INSERT INTO schema_info VALUES ('schema_version','2')");
   struct K {
     const char* name;
     const char* family;
@@ -135,15 +135,31 @@ void BuildStore(const std::string& path, int64_t n) {
       {"triton_poi_fused_add_mul_3", "triton_poi_fused_add_mul", "", -1, 131072, 2200},
   };
   const int num_kinds = sizeof(kinds) / sizeof(kinds[0]);
+  // Names once, as the collector stores them (kind i is name_id i + 1);
+  // rows point at them.
   sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db,
+                     "INSERT INTO kernel_names (name_id, name, family) "
+                     "VALUES (?,?,?)",
+                     -1, &s, nullptr);
+  for (int i = 0; i < num_kinds; ++i) {
+    sqlite3_bind_int64(s, 1, i + 1);
+    sqlite3_bind_text(s, 2, kinds[i].name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, kinds[i].family, -1, SQLITE_STATIC);
+    sqlite3_step(s);
+    sqlite3_reset(s);
+  }
+  sqlite3_finalize(s);
+  // Parameter 4 (the family, before names had their own table) is unused.
   sqlite3_prepare_v2(
       db,
-      "INSERT INTO kernels (run_id, session_id, correlation_id, device_id, "
-      "stream_id, name, demangled, family, start_ns, end_ns, duration_ns, "
+      "INSERT INTO kernel_rows (run_id, session_id, correlation_id, "
+      "device_id, stream_id, name_id, start_ns, end_ns, duration_ns, "
       "thread_id, nvtx_path, shape, precision, flops, flops_source, dram_bytes, "
       "bytes_source, ai, achieved_flops_per_s, achieved_bytes_per_s, "
       "roof_flops_per_s, fraction_of_roof, bound, step_id, phase) VALUES "
-      "(?,1,?,0,7,?,NULL,?,?,?,?,11,'forward',?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      "(?1,1,?2,0,7,?3,?5,?6,?7,11,'forward',?8,?9,?10,?11,?12,?13,?14,?15,"
+      "?16,?17,?18,?19,?20,?21)",
       -1, &s, nullptr);
   const int64_t sizes[] = {n / 4, n / 2, n};
   for (int run = 1; run <= 3; ++run) {
@@ -163,8 +179,7 @@ void BuildStore(const std::string& path, int64_t n) {
       const bool prefill = i < count / 20;
       sqlite3_bind_int64(s, 1, run);
       sqlite3_bind_int64(s, 2, i);
-      sqlite3_bind_text(s, 3, k.name, -1, SQLITE_STATIC);
-      sqlite3_bind_text(s, 4, k.family, -1, SQLITE_STATIC);
+      sqlite3_bind_int64(s, 3, i % num_kinds + 1);
       sqlite3_bind_int64(s, 5, t);
       sqlite3_bind_int64(s, 6, t + k.ns);
       sqlite3_bind_int64(s, 7, k.ns);

@@ -3,6 +3,7 @@
 #include "analyzer/report.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <fstream>
 
@@ -10,6 +11,7 @@
 #include "analyzer/roofs.h"
 #include "collector/device_profile.h"
 #include "tests/analyzer/golden_store.h"
+#include "tests/support/store_schema1.h"
 
 namespace rooftrace::analyzer {
 namespace {
@@ -315,16 +317,49 @@ TEST_F(ReportTest, MissingAndEmptyRunsAreErrors) {
 }
 
 // Stores from the future and SQLite files that are not stores are refused.
+// A store written before kernel names had their own table (schema 1) gives
+// the same report, whatever the grouping.
+TEST_F(ReportTest, Schema1StoresGiveTheSameReport) {
+  const GroupBy kAll[] = {GroupBy::kKernel, GroupBy::kFamily, GroupBy::kPhase,
+                          GroupBy::kNvtx,   GroupBy::kStep,
+                          GroupBy::kFamilyShape};
+  auto summary = [&] {
+    std::vector<std::string> out;
+    for (GroupBy by : kAll) {
+      const Report r = Build(by);
+      for (const GroupRow& g : r.groups) {
+        out.push_back(std::string(GroupByName(by)) + " " + g.key + " " +
+                      g.name + " " + g.shape + " " + std::to_string(g.count) + " " +
+                      std::to_string(g.total_ns) + " " +
+                      std::to_string(g.flops.value_or(-1)) + " " +
+                      std::to_string(g.bytes.value_or(-1)) + " " +
+                      std::to_string(g.fraction_of_roof.value_or(-1)) + " " +
+                      g.bound + " " + g.phase);
+      }
+    }
+    return out;
+  };
+  const auto schema2 = summary();
+  ASSERT_GT(schema2.size(), 10u);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  const int rc = sqlite3_exec(db, rooftrace::test_support::kDowngradeToSchema1,
+                              nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK);
+  EXPECT_EQ(summary(), schema2);
+}
+
 TEST(StoreReaderTest, RefusesNewerSchemaAndForeignDatabases) {
   const std::string dir = TempDir("schema");
   {
     TestStore s(dir + "/new.sqlite");
-    s.Exec("UPDATE schema_info SET value = '2' WHERE key = 'schema_version'");
+    s.Exec("UPDATE schema_info SET value = '3' WHERE key = 'schema_version'");
   }
   StoreReader a;
   Status st = a.Open(dir + "/new.sqlite", "new.sqlite");
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(st.message().find("schema version 2 is newer"), std::string::npos);
+  EXPECT_NE(st.message().find("schema version 3 is newer"), std::string::npos);
 
   {
     TestStore s(dir + "/foreign.sqlite");

@@ -55,7 +55,7 @@ TestStore::TestStore(const std::string& path) : path_(path) {
     throw std::runtime_error("cannot create " + path);
   }
   Exec(StoreDdl());
-  Exec("INSERT INTO schema_info VALUES ('schema_version', '1'), "
+  Exec("INSERT INTO schema_info VALUES ('schema_version', '2'), "
        "('writer', 'analyzer tests')");
   Exec("BEGIN");
 }

@@ -1,0 +1,230 @@
+// The store's layout: the collector's schema is the one docs/store.md
+// documents, kernel names are stored once, and a schema 1 store is upgraded
+// in place (rows unchanged, new runs appended) or, if it cannot be, left
+// exactly as it was.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collector/ingest.h"
+#include "collector/store.h"
+#include "collector/testing/trace_builder.h"
+#include "tests/support/sqlite_query.h"
+#include "tests/support/store_schema1.h"
+#include "tests/support/temp_dir.h"
+
+namespace rooftrace {
+namespace {
+
+using test_support::LlmTraceOptions;
+using test_support::StoreQuery;
+using test_support::TraceBuilder;
+
+void Exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  const std::string message = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+// Every row of a query, each as "v1|v2|...", NULL as "<null>".
+std::vector<std::string> Rows(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::vector<std::string> out;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) !=
+      SQLITE_OK) {
+    sqlite3_close(db);
+    return {"<cannot open>"};
+  }
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+    out.push_back(std::string("<error: ") + sqlite3_errmsg(db) + ">");
+  } else {
+    while (sqlite3_step(s) == SQLITE_ROW) {
+      std::string row;
+      for (int i = 0; i < sqlite3_column_count(s); ++i) {
+        const auto* t = sqlite3_column_text(s, i);
+        row += (i ? "|" : "");
+        row += t ? reinterpret_cast<const char*>(t) : "<null>";
+      }
+      out.push_back(std::move(row));
+    }
+  }
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return out;
+}
+
+// Name, type, NOT NULL and primary key of every column of every table and
+// view, and the names of the indexes and triggers.
+std::map<std::string, std::vector<std::string>> Layout(const std::string& path) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const std::string& obj :
+       Rows(path, "SELECT type || ' ' || name FROM sqlite_master WHERE name "
+                  "NOT LIKE 'sqlite_%' ORDER BY name")) {
+    const std::string name = obj.substr(obj.find(' ') + 1);
+    out[obj] = obj.starts_with("index") || obj.starts_with("trigger")
+                   ? std::vector<std::string>{}
+                   : Rows(path, "SELECT name, type, \"notnull\", pk FROM "
+                                "pragma_table_info('" + name + "')");
+  }
+  return out;
+}
+
+std::string DocsDdl() {
+  std::ifstream f(std::string(ROOFTRACE_SOURCE_DIR) + "/docs/store.md");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string doc = ss.str();
+  const size_t begin = doc.find("```sql");
+  const size_t end = doc.find("```", begin + 6);
+  return begin == std::string::npos || end == std::string::npos
+             ? std::string()
+             : doc.substr(begin + 6, end - begin - 6);
+}
+
+class StoreSchemaTest : public ::testing::Test {
+ protected:
+  // A generated LLM trace (225 kernels, 8 distinct names) as a file.
+  std::string Trace() {
+    LlmTraceOptions o;
+    TraceBuilder b(o.session);
+    test_support::GenerateLlmTrace(o, &b);
+    const std::string path = dir_.File("llm.rft");
+    EXPECT_TRUE(b.WriteFile(path).ok());
+    return path;
+  }
+
+  test_support::TempDir dir_{"store_schema"};
+  std::string store_ = dir_.File("runs.sqlite");
+};
+
+TEST_F(StoreSchemaTest, TheCollectorWritesTheDocumentedSchema) {
+  { ASSERT_TRUE(Store::Open(store_).ok()); }
+  const std::string ddl = DocsDdl();
+  ASSERT_FALSE(ddl.empty()) << "docs/store.md has no ```sql block";
+  const std::string doc = dir_.File("doc.sqlite");
+  Exec(doc, ddl);
+  const auto written = Layout(store_);
+  EXPECT_EQ(written, Layout(doc));
+  EXPECT_TRUE(written.contains("view kernels"));
+  EXPECT_TRUE(written.contains("table kernel_rows"));
+  EXPECT_TRUE(written.contains("trigger kernels_insert"));
+  EXPECT_EQ(StoreQuery(store_).Text(
+                "SELECT value FROM schema_info WHERE key='schema_version'"),
+            std::to_string(kStoreSchemaVersion));
+}
+
+TEST_F(StoreSchemaTest, KernelNamesAreStoredOnceAcrossRuns) {
+  const std::string trace = Trace();
+  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+  StoreQuery q(store_);
+  const int64_t distinct = q.Int("SELECT COUNT(DISTINCT name) FROM kernels");
+  EXPECT_GT(distinct, 3);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_names"), distinct);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_rows WHERE name_id IS NULL"), 0);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels WHERE family IS NULL OR "
+                  "demangled IS NULL"),
+            0);
+  // A second run of the same program adds rows, not names.
+  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 2 * 225);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_names"), distinct);
+}
+
+// Rows written through the kernels view (by hand, or by a schema 1 tool)
+// land in the two tables; a NULL name stays NULL.
+TEST_F(StoreSchemaTest, InsertsThroughTheViewSplitTheRow) {
+  { ASSERT_TRUE(Store::Open(store_).ok()); }
+  Exec(store_,
+       "INSERT INTO kernels (run_id, session_id, name, demangled, family, "
+       "duration_ns) VALUES (1, 1, '_Z1kv', 'k()', 'k', 5), "
+       "(1, 1, '_Z1kv', 'k()', 'k', 7), (1, 1, NULL, NULL, NULL, 9)");
+  EXPECT_EQ(Rows(store_, "SELECT name, demangled, family, duration_ns FROM "
+                         "kernels ORDER BY kernel_id"),
+            (std::vector<std::string>{"_Z1kv|k()|k|5", "_Z1kv|k()|k|7",
+                                      "<null>|<null>|<null>|9"}));
+  EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM kernel_names"), 1);
+}
+
+TEST_F(StoreSchemaTest, Schema1StoreIsUpgradedInPlaceAndAppendedTo) {
+  const std::string trace = Trace();
+  auto first = IngestTraceFile(trace, store_, {});
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  const std::string all = "SELECT * FROM kernels ORDER BY kernel_id";
+  const auto before = Rows(store_, all);
+  ASSERT_EQ(before.size(), 225u);
+  Exec(store_, test_support::kDowngradeToSchema1);
+  {
+    StoreQuery q(store_);
+    ASSERT_EQ(q.Text("SELECT type FROM sqlite_master WHERE name='kernels'"),
+              "table");
+    ASSERT_EQ(q.Int("SELECT COUNT(*) FROM sqlite_master WHERE "
+                    "name='kernel_names'"),
+              0);
+  }
+  ASSERT_EQ(Rows(store_, all), before);
+
+  auto second = IngestTraceFile(trace, store_, {});
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_EQ(second->run_id, first->run_id + 1);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
+            "2");
+  EXPECT_EQ(q.Text("SELECT type FROM sqlite_master WHERE name='kernels'"),
+            "view");
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM sqlite_master WHERE "
+                  "name='kernels_schema1' OR name='kernels_run'"),
+            0);
+  // The old run's rows are unchanged, ids included; the new run follows.
+  EXPECT_EQ(Rows(store_, "SELECT * FROM kernels WHERE run_id=" +
+                             std::to_string(first->run_id) +
+                             " ORDER BY kernel_id"),
+            before);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels WHERE run_id=" +
+                  std::to_string(second->run_id)),
+            225);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_names"),
+            q.Int("SELECT COUNT(DISTINCT name) FROM kernels"));
+  EXPECT_EQ(Layout(store_), [&] {
+    const std::string fresh = dir_.File("fresh.sqlite");
+    { EXPECT_TRUE(Store::Open(fresh).ok()); }
+    return Layout(fresh);
+  }());
+}
+
+// A schema 1 store the upgrade cannot handle (here: a column added by hand)
+// is refused with the reason and the fix, and left as it was.
+TEST_F(StoreSchemaTest, FailedUpgradeLeavesTheStoreUntouched) {
+  ASSERT_TRUE(IngestTraceFile(Trace(), store_, {}).ok());
+  Exec(store_, test_support::kDowngradeToSchema1);
+  Exec(store_, "ALTER TABLE kernels ADD COLUMN note TEXT");
+  const auto before = Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id");
+  auto s = Store::Open(store_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find("cannot upgrade the store from schema 1"),
+            std::string::npos)
+      << s.status().message();
+  EXPECT_NE(s.status().message().find("write to a new store"),
+            std::string::npos);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
+            "1");
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM sqlite_master WHERE "
+                  "name='kernel_rows' OR name='kernels_schema1'"),
+            0);
+  EXPECT_EQ(Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id"), before);
+}
+
+}  // namespace
+}  // namespace rooftrace

@@ -1,0 +1,48 @@
+// Turns a schema 2 store into the schema 1 layout rooftrace 0.1.0 wrote
+// (kernel names in every kernels row), for the tests that read or upgrade
+// old stores. The kernels table below is schema 1's, as it was released.
+#ifndef ROOFTRACE_TESTS_SUPPORT_STORE_SCHEMA1_H_
+#define ROOFTRACE_TESTS_SUPPORT_STORE_SCHEMA1_H_
+
+namespace rooftrace::test_support {
+
+// Run on an open connection to a schema 2 store, outside a transaction.
+inline constexpr char kDowngradeToSchema1[] = R"sql(
+BEGIN;
+CREATE TABLE kernels_schema1 (
+  kernel_id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
+  correlation_id INTEGER, device_id INTEGER, context_id INTEGER,
+  stream_id INTEGER, name TEXT, demangled TEXT, family TEXT,
+  start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER,
+  grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
+  block_x INTEGER, block_y INTEGER, block_z INTEGER,
+  cluster_x INTEGER, cluster_y INTEGER, cluster_z INTEGER,
+  registers_per_thread INTEGER,
+  static_shared_memory_bytes INTEGER, dynamic_shared_memory_bytes INTEGER,
+  graph_id INTEGER, graph_node_id INTEGER,
+  thread_id INTEGER, api_start_ns INTEGER, nvtx_path TEXT,
+  gemm_call_id INTEGER REFERENCES gemm_calls(gemm_call_id),
+  shape TEXT, token_count INTEGER, precision TEXT, flops INTEGER,
+  flops_fp64 INTEGER, flops_fp32 INTEGER, flops_fp16 INTEGER,
+  flops_fp64_tc INTEGER, flops_tf32_tc INTEGER, flops_bf16_tc INTEGER,
+  flops_fp8_tc INTEGER, flops_int8_tc INTEGER,
+  flops_source TEXT, dram_bytes INTEGER, dram_read_bytes INTEGER,
+  dram_write_bytes INTEGER, bytes_source TEXT, ai REAL,
+  achieved_flops_per_s REAL, achieved_bytes_per_s REAL,
+  roof_flops_per_s REAL, fraction_of_roof REAL, bound TEXT,
+  step_id INTEGER, phase TEXT);
+INSERT INTO kernels_schema1 SELECT * FROM kernels;
+DROP TRIGGER kernels_insert;
+DROP VIEW kernels;
+DROP TABLE kernel_rows;
+DROP TABLE kernel_names;
+ALTER TABLE kernels_schema1 RENAME TO kernels;
+CREATE INDEX kernels_run ON kernels(run_id, start_ns);
+UPDATE schema_info SET value = '1' WHERE key = 'schema_version';
+COMMIT;
+)sql";
+
+}  // namespace rooftrace::test_support
+
+#endif  // ROOFTRACE_TESTS_SUPPORT_STORE_SCHEMA1_H_
