@@ -384,6 +384,10 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   sqlite3_busy_timeout(s->db_, 5000);
   // A file that is not SQLite fails here with "file is not a database".
   const bool scratch = durability == Durability::kScratch;
+  // 64 KiB pages (a new file only; an existing store keeps its own): a
+  // fraction of the page writes and B-tree splits of 4 KiB pages. Ingest of
+  // a 910 k-kernel trace 3.92 -> 3.44 s, its analyze 1.16 -> 1.05 s.
+  RT_RETURN_IF_ERROR(s->Exec("PRAGMA page_size=65536"));
   Status wal =
       s->Exec(scratch ? "PRAGMA journal_mode=OFF" : "PRAGMA journal_mode=WAL");
   if (!wal.ok()) {
@@ -394,14 +398,14 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   // NORMAL in WAL: a commit survives a crash of the collector (the WAL is
   // written before COMMIT returns); only a power loss may lose the last
   // commits. A 64 MiB page cache keeps the kernels index in memory while a
-  // batch is written, and checkpoints every 16 MiB of WAL instead of 4 MiB
-  // rewrite hot index pages less often.
+  // batch is written, and checkpoints every 16 MiB of WAL (256 pages)
+  // instead of 4 MiB rewrite hot index pages less often.
   // A scratch store writes each page once and never syncs: about half the
   // time of an analyze of a .rft (21.7 s -> 12.1 s on 1.8 M kernels).
   RT_RETURN_IF_ERROR(s->Exec(scratch ? "PRAGMA synchronous=OFF"
                                      : "PRAGMA synchronous=NORMAL"));
   RT_RETURN_IF_ERROR(s->Exec("PRAGMA cache_size=-65536"));
-  RT_RETURN_IF_ERROR(s->Exec("PRAGMA wal_autocheckpoint=4096"));
+  RT_RETURN_IF_ERROR(s->Exec("PRAGMA wal_autocheckpoint=256"));
   // A newer major version is refused before anything is written; an older
   // one is brought up to date.
   int version = 0;

@@ -122,6 +122,18 @@ TEST_F(StoreSchemaTest, TheCollectorWritesTheDocumentedSchema) {
   EXPECT_EQ(StoreQuery(store_).Text(
                 "SELECT value FROM schema_info WHERE key='schema_version'"),
             std::to_string(kStoreSchemaVersion));
+  EXPECT_EQ(StoreQuery(store_).Int("PRAGMA page_size"), 65536);
+}
+
+// A store created elsewhere keeps its page size (SQLite cannot change it in
+// WAL mode, and rewriting a user's file is not ours to do).
+TEST_F(StoreSchemaTest, AnExistingStoreKeepsItsPageSize) {
+  Exec(store_, "PRAGMA page_size=4096; CREATE TABLE user_notes (t TEXT)");
+  { ASSERT_TRUE(Store::Open(store_).ok()); }
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("PRAGMA page_size"), 4096);
+  EXPECT_EQ(q.Text("SELECT type FROM sqlite_master WHERE name='kernels'"),
+            "view");
 }
 
 TEST_F(StoreSchemaTest, KernelNamesAreStoredOnceAcrossRuns) {
