@@ -106,22 +106,29 @@ Status RunRecorder::NoteSession(const Session& session, const Roofs& roofs) {
   return OkStatus();
 }
 
-Status RunRecorder::MaybeFlush(Session* session) {
-  if (options_.flush_records == 0 || !session->has_hello() ||
+size_t RunRecorder::WindowRecords(size_t open_sessions) const {
+  if (options_.flush_records == 0) return 0;
+  const size_t share =
+      options_.memory_records / std::max<size_t>(open_sessions, 1);
+  return std::min(options_.flush_records, std::max(kMinWindowRecords, share));
+}
+
+Status RunRecorder::MaybeFlush(Session* session, size_t open_sessions) {
+  const size_t window = WindowRecords(open_sessions);
+  if (window == 0 || !session->has_hello() ||
       session->RecordCount() <
-          std::max(options_.flush_records,
-                   session->flushed().next_flush_records)) {
+          std::max(window, session->flushed().next_flush_records)) {
     return OkStatus();
   }
   std::lock_guard<std::mutex> lock(mu_);
-  return FlushSettled(session);
+  return FlushSettled(session, window);
 }
 
 // Joins what the session holds, stores the settled steps (flush.h) and drops
 // their records. The windowed join's statistics are thrown away: the held
 // records would be counted again by the next window; the plan counts what
 // is unmatched among the dropped records instead.
-Status RunRecorder::FlushSettled(Session* session) {
+Status RunRecorder::FlushSettled(Session* session, size_t window) {
   FlushedState& state = session->flushed();
   const Roofs& roofs = RoofsFor(DeviceName(*session));
   const ImportStats saved = session->stats();
@@ -134,8 +141,7 @@ Status RunRecorder::FlushSettled(Session* session) {
   // past its --max-kernels a producer sends none, and memory must stay
   // bounded (a counter arriving later is kept and counted as unmatched).
   // libinject sends counters every 64 ranges, far inside that.
-  const bool wait_for_counters =
-      session->RecordCount() < 2 * options_.flush_records;
+  const bool wait_for_counters = session->RecordCount() < 2 * window;
   FlushPlan plan = PlanFlush(*session, joined, 2, wait_for_counters);
   if (plan.last_step < 0) {
     // Nothing settled yet (e.g. an NVTX range open since the start): try
@@ -163,9 +169,9 @@ Status RunRecorder::FlushSettled(Session* session) {
   ++state.flushes;
   // `joined` points into the records: done with it. The session keeps its
   // vectors' memory up to one window for the next one.
-  session->DropRecords(plan.drop, options_.flush_records);
+  session->DropRecords(plan.drop, window);
   const size_t held = session->RecordCount();
-  state.next_flush_records = held > options_.flush_records / 2 ? 2 * held : 0;
+  state.next_flush_records = held > window / 2 ? 2 * held : 0;
   return OkStatus();
 }
 

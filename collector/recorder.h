@@ -28,6 +28,10 @@
 
 namespace rooftrace {
 
+// The smallest window a session is given, however many are open: a few
+// forward steps of a small model, so that settled steps exist to store.
+inline constexpr size_t kMinWindowRecords = 4096;
+
 struct RecorderOptions {
   std::string store_path;
   std::string origin;   // 'profile' | 'collect' | 'ingest:<file>'
@@ -41,6 +45,11 @@ struct RecorderOptions {
   // in cache and reuse their memory: 64 Ki records joined 2x faster per
   // kernel than 512 Ki (collector_ingest_bench).
   size_t flush_records = 1u << 16;
+  // Records all open sessions together may hold: with many producers at
+  // once, each session's window shrinks to memory_records / sessions open
+  // (never below kMinWindowRecords), so the collector's memory does not
+  // grow with the number of producers either.
+  size_t memory_records = 1u << 20;
   // kScratch for a temporary store nobody needs after a crash.
   Store::Durability durability = Store::Durability::kDurable;
   // When set, the rows go to this writer instead of a store at store_path
@@ -61,7 +70,11 @@ class RunRecorder {
   // `flush_records` records, stores its settled steps and drops them from
   // it (see FlushSettled in recorder.cc for what "settled" means). Cheap
   // when below the threshold.
-  Status MaybeFlush(Session* session);
+  // `open_sessions`: how many sessions the caller has open at once (the
+  // session's share of memory_records).
+  Status MaybeFlush(Session* session, size_t open_sessions = 1);
+  // The window of a session while `open_sessions` are open (0: none).
+  size_t WindowRecords(size_t open_sessions) const;
   // Statistics of a connection or file that produced no session.
   void AddStats(const ImportStats& stats);
   // Writes the final run record and import statistics. Idempotent.
@@ -75,7 +88,7 @@ class RunRecorder {
  private:
   RunRecorder() = default;
   const Roofs& RoofsFor(const std::string& device_name);
-  Status FlushSettled(Session* session);
+  Status FlushSettled(Session* session, size_t window);
   // Run fields that come from a session's header and devices.
   Status NoteSession(const Session& session, const Roofs& roofs);
 

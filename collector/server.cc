@@ -297,7 +297,7 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
       }
       if (s.ok()) {
         // A long session stores its settled steps as it goes (bounded memory).
-        Status f = recorder_->MaybeFlush(c->session.get());
+        Status f = recorder_->MaybeFlush(c->session.get(), conns_.size());
         if (!f.ok()) {
           Log("cannot store part of the session of " + c->peer + ": " +
               f.message());

@@ -307,5 +307,73 @@ TEST_F(FlushTest, HeldRecordsStayBoundedOnALongSession) {
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM steps WHERE phase='decode'"), 200);
 }
 
+// Many sessions open at once share memory_records: each one's window is
+// its share, between kMinWindowRecords and flush_records.
+TEST_F(FlushTest, OpenSessionsShareTheMemoryBudget) {
+  RecorderOptions ro;
+  ro.store_path = dir_.File("budget.sqlite");
+  ro.flush_records = 1u << 16;
+  ro.memory_records = 1u << 20;
+  auto r = RunRecorder::Create(ro);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)->WindowRecords(1), 65536u);    // flush_records caps it
+  EXPECT_EQ((*r)->WindowRecords(16), 65536u);   // 2^20 / 16 = 2^16
+  EXPECT_EQ((*r)->WindowRecords(64), 16384u);   // 2^20 / 64
+  EXPECT_EQ((*r)->WindowRecords(1000), 4096u);  // 1048 < kMinWindowRecords
+  EXPECT_EQ((*r)->WindowRecords(0), 65536u);    // as if one
+
+  RecorderOptions whole = ro;
+  whole.store_path = dir_.File("whole.sqlite");
+  whole.flush_records = 0;
+  auto w = RunRecorder::Create(whole);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ((*w)->WindowRecords(64), 0u);  // sessions stored whole
+
+  RecorderOptions tiny = ro;
+  tiny.store_path = dir_.File("tiny.sqlite");
+  tiny.flush_records = 500;  // below the floor: flush_records still caps
+  auto t = RunRecorder::Create(tiny);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ((*t)->WindowRecords(1000), 500u);
+}
+
+// The same session fed while 8 are said to be open flushes in windows of
+// an eighth of memory_records.
+TEST_F(FlushTest, ASessionAmongManyFlushesInItsShare) {
+  LlmTraceOptions o;
+  o.decode_steps = 1000;
+  const TraceBuilder b = LlmStream(o);
+  RecorderOptions ro;
+  ro.store_path = dir_.File("shared.sqlite");
+  ro.origin = "collect";
+  ro.flush_records = 1u << 16;  // alone, the session would never flush
+  ro.memory_records = 8 * kMinWindowRecords;
+  auto recorder = RunRecorder::Create(ro);
+  ASSERT_TRUE(recorder.ok()) << recorder.status().message();
+  Session shared("test");
+  size_t most_held = 0;
+  wire::FrameReader reader;
+  for (const std::string& frame : b.Frames()) {
+    reader.Feed(frame);
+    std::string_view payload;
+    ASSERT_EQ(reader.Next(&payload), wire::FrameReader::Result::kFrame);
+    ASSERT_TRUE(shared.OnPacket(payload).ok());
+    ASSERT_TRUE((*recorder)->MaybeFlush(&shared, 8).ok());
+    most_held = std::max(most_held, shared.RecordCount());
+  }
+  const size_t total = b.sent(wire::RECORD_KERNEL) +
+                       b.sent(wire::RECORD_LAUNCH) + b.sent(wire::RECORD_GEMM) +
+                       b.sent(wire::RECORD_MEMCPY);
+  ASSERT_GT(total, 4 * kMinWindowRecords);
+  ASSERT_LT(total, ro.flush_records);
+  EXPECT_GE(shared.flushed().flushes, 3u);
+  EXPECT_LT(most_held, 2 * kMinWindowRecords);
+  ASSERT_TRUE((*recorder)->AddSession(&shared).ok());
+  ASSERT_TRUE((*recorder)->Finish().ok());
+  StoreQuery q(ro.store_path);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"),
+            static_cast<int64_t>(b.sent(wire::RECORD_KERNEL)));
+}
+
 }  // namespace
 }  // namespace rooftrace
