@@ -1,14 +1,18 @@
 // Collector ingest throughput: kernel records per second through
-//   (0) decode alone (frames -> Session, the whole session held);
+//   (0) decode alone, the whole session held (a short session);
+//   (0w) decode alone in windows of 64 Ki records, each dropped once
+//       decoded (the least work the collector can do per record);
 //   (1) decode + join + annotate, one core, in windows as the collector
 //       stores a long session (frames -> Session -> Join -> PlanFlush);
 //   (2) the same plus the SQLite store (RunRecorder::MaybeFlush, WAL);
-// on one generated LLM stream in the same run, and their ratio; then peak RSS
-// while 64 producer threads stream concurrently into a CollectorServer.
+// on one generated LLM stream in the same run, and the ratios; then, each in
+// a fresh process so that nothing else counts in its peak RSS, a collector
+// serving P producer processes over a Unix socket, at two run lengths.
 //   ingest_bench [--kernels N] [--producers P]
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -87,6 +91,88 @@ uint64_t JoinWindow(rt::Session* s, const rt::Roofs& roofs, size_t threshold) {
   return plan.kernels;
 }
 
+// One producer process: generates its stream, sends it, waits for the
+// collector to close the connection.
+[[noreturn]] void Produce(const std::string& socket_path, uint64_t kernels,
+                          uint32_t pid) {
+  std::string st;
+  for (const auto& f : Frames(kernels, pid)) st += f;
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  strncpy(sa.sun_path, socket_path.c_str(), sizeof(sa.sun_path) - 1);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) _exit(1);
+  size_t off = 0;
+  while (off < st.size()) {
+    const ssize_t w =
+        write(fd, st.data() + off, std::min<size_t>(65536, st.size() - off));
+    if (w <= 0) _exit(1);
+    off += static_cast<size_t>(w);
+  }
+  shutdown(fd, SHUT_WR);
+  char buf[256];
+  while (read(fd, buf, sizeof buf) > 0) {
+  }
+  _exit(0);
+}
+
+struct Served {
+  double seconds = -1;
+  uint64_t kernels = 0;
+  long peak_rss_kb = 0;
+};
+
+// A collector (CollectorServer + RunRecorder into SQLite) in a fresh child
+// process serving `producers` producer processes of `per` kernels each; the
+// child's peak RSS is the collector's alone (the producers are separate
+// processes, and the child is forked before the bench holds any stream).
+Served ServeProducers(const std::string& dir, int producers, uint64_t per) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    rt::RecorderOptions ro;
+    ro.store_path = dir + "/bench" + std::to_string(per) + ".sqlite";
+    ro.origin = "bench";
+    auto rec = rt::RunRecorder::Create(ro);
+    if (!rec.ok()) _exit(1);
+    rt::ServerOptions so;
+    so.listen = {"unix:" + dir + "/s.sock"};
+    rt::CollectorServer server(rec->get(), so);
+    if (!server.Listen().ok()) _exit(1);
+    // Producers are forked before the server's threads start.
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<pid_t> kids;
+    for (int p = 0; p < producers; ++p) {
+      const pid_t k = fork();
+      if (k == 0) Produce(dir + "/s.sock", per, 100 + static_cast<uint32_t>(p));
+      kids.push_back(k);
+    }
+    std::atomic<bool> stop{false};
+    std::thread serve([&] { (void)server.Run(&stop); });
+    for (pid_t k : kids) waitpid(k, nullptr, 0);
+    while (server.sessions_ended() < static_cast<uint64_t>(producers)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    stop.store(true);
+    serve.join();
+    (void)(*rec)->Finish();
+    Served r;
+    r.seconds = Seconds(t0);
+    r.kernels = (*rec)->kernels_stored();
+    r.peak_rss_kb = PeakRssKb();
+    if (write(fds[1], &r, sizeof r) != sizeof r) _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  Served r;
+  if (read(fds[0], &r, sizeof r) != sizeof r) r = Served{};
+  close(fds[0]);
+  waitpid(child, nullptr, 0);
+  return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,6 +182,15 @@ int main(int argc, char** argv) {
     if (!strcmp(argv[i], "--kernels")) kernels = strtoull(argv[++i], nullptr, 10);
     if (!strcmp(argv[i], "--producers")) producers = atoi(argv[++i]);
   }
+  const std::string dir = (fs::temp_directory_path() /
+                           ("rt_bench_" + std::to_string(getpid()))).string();
+  fs::create_directories(dir);
+
+  // (3) first, so that the children it forks hold no stream of this process.
+  const uint64_t per = kernels / static_cast<uint64_t>(std::max(producers, 1));
+  const Served small = ServeProducers(dir, producers, per);
+  const Served large = ServeProducers(dir, producers, 4 * per);
+
   const auto frames = Frames(kernels, 1);
   std::string stream;
   for (const auto& f : frames) stream += f;
@@ -113,6 +208,29 @@ int main(int argc, char** argv) {
     }
   }
   const double t_parse = Seconds(t0);
+
+  // (0w) decode alone in windows: each window's records dropped once decoded.
+  t0 = std::chrono::steady_clock::now();
+  {
+    rt::Session s0("bench");
+    rt::wire::FrameReader reader;
+    reader.Feed(stream);
+    std::string_view payload;
+    const size_t window = rt::RecorderOptions().flush_records;
+    rt::RecordMask all;
+    while (reader.Next(&payload) == rt::wire::FrameReader::Result::kFrame) {
+      (void)s0.OnPacket(payload);
+      if (s0.RecordCount() < window) continue;
+      all.kernels.assign(s0.kernels().size(), 1);
+      all.launches.assign(s0.launches().size(), 1);
+      all.memcpys.assign(s0.memcpys().size(), 1);
+      all.gemms.assign(s0.gemms().size(), 1);
+      all.nvtx.assign(s0.nvtx_ranges().size(), 1);
+      all.counters.assign(s0.counters().size(), 1);
+      s0.DropRecords(all, window);
+    }
+  }
+  const double t_parse_windows = Seconds(t0);
 
   // (1) decode + join + annotate, in windows as the collector runs a long
   // session (RunRecorder::MaybeFlush), minus the store.
@@ -133,9 +251,6 @@ int main(int argc, char** argv) {
   const double n = static_cast<double>(joined_kernels);
 
   // (2) the same into SQLite: what `rooftrace collect --ingest` does.
-  const std::string dir = (fs::temp_directory_path() /
-                           ("rt_bench_" + std::to_string(getpid()))).string();
-  fs::create_directories(dir);
   rt::RecorderOptions ro;
   ro.store_path = dir + "/bench.sqlite";
   ro.origin = "bench";
@@ -163,74 +278,28 @@ int main(int argc, char** argv) {
   printf("decode alone (whole session held): %.3f s, %.2f M kernel "
          "records/s\n",
          t_parse, n / t_parse / 1e6);
+  printf("decode alone (in windows, records dropped): %.3f s, %.2f M kernel "
+         "records/s\n",
+         t_parse_windows, n / t_parse_windows / 1e6);
   printf("decode+join+annotate (in windows, as collected): %.3f s, %.2f M "
          "kernel records/s\n",
          t_decode, n / t_decode / 1e6);
   printf("decode+join+annotate+SQLite: %.3f s, %.2f M kernel records/s\n",
          t_store, n / t_store / 1e6);
-  printf("SQLite path / decode+join+annotate: %.2fx slower\n",
-         t_store / t_decode);
+  printf("SQLite path / decode alone: %.2fx (whole session held), %.2fx (in "
+         "windows); / decode+join+annotate: %.2fx\n",
+         t_store / t_parse, t_store / t_parse_windows, t_store / t_decode);
   printf("store size: %s\n",
          rt::wire::HumanBytes(fs::file_size(ro.store_path)).c_str());
-  const long rss_before = PeakRssKb();
-
-  // (3) 64 concurrent producers into a server over a Unix socket.
-  const uint64_t per = kernels / static_cast<uint64_t>(producers);
-  std::vector<std::string> streams;
-  for (int p = 0; p < producers; ++p) {
-    std::string st;
-    for (const auto& f : Frames(per, 100 + p)) st += f;
-    streams.push_back(std::move(st));
+  for (const Served* r : {&small, &large}) {
+    printf("%d producer processes x %llu kernels over a Unix socket into "
+           "SQLite: %.3f s, %.2f M kernel records/s, %llu kernels stored, "
+           "collector peak RSS %ld MiB\n",
+           producers,
+           static_cast<unsigned long long>(r == &small ? per : 4 * per),
+           r->seconds, static_cast<double>(r->kernels) / r->seconds / 1e6,
+           static_cast<unsigned long long>(r->kernels), r->peak_rss_kb / 1024);
   }
-  rt::RecorderOptions ro3 = ro;
-  ro3.store_path = dir + "/bench64.sqlite";
-  auto rec3 = rt::RunRecorder::Create(ro3);
-  rt::ServerOptions so;
-  so.listen = {"unix:" + dir + "/s.sock"};
-  rt::CollectorServer server(rec3->get(), so);
-  if (!server.Listen().ok()) return 1;
-  std::atomic<bool> stop{false};
-  std::thread serve([&] { (void)server.Run(&stop); });
-  const long rss_mid = PeakRssKb();
-  t0 = std::chrono::steady_clock::now();
-  std::vector<std::thread> clients;
-  for (int p = 0; p < producers; ++p) {
-    clients.emplace_back([&, p] {
-      const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-      sockaddr_un sa{};
-      sa.sun_family = AF_UNIX;
-      strncpy(sa.sun_path, (dir + "/s.sock").c_str(), sizeof(sa.sun_path) - 1);
-      if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return;
-      const std::string& st = streams[p];
-      size_t off = 0;
-      while (off < st.size()) {
-        const ssize_t w = write(fd, st.data() + off, std::min<size_t>(65536, st.size() - off));
-        if (w <= 0) break;
-        off += static_cast<size_t>(w);
-      }
-      shutdown(fd, SHUT_WR);
-      char buf[256];
-      while (read(fd, buf, sizeof buf) > 0) {
-      }
-      close(fd);
-    });
-  }
-  for (auto& c : clients) c.join();
-  while (server.sessions_ended() < static_cast<uint64_t>(producers)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  stop.store(true);
-  serve.join();
-  (void)(*rec3)->Finish();
-  const double t64 = Seconds(t0);
-  printf("%d concurrent producers x %llu kernels over a Unix socket into "
-         "SQLite: %.3f s, %.2f M kernel records/s, %llu kernels stored\n",
-         producers, static_cast<unsigned long long>(per), t64,
-         static_cast<double>((*rec3)->kernels_stored()) / t64 / 1e6,
-         static_cast<unsigned long long>((*rec3)->kernels_stored()));
-  printf("peak RSS: %ld MiB after the single-stream runs, %ld MiB with the "
-         "64 producer streams generated, %ld MiB after serving them\n",
-         rss_before / 1024, rss_mid / 1024, PeakRssKb() / 1024);
   fs::remove_all(dir);
   return 0;
 }
