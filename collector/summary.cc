@@ -2,9 +2,13 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "collector/kernel_names.h"
 
@@ -88,33 +92,64 @@ Status PrintRunSummary(const std::string& store_path, int64_t run_id,
            "AI", "%roof", "bound", "phase");
   out << line;
   {
+    // One pass over the run's kernels, by family, phase and bound; a
+    // group's bound is the one with most of its time.
+    struct Group {
+      std::string family, phase, bound;
+      int64_t count = 0;
+      double ns = 0, flops = 0, bytes = 0, roof_ns = 0, roof_weight = 0;
+      bool has_flops = false, has_bytes = false;
+      double bound_ns = -1;
+    };
+    std::map<std::pair<std::string, std::string>, Group> groups;
     Query k(db,
-            "SELECT family, phase, COUNT(*), SUM(duration_ns), SUM(flops), "
-            "SUM(dram_bytes), "
-            "SUM(fraction_of_roof * duration_ns) / "
-            "  NULLIF(SUM(CASE WHEN fraction_of_roof IS NULL THEN 0 ELSE "
-            "  duration_ns END), 0), "
-            "(SELECT bound FROM kernels k2 WHERE k2.run_id=k.run_id AND "
-            "  k2.family IS k.family AND k2.phase IS k.phase GROUP BY bound "
-            "  ORDER BY SUM(duration_ns) DESC LIMIT 1) "
-            "FROM kernels k WHERE run_id=? GROUP BY family, phase "
-            "ORDER BY SUM(duration_ns) DESC LIMIT " +
-                std::to_string(top_kernels),
+            "SELECT family, phase, bound, COUNT(*), SUM(duration_ns), "
+            "SUM(flops), SUM(dram_bytes), SUM(fraction_of_roof * duration_ns), "
+            "SUM(CASE WHEN fraction_of_roof IS NULL THEN 0 ELSE duration_ns "
+            "END) FROM kernels WHERE run_id=? GROUP BY family, phase, bound",
             run_id);
     while (k.Next()) {
-      const std::string name = ShortKernelName(k.Text(0), 40);
-      const double t = k.Real(3);
-      const bool has_f = !k.Null(4), has_b = !k.Null(5);
-      const double f = k.Real(4), b = k.Real(5);
+      // NULL and text never share a key ("-" stands for NULL on screen).
+      const std::string family = k.Null(0) ? std::string() : "=" + k.Text(0);
+      const std::string phase = k.Null(1) ? std::string() : "=" + k.Text(1);
+      Group& g = groups[{family, phase}];
+      g.family = k.Text(0);
+      g.phase = k.Text(1);
+      const double ns = k.Real(4);
+      if (ns > g.bound_ns) {
+        g.bound_ns = ns;
+        g.bound = k.Text(2);
+      }
+      g.count += k.Int(3);
+      g.ns += ns;
+      if (!k.Null(5)) g.flops += k.Real(5), g.has_flops = true;
+      if (!k.Null(6)) g.bytes += k.Real(6), g.has_bytes = true;
+      if (!k.Null(7)) g.roof_ns += k.Real(7);
+      g.roof_weight += k.Real(8);
+    }
+    std::vector<const Group*> order;
+    for (const auto& [key, g] : groups) order.push_back(&g);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const Group* a, const Group* b) { return a->ns > b->ns; });
+    if (order.size() > static_cast<size_t>(std::max(top_kernels, 0))) {
+      order.resize(static_cast<size_t>(std::max(top_kernels, 0)));
+    }
+    for (const Group* g : order) {
+      const std::string name = ShortKernelName(g->family, 40);
       char ai[16] = "-", roof[16] = "-";
-      if (has_f && has_b && b > 0 && f > 0) snprintf(ai, sizeof ai, "%.1f", f / b);
-      if (!k.Null(6)) snprintf(roof, sizeof roof, "%.1f", 100 * k.Real(6));
+      if (g->has_flops && g->has_bytes && g->bytes > 0 && g->flops > 0) {
+        snprintf(ai, sizeof ai, "%.1f", g->flops / g->bytes);
+      }
+      if (g->roof_weight > 0) {
+        snprintf(roof, sizeof roof, "%.1f", 100 * g->roof_ns / g->roof_weight);
+      }
       snprintf(line, sizeof line,
                "  %-40s %6lld %9s %6.1f %10s %10s %8s %7s %-8s %-8s\n",
-               name.c_str(), static_cast<long long>(k.Int(2)), Ms(t).c_str(),
-               total_ns > 0 ? 100 * t / total_ns : 0.0,
-               has_f ? Si(f, "").c_str() : "-", has_b ? Si(b, "B").c_str() : "-",
-               ai, roof, k.Text(7).c_str(), k.Text(1).c_str());
+               name.c_str(), static_cast<long long>(g->count),
+               Ms(g->ns).c_str(), total_ns > 0 ? 100 * g->ns / total_ns : 0.0,
+               g->has_flops ? Si(g->flops, "").c_str() : "-",
+               g->has_bytes ? Si(g->bytes, "B").c_str() : "-", ai, roof,
+               g->bound.c_str(), g->phase.c_str());
       out << line;
     }
   }

@@ -1,0 +1,125 @@
+// The summary `rooftrace profile` prints, on a store with hand-computed
+// numbers: kernel families by time with their sums, time-weighted % of
+// roof and dominant bound; phase totals; drops.
+#include "collector/summary.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collector/store.h"
+#include "tests/support/temp_dir.h"
+
+namespace rooftrace {
+namespace {
+
+void Exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  const std::string message = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << message;
+}
+
+// The whitespace-separated words of the first line starting with `first`
+// (after its indent); empty when there is none.
+std::vector<std::string> Words(const std::string& text,
+                               const std::string& first) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream in(line);
+    std::vector<std::string> words;
+    std::string w;
+    while (in >> w) words.push_back(w);
+    if (!words.empty() && words[0] == first) return words;
+  }
+  return {};
+}
+
+using Row = std::vector<std::string>;
+
+class SummaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    { ASSERT_TRUE(Store::Open(store_).ok()); }
+    // gemm/prefill: 600 ms compute-bound at 50 % of roof and 200 ms
+    // memory-bound at 25 %: 43.75 % time-weighted, compute dominant,
+    // AI 8e9 / 2e6 = 4000. norm/decode: 2 x 1000 ms memory-bound, bytes on
+    // one, % of roof on the other (10 %). One kernel without family or
+    // phase (100 ms). Total 2900 ms.
+    Exec(store_,
+         "INSERT INTO runs (run_id, device_name, roof_source, flops_sources, "
+         "mode, complete) VALUES (1, 'NVIDIA H100 80GB HBM3', "
+         "'datasheet:h100-sxm', 'analytic', 'trace', 1);"
+         "INSERT INTO kernels (run_id, session_id, name, family, duration_ns, "
+         "flops, dram_bytes, fraction_of_roof, bound, phase) VALUES "
+         "(1, 1, 'g1', 'gemm', 600000000, 6000000000, 1000000, 0.5, "
+         "'compute', 'prefill'),"
+         "(1, 1, 'g2', 'gemm', 200000000, 2000000000, 1000000, 0.25, "
+         "'memory', 'prefill'),"
+         "(1, 1, 'n1', 'norm', 1000000000, NULL, 4000000, NULL, 'memory', "
+         "'decode'),"
+         "(1, 1, 'n2', 'norm', 1000000000, NULL, NULL, 0.1, 'memory', "
+         "'decode'),"
+         "(1, 1, 'x', NULL, 100000000, NULL, NULL, NULL, NULL, NULL);"
+         "INSERT INTO steps (run_id, step_id, phase) VALUES (1, 1, 'prefill'),"
+         "(1, 2, 'decode'), (1, 3, 'decode');"
+         "INSERT INTO import_stats VALUES (1, 'producer_dropped_kernels', 3),"
+         "(1, 'frames', 10)");
+  }
+
+  std::string Summary(int top) {
+    std::ostringstream out;
+    EXPECT_TRUE(PrintRunSummary(store_, 1, out, top).ok());
+    return out.str();
+  }
+
+  test_support::TempDir dir_{"summary"};
+  std::string store_ = dir_.File("run.sqlite");
+};
+
+TEST_F(SummaryTest, FamiliesHaveHandComputedNumbers) {
+  const std::string s = Summary(15);
+  EXPECT_EQ(Words(s, "5"), (Row{"5", "kernels,", "2900.000", "ms", "of", "GPU",
+                                "time"}));
+  EXPECT_EQ(Words(s, "norm"),
+            (Row{"norm", "2", "2000.000", "69.0", "-", "4", "MB", "-", "10.0",
+                 "memory", "decode"}));
+  EXPECT_EQ(Words(s, "gemm"),
+            (Row{"gemm", "2", "800.000", "27.6", "8", "G", "2", "MB", "4000.0",
+                 "43.8", "compute", "prefill"}));
+  EXPECT_EQ(Words(s, "-"),
+            (Row{"-", "1", "100.000", "3.4", "-", "-", "-", "-", "-", "-"}));
+  // Largest first.
+  EXPECT_LT(s.find("\n  norm "), s.find("\n  gemm "));
+  EXPECT_LT(s.find("\n  gemm "), s.find("\n  - "));
+  EXPECT_NE(s.find("\n  - "), std::string::npos);
+}
+
+TEST_F(SummaryTest, PhaseTotalsAndDrops) {
+  const std::string s = Summary(15);
+  EXPECT_EQ(Words(s, "decode"),
+            (Row{"decode", "2", "2", "2000.000", "69.0", "-"}));
+  EXPECT_EQ(Words(s, "prefill"),
+            (Row{"prefill", "1", "2", "800.000", "27.6", "8", "G"}));
+  EXPECT_EQ(Words(s, "(none)"), (Row{"(none)", "0", "1", "100.000", "3.4", "-"}));
+  EXPECT_EQ(Words(s, "producer_dropped_kernels"),
+            (Row{"producer_dropped_kernels", "=", "3"}));
+  EXPECT_TRUE(Words(s, "frames").empty());  // not a drop
+}
+
+TEST_F(SummaryTest, TopKeepsTheLargestFamilies) {
+  const std::string s = Summary(1);
+  EXPECT_FALSE(Words(s, "norm").empty());
+  EXPECT_TRUE(Words(s, "gemm").empty());
+}
+
+}  // namespace
+}  // namespace rooftrace
