@@ -37,6 +37,7 @@
 #include "analyzer/store_reader.h"
 #include "proto/framing.h"
 #include "proto/rooftrace.pb.h"
+#include "tests/support/sqlite_query.h"
 #include "tests/support/trace_builder.h"
 
 namespace {
@@ -75,16 +76,6 @@ Measure InChild(const std::function<int()>& fn) {
   return m;
 }
 
-std::string StoreDdl() {
-  std::ifstream f(std::string(ROOFTRACE_SOURCE_DIR) + "/docs/store.md");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string doc = ss.str();
-  const size_t b = doc.find("```sql");
-  const size_t e = doc.find("```", b + 6);
-  return doc.substr(b + 6, e - b - 6);
-}
-
 void Exec(sqlite3* db, const std::string& sql) {
   char* err = nullptr;
   if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
@@ -100,7 +91,7 @@ void BuildStore(const std::string& path, int64_t n) {
   sqlite3* db = nullptr;
   sqlite3_open(path.c_str(), &db);
   Exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
-  Exec(db, StoreDdl());
+  Exec(db, rooftrace::test_support::DocsStoreDdl(ROOFTRACE_SOURCE_DIR));
   Exec(db, "INSERT INTO schema_info VALUES ('schema_version','2')");
   struct K {
     const char* name;

@@ -11,18 +11,17 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "tests/support/sqlite_query.h"
+
 namespace rooftrace::testing {
 namespace {
 
 std::string StoreDdl() {
-  const std::string doc =
-      ReadFile(std::string(ROOFTRACE_SOURCE_DIR) + "/docs/store.md");
-  const size_t begin = doc.find("```sql");
-  const size_t end = doc.find("```", begin + 6);
-  if (begin == std::string::npos || end == std::string::npos) {
+  std::string ddl = test_support::DocsStoreDdl(ROOFTRACE_SOURCE_DIR);
+  if (ddl.empty()) {
     throw std::runtime_error("docs/store.md has no ```sql block");
   }
-  return doc.substr(begin + 6, end - begin - 6);
+  return ddl;
 }
 
 void Bind(sqlite3_stmt* s, int i, const std::optional<std::string>& v) {

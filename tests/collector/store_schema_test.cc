@@ -5,9 +5,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,14 +24,7 @@ using test_support::StoreQuery;
 using test_support::TraceBuilder;
 
 void Exec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  const std::string message = err ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << message;
+  ASSERT_EQ(test_support::ExecSql(path, sql), "");
 }
 
 // Every row of a query, each as "v1|v2|...", NULL as "<null>".
@@ -80,18 +71,6 @@ std::map<std::string, std::vector<std::string>> Layout(const std::string& path) 
   return out;
 }
 
-std::string DocsDdl() {
-  std::ifstream f(std::string(ROOFTRACE_SOURCE_DIR) + "/docs/store.md");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string doc = ss.str();
-  const size_t begin = doc.find("```sql");
-  const size_t end = doc.find("```", begin + 6);
-  return begin == std::string::npos || end == std::string::npos
-             ? std::string()
-             : doc.substr(begin + 6, end - begin - 6);
-}
-
 class StoreSchemaTest : public ::testing::Test {
  protected:
   // A generated LLM trace (225 kernels, 8 distinct names) as a file.
@@ -110,7 +89,7 @@ class StoreSchemaTest : public ::testing::Test {
 
 TEST_F(StoreSchemaTest, TheCollectorWritesTheDocumentedSchema) {
   { ASSERT_TRUE(Store::Open(store_).ok()); }
-  const std::string ddl = DocsDdl();
+  const std::string ddl = test_support::DocsStoreDdl(ROOFTRACE_SOURCE_DIR);
   ASSERT_FALSE(ddl.empty()) << "docs/store.md has no ```sql block";
   const std::string doc = dir_.File("doc.sqlite");
   Exec(doc, ddl);

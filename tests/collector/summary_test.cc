@@ -4,27 +4,20 @@
 #include "collector/summary.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "collector/store.h"
+#include "tests/support/sqlite_query.h"
 #include "tests/support/temp_dir.h"
 
 namespace rooftrace {
 namespace {
 
 void Exec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  const std::string message = err ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << message;
+  ASSERT_EQ(test_support::ExecSql(path, sql), "");
 }
 
 // The whitespace-separated words of the first line starting with `first`

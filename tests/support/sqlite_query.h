@@ -5,6 +5,8 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace rooftrace::test_support {
@@ -62,6 +64,35 @@ class StoreQuery {
  private:
   sqlite3* db_ = nullptr;
 };
+
+// Runs `sql` (any number of statements) on the store at `path`, opened read
+// and write; the error message, or empty on success.
+inline std::string ExecSql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+    sqlite3_close(db);
+    return "cannot open " + path;
+  }
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  std::string message = rc == SQLITE_OK ? "" : (err ? err : "sql failed");
+  sqlite3_free(err);
+  sqlite3_close(db);
+  return message;
+}
+
+// The SQL block of docs/store.md (the schema contract); empty if missing.
+inline std::string DocsStoreDdl(const std::string& source_dir) {
+  std::ifstream f(source_dir + "/docs/store.md");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string doc = ss.str();
+  const size_t begin = doc.find("```sql");
+  const size_t end = doc.find("```", begin + 6);
+  return begin == std::string::npos || end == std::string::npos
+             ? std::string()
+             : doc.substr(begin + 6, end - begin - 6);
+}
 
 }  // namespace rooftrace::test_support
 
