@@ -330,6 +330,21 @@ Status Store::CountRow() {
 // failed upgrade leaves the schema 1 store as it was.
 Status Store::MigrateFromSchema1() {
   RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  // Another collector opening the same store may have upgraded it while
+  // this one waited for the write lock.
+  {
+    sqlite3_stmt* q = nullptr;
+    int version = 0;
+    if (sqlite3_prepare_v2(db_,
+                           "SELECT value FROM schema_info WHERE "
+                           "key='schema_version'",
+                           -1, &q, nullptr) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW) {
+      version = sqlite3_column_int(q, 0);
+    }
+    sqlite3_finalize(q);
+    if (version != 1) return Exec("COMMIT");
+  }
   Status st = Exec("ALTER TABLE kernels RENAME TO kernels_schema1");
   if (st.ok()) st = Exec(kSchema);
   // The view's trigger splits each row; schema 1's columns are the view's.
@@ -345,6 +360,10 @@ Status Store::MigrateFromSchema1() {
                               "1 (" + st.message() +
                               "); write to a new store");
   }
+  fprintf(stderr,
+          "rooftrace: %s: store upgraded from schema 1 to 2 (kernel names "
+          "moved to kernel_names; the kernels view has the same columns)\n",
+          path_.c_str());
   return OkStatus();
 }
 
@@ -423,13 +442,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
         std::to_string(kStoreSchemaVersion) +
         "): upgrade rooftrace or write to a new store");
   }
-  if (version == 1) {
-    RT_RETURN_IF_ERROR(s->MigrateFromSchema1());
-    fprintf(stderr,
-            "rooftrace: %s: store upgraded from schema 1 to %d (kernel names "
-            "moved to kernel_names; the kernels view has the same columns)\n",
-            path.c_str(), kStoreSchemaVersion);
-  }
+  if (version == 1) RT_RETURN_IF_ERROR(s->MigrateFromSchema1());
   RT_RETURN_IF_ERROR(s->Exec(kSchema));
   RT_RETURN_IF_ERROR(s->Exec(
       ("INSERT OR IGNORE INTO schema_info VALUES ('schema_version', '" +
