@@ -1,7 +1,8 @@
-// The SQLite run store of docs/store.md: creates or opens the file (WAL),
-// checks its schema version, and writes runs, sessions, devices, roofs,
-// import statistics, kernels, copies, GEMM calls, NVTX ranges and steps in
-// batched transactions.
+// The SQLite run store of docs/store.md: creates or opens the file (WAL,
+// 64 KiB pages for a new one), checks its schema version (upgrading a
+// schema 1 store in place), and writes runs, sessions, devices, roofs,
+// import statistics, kernels (each name once, in kernel_names), copies, GEMM
+// calls, NVTX ranges and steps in batched transactions.
 //
 // Owned by one RunRecorder; not thread-safe (one sqlite3 connection; the
 // recorder serialises calls). The trap: rows of one session are committed
