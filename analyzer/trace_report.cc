@@ -1,7 +1,6 @@
 #include "analyzer/trace_report.h"
 
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -40,11 +39,6 @@ class ReportWriter : public RunWriter {
   }
 
   Status AddRoofs(int64_t, uint32_t device_id, const Roofs& roofs) override {
-    if (std::find(roof_devices_.begin(), roof_devices_.end(), device_id) !=
-        roof_devices_.end()) {
-      return OkStatus();
-    }
-    roof_devices_.push_back(device_id);
     if (!roofs.known()) return OkStatus();
     for (int p = 1; p < kNumPrecisions; ++p) {
       const double peak = roofs.peak_flops_per_s[p];
@@ -77,11 +71,9 @@ class ReportWriter : public RunWriter {
         device_name_ = first->name();
       }
     }
-    const int last_step =
-        scope ? scope->last_step : std::numeric_limits<int>::max();
     KernelView v;
     for (const JoinedKernel& jk : j.kernels) {
-      if (scope && (jk.step < 0 || jk.step > last_step)) continue;
+      if (!InScope(scope, jk)) continue;
       const KernelRecord& k = *jk.kernel;
       const NameInfo& name = j.names[jk.name];
       const KernelFacts& f = jk.facts;
@@ -123,8 +115,7 @@ class ReportWriter : public RunWriter {
       builder_->Add(v);
     }
     // Step ids continue across windows and sessions, as in a store.
-    steps_ += std::min<int64_t>(static_cast<int64_t>(j.steps.size()),
-                                static_cast<int64_t>(last_step) + 1);
+    steps_ += static_cast<int64_t>(StepsInScope(scope, j.steps.size()));
     return OkStatus();
   }
 
@@ -163,7 +154,6 @@ class ReportWriter : public RunWriter {
  private:
   ReportBuilder* builder_;
   RunRow run_;
-  std::vector<uint32_t> roof_devices_;
   std::vector<RoofRow> roof_rows_;
   std::vector<std::pair<std::string, int64_t>> import_stats_;
   std::string device_name_;

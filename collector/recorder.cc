@@ -99,7 +99,9 @@ Status RunRecorder::NoteSession(const Session& session, const Roofs& roofs) {
   } else if (run_.mode != h.mode) {
     run_.mode = "mixed";
   }
+  // Every window of every session notes its devices: each is written once.
   for (const wire::Device& d : session.devices()) {
+    if (!roofs_written_.insert(d.device_id()).second) continue;
     RT_RETURN_IF_ERROR(store_->AddRoofs(run_id_, d.device_id(),
                                         RoofsFor(d.name())));
   }
@@ -158,7 +160,7 @@ Status RunRecorder::FlushSettled(Session* session, size_t window) {
   // Sources of the kernels stored only: a held kernel may still be waiting
   // for its counters and carry analytic numbers for now.
   for (const JoinedKernel& k : joined.kernels) {
-    if (k.step < 0 || k.step > plan.last_step) continue;
+    if (!InScope(&plan.scope, k)) continue;
     any_counters_ |= k.facts.flops_source == Source::kCounters ||
                      k.facts.bytes_source == Source::kCounters;
     any_analytic_ |= k.facts.flops_source == Source::kAnalytic;

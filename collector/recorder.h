@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "base/status.h"
@@ -98,6 +99,7 @@ class RunRecorder {
   RunWriter* store_ = nullptr;  // owned_store_ or options_.writer
   std::optional<DeviceProfile> profile_;
   std::map<std::string, Roofs> roofs_;
+  std::set<uint32_t> roofs_written_;  // device ids given to AddRoofs
   int64_t run_id_ = 0;
   RunRow run_;
   ImportStats stats_;

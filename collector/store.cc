@@ -3,7 +3,6 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -532,12 +531,6 @@ StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
 }
 
 Status Store::AddRoofs(int64_t run_id, uint32_t device_id, const Roofs& roofs) {
-  const auto key = std::make_pair(run_id, device_id);
-  if (std::find(roofs_written_.begin(), roofs_written_.end(), key) !=
-      roofs_written_.end()) {
-    return OkStatus();
-  }
-  roofs_written_.push_back(key);
   if (!roofs.known()) return OkStatus();
   RT_RETURN_IF_ERROR(Begin());
   sqlite3_stmt* st = nullptr;
@@ -670,10 +663,6 @@ Status Store::WriteSession(int64_t run_id, Session* session_ptr,
         .Int(session_id);
     RT_RETURN_IF_ERROR(Step(update_session_, "cannot update a session"));
   }
-  // Rows in scope: everything, or the settled prefix of a flush.
-  const int last_step =
-      scope ? scope->last_step : std::numeric_limits<int>::max();
-
   // Step ids are unique per run: continue after the run's last one.
   int64_t step_base = 0;
   {
@@ -690,8 +679,8 @@ Status Store::WriteSession(int64_t run_id, Session* session_ptr,
   auto step_phase = [&](int s) -> std::string_view {
     return s >= 0 ? std::string_view(j.steps[s].phase) : std::string_view();
   };
-  for (size_t i = 0; i < j.steps.size(); ++i) {
-    if (static_cast<int64_t>(i) > last_step) break;
+  // Rows in scope: everything, or the settled prefix of a flush.
+  for (size_t i = 0; i < StepsInScope(scope, j.steps.size()); ++i) {
     const StepInfo& st = j.steps[i];
     Binder(insert_step_)
         .Int(run_id)
@@ -749,7 +738,7 @@ Status Store::WriteSession(int64_t run_id, Session* session_ptr,
   std::string shape;
   std::vector<int64_t> name_row(j.names.size(), 0);
   for (const JoinedKernel& jk : j.kernels) {
-    if (scope && (jk.step < 0 || jk.step > last_step)) continue;
+    if (!InScope(scope, jk)) continue;
     const KernelRecord& k = *jk.kernel;
     const NameInfo& name = j.names[jk.name];
     const KernelFacts& f = jk.facts;

@@ -11,6 +11,7 @@
 #ifndef ROOFTRACE_COLLECTOR_STORE_H_
 #define ROOFTRACE_COLLECTOR_STORE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -41,6 +42,19 @@ struct WriteScope {
   std::vector<char> nvtx;     // per JoinedSession::nvtx
 };
 
+// Whether a write with `scope` (nullptr: the whole session) covers a kernel:
+// a flush writes the kernels of its settled steps only.
+inline bool InScope(const WriteScope* scope, const JoinedKernel& k) {
+  return scope == nullptr || (k.step >= 0 && k.step <= scope->last_step);
+}
+
+// How many of the joined session's first `steps` steps a write covers.
+inline size_t StepsInScope(const WriteScope* scope, size_t steps) {
+  return scope == nullptr
+             ? steps
+             : std::min(steps, static_cast<size_t>(scope->last_step + 1));
+}
+
 struct RunRow {
   std::string command;
   std::string host;
@@ -66,7 +80,7 @@ class RunWriter {
   // The final run row and import statistics.
   virtual Status FinishRun(int64_t run_id, const RunRow& run,
                            const ImportStats& stats) = 0;
-  // The roofs one device of the run was annotated with (may repeat).
+  // The roofs one device of the run was annotated with (once per device).
   virtual Status AddRoofs(int64_t run_id, uint32_t device_id,
                           const Roofs& roofs) = 0;
   // One session and what was joined from it: everything (`scope` nullptr:
@@ -160,7 +174,6 @@ class Store : public RunWriter {
   size_t batch_rows_ = 20000;
   size_t rows_in_txn_ = 0;
   bool in_txn_ = false;
-  std::vector<std::pair<int64_t, uint32_t>> roofs_written_;
 };
 
 }  // namespace rooftrace
