@@ -3,7 +3,6 @@
 #include <unordered_map>
 
 #include "collector/flat_index.h"
-
 #include "collector/kernel_names.h"
 
 namespace rooftrace {

@@ -2,15 +2,14 @@
 
 #include <cstring>
 
+#include "proto/field_numbers.h"
 #include "proto/framing.h"
 
 namespace rooftrace::inject {
 
-namespace {
-constexpr uint32_t kWireVarint = 0;
-constexpr uint32_t kWireFixed64 = 1;
-constexpr uint32_t kWireLengthDelimited = 2;
-}  // namespace
+using wire::kWireBytes;
+using wire::kWireFixed64;
+using wire::kWireVarint;
 
 void ProtoWriter::Varint(uint64_t value) { wire::AppendVarint(out_, value); }
 
@@ -40,7 +39,7 @@ void ProtoWriter::Double(uint32_t field, double value) {
 
 void ProtoWriter::String(uint32_t field, std::string_view value, bool always) {
   if (value.empty() && !always) return;
-  Tag(field, kWireLengthDelimited);
+  Tag(field, kWireBytes);
   Varint(value.size());
   out_->append(value.data(), value.size());
 }
@@ -54,7 +53,7 @@ void ProtoWriter::PackedUint(uint32_t field, const uint64_t* values,
 }
 
 size_t ProtoWriter::BeginMessage(uint32_t field) {
-  Tag(field, kWireLengthDelimited);
+  Tag(field, kWireBytes);
   return out_->size();
 }
 

@@ -250,6 +250,20 @@ inline constexpr uint32_t kExitCode = 5;
 
 }  // namespace rooftrace::wire::fields
 
+namespace rooftrace::wire {
+
+// Protobuf wire types: the low three bits of a field's tag.
+enum WireType : uint32_t {
+  kWireVarint = 0,
+  kWireFixed64 = 1,
+  kWireBytes = 2,
+  kWireStartGroup = 3,
+  kWireEndGroup = 4,
+  kWireFixed32 = 5,
+};
+
+}  // namespace rooftrace::wire
+
 // Enum values of rooftrace.proto libinject writes (checked by the same test).
 namespace rooftrace::wire::enums {
 

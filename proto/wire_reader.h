@@ -18,16 +18,9 @@
 #include <cstring>
 #include <string_view>
 
-namespace rooftrace::wire {
+#include "proto/field_numbers.h"
 
-enum WireType : uint32_t {
-  kWireVarint = 0,
-  kWireFixed64 = 1,
-  kWireBytes = 2,
-  kWireStartGroup = 3,
-  kWireEndGroup = 4,
-  kWireFixed32 = 5,
-};
+namespace rooftrace::wire {
 
 class WireReader {
  public:
