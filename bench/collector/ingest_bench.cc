@@ -3,8 +3,8 @@
 //   (0w) decode alone in windows of 64 Ki records, each dropped once
 //       decoded (the least work the collector can do per record);
 //   (1) decode + join + annotate, one core, in windows as the collector
-//       stores a long session (frames -> Session -> Join -> PlanFlush);
-//   (2) the same plus the SQLite store (RunRecorder::MaybeFlush, WAL);
+//       stores a long session: a RunRecorder whose rows are thrown away;
+//   (2) the same into the SQLite store (`collect --ingest`, WAL);
 // on one generated LLM stream in the same run, and the ratios; then, each in
 // a fresh process so that nothing else counts in its peak RSS, a collector
 // serving P producer processes over a Unix socket, at two run lengths.
@@ -25,8 +25,6 @@
 #include <thread>
 #include <vector>
 
-#include "collector/flush.h"
-#include "collector/join.h"
 #include "collector/recorder.h"
 #include "collector/server.h"
 #include "collector/session.h"
@@ -67,28 +65,51 @@ std::vector<std::string> Frames(uint64_t kernels, uint32_t pid) {
   return b.Frames();
 }
 
-// What RunRecorder::MaybeFlush does once a session holds `threshold`
-// records, minus the store: join, plan the settled steps, drop them.
-// Returns the kernels settled.
-uint64_t JoinWindow(rt::Session* s, const rt::Roofs& roofs, size_t threshold) {
-  rt::FlushedState& state = s->flushed();
-  if (s->RecordCount() < std::max(threshold, state.next_flush_records)) {
+// Calls fn(payload) for every frame of a framed stream.
+template <typename Fn>
+void ForEachPacket(const std::string& stream, Fn fn) {
+  rt::wire::FrameReader reader;
+  reader.Feed(stream);
+  std::string_view payload;
+  while (reader.Next(&payload) == rt::wire::FrameReader::Result::kFrame) {
+    fn(payload);
+  }
+}
+
+// Rows the recorder hands over, thrown away: the collector's own path
+// (RunRecorder::MaybeFlush and AddSession) minus the store.
+class DiscardWriter : public rt::RunWriter {
+ public:
+  rt::StatusOr<int64_t> BeginRun(const rt::RunRow&) override { return 1; }
+  rt::Status FinishRun(int64_t, const rt::RunRow&,
+                       const rt::ImportStats&) override {
+    return rt::OkStatus();
+  }
+  rt::Status AddRoofs(int64_t, uint32_t, const rt::Roofs&) override {
+    return rt::OkStatus();
+  }
+  rt::Status WriteSession(int64_t, rt::Session*, const rt::JoinedSession&,
+                          const rt::WriteScope*) override {
+    return rt::OkStatus();
+  }
+};
+
+// One session of `stream` through a RunRecorder, as `collect --ingest`
+// runs it; returns the kernels stored, or 0 on error (printed).
+uint64_t Record(const std::string& stream, const rt::RecorderOptions& ro) {
+  auto rec = rt::RunRecorder::Create(ro);
+  if (!rec.ok()) {
+    fprintf(stderr, "ingest_bench: %s\n", rec.status().message().c_str());
     return 0;
   }
-  const rt::ImportStats saved = s->stats();
-  static rt::JoinedSession joined;  // reused, as RunRecorder does
-  rt::JoinInto(s, roofs, {}, {}, &joined);
-  s->stats() = saved;
-  const rt::FlushPlan plan = rt::PlanFlush(*s, joined);
-  if (plan.last_step < 0) {
-    state.next_flush_records = 2 * s->RecordCount();
-    return 0;
-  }
-  state.last_step_tokens = joined.steps[plan.last_step].token_count;
-  s->DropRecords(plan.drop, threshold);
-  const size_t held = s->RecordCount();
-  state.next_flush_records = held > threshold / 2 ? 2 * held : 0;
-  return plan.kernels;
+  rt::Session session("bench");
+  ForEachPacket(stream, [&](std::string_view payload) {
+    (void)session.OnPacket(payload);
+    (void)(*rec)->MaybeFlush(&session);
+  });
+  (void)(*rec)->AddSession(&session);
+  (void)(*rec)->Finish();
+  return (*rec)->kernels_stored();
 }
 
 // One producer process: generates its stream, sends it, waits for the
@@ -194,18 +215,12 @@ int main(int argc, char** argv) {
   const auto frames = Frames(kernels, 1);
   std::string stream;
   for (const auto& f : frames) stream += f;
-  const rt::Roofs roofs = rt::RoofsFromDatasheet("NVIDIA H100 80GB HBM3");
 
   // (0) decode alone (the whole session held, as a short session is).
   auto t0 = std::chrono::steady_clock::now();
   {
     rt::Session s0("bench");
-    rt::wire::FrameReader reader;
-    reader.Feed(stream);
-    std::string_view payload;
-    while (reader.Next(&payload) == rt::wire::FrameReader::Result::kFrame) {
-      (void)s0.OnPacket(payload);
-    }
+    ForEachPacket(stream, [&](std::string_view p) { (void)s0.OnPacket(p); });
   }
   const double t_parse = Seconds(t0);
 
@@ -213,14 +228,11 @@ int main(int argc, char** argv) {
   t0 = std::chrono::steady_clock::now();
   {
     rt::Session s0("bench");
-    rt::wire::FrameReader reader;
-    reader.Feed(stream);
-    std::string_view payload;
     const size_t window = rt::RecorderOptions().flush_records;
     rt::RecordMask all;
-    while (reader.Next(&payload) == rt::wire::FrameReader::Result::kFrame) {
-      (void)s0.OnPacket(payload);
-      if (s0.RecordCount() < window) continue;
+    ForEachPacket(stream, [&](std::string_view p) {
+      (void)s0.OnPacket(p);
+      if (s0.RecordCount() < window) return;
       all.kernels.assign(s0.kernels().size(), 1);
       all.launches.assign(s0.launches().size(), 1);
       all.memcpys.assign(s0.memcpys().size(), 1);
@@ -228,50 +240,28 @@ int main(int argc, char** argv) {
       all.nvtx.assign(s0.nvtx_ranges().size(), 1);
       all.counters.assign(s0.counters().size(), 1);
       s0.DropRecords(all, window);
-    }
+    });
   }
   const double t_parse_windows = Seconds(t0);
 
   // (1) decode + join + annotate, in windows as the collector runs a long
-  // session (RunRecorder::MaybeFlush), minus the store.
+  // session, the rows thrown away.
+  DiscardWriter discard;
+  rt::RecorderOptions no_store;
+  no_store.origin = "bench";
+  no_store.writer = &discard;
   t0 = std::chrono::steady_clock::now();
-  uint64_t joined_kernels = 0;
-  {
-    rt::Session s1("bench");
-    rt::wire::FrameReader reader;
-    reader.Feed(stream);
-    std::string_view payload;
-    while (reader.Next(&payload) == rt::wire::FrameReader::Result::kFrame) {
-      (void)s1.OnPacket(payload);
-      joined_kernels += JoinWindow(&s1, roofs, rt::RecorderOptions().flush_records);
-    }
-    joined_kernels += rt::Join(&s1, roofs).kernels.size();
-  }
+  const uint64_t joined_kernels = Record(stream, no_store);
   const double t_decode = Seconds(t0);
   const double n = static_cast<double>(joined_kernels);
+  if (joined_kernels == 0) return 1;
 
   // (2) the same into SQLite: what `rooftrace collect --ingest` does.
   rt::RecorderOptions ro;
   ro.store_path = dir + "/bench.sqlite";
   ro.origin = "bench";
-  auto rec = rt::RunRecorder::Create(ro);
-  if (!rec.ok()) {
-    fprintf(stderr, "%s\n", rec.status().message().c_str());
-    return 1;
-  }
   t0 = std::chrono::steady_clock::now();
-  {
-    rt::Session s2("bench");
-    rt::wire::FrameReader reader2;
-    reader2.Feed(stream);
-    std::string_view payload;
-    while (reader2.Next(&payload) == rt::wire::FrameReader::Result::kFrame) {
-      (void)s2.OnPacket(payload);
-      (void)(*rec)->MaybeFlush(&s2);
-    }
-    (void)(*rec)->AddSession(&s2);
-    (void)(*rec)->Finish();
-  }
+  if (Record(stream, ro) != joined_kernels) return 1;
   const double t_store = Seconds(t0);
   printf("stream: %.0f kernel records (+ launches, GEMM calls, copies), %s\n",
          n, rt::wire::HumanBytes(stream.size()).c_str());
