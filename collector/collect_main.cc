@@ -70,7 +70,7 @@ int CollectMain(int argc, char** argv) {
       "hello-timeout-ms", po::value(&hello_timeout_ms)->default_value(10000),
       "close connections that send no Hello in time")(
       "stall-timeout-ms", po::value(&stall_timeout_ms)->default_value(30000),
-      "close connections stuck inside a frame this long");
+      "close connections that send nothing this long inside a frame");
   po::variables_map vm;
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;

@@ -49,7 +49,7 @@ struct CollectorServer::Connection {
   std::unique_ptr<Session> session;
   ImportStats stats;  // frames and bytes of this connection
   uint64_t opened_ms = 0;
-  uint64_t last_progress_ms = 0;
+  uint64_t last_bytes_ms = 0;  // when bytes last arrived
   FILE* raw = nullptr;
   bool closed = false;
 };
@@ -221,7 +221,7 @@ void CollectorServer::Accept(int listen_fd) {
     c->id = ++next_conn_id_;
     c->peer = peer;
     c->session = std::make_unique<Session>(peer);
-    c->opened_ms = c->last_progress_ms = NowMs();
+    c->opened_ms = c->last_bytes_ms = NowMs();
     if (!options_.raw_dir.empty()) {
       const std::string path = options_.raw_dir + "/run" +
                                std::to_string(recorder_->run_id()) + "-" +
@@ -253,7 +253,10 @@ void CollectorServer::Close(Connection* c, const std::string& reason) {
 
 bool CollectorServer::ReadFrom(Connection* c, bool draining) {
   static thread_local char buf[256 * 1024];
-  for (;;) {
+  // Outside the drain, one call reads at most this much, so that a producer
+  // that never stops sending does not keep the others waiting.
+  constexpr size_t kReadBudget = 4 * sizeof buf;
+  for (size_t read_bytes = 0; draining || read_bytes < kReadBudget;) {
     const ssize_t n = read(c->fd, buf, sizeof buf);
     if (n == 0) {
       if (c->reader.buffered_bytes() > 0) {
@@ -272,6 +275,8 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
       Close(c, std::string("read failed: ") + strerror(errno));
       return false;
     }
+    read_bytes += static_cast<size_t>(n);
+    c->last_bytes_ms = NowMs();
     c->stats[ImportStat::k_bytes] += static_cast<uint64_t>(n);
     if (c->raw) fwrite(buf, 1, static_cast<size_t>(n), c->raw);
     c->reader.Feed(buf, static_cast<size_t>(n));
@@ -285,7 +290,6 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
         return false;
       }
       ++c->stats[ImportStat::k_frames];
-      c->last_progress_ms = NowMs();
       const bool had_hello = c->session->has_hello();
       Status s = c->session->OnPacket(payload);
       if (s.ok() && c->session->restart_pending()) {
@@ -328,6 +332,7 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
       }
     }
   }
+  return true;  // budget spent: the rest on the next turn
 }
 
 Status CollectorServer::Run(const std::atomic<bool>* stop) {
@@ -349,7 +354,10 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
       Connection* c = conns_[j - first_conn].get();
       if (fds[j].revents & (POLLIN | POLLHUP | POLLERR)) ReadFrom(c, false);
     }
-    // Timeouts: no Hello in time, or a frame left incomplete.
+    // Timeouts: no Hello in time, or nothing received for stall_timeout_ms
+    // while inside a frame. Measured from the last bytes received, not from
+    // the last frame completed: a server slowed by its store reads data
+    // waiting on every turn and must not blame the producer for its delay.
     const uint64_t now = NowMs();
     for (auto& c : conns_) {
       if (c->closed) continue;
@@ -359,7 +367,7 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
         Close(c.get(), "sent no Hello within " +
                            std::to_string(options_.hello_timeout_ms) + " ms");
       } else if (c->reader.buffered_bytes() > 0 &&
-                 now - c->last_progress_ms > options_.stall_timeout_ms) {
+                 now - c->last_bytes_ms > options_.stall_timeout_ms) {
         ++c->stats[ImportStat::k_timed_out_connections];
         Close(c.get(), "stalled inside a frame for " +
                            std::to_string(options_.stall_timeout_ms) + " ms");

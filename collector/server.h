@@ -5,7 +5,8 @@
 //
 // Bad peers are closed with one log line naming the peer and the reason:
 // corrupt or oversize frames, wrong magic or version, no Hello within
-// hello_timeout_ms, a frame left incomplete for stall_timeout_ms. Memory per
+// hello_timeout_ms, nothing received for stall_timeout_ms inside a frame.
+// Connections are read in turns of at most 1 MiB each. Memory per
 // connection is bounded by one frame (kMaxFrameBytes) plus its session's
 // records; connections beyond max_connections are refused.
 //
