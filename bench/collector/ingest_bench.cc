@@ -162,7 +162,7 @@ Served ServeProducers(const std::string& dir, int producers, uint64_t per) {
     so.listen = {"unix:" + dir + "/s.sock"};
     rt::CollectorServer server(rec->get(), so);
     if (!server.Listen().ok()) _exit(1);
-    // Producers are forked before the server's threads start.
+    // Producers are forked before any thread starts.
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<pid_t> kids;
     for (int p = 0; p < producers; ++p) {
@@ -170,14 +170,18 @@ Served ServeProducers(const std::string& dir, int producers, uint64_t per) {
       if (k == 0) Produce(dir + "/s.sock", per, 100 + static_cast<uint32_t>(p));
       kids.push_back(k);
     }
+    // The server on the process's main thread, as `rooftrace collect` runs
+    // it (its allocations in glibc's main arena).
     std::atomic<bool> stop{false};
-    std::thread serve([&] { (void)server.Run(&stop); });
-    for (pid_t k : kids) waitpid(k, nullptr, 0);
-    while (server.sessions_ended() < static_cast<uint64_t>(producers)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    stop.store(true);
-    serve.join();
+    std::thread waiter([&] {
+      for (pid_t k : kids) waitpid(k, nullptr, 0);
+      while (server.sessions_ended() < static_cast<uint64_t>(producers)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      stop.store(true);
+    });
+    (void)server.Run(&stop);
+    waiter.join();
     (void)(*rec)->Finish();
     Served r;
     r.seconds = Seconds(t0);
