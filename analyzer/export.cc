@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "analyzer/text_util.h"
-#include "collector/kernel_names.h"
+#include "model/kernel_names.h"
 
 namespace rooftrace::analyzer {
 namespace {

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "collector/kernel_names.h"
+#include "model/kernel_names.h"
 
 namespace rooftrace::analyzer {
 namespace {

@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "analyzer/store_reader.h"
-#include "collector/datasheet.h"
-#include "collector/device_profile.h"
+#include "model/datasheet.h"
+#include "model/device_profile.h"
 
 namespace rooftrace::analyzer {
 namespace {

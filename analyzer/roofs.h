@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "collector/roof_model.h"
+#include "model/roof_model.h"
 
 namespace rooftrace::analyzer {
 
@@ -60,7 +60,7 @@ struct KernelAnnotation {
 };
 
 // Re-annotates one stored kernel with the collector's roof model
-// (collector/roof_model.h, Annotate): the kernel's FLOPs count against its
+// (model/roof_model.h, Annotate): the kernel's FLOPs count against its
 // stored dominant precision; a value counts as known when it is not NULL.
 // `roofs.model` must be set.
 KernelAnnotation AnnotateKernel(const RoofTable& roofs,

@@ -6,7 +6,7 @@
 
 #include "base/cli.h"
 #include "cli/subcommands.h"
-#include "collector/datasheet.h"
+#include "model/datasheet.h"
 
 namespace po = boost::program_options;
 

@@ -3,7 +3,7 @@
 #include <unordered_map>
 
 #include "collector/flat_index.h"
-#include "collector/kernel_names.h"
+#include "model/kernel_names.h"
 
 namespace rooftrace {
 namespace {
@@ -129,10 +129,13 @@ void JoinInto(Session* session, const Roofs& roofs,
     JoinedGemm& jg = out.gemms[i];
     jg.gemm = &g;
     const GemmShape shape = ShapeOf(g);
+    // The producer classified with the same rule (model/gemm.h); its tag
+    // only matters when the call's types did not reach the collector.
     jg.precision = GemmPrecision(shape);
     const int wire_prec = g.precision;
-    if (wire_prec > 0 && wire_prec < kNumPrecisions) {
-      jg.precision = static_cast<Precision>(wire_prec);  // producer knows
+    if (jg.precision == Precision::kUnknown && wire_prec > 0 &&
+        wire_prec < kNumPrecisions) {
+      jg.precision = static_cast<Precision>(wire_prec);
     }
     jg.flops = GemmFlops(shape);
     jg.min_bytes = GemmMinBytes(shape);

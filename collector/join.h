@@ -20,7 +20,7 @@
 
 #include "collector/flat_index.h"
 #include "collector/phases.h"
-#include "collector/roof_model.h"
+#include "model/roof_model.h"
 #include "collector/session.h"
 
 namespace rooftrace {

@@ -20,10 +20,10 @@
 #include <string>
 
 #include "base/status.h"
-#include "collector/device_profile.h"
+#include "model/device_profile.h"
 #include "collector/import_stats.h"
 #include "collector/join.h"
-#include "collector/roof_model.h"
+#include "model/roof_model.h"
 #include "collector/session.h"
 #include "collector/store.h"
 

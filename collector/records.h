@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "collector/datasheet.h"
+#include "model/precision.h"
 
 namespace rooftrace {
 

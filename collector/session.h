@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "collector/datasheet.h"
+#include "model/datasheet.h"
 #include "collector/import_stats.h"
 #include "collector/packet_decoder.h"
 #include "collector/records.h"

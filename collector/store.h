@@ -22,7 +22,7 @@
 #include "base/status.h"
 #include "collector/import_stats.h"
 #include "collector/join.h"
-#include "collector/roof_model.h"
+#include "model/roof_model.h"
 #include "collector/session.h"
 
 struct sqlite3;

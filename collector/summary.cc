@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "collector/kernel_names.h"
+#include "model/kernel_names.h"
 
 namespace rooftrace {
 namespace {

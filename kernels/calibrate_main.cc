@@ -10,8 +10,8 @@
 
 #include "base/cli.h"
 #include "cli/subcommands.h"
-#include "collector/datasheet.h"
-#include "collector/device_profile.h"
+#include "model/datasheet.h"
+#include "model/device_profile.h"
 #include "base/json.h"
 #include "kernels/calibration_result.h"
 #include "kernels/counter_validation.h"

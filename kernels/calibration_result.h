@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "collector/device_profile.h"
+#include "model/device_profile.h"
 #include "kernels/plan.h"
 
 namespace rooftrace::kernels {

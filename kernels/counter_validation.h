@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "collector/device_profile.h"
+#include "model/device_profile.h"
 #include "kernels/calibration_result.h"
 
 namespace rooftrace::kernels {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collector/datasheet.h"
+#include "model/datasheet.h"
 
 namespace rooftrace::kernels {
 

@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "collector/device_profile.h"
+#include "model/device_profile.h"
 #include "kernels/calibration_result.h"
 
 namespace rooftrace::kernels {

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "model/gemm.h"
 #include "proto/field_numbers.h"
 #include "libinject/gemm_shapes.h"
 #include "libinject/log.h"
@@ -82,7 +83,13 @@ void FillShape(GemmRecord& r, cublasOperation_t ta, cublasOperation_t tb,
   r.c_type = c_type;
   r.d_type = c_type;
   r.compute_type = compute_type;
-  r.precision = PrecisionClassOf(compute_type, a_type);
+  GemmShape shape;
+  shape.a_type = a_type;
+  shape.b_type = b_type;
+  shape.compute_type = compute_type;
+  // The one classifier the collector uses too (model/gemm.h); the wire
+  // value is model::Precision's.
+  r.precision = static_cast<uint32_t>(GemmPrecision(shape));
 }
 
 template <typename T>

@@ -1,5 +1,5 @@
-// What libinject records about one cuBLAS / cuBLASLt call: the precision
-// class its FLOPs count against, transposes as wire enums, and the scope
+// What libinject records about one cuBLAS / cuBLASLt call: transposes as
+// wire enums (the precision class comes from model/gemm.h), and the scope
 // object that makes one Gemm record per outermost hooked call.
 //
 // GemmScope lives on the calling thread's stack inside a hook. The
@@ -17,10 +17,6 @@ namespace rooftrace::inject {
 
 class Session;
 struct ThreadState;
-
-// `compute_type`: a cublasComputeType_t (>= 64) or, from legacy callers, a
-// cudaDataType; `a_type`: the cudaDataType of A. Returns wire::enums::PrecisionClass.
-uint32_t PrecisionClassOf(int32_t compute_type, int32_t a_type);
 
 // cublasOperation_t (0 N, 1 T, 2 C, 3 conjg) -> wire::enums::Transpose.
 uint32_t TransposeOf(int32_t cublas_operation);

@@ -330,17 +330,8 @@ enum Transpose : uint32_t {
   kTransposeC = 3,
 };
 
-enum PrecisionClass : uint32_t {
-  kPrecisionUnknown = 0,
-  kPrecisionFp64 = 1,
-  kPrecisionFp32 = 2,
-  kPrecisionFp16 = 3,
-  kPrecisionFp64Tensor = 4,
-  kPrecisionTf32Tensor = 5,
-  kPrecisionFp16Tensor = 6,
-  kPrecisionFp8Tensor = 7,
-  kPrecisionInt8Tensor = 8,
-};
+// Precision classes are model/precision.h's Precision values (one enum for
+// the project; tests/foundation/field_numbers_test.cc holds them equal).
 
 enum RangeKind : uint32_t { kRangePushPop = 1, kRangeStartEnd = 2 };
 

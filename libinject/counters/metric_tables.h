@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "collector/datasheet.h"  // rooftrace::Precision (header-only enum)
+#include "model/precision.h"
 
 namespace rooftrace::counters {
 

@@ -9,7 +9,7 @@
 
 #include "analyzer/input.h"
 #include "analyzer/roofs.h"
-#include "collector/device_profile.h"
+#include "model/device_profile.h"
 #include "tests/analyzer/golden_store.h"
 #include "tests/support/store_schema1.h"
 

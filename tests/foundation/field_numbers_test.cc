@@ -3,6 +3,7 @@
 // write the wire by hand) matches the descriptor generated from
 // rooftrace.proto.
 #include "gtest/gtest.h"
+#include "model/precision.h"
 #include "proto/field_numbers.h"
 #include "proto/rooftrace.pb.h"
 
@@ -271,14 +272,19 @@ TEST(FieldNumbersTest, EnumValuesMatchTheGeneratedDescriptor) {
   EXPECT_EQ(wire::enums::kTransposeT, EnumValue(tr, "TRANSPOSE_T"));
   EXPECT_EQ(wire::enums::kTransposeC, EnumValue(tr, "TRANSPOSE_C"));
   const auto* pc = pb::PrecisionClass_descriptor();
-  EXPECT_EQ(wire::enums::kPrecisionFp64, EnumValue(pc, "PRECISION_FP64"));
-  EXPECT_EQ(wire::enums::kPrecisionFp32, EnumValue(pc, "PRECISION_FP32"));
-  EXPECT_EQ(wire::enums::kPrecisionFp16, EnumValue(pc, "PRECISION_FP16"));
-  EXPECT_EQ(wire::enums::kPrecisionFp64Tensor, EnumValue(pc, "PRECISION_FP64_TENSOR"));
-  EXPECT_EQ(wire::enums::kPrecisionTf32Tensor, EnumValue(pc, "PRECISION_TF32_TENSOR"));
-  EXPECT_EQ(wire::enums::kPrecisionFp16Tensor, EnumValue(pc, "PRECISION_FP16_TENSOR"));
-  EXPECT_EQ(wire::enums::kPrecisionFp8Tensor, EnumValue(pc, "PRECISION_FP8_TENSOR"));
-  EXPECT_EQ(wire::enums::kPrecisionInt8Tensor, EnumValue(pc, "PRECISION_INT8_TENSOR"));
+  // The wire's precision classes are model/precision.h's, value for value:
+  // libinject writes static_cast<uint32_t>(Precision) on the wire.
+  auto P = [](Precision p) { return static_cast<int>(p); };
+  EXPECT_EQ(pc->value_count(), kNumPrecisions);
+  EXPECT_EQ(P(Precision::kUnknown), EnumValue(pc, "PRECISION_UNKNOWN"));
+  EXPECT_EQ(P(Precision::kFp64), EnumValue(pc, "PRECISION_FP64"));
+  EXPECT_EQ(P(Precision::kFp32), EnumValue(pc, "PRECISION_FP32"));
+  EXPECT_EQ(P(Precision::kFp16), EnumValue(pc, "PRECISION_FP16"));
+  EXPECT_EQ(P(Precision::kFp64Tensor), EnumValue(pc, "PRECISION_FP64_TENSOR"));
+  EXPECT_EQ(P(Precision::kTf32Tensor), EnumValue(pc, "PRECISION_TF32_TENSOR"));
+  EXPECT_EQ(P(Precision::kFp16Tensor), EnumValue(pc, "PRECISION_FP16_TENSOR"));
+  EXPECT_EQ(P(Precision::kFp8Tensor), EnumValue(pc, "PRECISION_FP8_TENSOR"));
+  EXPECT_EQ(P(Precision::kInt8Tensor), EnumValue(pc, "PRECISION_INT8_TENSOR"));
   const auto* rk = pb::RangeKind_descriptor();
   EXPECT_EQ(wire::enums::kRangePushPop, EnumValue(rk, "RANGE_PUSH_POP"));
   EXPECT_EQ(wire::enums::kRangeStartEnd, EnumValue(rk, "RANGE_START_END"));

@@ -11,7 +11,7 @@
 
 #include "base/cli.h"
 #include "cli/subcommands.h"
-#include "collector/device_profile.h"
+#include "model/device_profile.h"
 #include "kernels/calibration_result.h"
 
 namespace rooftrace {

@@ -300,25 +300,9 @@ TEST(ClassifyApiNameTest, KnowsLaunchesCopiesGraphsAndProfilerRange) {
   EXPECT_EQ(ClassifyApiName("nvtxRangePushA"), kApiNotTraced);
 }
 
-// Compute type (and input type) -> the roof the FLOPs count against.
-TEST(GemmShapesTest, PrecisionClassFollowsComputeAndInputTypes) {
-  // compute 32F with bf16 / fp16 inputs: tensor cores, 16-bit roof.
-  EXPECT_EQ(PrecisionClassOf(68, 14), wire::enums::kPrecisionFp16Tensor);
-  EXPECT_EQ(PrecisionClassOf(68, 2), wire::enums::kPrecisionFp16Tensor);
-  // compute 32F with fp32 inputs: CUDA cores.
-  EXPECT_EQ(PrecisionClassOf(68, 0), wire::enums::kPrecisionFp32);
-  EXPECT_EQ(PrecisionClassOf(77, 0), wire::enums::kPrecisionTf32Tensor);
-  EXPECT_EQ(PrecisionClassOf(74, 0), wire::enums::kPrecisionFp16Tensor);
-  EXPECT_EQ(PrecisionClassOf(68, 28), wire::enums::kPrecisionFp8Tensor);
-  EXPECT_EQ(PrecisionClassOf(68, 29), wire::enums::kPrecisionFp8Tensor);
-  EXPECT_EQ(PrecisionClassOf(72, 3), wire::enums::kPrecisionInt8Tensor);
-  EXPECT_EQ(PrecisionClassOf(70, 1), wire::enums::kPrecisionFp64);
-  EXPECT_EQ(PrecisionClassOf(64, 2), wire::enums::kPrecisionFp16Tensor);
-  // Legacy cudaDataType compute types.
-  EXPECT_EQ(PrecisionClassOf(0, 0), wire::enums::kPrecisionFp32);
-  EXPECT_EQ(PrecisionClassOf(0, 14), wire::enums::kPrecisionFp16Tensor);
-  EXPECT_EQ(PrecisionClassOf(1, 1), wire::enums::kPrecisionFp64);
-  EXPECT_EQ(PrecisionClassOf(12345, 0), wire::enums::kPrecisionUnknown);
+// cublasOperation_t -> wire transposes (precision classes: tests/model/
+// gemm_test.cc).
+TEST(GemmShapesTest, TransposeOfCublasOperations) {
   EXPECT_EQ(TransposeOf(0), wire::enums::kTransposeN);
   EXPECT_EQ(TransposeOf(1), wire::enums::kTransposeT);
   EXPECT_EQ(TransposeOf(2), wire::enums::kTransposeC);

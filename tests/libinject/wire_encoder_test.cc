@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "libinject/encoder.h"
+#include "model/precision.h"
 #include "proto/field_numbers.h"
 #include "libinject/proto_writer.h"
 #include "proto/framing.h"
@@ -151,7 +152,7 @@ TEST(EncoderRoundTripTest, GemmDecodesWithLibprotobuf) {
   g.d_ptr = 0x7f0000009000ull;
   g.epilogue = 32;
   g.status = -3;
-  g.precision = wire::enums::kPrecisionFp16Tensor;
+  g.precision = static_cast<uint32_t>(Precision::kFp16Tensor);
   g.correlation_count = 3;
   g.correlation_ids[0] = 100;
   g.correlation_ids[1] = 101;

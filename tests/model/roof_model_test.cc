@@ -1,7 +1,7 @@
 // Roof model: analytic GEMM numbers, precision classes, and the annotation
 // of kernels against H100 SXM datasheet roofs (bf16 989.4 TFLOP/s dense,
 // 3.35 TB/s), every expectation computed by hand in the comments.
-#include "collector/roof_model.h"
+#include "model/roof_model.h"
 
 #include <gtest/gtest.h>
 

@@ -11,8 +11,8 @@
 // The trap: analytic bytes are a lower bound on DRAM traffic, so an AI
 // computed from them is an upper bound; the source of every number travels
 // with it (`counters`, `analytic`, `none`) and reports must print it.
-#ifndef ROOFTRACE_COLLECTOR_ROOF_MODEL_H_
-#define ROOFTRACE_COLLECTOR_ROOF_MODEL_H_
+#ifndef ROOFTRACE_MODEL_ROOF_MODEL_H_
+#define ROOFTRACE_MODEL_ROOF_MODEL_H_
 
 #include <array>
 #include <cstdint>
@@ -20,8 +20,9 @@
 #include <string>
 #include <string_view>
 
-#include "collector/datasheet.h"
-#include "collector/device_profile.h"
+#include "model/datasheet.h"
+#include "model/device_profile.h"
+#include "model/gemm.h"
 
 namespace rooftrace {
 
@@ -60,35 +61,6 @@ std::string_view SourceName(Source s);  // "none", "analytic", "counters"
 
 enum class Bound { kUnknown = 0, kMemory, kCompute, kLatency };
 std::string_view BoundName(Bound b);  // "unknown", "memory", ...
-
-// ------------------------------------------------------------------ GEMMs
-
-// The parts of a cuBLAS call the model needs (column-major:
-// C[m x n] = op(A)[m x k] op(B)[k x n], `batch` times). Types are
-// cudaDataType_t values; compute_type is cublasComputeType_t (or, for legacy
-// APIs, a cudaDataType_t).
-struct GemmShape {
-  int64_t m = 0, n = 0, k = 0, batch = 1;
-  int32_t a_type = -1, b_type = -1, c_type = -1, d_type = -1;
-  int32_t compute_type = -1;
-};
-
-// Bytes per element of a cudaDataType_t; 0 when unknown.
-int ElementBytes(int32_t cuda_data_type);
-// The precision class the call's FLOPs count against, from its input types
-// and compute type: fp8 inputs -> fp8-tensor; int8 with 32I compute ->
-// int8-tensor; fp16/bf16 inputs -> fp16/bf16-tensor; fp32 inputs -> fp32,
-// tf32-tensor with CUBLAS_COMPUTE_32F_FAST_TF32, fp16/bf16-tensor with
-// 32F_FAST_16F/16BF; fp64 -> fp64-tensor (DMMA; the roof falls back to fp64
-// where there is none). kUnknown when the types say nothing.
-Precision GemmPrecision(const GemmShape& g);
-// 2 * m * n * k * batch (0 for a degenerate shape).
-uint64_t GemmFlops(const GemmShape& g);
-// (m*k*size(A) + k*n*size(B) + m*n*size(D)) * batch: each operand read or
-// written once, a lower bound on DRAM traffic. With one element size for all
-// operands this is (M*K + K*N + M*N) * elem_bytes * batch. 0 when a type is
-// unknown.
-uint64_t GemmMinBytes(const GemmShape& g);
 
 // --------------------------------------------------------------- kernels
 
@@ -136,4 +108,4 @@ Annotation Annotate(const KernelFacts& facts, const Roofs& roofs,
 
 }  // namespace rooftrace
 
-#endif  // ROOFTRACE_COLLECTOR_ROOF_MODEL_H_
+#endif  // ROOFTRACE_MODEL_ROOF_MODEL_H_

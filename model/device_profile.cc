@@ -1,4 +1,4 @@
-#include "collector/device_profile.h"
+#include "model/device_profile.h"
 
 #include <cerrno>
 #include <cmath>

@@ -1,6 +1,6 @@
 // Kernel families: template instances and launch variants of one algorithm
 // share a family; different algorithms do not.
-#include "collector/kernel_names.h"
+#include "model/kernel_names.h"
 
 #include <gtest/gtest.h>
 

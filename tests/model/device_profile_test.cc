@@ -1,4 +1,4 @@
-#include "collector/device_profile.h"
+#include "model/device_profile.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

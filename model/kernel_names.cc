@@ -1,4 +1,4 @@
-#include "collector/kernel_names.h"
+#include "model/kernel_names.h"
 
 #include <cxxabi.h>
 

@@ -3,8 +3,8 @@
 // (H100 SXM bf16 is 989 TFLOP/s dense, not 1979).
 //
 // Immutable static data; thread-safe.
-#ifndef ROOFTRACE_COLLECTOR_DATASHEET_H_
-#define ROOFTRACE_COLLECTOR_DATASHEET_H_
+#ifndef ROOFTRACE_MODEL_DATASHEET_H_
+#define ROOFTRACE_MODEL_DATASHEET_H_
 
 #include <array>
 #include <optional>
@@ -12,30 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "model/precision.h"
+
 namespace rooftrace {
-
-// Mirrors wire::PrecisionClass (same order, same values) without depending on
-// the generated protobuf code.
-enum class Precision : int {
-  kUnknown = 0,
-  kFp64 = 1,
-  kFp32 = 2,
-  kFp16 = 3,
-  kFp64Tensor = 4,
-  kTf32Tensor = 5,
-  kFp16Tensor = 6,  // fp16 and bf16 on tensor cores
-  kFp8Tensor = 7,
-  kInt8Tensor = 8,
-};
-inline constexpr int kNumPrecisions = 9;
-
-// "fp64", "fp32", "fp16", "fp64-tensor", "tf32-tensor", "fp16/bf16-tensor",
-// "fp8-tensor", "int8-tensor"; "unknown" for kUnknown.
-std::string_view PrecisionName(Precision p);
-// Short column-safe key: "fp64", "fp32", "fp16", "fp64_tc", "tf32_tc",
-// "bf16_tc", "fp8_tc", "int8_tc".
-std::string_view PrecisionKey(Precision p);
-std::optional<Precision> PrecisionFromKey(std::string_view key);
 
 struct DatasheetEntry {
   std::string_view key;          // "h100-sxm"
@@ -66,4 +45,4 @@ Precision HeadlinePrecision(const DatasheetEntry& e);
 
 }  // namespace rooftrace
 
-#endif  // ROOFTRACE_COLLECTOR_DATASHEET_H_
+#endif  // ROOFTRACE_MODEL_DATASHEET_H_

@@ -2,8 +2,8 @@
 // kernel family that groups template instances and launch variants
 // (all `ampere_bf16_s16816gemm_*` tiles, all `flash_fwd_*` instances).
 // Pure functions; thread-safe.
-#ifndef ROOFTRACE_COLLECTOR_KERNEL_NAMES_H_
-#define ROOFTRACE_COLLECTOR_KERNEL_NAMES_H_
+#ifndef ROOFTRACE_MODEL_KERNEL_NAMES_H_
+#define ROOFTRACE_MODEL_KERNEL_NAMES_H_
 
 #include <cstddef>
 #include <string>
@@ -39,4 +39,4 @@ std::string ShortKernelName(std::string_view name, size_t max_chars = 60);
 
 }  // namespace rooftrace
 
-#endif  // ROOFTRACE_COLLECTOR_KERNEL_NAMES_H_
+#endif  // ROOFTRACE_MODEL_KERNEL_NAMES_H_

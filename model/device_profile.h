@@ -7,8 +7,8 @@
 // Plain data; thread-compatible. The trap: a roof of 0 means "not measured /
 // not supported", never "zero FLOP/s" — always go through PeakFlopsPerS() and
 // DramBytesPerS(), which fall back to the datasheet figure.
-#ifndef ROOFTRACE_COLLECTOR_DEVICE_PROFILE_H_
-#define ROOFTRACE_COLLECTOR_DEVICE_PROFILE_H_
+#ifndef ROOFTRACE_MODEL_DEVICE_PROFILE_H_
+#define ROOFTRACE_MODEL_DEVICE_PROFILE_H_
 
 #include <array>
 #include <cstdint>
@@ -17,7 +17,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
-#include "collector/datasheet.h"
+#include "model/datasheet.h"
 
 namespace rooftrace {
 
@@ -118,4 +118,4 @@ Status SaveDeviceProfile(const DeviceProfile& profile,
 
 }  // namespace rooftrace
 
-#endif  // ROOFTRACE_COLLECTOR_DEVICE_PROFILE_H_
+#endif  // ROOFTRACE_MODEL_DEVICE_PROFILE_H_

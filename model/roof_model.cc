@@ -1,22 +1,8 @@
-#include "collector/roof_model.h"
+#include "model/roof_model.h"
 
 #include <algorithm>
 
 namespace rooftrace {
-namespace {
-
-// cudaDataType_t values (library_types.h).
-constexpr int32_t kR32F = 0, kR64F = 1, kR16F = 2, kR8I = 3, kC32F = 4,
-                  kC64F = 5, kC16F = 6, kR8U = 8, kR32I = 10, kR32U = 12,
-                  kR16BF = 14, kR8FE4M3 = 28, kR8FE5M2 = 29;
-// cublasComputeType_t values (cublas_api.h).
-constexpr int32_t kCompute16F = 64, kCompute16FPedantic = 65,
-                  kCompute32FFast16F = 74, kCompute32FFast16BF = 75,
-                  kCompute32FFastTf32 = 77, kCompute32I = 72,
-                  kCompute32IPedantic = 73;
-
-}  // namespace
-
 double Roofs::Peak(Precision p) const {
   double peak = peak_flops_per_s[static_cast<int>(p)];
   if (peak > 0) return peak;
@@ -79,67 +65,6 @@ std::string_view BoundName(Bound b) {
     case Bound::kUnknown: break;
   }
   return "unknown";
-}
-
-int ElementBytes(int32_t t) {
-  switch (t) {
-    case kR8I: case kR8U: case kR8FE4M3: case kR8FE5M2: return 1;
-    case kR16F: case kR16BF: return 2;
-    case kR32F: case kR32I: case kR32U: case kC16F: return 4;
-    case kR64F: case kC32F: return 8;
-    case kC64F: return 16;
-    default: return 0;
-  }
-}
-
-Precision GemmPrecision(const GemmShape& g) {
-  const int32_t in = g.a_type >= 0 ? g.a_type : g.b_type;
-  switch (in) {
-    case kR8FE4M3:
-    case kR8FE5M2:
-      return Precision::kFp8Tensor;
-    case kR8I:
-      return (g.compute_type == kCompute32I ||
-              g.compute_type == kCompute32IPedantic || g.compute_type == kR32I)
-                 ? Precision::kInt8Tensor
-                 : Precision::kUnknown;
-    case kR16F:
-    case kR16BF:
-      return Precision::kFp16Tensor;
-    case kR32F:
-      if (g.compute_type == kCompute32FFastTf32) return Precision::kTf32Tensor;
-      if (g.compute_type == kCompute32FFast16F ||
-          g.compute_type == kCompute32FFast16BF ||
-          g.compute_type == kCompute16F ||
-          g.compute_type == kCompute16FPedantic) {
-        return Precision::kFp16Tensor;
-      }
-      return Precision::kFp32;
-    case kR64F:
-      return Precision::kFp64Tensor;
-    default:
-      return Precision::kUnknown;
-  }
-}
-
-uint64_t GemmFlops(const GemmShape& g) {
-  if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0) return 0;
-  return 2ull * static_cast<uint64_t>(g.m) * static_cast<uint64_t>(g.n) *
-         static_cast<uint64_t>(g.k) * static_cast<uint64_t>(g.batch);
-}
-
-uint64_t GemmMinBytes(const GemmShape& g) {
-  if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0) return 0;
-  const int ea = ElementBytes(g.a_type);
-  const int eb = ElementBytes(g.b_type >= 0 ? g.b_type : g.a_type);
-  const int32_t out_type =
-      g.d_type >= 0 ? g.d_type : (g.c_type >= 0 ? g.c_type : g.a_type);
-  const int ed = ElementBytes(out_type);
-  if (ea == 0 || eb == 0 || ed == 0) return 0;
-  const auto m = static_cast<uint64_t>(g.m), n = static_cast<uint64_t>(g.n),
-             k = static_cast<uint64_t>(g.k);
-  return (m * k * ea + k * n * eb + m * n * ed) *
-         static_cast<uint64_t>(g.batch);
 }
 
 Annotation Annotate(const KernelFacts& f, const Roofs& roofs,

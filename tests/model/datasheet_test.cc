@@ -1,6 +1,6 @@
 // The built-in datasheet: dense peaks, ridge points as the seeds state them,
 // and device-name matching.
-#include "collector/datasheet.h"
+#include "model/datasheet.h"
 
 #include <gtest/gtest.h>
 
