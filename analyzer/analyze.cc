@@ -4,9 +4,7 @@
 
 #include "base/cli.h"
 
-#ifdef ROOFTRACE_HAVE_INGEST
 #include "analyzer/trace_report.h"
-#endif
 
 namespace rooftrace {
 namespace analyzer {
@@ -35,7 +33,8 @@ StatusOr<AnalyzedInput> OpenAndReport(const std::string& path,
   AnalyzedInput out;
   ReportOptions options = base_options;
   InputOptions input_options;
-  RT_ASSIGN_OR_RETURN(const InputKind kind, DetectInputKind(path));
+  RT_ASSIGN_OR_RETURN(const DetectedInput detected, DetectInput(path));
+  const InputKind kind = detected.kind;
   if (!device_profile.empty()) {
     RT_ASSIGN_OR_RETURN(RoofTable roofs, LoadRoofTable(device_profile));
     options.reannotate = std::move(roofs);
@@ -44,17 +43,16 @@ StatusOr<AnalyzedInput> OpenAndReport(const std::string& path,
       input_options.device_profile_path = device_profile;
     }
   }
-#ifdef ROOFTRACE_HAVE_INGEST
   if (kind == InputKind::kTrace) {
     // Aggregated as it is read: no temporary store.
-    RT_ASSIGN_OR_RETURN(out.report,
-                        BuildTraceReport(path, input_options.device_profile_path,
-                                         options));
+    RT_ASSIGN_OR_RETURN(
+        out.report,
+        BuildTraceReport(path, input_options.device_profile_path, options,
+                         RecorderOptions().flush_records, detected.source));
     out.report.header.input = path;
     out.report.header.input_kind = "trace";
     return out;
   }
-#endif
   RT_ASSIGN_OR_RETURN(out.input, AnalyzerInput::Open(path, input_options));
   RT_ASSIGN_OR_RETURN(out.report, BuildReport(out.input->store(), options));
   out.report.header.input = path;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "analyzer/input.h"
-#include "analyzer/report.h"
+#include "report/report.h"
 #include "base/status.h"
 
 namespace rooftrace::analyzer {

@@ -7,9 +7,9 @@
 
 #include "analyzer/analyze.h"
 #include "analyzer/input.h"
-#include "analyzer/report.h"
-#include "analyzer/report_format.h"
-#include "analyzer/roofline_svg.h"
+#include "report/report.h"
+#include "report/report_format.h"
+#include "report/roofline_svg.h"
 #include "base/cli.h"
 #include "cli/subcommands.h"
 

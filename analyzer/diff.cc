@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <map>
 
-#include "analyzer/text_util.h"
+#include "report/text_util.h"
 
 namespace rooftrace::analyzer {
 namespace {

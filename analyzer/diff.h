@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/report.h"
+#include "report/report.h"
 
 namespace rooftrace::analyzer {
 

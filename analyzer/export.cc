@@ -7,7 +7,7 @@
 #include <set>
 #include <utility>
 
-#include "analyzer/text_util.h"
+#include "report/text_util.h"
 #include "model/kernel_names.h"
 
 namespace rooftrace::analyzer {
@@ -83,7 +83,7 @@ Status WritePerfettoJson(StoreReader& store, int64_t run_id, std::ostream& out,
     return std::make_pair(pid, tid);
   };
 
-  RT_RETURN_IF_ERROR(store.ForEachKernel(run_id, [&](const KernelView& k) {
+  RT_RETURN_IF_ERROR(store.ForEachKernel(run_id, [&](const KernelRow& k) {
     if (!k.start_ns) return OkStatus();
     const auto [pid, tid] = gpu_track(k.device_id, k.stream_id);
     const std::string_view full = k.demangled.empty() ? k.name : k.demangled;
@@ -124,7 +124,7 @@ Status WritePerfettoJson(StoreReader& store, int64_t run_id, std::ostream& out,
     return OkStatus();
   }));
 
-  RT_RETURN_IF_ERROR(store.ForEachMemcpy(run_id, [&](const MemcpyView& m) {
+  RT_RETURN_IF_ERROR(store.ForEachMemcpy(run_id, [&](const MemcpyRow& m) {
     if (!m.start_ns || !m.end_ns) return OkStatus();
     const auto [pid, tid] = gpu_track(m.device_id, m.stream_id);
     const int64_t dur = *m.end_ns - *m.start_ns;
@@ -146,7 +146,7 @@ Status WritePerfettoJson(StoreReader& store, int64_t run_id, std::ostream& out,
   int64_t async_id = 0;
   std::set<int64_t> named_processes;
   std::set<std::pair<int64_t, int64_t>> named_threads;
-  RT_RETURN_IF_ERROR(store.ForEachNvtx(run_id, [&](const NvtxView& r) {
+  RT_RETURN_IF_ERROR(store.ForEachNvtx(run_id, [&](const NvtxRow& r) {
     if (!r.start_ns) return OkStatus();
     if (!r.end_ns) {
       ++stats->open_ranges;

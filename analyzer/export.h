@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/store_reader.h"
+#include "store/store_reader.h"
 #include "base/status.h"
 
 namespace rooftrace::analyzer {

@@ -1,8 +1,9 @@
 // Opens what the user passed to analyze / export / diff: a run store
-// (SQLite) or a raw trace (.rft), told apart by content, never by extension.
-// A trace is ingested into a temporary store (collector/ingest.h) that lives
-// as long as the AnalyzerInput; `export` needs that, while `analyze` and
-// `diff` aggregate a trace as they read it (analyzer/trace_report.h).
+// (SQLite) or a trace in any format a source reads (sources/registry.h),
+// told apart by content, never by extension. A trace is read into a
+// temporary store that lives as long as the AnalyzerInput; `export` needs
+// that, while `analyze` and `diff` aggregate a trace as they read it
+// (analyzer/trace_report.h).
 //
 // Owned by one command; not thread-safe. The trap: the temporary store is
 // deleted in the destructor, so keep the AnalyzerInput alive while reading.
@@ -12,15 +13,23 @@
 #include <memory>
 #include <string>
 
-#include "analyzer/store_reader.h"
 #include "base/status.h"
+#include "sources/source.h"
+#include "store/store_reader.h"
 
 namespace rooftrace::analyzer {
 
 enum class InputKind { kStore, kTrace };
 
-// Classifies a file by its first bytes: "SQLite format 3\0" is a store, a
-// first byte 0x0A (the Trace.packet tag) is a trace. Errors name the file.
+struct DetectedInput {
+  InputKind kind = InputKind::kStore;
+  const TraceSource* source = nullptr;  // for a trace
+};
+
+// Classifies a file by its content: an SQLite file that no source claims
+// (an Nsight Systems export is SQLite too) is a store; anything a source
+// detects is a trace. Errors name the file.
+StatusOr<DetectedInput> DetectInput(const std::string& path);
 StatusOr<InputKind> DetectInputKind(const std::string& path);
 
 struct InputOptions {

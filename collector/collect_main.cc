@@ -11,8 +11,9 @@
 
 #include "base/cli.h"
 #include "cli/subcommands.h"
-#include "collector/ingest_internal.h"
-#include "collector/recorder.h"
+#include "sources/rft/ingest_internal.h"
+#include "pipeline/recorder.h"
+#include "store/store.h"
 #include "collector/server.h"
 #include "collector/summary.h"
 
@@ -84,10 +85,9 @@ int CollectMain(int argc, char** argv) {
   }
   for (const auto& f : ingest) {
     RecorderOptions ro;
-    ro.store_path = store;
     ro.origin = "ingest:" + f;
     ro.device_profile_path = profile;
-    auto rec = RunRecorder::Create(ro);
+    auto rec = CreateStoreRecorder(ro, store);
     if (!rec.ok()) {
       std::cerr << "rooftrace collect: " << rec.status().message() << "\n";
       return kExitUsage;
@@ -110,10 +110,9 @@ int CollectMain(int argc, char** argv) {
   if (listen.empty()) listen.push_back(DefaultSocket());
 
   RecorderOptions ro;
-  ro.store_path = store;
   ro.origin = "collect";
   ro.device_profile_path = profile;
-  auto rec = RunRecorder::Create(ro);
+  auto rec = CreateStoreRecorder(ro, store);
   if (!rec.ok()) {
     std::cerr << "rooftrace collect: " << rec.status().message() << "\n";
     return kExitUsage;

@@ -21,8 +21,9 @@
 
 #include "base/cli.h"
 #include "cli/subcommands.h"
-#include "collector/ingest_internal.h"
-#include "collector/recorder.h"
+#include "sources/rft/ingest_internal.h"
+#include "pipeline/recorder.h"
+#include "store/store.h"
 #include "collector/server.h"
 #include "collector/summary.h"
 
@@ -148,11 +149,10 @@ int ProfileMain(int argc, char** argv) {
   for (const auto& a : cmd) command += (command.empty() ? "" : " ") + a;
 
   RecorderOptions ro;
-  ro.store_path = out;
   ro.origin = "profile";
   ro.command = command;
   ro.device_profile_path = profile;
-  auto rec = RunRecorder::Create(ro);
+  auto rec = CreateStoreRecorder(ro, out);
   if (!rec.ok()) {
     fs::remove_all(dir);
     return usage_error(rec.status().message());

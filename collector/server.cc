@@ -17,6 +17,7 @@
 
 #include "proto/framing.h"
 #include "proto/rooftrace.pb.h"
+#include "sources/rft/wire_session.h"
 
 namespace rooftrace {
 namespace {
@@ -46,7 +47,7 @@ struct CollectorServer::Connection {
   uint64_t id = 0;
   std::string peer;
   wire::FrameReader reader;
-  std::unique_ptr<Session> session;
+  std::unique_ptr<WireSession> wire;  // the producer's stream, decoded
   ImportStats stats;  // frames and bytes of this connection
   uint64_t opened_ms = 0;
   uint64_t last_bytes_ms = 0;  // when bytes last arrived
@@ -220,7 +221,7 @@ void CollectorServer::Accept(int listen_fd) {
     c->fd = fd;
     c->id = ++next_conn_id_;
     c->peer = peer;
-    c->session = std::make_unique<Session>(peer);
+    c->wire = std::make_unique<WireSession>(peer);
     c->opened_ms = c->last_bytes_ms = NowMs();
     if (!options_.raw_dir.empty()) {
       const std::string path = options_.raw_dir + "/run" +
@@ -240,12 +241,12 @@ void CollectorServer::Accept(int listen_fd) {
 void CollectorServer::Close(Connection* c, const std::string& reason) {
   if (c->closed) return;
   c->closed = true;
-  if (!reason.empty()) Log("closed " + c->session->name() + " (" + c->peer +
+  if (!reason.empty()) Log("closed " + c->wire->session().name() + " (" + c->peer +
                            "): " + reason);
   close(c->fd);
   if (c->raw) fclose(c->raw);
-  c->session->stats().Add(c->stats);
-  Status s = recorder_->AddSession(c->session.get());
+  c->wire->session().stats().Add(c->stats);
+  Status s = recorder_->AddSession(&c->wire->session());
   if (!s.ok()) Log("cannot store the session of " + c->peer + ": " + s.message());
   --open_;
   ++ended_;
@@ -290,18 +291,18 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
         return false;
       }
       ++c->stats[ImportStat::k_frames];
-      const bool had_hello = c->session->has_hello();
-      Status s = c->session->OnPacket(payload);
-      if (s.ok() && c->session->restart_pending()) {
-        c->session->stats().Add(c->stats);
+      const bool had_hello = c->wire->has_hello();
+      Status s = c->wire->OnPacket(payload);
+      if (s.ok() && c->wire->restart_pending()) {
+        c->wire->session().stats().Add(c->stats);
         c->stats = ImportStats();
-        (void)recorder_->AddSession(c->session.get());
-        c->session = std::make_unique<Session>(c->peer);
-        s = c->session->OnPacket(payload);
+        (void)recorder_->AddSession(&c->wire->session());
+        c->wire = std::make_unique<WireSession>(c->peer);
+        s = c->wire->OnPacket(payload);
       }
       if (s.ok()) {
         // A long session stores its settled steps as it goes (bounded memory).
-        Status f = recorder_->MaybeFlush(c->session.get(), conns_.size());
+        Status f = recorder_->MaybeFlush(&c->wire->session(), conns_.size());
         if (!f.ok()) {
           Log("cannot store part of the session of " + c->peer + ": " +
               f.message());
@@ -320,7 +321,7 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
         Close(c, "refused: " + s.message());
         return false;
       }
-      if (!had_hello && c->session->has_hello() && !draining) {
+      if (!had_hello && c->wire->has_hello() && !draining) {
         wire::Packet reply;
         reply.mutable_hello_reply()->set_accepted(true);
         reply.mutable_hello_reply()->set_protocol_version(
@@ -361,7 +362,7 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
     const uint64_t now = NowMs();
     for (auto& c : conns_) {
       if (c->closed) continue;
-      if (!c->session->has_hello() &&
+      if (!c->wire->has_hello() &&
           now - c->opened_ms > options_.hello_timeout_ms) {
         ++c->stats[ImportStat::k_timed_out_connections];
         Close(c.get(), "sent no Hello within " +

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "collector/recorder.h"
+#include "pipeline/recorder.h"
 
 namespace rooftrace {
 

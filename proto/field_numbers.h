@@ -1,7 +1,7 @@
 // Field numbers and enum values of proto/rooftrace.proto for the code that
 // reads and writes the wire format by hand: libinject's encoder (libinject
 // does not link libprotobuf; the host may link its own) and the collector's
-// packet decoder (collector/packet_decoder.h, the hot path of ingest). These
+// packet decoder (sources/rft/packet_decoder.h, the hot path of ingest). These
 // constants are their only link to the schema; the tests
 // tests/libinject/wire_encoder_test.cc and
 // tests/collector/packet_decoder_test.cc check them against the descriptor

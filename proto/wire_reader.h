@@ -1,6 +1,6 @@
 // Reads protobuf wire format field by field, without libprotobuf: for
 // libinject (which must not link it) and for the collector's packet decoder
-// (collector/packet_decoder.h), where generated parsing was the cost of
+// (sources/rft/packet_decoder.h), where generated parsing was the cost of
 // ingest. Header-only so the hot loop inlines.
 //
 // Accepts exactly what libprotobuf's parser accepts at this level: tags of

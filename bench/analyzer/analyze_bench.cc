@@ -32,9 +32,9 @@
 
 #include "analyzer/analyze.h"
 #include "analyzer/input.h"
-#include "collector/packet_decoder.h"
-#include "analyzer/report.h"
-#include "analyzer/store_reader.h"
+#include "sources/rft/packet_decoder.h"
+#include "report/report.h"
+#include "store/store_reader.h"
 #include "proto/framing.h"
 #include "proto/rooftrace.pb.h"
 #include "tests/support/sqlite_query.h"
@@ -229,11 +229,11 @@ void BuildStore(const std::string& path, int64_t n) {
 // The bare read: the same kernel query the report runs, every row stepped
 // and its columns fetched, nothing aggregated.
 int ReadStore(const std::string& path, int64_t run) {
-  rooftrace::analyzer::StoreReader store;
+  rooftrace::StoreReader store;
   if (!store.Open(path, path).ok()) return 1;
   int64_t rows = 0;
   double sink = 0;
-  const auto st = store.ForEachKernel(run, [&](const rooftrace::analyzer::KernelView& k) {
+  const auto st = store.ForEachKernel(run, [&](const rooftrace::KernelRow& k) {
     ++rows;
     sink += static_cast<double>(k.duration_ns) + k.name.size();
     return rooftrace::OkStatus();

@@ -25,11 +25,14 @@
 #include <thread>
 #include <vector>
 
-#include "collector/recorder.h"
 #include "collector/server.h"
-#include "collector/session.h"
+#include "pipeline/recorder.h"
+#include "pipeline/session.h"
+#include "pipeline/sink.h"
 #include "proto/framing.h"
-#include "collector/testing/trace_builder.h"
+#include "sources/rft/testing/trace_builder.h"
+#include "sources/rft/wire_session.h"
+#include "store/store.h"
 
 namespace rt = rooftrace;
 namespace ts = rooftrace::test_support;
@@ -76,38 +79,55 @@ void ForEachPacket(const std::string& stream, Fn fn) {
   }
 }
 
-// Rows the recorder hands over, thrown away: the collector's own path
-// (RunRecorder::MaybeFlush and AddSession) minus the store.
-class DiscardWriter : public rt::RunWriter {
+// Rows the recorder emits, thrown away: the collector's own path
+// (RunRecorder::MaybeFlush and AddSession, rows built for every kernel)
+// minus the store.
+class DiscardSink : public rt::RunSink {
  public:
   rt::StatusOr<int64_t> BeginRun(const rt::RunRow&) override { return 1; }
-  rt::Status FinishRun(int64_t, const rt::RunRow&,
-                       const rt::ImportStats&) override {
+  rt::Status FinishRun(const rt::RunRow&, const rt::ImportStats&) override {
     return rt::OkStatus();
   }
-  rt::Status AddRoofs(int64_t, uint32_t, const rt::Roofs&) override {
+  rt::Status AddRoof(const rt::RoofRow&) override { return rt::OkStatus(); }
+  rt::StatusOr<int64_t> AddSession(
+      const rt::SessionRow&, const std::vector<rt::DeviceRow>&) override {
+    return ++sessions_;
+  }
+  rt::Status UpdateSession(const rt::SessionRow&) override {
     return rt::OkStatus();
   }
-  rt::Status WriteSession(int64_t, rt::Session*, const rt::JoinedSession&,
-                          const rt::WriteScope*) override {
+  rt::StatusOr<int64_t> AddGemmCall(const rt::GemmCallRow&) override {
+    return ++gemms_;
+  }
+  rt::Status AddStep(const rt::StepRow&) override { return rt::OkStatus(); }
+  rt::Status AddKernel(const rt::KernelRow& k) override {
+    duration_sum_ += k.duration_ns;  // touch the row
     return rt::OkStatus();
   }
+  rt::Status AddMemcpy(const rt::MemcpyRow&) override {
+    return rt::OkStatus();
+  }
+  rt::Status AddNvtx(const rt::NvtxRow&) override { return rt::OkStatus(); }
+  rt::Status EndWrite() override { return rt::OkStatus(); }
+
+ private:
+  int64_t sessions_ = 0, gemms_ = 0, duration_sum_ = 0;
 };
 
-// One session of `stream` through a RunRecorder, as `collect --ingest`
-// runs it; returns the kernels stored, or 0 on error (printed).
-uint64_t Record(const std::string& stream, const rt::RecorderOptions& ro) {
-  auto rec = rt::RunRecorder::Create(ro);
+// One session of `stream` through `rec`, as `collect --ingest` runs it;
+// returns the kernels stored, or 0 on error (printed).
+uint64_t Record(const std::string& stream,
+                rt::StatusOr<std::unique_ptr<rt::RunRecorder>> rec) {
   if (!rec.ok()) {
     fprintf(stderr, "ingest_bench: %s\n", rec.status().message().c_str());
     return 0;
   }
-  rt::Session session("bench");
+  rt::WireSession wire("bench");
   ForEachPacket(stream, [&](std::string_view payload) {
-    (void)session.OnPacket(payload);
-    (void)(*rec)->MaybeFlush(&session);
+    (void)wire.OnPacket(payload);
+    (void)(*rec)->MaybeFlush(&wire.session());
   });
-  (void)(*rec)->AddSession(&session);
+  (void)(*rec)->AddSession(&wire.session());
   (void)(*rec)->Finish();
   return (*rec)->kernels_stored();
 }
@@ -154,9 +174,9 @@ Served ServeProducers(const std::string& dir, int producers, uint64_t per) {
   if (child == 0) {
     close(fds[0]);
     rt::RecorderOptions ro;
-    ro.store_path = dir + "/bench" + std::to_string(per) + ".sqlite";
     ro.origin = "bench";
-    auto rec = rt::RunRecorder::Create(ro);
+    auto rec = rt::CreateStoreRecorder(
+        ro, dir + "/bench" + std::to_string(per) + ".sqlite");
     if (!rec.ok()) _exit(1);
     rt::ServerOptions so;
     so.listen = {"unix:" + dir + "/s.sock"};
@@ -223,7 +243,7 @@ int main(int argc, char** argv) {
   // (0) decode alone (the whole session held, as a short session is).
   auto t0 = std::chrono::steady_clock::now();
   {
-    rt::Session s0("bench");
+    rt::WireSession s0("bench");
     ForEachPacket(stream, [&](std::string_view p) { (void)s0.OnPacket(p); });
   }
   const double t_parse = Seconds(t0);
@@ -231,11 +251,12 @@ int main(int argc, char** argv) {
   // (0w) decode alone in windows: each window's records dropped once decoded.
   t0 = std::chrono::steady_clock::now();
   {
-    rt::Session s0("bench");
+    rt::WireSession w0("bench");
+    rt::Session& s0 = w0.session();
     const size_t window = rt::RecorderOptions().flush_records;
     rt::RecordMask all;
     ForEachPacket(stream, [&](std::string_view p) {
-      (void)s0.OnPacket(p);
+      (void)w0.OnPacket(p);
       if (s0.RecordCount() < window) return;
       all.kernels.assign(s0.kernels().size(), 1);
       all.launches.assign(s0.launches().size(), 1);
@@ -249,23 +270,27 @@ int main(int argc, char** argv) {
   const double t_parse_windows = Seconds(t0);
 
   // (1) decode + join + annotate, in windows as the collector runs a long
-  // session, the rows thrown away.
-  DiscardWriter discard;
+  // session, the rows built and thrown away.
+  DiscardSink discard;
   rt::RecorderOptions no_store;
   no_store.origin = "bench";
-  no_store.writer = &discard;
+  no_store.sink = &discard;
   t0 = std::chrono::steady_clock::now();
-  const uint64_t joined_kernels = Record(stream, no_store);
+  const uint64_t joined_kernels =
+      Record(stream, rt::RunRecorder::Create(no_store));
   const double t_decode = Seconds(t0);
   const double n = static_cast<double>(joined_kernels);
   if (joined_kernels == 0) return 1;
 
   // (2) the same into SQLite: what `rooftrace collect --ingest` does.
   rt::RecorderOptions ro;
-  ro.store_path = dir + "/bench.sqlite";
+  const std::string store_path = dir + "/bench.sqlite";
   ro.origin = "bench";
   t0 = std::chrono::steady_clock::now();
-  if (Record(stream, ro) != joined_kernels) return 1;
+  if (Record(stream, rt::CreateStoreRecorder(ro, store_path)) !=
+      joined_kernels) {
+    return 1;
+  }
   const double t_store = Seconds(t0);
   printf("stream: %.0f kernel records (+ launches, GEMM calls, copies), %s\n",
          n, rt::wire::HumanBytes(stream.size()).c_str());
@@ -284,7 +309,7 @@ int main(int argc, char** argv) {
          "windows); / decode+join+annotate: %.2fx\n",
          t_store / t_parse, t_store / t_parse_windows, t_store / t_decode);
   printf("store size: %s\n",
-         rt::wire::HumanBytes(fs::file_size(ro.store_path)).c_str());
+         rt::wire::HumanBytes(fs::file_size(store_path)).c_str());
   for (const Served* r : {&small, &large}) {
     printf("%d producer processes x %llu kernels over a Unix socket into "
            "SQLite: %.3f s, %.2f M kernel records/s, %llu kernels stored, "

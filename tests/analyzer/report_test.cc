@@ -1,6 +1,6 @@
 // The report model on the golden run: every column against hand-computed
 // values (tests/analyzer/golden_store.h explains each number).
-#include "analyzer/report.h"
+#include "report/report.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "analyzer/input.h"
-#include "analyzer/roofs.h"
+#include "report/roofs.h"
 #include "model/device_profile.h"
 #include "tests/analyzer/golden_store.h"
 #include "tests/support/store_schema1.h"

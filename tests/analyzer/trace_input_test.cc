@@ -12,7 +12,7 @@
 #include <fstream>
 
 #include "analyzer/input.h"
-#include "analyzer/report_format.h"
+#include "report/report_format.h"
 #include "analyzer/trace_report.h"
 #include "base/json.h"
 #include "cli/subcommands.h"

@@ -20,7 +20,7 @@
 
 #include "proto/framing.h"
 #include "tests/support/sqlite_query.h"
-#include "collector/testing/trace_builder.h"
+#include "sources/rft/testing/trace_builder.h"
 
 namespace rooftrace {
 namespace {

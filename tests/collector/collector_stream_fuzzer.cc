@@ -20,10 +20,10 @@
 #include <memory>
 #include <string_view>
 
-#include "collector/flush.h"
-#include "collector/join.h"
-#include "collector/session.h"
-#include "collector/testing/session_diff.h"
+#include "pipeline/flush.h"
+#include "pipeline/join.h"
+#include "pipeline/session.h"
+#include "sources/rft/testing/session_diff.h"
 #include "proto/framing.h"
 
 namespace {
@@ -32,7 +32,7 @@ namespace {
 constexpr size_t kFuzzMaxFrameBytes = 1 << 20;
 
 void JoinAndDrop(rooftrace::Session* session, const rooftrace::Roofs& roofs) {
-  if (!session->has_hello()) return;
+  if (!session->started()) return;
   const rooftrace::JoinedSession joined = rooftrace::Join(session, roofs);
   // Every joined kernel must point at a name and a step the join produced.
   for (const auto& k : joined.kernels) {
@@ -46,7 +46,7 @@ void JoinAndDrop(rooftrace::Session* session, const rooftrace::Roofs& roofs) {
 // What RunRecorder::FlushSettled does, minus the store: join what is held,
 // plan the settled prefix, drop it.
 void FlushWindow(rooftrace::Session* session, const rooftrace::Roofs& roofs) {
-  if (!session->has_hello() || session->RecordCount() < 32) return;
+  if (!session->started() || session->RecordCount() < 32) return;
   const rooftrace::ImportStats saved = session->stats();
   const rooftrace::JoinedSession joined = rooftrace::Join(session, roofs);
   session->stats() = saved;
@@ -66,8 +66,8 @@ void FlushWindow(rooftrace::Session* session, const rooftrace::Roofs& roofs) {
   session->DropRecords(plan.drop);
 }
 
-std::unique_ptr<rooftrace::Session> NewReferenceSession() {
-  auto s = std::make_unique<rooftrace::Session>("fuzz");
+std::unique_ptr<rooftrace::WireSession> NewReferenceSession() {
+  auto s = std::make_unique<rooftrace::WireSession>("fuzz");
   s->UseReferenceDecoder();
   return s;
 }
@@ -83,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t n = size - 1;
 
   rooftrace::wire::FrameReader reader(kFuzzMaxFrameBytes);
-  auto session = std::make_unique<rooftrace::Session>("fuzz");
+  auto session = std::make_unique<rooftrace::WireSession>("fuzz");
   auto reference = NewReferenceSession();
   bool refused = false;
   for (size_t off = 0; off < n && !refused;) {
@@ -102,8 +102,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       rooftrace::Status s = session->OnPacket(payload);
       rooftrace::Status s_ref = reference->OnPacket(payload);
       if (s.ok() && session->restart_pending()) {
-        JoinAndDrop(session.get(), roofs);
-        session = std::make_unique<rooftrace::Session>("fuzz");
+        JoinAndDrop(&session->session(), roofs);
+        session = std::make_unique<rooftrace::WireSession>("fuzz");
         reference = NewReferenceSession();
         s = session->OnPacket(payload);
         s_ref = reference->OnPacket(payload);
@@ -120,10 +120,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         refused = true;
         break;
       }
-      FlushWindow(session.get(), roofs);
-      FlushWindow(reference.get(), roofs);
+      FlushWindow(&session->session(), roofs);
+      FlushWindow(&reference->session(), roofs);
     }
   }
-  JoinAndDrop(session.get(), roofs);
+  JoinAndDrop(&session->session(), roofs);
   return 0;
 }

@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "collector/ingest.h"
-#include "collector/recorder.h"
-#include "collector/session.h"
-#include "collector/testing/trace_builder.h"
+#include "sources/rft/ingest.h"
+#include "pipeline/recorder.h"
+#include "pipeline/session.h"
+#include "sources/rft/wire_session.h"
+#include "store/store.h"
+#include "sources/rft/testing/trace_builder.h"
 #include "proto/framing.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/temp_dir.h"
@@ -276,19 +278,20 @@ TEST_F(FlushTest, HeldRecordsStayBoundedOnALongSession) {
   o.decode_steps = 200;
   const TraceBuilder b = LlmStream(o);
   RecorderOptions ro;
-  ro.store_path = dir_.File("live.sqlite");
+  const std::string store = dir_.File("live.sqlite");
   ro.origin = "collect";
   ro.flush_records = 500;
-  auto recorder = RunRecorder::Create(ro);
+  auto recorder = CreateStoreRecorder(ro, store);
   ASSERT_TRUE(recorder.ok()) << recorder.status().message();
-  Session session("test");
+  WireSession wire("test");
+  Session& session = wire.session();
   size_t most_held = 0, total = 0;
   wire::FrameReader reader;
   for (const std::string& frame : b.Frames()) {
     reader.Feed(frame);
     std::string_view payload;
     ASSERT_EQ(reader.Next(&payload), wire::FrameReader::Result::kFrame);
-    ASSERT_TRUE(session.OnPacket(payload).ok());
+    ASSERT_TRUE(wire.OnPacket(payload).ok());
     ASSERT_TRUE((*recorder)->MaybeFlush(&session).ok());
     most_held = std::max(most_held, session.RecordCount());
   }
@@ -300,7 +303,7 @@ TEST_F(FlushTest, HeldRecordsStayBoundedOnALongSession) {
   EXPECT_GT(total, 20 * most_held);
   ASSERT_TRUE((*recorder)->AddSession(&session).ok());
   ASSERT_TRUE((*recorder)->Finish().ok());
-  StoreQuery q(ro.store_path);
+  StoreQuery q(store);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"),
             static_cast<int64_t>(b.sent(wire::RECORD_KERNEL)));
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM steps"), 201);
@@ -311,10 +314,9 @@ TEST_F(FlushTest, HeldRecordsStayBoundedOnALongSession) {
 // its share, between kMinWindowRecords and flush_records.
 TEST_F(FlushTest, OpenSessionsShareTheMemoryBudget) {
   RecorderOptions ro;
-  ro.store_path = dir_.File("budget.sqlite");
   ro.flush_records = 1u << 16;
   ro.memory_records = 1u << 20;
-  auto r = RunRecorder::Create(ro);
+  auto r = CreateStoreRecorder(ro, dir_.File("budget.sqlite"));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ((*r)->WindowRecords(1), 65536u);    // flush_records caps it
   EXPECT_EQ((*r)->WindowRecords(16), 65536u);   // 2^20 / 16 = 2^16
@@ -323,16 +325,14 @@ TEST_F(FlushTest, OpenSessionsShareTheMemoryBudget) {
   EXPECT_EQ((*r)->WindowRecords(0), 65536u);    // as if one
 
   RecorderOptions whole = ro;
-  whole.store_path = dir_.File("whole.sqlite");
   whole.flush_records = 0;
-  auto w = RunRecorder::Create(whole);
+  auto w = CreateStoreRecorder(whole, dir_.File("whole.sqlite"));
   ASSERT_TRUE(w.ok());
   EXPECT_EQ((*w)->WindowRecords(64), 0u);  // sessions stored whole
 
   RecorderOptions tiny = ro;
-  tiny.store_path = dir_.File("tiny.sqlite");
   tiny.flush_records = 500;  // below the floor: flush_records still caps
-  auto t = RunRecorder::Create(tiny);
+  auto t = CreateStoreRecorder(tiny, dir_.File("tiny.sqlite"));
   ASSERT_TRUE(t.ok());
   EXPECT_EQ((*t)->WindowRecords(1000), 500u);
 }
@@ -344,20 +344,21 @@ TEST_F(FlushTest, ASessionAmongManyFlushesInItsShare) {
   o.decode_steps = 1000;
   const TraceBuilder b = LlmStream(o);
   RecorderOptions ro;
-  ro.store_path = dir_.File("shared.sqlite");
+  const std::string store = dir_.File("shared.sqlite");
   ro.origin = "collect";
   ro.flush_records = 1u << 16;  // alone, the session would never flush
   ro.memory_records = 8 * kMinWindowRecords;
-  auto recorder = RunRecorder::Create(ro);
+  auto recorder = CreateStoreRecorder(ro, store);
   ASSERT_TRUE(recorder.ok()) << recorder.status().message();
-  Session shared("test");
+  WireSession wire("test");
+  Session& shared = wire.session();
   size_t most_held = 0;
   wire::FrameReader reader;
   for (const std::string& frame : b.Frames()) {
     reader.Feed(frame);
     std::string_view payload;
     ASSERT_EQ(reader.Next(&payload), wire::FrameReader::Result::kFrame);
-    ASSERT_TRUE(shared.OnPacket(payload).ok());
+    ASSERT_TRUE(wire.OnPacket(payload).ok());
     ASSERT_TRUE((*recorder)->MaybeFlush(&shared, 8).ok());
     most_held = std::max(most_held, shared.RecordCount());
   }
@@ -370,7 +371,7 @@ TEST_F(FlushTest, ASessionAmongManyFlushesInItsShare) {
   EXPECT_LT(most_held, 2 * kMinWindowRecords);
   ASSERT_TRUE((*recorder)->AddSession(&shared).ok());
   ASSERT_TRUE((*recorder)->Finish().ok());
-  StoreQuery q(ro.store_path);
+  StoreQuery q(store);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"),
             static_cast<int64_t>(b.sent(wire::RECORD_KERNEL)));
 }

@@ -1,6 +1,6 @@
 // IngestTraceFile end to end on generated traces: join, annotation, steps
 // and phases, import statistics, truncation and refusal.
-#include "collector/ingest.h"
+#include "sources/rft/ingest.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "collector/testing/trace_builder.h"
+#include "sources/rft/testing/trace_builder.h"
 #include "proto/framing.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/temp_dir.h"
@@ -101,10 +101,9 @@ TEST_F(IngestTest, ScratchStoreHoldsTheSameRowsWithoutAJournal) {
   TraceBuilder b(o.session);
   GenerateLlmTrace(o, &b);
   const std::string trace = Write(b, "llm.rft");
-  IngestOptions scratch;
-  scratch.durability = Store::Durability::kScratch;
   const std::string scratch_store = dir_.File("scratch.sqlite");
-  auto r = IngestTraceFile(trace, scratch_store, scratch);
+  auto r = IngestTraceFile(trace, scratch_store, {},
+                           Store::Durability::kScratch);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
   StoreQuery s(scratch_store), d(store_);

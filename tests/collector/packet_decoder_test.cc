@@ -1,16 +1,16 @@
 // The collector's hand-written packet decoder against libprotobuf's parser:
-// a Session fed through each (Session::UseReferenceDecoder) must keep the
+// a WireSession fed through each (WireSession::UseReferenceDecoder) must keep the
 // same records, strings and statistics for generated streams, hand-built
 // packets that use the wire format's corners, and mutated and random bytes.
-#include "collector/packet_decoder.h"
+#include "sources/rft/packet_decoder.h"
 
 #include <random>
 #include <string>
 #include <vector>
 
-#include "collector/session.h"
-#include "collector/testing/session_diff.h"
-#include "collector/testing/trace_builder.h"
+#include "sources/rft/wire_session.h"
+#include "sources/rft/testing/session_diff.h"
+#include "sources/rft/testing/trace_builder.h"
 #include "gtest/gtest.h"
 #include "proto/field_numbers.h"
 #include "proto/framing.h"
@@ -49,8 +49,8 @@ std::vector<std::string> LlmPayloads(bool nvtx, bool counters) {
 // Feeds `payloads` to a fast and a reference session; returns the first
 // difference (empty: none). `refused` counts packets both refused.
 struct Pair {
-  Session fast{"fast"};
-  Session ref{"ref"};
+  WireSession fast{"fast"};
+  WireSession ref{"ref"};
   Pair() { ref.UseReferenceDecoder(); }
 
   std::string Feed(std::string_view payload) {
@@ -101,14 +101,14 @@ TEST(PacketDecoderTest, GeneratedStreamsDecodeLikeLibprotobuf) {
         ASSERT_EQ(pair.Feed(p), "") << "nvtx=" << nvtx << " counters="
                                     << counters;
       }
-      EXPECT_GT(pair.fast.kernels().size(), 50u);
-      EXPECT_GT(pair.fast.launches().size(), 50u);
-      EXPECT_GT(pair.fast.gemms().size(), 10u);
-      EXPECT_GT(pair.fast.memcpys().size(), 0u);
-      EXPECT_EQ(pair.fast.nvtx_ranges().empty(), !nvtx);
-      EXPECT_EQ(pair.fast.counters().empty(), !counters);
-      EXPECT_TRUE(pair.fast.has_goodbye());
-      EXPECT_EQ(pair.fast.stats()[ImportStat::k_undecodable_packets], 0u);
+      EXPECT_GT(pair.fast.session().kernels().size(), 50u);
+      EXPECT_GT(pair.fast.session().launches().size(), 50u);
+      EXPECT_GT(pair.fast.session().gemms().size(), 10u);
+      EXPECT_GT(pair.fast.session().memcpys().size(), 0u);
+      EXPECT_EQ(pair.fast.session().nvtx_ranges().empty(), !nvtx);
+      EXPECT_EQ(pair.fast.session().counters().empty(), !counters);
+      EXPECT_TRUE(pair.fast.session().end().goodbye);
+      EXPECT_EQ(pair.fast.session().stats()[ImportStat::k_undecodable_packets], 0u);
     }
   }
 }
@@ -136,16 +136,16 @@ TEST(PacketDecoderTest, KernelPacketFieldsAndUnknownsAreCounted) {
   VarintField(&packet, 77, 1);  // unknown in the packet: 5
   ASSERT_EQ(pair.Feed(packet), "");
 
-  ASSERT_EQ(pair.fast.kernels().size(), 1u);
-  const KernelRecord& r = pair.fast.kernels()[0];
+  ASSERT_EQ(pair.fast.session().kernels().size(), 1u);
+  const KernelRecord& r = pair.fast.session().kernels()[0];
   EXPECT_EQ(r.correlation_id, 7u);
   EXPECT_EQ(r.start_ns, 120u);
   EXPECT_EQ(r.end_ns, 250u);
   EXPECT_EQ(r.grid[0], 132u);
-  EXPECT_EQ(pair.fast.stats()[ImportStat::k_unknown_fields], 5u);
-  ASSERT_NE(pair.fast.String(3), nullptr);
-  EXPECT_EQ(*pair.fast.String(3), "gemm_kernel");
-  EXPECT_EQ(pair.fast.last_sequence(), 2u);
+  EXPECT_EQ(pair.fast.session().stats()[ImportStat::k_unknown_fields], 5u);
+  ASSERT_NE(pair.fast.session().String(3), nullptr);
+  EXPECT_EQ(*pair.fast.session().String(3), "gemm_kernel");
+  EXPECT_EQ(pair.fast.session().end().last_sequence, 2u);
 }
 
 TEST(PacketDecoderTest, OneofLastMemberWinsAndRepeatedMembersMerge) {
@@ -168,11 +168,11 @@ TEST(PacketDecoderTest, OneofLastMemberWinsAndRepeatedMembersMerge) {
   BytesField(&packet, f::packet::kKernelBatch, kb2);
   BytesField(&packet, f::packet::kKernelBatch, kb1);
   ASSERT_EQ(pair.Feed(packet), "");
-  ASSERT_EQ(pair.fast.kernels().size(), 2u);
-  EXPECT_EQ(pair.fast.kernels()[0].correlation_id, 2u);
-  EXPECT_EQ(pair.fast.kernels()[1].correlation_id, 1u);
-  EXPECT_TRUE(pair.fast.memcpys().empty());
-  EXPECT_EQ(pair.fast.stats().received[wire::RECORD_KERNEL], 2u);
+  ASSERT_EQ(pair.fast.session().kernels().size(), 2u);
+  EXPECT_EQ(pair.fast.session().kernels()[0].correlation_id, 2u);
+  EXPECT_EQ(pair.fast.session().kernels()[1].correlation_id, 1u);
+  EXPECT_TRUE(pair.fast.session().memcpys().empty());
+  EXPECT_EQ(pair.fast.session().stats().received[wire::RECORD_KERNEL], 2u);
 }
 
 TEST(PacketDecoderTest, GemmCorrelationIdsPackedOrNotBecomeLinks) {
@@ -193,22 +193,22 @@ TEST(PacketDecoderTest, GemmCorrelationIdsPackedOrNotBecomeLinks) {
   VarintField(&packet, f::packet::kSequence, 2);
   BytesField(&packet, f::packet::kGemmBatch, batch);
   ASSERT_EQ(pair.Feed(packet), "");
-  ASSERT_EQ(pair.fast.gemms().size(), 1u);
-  EXPECT_EQ(pair.fast.gemms()[0].call_id, 5u);
-  EXPECT_EQ(pair.fast.gemms()[0].m, -1);
-  EXPECT_EQ(pair.fast.gemms()[0].n, 4096);
-  EXPECT_EQ(pair.fast.gemms()[0].a_type, -1);
-  ASSERT_EQ(pair.fast.gemm_links().size(), 3u);
-  EXPECT_EQ(pair.fast.gemm_links()[0].correlation_id, 11u);
-  EXPECT_EQ(pair.fast.gemm_links()[2].correlation_id, 300u);
-  for (const GemmLink& l : pair.fast.gemm_links()) EXPECT_EQ(l.call_id, 5u);
+  ASSERT_EQ(pair.fast.session().gemms().size(), 1u);
+  EXPECT_EQ(pair.fast.session().gemms()[0].call_id, 5u);
+  EXPECT_EQ(pair.fast.session().gemms()[0].m, -1);
+  EXPECT_EQ(pair.fast.session().gemms()[0].n, 4096);
+  EXPECT_EQ(pair.fast.session().gemms()[0].a_type, -1);
+  ASSERT_EQ(pair.fast.session().gemm_links().size(), 3u);
+  EXPECT_EQ(pair.fast.session().gemm_links()[0].correlation_id, 11u);
+  EXPECT_EQ(pair.fast.session().gemm_links()[2].correlation_id, 300u);
+  for (const GemmLink& l : pair.fast.session().gemm_links()) EXPECT_EQ(l.call_id, 5u);
 
   // Dropping the call drops its links.
   RecordMask mask;
   mask.gemms = {1};
-  pair.fast.DropRecords(mask);
-  EXPECT_TRUE(pair.fast.gemms().empty());
-  EXPECT_TRUE(pair.fast.gemm_links().empty());
+  pair.fast.session().DropRecords(mask);
+  EXPECT_TRUE(pair.fast.session().gemms().empty());
+  EXPECT_TRUE(pair.fast.session().gemm_links().empty());
 }
 
 TEST(PacketDecoderTest, MalformedPacketsLeaveNothingBehind) {
@@ -227,8 +227,8 @@ TEST(PacketDecoderTest, MalformedPacketsLeaveNothingBehind) {
   std::string bad;
   BytesField(&bad, f::packet::kKernelBatch, bad_batch);
   ASSERT_EQ(pair.Feed(bad), "");
-  EXPECT_TRUE(pair.fast.kernels().empty());
-  EXPECT_EQ(pair.fast.stats()[ImportStat::k_undecodable_packets], 1u);
+  EXPECT_TRUE(pair.fast.session().kernels().empty());
+  EXPECT_EQ(pair.fast.session().stats()[ImportStat::k_undecodable_packets], 1u);
 
   // A string that is not UTF-8 refuses the packet, as libprotobuf does.
   std::string str;
@@ -237,8 +237,8 @@ TEST(PacketDecoderTest, MalformedPacketsLeaveNothingBehind) {
   std::string with_bad_string = packet;
   BytesField(&with_bad_string, f::packet::kInternedStrings, str);
   ASSERT_EQ(pair.Feed(with_bad_string), "");
-  EXPECT_TRUE(pair.fast.kernels().empty());
-  EXPECT_EQ(pair.fast.String(3), nullptr);
+  EXPECT_TRUE(pair.fast.session().kernels().empty());
+  EXPECT_EQ(pair.fast.session().String(3), nullptr);
 
   // A malformed batch that a later member of the oneof replaces: libprotobuf
   // parses it all the same, and refuses the packet.
@@ -254,10 +254,10 @@ TEST(PacketDecoderTest, MalformedPacketsLeaveNothingBehind) {
   std::string zero = packet;
   VarintField(&zero, 0, 1);
   ASSERT_EQ(pair.Feed(zero), "");
-  EXPECT_EQ(pair.fast.stats()[ImportStat::k_undecodable_packets], 5u);
+  EXPECT_EQ(pair.fast.session().stats()[ImportStat::k_undecodable_packets], 5u);
 
   ASSERT_EQ(pair.Feed(packet), "");
-  EXPECT_EQ(pair.fast.kernels().size(), 2u);
+  EXPECT_EQ(pair.fast.session().kernels().size(), 2u);
 }
 
 TEST(PacketDecoderTest, MutatedPacketsDecodeLikeLibprotobuf) {
@@ -278,16 +278,16 @@ TEST(PacketDecoderTest, MutatedPacketsDecodeLikeLibprotobuf) {
         default: p.insert(at, 1, static_cast<char>(rng())); break;
       }
     }
-    const uint64_t before = pair.fast.stats()[ImportStat::k_undecodable_packets];
+    const uint64_t before = pair.fast.session().stats()[ImportStat::k_undecodable_packets];
     ASSERT_EQ(pair.Feed(p), "") << "round " << round;
-    if (pair.fast.stats()[ImportStat::k_undecodable_packets] > before) {
+    if (pair.fast.session().stats()[ImportStat::k_undecodable_packets] > before) {
       ++refused;
     } else {
       ++accepted;
     }
     if (pair.fast.restart_pending()) {
-      pair.fast = Session("fast");
-      pair.ref = Session("ref");
+      pair.fast = WireSession("fast");
+      pair.ref = WireSession("ref");
       pair.ref.UseReferenceDecoder();
       ASSERT_EQ(pair.Feed(payloads[0]), "");
     }

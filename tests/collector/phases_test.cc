@@ -1,6 +1,6 @@
 // Step labelling on constructed token-count sequences, and step detection
 // from copies / NVTX / host gaps on hand-built kernel timelines.
-#include "collector/phases.h"
+#include "pipeline/phases.h"
 
 #include <gtest/gtest.h>
 

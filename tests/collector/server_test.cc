@@ -2,6 +2,7 @@
 // stalled producer (nothing received inside a frame for stall_timeout_ms),
 // not its own delay or a frame that arrives slowly.
 #include "collector/server.h"
+#include "store/store.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -15,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "collector/recorder.h"
-#include "collector/testing/trace_builder.h"
+#include "pipeline/recorder.h"
+#include "sources/rft/testing/trace_builder.h"
 #include "tests/support/temp_dir.h"
 
 namespace rooftrace {
@@ -29,9 +30,8 @@ class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     RecorderOptions ro;
-    ro.store_path = dir_.File("runs.sqlite");
     ro.origin = "collect";
-    auto r = RunRecorder::Create(ro);
+    auto r = CreateStoreRecorder(ro, dir_.File("runs.sqlite"));
     ASSERT_TRUE(r.ok()) << r.status().message();
     recorder_ = std::move(*r);
     ServerOptions so;

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "collector/ingest.h"
-#include "collector/store.h"
-#include "collector/testing/trace_builder.h"
+#include "sources/rft/ingest.h"
+#include "store/store.h"
+#include "sources/rft/testing/trace_builder.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/store_schema1.h"
 #include "tests/support/temp_dir.h"

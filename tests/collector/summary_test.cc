@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/store.h"
+#include "store/store.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/temp_dir.h"
 

@@ -19,7 +19,7 @@
 #include <string>
 
 #include "proto/framing.h"
-#include "collector/testing/trace_builder.h"
+#include "sources/rft/testing/trace_builder.h"
 
 using rooftrace::test_support::GenerateLlmTrace;
 using rooftrace::test_support::LlmTraceOptions;

@@ -1,6 +1,6 @@
 // Tests of the shared trace builder and the synthetic LLM trace: what other
 // suites rely on (counts, token dimensions, pointers, framing) holds.
-#include "collector/testing/trace_builder.h"
+#include "sources/rft/testing/trace_builder.h"
 
 #include <gtest/gtest.h>
 

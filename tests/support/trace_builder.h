@@ -4,6 +4,6 @@
 #ifndef ROOFTRACE_TESTS_SUPPORT_TRACE_BUILDER_H_
 #define ROOFTRACE_TESTS_SUPPORT_TRACE_BUILDER_H_
 
-#include "collector/testing/trace_builder.h"
+#include "sources/rft/testing/trace_builder.h"
 
 #endif  // ROOFTRACE_TESTS_SUPPORT_TRACE_BUILDER_H_

@@ -1,0 +1,82 @@
+// Import statistics of a run, declared once here (perfetto's stats.h habit):
+// every counter the collector keeps has one name, one meaning, and is
+// stored in the store's import_stats table and printed in every report.
+// Per record kind (kernel, memcpy, gemm, nvtx_range, nvtx_mark, counters,
+// launch, device) there are received_<kind>, producer_dropped_<kind>,
+// producer_filtered_<kind> and unmatched_<kind>.
+//
+// Plain value type; thread-compatible (one per session, merged into the
+// run's under the caller's lock).
+#ifndef ROOFTRACE_PIPELINE_IMPORT_STATS_H_
+#define ROOFTRACE_PIPELINE_IMPORT_STATS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rooftrace {
+
+// X(name, meaning)
+#define ROOFTRACE_IMPORT_STATS(X)                                             \
+  X(frames, "frames read")                                                   \
+  X(packets, "packets decoded")                                              \
+  X(bytes, "bytes read")                                                     \
+  X(corrupt_frames, "streams closed on a corrupt frame")                     \
+  X(undecodable_packets, "frames whose payload is not a Packet")            \
+  X(unknown_fields, "fields skipped because this collector does not know "  \
+                    "them (a newer producer)")                              \
+  X(truncated_streams, "streams that ended inside a frame")                  \
+  X(sessions, "producer sessions accepted")                                  \
+  X(sessions_incomplete, "sessions without a Goodbye or whose totals did "  \
+                         "not match")                                       \
+  X(refused_sessions, "connections refused (magic, version, no Hello)")     \
+  X(timed_out_connections, "connections closed for sending nothing or "     \
+                           "stalling inside a frame")                       \
+  X(sequence_gaps, "packets missing by sequence number")                     \
+  X(unresolved_strings, "interned string ids never defined")                 \
+  X(unmatched_nvtx_refs, "launches naming an NVTX range never received")     \
+  X(producer_cupti_dropped, "records CUPTI itself dropped")                  \
+  X(windows_stored, "settled parts of long sessions stored while they ran")
+
+enum class ImportStat : int {
+#define ROOFTRACE_STAT_ENUM_(name, meaning) k_##name,
+  ROOFTRACE_IMPORT_STATS(ROOFTRACE_STAT_ENUM_)
+#undef ROOFTRACE_STAT_ENUM_
+      kCount
+};
+
+// Record kinds with per-kind counters; index = wire::RecordKind value.
+inline constexpr int kNumRecordKinds = 9;
+// "kernel", "memcpy", "gemm", "nvtx_range", "nvtx_mark", "counters",
+// "launch", "device"; "unknown" for 0.
+std::string_view RecordKindKey(int kind);
+
+struct ImportStats {
+  std::array<uint64_t, static_cast<int>(ImportStat::kCount)> values{};
+  std::array<uint64_t, kNumRecordKinds> received{};
+  std::array<uint64_t, kNumRecordKinds> producer_dropped{};
+  std::array<uint64_t, kNumRecordKinds> producer_filtered{};
+  std::array<uint64_t, kNumRecordKinds> unmatched{};
+
+  uint64_t& operator[](ImportStat s) { return values[static_cast<int>(s)]; }
+  uint64_t operator[](ImportStat s) const {
+    return values[static_cast<int>(s)];
+  }
+  void Add(const ImportStats& other);
+  // Every counter as (name, value), in declaration order, per-kind counters
+  // for kinds 1..8; zero values included so a reader sees the full set.
+  std::vector<std::pair<std::string, uint64_t>> Named() const;
+  uint64_t TotalProducerDropped() const;
+
+  bool operator==(const ImportStats&) const = default;
+};
+
+std::string_view ImportStatName(ImportStat s);
+std::string_view ImportStatMeaning(ImportStat s);
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_PIPELINE_IMPORT_STATS_H_

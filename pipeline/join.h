@@ -1,0 +1,107 @@
+// Joins one ended session's records by correlation id and annotates them:
+// kernel + launch (thread, API time, NVTX range, GEMM call) + GEMM shape
+// (analytic FLOPs and bytes) + counters (hardware FLOPs and bytes), NVTX
+// paths, kernel names (demangled, family), the roof model, and forward steps
+// with their phase. Records that match nothing are kept and counted
+// (unmatched_<kind> in the session's import statistics).
+//
+// Pure function of the session and the roofs; the result points into the
+// session, which must outlive it. Thread-compatible.
+//
+// The trap: a GEMM call may launch several kernels (split-K reductions); its
+// analytic FLOPs and bytes go to the longest of them only, so a run's FLOPs
+// are never counted twice.
+#ifndef ROOFTRACE_PIPELINE_JOIN_H_
+#define ROOFTRACE_PIPELINE_JOIN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pipeline/flat_index.h"
+#include "pipeline/phases.h"
+#include "model/roof_model.h"
+#include "pipeline/session.h"
+
+namespace rooftrace {
+
+struct NameInfo {
+  std::string name;       // mangled, as reported
+  std::string demangled;
+  std::string family;
+};
+
+struct JoinedKernel {
+  const KernelRecord* kernel = nullptr;
+  const LaunchRecord* launch = nullptr;     // nullptr: launch not seen
+  const CounterRecord* counters = nullptr;  // nullptr: no counters
+  int gemm = -1;                            // index into JoinedSession::gemms
+  int name = -1;                            // index into names
+  int nvtx_path = -1;                       // index into paths
+  KernelFacts facts;
+  Annotation annotation;
+  int step = -1;
+};
+
+struct JoinedGemm {
+  const GemmRecord* gemm = nullptr;
+  Precision precision = Precision::kUnknown;
+  uint64_t flops = 0;
+  uint64_t min_bytes = 0;
+  int weight = 0;          // 0 unknown, 1 a, 2 b
+  int64_t token_count = -1;
+  uint64_t kernel_count = 0;
+  int step = -1;
+};
+
+struct JoinedMemcpy {
+  const MemcpyRecord* memcpy = nullptr;
+  const LaunchRecord* launch = nullptr;
+  int nvtx_path = -1;
+  int step = -1;
+};
+
+struct JoinedNvtx {
+  const NvtxRecord* range = nullptr;
+  std::string name, domain;
+  int path = -1;
+};
+
+// Working memory of a join, kept in the JoinedSession so that JoinInto()
+// on a reused one allocates nothing new (a long session is joined once per
+// window).
+struct JoinScratch {
+  FlatIndex launch_of, gemm_of_call, gemm_of_corr, counters_of;
+  std::vector<char> launch_used, counters_used;
+  std::vector<int> gemm_carrier;
+  PhaseInput phase_input;
+};
+
+struct JoinedSession {
+  std::vector<JoinedKernel> kernels;
+  std::vector<JoinedGemm> gemms;
+  std::vector<JoinedMemcpy> memcpys;
+  std::vector<JoinedNvtx> nvtx;
+  std::vector<StepInfo> steps;
+  std::vector<NameInfo> names;
+  std::vector<std::string> paths;  // 'outer/inner'
+  bool any_counters = false;
+  bool any_analytic = false;
+  JoinScratch scratch;
+};
+
+// 'm=8 n=4096 k=4096 batch=1': how a kernel row names its GEMM's shape.
+std::string GemmShapeText(const GemmRecord& g);
+
+// Joins `session` (its import statistics gain the unmatched_* counts).
+JoinedSession Join(Session* session, const Roofs& roofs,
+                   const AnnotateOptions& annotate = {},
+                   const PhaseOptions& phases = {});
+// The same into `out`, whose memory is reused (its previous contents go).
+void JoinInto(Session* session, const Roofs& roofs,
+              const AnnotateOptions& annotate, const PhaseOptions& phases,
+              JoinedSession* out);
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_PIPELINE_JOIN_H_

@@ -1,0 +1,287 @@
+#include "pipeline/phases.h"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+namespace rooftrace {
+namespace {
+
+std::string Num(int64_t v) { return std::to_string(v); }
+
+// Distinct steps per pointer value, from (pointer, step) pairs.
+std::vector<std::pair<uint64_t, int>> DistinctSteps(
+    std::vector<std::pair<uint64_t, int>> pairs) {
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  std::vector<std::pair<uint64_t, int>> out;
+  for (const auto& [ptr, step] : pairs) {
+    (void)step;
+    if (out.empty() || out.back().first != ptr) out.emplace_back(ptr, 0);
+    ++out.back().second;
+  }
+  return out;
+}
+
+int Lookup(const std::vector<std::pair<uint64_t, int>>& table, uint64_t ptr) {
+  auto it = std::lower_bound(table.begin(), table.end(),
+                             std::make_pair(ptr, 0));
+  return it != table.end() && it->first == ptr ? it->second : 0;
+}
+
+}  // namespace
+
+void ClassifySteps(const std::vector<int64_t>& t,
+                   std::vector<std::string>* phases,
+                   std::vector<std::string>* evidence) {
+  const int n = static_cast<int>(t.size());
+  phases->assign(n, "other");
+  evidence->assign(n, "no GEMM with a token count in this step");
+  for (int i = 0; i < n; ++i) {
+    if (t[i] < 0) continue;
+    int prev = -1, next = -1;
+    for (int j = i - 1; j >= 0; --j) {
+      if (t[j] >= 0) { prev = j; break; }
+    }
+    for (int j = i + 1; j < n; ++j) {
+      if (t[j] >= 0) { next = j; break; }
+    }
+    const std::string tok = "GEMMs see " + Num(t[i]) + " tokens";
+    if ((prev >= 0 && t[prev] == t[i]) || (next >= 0 && t[next] == t[i])) {
+      (*phases)[i] = "decode";
+      (*evidence)[i] = tok + ", as in the neighbouring step: steady decode";
+      continue;
+    }
+    const int ref_index = next >= 0 ? next : prev;
+    if (ref_index < 0) {
+      (*phases)[i] = t[i] > 1 ? "prefill" : "decode";
+      (*evidence)[i] = tok + " in the only forward step";
+      continue;
+    }
+    const int64_t ref = t[ref_index];
+    const std::string where = ref_index == next ? "the next" : "the previous";
+    if (t[i] < ref) {
+      (*phases)[i] = "decode";
+      (*evidence)[i] = tok + ", fewer than the " + Num(ref) + " of " + where +
+                       " step";
+    } else if (ref > 0 && t[i] % ref == 0) {
+      (*phases)[i] = "prefill";
+      (*evidence)[i] = tok + " = " + Num(ref) + " x " + Num(t[i] / ref) +
+                       ": prompts of " + Num(ref) + " sequences, " + where +
+                       " step sees " + Num(ref);
+    } else {
+      (*phases)[i] = "mixed";
+      (*evidence)[i] = tok + ", more than the " + Num(ref) + " of " + where +
+                       " step and not a multiple of it: prefill tokens "
+                       "batched with decode tokens";
+    }
+  }
+}
+
+PhaseResult DetectPhases(const PhaseInput& in, const PhaseOptions& opt) {
+  PhaseResult r;
+  const size_t nk = in.kernels.size();
+  r.kernel_step.assign(nk, -1);
+  r.copy_step.assign(in.copies.size(), -1);
+  r.gemm_weight.assign(in.gemms.size(), 0);
+  r.gemm_tokens.assign(in.gemms.size(), -1);
+  r.gemm_step.assign(in.gemms.size(), -1);
+  if (nk == 0) return r;
+
+  std::vector<uint32_t> order(nk);
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return in.kernels[a].start_ns < in.kernels[b].start_ns;
+  });
+
+  // ---- raw steps, in `order`, with the boundary that ended each
+  std::vector<int> raw(nk, 0);          // raw step per kernel
+  std::vector<std::string> raw_boundary;  // per raw step
+  std::vector<uint64_t> token_copies;
+  for (const auto& c : in.copies) {
+    if (c.dtoh && c.bytes <= opt.max_token_copy_bytes) {
+      token_copies.push_back(c.start_ns);
+    }
+  }
+  std::sort(token_copies.begin(), token_copies.end());
+  bool any_nvtx = false;
+  for (const auto& k : in.kernels) any_nvtx |= k.nvtx_root != 0;
+
+  if (!token_copies.empty()) {
+    size_t c = 0;
+    for (uint32_t idx : order) {
+      while (c < token_copies.size() &&
+             token_copies[c] <= in.kernels[idx].start_ns) {
+        ++c;
+      }
+      raw[idx] = static_cast<int>(c);
+    }
+    raw_boundary.assign(token_copies.size() + 1, "dtoh_copy");
+    raw_boundary.back() = "end";
+  } else if (any_nvtx) {
+    int step = 0;
+    uint64_t root = 0;
+    for (uint32_t idx : order) {
+      const uint64_t k_root = in.kernels[idx].nvtx_root;
+      if (k_root != 0 && k_root != root) {
+        if (root != 0) {
+          ++step;
+          raw_boundary.push_back("nvtx");
+        }
+        root = k_root;
+      }
+      raw[idx] = step;
+    }
+    raw_boundary.push_back("end");
+  } else {
+    auto host = [&](uint32_t i) {
+      return in.kernels[i].host_ns ? in.kernels[i].host_ns
+                                   : in.kernels[i].start_ns;
+    };
+    std::vector<uint32_t> by_host = order;
+    std::stable_sort(by_host.begin(), by_host.end(),
+                     [&](uint32_t a, uint32_t b) { return host(a) < host(b); });
+    std::vector<uint64_t> gaps;
+    for (size_t i = 1; i < by_host.size(); ++i) {
+      gaps.push_back(host(by_host[i]) - host(by_host[i - 1]));
+    }
+    uint64_t threshold = opt.min_host_gap_ns;
+    if (!gaps.empty()) {
+      std::vector<uint64_t> sorted = gaps;
+      std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2,
+                       sorted.end());
+      const double median = static_cast<double>(sorted[sorted.size() / 2]);
+      threshold = std::max<uint64_t>(
+          threshold, static_cast<uint64_t>(opt.host_gap_factor * median));
+    }
+    int step = 0;
+    for (size_t i = 0; i < by_host.size(); ++i) {
+      if (i > 0 && gaps[i - 1] > threshold) {
+        ++step;
+        raw_boundary.push_back("host_gap");
+      }
+      raw[by_host[i]] = step;
+    }
+    raw_boundary.push_back("end");
+    // Restore `order` by step so later passes see steps in sequence.
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return raw[a] < raw[b]; });
+  }
+
+  // ---- compact: drop empty raw steps, merge GEMM-less steps forward
+  const int nraw = static_cast<int>(raw_boundary.size());
+  std::vector<uint64_t> raw_kernels(nraw, 0), raw_gemms(nraw, 0);
+  for (size_t i = 0; i < nk; ++i) {
+    ++raw_kernels[raw[i]];
+    if (in.kernels[i].gemm >= 0) ++raw_gemms[raw[i]];
+  }
+  bool any_gemm = false;
+  for (int s = 0; s < nraw; ++s) any_gemm |= raw_gemms[s] > 0;
+  std::vector<int> target(nraw, -1);
+  int last_kept = -1;
+  std::vector<int> pending;  // GEMM-less raw steps waiting for a target
+  std::vector<int> kept;     // raw ids of kept steps
+  for (int s = 0; s < nraw; ++s) {
+    if (raw_kernels[s] == 0) continue;
+    if (any_gemm && raw_gemms[s] == 0) {
+      pending.push_back(s);
+      continue;
+    }
+    const int id = static_cast<int>(kept.size());
+    kept.push_back(s);
+    target[s] = id;
+    for (int p : pending) target[p] = id;
+    pending.clear();
+    last_kept = id;
+  }
+  for (int p : pending) target[p] = last_kept;  // trailing bookkeeping
+  r.steps.resize(kept.size());
+  for (size_t i = 0; i < kept.size(); ++i) {
+    r.steps[i].boundary = raw_boundary[kept[i]];
+  }
+  if (!pending.empty() && last_kept >= 0) {
+    r.steps[last_kept].boundary = raw_boundary[pending.back()];
+  }
+
+  for (size_t i = 0; i < nk; ++i) {
+    const int s = target[raw[i]];
+    r.kernel_step[i] = s;
+    StepInfo& st = r.steps[s];
+    const auto& k = in.kernels[i];
+    if (st.kernel_count == 0 || k.start_ns < st.start_ns) st.start_ns = k.start_ns;
+    st.end_ns = std::max(st.end_ns, k.end_ns);
+    ++st.kernel_count;
+    st.gpu_time_ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+    if (k.gemm >= 0 && static_cast<size_t>(k.gemm) < in.gemms.size()) {
+      if (r.gemm_step[k.gemm] < 0) {
+        r.gemm_step[k.gemm] = s;
+        ++st.gemm_count;
+      }
+    }
+  }
+
+  // ---- weight operands and token counts
+  std::vector<std::pair<uint64_t, int>> a_pairs, b_pairs;
+  for (size_t g = 0; g < in.gemms.size(); ++g) {
+    if (r.gemm_step[g] < 0) continue;
+    a_pairs.emplace_back(in.gemms[g].a_ptr, r.gemm_step[g]);
+    b_pairs.emplace_back(in.gemms[g].b_ptr, r.gemm_step[g]);
+  }
+  const auto a_steps = DistinctSteps(std::move(a_pairs));
+  const auto b_steps = DistinctSteps(std::move(b_pairs));
+  std::vector<int64_t> step_tokens(r.steps.size(), -1);
+  for (size_t g = 0; g < in.gemms.size(); ++g) {
+    const auto& gm = in.gemms[g];
+    const int sa = Lookup(a_steps, gm.a_ptr);
+    const int sb = Lookup(b_steps, gm.b_ptr);
+    if (r.gemm_step[g] >= 0 && sa > sb) {
+      r.gemm_weight[g] = 1;
+      r.gemm_tokens[g] = gm.n;
+    } else if (r.gemm_step[g] >= 0 && sb > sa) {
+      r.gemm_weight[g] = 2;
+      r.gemm_tokens[g] = gm.m;
+    } else {
+      r.gemm_tokens[g] = std::min(gm.m, gm.n);  // no repeat evidence
+    }
+    if (r.gemm_step[g] >= 0) {
+      step_tokens[r.gemm_step[g]] =
+          std::max(step_tokens[r.gemm_step[g]], r.gemm_tokens[g]);
+    }
+  }
+
+  std::vector<std::string> phases, evidence;
+  if (in.prev_step_tokens >= 0) {
+    // The step before this window takes part as a neighbour, then leaves.
+    step_tokens.insert(step_tokens.begin(), in.prev_step_tokens);
+    ClassifySteps(step_tokens, &phases, &evidence);
+    step_tokens.erase(step_tokens.begin());
+    phases.erase(phases.begin());
+    evidence.erase(evidence.begin());
+  } else {
+    ClassifySteps(step_tokens, &phases, &evidence);
+  }
+  for (size_t s = 0; s < r.steps.size(); ++s) {
+    r.steps[s].phase = phases[s];
+    r.steps[s].token_count = step_tokens[s];
+    r.steps[s].evidence = evidence[s] + "; step ended by " +
+                          (r.steps[s].boundary == "dtoh_copy"
+                               ? "a device-to-host copy of sampled tokens"
+                           : r.steps[s].boundary == "nvtx"
+                               ? "a new outermost NVTX range"
+                           : r.steps[s].boundary == "host_gap"
+                               ? "a host gap between launches"
+                               : "the end of the session");
+  }
+
+  // ---- copies: the last step that started at or before the copy
+  for (size_t c = 0; c < in.copies.size(); ++c) {
+    int best = r.steps.empty() ? -1 : 0;
+    for (size_t s = 0; s < r.steps.size(); ++s) {
+      if (r.steps[s].start_ns <= in.copies[c].start_ns) best = static_cast<int>(s);
+    }
+    r.copy_step[c] = best;
+  }
+  return r;
+}
+
+}  // namespace rooftrace

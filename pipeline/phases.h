@@ -1,0 +1,97 @@
+// Prefill or decode (DESIGN.md): splits a session's GPU work into forward
+// steps and labels each step `prefill`, `decode`, `mixed` or `other`, with the
+// evidence used.
+//
+// Steps are delimited by the first kind of evidence present, in this order:
+//  1. device-to-host copies of sampled tokens (small D2H copies, at most
+//     `max_token_copy_bytes`): every autoregressive engine waits for them;
+//  2. NVTX: a new outermost range on the launching thread starts a step;
+//  3. host gaps: a pause between launches longer than
+//     max(min_host_gap_ns, host_gap_factor x the median launch interval).
+// Steps without GEMMs (bookkeeping between two token copies) are merged into
+// the next step with GEMMs.
+//
+// A GEMM's token count is the dimension that is not a weight dimension; the
+// weight operand is the one whose pointer repeats across more steps (op(A) is
+// m x k, so a weight A leaves n as the token count; a weight B leaves m).
+// A step's token count T is the largest token count of its GEMMs. Labels:
+//  - `decode`: T equals a neighbouring step's T (steady state), or is
+//    smaller than the step that follows;
+//  - `prefill`: an isolated step with T larger than the next step's T_next
+//    and a multiple of it (T_next prompts of T / T_next tokens), or a single
+//    step with T > 1;
+//  - `mixed`: an isolated step with T larger than T_next but not a multiple
+//    of it (a prefill chunk batched with decode tokens);
+//  - `other`: no GEMM with a known token count.
+//
+// Pure function of its input; thread-safe.
+#ifndef ROOFTRACE_PIPELINE_PHASES_H_
+#define ROOFTRACE_PIPELINE_PHASES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rooftrace {
+
+struct PhaseOptions {
+  uint64_t max_token_copy_bytes = 1u << 20;
+  uint64_t min_host_gap_ns = 1000000;  // 1 ms
+  double host_gap_factor = 20.0;
+};
+
+struct PhaseInput {
+  struct Kernel {
+    uint64_t start_ns = 0, end_ns = 0;  // GPU
+    uint64_t host_ns = 0;               // launch API start; 0: unknown
+    uint64_t nvtx_root = 0;             // outermost NVTX range; 0: none
+    int gemm = -1;                      // index into gemms; -1: none
+  };
+  struct Copy {
+    uint64_t start_ns = 0, end_ns = 0, bytes = 0;
+    bool dtoh = false;
+  };
+  struct Gemm {
+    int64_t m = 0, n = 0;
+    uint64_t a_ptr = 0, b_ptr = 0;
+  };
+  std::vector<Kernel> kernels;
+  std::vector<Copy> copies;
+  std::vector<Gemm> gemms;
+  // Token count of the step just before these kernels, already labelled and
+  // stored by an earlier flush of the same session (-1: none). The labelling
+  // rule sees it as the previous step, so a session cut into windows is
+  // labelled as if it were whole.
+  int64_t prev_step_tokens = -1;
+};
+
+struct StepInfo {
+  uint64_t start_ns = 0, end_ns = 0;
+  std::string phase;          // prefill | decode | mixed | other
+  int64_t token_count = -1;   // -1: none
+  std::string boundary;       // dtoh_copy | nvtx | host_gap | end
+  std::string evidence;
+  uint64_t kernel_count = 0, gemm_count = 0, gpu_time_ns = 0;
+};
+
+struct PhaseResult {
+  std::vector<int> kernel_step;       // per input kernel
+  std::vector<int> copy_step;         // per input copy; -1: before any step
+  std::vector<int> gemm_weight;       // per gemm: 0 unknown, 1 a, 2 b
+  std::vector<int64_t> gemm_tokens;   // per gemm: -1 unknown
+  std::vector<int> gemm_step;         // per gemm: -1 when no kernel ran it
+  std::vector<StepInfo> steps;
+};
+
+PhaseResult DetectPhases(const PhaseInput& input,
+                         const PhaseOptions& options = {});
+
+// The labelling rule alone, on step token counts (-1: no GEMM evidence).
+// Fills one phase and one evidence sentence per step.
+void ClassifySteps(const std::vector<int64_t>& token_counts,
+                   std::vector<std::string>* phases,
+                   std::vector<std::string>* evidence);
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_PIPELINE_PHASES_H_

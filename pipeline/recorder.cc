@@ -1,0 +1,224 @@
+#include "pipeline/recorder.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "pipeline/flush.h"
+#include "pipeline/join.h"
+
+namespace rooftrace {
+namespace {
+
+uint64_t NowUnixNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
+}
+
+std::string DeviceName(const Session& session) {
+  return session.devices().empty() ? "" : session.devices().front().name;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
+    const RecorderOptions& options) {
+  return Create(options, nullptr);
+}
+
+StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
+    const RecorderOptions& options, std::unique_ptr<RunSink> sink) {
+  std::unique_ptr<RunRecorder> r(new RunRecorder());
+  r->options_ = options;
+  if (!options.device_profile_path.empty()) {
+    RT_ASSIGN_OR_RETURN(DeviceProfile p,
+                        LoadDeviceProfile(options.device_profile_path));
+    r->profile_ = std::move(p);
+  }
+  r->owned_sink_ = std::move(sink);
+  r->sink_ = r->owned_sink_ ? r->owned_sink_.get() : options.sink;
+  if (r->sink_ == nullptr) {
+    return InvalidArgument("a run needs somewhere to put its rows (no sink)");
+  }
+  r->run_.origin = options.origin;
+  r->run_.command = options.command;
+  r->run_.started_unix_ns = static_cast<int64_t>(NowUnixNs());
+  if (r->profile_) {
+    r->run_.roof_source = "calibrated:" + options.device_profile_path;
+  }
+  RT_ASSIGN_OR_RETURN(r->rows_.run_id, r->sink_->BeginRun(r->run_));
+  r->run_.run_id = r->rows_.run_id;
+  return r;
+}
+
+const Roofs& RunRecorder::RoofsFor(const std::string& device_name) {
+  auto it = roofs_.find(device_name);
+  if (it != roofs_.end()) return it->second;
+  Roofs roofs = profile_ ? RoofsFromProfile(*profile_,
+                                            options_.device_profile_path)
+                         : RoofsFromDatasheet(device_name);
+  return roofs_.emplace(device_name, std::move(roofs)).first->second;
+}
+
+Status RunRecorder::AddSession(Session* session) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!session->started()) {
+    stats_.Add(session->stats());
+    return OkStatus();
+  }
+  const Roofs& roofs = RoofsFor(DeviceName(*session));
+  JoinedSession joined =
+      Join(session, roofs, options_.annotate, options_.phases);
+  if (!session->Complete()) {
+    ++session->stats()[ImportStat::k_sessions_incomplete];
+    all_complete_ = false;
+  }
+  stats_.Add(session->stats());
+  ++sessions_;
+  kernels_ += joined.kernels.size();
+  any_counters_ |= joined.any_counters;
+  any_analytic_ |= joined.any_analytic;
+  RT_RETURN_IF_ERROR(NoteSession(*session, roofs));
+  const auto end = static_cast<int64_t>(session->end().end_unix_ns);
+  if (end != 0 && (!run_.ended_unix_ns || end > *run_.ended_unix_ns)) {
+    run_.ended_unix_ns = end;
+  }
+  return EmitRows(session, joined, nullptr, &rows_, sink_);
+}
+
+Status RunRecorder::NoteSession(const Session& session, const Roofs& roofs) {
+  const SessionHeader& h = session.header();
+  if (run_.host.empty()) run_.host = h.host;
+  if (run_.producer_version.empty()) run_.producer_version = h.producer_version;
+  if (run_.command.empty()) run_.command = h.argv;
+  if (run_.device_name.empty()) run_.device_name = DeviceName(session);
+  if (run_.roof_source.empty() || run_.roof_source == "none") {
+    run_.roof_source = roofs.source;
+  }
+  const auto start = static_cast<int64_t>(h.start_unix_ns);
+  if (start != 0 && (!run_start_from_session_ || !run_.started_unix_ns ||
+                     start < *run_.started_unix_ns)) {
+    run_.started_unix_ns = start;
+    run_start_from_session_ = true;
+  }
+  if (run_.mode.empty()) {
+    run_.mode = h.mode;
+  } else if (run_.mode != h.mode) {
+    run_.mode = "mixed";
+  }
+  // Every window of every session notes its devices: each is written once.
+  for (const DeviceInfo& d : session.devices()) {
+    if (!roofs_written_.insert(d.device_id).second) continue;
+    for (const RoofRow& row :
+         RoofRowsOf(rows_.run_id, d.device_id, RoofsFor(d.name))) {
+      RT_RETURN_IF_ERROR(sink_->AddRoof(row));
+    }
+  }
+  return OkStatus();
+}
+
+size_t RunRecorder::WindowRecords(size_t open_sessions) const {
+  if (options_.flush_records == 0) return 0;
+  const size_t share =
+      options_.memory_records / std::max<size_t>(open_sessions, 1);
+  return std::min(options_.flush_records, std::max(kMinWindowRecords, share));
+}
+
+Status RunRecorder::MaybeFlush(Session* session, size_t open_sessions) {
+  const size_t window = WindowRecords(open_sessions);
+  if (window == 0 || !session->started() ||
+      session->RecordCount() <
+          std::max(window, session->flushed().next_flush_records)) {
+    return OkStatus();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return FlushSettled(session, window);
+}
+
+// Joins what the session holds, stores the settled steps (flush.h) and drops
+// their records. The windowed join's statistics are thrown away: the held
+// records would be counted again by the next window; the plan counts what
+// is unmatched among the dropped records instead.
+Status RunRecorder::FlushSettled(Session* session, size_t window) {
+  FlushedState& state = session->flushed();
+  const Roofs& roofs = RoofsFor(DeviceName(*session));
+  const ImportStats saved = session->stats();
+  // One JoinedSession reused for every window: its memory is not touched
+  // afresh (and faulted in) each time.
+  JoinedSession& joined = window_join_;
+  JoinInto(session, roofs, options_.annotate, options_.phases, &joined);
+  session->stats() = saved;
+  // Counters are waited for until the session holds twice the threshold:
+  // past its --max-kernels a producer sends none, and memory must stay
+  // bounded (a counter arriving later is kept and counted as unmatched).
+  // libinject sends counters every 64 ranges, far inside that.
+  const bool wait_for_counters = session->RecordCount() < 2 * window;
+  FlushPlan plan = PlanFlush(*session, joined, 2, wait_for_counters);
+  if (plan.last_step < 0) {
+    // Nothing settled yet (e.g. an NVTX range open since the start): try
+    // again at twice the size, so the joins stay linear in the stream.
+    state.next_flush_records = 2 * session->RecordCount();
+    return OkStatus();
+  }
+  RT_RETURN_IF_ERROR(NoteSession(*session, roofs));
+  RT_RETURN_IF_ERROR(EmitRows(session, joined, &plan.scope, &rows_, sink_));
+  session->stats().Add(plan.unmatched);
+  ++session->stats()[ImportStat::k_windows_stored];
+  kernels_ += plan.kernels;
+  // Sources of the kernels stored only: a held kernel may still be waiting
+  // for its counters and carry analytic numbers for now.
+  for (const JoinedKernel& k : joined.kernels) {
+    if (!InScope(&plan.scope, k)) continue;
+    any_counters_ |= k.facts.flops_source == Source::kCounters ||
+                     k.facts.bytes_source == Source::kCounters;
+    any_analytic_ |= k.facts.flops_source == Source::kAnalytic;
+  }
+  state.last_step_tokens = joined.steps[plan.last_step].token_count;
+  state.steps += static_cast<uint64_t>(plan.last_step) + 1;
+  state.kernels += plan.kernels;
+  ++state.flushes;
+  // `joined` points into the records: done with it. The session keeps its
+  // vectors' memory up to one window for the next one.
+  session->DropRecords(plan.drop, window);
+  const size_t held = session->RecordCount();
+  state.next_flush_records = held > window / 2 ? 2 * held : 0;
+  return OkStatus();
+}
+
+void RunRecorder::AddStats(const ImportStats& stats) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.Add(stats);
+}
+
+Status RunRecorder::Finish() {
+  std::lock_guard<std::mutex> lock(mu_);
+  finished_ = true;
+  run_.flops_sources = any_counters_ && any_analytic_ ? "counters+analytic"
+                       : any_counters_                ? "counters"
+                       : any_analytic_                ? "analytic"
+                                                      : "none";
+  run_.complete = all_complete_ && sessions_ > 0 ? 1 : 0;
+  if (!run_.ended_unix_ns) {
+    run_.ended_unix_ns = static_cast<int64_t>(NowUnixNs());
+  }
+  if (run_.roof_source.empty()) run_.roof_source = "none";
+  return sink_->FinishRun(run_, stats_);
+}
+
+ImportStats RunRecorder::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+RunRow RunRecorder::run_row() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return run_;
+}
+
+uint64_t RunRecorder::kernels_stored() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kernels_;
+}
+
+}  // namespace rooftrace

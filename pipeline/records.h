@@ -1,0 +1,125 @@
+// The records a session holds (pipeline/session.h), in the compact form the
+// pipeline joins: one struct per record kind, with the wire's enum values
+// (proto/field_numbers.h) for kinds. Sources fill them: the wire stream's
+// decoder (sources/rft/packet_decoder.h), and importers from other tools'
+// traces.
+#ifndef ROOFTRACE_PIPELINE_RECORDS_H_
+#define ROOFTRACE_PIPELINE_RECORDS_H_
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "model/precision.h"
+
+namespace rooftrace {
+
+struct KernelRecord {
+  uint64_t correlation_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t name_iid = 0;
+  uint64_t graph_node_id = 0;
+  uint32_t device_id = 0, context_id = 0, stream_id = 0;
+  uint32_t grid[3] = {0, 0, 0};
+  uint32_t block[3] = {0, 0, 0};
+  uint32_t cluster[3] = {0, 0, 0};
+  uint32_t registers_per_thread = 0;
+  uint32_t static_shared_memory_bytes = 0;
+  uint32_t dynamic_shared_memory_bytes = 0;
+  uint32_t graph_id = 0;
+
+  bool operator==(const KernelRecord&) const = default;
+};
+
+struct LaunchRecord {
+  uint64_t correlation_id = 0;
+  uint64_t api_start_ns = 0;
+  uint64_t api_end_ns = 0;
+  uint64_t nvtx_range_id = 0;
+  uint64_t gemm_call_id = 0;
+  uint32_t thread_id = 0;
+  int32_t kind = 0;  // wire::ApiKind
+
+  bool operator==(const LaunchRecord&) const = default;
+};
+
+struct MemcpyRecord {
+  uint64_t correlation_id = 0;
+  uint64_t start_ns = 0, end_ns = 0;
+  uint64_t bytes = 0;
+  int32_t kind = 0;  // wire::CopyKind
+  uint32_t device_id = 0, context_id = 0, stream_id = 0;
+  int32_t src_kind = 0, dst_kind = 0;  // wire::MemoryKind
+
+  bool operator==(const MemcpyRecord&) const = default;
+};
+
+// A cuBLAS call as the collector keeps it: the wire's Gemm without the
+// batch strides (not stored) and without its correlation ids, which are
+// kept apart as GemmLinks (most calls have one or two: a vector per call
+// would cost an allocation each).
+struct GemmRecord {
+  uint64_t call_id = 0;
+  int64_t m = 0, n = 0, k = 0, batch = 0;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  uint64_t a_ptr = 0, b_ptr = 0, c_ptr = 0, d_ptr = 0;
+  uint64_t start_ns = 0, end_ns = 0;
+  int32_t api = 0;                   // wire::GemmApi
+  int32_t trans_a = 0, trans_b = 0;  // wire::Transpose
+  int32_t a_type = 0, b_type = 0, c_type = 0, d_type = 0;
+  int32_t compute_type = 0;
+  uint32_t epilogue = 0;
+  uint32_t thread_id = 0;
+  int32_t status = 0;
+  int32_t precision = 0;  // model::Precision (the wire's PrecisionClass)
+
+  bool operator==(const GemmRecord&) const = default;
+};
+
+// A kernel the producer tied to a GEMM call by correlation id
+// (Gemm.correlation_ids), for launches that carry no gemm_call_id.
+struct GemmLink {
+  uint64_t correlation_id = 0;
+  uint64_t call_id = 0;
+
+  bool operator==(const GemmLink&) const = default;
+};
+
+struct NvtxRecord {
+  uint64_t range_id = 0;
+  uint64_t parent_range_id = 0;
+  uint64_t domain_iid = 0;
+  uint64_t name_iid = 0;
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t thread_id = 0, end_thread_id = 0;
+  uint32_t depth = 0;
+  int32_t kind = 0;  // wire::RangeKind
+
+  bool operator==(const NvtxRecord&) const = default;
+};
+
+struct CounterRecord {
+  uint64_t correlation_id = 0;
+  uint64_t dram_read_bytes = 0;
+  uint64_t dram_write_bytes = 0;
+  std::array<uint64_t, kNumPrecisions> flops{};
+  bool has_flops = false;
+
+  bool operator==(const CounterRecord&) const = default;
+};
+
+// Every record of a session, in arrival order per kind.
+struct SessionRecords {
+  std::vector<KernelRecord> kernels;
+  std::vector<LaunchRecord> launches;
+  std::vector<MemcpyRecord> memcpys;
+  std::vector<GemmRecord> gemms;
+  std::vector<GemmLink> gemm_links;
+  std::vector<NvtxRecord> nvtx;
+  std::vector<CounterRecord> counters;
+};
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_PIPELINE_RECORDS_H_

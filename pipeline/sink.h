@@ -1,0 +1,50 @@
+// Where the rows of a run go (pipeline/rows.h): the SQLite store
+// (store/store.h), the analyzer's in-memory report (report/report_sink.h),
+// or anything else that takes rows. The RunRecorder is the only caller:
+// it begins the run, emits each joined window's or session's rows
+// (pipeline/emit_rows.h), then finishes the run.
+//
+// Called with the recorder's lock held, one call at a time. The trap: row
+// text is a view, valid during the call only.
+#ifndef ROOFTRACE_PIPELINE_SINK_H_
+#define ROOFTRACE_PIPELINE_SINK_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "base/status.h"
+#include "pipeline/import_stats.h"
+#include "pipeline/rows.h"
+
+namespace rooftrace {
+
+class RunSink {
+ public:
+  virtual ~RunSink() = default;
+
+  // Starts a run; returns its run_id.
+  virtual StatusOr<int64_t> BeginRun(const RunRow& run) = 0;
+  // The final run row (run.run_id set) and the run's import statistics.
+  virtual Status FinishRun(const RunRow& run, const ImportStats& stats) = 0;
+  // One compute roof of one device of the run (each once).
+  virtual Status AddRoof(const RoofRow& roof) = 0;
+  // A session and the devices it declared; returns its session_id.
+  virtual StatusOr<int64_t> AddSession(const SessionRow& session,
+                                       const std::vector<DeviceRow>& devices) =
+      0;
+  // The final figures of a session whose row was added by an earlier
+  // window (session.session_id set).
+  virtual Status UpdateSession(const SessionRow& session) = 0;
+  // Returns the gemm_call_id kernel rows refer to (0: none kept).
+  virtual StatusOr<int64_t> AddGemmCall(const GemmCallRow& gemm) = 0;
+  virtual Status AddStep(const StepRow& step) = 0;
+  virtual Status AddKernel(const KernelRow& kernel) = 0;
+  virtual Status AddMemcpy(const MemcpyRow& memcpy) = 0;
+  virtual Status AddNvtx(const NvtxRow& range) = 0;
+  // Every row of one write (a window or an ended session) has been given.
+  virtual Status EndWrite() = 0;
+};
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_PIPELINE_SINK_H_

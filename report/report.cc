@@ -1,0 +1,418 @@
+#include "report/report.h"
+
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+
+#include "model/kernel_names.h"
+
+namespace rooftrace::analyzer {
+namespace {
+
+// Bits of a group's FLOP / byte sources.
+constexpr int kSourceCounters = 1;
+constexpr int kSourceAnalytic = 2;
+constexpr int kSourceNone = 4;
+
+int SourceBit(std::string_view s) {
+  if (s == "counters") return kSourceCounters;
+  if (s == "analytic") return kSourceAnalytic;
+  return kSourceNone;
+}
+
+std::string SourceName(int bits) {
+  std::string out;
+  if (bits & kSourceCounters) out = "counters";
+  if (bits & kSourceAnalytic) out += out.empty() ? "analytic" : "+analytic";
+  if (out.empty()) out = "none";
+  return out;
+}
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const {
+    return std::hash<std::string_view>()(s);
+  }
+};
+
+// Sums of one group; Finish() derives the row.
+struct Accumulator {
+  std::string name;
+  std::string family;
+  std::string shape;
+  int64_t count = 0;
+  int64_t time_ns = 0;
+  double flops = 0;
+  int64_t flops_n = 0;
+  int64_t flops_time_ns = 0;
+  double bytes = 0;
+  int64_t bytes_n = 0;
+  int64_t bytes_time_ns = 0;
+  double ai_flops = 0;  // over kernels with both known
+  double ai_bytes = 0;
+  double fraction_weighted = 0;  // sum of fraction * t
+  int64_t fraction_time_ns = 0;
+  std::array<int64_t, kNumPhases> phase_ns{};
+  std::array<int64_t, kNumBounds> bound_ns{};
+  // Launch counts break ties (zero-length kernels still have a phase).
+  std::array<int64_t, kNumPhases> phase_n{};
+  std::array<int64_t, kNumBounds> bound_n{};
+  std::vector<std::pair<std::string, double>> precision_flops;
+  int flops_sources = 0;
+  int bytes_sources = 0;
+
+  void Add(const KernelRow& k, std::optional<double> fraction,
+           std::string_view bound) {
+    ++count;
+    const int64_t t = k.duration_ns;
+    time_ns += t;
+    if (k.flops) {
+      flops += *k.flops;
+      ++flops_n;
+      flops_time_ns += t;
+      if (!k.precision.empty() && *k.flops > 0) {
+        bool found = false;
+        for (auto& [p, f] : precision_flops) {
+          if (p == k.precision) {
+            f += *k.flops;
+            found = true;
+            break;
+          }
+        }
+        if (!found) precision_flops.emplace_back(std::string(k.precision), *k.flops);
+      }
+    }
+    if (k.dram_bytes) {
+      bytes += *k.dram_bytes;
+      ++bytes_n;
+      bytes_time_ns += t;
+    }
+    if (k.flops && k.dram_bytes) {
+      ai_flops += *k.flops;
+      ai_bytes += *k.dram_bytes;
+    }
+    if (fraction) {
+      fraction_weighted += *fraction * static_cast<double>(t);
+      fraction_time_ns += t;
+    }
+    phase_ns[PhaseIndex(k.phase)] += t;
+    bound_ns[BoundIndex(bound)] += t;
+    ++phase_n[PhaseIndex(k.phase)];
+    ++bound_n[BoundIndex(bound)];
+    flops_sources |= SourceBit(k.flops_source);
+    bytes_sources |= SourceBit(k.bytes_source);
+  }
+
+  GroupRow Finish(const std::string& key, int64_t run_total_ns) const {
+    GroupRow r;
+    r.key = key;
+    r.name = name;
+    r.family = family;
+    r.shape = shape;
+    r.count = count;
+    r.total_ns = time_ns;
+    r.mean_ns = count ? static_cast<double>(time_ns) / count : 0;
+    r.time_share = run_total_ns > 0
+                       ? static_cast<double>(time_ns) / run_total_ns
+                       : 0;
+    if (flops_n) r.flops = flops;
+    if (bytes_n) r.bytes = bytes;
+    if (ai_bytes > 0) r.ai = ai_flops / ai_bytes;
+    if (flops_n && flops_time_ns > 0) {
+      r.achieved_flops_per_s = flops / (flops_time_ns * 1e-9);
+    }
+    if (bytes_n && bytes_time_ns > 0) {
+      r.achieved_bytes_per_s = bytes / (bytes_time_ns * 1e-9);
+    }
+    if (fraction_time_ns > 0) {
+      r.fraction_of_roof = fraction_weighted / fraction_time_ns;
+    }
+    double best = -1;
+    for (const auto& [p, f] : precision_flops) {
+      if (f > best) {
+        best = f;
+        r.precision = p;
+      }
+    }
+    int best_phase = 0;
+    for (int i = 1; i < kNumPhases; ++i) {
+      if (phase_ns[i] > phase_ns[best_phase] ||
+          (phase_ns[i] == phase_ns[best_phase] && phase_n[i] > phase_n[best_phase])) {
+        best_phase = i;
+      }
+    }
+    r.phase = kPhaseNames[best_phase];
+    r.phase_share = time_ns > 0
+                        ? static_cast<double>(phase_ns[best_phase]) / time_ns
+                        : static_cast<double>(phase_n[best_phase]) / count;
+    r.phase_time_ns = phase_ns;
+    int best_bound = 0;
+    for (int i = 1; i < kNumBounds; ++i) {
+      if (bound_ns[i] > bound_ns[best_bound] ||
+          (bound_ns[i] == bound_ns[best_bound] && bound_n[i] > bound_n[best_bound])) {
+        best_bound = i;
+      }
+    }
+    r.bound = kBoundNames[best_bound];
+    r.flops_source = SourceName(flops_sources);
+    r.bytes_source = SourceName(bytes_sources);
+    return r;
+  }
+};
+
+using GroupMap = std::unordered_map<std::string, Accumulator, StringHash,
+                                    std::equal_to<>>;
+
+// Family of a kernel row: the stored one, else derived (cached per name, so
+// 10 million rows of the same kernels demangle a handful of times).
+class FamilyCache {
+ public:
+  std::string_view Get(const KernelRow& k) {
+    if (!k.family.empty()) return k.family;
+    auto it = cache_.find(k.name);
+    if (it == cache_.end()) {
+      it = cache_.emplace(std::string(k.name), KernelFamily(k.name)).first;
+    }
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<std::string, std::string, StringHash, std::equal_to<>>
+      cache_;
+};
+
+Accumulator& Lookup(GroupMap& map, std::string_view key, bool* inserted) {
+  auto it = map.find(key);
+  *inserted = it == map.end();
+  if (*inserted) it = map.emplace(std::string(key), Accumulator()).first;
+  return it->second;
+}
+
+std::vector<GroupRow> SortedRows(const GroupMap& map, int64_t total_ns) {
+  std::vector<GroupRow> rows;
+  rows.reserve(map.size());
+  for (const auto& [key, acc] : map) rows.push_back(acc.Finish(key, total_ns));
+  std::sort(rows.begin(), rows.end(), [](const GroupRow& a, const GroupRow& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    return a.key < b.key;
+  });
+  return rows;
+}
+
+}  // namespace
+
+const char* GroupByName(GroupBy g) {
+  switch (g) {
+    case GroupBy::kKernel: return "kernel";
+    case GroupBy::kFamily: return "family";
+    case GroupBy::kPhase: return "phase";
+    case GroupBy::kNvtx: return "nvtx";
+    case GroupBy::kStep: return "step";
+    case GroupBy::kFamilyShape: return "family+shape";
+  }
+  return "family";
+}
+
+std::optional<GroupBy> GroupByFromName(std::string_view name) {
+  for (GroupBy g : {GroupBy::kKernel, GroupBy::kFamily, GroupBy::kPhase,
+                    GroupBy::kNvtx, GroupBy::kStep, GroupBy::kFamilyShape}) {
+    if (name == GroupByName(g)) return g;
+  }
+  return std::nullopt;
+}
+
+int PhaseIndex(std::string_view phase) {
+  for (int i = 0; i < kNumPhases - 1; ++i) {
+    if (phase == kPhaseNames[i]) return i;
+  }
+  return kNumPhases - 1;
+}
+
+int BoundIndex(std::string_view bound) {
+  for (int i = 0; i < kNumBounds - 1; ++i) {
+    if (bound == kBoundNames[i]) return i;
+  }
+  return kNumBounds - 1;
+}
+
+void FillReportHeader(const RunRow& run, std::string device_name,
+                      const std::vector<RoofRow>& roof_rows,
+                      std::vector<std::pair<std::string, int64_t>> import_stats,
+                      const ReportOptions& options, ReportHeader* h) {
+  h->run = run;
+  h->device_name = std::move(device_name);
+  if (h->device_name.empty()) h->device_name = run.device_name;
+  if (options.reannotate) {
+    h->roofs = *options.reannotate;
+    h->reannotated = true;
+  } else {
+    h->roofs = RoofTableFromStore(roof_rows, run.roof_source);
+  }
+  h->import_stats = std::move(import_stats);
+  h->dropped = 0;
+  h->unmatched = 0;
+  for (const auto& [name, value] : h->import_stats) {
+    if (name.rfind("producer_dropped_", 0) == 0) h->dropped += value;
+    if (name.rfind("unmatched_", 0) == 0) h->unmatched += value;
+  }
+}
+
+struct ReportBuilder::State {
+  GroupMap groups;
+  GroupMap families;
+  GroupMap phases;
+  FamilyCache family_cache;
+  std::string key_buf;
+  std::string family_key;
+};
+
+ReportBuilder::ReportBuilder(const ReportOptions& options)
+    : options_(options), state_(std::make_unique<State>()) {
+  report_.group_by = options.group_by;
+}
+
+ReportBuilder::~ReportBuilder() = default;
+
+void ReportBuilder::Add(const KernelRow& k) {
+  State& st = *state_;
+  Report& report = report_;
+  const ReportOptions& options = options_;
+  std::optional<double> fraction = k.fraction_of_roof;
+  std::string_view bound = k.bound;
+  if (options.reannotate) {
+    const KernelAnnotation a =
+        AnnotateKernel(*options.reannotate, k.precision, k.flops,
+                       k.flops_source, k.dram_bytes, k.bytes_source,
+                       k.duration_ns);
+    fraction = a.fraction_of_roof;
+    bound = a.bound;
+  }
+  ++report.kernel_count;
+  report.total_ns += k.duration_ns;
+  if (k.flops) ++report.kernels_with_flops;
+  if (k.dram_bytes) ++report.kernels_with_bytes;
+
+  std::string_view family = st.family_cache.Get(k);
+  if (family.empty()) family = "(unnamed)";
+  std::string_view key;
+  std::string& key_buf = st.key_buf;
+  switch (options.group_by) {
+    case GroupBy::kKernel:
+      key = k.name.empty() ? std::string_view("(unnamed)") : k.name;
+      break;
+    case GroupBy::kFamily: key = family; break;
+    case GroupBy::kPhase:
+      key = kPhaseNames[PhaseIndex(k.phase)];
+      break;
+    case GroupBy::kNvtx:
+      key = k.nvtx_path.empty() ? std::string_view("(no range)")
+                                : k.nvtx_path;
+      break;
+    case GroupBy::kStep:
+      key_buf = k.step_id ? std::to_string(*k.step_id) : "(no step)";
+      key = key_buf;
+      break;
+    case GroupBy::kFamilyShape:
+      key_buf.assign(family);
+      key_buf += '|';
+      key_buf.append(k.shape);
+      key = key_buf;
+      break;
+  }
+  bool inserted = false;
+  Accumulator& g = Lookup(st.groups, key, &inserted);
+  if (inserted) {
+    g.family = std::string(family);
+    g.shape = std::string(k.shape);
+    switch (options.group_by) {
+      case GroupBy::kKernel:
+        g.name = ShortKernelName(k.demangled.empty() ? key : k.demangled);
+        break;
+      case GroupBy::kFamily:
+      case GroupBy::kFamilyShape:
+        g.name = std::string(family);
+        break;
+      case GroupBy::kStep:
+        g.name = k.step_id ? "step " + key_buf : key_buf;
+        break;
+      default:
+        g.name = std::string(key);
+    }
+  }
+  g.Add(k, fraction, bound);
+  if (options.with_families) {
+    // One plot point per family and phase: prefill and decode launches of
+    // one GEMM family sit at very different intensities.
+    const char* phase = kPhaseNames[PhaseIndex(k.phase)];
+    st.family_key.assign(family);
+    st.family_key += '\x1f';
+    st.family_key += phase;
+    Accumulator& f = Lookup(st.families, st.family_key, &inserted);
+    if (inserted) {
+      f.family = std::string(family);
+      f.name = f.family + " (" + phase + ")";
+    }
+    f.Add(k, fraction, bound);
+  }
+  Accumulator& p =
+      Lookup(st.phases, kPhaseNames[PhaseIndex(k.phase)], &inserted);
+  p.Add(k, fraction, bound);
+}
+
+StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
+  State& st = *state_;
+  Report report = std::move(report_);
+  if (report.kernel_count == 0) {
+    return InvalidArgument(display_name + ": run " +
+                           std::to_string(report.header.run.run_id) +
+                           " has no kernels (empty run); check that the "
+                           "profiled program launched GPU work, or pick "
+                           "another run with --run");
+  }
+
+  report.groups = SortedRows(st.groups, report.total_ns);
+  if (options_.with_families) {
+    report.families = SortedRows(st.families, report.total_ns);
+    for (GroupRow& f : report.families) f.key = f.family;
+  }
+  if (options_.top > 0 && report.groups.size() > options_.top) {
+    for (size_t i = options_.top; i < report.groups.size(); ++i) {
+      ++report.groups_omitted;
+      report.omitted_ns += report.groups[i].total_ns;
+    }
+    report.groups.resize(options_.top);
+  }
+  for (int i = 0; i < kNumPhases; ++i) {
+    auto it = st.phases.find(std::string_view(kPhaseNames[i]));
+    if (it == st.phases.end()) continue;
+    const GroupRow row = it->second.Finish(kPhaseNames[i], report.total_ns);
+    PhaseRow p;
+    p.phase = kPhaseNames[i];
+    p.count = row.count;
+    p.time_ns = row.total_ns;
+    p.share = row.time_share;
+    p.ai = row.ai;
+    p.fraction_of_roof = row.fraction_of_roof;
+    p.achieved_flops_per_s = row.achieved_flops_per_s;
+    report.phases.push_back(std::move(p));
+  }
+  return report;
+}
+
+StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
+  RT_ASSIGN_OR_RETURN(const RunRow run, store.ResolveRun(options.run_id));
+  RT_ASSIGN_OR_RETURN(std::string device_name, store.DeviceName(run.run_id));
+  RT_ASSIGN_OR_RETURN(const std::vector<RoofRow> roof_rows,
+                      store.Roofs(run.run_id));
+  RT_ASSIGN_OR_RETURN(auto import_stats, store.ImportStats(run.run_id));
+  ReportBuilder builder(options);
+  FillReportHeader(run, std::move(device_name), roof_rows,
+                   std::move(import_stats), options, &builder.header());
+  RT_RETURN_IF_ERROR(store.ForEachKernel(run.run_id, [&](const KernelRow& k) {
+    builder.Add(k);
+    return OkStatus();
+  }));
+  return builder.Finish(store.display_name());
+}
+
+}  // namespace rooftrace::analyzer

@@ -1,0 +1,155 @@
+// The report model of `rooftrace analyze`: a run's kernels grouped by
+// kernel, family, phase, NVTX range or step, with roofline numbers per
+// group, the phase summary and the header (device, roofs and their source,
+// import statistics). Built by streaming kernel rows from the store, so
+// memory grows with the number of groups, never with the run length.
+//
+// Pure data plus one builder; thread-compatible.
+#ifndef ROOFTRACE_REPORT_REPORT_H_
+#define ROOFTRACE_REPORT_REPORT_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "report/roofs.h"
+#include "store/store_reader.h"
+#include "base/status.h"
+
+namespace rooftrace::analyzer {
+
+enum class GroupBy { kKernel, kFamily, kPhase, kNvtx, kStep, kFamilyShape };
+
+// "kernel", "family", "phase", "nvtx", "step", "family+shape".
+const char* GroupByName(GroupBy g);
+std::optional<GroupBy> GroupByFromName(std::string_view name);
+
+// Phases in report order; kPhaseNames[i] names index i.
+inline constexpr int kNumPhases = 5;
+inline constexpr const char* kPhaseNames[kNumPhases] = {
+    "prefill", "decode", "mixed", "other", "unknown"};
+int PhaseIndex(std::string_view phase);
+
+inline constexpr int kNumBounds = 4;
+inline constexpr const char* kBoundNames[kNumBounds] = {"memory", "compute",
+                                                         "latency", "unknown"};
+int BoundIndex(std::string_view bound);
+
+// One row of the kernel table. Optional numbers are unknown (no kernel of
+// the group had them), never 0 pretending to be a measurement.
+struct GroupRow {
+  std::string key;     // grouping key (family, name, phase, ...)
+  std::string name;    // display name
+  std::string family;  // family of the group's first kernel
+  std::string shape;   // GEMM shape (family+shape grouping), else empty
+  std::string precision;  // dominant precision class key by FLOPs
+  int64_t count = 0;
+  int64_t total_ns = 0;
+  double mean_ns = 0;
+  double time_share = 0;  // of the run's kernel time, 0..1
+  std::optional<double> flops;
+  std::optional<double> bytes;
+  std::optional<double> ai;  // FLOPs / bytes over kernels with both known
+  std::optional<double> achieved_flops_per_s;
+  std::optional<double> achieved_bytes_per_s;
+  // Time-weighted mean of the kernels' fraction of roof (0..1+).
+  std::optional<double> fraction_of_roof;
+  std::string bound;   // bound holding most of the group's time
+  std::string phase;   // phase holding most of the group's time
+  double phase_share = 0;  // that phase's share of the group's time
+  std::array<int64_t, kNumPhases> phase_time_ns{};
+  std::string flops_source;  // 'counters', 'analytic', 'counters+analytic', 'none'
+  std::string bytes_source;
+};
+
+struct PhaseRow {
+  std::string phase;
+  int64_t count = 0;
+  int64_t time_ns = 0;
+  double share = 0;
+  std::optional<double> ai;
+  std::optional<double> fraction_of_roof;
+  std::optional<double> achieved_flops_per_s;
+};
+
+struct ReportHeader {
+  std::string input;       // the path the user gave
+  std::string input_kind;  // 'store' | 'trace'
+  std::string ingest_warning;
+  RunRow run;
+  std::string device_name;
+  RoofTable roofs;
+  bool reannotated = false;  // roofs and bounds recomputed by the analyzer
+  std::vector<std::pair<std::string, int64_t>> import_stats;
+  int64_t dropped = 0;    // sum of producer_dropped_*
+  int64_t unmatched = 0;  // sum of unmatched_*
+};
+
+struct Report {
+  ReportHeader header;
+  GroupBy group_by = GroupBy::kFamily;
+  std::vector<GroupRow> groups;    // by total time, descending; top N
+  int64_t groups_omitted = 0;      // groups past --top
+  int64_t omitted_ns = 0;
+  // Every (family, phase) pair, for the roofline plot: name "family (phase)",
+  // key the family.
+  std::vector<GroupRow> families;
+  std::vector<PhaseRow> phases;    // phases with kernels, in kPhaseNames order
+  int64_t kernel_count = 0;
+  int64_t total_ns = 0;
+  int64_t kernels_with_flops = 0;
+  int64_t kernels_with_bytes = 0;
+};
+
+struct ReportOptions {
+  std::optional<int64_t> run_id;
+  GroupBy group_by = GroupBy::kFamily;
+  size_t top = 0;  // 0: all groups
+  bool with_families = true;
+  // When set, every kernel's roof, fraction and bound are recomputed with
+  // these roofs instead of the stored annotation.
+  std::optional<RoofTable> reannotate;
+};
+
+// Aggregates kernel rows into a Report as they come: from a store scan
+// (BuildReport) or from a trace joined in memory (analyzer/trace_report.h).
+// Not thread-safe.
+class ReportBuilder {
+ public:
+  explicit ReportBuilder(const ReportOptions& options);
+  ~ReportBuilder();
+  ReportBuilder(const ReportBuilder&) = delete;
+  ReportBuilder& operator=(const ReportBuilder&) = delete;
+
+  ReportHeader& header() { return report_.header; }
+  // One kernel; the view's strings are used during the call only.
+  void Add(const KernelRow& k);
+  // Groups, sorts and cuts to --top. An empty run is an InvalidArgument
+  // naming `display_name`.
+  StatusOr<Report> Finish(const std::string& display_name);
+
+ private:
+  struct State;
+  ReportOptions options_;
+  Report report_;
+  std::unique_ptr<State> state_;
+};
+
+// The header from what a run recorded (roofs replaced by --device-profile's
+// when options.reannotate is set).
+void FillReportHeader(const RunRow& run, std::string device_name,
+                      const std::vector<RoofRow>& roof_rows,
+                      std::vector<std::pair<std::string, int64_t>> import_stats,
+                      const ReportOptions& options, ReportHeader* header);
+
+// Streams the run's kernels and builds the report. Errors: run not found,
+// empty run (InvalidArgument naming the input), store read errors.
+StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options);
+
+}  // namespace rooftrace::analyzer
+
+#endif  // ROOFTRACE_REPORT_REPORT_H_

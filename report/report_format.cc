@@ -1,0 +1,407 @@
+#include "report/report_format.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "report/roofline_svg.h"
+#include "report/text_util.h"
+
+namespace rooftrace::analyzer {
+namespace {
+
+std::optional<double> Scaled(std::optional<double> v, double scale) {
+  if (!v) return std::nullopt;
+  return *v * scale;
+}
+
+std::string PhaseCell(const GroupRow& g) {
+  if (g.phase_share >= 0.995) return g.phase;
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%s %.0f%%", g.phase.c_str(),
+                g.phase_share * 100);
+  return buf;
+}
+
+// The columns of the kernel table, shared by table, CSV-less HTML.
+struct Column {
+  const char* title;
+  bool left;
+  std::string (*cell)(const GroupRow&);
+};
+
+const std::vector<Column>& TableColumns() {
+  static const std::vector<Column> kColumns = {
+      {"name", true, [](const GroupRow& g) { return g.name; }},
+      {"count", false, [](const GroupRow& g) { return std::to_string(g.count); }},
+      {"total ms", false,
+       [](const GroupRow& g) {
+         return Fixed(static_cast<double>(g.total_ns) * 1e-6, 3);
+       }},
+      {"time %", false,
+       [](const GroupRow& g) { return Fixed(g.time_share * 100, 1); }},
+      {"mean us", false, [](const GroupRow& g) { return Fixed(g.mean_ns * 1e-3, 2); }},
+      {"GFLOP", false, [](const GroupRow& g) { return Fixed(Scaled(g.flops, 1e-9), 3); }},
+      {"MB", false, [](const GroupRow& g) { return Fixed(Scaled(g.bytes, 1e-6), 3); }},
+      {"AI", false, [](const GroupRow& g) { return Fixed(g.ai, 2); }},
+      {"TFLOP/s", false,
+       [](const GroupRow& g) { return Fixed(Scaled(g.achieved_flops_per_s, 1e-12), 3); }},
+      {"GB/s", false,
+       [](const GroupRow& g) { return Fixed(Scaled(g.achieved_bytes_per_s, 1e-9), 1); }},
+      {"% roof", false,
+       [](const GroupRow& g) { return Fixed(Scaled(g.fraction_of_roof, 100), 1); }},
+      {"bound", true, [](const GroupRow& g) { return g.bound; }},
+      {"phase", true, PhaseCell},
+  };
+  return kColumns;
+}
+
+constexpr size_t kNameWidth = 60;
+
+std::string Pad(const std::string& s, size_t width, bool left) {
+  if (s.size() >= width) return s;
+  const std::string fill(width - s.size(), ' ');
+  return left ? s + fill : fill + s;
+}
+
+std::string ClipName(const std::string& s) {
+  if (s.size() <= kNameWidth) return s;
+  return s.substr(0, kNameWidth - 3) + "...";
+}
+
+std::string RoofSummary(const RoofTable& roofs) {
+  if (roofs.empty()) {
+    return "no roofs known for this run: pass --device-profile FILE|KEY "
+           "(e.g. h100-sxm) to judge kernels against a roof";
+  }
+  std::string out;
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), "DRAM %sB/s",
+                SiPrefix(roofs.dram_bytes_per_s).c_str());
+  out = buf;
+  for (auto it = roofs.roofs.rbegin(); it != roofs.roofs.rend(); ++it) {
+    std::snprintf(buf, sizeof(buf), "; %s %sFLOP/s (ridge %.1f)",
+                  it->precision.c_str(), SiPrefix(it->peak_flops_per_s).c_str(),
+                  it->ridge_flops_per_byte);
+    out += buf;
+  }
+  return out;
+}
+
+std::string HeaderTitle(const Report& r) {
+  return "Kernels by " + std::string(GroupByName(r.group_by));
+}
+
+class TableWriter : public ReportWriter {
+ public:
+  void Write(const Report& r, std::ostream& out) const override {
+    WriteHeaderText(r, out);
+    out << "\n" << HeaderTitle(r);
+    if (r.groups_omitted > 0) {
+      out << " (top " << r.groups.size() << " of "
+          << r.groups.size() + r.groups_omitted << ")";
+    }
+    out << "\n";
+    const auto& cols = TableColumns();
+    std::vector<size_t> widths(cols.size());
+    std::vector<std::vector<std::string>> cells;
+    for (size_t c = 0; c < cols.size(); ++c) widths[c] = std::string(cols[c].title).size();
+    for (const GroupRow& g : r.groups) {
+      std::vector<std::string> row;
+      for (size_t c = 0; c < cols.size(); ++c) {
+        std::string v = cols[c].cell(g);
+        if (c == 0) v = ClipName(v);
+        widths[c] = std::max(widths[c], v.size());
+        row.push_back(std::move(v));
+      }
+      cells.push_back(std::move(row));
+    }
+    std::string title_line;
+    for (size_t c = 0; c < cols.size(); ++c) {
+      title_line += (c ? "  " : "") + Pad(cols[c].title, widths[c], cols[c].left);
+    }
+    while (!title_line.empty() && title_line.back() == ' ') title_line.pop_back();
+    out << title_line << "\n";
+    for (const auto& row : cells) {
+      std::string line;
+      for (size_t c = 0; c < cols.size(); ++c) {
+        line += (c ? "  " : "") + Pad(row[c], widths[c], cols[c].left);
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out << line << "\n";
+    }
+    if (r.groups_omitted > 0) {
+      char buf[96];
+      std::snprintf(buf, sizeof(buf), "(%lld more groups: %.3f ms, %.1f%% of time)\n",
+                    static_cast<long long>(r.groups_omitted), r.omitted_ns * 1e-6,
+                    r.total_ns ? 100.0 * r.omitted_ns / r.total_ns : 0.0);
+      out << buf;
+    }
+    out << "\nPhase summary\n";
+    char buf[200];
+    std::snprintf(buf, sizeof(buf), "%-8s  %9s  %12s  %7s  %10s  %7s  %8s\n",
+                  "phase", "kernels", "time ms", "time %", "AI", "% roof",
+                  "TFLOP/s");
+    out << buf;
+    for (const PhaseRow& p : r.phases) {
+      std::snprintf(buf, sizeof(buf), "%-8s  %9lld  %12s  %7s  %10s  %7s  %8s\n",
+                    p.phase.c_str(), static_cast<long long>(p.count),
+                    Fixed(p.time_ns * 1e-6, 3).c_str(),
+                    Fixed(p.share * 100, 1).c_str(), Fixed(p.ai, 2).c_str(),
+                    Fixed(Scaled(p.fraction_of_roof, 100), 1).c_str(),
+                    Fixed(Scaled(p.achieved_flops_per_s, 1e-12), 3).c_str());
+      out << buf;
+    }
+  }
+};
+
+const char* const kCsvHeader =
+    "name,key,family,shape,count,total_ns,mean_ns,time_share,flops,bytes,ai,"
+    "achieved_flops_per_s,achieved_bytes_per_s,fraction_of_roof,bound,phase,"
+    "phase_share,precision,flops_source,bytes_source\n";
+
+void WriteCsvRow(const GroupRow& g, std::ostream& out) {
+  out << CsvField(g.name) << ',' << CsvField(g.key) << ',' << CsvField(g.family)
+      << ',' << CsvField(g.shape) << ',' << g.count << ',' << g.total_ns << ','
+      << Plain(g.mean_ns) << ',' << Plain(g.time_share) << ',' << Plain(g.flops)
+      << ',' << Plain(g.bytes) << ',' << Plain(g.ai) << ','
+      << Plain(g.achieved_flops_per_s) << ',' << Plain(g.achieved_bytes_per_s)
+      << ',' << Plain(g.fraction_of_roof) << ',' << g.bound << ',' << g.phase
+      << ',' << Plain(g.phase_share) << ',' << g.precision << ','
+      << g.flops_source << ',' << g.bytes_source << '\n';
+}
+
+class CsvWriter : public ReportWriter {
+ public:
+  void Write(const Report& r, std::ostream& out) const override {
+    out << kCsvHeader;
+    for (const GroupRow& g : r.groups) WriteCsvRow(g, out);
+  }
+};
+
+void WriteJsonGroup(const GroupRow& g, std::ostream& out) {
+  out << "{\"name\":" << JsonString(g.name) << ",\"key\":" << JsonString(g.key)
+      << ",\"family\":" << JsonString(g.family)
+      << ",\"shape\":" << JsonString(g.shape) << ",\"count\":" << g.count
+      << ",\"total_ns\":" << g.total_ns << ",\"mean_ns\":" << JsonNumber(g.mean_ns)
+      << ",\"time_share\":" << JsonNumber(g.time_share)
+      << ",\"flops\":" << JsonNumber(g.flops) << ",\"bytes\":" << JsonNumber(g.bytes)
+      << ",\"ai\":" << JsonNumber(g.ai)
+      << ",\"achieved_flops_per_s\":" << JsonNumber(g.achieved_flops_per_s)
+      << ",\"achieved_bytes_per_s\":" << JsonNumber(g.achieved_bytes_per_s)
+      << ",\"fraction_of_roof\":" << JsonNumber(g.fraction_of_roof)
+      << ",\"bound\":" << JsonString(g.bound) << ",\"phase\":" << JsonString(g.phase)
+      << ",\"phase_share\":" << JsonNumber(g.phase_share) << ",\"phase_time_ns\":{";
+  bool first = true;
+  for (int i = 0; i < kNumPhases; ++i) {
+    if (!g.phase_time_ns[i]) continue;
+    out << (first ? "" : ",") << JsonString(kPhaseNames[i]) << ':'
+        << g.phase_time_ns[i];
+    first = false;
+  }
+  out << "},\"precision\":" << JsonString(g.precision)
+      << ",\"flops_source\":" << JsonString(g.flops_source)
+      << ",\"bytes_source\":" << JsonString(g.bytes_source) << "}";
+}
+
+class JsonWriter : public ReportWriter {
+ public:
+  void Write(const Report& r, std::ostream& out) const override {
+    const ReportHeader& h = r.header;
+    out << "{\"input\":" << JsonString(h.input)
+        << ",\"input_kind\":" << JsonString(h.input_kind)
+        << ",\"ingest_warning\":" << JsonString(h.ingest_warning)
+        << ",\"run\":{\"run_id\":" << h.run.run_id
+        << ",\"command\":" << JsonString(h.run.command)
+        << ",\"host\":" << JsonString(h.run.host)
+        << ",\"mode\":" << JsonString(h.run.mode)
+        << ",\"origin\":" << JsonString(h.run.origin)
+        << ",\"flops_sources\":" << JsonString(h.run.flops_sources)
+        << ",\"complete\":"
+        << (h.run.complete ? std::to_string(*h.run.complete) : "null") << "}"
+        << ",\"device\":" << JsonString(h.device_name)
+        << ",\"roof_source\":" << JsonString(h.roofs.source)
+        << ",\"reannotated\":" << (h.reannotated ? "true" : "false")
+        << ",\"dram_bytes_per_s\":" << JsonNumber(h.roofs.dram_bytes_per_s)
+        << ",\"roofs\":[";
+    for (size_t i = 0; i < h.roofs.roofs.size(); ++i) {
+      const Roof& roof = h.roofs.roofs[i];
+      out << (i ? "," : "") << "{\"precision\":" << JsonString(roof.precision)
+          << ",\"peak_flops_per_s\":" << JsonNumber(roof.peak_flops_per_s)
+          << ",\"dram_bytes_per_s\":" << JsonNumber(roof.dram_bytes_per_s)
+          << ",\"ridge_flops_per_byte\":" << JsonNumber(roof.ridge_flops_per_byte)
+          << ",\"source\":" << JsonString(roof.source) << "}";
+    }
+    out << "],\"import_stats\":{";
+    for (size_t i = 0; i < h.import_stats.size(); ++i) {
+      out << (i ? "," : "") << JsonString(h.import_stats[i].first) << ':'
+          << h.import_stats[i].second;
+    }
+    out << "},\"dropped\":" << h.dropped << ",\"unmatched\":" << h.unmatched
+        << ",\"kernel_count\":" << r.kernel_count << ",\"total_ns\":" << r.total_ns
+        << ",\"kernels_with_flops\":" << r.kernels_with_flops
+        << ",\"kernels_with_bytes\":" << r.kernels_with_bytes
+        << ",\"group_by\":" << JsonString(GroupByName(r.group_by))
+        << ",\"groups_omitted\":" << r.groups_omitted
+        << ",\"omitted_ns\":" << r.omitted_ns << ",\"groups\":[";
+    for (size_t i = 0; i < r.groups.size(); ++i) {
+      if (i) out << ',';
+      WriteJsonGroup(r.groups[i], out);
+    }
+    out << "],\"phases\":[";
+    for (size_t i = 0; i < r.phases.size(); ++i) {
+      const PhaseRow& p = r.phases[i];
+      out << (i ? "," : "") << "{\"phase\":" << JsonString(p.phase)
+          << ",\"count\":" << p.count << ",\"time_ns\":" << p.time_ns
+          << ",\"share\":" << JsonNumber(p.share) << ",\"ai\":" << JsonNumber(p.ai)
+          << ",\"fraction_of_roof\":" << JsonNumber(p.fraction_of_roof)
+          << ",\"achieved_flops_per_s\":" << JsonNumber(p.achieved_flops_per_s)
+          << "}";
+    }
+    out << "]}\n";
+  }
+};
+
+void HtmlTable(const std::vector<GroupRow>& rows, std::ostream& out) {
+  const auto& cols = TableColumns();
+  out << "<div class=\"wide\"><table class=\"num\"><thead><tr>";
+  for (const Column& c : cols) {
+    out << "<th" << (c.left ? " class=\"l\"" : "") << ">" << XmlEscape(c.title)
+        << "</th>";
+  }
+  out << "</tr></thead><tbody>\n";
+  for (const GroupRow& g : rows) {
+    out << "<tr>";
+    for (size_t c = 0; c < cols.size(); ++c) {
+      const std::string v = cols[c].cell(g);
+      if (c == 0) {
+        out << "<td class=\"l\" title=\"" << XmlEscape(g.key) << "\">"
+            << XmlEscape(v) << "</td>";
+      } else {
+        out << "<td" << (cols[c].left ? " class=\"l\"" : "") << ">"
+            << XmlEscape(v) << "</td>";
+      }
+    }
+    out << "</tr>\n";
+  }
+  out << "</tbody></table></div>\n";
+}
+
+class HtmlWriter : public ReportWriter {
+ public:
+  void Write(const Report& r, std::ostream& out) const override {
+    const ReportHeader& h = r.header;
+    out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+           "<title>rooftrace report: "
+        << XmlEscape(h.input) << "</title>\n<style>\n"
+        << "body{font-family:sans-serif;margin:24px;color:#222}"
+           "h1{font-size:20px}h2{font-size:16px;margin-top:28px}"
+           "table{border-collapse:collapse;font-size:12px}"
+           ".wide{overflow-x:auto}td,th{padding:2px 6px;border-bottom:1px solid #ddd;text-align:right;"
+           "white-space:nowrap}th{background:#f3f3f3}"
+           "td.l,th.l{text-align:left}dl{display:grid;grid-template-columns:"
+           "max-content auto;gap:2px 16px;font-size:13px}dt{font-weight:bold}"
+           "dd{margin:0}.warn{color:#b00;font-weight:bold}\n"
+        << "</style></head><body>\n<h1>rooftrace report</h1>\n<dl>\n";
+    auto item = [&](const std::string& k, const std::string& v) {
+      out << "<dt>" << XmlEscape(k) << "</dt><dd>" << XmlEscape(v) << "</dd>\n";
+    };
+    item("input", h.input + " (" + h.input_kind + ")");
+    item("run", std::to_string(h.run.run_id) +
+                    (h.run.command.empty() ? "" : ": " + h.run.command));
+    item("device", h.device_name.empty() ? "unknown" : h.device_name);
+    item("roofs", h.roofs.source + (h.reannotated ? " (re-annotated)" : "") +
+                      ": " + RoofSummary(h.roofs));
+    item("FLOP / byte sources",
+         (h.run.flops_sources.empty() ? "unknown" : h.run.flops_sources) + "; " +
+             std::to_string(r.kernels_with_flops) + " of " +
+             std::to_string(r.kernel_count) + " kernels have FLOPs, " +
+             std::to_string(r.kernels_with_bytes) + " have bytes");
+    item("kernels", std::to_string(r.kernel_count) + " kernels, " +
+                        Fixed(r.total_ns * 1e-6, 3) + " ms GPU time");
+    item("import", "dropped " + std::to_string(h.dropped) + ", unmatched " +
+                       std::to_string(h.unmatched));
+    out << "</dl>\n";
+    if (!h.ingest_warning.empty()) {
+      out << "<p class=\"warn\">" << XmlEscape(h.ingest_warning) << "</p>\n";
+    }
+    out << "<h2>Roofline</h2>\n" << RenderRooflineSvg(r) << "\n";
+    out << "<h2>Phase summary</h2>\n<table><thead><tr><th class=\"l\">phase</th>"
+           "<th>kernels</th><th>time ms</th><th>time %</th><th>AI</th>"
+           "<th>% roof</th><th>TFLOP/s</th></tr></thead><tbody>\n";
+    for (const PhaseRow& p : r.phases) {
+      out << "<tr><td class=\"l\">" << XmlEscape(p.phase) << "</td><td>" << p.count
+          << "</td><td>" << Fixed(p.time_ns * 1e-6, 3) << "</td><td>"
+          << Fixed(p.share * 100, 1) << "</td><td>" << Fixed(p.ai, 2) << "</td><td>"
+          << Fixed(Scaled(p.fraction_of_roof, 100), 1) << "</td><td>"
+          << Fixed(Scaled(p.achieved_flops_per_s, 1e-12), 3) << "</td></tr>\n";
+    }
+    out << "</tbody></table>\n<h2>" << XmlEscape(HeaderTitle(r)) << "</h2>\n";
+    HtmlTable(r.groups, out);
+    if (r.groups_omitted > 0) {
+      out << "<p>" << r.groups_omitted << " more groups, "
+          << Fixed(r.omitted_ns * 1e-6, 3) << " ms.</p>\n";
+    }
+    if (!r.families.empty()) {
+      out << "<h2>Kernel families by phase (the plotted points)</h2>\n";
+      HtmlTable(r.families, out);
+    }
+    out << "<h2>Import statistics</h2>\n<table><tbody>\n";
+    size_t zeros = 0;
+    for (const auto& [name, value] : h.import_stats) {
+      if (value == 0) {
+        ++zeros;
+        continue;
+      }
+      out << "<tr><td class=\"l\">" << XmlEscape(name) << "</td><td>" << value
+          << "</td></tr>\n";
+    }
+    out << "</tbody></table>\n";
+    if (zeros > 0) {
+      out << "<p>" << zeros << " other counters are 0 (dropped, filtered, "
+          << "corrupt, ...: see --format json).</p>\n";
+    }
+    out << "</body></html>\n";
+  }
+};
+
+}  // namespace
+
+void WriteHeaderText(const Report& r, std::ostream& out) {
+  const ReportHeader& h = r.header;
+  out << "rooftrace analyze: " << h.input << " (" << h.input_kind << "), run "
+      << h.run.run_id << "\n";
+  if (!h.ingest_warning.empty()) out << "  WARNING:  " << h.ingest_warning << "\n";
+  if (!h.run.command.empty()) out << "  command:  " << h.run.command << "\n";
+  out << "  device:   " << (h.device_name.empty() ? "unknown" : h.device_name)
+      << "\n";
+  out << "  roofs:    " << (h.roofs.source.empty() ? "none" : h.roofs.source)
+      << (h.reannotated ? " (re-annotated by the analyzer)" : "") << "\n"
+      << "            " << RoofSummary(h.roofs) << "\n";
+  out << "  sources:  FLOPs/bytes "
+      << (h.run.flops_sources.empty() ? "unknown" : h.run.flops_sources) << "; "
+      << r.kernels_with_flops << " of " << r.kernel_count
+      << " kernels have FLOPs, " << r.kernels_with_bytes << " have bytes\n";
+  out << "  kernels:  " << r.kernel_count << " kernels, "
+      << Fixed(r.total_ns * 1e-6, 3) << " ms GPU time\n";
+  out << "  import:   dropped " << h.dropped << ", unmatched " << h.unmatched;
+  if (h.run.complete && *h.run.complete == 0) out << ", run INCOMPLETE";
+  std::string rest;
+  for (const auto& [name, value] : h.import_stats) {
+    if (value == 0) continue;
+    rest += (rest.empty() ? "" : " ") + name + "=" + std::to_string(value);
+  }
+  if (!rest.empty()) out << "\n            " << rest;
+  out << "\n";
+}
+
+std::unique_ptr<ReportWriter> MakeReportWriter(std::string_view format) {
+  if (format == "table") return std::make_unique<TableWriter>();
+  if (format == "csv") return std::make_unique<CsvWriter>();
+  if (format == "json") return std::make_unique<JsonWriter>();
+  if (format == "html") return std::make_unique<HtmlWriter>();
+  return nullptr;
+}
+
+}  // namespace rooftrace::analyzer

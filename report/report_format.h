@@ -1,0 +1,32 @@
+// Output formats of `rooftrace analyze` behind one interface: a table for
+// people, CSV for spreadsheets and pandas, JSON for scripts, and a
+// self-contained HTML report (header, roofline SVG, tables; no network).
+//
+// Writers are stateless; thread-safe.
+#ifndef ROOFTRACE_REPORT_REPORT_FORMAT_H_
+#define ROOFTRACE_REPORT_REPORT_FORMAT_H_
+
+#include <memory>
+#include <ostream>
+#include <string_view>
+
+#include "report/report.h"
+
+namespace rooftrace::analyzer {
+
+class ReportWriter {
+ public:
+  virtual ~ReportWriter() = default;
+  virtual void Write(const Report& report, std::ostream& out) const = 0;
+};
+
+// "table", "csv", "json", "html"; nullptr for anything else.
+std::unique_ptr<ReportWriter> MakeReportWriter(std::string_view format);
+
+// The header block of the table format (also used by diff): input, run,
+// device, roofs and their source, FLOP/byte sources, import statistics.
+void WriteHeaderText(const Report& report, std::ostream& out);
+
+}  // namespace rooftrace::analyzer
+
+#endif  // ROOFTRACE_REPORT_REPORT_FORMAT_H_

@@ -1,0 +1,352 @@
+#include "report/roofline_svg.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+#include "report/text_util.h"
+
+namespace rooftrace::analyzer {
+namespace {
+
+constexpr double kLeft = 95;
+constexpr double kRight = 245;  // room for roof labels
+constexpr double kTop = 50;
+constexpr double kBottom = 115;  // axis labels, legend, note
+constexpr int kLabelledPoints = 10;
+constexpr double kLabelGap = 13;
+
+struct Axes {
+  double x_lo, x_hi, y_lo, y_hi;  // log10 bounds
+  double px0 = kLeft, px1 = kSvgWidth - kRight;
+  double py0 = kTop, py1 = kSvgHeight - kBottom;
+
+  double X(double ai) const {
+    return px0 + (std::log10(ai) - x_lo) / (x_hi - x_lo) * (px1 - px0);
+  }
+  double Y(double flops) const {
+    return py1 - (std::log10(flops) - y_lo) / (y_hi - y_lo) * (py1 - py0);
+  }
+};
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", v);
+  return buf;
+}
+
+std::string XTick(int k) {
+  if (k < 0) {
+    char buf[16];
+    std::snprintf(buf, sizeof(buf), "%.*f", -k, std::pow(10.0, k));
+    return buf;
+  }
+  if (k <= 4) return std::to_string(static_cast<long long>(std::pow(10.0, k) + 0.5));
+  return "1e" + std::to_string(k);
+}
+
+std::string Clip(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
+
+struct Point {
+  const GroupRow* row;
+  double x, y, r;
+};
+
+// One roof level (precisions with the same peak share a line and a label).
+struct Level {
+  double peak;
+  double ridge;
+  std::string names;
+  bool used = false;  // a plotted family runs at one of these precisions
+};
+
+}  // namespace
+
+const char* PhaseColor(int phase_index) {
+  static const char* const kColors[kNumPhases] = {"#1f77b4", "#ff7f0e",
+                                                  "#9467bd", "#2ca02c",
+                                                  "#7f7f7f"};
+  return kColors[std::clamp(phase_index, 0, kNumPhases - 1)];
+}
+
+std::string RenderRooflineSvg(const Report& report) {
+  const ReportHeader& h = report.header;
+  const RoofTable& roofs = h.roofs;
+  const double bw = roofs.dram_bytes_per_s;
+
+  // Placeable families: FLOPs, bytes and a time.
+  std::vector<const GroupRow*> placed;
+  int64_t unplaced = 0, unplaced_ns = 0;
+  for (const GroupRow& g : report.families) {
+    if (g.ai && *g.ai > 0 && g.achieved_flops_per_s && *g.achieved_flops_per_s > 0) {
+      placed.push_back(&g);
+    } else {
+      ++unplaced;
+      unplaced_ns += g.total_ns;
+    }
+  }
+
+  std::vector<Level> levels;
+  for (const Roof& roof : roofs.roofs) {
+    auto it = std::find_if(levels.begin(), levels.end(), [&](const Level& l) {
+      return std::fabs(l.peak - roof.peak_flops_per_s) <= 1e-6 * l.peak;
+    });
+    if (it == levels.end()) {
+      levels.push_back({roof.peak_flops_per_s,
+                        bw > 0 ? roof.peak_flops_per_s / bw : 0, roof.precision});
+      it = levels.end() - 1;
+    } else {
+      it->names += ", " + roof.precision;
+    }
+    for (const GroupRow* g : placed) {
+      if (g->precision == roof.precision) it->used = true;
+    }
+  }
+  std::sort(levels.begin(), levels.end(),
+            [](const Level& a, const Level& b) { return a.peak > b.peak; });
+
+  // Axis ranges in decades, covering points, ridges and roofs.
+  double min_x = 1e300, max_x = 0, min_y = 1e300, max_y = 0;
+  for (const GroupRow* g : placed) {
+    min_x = std::min(min_x, *g->ai);
+    max_x = std::max(max_x, *g->ai);
+    min_y = std::min(min_y, *g->achieved_flops_per_s);
+    max_y = std::max(max_y, *g->achieved_flops_per_s);
+  }
+  for (const Level& l : levels) {
+    if (l.ridge > 0) {
+      min_x = std::min(min_x, l.ridge / 30);
+      max_x = std::max(max_x, l.ridge * 8);
+    }
+    max_y = std::max(max_y, l.peak);
+    min_y = std::min(min_y, l.peak / 1e3);
+  }
+  if (max_x <= 0) { min_x = 0.1; max_x = 1000; }
+  if (max_y <= 0) { min_y = 1e9; max_y = 1e15; }
+  // Bounds a little past the data so points and labels do not sit on the
+  // frame; ticks stay at whole decades.
+  Axes a;
+  a.x_lo = std::log10(min_x) - 0.3;
+  a.x_hi = std::log10(max_x) + 0.3;
+  a.y_hi = std::log10(max_y) + 0.3;
+  a.y_lo = std::log10(min_y) - 0.3;
+  if (a.x_hi - a.x_lo < 3) a.x_lo = a.x_hi - 3;
+  if (a.x_hi - a.x_lo > 9) a.x_lo = a.x_hi - 9;
+  if (a.y_hi - a.y_lo < 3) a.y_lo = a.y_hi - 3;
+  if (a.y_hi - a.y_lo > 8) a.y_lo = a.y_hi - 8;
+  const int x_first = static_cast<int>(std::ceil(a.x_lo));
+  const int x_last = static_cast<int>(std::floor(a.x_hi));
+  const int y_first = static_cast<int>(std::ceil(a.y_lo));
+  const int y_last = static_cast<int>(std::floor(a.y_hi));
+
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kSvgWidth
+    << "\" height=\"" << kSvgHeight << "\" viewBox=\"0 0 " << kSvgWidth << ' '
+    << kSvgHeight << "\" font-family=\"Helvetica, Arial, sans-serif\" "
+    << "font-size=\"12\">\n";
+  s << "<rect x=\"0\" y=\"0\" width=\"" << kSvgWidth << "\" height=\""
+    << kSvgHeight << "\" fill=\"#ffffff\"/>\n";
+  s << "<defs><clipPath id=\"plot\"><rect x=\"" << a.px0 << "\" y=\"" << a.py0
+    << "\" width=\"" << a.px1 - a.px0 << "\" height=\"" << a.py1 - a.py0
+    << "\"/></clipPath></defs>\n";
+  s << "<text x=\"" << kLeft << "\" y=\"26\" font-size=\"16\" font-weight=\"bold\">"
+    << XmlEscape("Roofline: " + (h.device_name.empty() ? std::string("unknown device")
+                                                      : h.device_name))
+    << "</text>\n";
+  s << "<text x=\"" << kLeft << "\" y=\"42\" fill=\"#555\">"
+    << XmlEscape("roofs: " + (roofs.source.empty() ? std::string("none") : roofs.source) +
+                 (h.reannotated ? " (re-annotated)" : "") + "; run " +
+                 std::to_string(h.run.run_id) + ", " +
+                 std::to_string(report.kernel_count) + " kernels")
+    << "</text>\n";
+
+  // Grid and ticks.
+  s << "<g stroke=\"#e4e4e4\" stroke-width=\"1\">\n";
+  for (int k = x_first; k <= x_last; ++k) {
+    const double x = a.X(std::pow(10.0, k));
+    s << "<line x1=\"" << Num(x) << "\" y1=\"" << a.py0 << "\" x2=\"" << Num(x)
+      << "\" y2=\"" << a.py1 << "\"/>\n";
+  }
+  for (int k = y_first; k <= y_last; ++k) {
+    const double y = a.Y(std::pow(10.0, k));
+    s << "<line x1=\"" << a.px0 << "\" y1=\"" << Num(y) << "\" x2=\"" << a.px1
+      << "\" y2=\"" << Num(y) << "\"/>\n";
+  }
+  s << "</g>\n<rect x=\"" << a.px0 << "\" y=\"" << a.py0 << "\" width=\""
+    << a.px1 - a.px0 << "\" height=\"" << a.py1 - a.py0
+    << "\" fill=\"none\" stroke=\"#333\"/>\n";
+  s << "<g fill=\"#333\">\n";
+  for (int k = x_first; k <= x_last; ++k) {
+    s << "<text x=\"" << Num(a.X(std::pow(10.0, k))) << "\" y=\"" << a.py1 + 18
+      << "\" text-anchor=\"middle\">" << XTick(k) << "</text>\n";
+  }
+  for (int k = y_first; k <= y_last; ++k) {
+    s << "<text x=\"" << a.px0 - 6 << "\" y=\"" << Num(a.Y(std::pow(10.0, k)) + 4)
+      << "\" text-anchor=\"end\">" << XmlEscape(SiPrefix(std::pow(10.0, k)))
+      << "FLOP/s</text>\n";
+  }
+  s << "</g>\n<text x=\"" << Num((a.px0 + a.px1) / 2) << "\" y=\"" << a.py1 + 40
+    << "\" text-anchor=\"middle\">Arithmetic intensity (FLOP/byte, log)</text>\n";
+  s << "<text transform=\"translate(18," << Num((a.py0 + a.py1) / 2)
+    << ") rotate(-90)\" text-anchor=\"middle\">Achieved FLOP/s (log)</text>\n";
+
+  // Roofs: the DRAM diagonal up to the highest ridge, one flat roof per level.
+  s << "<g clip-path=\"url(#plot)\" fill=\"none\">\n";
+  if (bw > 0) {
+    const double top = levels.empty() ? std::pow(10.0, a.y_hi) : levels.front().peak;
+    const double x0 = std::pow(10.0, a.x_lo);
+    const double x1 = top / bw;
+    s << "<line x1=\"" << Num(a.X(x0)) << "\" y1=\"" << Num(a.Y(x0 * bw))
+      << "\" x2=\"" << Num(a.X(x1)) << "\" y2=\"" << Num(a.Y(top))
+      << "\" stroke=\"#222\" stroke-width=\"2\"><title>"
+      << XmlEscape("DRAM roof " + SiPrefix(bw) + "B/s") << "</title></line>\n";
+  }
+  for (const Level& l : levels) {
+    s << "<line x1=\"" << Num(a.X(l.ridge > 0 ? l.ridge : std::pow(10.0, a.x_lo)))
+      << "\" y1=\"" << Num(a.Y(l.peak)) << "\" x2=\"" << a.px1 << "\" y2=\""
+      << Num(a.Y(l.peak)) << "\" stroke=\"" << (l.used ? "#222" : "#999")
+      << "\" stroke-width=\"" << (l.used ? 2 : 1) << "\""
+      << (l.used ? "" : " stroke-dasharray=\"5,4\"") << "><title>"
+      << XmlEscape(l.names + " roof " + SiPrefix(l.peak) + "FLOP/s, ridge " +
+                   Fixed(l.ridge, 1) + " FLOP/byte")
+      << "</title></line>\n";
+    if (l.ridge > 0) {
+      s << "<circle cx=\"" << Num(a.X(l.ridge)) << "\" cy=\"" << Num(a.Y(l.peak))
+        << "\" r=\"3.5\" fill=\"" << (l.used ? "#222" : "#999") << "\"/>\n";
+    }
+  }
+  s << "</g>\n";
+
+  // Roof labels in the right margin, pushed apart so they never overlap.
+  std::vector<double> label_y;
+  for (const Level& l : levels) {
+    double y = a.Y(l.peak) + 4;
+    if (!label_y.empty()) y = std::max(y, label_y.back() + kLabelGap);
+    label_y.push_back(y);
+  }
+  s << "<g font-size=\"11\">\n";
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const Level& l = levels[i];
+    s << "<text x=\"" << a.px1 + 6 << "\" y=\"" << Num(label_y[i]) << "\" fill=\""
+      << (l.used ? "#111" : "#888") << "\">"
+      << XmlEscape(Clip(l.names, 22) + " " + SiPrefix(l.peak) + "FLOP/s, ridge " +
+                   Fixed(l.ridge, 0))
+      << "</text>\n";
+  }
+  if (bw > 0) {
+    // Along the DRAM diagonal, near its left end, at the line's angle.
+    const double decade_x = (a.px1 - a.px0) / (a.x_hi - a.x_lo);
+    const double decade_y = (a.py1 - a.py0) / (a.y_hi - a.y_lo);
+    const double angle = -std::atan2(decade_y, decade_x) * 180.0 / M_PI;
+    double ai = std::pow(10.0, a.x_lo + 0.35);
+    if (ai * bw < std::pow(10.0, a.y_lo + 0.3)) ai = std::pow(10.0, a.y_lo + 0.3) / bw;
+    const double x = a.X(ai), y = a.Y(ai * bw) - 6;
+    s << "<text x=\"" << Num(x) << "\" y=\"" << Num(y) << "\" transform=\"rotate("
+      << Num(angle) << ' ' << Num(x) << ' ' << Num(y) << ")\" fill=\"#111\">"
+      << XmlEscape("DRAM " + SiPrefix(bw) + "B/s") << "</text>\n";
+  }
+  s << "</g>\n";
+
+  // Points, largest first so small ones stay visible on top.
+  std::vector<Point> points;
+  for (const GroupRow* g : placed) {
+    points.push_back({g, a.X(*g->ai), a.Y(*g->achieved_flops_per_s),
+                      3.0 + 22.0 * std::sqrt(g->time_share)});
+  }
+  std::sort(points.begin(), points.end(),
+            [](const Point& p, const Point& q) { return p.r > q.r; });
+  s << "<g clip-path=\"url(#plot)\">\n";
+  for (const Point& p : points) {
+    const GroupRow& g = *p.row;
+    const std::string title =
+        g.name + "\n" + std::to_string(g.count) + " kernels, " +
+        Fixed(g.total_ns * 1e-6, 3) + " ms (" + Fixed(g.time_share * 100, 1) +
+        "% of GPU time)\nAI " + Fixed(g.ai, 2) + " FLOP/byte, " +
+        Fixed(*g.achieved_flops_per_s * 1e-12, 3) + " TFLOP/s, " +
+        Fixed(g.achieved_bytes_per_s ? std::optional<double>(*g.achieved_bytes_per_s * 1e-9)
+                                     : std::nullopt,
+              1) +
+        " GB/s\n" + Fixed(g.fraction_of_roof ? std::optional<double>(*g.fraction_of_roof * 100)
+                                             : std::nullopt,
+                          1) +
+        "% of roof, " + g.bound + "-bound, " + g.phase + " (" +
+        (g.precision.empty() ? "unknown precision" : g.precision) + ")";
+    s << "<circle cx=\"" << Num(p.x) << "\" cy=\"" << Num(p.y) << "\" r=\""
+      << Num(p.r) << "\" fill=\"" << PhaseColor(PhaseIndex(g.phase))
+      << "\" fill-opacity=\"0.6\" stroke=\"" << PhaseColor(PhaseIndex(g.phase))
+      << "\" stroke-width=\"1.2\"><title>" << XmlEscape(title)
+      << "</title></circle>\n";
+  }
+  s << "</g>\n";
+
+  // Labels for the families with the most time, skipping ones that collide.
+  std::vector<Point> by_time = points;
+  std::sort(by_time.begin(), by_time.end(), [](const Point& p, const Point& q) {
+    return p.row->total_ns > q.row->total_ns;
+  });
+  struct Box { double x0, y0, x1, y1; };
+  std::vector<Box> boxes;
+  s << "<g font-size=\"11\" fill=\"#111\">\n";
+  int labelled = 0;
+  for (const Point& p : by_time) {
+    if (labelled >= kLabelledPoints) break;
+    // The family alone: the colour already says the phase.
+    const std::string text = Clip(p.row->key.empty() ? p.row->name : p.row->key, 30);
+    const double w = 7.0 * text.size();  // generous for 11px sans-serif
+    for (const double dy : {0.0, -kLabelGap, kLabelGap, -2 * kLabelGap, 2 * kLabelGap}) {
+      double x = p.x + p.r + 3;
+      if (x + w > a.px1) x = p.x - p.r - 3 - w;  // flip to the left side
+      const Box b{x, p.y + dy - 9, x + w, p.y + dy + 3};
+      if (b.y0 < a.py0 || b.y1 > a.py1 || b.x0 < a.px0) continue;
+      const bool hit = std::any_of(boxes.begin(), boxes.end(), [&](const Box& o) {
+        return b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1;
+      });
+      if (hit) continue;
+      boxes.push_back(b);
+      s << "<text x=\"" << Num(x) << "\" y=\"" << Num(p.y + dy) << "\">"
+        << XmlEscape(text) << "</text>\n";
+      ++labelled;
+      break;
+    }
+  }
+  s << "</g>\n";
+
+  // Legend: phases present, size meaning, roofs style.
+  double lx = a.px0;
+  const double ly = a.py1 + 66;
+  s << "<g font-size=\"12\">\n";
+  for (const PhaseRow& ph : report.phases) {
+    const int i = PhaseIndex(ph.phase);
+    s << "<circle cx=\"" << Num(lx + 6) << "\" cy=\"" << Num(ly - 4)
+      << "\" r=\"6\" fill=\"" << PhaseColor(i) << "\" fill-opacity=\"0.6\" stroke=\""
+      << PhaseColor(i) << "\"/><text x=\"" << Num(lx + 16) << "\" y=\"" << Num(ly)
+      << "\">" << XmlEscape(ph.phase) << "</text>\n";
+    lx += 30 + 7.0 * ph.phase.size();
+  }
+  s << "<text x=\"" << Num(lx + 10) << "\" y=\"" << Num(ly) << "\" fill=\"#444\">"
+    << (levels.empty() && bw <= 0
+            ? "point area ~ GPU time; no roofs known (see --device-profile)"
+            : "point area ~ GPU time of the family; solid roofs: precisions in use")
+    << "</text>\n";
+  if (unplaced > 0 || placed.empty()) {
+    s << "<text x=\"" << a.px0 << "\" y=\"" << Num(ly + 22) << "\" fill=\"#444\">"
+      << XmlEscape(placed.empty()
+                       ? std::string("No family has both FLOPs and bytes: nothing "
+                                     "to place on the roofline (see the table)")
+                       : std::to_string(unplaced) +
+                             " families without FLOPs or bytes are not plotted (" +
+                             Fixed(report.total_ns ? 100.0 * unplaced_ns / report.total_ns
+                                                   : 0.0,
+                                   1) +
+                             "% of GPU time; see the table)")
+      << "</text>\n";
+  }
+  s << "</g>\n</svg>\n";
+  return s.str();
+}
+
+}  // namespace rooftrace::analyzer

@@ -1,0 +1,29 @@
+// The roofline plot of a report as a standalone SVG document: log-log axes
+// (arithmetic intensity in FLOP/byte against FLOP/s), the DRAM roof and one
+// compute roof per precision class with its ridge point, one point per
+// kernel family sized by its share of GPU time and coloured by phase, with
+// a hover title carrying the numbers.
+//
+// Pure function; thread-safe.
+#ifndef ROOFTRACE_REPORT_ROOFLINE_SVG_H_
+#define ROOFTRACE_REPORT_ROOFLINE_SVG_H_
+
+#include <string>
+
+#include "report/report.h"
+
+namespace rooftrace::analyzer {
+
+inline constexpr int kSvgWidth = 960;
+inline constexpr int kSvgHeight = 620;
+
+// Families without FLOPs or bytes cannot be placed and are listed in a note
+// under the plot.
+std::string RenderRooflineSvg(const Report& report);
+
+// Phase colours of the plot (kPhaseNames order).
+const char* PhaseColor(int phase_index);
+
+}  // namespace rooftrace::analyzer
+
+#endif  // ROOFTRACE_REPORT_ROOFLINE_SVG_H_

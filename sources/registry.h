@@ -1,0 +1,48 @@
+// The sources rooftrace knows (sources/source.h), listed in one place
+// (registry.cc), and what every command that reads a trace does with them:
+// detect a file's format by its content (never its extension; gzip is read
+// transparently), and read one file as one run into a sink.
+//
+// Thread-safe (the list is immutable).
+#ifndef ROOFTRACE_SOURCES_REGISTRY_H_
+#define ROOFTRACE_SOURCES_REGISTRY_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "pipeline/sink.h"
+#include "sources/source.h"
+
+namespace rooftrace {
+
+// Every source, in detection order.
+const std::vector<const TraceSource*>& TraceSources();
+
+// "rft, kineto, ..." for --help and errors.
+std::string SourceFormatList();
+
+// The source named `format` (--format); InvalidArgument listing the known
+// formats otherwise.
+StatusOr<const TraceSource*> FindSource(std::string_view format);
+
+// The source whose Detect() accepts `path`. NotFound for a missing file;
+// InvalidArgument naming the file, what it looks like and the formats
+// rooftrace reads otherwise.
+StatusOr<const TraceSource*> DetectSource(const std::string& path);
+
+// Up to `max_bytes` of the start of `path`, decompressed when it is gzip.
+StatusOr<std::string> ReadHead(const std::string& path,
+                               size_t max_bytes = 64 * 1024);
+
+// Reads `path` with `source` as one new run into `sink`: a RunRecorder with
+// the source's origin, the source's Read(), then the run's end.
+StatusOr<SourceResult> ReadSourceInto(const TraceSource& source,
+                                      const std::string& path,
+                                      const SourceOptions& options,
+                                      RunSink* sink);
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_SOURCES_REGISTRY_H_

@@ -1,0 +1,132 @@
+#include "sources/rft/ingest.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "sources/rft/ingest_internal.h"
+#include "sources/rft/wire_session.h"
+#include "proto/framing.h"
+
+namespace rooftrace {
+
+Status CheckTraceFile(const std::string& path) {
+  wire::TraceFileReader reader;
+  RT_RETURN_IF_ERROR(reader.Open(path));
+  std::string_view payload;
+  switch (reader.Next(&payload)) {
+    case wire::TraceFileReader::Result::kFrame:
+      break;
+    case wire::TraceFileReader::Result::kEnd:
+      return InvalidArgument(path + ": empty file: not a rooftrace trace "
+                             "(give a .rft spool or raw trace)");
+    default:
+      return InvalidArgument(reader.error() +
+                             ": not a rooftrace trace (give a .rft spool or "
+                             "raw trace)");
+  }
+  WireSession probe(path);
+  Status s = probe.OnPacket(payload);
+  if (!s.ok()) {
+    return InvalidArgument(path + ": " + s.message());
+  }
+  if (!probe.has_hello()) {
+    return InvalidArgument(path +
+                           ": the first frame is not a rooftrace packet: "
+                           "not a rooftrace trace (give a .rft spool or raw "
+                           "trace)");
+  }
+  return OkStatus();
+}
+
+Status IngestFileInto(const std::string& path, RunRecorder* recorder,
+                      IngestResult* result, bool progress) {
+  wire::TraceFileReader reader;
+  RT_RETURN_IF_ERROR(reader.Open(path));
+  auto session = std::make_unique<WireSession>(path);
+  ImportStats file_stats;
+  std::string_view payload;
+  uint64_t next_progress = 64ull << 20;
+  auto end_session = [&]() -> Status {
+    Status s = recorder->AddSession(&session->session());
+    session = std::make_unique<WireSession>(path);
+    return s;
+  };
+  for (;;) {
+    const auto r = reader.Next(&payload);
+    if (r == wire::TraceFileReader::Result::kFrame) {
+      ++file_stats[ImportStat::k_frames];
+      file_stats[ImportStat::k_bytes] +=
+          payload.size() + wire::FrameHeaderBytes(payload.size());
+      Status s = session->OnPacket(payload);
+      if (s.ok() && session->restart_pending()) {
+        // A second Hello in one file starts the next session.
+        RT_RETURN_IF_ERROR(end_session());
+        s = session->OnPacket(payload);
+      }
+      if (s.ok()) {
+        RT_RETURN_IF_ERROR(recorder->MaybeFlush(&session->session()));
+      }
+      if (!s.ok()) {
+        ++file_stats[ImportStat::k_refused_sessions];
+        result->warning = path + ": frame " +
+                          std::to_string(reader.frames_read()) + ": " +
+                          s.message() + "; the rest of the file is skipped";
+        break;
+      }
+      if (progress && reader.bytes_read() >= next_progress) {
+        fprintf(stderr, "rooftrace: %s: %s of %s read\n", path.c_str(),
+                wire::HumanBytes(reader.bytes_read()).c_str(),
+                wire::HumanBytes(reader.file_bytes()).c_str());
+        next_progress += 64ull << 20;
+      }
+      continue;
+    }
+    if (r == wire::TraceFileReader::Result::kEnd) break;
+    if (r == wire::TraceFileReader::Result::kTruncated) {
+      ++file_stats[ImportStat::k_truncated_streams];
+    } else if (r == wire::TraceFileReader::Result::kCorrupt) {
+      ++file_stats[ImportStat::k_corrupt_frames];
+    } else {
+      return Unavailable(reader.error());
+    }
+    result->warning = reader.error() +
+                      "; the frames before it were read";
+    break;
+  }
+  result->frames += reader.frames_read();
+  result->kernels += session->session().kernels().size();
+  recorder->AddStats(file_stats);
+  return end_session();
+}
+
+StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
+                                       RunSink* sink,
+                                       const IngestOptions& options) {
+  RT_RETURN_IF_ERROR(CheckTraceFile(trace_path));
+  RecorderOptions ro;
+  ro.origin = "ingest:" + trace_path;
+  ro.device_profile_path = options.device_profile_path;
+  ro.flush_records = options.flush_records;
+  ro.sink = sink;
+  RT_ASSIGN_OR_RETURN(auto recorder, RunRecorder::Create(ro));
+  IngestResult result;
+  RT_RETURN_IF_ERROR(
+      IngestFileInto(trace_path, recorder.get(), &result, options.progress));
+  RT_RETURN_IF_ERROR(recorder->Finish());
+  result.run_id = recorder->run_id();
+  result.kernels = recorder->kernels_stored();
+  return result;
+}
+
+StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
+                                       const std::string& store_path,
+                                       const IngestOptions& options,
+                                       Store::Durability durability) {
+  // The file is checked before the store is created or touched.
+  RT_RETURN_IF_ERROR(CheckTraceFile(trace_path));
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                      Store::Open(store_path, durability));
+  return IngestTraceFile(trace_path, store.get(), options);
+}
+
+}  // namespace rooftrace

@@ -1,0 +1,50 @@
+// Post-hoc ingest of a trace file (.rft spool or raw trace): the same
+// decode -> join -> annotate pipeline as a live collector, into any sink
+// (the store; the analyzer's in-memory report).
+#ifndef ROOFTRACE_SOURCES_RFT_INGEST_H_
+#define ROOFTRACE_SOURCES_RFT_INGEST_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "pipeline/recorder.h"
+#include "pipeline/sink.h"
+#include "store/store.h"
+
+namespace rooftrace {
+
+struct IngestOptions {
+  // Calibrated device profile (rooftrace calibrate); empty: datasheet roofs.
+  std::string device_profile_path;
+  // Progress lines on stderr for long files.
+  bool progress = false;
+  // Records a session may hold before its settled steps are stored
+  // (RecorderOptions::flush_records; 0: store each session whole).
+  size_t flush_records = RecorderOptions().flush_records;
+};
+
+struct IngestResult {
+  int64_t run_id = 0;
+  uint64_t frames = 0;
+  uint64_t kernels = 0;
+  // Non-empty when the file was truncated or corrupt part-way: what was
+  // read is stored, and this says where it broke (already user-readable).
+  std::string warning;
+};
+
+// Ingests `trace_path` as one new run into `sink`. Errors name the file
+// and the fix.
+StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
+                                       RunSink* sink,
+                                       const IngestOptions& options);
+// The same into the SQLite store at `store_path` (created if missing).
+StatusOr<IngestResult> IngestTraceFile(
+    const std::string& trace_path, const std::string& store_path,
+    const IngestOptions& options,
+    Store::Durability durability = Store::Durability::kDurable);
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_SOURCES_RFT_INGEST_H_

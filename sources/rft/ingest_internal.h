@@ -1,0 +1,26 @@
+// Reading trace files into a run that is already open (collect --ingest of
+// several files, profile's leftover spool files). IngestTraceFile
+// (sources/rft/ingest.h) is the one-file, one-run front door.
+#ifndef ROOFTRACE_SOURCES_RFT_INGEST_INTERNAL_H_
+#define ROOFTRACE_SOURCES_RFT_INGEST_INTERNAL_H_
+
+#include <string>
+
+#include "base/status.h"
+#include "sources/rft/ingest.h"
+#include "pipeline/recorder.h"
+
+namespace rooftrace {
+
+// Checks that `path` starts like a rooftrace trace (a Hello with our magic
+// and a readable version). Errors name the file, what is wrong and the fix.
+Status CheckTraceFile(const std::string& path);
+
+// Reads every session of `path` into `recorder`. A corrupt or truncated tail
+// keeps what came before and is described in result->warning.
+Status IngestFileInto(const std::string& path, RunRecorder* recorder,
+                      IngestResult* result, bool progress);
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_SOURCES_RFT_INGEST_INTERNAL_H_

@@ -1,0 +1,718 @@
+#include "store/store.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <optional>
+#include <string_view>
+
+#include "rooftrace_version.h"
+
+namespace rooftrace {
+namespace {
+
+constexpr char kSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS schema_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+  run_id INTEGER PRIMARY KEY, command TEXT, host TEXT,
+  started_unix_ns INTEGER, ended_unix_ns INTEGER, mode TEXT,
+  device_name TEXT, roof_source TEXT, flops_sources TEXT,
+  producer_version TEXT, complete INTEGER, origin TEXT);
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(run_id),
+  host TEXT, pid INTEGER, ppid INTEGER, start_unix_ns INTEGER,
+  start_ns INTEGER, argv TEXT, producer_version TEXT, mode TEXT,
+  counter_passes INTEGER, packets INTEGER, last_sequence INTEGER,
+  sequence_gaps INTEGER, goodbye INTEGER, complete INTEGER);
+CREATE TABLE IF NOT EXISTS devices (
+  run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
+  device_id INTEGER NOT NULL, name TEXT, uuid TEXT, chip_name TEXT,
+  sm_count INTEGER, cc_major INTEGER, cc_minor INTEGER,
+  core_clock_khz INTEGER, memory_clock_khz INTEGER,
+  memory_bus_width_bits INTEGER, l2_cache_bytes INTEGER,
+  global_memory_bytes INTEGER, driver_version TEXT);
+CREATE TABLE IF NOT EXISTS roofs (
+  run_id INTEGER NOT NULL, device_id INTEGER NOT NULL,
+  precision TEXT NOT NULL, peak_flops_per_s REAL, dram_bytes_per_s REAL,
+  ridge_flops_per_byte REAL, source TEXT);
+CREATE TABLE IF NOT EXISTS import_stats (
+  run_id INTEGER NOT NULL, name TEXT NOT NULL, value INTEGER NOT NULL,
+  PRIMARY KEY (run_id, name));
+CREATE TABLE IF NOT EXISTS gemm_calls (
+  gemm_call_id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
+  call_id INTEGER, api TEXT, m INTEGER, n INTEGER, k INTEGER, batch INTEGER,
+  trans_a TEXT, trans_b TEXT,
+  a_type INTEGER, b_type INTEGER, c_type INTEGER, d_type INTEGER,
+  compute_type INTEGER, lda INTEGER, ldb INTEGER, ldc INTEGER,
+  a_ptr INTEGER, b_ptr INTEGER, c_ptr INTEGER, d_ptr INTEGER,
+  epilogue INTEGER, start_ns INTEGER, end_ns INTEGER, thread_id INTEGER,
+  status INTEGER, precision TEXT, flops INTEGER, min_bytes INTEGER,
+  weight_operand TEXT, token_count INTEGER, kernel_count INTEGER);
+-- A kernel name is stored once; kernel_rows point at it. Names are most of a
+-- kernel's bytes (a CUTLASS instance's mangled and demangled names run to
+-- hundreds of characters), and a run has a few hundred distinct ones.
+CREATE TABLE IF NOT EXISTS kernel_names (
+  name_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, demangled TEXT,
+  family TEXT);
+CREATE TABLE IF NOT EXISTS kernel_rows (
+  kernel_id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
+  correlation_id INTEGER, device_id INTEGER, context_id INTEGER,
+  stream_id INTEGER, name_id INTEGER REFERENCES kernel_names(name_id),
+  start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER,
+  grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
+  block_x INTEGER, block_y INTEGER, block_z INTEGER,
+  cluster_x INTEGER, cluster_y INTEGER, cluster_z INTEGER,
+  registers_per_thread INTEGER,
+  static_shared_memory_bytes INTEGER, dynamic_shared_memory_bytes INTEGER,
+  graph_id INTEGER, graph_node_id INTEGER,
+  thread_id INTEGER, api_start_ns INTEGER, nvtx_path TEXT,
+  gemm_call_id INTEGER REFERENCES gemm_calls(gemm_call_id),
+  shape TEXT, token_count INTEGER, precision TEXT, flops INTEGER,
+  flops_fp64 INTEGER, flops_fp32 INTEGER, flops_fp16 INTEGER,
+  flops_fp64_tc INTEGER, flops_tf32_tc INTEGER, flops_bf16_tc INTEGER,
+  flops_fp8_tc INTEGER, flops_int8_tc INTEGER,
+  flops_source TEXT, dram_bytes INTEGER, dram_read_bytes INTEGER,
+  dram_write_bytes INTEGER, bytes_source TEXT, ai REAL,
+  achieved_flops_per_s REAL, achieved_bytes_per_s REAL,
+  roof_flops_per_s REAL, fraction_of_roof REAL, bound TEXT,
+  step_id INTEGER, phase TEXT);
+CREATE INDEX IF NOT EXISTS kernel_rows_run ON kernel_rows(run_id, start_ns);
+-- What readers query: the columns of schema 1's kernels table, in its order.
+CREATE VIEW IF NOT EXISTS kernels AS SELECT
+  r.kernel_id, r.run_id, r.session_id, r.correlation_id, r.device_id,
+  r.context_id, r.stream_id, n.name, n.demangled, n.family,
+  r.start_ns, r.end_ns, r.duration_ns, r.grid_x, r.grid_y, r.grid_z,
+  r.block_x, r.block_y, r.block_z, r.cluster_x, r.cluster_y, r.cluster_z,
+  r.registers_per_thread, r.static_shared_memory_bytes,
+  r.dynamic_shared_memory_bytes, r.graph_id, r.graph_node_id, r.thread_id,
+  r.api_start_ns, r.nvtx_path, r.gemm_call_id, r.shape, r.token_count,
+  r.precision, r.flops, r.flops_fp64, r.flops_fp32, r.flops_fp16,
+  r.flops_fp64_tc, r.flops_tf32_tc, r.flops_bf16_tc, r.flops_fp8_tc,
+  r.flops_int8_tc, r.flops_source, r.dram_bytes, r.dram_read_bytes,
+  r.dram_write_bytes, r.bytes_source, r.ai, r.achieved_flops_per_s,
+  r.achieved_bytes_per_s, r.roof_flops_per_s, r.fraction_of_roof, r.bound,
+  r.step_id, r.phase
+  FROM kernel_rows r LEFT JOIN kernel_names n ON n.name_id = r.name_id;
+-- Rows written through the view land in the two tables (a NULL name stays
+-- NULL); the collector writes kernel_rows directly.
+CREATE TRIGGER IF NOT EXISTS kernels_insert INSTEAD OF INSERT ON kernels BEGIN
+  INSERT OR IGNORE INTO kernel_names (name, demangled, family)
+    SELECT NEW.name, NEW.demangled, NEW.family WHERE NEW.name IS NOT NULL;
+  INSERT INTO kernel_rows (
+    kernel_id, run_id, session_id, correlation_id, device_id, context_id,
+    stream_id, name_id, start_ns, end_ns, duration_ns, grid_x, grid_y,
+    grid_z, block_x, block_y, block_z, cluster_x, cluster_y, cluster_z,
+    registers_per_thread, static_shared_memory_bytes,
+    dynamic_shared_memory_bytes, graph_id, graph_node_id, thread_id,
+    api_start_ns, nvtx_path, gemm_call_id, shape, token_count, precision,
+    flops, flops_fp64, flops_fp32, flops_fp16, flops_fp64_tc, flops_tf32_tc,
+    flops_bf16_tc, flops_fp8_tc, flops_int8_tc, flops_source, dram_bytes,
+    dram_read_bytes, dram_write_bytes, bytes_source, ai,
+    achieved_flops_per_s, achieved_bytes_per_s, roof_flops_per_s,
+    fraction_of_roof, bound, step_id, phase)
+  VALUES (
+    NEW.kernel_id, NEW.run_id, NEW.session_id, NEW.correlation_id,
+    NEW.device_id, NEW.context_id, NEW.stream_id,
+    (SELECT name_id FROM kernel_names WHERE name = NEW.name), NEW.start_ns,
+    NEW.end_ns, NEW.duration_ns, NEW.grid_x, NEW.grid_y, NEW.grid_z,
+    NEW.block_x, NEW.block_y, NEW.block_z, NEW.cluster_x, NEW.cluster_y,
+    NEW.cluster_z, NEW.registers_per_thread, NEW.static_shared_memory_bytes,
+    NEW.dynamic_shared_memory_bytes, NEW.graph_id, NEW.graph_node_id,
+    NEW.thread_id, NEW.api_start_ns, NEW.nvtx_path, NEW.gemm_call_id,
+    NEW.shape, NEW.token_count, NEW.precision, NEW.flops, NEW.flops_fp64,
+    NEW.flops_fp32, NEW.flops_fp16, NEW.flops_fp64_tc, NEW.flops_tf32_tc,
+    NEW.flops_bf16_tc, NEW.flops_fp8_tc, NEW.flops_int8_tc,
+    NEW.flops_source, NEW.dram_bytes, NEW.dram_read_bytes,
+    NEW.dram_write_bytes, NEW.bytes_source, NEW.ai,
+    NEW.achieved_flops_per_s, NEW.achieved_bytes_per_s,
+    NEW.roof_flops_per_s, NEW.fraction_of_roof, NEW.bound, NEW.step_id,
+    NEW.phase);
+END;
+CREATE TABLE IF NOT EXISTS memcpys (
+  memcpy_id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
+  correlation_id INTEGER, kind TEXT, bytes INTEGER,
+  start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER,
+  device_id INTEGER, context_id INTEGER, stream_id INTEGER,
+  src_kind TEXT, dst_kind TEXT, thread_id INTEGER, nvtx_path TEXT,
+  achieved_bytes_per_s REAL, step_id INTEGER, phase TEXT);
+CREATE TABLE IF NOT EXISTS nvtx_ranges (
+  nvtx_row_id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
+  range_id INTEGER, parent_range_id INTEGER, domain TEXT, name TEXT,
+  kind TEXT, depth INTEGER, start_ns INTEGER, end_ns INTEGER,
+  thread_id INTEGER, end_thread_id INTEGER, path TEXT);
+CREATE TABLE IF NOT EXISTS steps (
+  run_id INTEGER NOT NULL, step_id INTEGER NOT NULL, session_id INTEGER,
+  start_ns INTEGER, end_ns INTEGER, phase TEXT, token_count INTEGER,
+  boundary TEXT, evidence TEXT, kernel_count INTEGER, gemm_count INTEGER,
+  gpu_time_ns INTEGER, PRIMARY KEY (run_id, step_id));
+)sql";
+
+// kernel_rows' columns after kernel_id, in the order AddKernel binds them.
+constexpr char kKernelRowColumns[] =
+    "run_id, session_id, correlation_id, device_id, context_id, stream_id, "
+    "name_id, start_ns, end_ns, duration_ns, grid_x, grid_y, grid_z, "
+    "block_x, block_y, block_z, cluster_x, cluster_y, cluster_z, "
+    "registers_per_thread, static_shared_memory_bytes, "
+    "dynamic_shared_memory_bytes, graph_id, graph_node_id, thread_id, "
+    "api_start_ns, nvtx_path, gemm_call_id, shape, token_count, precision, "
+    "flops, flops_fp64, flops_fp32, flops_fp16, flops_fp64_tc, "
+    "flops_tf32_tc, flops_bf16_tc, flops_fp8_tc, flops_int8_tc, "
+    "flops_source, dram_bytes, dram_read_bytes, dram_write_bytes, "
+    "bytes_source, ai, achieved_flops_per_s, achieved_bytes_per_s, "
+    "roof_flops_per_s, fraction_of_roof, bound, step_id, phase";
+constexpr int kKernelRowParams = 53;
+
+// Binds parameters left to right.
+class Binder {
+ public:
+  // Every statement binds all of its parameters, so the previous row's
+  // bindings need no clearing.
+  explicit Binder(sqlite3_stmt* s) : s_(s) { sqlite3_reset(s_); }
+  Binder& Int(int64_t v) { sqlite3_bind_int64(s_, i_++, v); return *this; }
+  Binder& U64(uint64_t v) {
+    // Device pointers and ids above 2^63 keep their bits (read back as
+    // signed); SQLite has no unsigned integer.
+    return Int(static_cast<int64_t>(v));
+  }
+  Binder& Real(double v) { sqlite3_bind_double(s_, i_++, v); return *this; }
+  // SQLITE_STATIC: every text bound here outlives the sqlite3_step() of its
+  // row (names and paths of the joined session, string literals, the local
+  // shape string), so SQLite reads it in place instead of copying it.
+  Binder& Text(std::string_view v) {
+    sqlite3_bind_text(s_, i_++, v.data(), static_cast<int>(v.size()),
+                      SQLITE_STATIC);
+    return *this;
+  }
+  // Empty text is NULL (unknown), never ''.
+  Binder& TextOrNull(std::string_view v) {
+    return v.empty() ? Null() : Text(v);
+  }
+  Binder& Null() { sqlite3_bind_null(s_, i_++); return *this; }
+  template <typename T>
+  Binder& Opt(const std::optional<T>& v) {
+    if (!v) return Null();
+    if constexpr (std::is_floating_point_v<T>) return Real(*v);
+    else return Int(static_cast<int64_t>(*v));
+  }
+
+ private:
+  sqlite3_stmt* s_;
+  int i_ = 1;
+};
+
+}  // namespace
+
+Store::~Store() {
+  if (in_txn_) (void)Commit();
+  for (sqlite3_stmt* s :
+       {insert_kernel_, select_name_, insert_name_, insert_memcpy_,
+        insert_gemm_, insert_nvtx_, insert_step_, insert_roof_,
+        insert_session_, insert_device_, update_session_}) {
+    sqlite3_finalize(s);
+  }
+  if (db_ != nullptr) sqlite3_close(db_);
+}
+
+Status Store::Error(const std::string& what) const {
+  return Unavailable(path_ + ": " + what + ": " +
+                     (db_ ? sqlite3_errmsg(db_) : "cannot open") +
+                     ": check the store path is a writable rooftrace store");
+}
+
+Status Store::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    return Unavailable(path_ + ": " + msg +
+                       ": check the store path is a writable rooftrace store");
+  }
+  return OkStatus();
+}
+
+Status Store::Prepare(const char* sql, sqlite3_stmt** stmt) {
+  if (sqlite3_prepare_v2(db_, sql, -1, stmt, nullptr) != SQLITE_OK) {
+    return Error("cannot prepare statement");
+  }
+  return OkStatus();
+}
+
+Status Store::Step(sqlite3_stmt* stmt, const char* what) {
+  const int rc = sqlite3_step(stmt);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+    // SQLite may have rolled the transaction back: ids it held are gone.
+    name_ids_.clear();
+    return Error(what);
+  }
+  return OkStatus();
+}
+
+Status Store::Begin() {
+  if (in_txn_) return OkStatus();
+  RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  in_txn_ = true;
+  rows_in_txn_ = 0;
+  return OkStatus();
+}
+
+Status Store::Commit() {
+  if (!in_txn_) return OkStatus();
+  in_txn_ = false;
+  return Exec("COMMIT");
+}
+
+Status Store::CountRow() {
+  if (++rows_in_txn_ >= batch_rows_) {
+    RT_RETURN_IF_ERROR(Commit());
+    RT_RETURN_IF_ERROR(Begin());
+  }
+  return OkStatus();
+}
+
+// Schema 1 kept each kernel's names in its row; schema 2 keeps them once in
+// kernel_names, with a kernels view of the same columns. All or nothing: a
+// failed upgrade leaves the schema 1 store as it was.
+Status Store::MigrateFromSchema1() {
+  RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  // Another collector opening the same store may have upgraded it while
+  // this one waited for the write lock.
+  {
+    sqlite3_stmt* q = nullptr;
+    int version = 0;
+    if (sqlite3_prepare_v2(db_,
+                           "SELECT value FROM schema_info WHERE "
+                           "key='schema_version'",
+                           -1, &q, nullptr) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW) {
+      version = sqlite3_column_int(q, 0);
+    }
+    sqlite3_finalize(q);
+    if (version != 1) return Exec("COMMIT");
+  }
+  Status st = Exec("ALTER TABLE kernels RENAME TO kernels_schema1");
+  if (st.ok()) st = Exec(kSchema);
+  // The view's trigger splits each row; schema 1's columns are the view's.
+  if (st.ok()) st = Exec("INSERT INTO kernels SELECT * FROM kernels_schema1");
+  if (st.ok()) st = Exec("DROP TABLE kernels_schema1");
+  if (st.ok()) {
+    st = Exec("UPDATE schema_info SET value='2' WHERE key='schema_version'");
+  }
+  if (st.ok()) st = Exec("COMMIT");
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return FailedPrecondition(path_ + ": cannot upgrade the store from schema "
+                              "1 (" + st.message() +
+                              "); write to a new store");
+  }
+  fprintf(stderr,
+          "rooftrace: %s: store upgraded from schema 1 to 2 (kernel names "
+          "moved to kernel_names; the kernels view has the same columns)\n",
+          path_.c_str());
+  return OkStatus();
+}
+
+StatusOr<int64_t> Store::NameId(const KernelRow& k) {
+  if (auto it = name_ids_.find(k.name); it != name_ids_.end()) {
+    return it->second;
+  }
+  int64_t id = 0;
+  Binder(select_name_).Text(k.name);
+  const int rc = sqlite3_step(select_name_);
+  if (rc == SQLITE_ROW) {
+    id = sqlite3_column_int64(select_name_, 0);
+  } else if (rc != SQLITE_DONE) {
+    return Error("cannot look up a kernel name");
+  } else {
+    Binder(insert_name_).Text(k.name).Text(k.demangled).Text(k.family);
+    RT_RETURN_IF_ERROR(Step(insert_name_, "cannot insert a kernel name"));
+    id = sqlite3_last_insert_rowid(db_);
+  }
+  sqlite3_reset(select_name_);
+  name_ids_.emplace(std::string(k.name), id);
+  return id;
+}
+
+StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
+                                             Durability durability) {
+  std::unique_ptr<Store> s(new Store());
+  s->path_ = path;
+  if (sqlite3_open_v2(path.c_str(), &s->db_,
+                      // NOMUTEX: the owning RunRecorder serialises every
+                      // call, so SQLite's own locking is pure cost.
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                          SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
+    return s->Error("cannot open the store");
+  }
+  sqlite3_busy_timeout(s->db_, 5000);
+  // A file that is not SQLite fails here with "file is not a database".
+  const bool scratch = durability == Durability::kScratch;
+  // 64 KiB pages (a new file only; an existing store keeps its own): a
+  // fraction of the page writes and B-tree splits of 4 KiB pages. Ingest of
+  // a 910 k-kernel trace 3.92 -> 3.44 s, its analyze 1.16 -> 1.05 s.
+  RT_RETURN_IF_ERROR(s->Exec("PRAGMA page_size=65536"));
+  Status wal =
+      s->Exec(scratch ? "PRAGMA journal_mode=OFF" : "PRAGMA journal_mode=WAL");
+  if (!wal.ok()) {
+    return InvalidArgument(path + ": not a SQLite store (" + wal.message() +
+                           "); give a new file name or an existing rooftrace "
+                           "store");
+  }
+  // NORMAL in WAL: a commit survives a crash of the collector (the WAL is
+  // written before COMMIT returns); only a power loss may lose the last
+  // commits. A 64 MiB page cache keeps the kernels index in memory while a
+  // batch is written, and checkpoints every 16 MiB of WAL (256 pages)
+  // instead of 4 MiB rewrite hot index pages less often.
+  // A scratch store writes each page once and never syncs: about half the
+  // time of an analyze of a .rft (21.7 s -> 12.1 s on 1.8 M kernels).
+  RT_RETURN_IF_ERROR(s->Exec(scratch ? "PRAGMA synchronous=OFF"
+                                     : "PRAGMA synchronous=NORMAL"));
+  RT_RETURN_IF_ERROR(s->Exec("PRAGMA cache_size=-65536"));
+  RT_RETURN_IF_ERROR(s->Exec("PRAGMA wal_autocheckpoint=256"));
+  // A newer major version is refused before anything is written; an older
+  // one is brought up to date.
+  int version = 0;
+  sqlite3_stmt* q = nullptr;
+  if (sqlite3_prepare_v2(s->db_,
+                         "SELECT value FROM schema_info WHERE key='schema_version'",
+                         -1, &q, nullptr) == SQLITE_OK) {
+    if (sqlite3_step(q) == SQLITE_ROW) version = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+  }
+  if (version > kStoreSchemaVersion) {
+    return FailedPrecondition(
+        path + ": store schema version " + std::to_string(version) +
+        " is newer than this rooftrace writes (" +
+        std::to_string(kStoreSchemaVersion) +
+        "): upgrade rooftrace or write to a new store");
+  }
+  if (version == 1) RT_RETURN_IF_ERROR(s->MigrateFromSchema1());
+  RT_RETURN_IF_ERROR(s->Exec(kSchema));
+  RT_RETURN_IF_ERROR(s->Exec(
+      ("INSERT OR IGNORE INTO schema_info VALUES ('schema_version', '" +
+       std::to_string(kStoreSchemaVersion) + "')")
+          .c_str()));
+  RT_RETURN_IF_ERROR(s->Exec(
+      (std::string("INSERT OR IGNORE INTO schema_info VALUES ('writer', "
+                   "'rooftrace ") + kRooftraceVersion + "')").c_str()));
+
+  std::string insert_kernel = std::string("INSERT INTO kernel_rows (") +
+                              kKernelRowColumns + ") VALUES (?";
+  for (int i = 1; i < kKernelRowParams; ++i) insert_kernel += ",?";
+  insert_kernel += ")";
+  RT_RETURN_IF_ERROR(s->Prepare(insert_kernel.c_str(), &s->insert_kernel_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "SELECT name_id FROM kernel_names WHERE name=?", &s->select_name_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO kernel_names (name, demangled, family) VALUES (?,?,?)",
+      &s->insert_name_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO memcpys (run_id, session_id, correlation_id, kind, bytes, "
+      "start_ns, end_ns, duration_ns, device_id, context_id, stream_id, "
+      "src_kind, dst_kind, thread_id, nvtx_path, achieved_bytes_per_s, "
+      "step_id, phase) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      &s->insert_memcpy_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO gemm_calls (run_id, session_id, call_id, api, m, n, k, "
+      "batch, trans_a, trans_b, a_type, b_type, c_type, d_type, "
+      "compute_type, lda, ldb, ldc, a_ptr, b_ptr, c_ptr, d_ptr, epilogue, "
+      "start_ns, end_ns, thread_id, status, precision, flops, min_bytes, "
+      "weight_operand, token_count, kernel_count) VALUES (?,?,?,?,?,?,?,?,?,"
+      "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      &s->insert_gemm_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO nvtx_ranges (run_id, session_id, range_id, "
+      "parent_range_id, domain, name, kind, depth, start_ns, end_ns, "
+      "thread_id, end_thread_id, path) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      &s->insert_nvtx_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO steps (run_id, step_id, session_id, start_ns, end_ns, "
+      "phase, token_count, boundary, evidence, kernel_count, gemm_count, "
+      "gpu_time_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+      &s->insert_step_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO sessions (run_id, host, pid, ppid, start_unix_ns, "
+      "start_ns, argv, producer_version, mode, counter_passes, packets, "
+      "last_sequence, sequence_gaps, goodbye, complete) VALUES (?,?,?,?,?,?,"
+      "?,?,?,?,?,?,?,?,?)",
+      &s->insert_session_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO devices (run_id, session_id, device_id, name, uuid, "
+      "chip_name, sm_count, cc_major, cc_minor, core_clock_khz, "
+      "memory_clock_khz, memory_bus_width_bits, l2_cache_bytes, "
+      "global_memory_bytes, driver_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,"
+      "?,?,?)",
+      &s->insert_device_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "UPDATE sessions SET packets=?, last_sequence=?, sequence_gaps=?, "
+      "goodbye=?, complete=? WHERE session_id=?",
+      &s->update_session_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO roofs (run_id, device_id, precision, peak_flops_per_s, "
+      "dram_bytes_per_s, ridge_flops_per_byte, source) VALUES (?,?,?,?,?,?,?)",
+      &s->insert_roof_));
+  return s;
+}
+
+StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
+  RT_RETURN_IF_ERROR(Commit());
+  sqlite3_stmt* st = nullptr;
+  RT_RETURN_IF_ERROR(Prepare(
+      "INSERT INTO runs (command, host, started_unix_ns, ended_unix_ns, mode, "
+      "device_name, roof_source, flops_sources, producer_version, complete, "
+      "origin) VALUES (?,?,?,NULL,?,?,?,?,?,NULL,?)",
+      &st));
+  Binder(st)
+      .TextOrNull(run.command)
+      .TextOrNull(run.host)
+      .Opt(run.started_unix_ns)
+      .TextOrNull(run.mode)
+      .TextOrNull(run.device_name)
+      .TextOrNull(run.roof_source)
+      .TextOrNull(run.flops_sources)
+      .TextOrNull(run.producer_version)
+      .TextOrNull(run.origin);
+  Status s = Step(st, "cannot insert the run");
+  sqlite3_finalize(st);
+  RT_RETURN_IF_ERROR(s);
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+}
+
+Status Store::AddRoof(const RoofRow& r) {
+  RT_RETURN_IF_ERROR(Begin());
+  Binder(insert_roof_)
+      .Int(r.run_id)
+      .Int(r.device_id)
+      .Text(r.precision)
+      .Real(r.peak_flops_per_s)
+      .Real(r.dram_bytes_per_s)
+      .Real(r.ridge_flops_per_byte)
+      .Text(r.source);
+  return Step(insert_roof_, "cannot insert roofs");
+}
+
+Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
+  const int64_t run_id = run.run_id;
+  RT_RETURN_IF_ERROR(Begin());
+  sqlite3_stmt* st = nullptr;
+  RT_RETURN_IF_ERROR(Prepare(
+      "UPDATE runs SET command=?, host=?, started_unix_ns=?, "
+      "ended_unix_ns=?, mode=?, device_name=?, roof_source=?, "
+      "flops_sources=?, producer_version=?, complete=?, origin=? "
+      "WHERE run_id=?",
+      &st));
+  Binder(st)
+      .TextOrNull(run.command)
+      .TextOrNull(run.host)
+      .Opt(run.started_unix_ns)
+      .Opt(run.ended_unix_ns)
+      .TextOrNull(run.mode)
+      .TextOrNull(run.device_name)
+      .TextOrNull(run.roof_source)
+      .TextOrNull(run.flops_sources)
+      .TextOrNull(run.producer_version)
+      .Opt(run.complete)
+      .TextOrNull(run.origin)
+      .Int(run_id);
+  Status s = Step(st, "cannot update the run");
+  sqlite3_finalize(st);
+  RT_RETURN_IF_ERROR(s);
+  RT_RETURN_IF_ERROR(Prepare(
+      "INSERT OR REPLACE INTO import_stats (run_id, name, value) VALUES "
+      "(?,?,?)",
+      &st));
+  for (const auto& [name, value] : stats.Named()) {
+    Binder(st).Int(run_id).Text(name).U64(value);
+    s = Step(st, "cannot write import statistics");
+    if (!s.ok()) break;
+  }
+  sqlite3_finalize(st);
+  RT_RETURN_IF_ERROR(s);
+  return Commit();
+}
+
+StatusOr<int64_t> Store::AddSession(const SessionRow& r,
+                                     const std::vector<DeviceRow>& devices) {
+  RT_RETURN_IF_ERROR(Begin());
+  Binder(insert_session_)
+      .Int(r.run_id)
+      .TextOrNull(r.host)
+      .Int(r.pid)
+      .Int(r.ppid)
+      .Int(r.start_unix_ns)
+      .Int(r.start_ns)
+      .TextOrNull(r.argv)
+      .TextOrNull(r.producer_version)
+      .TextOrNull(r.mode)
+      .Int(r.counter_passes)
+      .Int(r.packets)
+      .Int(r.last_sequence)
+      .Int(r.sequence_gaps)
+      .Int(r.goodbye ? 1 : 0)
+      .Int(r.complete ? 1 : 0);
+  RT_RETURN_IF_ERROR(Step(insert_session_, "cannot insert a session"));
+  const int64_t session_id = sqlite3_last_insert_rowid(db_);
+  for (const DeviceRow& d : devices) {
+    Binder(insert_device_)
+        .Int(d.run_id)
+        .Int(session_id)
+        .Int(d.device_id)
+        .TextOrNull(d.name)
+        .TextOrNull(d.uuid)
+        .TextOrNull(d.chip_name)
+        .Int(d.sm_count)
+        .Int(d.cc_major)
+        .Int(d.cc_minor)
+        .Int(d.core_clock_khz)
+        .Int(d.memory_clock_khz)
+        .Int(d.memory_bus_width_bits)
+        .Int(d.l2_cache_bytes)
+        .Int(d.global_memory_bytes)
+        .TextOrNull(d.driver_version);
+    RT_RETURN_IF_ERROR(Step(insert_device_, "cannot insert a device"));
+  }
+  return session_id;
+}
+
+Status Store::UpdateSession(const SessionRow& r) {
+  RT_RETURN_IF_ERROR(Begin());
+  Binder(update_session_)
+      .Int(r.packets)
+      .Int(r.last_sequence)
+      .Int(r.sequence_gaps)
+      .Int(r.goodbye ? 1 : 0)
+      .Int(r.complete ? 1 : 0)
+      .Int(r.session_id);
+  return Step(update_session_, "cannot update a session");
+}
+
+StatusOr<int64_t> Store::AddGemmCall(const GemmCallRow& g) {
+  RT_RETURN_IF_ERROR(Begin());
+  Binder(insert_gemm_)
+      .Int(g.run_id)
+      .Int(g.session_id)
+      .Int(g.call_id)
+      .TextOrNull(g.api)
+      .Int(g.m).Int(g.n).Int(g.k).Int(g.batch)
+      .TextOrNull(g.trans_a)
+      .TextOrNull(g.trans_b)
+      .Int(g.a_type).Int(g.b_type).Int(g.c_type).Int(g.d_type)
+      .Int(g.compute_type)
+      .Int(g.lda).Int(g.ldb).Int(g.ldc)
+      .Int(g.a_ptr).Int(g.b_ptr).Int(g.c_ptr).Int(g.d_ptr)
+      .Int(g.epilogue)
+      .Int(g.start_ns).Int(g.end_ns)
+      .Int(g.thread_id).Int(g.status)
+      .TextOrNull(g.precision)
+      .Opt(g.flops)
+      .Opt(g.min_bytes)
+      .TextOrNull(g.weight_operand)
+      .Opt(g.token_count)
+      .Int(g.kernel_count);
+  RT_RETURN_IF_ERROR(Step(insert_gemm_, "cannot insert a GEMM call"));
+  const int64_t id = sqlite3_last_insert_rowid(db_);
+  RT_RETURN_IF_ERROR(CountRow());
+  return id;
+}
+
+Status Store::AddStep(const StepRow& st) {
+  RT_RETURN_IF_ERROR(Begin());
+  Binder(insert_step_)
+      .Int(st.run_id)
+      .Int(st.step_id)
+      .Int(st.session_id)
+      .Int(st.start_ns)
+      .Int(st.end_ns)
+      .Text(st.phase)
+      .Opt(st.token_count)
+      .Text(st.boundary)
+      .Text(st.evidence)
+      .Int(st.kernel_count)
+      .Int(st.gemm_count)
+      .Int(st.gpu_time_ns);
+  RT_RETURN_IF_ERROR(Step(insert_step_, "cannot insert a step"));
+  return CountRow();
+}
+
+Status Store::AddKernel(const KernelRow& k) {
+  RT_RETURN_IF_ERROR(Begin());
+  RT_ASSIGN_OR_RETURN(const int64_t name_id, NameId(k));
+  Binder b(insert_kernel_);
+  b.Int(k.run_id).Int(k.session_id).Opt(k.correlation_id)
+      .Opt(k.device_id).Opt(k.context_id).Opt(k.stream_id)
+      .Int(name_id)
+      .Opt(k.start_ns).Opt(k.end_ns).Int(k.duration_ns)
+      .Int(k.grid[0]).Int(k.grid[1]).Int(k.grid[2])
+      .Int(k.block[0]).Int(k.block[1]).Int(k.block[2])
+      .Int(k.cluster[0]).Int(k.cluster[1]).Int(k.cluster[2])
+      .Int(k.registers_per_thread)
+      .Int(k.static_shared_memory_bytes).Int(k.dynamic_shared_memory_bytes)
+      .Int(k.graph_id).Int(k.graph_node_id)
+      .Opt(k.thread_id).Opt(k.api_start_ns)
+      .TextOrNull(k.nvtx_path)
+      .Opt(k.gemm_call_id)
+      .TextOrNull(k.shape)
+      .Opt(k.token_count)
+      .TextOrNull(k.precision)
+      .Opt(k.flops);
+  for (int p = 1; p < kNumPrecisions; ++p) b.Opt(k.flops_by_precision[p]);
+  b.Text(k.flops_source)
+      .Opt(k.dram_bytes).Opt(k.dram_read_bytes).Opt(k.dram_write_bytes)
+      .Text(k.bytes_source)
+      .Opt(k.ai).Opt(k.achieved_flops_per_s).Opt(k.achieved_bytes_per_s)
+      .Opt(k.roof_flops_per_s).Opt(k.fraction_of_roof)
+      .Text(k.bound)
+      .Opt(k.step_id)
+      .TextOrNull(k.phase);
+  RT_RETURN_IF_ERROR(Step(insert_kernel_, "cannot insert a kernel"));
+  return CountRow();
+}
+
+Status Store::AddMemcpy(const MemcpyRow& m) {
+  RT_RETURN_IF_ERROR(Begin());
+  Binder(insert_memcpy_)
+      .Int(m.run_id).Int(m.session_id).Opt(m.correlation_id)
+      .Text(m.kind).Int(m.bytes)
+      .Opt(m.start_ns).Opt(m.end_ns).Int(m.duration_ns)
+      .Opt(m.device_id).Opt(m.context_id).Opt(m.stream_id)
+      .TextOrNull(m.src_kind)
+      .TextOrNull(m.dst_kind)
+      .Opt(m.thread_id)
+      .TextOrNull(m.nvtx_path)
+      .Opt(m.achieved_bytes_per_s)
+      .Opt(m.step_id)
+      .TextOrNull(m.phase);
+  RT_RETURN_IF_ERROR(Step(insert_memcpy_, "cannot insert a copy"));
+  return CountRow();
+}
+
+Status Store::AddNvtx(const NvtxRow& r) {
+  RT_RETURN_IF_ERROR(Begin());
+  Binder(insert_nvtx_)
+      .Int(r.run_id).Int(r.session_id).Int(r.range_id)
+      .Opt(r.parent_range_id)
+      .TextOrNull(r.domain).TextOrNull(r.name)
+      .Text(r.kind)
+      .Opt(r.depth).Opt(r.start_ns).Opt(r.end_ns)
+      .Opt(r.thread_id).Opt(r.end_thread_id)
+      .TextOrNull(r.path);
+  RT_RETURN_IF_ERROR(Step(insert_nvtx_, "cannot insert an NVTX range"));
+  return CountRow();
+}
+
+Status Store::EndWrite() { return Commit(); }
+
+StatusOr<std::unique_ptr<RunRecorder>> CreateStoreRecorder(
+    const RecorderOptions& options, const std::string& store_path,
+    Store::Durability durability) {
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                      Store::Open(store_path, durability));
+  return RunRecorder::Create(options, std::move(store));
+}
+
+}  // namespace rooftrace

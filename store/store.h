@@ -1,0 +1,126 @@
+// The SQLite run store of docs/store.md, writer side: creates or opens the
+// file (WAL, 64 KiB pages for a new one), checks its schema version
+// (upgrading a schema 1 store in place), and takes a run's rows
+// (pipeline/rows.h) as a RunSink: runs, sessions, devices, roofs, import
+// statistics, kernels (each name once, in kernel_names), copies, GEMM calls,
+// NVTX ranges and steps, in batched transactions. The reader side is
+// store/store_reader.h.
+//
+// Owned by one RunRecorder (or a test); not thread-safe (one sqlite3
+// connection; the recorder serialises calls). The trap: rows are committed
+// in batches of `batch_rows` and at every EndWrite(); a crash loses at most
+// the batch in flight, and a reopened store appends new runs after the old
+// ones.
+#ifndef ROOFTRACE_STORE_STORE_H_
+#define ROOFTRACE_STORE_STORE_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "pipeline/import_stats.h"
+#include "pipeline/recorder.h"
+#include "pipeline/rows.h"
+#include "pipeline/sink.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace rooftrace {
+
+inline constexpr int kStoreSchemaVersion = 2;
+
+class Store : public RunSink {
+ public:
+  ~Store() override;
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // How a store survives a crash of its writer.
+  enum class Durability {
+    // WAL, synchronous=NORMAL: a commit survives a collector crash.
+    kDurable,
+    // No journal, no syncs: for a temporary store read once and deleted
+    // (the analyzer's ingest of a .rft); a crash leaves it unusable.
+    kScratch,
+  };
+  // Creates or opens the store at `path`. Errors name the file and the fix
+  // (not SQLite, a newer schema, not writable).
+  static StatusOr<std::unique_ptr<Store>> Open(
+      const std::string& path, Durability durability = Durability::kDurable);
+
+  // RunSink. BeginRun commits the run row at once; the rest is committed
+  // in batches and at EndWrite().
+  StatusOr<int64_t> BeginRun(const RunRow& run) override;
+  Status FinishRun(const RunRow& run, const ImportStats& stats) override;
+  Status AddRoof(const RoofRow& roof) override;
+  StatusOr<int64_t> AddSession(const SessionRow& session,
+                               const std::vector<DeviceRow>& devices) override;
+  Status UpdateSession(const SessionRow& session) override;
+  StatusOr<int64_t> AddGemmCall(const GemmCallRow& gemm) override;
+  Status AddStep(const StepRow& step) override;
+  Status AddKernel(const KernelRow& kernel) override;
+  Status AddMemcpy(const MemcpyRow& memcpy) override;
+  Status AddNvtx(const NvtxRow& range) override;
+  Status EndWrite() override;
+
+  void set_batch_rows(size_t n) { batch_rows_ = n; }
+  const std::string& path() const { return path_; }
+  sqlite3* db() { return db_; }
+
+ private:
+  Store() = default;
+  Status Exec(const char* sql);
+  Status Prepare(const char* sql, sqlite3_stmt** stmt);
+  Status Step(sqlite3_stmt* stmt, const char* what);
+  Status Begin();
+  Status Commit();
+  // Commits and reopens the transaction every batch_rows_ rows.
+  Status CountRow();
+  Status Error(const std::string& what) const;
+  Status MigrateFromSchema1();
+  // The kernel_names row of a kernel's name, inserted on first use.
+  StatusOr<int64_t> NameId(const KernelRow& kernel);
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* insert_kernel_ = nullptr;
+  sqlite3_stmt* select_name_ = nullptr;
+  sqlite3_stmt* insert_name_ = nullptr;
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const {
+      return std::hash<std::string_view>()(v);
+    }
+  };
+  // kernel_names ids of the names written so far (cleared when a statement
+  // fails, since SQLite may have rolled back the rows they point at).
+  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>>
+      name_ids_;
+  sqlite3_stmt* insert_memcpy_ = nullptr;
+  sqlite3_stmt* insert_gemm_ = nullptr;
+  sqlite3_stmt* insert_nvtx_ = nullptr;
+  sqlite3_stmt* insert_step_ = nullptr;
+  sqlite3_stmt* insert_roof_ = nullptr;
+  sqlite3_stmt* insert_session_ = nullptr;
+  sqlite3_stmt* insert_device_ = nullptr;
+  sqlite3_stmt* update_session_ = nullptr;
+  size_t batch_rows_ = 20000;
+  size_t rows_in_txn_ = 0;
+  bool in_txn_ = false;
+};
+
+// A RunRecorder whose rows go to the store at `store_path` (created if
+// missing), which it owns. Errors name the file and the fix.
+StatusOr<std::unique_ptr<RunRecorder>> CreateStoreRecorder(
+    const RecorderOptions& options, const std::string& store_path,
+    Store::Durability durability = Store::Durability::kDurable);
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_STORE_STORE_H_

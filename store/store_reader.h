@@ -1,0 +1,104 @@
+// Read-only access to a rooftrace run store (docs/store.md), the one reader
+// of its schema: run records, roofs, import statistics, and kernel / copy /
+// NVTX rows (pipeline/rows.h, the rows the pipeline wrote) streamed one at a
+// time so memory does not grow with the length of a run. Used by analyze,
+// diff, export, profile's summary and calibrate's counter validation.
+//
+// Owned by one command; not thread-safe (one sqlite3 connection).
+// The trap: row callbacks see views into SQLite's buffers, valid only for
+// the duration of the callback; copy what must outlive it. ForEachKernel
+// fills the columns reports and exports read (listed there), not all.
+#ifndef ROOFTRACE_STORE_STORE_READER_H_
+#define ROOFTRACE_STORE_STORE_READER_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "pipeline/rows.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace rooftrace {
+
+// The highest store schema major version this reader understands.
+inline constexpr int kStoreSchemaMajor = 2;
+
+class StoreReader {
+ public:
+  StoreReader() = default;
+  ~StoreReader();
+  StoreReader(const StoreReader&) = delete;
+  StoreReader& operator=(const StoreReader&) = delete;
+
+  // Opens `path` read-only and checks it is a rooftrace store of a schema
+  // version this reader understands. `display_name` names the input in
+  // messages (the .rft file when the store is a temporary ingest).
+  Status Open(const std::string& path, const std::string& display_name);
+
+  std::vector<RunRow> runs() const { return runs_; }
+  // `run_id` when given, else the most recent run. NotFound names the runs
+  // that exist.
+  StatusOr<RunRow> ResolveRun(std::optional<int64_t> run_id) const;
+
+  StatusOr<std::vector<RoofRow>> Roofs(int64_t run_id);
+  StatusOr<std::vector<std::pair<std::string, int64_t>>> ImportStats(
+      int64_t run_id);
+  StatusOr<int64_t> KernelCount(int64_t run_id);
+  // Name of the first device row of the run (empty when none).
+  StatusOr<std::string> DeviceName(int64_t run_id);
+
+  // session_id -> producer pid of the run's sessions.
+  StatusOr<std::vector<std::pair<int64_t, int64_t>>> SessionPids(
+      int64_t run_id);
+  // device_id -> device name of the run.
+  StatusOr<std::vector<std::pair<int64_t, std::string>>> Devices(
+      int64_t run_id);
+
+  // Streams the run's kernels in start order. A callback error stops the
+  // scan and is returned. Filled: kernel_id, session_id, name, demangled,
+  // family, shape, token_count, precision, flops, flops_source, dram_bytes,
+  // bytes_source, bound, phase, nvtx_path, duration_ns (from start and end
+  // when NULL; never negative), start_ns, end_ns, step_id, stream_id,
+  // device_id, thread_id, correlation_id, fraction_of_roof,
+  // roof_flops_per_s.
+  Status ForEachKernel(int64_t run_id,
+                       const std::function<Status(const KernelRow&)>& fn);
+  // Filled: session_id, name, domain, path, kind, start_ns, end_ns,
+  // thread_id, depth.
+  Status ForEachNvtx(int64_t run_id,
+                     const std::function<Status(const NvtxRow&)>& fn);
+  // Filled: kind, bytes, start_ns, end_ns, stream_id, device_id,
+  // correlation_id, phase.
+  Status ForEachMemcpy(int64_t run_id,
+                       const std::function<Status(const MemcpyRow&)>& fn);
+
+  // Streams every column of `table` for the run: the column names first
+  // (once), then each row's values as text (NULL as empty, `is_null` set).
+  // `table` must be one of docs/store.md's tables.
+  Status ForEachTableRow(
+      const std::string& table, int64_t run_id,
+      const std::function<void(const std::vector<std::string>&)>& header,
+      const std::function<void(const std::vector<std::string_view>&,
+                               const std::vector<bool>& is_null)>& row);
+
+  const std::string& display_name() const { return display_name_; }
+
+ private:
+  StatusOr<sqlite3_stmt*> Prepare(const std::string& sql);
+  Status StepError(const char* what);
+
+  sqlite3* db_ = nullptr;
+  std::string display_name_;
+  std::vector<RunRow> runs_;
+};
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_STORE_STORE_READER_H_
