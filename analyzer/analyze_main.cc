@@ -11,7 +11,7 @@
 #include "report/report_format.h"
 #include "report/roofline_svg.h"
 #include "base/cli.h"
-#include "cli/subcommands.h"
+#include "analyzer/commands.h"
 
 namespace po = boost::program_options;
 

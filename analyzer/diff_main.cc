@@ -7,7 +7,7 @@
 #include "analyzer/analyze.h"
 #include "analyzer/diff.h"
 #include "base/cli.h"
-#include "cli/subcommands.h"
+#include "analyzer/commands.h"
 
 namespace po = boost::program_options;
 

@@ -9,7 +9,7 @@
 #include "analyzer/export.h"
 #include "analyzer/input.h"
 #include "base/cli.h"
-#include "cli/subcommands.h"
+#include "analyzer/commands.h"
 
 namespace po = boost::program_options;
 

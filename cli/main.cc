@@ -1,3 +1,3 @@
-#include "cli/subcommands.h"
+#include "cli/rooftrace.h"
 
 int main(int argc, char** argv) { return rooftrace::RooftraceMain(argc, argv); }

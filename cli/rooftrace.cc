@@ -1,8 +1,12 @@
+#include "cli/rooftrace.h"
+
 #include <cstring>
 #include <iostream>
 #include <string>
 
-#include "cli/subcommands.h"
+#include "analyzer/commands.h"
+#include "collector/commands.h"
+#include "kernels/commands.h"
 #include "rooftrace_version.h"
 
 namespace rooftrace {
@@ -19,8 +23,10 @@ constexpr Subcommand kSubcommands[] = {
      "run a command under rooftrace and print its kernel table"},
     {"collect", CollectMain,
      "standalone collector for many processes, or ingest .rft spools"},
+    {"import", ImportMain,
+     "read other profilers' traces (Kineto, Nsight) into a store"},
     {"analyze", AnalyzeMain,
-     "reports, roofline SVG/HTML from a store or .rft trace"},
+     "reports, roofline SVG/HTML from a store or any trace"},
     {"diff", DiffMain, "compare two runs; non-zero exit on regression (CI)"},
     {"export", ExportMain, "export a run to Perfetto JSON or CSV"},
     {"calibrate", CalibrateMain,

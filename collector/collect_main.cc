@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/cli.h"
-#include "cli/subcommands.h"
+#include "collector/commands.h"
 #include "sources/rft/ingest_internal.h"
 #include "pipeline/recorder.h"
 #include "store/store.h"
@@ -84,27 +84,22 @@ int CollectMain(int argc, char** argv) {
     }
   }
   for (const auto& f : ingest) {
-    RecorderOptions ro;
-    ro.origin = "ingest:" + f;
-    ro.device_profile_path = profile;
-    auto rec = CreateStoreRecorder(ro, store);
-    if (!rec.ok()) {
-      std::cerr << "rooftrace collect: " << rec.status().message() << "\n";
-      return kExitUsage;
+    IngestOptions io;
+    io.device_profile_path = profile;
+    io.progress = true;
+    auto result = IngestTraceFile(f, store, io);
+    if (!result.ok()) {
+      std::cerr << "rooftrace collect: " << result.status().message() << "\n";
+      return result.status().code() == StatusCode::kInvalidArgument ||
+                     result.status().code() == StatusCode::kNotFound
+                 ? kExitUsage
+                 : kExitFailure;
     }
-    IngestResult result;
-    Status s = IngestFileInto(f, rec->get(), &result, true);
-    if (s.ok()) s = (*rec)->Finish();
-    if (!s.ok()) {
-      std::cerr << "rooftrace collect: " << s.message() << "\n";
-      return kExitFailure;
+    if (!result->warning.empty()) {
+      std::cerr << "rooftrace collect: " << result->warning << "\n";
     }
-    if (!result.warning.empty()) {
-      std::cerr << "rooftrace collect: " << result.warning << "\n";
-    }
-    std::cout << "rooftrace collect: " << f << " -> run " << (*rec)->run_id()
-              << " (" << (*rec)->kernels_stored() << " kernels) in " << store
-              << "\n";
+    std::cout << "rooftrace collect: " << f << " -> run " << result->run_id
+              << " (" << result->kernels << " kernels) in " << store << "\n";
   }
   if (!ingest.empty() && listen.empty()) return kExitOk;
   if (listen.empty()) listen.push_back(DefaultSocket());

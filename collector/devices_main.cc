@@ -5,7 +5,7 @@
 #include <string>
 
 #include "base/cli.h"
-#include "cli/subcommands.h"
+#include "collector/commands.h"
 #include "model/datasheet.h"
 
 namespace po = boost::program_options;

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "base/cli.h"
-#include "cli/subcommands.h"
+#include "collector/commands.h"
 #include "sources/rft/ingest_internal.h"
 #include "pipeline/recorder.h"
 #include "store/store.h"

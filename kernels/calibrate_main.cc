@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/cli.h"
-#include "cli/subcommands.h"
+#include "kernels/commands.h"
 #include "model/datasheet.h"
 #include "model/device_profile.h"
 #include "base/json.h"

@@ -148,7 +148,11 @@ void FillKernelRow(const RowContext& c, int64_t session_id,
                         ? std::optional<int64_t>(gemm_row[jk.gemm])
                         : std::nullopt;
   shape->clear();
-  if (g) *shape = GemmShapeText(*g->gemm);
+  if (g) {
+    *shape = GemmShapeText(*g->gemm);
+  } else if (jk.op >= 0) {
+    *shape = j.ops[jk.op].shape;
+  }
   r->shape = *shape;
   r->token_count = g ? OptI(g->token_count, g->token_count >= 0)
                      : std::nullopt;
@@ -286,6 +290,19 @@ Status EmitRows(Session* session, const JoinedSession& j,
     if (!InScope(scope, jk)) continue;
     FillKernelRow(*c, session_id, step_base, j, jk, gemm_row, &shape, &row);
     RT_RETURN_IF_ERROR(sink->AddKernel(row));
+    for (int m = jk.metrics_begin; m < jk.metrics_end; ++m) {
+      const MetricRecord& mr = session->metrics()[j.metric_order[m]];
+      KernelMetricRow mrow;
+      mrow.run_id = c->run_id;
+      mrow.session_id = session_id;
+      mrow.correlation_id = static_cast<int64_t>(mr.correlation_id);
+      const std::string* name = session->String(mr.name_iid);
+      const std::string* unit = session->String(mr.unit_iid);
+      mrow.name = name ? std::string_view(*name) : std::string_view("?");
+      mrow.value = mr.value;
+      mrow.unit = unit ? std::string_view(*unit) : std::string_view();
+      RT_RETURN_IF_ERROR(sink->AddKernelMetric(mrow));
+    }
   }
   for (size_t i = 0; i < j.memcpys.size(); ++i) {
     if (scope && !scope->memcpys[i]) continue;

@@ -10,170 +10,260 @@
 
 namespace rooftrace {
 
-FlushPlan PlanFlush(const Session& s, const JoinedSession& j,
-                    int trailing_steps, bool wait_for_counters) {
-  FlushPlan plan;
-  int cut = static_cast<int>(j.steps.size()) - 1 - trailing_steps;
-  if (cut < 0) {
-    plan.held_by = "too few forward steps held";
-    return plan;
-  }
-  plan.held_by = "the trailing steps";
+namespace {
 
-  // ---- how far the settled prefix reaches
-  std::unordered_map<uint64_t, const NvtxRecord*> range_of;
-  range_of.reserve(s.nvtx_ranges().size());
-  for (const NvtxRecord& r : s.nvtx_ranges()) range_of.emplace(r.range_id, &r);
-  auto chain_complete = [&](uint64_t id) {
+// The stages of one plan, in order: how far the settled prefix reaches (the
+// cut), then which records it settles.
+class Planner {
+ public:
+  Planner(const Session& s, const JoinedSession& j, int trailing_steps,
+          bool wait_for_counters)
+      : s_(s),
+        j_(j),
+        wait_for_counters_(wait_for_counters),
+        cut_(static_cast<int>(j.steps.size()) - 1 - trailing_steps) {}
+
+  FlushPlan Run() {
+    if (cut_ < 0) {
+      plan_.held_by = "too few forward steps held";
+      return std::move(plan_);
+    }
+    plan_.held_by = "the trailing steps";
+    IndexRanges();
+    HoldIncompleteSteps();
+    KeepCallsWhole();
+    if (cut_ < 0) return std::move(plan_);
+    plan_.last_step = cut_;
+    plan_.scope.last_step = cut_;
+    SettleKernelsAndCopies();
+    SettleLaunches();
+    SettleCallsAndOps();
+    SettleRanges();
+    return std::move(plan_);
+  }
+
+ private:
+  void HoldFrom(int step, const char* why) {
+    if (step <= cut_) {
+      cut_ = step - 1;
+      plan_.held_by = why;
+    }
+  }
+
+  void IndexRanges() {
+    range_of_.reserve(s_.nvtx_ranges().size());
+    for (const NvtxRecord& r : s_.nvtx_ranges()) {
+      range_of_.emplace(r.range_id, &r);
+    }
+  }
+
+  // Whether every range of the chain ending at `id` has arrived (ranges
+  // arrive when they end, so an open range holds its kernels back).
+  bool ChainComplete(uint64_t id) const {
     for (int depth = 0; id != 0 && depth < 64; ++depth) {
-      auto it = range_of.find(id);
-      if (it == range_of.end()) return false;
+      auto it = range_of_.find(id);
+      if (it == range_of_.end()) return false;
       if (it->second->parent_range_id == id) break;  // corrupt self-parent
       id = it->second->parent_range_id;
     }
     return true;
-  };
-  auto path_complete = [&](const LaunchRecord* l) {
+  }
+  bool PathComplete(const LaunchRecord* l) const {
     return l == nullptr || l->nvtx_range_id == 0 ||
-           chain_complete(l->nvtx_range_id);
-  };
-  // Counters mode by the Hello, or by counters received (a producer whose
-  // CUDA started after its Hello went out in trace mode).
-  const bool counters_mode =
-      wait_for_counters && (s.header().mode == "counters" ||
-                            s.stats().received[wire::enums::kRecordCounters] > 0);
-  uint64_t newest_counters = 0;
-  for (const CounterRecord& c : s.counters()) {
-    newest_counters = std::max(newest_counters, c.correlation_id);
+           ChainComplete(l->nvtx_range_id);
   }
-  auto hold_from = [&](int step, const char* why) {
-    if (step <= cut) {
-      cut = step - 1;
-      plan.held_by = why;
+
+  // Steps whose kernels or copies still wait for something are not settled.
+  void HoldIncompleteSteps() {
+    // Counters mode by the Hello, or by counters received (a producer whose
+    // CUDA started after its Hello went out in trace mode).
+    const bool counters_mode =
+        wait_for_counters_ &&
+        (s_.header().mode == "counters" ||
+         s_.stats().received[wire::enums::kRecordCounters] > 0);
+    uint64_t newest_counters = 0;
+    for (const CounterRecord& c : s_.counters()) {
+      newest_counters = std::max(newest_counters, c.correlation_id);
     }
-  };
-  for (const JoinedKernel& jk : j.kernels) {
-    if (jk.step < 0 || jk.step > cut) continue;
-    const LaunchRecord* l = jk.launch;
-    if (!path_complete(l)) {
-      hold_from(jk.step, "an NVTX range still open");
-    } else if (l != nullptr && l->gemm_call_id != 0 && jk.gemm < 0) {
-      hold_from(jk.step, "a GEMM call not received yet");
-    } else if (counters_mode && jk.kernel->correlation_id > newest_counters) {
-      hold_from(jk.step, "counters not received yet");
+    for (const JoinedKernel& jk : j_.kernels) {
+      if (jk.step < 0 || jk.step > cut_) continue;
+      const LaunchRecord* l = jk.launch;
+      if (!PathComplete(l)) {
+        HoldFrom(jk.step, "an NVTX range still open");
+      } else if (l != nullptr && l->gemm_call_id != 0 && jk.gemm < 0) {
+        HoldFrom(jk.step, "a GEMM call not received yet");
+      } else if (counters_mode &&
+                 jk.kernel->correlation_id > newest_counters) {
+        HoldFrom(jk.step, "counters not received yet");
+      }
     }
-  }
-  for (const JoinedMemcpy& jm : j.memcpys) {
-    if (jm.step >= 0 && jm.step <= cut && !path_complete(jm.launch)) {
-      hold_from(jm.step, "an NVTX range still open");
-    }
-  }
-  // A GEMM call's kernels are stored together (its FLOPs go to one of them).
-  std::vector<int> gemm_min(j.gemms.size(), INT_MAX);
-  std::vector<int> gemm_max(j.gemms.size(), -1);
-  for (const JoinedKernel& jk : j.kernels) {
-    if (jk.gemm < 0) continue;
-    gemm_min[jk.gemm] = std::min(gemm_min[jk.gemm], jk.step);
-    gemm_max[jk.gemm] = std::max(gemm_max[jk.gemm], jk.step);
-  }
-  for (bool moved = true; moved && cut >= 0;) {
-    moved = false;
-    for (size_t g = 0; g < j.gemms.size(); ++g) {
-      if (gemm_min[g] <= cut && gemm_max[g] > cut) {
-        cut = gemm_min[g] - 1;
-        plan.held_by = "a GEMM call across the cut";
-        moved = true;
+    for (const JoinedMemcpy& jm : j_.memcpys) {
+      if (jm.step >= 0 && jm.step <= cut_ && !PathComplete(jm.launch)) {
+        HoldFrom(jm.step, "an NVTX range still open");
       }
     }
   }
-  if (cut < 0) return plan;
-  plan.last_step = cut;
-  plan.scope.last_step = cut;
 
-  // ---- the settled records
-  const std::vector<LaunchRecord>& launches = s.launches();
-  RecordMask& drop = plan.drop;
-  drop.kernels.assign(s.kernels().size(), 0);
-  drop.launches.assign(launches.size(), 0);
-  drop.counters.assign(s.counters().size(), 0);
-  drop.memcpys.assign(s.memcpys().size(), 0);
-  drop.gemms.assign(s.gemms().size(), 0);
-  drop.nvtx.assign(s.nvtx_ranges().size(), 0);
-  auto& unmatched = plan.unmatched.unmatched;
-  for (size_t i = 0; i < j.kernels.size(); ++i) {
-    const JoinedKernel& jk = j.kernels[i];
-    if (jk.step < 0 || jk.step > cut) continue;
-    drop.kernels[i] = 1;
-    ++plan.kernels;
-    if (jk.launch != nullptr) {
-      drop.launches[jk.launch - launches.data()] = 1;
-    } else {
-      ++unmatched[wire::enums::kRecordKernel];
+  // A GEMM call's (or an operation's) kernels are stored together: its
+  // FLOPs go to one of them.
+  void KeepCallsWhole() {
+    gemm_min_.assign(j_.gemms.size(), INT_MAX);
+    gemm_max_.assign(j_.gemms.size(), -1);
+    op_min_.assign(j_.ops.size(), INT_MAX);
+    op_max_.assign(j_.ops.size(), -1);
+    for (const JoinedKernel& jk : j_.kernels) {
+      if (jk.gemm >= 0) {
+        gemm_min_[jk.gemm] = std::min(gemm_min_[jk.gemm], jk.step);
+        gemm_max_[jk.gemm] = std::max(gemm_max_[jk.gemm], jk.step);
+      }
+      if (jk.op >= 0) {
+        op_min_[jk.op] = std::min(op_min_[jk.op], jk.step);
+        op_max_[jk.op] = std::max(op_max_[jk.op], jk.step);
+      }
     }
-    if (jk.counters != nullptr) {
-      drop.counters[jk.counters - s.counters().data()] = 1;
-    }
-  }
-  for (size_t i = 0; i < j.memcpys.size(); ++i) {
-    const JoinedMemcpy& jm = j.memcpys[i];
-    // Copies before the window's first step belong to stored history, unless
-    // their NVTX path is not complete yet.
-    if (jm.step > cut || !path_complete(jm.launch)) continue;
-    drop.memcpys[i] = 1;
-    if (jm.launch != nullptr) {
-      drop.launches[jm.launch - launches.data()] = 1;
-    } else {
-      ++unmatched[wire::enums::kRecordMemcpy];
+    for (bool moved = true; moved && cut_ >= 0;) {
+      moved = false;
+      for (size_t g = 0; g < j_.gemms.size(); ++g) {
+        if (gemm_min_[g] <= cut_ && gemm_max_[g] > cut_) {
+          cut_ = gemm_min_[g] - 1;
+          plan_.held_by = "a GEMM call across the cut";
+          moved = true;
+        }
+      }
+      for (size_t o = 0; o < j_.ops.size(); ++o) {
+        if (op_min_[o] <= cut_ && op_max_[o] > cut_) {
+          cut_ = op_min_[o] - 1;
+          plan_.held_by = "an operation across the cut";
+          moved = true;
+        }
+      }
     }
   }
 
-  // Host time of the oldest launch whose work is still held: what was
-  // launched or ended before it will meet nothing new.
-  uint64_t held_host = std::numeric_limits<uint64_t>::max();
-  for (size_t i = 0; i < j.kernels.size(); ++i) {
-    const LaunchRecord* l = j.kernels[i].launch;
-    if (!drop.kernels[i] && l != nullptr) {
-      held_host = std::min(held_host, l->api_start_ns);
+  void SettleKernelsAndCopies() {
+    const std::vector<LaunchRecord>& launches = s_.launches();
+    RecordMask& drop = plan_.drop;
+    drop.kernels.assign(s_.kernels().size(), 0);
+    drop.launches.assign(launches.size(), 0);
+    drop.counters.assign(s_.counters().size(), 0);
+    drop.metrics.assign(s_.metrics().size(), 0);
+    drop.memcpys.assign(s_.memcpys().size(), 0);
+    auto& unmatched = plan_.unmatched.unmatched;
+    for (size_t i = 0; i < j_.kernels.size(); ++i) {
+      const JoinedKernel& jk = j_.kernels[i];
+      if (jk.step < 0 || jk.step > cut_) continue;
+      drop.kernels[i] = 1;
+      ++plan_.kernels;
+      if (jk.launch != nullptr) {
+        drop.launches[jk.launch - launches.data()] = 1;
+      } else {
+        ++unmatched[wire::enums::kRecordKernel];
+      }
+      if (jk.counters != nullptr) {
+        drop.counters[jk.counters - s_.counters().data()] = 1;
+      }
+      for (int m = jk.metrics_begin; m < jk.metrics_end; ++m) {
+        drop.metrics[j_.metric_order[m]] = 1;
+      }
     }
-  }
-  for (size_t i = 0; i < j.memcpys.size(); ++i) {
-    const LaunchRecord* l = j.memcpys[i].launch;
-    if (!drop.memcpys[i] && l != nullptr) {
-      held_host = std::min(held_host, l->api_start_ns);
-    }
-  }
-  // A launch not yet dropped that started before held_host serves no record
-  // here (held records' launches start at held_host or later): its kernel
-  // never came (filtered by the producer) and it is unmatched for good.
-  uint64_t kept_host = std::numeric_limits<uint64_t>::max();
-  for (size_t i = 0; i < launches.size(); ++i) {
-    if (drop.launches[i]) continue;
-    if (launches[i].api_start_ns < held_host) {
-      drop.launches[i] = 1;
-      ++unmatched[wire::enums::kRecordLaunch];
-    } else {
-      kept_host = std::min(kept_host, launches[i].api_start_ns);
+    for (size_t i = 0; i < j_.memcpys.size(); ++i) {
+      const JoinedMemcpy& jm = j_.memcpys[i];
+      // Copies before the window's first step belong to stored history,
+      // unless their NVTX path is not complete yet.
+      if (jm.step > cut_ || !PathComplete(jm.launch)) continue;
+      drop.memcpys[i] = 1;
+      if (jm.launch != nullptr) {
+        drop.launches[jm.launch - launches.data()] = 1;
+      } else {
+        ++unmatched[wire::enums::kRecordMemcpy];
+      }
     }
   }
 
-  plan.scope.gemms.assign(j.gemms.size(), 0);
-  for (size_t g = 0; g < j.gemms.size(); ++g) {
-    const bool settled = gemm_max[g] >= 0 && gemm_max[g] <= cut;
-    const bool stale = gemm_max[g] < 0 && j.gemms[g].gemm->end_ns < held_host;
-    if (!settled && !stale) continue;
-    plan.scope.gemms[g] = drop.gemms[g] = 1;
-    if (stale) ++unmatched[wire::enums::kRecordGemm];
-  }
-  // A range that ended before every launch still held encloses none of them
-  // (nor any launch yet to come).
-  plan.scope.memcpys = drop.memcpys;
-  plan.scope.nvtx.assign(j.nvtx.size(), 0);
-  for (size_t i = 0; i < j.nvtx.size(); ++i) {
-    if (j.nvtx[i].range->end_ns < kept_host) {
-      plan.scope.nvtx[i] = drop.nvtx[i] = 1;
+  // Launches that can meet nothing new: unmatched for good.
+  void SettleLaunches() {
+    const std::vector<LaunchRecord>& launches = s_.launches();
+    RecordMask& drop = plan_.drop;
+    // Host time of the oldest launch whose work is still held: what was
+    // launched or ended before it will meet nothing new.
+    for (size_t i = 0; i < j_.kernels.size(); ++i) {
+      const LaunchRecord* l = j_.kernels[i].launch;
+      if (!drop.kernels[i] && l != nullptr) {
+        held_host_ = std::min(held_host_, l->api_start_ns);
+      }
+    }
+    for (size_t i = 0; i < j_.memcpys.size(); ++i) {
+      const LaunchRecord* l = j_.memcpys[i].launch;
+      if (!drop.memcpys[i] && l != nullptr) {
+        held_host_ = std::min(held_host_, l->api_start_ns);
+      }
+    }
+    // A launch not yet dropped that started before held_host serves no
+    // record here (held records' launches start at held_host or later): its
+    // kernel never came (filtered by the producer) and it is unmatched for
+    // good.
+    for (size_t i = 0; i < launches.size(); ++i) {
+      if (drop.launches[i]) continue;
+      if (launches[i].api_start_ns < held_host_) {
+        drop.launches[i] = 1;
+        ++plan_.unmatched.unmatched[wire::enums::kRecordLaunch];
+      } else {
+        kept_host_ = std::min(kept_host_, launches[i].api_start_ns);
+      }
     }
   }
-  return plan;
+
+  // GEMM calls and operations whose kernels are all settled, or that ended
+  // before every held launch without meeting a kernel (unmatched).
+  void SettleCallsAndOps() {
+    RecordMask& drop = plan_.drop;
+    plan_.scope.gemms.assign(j_.gemms.size(), 0);
+    drop.gemms.assign(s_.gemms().size(), 0);
+    for (size_t g = 0; g < j_.gemms.size(); ++g) {
+      const bool settled = gemm_max_[g] >= 0 && gemm_max_[g] <= cut_;
+      const bool stale =
+          gemm_max_[g] < 0 && j_.gemms[g].gemm->end_ns < held_host_;
+      if (!settled && !stale) continue;
+      plan_.scope.gemms[g] = drop.gemms[g] = 1;
+      if (stale) ++plan_.unmatched.unmatched[wire::enums::kRecordGemm];
+    }
+    drop.ops.assign(s_.ops().size(), 0);
+    for (size_t o = 0; o < j_.ops.size(); ++o) {
+      const bool settled = op_max_[o] >= 0 && op_max_[o] <= cut_;
+      const bool stale = op_max_[o] < 0 && j_.ops[o].op->end_ns < held_host_;
+      if (settled || stale) drop.ops[o] = 1;
+    }
+  }
+
+  // A range that ended before every launch still held encloses none of
+  // them (nor any launch yet to come).
+  void SettleRanges() {
+    plan_.scope.memcpys = plan_.drop.memcpys;
+    plan_.scope.nvtx.assign(j_.nvtx.size(), 0);
+    plan_.drop.nvtx.assign(s_.nvtx_ranges().size(), 0);
+    for (size_t i = 0; i < j_.nvtx.size(); ++i) {
+      if (j_.nvtx[i].range->end_ns < kept_host_) {
+        plan_.scope.nvtx[i] = plan_.drop.nvtx[i] = 1;
+      }
+    }
+  }
+
+  const Session& s_;
+  const JoinedSession& j_;
+  const bool wait_for_counters_;
+  int cut_;
+  FlushPlan plan_;
+  std::unordered_map<uint64_t, const NvtxRecord*> range_of_;
+  std::vector<int> gemm_min_, gemm_max_, op_min_, op_max_;
+  uint64_t held_host_ = std::numeric_limits<uint64_t>::max();
+  uint64_t kept_host_ = std::numeric_limits<uint64_t>::max();
+};
+
+}  // namespace
+
+FlushPlan PlanFlush(const Session& s, const JoinedSession& j,
+                    int trailing_steps, bool wait_for_counters) {
+  return Planner(s, j, trailing_steps, wait_for_counters).Run();
 }
 
 }  // namespace rooftrace

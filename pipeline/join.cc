@@ -1,5 +1,6 @@
 #include "pipeline/join.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "pipeline/flat_index.h"
@@ -94,76 +95,148 @@ JoinedSession Join(Session* session, const Roofs& roofs,
   return out;
 }
 
-void JoinInto(Session* session, const Roofs& roofs,
-              const AnnotateOptions& annotate_options,
-              const PhaseOptions& phase_options, JoinedSession* joined) {
-  JoinedSession& out = *joined;
-  out.kernels.clear();
-  out.gemms.clear();
-  out.memcpys.clear();
-  out.nvtx.clear();
-  out.steps.clear();
-  out.names.clear();
-  out.paths.clear();
-  out.any_counters = false;
-  out.any_analytic = false;
-  JoinScratch& scratch = out.scratch;
-  Session& s = *session;
-  ImportStats& stats = s.stats();
+namespace {
 
-  // ---- index launches, GEMM calls and counters by their join keys
-  FlatIndex& launch_of = scratch.launch_of;
-  launch_of.Reset(s.launches().size());
-  for (size_t i = 0; i < s.launches().size(); ++i) {
-    launch_of.Emplace(s.launches()[i].correlation_id, static_cast<int>(i));
+// The stages of one join, in order; each reads what the ones before set.
+class Joiner {
+ public:
+  Joiner(Session* session, const Roofs& roofs, const AnnotateOptions& annotate,
+         const PhaseOptions& phases, JoinedSession* out)
+      : s_(*session),
+        stats_(session->stats()),
+        roofs_(roofs),
+        annotate_(annotate),
+        phases_(phases),
+        out_(*out),
+        scratch_(out->scratch),
+        nvtx_(*session, out) {}
+
+  void Run() {
+    Reset();
+    IndexLaunches();
+    IndexGemms();
+    IndexOps();
+    IndexCounters();
+    IndexMetrics();
+    JoinKernels();
+    AnnotateKernels();
+    JoinCopies();
+    JoinRanges();
+    CountLeftovers();
+    LabelSteps();
   }
-  std::vector<char>& launch_used = scratch.launch_used;
-  launch_used.assign(s.launches().size(), 0);
 
-  out.gemms.resize(s.gemms().size());
-  FlatIndex& gemm_of_call = scratch.gemm_of_call;
-  FlatIndex& gemm_of_corr = scratch.gemm_of_corr;
-  gemm_of_call.Reset(s.gemms().size());
-  gemm_of_corr.Reset(s.gemm_links().size());
-  for (size_t i = 0; i < s.gemms().size(); ++i) {
-    const GemmRecord& g = s.gemms()[i];
-    JoinedGemm& jg = out.gemms[i];
-    jg.gemm = &g;
-    const GemmShape shape = ShapeOf(g);
-    // The producer classified with the same rule (model/gemm.h); its tag
-    // only matters when the call's types did not reach the collector.
-    jg.precision = GemmPrecision(shape);
-    const int wire_prec = g.precision;
-    if (jg.precision == Precision::kUnknown && wire_prec > 0 &&
-        wire_prec < kNumPrecisions) {
-      jg.precision = static_cast<Precision>(wire_prec);
+ private:
+  void Reset() {
+    out_.kernels.clear();
+    out_.gemms.clear();
+    out_.ops.clear();
+    out_.metric_order.clear();
+    out_.memcpys.clear();
+    out_.nvtx.clear();
+    out_.steps.clear();
+    out_.names.clear();
+    out_.paths.clear();
+    out_.any_counters = false;
+    out_.any_analytic = false;
+  }
+
+  void IndexLaunches() {
+    FlatIndex& launch_of = scratch_.launch_of;
+    launch_of.Reset(s_.launches().size());
+    for (size_t i = 0; i < s_.launches().size(); ++i) {
+      launch_of.Emplace(s_.launches()[i].correlation_id, static_cast<int>(i));
     }
-    jg.flops = GemmFlops(shape);
-    jg.min_bytes = GemmMinBytes(shape);
-    gemm_of_call.Emplace(g.call_id, static_cast<int>(i));
-  }
-  for (const GemmLink& link : s.gemm_links()) {
-    const int g = gemm_of_call.Find(link.call_id);
-    if (g >= 0) gemm_of_corr.Emplace(link.correlation_id, g);
+    scratch_.launch_used.assign(s_.launches().size(), 0);
   }
 
-  FlatIndex& counters_of = scratch.counters_of;
-  counters_of.Reset(s.counters().size());
-  for (size_t i = 0; i < s.counters().size(); ++i) {
-    counters_of.Emplace(s.counters()[i].correlation_id, static_cast<int>(i));
+  void IndexGemms() {
+    out_.gemms.resize(s_.gemms().size());
+    FlatIndex& gemm_of_call = scratch_.gemm_of_call;
+    FlatIndex& gemm_of_corr = scratch_.gemm_of_corr;
+    gemm_of_call.Reset(s_.gemms().size());
+    gemm_of_corr.Reset(s_.gemm_links().size());
+    for (size_t i = 0; i < s_.gemms().size(); ++i) {
+      const GemmRecord& g = s_.gemms()[i];
+      JoinedGemm& jg = out_.gemms[i];
+      jg.gemm = &g;
+      const GemmShape shape = ShapeOf(g);
+      // The producer classified with the same rule (model/gemm.h); its tag
+      // only matters when the call's types did not reach the collector.
+      jg.precision = GemmPrecision(shape);
+      const int wire_prec = g.precision;
+      if (jg.precision == Precision::kUnknown && wire_prec > 0 &&
+          wire_prec < kNumPrecisions) {
+        jg.precision = static_cast<Precision>(wire_prec);
+      }
+      jg.flops = GemmFlops(shape);
+      jg.min_bytes = GemmMinBytes(shape);
+      gemm_of_call.Emplace(g.call_id, static_cast<int>(i));
+    }
+    for (const GemmLink& link : s_.gemm_links()) {
+      const int g = gemm_of_call.Find(link.call_id);
+      if (g >= 0) gemm_of_corr.Emplace(link.correlation_id, g);
+    }
   }
-  std::vector<char>& counters_used = scratch.counters_used;
-  counters_used.assign(s.counters().size(), 0);
 
-  NvtxPaths nvtx(s, &out);
-  std::unordered_map<uint64_t, int> name_of;
-  auto name_index = [&](uint64_t iid) {
-    auto it = name_of.find(iid);
-    if (it != name_of.end()) return it->second;
+  void IndexOps() {
+    out_.ops.resize(s_.ops().size());
+    FlatIndex& op_of_id = scratch_.op_of_id;
+    FlatIndex& op_of_corr = scratch_.op_of_corr;
+    op_of_id.Reset(s_.ops().size());
+    op_of_corr.Reset(s_.op_links().size());
+    for (size_t i = 0; i < s_.ops().size(); ++i) {
+      const OpRecord& o = s_.ops()[i];
+      JoinedOp& jo = out_.ops[i];
+      jo.op = &o;
+      if (const std::string* name = s_.String(o.name_iid)) jo.name = *name;
+      if (const std::string* shape = s_.String(o.shape_iid)) jo.shape = *shape;
+      op_of_id.Emplace(o.op_id, static_cast<int>(i));
+    }
+    for (const OpLink& link : s_.op_links()) {
+      const int o = op_of_id.Find(link.op_id);
+      if (o >= 0) op_of_corr.Emplace(link.correlation_id, o);
+    }
+  }
+
+  void IndexCounters() {
+    FlatIndex& counters_of = scratch_.counters_of;
+    counters_of.Reset(s_.counters().size());
+    for (size_t i = 0; i < s_.counters().size(); ++i) {
+      counters_of.Emplace(s_.counters()[i].correlation_id,
+                          static_cast<int>(i));
+    }
+    scratch_.counters_used.assign(s_.counters().size(), 0);
+  }
+
+  // Metrics grouped by correlation id: metric_order sorted by it, and the
+  // first position of each id indexed.
+  void IndexMetrics() {
+    const auto& metrics = s_.metrics();
+    FlatIndex& metrics_of = scratch_.metrics_of;
+    metrics_of.Reset(metrics.size());
+    std::vector<int>& order = out_.metric_order;
+    order.resize(metrics.size());
+    for (size_t i = 0; i < metrics.size(); ++i) order[i] = static_cast<int>(i);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return metrics[a].correlation_id < metrics[b].correlation_id;
+    });
+    for (size_t p = 0; p < order.size(); ++p) {
+      if (p == 0 || metrics[order[p]].correlation_id !=
+                        metrics[order[p - 1]].correlation_id) {
+        metrics_of.Emplace(metrics[order[p]].correlation_id,
+                           static_cast<int>(p));
+      }
+    }
+  }
+
+  int NameIndex(uint64_t iid) {
+    auto it = name_of_.find(iid);
+    if (it != name_of_.end()) return it->second;
     NameInfo info;
-    const std::string* str = s.String(iid);
+    const std::string* str = s_.String(iid);
     if (str == nullptr) {
-      if (iid != 0) ++stats[ImportStat::k_unresolved_strings];
+      if (iid != 0) ++stats_[ImportStat::k_unresolved_strings];
       info.name = "iid:" + std::to_string(iid);
       info.demangled = info.name;
       info.family = info.name;
@@ -172,176 +245,249 @@ void JoinInto(Session* session, const Roofs& roofs,
       info.demangled = Demangle(*str);
       info.family = KernelFamily(*str);
     }
-    out.names.push_back(std::move(info));
-    const int idx = static_cast<int>(out.names.size()) - 1;
-    name_of.emplace(iid, idx);
+    out_.names.push_back(std::move(info));
+    const int idx = static_cast<int>(out_.names.size()) - 1;
+    name_of_.emplace(iid, idx);
     return idx;
-  };
+  }
 
-  // ---- kernels
-  const auto& kernels = s.kernels();
-  out.kernels.resize(kernels.size());
-  // Longest kernel of each GEMM call carries the call's analytic numbers.
-  std::vector<int>& gemm_carrier = scratch.gemm_carrier;
-  gemm_carrier.assign(out.gemms.size(), -1);
-  for (size_t i = 0; i < kernels.size(); ++i) {
+  // Makes kernel `i` the carrier of a call or op when it is the longest.
+  void ElectCarrier(int* carrier, size_t i) {
+    const auto& kernels = s_.kernels();
     const KernelRecord& k = kernels[i];
-    JoinedKernel& jk = out.kernels[i];
-    jk.kernel = &k;
-    jk.name = name_index(k.name_iid);
-    const int l = launch_of.Find(k.correlation_id);
-    if (l >= 0) {
-      jk.launch = &s.launches()[l];
-      launch_used[l] = 1;
-    } else {
-      ++stats.unmatched[wire::enums::kRecordKernel];
+    const uint64_t d = k.end_ns - std::min(k.end_ns, k.start_ns);
+    if (*carrier < 0) {
+      *carrier = static_cast<int>(i);
+      return;
     }
-    if (jk.launch && jk.launch->gemm_call_id != 0) {
-      jk.gemm = gemm_of_call.Find(jk.launch->gemm_call_id);
+    const KernelRecord& c = kernels[*carrier];
+    if (d > c.end_ns - std::min(c.end_ns, c.start_ns)) {
+      *carrier = static_cast<int>(i);
     }
-    if (jk.gemm < 0 && !gemm_of_corr.empty()) {
-      jk.gemm = gemm_of_corr.Find(k.correlation_id);
-    }
-    if (jk.gemm >= 0) {
-      ++out.gemms[jk.gemm].kernel_count;
-      int& carrier = gemm_carrier[jk.gemm];
-      const uint64_t d = k.end_ns - std::min(k.end_ns, k.start_ns);
-      if (carrier < 0) {
-        carrier = static_cast<int>(i);
+  }
+
+  void JoinKernels() {
+    const auto& kernels = s_.kernels();
+    out_.kernels.resize(kernels.size());
+    // Longest kernel of each GEMM call carries the call's analytic numbers.
+    scratch_.gemm_carrier.assign(out_.gemms.size(), -1);
+    scratch_.op_carrier.assign(out_.ops.size(), -1);
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const KernelRecord& k = kernels[i];
+      JoinedKernel& jk = out_.kernels[i];
+      jk.kernel = &k;
+      jk.name = NameIndex(k.name_iid);
+      const int l = scratch_.launch_of.Find(k.correlation_id);
+      if (l >= 0) {
+        jk.launch = &s_.launches()[l];
+        scratch_.launch_used[l] = 1;
       } else {
-        const KernelRecord& c = kernels[carrier];
-        if (d > c.end_ns - std::min(c.end_ns, c.start_ns)) {
-          carrier = static_cast<int>(i);
+        ++stats_.unmatched[wire::enums::kRecordKernel];
+      }
+      if (jk.launch && jk.launch->gemm_call_id != 0) {
+        jk.gemm = scratch_.gemm_of_call.Find(jk.launch->gemm_call_id);
+      }
+      if (jk.gemm < 0 && !scratch_.gemm_of_corr.empty()) {
+        jk.gemm = scratch_.gemm_of_corr.Find(k.correlation_id);
+      }
+      if (jk.gemm >= 0) {
+        ++out_.gemms[jk.gemm].kernel_count;
+        ElectCarrier(&scratch_.gemm_carrier[jk.gemm], i);
+      } else if (!scratch_.op_of_corr.empty()) {
+        jk.op = scratch_.op_of_corr.Find(k.correlation_id);
+        if (jk.op >= 0) {
+          ++out_.ops[jk.op].kernel_count;
+          ElectCarrier(&scratch_.op_carrier[jk.op], i);
+        }
+      }
+      if (jk.launch && jk.launch->nvtx_range_id != 0) {
+        jk.nvtx_path = nvtx_.Path(jk.launch->nvtx_range_id);
+        if (jk.nvtx_path < 0) ++stats_[ImportStat::k_unmatched_nvtx_refs];
+      }
+      if (!scratch_.counters_of.empty()) {
+        const int c = scratch_.counters_of.Find(k.correlation_id);
+        if (c >= 0) {
+          jk.counters = &s_.counters()[c];
+          scratch_.counters_used[c] = 1;
+        }
+      }
+      if (!scratch_.metrics_of.empty()) {
+        const int m = scratch_.metrics_of.Find(k.correlation_id);
+        if (m >= 0) {
+          int e = m;
+          const auto& metrics = s_.metrics();
+          while (e < static_cast<int>(out_.metric_order.size()) &&
+                 metrics[out_.metric_order[e]].correlation_id ==
+                     k.correlation_id) {
+            ++e;
+          }
+          jk.metrics_begin = m;
+          jk.metrics_end = e;
         }
       }
     }
-    if (jk.launch && jk.launch->nvtx_range_id != 0) {
-      jk.nvtx_path = nvtx.Path(jk.launch->nvtx_range_id);
-      if (jk.nvtx_path < 0) ++stats[ImportStat::k_unmatched_nvtx_refs];
+  }
+
+  // Analytic figures of a call or op go to its carrier when nothing better
+  // (counters) is known.
+  void ApplyAnalytic(KernelFacts* f, uint64_t flops, Precision precision,
+                     uint64_t min_bytes) {
+    if (f->flops_source == Source::kNone && flops > 0 &&
+        precision != Precision::kUnknown) {
+      f->flops[static_cast<int>(precision)] = flops;
+      f->flops_source = Source::kAnalytic;
+      out_.any_analytic = true;
     }
-    if (!counters_of.empty()) {
-      const int c = counters_of.Find(k.correlation_id);
-      if (c >= 0) {
-        jk.counters = &s.counters()[c];
-        counters_used[c] = 1;
+    if (f->bytes_source == Source::kNone && min_bytes > 0) {
+      f->dram_bytes = min_bytes;
+      f->bytes_source = Source::kAnalytic;
+    }
+  }
+
+  void AnnotateKernels() {
+    for (size_t i = 0; i < out_.kernels.size(); ++i) {
+      JoinedKernel& jk = out_.kernels[i];
+      KernelFacts& f = jk.facts;
+      const KernelRecord& k = *jk.kernel;
+      f.duration_ns = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+      if (jk.counters != nullptr) {
+        f.dram_bytes =
+            jk.counters->dram_read_bytes + jk.counters->dram_write_bytes;
+        f.bytes_source = Source::kCounters;
+        if (jk.counters->has_flops) {
+          f.flops = jk.counters->flops;
+          f.flops_source = Source::kCounters;
+        }
+        out_.any_counters = true;
+      }
+      const int self = static_cast<int>(i);
+      if (jk.gemm >= 0 && scratch_.gemm_carrier[jk.gemm] == self) {
+        const JoinedGemm& g = out_.gemms[jk.gemm];
+        ApplyAnalytic(&f, g.flops, g.precision, g.min_bytes);
+      } else if (jk.op >= 0 && scratch_.op_carrier[jk.op] == self) {
+        const OpRecord& o = *out_.ops[jk.op].op;
+        const int p = o.precision;
+        ApplyAnalytic(&f, o.flops,
+                      p > 0 && p < kNumPrecisions ? static_cast<Precision>(p)
+                                                  : Precision::kUnknown,
+                      o.min_bytes);
+      }
+      jk.annotation = Annotate(f, roofs_, annotate_);
+    }
+  }
+
+  void JoinCopies() {
+    const auto& copies = s_.memcpys();
+    out_.memcpys.resize(copies.size());
+    for (size_t i = 0; i < copies.size(); ++i) {
+      JoinedMemcpy& jm = out_.memcpys[i];
+      jm.memcpy = &copies[i];
+      const int l = scratch_.launch_of.Find(copies[i].correlation_id);
+      if (l >= 0) {
+        jm.launch = &s_.launches()[l];
+        scratch_.launch_used[l] = 1;
+        if (jm.launch->nvtx_range_id != 0) {
+          jm.nvtx_path = nvtx_.Path(jm.launch->nvtx_range_id);
+        }
+      } else {
+        ++stats_.unmatched[wire::enums::kRecordMemcpy];
       }
     }
   }
 
-  // ---- facts and annotation
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    JoinedKernel& jk = out.kernels[i];
-    KernelFacts& f = jk.facts;
-    const KernelRecord& k = *jk.kernel;
-    f.duration_ns = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
-    const bool carrier = jk.gemm >= 0 && gemm_carrier[jk.gemm] == static_cast<int>(i);
-    if (jk.counters != nullptr) {
-      f.dram_bytes = jk.counters->dram_read_bytes + jk.counters->dram_write_bytes;
-      f.bytes_source = Source::kCounters;
-      if (jk.counters->has_flops) {
-        f.flops = jk.counters->flops;
-        f.flops_source = Source::kCounters;
+  void JoinRanges() {
+    out_.nvtx.resize(s_.nvtx_ranges().size());
+    for (size_t i = 0; i < s_.nvtx_ranges().size(); ++i) {
+      const NvtxRecord& r = s_.nvtx_ranges()[i];
+      JoinedNvtx& jn = out_.nvtx[i];
+      jn.range = &r;
+      const std::string* name = s_.String(r.name_iid);
+      if (name) {
+        jn.name = *name;
+      } else if (r.name_iid != 0) {
+        ++stats_[ImportStat::k_unresolved_strings];
       }
-      out.any_counters = true;
-    }
-    if (carrier) {
-      const JoinedGemm& g = out.gemms[jk.gemm];
-      if (f.flops_source == Source::kNone && g.flops > 0 &&
-          g.precision != Precision::kUnknown) {
-        f.flops[static_cast<int>(g.precision)] = g.flops;
-        f.flops_source = Source::kAnalytic;
-        out.any_analytic = true;
+      if (r.domain_iid != 0) {
+        const std::string* d = s_.String(r.domain_iid);
+        if (d) jn.domain = *d;
       }
-      if (f.bytes_source == Source::kNone && g.min_bytes > 0) {
-        f.dram_bytes = g.min_bytes;
-        f.bytes_source = Source::kAnalytic;
-      }
-    }
-    jk.annotation = Annotate(f, roofs, annotate_options);
-  }
-
-  // ---- copies
-  const auto& copies = s.memcpys();
-  out.memcpys.resize(copies.size());
-  for (size_t i = 0; i < copies.size(); ++i) {
-    JoinedMemcpy& jm = out.memcpys[i];
-    jm.memcpy = &copies[i];
-    const int l = launch_of.Find(copies[i].correlation_id);
-    if (l >= 0) {
-      jm.launch = &s.launches()[l];
-      launch_used[l] = 1;
-      if (jm.launch->nvtx_range_id != 0) {
-        jm.nvtx_path = nvtx.Path(jm.launch->nvtx_range_id);
-      }
-    } else {
-      ++stats.unmatched[wire::enums::kRecordMemcpy];
+      jn.path = nvtx_.Path(r.range_id);
     }
   }
 
-  // ---- NVTX rows
-  out.nvtx.resize(s.nvtx_ranges().size());
-  for (size_t i = 0; i < s.nvtx_ranges().size(); ++i) {
-    const NvtxRecord& r = s.nvtx_ranges()[i];
-    JoinedNvtx& jn = out.nvtx[i];
-    jn.range = &r;
-    const std::string* name = s.String(r.name_iid);
-    if (name) {
-      jn.name = *name;
-    } else if (r.name_iid != 0) {
-      ++stats[ImportStat::k_unresolved_strings];
+  void CountLeftovers() {
+    for (char used : scratch_.launch_used) {
+      if (!used) ++stats_.unmatched[wire::enums::kRecordLaunch];
     }
-    if (r.domain_iid != 0) {
-      const std::string* d = s.String(r.domain_iid);
-      if (d) jn.domain = *d;
+    for (char used : scratch_.counters_used) {
+      if (!used) ++stats_.unmatched[wire::enums::kRecordCounters];
     }
-    jn.path = nvtx.Path(r.range_id);
+    for (const JoinedGemm& g : out_.gemms) {
+      if (g.kernel_count == 0) ++stats_.unmatched[wire::enums::kRecordGemm];
+    }
   }
 
-  // ---- leftovers
-  for (char used : launch_used) {
-    if (!used) ++stats.unmatched[wire::enums::kRecordLaunch];
-  }
-  for (char used : counters_used) {
-    if (!used) ++stats.unmatched[wire::enums::kRecordCounters];
-  }
-  for (const JoinedGemm& g : out.gemms) {
-    if (g.kernel_count == 0) ++stats.unmatched[wire::enums::kRecordGemm];
+  void LabelSteps() {
+    const auto& kernels = s_.kernels();
+    const auto& copies = s_.memcpys();
+    PhaseInput& pin = scratch_.phase_input;
+    pin.kernels.assign(kernels.size(), {});
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const JoinedKernel& jk = out_.kernels[i];
+      auto& pk = pin.kernels[i];
+      pk.start_ns = jk.kernel->start_ns;
+      pk.end_ns = jk.kernel->end_ns;
+      if (jk.launch) {
+        pk.host_ns = jk.launch->api_start_ns;
+        if (jk.launch->nvtx_range_id) {
+          pk.nvtx_root = nvtx_.Root(jk.launch->nvtx_range_id);
+        }
+      }
+      pk.gemm = jk.gemm;
+    }
+    pin.copies.assign(copies.size(), {});
+    for (size_t i = 0; i < copies.size(); ++i) {
+      pin.copies[i] = {copies[i].start_ns, copies[i].end_ns, copies[i].bytes,
+                       copies[i].kind == wire::enums::kCopyDtoH};
+    }
+    pin.gemms.assign(out_.gemms.size(), {});
+    for (size_t i = 0; i < out_.gemms.size(); ++i) {
+      const GemmRecord& g = *out_.gemms[i].gemm;
+      pin.gemms[i] = {g.m, g.n, g.a_ptr, g.b_ptr, g.weight_operand};
+    }
+    pin.prev_step_tokens = s_.flushed().last_step_tokens;
+    PhaseResult pr = DetectPhases(pin, phases_);
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      out_.kernels[i].step = pr.kernel_step[i];
+    }
+    for (size_t i = 0; i < copies.size(); ++i) {
+      out_.memcpys[i].step = pr.copy_step[i];
+    }
+    for (size_t i = 0; i < out_.gemms.size(); ++i) {
+      out_.gemms[i].weight = pr.gemm_weight[i];
+      out_.gemms[i].token_count = pr.gemm_tokens[i];
+      out_.gemms[i].step = pr.gemm_step[i];
+    }
+    out_.steps = std::move(pr.steps);
   }
 
-  // ---- steps and phases
-  PhaseInput& pin = scratch.phase_input;
-  pin.kernels.assign(kernels.size(), {});
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    const JoinedKernel& jk = out.kernels[i];
-    auto& pk = pin.kernels[i];
-    pk.start_ns = jk.kernel->start_ns;
-    pk.end_ns = jk.kernel->end_ns;
-    if (jk.launch) {
-      pk.host_ns = jk.launch->api_start_ns;
-      if (jk.launch->nvtx_range_id) pk.nvtx_root = nvtx.Root(jk.launch->nvtx_range_id);
-    }
-    pk.gemm = jk.gemm;
-  }
-  pin.copies.assign(copies.size(), {});
-  for (size_t i = 0; i < copies.size(); ++i) {
-    pin.copies[i] = {copies[i].start_ns, copies[i].end_ns, copies[i].bytes,
-                     copies[i].kind == wire::enums::kCopyDtoH};
-  }
-  pin.gemms.assign(out.gemms.size(), {});
-  for (size_t i = 0; i < out.gemms.size(); ++i) {
-    const GemmRecord& g = *out.gemms[i].gemm;
-    pin.gemms[i] = {g.m, g.n, g.a_ptr, g.b_ptr};
-  }
-  pin.prev_step_tokens = s.flushed().last_step_tokens;
-  PhaseResult pr = DetectPhases(pin, phase_options);
-  for (size_t i = 0; i < kernels.size(); ++i) out.kernels[i].step = pr.kernel_step[i];
-  for (size_t i = 0; i < copies.size(); ++i) out.memcpys[i].step = pr.copy_step[i];
-  for (size_t i = 0; i < out.gemms.size(); ++i) {
-    out.gemms[i].weight = pr.gemm_weight[i];
-    out.gemms[i].token_count = pr.gemm_tokens[i];
-    out.gemms[i].step = pr.gemm_step[i];
-  }
-  out.steps = std::move(pr.steps);
+  const Session& s_;
+  ImportStats& stats_;
+  const Roofs& roofs_;
+  const AnnotateOptions& annotate_;
+  const PhaseOptions& phases_;
+  JoinedSession& out_;
+  JoinScratch& scratch_;
+  NvtxPaths nvtx_;
+  std::unordered_map<uint64_t, int> name_of_;
+};
+
+}  // namespace
+
+void JoinInto(Session* session, const Roofs& roofs,
+              const AnnotateOptions& annotate_options,
+              const PhaseOptions& phase_options, JoinedSession* joined) {
+  Joiner(session, roofs, annotate_options, phase_options, joined).Run();
 }
 
 }  // namespace rooftrace

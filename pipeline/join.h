@@ -1,16 +1,17 @@
 // Joins one ended session's records by correlation id and annotates them:
 // kernel + launch (thread, API time, NVTX range, GEMM call) + GEMM shape
-// (analytic FLOPs and bytes) + counters (hardware FLOPs and bytes), NVTX
-// paths, kernel names (demangled, family), the roof model, and forward steps
-// with their phase. Records that match nothing are kept and counted
+// (analytic FLOPs and bytes) or another operation's analytic figures +
+// counters (hardware FLOPs and bytes) + raw metrics, NVTX paths, kernel
+// names (demangled, family), the roof model, and forward steps with their
+// phase. Records that match nothing are kept and counted
 // (unmatched_<kind> in the session's import statistics).
 //
 // Pure function of the session and the roofs; the result points into the
 // session, which must outlive it. Thread-compatible.
 //
-// The trap: a GEMM call may launch several kernels (split-K reductions); its
-// analytic FLOPs and bytes go to the longest of them only, so a run's FLOPs
-// are never counted twice.
+// The trap: a GEMM call (or an operation) may launch several kernels
+// (split-K reductions); its analytic FLOPs and bytes go to the longest of
+// them only, so a run's FLOPs are never counted twice.
 #ifndef ROOFTRACE_PIPELINE_JOIN_H_
 #define ROOFTRACE_PIPELINE_JOIN_H_
 
@@ -36,6 +37,10 @@ struct JoinedKernel {
   const LaunchRecord* launch = nullptr;     // nullptr: launch not seen
   const CounterRecord* counters = nullptr;  // nullptr: no counters
   int gemm = -1;                            // index into JoinedSession::gemms
+  int op = -1;                              // index into JoinedSession::ops
+  // This kernel's raw metrics: JoinedSession::metric_order[metrics_begin,
+  // metrics_end) index Session::metrics().
+  int metrics_begin = 0, metrics_end = 0;
   int name = -1;                            // index into names
   int nvtx_path = -1;                       // index into paths
   KernelFacts facts;
@@ -52,6 +57,12 @@ struct JoinedGemm {
   int64_t token_count = -1;
   uint64_t kernel_count = 0;
   int step = -1;
+};
+
+struct JoinedOp {
+  const OpRecord* op = nullptr;
+  std::string name, shape;
+  uint64_t kernel_count = 0;
 };
 
 struct JoinedMemcpy {
@@ -72,14 +83,19 @@ struct JoinedNvtx {
 // window).
 struct JoinScratch {
   FlatIndex launch_of, gemm_of_call, gemm_of_corr, counters_of;
+  FlatIndex op_of_id, op_of_corr, metrics_of;
   std::vector<char> launch_used, counters_used;
-  std::vector<int> gemm_carrier;
+  std::vector<int> gemm_carrier, op_carrier;
   PhaseInput phase_input;
 };
 
 struct JoinedSession {
   std::vector<JoinedKernel> kernels;
   std::vector<JoinedGemm> gemms;
+  std::vector<JoinedOp> ops;
+  // Indexes of Session::metrics() grouped by correlation id (kernels point
+  // at their range; metrics no kernel claims are left out).
+  std::vector<int> metric_order;
   std::vector<JoinedMemcpy> memcpys;
   std::vector<JoinedNvtx> nvtx;
   std::vector<StepInfo> steps;

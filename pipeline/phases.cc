@@ -232,8 +232,13 @@ PhaseResult DetectPhases(const PhaseInput& in, const PhaseOptions& opt) {
   std::vector<int64_t> step_tokens(r.steps.size(), -1);
   for (size_t g = 0; g < in.gemms.size(); ++g) {
     const auto& gm = in.gemms[g];
-    const int sa = Lookup(a_steps, gm.a_ptr);
-    const int sb = Lookup(b_steps, gm.b_ptr);
+    int sa = Lookup(a_steps, gm.a_ptr);
+    int sb = Lookup(b_steps, gm.b_ptr);
+    if (gm.weight_hint == 1) {
+      sa = 1, sb = 0;
+    } else if (gm.weight_hint == 2) {
+      sa = 0, sb = 1;
+    }
     if (r.gemm_step[g] >= 0 && sa > sb) {
       r.gemm_weight[g] = 1;
       r.gemm_tokens[g] = gm.n;

@@ -12,8 +12,9 @@
 // the next step with GEMMs.
 //
 // A GEMM's token count is the dimension that is not a weight dimension; the
-// weight operand is the one whose pointer repeats across more steps (op(A) is
-// m x k, so a weight A leaves n as the token count; a weight B leaves m).
+// weight operand is the one the source named, else the one whose pointer
+// repeats across more steps (op(A) is m x k, so a weight A leaves n as the
+// token count; a weight B leaves m).
 // A step's token count T is the largest token count of its GEMMs. Labels:
 //  - `decode`: T equals a neighbouring step's T (steady state), or is
 //    smaller than the step that follows;
@@ -54,6 +55,9 @@ struct PhaseInput {
   struct Gemm {
     int64_t m = 0, n = 0;
     uint64_t a_ptr = 0, b_ptr = 0;
+    // The weight operand when the source knows it (GemmRecord::
+    // weight_operand): 1 a, 2 b; 0: inferred from repeating pointers.
+    int weight_hint = 0;
   };
   std::vector<Kernel> kernels;
   std::vector<Copy> copies;

@@ -43,6 +43,8 @@ StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
   }
   r->run_.origin = options.origin;
   r->run_.command = options.command;
+  r->run_.source_format = options.source_format;
+  r->run_.source_file = options.source_file;
   r->run_.started_unix_ns = static_cast<int64_t>(NowUnixNs());
   if (r->profile_) {
     r->run_.roof_source = "calibrated:" + options.device_profile_path;
@@ -57,7 +59,9 @@ const Roofs& RunRecorder::RoofsFor(const std::string& device_name) {
   if (it != roofs_.end()) return it->second;
   Roofs roofs = profile_ ? RoofsFromProfile(*profile_,
                                             options_.device_profile_path)
-                         : RoofsFromDatasheet(device_name);
+                         : RoofsFromDatasheet(options_.device_key.empty()
+                                                  ? device_name
+                                                  : options_.device_key);
   return roofs_.emplace(device_name, std::move(roofs)).first->second;
 }
 
@@ -184,6 +188,11 @@ Status RunRecorder::FlushSettled(Session* session, size_t window) {
   const size_t held = session->RecordCount();
   state.next_flush_records = held > window / 2 ? 2 * held : 0;
   return OkStatus();
+}
+
+void RunRecorder::SetSourceSha256(std::string sha256) {
+  std::lock_guard<std::mutex> lock(mu_);
+  run_.source_sha256 = std::move(sha256);
 }
 
 void RunRecorder::AddStats(const ImportStats& stats) {

@@ -39,6 +39,13 @@ inline constexpr size_t kMinWindowRecords = 4096;
 struct RecorderOptions {
   std::string origin;   // 'profile' | 'collect' | 'ingest:<file>'
   std::string command;  // profile: the command; else the first session's argv
+  // Where the data comes from (runs.source_*): the format a source reads
+  // and its file; empty for a live collection.
+  std::string source_format;
+  std::string source_file;
+  // Overrides the device every session names for its roofs (a datasheet
+  // key, import --device); empty: each session's own device.
+  std::string device_key;
   // Calibrated device profile; empty: datasheet roofs by device name.
   std::string device_profile_path;
   AnnotateOptions annotate;
@@ -81,6 +88,9 @@ class RunRecorder {
   size_t WindowRecords(size_t open_sessions) const;
   // Statistics of a connection or file that produced no session.
   void AddStats(const ImportStats& stats);
+  // The SHA-256 of the source file (runs.source_sha256), once known;
+  // written by Finish().
+  void SetSourceSha256(std::string sha256);
   // Writes the final run record and import statistics. Idempotent.
   Status Finish();
 

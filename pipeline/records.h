@@ -73,6 +73,10 @@ struct GemmRecord {
   uint32_t thread_id = 0;
   int32_t status = 0;
   int32_t precision = 0;  // model::Precision (the wire's PrecisionClass)
+  // Which operand is the weight when the source knows it (an importer
+  // reading a linear layer): 0 unknown (phases infer it from pointers that
+  // repeat across steps), 1 a, 2 b. Never on the wire.
+  int32_t weight_operand = 0;
 
   bool operator==(const GemmRecord&) const = default;
 };
@@ -109,6 +113,44 @@ struct CounterRecord {
   bool operator==(const CounterRecord&) const = default;
 };
 
+// An operation other than a GEMM whose FLOPs and minimum DRAM bytes a
+// source computed from its shapes (attention, convolution, normalization,
+// elementwise; model/ops.h), tied to the kernels it ran by correlation id
+// (OpLink). Like a GEMM call's, its numbers go to its longest kernel, and
+// only when that kernel has no counters and no GEMM: they are analytic.
+struct OpRecord {
+  uint64_t op_id = 0;      // unique in the session
+  uint64_t name_iid = 0;   // "aten::scaled_dot_product_attention"
+  uint64_t shape_iid = 0;  // what the kernel row shows as its shape
+  uint64_t flops = 0;      // 0: none (a data movement)
+  uint64_t min_bytes = 0;  // 0: unknown
+  int32_t precision = 0;   // model::Precision of the FLOPs
+  uint64_t start_ns = 0, end_ns = 0;  // host time of the operation
+  uint32_t thread_id = 0;
+
+  bool operator==(const OpRecord&) const = default;
+};
+
+struct OpLink {
+  uint64_t correlation_id = 0;
+  uint64_t op_id = 0;
+
+  bool operator==(const OpLink&) const = default;
+};
+
+// One raw counter value of one kernel exactly as the tool that measured it
+// recorded it (an Nsight Compute metric, a CUPTI range-profiler counter),
+// kept beside the FLOPs and bytes derived from it: a tensor-pipe
+// instruction count, say, that is not FLOPs without the instruction shape.
+struct MetricRecord {
+  uint64_t correlation_id = 0;
+  uint64_t name_iid = 0;  // the tool's metric name
+  uint64_t unit_iid = 0;  // its unit as the tool wrote it (0: none)
+  double value = 0;
+
+  bool operator==(const MetricRecord&) const = default;
+};
+
 // Every record of a session, in arrival order per kind.
 struct SessionRecords {
   std::vector<KernelRecord> kernels;
@@ -118,6 +160,9 @@ struct SessionRecords {
   std::vector<GemmLink> gemm_links;
   std::vector<NvtxRecord> nvtx;
   std::vector<CounterRecord> counters;
+  std::vector<OpRecord> ops;
+  std::vector<OpLink> op_links;
+  std::vector<MetricRecord> metrics;
 };
 
 }  // namespace rooftrace

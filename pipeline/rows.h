@@ -42,6 +42,11 @@ struct RunRow {
   // killed). Readers must treat nullopt as incomplete.
   std::optional<int64_t> complete;
   std::string origin;  // profile | collect | ingest:<file> | import:<file>
+  // Where the data came from: the format a source read ('rft', 'kineto',
+  // ...; empty for a live collection), the file, and its SHA-256.
+  std::string source_format;
+  std::string source_file;
+  std::string source_sha256;
 };
 
 // sessions: one producer (process) of a run.
@@ -147,6 +152,17 @@ struct KernelRow {
   std::string_view bound;
   std::optional<int64_t> step_id;
   std::string_view phase;
+};
+
+// kernel_metrics: one raw counter value of one kernel, exactly as the tool
+// that measured it recorded it (pipeline/records.h MetricRecord). Tied to
+// its kernel by (session_id, correlation_id).
+struct KernelMetricRow {
+  int64_t run_id = 0, session_id = 0;
+  int64_t correlation_id = 0;
+  std::string_view name;
+  double value = 0;
+  std::string_view unit;  // empty: none
 };
 
 // memcpys: one copy or memset.

@@ -23,6 +23,21 @@ void EraseFlagged(std::vector<T>* v, const std::vector<char>& drop,
   }
 }
 
+// Drops the links whose target (a GEMM call, an operation) is gone.
+template <typename Target, typename Link>
+void EraseLinks(const std::vector<Target>& targets, uint64_t Target::*id,
+                std::vector<Link>* links, uint64_t Link::*target_id,
+                size_t retain) {
+  std::unordered_set<uint64_t> held;
+  held.reserve(targets.size());
+  for (const Target& t : targets) held.insert(t.*id);
+  std::vector<char> drop(links->size(), 0);
+  for (size_t i = 0; i < drop.size(); ++i) {
+    drop[i] = held.count((*links)[i].*target_id) == 0;
+  }
+  EraseFlagged(links, drop, retain);
+}
+
 }  // namespace
 
 Session::Session(std::string name) : name_(std::move(name)) {}
@@ -41,7 +56,8 @@ const std::string* Session::String(uint64_t iid) const {
 
 size_t Session::RecordCount() const {
   return rec_.kernels.size() + rec_.launches.size() + rec_.memcpys.size() +
-         rec_.gemms.size() + rec_.nvtx.size() + rec_.counters.size();
+         rec_.gemms.size() + rec_.nvtx.size() + rec_.counters.size() +
+         rec_.ops.size() + rec_.metrics.size();
 }
 
 void Session::DropRecords(const RecordMask& mask, size_t retain) {
@@ -51,17 +67,17 @@ void Session::DropRecords(const RecordMask& mask, size_t retain) {
   if (!mask.gemms.empty()) {
     EraseFlagged(&rec_.gemms, mask.gemms, retain);
     // A call's links go with it (call ids are unique in a session).
-    std::unordered_set<uint64_t> held;
-    held.reserve(rec_.gemms.size());
-    for (const GemmRecord& g : rec_.gemms) held.insert(g.call_id);
-    std::vector<char> drop(rec_.gemm_links.size(), 0);
-    for (size_t i = 0; i < drop.size(); ++i) {
-      drop[i] = held.count(rec_.gemm_links[i].call_id) == 0;
-    }
-    EraseFlagged(&rec_.gemm_links, drop, retain);
+    EraseLinks(rec_.gemms, &GemmRecord::call_id, &rec_.gemm_links,
+               &GemmLink::call_id, retain);
+  }
+  if (!mask.ops.empty()) {
+    EraseFlagged(&rec_.ops, mask.ops, retain);
+    EraseLinks(rec_.ops, &OpRecord::op_id, &rec_.op_links, &OpLink::op_id,
+               retain);
   }
   EraseFlagged(&rec_.nvtx, mask.nvtx, retain);
   EraseFlagged(&rec_.counters, mask.counters, retain);
+  EraseFlagged(&rec_.metrics, mask.metrics, retain);
 }
 
 }  // namespace rooftrace

@@ -34,7 +34,8 @@ struct FlushedState {
 // Which records DropRecords() removes: one flag per record, in the order
 // of the accessors below (an empty vector drops none of that kind).
 struct RecordMask {
-  std::vector<char> kernels, launches, memcpys, gemms, nvtx, counters;
+  std::vector<char> kernels, launches, memcpys, gemms, nvtx, counters, ops,
+      metrics;
 };
 
 // Session identity and what its producer declared.
@@ -103,6 +104,10 @@ class Session {
   const std::vector<GemmLink>& gemm_links() const { return rec_.gemm_links; }
   const std::vector<NvtxRecord>& nvtx_ranges() const { return rec_.nvtx; }
   const std::vector<CounterRecord>& counters() const { return rec_.counters; }
+  const std::vector<OpRecord>& ops() const { return rec_.ops; }
+  // Correlation ids the operations held here launched, by op id.
+  const std::vector<OpLink>& op_links() const { return rec_.op_links; }
+  const std::vector<MetricRecord>& metrics() const { return rec_.metrics; }
 
   // Interned strings (kernel names, NVTX names and domains) by id.
   void SetString(uint64_t iid, std::string_view str) {

@@ -39,6 +39,7 @@ class RunSink {
   virtual StatusOr<int64_t> AddGemmCall(const GemmCallRow& gemm) = 0;
   virtual Status AddStep(const StepRow& step) = 0;
   virtual Status AddKernel(const KernelRow& kernel) = 0;
+  virtual Status AddKernelMetric(const KernelMetricRow& metric) = 0;
   virtual Status AddMemcpy(const MemcpyRow& memcpy) = 0;
   virtual Status AddNvtx(const NvtxRow& range) = 0;
   // Every row of one write (a window or an ended session) has been given.

@@ -34,6 +34,9 @@ class ReportSink : public RunSink {
   StatusOr<int64_t> AddGemmCall(const GemmCallRow&) override { return 0; }
   Status AddStep(const StepRow&) override { return OkStatus(); }
   Status AddKernel(const KernelRow& kernel) override;
+  Status AddKernelMetric(const KernelMetricRow&) override {
+    return OkStatus();
+  }
   Status AddMemcpy(const MemcpyRow&) override { return OkStatus(); }
   Status AddNvtx(const NvtxRow&) override { return OkStatus(); }
   Status EndWrite() override { return OkStatus(); }

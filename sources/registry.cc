@@ -1,12 +1,14 @@
 #include "sources/registry.h"
 
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <thread>
 
+#include "base/file_digest.h"
+#include "sources/file_reader.h"
 #include "sources/rft/rft_source.h"
 
 namespace rooftrace {
@@ -34,25 +36,6 @@ StatusOr<const TraceSource*> FindSource(std::string_view format) {
   }
   return InvalidArgument("unknown trace format '" + std::string(format) +
                          "'; rooftrace reads " + SourceFormatList());
-}
-
-StatusOr<std::string> ReadHead(const std::string& path, size_t max_bytes) {
-  // gzread() passes a file that is not gzip through unchanged.
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    return NotFound(path + ": cannot read: " + std::strerror(errno));
-  }
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> closer(f, gzclose);
-  std::string head(max_bytes, '\0');
-  const int n = gzread(f, head.data(), static_cast<unsigned>(max_bytes));
-  if (n < 0) {
-    int code = 0;
-    const char* why = gzerror(f, &code);
-    return Corrupt(path + ": cannot decompress: " + (why ? why : "error") +
-                   "; the gzip file is damaged");
-  }
-  head.resize(static_cast<size_t>(n));
-  return head;
 }
 
 StatusOr<const TraceSource*> DetectSource(const std::string& path) {
@@ -83,12 +66,23 @@ StatusOr<SourceResult> ReadSourceInto(const TraceSource& source,
                                       RunSink* sink) {
   RecorderOptions ro;
   ro.origin = source.Origin(path);
+  ro.source_format = std::string(source.format());
+  ro.source_file = path;
   ro.device_profile_path = options.device_profile_path;
+  ro.device_key = options.device_key;
   ro.flush_records = options.flush_records;
   ro.sink = sink;
   RT_ASSIGN_OR_RETURN(auto recorder, RunRecorder::Create(ro));
+  // The file's hash is computed beside the read (the file is in the page
+  // cache for both), on the other core.
+  StatusOr<std::string> sha256 = std::string();
+  std::thread hasher([&] { sha256 = Sha256OfFile(path); });
   SourceResult result;
-  RT_RETURN_IF_ERROR(source.Read(path, options, recorder.get(), &result));
+  Status read = source.Read(path, options, recorder.get(), &result);
+  hasher.join();
+  RT_RETURN_IF_ERROR(read);
+  RT_RETURN_IF_ERROR(sha256.status());
+  recorder->SetSourceSha256(*sha256);
   RT_RETURN_IF_ERROR(recorder->Finish());
   result.run_id = recorder->run_id();
   result.kernels = recorder->kernels_stored();

@@ -13,6 +13,7 @@
 
 #include "base/status.h"
 #include "pipeline/sink.h"
+#include "sources/file_reader.h"
 #include "sources/source.h"
 
 namespace rooftrace {
@@ -31,10 +32,6 @@ StatusOr<const TraceSource*> FindSource(std::string_view format);
 // InvalidArgument naming the file, what it looks like and the formats
 // rooftrace reads otherwise.
 StatusOr<const TraceSource*> DetectSource(const std::string& path);
-
-// Up to `max_bytes` of the start of `path`, decompressed when it is gzip.
-StatusOr<std::string> ReadHead(const std::string& path,
-                               size_t max_bytes = 64 * 1024);
 
 // Reads `path` with `source` as one new run into `sink`: a RunRecorder with
 // the source's origin, the source's Read(), then the run's end.

@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS runs (
   run_id INTEGER PRIMARY KEY, command TEXT, host TEXT,
   started_unix_ns INTEGER, ended_unix_ns INTEGER, mode TEXT,
   device_name TEXT, roof_source TEXT, flops_sources TEXT,
-  producer_version TEXT, complete INTEGER, origin TEXT);
+  producer_version TEXT, complete INTEGER, origin TEXT,
+  source_format TEXT, source_file TEXT, source_sha256 TEXT);
 CREATE TABLE IF NOT EXISTS sessions (
   session_id INTEGER PRIMARY KEY,
   run_id INTEGER NOT NULL REFERENCES runs(run_id),
@@ -131,6 +132,12 @@ CREATE TRIGGER IF NOT EXISTS kernels_insert INSTEAD OF INSERT ON kernels BEGIN
     NEW.roof_flops_per_s, NEW.fraction_of_roof, NEW.bound, NEW.step_id,
     NEW.phase);
 END;
+CREATE TABLE IF NOT EXISTS kernel_metrics (
+  run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
+  correlation_id INTEGER NOT NULL, name TEXT NOT NULL, value REAL,
+  unit TEXT);
+CREATE INDEX IF NOT EXISTS kernel_metrics_kernel
+  ON kernel_metrics(run_id, session_id, correlation_id);
 CREATE TABLE IF NOT EXISTS memcpys (
   memcpy_id INTEGER PRIMARY KEY,
   run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
@@ -208,10 +215,11 @@ class Binder {
 }  // namespace
 
 Store::~Store() {
-  if (in_txn_) (void)Commit();
+  // An atomic run that never finished leaves nothing behind.
+  if (in_txn_) (void)(atomic_runs_ ? AbortRun() : Commit());
   for (sqlite3_stmt* s :
        {insert_kernel_, select_name_, insert_name_, insert_memcpy_,
-        insert_gemm_, insert_nvtx_, insert_step_, insert_roof_,
+        insert_gemm_, insert_nvtx_, insert_step_, insert_roof_, insert_metric_,
         insert_session_, insert_device_, update_session_}) {
     sqlite3_finalize(s);
   }
@@ -267,7 +275,7 @@ Status Store::Commit() {
 }
 
 Status Store::CountRow() {
-  if (++rows_in_txn_ >= batch_rows_) {
+  if (++rows_in_txn_ >= batch_rows_ && !atomic_runs_) {
     RT_RETURN_IF_ERROR(Commit());
     RT_RETURN_IF_ERROR(Begin());
   }
@@ -281,19 +289,7 @@ Status Store::MigrateFromSchema1() {
   RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   // Another collector opening the same store may have upgraded it while
   // this one waited for the write lock.
-  {
-    sqlite3_stmt* q = nullptr;
-    int version = 0;
-    if (sqlite3_prepare_v2(db_,
-                           "SELECT value FROM schema_info WHERE "
-                           "key='schema_version'",
-                           -1, &q, nullptr) == SQLITE_OK &&
-        sqlite3_step(q) == SQLITE_ROW) {
-      version = sqlite3_column_int(q, 0);
-    }
-    sqlite3_finalize(q);
-    if (version != 1) return Exec("COMMIT");
-  }
+  if (SchemaVersion() != 1) return Exec("COMMIT");
   Status st = Exec("ALTER TABLE kernels RENAME TO kernels_schema1");
   if (st.ok()) st = Exec(kSchema);
   // The view's trigger splits each row; schema 1's columns are the view's.
@@ -314,6 +310,44 @@ Status Store::MigrateFromSchema1() {
           "moved to kernel_names; the kernels view has the same columns)\n",
           path_.c_str());
   return OkStatus();
+}
+
+// Schema 3 added where a run came from (runs.source_*) and raw per-kernel
+// metrics (kernel_metrics). All or nothing.
+Status Store::MigrateFromSchema2() {
+  RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  // Another writer may have upgraded it while this one waited for the lock.
+  if (SchemaVersion() != 2) return Exec("COMMIT");
+  Status st = Exec("ALTER TABLE runs ADD COLUMN source_format TEXT");
+  if (st.ok()) st = Exec("ALTER TABLE runs ADD COLUMN source_file TEXT");
+  if (st.ok()) st = Exec("ALTER TABLE runs ADD COLUMN source_sha256 TEXT");
+  if (st.ok()) st = Exec(kSchema);
+  if (st.ok()) {
+    st = Exec("UPDATE schema_info SET value='3' WHERE key='schema_version'");
+  }
+  if (st.ok()) st = Exec("COMMIT");
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return FailedPrecondition(path_ +
+                              ": cannot upgrade the store from schema 2 "
+                              "(" + st.message() +
+                              "); write to a new store");
+  }
+  return OkStatus();
+}
+
+int Store::SchemaVersion() {
+  int version = 0;
+  sqlite3_stmt* q = nullptr;
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT value FROM schema_info WHERE "
+                         "key='schema_version'",
+                         -1, &q, nullptr) == SQLITE_OK &&
+      sqlite3_step(q) == SQLITE_ROW) {
+    version = sqlite3_column_int(q, 0);
+  }
+  sqlite3_finalize(q);
+  return version;
 }
 
 StatusOr<int64_t> Store::NameId(const KernelRow& k) {
@@ -376,14 +410,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   RT_RETURN_IF_ERROR(s->Exec("PRAGMA wal_autocheckpoint=256"));
   // A newer major version is refused before anything is written; an older
   // one is brought up to date.
-  int version = 0;
-  sqlite3_stmt* q = nullptr;
-  if (sqlite3_prepare_v2(s->db_,
-                         "SELECT value FROM schema_info WHERE key='schema_version'",
-                         -1, &q, nullptr) == SQLITE_OK) {
-    if (sqlite3_step(q) == SQLITE_ROW) version = sqlite3_column_int(q, 0);
-    sqlite3_finalize(q);
-  }
+  const int version = s->SchemaVersion();
   if (version > kStoreSchemaVersion) {
     return FailedPrecondition(
         path + ": store schema version " + std::to_string(version) +
@@ -392,6 +419,9 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
         "): upgrade rooftrace or write to a new store");
   }
   if (version == 1) RT_RETURN_IF_ERROR(s->MigrateFromSchema1());
+  if (version == 1 || version == 2) {
+    RT_RETURN_IF_ERROR(s->MigrateFromSchema2());
+  }
   RT_RETURN_IF_ERROR(s->Exec(kSchema));
   RT_RETURN_IF_ERROR(s->Exec(
       ("INSERT OR IGNORE INTO schema_info VALUES ('schema_version', '" +
@@ -456,16 +486,23 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
       "INSERT INTO roofs (run_id, device_id, precision, peak_flops_per_s, "
       "dram_bytes_per_s, ridge_flops_per_byte, source) VALUES (?,?,?,?,?,?,?)",
       &s->insert_roof_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO kernel_metrics (run_id, session_id, correlation_id, name, "
+      "value, unit) VALUES (?,?,?,?,?,?)",
+      &s->insert_metric_));
   return s;
 }
 
 StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
   RT_RETURN_IF_ERROR(Commit());
+  // An atomic run is one transaction from its row to FinishRun.
+  if (atomic_runs_) RT_RETURN_IF_ERROR(Begin());
   sqlite3_stmt* st = nullptr;
   RT_RETURN_IF_ERROR(Prepare(
       "INSERT INTO runs (command, host, started_unix_ns, ended_unix_ns, mode, "
       "device_name, roof_source, flops_sources, producer_version, complete, "
-      "origin) VALUES (?,?,?,NULL,?,?,?,?,?,NULL,?)",
+      "origin, source_format, source_file, source_sha256) VALUES "
+      "(?,?,?,NULL,?,?,?,?,?,NULL,?,?,?,?)",
       &st));
   Binder(st)
       .TextOrNull(run.command)
@@ -476,7 +513,10 @@ StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
       .TextOrNull(run.roof_source)
       .TextOrNull(run.flops_sources)
       .TextOrNull(run.producer_version)
-      .TextOrNull(run.origin);
+      .TextOrNull(run.origin)
+      .TextOrNull(run.source_format)
+      .TextOrNull(run.source_file)
+      .TextOrNull(run.source_sha256);
   Status s = Step(st, "cannot insert the run");
   sqlite3_finalize(st);
   RT_RETURN_IF_ERROR(s);
@@ -503,8 +543,8 @@ Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
   RT_RETURN_IF_ERROR(Prepare(
       "UPDATE runs SET command=?, host=?, started_unix_ns=?, "
       "ended_unix_ns=?, mode=?, device_name=?, roof_source=?, "
-      "flops_sources=?, producer_version=?, complete=?, origin=? "
-      "WHERE run_id=?",
+      "flops_sources=?, producer_version=?, complete=?, origin=?, "
+      "source_format=?, source_file=?, source_sha256=? WHERE run_id=?",
       &st));
   Binder(st)
       .TextOrNull(run.command)
@@ -518,6 +558,9 @@ Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
       .TextOrNull(run.producer_version)
       .Opt(run.complete)
       .TextOrNull(run.origin)
+      .TextOrNull(run.source_format)
+      .TextOrNull(run.source_file)
+      .TextOrNull(run.source_sha256)
       .Int(run_id);
   Status s = Step(st, "cannot update the run");
   sqlite3_finalize(st);
@@ -705,7 +748,27 @@ Status Store::AddNvtx(const NvtxRow& r) {
   return CountRow();
 }
 
-Status Store::EndWrite() { return Commit(); }
+Status Store::AddKernelMetric(const KernelMetricRow& m) {
+  RT_RETURN_IF_ERROR(Begin());
+  Binder(insert_metric_)
+      .Int(m.run_id)
+      .Int(m.session_id)
+      .Int(m.correlation_id)
+      .Text(m.name)
+      .Real(m.value)
+      .TextOrNull(m.unit);
+  RT_RETURN_IF_ERROR(Step(insert_metric_, "cannot insert a kernel metric"));
+  return CountRow();
+}
+
+Status Store::EndWrite() { return atomic_runs_ ? OkStatus() : Commit(); }
+
+Status Store::AbortRun() {
+  if (!in_txn_) return OkStatus();
+  in_txn_ = false;
+  name_ids_.clear();  // the names it inserted are gone too
+  return Exec("ROLLBACK");
+}
 
 StatusOr<std::unique_ptr<RunRecorder>> CreateStoreRecorder(
     const RecorderOptions& options, const std::string& store_path,

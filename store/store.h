@@ -33,7 +33,7 @@ struct sqlite3_stmt;
 
 namespace rooftrace {
 
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 3;
 
 class Store : public RunSink {
  public:
@@ -65,11 +65,18 @@ class Store : public RunSink {
   StatusOr<int64_t> AddGemmCall(const GemmCallRow& gemm) override;
   Status AddStep(const StepRow& step) override;
   Status AddKernel(const KernelRow& kernel) override;
+  Status AddKernelMetric(const KernelMetricRow& metric) override;
   Status AddMemcpy(const MemcpyRow& memcpy) override;
   Status AddNvtx(const NvtxRow& range) override;
   Status EndWrite() override;
 
   void set_batch_rows(size_t n) { batch_rows_ = n; }
+  // Each run is then one transaction, committed by FinishRun(): a run that
+  // fails part-way (AbortRun(), or the Store destroyed first) leaves
+  // nothing in the store. For imports into a store that holds other runs.
+  void set_atomic_runs(bool on) { atomic_runs_ = on; }
+  // Rolls back what the current atomic run wrote.
+  Status AbortRun();
   const std::string& path() const { return path_; }
   sqlite3* db() { return db_; }
 
@@ -84,6 +91,9 @@ class Store : public RunSink {
   Status CountRow();
   Status Error(const std::string& what) const;
   Status MigrateFromSchema1();
+  Status MigrateFromSchema2();
+  // schema_info's schema_version (0: none).
+  int SchemaVersion();
   // The kernel_names row of a kernel's name, inserted on first use.
   StatusOr<int64_t> NameId(const KernelRow& kernel);
 
@@ -107,10 +117,12 @@ class Store : public RunSink {
   sqlite3_stmt* insert_nvtx_ = nullptr;
   sqlite3_stmt* insert_step_ = nullptr;
   sqlite3_stmt* insert_roof_ = nullptr;
+  sqlite3_stmt* insert_metric_ = nullptr;
   sqlite3_stmt* insert_session_ = nullptr;
   sqlite3_stmt* insert_device_ = nullptr;
   sqlite3_stmt* update_session_ = nullptr;
   size_t batch_rows_ = 20000;
+  bool atomic_runs_ = false;
   size_t rows_in_txn_ = 0;
   bool in_txn_ = false;
 };

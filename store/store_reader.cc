@@ -46,8 +46,9 @@ std::optional<int64_t> Count(sqlite3_stmt* s, int col) {
 
 bool IsStoreTable(const std::string& t) {
   static const char* const kTables[] = {
-      "runs",       "sessions",   "devices",     "roofs", "import_stats",
-      "kernels",    "memcpys",    "gemm_calls",  "nvtx_ranges", "steps"};
+      "runs",    "sessions",   "devices",     "roofs", "import_stats",
+      "kernels", "memcpys",    "gemm_calls",  "nvtx_ranges", "steps",
+      "kernel_metrics"};
   for (const char* k : kTables) {
     if (t == k) return true;
   }
@@ -69,6 +70,20 @@ StatusOr<sqlite3_stmt*> StoreReader::Prepare(const std::string& sql) {
                    err + "); was it written by a different rooftrace version?");
   }
   return stmt;
+}
+
+bool StoreReader::HasColumn(const char* table, const char* column) {
+  sqlite3_stmt* raw = nullptr;
+  const std::string sql = std::string("PRAGMA table_info(") + table + ")";
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
+    sqlite3_finalize(raw);
+    return false;
+  }
+  Stmt stmt(raw);
+  while (sqlite3_step(stmt.get()) == SQLITE_ROW) {
+    if (Text(stmt.get(), 1) == column) return true;
+  }
+  return false;
 }
 
 Status StoreReader::StepError(const char* what) {
@@ -120,11 +135,17 @@ Status StoreReader::Open(const std::string& path,
     return StepError("schema_info");
   }
 
+  // Schema 3 says where a run came from; older stores have no such columns.
+  const bool provenance = HasColumn("runs", "source_sha256");
   RT_ASSIGN_OR_RETURN(
       sqlite3_stmt * runs_raw,
-      Prepare("SELECT run_id, command, host, mode, device_name, roof_source, "
-              "flops_sources, producer_version, origin, complete, "
-              "started_unix_ns FROM runs ORDER BY run_id"));
+      Prepare(std::string("SELECT run_id, command, host, mode, device_name, "
+                          "roof_source, flops_sources, producer_version, "
+                          "origin, complete, started_unix_ns, "
+                          "ended_unix_ns, ") +
+              (provenance ? "source_format, source_file, source_sha256"
+                          : "NULL, NULL, NULL") +
+              " FROM runs ORDER BY run_id"));
   Stmt runs(runs_raw);
   int step;
   while ((step = sqlite3_step(runs.get())) == SQLITE_ROW) {
@@ -141,6 +162,10 @@ Status StoreReader::Open(const std::string& path,
     r.origin = Text(s, 8);
     r.complete = Int(s, 9);
     r.started_unix_ns = Int(s, 10);
+    r.ended_unix_ns = Int(s, 11);
+    r.source_format = Text(s, 12);
+    r.source_file = Text(s, 13);
+    r.source_sha256 = Text(s, 14);
     runs_.push_back(std::move(r));
   }
   if (step != SQLITE_DONE) return StepError("runs");
@@ -370,6 +395,32 @@ Status StoreReader::ForEachMemcpy(
     RT_RETURN_IF_ERROR(fn(v));
   }
   if (rc != SQLITE_DONE) return StepError("memcpys");
+  return OkStatus();
+}
+
+Status StoreReader::ForEachKernelMetric(
+    int64_t run_id, const std::function<Status(const KernelMetricRow&)>& fn) {
+  if (!HasColumn("kernel_metrics", "name")) return OkStatus();
+  RT_ASSIGN_OR_RETURN(
+      sqlite3_stmt * raw,
+      Prepare("SELECT session_id, correlation_id, name, value, unit FROM "
+              "kernel_metrics WHERE run_id = ? ORDER BY session_id, "
+              "correlation_id, rowid"));
+  Stmt stmt(raw);
+  sqlite3_bind_int64(stmt.get(), 1, run_id);
+  KernelMetricRow m;
+  m.run_id = run_id;
+  int rc;
+  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+    sqlite3_stmt* s = stmt.get();
+    m.session_id = sqlite3_column_int64(s, 0);
+    m.correlation_id = sqlite3_column_int64(s, 1);
+    m.name = Text(s, 2);
+    m.value = Real(s, 3).value_or(0);
+    m.unit = Text(s, 4);
+    RT_RETURN_IF_ERROR(fn(m));
+  }
+  if (rc != SQLITE_DONE) return StepError("kernel_metrics");
   return OkStatus();
 }
 

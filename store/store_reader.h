@@ -28,7 +28,7 @@ struct sqlite3_stmt;
 namespace rooftrace {
 
 // The highest store schema major version this reader understands.
-inline constexpr int kStoreSchemaMajor = 2;
+inline constexpr int kStoreSchemaMajor = 3;
 
 class StoreReader {
  public:
@@ -78,6 +78,10 @@ class StoreReader {
   // correlation_id, phase.
   Status ForEachMemcpy(int64_t run_id,
                        const std::function<Status(const MemcpyRow&)>& fn);
+  // The run's raw per-kernel metrics, all columns (none in a schema 1 or
+  // 2 store).
+  Status ForEachKernelMetric(
+      int64_t run_id, const std::function<Status(const KernelMetricRow&)>& fn);
 
   // Streams every column of `table` for the run: the column names first
   // (once), then each row's values as text (NULL as empty, `is_null` set).
@@ -92,6 +96,7 @@ class StoreReader {
 
  private:
   StatusOr<sqlite3_stmt*> Prepare(const std::string& sql);
+  bool HasColumn(const char* table, const char* column);
   Status StepError(const char* what);
 
   sqlite3* db_ = nullptr;

@@ -38,7 +38,7 @@
 #include "proto/framing.h"
 #include "proto/rooftrace.pb.h"
 #include "tests/support/sqlite_query.h"
-#include "tests/support/trace_builder.h"
+#include "sources/rft/testing/trace_builder.h"
 
 namespace {
 

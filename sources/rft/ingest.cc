@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "base/file_digest.h"
 #include "sources/rft/ingest_internal.h"
 #include "sources/rft/wire_session.h"
 #include "proto/framing.h"
@@ -105,6 +106,8 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   RT_RETURN_IF_ERROR(CheckTraceFile(trace_path));
   RecorderOptions ro;
   ro.origin = "ingest:" + trace_path;
+  ro.source_format = "rft";
+  ro.source_file = trace_path;
   ro.device_profile_path = options.device_profile_path;
   ro.flush_records = options.flush_records;
   ro.sink = sink;
@@ -112,6 +115,8 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   IngestResult result;
   RT_RETURN_IF_ERROR(
       IngestFileInto(trace_path, recorder.get(), &result, options.progress));
+  RT_ASSIGN_OR_RETURN(std::string sha256, Sha256OfFile(trace_path));
+  recorder->SetSourceSha256(std::move(sha256));
   RT_RETURN_IF_ERROR(recorder->Finish());
   result.run_id = recorder->run_id();
   result.kernels = recorder->kernels_stored();

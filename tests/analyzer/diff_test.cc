@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "base/json.h"
-#include "cli/subcommands.h"
-#include "tests/analyzer/golden_store.h"
-#include "tests/analyzer/xml_check.h"
+#include "analyzer/commands.h"
+#include "tests/support/golden_store.h"
+#include "tests/support/xml_check.h"
 
 namespace rooftrace {
 namespace {

@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "base/json.h"
-#include "cli/subcommands.h"
-#include "tests/analyzer/golden_store.h"
+#include "analyzer/commands.h"
+#include "tests/support/golden_store.h"
 
 namespace rooftrace {
 namespace {

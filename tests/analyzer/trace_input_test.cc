@@ -15,9 +15,9 @@
 #include "report/report_format.h"
 #include "analyzer/trace_report.h"
 #include "base/json.h"
-#include "cli/subcommands.h"
-#include "tests/analyzer/test_store.h"
-#include "tests/support/trace_builder.h"
+#include "analyzer/commands.h"
+#include "tests/support/test_store.h"
+#include "sources/rft/testing/trace_builder.h"
 
 namespace rooftrace {
 namespace {

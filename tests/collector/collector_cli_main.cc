@@ -3,7 +3,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "cli/subcommands.h"
+#include "collector/commands.h"
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "collect") == 0) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/cli.h"
-#include "cli/subcommands.h"
+#include "kernels/commands.h"
 #include "model/device_profile.h"
 #include "kernels/calibration_result.h"
 

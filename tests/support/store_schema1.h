@@ -1,14 +1,29 @@
-// Turns a schema 2 store into the schema 1 layout rooftrace 0.1.0 wrote
-// (kernel names in every kernels row), for the tests that read or upgrade
-// old stores. The kernels table below is schema 1's, as it was released.
+// Turns a current store into the schema 2 layout, or into the schema 1
+// layout rooftrace 0.1.0 wrote (kernel names in every kernels row), for the
+// tests that read or upgrade old stores. The kernels table below is schema
+// 1's, as it was released.
 #ifndef ROOFTRACE_TESTS_SUPPORT_STORE_SCHEMA1_H_
 #define ROOFTRACE_TESTS_SUPPORT_STORE_SCHEMA1_H_
 
 namespace rooftrace::test_support {
 
-// Run on an open connection to a schema 2 store, outside a transaction.
-inline constexpr char kDowngradeToSchema1[] = R"sql(
-BEGIN;
+// Schema 3 -> 2: no provenance columns, no kernel_metrics. Run on an open
+// connection to a schema 3 store, outside a transaction.
+#define ROOFTRACE_DOWNGRADE_3_TO_2_SQL                        \
+  "DROP INDEX kernel_metrics_kernel;\n"                        \
+  "DROP TABLE kernel_metrics;\n"                               \
+  "ALTER TABLE runs DROP COLUMN source_format;\n"              \
+  "ALTER TABLE runs DROP COLUMN source_file;\n"                \
+  "ALTER TABLE runs DROP COLUMN source_sha256;\n"              \
+  "UPDATE schema_info SET value = '2' WHERE key = 'schema_version';\n"
+
+inline constexpr char kDowngradeToSchema2[] =
+    "BEGIN;\n" ROOFTRACE_DOWNGRADE_3_TO_2_SQL "COMMIT;\n";
+
+// Schema 3 -> 1. Run on an open connection to a schema 3 store, outside a
+// transaction.
+inline constexpr char kDowngradeToSchema1[] =
+    "BEGIN;\n" ROOFTRACE_DOWNGRADE_3_TO_2_SQL R"sql(
 CREATE TABLE kernels_schema1 (
   kernel_id INTEGER PRIMARY KEY,
   run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
@@ -42,6 +57,8 @@ CREATE INDEX kernels_run ON kernels(run_id, start_ns);
 UPDATE schema_info SET value = '1' WHERE key = 'schema_version';
 COMMIT;
 )sql";
+
+#undef ROOFTRACE_DOWNGRADE_3_TO_2_SQL
 
 }  // namespace rooftrace::test_support
 

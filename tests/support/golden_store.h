@@ -1,11 +1,11 @@
 // The golden run used by the analyzer tests, with every number chosen so a
 // person can check the expected values by hand (see the comments).
-#ifndef ROOFTRACE_TESTS_ANALYZER_GOLDEN_STORE_H_
-#define ROOFTRACE_TESTS_ANALYZER_GOLDEN_STORE_H_
+#ifndef ROOFTRACE_TESTS_SUPPORT_GOLDEN_STORE_H_
+#define ROOFTRACE_TESTS_SUPPORT_GOLDEN_STORE_H_
 
 #include <string>
 
-#include "tests/analyzer/test_store.h"
+#include "tests/support/test_store.h"
 
 namespace rooftrace::testing {
 
@@ -119,4 +119,4 @@ inline void BuildGoldenRun(TestStore& s, int64_t run_id = 1,
 
 }  // namespace rooftrace::testing
 
-#endif  // ROOFTRACE_TESTS_ANALYZER_GOLDEN_STORE_H_
+#endif  // ROOFTRACE_TESTS_SUPPORT_GOLDEN_STORE_H_

@@ -1,4 +1,4 @@
-#include "tests/analyzer/xml_check.h"
+#include "tests/support/xml_check.h"
 
 #include <cctype>
 #include <set>

@@ -1,7 +1,7 @@
 // The store's layout: the collector's schema is the one docs/store.md
-// documents, kernel names are stored once, and a schema 1 store is upgraded
+// documents, kernel names are stored once, a schema 1 or 2 store is upgraded
 // in place (rows unchanged, new runs appended) or, if it cannot be, left
-// exactly as it was.
+// exactly as it was, and an atomic run that fails leaves nothing behind.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "sources/rft/ingest.h"
-#include "store/store.h"
 #include "sources/rft/testing/trace_builder.h"
+#include "store/store.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/store_schema1.h"
 #include "tests/support/temp_dir.h"
@@ -170,7 +170,7 @@ TEST_F(StoreSchemaTest, Schema1StoreIsUpgradedInPlaceAndAppendedTo) {
   EXPECT_EQ(second->run_id, first->run_id + 1);
   StoreQuery q(store_);
   EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
-            "2");
+            std::to_string(kStoreSchemaVersion));
   EXPECT_EQ(q.Text("SELECT type FROM sqlite_master WHERE name='kernels'"),
             "view");
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM sqlite_master WHERE "
@@ -215,6 +215,80 @@ TEST_F(StoreSchemaTest, FailedUpgradeLeavesTheStoreUntouched) {
                   "name='kernel_rows' OR name='kernels_schema1'"),
             0);
   EXPECT_EQ(Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id"), before);
+}
+
+// A schema 2 store gains the provenance columns and kernel_metrics; its
+// runs keep their rows (with no provenance) and new runs record theirs.
+TEST_F(StoreSchemaTest, Schema2StoreIsUpgradedToSchema3) {
+  const std::string trace = Trace();
+  auto first = IngestTraceFile(trace, store_, {});
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  const std::string all = "SELECT * FROM kernels ORDER BY kernel_id";
+  const auto before = Rows(store_, all);
+  Exec(store_, test_support::kDowngradeToSchema2);
+  ASSERT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM sqlite_master "
+                                   "WHERE name='kernel_metrics'"),
+            0);
+  auto second = IngestTraceFile(trace, store_, {});
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
+            "3");
+  EXPECT_EQ(Rows(store_, "SELECT * FROM kernels WHERE run_id=" +
+                             std::to_string(first->run_id) +
+                             " ORDER BY kernel_id"),
+            before);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs WHERE source_format IS NULL"), 1);
+  EXPECT_EQ(q.Text("SELECT source_format FROM runs WHERE run_id=" +
+                   std::to_string(second->run_id)),
+            "rft");
+  EXPECT_EQ(q.Text("SELECT source_file FROM runs WHERE run_id=" +
+                   std::to_string(second->run_id)),
+            trace);
+  EXPECT_EQ(Layout(store_), [&] {
+    const std::string fresh = dir_.File("fresh.sqlite");
+    { EXPECT_TRUE(Store::Open(fresh).ok()); }
+    return Layout(fresh);
+  }());
+}
+
+// With atomic runs, a run aborted part-way (or whose store is closed before
+// it finished) leaves nothing; the runs before it stay.
+TEST_F(StoreSchemaTest, AnAbortedAtomicRunLeavesNothing) {
+  ASSERT_TRUE(IngestTraceFile(Trace(), store_, {}).ok());
+  const auto before = Rows(store_, "SELECT * FROM kernels");
+  for (int close_without_finishing = 0; close_without_finishing < 2;
+       ++close_without_finishing) {
+    auto store = Store::Open(store_);
+    ASSERT_TRUE(store.ok());
+    (*store)->set_atomic_runs(true);
+    RunRow run;
+    run.origin = "import:broken";
+    auto id = (*store)->BeginRun(run);
+    ASSERT_TRUE(id.ok());
+    SessionRow session;
+    session.run_id = *id;
+    auto sid = (*store)->AddSession(session, {});
+    ASSERT_TRUE(sid.ok());
+    KernelRow k;
+    k.run_id = *id;
+    k.session_id = *sid;
+    k.name = "never_stored_kernel";
+    k.flops_source = k.bytes_source = "none";
+    k.bound = "unknown";
+    ASSERT_TRUE((*store)->AddKernel(k).ok());
+    ASSERT_TRUE((*store)->EndWrite().ok());  // not a commit in atomic mode
+    if (!close_without_finishing) {
+      ASSERT_TRUE((*store)->AbortRun().ok());
+    }
+  }
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 1);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM sessions"), 1);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_names WHERE "
+                  "name='never_stored_kernel'"),
+            0);
+  EXPECT_EQ(Rows(store_, "SELECT * FROM kernels"), before);
 }
 
 }  // namespace

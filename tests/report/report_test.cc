@@ -1,5 +1,5 @@
 // The report model on the golden run: every column against hand-computed
-// values (tests/analyzer/golden_store.h explains each number).
+// values (tests/support/golden_store.h explains each number).
 #include "report/report.h"
 
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include "analyzer/input.h"
 #include "report/roofs.h"
 #include "model/device_profile.h"
-#include "tests/analyzer/golden_store.h"
+#include "tests/support/golden_store.h"
 #include "tests/support/store_schema1.h"
 
 namespace rooftrace::analyzer {
@@ -354,12 +354,17 @@ TEST(StoreReaderTest, RefusesNewerSchemaAndForeignDatabases) {
   const std::string dir = TempDir("schema");
   {
     TestStore s(dir + "/new.sqlite");
-    s.Exec("UPDATE schema_info SET value = '3' WHERE key = 'schema_version'");
+    s.Exec("UPDATE schema_info SET value = '" +
+           std::to_string(kStoreSchemaMajor + 1) +
+           "' WHERE key = 'schema_version'");
   }
   StoreReader a;
   Status st = a.Open(dir + "/new.sqlite", "new.sqlite");
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(st.message().find("schema version 3 is newer"), std::string::npos);
+  EXPECT_NE(st.message().find("schema version " +
+                              std::to_string(kStoreSchemaMajor + 1) +
+                              " is newer"),
+            std::string::npos);
 
   {
     TestStore s(dir + "/foreign.sqlite");

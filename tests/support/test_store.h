@@ -1,8 +1,8 @@
 // Builds small run stores for analyzer tests by executing the DDL of
 // docs/store.md (the contract) and inserting rows with known numbers.
 // Not thread-safe; one per test.
-#ifndef ROOFTRACE_TESTS_ANALYZER_TEST_STORE_H_
-#define ROOFTRACE_TESTS_ANALYZER_TEST_STORE_H_
+#ifndef ROOFTRACE_TESTS_SUPPORT_TEST_STORE_H_
+#define ROOFTRACE_TESTS_SUPPORT_TEST_STORE_H_
 
 #include <cstdint>
 #include <optional>
@@ -82,4 +82,4 @@ int RunMain(int (*main_fn)(int, char**), const std::string& name,
 
 }  // namespace rooftrace::testing
 
-#endif  // ROOFTRACE_TESTS_ANALYZER_TEST_STORE_H_
+#endif  // ROOFTRACE_TESTS_SUPPORT_TEST_STORE_H_

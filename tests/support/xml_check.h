@@ -1,8 +1,8 @@
 // A small XML 1.0 well-formedness checker for the analyzer's SVG and JUnit
 // output: one root element, matched tags, quoted unique attributes, valid
 // entity references, no stray '<' or '&'. Not a validating parser.
-#ifndef ROOFTRACE_TESTS_ANALYZER_XML_CHECK_H_
-#define ROOFTRACE_TESTS_ANALYZER_XML_CHECK_H_
+#ifndef ROOFTRACE_TESTS_SUPPORT_XML_CHECK_H_
+#define ROOFTRACE_TESTS_SUPPORT_XML_CHECK_H_
 
 #include <string>
 #include <string_view>
@@ -18,4 +18,4 @@ int CountElements(std::string_view xml, std::string_view name);
 
 }  // namespace rooftrace::testing
 
-#endif  // ROOFTRACE_TESTS_ANALYZER_XML_CHECK_H_
+#endif  // ROOFTRACE_TESTS_SUPPORT_XML_CHECK_H_

@@ -1,4 +1,4 @@
-#include "tests/analyzer/test_store.h"
+#include "tests/support/test_store.h"
 
 #include <sqlite3.h>
 #include <unistd.h>

@@ -1,0 +1,153 @@
+// `rooftrace import`: traces other profilers wrote (and .rft spools) into a
+// run store, one run per file, through the same pipeline as a live
+// collection: every registered source (sources/registry.h) is a format it
+// reads. Every file is checked before anything is written, and each run is
+// one transaction: a file that fails part-way leaves nothing in the store.
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/cli.h"
+#include "collector/commands.h"
+#include "model/datasheet.h"
+#include "sources/registry.h"
+#include "store/store.h"
+
+namespace po = boost::program_options;
+
+namespace rooftrace {
+namespace {
+
+constexpr char kName[] = "rooftrace import";
+
+// The source for each file, chosen by --format or by content.
+StatusOr<std::vector<const TraceSource*>> ChooseSources(
+    const std::vector<std::string>& files, const std::string& format) {
+  std::vector<const TraceSource*> out;
+  const TraceSource* forced = nullptr;
+  if (format != "auto") {
+    RT_ASSIGN_OR_RETURN(forced, FindSource(format));
+  }
+  for (const std::string& f : files) {
+    if (forced != nullptr) {
+      RT_ASSIGN_OR_RETURN(const std::string head, ReadHead(f));
+      if (!forced->Detect(f, head)) {
+        return InvalidArgument(
+            f + ": does not look like " + std::string(forced->description()) +
+            " (--format " + format +
+            "); drop --format to let rooftrace detect the format");
+      }
+      out.push_back(forced);
+    } else {
+      RT_ASSIGN_OR_RETURN(const TraceSource* s, DetectSource(f));
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int ImportMain(int argc, char** argv) {
+  CommandSpec spec;
+  spec.name = "import";
+  spec.usage = "rooftrace import FILE... -o STORE [options]";
+  spec.summary =
+      "Reads traces written by other profilers into a run store, one run per "
+      "file, and annotates every kernel against the roofs as a rooftrace "
+      "collection would: joins launches and kernels, derives FLOPs and "
+      "minimum bytes from recorded shapes (labelled analytic) or takes "
+      "them from recorded counters, labels forward steps prefill or decode, "
+      "and keeps the tool's raw counters. Formats are detected by content "
+      "(gzip is read transparently): " +
+      SourceFormatList() +
+      ". analyze, diff and export also read these files directly.";
+  spec.epilog =
+      "Every file is checked before anything is written; a file that fails "
+      "part-way leaves nothing in the store (exit 2).\n"
+      "Examples:\n"
+      "  rooftrace import trace.json.gz -o runs.sqlite\n"
+      "  rooftrace import report.sqlite --device a100-80gb -o runs.sqlite\n"
+      "  rooftrace import timeline.json --counters ncu.csv -o runs.sqlite";
+  std::vector<std::string> files;
+  std::string out, format = "auto", device, profile, counters;
+  std::optional<int64_t> rank, pid;
+  bool quiet = false;
+  spec.options.add_options()(
+      "output,o", po::value(&out), "run store to write (created if missing)")(
+      "format", po::value(&format)->default_value(format),
+      ("auto (detect by content) or one of the formats rooftrace reads: " +
+       SourceFormatList())
+          .c_str())(
+      "device", po::value(&device),
+      "datasheet key of the GPU the trace ran on, overriding the device the "
+      "file names (see `rooftrace devices`)")(
+      "device-profile", po::value(&profile),
+      "calibrated roofs (rooftrace calibrate -o); default: datasheet")(
+      "rank", po::value<int64_t>()->notifier([&](int64_t v) { rank = v; }),
+      "keep only this rank where a file holds several")(
+      "pid", po::value<int64_t>()->notifier([&](int64_t v) { pid = v; }),
+      "keep only this process where a file holds several")(
+      "counters", po::value(&counters),
+      "an Nsight Compute CSV whose per-kernel counters are attached to the "
+      "timeline's kernels by name and occurrence")(
+      "quiet,q", po::bool_switch(&quiet), "no progress lines");
+  spec.hidden.add_options()("file", po::value(&files)->composing());
+  spec.positional.add("file", -1);
+  po::variables_map vm;
+  if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
+    return *rc;
+  }
+  auto fail = [](const std::string& message) {
+    std::cerr << kName << ": " << message << "\n";
+    return kExitUsage;
+  };
+  if (files.empty()) return fail("no trace file given; see --help");
+  if (out.empty()) {
+    return fail("no store given: name one with -o runs.sqlite");
+  }
+  if (!device.empty() && FindDatasheetEntry(device) == nullptr) {
+    return fail("--device " + device +
+                ": not a GPU the datasheet knows; `rooftrace devices` lists "
+                "the keys");
+  }
+  if (!device.empty() && !profile.empty()) {
+    return fail("give --device or --device-profile, not both");
+  }
+  auto sources = ChooseSources(files, format);
+  if (!sources.ok()) return fail(sources.status().message());
+
+  auto store = Store::Open(out);
+  if (!store.ok()) return fail(store.status().message());
+  (*store)->set_atomic_runs(true);
+  SourceOptions options;
+  options.device_key = device;
+  options.device_profile_path = profile;
+  options.rank = rank;
+  options.pid = pid;
+  options.counters_path = counters;
+  options.progress = !quiet;
+  for (size_t i = 0; i < files.size(); ++i) {
+    auto result =
+        ReadSourceInto(*(*sources)[i], files[i], options, store->get());
+    if (!result.ok()) {
+      (void)(*store)->AbortRun();
+      std::cerr << kName << ": " << result.status().message() << "\n";
+      if (i > 0) {
+        std::cerr << kName << ": the " << i
+                  << " file(s) before it are stored in " << out << "\n";
+      }
+      return kExitUsage;
+    }
+    if (!result->warning.empty()) {
+      std::cerr << kName << ": warning: " << result->warning << "\n";
+    }
+    std::cout << kName << ": " << files[i] << " ("
+              << (*sources)[i]->format() << ") -> run " << result->run_id
+              << ", " << result->kernels << " kernels, in " << out << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace rooftrace

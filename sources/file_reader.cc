@@ -1,0 +1,85 @@
+#include "sources/file_reader.h"
+
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+namespace rooftrace {
+namespace {
+
+using GzFile = std::unique_ptr<gzFile_s, int (*)(gzFile)>;
+
+StatusOr<GzFile> Open(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return NotFound(path + ": cannot read: " + std::strerror(errno));
+  }
+  // Large reads: fewer calls into zlib for big traces.
+  gzbuffer(f, 1 << 20);
+  return GzFile(f, gzclose);
+}
+
+// After a short read: was the end a real end, or a gzip stream cut short?
+Status CheckEnd(gzFile f, const std::string& path) {
+  int code = Z_OK;
+  const char* why = gzerror(f, &code);
+  if (code == Z_OK || code == Z_STREAM_END) return OkStatus();
+  if (code == Z_BUF_ERROR) {
+    return Corrupt(path +
+                   ": the gzip file ends in the middle of its data (a "
+                   "truncated download or copy?); the gzip file is damaged: "
+                   "fetch or copy it again");
+  }
+  return Corrupt(path + ": cannot decompress: " + (why ? why : "error") +
+                 "; the gzip file is damaged");
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadHead(const std::string& path, size_t max_bytes) {
+  RT_ASSIGN_OR_RETURN(GzFile f, Open(path));
+  std::string head(max_bytes, '\0');
+  const int n = gzread(f.get(), head.data(), static_cast<unsigned>(max_bytes));
+  if (n < 0) RT_RETURN_IF_ERROR(CheckEnd(f.get(), path));
+  head.resize(static_cast<size_t>(std::max(n, 0)));
+  if (head.size() < max_bytes) RT_RETURN_IF_ERROR(CheckEnd(f.get(), path));
+  return head;
+}
+
+StatusOr<std::string> ReadWholeFile(const std::string& path, size_t padding,
+                                    size_t* content_size) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    return NotFound(path + ": " + std::strerror(errno));
+  }
+  RT_ASSIGN_OR_RETURN(GzFile f, Open(path));
+  std::string out;
+  // A plain file is read in one go; a compressed one grows as it inflates.
+  size_t capacity = static_cast<size_t>(st.st_size) + 1;
+  out.resize(capacity);
+  size_t size = 0;
+  for (;;) {
+    if (size == out.size()) out.resize(out.size() * 2);
+    const size_t want =
+        std::min<size_t>(out.size() - size, size_t{1} << 30);
+    const int n =
+        gzread(f.get(), out.data() + size, static_cast<unsigned>(want));
+    if (n < 0) {
+      RT_RETURN_IF_ERROR(CheckEnd(f.get(), path));
+      return Corrupt(path + ": read error");
+    }
+    if (n == 0) break;
+    size += static_cast<size_t>(n);
+  }
+  RT_RETURN_IF_ERROR(CheckEnd(f.get(), path));
+  out.resize(size + padding);
+  std::memset(out.data() + size, 0, padding);
+  if (content_size != nullptr) *content_size = size;
+  return out;
+}
+
+}  // namespace rooftrace

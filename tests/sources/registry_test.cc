@@ -1,0 +1,186 @@
+// The source registry: formats are told by content (gzip read through),
+// unknown ones are refused with the list of formats rooftrace reads, and a
+// file read as one run records where it came from (format, file, SHA-256).
+#include "sources/registry.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <string>
+
+#include "base/file_digest.h"
+#include "sources/rft/testing/trace_builder.h"
+#include "store/store.h"
+#include "tests/support/sqlite_query.h"
+#include "tests/support/temp_dir.h"
+
+namespace rooftrace {
+namespace {
+
+using test_support::GenerateLlmTrace;
+using test_support::LlmTraceOptions;
+using test_support::StoreQuery;
+using test_support::TraceBuilder;
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  std::string WriteText(const std::string& name, const std::string& text) {
+    const std::string path = dir_.File(name);
+    FILE* f = std::fopen(path.c_str(), "wb");
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+    return path;
+  }
+  std::string WriteGzip(const std::string& name, const std::string& text) {
+    const std::string path = dir_.File(name);
+    gzFile f = gzopen(path.c_str(), "wb");
+    gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+    gzclose(f);
+    return path;
+  }
+  std::string Trace() {
+    LlmTraceOptions o;
+    TraceBuilder b(o.session);
+    GenerateLlmTrace(o, &b);
+    const std::string path = dir_.File("llm.rft");
+    EXPECT_TRUE(b.WriteFile(path).ok());
+    return path;
+  }
+
+  test_support::TempDir dir_{"registry"};
+};
+
+// A .rft is found by its first frame, whatever its name says.
+TEST_F(RegistryTest, DetectsTheWireStreamByContent) {
+  const std::string trace = Trace();
+  const std::string renamed = dir_.File("trace.json");
+  std::rename(trace.c_str(), renamed.c_str());
+  auto s = DetectSource(renamed);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ((*s)->format(), "rft");
+}
+
+// gzip is read through: the head is the decompressed bytes.
+TEST_F(RegistryTest, ReadHeadDecompressesGzip) {
+  const std::string text(100000, 'x');
+  const std::string gz = WriteGzip("x.gz", "{\"traceEvents\": [" + text);
+  auto head = ReadHead(gz, 1024);
+  ASSERT_TRUE(head.ok()) << head.status().message();
+  ASSERT_EQ(head->size(), 1024u);
+  EXPECT_EQ(head->substr(0, 16), "{\"traceEvents\": ");
+  // A plain file is passed through unchanged.
+  auto plain = ReadHead(WriteText("p.txt", "hello"));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(*plain, "hello");
+}
+
+// A gzip file cut short is refused, naming the file.
+TEST_F(RegistryTest, TruncatedGzipIsRefused) {
+  std::string text;
+  for (int i = 0; i < 200000; ++i) text += std::to_string(i * 7919) + ",";
+  const std::string gz = WriteGzip("cut.json.gz", text);
+  std::FILE* f = std::fopen(gz.c_str(), "rb");
+  std::string bytes(1 << 20, '\0');
+  bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f));
+  std::fclose(f);
+  const std::string cut = WriteText("cut2.json.gz", bytes.substr(0, 2000));
+  auto head = ReadHead(cut, 1 << 20);
+  ASSERT_FALSE(head.ok());
+  EXPECT_NE(head.status().message().find("cut2.json.gz"), std::string::npos);
+  EXPECT_NE(head.status().message().find("damaged"), std::string::npos)
+      << head.status().message();
+}
+
+// Unknown content: the file is named and the formats are listed.
+TEST_F(RegistryTest, UnknownContentNamesTheFileAndTheFormats) {
+  auto s = DetectSource(WriteText("notes.txt", "just some notes\n"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("notes.txt"), std::string::npos);
+  EXPECT_NE(s.status().message().find("rft ("), std::string::npos)
+      << s.status().message();
+  auto empty = DetectSource(WriteText("empty", ""));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("empty"), std::string::npos);
+  auto missing = DetectSource(dir_.File("nope.json"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  auto dir = DetectSource(dir_.path().string());
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.status().message().find("directory"), std::string::npos);
+  auto unknown = FindSource("perfetto");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown trace format "
+                                            "'perfetto'"),
+            std::string::npos);
+}
+
+// A whole file, plain or gzip, with zero padding after its content.
+TEST_F(RegistryTest, ReadWholeFileDecompressesAndPads) {
+  std::string text;
+  for (int i = 0; i < 300000; ++i) text += std::to_string(i) + ",";
+  size_t size = 0;
+  auto plain = ReadWholeFile(WriteText("t.txt", text), 64, &size);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(size, text.size());
+  EXPECT_EQ(plain->size(), text.size() + 64);
+  EXPECT_EQ(plain->substr(0, size), text);
+  EXPECT_EQ(plain->substr(size), std::string(64, '\0'));
+  auto gz = ReadWholeFile(WriteGzip("t.gz", text), 8, &size);
+  ASSERT_TRUE(gz.ok()) << gz.status().message();
+  EXPECT_EQ(size, text.size());
+  EXPECT_EQ(gz->substr(0, size), text);
+  // Cut short: refused, not read as a shorter trace.
+  std::FILE* f = std::fopen(dir_.File("t.gz").c_str(), "rb");
+  std::string bytes(1 << 22, '\0');
+  bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f));
+  std::fclose(f);
+  auto cut = ReadWholeFile(WriteText("cut.gz", bytes.substr(0, bytes.size() / 2)),
+                           0, &size);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.status().code(), StatusCode::kCorrupt);
+  EXPECT_NE(cut.status().message().find("cut.gz"), std::string::npos);
+  EXPECT_EQ(ReadWholeFile(dir_.File("none"), 0, &size).status().code(),
+            StatusCode::kNotFound);
+}
+
+// One file, one run, with its provenance: the format, the file and the
+// SHA-256 sha256sum would print.
+TEST_F(RegistryTest, ARunRecordsWhereItCameFrom) {
+  const std::string trace = Trace();
+  const std::string store_path = dir_.File("runs.sqlite");
+  auto store = Store::Open(store_path);
+  ASSERT_TRUE(store.ok());
+  auto source = DetectSource(trace);
+  ASSERT_TRUE(source.ok());
+  auto r = ReadSourceInto(**source, trace, {}, store->get());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->kernels, 225u);
+  store->reset();
+  StoreQuery q(store_path);
+  EXPECT_EQ(q.Text("SELECT source_format FROM runs"), "rft");
+  EXPECT_EQ(q.Text("SELECT source_file FROM runs"), trace);
+  EXPECT_EQ(q.Text("SELECT origin FROM runs"), "ingest:" + trace);
+  const std::string sha = q.Text("SELECT source_sha256 FROM runs");
+  EXPECT_EQ(sha.size(), 64u);
+  EXPECT_EQ(sha, *Sha256OfFile(trace));
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 225);
+}
+
+// The digest is the standard SHA-256 (FIPS 180-2 test vector "abc").
+TEST(FileDigestTest, Sha256OfKnownBytes) {
+  EXPECT_EQ(Sha256Hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  test_support::TempDir dir("digest");
+  const std::string path = dir.File("abc");
+  FILE* f = std::fopen(path.c_str(), "wb");
+  std::fputs("abc", f);
+  std::fclose(f);
+  EXPECT_EQ(*Sha256OfFile(path), Sha256Hex("abc"));
+  EXPECT_EQ(Sha256OfFile(dir.File("missing")).status().code(),
+            StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace rooftrace
