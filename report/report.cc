@@ -6,7 +6,7 @@
 
 #include "model/kernel_names.h"
 
-namespace rooftrace::analyzer {
+namespace rooftrace {
 namespace {
 
 // Bits of a group's FLOP / byte sources.
@@ -415,4 +415,4 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
   return builder.Finish(store.display_name());
 }
 
-}  // namespace rooftrace::analyzer
+}  // namespace rooftrace

@@ -20,7 +20,7 @@
 #include "store/store_reader.h"
 #include "base/status.h"
 
-namespace rooftrace::analyzer {
+namespace rooftrace {
 
 enum class GroupBy { kKernel, kFamily, kPhase, kNvtx, kStep, kFamilyShape };
 
@@ -150,6 +150,6 @@ void FillReportHeader(const RunRow& run, std::string device_name,
 // empty run (InvalidArgument naming the input), store read errors.
 StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options);
 
-}  // namespace rooftrace::analyzer
+}  // namespace rooftrace
 
 #endif  // ROOFTRACE_REPORT_REPORT_H_

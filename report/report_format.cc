@@ -8,7 +8,7 @@
 #include "report/roofline_svg.h"
 #include "report/text_util.h"
 
-namespace rooftrace::analyzer {
+namespace rooftrace {
 namespace {
 
 std::optional<double> Scaled(std::optional<double> v, double scale) {
@@ -404,4 +404,4 @@ std::unique_ptr<ReportWriter> MakeReportWriter(std::string_view format) {
   return nullptr;
 }
 
-}  // namespace rooftrace::analyzer
+}  // namespace rooftrace

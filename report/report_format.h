@@ -12,7 +12,7 @@
 
 #include "report/report.h"
 
-namespace rooftrace::analyzer {
+namespace rooftrace {
 
 class ReportWriter {
  public:
@@ -27,6 +27,6 @@ std::unique_ptr<ReportWriter> MakeReportWriter(std::string_view format);
 // device, roofs and their source, FLOP/byte sources, import statistics.
 void WriteHeaderText(const Report& report, std::ostream& out);
 
-}  // namespace rooftrace::analyzer
+}  // namespace rooftrace
 
 #endif  // ROOFTRACE_REPORT_REPORT_FORMAT_H_

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace rooftrace::analyzer {
+namespace rooftrace {
 namespace {
 
 // Run id of the one run a trace makes (as in a fresh store).
@@ -61,4 +61,4 @@ void ReportSink::FillHeader(const ReportOptions& options) {
                    &builder_->header());
 }
 
-}  // namespace rooftrace::analyzer
+}  // namespace rooftrace

@@ -18,7 +18,7 @@
 #include "pipeline/sink.h"
 #include "report/report.h"
 
-namespace rooftrace::analyzer {
+namespace rooftrace {
 
 class ReportSink : public RunSink {
  public:
@@ -54,6 +54,6 @@ class ReportSink : public RunSink {
   int64_t sessions_ = 0;
 };
 
-}  // namespace rooftrace::analyzer
+}  // namespace rooftrace
 
 #endif  // ROOFTRACE_REPORT_REPORT_SINK_H_

@@ -8,7 +8,7 @@
 
 #include "report/text_util.h"
 
-namespace rooftrace::analyzer {
+namespace rooftrace {
 namespace {
 
 constexpr double kLeft = 95;
@@ -349,4 +349,4 @@ std::string RenderRooflineSvg(const Report& report) {
   return s.str();
 }
 
-}  // namespace rooftrace::analyzer
+}  // namespace rooftrace

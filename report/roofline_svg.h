@@ -12,7 +12,7 @@
 
 #include "report/report.h"
 
-namespace rooftrace::analyzer {
+namespace rooftrace {
 
 inline constexpr int kSvgWidth = 960;
 inline constexpr int kSvgHeight = 620;
@@ -24,6 +24,6 @@ std::string RenderRooflineSvg(const Report& report);
 // Phase colours of the plot (kPhaseNames order).
 const char* PhaseColor(int phase_index);
 
-}  // namespace rooftrace::analyzer
+}  // namespace rooftrace
 
 #endif  // ROOFTRACE_REPORT_ROOFLINE_SVG_H_

@@ -8,7 +8,7 @@
 #include "model/datasheet.h"
 #include "model/device_profile.h"
 
-namespace rooftrace::analyzer {
+namespace rooftrace {
 namespace {
 
 void SortRoofs(RoofTable* t) {
@@ -138,4 +138,4 @@ KernelAnnotation AnnotateKernel(const RoofTable& roofs,
   return out;
 }
 
-}  // namespace rooftrace::analyzer
+}  // namespace rooftrace

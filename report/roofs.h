@@ -16,7 +16,7 @@
 #include "model/roof_model.h"
 #include "pipeline/rows.h"
 
-namespace rooftrace::analyzer {
+namespace rooftrace {
 
 
 
@@ -72,6 +72,6 @@ KernelAnnotation AnnotateKernel(const RoofTable& roofs,
                                 std::string_view bytes_source,
                                 int64_t duration_ns);
 
-}  // namespace rooftrace::analyzer
+}  // namespace rooftrace
 
 #endif  // ROOFTRACE_REPORT_ROOFS_H_

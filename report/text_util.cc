@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace rooftrace::analyzer {
+namespace rooftrace {
 
 std::string JsonString(std::string_view s) {
   std::string out = "\"";
@@ -120,4 +120,4 @@ std::string SiPrefix(double v) {
   return buf;
 }
 
-}  // namespace rooftrace::analyzer
+}  // namespace rooftrace

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace rooftrace::analyzer {
+namespace rooftrace {
 
 // A JSON string literal with quotes; control characters as \u00XX.
 std::string JsonString(std::string_view s);
@@ -27,6 +27,6 @@ std::string Plain(std::optional<double> v);
 // 3 significant digits with an SI prefix: 989.4e12 -> "989 T".
 std::string SiPrefix(double v);
 
-}  // namespace rooftrace::analyzer
+}  // namespace rooftrace
 
 #endif  // ROOFTRACE_REPORT_TEXT_UTIL_H_

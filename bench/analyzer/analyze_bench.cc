@@ -244,9 +244,9 @@ int ReadStore(const std::string& path, int64_t run) {
 // What `rooftrace analyze PATH --by family` does (a .rft is analyzed as it
 // is read, without a store).
 int AnalyzeInput(const std::string& path, std::optional<int64_t> run) {
-  rooftrace::analyzer::ReportOptions o;
+  rooftrace::ReportOptions o;
   o.run_id = run;
-  o.group_by = rooftrace::analyzer::GroupBy::kFamily;
+  o.group_by = rooftrace::GroupBy::kFamily;
   auto r = rooftrace::analyzer::OpenAndReport(path, "", o);
   if (!r.ok()) {
     std::cerr << r.status().message() << "\n";

@@ -261,15 +261,15 @@ TEST_F(TraceInputTest, InMemoryReportEqualsTheStoreReport) {
   for (const std::string& path : traces) {
     auto input = analyzer::AnalyzerInput::Open(path, {});
     ASSERT_TRUE(input.ok()) << input.status().message();
-    for (const auto by : {analyzer::GroupBy::kFamily, analyzer::GroupBy::kStep,
-                          analyzer::GroupBy::kNvtx, analyzer::GroupBy::kKernel,
-                          analyzer::GroupBy::kFamilyShape}) {
-      analyzer::ReportOptions options;
+    for (const auto by : {GroupBy::kFamily, GroupBy::kStep,
+                          GroupBy::kNvtx, GroupBy::kKernel,
+                          GroupBy::kFamilyShape}) {
+      ReportOptions options;
       options.group_by = by;
-      auto stored = analyzer::BuildReport((*input)->store(), options);
+      auto stored = BuildReport((*input)->store(), options);
       ASSERT_TRUE(stored.ok()) << stored.status().message();
       std::ostringstream want;
-      analyzer::MakeReportWriter("json")->Write(*stored, want);
+      MakeReportWriter("json")->Write(*stored, want);
       for (const size_t window : {size_t{0}, size_t{700}, size_t{1} << 19}) {
         auto mem = analyzer::BuildTraceReport(path, "", options, window);
         ASSERT_TRUE(mem.ok()) << mem.status().message();
@@ -282,7 +282,7 @@ TEST_F(TraceInputTest, InMemoryReportEqualsTheStoreReport) {
           }
         }
         std::ostringstream got;
-        analyzer::MakeReportWriter("json")->Write(*mem, got);
+        MakeReportWriter("json")->Write(*mem, got);
         auto got_json = json::Parse(got.str(), "in-memory");
         auto want_json = json::Parse(want.str(), "store");
         ASSERT_TRUE(got_json.ok() && want_json.ok());
@@ -297,7 +297,7 @@ TEST_F(TraceInputTest, InMemoryReportEqualsTheStoreReport) {
 // --run on a trace: it holds one run, 1.
 TEST_F(TraceInputTest, TraceHasOneRun) {
   const std::string rft = WriteGemmTrace("one.rft");
-  analyzer::ReportOptions options;
+  ReportOptions options;
   options.run_id = 2;
   auto r = analyzer::BuildTraceReport(rft, "", options);
   ASSERT_FALSE(r.ok());
