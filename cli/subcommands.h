@@ -13,6 +13,7 @@ int DevicesMain(int argc, char** argv);    // collector/
 int AnalyzeMain(int argc, char** argv);    // analyzer/
 int DiffMain(int argc, char** argv);       // analyzer/
 int ExportMain(int argc, char** argv);     // analyzer/
+int PredictMain(int argc, char** argv);    // analyzer/
 int CalibrateMain(int argc, char** argv);  // kernels/
 
 // The front-end: dispatches argv[1] to a subcommand.
