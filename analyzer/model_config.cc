@@ -109,6 +109,11 @@ std::vector<std::string> BuiltinModelNames() {
 
 namespace {
 
+bool IsZeroNumber(const json::Value& obj, std::string_view key) {
+  const json::Value* v = obj.Find(key);
+  return v && v->is_number() && v->as_number() == 0;
+}
+
 StatusOr<ModelConfig> FromValue(const StatusOr<json::Value>& parsed,
                                 const std::string& source) {
   if (!parsed.ok()) {
@@ -195,8 +200,13 @@ StatusOr<ModelConfig> FromValue(const StatusOr<json::Value>& parsed,
   // others num_experts.
   const char* experts_key =
       r.Has("num_local_experts") ? "num_local_experts" : "num_experts";
-  RT_RETURN_IF_ERROR(r.OptionalSize(experts_key, &c.num_experts));
-  if (c.num_experts == 1) c.num_experts = 0;  // one expert is a dense MLP
+  // 0 or 1 expert is a dense MLP.
+  if (r.Has(experts_key) && IsZeroNumber(*parsed, experts_key)) {
+    c.num_experts = 0;
+  } else {
+    RT_RETURN_IF_ERROR(r.OptionalSize(experts_key, &c.num_experts));
+  }
+  if (c.num_experts == 1) c.num_experts = 0;
   if (c.num_experts > 0) {
     RT_RETURN_IF_ERROR(r.Size("num_experts_per_tok",
                               "how many experts each token is routed to",
@@ -211,8 +221,9 @@ StatusOr<ModelConfig> FromValue(const StatusOr<json::Value>& parsed,
   // Qwen2 writes a sliding_window it does not use unless use_sliding_window.
   bool use_window = true;
   RT_RETURN_IF_ERROR(r.Bool("use_sliding_window", &use_window));
-  if (use_window)
+  if (use_window) {
     RT_RETURN_IF_ERROR(r.OptionalSize("sliding_window", &c.sliding_window));
+  }
   RT_RETURN_IF_ERROR(
       r.OptionalSize("max_position_embeddings", &c.max_position_embeddings));
   RT_RETURN_IF_ERROR(r.String("torch_dtype", &c.torch_dtype));

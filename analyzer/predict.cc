@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "model/datasheet.h"
 #include "model/device_profile.h"
@@ -397,8 +396,8 @@ Status Positive(const char* option, int64_t v, int64_t max) {
   }
   if (v > max) {
     return InvalidArgument(std::string(option) + " " + std::to_string(v) +
-                           " is past the largest this model costs (" +
-                           std::to_string(max) + ")");
+                           " is above the largest accepted, " +
+                           std::to_string(max));
   }
   return OkStatus();
 }
@@ -692,9 +691,9 @@ StatusOr<Prediction> Predict(const ModelConfig& model,
   if (options.batch * options.prompt > kMaxTokens) {
     return InvalidArgument("--batch x --prompt = " +
                            std::to_string(options.batch * options.prompt) +
-                           " tokens in one prefill step is past the largest "
-                           "this model costs (" +
-                           std::to_string(kMaxTokens) + ")");
+                           " tokens in one prefill step is above the largest "
+                           "accepted, " +
+                           std::to_string(kMaxTokens));
   }
   const int tp = options.tp;
   if (model.num_heads % tp != 0) {

@@ -107,6 +107,14 @@ TEST(ModelConfigTest, ExplicitHeadDim) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->head_dim, 128);
   EXPECT_EQ(c->num_experts, 4);  // the num_experts spelling
+  // "num_experts": 0 (dense configs of MoE families write it) is no MoE.
+  c = ParseModelConfig(
+      R"({"model_type": "llama", "hidden_size": 512, "num_hidden_layers": 2,
+          "num_attention_heads": 8, "intermediate_size": 1024,
+          "vocab_size": 1000, "num_experts": 0})",
+      "dense.json");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_FALSE(c->moe());
 }
 
 // A missing required field is named, with what it means.
