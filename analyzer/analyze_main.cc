@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analyzer/analyze.h"
+#include "analyzer/expect.h"
 #include "analyzer/input.h"
 #include "report/report.h"
 #include "report/report_format.h"
@@ -41,7 +42,7 @@ int AnalyzeMain(int argc, char** argv) {
       "  rooftrace analyze run.sqlite --html report.html --svg roofline.svg\n"
       "  rooftrace analyze run.sqlite --device-profile h100.json   "
       "(re-annotate with calibrated roofs)";
-  std::string input, by, format, device_profile, svg_path, html_path;
+  std::string input, by, format, device_profile, svg_path, html_path, expect;
   int64_t run_id = -1;
   size_t top = 0;
   spec.options.add_options()
@@ -57,7 +58,12 @@ int AnalyzeMain(int argc, char** argv) {
        "calibrate) or a datasheet key (h100-sxm)")
       ("svg", po::value<std::string>(&svg_path), "write the roofline plot (SVG)")
       ("html", po::value<std::string>(&html_path),
-       "write a self-contained HTML report");
+       "write a self-contained HTML report")
+      ("expect", po::value<std::string>(&expect),
+       "compare the run's GEMM kernels with a prediction (rooftrace predict "
+       "--format json): per op and phase, predicted vs measured time, "
+       "efficiency and bound; printed under the table, or instead of the "
+       "report with --format csv|json");
   spec.hidden.add_options()("input", po::value<std::string>(&input));
   spec.positional.add("input", 1);
   po::variables_map vm;
@@ -83,6 +89,9 @@ int AnalyzeMain(int argc, char** argv) {
   if (format != "table" && format != "csv" && format != "json") {
     return fail("--format '" + format + "' is not one of table, csv, json");
   }
+  StatusOr<Expectation> expected = Expectation{};
+  if (!expect.empty()) expected = LoadExpectation(expect);
+  if (!expected.ok()) return fail(expected.status().message());
   StatusOr<AnalyzedInput> analyzed = OpenAndReport(input, device_profile, options);
   if (!analyzed.ok()) {
     return fail(analyzed.status().message(), ExitCodeFor(analyzed.status()));
@@ -92,7 +101,14 @@ int AnalyzeMain(int argc, char** argv) {
     std::cerr << "rooftrace analyze: warning: " << report.header.ingest_warning
               << "\n";
   }
-  MakeReportWriter(format)->Write(report, std::cout);
+  if (expect.empty() || format == "table") {
+    MakeReportWriter(format)->Write(report, std::cout);
+  }
+  if (!expect.empty()) {
+    const Status st = WriteRunAgainstExpectation(
+        input, report.header.run.run_id, *expected, format, std::cout);
+    if (!st.ok()) return fail(st.message(), ExitCodeFor(st));
+  }
   if (!svg_path.empty()) {
     const Status st = WriteTextFile(
         svg_path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +

@@ -1,4 +1,4 @@
-// The analyzer's subcommands: `analyze`, `diff` and `export`. argv[0] is the
+// The analyzer's subcommands: `analyze`, `diff`, `export` and `predict`. argv[0] is the
 // subcommand name; the return value is the process exit code (0 ok, 1 the
 // action found a failure, e.g. a regression, 2 bad input). Testable without
 // main(); the front-end (cli/) dispatches to them.
@@ -10,6 +10,7 @@ namespace rooftrace {
 int AnalyzeMain(int argc, char** argv);
 int DiffMain(int argc, char** argv);
 int ExportMain(int argc, char** argv);
+int PredictMain(int argc, char** argv);
 
 }  // namespace rooftrace
 

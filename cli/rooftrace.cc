@@ -29,6 +29,8 @@ constexpr Subcommand kSubcommands[] = {
      "reports, roofline SVG/HTML from a store or any trace"},
     {"diff", DiffMain, "compare two runs; non-zero exit on regression (CI)"},
     {"export", ExportMain, "export a run to Perfetto JSON or CSV"},
+    {"predict", PredictMain,
+     "analytic roofline of a model per op and phase, before it runs"},
     {"calibrate", CalibrateMain,
      "measure this GPU's roofs with the reference kernels"},
     {"devices", DevicesMain, "the built-in datasheet table of GPU roofs"},

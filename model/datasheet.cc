@@ -58,6 +58,22 @@ std::vector<DatasheetEntry> BuildTable() {
   };
 }
 
+// Public link figures, one direction per GPU (the vendors' totals halved).
+constexpr DatasheetLink kLinks[] = {
+    {"t4", 16 * G, "PCIe 3.0 x16 (no NVLink)"},
+    {"v100", 150 * G, "NVLink 2 (6 links, 300 GB/s both ways)"},
+    {"a100-80gb", 300 * G, "NVLink 3 (12 links, 600 GB/s both ways)"},
+    {"a100-40gb", 300 * G, "NVLink 3 (12 links, 600 GB/s both ways)"},
+    {"h100-pcie", 64 * G,
+     "PCIe 5.0 x16 (a bridged NVLink pair: 300 GB/s each way)"},
+    {"h100-sxm", 450 * G, "NVLink 4 (18 links, 900 GB/s both ways)"},
+    {"h200", 450 * G, "NVLink 4 (18 links, 900 GB/s both ways)"},
+    {"l40s", 32 * G, "PCIe 4.0 x16 (no NVLink)"},
+    {"l4", 32 * G, "PCIe 4.0 x16 (no NVLink)"},
+    {"b200", 900 * G, "NVLink 5 (18 links, 1.8 TB/s both ways)"},
+    {"mi300x", 448 * G, "Infinity Fabric (7 links, 896 GB/s both ways)"},
+};
+
 std::string Lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
@@ -100,6 +116,13 @@ const DatasheetEntry* FindDatasheetEntry(std::string_view device_name_or_key) {
       if (!m.empty() && !ContainsToken(name, m)) all = false;
     }
     if (all) return &e;
+  }
+  return nullptr;
+}
+
+const DatasheetLink* FindDatasheetLink(const DatasheetEntry& e) {
+  for (const DatasheetLink& l : kLinks) {
+    if (l.key == e.key) return &l;
   }
   return nullptr;
 }

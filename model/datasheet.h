@@ -43,6 +43,20 @@ inline double RidgePoint(double peak_flops_per_s, double bytes_per_s) {
 // The highest published dense peak of an entry and its precision.
 Precision HeadlinePrecision(const DatasheetEntry& e);
 
+// The GPU-to-GPU link of a datasheet GPU, for the communication roofline of
+// tensor parallelism (`rooftrace predict --tp`): the bandwidth one GPU sends
+// at, one direction (vendors quote both directions summed: H100 SXM NVLink
+// 900 GB/s is 450 out and 450 in). GPUs without NVLink get their PCIe
+// slot's rate.
+struct DatasheetLink {
+  std::string_view key;   // the DatasheetEntry key
+  double bytes_per_s;     // per GPU, one direction
+  std::string_view name;  // "NVLink 4 (18 links, 900 GB/s both ways)"
+};
+
+// nullptr when the table has no link figure for `e`.
+const DatasheetLink* FindDatasheetLink(const DatasheetEntry& e);
+
 }  // namespace rooftrace
 
 #endif  // ROOFTRACE_MODEL_DATASHEET_H_

@@ -74,6 +74,11 @@ const char* PhaseColor(int phase_index) {
 }
 
 std::string RenderRooflineSvg(const Report& report) {
+  return RenderRooflineSvg(report, RooflineSvgText{});
+}
+
+std::string RenderRooflineSvg(const Report& report,
+                              const RooflineSvgText& text) {
   const ReportHeader& h = report.header;
   const RoofTable& roofs = h.roofs;
   const double bw = roofs.dram_bytes_per_s;
@@ -158,10 +163,14 @@ std::string RenderRooflineSvg(const Report& report) {
                                                       : h.device_name))
     << "</text>\n";
   s << "<text x=\"" << kLeft << "\" y=\"42\" fill=\"#555\">"
-    << XmlEscape("roofs: " + (roofs.source.empty() ? std::string("none") : roofs.source) +
-                 (h.reannotated ? " (re-annotated)" : "") + "; run " +
-                 std::to_string(h.run.run_id) + ", " +
-                 std::to_string(report.kernel_count) + " kernels")
+    << XmlEscape(!text.subtitle.empty()
+                     ? text.subtitle
+                     : "roofs: " +
+                           (roofs.source.empty() ? std::string("none")
+                                                 : roofs.source) +
+                           (h.reannotated ? " (re-annotated)" : "") + "; run " +
+                           std::to_string(h.run.run_id) + ", " +
+                           std::to_string(report.kernel_count) + " kernels")
     << "</text>\n";
 
   // Grid and ticks.
@@ -327,10 +336,13 @@ std::string RenderRooflineSvg(const Report& report) {
       << "\">" << XmlEscape(ph.phase) << "</text>\n";
     lx += 30 + 7.0 * ph.phase.size();
   }
-  s << "<text x=\"" << Num(lx + 10) << "\" y=\"" << Num(ly) << "\" fill=\"#444\">"
-    << (levels.empty() && bw <= 0
+  s << "<text x=\"" << Num(lx + 10) << "\" y=\"" << Num(ly)
+    << "\" fill=\"#444\">"
+    << (!text.legend.empty() ? XmlEscape(text.legend)
+        : levels.empty() && bw <= 0
             ? "point area ~ GPU time; no roofs known (see --device-profile)"
-            : "point area ~ GPU time of the family; solid roofs: precisions in use")
+            : "point area ~ GPU time of the family; solid roofs: precisions in "
+              "use")
     << "</text>\n";
   if (unplaced > 0 || placed.empty()) {
     s << "<text x=\"" << a.px0 << "\" y=\"" << Num(ly + 22) << "\" fill=\"#444\">"

@@ -21,6 +21,17 @@ inline constexpr int kSvgHeight = 620;
 // under the plot.
 std::string RenderRooflineSvg(const Report& report);
 
+// The texts that say what the points are, for plots of something other than
+// a measured run (`rooftrace predict` places predicted ops); empty fields
+// keep the defaults ("roofs: ...; run N, K kernels" and "point area ~ GPU
+// time of the family; ...").
+struct RooflineSvgText {
+  std::string subtitle;
+  std::string legend;
+};
+std::string RenderRooflineSvg(const Report& report,
+                              const RooflineSvgText& text);
+
 // Phase colours of the plot (kPhaseNames order).
 const char* PhaseColor(int phase_index);
 
