@@ -11,6 +11,7 @@
 #include "analyzer/report_format.h"
 #include "analyzer/roofline_svg.h"
 #include "base/cli.h"
+#include "base/files.h"
 #include "cli/subcommands.h"
 
 namespace po = boost::program_options;

@@ -7,6 +7,7 @@
 #include "analyzer/analyze.h"
 #include "analyzer/diff.h"
 #include "base/cli.h"
+#include "base/files.h"
 #include "cli/subcommands.h"
 
 namespace po = boost::program_options;

@@ -1,7 +1,5 @@
 #include "base/json.h"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -482,32 +480,6 @@ std::string Write(const Value& value, const WriteOptions& options) {
   WriteValue(value, options.indent, 0, &out);
   if (options.indent > 0) out.push_back('\n');
   return out;
-}
-
-Status WriteTextFile(const std::string& path, std::string_view text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return InvalidArgument(path + ": cannot write (" +
-                             std::strerror(errno) +
-                             "): check that the folder exists and is "
-                             "writable");
-    }
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return InvalidArgument(path + ": write failed (" +
-                             std::strerror(errno) + "): check free space");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return InvalidArgument(path + ": cannot replace the file (" + why + ")");
-  }
-  return OkStatus();
 }
 
 std::string ObjectReader::Name(std::string_view key) const {

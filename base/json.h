@@ -130,7 +130,8 @@ class ObjectReader {
   const std::string& fix_;
 };
 
-// Reads and parses a whole file; errors name the file.
+// Reads and parses a whole file; errors name the file (kNotFound when it
+// cannot be read). Write files with WriteTextFile (base/files.h).
 StatusOr<Value> ParseFile(const std::string& path);
 
 struct WriteOptions {
@@ -140,10 +141,6 @@ std::string Write(const Value& value, const WriteOptions& options = {});
 
 // Shortest decimal text that parses back to `d` ("0.1", "1e+300", "42").
 std::string FormatNumber(double d);
-
-// Writes `text` to `path` (via a temporary file and rename, so a reader
-// never sees half a file); errors name the file.
-Status WriteTextFile(const std::string& path, std::string_view text);
 
 }  // namespace rooftrace::json
 

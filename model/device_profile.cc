@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/files.h"
 #include "base/json.h"
 
 namespace rooftrace {
@@ -367,7 +368,7 @@ StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& path) {
 
 Status SaveDeviceProfile(const DeviceProfile& profile,
                          const std::string& path) {
-  return json::WriteTextFile(path, DeviceProfileToJson(profile));
+  return WriteTextFile(path, DeviceProfileToJson(profile));
 }
 
 }  // namespace rooftrace

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <limits>
 
+#include "base/files.h"
+
 namespace rooftrace::json {
 namespace {
 
