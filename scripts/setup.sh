@@ -18,6 +18,7 @@ PACKAGES=(
   libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3
+  libsimdjson-dev
   clang libclang-rt-14-dev
   chromium
 )
