@@ -334,6 +334,14 @@ Status ObjectReader::Number(std::string_view key, double* out) const {
   return OkStatus();
 }
 
+Status ObjectReader::NonNegative(std::string_view key, double* out) const {
+  double d = *out;
+  RT_RETURN_IF_ERROR(Number(key, &d));
+  if (d < 0) return Error(key, "must not be negative");
+  *out = d;
+  return OkStatus();
+}
+
 Status ObjectReader::Int64(std::string_view key, int64_t* out) const {
   const Value* v = obj_.Find(key);
   if (!v || v->is_null()) return OkStatus();

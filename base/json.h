@@ -134,6 +134,8 @@ class ObjectReader {
       : source_(source), path_(std::move(path)), obj_(obj), fix_(fix) {}
 
   Status Number(std::string_view key, double* out) const;
+  // A number that must not be negative (rates, sizes, counts).
+  Status NonNegative(std::string_view key, double* out) const;
   Status Int64(std::string_view key, int64_t* out) const;
   Status Int(std::string_view key, int* out) const;
   Status Uint64(std::string_view key, uint64_t* out) const;

@@ -246,6 +246,27 @@ TEST(JsonObjectReaderTest, NamesTheMemberPathInErrors) {
             "r.json: s must be an object; re-run it");
 }
 
+// NonNegative: absent keeps the default, a negative figure is refused with
+// the member's path, zero and positive figures are read.
+TEST(JsonObjectReaderTest, NonNegativeRefusesNegativeFigures) {
+  auto v = Parse(R"({"rate": 2.5e12, "zero": 0, "neg": -1e-9, "s": "1"})");
+  ASSERT_TRUE(v.ok());
+  const std::string source = "p.json", fix = "re-run it";
+  ObjectReader r(source, "dram", *v, fix);
+  double d = 7;
+  EXPECT_TRUE(r.NonNegative("missing", &d).ok());
+  EXPECT_EQ(d, 7.0);
+  EXPECT_TRUE(r.NonNegative("rate", &d).ok());
+  EXPECT_EQ(d, 2.5e12);
+  EXPECT_TRUE(r.NonNegative("zero", &d).ok());
+  EXPECT_EQ(d, 0.0);
+  EXPECT_EQ(r.NonNegative("neg", &d).message(),
+            "p.json: dram.neg must not be negative; re-run it");
+  EXPECT_EQ(d, 0.0);  // untouched by a refused member
+  EXPECT_EQ(r.NonNegative("s", &d).message(),
+            "p.json: dram.s must be a number (found string); re-run it");
+}
+
 }  // namespace
 }  // namespace rooftrace::json
 
