@@ -20,7 +20,8 @@
 // the parser rejects duplicate keys rather than pick one silently.
 //
 // The trap: numbers are doubles. Integers are exact up to 2^53 (larger ones
-// and ones beyond 64 bits read as the nearest double; "-0" reads as 0); the
+// and ones beyond 64 bits read as the nearest double, a number too small for
+// a double reads as 0, one too large is an error, "-0" reads as 0); the
 // writer prints integral values without a fraction and other values with
 // the shortest text that parses back to the same double. NaN and infinities
 // have no JSON form: Write() turns them into null (callers that care check

@@ -160,9 +160,18 @@ class Checker {
       if (!digit()) return Error("expected a digit in the exponent");
       while (digit()) ++pos_;
     }
+    const std::string_view number = text_.substr(start, pos_ - start);
     double d = 0;
     auto [ptr, ec] =
-        std::from_chars(text_.data() + start, text_.data() + pos_, d);
+        std::from_chars(number.data(), number.data() + number.size(), d);
+    // from_chars says "out of range" for underflow too; a number too small
+    // for a double reads as 0 (simdjson does so), only a too large one is
+    // an error.
+    if (ec == std::errc::result_out_of_range && !TooLarge(number)) {
+      ec = std::errc();
+      ptr = number.data() + number.size();
+      d = 0;
+    }
     if (ec == std::errc::result_out_of_range || !std::isfinite(d)) {
       pos_ = start;
       return Error("number out of the range of a double");
@@ -175,6 +184,52 @@ class Checker {
     // would fit costs nothing (see Parse()).
     if (integer && pos_ - first_digit >= 19) long_integers_.push_back(pos_);
     return OkStatus();
+  }
+
+  // Whether a number's magnitude is at least 1 (decimal order >= 0), for a
+  // number from_chars found out of range, which then means above the
+  // largest double rather than below the smallest. `number` is grammatical.
+  static bool TooLarge(std::string_view number) {
+    size_t i = number[0] == '-' ? 1 : 0;
+    auto digit = [&] {
+      return i < number.size() && number[i] >= '0' && number[i] <= '9';
+    };
+    bool nonzero = false;
+    int64_t int_digits = 0, leading_fraction_zeros = 0;
+    for (; digit(); ++i) {
+      if (nonzero || number[i] != '0') {
+        nonzero = true;
+        ++int_digits;
+      }
+    }
+    if (i < number.size() && number[i] == '.') {
+      for (++i; digit(); ++i) {
+        if (nonzero) continue;
+        if (number[i] == '0') {
+          ++leading_fraction_zeros;
+        } else {
+          nonzero = true;
+        }
+      }
+    }
+    int64_t exponent = 0;
+    if (i < number.size() && (number[i] == 'e' || number[i] == 'E')) {
+      ++i;
+      const bool negative = number[i] == '-';
+      if (number[i] == '-' || number[i] == '+') ++i;
+      // Saturates: any exponent beyond 1e15 decides the order alone.
+      for (; digit(); ++i) {
+        if (exponent < 1'000'000'000'000'000) {
+          exponent = exponent * 10 + (number[i] - '0');
+        }
+      }
+      if (negative) exponent = -exponent;
+    }
+    if (!nonzero) return false;
+    const int64_t order = int_digits > 0
+                              ? int_digits - 1 + exponent
+                              : exponent - leading_fraction_zeros - 1;
+    return order >= 0;
   }
 
   Status CheckHex4(uint32_t* out) {

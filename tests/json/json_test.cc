@@ -400,6 +400,23 @@ TEST(JsonParseTest, NumbersMatchFromChars) {
   }
 }
 
+// Beyond the smallest double a number reads as 0 (as simdjson reads it);
+// beyond the largest it is refused.
+TEST(JsonParseTest, TinyNumbersReadAsZeroHugeOnesAreRefused) {
+  EXPECT_EQ(MustParse("1e-400").as_number(), 0.0);
+  EXPECT_EQ(MustParse("-981e-4000000000").as_number(), 0.0);
+  EXPECT_EQ(MustParse("0." + std::string(400, '0') + "1").as_number(), 0.0);
+  EXPECT_EQ(MustParse("4.9406564584124654e-324").as_number(), 5e-324);
+  EXPECT_EQ(MustParse("1.7976931348623158e308").as_number(),
+            std::numeric_limits<double>::max());
+  EXPECT_EQ(ParseError("[1.7976931348623159e308]"),
+            "t.json:1:2: number out of the range of a double");
+  EXPECT_EQ(ParseError("[1" + std::string(400, '0') + "]"),
+            "t.json:1:2: number out of the range of a double");
+  EXPECT_EQ(ParseError("[0.001e99999999999999999999]"),
+            "t.json:1:2: number out of the range of a double");
+}
+
 // The writer emits only valid UTF-8: a stray byte becomes U+FFFD, so what
 // we write always reads back.
 TEST(JsonWriteTest, ReplacesInvalidUtf8) {
