@@ -1,7 +1,5 @@
 #include "analyzer/analyze.h"
 
-#include <fstream>
-
 #include "base/cli.h"
 
 #include "analyzer/trace_report.h"
@@ -13,18 +11,6 @@ int ExitCodeFor(const Status& /*status*/) {
   // Every error is 2, even an internal one: for diff, 1 means "regressed"
   // and a CI job must never read a broken input as a regression verdict.
   return kExitUsage;
-}
-
-Status WriteTextFile(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) {
-    return InvalidArgument(path + ": cannot write (does the directory exist "
-                                  "and is it writable?)");
-  }
-  f << text;
-  f.close();
-  if (!f) return InvalidArgument(path + ": write failed (disk full?)");
-  return OkStatus();
 }
 
 StatusOr<AnalyzedInput> OpenAndReport(const std::string& path,

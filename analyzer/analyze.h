@@ -29,9 +29,6 @@ StatusOr<AnalyzedInput> OpenAndReport(const std::string& path,
 // meaning "the diff found a regression".
 int ExitCodeFor(const Status& status);
 
-// Writes `text` to `path`; errors name the path.
-Status WriteTextFile(const std::string& path, const std::string& text);
-
 }  // namespace rooftrace::analyzer
 
 #endif  // ROOFTRACE_ANALYZER_ANALYZE_H_

@@ -13,6 +13,7 @@
 #include "report/roofline_svg.h"
 #include "base/cli.h"
 #include "analyzer/commands.h"
+#include "base/files.h"
 
 namespace po = boost::program_options;
 

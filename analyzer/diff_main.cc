@@ -8,6 +8,7 @@
 #include "analyzer/diff.h"
 #include "base/cli.h"
 #include "analyzer/commands.h"
+#include "base/files.h"
 
 namespace po = boost::program_options;
 

@@ -9,6 +9,7 @@
 #include "analyzer/predict.h"
 #include "analyzer/predict_format.h"
 #include "base/cli.h"
+#include "base/files.h"
 
 namespace po = boost::program_options;
 

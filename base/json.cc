@@ -1,15 +1,19 @@
 #include "base/json.h"
 
-#include <unistd.h>
+#include <simdjson.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <system_error>
+#include <unordered_set>
+
+#include "base/json_checker.h"
 
 namespace rooftrace::json {
 
@@ -56,320 +60,128 @@ Value& Value::Append(Value value) {
 // ------------------------------------------------------------------ parser
 namespace {
 
-class Parser {
- public:
-  Parser(std::string_view text, std::string_view source)
-      : text_(text), source_(source) {}
+using internal::Utf8SequenceLength;
 
-  StatusOr<Value> ParseDocument() {
-    SkipSpace();
-    Value v;
-    RT_RETURN_IF_ERROR(ParseValue(0, &v));
-    SkipSpace();
-    if (pos_ != text_.size()) {
-      return Error("unexpected text after the JSON value");
+// Turns simdjson's DOM into a Value, enforcing what simdjson does not:
+// unique keys and nesting at most kMaxDepth. Returns false at the first
+// breach; CheckText then finds and names it. Stateless.
+class Builder {
+ public:
+  static bool Build(simdjson::dom::element e, int depth, Value* out) {
+    using simdjson::dom::element_type;
+    if (depth > kMaxDepth) return false;
+    switch (e.type()) {
+      case element_type::ARRAY: {
+        const simdjson::dom::array in = e.get_array().value_unsafe();
+        Array arr;
+        arr.reserve(in.size());
+        for (simdjson::dom::element child : in) {
+          if (!Build(child, depth + 1, &arr.emplace_back())) return false;
+        }
+        *out = Value(std::move(arr));
+        return true;
+      }
+      case element_type::OBJECT: {
+        const simdjson::dom::object in = e.get_object().value_unsafe();
+        Object obj;
+        obj.reserve(in.size());
+        // Keys are views into the parser's string buffer, valid for the
+        // whole build. The first few are searched linearly; a set takes
+        // over after them, so a hostile file with 1e6 keys in one object
+        // does not cost 1e12 compares.
+        std::string_view first[kLinearKeySearch];
+        size_t count = 0;
+        std::unordered_set<std::string_view> seen;
+        for (simdjson::dom::key_value_pair kv : in) {
+          if (count < kLinearKeySearch) {
+            for (size_t i = 0; i < count; ++i) {
+              if (first[i] == kv.key) return false;
+            }
+            first[count] = kv.key;
+          } else {
+            if (seen.empty()) seen.insert(first, first + kLinearKeySearch);
+            if (!seen.insert(kv.key).second) return false;
+          }
+          ++count;
+          Member& m = obj.emplace_back(std::string(kv.key), Value());
+          if (!Build(kv.value, depth + 1, &m.second)) return false;
+        }
+        *out = Value(std::move(obj));
+        return true;
+      }
+      case element_type::INT64:
+        *out = Value(e.get_int64().value_unsafe());
+        return true;
+      case element_type::UINT64:
+        *out = Value(e.get_uint64().value_unsafe());
+        return true;
+      case element_type::DOUBLE:
+        *out = Value(e.get_double().value_unsafe());
+        return true;
+      case element_type::STRING:
+        *out = Value(e.get_string().value_unsafe());
+        return true;
+      case element_type::BOOL:
+        *out = Value(e.get_bool().value_unsafe());
+        return true;
+      case element_type::NULL_VALUE:
+        *out = Value();
+        return true;
     }
-    return v;
+    return false;
   }
 
  private:
-  Status Error(const std::string& what) const {
-    // Line and column (1-based, column in bytes) of pos_.
-    int line = 1, col = 1;
-    for (size_t i = 0; i < pos_ && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    return Corrupt(std::string(source_) + ":" + std::to_string(line) + ":" +
-                   std::to_string(col) + ": " + what);
-  }
-
-  bool AtEnd() const { return pos_ >= text_.size(); }
-  char Peek() const { return AtEnd() ? '\0' : text_[pos_]; }
-
-  void SkipSpace() {
-    while (!AtEnd()) {
-      char c = text_[pos_];
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-        ++pos_;
-      } else {
-        break;
-      }
-    }
-  }
-
-  std::string Describe() const {
-    if (AtEnd()) return "end of input";
-    unsigned char c = static_cast<unsigned char>(text_[pos_]);
-    if (c < 0x20 || c >= 0x7f) {
-      char buf[16];
-      snprintf(buf, sizeof buf, "byte 0x%02x", c);
-      return buf;
-    }
-    return std::string("'") + static_cast<char>(c) + "'";
-  }
-
-  Status ParseValue(int depth, Value* out) {
-    if (depth > kMaxDepth) {
-      return Error("nesting deeper than " + std::to_string(kMaxDepth) +
-                   " levels");
-    }
-    switch (Peek()) {
-      case '{': return ParseObject(depth, out);
-      case '[': return ParseArray(depth, out);
-      case '"': {
-        std::string s;
-        RT_RETURN_IF_ERROR(ParseString(&s));
-        *out = Value(std::move(s));
-        return OkStatus();
-      }
-      case 't': return ParseLiteral("true", Value(true), out);
-      case 'f': return ParseLiteral("false", Value(false), out);
-      case 'n': return ParseLiteral("null", Value(), out);
-      default: break;
-    }
-    char c = Peek();
-    if (c == '-' || (c >= '0' && c <= '9')) return ParseNumber(out);
-    return Error("expected a value, found " + Describe());
-  }
-
-  Status ParseLiteral(std::string_view word, Value v, Value* out) {
-    if (text_.substr(pos_, word.size()) != word) {
-      return Error("expected a value, found " + Describe());
-    }
-    pos_ += word.size();
-    *out = std::move(v);
-    return OkStatus();
-  }
-
-  Status ParseNumber(Value* out) {
-    const size_t start = pos_;
-    auto digit = [&] { return !AtEnd() && Peek() >= '0' && Peek() <= '9'; };
-    if (Peek() == '-') ++pos_;
-    if (!digit()) return Error("expected a digit in the number");
-    if (Peek() == '0') {
-      ++pos_;
-      if (digit()) return Error("a number may not have a leading zero");
-    } else {
-      while (digit()) ++pos_;
-    }
-    if (Peek() == '.') {
-      ++pos_;
-      if (!digit()) return Error("expected a digit after the decimal point");
-      while (digit()) ++pos_;
-    }
-    if (Peek() == 'e' || Peek() == 'E') {
-      ++pos_;
-      if (Peek() == '+' || Peek() == '-') ++pos_;
-      if (!digit()) return Error("expected a digit in the exponent");
-      while (digit()) ++pos_;
-    }
-    double d = 0;
-    auto [ptr, ec] =
-        std::from_chars(text_.data() + start, text_.data() + pos_, d);
-    if (ec == std::errc::result_out_of_range || !std::isfinite(d)) {
-      pos_ = start;
-      return Error("number out of the range of a double");
-    }
-    if (ec != std::errc() || ptr != text_.data() + pos_) {
-      pos_ = start;
-      return Error("malformed number");
-    }
-    *out = Value(d);
-    return OkStatus();
-  }
-
-  Status ParseHex4(uint32_t* out) {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-      char c = Peek();
-      uint32_t d;
-      if (c >= '0' && c <= '9') d = c - '0';
-      else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-      else return Error("expected 4 hex digits after \\u");
-      v = v * 16 + d;
-      ++pos_;
-    }
-    *out = v;
-    return OkStatus();
-  }
-
-  static void AppendUtf8(uint32_t cp, std::string* s) {
-    if (cp < 0x80) {
-      s->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      s->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      s->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      s->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      s->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      s->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      s->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      s->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      s->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      s->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-
-  Status ParseString(std::string* out) {
-    ++pos_;  // opening quote
-    std::string s;
-    while (true) {
-      if (AtEnd()) return Error("unterminated string");
-      const char c = text_[pos_];
-      if (c == '"') {
-        ++pos_;
-        break;
-      }
-      if (static_cast<unsigned char>(c) < 0x20) {
-        return Error("control character " + Describe() +
-                     " inside a string (escape it)");
-      }
-      if (c != '\\') {
-        s.push_back(c);
-        ++pos_;
-        continue;
-      }
-      ++pos_;
-      const char e = Peek();
-      ++pos_;
-      switch (e) {
-        case '"': s.push_back('"'); break;
-        case '\\': s.push_back('\\'); break;
-        case '/': s.push_back('/'); break;
-        case 'b': s.push_back('\b'); break;
-        case 'f': s.push_back('\f'); break;
-        case 'n': s.push_back('\n'); break;
-        case 'r': s.push_back('\r'); break;
-        case 't': s.push_back('\t'); break;
-        case 'u': {
-          uint32_t cp = 0;
-          RT_RETURN_IF_ERROR(ParseHex4(&cp));
-          if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (text_.substr(pos_, 2) != "\\u") {
-              return Error("high surrogate \\u escape without its low half");
-            }
-            pos_ += 2;
-            uint32_t lo = 0;
-            RT_RETURN_IF_ERROR(ParseHex4(&lo));
-            if (lo < 0xDC00 || lo > 0xDFFF) {
-              return Error("high surrogate followed by a non-low surrogate");
-            }
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            return Error("low surrogate \\u escape without its high half");
-          }
-          AppendUtf8(cp, &s);
-          break;
-        }
-        default:
-          --pos_;
-          return Error("invalid escape: " + Describe() +
-                       " after a backslash in a string");
-      }
-    }
-    *out = std::move(s);
-    return OkStatus();
-  }
-
-  Status ParseArray(int depth, Value* out) {
-    ++pos_;  // [
-    Array arr;
-    SkipSpace();
-    if (Peek() == ']') {
-      ++pos_;
-      *out = Value(std::move(arr));
-      return OkStatus();
-    }
-    while (true) {
-      SkipSpace();
-      Value v;
-      RT_RETURN_IF_ERROR(ParseValue(depth + 1, &v));
-      arr.push_back(std::move(v));
-      SkipSpace();
-      if (Peek() == ',') {
-        ++pos_;
-        SkipSpace();
-        if (Peek() == ']') return Error("trailing comma before ']'");
-        continue;
-      }
-      if (Peek() == ']') {
-        ++pos_;
-        break;
-      }
-      return Error("expected ',' or ']' after an array element, found " +
-                   Describe());
-    }
-    *out = Value(std::move(arr));
-    return OkStatus();
-  }
-
-  Status ParseObject(int depth, Value* out) {
-    ++pos_;  // {
-    Object obj;
-    SkipSpace();
-    if (Peek() == '}') {
-      ++pos_;
-      *out = Value(std::move(obj));
-      return OkStatus();
-    }
-    while (true) {
-      SkipSpace();
-      if (Peek() != '"') {
-        return Error("expected a string key, found " + Describe());
-      }
-      const size_t key_pos = pos_;
-      std::string key;
-      RT_RETURN_IF_ERROR(ParseString(&key));
-      for (const auto& m : obj) {
-        if (m.first == key) {
-          pos_ = key_pos;
-          return Error("duplicate key \"" + key + "\"");
-        }
-      }
-      SkipSpace();
-      if (Peek() != ':') {
-        return Error("expected ':' after the key \"" + key + "\", found " +
-                     Describe());
-      }
-      ++pos_;
-      SkipSpace();
-      Value v;
-      RT_RETURN_IF_ERROR(ParseValue(depth + 1, &v));
-      obj.emplace_back(std::move(key), std::move(v));
-      SkipSpace();
-      if (Peek() == ',') {
-        ++pos_;
-        SkipSpace();
-        if (Peek() == '}') return Error("trailing comma before '}'");
-        continue;
-      }
-      if (Peek() == '}') {
-        ++pos_;
-        break;
-      }
-      return Error("expected ',' or '}' after an object member, found " +
-                   Describe());
-    }
-    *out = Value(std::move(obj));
-    return OkStatus();
-  }
-
-  std::string_view text_;
-  std::string_view source_;
-  size_t pos_ = 0;
+  static constexpr size_t kLinearKeySearch = 16;
 };
 
+// Parses `len` bytes at `data`; `padded`: SIMDJSON_PADDING readable bytes
+// follow them, so simdjson need not copy the text.
+StatusOr<Value> ParseBytes(const char* data, size_t len, bool padded,
+                           std::string_view source, bool retried = false) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  const simdjson::error_code error = parser.parse(data, len, !padded).get(root);
+  Value value;
+  if (!error && Builder::Build(root, 0, &value)) return value;
+
+  // Refused by simdjson or by the Builder: find the first offending byte.
+  const std::string_view text(data, len);
+  const internal::CheckResult check = internal::CheckText(text, source);
+  RT_RETURN_IF_ERROR(check.status);
+  // Valid JSON that simdjson cannot hold: integers beyond 64 bits. An
+  // exponent makes simdjson read them as doubles, which is what they are
+  // to us anyway.
+  if (!retried && !check.long_integers.empty()) {
+    std::string widened;
+    widened.reserve(len + 2 * check.long_integers.size());
+    size_t from = 0;
+    for (size_t end : check.long_integers) {
+      widened.append(text.substr(from, end - from));
+      widened.append("e0");
+      from = end;
+    }
+    widened.append(text.substr(from));
+    return ParseBytes(widened.data(), widened.size(), false, source, true);
+  }
+  // simdjson and the checker disagree; should not happen, but the user still
+  // learns which file and what simdjson said.
+  const std::string why =
+      error ? std::string("simdjson: ") + simdjson::error_message(error)
+            : "a duplicate key or nesting deeper than " +
+                  std::to_string(kMaxDepth) + " levels";
+  return Corrupt(std::string(source) + ": not valid JSON (" + why +
+                 "; the position is not known)");
+}
+
 // ------------------------------------------------------------------ writer
+// Strings are written as UTF-8, which is all a JSON reader must accept
+// (RFC 8259 section 8.1) and all ours accepts: a byte that does not start a
+// valid sequence is written as U+FFFD, so every file we write reads back.
 void WriteString(std::string_view s, std::string* out) {
   out->push_back('"');
-  for (char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
     const unsigned char u = static_cast<unsigned char>(c);
     switch (c) {
       case '"': *out += "\\\""; break;
@@ -384,8 +196,13 @@ void WriteString(std::string_view s, std::string* out) {
           char buf[8];
           snprintf(buf, sizeof buf, "\\u%04x", u);
           *out += buf;
-        } else {
+        } else if (u < 0x80) {
           out->push_back(c);
+        } else if (const size_t n = Utf8SequenceLength(s, i); n > 0) {
+          out->append(s.substr(i, n));
+          i += n - 1;
+        } else {
+          *out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
         }
     }
   }
@@ -444,7 +261,7 @@ void WriteValue(const Value& v, int indent, int depth, std::string* out) {
 }  // namespace
 
 StatusOr<Value> Parse(std::string_view text, std::string_view source) {
-  return Parser(text, source).ParseDocument();
+  return ParseBytes(text.data(), text.size(), /*padded=*/false, source);
 }
 
 StatusOr<Value> ParseFile(const std::string& path) {
@@ -453,12 +270,22 @@ StatusOr<Value> ParseFile(const std::string& path) {
     return NotFound(path + ": cannot open (" + std::strerror(errno) +
                     "): check the path");
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // Read with room for simdjson's padding after the text, so the text is
+  // parsed where it lies instead of copied once more.
+  std::string text;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec) text.reserve(size + simdjson::SIMDJSON_PADDING);
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+  }
   if (in.bad()) {
     return NotFound(path + ": read failed (" + std::strerror(errno) + ")");
   }
-  return Parse(ss.str(), path);
+  const size_t len = text.size();
+  text.append(simdjson::SIMDJSON_PADDING, '\0');
+  return ParseBytes(text.data(), len, /*padded=*/true, path);
 }
 
 std::string FormatNumber(double d) {
@@ -484,32 +311,6 @@ std::string Write(const Value& value, const WriteOptions& options) {
   return out;
 }
 
-Status WriteTextFile(const std::string& path, std::string_view text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return InvalidArgument(path + ": cannot write (" +
-                             std::strerror(errno) +
-                             "): check that the folder exists and is "
-                             "writable");
-    }
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return InvalidArgument(path + ": write failed (" +
-                             std::strerror(errno) + "): check free space");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return InvalidArgument(path + ": cannot replace the file (" + why + ")");
-  }
-  return OkStatus();
-}
-
 std::string ObjectReader::Name(std::string_view key) const {
   if (path_.empty()) return std::string(key);
   if (!key.empty() && key[0] == '[') return path_ + std::string(key);
@@ -530,6 +331,14 @@ Status ObjectReader::Number(std::string_view key, double* out) const {
                           std::string(TypeName(v->type())) + ")");
   }
   *out = v->as_number();
+  return OkStatus();
+}
+
+Status ObjectReader::NonNegative(std::string_view key, double* out) const {
+  double d = *out;
+  RT_RETURN_IF_ERROR(Number(key, &d));
+  if (d < 0) return Error(key, "must not be negative");
+  *out = d;
   return OkStatus();
 }
 

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "base/cli.h"
+#include "base/files.h"
 #include "kernels/commands.h"
 #include "model/datasheet.h"
 #include "model/device_profile.h"
-#include "base/json.h"
 #include "kernels/calibration_result.h"
 #include "kernels/counter_validation.h"
 #include "kernels/report.h"
@@ -58,7 +58,7 @@ int WriteOutputs(const CalibrationResult& result, const std::string& output,
     }
   }
   if (!html.empty()) {
-    if (Status s = json::WriteTextFile(
+    if (Status s = WriteTextFile(
             html, kernels::RenderCalibrationHtml(result, profile));
         !s.ok()) {
       std::cerr << "rooftrace calibrate: " << s.message() << "\n";

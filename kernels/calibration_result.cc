@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/files.h"
 #include "base/json.h"
 #include "kernels/formulas.h"
 
@@ -404,7 +405,7 @@ StatusOr<CalibrationResult> LoadCalibrationResult(const std::string& path) {
 
 Status SaveCalibrationResult(const CalibrationResult& r,
                              const std::string& path) {
-  return json::WriteTextFile(path, CalibrationResultToJson(r));
+  return WriteTextFile(path, CalibrationResultToJson(r));
 }
 
 // ------------------------------------------------------------- the profile

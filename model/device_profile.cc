@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/files.h"
 #include "base/json.h"
 
 namespace rooftrace {
@@ -14,82 +15,6 @@ namespace {
 constexpr char kFix[] =
     "run `rooftrace calibrate -o profile.json` on the GPU to write a valid "
     "profile";
-
-// Reads typed members of one JSON object and names the member path in
-// errors: "p.json: compute.bf16_tc.measured_flops_per_s must be a number".
-class Reader {
- public:
-  Reader(const std::string& source, std::string path, const json::Value& obj)
-      : source_(source), path_(std::move(path)), obj_(obj) {}
-
-  Status Bad(const std::string& key, const std::string& what) const {
-    return InvalidArgument(source_ + ": " + Name(key) + " " + what + "; " +
-                           kFix);
-  }
-
-  // Missing members keep the default (files from older writers stay
-  // readable); present members must have the right type and range.
-  Status Number(const std::string& key, double* out) const {
-    const json::Value* v = obj_.Find(key);
-    if (!v || v->is_null()) return OkStatus();
-    if (!v->is_number()) {
-      return Bad(key, "must be a number (found " +
-                          std::string(json::TypeName(v->type())) + ")");
-    }
-    if (v->as_number() < 0) return Bad(key, "must not be negative");
-    *out = v->as_number();
-    return OkStatus();
-  }
-  template <typename Int>
-  Status Integer(const std::string& key, Int* out) const {
-    double d = -1;
-    RT_RETURN_IF_ERROR(Number(key, &d));
-    if (d < 0) return OkStatus();  // absent
-    if (d != std::floor(d) || d > 9007199254740992.0) {
-      return Bad(key, "must be a whole number");
-    }
-    *out = static_cast<Int>(d);
-    return OkStatus();
-  }
-  Status String(const std::string& key, std::string* out) const {
-    const json::Value* v = obj_.Find(key);
-    if (!v || v->is_null()) return OkStatus();
-    if (!v->is_string()) {
-      return Bad(key, "must be a string (found " +
-                          std::string(json::TypeName(v->type())) + ")");
-    }
-    *out = v->as_string();
-    return OkStatus();
-  }
-  Status Bool(const std::string& key, bool* out) const {
-    const json::Value* v = obj_.Find(key);
-    if (!v || v->is_null()) return OkStatus();
-    if (!v->is_bool()) return Bad(key, "must be true or false");
-    *out = v->as_bool();
-    return OkStatus();
-  }
-  // An optional nested object; nullptr when absent.
-  StatusOr<const json::Value*> Object(const std::string& key) const {
-    const json::Value* v = obj_.Find(key);
-    if (!v || v->is_null()) return static_cast<const json::Value*>(nullptr);
-    if (!v->is_object()) return Bad(key, "must be an object");
-    return v;
-  }
-  StatusOr<const json::Value*> ArrayMember(const std::string& key) const {
-    const json::Value* v = obj_.Find(key);
-    if (!v || v->is_null()) return static_cast<const json::Value*>(nullptr);
-    if (!v->is_array()) return Bad(key, "must be an array");
-    return v;
-  }
-  std::string Name(const std::string& key) const {
-    return path_.empty() ? key : path_ + "." + key;
-  }
-
- private:
-  const std::string& source_;
-  std::string path_;
-  const json::Value& obj_;
-};
 
 json::Value NonZero(double d) { return d > 0 ? json::Value(d) : json::Value(); }
 
@@ -249,10 +174,11 @@ StatusOr<DeviceProfile> ProfileFromValue(const json::Value& root,
     return Corrupt(source + ": not a rooftrace device profile (\"format\" is "
                    "not \"" + kDeviceProfileFormat + "\"); " + kFix);
   }
-  Reader top(source, "", root);
+  const std::string fix = kFix;
+  const json::ObjectReader top(source, "", root, fix);
   int version = 0;
-  RT_RETURN_IF_ERROR(top.Integer("version", &version));
-  if (version < 1) return top.Bad("version", "is missing or below 1");
+  RT_RETURN_IF_ERROR(top.Int("version", &version));
+  if (version < 1) return top.Error("version", "is missing or below 1");
   if (version > kDeviceProfileVersion) {
     return InvalidArgument(
         source + ": device profile version " + std::to_string(version) +
@@ -269,23 +195,24 @@ StatusOr<DeviceProfile> ProfileFromValue(const json::Value& root,
 
   RT_ASSIGN_OR_RETURN(const json::Value* dev, top.Object("device"));
   if (dev) {
-    const std::string fix = kFix;
-    RT_RETURN_IF_ERROR(DeviceIdentityFromJson(
-        json::ObjectReader(source, "device", *dev, fix), &p.device));
+    RT_ASSIGN_OR_RETURN(const json::ObjectReader d, top.Child("device", *dev));
+    RT_RETURN_IF_ERROR(DeviceIdentityFromJson(d, &p.device));
   }
 
   RT_ASSIGN_OR_RETURN(const json::Value* dram, top.Object("dram"));
   if (dram) {
-    Reader d(source, "dram", *dram);
+    RT_ASSIGN_OR_RETURN(const json::ObjectReader d, top.Child("dram", *dram));
     RT_RETURN_IF_ERROR(
-        d.Number("measured_bytes_per_s", &p.measured_dram_bytes_per_s));
+        d.NonNegative("measured_bytes_per_s", &p.measured_dram_bytes_per_s));
     RT_RETURN_IF_ERROR(
-        d.Number("datasheet_bytes_per_s", &p.datasheet_dram_bytes_per_s));
+        d.NonNegative("datasheet_bytes_per_s", &p.datasheet_dram_bytes_per_s));
     RT_RETURN_IF_ERROR(d.String("kernel", &p.dram_kernel));
   }
 
   RT_ASSIGN_OR_RETURN(const json::Value* compute, top.Object("compute"));
   if (compute) {
+    RT_ASSIGN_OR_RETURN(const json::ObjectReader all,
+                        top.Child("compute", *compute));
     for (const auto& [key, value] : compute->as_object()) {
       auto prec = PrecisionFromKey(key);
       if (!prec) {
@@ -293,33 +220,29 @@ StatusOr<DeviceProfile> ProfileFromValue(const json::Value& root,
         // skipped, not fatal.
         continue;
       }
-      Reader c(source, "compute." + key, value);
-      if (!value.is_object()) {
-        return top.Bad("compute." + key, "must be an object");
-      }
+      RT_ASSIGN_OR_RETURN(const json::ObjectReader c, all.Child(key, value));
       PrecisionRoof& r = p.roof(*prec);
       RT_RETURN_IF_ERROR(
-          c.Number("measured_flops_per_s", &r.measured_flops_per_s));
+          c.NonNegative("measured_flops_per_s", &r.measured_flops_per_s));
       RT_RETURN_IF_ERROR(
-          c.Number("datasheet_flops_per_s", &r.datasheet_flops_per_s));
+          c.NonNegative("datasheet_flops_per_s", &r.datasheet_flops_per_s));
       RT_RETURN_IF_ERROR(c.String("kernel", &r.kernel));
       RT_RETURN_IF_ERROR(c.String("note", &r.note));
     }
   }
 
   RT_ASSIGN_OR_RETURN(const json::Value* val,
-                      top.ArrayMember("counter_validation"));
+                      top.ArrayOf("counter_validation"));
   if (val) {
     const json::Array& arr = val->as_array();
     for (size_t i = 0; i < arr.size(); ++i) {
-      const std::string where = "counter_validation[" + std::to_string(i) + "]";
-      if (!arr[i].is_object()) return top.Bad(where, "must be an object");
-      Reader v(source, where, arr[i]);
+      RT_ASSIGN_OR_RETURN(const json::ObjectReader v,
+                          top.Element("counter_validation", i, arr[i]));
       CounterValidation cv;
       RT_RETURN_IF_ERROR(v.String("kernel", &cv.kernel));
       RT_RETURN_IF_ERROR(v.String("quantity", &cv.quantity));
-      RT_RETURN_IF_ERROR(v.Number("expected", &cv.expected));
-      RT_RETURN_IF_ERROR(v.Number("counted", &cv.counted));
+      RT_RETURN_IF_ERROR(v.NonNegative("expected", &cv.expected));
+      RT_RETURN_IF_ERROR(v.NonNegative("counted", &cv.counted));
       p.validation.push_back(std::move(cv));
     }
   }
@@ -367,7 +290,7 @@ StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& path) {
 
 Status SaveDeviceProfile(const DeviceProfile& profile,
                          const std::string& path) {
-  return json::WriteTextFile(path, DeviceProfileToJson(profile));
+  return WriteTextFile(path, DeviceProfileToJson(profile));
 }
 
 }  // namespace rooftrace

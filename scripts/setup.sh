@@ -18,7 +18,7 @@ PACKAGES=(
   libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3
-  zlib1g-dev libssl-dev
+  zlib1g-dev libssl-dev libsimdjson-dev
   clang libclang-rt-14-dev
   chromium
 )

@@ -1,12 +1,18 @@
 #include "base/json.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <string>
+
+#include "base/files.h"
 
 namespace rooftrace::json {
 namespace {
@@ -240,6 +246,27 @@ TEST(JsonObjectReaderTest, NamesTheMemberPathInErrors) {
             "r.json: s must be an object; re-run it");
 }
 
+// NonNegative: absent keeps the default, a negative figure is refused with
+// the member's path, zero and positive figures are read.
+TEST(JsonObjectReaderTest, NonNegativeRefusesNegativeFigures) {
+  auto v = Parse(R"({"rate": 2.5e12, "zero": 0, "neg": -1e-9, "s": "1"})");
+  ASSERT_TRUE(v.ok());
+  const std::string source = "p.json", fix = "re-run it";
+  ObjectReader r(source, "dram", *v, fix);
+  double d = 7;
+  EXPECT_TRUE(r.NonNegative("missing", &d).ok());
+  EXPECT_EQ(d, 7.0);
+  EXPECT_TRUE(r.NonNegative("rate", &d).ok());
+  EXPECT_EQ(d, 2.5e12);
+  EXPECT_TRUE(r.NonNegative("zero", &d).ok());
+  EXPECT_EQ(d, 0.0);
+  EXPECT_EQ(r.NonNegative("neg", &d).message(),
+            "p.json: dram.neg must not be negative; re-run it");
+  EXPECT_EQ(d, 0.0);  // untouched by a refused member
+  EXPECT_EQ(r.NonNegative("s", &d).message(),
+            "p.json: dram.s must be a number (found string); re-run it");
+}
+
 }  // namespace
 }  // namespace rooftrace::json
 
@@ -259,6 +286,185 @@ TEST(JsonValueTest, IntegerTypesConvert) {
   EXPECT_EQ(Write(v, {.indent = 0}),
             "{\"i\":1,\"u\":2,\"l\":-3,\"ul\":4,\"ll\":-5,\"ull\":6,"
             "\"size\":7}");
+}
+
+}  // namespace
+}  // namespace rooftrace::json
+
+namespace rooftrace::json {
+namespace {
+
+// JSON text is UTF-8 (RFC 8259 8.1): invalid bytes inside a string are
+// refused at the byte, with the fix; valid multi-byte characters pass.
+TEST(JsonParseTest, RefusesInvalidUtf8WhereItIs) {
+  EXPECT_EQ(ParseError("[\"ok\", \"a\xff\"]"),
+            "t.json:1:10: invalid UTF-8 (byte 0xff) inside a string; save "
+            "the file as UTF-8");
+  // An overlong '/', an encoded surrogate, a sequence cut short.
+  EXPECT_EQ(ParseError("\"\xc0\xaf\""),
+            "t.json:1:2: invalid UTF-8 (byte 0xc0) inside a string; save the "
+            "file as UTF-8");
+  EXPECT_EQ(ParseError("\"\xed\xa0\x80\""),
+            "t.json:1:2: invalid UTF-8 (byte 0xed) inside a string; save the "
+            "file as UTF-8");
+  EXPECT_EQ(ParseError("{\"k\": \"\xe2\x82\"}"),
+            "t.json:1:8: invalid UTF-8 (byte 0xe2) inside a string; save the "
+            "file as UTF-8");
+  // Outside a string any byte above 0x7f is simply not JSON.
+  EXPECT_EQ(ParseError("\xef\xbb\xbf{}"),
+            "t.json:1:1: expected a value, found byte 0xef");
+  EXPECT_EQ(MustParse("\"\xf0\x9f\x98\x80 \xe2\x82\xac\"").as_string(),
+            "\xf0\x9f\x98\x80 \xe2\x82\xac");
+}
+
+// Columns count bytes: a two-byte character before the error moves it by
+// two.
+TEST(JsonParseTest, ColumnsCountBytes) {
+  EXPECT_EQ(ParseError("{\"\xc3\xa9\": 1,}"),
+            "t.json:1:10: trailing comma before '}'");
+  EXPECT_EQ(ParseError("[1,\n\n   2,\r\n  x]"),
+            "t.json:4:3: expected a value, found 'x'");
+}
+
+// Keys are compared decoded, so an escaped spelling of a key is still a
+// duplicate; large objects (searched through a set) refuse them too.
+TEST(JsonParseTest, RefusesDuplicateKeysHoweverSpelled) {
+  EXPECT_EQ(ParseError("{\"a\": 1, \"\\u0061\": 2}"),
+            "t.json:1:10: duplicate key \"a\"");
+  std::string big = "{";
+  for (int i = 0; i < 100; ++i) big += "\"k" + std::to_string(i) + "\": 0, ";
+  EXPECT_TRUE(Parse(big + "\"last\": 1}").ok());
+  EXPECT_EQ(
+      ParseError(big + "\"k42\": 1}"),
+      "t.json:1:" + std::to_string(big.size() + 1) + ": duplicate key \"k42\"");
+  // The same key in different objects is fine.
+  EXPECT_TRUE(Parse("[{\"a\": 1}, {\"a\": 2}]").ok());
+}
+
+// Depth counts arrays and objects alike; the error points at the value that
+// goes one level too deep.
+TEST(JsonParseTest, NamesWhereNestingGoesTooDeep) {
+  // Objects at depths 0..kMaxDepth-1, the number at depth kMaxDepth.
+  std::string ok;
+  for (int i = 0; i < kMaxDepth; ++i) ok += "{\"k\":";
+  ok += "1" + std::string(kMaxDepth, '}');
+  EXPECT_TRUE(Parse(ok).ok());
+  // Arrays at depths 0..kMaxDepth, then one more value: an array or a
+  // number, refused alike at its first byte.
+  const std::string open(kMaxDepth + 1, '['), close(kMaxDepth + 1, ']');
+  const std::string where = "t.json:1:" + std::to_string(kMaxDepth + 2);
+  EXPECT_TRUE(Parse(open + close).ok());
+  EXPECT_EQ(ParseError(open + "[]" + close),
+            where + ": nesting deeper than 256 levels");
+  EXPECT_EQ(ParseError(open + "7" + close),
+            where + ": nesting deeper than 256 levels");
+  // simdjson's own limit (1024) is far above ours; ours speaks first.
+  std::string very_deep(5000, '[');
+  EXPECT_EQ(ParseError(very_deep + std::string(5000, ']')),
+            "t.json:1:" + std::to_string(kMaxDepth + 2) +
+                ": nesting deeper than 256 levels");
+}
+
+// Integers beyond 64 bits are valid JSON; they read as the nearest double,
+// as any number does.
+TEST(JsonParseTest, ReadsIntegersBeyond64Bits) {
+  Value v = MustParse(
+      "[18446744073709551616, -9223372036854775809, "
+      "123456789012345678901234567890, 18446744073709551615, 42]");
+  ASSERT_EQ(v.as_array().size(), 5u);
+  EXPECT_EQ(v.as_array()[0].as_number(), 18446744073709551616.0);
+  EXPECT_EQ(v.as_array()[1].as_number(), -9223372036854775808.0);
+  EXPECT_EQ(v.as_array()[2].as_number(), 1.2345678901234568e29);
+  EXPECT_EQ(v.as_array()[3].as_number(), 18446744073709551615.0);
+  EXPECT_EQ(v.as_array()[4].as_number(), 42.0);
+  // FormatNumber writes 2^64 as an integer; it reads back.
+  EXPECT_EQ(FormatNumber(18446744073709551616.0), "18446744073709551616");
+  EXPECT_EQ(MustParse(FormatNumber(18446744073709551616.0)).as_number(),
+            18446744073709551616.0);
+  // Still refused: a bad number among them, named where it is.
+  EXPECT_EQ(ParseError("[18446744073709551616, 01]"),
+            "t.json:1:25: a number may not have a leading zero");
+}
+
+// Numbers read exactly as the standard library reads them (correctly
+// rounded), across ints, fractions, exponents and subnormals.
+TEST(JsonParseTest, NumbersMatchFromChars) {
+  for (const char* text :
+       {"0", "-0.0", "1", "-1", "9007199254740993", "0.1", "1e-7", "2.5E+3",
+        "4.9406564584124654e-324", "2.2250738585072011e-308",
+        "1.7976931348623157e308", "3.141592653589793238462643383279",
+        "7205759403792793.5", "-1234567890123456789"}) {
+    double expected = 0;
+    std::from_chars(text, text + strlen(text), expected);
+    EXPECT_EQ(MustParse(text).as_number(), expected) << text;
+  }
+}
+
+// Beyond the smallest double a number reads as 0 (as simdjson reads it);
+// beyond the largest it is refused.
+TEST(JsonParseTest, TinyNumbersReadAsZeroHugeOnesAreRefused) {
+  EXPECT_EQ(MustParse("1e-400").as_number(), 0.0);
+  EXPECT_EQ(MustParse("-981e-4000000000").as_number(), 0.0);
+  EXPECT_EQ(MustParse("0." + std::string(400, '0') + "1").as_number(), 0.0);
+  EXPECT_EQ(MustParse("4.9406564584124654e-324").as_number(), 5e-324);
+  EXPECT_EQ(MustParse("1.7976931348623158e308").as_number(),
+            std::numeric_limits<double>::max());
+  EXPECT_EQ(ParseError("[1.7976931348623159e308]"),
+            "t.json:1:2: number out of the range of a double");
+  EXPECT_EQ(ParseError("[1" + std::string(400, '0') + "]"),
+            "t.json:1:2: number out of the range of a double");
+  EXPECT_EQ(ParseError("[0.001e99999999999999999999]"),
+            "t.json:1:2: number out of the range of a double");
+}
+
+// The writer emits only valid UTF-8: a stray byte becomes U+FFFD, so what
+// we write always reads back.
+TEST(JsonWriteTest, ReplacesInvalidUtf8) {
+  Value v;
+  v.Set("name", std::string("gpu\xff\xc3") + "\xa9\xe2\x82");
+  const std::string text = Write(v, {.indent = 0});
+  EXPECT_EQ(text,
+            "{\"name\":\"gpu\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\"}");
+  auto back = Parse(text);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->Find("name")->as_string(),
+            "gpu\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd");
+}
+
+// A large document (arrays of objects, 200k values) parses whole, from a
+// string and from a file.
+TEST(JsonFileTest, ParsesALargeDocument) {
+  std::string text = "{\"events\": [";
+  for (int i = 0; i < 20000; ++i) {
+    if (i) text += ",\n";
+    text += "{\"name\": \"k" + std::to_string(i) +
+            "\", \"ts\": " + std::to_string(i) +
+            ".5, \"dur\": 2, \"args\": {\"grid\": [1, 2, 3]}}";
+  }
+  text += "]}";
+  auto v = Parse(text);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  const Array& events = v->Find("events")->as_array();
+  ASSERT_EQ(events.size(), 20000u);
+  EXPECT_EQ(events[19999].Find("name")->as_string(), "k19999");
+  EXPECT_EQ(events[19999].Find("ts")->as_number(), 19999.5);
+
+  const std::string path = std::filesystem::temp_directory_path() /
+                           ("json_large_" + std::to_string(::getpid()));
+  ASSERT_TRUE(WriteTextFile(path, text).ok());
+  auto from_file = ParseFile(path);
+  ASSERT_TRUE(from_file.ok()) << from_file.status().message();
+  EXPECT_EQ(*from_file, *v);
+  // Cut short, the file is refused at its end.
+  ASSERT_TRUE(WriteTextFile(path, text.substr(0, text.size() - 1)).ok());
+  auto cut = ParseFile(path);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.status().message(),
+            path +
+                ":20000:" + std::to_string(text.size() - 1 - text.rfind('\n')) +
+                ": expected ',' or '}' after an object member, found end of "
+                "input");
+  std::filesystem::remove(path);
 }
 
 }  // namespace

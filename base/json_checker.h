@@ -1,0 +1,43 @@
+// The strict JSON checker behind the error messages of json::Parse (private
+// to base/: json.cc, its test and the device-profile fuzzer use it; callers
+// use json::Parse).
+//
+// simdjson says *that* a text is not JSON, with an error code and no
+// position. CheckText re-reads such a text by the grammar of RFC 8259 plus
+// rooftrace's own rules (no duplicate keys, nesting at most kMaxDepth, UTF-8
+// strings) and stops at the first byte that breaks one, so the user gets a
+// line, a column and a reason. It runs only after a refusal and favours
+// clarity over speed. Stateless; thread-safe.
+//
+// The trap: it must refuse exactly what json::Parse refuses. The fuzzer
+// (tests/model/device_profile_fuzzer.cc) holds the two to that.
+#ifndef ROOFTRACE_BASE_JSON_CHECKER_H_
+#define ROOFTRACE_BASE_JSON_CHECKER_H_
+
+#include <cstddef>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace rooftrace::json::internal {
+
+// Length of the valid UTF-8 sequence (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF) that starts at s[i]; 0 if none does.
+size_t Utf8SequenceLength(std::string_view s, size_t i);
+
+struct CheckResult {
+  // kCorrupt "SOURCE:LINE:COLUMN: what" at the first offending byte (LINE
+  // 1-based; COLUMN 1-based, in bytes); OK when the text is valid.
+  Status status;
+  // Valid integer literals that may be too long for simdjson, which holds
+  // integers in 64 bits and refuses longer ones: the offset just past each
+  // one's last digit (every integer of 19 digits or more).
+  std::vector<size_t> long_integers;
+};
+
+CheckResult CheckText(std::string_view text, std::string_view source);
+
+}  // namespace rooftrace::json::internal
+
+#endif  // ROOFTRACE_BASE_JSON_CHECKER_H_
