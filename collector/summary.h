@@ -1,7 +1,8 @@
 // The table `rooftrace profile` (and `collect` at exit) prints for a run:
-// top kernels by GPU time with FLOPs, bytes, AI, % of roof, bound and phase;
-// totals per phase; producer drops and unmatched records; the roof source.
-// Reads the store; thread-compatible.
+// the analyzer's report of the stored run (report/report.h) by kernel
+// family, the top N by GPU time, printed with the same columns `rooftrace
+// analyze` uses: header (device, roofs, sources, drops), kernels by family,
+// phase summary. Reads the store through the one store reader.
 #ifndef ROOFTRACE_COLLECTOR_SUMMARY_H_
 #define ROOFTRACE_COLLECTOR_SUMMARY_H_
 

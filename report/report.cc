@@ -1,5 +1,7 @@
 #include "report/report.h"
 
+#include <array>
+
 #include <algorithm>
 #include <string_view>
 #include <unordered_map>
@@ -258,6 +260,7 @@ void FillReportHeader(const RunRow& run, std::string device_name,
 }
 
 struct ReportBuilder::State {
+  std::array<int64_t, kNumPhases> steps{};
   GroupMap groups;
   GroupMap families;
   GroupMap phases;
@@ -272,6 +275,10 @@ ReportBuilder::ReportBuilder(const ReportOptions& options)
 }
 
 ReportBuilder::~ReportBuilder() = default;
+
+void ReportBuilder::AddStep(std::string_view phase) {
+  ++state_->steps[PhaseIndex(phase)];
+}
 
 void ReportBuilder::Add(const KernelRow& k) {
   State& st = *state_;
@@ -388,7 +395,9 @@ StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
     const GroupRow row = it->second.Finish(kPhaseNames[i], report.total_ns);
     PhaseRow p;
     p.phase = kPhaseNames[i];
+    p.steps = st.steps[i];
     p.count = row.count;
+    p.flops = row.flops;
     p.time_ns = row.total_ns;
     p.share = row.time_share;
     p.ai = row.ai;
@@ -408,6 +417,10 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
   ReportBuilder builder(options);
   FillReportHeader(run, std::move(device_name), roof_rows,
                    std::move(import_stats), options, &builder.header());
+  RT_RETURN_IF_ERROR(store.ForEachStep(run.run_id, [&](const StepRow& s) {
+    builder.AddStep(s.phase);
+    return OkStatus();
+  }));
   RT_RETURN_IF_ERROR(store.ForEachKernel(run.run_id, [&](const KernelRow& k) {
     builder.Add(k);
     return OkStatus();

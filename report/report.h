@@ -68,15 +68,20 @@ struct GroupRow {
 
 struct PhaseRow {
   std::string phase;
-  int64_t count = 0;
+  int64_t steps = 0;  // forward steps labelled with this phase
+  int64_t count = 0;  // kernels
   int64_t time_ns = 0;
   double share = 0;
+  std::optional<double> flops;
   std::optional<double> ai;
   std::optional<double> fraction_of_roof;
   std::optional<double> achieved_flops_per_s;
 };
 
 struct ReportHeader {
+  // Who prints it: the first line of the text report says
+  // "<title>: <input> (<kind>), run N".
+  std::string title = "rooftrace analyze";
   std::string input;       // the path the user gave
   std::string input_kind;  // 'store' | 'trace'
   std::string ingest_warning;
@@ -128,6 +133,8 @@ class ReportBuilder {
   ReportHeader& header() { return report_.header; }
   // One kernel; the view's strings are used during the call only.
   void Add(const KernelRow& k);
+  // One forward step of `phase` (counted per phase for the phase table).
+  void AddStep(std::string_view phase);
   // Groups, sorts and cuts to --top. An empty run is an InvalidArgument
   // naming `display_name`.
   StatusOr<Report> Finish(const std::string& display_name);

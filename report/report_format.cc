@@ -93,6 +93,49 @@ std::string HeaderTitle(const Report& r) {
   return "Kernels by " + std::string(GroupByName(r.group_by));
 }
 
+// Prints `cells` under `titles`, each column as wide as its widest cell;
+// `left` says which columns are left-aligned.
+void PrintAligned(const std::vector<std::string>& titles,
+                  const std::vector<bool>& left,
+                  const std::vector<std::vector<std::string>>& cells,
+                  std::ostream& out) {
+  std::vector<size_t> widths(titles.size());
+  for (size_t c = 0; c < titles.size(); ++c) widths[c] = titles[c].size();
+  for (const auto& row : cells) {
+    for (size_t c = 0; c < row.size(); ++c) {
+      widths[c] = std::max(widths[c], row[c].size());
+    }
+  }
+  auto print = [&](const std::vector<std::string>& row) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += (c ? "  " : "") + Pad(row[c], widths[c], left[c]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  };
+  print(titles);
+  for (const auto& row : cells) print(row);
+}
+
+// The phase table: the kernel table's column names for the same numbers.
+void PhaseTableText(const Report& r, std::ostream& out) {
+  if (r.phases.empty()) return;
+  out << "\nPhase summary\n";
+  std::vector<std::vector<std::string>> cells;
+  for (const PhaseRow& p : r.phases) {
+    cells.push_back({p.phase, std::to_string(p.steps), std::to_string(p.count),
+                     Fixed(static_cast<double>(p.time_ns) * 1e-6, 3),
+                     Fixed(p.share * 100, 1), Fixed(Scaled(p.flops, 1e-9), 3),
+                     Fixed(p.ai, 2), Fixed(Scaled(p.fraction_of_roof, 100), 1),
+                     Fixed(Scaled(p.achieved_flops_per_s, 1e-12), 3)});
+  }
+  PrintAligned({"phase", "steps", "count", "total ms", "time %", "GFLOP", "AI",
+                "% roof", "TFLOP/s"},
+               {true, false, false, false, false, false, false, false, false},
+               cells, out);
+}
+
 class TableWriter : public ReportWriter {
  public:
   void Write(const Report& r, std::ostream& out) const override {
@@ -104,33 +147,23 @@ class TableWriter : public ReportWriter {
     }
     out << "\n";
     const auto& cols = TableColumns();
-    std::vector<size_t> widths(cols.size());
+    std::vector<std::string> titles;
+    std::vector<bool> left;
+    for (const Column& c : cols) {
+      titles.push_back(c.title);
+      left.push_back(c.left);
+    }
     std::vector<std::vector<std::string>> cells;
-    for (size_t c = 0; c < cols.size(); ++c) widths[c] = std::string(cols[c].title).size();
     for (const GroupRow& g : r.groups) {
       std::vector<std::string> row;
       for (size_t c = 0; c < cols.size(); ++c) {
         std::string v = cols[c].cell(g);
         if (c == 0) v = ClipName(v);
-        widths[c] = std::max(widths[c], v.size());
         row.push_back(std::move(v));
       }
       cells.push_back(std::move(row));
     }
-    std::string title_line;
-    for (size_t c = 0; c < cols.size(); ++c) {
-      title_line += (c ? "  " : "") + Pad(cols[c].title, widths[c], cols[c].left);
-    }
-    while (!title_line.empty() && title_line.back() == ' ') title_line.pop_back();
-    out << title_line << "\n";
-    for (const auto& row : cells) {
-      std::string line;
-      for (size_t c = 0; c < cols.size(); ++c) {
-        line += (c ? "  " : "") + Pad(row[c], widths[c], cols[c].left);
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      out << line << "\n";
-    }
+    PrintAligned(titles, left, cells, out);
     if (r.groups_omitted > 0) {
       char buf[96];
       std::snprintf(buf, sizeof(buf), "(%lld more groups: %.3f ms, %.1f%% of time)\n",
@@ -138,21 +171,7 @@ class TableWriter : public ReportWriter {
                     r.total_ns ? 100.0 * r.omitted_ns / r.total_ns : 0.0);
       out << buf;
     }
-    out << "\nPhase summary\n";
-    char buf[200];
-    std::snprintf(buf, sizeof(buf), "%-8s  %9s  %12s  %7s  %10s  %7s  %8s\n",
-                  "phase", "kernels", "time ms", "time %", "AI", "% roof",
-                  "TFLOP/s");
-    out << buf;
-    for (const PhaseRow& p : r.phases) {
-      std::snprintf(buf, sizeof(buf), "%-8s  %9lld  %12s  %7s  %10s  %7s  %8s\n",
-                    p.phase.c_str(), static_cast<long long>(p.count),
-                    Fixed(p.time_ns * 1e-6, 3).c_str(),
-                    Fixed(p.share * 100, 1).c_str(), Fixed(p.ai, 2).c_str(),
-                    Fixed(Scaled(p.fraction_of_roof, 100), 1).c_str(),
-                    Fixed(Scaled(p.achieved_flops_per_s, 1e-12), 3).c_str());
-      out << buf;
-    }
+    PhaseTableText(r, out);
   }
 };
 
@@ -253,7 +272,8 @@ class JsonWriter : public ReportWriter {
     for (size_t i = 0; i < r.phases.size(); ++i) {
       const PhaseRow& p = r.phases[i];
       out << (i ? "," : "") << "{\"phase\":" << JsonString(p.phase)
-          << ",\"count\":" << p.count << ",\"time_ns\":" << p.time_ns
+          << ",\"steps\":" << p.steps << ",\"count\":" << p.count
+          << ",\"time_ns\":" << p.time_ns << ",\"flops\":" << JsonNumber(p.flops)
           << ",\"share\":" << JsonNumber(p.share) << ",\"ai\":" << JsonNumber(p.ai)
           << ",\"fraction_of_roof\":" << JsonNumber(p.fraction_of_roof)
           << ",\"achieved_flops_per_s\":" << JsonNumber(p.achieved_flops_per_s)
@@ -328,12 +348,16 @@ class HtmlWriter : public ReportWriter {
     }
     out << "<h2>Roofline</h2>\n" << RenderRooflineSvg(r) << "\n";
     out << "<h2>Phase summary</h2>\n<table><thead><tr><th class=\"l\">phase</th>"
-           "<th>kernels</th><th>time ms</th><th>time %</th><th>AI</th>"
-           "<th>% roof</th><th>TFLOP/s</th></tr></thead><tbody>\n";
+           "<th>steps</th><th>count</th><th>total ms</th><th>time %</th>"
+           "<th>GFLOP</th><th>AI</th><th>% roof</th><th>TFLOP/s</th></tr>"
+           "</thead><tbody>\n";
     for (const PhaseRow& p : r.phases) {
-      out << "<tr><td class=\"l\">" << XmlEscape(p.phase) << "</td><td>" << p.count
-          << "</td><td>" << Fixed(p.time_ns * 1e-6, 3) << "</td><td>"
-          << Fixed(p.share * 100, 1) << "</td><td>" << Fixed(p.ai, 2) << "</td><td>"
+      out << "<tr><td class=\"l\">" << XmlEscape(p.phase) << "</td><td>"
+          << p.steps << "</td><td>" << p.count << "</td><td>"
+          << Fixed(p.time_ns * 1e-6, 3) << "</td><td>"
+          << Fixed(p.share * 100, 1) << "</td><td>"
+          << Fixed(Scaled(p.flops, 1e-9), 3) << "</td><td>" << Fixed(p.ai, 2)
+          << "</td><td>"
           << Fixed(Scaled(p.fraction_of_roof, 100), 1) << "</td><td>"
           << Fixed(Scaled(p.achieved_flops_per_s, 1e-12), 3) << "</td></tr>\n";
     }
@@ -370,7 +394,7 @@ class HtmlWriter : public ReportWriter {
 
 void WriteHeaderText(const Report& r, std::ostream& out) {
   const ReportHeader& h = r.header;
-  out << "rooftrace analyze: " << h.input << " (" << h.input_kind << "), run "
+  out << h.title << ": " << h.input << " (" << h.input_kind << "), run "
       << h.run.run_id << "\n";
   if (!h.ingest_warning.empty()) out << "  WARNING:  " << h.ingest_warning << "\n";
   if (!h.run.command.empty()) out << "  command:  " << h.run.command << "\n";

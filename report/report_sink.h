@@ -32,7 +32,10 @@ class ReportSink : public RunSink {
                                const std::vector<DeviceRow>& devices) override;
   Status UpdateSession(const SessionRow&) override { return OkStatus(); }
   StatusOr<int64_t> AddGemmCall(const GemmCallRow&) override { return 0; }
-  Status AddStep(const StepRow&) override { return OkStatus(); }
+  Status AddStep(const StepRow& step) override {
+    builder_->AddStep(step.phase);
+    return OkStatus();
+  }
   Status AddKernel(const KernelRow& kernel) override;
   Status AddKernelMetric(const KernelMetricRow&) override {
     return OkStatus();

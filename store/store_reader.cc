@@ -398,6 +398,37 @@ Status StoreReader::ForEachMemcpy(
   return OkStatus();
 }
 
+Status StoreReader::ForEachStep(
+    int64_t run_id, const std::function<Status(const StepRow&)>& fn) {
+  RT_ASSIGN_OR_RETURN(
+      sqlite3_stmt * raw,
+      Prepare("SELECT step_id, session_id, start_ns, end_ns, phase, "
+              "token_count, boundary, evidence, kernel_count, gemm_count, "
+              "gpu_time_ns FROM steps WHERE run_id = ? ORDER BY step_id"));
+  Stmt stmt(raw);
+  sqlite3_bind_int64(stmt.get(), 1, run_id);
+  StepRow r;
+  r.run_id = run_id;
+  int rc;
+  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
+    sqlite3_stmt* s = stmt.get();
+    r.step_id = sqlite3_column_int64(s, 0);
+    r.session_id = Int(s, 1).value_or(0);
+    r.start_ns = Int(s, 2).value_or(0);
+    r.end_ns = Int(s, 3).value_or(0);
+    r.phase = Text(s, 4);
+    r.token_count = Int(s, 5);
+    r.boundary = Text(s, 6);
+    r.evidence = Text(s, 7);
+    r.kernel_count = Int(s, 8).value_or(0);
+    r.gemm_count = Int(s, 9).value_or(0);
+    r.gpu_time_ns = Int(s, 10).value_or(0);
+    RT_RETURN_IF_ERROR(fn(r));
+  }
+  if (rc != SQLITE_DONE) return StepError("steps");
+  return OkStatus();
+}
+
 Status StoreReader::ForEachKernelMetric(
     int64_t run_id, const std::function<Status(const KernelMetricRow&)>& fn) {
   if (!HasColumn("kernel_metrics", "name")) return OkStatus();

@@ -70,6 +70,9 @@ class StoreReader {
   // roof_flops_per_s.
   Status ForEachKernel(int64_t run_id,
                        const std::function<Status(const KernelRow&)>& fn);
+  // The run's forward steps in id order, all columns.
+  Status ForEachStep(int64_t run_id,
+                     const std::function<Status(const StepRow&)>& fn);
   // Filled: session_id, name, domain, path, kind, start_ns, end_ns,
   // thread_id, depth.
   Status ForEachNvtx(int64_t run_id,

@@ -97,13 +97,14 @@ TEST_F(AnalyzeCliTest, TableCellsMatchHandComputedValues) {
             std::string::npos);
   EXPECT_NE(out.find("  import:   dropped 4, unmatched 2\n"), std::string::npos);
   EXPECT_NE(out.find("5 of 8 kernels have FLOPs, 7 have bytes"), std::string::npos);
-  // Phase summary: prefill 300 us of 502, AI 500, 50 %; decode AI 10, 30 %.
+  // Phase summary: prefill 300 us of 502, 150 GFLOP, AI 500, 50 %; decode
+  // 0.4 GFLOP, AI 10, 30 %. The store has no step rows: 0 steps.
   EXPECT_EQ(Words(LineStartingWith(out, "prefill ")),
-            (std::vector<std::string>{"prefill", "3", "0.300", "59.8", "500.00",
-                                      "50.0", "500.000"}));
+            (std::vector<std::string>{"prefill", "0", "3", "0.300", "59.8",
+                                      "150.000", "500.00", "50.0", "500.000"}));
   EXPECT_EQ(Words(LineStartingWith(out, "decode ")),
-            (std::vector<std::string>{"decode", "4", "0.200", "39.8", "10.00",
-                                      "30.0", "10.000"}));
+            (std::vector<std::string>{"decode", "0", "4", "0.200", "39.8",
+                                      "0.400", "10.00", "30.0", "10.000"}));
 }
 
 // CSV keeps raw units in every column.

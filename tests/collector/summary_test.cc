@@ -1,6 +1,7 @@
 // The summary `rooftrace profile` prints, on a store with hand-computed
 // numbers: kernel families by time with their sums, time-weighted % of
-// roof and dominant bound; phase totals; drops.
+// roof and dominant bound; phase totals; drops. It is `rooftrace analyze
+// --by family`'s table, columns and all.
 #include "collector/summary.h"
 
 #include <gtest/gtest.h>
@@ -80,32 +81,45 @@ class SummaryTest : public ::testing::Test {
 
 TEST_F(SummaryTest, FamiliesHaveHandComputedNumbers) {
   const std::string s = Summary(15);
-  EXPECT_EQ(Words(s, "5"), (Row{"5", "kernels,", "2900.000", "ms", "of", "GPU",
-                                "time"}));
+  EXPECT_NE(s.find("rooftrace profile: " + store_ + " (store), run 1\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("  kernels:  5 kernels, 2900.000 ms GPU time\n"),
+            std::string::npos);
+  // name count total-ms time% mean-us GFLOP MB AI TFLOP/s GB/s %roof bound
+  // phase, as `analyze` prints them.
+  EXPECT_EQ(Words(s, "name"),
+            (Row{"name", "count", "total", "ms", "time", "%", "mean", "us",
+                 "GFLOP", "MB", "AI", "TFLOP/s", "GB/s", "%", "roof", "bound",
+                 "phase"}));
   EXPECT_EQ(Words(s, "norm"),
-            (Row{"norm", "2", "2000.000", "69.0", "-", "4", "MB", "-", "10.0",
-                 "memory", "decode"}));
+            (Row{"norm", "2", "2000.000", "69.0", "1000000.00", "-", "4.000",
+                 "-", "-", "0.0", "10.0", "memory", "decode"}));
   EXPECT_EQ(Words(s, "gemm"),
-            (Row{"gemm", "2", "800.000", "27.6", "8", "G", "2", "MB", "4000.0",
-                 "43.8", "compute", "prefill"}));
-  EXPECT_EQ(Words(s, "-"),
-            (Row{"-", "1", "100.000", "3.4", "-", "-", "-", "-", "-", "-"}));
+            (Row{"gemm", "2", "800.000", "27.6", "400000.00", "8.000", "2.000",
+                 "4000.00", "0.010", "0.0", "43.8", "compute", "prefill"}));
+  // A kernel without a family is grouped under its name.
+  EXPECT_EQ(Words(s, "x"),
+            (Row{"x", "1", "100.000", "3.4", "100000.00", "-", "-", "-", "-",
+                 "-", "-", "unknown", "unknown"}));
   // Largest first.
-  EXPECT_LT(s.find("\n  norm "), s.find("\n  gemm "));
-  EXPECT_LT(s.find("\n  gemm "), s.find("\n  - "));
-  EXPECT_NE(s.find("\n  - "), std::string::npos);
+  EXPECT_LT(s.find("\nnorm "), s.find("\ngemm "));
+  EXPECT_LT(s.find("\ngemm "), s.find("\nx "));
 }
 
 TEST_F(SummaryTest, PhaseTotalsAndDrops) {
   const std::string s = Summary(15);
+  // phase steps count total-ms time% GFLOP AI %roof TFLOP/s
   EXPECT_EQ(Words(s, "decode"),
-            (Row{"decode", "2", "2", "2000.000", "69.0", "-"}));
+            (Row{"decode", "2", "2", "2000.000", "69.0", "-", "-", "10.0",
+                 "-"}));
   EXPECT_EQ(Words(s, "prefill"),
-            (Row{"prefill", "1", "2", "800.000", "27.6", "8", "G"}));
-  EXPECT_EQ(Words(s, "(none)"), (Row{"(none)", "0", "1", "100.000", "3.4", "-"}));
-  EXPECT_EQ(Words(s, "producer_dropped_kernels"),
-            (Row{"producer_dropped_kernels", "=", "3"}));
-  EXPECT_TRUE(Words(s, "frames").empty());  // not a drop
+            (Row{"prefill", "1", "2", "800.000", "27.6", "8.000", "4000.00",
+                 "43.8", "0.010"}));
+  EXPECT_EQ(Words(s, "unknown"),
+            (Row{"unknown", "0", "1", "100.000", "3.4", "-", "-", "-", "-"}));
+  EXPECT_NE(s.find("  import:   dropped 3, unmatched 0\n"), std::string::npos);
+  EXPECT_NE(s.find("producer_dropped_kernels=3"), std::string::npos);
 }
 
 TEST_F(SummaryTest, TopKeepsTheLargestFamilies) {
