@@ -1,13 +1,13 @@
 #include "kernels/counter_validation.h"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "kernels/formulas.h"
+#include "store/store_reader.h"
 
 namespace rooftrace::kernels {
 namespace {
@@ -91,52 +91,30 @@ StatusOr<std::vector<CountedKernel>> ReadCountedKernels(
                     "--mode counters -o " + store_path +
                     " -- rooftrace calibrate --quick ...`");
   }
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(store_path.c_str(), &db, SQLITE_OPEN_READONLY,
-                      nullptr) != SQLITE_OK) {
-    const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    return Corrupt(store_path + ": cannot open as SQLite (" + why + ")");
-  }
-  std::unique_ptr<sqlite3, int (*)(sqlite3*)> closer(db, sqlite3_close);
-  const char* sql =
-      "SELECT nvtx_path, flops, flops_source, dram_bytes, bytes_source "
-      "FROM kernels WHERE run_id = (CASE WHEN ?1 >= 0 THEN ?1 ELSE "
-      "(SELECT MAX(run_id) FROM kernels) END) AND nvtx_path LIKE "
-      "'%rooftrace:%'";
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) != SQLITE_OK) {
-    return Corrupt(store_path + ": not a rooftrace store with a kernels "
-                   "table (" + sqlite3_errmsg(db) +
-                   "); pass the store written by `rooftrace profile`");
-  }
-  sqlite3_bind_int64(stmt, 1, run_id);
+  StoreReader store;
+  RT_RETURN_IF_ERROR(store.Open(store_path, store_path));
+  RT_ASSIGN_OR_RETURN(
+      const RunRow run,
+      store.ResolveRun(run_id >= 0 ? std::optional<int64_t>(run_id)
+                                   : std::nullopt));
   std::vector<CountedKernel> out;
-  int rc;
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    CountedKernel k;
-    if (const unsigned char* p = sqlite3_column_text(stmt, 0)) {
-      k.nvtx_path = reinterpret_cast<const char*>(p);
+  RT_RETURN_IF_ERROR(store.ForEachKernel(run.run_id, [&](const KernelRow& k) {
+    if (k.nvtx_path.find("rooftrace:") == std::string_view::npos) {
+      return OkStatus();
     }
-    auto text = [&](int col) {
-      const unsigned char* p = sqlite3_column_text(stmt, col);
-      return p ? std::string(reinterpret_cast<const char*>(p)) : "";
-    };
-    if (sqlite3_column_type(stmt, 1) != SQLITE_NULL &&
-        text(2) == "counters") {
-      k.flops = sqlite3_column_double(stmt, 1);
+    CountedKernel c;
+    c.nvtx_path = std::string(k.nvtx_path);
+    // Only counted values validate the counters; analytic ones would
+    // compare the formula with itself.
+    if (k.flops && k.flops_source == "counters") {
+      c.flops = static_cast<double>(*k.flops);
     }
-    if (sqlite3_column_type(stmt, 3) != SQLITE_NULL &&
-        text(4) == "counters") {
-      k.dram_bytes = sqlite3_column_double(stmt, 3);
+    if (k.dram_bytes && k.bytes_source == "counters") {
+      c.dram_bytes = static_cast<double>(*k.dram_bytes);
     }
-    out.push_back(std::move(k));
-  }
-  const std::string err = sqlite3_errmsg(db);
-  sqlite3_finalize(stmt);
-  if (rc != SQLITE_DONE) {
-    return Corrupt(store_path + ": reading kernels failed (" + err + ")");
-  }
+    out.push_back(std::move(c));
+    return OkStatus();
+  }));
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/cli.h"
+#include "tests/support/sqlite_query.h"
 #include "kernels/commands.h"
 #include "model/device_profile.h"
 #include "kernels/calibration_result.h"
@@ -193,16 +194,20 @@ TEST_F(CalibrateCliTest, CountersStoreFillsValidation) {
   ASSERT_EQ(sqlite3_open(store.c_str(), &db), SQLITE_OK);
   // 2 x 2048^3 = 17179869184 FLOPs expected; 1% over counted.
   // Triad of 2^20 floats must move 12582912 bytes; counted exactly.
-  ASSERT_EQ(sqlite3_exec(
-                db,
-                "CREATE TABLE kernels (run_id INTEGER, nvtx_path TEXT, flops "
-                "INTEGER, flops_source TEXT, dram_bytes INTEGER, bytes_source "
-                "TEXT); INSERT INTO kernels VALUES "
-                "(1, 'rooftrace:own_sgemm_tiled_2048x2048x2048', 17351667877, "
-                "'counters', NULL, 'none'), "
-                "(1, 'rooftrace:stream_triad', NULL, 'none', 12582912, "
-                "'counters');",
-                nullptr, nullptr, nullptr),
+  // A store of the documented schema (docs/store.md); run 2 (the newest)
+  // holds the calibration; run 1 an application kernel only.
+  const std::string sql =
+      test_support::DocsStoreDdl(ROOFTRACE_SOURCE_DIR) +
+      "INSERT INTO schema_info VALUES ('schema_version', '3');"
+      "INSERT INTO runs (run_id) VALUES (1), (2);"
+      "INSERT INTO kernels (run_id, session_id, name, start_ns, nvtx_path, "
+      "flops, flops_source, dram_bytes, bytes_source) VALUES "
+      "(2, 1, 'k', 1, 'rooftrace:own_sgemm_tiled_2048x2048x2048', "
+      "17351667877, 'counters', NULL, 'none'), "
+      "(2, 1, 'k', 2, 'rooftrace:stream_triad', NULL, 'none', 12582912, "
+      "'counters'), "
+      "(1, 1, 'k', 3, 'app/step', 1000, 'counters', 10, 'counters');";
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
   CliRun r = Calibrate({"--from-result", result, "--counters-store", store,
@@ -222,7 +227,7 @@ TEST_F(CalibrateCliTest, CountersStoreFillsValidation) {
 
   // A store without calibration's ranges is refused, named.
   r = Calibrate({"--from-result", result, "--counters-store", store, "--run",
-                 "7"});
+                 "1"});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_NE(r.err.find("no counted FLOPs or DRAM bytes"), std::string::npos)
       << r.err;

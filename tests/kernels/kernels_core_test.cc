@@ -410,6 +410,7 @@ TEST(ReportTest, UnitsAreHuman) {
 #include <filesystem>
 
 #include "kernels/counter_validation.h"
+#include "tests/support/sqlite_query.h"
 
 namespace rooftrace::kernels {
 namespace {
@@ -470,17 +471,20 @@ TEST(CounterValidationTest, ReadsCountedKernelsFromAStore) {
   std::filesystem::remove(path);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  // A store of the documented schema (docs/store.md) with two runs.
+  Exec(db, test_support::DocsStoreDdl(ROOFTRACE_SOURCE_DIR));
   Exec(db,
-       "CREATE TABLE kernels (kernel_id INTEGER PRIMARY KEY, run_id INTEGER "
-       "NOT NULL, nvtx_path TEXT, flops INTEGER, flops_source TEXT, "
-       "dram_bytes INTEGER, bytes_source TEXT);"
-       "INSERT INTO kernels (run_id, nvtx_path, flops, flops_source, "
-       "dram_bytes, bytes_source) VALUES "
-       "(1, 'rooftrace:stream_copy', NULL, 'none', 111, 'counters'),"
-       "(2, 'rooftrace:stream_copy', NULL, 'none', 222, 'counters'),"
-       "(2, 'rooftrace:own_bf16_mma_64x64x16', 131072, 'counters', 99, "
-       "'analytic'),"
-       "(2, 'app/other', 7, 'counters', 7, 'counters');");
+       "INSERT INTO schema_info VALUES ('schema_version', '3');"
+       "INSERT INTO runs (run_id) VALUES (1), (2);"
+       "INSERT INTO kernels (run_id, session_id, name, start_ns, nvtx_path, "
+       "flops, flops_source, dram_bytes, bytes_source) VALUES "
+       "(1, 1, 'k', 1, 'rooftrace:stream_copy', NULL, 'none', 111, "
+       "'counters'),"
+       "(2, 1, 'k', 2, 'rooftrace:stream_copy', NULL, 'none', 222, "
+       "'counters'),"
+       "(2, 1, 'k', 3, 'rooftrace:own_bf16_mma_64x64x16', 131072, "
+       "'counters', 99, 'analytic'),"
+       "(2, 1, 'k', 4, 'app/other', 7, 'counters', 7, 'counters');");
   sqlite3_close(db);
 
   auto newest = ReadCountedKernels(path, -1);
