@@ -1,7 +1,7 @@
 // The precision classes FLOPs are counted in, each with its own compute roof
 // (DESIGN.md "Annotation"). One enum for the whole project: the producer
 // (libinject) writes its values on the wire as wire::PrecisionClass (same
-// order, same values; tests/foundation/field_numbers_test.cc holds the two
+// order, same values; tests/proto/field_numbers_test.cc holds the two
 // together), the collector annotates with it, the store keeps its keys.
 //
 // Pure data and functions; thread-safe. Needs nothing but the standard

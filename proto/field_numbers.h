@@ -331,7 +331,7 @@ enum Transpose : uint32_t {
 };
 
 // Precision classes are model/precision.h's Precision values (one enum for
-// the project; tests/foundation/field_numbers_test.cc holds them equal).
+// the project; tests/proto/field_numbers_test.cc holds them equal).
 
 enum RangeKind : uint32_t { kRangePushPop = 1, kRangeStartEnd = 2 };
 
