@@ -109,6 +109,8 @@ void ActivityDecoder::Decode(uint8_t* buffer, size_t valid_bytes,
                              std::vector<DeviceInfo>* devices,
                              DecodeCounts* counts) {
   CUpti_Activity* record = nullptr;
+  // Not through RT_CUPTI_CALL: the iterator ends with
+  // CUPTI_ERROR_MAX_LIMIT_REACHED, which is no error.
   while (api_->ActivityGetNextRecord(buffer, valid_bytes, &record) ==
          CUPTI_SUCCESS) {
     switch (record->kind) {

@@ -137,6 +137,26 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
   return config;
 }
 
+KernelFilterConfig Config::TraceKernelFilter() const {
+  KernelFilterConfig f;
+  if (mode == InjectMode::kCounters) return f;  // every kernel record
+  f.kernel_include = kernel_include;
+  f.kernel_exclude = kernel_exclude;
+  f.sample_every = sample_every;
+  f.max_kernels = max_kernels;
+  return f;
+}
+
+KernelFilterConfig Config::CountersKernelFilter() const {
+  KernelFilterConfig f;
+  f.kernel_include = kernel_include;
+  f.kernel_exclude = kernel_exclude;
+  f.nvtx_include = nvtx_include;
+  f.sample_every = sample_every;
+  f.max_kernels = max_kernels;
+  return f;
+}
+
 std::vector<std::string> Config::ToHelloConfig() const {
   std::vector<std::string> out;
   out.push_back(std::string("ROOFTRACE_MODE=") +

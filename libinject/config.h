@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "libinject/kernel_filter.h"
 #include "libinject/log.h"
 
 namespace rooftrace::inject {
@@ -46,6 +47,12 @@ struct Config {
 
   // "KEY=value" lines for Hello.config (what matters for the run record).
   std::vector<std::string> ToHelloConfig() const;
+  // The kernel filter of each mode, from the same variables: trace mode's
+  // chooses the kernel records sent (in counters mode it keeps them all, so
+  // unselected kernels keep their timing); counters mode's chooses the
+  // launches profiled (with the NVTX condition).
+  KernelFilterConfig TraceKernelFilter() const;
+  KernelFilterConfig CountersKernelFilter() const;
 };
 
 using EnvLookup = std::function<const char*(const char* name)>;

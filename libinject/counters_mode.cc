@@ -27,11 +27,7 @@ StatusOr<std::unique_ptr<CountersMode>> CountersMode::CreateWithApi(
   }
   counters::CountersOptions options;
   options.set = *set;
-  options.selector.kernel_include = config.kernel_include;
-  options.selector.kernel_exclude = config.kernel_exclude;
-  options.selector.nvtx_include = config.nvtx_include;
-  options.selector.sample_every = config.sample_every;
-  options.selector.max_kernels = config.max_kernels;
+  options.filter = config.CountersKernelFilter();
   StatusOr<std::unique_ptr<counters::CountersRuntime>> runtime =
       counters::CountersRuntime::Create(api, options);
   if (!runtime.ok()) {
@@ -64,11 +60,9 @@ void CountersMode::OnContextDestroyed(CUcontext ctx) {
 bool CountersMode::OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
                                  std::string_view kernel_name,
                                  std::string_view nvtx_path,
-                                 bool in_graph_or_capture,
-                                 std::string_view demangled_name) {
+                                 bool in_graph_or_capture) {
   if (runtime_->disabled()) return false;
-  counters::LaunchInfo launch{kernel_name, nvtx_path, in_graph_or_capture,
-                              demangled_name};
+  LaunchInfo launch{kernel_name, nvtx_path, in_graph_or_capture};
   return runtime_->OnKernelLaunchBegin(ctx, correlation_id, launch);
 }
 
@@ -138,7 +132,7 @@ std::vector<std::string> CountersMode::TakeWarnings() {
 }
 
 RecordCountValues CountersMode::Counts() const {
-  const counters::SelectorStats sel = runtime_->selector_stats();
+  const FilterStats sel = runtime_->filter_stats();
   const counters::SessionStats ses = runtime_->session_stats();
   RecordCountValues c;
   c.seen = ses.profiled;

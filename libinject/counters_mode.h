@@ -1,9 +1,9 @@
 // Counters mode inside libinject: the bridge between the CUPTI callbacks
-// (tracer.cc), the sender thread (session.cc) and the counters library
+// (tracer.cc), the sender thread (producer.cc) and the counters library
 // (libinject/counters, CountersRuntime).
 //
-// Created once per session when ROOFTRACE_MODE=counters, from the libcupti
-// handle trace mode already opened; lives as long as its session. If it
+// Created once per producer when ROOFTRACE_MODE=counters, from the libcupti
+// handle trace mode already opened; lives as long as its producer. If it
 // cannot be created, the caller says the one line and stays in trace mode.
 // After a failure the runtime reports later (a context it cannot profile),
 // every call is a cheap no-op and trace mode goes on.
@@ -12,7 +12,7 @@
 // launch hooks from the driver/runtime API enter/exit callbacks of the same
 // launch); Flush/TakeWarnings/counts on the sender thread.
 // The trap: the counters library's types stay behind forward declarations
-// so the tracer and session do not see its headers (and their CUPTI
+// so the tracer and producer do not see its headers (and their CUPTI
 // profiler includes) at all.
 #ifndef ROOFTRACE_LIBINJECT_COUNTERS_MODE_H_
 #define ROOFTRACE_LIBINJECT_COUNTERS_MODE_H_
@@ -61,13 +61,11 @@ class CountersMode {
 
   // Launch API enter of a kernel launch (app thread). `nvtx_path` is the
   // thread's open ranges ("outer/inner"), computed only when
-  // needs_nvtx_path(); `demangled_name` only when a name condition is set
-  // (it must be a function of `kernel_name`). True when the launch is profiled:
-  // then OnLaunchEnd must follow on the same thread after the launch.
+  // needs_nvtx_path(). True when the launch is profiled: then OnLaunchEnd
+  // must follow on the same thread after the launch.
   bool OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
                      std::string_view kernel_name, std::string_view nvtx_path,
-                     bool in_graph_or_capture,
-                     std::string_view demangled_name = {});
+                     bool in_graph_or_capture);
   void OnLaunchEnd(CUcontext ctx, uint64_t correlation_id, bool launched);
   // A cudaGraphLaunch: nothing in it is profiled; the first one says so.
   void OnGraphLaunch();

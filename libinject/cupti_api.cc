@@ -4,16 +4,6 @@
 
 namespace rooftrace::inject {
 
-std::string CuptiApi::Describe(const char* call, CUptiResult result) const {
-  const char* text = nullptr;
-  if (GetResultString == nullptr || GetResultString(result, &text) != CUPTI_SUCCESS ||
-      text == nullptr) {
-    text = "unknown CUPTI error";
-  }
-  return std::string(call) + ": " + text + " (" +
-         std::to_string(static_cast<int>(result)) + ")";
-}
-
 StatusOr<CuptiApi> LoadCuptiApi() {
   const char* candidates[] = {
       "libcupti.so.13", "libcupti.so",

@@ -5,6 +5,7 @@
 // so it carries no link-time dependency on libcupti. Tests fill the table
 // with fakes (e.g. ActivityGetNextRecord walking synthetic records) to drive
 // the real buffer and callback handling without a GPU.
+// Calls go through RT_CUPTI_CALL (libinject/cupti_call.h).
 // Immutable once loaded; thread-safe to share.
 #ifndef ROOFTRACE_LIBINJECT_CUPTI_API_H_
 #define ROOFTRACE_LIBINJECT_CUPTI_API_H_
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "libinject/cupti_call.h"
 
 namespace rooftrace::inject {
 
@@ -49,9 +51,6 @@ struct CuptiApi {
   CUptiResult (*Finalize)() = nullptr;
   // Counters mode: the device of a created context.
   CUptiResult (*GetDeviceId)(CUcontext, uint32_t*) = nullptr;
-
-  // "cuptiSubscribe: CUPTI_ERROR_NO_DEVICE (no CUDA-capable device)".
-  std::string Describe(const char* call, CUptiResult result) const;
 };
 
 // Opens libcupti (library path first, then the CUPTI directory found at
@@ -60,19 +59,5 @@ struct CuptiApi {
 StatusOr<CuptiApi> LoadCuptiApi();
 
 }  // namespace rooftrace::inject
-
-// Wraps one CUPTI call: evaluates to a Status that names the call text and
-// CUPTI's result string.
-#define RT_CUPTI_CALL(api, call_expr, ...)                              \
-  ([&]() -> ::rooftrace::Status {                                       \
-    if ((api).call_expr == nullptr) {                                   \
-      return ::rooftrace::Unavailable("cupti" #call_expr                \
-                                      " is not available");            \
-    }                                                                   \
-    const CUptiResult rt_r_ = (api).call_expr(__VA_ARGS__);             \
-    if (rt_r_ == CUPTI_SUCCESS) return ::rooftrace::OkStatus();         \
-    return ::rooftrace::Unavailable((api).Describe("cupti" #call_expr,  \
-                                                   rt_r_));             \
-  }())
 
 #endif  // ROOFTRACE_LIBINJECT_CUPTI_API_H_

@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "proto/field_numbers.h"
+#include "libinject/capture_records.h"
 #include "libinject/proto_writer.h"
-#include "libinject/records.h"
 #include "libinject/string_interner.h"
+#include "proto/field_numbers.h"
 
 namespace rooftrace::inject {
 

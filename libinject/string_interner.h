@@ -1,4 +1,4 @@
-// Interned strings of one session (kernel names, NVTX messages, domains).
+// Interned strings of one producer (kernel names, NVTX messages, domains).
 //
 // Intern() returns a stable id (iid, from 1; 0 is "none"). New strings are
 // remembered as pending definitions; the sender attaches them to the next
@@ -35,7 +35,7 @@ class StringInterner {
   // Appends the definitions not yet taken and marks them taken. The views
   // stay valid for the interner's lifetime.
   void TakePending(std::vector<Definition>* out);
-  // Every definition so far (a spool started mid-session restates them).
+  // Every definition so far (a spool started mid-producer restates them).
   void TakeAll(std::vector<Definition>* out);
 
   size_t size();

@@ -13,7 +13,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "libinject/records.h"
+#include "libinject/capture_records.h"
 
 namespace rooftrace::inject {
 
@@ -61,7 +61,7 @@ struct ThreadState {
   }
 };
 
-// Incremented in the child after fork (see session.cc).
+// Incremented in the child after fork (see producer.cc).
 extern std::atomic<uint64_t> g_fork_generation;
 
 // This thread's state, reset if it is from before a fork. No heap.

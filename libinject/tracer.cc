@@ -1,7 +1,6 @@
 #include "libinject/tracer.h"
 
 #include <cuda.h>
-#include <cxxabi.h>
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -11,7 +10,7 @@
 #include "libinject/clock.h"
 #include "libinject/counters_mode.h"
 #include "libinject/log.h"
-#include "libinject/session.h"
+#include "libinject/producer.h"
 #include "libinject/thread_state.h"
 
 namespace rooftrace::inject {
@@ -31,25 +30,11 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 
 uint64_t CuptiClock() { return MonotonicNs(); }
 
-// The demangled kernel name for counters mode's name condition. CUPTI hands
-// the same symbol pointer for the same kernel, so one entry per thread
-// saves the demangling of repeated launches.
-std::string_view DemangledName(const char* symbol) {
-  thread_local const char* last = nullptr;
-  thread_local std::string text;
-  if (symbol != last) {
-    last = symbol;
-    int status = 0;
-    char* out = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
-    text = (status == 0 && out != nullptr) ? out : "";
-    std::free(out);
-  }
-  return text;
-}
-
-// "outer/inner": the names of the ranges open on this thread.
-std::string NvtxPath(const ThreadState& t, StringInterner* interner) {
-  std::string path;
+// "outer/inner": the names of the ranges open on this thread, in a
+// per-thread buffer that is reused (it allocates only when it grows).
+std::string_view NvtxPath(const ThreadState& t, StringInterner* interner) {
+  thread_local std::string path;
+  path.clear();
   for (uint32_t i = 0; i < t.frame_count; ++i) {
     if (i > 0) path += '/';
     path += interner->Lookup(t.frames[i].name_iid);
@@ -131,33 +116,33 @@ bool HostLinksCuda() {
   return false;
 }
 
-void StartCuptiTracing(Session* session) {
+void StartCuptiTracing(Producer* producer) {
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
-  if (!session->FirstCuptiAttempt()) return;
+  if (!producer->FirstCuptiAttempt()) return;
   auto api = LoadCuptiApi();
   if (!api.ok()) {
-    session->Warn(api.status().message());
+    producer->Warn(api.status().message());
     return;
   }
-  auto tracer = std::make_unique<CuptiTracer>(session, *api);
+  auto tracer = std::make_unique<CuptiTracer>(producer, *api);
   Status s = tracer->Start();
   if (!s.ok()) {
     void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (driver != nullptr) dlclose(driver);
-    session->Warn(s.message() +
-                  (driver == nullptr
-                       ? " (no CUDA driver: libcuda.so.1 is not loaded)"
-                       : "") +
-                  ": kernels and copies are not recorded; NVTX and cuBLAS "
-                  "shapes still are");
+    producer->Warn(s.message() +
+                   (driver == nullptr
+                        ? " (no CUDA driver: libcuda.so.1 is not loaded)"
+                        : "") +
+                   ": kernels and copies are not recorded; NVTX and cuBLAS "
+                   "shapes still are");
     return;  // the tracer (and libcupti) stays loaded but unused
   }
-  session->set_tracer(std::move(tracer));
+  producer->set_tracer(std::move(tracer));
 }
 
-CuptiTracer::CuptiTracer(Session* session, CuptiApi api)
-    : session_(session), api_(api) {}
+CuptiTracer::CuptiTracer(Producer* producer, CuptiApi api)
+    : producer_(producer), api_(api) {}
 
 CuptiTracer::~CuptiTracer() {
   CuptiTracer* self = this;
@@ -175,34 +160,32 @@ void CuptiTracer::MakeBufferTarget() { g_buffer_target.store(this); }
 
 void CuptiTracer::AttachActivity(size_t buffer_count, size_t buffer_bytes) {
   pool_ = std::make_unique<ActivityBufferPool>(buffer_count, buffer_bytes);
-  decoder_ = std::make_unique<ActivityDecoder>(&api_, session_->interner(),
-                                               session_->kernel_filter());
-  Session::ActivityHooks hooks;
+  decoder_ = std::make_unique<ActivityDecoder>(&api_, producer_->interner(),
+                                               producer_->kernel_filter());
+  Producer::ActivityHooks hooks;
   hooks.pool = pool_.get();
   hooks.decoder = decoder_.get();
   CuptiApi* api = &api_;
   ActivityBufferPool* pool = pool_.get();
   auto last_flush = std::make_shared<uint64_t>(0);
   hooks.flush = [api] {
-    if (api->ActivityFlushAll != nullptr) {
-      api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    }
+    (void)RT_CUPTI_CALL(*api, ActivityFlushAll,
+                        CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   };
   hooks.dropped_records = [api, pool, last_flush]() -> uint64_t {
     // Also the place for the periodic (non-forced) flush, so records of a
     // slow process do not wait in half-full buffers until exit.
     const uint64_t now = MonotonicNs();
-    if (api->ActivityFlushAll != nullptr && now - *last_flush > kPeriodicFlushNs) {
+    if (now - *last_flush > kPeriodicFlushNs) {
       *last_flush = now;
-      api->ActivityFlushAll(0);
+      (void)RT_CUPTI_CALL(*api, ActivityFlushAll, 0);
     }
     size_t dropped = 0;
-    if (api->ActivityGetNumDroppedRecords != nullptr) {
-      api->ActivityGetNumDroppedRecords(nullptr, 0, &dropped);
-    }
+    (void)RT_CUPTI_CALL(*api, ActivityGetNumDroppedRecords, nullptr, 0,
+                        &dropped);
     return dropped + pool->times_exhausted();
   };
-  session_->AttachActivity(std::move(hooks));
+  producer_->AttachActivity(std::move(hooks));
 }
 
 Status CuptiTracer::Start() {
@@ -217,35 +200,25 @@ Status CuptiTracer::Start() {
         std::to_string(kMinCuptiApiVersion) +
         ") rooftrace reads; put CUDA 13's CUPTI first on LD_LIBRARY_PATH");
   }
-  CUptiResult r;
   char old_name[128] = {0};
-  if (api_.SubscribeV2 != nullptr) {
-    CUpti_SubscriberParams params{};
-    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-    params.subscriberName = "rooftrace";
-    params.oldSubscriberName = old_name;
-    params.oldSubscriberSize = sizeof old_name;
-    r = api_.SubscribeV2(&subscriber_, &CuptiTracer::CallbackTrampoline, this,
-                         &params);
-  } else {
-    r = api_.Subscribe(&subscriber_, &CuptiTracer::CallbackTrampoline, this);
-  }
-  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+  const CuptiCall subscribed = Subscribe(old_name, sizeof old_name);
+  if (subscribed.result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     return FailedPrecondition(
         std::string("another CUPTI tool is already attached (") +
         (old_name[0] != '\0' ? old_name : "Nsight Systems, Kineto or similar") +
         "); rooftrace stands aside from CUPTI");
   }
-  if (r != CUPTI_SUCCESS) return Unavailable(api_.Describe("cuptiSubscribe", r));
+  RT_RETURN_IF_ERROR(subscribed);
 
   Status s = EnableCallbacks();
-  if (s.ok() && api_.ActivityRegisterTimestampCallback != nullptr &&
-      api_.ActivityRegisterTimestampCallback(&CuptiClock) == CUPTI_SUCCESS) {
+  if (s.ok() &&
+      RT_CUPTI_CALL(api_, ActivityRegisterTimestampCallback, &CuptiClock)
+          .ok()) {
     // CUPTI stamps with our clock: offset 0.
   } else if (s.ok()) {
     uint64_t cupti_now = 0;
     const uint64_t before = MonotonicNs();
-    api_.GetTimestamp(&cupti_now);
+    (void)RT_CUPTI_CALL(api_, GetTimestamp, &cupti_now);
     const uint64_t after = MonotonicNs();
     AttachActivity(kBufferCount, kBufferBytes);
     decoder_->set_clock_offset(MeasureClockOffset(before, cupti_now, after));
@@ -258,27 +231,28 @@ Status CuptiTracer::Start() {
                       &CuptiTracer::BufferRequested,
                       &CuptiTracer::BufferCompleted);
   }
-  if (s.ok() && session_->config().capture == CaptureMode::kAll) {
+  if (s.ok() && producer_->config().capture == CaptureMode::kAll) {
     s = EnableActivityKinds(true);
   }
   if (!s.ok()) {
-    api_.Unsubscribe(subscriber_);
+    (void)RT_CUPTI_CALL(api_, Unsubscribe, subscriber_);
     subscriber_ = nullptr;
     return s;
   }
   Say(LogLevel::kInfo, "CUPTI %u attached: tracing kernels and copies",
       version);
-  if (session_->config().mode == InjectMode::kCounters) {
+  if (producer_->config().mode == InjectMode::kCounters) {
     StatusOr<std::unique_ptr<CountersMode>> counters = CountersMode::Create(
-        api_.handle, session_->config(), session_->interner());
+        api_.handle, producer_->config(), producer_->interner());
     if (!counters.ok()) {
-      session_->Warn(counters.status().message());  // trace mode goes on
+      producer_->Warn(counters.status().message());  // trace mode goes on
       return OkStatus();
     }
-    if (api_.EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
-                            CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) !=
-        CUPTI_SUCCESS) {
-      session_->Warn(
+    if (!RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_,
+                       CUPTI_CB_DOMAIN_RESOURCE,
+                       CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+             .ok()) {
+      producer_->Warn(
           "counters mode: CUPTI cannot report context destruction; using "
           "trace mode");
       return OkStatus();
@@ -291,7 +265,22 @@ Status CuptiTracer::Start() {
 
 void CuptiTracer::AttachCounters(std::unique_ptr<CountersMode> counters) {
   counters_ = std::move(counters);
-  session_->AttachCounters(counters_.get());
+  producer_->AttachCounters(counters_.get());
+}
+
+CuptiCall CuptiTracer::Subscribe(char* old_name, size_t old_name_size) {
+  if (api_.SubscribeV2 == nullptr) {
+    return RT_CUPTI_CALL(api_, Subscribe, &subscriber_,
+                         &CuptiTracer::CallbackTrampoline, this);
+  }
+  // The v2 entry names the subscriber already attached, if any.
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "rooftrace";
+  params.oldSubscriberName = old_name;
+  params.oldSubscriberSize = old_name_size;
+  return RT_CUPTI_CALL(api_, SubscribeV2, &subscriber_,
+                       &CuptiTracer::CallbackTrampoline, this, &params);
 }
 
 Status CuptiTracer::EnableCallbacks() {
@@ -347,20 +336,17 @@ Status CuptiTracer::EnableActivityKinds(bool enable) {
 void CuptiTracer::Finalize() {
   if (finalized_) return;
   finalized_ = true;
-  if (subscriber_ != nullptr && api_.Unsubscribe != nullptr) {
-    api_.Unsubscribe(subscriber_);
+  if (subscriber_ != nullptr) {
+    (void)RT_CUPTI_CALL(api_, Unsubscribe, subscriber_);
     subscriber_ = nullptr;
   }
-  if (api_.Finalize != nullptr) api_.Finalize();
+  (void)RT_CUPTI_CALL(api_, Finalize);
 }
 
 void CuptiTracer::OnContextCreated(CUcontext context) {
   if (counters_ == nullptr) return;
   uint32_t device = 0;
-  if (api_.GetDeviceId != nullptr &&
-      api_.GetDeviceId(context, &device) != CUPTI_SUCCESS) {
-    device = 0;
-  }
+  if (!RT_CUPTI_CALL(api_, GetDeviceId, context, &device).ok()) device = 0;
   counters_->OnContextCreated(context, device);
 }
 
@@ -369,14 +355,14 @@ void CuptiTracer::OnContextDestroyed(CUcontext context) {
 }
 
 void CuptiTracer::OnProfilerRange(bool start) {
-  if (session_->config().capture != CaptureMode::kProfilerApi) return;
+  if (producer_->config().capture != CaptureMode::kProfilerApi) return;
   Status s = EnableActivityKinds(start);
   if (!s.ok()) {
     Say(LogLevel::kWarn, "%s", s.message().c_str());
     return;
   }
-  session_->set_capturing(start);
-  if (!start && api_.ActivityFlushAll != nullptr) api_.ActivityFlushAll(0);
+  producer_->set_capturing(start);
+  if (!start) (void)RT_CUPTI_CALL(api_, ActivityFlushAll, 0);
 }
 
 void CUPTIAPI CuptiTracer::CallbackTrampoline(void* userdata,
@@ -436,8 +422,8 @@ void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
     OnProfilerRange(kind == kApiProfilerStart);
     return;
   }
-  if (!session_->capturing()) {
-    session_->CountFiltered(wire::enums::kRecordLaunch);
+  if (!producer_->capturing()) {
+    producer_->CountFiltered(wire::enums::kRecordLaunch);
     return;
   }
   LaunchRecord r;
@@ -452,7 +438,7 @@ void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
   if (t.gemm_depth > 0 && t.gemm_correlation_count < kMaxGemmCorrelations) {
     t.gemm_correlations[t.gemm_correlation_count++] = data->correlationId;
   }
-  session_->EmitLaunch(r);
+  producer_->EmitLaunch(r);
 }
 
 void CuptiTracer::CountersLaunchBegin(uint8_t kind,
@@ -463,22 +449,15 @@ void CuptiTracer::CountersLaunchBegin(uint8_t kind,
     return;
   }
   if (kind != wire::enums::kApiKernelLaunch || t.counters_launch != 0 ||
-      !session_->capturing() || counters_->disabled()) {
+      !producer_->capturing() || counters_->disabled()) {
     return;
   }
   const char* symbol = data->symbolName != nullptr ? data->symbolName : "";
-  const Config& c = session_->config();
-  const std::string_view demangled =
-      (c.kernel_include.empty() && c.kernel_exclude.empty())
-          ? std::string_view()
-          : DemangledName(symbol);
-  std::string nvtx_path;
-  if (counters_->needs_nvtx_path()) {
-    nvtx_path = NvtxPath(t, session_->interner());
-  }
+  const std::string_view nvtx_path = counters_->needs_nvtx_path()
+                                         ? NvtxPath(t, producer_->interner())
+                                         : std::string_view();
   if (counters_->OnLaunchBegin(data->context, data->correlationId, symbol,
-                               nvtx_path, /*in_graph_or_capture=*/false,
-                               demangled)) {
+                               nvtx_path, /*in_graph_or_capture=*/false)) {
     t.counters_launch = data->correlationId + 1;
   }
 }
@@ -502,7 +481,7 @@ void CUPTIAPI CuptiTracer::BufferCompleted(CUcontext /*context*/,
   CuptiTracer* t = g_buffer_target.load(std::memory_order_acquire);
   if (t == nullptr || t->pool_ == nullptr) return;
   t->pool_->OnCompleted(buffer, valid_size);
-  t->session_->Wake();
+  t->producer_->Wake();
 }
 
 }  // namespace rooftrace::inject

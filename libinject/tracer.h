@@ -1,10 +1,10 @@
-// CUPTI tracing of one session: the callback subscriber (runtime / driver
+// CUPTI tracing of one producer: the callback subscriber (runtime / driver
 // API calls that enqueue GPU work -> Launch records on the launching
 // thread) and the activity API (kernels, copies, memsets, devices).
 //
-// Created by StartCuptiTracing(); lives as long as its session (forever in
+// Created by StartCuptiTracing(); lives as long as its producer (forever in
 // a host process). OnCallback() runs on application threads and does not
-// allocate; the buffer callbacks forward to the session's pool.
+// allocate; the buffer callbacks forward to the producer's pool.
 // The trap: buffer callbacks have no user data, so one tracer per process
 // is reachable through a global (set in Start()).
 #ifndef ROOFTRACE_LIBINJECT_TRACER_H_
@@ -24,7 +24,7 @@
 namespace rooftrace::inject {
 
 class CountersMode;
-class Session;
+class Producer;
 struct ThreadState;
 
 // Callback ids per domain we keep a kind for (CUDA 13: < 1000).
@@ -42,14 +42,14 @@ uint8_t ClassifyApiName(std::string_view name);
 // True when libcuda or libcudart is already loaded in this process.
 bool HostLinksCuda();
 
-// Starts CUPTI tracing for `session` once; on any failure (no libcupti, no
+// Starts CUPTI tracing for `producer` once; on any failure (no libcupti, no
 // driver, no GPU, another subscriber) says one line and stands aside, and
 // NVTX and cuBLAS capture go on.
-void StartCuptiTracing(Session* session);
+void StartCuptiTracing(Producer* producer);
 
 class CuptiTracer {
  public:
-  CuptiTracer(Session* session, CuptiApi api);
+  CuptiTracer(Producer* producer, CuptiApi api);
   ~CuptiTracer();
 
   // Subscribes, enables callbacks and activity. Errors say what failed.
@@ -73,7 +73,7 @@ class CuptiTracer {
 
   // Tests set kinds directly instead of asking CUPTI for names.
   void SetApiKind(CUpti_CallbackDomain domain, uint32_t cbid, uint8_t kind);
-  // Creates the buffer pool and decoder and attaches them to the session
+  // Creates the buffer pool and decoder and attaches them to the producer
   // (Start() does it; tests call it with fake CUPTI tables).
   void AttachActivity(size_t buffer_count, size_t buffer_bytes);
   ActivityBufferPool* pool() { return pool_.get(); }
@@ -83,14 +83,17 @@ class CuptiTracer {
 
   // Counters mode (ROOFTRACE_MODE=counters): Start() creates it from the
   // libcupti handle; tests attach one built on fake entry points. Attaching
-  // tells the session (Hello mode and capability, CounterBatch packets).
+  // tells the producer (Hello mode and capability, CounterBatch packets).
   void AttachCounters(std::unique_ptr<CountersMode> counters);
   CountersMode* counters() { return counters_.get(); }
-  // Resource callbacks: one counters session per context.
+  // Resource callbacks: one counters producer per context.
   void OnContextCreated(CUcontext context);
   void OnContextDestroyed(CUcontext context);
 
  private:
+  // cuptiSubscribe_v2 when libcupti has it (it names another subscriber
+  // in `old_name`), else cuptiSubscribe.
+  CuptiCall Subscribe(char* old_name, size_t old_name_size);
   Status EnableCallbacks();
   Status EnableActivityKinds(bool enable);
   void OnProfilerRange(bool start);
@@ -98,7 +101,7 @@ class CuptiTracer {
   void CountersLaunchBegin(uint8_t kind, const CUpti_CallbackData* data,
                            ThreadState& t);
 
-  Session* session_;
+  Producer* producer_;
   CuptiApi api_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   uint8_t runtime_kind_[kMaxCallbackIds] = {};

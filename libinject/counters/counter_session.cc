@@ -8,19 +8,6 @@
 namespace rooftrace::counters {
 namespace {
 
-// Calls a range-profiler entry; a failure becomes Unavailable carrying the
-// one-line report for its CUptiResult.
-#define RT_CUPTI_OR_REPORT(api, fn, params)                    \
-  do {                                                         \
-    CUptiResult rt_result_ = CUPTI_SUCCESS;                    \
-    ::rooftrace::Status rt_s_ =                                \
-        RT_PROFILER_CALL(api, fn, params, &rt_result_);        \
-    if (!rt_s_.ok()) {                                         \
-      return ::rooftrace::Unavailable(                         \
-          ClassifyCuptiFailure(rt_result_, "cupti" #fn).line); \
-    }                                                          \
-  } while (0)
-
 constexpr std::string_view kOffPrefix = "counters mode off";
 
 // A Status from below as a failure line (wrapped unless it already is one).
@@ -48,7 +35,8 @@ StatusOr<std::unique_ptr<CounterSession>> CounterSession::Create(
       new CounterSession(api, ctx, device_id, config, capacity));
   auto enable = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
   enable.ctx = ctx;
-  RT_CUPTI_OR_REPORT(api, RangeProfilerEnable, &enable);
+  RT_RETURN_IF_ERROR(
+      CounterFailureStatus(RT_CUPTI_CALL(api, RangeProfilerEnable, &enable)));
   s->profiler_ = enable.pRangeProfilerObject;
 
   std::vector<const char*> names = config.metrics.Names();
@@ -58,7 +46,8 @@ StatusOr<std::unique_ptr<CounterSession>> CounterSession::Create(
   size.numMetrics = names.size();
   size.maxNumOfRanges = capacity;
   size.maxNumRangeTreeNodes = static_cast<uint32_t>(capacity);
-  RT_CUPTI_OR_REPORT(api, RangeProfilerGetCounterDataSize, &size);
+  RT_RETURN_IF_ERROR(CounterFailureStatus(
+      RT_CUPTI_CALL(api, RangeProfilerGetCounterDataSize, &size)));
   if (size.counterDataSize == 0) {
     return Unavailable(std::string(kOffPrefix) +
                        ": CUPTI sized the counter-data image at 0 bytes; "
@@ -79,7 +68,8 @@ Status CounterSession::InitializeImage() {
   init.pRangeProfilerObject = profiler_;
   init.counterDataSize = image_.size();
   init.pCounterData = image_.data();
-  RT_CUPTI_OR_REPORT(api_, RangeProfilerCounterDataImageInitialize, &init);
+  RT_RETURN_IF_ERROR(CounterFailureStatus(
+      RT_CUPTI_CALL(api_, RangeProfilerCounterDataImageInitialize, &init)));
   image_ids_.clear();
   return OkStatus();
 }
@@ -98,7 +88,8 @@ Status CounterSession::Configure() {
   c.minNestingLevel = 1;
   c.passIndex = 0;
   c.targetNestingLevel = 1;
-  RT_CUPTI_OR_REPORT(api_, RangeProfilerSetConfig, &c);
+  RT_RETURN_IF_ERROR(
+      CounterFailureStatus(RT_CUPTI_CALL(api_, RangeProfilerSetConfig, &c)));
   return OkStatus();
 }
 
@@ -114,12 +105,11 @@ StatusOr<bool> CounterSession::OnKernelLaunchBegin(uint64_t correlation_id) {
   }
   auto start = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
   start.pRangeProfilerObject = profiler_;
-  CUptiResult result = CUPTI_SUCCESS;
-  Status s = RT_PROFILER_CALL(api_, RangeProfilerStart, &start, &result);
-  if (!s.ok()) {
+  const Status started =
+      CounterFailureStatus(RT_CUPTI_CALL(api_, RangeProfilerStart, &start));
+  if (!started.ok()) {
     in_flight_.store(0);
-    return Unavailable(
-        ClassifyCuptiFailure(result, "cuptiRangeProfilerStart").line);
+    return started;
   }
   return true;
 }
@@ -139,7 +129,8 @@ Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id,
 
   auto stop = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
   stop.pRangeProfilerObject = profiler_;
-  RT_CUPTI_OR_REPORT(api_, RangeProfilerStop, &stop);
+  RT_RETURN_IF_ERROR(
+      CounterFailureStatus(RT_CUPTI_CALL(api_, RangeProfilerStop, &stop)));
   if (!stop.isAllPassSubmitted) {
     Warn(
         "counters: kernel replay did not submit every pass for correlation "
@@ -148,7 +139,8 @@ Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id,
   }
   auto decode = RT_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
   decode.pRangeProfilerObject = profiler_;
-  RT_CUPTI_OR_REPORT(api_, RangeProfilerDecodeData, &decode);
+  RT_RETURN_IF_ERROR(CounterFailureStatus(
+      RT_CUPTI_CALL(api_, RangeProfilerDecodeData, &decode)));
   // A launch the driver refused ran no kernel and made no range.
   if (!launched) return OkStatus();
   image_ids_.push_back(correlation_id);
@@ -220,7 +212,8 @@ Status CounterSession::Shutdown(std::chrono::milliseconds wait) {
     auto disable = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
     disable.pRangeProfilerObject = profiler_;
     profiler_ = nullptr;
-    RT_CUPTI_OR_REPORT(api_, RangeProfilerDisable, &disable);
+    RT_RETURN_IF_ERROR(CounterFailureStatus(
+        RT_CUPTI_CALL(api_, RangeProfilerDisable, &disable)));
   }
   return handed;
 }
@@ -309,12 +302,13 @@ std::vector<std::string> CounterSession::TakeWarnings() {
 
 StatusOr<std::unique_ptr<CountersRuntime>> CountersRuntime::Create(
     const CuptiProfilerApi& api, const CountersOptions& options) {
-  RT_ASSIGN_OR_RETURN(std::unique_ptr<KernelSelector> selector,
-                      KernelSelector::Create(options.selector));
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<inject::KernelFilter> filter,
+                      inject::KernelFilter::Create(options.filter));
   auto init = RT_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
-  RT_CUPTI_OR_REPORT(api, ProfilerInitialize, &init);
+  RT_RETURN_IF_ERROR(
+      CounterFailureStatus(RT_CUPTI_CALL(api, ProfilerInitialize, &init)));
   return std::unique_ptr<CountersRuntime>(
-      new CountersRuntime(api, options, std::move(selector)));
+      new CountersRuntime(api, options, std::move(filter)));
 }
 
 Status CountersRuntime::Disable(const CounterFailureReport& report) {
@@ -330,87 +324,95 @@ Status CountersRuntime::Disable(const CounterFailureReport& report) {
 Status CountersRuntime::OnContextCreated(CUcontext ctx,
                                          uint32_t device_ordinal) {
   if (disabled()) return OkStatus();
-  auto support = RT_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
-  support.cuDevice = static_cast<CUdevice>(device_ordinal);
-  support.api = CUPTI_PROFILER_RANGE_PROFILING;
-  CUptiResult result = CUPTI_SUCCESS;
-  Status s = RT_PROFILER_CALL(api_, ProfilerDeviceSupported, &support, &result);
-  if (!s.ok()) {
-    return Disable(
-        ClassifyCuptiFailure(result, "cuptiProfilerDeviceSupported"));
-  }
-  if (std::optional<CounterFailureReport> r = ClassifyDeviceSupport(support)) {
-    return Disable(*r);
-  }
-
-  auto chip_params = RT_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
-  chip_params.deviceIndex = device_ordinal;
-  s = RT_PROFILER_CALL(api_, DeviceGetChipName, &chip_params, &result);
-  if (!s.ok() || chip_params.pChipName == nullptr) {
-    return Disable(ClassifyCuptiFailure(result, "cuptiDeviceGetChipName"));
-  }
-  const std::string chip = chip_params.pChipName;
-
-  ChipConfig* chip_config = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = chips_.find(chip);
-    if (it != chips_.end()) chip_config = it->second.get();
-  }
-  if (chip_config == nullptr) {
-    // Which counters this context can use (MIG, other users of the GPU).
-    auto avail = RT_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
-    avail.ctx = ctx;
-    s = RT_PROFILER_CALL(api_, ProfilerGetCounterAvailability, &avail, &result);
-    if (!s.ok()) {
-      return Disable(
-          ClassifyCuptiFailure(result, "cuptiProfilerGetCounterAvailability"));
-    }
-    std::vector<uint8_t> availability(avail.counterAvailabilityImageSize);
-    if (!availability.empty()) {
-      avail.pCounterAvailabilityImage = availability.data();
-      s = RT_PROFILER_CALL(api_, ProfilerGetCounterAvailability, &avail,
-                           &result);
-      if (!s.ok()) {
-        return Disable(ClassifyCuptiFailure(
-            result, "cuptiProfilerGetCounterAvailability"));
-      }
-    }
-    StatusOr<MetricConfig> config =
-        BuildMetricConfig(api_, chip, options_.set, availability);
-    if (!config.ok()) return Disable(ReportFromStatus(config.status()));
-    auto owned = std::make_unique<ChipConfig>();
-    owned->config = std::move(*config);
-    owned->names = owned->config.metrics.Names();
-    StatusOr<ProfilerHost> host =
-        CreateHostWithMetrics(api_, chip, owned->names);
-    if (!host.ok()) return Disable(ReportFromStatus(host.status()));
-    owned->host = std::make_unique<ProfilerHost>(std::move(*host));
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!owned->config.left_out.empty()) {
-      std::string line = "counters: on " + chip +
-                         " these counters do not "
-                         "fit the pass budget and are not collected:";
-      for (const std::string& m : owned->config.left_out) line += " " + m;
-      warnings_.push_back(std::move(line));
-    }
-    passes_.store(std::max<uint32_t>(
-        passes_.load(), static_cast<uint32_t>(owned->config.passes)));
-    chip_config = owned.get();
-    chips_.emplace(chip, std::move(owned));
-  }
-
+  StatusOr<std::string> chip = SupportedChip(device_ordinal);
+  if (!chip.ok()) return chip.status();  // Disable() has said why
+  StatusOr<ChipConfig*> chip_config = ConfigForChip(ctx, *chip);
+  if (!chip_config.ok()) return chip_config.status();
   StatusOr<std::unique_ptr<CounterSession>> session =
-      CounterSession::Create(api_, ctx, device_ordinal, chip_config->config,
+      CounterSession::Create(api_, ctx, device_ordinal, (*chip_config)->config,
                              options_.ranges_per_image);
   if (!session.ok()) return Disable(ReportFromStatus(session.status()));
   (*session)->KeepRawImages(options_.keep_raw_images);
   auto entry = std::make_shared<Entry>();
   entry->session = std::move(*session);
-  entry->chip = chip_config;
+  entry->chip = *chip_config;
   std::lock_guard<std::mutex> lock(mu_);
   sessions_[ctx] = std::move(entry);
   return OkStatus();
+}
+
+StatusOr<std::string> CountersRuntime::SupportedChip(uint32_t device_ordinal) {
+  auto support = RT_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
+  support.cuDevice = static_cast<CUdevice>(device_ordinal);
+  support.api = CUPTI_PROFILER_RANGE_PROFILING;
+  const inject::CuptiCall supported =
+      RT_CUPTI_CALL(api_, ProfilerDeviceSupported, &support);
+  if (!supported.ok()) {
+    return Disable(ClassifyCuptiFailure(supported.result, supported.function));
+  }
+  if (std::optional<CounterFailureReport> r = ClassifyDeviceSupport(support)) {
+    return Disable(*r);
+  }
+  auto chip = RT_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+  chip.deviceIndex = device_ordinal;
+  const inject::CuptiCall named = RT_CUPTI_CALL(api_, DeviceGetChipName, &chip);
+  if (!named.ok() || chip.pChipName == nullptr) {
+    return Disable(ClassifyCuptiFailure(named.result, named.function));
+  }
+  return std::string(chip.pChipName);
+}
+
+StatusOr<std::vector<uint8_t>> CountersRuntime::CounterAvailability(
+    CUcontext ctx) {
+  // Which counters this context can use (MIG, other users of the GPU): the
+  // first call sizes the image, the second fills it.
+  auto avail = RT_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+  avail.ctx = ctx;
+  inject::CuptiCall call =
+      RT_CUPTI_CALL(api_, ProfilerGetCounterAvailability, &avail);
+  std::vector<uint8_t> availability;
+  if (call.ok() && avail.counterAvailabilityImageSize > 0) {
+    availability.resize(avail.counterAvailabilityImageSize);
+    avail.pCounterAvailabilityImage = availability.data();
+    call = RT_CUPTI_CALL(api_, ProfilerGetCounterAvailability, &avail);
+  }
+  if (!call.ok()) {
+    return Disable(ClassifyCuptiFailure(call.result, call.function));
+  }
+  return availability;
+}
+
+StatusOr<CountersRuntime::ChipConfig*> CountersRuntime::ConfigForChip(
+    CUcontext ctx, const std::string& chip) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = chips_.find(chip);
+    if (it != chips_.end()) return it->second.get();
+  }
+  RT_ASSIGN_OR_RETURN(std::vector<uint8_t> availability,
+                      CounterAvailability(ctx));
+  StatusOr<MetricConfig> config =
+      BuildMetricConfig(api_, chip, options_.set, availability);
+  if (!config.ok()) return Disable(ReportFromStatus(config.status()));
+  auto owned = std::make_unique<ChipConfig>();
+  owned->config = std::move(*config);
+  owned->names = owned->config.metrics.Names();
+  StatusOr<ProfilerHost> host = CreateHostWithMetrics(api_, chip, owned->names);
+  if (!host.ok()) return Disable(ReportFromStatus(host.status()));
+  owned->host = std::make_unique<ProfilerHost>(std::move(*host));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!owned->config.left_out.empty()) {
+    std::string line = "counters: on " + chip +
+                       " these counters do not fit the pass budget and are "
+                       "not collected:";
+    for (const std::string& m : owned->config.left_out) line += " " + m;
+    warnings_.push_back(std::move(line));
+  }
+  passes_.store(std::max<uint32_t>(
+      passes_.load(), static_cast<uint32_t>(owned->config.passes)));
+  ChipConfig* out = owned.get();
+  chips_.emplace(chip, std::move(owned));
+  return out;
 }
 
 void CountersRuntime::OnContextDestroyed(CUcontext ctx) {
@@ -432,7 +434,7 @@ void CountersRuntime::OnContextDestroyed(CUcontext ctx) {
 
 bool CountersRuntime::OnKernelLaunchBegin(CUcontext ctx,
                                           uint64_t correlation_id,
-                                          const LaunchInfo& launch) {
+                                          const inject::LaunchInfo& launch) {
   if (disabled()) return false;
   std::shared_ptr<Entry> entry;
   {
@@ -441,7 +443,7 @@ bool CountersRuntime::OnKernelLaunchBegin(CUcontext ctx,
     if (it == sessions_.end()) return false;
     entry = it->second;
   }
-  if (selector_->Decide(launch) != Selection::kProfile) return false;
+  if (filter_->Decide(launch) != inject::Selection::kSelected) return false;
   StatusOr<bool> started = entry->session->OnKernelLaunchBegin(correlation_id);
   if (!started.ok()) {
     (void)Disable(ReportFromStatus(started.status()));

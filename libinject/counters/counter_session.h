@@ -46,8 +46,8 @@
 #include "libinject/counters/cupti_profiler_api.h"
 #include "libinject/counters/failure_modes.h"
 #include "libinject/counters/flop_evaluation.h"
-#include "libinject/counters/kernel_selector.h"
 #include "libinject/counters/metric_config.h"
+#include "libinject/kernel_filter.h"
 
 namespace rooftrace::counters {
 
@@ -145,7 +145,8 @@ class CounterSession {
 // Everything libinject configures for counters mode.
 struct CountersOptions {
   CounterSet set = CounterSet::kDefault;
-  SelectorConfig selector;
+  // Which launches are profiled (the kernel filter of libinject).
+  inject::KernelFilterConfig filter;
   size_t ranges_per_image = CounterSession::kDefaultCapacity;
   // Keep up to this many raw counter-data images per context for
   // TakeRawImages() (recording test data on a GPU); 0 in production.
@@ -153,14 +154,14 @@ struct CountersOptions {
 };
 
 // Process-wide counters mode: one config per chip, one session per context,
-// the kernel selector, the failure fallback. Created once by libinject when
+// the kernel filter, the failure fallback. Created once by libinject when
 // ROOFTRACE_MODE=counters; lives until process exit. Thread-safe.
 //
 // After any failure it reports (a line from failure_modes.h) it is disabled:
 // every later call is a cheap no-op and libinject continues in trace mode.
 class CountersRuntime {
  public:
-  // Calls cuptiProfilerInitialize. Bad options (selector regexes) are
+  // Calls cuptiProfilerInitialize. Bad options (filter regexes) are
   // InvalidArgument; a CUPTI failure is Unavailable with the one line.
   static StatusOr<std::unique_ptr<CountersRuntime>> Create(
       const CuptiProfilerApi& api, const CountersOptions& options);
@@ -176,7 +177,7 @@ class CountersRuntime {
   // Launch API enter (app thread). True when this launch is profiled; then
   // OnKernelLaunchEnd must follow on the same thread after the launch.
   bool OnKernelLaunchBegin(CUcontext ctx, uint64_t correlation_id,
-                           const LaunchInfo& launch);
+                           const inject::LaunchInfo& launch);
   // `launched`: whether the launch API succeeded.
   void OnKernelLaunchEnd(CUcontext ctx, uint64_t correlation_id,
                          bool launched = true);
@@ -190,7 +191,7 @@ class CountersRuntime {
   // Passes of the configured set (0 before the first context or when
   // disabled); for Hello/Stats.counter_passes.
   uint32_t passes() const { return passes_.load(); }
-  SelectorStats selector_stats() const { return selector_->Stats(); }
+  inject::FilterStats filter_stats() const { return filter_->Stats(); }
   SessionStats session_stats() const;
   // Lines said once, for Stats.warnings (libinject prints them too).
   std::vector<std::string> TakeWarnings();
@@ -205,15 +206,21 @@ class CountersRuntime {
     std::vector<const char*> names;
   };
   CountersRuntime(const CuptiProfilerApi& api, const CountersOptions& options,
-                  std::unique_ptr<KernelSelector> selector)
-      : api_(api), options_(options), selector_(std::move(selector)) {}
+                  std::unique_ptr<inject::KernelFilter> filter)
+      : api_(api), options_(options), filter_(std::move(filter)) {}
   Status Disable(const CounterFailureReport& report);
+  // OnContextCreated's steps; each failure disables counters mode.
+  // The device's chip, when the device supports range profiling.
+  StatusOr<std::string> SupportedChip(uint32_t device_ordinal);
+  StatusOr<std::vector<uint8_t>> CounterAvailability(CUcontext ctx);
+  // The chip's metric config and evaluation host, built once per chip.
+  StatusOr<ChipConfig*> ConfigForChip(CUcontext ctx, const std::string& chip);
   void CollectFrom(CounterSession& session, ChipConfig& chip,
                    std::vector<KernelCounters>& out);
 
   const CuptiProfilerApi api_;  // a copy: callers need not keep theirs
   CountersOptions options_;
-  std::unique_ptr<KernelSelector> selector_;
+  std::unique_ptr<inject::KernelFilter> filter_;
   std::atomic<bool> disabled_{false};
   std::atomic<uint32_t> passes_{0};
 

@@ -32,11 +32,11 @@ class CounterSessionTest : public ::testing::Test {
     fake::InstallFakes(&api_);
   }
 
-  std::unique_ptr<CountersRuntime> Runtime(size_t ranges_per_image,
-                                           SelectorConfig selector = {}) {
+  std::unique_ptr<CountersRuntime> Runtime(
+      size_t ranges_per_image, inject::KernelFilterConfig filter = {}) {
     CountersOptions o;
     o.ranges_per_image = ranges_per_image;
-    o.selector = selector;
+    o.filter = filter;
     StatusOr<std::unique_ptr<CountersRuntime>> r =
         CountersRuntime::Create(api_, o);
     EXPECT_TRUE(r.ok()) << r.status().message();
@@ -46,7 +46,8 @@ class CounterSessionTest : public ::testing::Test {
   // One launch through the runtime as libinject's callbacks would do it.
   bool Launch(CountersRuntime& rt, CUcontext ctx, uint64_t corr,
               std::string_view name = "gemm") {
-    if (!rt.OnKernelLaunchBegin(ctx, corr, LaunchInfo{name, "", false})) {
+    if (!rt.OnKernelLaunchBegin(ctx, corr,
+                                inject::LaunchInfo{name, "", false})) {
       return false;
     }
     rt.OnKernelLaunchEnd(ctx, corr);
@@ -200,10 +201,12 @@ TEST_F(CounterSessionTest, RangeCountMismatchDropsInsteadOfMisattributing) {
 TEST_F(CounterSessionTest, ConcurrentLaunchOnSameContextIsNotBlocked) {
   auto rt = Runtime(8);
   ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
-  ASSERT_TRUE(rt->OnKernelLaunchBegin(ctx_a_, 1, LaunchInfo{"k", "", false}));
+  ASSERT_TRUE(
+      rt->OnKernelLaunchBegin(ctx_a_, 1, inject::LaunchInfo{"k", "", false}));
   bool other = true;
   std::thread t([&] {
-    other = rt->OnKernelLaunchBegin(ctx_a_, 2, LaunchInfo{"k", "", false});
+    other =
+        rt->OnKernelLaunchBegin(ctx_a_, 2, inject::LaunchInfo{"k", "", false});
   });
   t.join();
   EXPECT_FALSE(other);
@@ -212,16 +215,16 @@ TEST_F(CounterSessionTest, ConcurrentLaunchOnSameContextIsNotBlocked) {
   EXPECT_EQ(rt->Flush(true).size(), 1u);
 }
 
-// Kernels the selector rejects never reach the range profiler.
+// Kernels the filter rejects never reach the range profiler.
 TEST_F(CounterSessionTest, UnselectedKernelsRunUnprofiled) {
-  SelectorConfig sel;
+  inject::KernelFilterConfig sel;
   sel.kernel_include = "gemm";
   auto rt = Runtime(8, sel);
   ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
   EXPECT_FALSE(Launch(*rt, ctx_a_, 1, "softmax"));
   EXPECT_TRUE(Launch(*rt, ctx_a_, 2, "gemm_bf16"));
   EXPECT_EQ(g.starts, 1);
-  EXPECT_EQ(rt->selector_stats().filtered_name, 1u);
+  EXPECT_EQ(rt->filter_stats().filtered_name, 1u);
   std::vector<KernelCounters> got = rt->Flush(true);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].correlation_id, 2u);
@@ -287,7 +290,8 @@ TEST_F(CounterSessionTest, KeptRawImagesRoundTripThroughRfcd) {
 TEST_F(CounterSessionTest, FailedLaunchIsNotRecorded) {
   auto rt = Runtime(8);
   ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
-  ASSERT_TRUE(rt->OnKernelLaunchBegin(ctx_a_, 1, LaunchInfo{"k", "", false}));
+  ASSERT_TRUE(
+      rt->OnKernelLaunchBegin(ctx_a_, 1, inject::LaunchInfo{"k", "", false}));
   g.no_kernel_at_next_stop = true;  // the driver refused the launch
   rt->OnKernelLaunchEnd(ctx_a_, 1, /*launched=*/false);
   EXPECT_TRUE(Launch(*rt, ctx_a_, 2));
@@ -303,7 +307,8 @@ TEST_F(CounterSessionTest, FailedLaunchIsNotRecorded) {
 TEST_F(CounterSessionTest, ContextDestroyWaitsForLaunchInFlight) {
   auto rt = Runtime(8);
   ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
-  ASSERT_TRUE(rt->OnKernelLaunchBegin(ctx_a_, 1, LaunchInfo{"k", "", false}));
+  ASSERT_TRUE(
+      rt->OnKernelLaunchBegin(ctx_a_, 1, inject::LaunchInfo{"k", "", false}));
   std::thread destroyer([&] { rt->OnContextDestroyed(ctx_a_); });
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   rt->OnKernelLaunchEnd(ctx_a_, 1);

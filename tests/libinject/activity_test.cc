@@ -1,16 +1,17 @@
 // CUPTI handling without a GPU: synthetic activity records and callback
 // data are fed to the real CuptiTracer callbacks, with a fake CUPTI table
-// whose ActivityGetNextRecord walks the synthetic buffer; the session
+// whose ActivityGetNextRecord walks the synthetic buffer; the producer
 // writes a spool that libprotobuf decodes.
+#include "libinject/activity.h"
+
 #include <cupti.h>
 
 #include <cstring>
 
 #include "gtest/gtest.h"
-#include "libinject/activity.h"
 #include "libinject/gemm_shapes.h"
 #include "libinject/nvtx_injection.h"
-#include "libinject/session.h"
+#include "libinject/process.h"
 #include "libinject/thread_state.h"
 #include "libinject/tracer.h"
 #include "tests/libinject/test_util.h"
@@ -72,14 +73,14 @@ class ActivityTest : public ::testing::Test {
     dir_ = testing::MakeTempDir("activity");
     path_ = dir_ + "/trace.rft";
   }
-  std::unique_ptr<Session> MakeSession(const std::string& include = "",
-                                       uint64_t sample_every = 1) {
-    SessionOptions options;
+  std::unique_ptr<Producer> MakeProducer(const std::string& include = "",
+                                         uint64_t sample_every = 1) {
+    ProducerOptions options;
     options.config.sink.kind = SinkSpec::Kind::kFile;
     options.config.sink.path = path_;
     options.config.kernel_include = include;
     options.config.sample_every = sample_every;
-    return std::make_unique<Session>(options);
+    return std::make_unique<Producer>(options);
   }
   std::string dir_;
   std::string path_;
@@ -115,11 +116,11 @@ CUpti_ActivityKernel10 Kernel(uint32_t correlation, const char* name,
 // Kernel, memcpy, memset, peer copy and device records in one completed
 // buffer come out as Kernel / Memcpy / Device packets with every field.
 TEST_F(ActivityTest, BufferCompletedDecodesEveryRecordKind) {
-  auto session = MakeSession();
-  CuptiTracer tracer(session.get(), FakeApi());
+  auto producer = MakeProducer();
+  CuptiTracer tracer(producer.get(), FakeApi());
   tracer.AttachActivity(2, 1 << 16);
   tracer.MakeBufferTarget();
-  ASSERT_TRUE(session->Start().ok());
+  ASSERT_TRUE(producer->Start().ok());
 
   uint8_t* buffer = nullptr;
   size_t size = 0, max_records = 99;
@@ -174,7 +175,7 @@ TEST_F(ActivityTest, BufferCompletedDecodesEveryRecordKind) {
   for (int i = 0; i < 16; ++i) dev.uuid.bytes[i] = static_cast<char>(i * 17);
   Put(buffer, &used, dev);
   CuptiTracer::BufferCompleted(nullptr, 0, buffer, size, used);
-  ASSERT_TRUE(session->Stop());
+  ASSERT_TRUE(producer->Stop());
 
   auto packets = testing::ReadTrace(path_);
   auto strings = testing::Strings(packets);
@@ -240,11 +241,11 @@ TEST_F(ActivityTest, BufferCompletedDecodesEveryRecordKind) {
 
 // Kernel filters act on decoded names; filtered kernels are counted.
 TEST_F(ActivityTest, FilteredKernelsAreCountedNotSent) {
-  auto session = MakeSession("gemm", 2);
-  CuptiTracer tracer(session.get(), FakeApi());
+  auto producer = MakeProducer("gemm", 2);
+  CuptiTracer tracer(producer.get(), FakeApi());
   tracer.AttachActivity(2, 1 << 16);
   tracer.MakeBufferTarget();
-  ASSERT_TRUE(session->Start().ok());
+  ASSERT_TRUE(producer->Start().ok());
   uint8_t* buffer = nullptr;
   size_t size = 0, max_records = 0;
   CuptiTracer::BufferRequested(&buffer, &size, &max_records);
@@ -255,7 +256,7 @@ TEST_F(ActivityTest, FilteredKernelsAreCountedNotSent) {
     Put(buffer, &used, Kernel(i + 1, names[i], 10 + i, 20 + i));
   }
   CuptiTracer::BufferCompleted(nullptr, 0, buffer, size, used);
-  ASSERT_TRUE(session->Stop());
+  ASSERT_TRUE(producer->Stop());
   auto packets = testing::ReadTrace(path_);
   auto strings = testing::Strings(packets);
   std::vector<std::string> sent;
@@ -321,14 +322,14 @@ constexpr uint32_t kDriverLaunchCbid = 307;
 // runtime makes inside it is not a second launch; the Gemm lists the
 // kernel's correlation id.
 TEST_F(ActivityTest, LaunchCallbackRecordsThreadRangeAndGemmCall) {
-  auto session = MakeSession();
-  Session::SetCurrentForTesting(session.get());
-  CuptiTracer tracer(session.get(), FakeApi());
+  auto producer = MakeProducer();
+  SetCurrentProducerForTesting(producer.get());
+  CuptiTracer tracer(producer.get(), FakeApi());
   tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
                     wire::enums::kApiKernelLaunch);
   tracer.SetApiKind(CUPTI_CB_DOMAIN_DRIVER_API, kDriverLaunchCbid,
                     wire::enums::kApiKernelLaunch);
-  ASSERT_TRUE(session->Start().ok());
+  ASSERT_TRUE(producer->Start().ok());
 
   nvtx::RangePushA("decode");
   {
@@ -360,8 +361,8 @@ TEST_F(ActivityTest, LaunchCallbackRecordsThreadRangeAndGemmCall) {
                                   kDriverLaunchCbid, &exit);
   CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API, 5,
                                   &exit);
-  ASSERT_TRUE(session->Stop());
-  Session::SetCurrentForTesting(nullptr);
+  ASSERT_TRUE(producer->Stop());
+  SetCurrentProducerForTesting(nullptr);
 
   auto packets = testing::ReadTrace(path_);
   std::vector<pb::Launch> launches;
@@ -397,16 +398,16 @@ TEST_F(ActivityTest, LaunchCallbackRecordsThreadRangeAndGemmCall) {
 // ROOFTRACE_CAPTURE=profiler-api: launches before cuProfilerStart are
 // counted as filtered, not sent.
 TEST_F(ActivityTest, ProfilerApiCaptureFiltersLaunchesOutsideTheRange) {
-  SessionOptions options;
+  ProducerOptions options;
   options.config.sink.kind = SinkSpec::Kind::kFile;
   options.config.sink.path = path_;
   options.config.capture = CaptureMode::kProfilerApi;
-  Session session(options);
-  CuptiTracer tracer(&session, FakeApi());
+  Producer producer(options);
+  CuptiTracer tracer(&producer, FakeApi());
   tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
                     wire::enums::kApiKernelLaunch);
-  ASSERT_TRUE(session.Start().ok());
-  EXPECT_FALSE(session.capturing());
+  ASSERT_TRUE(producer.Start().ok());
+  EXPECT_FALSE(producer.capturing());
   for (uint32_t c = 1; c <= 3; ++c) {
     auto enter = CallbackData(CUPTI_API_ENTER, c);
     auto exit = CallbackData(CUPTI_API_EXIT, c);
@@ -415,7 +416,7 @@ TEST_F(ActivityTest, ProfilerApiCaptureFiltersLaunchesOutsideTheRange) {
     CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API,
                                     kLaunchCbid, &exit);
   }
-  ASSERT_TRUE(session.Stop());
+  ASSERT_TRUE(producer.Stop());
   auto packets = testing::ReadTrace(path_);
   int launches = 0;
   for (const auto& p : packets) launches += p.kernel_batch().launches_size();
@@ -517,12 +518,12 @@ struct FakeCupti {
 // Nsight (or Kineto) already subscribed: Start fails with one clear reason
 // naming the other tool.
 TEST(CuptiTracerTest, AnotherSubscriberMakesUsStandAside) {
-  SessionOptions o;
+  ProducerOptions o;
   o.config.sink.kind = SinkSpec::Kind::kFile;
   o.config.sink.path = "/dev/null";
-  Session session(o);
+  Producer producer(o);
   FakeCupti::other_subscriber = true;
-  CuptiTracer tracer(&session, FakeCupti::Api());
+  CuptiTracer tracer(&producer, FakeCupti::Api());
   Status s = tracer.Start();
   FakeCupti::other_subscriber = false;
   ASSERT_FALSE(s.ok());
@@ -534,12 +535,12 @@ TEST(CuptiTracerTest, AnotherSubscriberMakesUsStandAside) {
 
 // A CUPTI older than CUDA 13 writes other record layouts: refused.
 TEST(CuptiTracerTest, OlderCuptiIsRefused) {
-  SessionOptions o;
+  ProducerOptions o;
   o.config.sink.kind = SinkSpec::Kind::kFile;
   o.config.sink.path = "/dev/null";
-  Session session(o);
+  Producer producer(o);
   FakeCupti::version = 24;  // CUDA 12.8's CUPTI
-  CuptiTracer tracer(&session, FakeCupti::Api());
+  CuptiTracer tracer(&producer, FakeCupti::Api());
   Status s = tracer.Start();
   FakeCupti::version = 130001;
   ASSERT_FALSE(s.ok());
@@ -551,13 +552,13 @@ TEST(CuptiTracerTest, OlderCuptiIsRefused) {
 // A successful attach enables exactly the launch / copy / memset /
 // profiler callbacks (by name), the activity kinds, and our clock.
 TEST(CuptiTracerTest, AttachEnablesTracedCallbacksKindsAndOurClock) {
-  SessionOptions o;
+  ProducerOptions o;
   o.config.sink.kind = SinkSpec::Kind::kFile;
   o.config.sink.path = "/dev/null";
-  Session session(o);
+  Producer producer(o);
   FakeCupti::enabled_callbacks.clear();
   FakeCupti::enabled_kinds.clear();
-  CuptiTracer tracer(&session, FakeCupti::Api());
+  CuptiTracer tracer(&producer, FakeCupti::Api());
   ASSERT_TRUE(tracer.Start().ok());
   const std::vector<std::pair<int, uint32_t>> expected = {
       {CUPTI_CB_DOMAIN_RUNTIME_API, 2}, {CUPTI_CB_DOMAIN_RUNTIME_API, 3},
@@ -586,17 +587,17 @@ TEST(CuptiTracerTest, AttachEnablesTracedCallbacksKindsAndOurClock) {
 // records) on, cudaProfilerStop off again.
 TEST(CuptiTracerTest, ProfilerStartStopTogglesActivityAndLaunches) {
   const std::string dir = testing::MakeTempDir("profiler_api");
-  SessionOptions o;
+  ProducerOptions o;
   o.config.sink.kind = SinkSpec::Kind::kFile;
   o.config.sink.path = dir + "/t.rft";
   o.config.capture = CaptureMode::kProfilerApi;
-  Session session(o);
+  Producer producer(o);
   FakeCupti::enabled_callbacks.clear();
   FakeCupti::enabled_kinds.clear();
   FakeCupti::disabled_kinds.clear();
-  CuptiTracer tracer(&session, FakeCupti::Api());
+  CuptiTracer tracer(&producer, FakeCupti::Api());
   ASSERT_TRUE(tracer.Start().ok());
-  ASSERT_TRUE(session.Start().ok());
+  ASSERT_TRUE(producer.Start().ok());
   EXPECT_TRUE(FakeCupti::enabled_kinds.empty());
   // In the fake's name table: runtime cbid 2 = cudaLaunchKernel_v7000,
   // 4 = cudaProfilerStart_v4000.
@@ -610,15 +611,15 @@ TEST(CuptiTracerTest, ProfilerStartStopTogglesActivityAndLaunches) {
   };
   call(2, 1);  // before the range: filtered
   call(4, 2);  // cudaProfilerStart
-  EXPECT_TRUE(session.capturing());
+  EXPECT_TRUE(producer.capturing());
   EXPECT_EQ(FakeCupti::enabled_kinds.size(), 6u);
   call(2, 3);  // recorded
   tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, 5, kApiProfilerStop);
   call(5, 4);  // cudaProfilerStop
-  EXPECT_FALSE(session.capturing());
+  EXPECT_FALSE(producer.capturing());
   EXPECT_EQ(FakeCupti::disabled_kinds.size(), 6u);
   call(2, 5);  // after the range: filtered
-  ASSERT_TRUE(session.Stop());
+  ASSERT_TRUE(producer.Stop());
   auto packets = testing::ReadTrace(dir + "/t.rft");
   std::vector<uint64_t> launched;
   for (const auto& p : packets) {

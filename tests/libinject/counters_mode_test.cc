@@ -1,5 +1,5 @@
 // Counters mode inside libinject without a GPU: the real CuptiTracer
-// callbacks and Session sender drive a CountersMode whose device-side Range
+// callbacks and Producer sender drive a CountersMode whose device-side Range
 // Profiler entries are the fakes of tests/counters/fake_range_profiler.h
 // (metric value = launch ordinal * 1000 + metric index; the Profiler Host
 // entries are the installed CUPTI's, so GH100's real default metric set and
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "libinject/session.h"
+#include "libinject/process.h"
 #include "libinject/tracer.h"
 #include "tests/counters/fake_range_profiler.h"
 #include "tests/libinject/test_util.h"
@@ -46,19 +46,19 @@ class CountersModeTest : public ::testing::Test {
     options_.flush_interval_ms = 5;
   }
 
-  // Session + tracer with counters mode attached the way Start() does it.
+  // Producer + tracer with counters mode attached the way Start() does it.
   void Attach() {
-    session_ = std::make_unique<Session>(options_);
-    tracer_ = std::make_unique<CuptiTracer>(session_.get(), CuptiApi{});
+    producer_ = std::make_unique<Producer>(options_);
+    tracer_ = std::make_unique<CuptiTracer>(producer_.get(), CuptiApi{});
     tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
                         wire::enums::kApiKernelLaunch);
     tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kGraphLaunchCbid,
                         wire::enums::kApiGraphLaunch);
     StatusOr<std::unique_ptr<CountersMode>> mode = CountersMode::CreateWithApi(
-        api_, session_->config(), session_->interner());
+        api_, producer_->config(), producer_->interner());
     ASSERT_TRUE(mode.ok()) << mode.status().message();
     tracer_->AttachCounters(std::move(mode).value());
-    ASSERT_TRUE(session_->Start().ok());
+    ASSERT_TRUE(producer_->Start().ok());
     CUpti_ResourceData created{};
     created.context = kContext;
     CuptiTracer::CallbackTrampoline(tracer_.get(), CUPTI_CB_DOMAIN_RESOURCE,
@@ -84,15 +84,15 @@ class CountersModeTest : public ::testing::Test {
   }
 
   std::vector<pb::Packet> StopAndRead() {
-    EXPECT_TRUE(session_->Stop());
+    EXPECT_TRUE(producer_->Stop());
     tracer_.reset();
     return testing::ReadTrace(options_.config.sink.path);
   }
 
   counters::CuptiProfilerApi api_;
   std::string dir_;
-  SessionOptions options_;
-  std::unique_ptr<Session> session_;
+  ProducerOptions options_;
+  std::unique_ptr<Producer> producer_;
   std::unique_ptr<CuptiTracer> tracer_;
 };
 
@@ -175,7 +175,7 @@ TEST_F(CountersModeTest, ProfiledLaunchesStreamAsCounterBatches) {
   EXPECT_EQ(totals.at(pb::RECORD_COUNTERS).seen(), 3u);
   EXPECT_EQ(totals.at(pb::RECORD_COUNTERS).sent(), 3u);
   EXPECT_EQ(totals.at(pb::RECORD_LAUNCH).sent(), 3u);
-  // The range profiler was torn down before the session ended.
+  // The range profiler was torn down before the producer ended.
   EXPECT_EQ(g.disables, 1);
 }
 
@@ -207,14 +207,14 @@ TEST_F(CountersModeTest, SelectionIsCountersModesAndTraceKeepsEveryLaunch) {
 // refused in both.
 TEST_F(CountersModeTest, CountersModeKeepsEveryKernelRecordWithoutCupti) {
   options_.config.kernel_include = "gemm";
-  Session counters(options_);
+  Producer counters(options_);
   ASSERT_TRUE(counters.Start().ok());
   EXPECT_TRUE(counters.kernel_filter()->Keep("_Z9layernormv"));
   counters.Stop();
 
   options_.config.mode = InjectMode::kTrace;
   options_.config.sink.path = dir_ + "/trace.rft";
-  Session trace(options_);
+  Producer trace(options_);
   ASSERT_TRUE(trace.Start().ok());
   EXPECT_FALSE(trace.kernel_filter()->Keep("_Z9layernormv"));
   EXPECT_TRUE(trace.kernel_filter()->Keep("_Z4gemmv"));
@@ -222,7 +222,7 @@ TEST_F(CountersModeTest, CountersModeKeepsEveryKernelRecordWithoutCupti) {
 
   options_.config.mode = InjectMode::kCounters;
   options_.config.kernel_include = "gemm(";
-  Session bad(options_);
+  Producer bad(options_);
   EXPECT_FALSE(bad.Start().ok());
 }
 
