@@ -80,6 +80,14 @@ void CountersMode::OnGraphLaunch() {
   notes_.emplace_back(counters::CudaGraphNote());
 }
 
+void CountersMode::OnCaptureEnded() {
+  // Never below zero: an end whose begin came before CUPTI attached.
+  int64_t open = captures_.load(std::memory_order_acquire);
+  while (open > 0 && !captures_.compare_exchange_weak(
+                         open, open - 1, std::memory_order_acq_rel)) {
+  }
+}
+
 bool CountersMode::disabled() const { return runtime_->disabled(); }
 
 uint32_t CountersMode::passes() const { return runtime_->passes(); }

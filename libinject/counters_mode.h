@@ -69,6 +69,15 @@ class CountersMode {
   void OnLaunchEnd(CUcontext ctx, uint64_t correlation_id, bool launched);
   // A cudaGraphLaunch: nothing in it is profiled; the first one says so.
   void OnGraphLaunch();
+  // Stream capture begun / ended anywhere in the process (successful
+  // cu(da)StreamBeginCapture*, and cu(da)StreamEndCapture*). While one is
+  // open no launch is profiled: profiling synchronizes the context, which
+  // a capture in global mode forbids to every thread.
+  void OnCaptureBegan() { captures_.fetch_add(1, std::memory_order_acq_rel); }
+  void OnCaptureEnded();
+  bool CaptureInProgress() const {
+    return captures_.load(std::memory_order_acquire) > 0;
+  }
   bool needs_nvtx_path() const { return needs_nvtx_path_; }
   bool disabled() const;
 
@@ -91,6 +100,7 @@ class CountersMode {
   StringInterner* interner_;
   const bool needs_nvtx_path_;
   std::atomic<bool> graph_noted_{false};
+  std::atomic<int64_t> captures_{0};  // open stream captures
   std::mutex mu_;  // guards notes_
   std::vector<std::string> notes_;
   // Sender thread only: interned metric names per metric set.

@@ -42,7 +42,7 @@ StatusOr<CuptiApi> LoadCuptiApi() {
   resolve(api.Unsubscribe, "cuptiUnsubscribe", true);
   resolve(api.EnableCallback, "cuptiEnableCallback", true);
   resolve(api.EnableDomain, "cuptiEnableDomain", true);
-  resolve(api.GetCallbackName, "cuptiGetCallbackName", true);
+  resolve(api.GetCallbackName, "cuptiGetCallbackName", false);
   resolve(api.ActivityEnable, "cuptiActivityEnable", true);
   resolve(api.ActivityDisable, "cuptiActivityDisable", true);
   resolve(api.ActivityRegisterCallbacks, "cuptiActivityRegisterCallbacks", true);

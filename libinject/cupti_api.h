@@ -31,10 +31,12 @@ struct CuptiApi {
   CUptiResult (*EnableCallback)(uint32_t, CUpti_SubscriberHandle,
                                 CUpti_CallbackDomain,
                                 CUpti_CallbackId) = nullptr;
-  CUptiResult (*EnableDomain)(uint32_t, CUpti_SubscriberHandle,
-                              CUpti_CallbackDomain) = nullptr;
+  // Callback names, for messages and tests (what is traced is decided by
+  // callback id, api_callbacks.h).
   CUptiResult (*GetCallbackName)(CUpti_CallbackDomain, uint32_t,
                                  const char**) = nullptr;
+  CUptiResult (*EnableDomain)(uint32_t, CUpti_SubscriberHandle,
+                              CUpti_CallbackDomain) = nullptr;
   CUptiResult (*ActivityEnable)(CUpti_ActivityKind) = nullptr;
   CUptiResult (*ActivityDisable)(CUpti_ActivityKind) = nullptr;
   CUptiResult (*ActivityRegisterCallbacks)(

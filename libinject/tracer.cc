@@ -2,6 +2,7 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <driver_types.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -9,6 +10,7 @@
 
 #include "libinject/clock.h"
 #include "libinject/counters_mode.h"
+#include "libinject/driver_api.h"
 #include "libinject/log.h"
 #include "libinject/producer.h"
 #include "libinject/thread_state.h"
@@ -23,10 +25,6 @@ constexpr size_t kBufferBytes = 4u << 20;
 constexpr size_t kBufferCount = 8;
 constexpr uint64_t kPeriodicFlushNs = 1000000000ull;
 constexpr uint32_t kMinCuptiApiVersion = 130000;
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
 
 uint64_t CuptiClock() { return MonotonicNs(); }
 
@@ -43,66 +41,46 @@ std::string_view NvtxPath(const ThreadState& t, StringInterner* interner) {
 }
 
 // Driver queries for what CUPTI's device record lacks.
-void EnrichFromDriver(DeviceInfo* info) {
-  using GetAttr = CUresult (*)(int*, CUdevice_attribute, CUdevice);
-  using DeviceGet = CUresult (*)(CUdevice*, int);
-  using DriverVersion = CUresult (*)(int*);
-  void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  if (cuda == nullptr) return;
-  auto get_attr = reinterpret_cast<GetAttr>(dlsym(cuda, "cuDeviceGetAttribute"));
-  auto device_get = reinterpret_cast<DeviceGet>(dlsym(cuda, "cuDeviceGet"));
-  auto driver_version =
-      reinterpret_cast<DriverVersion>(dlsym(cuda, "cuDriverGetVersion"));
+void EnrichFromDriver(const DriverApi& driver, DeviceInfo* info) {
   CUdevice dev;
-  if (get_attr != nullptr && device_get != nullptr &&
-      device_get(&dev, static_cast<int>(info->device_id)) == CUDA_SUCCESS) {
+  if (driver.DeviceGet != nullptr && driver.DeviceGetAttribute != nullptr &&
+      driver.DeviceGet(&dev, static_cast<int>(info->device_id)) ==
+          CUDA_SUCCESS) {
     int v = 0;
-    if (get_attr(&v, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev) == CUDA_SUCCESS) {
+    if (driver.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,
+                                  dev) == CUDA_SUCCESS) {
       info->memory_clock_khz = static_cast<uint64_t>(v);
     }
-    if (get_attr(&v, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev) ==
-        CUDA_SUCCESS) {
+    if (driver.DeviceGetAttribute(&v,
+                                  CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
+                                  dev) == CUDA_SUCCESS) {
       info->memory_bus_width_bits = static_cast<uint32_t>(v);
     }
-    if (get_attr(&v, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) == CUDA_SUCCESS) {
+    if (driver.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) ==
+        CUDA_SUCCESS) {
       info->pci_bus_id = static_cast<uint32_t>(v);
     }
   }
   int version = 0;
-  if (driver_version != nullptr && driver_version(&version) == CUDA_SUCCESS) {
+  if (driver.DriverGetVersion != nullptr &&
+      driver.DriverGetVersion(&version) == CUDA_SUCCESS) {
     info->driver_version = std::to_string(version);
   }
-  dlclose(cuda);
+}
+
+// The capture status of `stream`: true while it is capturing (or
+// invalidated but not yet ended), and for the legacy stream while a
+// blocking stream of its context captures (CUDA_ERROR_STREAM_CAPTURE_
+// IMPLICIT; the query does not invalidate that capture).
+bool StreamCapturing(const DriverApi& driver, CUstream stream) {
+  if (driver.StreamIsCapturing == nullptr) return false;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  const CUresult r = driver.StreamIsCapturing(stream, &status);
+  if (r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return true;
+  return r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 }  // namespace
-
-uint8_t ClassifyApiName(std::string_view name) {
-  std::string_view rest;
-  if (StartsWith(name, "cuda")) {
-    rest = name.substr(4);
-  } else if (StartsWith(name, "cu")) {
-    rest = name.substr(2);
-  } else {
-    return kApiNotTraced;
-  }
-  if (StartsWith(rest, "ProfilerStart")) return kApiProfilerStart;
-  if (StartsWith(rest, "ProfilerStop")) return kApiProfilerStop;
-  if (StartsWith(rest, "GraphLaunch")) return wire::enums::kApiGraphLaunch;
-  if (StartsWith(rest, "Launch")) {
-    // cudaLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel,
-    // cuLaunchGrid; not cudaLaunchHostFunc.
-    if (rest.find("Kernel") != std::string_view::npos ||
-        StartsWith(rest, "LaunchGrid") || rest == "Launch" ||
-        StartsWith(rest, "Launch_")) {
-      return wire::enums::kApiKernelLaunch;
-    }
-    return kApiNotTraced;
-  }
-  if (StartsWith(rest, "Memcpy")) return wire::enums::kApiMemcpy;
-  if (StartsWith(rest, "Memset")) return wire::enums::kApiMemset;
-  return kApiNotTraced;
-}
 
 bool HostLinksCuda() {
   for (const char* lib : {"libcuda.so.1", "libcudart.so.13", "libcudart.so.12",
@@ -142,7 +120,7 @@ void StartCuptiTracing(Producer* producer) {
 }
 
 CuptiTracer::CuptiTracer(Producer* producer, CuptiApi api)
-    : producer_(producer), api_(api) {}
+    : producer_(producer), api_(api), driver_(LoadDriverApi()) {}
 
 CuptiTracer::~CuptiTracer() {
   CuptiTracer* self = this;
@@ -150,7 +128,7 @@ CuptiTracer::~CuptiTracer() {
 }
 
 void CuptiTracer::SetApiKind(CUpti_CallbackDomain domain, uint32_t cbid,
-                             uint8_t kind) {
+                             ApiCallbackKind kind) {
   if (cbid >= kMaxCallbackIds) return;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) runtime_kind_[cbid] = kind;
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API) driver_kind_[cbid] = kind;
@@ -209,13 +187,24 @@ Status CuptiTracer::Start() {
         "); rooftrace stands aside from CUPTI");
   }
   RT_RETURN_IF_ERROR(subscribed);
+  if (Status s = EnableTracing(); !s.ok()) {
+    (void)RT_CUPTI_CALL(api_, Unsubscribe, subscriber_);
+    subscriber_ = nullptr;
+    return s;
+  }
+  Say(LogLevel::kInfo, "CUPTI %u attached: tracing kernels and copies",
+      version);
+  if (producer_->config().mode == InjectMode::kCounters) StartCountersMode();
+  return OkStatus();
+}
 
-  Status s = EnableCallbacks();
-  if (s.ok() &&
-      RT_CUPTI_CALL(api_, ActivityRegisterTimestampCallback, &CuptiClock)
+Status CuptiTracer::EnableTracing() {
+  RT_RETURN_IF_ERROR(EnableCallbacks());
+  if (RT_CUPTI_CALL(api_, ActivityRegisterTimestampCallback, &CuptiClock)
           .ok()) {
     // CUPTI stamps with our clock: offset 0.
-  } else if (s.ok()) {
+    AttachActivity(kBufferCount, kBufferBytes);
+  } else {
     uint64_t cupti_now = 0;
     const uint64_t before = MonotonicNs();
     (void)RT_CUPTI_CALL(api_, GetTimestamp, &cupti_now);
@@ -223,42 +212,47 @@ Status CuptiTracer::Start() {
     AttachActivity(kBufferCount, kBufferBytes);
     decoder_->set_clock_offset(MeasureClockOffset(before, cupti_now, after));
   }
-  if (s.ok() && decoder_ == nullptr) AttachActivity(kBufferCount, kBufferBytes);
-  if (s.ok()) decoder_->set_device_enricher(&EnrichFromDriver);
-  if (s.ok()) {
-    MakeBufferTarget();
-    s = RT_CUPTI_CALL(api_, ActivityRegisterCallbacks,
-                      &CuptiTracer::BufferRequested,
-                      &CuptiTracer::BufferCompleted);
+  const DriverApi* driver = &driver_;
+  decoder_->set_device_enricher(
+      [driver](DeviceInfo* info) { EnrichFromDriver(*driver, info); });
+  MakeBufferTarget();
+  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api_, ActivityRegisterCallbacks,
+                                   &CuptiTracer::BufferRequested,
+                                   &CuptiTracer::BufferCompleted));
+  if (producer_->config().capture == CaptureMode::kAll) {
+    RT_RETURN_IF_ERROR(EnableActivityKinds(true));
   }
-  if (s.ok() && producer_->config().capture == CaptureMode::kAll) {
-    s = EnableActivityKinds(true);
+  return OkStatus();
+}
+
+void CuptiTracer::StartCountersMode() {
+  StatusOr<std::unique_ptr<CountersMode>> counters = CountersMode::Create(
+      api_.handle, producer_->config(), producer_->interner());
+  if (!counters.ok()) {
+    producer_->Warn(counters.status().message());  // trace mode goes on
+    return;
   }
-  if (!s.ok()) {
-    (void)RT_CUPTI_CALL(api_, Unsubscribe, subscriber_);
-    subscriber_ = nullptr;
-    return s;
+  if (Status s = EnableCountersCallbacks(); !s.ok()) {
+    producer_->Warn("counters mode: " + s.message() + "; using trace mode");
+    return;
   }
-  Say(LogLevel::kInfo, "CUPTI %u attached: tracing kernels and copies",
-      version);
-  if (producer_->config().mode == InjectMode::kCounters) {
-    StatusOr<std::unique_ptr<CountersMode>> counters = CountersMode::Create(
-        api_.handle, producer_->config(), producer_->interner());
-    if (!counters.ok()) {
-      producer_->Warn(counters.status().message());  // trace mode goes on
-      return OkStatus();
+  AttachCounters(std::move(*counters));
+  Say(LogLevel::kInfo, "counters mode: profiling selected kernels");
+}
+
+Status CuptiTracer::EnableCountersCallbacks() {
+  // Context destruction tears the context's range profiler down; stream
+  // capture begin / end tell when no launch may be profiled.
+  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(
+      api_, EnableCallback, 1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+      CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
+  for (CUpti_CallbackDomain domain :
+       {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    for (const TracedCallback& c : CaptureCallbacks(domain)) {
+      RT_RETURN_IF_ERROR(
+          RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_, domain, c.cbid));
+      SetApiKind(domain, c.cbid, c.kind);
     }
-    if (!RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_,
-                       CUPTI_CB_DOMAIN_RESOURCE,
-                       CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
-             .ok()) {
-      producer_->Warn(
-          "counters mode: CUPTI cannot report context destruction; using "
-          "trace mode");
-      return OkStatus();
-    }
-    AttachCounters(std::move(*counters));
-    Say(LogLevel::kInfo, "counters mode: profiling selected kernels");
   }
   return OkStatus();
 }
@@ -284,26 +278,13 @@ CuptiCall CuptiTracer::Subscribe(char* old_name, size_t old_name_size) {
 }
 
 Status CuptiTracer::EnableCallbacks() {
-  struct DomainInfo {
-    CUpti_CallbackDomain domain;
-    uint32_t size;
-  };
-  const DomainInfo domains[] = {
-      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
-      {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
   int enabled = 0;
-  for (const DomainInfo& d : domains) {
-    for (uint32_t cbid = 1; cbid < d.size && cbid < kMaxCallbackIds; ++cbid) {
-      const char* name = nullptr;
-      if (api_.GetCallbackName(d.domain, cbid, &name) != CUPTI_SUCCESS ||
-          name == nullptr) {
-        continue;
-      }
-      const uint8_t kind = ClassifyApiName(name);
-      if (kind == kApiNotTraced) continue;
+  for (CUpti_CallbackDomain domain :
+       {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    for (const TracedCallback& c : TracedCallbacks(domain)) {
       RT_RETURN_IF_ERROR(
-          RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_, d.domain, cbid));
-      SetApiKind(d.domain, cbid, kind);
+          RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_, domain, c.cbid));
+      SetApiKind(domain, c.cbid, c.kind);
       ++enabled;
     }
   }
@@ -375,34 +356,52 @@ void CUPTIAPI CuptiTracer::CallbackTrampoline(void* userdata,
 void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
                              CUpti_CallbackId cbid, const void* cbdata) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-    const auto* resource = static_cast<const CUpti_ResourceData*>(cbdata);
-    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
-      OnContextCreated(resource->context);
-    } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
-      OnContextDestroyed(resource->context);
-    }
+    OnResource(cbid, static_cast<const CUpti_ResourceData*>(cbdata));
     return;
   }
   if (cbid >= kMaxCallbackIds) return;
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   if (!runtime && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
-  const uint8_t kind = runtime ? runtime_kind_[cbid] : driver_kind_[cbid];
-  if (kind == kApiNotTraced) return;
+  const ApiCallbackKind kind =
+      runtime ? runtime_kind_[cbid] : driver_kind_[cbid];
+  if (kind == ApiCallbackKind::kNotTraced) return;
   const auto* data = static_cast<const CUpti_CallbackData*>(cbdata);
   ThreadState& t = CurrentThread();
   if (!runtime && t.runtime_depth > 0) {
     return;  // the driver call a runtime call makes: the runtime one counts
   }
   if (data->callbackSite == CUPTI_API_ENTER) {
-    if (runtime) {
-      ++t.runtime_depth;
-      t.runtime_start_ns = MonotonicNs();
-    } else {
-      t.driver_start_ns = MonotonicNs();
-    }
-    if (counters_ != nullptr) CountersLaunchBegin(kind, data, t);
-    return;
+    OnApiEnter(domain, cbid, kind, data, t);
+  } else {
+    OnApiExit(runtime, kind, cbid, data, t);
   }
+}
+
+void CuptiTracer::OnResource(CUpti_CallbackId cbid,
+                             const CUpti_ResourceData* resource) {
+  if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+    OnContextCreated(resource->context);
+  } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+    OnContextDestroyed(resource->context);
+  }
+}
+
+void CuptiTracer::OnApiEnter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                             ApiCallbackKind kind,
+                             const CUpti_CallbackData* data, ThreadState& t) {
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (runtime) {
+    ++t.runtime_depth;
+    t.runtime_start_ns = MonotonicNs();
+  } else {
+    t.driver_start_ns = MonotonicNs();
+  }
+  if (counters_ != nullptr) CountersLaunchBegin(domain, cbid, kind, data, t);
+}
+
+void CuptiTracer::OnApiExit(bool runtime, ApiCallbackKind kind,
+                            CUpti_CallbackId cbid,
+                            const CUpti_CallbackData* data, ThreadState& t) {
   if (t.counters_launch == data->correlationId + 1) {
     // The profiled launch returns: its range ends on this thread.
     t.counters_launch = 0;
@@ -418,46 +417,86 @@ void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
   } else {
     start_ns = t.driver_start_ns;
   }
-  if (kind == kApiProfilerStart || kind == kApiProfilerStop) {
-    OnProfilerRange(kind == kApiProfilerStart);
+  if (kind == ApiCallbackKind::kCaptureBegin ||
+      kind == ApiCallbackKind::kCaptureEnd) {
+    OnCaptureCall(kind, data);
+    return;
+  }
+  if (kind == ApiCallbackKind::kProfilerStart ||
+      kind == ApiCallbackKind::kProfilerStop) {
+    OnProfilerRange(kind == ApiCallbackKind::kProfilerStart);
     return;
   }
   if (!producer_->capturing()) {
     producer_->CountFiltered(wire::enums::kRecordLaunch);
     return;
   }
+  EmitLaunch(kind, cbid, data->correlationId, start_ns, t);
+}
+
+void CuptiTracer::OnCaptureCall(ApiCallbackKind kind,
+                                const CUpti_CallbackData* data) {
+  if (counters_ == nullptr) return;
+  const int result = data->functionReturnValue == nullptr
+                         ? 0
+                         : *static_cast<const int*>(data->functionReturnValue);
+  if (kind == ApiCallbackKind::kCaptureBegin) {
+    if (result == 0) counters_->OnCaptureBegan();
+    return;
+  }
+  // An invalidated capture still ends; any other failure leaves it open.
+  static_assert(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED == 901 &&
+                cudaErrorStreamCaptureInvalidated == 901);
+  if (result == 0 || result == 901) counters_->OnCaptureEnded();
+}
+
+void CuptiTracer::EmitLaunch(ApiCallbackKind kind, CUpti_CallbackId cbid,
+                             uint32_t correlation_id, uint64_t start_ns,
+                             ThreadState& t) {
   LaunchRecord r;
-  r.correlation_id = data->correlationId;
+  r.correlation_id = correlation_id;
   r.api_start_ns = start_ns;
   r.api_end_ns = MonotonicNs();
   r.nvtx_range_id = t.InnermostRangeId();
   r.gemm_call_id = t.gemm_depth > 0 ? t.gemm_call_id : 0;
   r.thread_id = t.tid;
-  r.kind = kind;
+  r.kind = WireApiKind(kind);
   r.cbid = cbid;
   if (t.gemm_depth > 0 && t.gemm_correlation_count < kMaxGemmCorrelations) {
-    t.gemm_correlations[t.gemm_correlation_count++] = data->correlationId;
+    t.gemm_correlations[t.gemm_correlation_count++] = correlation_id;
   }
   producer_->EmitLaunch(r);
 }
 
-void CuptiTracer::CountersLaunchBegin(uint8_t kind,
+void CuptiTracer::CountersLaunchBegin(CUpti_CallbackDomain domain,
+                                      CUpti_CallbackId cbid,
+                                      ApiCallbackKind kind,
                                       const CUpti_CallbackData* data,
                                       ThreadState& t) {
-  if (kind == wire::enums::kApiGraphLaunch) {
+  if (kind == ApiCallbackKind::kGraphLaunch) {
     counters_->OnGraphLaunch();
     return;
   }
-  if (kind != wire::enums::kApiKernelLaunch || t.counters_launch != 0 ||
+  if (kind != ApiCallbackKind::kKernelLaunch || t.counters_launch != 0 ||
       !producer_->capturing() || counters_->disabled()) {
     return;
   }
+  // A launch being captured into a graph runs no kernel, and profiling it
+  // would synchronize the context (DecodeData), which breaks the capture:
+  // none is profiled while any capture is open in the process (a capture in
+  // global mode forbids synchronizing from every thread), nor one whose own
+  // stream reports capturing.
+  CUstream stream = nullptr;
+  const bool in_capture =
+      counters_->CaptureInProgress() ||
+      (LaunchStream(domain, cbid, data->functionParams, &stream) &&
+       StreamCapturing(driver_, stream));
   const char* symbol = data->symbolName != nullptr ? data->symbolName : "";
   const std::string_view nvtx_path = counters_->needs_nvtx_path()
                                          ? NvtxPath(t, producer_->interner())
                                          : std::string_view();
   if (counters_->OnLaunchBegin(data->context, data->correlationId, symbol,
-                               nvtx_path, /*in_graph_or_capture=*/false)) {
+                               nvtx_path, in_capture)) {
     t.counters_launch = data->correlationId + 1;
   }
 }

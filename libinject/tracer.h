@@ -19,7 +19,9 @@
 
 #include "base/status.h"
 #include "libinject/activity.h"
+#include "libinject/api_callbacks.h"
 #include "libinject/cupti_api.h"
+#include "libinject/driver_api.h"
 
 namespace rooftrace::inject {
 
@@ -29,15 +31,6 @@ struct ThreadState;
 
 // Callback ids per domain we keep a kind for (CUDA 13: < 1000).
 inline constexpr uint32_t kMaxCallbackIds = 2048;
-
-// Special kinds besides wire::enums::ApiKind.
-inline constexpr uint8_t kApiNotTraced = 0;
-inline constexpr uint8_t kApiProfilerStart = 100;
-inline constexpr uint8_t kApiProfilerStop = 101;
-
-// What an API name ("cudaLaunchKernel_v7000", "cuMemcpyHtoDAsync_v2") is
-// to us: an wire::enums::ApiKind, kApiProfilerStart/Stop, or kApiNotTraced.
-uint8_t ClassifyApiName(std::string_view name);
 
 // True when libcuda or libcudart is already loaded in this process.
 bool HostLinksCuda();
@@ -71,8 +64,9 @@ class CuptiTracer {
                                        uint8_t* buffer, size_t size,
                                        size_t valid_size);
 
-  // Tests set kinds directly instead of asking CUPTI for names.
-  void SetApiKind(CUpti_CallbackDomain domain, uint32_t cbid, uint8_t kind);
+  // What Start() enables from api_callbacks.h; tests set kinds directly.
+  void SetApiKind(CUpti_CallbackDomain domain, uint32_t cbid,
+                  ApiCallbackKind kind);
   // Creates the buffer pool and decoder and attaches them to the producer
   // (Start() does it; tests call it with fake CUPTI tables).
   void AttachActivity(size_t buffer_count, size_t buffer_bytes);
@@ -80,6 +74,8 @@ class CuptiTracer {
   ActivityDecoder* decoder() { return decoder_.get(); }
   // Makes this tracer the target of the buffer callbacks.
   void MakeBufferTarget();
+  // The driver entry points (loaded at construction; tests set fakes).
+  void set_driver_api(const DriverApi& driver) { driver_ = driver; }
 
   // Counters mode (ROOFTRACE_MODE=counters): Start() creates it from the
   // libcupti handle; tests attach one built on fake entry points. Attaching
@@ -97,15 +93,34 @@ class CuptiTracer {
   Status EnableCallbacks();
   Status EnableActivityKinds(bool enable);
   void OnProfilerRange(bool start);
+  // Start()'s steps after subscribing: callbacks, clock, buffers,
+  // activity; then counters mode when configured (its failure leaves trace
+  // mode running).
+  Status EnableTracing();
+  void StartCountersMode();
+  Status EnableCountersCallbacks();
+  // OnCallback's parts (application threads).
+  void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* resource);
+  void OnApiEnter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                  ApiCallbackKind kind, const CUpti_CallbackData* data,
+                  ThreadState& t);
+  void OnApiExit(bool runtime, ApiCallbackKind kind, CUpti_CallbackId cbid,
+                 const CUpti_CallbackData* data, ThreadState& t);
+  void EmitLaunch(ApiCallbackKind kind, CUpti_CallbackId cbid,
+                  uint32_t correlation_id, uint64_t start_ns, ThreadState& t);
+  // Stream capture begin / end (counters mode).
+  void OnCaptureCall(ApiCallbackKind kind, const CUpti_CallbackData* data);
   // Counters mode at a launch API's enter (app thread).
-  void CountersLaunchBegin(uint8_t kind, const CUpti_CallbackData* data,
+  void CountersLaunchBegin(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                           ApiCallbackKind kind, const CUpti_CallbackData* data,
                            ThreadState& t);
 
   Producer* producer_;
   CuptiApi api_;
+  DriverApi driver_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
-  uint8_t runtime_kind_[kMaxCallbackIds] = {};
-  uint8_t driver_kind_[kMaxCallbackIds] = {};
+  ApiCallbackKind runtime_kind_[kMaxCallbackIds] = {};
+  ApiCallbackKind driver_kind_[kMaxCallbackIds] = {};
   std::unique_ptr<ActivityBufferPool> pool_;
   std::unique_ptr<ActivityDecoder> decoder_;
   bool activity_enabled_ = false;

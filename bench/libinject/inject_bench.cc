@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
     Producer producer(Options(path, 16384));
     CuptiTracer tracer(&producer, CuptiApi{});
     constexpr uint32_t kCbid = 211;
-    tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kCbid, 1);
+    tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kCbid,
+                      ApiCallbackKind::kKernelLaunch);
     if (!producer.Start().ok()) return 1;
     CUpti_CallbackData enter{};
     enter.callbackSite = CUPTI_API_ENTER;
@@ -106,7 +107,8 @@ int main(int argc, char** argv) {
     Producer producer(Options(path, 16384));
     CuptiTracer tracer(&producer, CuptiApi{});
     constexpr uint32_t kCbid = 211;
-    tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kCbid, 1);
+    tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kCbid,
+                      ApiCallbackKind::kKernelLaunch);
     if (!producer.Start().ok()) return 1;
     CUpti_CallbackData enter{};
     enter.callbackSite = CUPTI_API_ENTER;

@@ -5,8 +5,11 @@
 #include "libinject/activity.h"
 
 #include <cupti.h>
+#include <dlfcn.h>
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "libinject/gemm_shapes.h"
@@ -326,9 +329,9 @@ TEST_F(ActivityTest, LaunchCallbackRecordsThreadRangeAndGemmCall) {
   SetCurrentProducerForTesting(producer.get());
   CuptiTracer tracer(producer.get(), FakeApi());
   tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
-                    wire::enums::kApiKernelLaunch);
+                    ApiCallbackKind::kKernelLaunch);
   tracer.SetApiKind(CUPTI_CB_DOMAIN_DRIVER_API, kDriverLaunchCbid,
-                    wire::enums::kApiKernelLaunch);
+                    ApiCallbackKind::kKernelLaunch);
   ASSERT_TRUE(producer->Start().ok());
 
   nvtx::RangePushA("decode");
@@ -405,7 +408,7 @@ TEST_F(ActivityTest, ProfilerApiCaptureFiltersLaunchesOutsideTheRange) {
   Producer producer(options);
   CuptiTracer tracer(&producer, FakeApi());
   tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
-                    wire::enums::kApiKernelLaunch);
+                    ApiCallbackKind::kKernelLaunch);
   ASSERT_TRUE(producer.Start().ok());
   EXPECT_FALSE(producer.capturing());
   for (uint32_t c = 1; c <= 3; ++c) {
@@ -464,22 +467,19 @@ struct FakeCupti {
     enabled_callbacks.emplace_back(d, c);
     return CUPTI_SUCCESS;
   }
+  // The installed CUPTI's own callback names (they need no GPU).
   static CUptiResult CallbackName(CUpti_CallbackDomain d, uint32_t cbid,
                                   const char** name) {
-    static const char* runtime[] = {nullptr, "cudaMalloc_v3020",
-                                    "cudaLaunchKernel_v7000",
-                                    "cudaMemcpyAsync_v3020",
-                                    "cudaProfilerStart_v4000"};
-    static const char* driver[] = {nullptr, "cuCtxSynchronize",
-                                   "cuLaunchKernel", "cuMemsetD8_v2"};
-    if (d == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < 5) {
-      *name = runtime[cbid];
-    } else if (d == CUPTI_CB_DOMAIN_DRIVER_API && cbid < 4) {
-      *name = driver[cbid];
-    } else {
-      return CUPTI_ERROR_INVALID_PARAMETER;
-    }
-    return *name != nullptr ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+    using NameFn =
+        CUptiResult (*)(CUpti_CallbackDomain, uint32_t, const char**);
+    static NameFn real = [] {
+      void* h = dlopen(ROOFTRACE_CUPTI_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+      return h == nullptr
+                 ? nullptr
+                 : reinterpret_cast<NameFn>(dlsym(h, "cuptiGetCallbackName"));
+    }();
+    if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+    return real(d, cbid, name);
   }
   static CUptiResult Enable(CUpti_ActivityKind k) {
     enabled_kinds.push_back(k);
@@ -549,8 +549,19 @@ TEST(CuptiTracerTest, OlderCuptiIsRefused) {
       << s.message();
 }
 
-// A successful attach enables exactly the launch / copy / memset /
-// profiler callbacks (by name), the activity kinds, and our clock.
+// The name CUPTI gives a callback, "" when it has none.
+std::string NameOf(CUpti_CallbackDomain d, uint32_t cbid) {
+  const char* name = nullptr;
+  return FakeCupti::CallbackName(d, cbid, &name) == CUPTI_SUCCESS &&
+                 name != nullptr
+             ? name
+             : "";
+}
+
+// A successful attach enables the launch / copy / memset / profiler
+// callbacks (by id: nvcc 13's __cudaLaunchKernel stubs included, launch-like
+// calls that enqueue no kernel not), the context callback, the activity
+// kinds, and our clock.
 TEST(CuptiTracerTest, AttachEnablesTracedCallbacksKindsAndOurClock) {
   ProducerOptions o;
   o.config.sink.kind = SinkSpec::Kind::kFile;
@@ -560,12 +571,30 @@ TEST(CuptiTracerTest, AttachEnablesTracedCallbacksKindsAndOurClock) {
   FakeCupti::enabled_kinds.clear();
   CuptiTracer tracer(&producer, FakeCupti::Api());
   ASSERT_TRUE(tracer.Start().ok());
-  const std::vector<std::pair<int, uint32_t>> expected = {
-      {CUPTI_CB_DOMAIN_RUNTIME_API, 2}, {CUPTI_CB_DOMAIN_RUNTIME_API, 3},
-      {CUPTI_CB_DOMAIN_RUNTIME_API, 4}, {CUPTI_CB_DOMAIN_DRIVER_API, 2},
-      {CUPTI_CB_DOMAIN_DRIVER_API, 3},
-      {CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED}};
-  EXPECT_EQ(FakeCupti::enabled_callbacks, expected);
+  std::set<std::string> names;
+  for (const auto& [domain, cbid] : FakeCupti::enabled_callbacks) {
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) continue;
+    names.insert(NameOf(static_cast<CUpti_CallbackDomain>(domain), cbid));
+  }
+  for (const char* traced :
+       {"__cudaLaunchKernel_v13000", "__cudaLaunchKernel_ptsz_v13000",
+        "cudaLaunchKernel_v7000", "cudaLaunchKernelExC_v11060",
+        "cudaGraphLaunch_v10000", "cudaMemcpyAsync_v3020", "cudaMemset2D_v3020",
+        "cudaProfilerStart_v4000", "cuLaunchKernel", "cuLaunchKernelEx_ptsz",
+        "cuLaunchCooperativeKernel", "cuLaunchGrid", "cuGraphLaunch_ptsz",
+        "cuMemcpyHtoDAsync_v2", "cuMemsetD8_v2", "cuProfilerStop"}) {
+    EXPECT_TRUE(names.count(traced)) << traced << " is not enabled";
+  }
+  for (const char* untraced :
+       {"cudaLaunchHostFunc_v10000", "cudaMalloc_v3020", "cuCtxSynchronize",
+        "cudaGraphAddMemcpyNode_v10000", "__cudaPushCallConfiguration_v13000",
+        "__cudaGetKernel_v13000"}) {
+    EXPECT_FALSE(names.count(untraced)) << untraced << " is enabled";
+  }
+  ASSERT_FALSE(FakeCupti::enabled_callbacks.empty());
+  EXPECT_EQ(FakeCupti::enabled_callbacks.back(),
+            (std::pair<int, uint32_t>{CUPTI_CB_DOMAIN_RESOURCE,
+                                      CUPTI_CBID_RESOURCE_CONTEXT_CREATED}));
   EXPECT_EQ(FakeCupti::enabled_kinds,
             (std::vector<int>{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                               CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -579,6 +608,57 @@ TEST(CuptiTracerTest, AttachEnablesTracedCallbacksKindsAndOurClock) {
   const uint64_t stamped = FakeCupti::clock();
   EXPECT_GE(stamped, before);
   EXPECT_LE(stamped, MonotonicNs());
+  tracer.Finalize();
+}
+
+// nvcc 13's <<<>>> launch stubs call __cudaLaunchKernel (runtime cbids
+// 505/506), which calls cuLaunchKernel (driver cbid 307) inside. Through
+// the real attach and callback path each is one Launch with the runtime
+// call's correlation id (the one the kernel record carries), not the
+// driver call's, and not lost.
+TEST(CuptiTracerTest, NvccLaunchStubsAreLaunchesWithTheRuntimeCorrelation) {
+  const std::string dir = testing::MakeTempDir("nvcc_stub");
+  ProducerOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kFile;
+  o.config.sink.path = dir + "/t.rft";
+  Producer producer(o);
+  CuptiTracer tracer(&producer, FakeCupti::Api());
+  ASSERT_TRUE(tracer.Start().ok());
+  ASSERT_TRUE(producer.Start().ok());
+  const uint32_t stubs[] = {
+      CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+      CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
+  ASSERT_EQ(stubs[0], 505u);
+  ASSERT_EQ(stubs[1], 506u);
+  uint32_t correlation = 700;
+  for (uint32_t cbid : stubs) {
+    auto enter = CallbackData(CUPTI_API_ENTER, correlation);
+    auto exit = CallbackData(CUPTI_API_EXIT, correlation);
+    auto d_enter = CallbackData(CUPTI_API_ENTER, correlation + 100);
+    auto d_exit = CallbackData(CUPTI_API_EXIT, correlation + 100);
+    CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API, cbid,
+                                    &enter);
+    CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_DRIVER_API,
+                                    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                    &d_enter);
+    CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_DRIVER_API,
+                                    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                                    &d_exit);
+    CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API, cbid,
+                                    &exit);
+    ++correlation;
+  }
+  ASSERT_TRUE(producer.Stop());
+  std::vector<pb::Launch> launches;
+  for (const auto& p : testing::ReadTrace(dir + "/t.rft")) {
+    for (const auto& l : p.kernel_batch().launches()) launches.push_back(l);
+  }
+  ASSERT_EQ(launches.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(launches[i].correlation_id(), 700u + i);
+    EXPECT_EQ(launches[i].kind(), pb::API_KERNEL_LAUNCH);
+    EXPECT_EQ(launches[i].cbid(), stubs[i]);
+  }
   tracer.Finalize();
 }
 
@@ -599,8 +679,9 @@ TEST(CuptiTracerTest, ProfilerStartStopTogglesActivityAndLaunches) {
   ASSERT_TRUE(tracer.Start().ok());
   ASSERT_TRUE(producer.Start().ok());
   EXPECT_TRUE(FakeCupti::enabled_kinds.empty());
-  // In the fake's name table: runtime cbid 2 = cudaLaunchKernel_v7000,
-  // 4 = cudaProfilerStart_v4000.
+  constexpr uint32_t kLaunch = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  constexpr uint32_t kStart = CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000;
+  constexpr uint32_t kStop = CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000;
   auto call = [&](uint32_t cbid, uint32_t correlation) {
     auto enter = CallbackData(CUPTI_API_ENTER, correlation);
     auto exit = CallbackData(CUPTI_API_EXIT, correlation);
@@ -609,16 +690,15 @@ TEST(CuptiTracerTest, ProfilerStartStopTogglesActivityAndLaunches) {
     CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API, cbid,
                                     &exit);
   };
-  call(2, 1);  // before the range: filtered
-  call(4, 2);  // cudaProfilerStart
+  call(kLaunch, 1);  // before the range: filtered
+  call(kStart, 2);   // cudaProfilerStart
   EXPECT_TRUE(producer.capturing());
   EXPECT_EQ(FakeCupti::enabled_kinds.size(), 6u);
-  call(2, 3);  // recorded
-  tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, 5, kApiProfilerStop);
-  call(5, 4);  // cudaProfilerStop
+  call(kLaunch, 3);  // recorded
+  call(kStop, 4);    // cudaProfilerStop
   EXPECT_FALSE(producer.capturing());
   EXPECT_EQ(FakeCupti::disabled_kinds.size(), 6u);
-  call(2, 5);  // after the range: filtered
+  call(kLaunch, 5);  // after the range: filtered
   ASSERT_TRUE(producer.Stop());
   auto packets = testing::ReadTrace(dir + "/t.rft");
   std::vector<uint64_t> launched;

@@ -6,6 +6,7 @@
 // pass count are used). The spool is decoded with libprotobuf.
 #include "libinject/counters_mode.h"
 
+#include <cuda.h>
 #include <cupti.h>
 
 #include <map>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "libinject/driver_api.h"
 #include "libinject/process.h"
 #include "libinject/tracer.h"
 #include "tests/counters/fake_range_profiler.h"
@@ -28,6 +30,12 @@ using counters::fake::g;
 
 constexpr uint32_t kLaunchCbid = 211;
 constexpr uint32_t kGraphLaunchCbid = 311;
+// nvcc 13's <<<>>> stub (no parameter struct published for it).
+constexpr uint32_t kStubLaunchCbid = 505;
+constexpr uint32_t kBeginCaptureCbid =
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000;
+constexpr uint32_t kEndCaptureCbid =
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000;
 CUcontext const kContext = reinterpret_cast<CUcontext>(0x5000);
 
 class CountersModeTest : public ::testing::Test {
@@ -51,9 +59,15 @@ class CountersModeTest : public ::testing::Test {
     producer_ = std::make_unique<Producer>(options_);
     tracer_ = std::make_unique<CuptiTracer>(producer_.get(), CuptiApi{});
     tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
-                        wire::enums::kApiKernelLaunch);
+                        ApiCallbackKind::kKernelLaunch);
     tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kGraphLaunchCbid,
-                        wire::enums::kApiGraphLaunch);
+                        ApiCallbackKind::kGraphLaunch);
+    tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kStubLaunchCbid,
+                        ApiCallbackKind::kKernelLaunch);
+    tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kBeginCaptureCbid,
+                        ApiCallbackKind::kCaptureBegin);
+    tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kEndCaptureCbid,
+                        ApiCallbackKind::kCaptureEnd);
     StatusOr<std::unique_ptr<CountersMode>> mode = CountersMode::CreateWithApi(
         api_, producer_->config(), producer_->interner());
     ASSERT_TRUE(mode.ok()) << mode.status().message();
@@ -66,14 +80,16 @@ class CountersModeTest : public ::testing::Test {
                                     &created);
   }
 
-  // One API call through the callbacks (enter, then exit with `result`).
+  // One API call through the callbacks (enter, then exit with `result`),
+  // with the API's parameter struct when given.
   void Call(uint32_t cbid, uint32_t correlation, const char* symbol,
-            int result = 0) {
+            int result = 0, const void* params = nullptr) {
     CUpti_CallbackData d{};
     d.correlationId = correlation;
     d.context = kContext;
     d.symbolName = symbol;
     d.functionName = "cudaLaunchKernel";
+    d.functionParams = params;
     d.functionReturnValue = &result;
     d.callbackSite = CUPTI_API_ENTER;
     CuptiTracer::CallbackTrampoline(tracer_.get(), CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -276,6 +292,72 @@ TEST_F(CountersModeTest, GraphLaunchIsNotedOnce) {
     }
   }
   EXPECT_EQ(notes, 1);
+}
+
+// The fake driver's capturing stream.
+CUstream const kCapturingStream = reinterpret_cast<CUstream>(0xCAFE);
+CUresult FakeStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
+  *status = stream == kCapturingStream ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                       : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
+uint64_t CountersFiltered(const std::vector<pb::Packet>& packets) {
+  return Totals(packets).at(pb::RECORD_COUNTERS).filtered();
+}
+
+// A launch into a stream that is being captured (torch.compile
+// reduce-overhead, vLLM, static-cache generate) runs no kernel, and
+// profiling it would synchronize the context inside the capture: it is not
+// profiled (no Start, no DecodeData) and counted as filtered; a launch into
+// another stream is profiled as usual.
+TEST_F(CountersModeTest, LaunchIntoACapturingStreamIsNotProfiled) {
+  Attach();
+  DriverApi driver;
+  driver.StreamIsCapturing = &FakeStreamIsCapturing;
+  tracer_->set_driver_api(driver);
+  cudaLaunchKernel_v7000_params captured{};
+  captured.stream = kCapturingStream;
+  Call(kLaunchCbid, 60, "_Z4gemmv", 0, &captured);
+  EXPECT_EQ(g.starts, 0);
+  EXPECT_EQ(g.decodes, 0);
+  cudaLaunchKernel_v7000_params eager{};
+  eager.stream = reinterpret_cast<CUstream>(0xBEEF);
+  Call(kLaunchCbid, 61, "_Z4gemmv", 0, &eager);
+  EXPECT_EQ(g.starts, 1);
+  const std::vector<pb::Packet> packets = StopAndRead();
+  const std::map<uint64_t, pb::KernelCounters> got =
+      CountersByCorrelation(packets);
+  EXPECT_FALSE(got.count(60));
+  EXPECT_TRUE(got.count(61));
+  EXPECT_EQ(CountersFiltered(packets), 1u);
+}
+
+// While any stream capture is open in the process (a capture in global
+// mode forbids synchronizing from every thread), no launch is profiled,
+// also one whose stream cannot be read (__cudaLaunchKernel); after
+// cudaStreamEndCapture profiling resumes. A failed begin opens nothing.
+TEST_F(CountersModeTest, NoLaunchIsProfiledWhileAStreamCaptureIsOpen) {
+  Attach();
+  Call(kBeginCaptureCbid, 70, nullptr, /*result=*/1);  // failed: no capture
+  Call(kStubLaunchCbid, 71, "_Z4gemmv");
+  EXPECT_EQ(g.starts, 1);
+  Call(kBeginCaptureCbid, 72, nullptr);
+  Call(kStubLaunchCbid, 73, "_Z4gemmv");
+  Call(kStubLaunchCbid, 74, "_Z4gemmv");
+  EXPECT_EQ(g.starts, 1);
+  EXPECT_EQ(g.decodes, 1);
+  Call(kEndCaptureCbid, 75, nullptr);
+  Call(kStubLaunchCbid, 76, "_Z4gemmv");
+  EXPECT_EQ(g.starts, 2);
+  const std::vector<pb::Packet> packets = StopAndRead();
+  const std::map<uint64_t, pb::KernelCounters> got =
+      CountersByCorrelation(packets);
+  EXPECT_TRUE(got.count(71));
+  EXPECT_FALSE(got.count(73));
+  EXPECT_FALSE(got.count(74));
+  EXPECT_TRUE(got.count(76));
+  EXPECT_EQ(CountersFiltered(packets), 2u);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Unit tests of libinject's building blocks: clock conversion, config,
-// queue, interner, API classification, GEMM transposes (the kernel filter:
+// queue, interner, GEMM transposes (the kernel filter:
 // kernel_filter_test.cc).
 #include <set>
 #include <thread>
@@ -11,7 +11,6 @@
 #include "libinject/gemm_shapes.h"
 #include "libinject/record_queue.h"
 #include "libinject/string_interner.h"
-#include "libinject/tracer.h"
 #include "proto/field_numbers.h"
 
 namespace rooftrace::inject {
@@ -262,30 +261,6 @@ TEST(StringInternerTest, PerThreadCacheIsPerInterner) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ids, (std::vector<uint64_t>{1, 1, 1, 1}));
   EXPECT_EQ(shared.size(), 1u);
-}
-
-// CUPTI API names map to the kinds we trace; the rest is not traced.
-TEST(ClassifyApiNameTest, KnowsLaunchesCopiesGraphsAndProfilerRange) {
-  EXPECT_EQ(ClassifyApiName("cudaLaunchKernel_v7000"), wire::enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cudaLaunchKernelExC_v11060"),
-            wire::enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cuLaunchKernel"), wire::enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cuLaunchKernelEx_ptsz"), wire::enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cuLaunchCooperativeKernel"),
-            wire::enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cuLaunchGrid"), wire::enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cudaGraphLaunch_v10000"), wire::enums::kApiGraphLaunch);
-  EXPECT_EQ(ClassifyApiName("cuGraphLaunch_ptsz"), wire::enums::kApiGraphLaunch);
-  EXPECT_EQ(ClassifyApiName("cudaMemcpyAsync_v3020"), wire::enums::kApiMemcpy);
-  EXPECT_EQ(ClassifyApiName("cuMemcpyHtoDAsync_v2"), wire::enums::kApiMemcpy);
-  EXPECT_EQ(ClassifyApiName("cudaMemset2D_v3020"), wire::enums::kApiMemset);
-  EXPECT_EQ(ClassifyApiName("cuMemsetD8_v2"), wire::enums::kApiMemset);
-  EXPECT_EQ(ClassifyApiName("cudaProfilerStart_v4000"), kApiProfilerStart);
-  EXPECT_EQ(ClassifyApiName("cuProfilerStop"), kApiProfilerStop);
-  EXPECT_EQ(ClassifyApiName("cudaLaunchHostFunc_v10000"), kApiNotTraced);
-  EXPECT_EQ(ClassifyApiName("cudaMalloc_v3020"), kApiNotTraced);
-  EXPECT_EQ(ClassifyApiName("cuCtxSynchronize"), kApiNotTraced);
-  EXPECT_EQ(ClassifyApiName("nvtxRangePushA"), kApiNotTraced);
 }
 
 // cublasOperation_t -> wire transposes (precision classes: tests/model/
