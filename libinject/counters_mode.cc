@@ -145,7 +145,7 @@ RecordCountValues CountersMode::Counts() const {
   RecordCountValues c;
   c.seen = ses.profiled;
   c.filtered = sel.Filtered() + ses.busy_skipped;
-  c.dropped = ses.ranges_dropped;
+  c.dropped = ses.ranges_dropped + ses.concurrent_discarded;
   return c;
 }
 

@@ -59,10 +59,11 @@ class CountersMode {
   void OnContextCreated(CUcontext ctx, uint32_t device_ordinal);
   void OnContextDestroyed(CUcontext ctx);
 
-  // Launch API enter of a kernel launch (app thread). `nvtx_path` is the
-  // thread's open ranges ("outer/inner"), computed only when
-  // needs_nvtx_path(). True when the launch is profiled: then OnLaunchEnd
-  // must follow on the same thread after the launch.
+  // Launch API enter of a kernel or graph launch (app thread). `nvtx_path`
+  // is the thread's open ranges ("outer/inner"), computed only when
+  // needs_nvtx_path(). True when the launch is profiled. OnLaunchEnd must
+  // follow on the same thread after the launch either way: a launch that
+  // is not profiled still shares its context's auto range.
   bool OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
                      std::string_view kernel_name, std::string_view nvtx_path,
                      bool in_graph_or_capture);
@@ -88,7 +89,8 @@ class CountersMode {
   // Lines to say and put in Stats.warnings.
   std::vector<std::string> TakeWarnings();
   // RECORD_COUNTERS counts (sent is the caller's): seen = launches
-  // profiled, filtered = not selected or busy, dropped = ranges lost.
+  // profiled, filtered = not selected or busy, dropped = ranges lost or
+  // discarded (a range another thread's launch may share).
   RecordCountValues Counts() const;
 
  private:

@@ -403,7 +403,7 @@ void CuptiTracer::OnApiExit(bool runtime, ApiCallbackKind kind,
                             CUpti_CallbackId cbid,
                             const CUpti_CallbackData* data, ThreadState& t) {
   if (t.counters_launch == data->correlationId + 1) {
-    // The profiled launch returns: its range ends on this thread.
+    // The launch returns: a profiled one's range ends on this thread.
     t.counters_launch = 0;
     const bool launched =
         data->functionReturnValue == nullptr ||
@@ -473,14 +473,13 @@ void CuptiTracer::CountersLaunchBegin(CUpti_CallbackDomain domain,
                                       ApiCallbackKind kind,
                                       const CUpti_CallbackData* data,
                                       ThreadState& t) {
-  if (kind == ApiCallbackKind::kGraphLaunch) {
-    counters_->OnGraphLaunch();
+  const bool graph = kind == ApiCallbackKind::kGraphLaunch;
+  if ((kind != ApiCallbackKind::kKernelLaunch && !graph) ||
+      t.counters_launch != 0 || !producer_->capturing() ||
+      counters_->disabled()) {
     return;
   }
-  if (kind != ApiCallbackKind::kKernelLaunch || t.counters_launch != 0 ||
-      !producer_->capturing() || counters_->disabled()) {
-    return;
-  }
+  if (graph) counters_->OnGraphLaunch();  // says once what is not counted
   // A launch being captured into a graph runs no kernel, and profiling it
   // would synchronize the context (DecodeData), which breaks the capture:
   // none is profiled while any capture is open in the process (a capture in
@@ -488,17 +487,18 @@ void CuptiTracer::CountersLaunchBegin(CUpti_CallbackDomain domain,
   // stream reports capturing.
   CUstream stream = nullptr;
   const bool in_capture =
-      counters_->CaptureInProgress() ||
+      graph || counters_->CaptureInProgress() ||
       (LaunchStream(domain, cbid, data->functionParams, &stream) &&
        StreamCapturing(driver_, stream));
   const char* symbol = data->symbolName != nullptr ? data->symbolName : "";
   const std::string_view nvtx_path = counters_->needs_nvtx_path()
                                          ? NvtxPath(t, producer_->interner())
                                          : std::string_view();
-  if (counters_->OnLaunchBegin(data->context, data->correlationId, symbol,
-                               nvtx_path, in_capture)) {
-    t.counters_launch = data->correlationId + 1;
-  }
+  // Profiled or not, the launch ends on this thread (OnApiExit): a launch
+  // that is not profiled still shares its context's auto range.
+  (void)counters_->OnLaunchBegin(data->context, data->correlationId, symbol,
+                                 nvtx_path, in_capture);
+  t.counters_launch = data->correlationId + 1;
 }
 
 void CUPTIAPI CuptiTracer::BufferRequested(uint8_t** buffer, size_t* size,

@@ -93,16 +93,38 @@ Status CounterSession::Configure() {
   return OkStatus();
 }
 
+void CounterSession::OnPassingLaunchBegin() {
+  // In this order: a profiled launch that reads `entered_` before this
+  // increment sees `passing_` > 0 (or this launch's kernel comes after its
+  // Stop); one that reads it after sees a changed `entered_` at its end.
+  passing_.fetch_add(1, std::memory_order_seq_cst);
+  entered_.fetch_add(1, std::memory_order_seq_cst);
+}
+
+void CounterSession::OnPassingLaunchEnd() {
+  uint32_t n = passing_.load(std::memory_order_seq_cst);
+  while (n > 0 && !passing_.compare_exchange_weak(n, n - 1)) {
+  }
+}
+
 StatusOr<bool> CounterSession::OnKernelLaunchBegin(uint64_t correlation_id) {
   uint64_t idle = 0;
   if (!in_flight_.compare_exchange_strong(idle, correlation_id + 1)) {
     if (idle == kShutDown) return false;
     // Another thread's launch is being replayed on this context: do not wait
-    // for it, let this launch run unprofiled.
-    std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.busy_skipped;
+    // for it; this launch runs unprofiled (and spoils that one's range).
+    CountBusy();
     return false;
   }
+  const uint64_t entered = entered_.load(std::memory_order_seq_cst);
+  if (passing_.load(std::memory_order_seq_cst) > 0) {
+    // Another thread's launch on this context is between its API enter and
+    // exit: its kernel could land in this range. Not profiled, no wait.
+    in_flight_.store(0);
+    CountBusy();
+    return false;
+  }
+  window_entered_ = entered;
   auto start = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
   start.pRangeProfilerObject = profiler_;
   const Status started =
@@ -114,12 +136,17 @@ StatusOr<bool> CounterSession::OnKernelLaunchBegin(uint64_t correlation_id) {
   return true;
 }
 
+void CounterSession::CountBusy() {
+  OnPassingLaunchBegin();
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.busy_skipped;
+}
+
 Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id,
                                          bool launched) {
   if (in_flight_.load() != correlation_id + 1) {
-    return FailedPrecondition("launch end for correlation id " +
-                              std::to_string(correlation_id) +
-                              " without its begin");
+    OnPassingLaunchEnd();  // a launch that ran unprofiled
+    return OkStatus();
   }
   // Release the context for other threads whatever happens below.
   struct Release {
@@ -127,6 +154,44 @@ Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id,
     ~Release() { flag.store(0); }
   } release{in_flight_};
 
+  RT_ASSIGN_OR_RETURN(const uint64_t dropped, StopAndDecode(correlation_id));
+  // Auto range is context-wide: a launch another thread made on this
+  // context between Start and Stop may have put its kernel's range into
+  // the image too, and which range is whose cannot be told. The ranges of
+  // earlier launches (the image's first ones) still are theirs.
+  const bool shared =
+      entered_.load(std::memory_order_seq_cst) != window_entered_;
+  // A launch the driver refused ran no kernel and made no range.
+  if (!launched && !shared) return OkStatus();
+  if (shared) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.concurrent_discarded;
+    }
+    Warn(
+        "counters: another thread launched on this context while a kernel "
+        "was being profiled; that profiled launch's counters are discarded "
+        "(counted as dropped) rather than attributed to the wrong kernel");
+    RT_RETURN_IF_ERROR(HandOverImage(/*prefix_only=*/true));
+    RT_RETURN_IF_ERROR(InitializeImage());
+    return Configure();
+  }
+  image_ids_.push_back(correlation_id);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.profiled;
+  }
+  if (dropped > 0) ForgetOverflowedRanges(dropped);
+  if (image_ids_.size() >= capacity_ || dropped > 0 ||
+      decode_requested_.exchange(false)) {
+    RT_RETURN_IF_ERROR(HandOverImage());
+    RT_RETURN_IF_ERROR(InitializeImage());
+    RT_RETURN_IF_ERROR(Configure());
+  }
+  return OkStatus();
+}
+
+StatusOr<uint64_t> CounterSession::StopAndDecode(uint64_t correlation_id) {
   auto stop = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
   stop.pRangeProfilerObject = profiler_;
   RT_RETURN_IF_ERROR(
@@ -141,40 +206,27 @@ Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id,
   decode.pRangeProfilerObject = profiler_;
   RT_RETURN_IF_ERROR(CounterFailureStatus(
       RT_CUPTI_CALL(api_, RangeProfilerDecodeData, &decode)));
-  // A launch the driver refused ran no kernel and made no range.
-  if (!launched) return OkStatus();
-  image_ids_.push_back(correlation_id);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.profiled;
-  }
-  if (decode.numOfRangeDropped > 0) {
-    // Range overflow: the image is full, so the ranges CUPTI could not store
-    // are the newest ones; forget their ids (the image's ranges still map
-    // one to one), hand over what decoded, start a fresh image, go on.
-    const size_t lost =
-        std::min<size_t>(decode.numOfRangeDropped, image_ids_.size());
-    image_ids_.resize(image_ids_.size() - lost);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stats_.ranges_dropped += decode.numOfRangeDropped;
-    }
-    Warn("counters: the counter-data image overflowed (" +
-         std::to_string(decode.numOfRangeDropped) +
-         " range(s) dropped); decoding and continuing with a fresh image");
-  }
-  if (image_ids_.size() >= capacity_ || decode.numOfRangeDropped > 0 ||
-      decode_requested_.exchange(false)) {
-    RT_RETURN_IF_ERROR(HandOverImage());
-    RT_RETURN_IF_ERROR(InitializeImage());
-    RT_RETURN_IF_ERROR(Configure());
-  }
-  return OkStatus();
+  return static_cast<uint64_t>(decode.numOfRangeDropped);
 }
 
-Status CounterSession::HandOverImage() {
+void CounterSession::ForgetOverflowedRanges(uint64_t dropped) {
+  // Range overflow: the image is full, so the ranges CUPTI could not store
+  // are the newest ones; forget their ids (the image's ranges still map one
+  // to one), hand over what decoded, start a fresh image, go on.
+  const size_t lost = std::min<size_t>(dropped, image_ids_.size());
+  image_ids_.resize(image_ids_.size() - lost);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.ranges_dropped += dropped;
+  }
+  Warn("counters: the counter-data image overflowed (" +
+       std::to_string(dropped) +
+       " range(s) dropped); decoding and continuing with a fresh image");
+}
+
+Status CounterSession::HandOverImage(bool prefix_only) {
   if (image_ids_.empty()) return OkStatus();
-  PendingImage p{image_, std::move(image_ids_)};
+  PendingImage p{image_, std::move(image_ids_), prefix_only};
   image_ids_.clear();
   std::lock_guard<std::mutex> lock(mu_);
   if (raw_images_.size() < keep_raw_max_) raw_images_.push_back(p.image);
@@ -231,7 +283,10 @@ StatusOr<std::vector<KernelCounters>> CounterSession::TakeResults(
   uint64_t evaluated = 0;
   for (PendingImage& p : work) {
     StatusOr<size_t> ranges = CounterDataRangeCount(api_, p.image);
-    if (!ranges.ok() || *ranges != p.correlation_ids.size()) {
+    // A prefix-only image holds more ranges after its known ones.
+    const size_t known = p.correlation_ids.size();
+    if (!ranges.ok() || *ranges < known ||
+        (!p.prefix_only && *ranges != known)) {
       dropped += p.correlation_ids.size();
       Warn("counters: a counter-data image holds " +
            (ranges.ok() ? std::to_string(*ranges) + " range(s)"
@@ -304,9 +359,9 @@ StatusOr<std::unique_ptr<CountersRuntime>> CountersRuntime::Create(
     const CuptiProfilerApi& api, const CountersOptions& options) {
   RT_ASSIGN_OR_RETURN(std::unique_ptr<inject::KernelFilter> filter,
                       inject::KernelFilter::Create(options.filter));
-  auto init = RT_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
-  RT_RETURN_IF_ERROR(
-      CounterFailureStatus(RT_CUPTI_CALL(api, ProfilerInitialize, &init)));
+  // No CUPTI call here: Create runs inside InitializeInjection, during
+  // cuInit, where nothing may call into the driver; the profiler is
+  // initialized with the first context (InitializeProfiler).
   return std::unique_ptr<CountersRuntime>(
       new CountersRuntime(api, options, std::move(filter)));
 }
@@ -324,6 +379,7 @@ Status CountersRuntime::Disable(const CounterFailureReport& report) {
 Status CountersRuntime::OnContextCreated(CUcontext ctx,
                                          uint32_t device_ordinal) {
   if (disabled()) return OkStatus();
+  RT_RETURN_IF_ERROR(InitializeProfiler());
   StatusOr<std::string> chip = SupportedChip(device_ordinal);
   if (!chip.ok()) return chip.status();  // Disable() has said why
   StatusOr<ChipConfig*> chip_config = ConfigForChip(ctx, *chip);
@@ -338,6 +394,19 @@ Status CountersRuntime::OnContextCreated(CUcontext ctx,
   entry->chip = *chip_config;
   std::lock_guard<std::mutex> lock(mu_);
   sessions_[ctx] = std::move(entry);
+  return OkStatus();
+}
+
+Status CountersRuntime::InitializeProfiler() {
+  // Serialized so that two contexts created at once initialize it once.
+  std::lock_guard<std::mutex> lock(profiler_init_mu_);
+  if (profiler_initialized_) return OkStatus();
+  auto init = RT_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+  const inject::CuptiCall call = RT_CUPTI_CALL(api_, ProfilerInitialize, &init);
+  if (!call.ok()) {
+    return Disable(ClassifyCuptiFailure(call.result, call.function));
+  }
+  profiler_initialized_ = true;
   return OkStatus();
 }
 
@@ -436,14 +505,14 @@ bool CountersRuntime::OnKernelLaunchBegin(CUcontext ctx,
                                           uint64_t correlation_id,
                                           const inject::LaunchInfo& launch) {
   if (disabled()) return false;
-  std::shared_ptr<Entry> entry;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = sessions_.find(ctx);
-    if (it == sessions_.end()) return false;
-    entry = it->second;
+  std::shared_ptr<Entry> entry = Find(ctx);
+  if (entry == nullptr) return false;
+  if (filter_->Decide(launch) != inject::Selection::kSelected) {
+    // Not profiled, but it may still put a kernel into another thread's
+    // profiled range on this context: the session must know it is running.
+    entry->session->OnPassingLaunchBegin();
+    return false;
   }
-  if (filter_->Decide(launch) != inject::Selection::kSelected) return false;
   StatusOr<bool> started = entry->session->OnKernelLaunchBegin(correlation_id);
   if (!started.ok()) {
     (void)Disable(ReportFromStatus(started.status()));
@@ -452,15 +521,16 @@ bool CountersRuntime::OnKernelLaunchBegin(CUcontext ctx,
   return *started;
 }
 
+std::shared_ptr<CountersRuntime::Entry> CountersRuntime::Find(CUcontext ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(ctx);
+  return it == sessions_.end() ? nullptr : it->second;
+}
+
 void CountersRuntime::OnKernelLaunchEnd(CUcontext ctx, uint64_t correlation_id,
                                         bool launched) {
-  std::shared_ptr<Entry> entry;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = sessions_.find(ctx);
-    if (it == sessions_.end()) return;
-    entry = it->second;
-  }
+  std::shared_ptr<Entry> entry = Find(ctx);
+  if (entry == nullptr) return;
   Status s = entry->session->OnKernelLaunchEnd(correlation_id, launched);
   if (!s.ok()) (void)Disable(ReportFromStatus(s));
 }
@@ -523,6 +593,7 @@ std::vector<KernelCounters> CountersRuntime::Flush(bool final) {
     flushed_stats_.ranges_dropped += s.ranges_dropped;
     flushed_stats_.images_decoded += s.images_decoded;
     flushed_stats_.evaluated += s.evaluated;
+    flushed_stats_.concurrent_discarded += s.concurrent_discarded;
   }
   return out;
 }
@@ -536,6 +607,7 @@ SessionStats CountersRuntime::session_stats() const {
     total.ranges_dropped += s.ranges_dropped;
     total.images_decoded += s.images_decoded;
     total.evaluated += s.evaluated;
+    total.concurrent_discarded += s.concurrent_discarded;
   };
   for (const auto& [ctx, e] : sessions_) add(e->session->Stats());
   for (const auto& e : retired_) add(e->session->Stats());
