@@ -1,5 +1,5 @@
 // Counters mode inside libinject: the bridge between the CUPTI callbacks
-// (tracer.cc), the sender thread (producer.cc) and the counters library
+// (tracer.cc), the sender thread (sender.cc) and the counters library
 // (libinject/counters, CountersRuntime).
 //
 // Created once per producer when ROOFTRACE_MODE=counters, from the libcupti

@@ -35,7 +35,7 @@ class StringInterner {
   // Appends the definitions not yet taken and marks them taken. The views
   // stay valid for the interner's lifetime.
   void TakePending(std::vector<Definition>* out);
-  // Every definition so far (a spool started mid-producer restates them).
+  // Every definition so far (a spool started mid-session restates them).
   void TakeAll(std::vector<Definition>* out);
 
   size_t size();

@@ -61,7 +61,7 @@ struct ThreadState {
   }
 };
 
-// Incremented in the child after fork (see producer.cc).
+// Incremented in the child after fork (see process.cc).
 extern std::atomic<uint64_t> g_fork_generation;
 
 // This thread's state, reset if it is from before a fork. No heap.

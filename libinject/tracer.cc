@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <driver_types.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -146,11 +147,17 @@ void CuptiTracer::AttachActivity(size_t buffer_count, size_t buffer_bytes) {
   CuptiApi* api = &api_;
   ActivityBufferPool* pool = pool_.get();
   auto last_flush = std::make_shared<uint64_t>(0);
-  hooks.flush = [api] {
+  hooks.flush = [this, api] {
+    // The exit path (sender thread, bounded by ROOFTRACE_EXIT_TIMEOUT_MS):
+    // cuptiActivityFlushAll makes no CUDA synchronization itself, and
+    // kernels still running would come out as incomplete records, so the
+    // contexts are synchronized first. With that done, cuptiFinalize may
+    // follow outside an API-exit callback (cupti_activity.h).
+    SynchronizeContexts();
     (void)RT_CUPTI_CALL(*api, ActivityFlushAll,
                         CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   };
-  hooks.dropped_records = [api, pool, last_flush]() -> uint64_t {
+  hooks.dropped_records = [this, api, pool, last_flush]() -> uint64_t {
     // Also the place for the periodic (non-forced) flush, so records of a
     // slow process do not wait in half-full buffers until exit.
     const uint64_t now = MonotonicNs();
@@ -158,10 +165,15 @@ void CuptiTracer::AttachActivity(size_t buffer_count, size_t buffer_bytes) {
       *last_flush = now;
       (void)RT_CUPTI_CALL(*api, ActivityFlushAll, 0);
     }
+    // The global queue's count; per-stream counts are taken as their
+    // buffers complete (BufferCompleted). Each call resets what it reads.
     size_t dropped = 0;
-    (void)RT_CUPTI_CALL(*api, ActivityGetNumDroppedRecords, nullptr, 0,
-                        &dropped);
-    return dropped + pool->times_exhausted();
+    if (RT_CUPTI_CALL(*api, ActivityGetNumDroppedRecords, nullptr, 0, &dropped)
+            .ok()) {
+      cupti_dropped_.fetch_add(dropped, std::memory_order_relaxed);
+    }
+    ReportRefusedBuffers(pool->times_exhausted());
+    return cupti_dropped_.load(std::memory_order_relaxed);
   };
   producer_->AttachActivity(std::move(hooks));
 }
@@ -241,11 +253,7 @@ void CuptiTracer::StartCountersMode() {
 }
 
 Status CuptiTracer::EnableCountersCallbacks() {
-  // Context destruction tears the context's range profiler down; stream
-  // capture begin / end tell when no launch may be profiled.
-  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(
-      api_, EnableCallback, 1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
-      CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
+  // Stream capture begin / end tell when no launch may be profiled.
   for (CUpti_CallbackDomain domain :
        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
     for (const TracedCallback& c : CaptureCallbacks(domain)) {
@@ -288,9 +296,13 @@ Status CuptiTracer::EnableCallbacks() {
       ++enabled;
     }
   }
-  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_,
-                                   CUPTI_CB_DOMAIN_RESOURCE,
-                                   CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+  // Contexts are followed for the exit path's synchronization and for
+  // counters mode's per-context sessions.
+  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
+                                CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING}) {
+    RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_,
+                                     CUPTI_CB_DOMAIN_RESOURCE, cbid));
+  }
   Say(LogLevel::kDebug, "%d CUPTI API callbacks enabled", enabled);
   return OkStatus();
 }
@@ -324,7 +336,25 @@ void CuptiTracer::Finalize() {
   (void)RT_CUPTI_CALL(api_, Finalize);
 }
 
+void CuptiTracer::ReportRefusedBuffers(uint64_t refused) {
+  // Refused buffer requests are not records (CUPTI counts the records it
+  // then drops in cupti_records_dropped): said once, in their own unit.
+  if (refused == 0 || refused_buffers_said_) return;
+  refused_buffers_said_ = true;
+  producer_->Warn(
+      "CUPTI asked for an activity buffer while all " +
+      std::to_string(pool_->buffer_count()) + " of " +
+      std::to_string(pool_->buffer_bytes() >> 20) + " MiB were in use (" +
+      std::to_string(refused) +
+      " time(s) so far): the records it could not store are counted in "
+      "Stats.cupti_records_dropped; the sender is not keeping up");
+}
+
 void CuptiTracer::OnContextCreated(CUcontext context) {
+  {
+    std::lock_guard<std::mutex> lock(contexts_mu_);
+    if (context_count_ < kMaxContexts) contexts_[context_count_++] = context;
+  }
   if (counters_ == nullptr) return;
   uint32_t device = 0;
   if (!RT_CUPTI_CALL(api_, GetDeviceId, context, &device).ok()) device = 0;
@@ -333,6 +363,36 @@ void CuptiTracer::OnContextCreated(CUcontext context) {
 
 void CuptiTracer::OnContextDestroyed(CUcontext context) {
   if (counters_ != nullptr) counters_->OnContextDestroyed(context);
+  std::lock_guard<std::mutex> lock(contexts_mu_);
+  for (size_t i = 0; i < context_count_; ++i) {
+    if (contexts_[i] == context) {
+      contexts_[i] = contexts_[--context_count_];
+      break;
+    }
+  }
+}
+
+void CuptiTracer::SynchronizeContexts() {
+  if (driver_.CtxPushCurrent == nullptr || driver_.CtxSynchronize == nullptr ||
+      driver_.CtxPopCurrent == nullptr) {
+    return;  // no driver: nothing can be in flight
+  }
+  // A copy, so no lock is held while the GPU drains (a context destroyed
+  // meanwhile is its destroyer's to wait for; the destroy callback runs
+  // before the context goes).
+  CUcontext live[kMaxContexts];
+  size_t n = 0;
+  {
+    std::lock_guard<std::mutex> lock(contexts_mu_);
+    n = context_count_;
+    std::copy(contexts_, contexts_ + n, live);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (driver_.CtxPushCurrent(live[i]) != CUDA_SUCCESS) continue;
+    (void)driver_.CtxSynchronize();
+    CUcontext popped = nullptr;
+    (void)driver_.CtxPopCurrent(&popped);
+  }
 }
 
 void CuptiTracer::OnProfilerRange(bool start) {
@@ -513,12 +573,21 @@ void CUPTIAPI CuptiTracer::BufferRequested(uint8_t** buffer, size_t* size,
   t->pool_->OnRequested(buffer, size, max_records);
 }
 
-void CUPTIAPI CuptiTracer::BufferCompleted(CUcontext /*context*/,
-                                           uint32_t /*stream_id*/,
-                                           uint8_t* buffer, size_t /*size*/,
-                                           size_t valid_size) {
+void CUPTIAPI CuptiTracer::BufferCompleted(CUcontext context,
+                                           uint32_t stream_id, uint8_t* buffer,
+                                           size_t /*size*/, size_t valid_size) {
   CuptiTracer* t = g_buffer_target.load(std::memory_order_acquire);
   if (t == nullptr || t->pool_ == nullptr) return;
+  // CUPTI's dropped count for this buffer's queue: it resets at each read,
+  // so it is added up (as NVIDIA's activity_trace_async sample reads it
+  // here). Called directly, not through RT_CUPTI_CALL, whose failure
+  // message would allocate inside a CUPTI callback.
+  size_t dropped = 0;
+  if (t->api_.ActivityGetNumDroppedRecords != nullptr &&
+      t->api_.ActivityGetNumDroppedRecords(context, stream_id, &dropped) ==
+          CUPTI_SUCCESS) {
+    t->cupti_dropped_.fetch_add(dropped, std::memory_order_relaxed);
+  }
   t->pool_->OnCompleted(buffer, valid_size);
   t->producer_->Wake();
 }

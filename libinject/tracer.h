@@ -1,4 +1,4 @@
-// CUPTI tracing of one producer: the callback subscriber (runtime / driver
+// CUPTI tracing for one producer: the callback subscriber (runtime / driver
 // API calls that enqueue GPU work -> Launch records on the launching
 // thread) and the activity API (kernels, copies, memsets, devices).
 //
@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string_view>
 
 #include "base/status.h"
@@ -82,9 +83,13 @@ class CuptiTracer {
   // tells the producer (Hello mode and capability, CounterBatch packets).
   void AttachCounters(std::unique_ptr<CountersMode> counters);
   CountersMode* counters() { return counters_.get(); }
-  // Resource callbacks: one counters producer per context.
+  // Resource callbacks: the live contexts (for SynchronizeContexts), and
+  // one counters session per context.
   void OnContextCreated(CUcontext context);
   void OnContextDestroyed(CUcontext context);
+  // Waits for every live context's work (driver push / synchronize / pop),
+  // on the calling thread: the exit path, before CUPTI's forced flush.
+  void SynchronizeContexts();
 
  private:
   // cuptiSubscribe_v2 when libcupti has it (it names another subscriber
@@ -92,6 +97,8 @@ class CuptiTracer {
   CuptiCall Subscribe(char* old_name, size_t old_name_size);
   Status EnableCallbacks();
   Status EnableActivityKinds(bool enable);
+  // Sender thread: the pool's refused buffer requests, said once.
+  void ReportRefusedBuffers(uint64_t refused);
   void OnProfilerRange(bool start);
   // Start()'s steps after subscribing: callbacks, clock, buffers,
   // activity; then counters mode when configured (its failure leaves trace
@@ -126,6 +133,15 @@ class CuptiTracer {
   bool activity_enabled_ = false;
   std::unique_ptr<CountersMode> counters_;
   bool finalized_ = false;
+  // CUPTI's dropped activity records, added up: every read of its counter
+  // resets it (cuptiActivityGetNumDroppedRecords).
+  std::atomic<uint64_t> cupti_dropped_{0};
+  bool refused_buffers_said_ = false;  // sender thread only
+  // Live contexts (the resource callbacks); rare changes, no heap.
+  static constexpr size_t kMaxContexts = 64;
+  std::mutex contexts_mu_;
+  CUcontext contexts_[kMaxContexts] = {};
+  size_t context_count_ = 0;
 };
 
 }  // namespace rooftrace::inject
