@@ -43,6 +43,9 @@ struct Config {
   LogLevel log_level = LogLevel::kWarn;
   std::string counters = "default";
   std::string nvtx_include;
+  // Counters mode: also profile communication kernels (NCCL, ...); off by
+  // default (ROOFTRACE_COUNTERS_COMMUNICATION=profile turns it on).
+  bool counters_communication = false;
   uint64_t exit_timeout_ms = 3000;
 
   // "KEY=value" lines for Hello.config (what matters for the run record).

@@ -63,7 +63,13 @@ StatusOr<std::unique_ptr<KernelFilter>> KernelFilter::Create(
     RT_RETURN_IF_ERROR(Compile(p.variable, p.pattern, &p.regex->re));
     p.regex->compiled = true;
   }
-  f->any_name_condition_ = f->include_.compiled || f->exclude_.compiled;
+  if (config.exclude_communication) {
+    RT_RETURN_IF_ERROR(Compile("kCommunicationPattern", kCommunicationPattern,
+                               &f->communication_.re));
+    f->communication_.compiled = true;
+  }
+  f->any_name_condition_ = f->include_.compiled || f->exclude_.compiled ||
+                           f->communication_.compiled;
   return f;
 }
 
@@ -82,6 +88,8 @@ Selection KernelFilter::NameVerdict(std::string_view name) {
   if ((include_.compiled && !found(include_)) ||
       (exclude_.compiled && found(exclude_))) {
     verdict = Selection::kFilteredName;
+  } else if (communication_.compiled && found(communication_)) {
+    verdict = Selection::kFilteredCommunication;
   }
   name_cache_.emplace(std::move(key), verdict);
   return verdict;
@@ -105,6 +113,10 @@ Selection KernelFilter::Decide(const LaunchInfo& launch) {
     const Selection verdict = NameVerdict(launch.kernel_name);
     if (verdict == Selection::kFilteredName) {
       filtered_name_.fetch_add(1, std::memory_order_relaxed);
+      return verdict;
+    }
+    if (verdict == Selection::kFilteredCommunication) {
+      filtered_communication_.fetch_add(1, std::memory_order_relaxed);
       return verdict;
     }
   }
@@ -137,6 +149,8 @@ FilterStats KernelFilter::Stats() const {
   FilterStats s;
   s.selected = selected_.load(std::memory_order_relaxed);
   s.filtered_name = filtered_name_.load(std::memory_order_relaxed);
+  s.filtered_communication =
+      filtered_communication_.load(std::memory_order_relaxed);
   s.filtered_nvtx = filtered_nvtx_.load(std::memory_order_relaxed);
   s.filtered_sample = filtered_sample_.load(std::memory_order_relaxed);
   s.filtered_max = filtered_max_.load(std::memory_order_relaxed);

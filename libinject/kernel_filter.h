@@ -14,6 +14,10 @@
 //              `[...]`, `.*`, `^`, `$`, `+`, `?`, `{n,m}`; no `\d`, `\w`
 //              or lookaround), searched anywhere in the mangled and in the
 //              demangled name; the verdict is cached per name.
+//   1b. communication: with exclude_communication (counters mode's
+//              default), kernels of multi-GPU communication (NCCL,
+//              NVSHMEM, custom all-reduce; kCommunicationPattern) are not
+//              selected
 //   2. NVTX:   nvtx_include (ROOFTRACE_NVTX_INCLUDE, counters mode) must
 //              match the launch's NVTX path "outer/inner"; a launch outside
 //              every range never matches
@@ -51,11 +55,13 @@ struct KernelFilterConfig {
   std::string nvtx_include;    // empty: no NVTX condition
   uint64_t sample_every = 1;
   uint64_t max_kernels = 0;  // 0: unlimited
+  bool exclude_communication = false;
 };
 
 enum class Selection {
   kSelected,
   kFilteredName,
+  kFilteredCommunication,
   kFilteredNvtx,
   kFilteredSample,
   kFilteredMax,
@@ -71,15 +77,28 @@ struct LaunchInfo {
 struct FilterStats {
   uint64_t selected = 0;
   uint64_t filtered_name = 0;
+  uint64_t filtered_communication = 0;
   uint64_t filtered_nvtx = 0;
   uint64_t filtered_sample = 0;
   uint64_t filtered_max = 0;
   uint64_t filtered_graph = 0;
   uint64_t Filtered() const {
-    return filtered_name + filtered_nvtx + filtered_sample + filtered_max +
-           filtered_graph;
+    return filtered_name + filtered_communication + filtered_nvtx +
+           filtered_sample + filtered_max + filtered_graph;
   }
 };
+
+// Kernels that take part in multi-GPU communication (NCCL's ncclKernel_ /
+// ncclDevKernel_, NVSHMEM, vLLM's and TensorRT-LLM's custom all-reduce and
+// all-gather kernels). Counters mode does not profile them by default: the
+// Range Profiler's auto range serializes and replays each profiled kernel
+// on its own, and a collective that waits for its peers on other GPUs can
+// then wait forever (CUPTI: kernel replay of launches that depend on each
+// other can hang).
+inline constexpr const char* kCommunicationPattern =
+    "nccl|nvshmem|cross_device_reduce|[Aa]ll[Rr]educe|all_reduce|"
+    "[Aa]ll[Gg]ather|all_gather|[Rr]educe[Ss]catter|reduce_scatter|"
+    "[Aa]ll[Tt]o[Aa]ll|all_to_all";
 
 class KernelFilter {
  public:
@@ -116,7 +135,7 @@ class KernelFilter {
   bool NvtxMatches(std::string_view path) const;
 
   const KernelFilterConfig config_;
-  Regex include_, exclude_, nvtx_;
+  Regex include_, exclude_, communication_, nvtx_;
   bool any_name_condition_ = false;
 
   // Looked up by string_view without building a std::string per launch.
@@ -133,6 +152,7 @@ class KernelFilter {
   std::atomic<uint64_t> candidates_{0};  // passed name and NVTX
   std::atomic<uint64_t> selected_{0};
   std::atomic<uint64_t> filtered_name_{0};
+  std::atomic<uint64_t> filtered_communication_{0};
   std::atomic<uint64_t> filtered_nvtx_{0};
   std::atomic<uint64_t> filtered_sample_{0};
   std::atomic<uint64_t> filtered_max_{0};

@@ -294,6 +294,33 @@ TEST_F(CountersModeTest, GraphLaunchIsNotedOnce) {
   EXPECT_EQ(notes, 1);
 }
 
+// NCCL (and other communication) kernels are not profiled by default: the
+// kernel replay of a collective whose peers on other GPUs wait for it can
+// hang. They keep their trace-mode timing and are counted as filtered;
+// ROOFTRACE_COUNTERS_COMMUNICATION=profile profiles them.
+TEST_F(CountersModeTest, CommunicationKernelsAreNotProfiledByDefault) {
+  Attach();
+  Call(kLaunchCbid, 80, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  Call(kLaunchCbid, 81, "_Z4gemmv");
+  Call(kLaunchCbid, 82, "_Z27cross_device_reduce_1stageIfLi8EEvPv");
+  const std::vector<pb::Packet> packets = StopAndRead();
+  const std::map<uint64_t, pb::KernelCounters> got =
+      CountersByCorrelation(packets);
+  EXPECT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got.count(81));
+  EXPECT_EQ(g.starts, 1);
+  EXPECT_EQ(Totals(packets).at(pb::RECORD_COUNTERS).filtered(), 2u);
+  EXPECT_EQ(Totals(packets).at(pb::RECORD_LAUNCH).sent(), 3u);
+}
+
+TEST_F(CountersModeTest, CommunicationKernelsAreProfiledWhenAsked) {
+  options_.config.counters_communication = true;
+  Attach();
+  Call(kLaunchCbid, 90, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  Call(kLaunchCbid, 91, "_Z4gemmv");
+  EXPECT_EQ(CountersByCorrelation(StopAndRead()).size(), 2u);
+}
+
 // The fake driver's capturing stream.
 CUstream const kCapturingStream = reinterpret_cast<CUstream>(0xCAFE);
 CUresult FakeStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {

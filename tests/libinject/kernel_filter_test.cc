@@ -122,6 +122,30 @@ TEST(KernelFilterLaunchTest, GraphAndCaptureLaunchesAreSkipped) {
   EXPECT_EQ(s->Stats().Filtered(), 1u);
 }
 
+// With exclude_communication, NCCL, NVSHMEM and custom all-reduce kernels
+// are filtered (counted apart); others, and every kernel without it, pass.
+TEST(KernelFilterLaunchTest, CommunicationKernelsAreFilteredWhenAsked) {
+  KernelFilterConfig c;
+  c.exclude_communication = true;
+  auto s = Make(c);
+  for (const char* comm :
+       {"ncclKernel_AllReduce_RING_LL_Sum_float",
+        "ncclDevKernel_AllGather_RING_LL", "nvshmemi_transfer_rma_kernel",
+        "_Z27cross_device_reduce_2stageIfLi8EEvPv",
+        "_ZN12tensorrt_llm7kernels18oneShotAllReduceKernelEv",
+        "reduce_scatter_kernel"}) {
+    EXPECT_EQ(s->Decide(L(comm)), Selection::kFilteredCommunication) << comm;
+  }
+  EXPECT_EQ(s->Decide(L("sm90_xmma_gemm_bf16bf16_bf16f32")),
+            Selection::kSelected);
+  EXPECT_EQ(s->Decide(L("flash_fwd_kernel")), Selection::kSelected);
+  EXPECT_EQ(s->Stats().filtered_communication, 6u);
+  EXPECT_EQ(s->Stats().Filtered(), 6u);
+  auto all = Make(KernelFilterConfig{});
+  EXPECT_EQ(all->Decide(L("ncclDevKernel_AllGather_RING_LL")),
+            Selection::kSelected);
+}
+
 // Many threads racing at max_kernels never profile more than the limit.
 TEST(KernelFilterLaunchTest, MaxKernelsHoldsUnderConcurrency) {
   KernelFilterConfig c;

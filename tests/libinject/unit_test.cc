@@ -65,6 +65,7 @@ TEST(ConfigTest, DefaultsWithoutEnvironment) {
   EXPECT_EQ(c->capture, CaptureMode::kAll);
   EXPECT_EQ(c->queue_records, 16384u);
   EXPECT_EQ(c->exit_timeout_ms, 3000u);
+  EXPECT_FALSE(c->counters_communication);
   EXPECT_EQ(ParseWith({})->spool_dir, "/tmp");
 }
 
@@ -83,6 +84,7 @@ TEST(ConfigTest, ReadsEveryVariable) {
                       {"ROOFTRACE_LOG", "debug"},
                       {"ROOFTRACE_COUNTERS", "full"},
                       {"ROOFTRACE_NVTX_INCLUDE", "decode"},
+                      {"ROOFTRACE_COUNTERS_COMMUNICATION", "profile"},
                       {"ROOFTRACE_EXIT_TIMEOUT_MS", "250"}});
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->sink.kind, SinkSpec::Kind::kTcp);
@@ -99,6 +101,7 @@ TEST(ConfigTest, ReadsEveryVariable) {
   EXPECT_EQ(c->log_level, LogLevel::kDebug);
   EXPECT_EQ(c->counters, "full");
   EXPECT_EQ(c->nvtx_include, "decode");
+  EXPECT_TRUE(c->counters_communication);
   EXPECT_EQ(c->exit_timeout_ms, 250u);
   EXPECT_TRUE(ParseWith({{"ROOFTRACE_DISABLE", "1"}})->disabled);
 }
@@ -161,11 +164,17 @@ TEST(ConfigTest, ParsesSinksAndRejectsBadOnes) {
 // Bad values of the other variables: the message names variable and value.
 TEST(ConfigTest, RejectsBadValuesWithTheVariableName) {
   const std::pair<const char*, const char*> bad[] = {
-      {"ROOFTRACE_MODE", "fast"},          {"ROOFTRACE_SAMPLE_EVERY", "0"},
-      {"ROOFTRACE_SAMPLE_EVERY", "ten"},   {"ROOFTRACE_MAX_KERNELS", "-1"},
-      {"ROOFTRACE_CAPTURE", "sometimes"},  {"ROOFTRACE_QUEUE_RECORDS", "8"},
-      {"ROOFTRACE_LOG", "loud"},           {"ROOFTRACE_COUNTERS", "most"},
-      {"ROOFTRACE_EXIT_TIMEOUT_MS", "1e3"}, {"ROOFTRACE_DISABLE", "maybe"}};
+      {"ROOFTRACE_MODE", "fast"},
+      {"ROOFTRACE_SAMPLE_EVERY", "0"},
+      {"ROOFTRACE_SAMPLE_EVERY", "ten"},
+      {"ROOFTRACE_MAX_KERNELS", "-1"},
+      {"ROOFTRACE_CAPTURE", "sometimes"},
+      {"ROOFTRACE_QUEUE_RECORDS", "8"},
+      {"ROOFTRACE_LOG", "loud"},
+      {"ROOFTRACE_COUNTERS", "most"},
+      {"ROOFTRACE_EXIT_TIMEOUT_MS", "1e3"},
+      {"ROOFTRACE_DISABLE", "maybe"},
+      {"ROOFTRACE_COUNTERS_COMMUNICATION", "yes"}};
   for (const auto& [name, value] : bad) {
     auto c = ParseWith({{name, value}});
     ASSERT_FALSE(c.ok()) << name << "=" << value;
