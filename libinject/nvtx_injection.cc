@@ -1,5 +1,7 @@
 #include "libinject/nvtx_injection.h"
 
+#include <pthread.h>
+
 #include <cwchar>
 #include <mutex>
 #include <string>
@@ -150,6 +152,26 @@ std::mutex g_open_mu;
 std::unordered_map<uint64_t, OpenRange>* g_open_ranges =
     new std::unordered_map<uint64_t, OpenRange>();  // never destroyed
 
+// fork() while another thread holds g_open_mu would leave it locked in the
+// child forever (only the forking thread exists there): the lock is taken
+// around fork, and the child starts with no open range (the parent's belong
+// to the parent's producer; the child gets its own).
+void OpenRangesForkPrepare() { g_open_mu.lock(); }
+void OpenRangesForkParent() { g_open_mu.unlock(); }
+void OpenRangesForkChild() {
+  g_open_mu.unlock();
+  g_open_ranges->clear();
+}
+
+// Registered before the table is first used (no fork can find it locked
+// before that).
+void RegisterOpenRangesForkHandlers() {
+  static const bool registered =
+      pthread_atfork(&OpenRangesForkPrepare, &OpenRangesForkParent,
+                     &OpenRangesForkChild) == 0;
+  (void)registered;
+}
+
 nvtxRangeId_t Start(uint64_t domain_iid, uint64_t name_iid, uint32_t category,
                     uint32_t color) {
   Producer* s = CurrentProducer();
@@ -157,6 +179,7 @@ nvtxRangeId_t Start(uint64_t domain_iid, uint64_t name_iid, uint32_t category,
   const uint64_t id = s->NextRangeId();
   OpenRange r{domain_iid, name_iid, MonotonicNs(), CurrentThread().tid,
               category, color};
+  RegisterOpenRangesForkHandlers();
   std::lock_guard<std::mutex> lock(g_open_mu);
   (*g_open_ranges)[id] = r;
   return id;

@@ -30,7 +30,6 @@ void ForkPrepare() { g_init_mu.lock(); }
 void ForkParent() { g_init_mu.unlock(); }
 void ForkChild() {
   g_init_mu.unlock();
-  g_fork_generation.fetch_add(1);
   // The parent's producer (its queue, sender thread and sink) belongs to the
   // parent; it is abandoned here, never touched again.
   if (g_current.exchange(nullptr) != nullptr) g_child_pending.store(true);

@@ -61,7 +61,8 @@ struct ThreadState {
   }
 };
 
-// Incremented in the child after fork (see process.cc).
+// Incremented in the child after every fork (an atfork handler registered
+// when the library loads).
 extern std::atomic<uint64_t> g_fork_generation;
 
 // This thread's state, reset if it is from before a fork. No heap.

@@ -121,7 +121,10 @@ void StartCuptiTracing(Producer* producer) {
 }
 
 CuptiTracer::CuptiTracer(Producer* producer, CuptiApi api)
-    : producer_(producer), api_(api), driver_(LoadDriverApi()) {}
+    : producer_(producer),
+      api_(api),
+      driver_(LoadDriverApi()),
+      generation_(g_fork_generation.load(std::memory_order_relaxed)) {}
 
 CuptiTracer::~CuptiTracer() {
   CuptiTracer* self = this;
@@ -415,6 +418,12 @@ void CUPTIAPI CuptiTracer::CallbackTrampoline(void* userdata,
 
 void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
                              CUpti_CallbackId cbid, const void* cbdata) {
+  // In a forked child the tracer, its counters mode and its producer are
+  // the parent's (CUDA does not survive fork): touch none of them, and
+  // take none of their locks, which the parent's threads may have held.
+  if (g_fork_generation.load(std::memory_order_relaxed) != generation_) {
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     OnResource(cbid, static_cast<const CUpti_ResourceData*>(cbdata));
     return;

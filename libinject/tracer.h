@@ -125,6 +125,9 @@ class CuptiTracer {
   Producer* producer_;
   CuptiApi api_;
   DriverApi driver_;
+  // The process generation (thread_state.h) the tracer was made in; its
+  // callbacks do nothing in a forked child.
+  const uint64_t generation_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   ApiCallbackKind runtime_kind_[kMaxCallbackIds] = {};
   ApiCallbackKind driver_kind_[kMaxCallbackIds] = {};

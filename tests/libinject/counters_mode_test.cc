@@ -8,6 +8,8 @@
 
 #include <cuda.h>
 #include <cupti.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <map>
 #include <set>
@@ -319,6 +321,29 @@ TEST_F(CountersModeTest, CommunicationKernelsAreProfiledWhenAsked) {
   Call(kLaunchCbid, 90, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
   Call(kLaunchCbid, 91, "_Z4gemmv");
   EXPECT_EQ(CountersByCorrelation(StopAndRead()).size(), 2u);
+}
+
+// In a forked child (CUDA does not survive fork; the parent's CUPTI state
+// and counters mode belong to the parent) the callbacks do nothing: no
+// range profiler call, no lock of the parent's counters mode is taken, no
+// Launch is queued into the parent's producer.
+TEST_F(CountersModeTest, ForkedChildLeavesCountersModeAlone) {
+  Attach();
+  Call(kLaunchCbid, 100, "_Z4gemmv");
+  ASSERT_EQ(g.starts, 1);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(5);
+    const size_t queued = producer_->queued();
+    Call(kLaunchCbid, 101, "_Z4gemmv");
+    _exit(g.starts == 1 && producer_->queued() == queued ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the child's callback reached counters mode or the queue";
+  EXPECT_EQ(CountersByCorrelation(StopAndRead()).size(), 1u);
 }
 
 // The fake driver's capturing stream.

@@ -5,9 +5,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <set>
@@ -246,6 +248,45 @@ TEST(ProducerTest, BadRegexRefusesToStart) {
 
 // The NVTX handlers: nesting (parent, depth), per-domain stacks, registered
 // strings, start/end across threads, and NVTX's return values.
+// A thread opens and ends start/end ranges in a loop while the process
+// forks, again and again: a child that ends a range of its own must never
+// hang on the table of open ranges (a lock the other thread may have held
+// at the fork). Each child gets 5 s before SIGALRM.
+TEST(NvtxHandlersTest, ForkWhileAnotherThreadUsesStartEndRangesNeverHangs) {
+  const std::string dir = testing::MakeTempDir("nvtx_fork");
+  Producer producer(FileOptions(dir + "/t.rft"));
+  SetCurrentProducerForTesting(&producer);
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      nvtx::RangeEnd(nvtx::RangeStartA("busy"));
+    }
+  });
+  // Before the fix about one fork in six left the lock held in the child.
+  constexpr int kForks = 40;
+  int hung = 0;
+  for (int i = 0; i < kForks; ++i) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      alarm(5);
+      // The child's own producer, as process.h gives a forked child one.
+      ProducerOptions o = FileOptions("/dev/null");
+      Producer child(o);
+      SetCurrentProducerForTesting(&child);
+      nvtx::RangeEnd(nvtx::RangeStartA("child"));
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++hung;
+  }
+  stop.store(true);
+  busy.join();
+  SetCurrentProducerForTesting(nullptr);
+  EXPECT_EQ(hung, 0) << hung << " of " << kForks << " forked children hung";
+}
+
 TEST(NvtxHandlersTest, RecordNestingDomainsAndCrossThreadRanges) {
   const std::string dir = testing::MakeTempDir("nvtx");
   Producer producer(FileOptions(dir + "/t.rft"));
