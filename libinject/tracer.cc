@@ -26,6 +26,8 @@ constexpr size_t kBufferBytes = 4u << 20;
 constexpr size_t kBufferCount = 8;
 constexpr uint64_t kPeriodicFlushNs = 1000000000ull;
 constexpr uint32_t kMinCuptiApiVersion = 130000;
+// The CUPTI headers the record layouts are compiled from.
+constexpr uint32_t kBuiltCuptiApiVersion = CUPTI_API_VERSION;
 
 uint64_t CuptiClock() { return MonotonicNs(); }
 
@@ -193,6 +195,7 @@ Status CuptiTracer::Start() {
         std::to_string(kMinCuptiApiVersion) +
         ") rooftrace reads; put CUDA 13's CUPTI first on LD_LIBRARY_PATH");
   }
+  WarnIfNewer(version);
   char old_name[128] = {0};
   const CuptiCall subscribed = Subscribe(old_name, sizeof old_name);
   if (subscribed.result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
@@ -211,6 +214,22 @@ Status CuptiTracer::Start() {
       version);
   if (producer_->config().mode == InjectMode::kCounters) StartCountersMode();
   return OkStatus();
+}
+
+void CuptiTracer::WarnIfNewer(uint32_t version) {
+  // API versions are xxyyzz (CUDA major, minor, update; cupti_version.h).
+  // A newer toolkit's CUPTI may write activity records in newer layouts
+  // than the ones compiled in (CUpti_ActivityKernel10, ...); updates of the
+  // same minor version do not change them.
+  if (version / 100 <= kBuiltCuptiApiVersion / 100) return;
+  producer_->Warn(
+      "libcupti reports API version " + std::to_string(version) +
+      ", newer than the CUPTI whose activity record layouts rooftrace was "
+      "built with (" +
+      std::to_string(kBuiltCuptiApiVersion) +
+      "): records are read in those layouts, fields added since are not "
+      "seen; if kernels or copies look wrong, rebuild rooftrace with the "
+      "newer CUDA toolkit or put CUDA 13's CUPTI first on LD_LIBRARY_PATH");
 }
 
 Status CuptiTracer::EnableTracing() {

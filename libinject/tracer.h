@@ -92,6 +92,8 @@ class CuptiTracer {
   void SynchronizeContexts();
 
  private:
+  // One warning when libcupti is newer than the headers built with.
+  void WarnIfNewer(uint32_t version);
   // cuptiSubscribe_v2 when libcupti has it (it names another subscriber
   // in `old_name`), else cuptiSubscribe.
   CuptiCall Subscribe(char* old_name, size_t old_name_size);

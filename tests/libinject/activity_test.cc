@@ -678,6 +678,33 @@ std::string NameOf(CUpti_CallbackDomain d, uint32_t cbid) {
              : "";
 }
 
+// A CUPTI newer than the one whose record layouts libinject reads (the
+// CUDA 13.0 headers it is built with) is used, with one warning that says
+// so; the same version is not warned about.
+TEST(CuptiTracerTest, NewerCuptiIsWarnedAbout) {
+  ProducerOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kFile;
+  o.config.sink.path = "/dev/null";
+  Producer producer(o);
+  FakeCupti::version = 140000;  // a CUDA 14 CUPTI
+  CuptiTracer tracer(&producer, FakeCupti::Api());
+  Status s = tracer.Start();
+  FakeCupti::version = 130001;
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::string warnings;
+  for (const std::string& w : producer.TakeWarnings()) warnings += w + "\n";
+  EXPECT_NE(warnings.find("libcupti reports API version 140000, newer than"),
+            std::string::npos)
+      << warnings;
+  tracer.Finalize();
+
+  Producer same(o);
+  CuptiTracer tracer13(&same, FakeCupti::Api());
+  ASSERT_TRUE(tracer13.Start().ok());
+  EXPECT_TRUE(same.TakeWarnings().empty());
+  tracer13.Finalize();
+}
+
 // A successful attach enables the launch / copy / memset / profiler
 // callbacks (by id: nvcc 13's __cudaLaunchKernel stubs included, launch-like
 // calls that enqueue no kernel not), the context callback, the activity
