@@ -104,8 +104,13 @@ Producer::Producer(ProducerOptions options)
 Producer::~Producer() { Stop(); }
 
 Status Producer::Start() {
-  // A bad regex is refused whatever the mode (see the constructor).
-  RT_RETURN_IF_ERROR(filter_status_);
+  // A bad regex is refused whatever the mode (see the constructor). CUPTI
+  // may already be attached (it attaches first, so the Hello can announce
+  // kernels): a producer that stands aside takes it along.
+  if (!filter_status_.ok()) {
+    if (tracer_) tracer_->Detach();
+    return filter_status_;
+  }
   started_ = true;
   sender_ = std::make_unique<Sender>(this);
   sender_thread_ = std::thread([this] { sender_->Run(); });

@@ -163,8 +163,8 @@ bool Sender::SwitchToSpool(const std::string& why) {
 
 void Sender::WriteHello() {
   // Capabilities attached before this point are included; CUPTI attached
-  // later (an NVTX-first process that initialises CUDA afterwards) still
-  // sends kernels, the Hello just does not announce them.
+  // later (an NVTX-first process that initialises CUDA afterwards) is
+  // announced by the next Stats packet (Stats.capabilities, Stats.mode).
   const HelloInfo hello = producer_->hello();
   ProtoWriter& w = encoder_.Begin(hello.start_ns);
   EncodeHello(w, f::packet::kHello, hello);
@@ -290,6 +290,9 @@ StatsInfo Sender::SnapshotStats() {
   s.packets_sent = packets_sent_;
   s.bytes_sent = bytes_sent_;
   s.warnings = producer_->TakeWarnings();
+  const HelloInfo hello = producer_->hello();  // capabilities as they are now
+  s.capabilities = hello.capabilities;
+  s.mode = hello.mode;
   const Producer::ActivityHooks activity = producer_->activity();
   if (activity.dropped_records) {
     s.cupti_records_dropped = activity.dropped_records();

@@ -348,6 +348,17 @@ Status CuptiTracer::EnableActivityKinds(bool enable) {
   return OkStatus();
 }
 
+void CuptiTracer::Detach() {
+  if (subscriber_ == nullptr) return;
+  if (Status s = EnableActivityKinds(false); !s.ok()) {
+    Say(LogLevel::kWarn, "%s", s.message().c_str());
+  }
+  (void)RT_CUPTI_CALL(api_, Unsubscribe, subscriber_);
+  subscriber_ = nullptr;
+  CuptiTracer* self = this;
+  g_buffer_target.compare_exchange_strong(self, nullptr);
+}
+
 void CuptiTracer::Finalize() {
   if (finalized_) return;
   finalized_ = true;

@@ -48,6 +48,9 @@ class CuptiTracer {
 
   // Subscribes, enables callbacks and activity. Errors say what failed.
   Status Start();
+  // Stands aside after a successful Start() (its producer could not start):
+  // activity off, unsubscribed, no buffer callbacks. Idempotent.
+  void Detach();
   // After the sender has drained: unsubscribe, cuptiFinalize (CUDA 13.0 /
   // 13.1 crash at unload without it). Idempotent.
   void Finalize();

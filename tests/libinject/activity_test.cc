@@ -581,7 +581,11 @@ struct FakeCupti {
     *h = reinterpret_cast<CUpti_SubscriberHandle>(0x1);
     return CUPTI_SUCCESS;
   }
-  static CUptiResult Unsubscribe(CUpti_SubscriberHandle) { return CUPTI_SUCCESS; }
+  static inline int unsubscribes = 0;
+  static CUptiResult Unsubscribe(CUpti_SubscriberHandle) {
+    ++unsubscribes;
+    return CUPTI_SUCCESS;
+  }
   static CUptiResult EnableCallback(uint32_t, CUpti_SubscriberHandle,
                                     CUpti_CallbackDomain d, CUpti_CallbackId c) {
     enabled_callbacks.emplace_back(d, c);
@@ -676,6 +680,27 @@ std::string NameOf(CUpti_CallbackDomain d, uint32_t cbid) {
                  name != nullptr
              ? name
              : "";
+}
+
+// CUPTI attaches before the producer starts (so the Hello can announce
+// kernels). A producer that then cannot start (a bad pattern) stands
+// aside, and CUPTI with it: activity off, unsubscribed.
+TEST(CuptiTracerTest, ProducerThatCannotStartDetachesCupti) {
+  ProducerOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kFile;
+  o.config.sink.path = "/dev/null";
+  o.config.kernel_include = "gemm(";
+  Producer producer(o);
+  FakeCupti::enabled_kinds.clear();
+  FakeCupti::disabled_kinds.clear();
+  FakeCupti::unsubscribes = 0;
+  auto tracer = std::make_unique<CuptiTracer>(&producer, FakeCupti::Api());
+  ASSERT_TRUE(tracer->Start().ok());
+  EXPECT_EQ(FakeCupti::enabled_kinds.size(), 6u);
+  producer.set_tracer(std::move(tracer));
+  EXPECT_FALSE(producer.Start().ok());
+  EXPECT_EQ(FakeCupti::disabled_kinds.size(), 6u);
+  EXPECT_EQ(FakeCupti::unsubscribes, 1);
 }
 
 // A CUPTI newer than the one whose record layouts libinject reads (the

@@ -287,6 +287,38 @@ TEST(NvtxHandlersTest, ForkWhileAnotherThreadUsesStartEndRangesNeverHangs) {
   EXPECT_EQ(hung, 0) << hung << " of " << kForks << " forked children hung";
 }
 
+// A process whose first route is NVTX starts its producer (and sends its
+// Hello) before CUDA starts; when CUPTI attaches later, with counters mode,
+// the Stats packets say the capabilities and mode as they now are.
+TEST(ProducerTest, CapabilitiesAttachedAfterTheHelloAreSentInStats) {
+  const std::string dir = testing::MakeTempDir("late_caps");
+  ProducerOptions o = FileOptions(dir + "/t.rft");
+  o.stats_interval_ms = 1;
+  Producer producer(o);
+  ASSERT_TRUE(producer.Start().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // Hello out
+  producer.AttachActivity(Producer::ActivityHooks{});
+  producer.AttachCounters(nullptr);  // mode and capability only
+  ASSERT_TRUE(producer.Stop());
+  const auto packets = testing::ReadTrace(dir + "/t.rft");
+  ASSERT_TRUE(packets.front().has_hello());
+  std::set<int> hello(packets.front().hello().capabilities().begin(),
+                      packets.front().hello().capabilities().end());
+  EXPECT_FALSE(hello.count(pb::CAPABILITY_KERNELS));
+  const pb::Stats* last = nullptr;
+  for (const auto& p : packets) {
+    if (p.has_stats()) last = &p.stats();
+  }
+  ASSERT_NE(last, nullptr);
+  std::set<int> now(last->capabilities().begin(), last->capabilities().end());
+  for (int cap : {pb::CAPABILITY_NVTX, pb::CAPABILITY_GEMM_SHAPES,
+                  pb::CAPABILITY_KERNELS, pb::CAPABILITY_MEMCPY,
+                  pb::CAPABILITY_DEVICE_INFO, pb::CAPABILITY_COUNTERS}) {
+    EXPECT_TRUE(now.count(cap)) << "capability " << cap;
+  }
+  EXPECT_EQ(last->mode(), pb::MODE_COUNTERS);
+}
+
 TEST(NvtxHandlersTest, RecordNestingDomainsAndCrossThreadRanges) {
   const std::string dir = testing::MakeTempDir("nvtx");
   Producer producer(FileOptions(dir + "/t.rft"));
