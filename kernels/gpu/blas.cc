@@ -67,6 +67,19 @@ LtGemmSpec PeakSpec(GemmType type, int64_t m, int64_t n, int64_t k) {
   return s;
 }
 
+Status ConfigureMatmulDesc(cublasLtMatmulDesc_t desc, const LtGemmSpec& spec) {
+  RT_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                           &spec.trans_a, sizeof spec.trans_a));
+  RT_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                           &spec.trans_b, sizeof spec.trans_b));
+  if (spec.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    RT_CUBLAS(
+        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                       &spec.epilogue, sizeof spec.epilogue));
+  }
+  return OkStatus();
+}
+
 StatusOr<std::unique_ptr<LtGemm>> LtGemm::Create(cublasLtHandle_t handle,
                                                  const LtGemmSpec& spec,
                                                  void* workspace,
@@ -77,17 +90,7 @@ StatusOr<std::unique_ptr<LtGemm>> LtGemm::Create(cublasLtHandle_t handle,
   g->workspace_ = workspace;
   g->workspace_bytes_ = workspace_bytes;
   RT_CUBLAS(cublasLtMatmulDescCreate(&g->desc_, spec.compute, spec.scale_type));
-  RT_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_,
-                                           CUBLASLT_MATMUL_DESC_TRANSA,
-                                           &spec.trans_a, sizeof spec.trans_a));
-  RT_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_,
-                                           CUBLASLT_MATMUL_DESC_TRANSB,
-                                           &spec.trans_b, sizeof spec.trans_b));
-  if (spec.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
-    RT_CUBLAS(cublasLtMatmulDescSetAttribute(
-        g->desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &spec.epilogue,
-        sizeof spec.epilogue));
-  }
+  RT_RETURN_IF_ERROR(ConfigureMatmulDesc(g->desc_, spec));
   // Stored shapes: op(A) is m x k, so A is k x m when transposed.
   const bool ta = spec.trans_a != CUBLAS_OP_N, tb = spec.trans_b != CUBLAS_OP_N;
   const uint64_t a_rows = ta ? spec.k : spec.m, a_cols = ta ? spec.m : spec.k;

@@ -32,6 +32,11 @@ struct LtGemmSpec {
 // The spec of a peak GEMM of `type` at m x n x k (TN form).
 LtGemmSpec PeakSpec(GemmType type, int64_t m, int64_t n, int64_t k);
 
+// Sets a matmul descriptor's attributes from `spec` (transposes, epilogue):
+// the part of LtGemm::Create that needs no GPU, so tests can read the
+// descriptor back.
+Status ConfigureMatmulDesc(cublasLtMatmulDesc_t desc, const LtGemmSpec& spec);
+
 class LtGemm {
  public:
   // Creates descriptors and picks the algorithm; errors name the cuBLASLt

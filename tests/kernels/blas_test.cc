@@ -1,0 +1,35 @@
+// cuBLASLt descriptors of the calibration GEMMs, read back without a GPU
+// (creating and configuring a matmul descriptor needs no device).
+#include "kernels/gpu/blas.h"
+
+#include <gtest/gtest.h>
+
+namespace rooftrace::kernels::gpu {
+namespace {
+
+// An attribute of a descriptor configured from `spec`.
+template <typename T>
+T Attribute(const LtGemmSpec& spec, cublasLtMatmulDescAttributes_t attr) {
+  cublasLtMatmulDesc_t desc = nullptr;
+  EXPECT_EQ(cublasLtMatmulDescCreate(&desc, spec.compute, spec.scale_type),
+            CUBLAS_STATUS_SUCCESS);
+  Status s = ConfigureMatmulDesc(desc, spec);
+  EXPECT_TRUE(s.ok()) << s.message();
+  T value{};
+  size_t written = 0;
+  EXPECT_EQ(cublasLtMatmulDescGetAttribute(desc, attr, &value, sizeof value,
+                                           &written),
+            CUBLAS_STATUS_SUCCESS);
+  cublasLtMatmulDescDestroy(desc);
+  return value;
+}
+
+// The peak GEMMs are TN (A transposed), the form cuBLASLt requires for fp8.
+TEST(MatmulDescTest, PeakGemmsAreTn) {
+  const LtGemmSpec bf16 = PeakSpec(GemmType::kBf16, 256, 256, 256);
+  EXPECT_EQ(Attribute<int32_t>(bf16, CUBLASLT_MATMUL_DESC_TRANSA), CUBLAS_OP_T);
+  EXPECT_EQ(Attribute<int32_t>(bf16, CUBLASLT_MATMUL_DESC_TRANSB), CUBLAS_OP_N);
+}
+
+}  // namespace
+}  // namespace rooftrace::kernels::gpu
