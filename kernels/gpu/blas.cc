@@ -56,6 +56,9 @@ LtGemmSpec PeakSpec(GemmType type, int64_t m, int64_t n, int64_t k) {
       s.c_type = CUDA_R_16BF;
       s.compute = CUBLAS_COMPUTE_32F;
       s.scale_type = CUDA_R_32F;
+      // The fastest fp8 kernels (what engines run) accumulate without
+      // periodic promotion; the roof must not sit below them.
+      s.fast_accum = 1;
       break;
     case GemmType::kInt8:
       s.a_type = s.b_type = CUDA_R_8I;
@@ -76,6 +79,11 @@ Status ConfigureMatmulDesc(cublasLtMatmulDesc_t desc, const LtGemmSpec& spec) {
     RT_CUBLAS(
         cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
                                        &spec.epilogue, sizeof spec.epilogue));
+  }
+  if (spec.fast_accum != 0) {
+    RT_CUBLAS(cublasLtMatmulDescSetAttribute(
+        desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &spec.fast_accum,
+        sizeof spec.fast_accum));
   }
   return OkStatus();
 }

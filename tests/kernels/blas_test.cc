@@ -31,5 +31,18 @@ TEST(MatmulDescTest, PeakGemmsAreTn) {
   EXPECT_EQ(Attribute<int32_t>(bf16, CUBLASLT_MATMUL_DESC_TRANSB), CUBLAS_OP_N);
 }
 
+// The fp8 peak GEMM runs with fast accumulation, as inference engines run
+// fp8 GEMMs (FAST_ACCUM kernels are faster: a roof calibrated without it
+// would sit below kernels that really run). The other types have no such
+// mode and keep the default.
+TEST(MatmulDescTest, Fp8PeakUsesFastAccumulation) {
+  EXPECT_EQ(Attribute<int8_t>(PeakSpec(GemmType::kFp8, 256, 256, 256),
+                              CUBLASLT_MATMUL_DESC_FAST_ACCUM),
+            1);
+  EXPECT_EQ(Attribute<int8_t>(PeakSpec(GemmType::kBf16, 256, 256, 256),
+                              CUBLASLT_MATMUL_DESC_FAST_ACCUM),
+            0);
+}
+
 }  // namespace
 }  // namespace rooftrace::kernels::gpu
