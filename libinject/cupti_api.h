@@ -55,9 +55,10 @@ struct CuptiApi {
   CUptiResult (*GetDeviceId)(CUcontext, uint32_t*) = nullptr;
 };
 
-// Opens libcupti (library path first, then the CUPTI directory found at
-// build time) and resolves every entry point. The error says which library
-// or symbol is missing and how to fix it (LD_LIBRARY_PATH).
+// Opens libcupti and resolves every entry point: the one ROOFTRACE_CUPTI_PATH
+// names (a file or a directory; when it does not load, that is the error),
+// else the library path, then the CUPTI directory found at build time. The
+// error says which library or symbol is missing and how to fix it.
 StatusOr<CuptiApi> LoadCuptiApi();
 
 }  // namespace rooftrace::inject

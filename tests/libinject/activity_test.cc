@@ -703,6 +703,34 @@ TEST(CuptiTracerTest, ProducerThatCannotStartDetachesCupti) {
   EXPECT_EQ(FakeCupti::unsubscribes, 1);
 }
 
+// ROOFTRACE_CUPTI_PATH names the libcupti libinject loads (a file, or the
+// directory holding libcupti.so.13), so that CUPTI reaches libinject
+// without LD_LIBRARY_PATH, which the profiled program would inherit. A path
+// that does not load is an error naming it, never a silent fallback to
+// another CUPTI.
+TEST(CuptiLoadTest, CuptiPathNamesTheLibraryToLoad) {
+  const char* saved = getenv("ROOFTRACE_CUPTI_PATH");
+  setenv("ROOFTRACE_CUPTI_PATH", "/nonexistent/rooftrace/libcupti.so.13", 1);
+  StatusOr<CuptiApi> missing = LoadCuptiApi();
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find(
+                "ROOFTRACE_CUPTI_PATH=/nonexistent/rooftrace/libcupti.so.13"),
+            std::string::npos)
+      << missing.status().message();
+  const std::string file = ROOFTRACE_CUPTI_LIBRARY;
+  setenv("ROOFTRACE_CUPTI_PATH", file.c_str(), 1);
+  EXPECT_TRUE(LoadCuptiApi().ok());
+  const std::string dir = file.substr(0, file.rfind('/'));
+  setenv("ROOFTRACE_CUPTI_PATH", dir.c_str(), 1);
+  StatusOr<CuptiApi> from_dir = LoadCuptiApi();
+  EXPECT_TRUE(from_dir.ok()) << from_dir.status().message();
+  if (saved != nullptr) {
+    setenv("ROOFTRACE_CUPTI_PATH", saved, 1);
+  } else {
+    unsetenv("ROOFTRACE_CUPTI_PATH");
+  }
+}
+
 // A CUPTI newer than the one whose record layouts libinject reads (the
 // CUDA 13.0 headers it is built with) is used, with one warning that says
 // so; the same version is not warned about.
