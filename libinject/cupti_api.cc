@@ -62,6 +62,10 @@ StatusOr<CuptiApi> LoadCuptiApi() {
         "ROOFTRACE_CUPTI_PATH to CUDA 13's libcupti.so.13 (or add its "
         "directory to LD_LIBRARY_PATH)");
   }
+  return ResolveCuptiApi(handle);
+}
+
+StatusOr<CuptiApi> ResolveCuptiApi(void* handle) {
   CuptiApi api;
   api.handle = handle;
   bool missing = false;

@@ -60,6 +60,9 @@ struct CuptiApi {
 // else the library path, then the CUPTI directory found at build time. The
 // error says which library or symbol is missing and how to fix it.
 StatusOr<CuptiApi> LoadCuptiApi();
+// Resolves the entry points from a libcupti handle (LoadCuptiApi's second
+// half); closes the handle and names the first missing symbol on failure.
+StatusOr<CuptiApi> ResolveCuptiApi(void* handle);
 
 }  // namespace rooftrace::inject
 
