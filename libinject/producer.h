@@ -163,15 +163,20 @@ class Producer {
   StringInterner interner_;
   std::unique_ptr<KernelFilter> filter_;
   Status filter_status_;  // a bad pattern, said by Start()
-  std::atomic<uint64_t> next_range_id_{0};
+  // Written by application threads on every range, GEMM call and record:
+  // on cache lines of their own, away from what the sender writes (the
+  // interner's pending definitions, its lock), or every NVTX push pays for
+  // the line moving between cores (measured: push+pop 130 -> 200 ns).
+  alignas(64) std::atomic<uint64_t> next_range_id_{0};
   std::atomic<uint64_t> next_gemm_call_id_{0};
   std::atomic<bool> capturing_{true};
   std::atomic<bool> cupti_attempted_{false};
-  std::array<std::atomic<uint64_t>, wire::enums::kRecordKindCount> seen_{};
+  alignas(64) std::array<std::atomic<uint64_t>,
+                         wire::enums::kRecordKindCount> seen_{};
   std::array<std::atomic<uint64_t>, wire::enums::kRecordKindCount> dropped_{};
   std::array<std::atomic<uint64_t>, wire::enums::kRecordKindCount> filtered_{};
 
-  std::mutex mu_;  // guards the fields below
+  alignas(64) std::mutex mu_;  // guards the fields below
   std::condition_variable cv_;
   bool wake_ = false;
   bool stop_requested_ = false;
