@@ -90,12 +90,16 @@ int ProfileMain(int argc, char** argv) {
   std::string out = "rooftrace.sqlite", mode = "trace", kernels, profile;
   uint64_t sample_every = 1;
   int top = 15;
-  spec.options.add_options()(
-      "output,o", po::value(&out)->default_value(out), "SQLite run store")(
+  spec.options.add_options()("output,o", po::value(&out)->default_value(out),
+                             "SQLite run store")(
       "mode", po::value(&mode)->default_value(mode),
       "trace (timing + cuBLAS shapes) or counters (hardware FLOPs/bytes, "
-      "kernel replay)")(
-      "kernels", po::value(&kernels), "only kernels whose name matches REGEX")(
+      "kernel replay; NCCL and other communication kernels are not "
+      "profiled, their replay can hang: "
+      "ROOFTRACE_COUNTERS_COMMUNICATION=profile to profile them)")(
+      "kernels", po::value(&kernels),
+      "only kernels whose mangled or demangled name matches REGEX (POSIX "
+      "extended regular expression: |, (), [], .*, ^, $; no \\d)")(
       "sample-every", po::value(&sample_every)->default_value(1),
       "record every N-th launch")(
       "device-profile", po::value(&profile),

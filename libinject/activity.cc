@@ -100,7 +100,107 @@ std::string FormatUuid(const unsigned char b[16]) {
 }
 
 namespace {
+
 uint32_t Positive(int32_t v) { return v > 0 ? static_cast<uint32_t>(v) : 0; }
+
+// One CUPTI record each, in CUDA 13's layouts (activity.h), timestamps
+// converted to the host clock.
+KernelInfo FromKernel(const CUpti_ActivityKernel10& k, uint64_t name_iid,
+                      ClockOffset offset) {
+  KernelInfo info;
+  info.correlation_id = k.correlationId;
+  info.start_ns = CuptiToMonotonicNs(k.start, offset);
+  info.end_ns = CuptiToMonotonicNs(k.end, offset);
+  info.device_id = k.deviceId;
+  info.context_id = k.contextId;
+  info.stream_id = k.streamId;
+  info.name_iid = name_iid;
+  info.grid[0] = Positive(k.gridX);
+  info.grid[1] = Positive(k.gridY);
+  info.grid[2] = Positive(k.gridZ);
+  info.block[0] = Positive(k.blockX);
+  info.block[1] = Positive(k.blockY);
+  info.block[2] = Positive(k.blockZ);
+  info.cluster[0] = k.clusterX;
+  info.cluster[1] = k.clusterY;
+  info.cluster[2] = k.clusterZ;
+  info.registers_per_thread = k.registersPerThread;
+  info.static_shared_memory_bytes = Positive(k.staticSharedMemory);
+  info.dynamic_shared_memory_bytes = Positive(k.dynamicSharedMemory);
+  info.graph_id = k.graphId;
+  info.graph_node_id = k.graphNodeId;
+  return info;
+}
+
+MemcpyInfo FromMemcpy(const CUpti_ActivityMemcpy6& m, ClockOffset offset) {
+  MemcpyInfo info;
+  info.correlation_id = m.correlationId;
+  info.start_ns = CuptiToMonotonicNs(m.start, offset);
+  info.end_ns = CuptiToMonotonicNs(m.end, offset);
+  info.bytes = m.bytes;
+  info.kind = CopyKindFromCupti(m.copyKind);
+  info.device_id = m.deviceId;
+  info.context_id = m.contextId;
+  info.stream_id = m.streamId;
+  info.src_kind = MemoryKindFromCupti(m.srcKind);
+  info.dst_kind = MemoryKindFromCupti(m.dstKind);
+  info.graph_id = m.graphId;
+  return info;
+}
+
+MemcpyInfo FromPeerCopy(const CUpti_ActivityMemcpyPtoP4& m,
+                        ClockOffset offset) {
+  MemcpyInfo info;
+  info.correlation_id = m.correlationId;
+  info.start_ns = CuptiToMonotonicNs(m.start, offset);
+  info.end_ns = CuptiToMonotonicNs(m.end, offset);
+  info.bytes = m.bytes;
+  info.kind = wire::enums::kCopyPtoP;
+  info.device_id = m.srcDeviceId;
+  info.context_id = m.contextId;
+  info.stream_id = m.streamId;
+  info.src_kind = MemoryKindFromCupti(m.srcKind);
+  info.dst_kind = MemoryKindFromCupti(m.dstKind);
+  info.graph_id = m.graphId;
+  info.dst_device_id = m.dstDeviceId;
+  return info;
+}
+
+MemcpyInfo FromMemset(const CUpti_ActivityMemset4& m, ClockOffset offset) {
+  MemcpyInfo info;
+  info.correlation_id = m.correlationId;
+  info.start_ns = CuptiToMonotonicNs(m.start, offset);
+  info.end_ns = CuptiToMonotonicNs(m.end, offset);
+  info.bytes = m.bytes;
+  info.kind = wire::enums::kCopyMemset;
+  info.device_id = m.deviceId;
+  info.context_id = m.contextId;
+  info.stream_id = m.streamId;
+  info.dst_kind = MemoryKindFromCupti(m.memoryKind);
+  info.memset_value = m.value;
+  info.graph_id = m.graphId;
+  return info;
+}
+
+DeviceInfo FromDevice(const CUpti_ActivityDevice5& d) {
+  DeviceInfo info;
+  info.device_id = d.id;
+  info.name = d.name != nullptr ? d.name : "";
+  info.uuid = FormatUuid(reinterpret_cast<const unsigned char*>(&d.uuid));
+  info.sm_count = d.numMultiprocessors;
+  info.cc_major = d.computeCapabilityMajor;
+  info.cc_minor = d.computeCapabilityMinor;
+  info.core_clock_khz = d.coreClockRate;
+  info.l2_cache_bytes = d.l2CacheSize;
+  info.global_memory_bytes = d.globalMemorySize;
+  return info;
+}
+
+template <typename T>
+const T& As(const CUpti_Activity* record) {
+  return *reinterpret_cast<const T*>(record);
+}
+
 }  // namespace
 
 void ActivityDecoder::Decode(uint8_t* buffer, size_t valid_bytes,
@@ -109,114 +209,43 @@ void ActivityDecoder::Decode(uint8_t* buffer, size_t valid_bytes,
                              std::vector<DeviceInfo>* devices,
                              DecodeCounts* counts) {
   CUpti_Activity* record = nullptr;
+  // Not through RT_CUPTI_CALL: the iterator ends with
+  // CUPTI_ERROR_MAX_LIMIT_REACHED, which is no error.
   while (api_->ActivityGetNextRecord(buffer, valid_bytes, &record) ==
          CUPTI_SUCCESS) {
     switch (record->kind) {
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+        const auto& k = As<CUpti_ActivityKernel10>(record);
         ++counts->kernels_seen;
-        const char* name = k->name != nullptr ? k->name : "<unknown kernel>";
+        const char* name = k.name != nullptr ? k.name : "<unknown kernel>";
         if (filter_ != nullptr && !filter_->Keep(name)) {
           ++counts->kernels_filtered;
           break;
         }
-        KernelInfo info;
-        info.correlation_id = k->correlationId;
-        info.start_ns = CuptiToMonotonicNs(k->start, offset_);
-        info.end_ns = CuptiToMonotonicNs(k->end, offset_);
-        info.device_id = k->deviceId;
-        info.context_id = k->contextId;
-        info.stream_id = k->streamId;
-        info.name_iid = interner_->Intern(name);
-        info.grid[0] = Positive(k->gridX);
-        info.grid[1] = Positive(k->gridY);
-        info.grid[2] = Positive(k->gridZ);
-        info.block[0] = Positive(k->blockX);
-        info.block[1] = Positive(k->blockY);
-        info.block[2] = Positive(k->blockZ);
-        info.cluster[0] = k->clusterX;
-        info.cluster[1] = k->clusterY;
-        info.cluster[2] = k->clusterZ;
-        info.registers_per_thread = k->registersPerThread;
-        info.static_shared_memory_bytes = Positive(k->staticSharedMemory);
-        info.dynamic_shared_memory_bytes = Positive(k->dynamicSharedMemory);
-        info.graph_id = k->graphId;
-        info.graph_node_id = k->graphNodeId;
-        kernels->push_back(info);
+        kernels->push_back(FromKernel(k, interner_->Intern(name), offset_));
         break;
       }
-      case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      case CUPTI_ACTIVITY_KIND_MEMCPY:
         ++counts->memcpys_seen;
-        MemcpyInfo info;
-        info.correlation_id = m->correlationId;
-        info.start_ns = CuptiToMonotonicNs(m->start, offset_);
-        info.end_ns = CuptiToMonotonicNs(m->end, offset_);
-        info.bytes = m->bytes;
-        info.kind = CopyKindFromCupti(m->copyKind);
-        info.device_id = m->deviceId;
-        info.context_id = m->contextId;
-        info.stream_id = m->streamId;
-        info.src_kind = MemoryKindFromCupti(m->srcKind);
-        info.dst_kind = MemoryKindFromCupti(m->dstKind);
-        info.graph_id = m->graphId;
-        memcpys->push_back(info);
+        memcpys->push_back(
+            FromMemcpy(As<CUpti_ActivityMemcpy6>(record), offset_));
         break;
-      }
-      case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-        const auto* m =
-            reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+      case CUPTI_ACTIVITY_KIND_MEMCPY2:
         ++counts->memcpys_seen;
-        MemcpyInfo info;
-        info.correlation_id = m->correlationId;
-        info.start_ns = CuptiToMonotonicNs(m->start, offset_);
-        info.end_ns = CuptiToMonotonicNs(m->end, offset_);
-        info.bytes = m->bytes;
-        info.kind = wire::enums::kCopyPtoP;
-        info.device_id = m->srcDeviceId;
-        info.context_id = m->contextId;
-        info.stream_id = m->streamId;
-        info.src_kind = MemoryKindFromCupti(m->srcKind);
-        info.dst_kind = MemoryKindFromCupti(m->dstKind);
-        info.graph_id = m->graphId;
-        info.dst_device_id = m->dstDeviceId;
-        memcpys->push_back(info);
+        memcpys->push_back(
+            FromPeerCopy(As<CUpti_ActivityMemcpyPtoP4>(record), offset_));
         break;
-      }
-      case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      case CUPTI_ACTIVITY_KIND_MEMSET:
         ++counts->memcpys_seen;
-        MemcpyInfo info;
-        info.correlation_id = m->correlationId;
-        info.start_ns = CuptiToMonotonicNs(m->start, offset_);
-        info.end_ns = CuptiToMonotonicNs(m->end, offset_);
-        info.bytes = m->bytes;
-        info.kind = wire::enums::kCopyMemset;
-        info.device_id = m->deviceId;
-        info.context_id = m->contextId;
-        info.stream_id = m->streamId;
-        info.dst_kind = MemoryKindFromCupti(m->memoryKind);
-        info.memset_value = m->value;
-        info.graph_id = m->graphId;
-        memcpys->push_back(info);
+        memcpys->push_back(
+            FromMemset(As<CUpti_ActivityMemset4>(record), offset_));
         break;
-      }
       case CUPTI_ACTIVITY_KIND_DEVICE: {
-        const auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
         ++counts->devices_seen;
-        DeviceInfo info;
-        info.device_id = d->id;
-        info.name = d->name != nullptr ? d->name : "";
-        info.uuid = FormatUuid(reinterpret_cast<const unsigned char*>(&d->uuid));
-        info.sm_count = d->numMultiprocessors;
-        info.cc_major = d->computeCapabilityMajor;
-        info.cc_minor = d->computeCapabilityMinor;
-        info.core_clock_khz = d->coreClockRate;
-        info.l2_cache_bytes = d->l2CacheSize;
-        info.global_memory_bytes = d->globalMemorySize;
+        DeviceInfo info = FromDevice(As<CUpti_ActivityDevice5>(record));
         if (enricher_) enricher_(&info);
-        devices->push_back(info);
+        devices->push_back(std::move(info));
         break;
       }
       default:

@@ -64,7 +64,7 @@ class ActivityBufferPool {
   std::atomic<uint64_t> exhausted_{0};
 };
 
-// Counts of one decode pass (added to the session's Stats by the caller).
+// Counts of one decode pass (added to the producer's Stats by the caller).
 struct DecodeCounts {
   uint64_t kernels_seen = 0;
   uint64_t kernels_filtered = 0;

@@ -130,11 +130,45 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
     config.counters = s;
   }
   if (const char* v = get("ROOFTRACE_NVTX_INCLUDE")) config.nvtx_include = v;
+  if (const char* v = get("ROOFTRACE_COUNTERS_COMMUNICATION")) {
+    const std::string s = v;
+    if (s == "profile")
+      config.counters_communication = true;
+    else if (s == "skip")
+      config.counters_communication = false;
+    else {
+      return BadValue("ROOFTRACE_COUNTERS_COMMUNICATION", s,
+                      "skip (the default: NCCL and other communication "
+                      "kernels are not profiled, their replay can hang) or "
+                      "profile");
+    }
+  }
   if (const char* v = get("ROOFTRACE_EXIT_TIMEOUT_MS")) {
     RT_ASSIGN_OR_RETURN(config.exit_timeout_ms,
                         ParseCount("ROOFTRACE_EXIT_TIMEOUT_MS", v, 0, 600000));
   }
   return config;
+}
+
+KernelFilterConfig Config::TraceKernelFilter() const {
+  KernelFilterConfig f;
+  if (mode == InjectMode::kCounters) return f;  // every kernel record
+  f.kernel_include = kernel_include;
+  f.kernel_exclude = kernel_exclude;
+  f.sample_every = sample_every;
+  f.max_kernels = max_kernels;
+  return f;
+}
+
+KernelFilterConfig Config::CountersKernelFilter() const {
+  KernelFilterConfig f;
+  f.kernel_include = kernel_include;
+  f.kernel_exclude = kernel_exclude;
+  f.nvtx_include = nvtx_include;
+  f.sample_every = sample_every;
+  f.max_kernels = max_kernels;
+  f.exclude_communication = !counters_communication;
+  return f;
 }
 
 std::vector<std::string> Config::ToHelloConfig() const {
@@ -149,6 +183,10 @@ std::vector<std::string> Config::ToHelloConfig() const {
   if (!kernel_include.empty()) out.push_back("ROOFTRACE_KERNEL_INCLUDE=" + kernel_include);
   if (!kernel_exclude.empty()) out.push_back("ROOFTRACE_KERNEL_EXCLUDE=" + kernel_exclude);
   if (!nvtx_include.empty()) out.push_back("ROOFTRACE_NVTX_INCLUDE=" + nvtx_include);
+  if (mode == InjectMode::kCounters) {
+    out.push_back(std::string("ROOFTRACE_COUNTERS_COMMUNICATION=") +
+                  (counters_communication ? "profile" : "skip"));
+  }
   return out;
 }
 

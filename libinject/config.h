@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "libinject/kernel_filter.h"
 #include "libinject/log.h"
 
 namespace rooftrace::inject {
@@ -42,10 +43,19 @@ struct Config {
   LogLevel log_level = LogLevel::kWarn;
   std::string counters = "default";
   std::string nvtx_include;
+  // Counters mode: also profile communication kernels (NCCL, ...); off by
+  // default (ROOFTRACE_COUNTERS_COMMUNICATION=profile turns it on).
+  bool counters_communication = false;
   uint64_t exit_timeout_ms = 3000;
 
   // "KEY=value" lines for Hello.config (what matters for the run record).
   std::vector<std::string> ToHelloConfig() const;
+  // The kernel filter of each mode, from the same variables: trace mode's
+  // chooses the kernel records sent (in counters mode it keeps them all, so
+  // unselected kernels keep their timing); counters mode's chooses the
+  // launches profiled (with the NVTX condition).
+  KernelFilterConfig TraceKernelFilter() const;
+  KernelFilterConfig CountersKernelFilter() const;
 };
 
 using EnvLookup = std::function<const char*(const char* name)>;

@@ -27,11 +27,7 @@ StatusOr<std::unique_ptr<CountersMode>> CountersMode::CreateWithApi(
   }
   counters::CountersOptions options;
   options.set = *set;
-  options.selector.kernel_include = config.kernel_include;
-  options.selector.kernel_exclude = config.kernel_exclude;
-  options.selector.nvtx_include = config.nvtx_include;
-  options.selector.sample_every = config.sample_every;
-  options.selector.max_kernels = config.max_kernels;
+  options.filter = config.CountersKernelFilter();
   StatusOr<std::unique_ptr<counters::CountersRuntime>> runtime =
       counters::CountersRuntime::Create(api, options);
   if (!runtime.ok()) {
@@ -64,11 +60,9 @@ void CountersMode::OnContextDestroyed(CUcontext ctx) {
 bool CountersMode::OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
                                  std::string_view kernel_name,
                                  std::string_view nvtx_path,
-                                 bool in_graph_or_capture,
-                                 std::string_view demangled_name) {
+                                 bool in_graph_or_capture) {
   if (runtime_->disabled()) return false;
-  counters::LaunchInfo launch{kernel_name, nvtx_path, in_graph_or_capture,
-                              demangled_name};
+  LaunchInfo launch{kernel_name, nvtx_path, in_graph_or_capture};
   return runtime_->OnKernelLaunchBegin(ctx, correlation_id, launch);
 }
 
@@ -84,6 +78,14 @@ void CountersMode::OnGraphLaunch() {
   }
   std::lock_guard<std::mutex> lock(mu_);
   notes_.emplace_back(counters::CudaGraphNote());
+}
+
+void CountersMode::OnCaptureEnded() {
+  // Never below zero: an end whose begin came before CUPTI attached.
+  int64_t open = captures_.load(std::memory_order_acquire);
+  while (open > 0 && !captures_.compare_exchange_weak(
+                         open, open - 1, std::memory_order_acq_rel)) {
+  }
 }
 
 bool CountersMode::disabled() const { return runtime_->disabled(); }
@@ -138,12 +140,12 @@ std::vector<std::string> CountersMode::TakeWarnings() {
 }
 
 RecordCountValues CountersMode::Counts() const {
-  const counters::SelectorStats sel = runtime_->selector_stats();
+  const FilterStats sel = runtime_->filter_stats();
   const counters::SessionStats ses = runtime_->session_stats();
   RecordCountValues c;
   c.seen = ses.profiled;
   c.filtered = sel.Filtered() + ses.busy_skipped;
-  c.dropped = ses.ranges_dropped;
+  c.dropped = ses.ranges_dropped + ses.concurrent_discarded;
   return c;
 }
 

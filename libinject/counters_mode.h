@@ -1,9 +1,9 @@
 // Counters mode inside libinject: the bridge between the CUPTI callbacks
-// (tracer.cc), the sender thread (session.cc) and the counters library
+// (tracer.cc), the sender thread (sender.cc) and the counters library
 // (libinject/counters, CountersRuntime).
 //
-// Created once per session when ROOFTRACE_MODE=counters, from the libcupti
-// handle trace mode already opened; lives as long as its session. If it
+// Created once per producer when ROOFTRACE_MODE=counters, from the libcupti
+// handle trace mode already opened; lives as long as its producer. If it
 // cannot be created, the caller says the one line and stays in trace mode.
 // After a failure the runtime reports later (a context it cannot profile),
 // every call is a cheap no-op and trace mode goes on.
@@ -12,7 +12,7 @@
 // launch hooks from the driver/runtime API enter/exit callbacks of the same
 // launch); Flush/TakeWarnings/counts on the sender thread.
 // The trap: the counters library's types stay behind forward declarations
-// so the tracer and session do not see its headers (and their CUPTI
+// so the tracer and producer do not see its headers (and their CUPTI
 // profiler includes) at all.
 #ifndef ROOFTRACE_LIBINJECT_COUNTERS_MODE_H_
 #define ROOFTRACE_LIBINJECT_COUNTERS_MODE_H_
@@ -59,18 +59,26 @@ class CountersMode {
   void OnContextCreated(CUcontext ctx, uint32_t device_ordinal);
   void OnContextDestroyed(CUcontext ctx);
 
-  // Launch API enter of a kernel launch (app thread). `nvtx_path` is the
-  // thread's open ranges ("outer/inner"), computed only when
-  // needs_nvtx_path(); `demangled_name` only when a name condition is set
-  // (it must be a function of `kernel_name`). True when the launch is profiled:
-  // then OnLaunchEnd must follow on the same thread after the launch.
+  // Launch API enter of a kernel or graph launch (app thread). `nvtx_path`
+  // is the thread's open ranges ("outer/inner"), computed only when
+  // needs_nvtx_path(). True when the launch is profiled. OnLaunchEnd must
+  // follow on the same thread after the launch either way: a launch that
+  // is not profiled still shares its context's auto range.
   bool OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
                      std::string_view kernel_name, std::string_view nvtx_path,
-                     bool in_graph_or_capture,
-                     std::string_view demangled_name = {});
+                     bool in_graph_or_capture);
   void OnLaunchEnd(CUcontext ctx, uint64_t correlation_id, bool launched);
   // A cudaGraphLaunch: nothing in it is profiled; the first one says so.
   void OnGraphLaunch();
+  // Stream capture begun / ended anywhere in the process (successful
+  // cu(da)StreamBeginCapture*, and cu(da)StreamEndCapture*). While one is
+  // open no launch is profiled: profiling synchronizes the context, which
+  // a capture in global mode forbids to every thread.
+  void OnCaptureBegan() { captures_.fetch_add(1, std::memory_order_acq_rel); }
+  void OnCaptureEnded();
+  bool CaptureInProgress() const {
+    return captures_.load(std::memory_order_acquire) > 0;
+  }
   bool needs_nvtx_path() const { return needs_nvtx_path_; }
   bool disabled() const;
 
@@ -81,7 +89,8 @@ class CountersMode {
   // Lines to say and put in Stats.warnings.
   std::vector<std::string> TakeWarnings();
   // RECORD_COUNTERS counts (sent is the caller's): seen = launches
-  // profiled, filtered = not selected or busy, dropped = ranges lost.
+  // profiled, filtered = not selected or busy, dropped = ranges lost or
+  // discarded (a range another thread's launch may share).
   RecordCountValues Counts() const;
 
  private:
@@ -93,6 +102,7 @@ class CountersMode {
   StringInterner* interner_;
   const bool needs_nvtx_path_;
   std::atomic<bool> graph_noted_{false};
+  std::atomic<int64_t> captures_{0};  // open stream captures
   std::mutex mu_;  // guards notes_
   std::vector<std::string> notes_;
   // Sender thread only: interned metric names per metric set.

@@ -1,38 +1,71 @@
 #include "libinject/cupti_api.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <string>
 
 namespace rooftrace::inject {
 
-std::string CuptiApi::Describe(const char* call, CUptiResult result) const {
-  const char* text = nullptr;
-  if (GetResultString == nullptr || GetResultString(result, &text) != CUPTI_SUCCESS ||
-      text == nullptr) {
-    text = "unknown CUPTI error";
+namespace {
+
+// ROOFTRACE_CUPTI_PATH: the libcupti to load (a file, or a directory that
+// holds libcupti.so.13). Null handle and the reason when it does not load.
+void* OpenCuptiFromPath(const char* path, std::string* error) {
+  std::string file = path;
+  struct stat st {};
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) file += "/libcupti.so.13";
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    *error = std::string("ROOFTRACE_CUPTI_PATH=") + path + ": " +
+             (why != nullptr ? why : "cannot be loaded") +
+             ": kernels and copies are not recorded (NVTX and cuBLAS shapes "
+             "still are); point it at CUDA 13's libcupti.so.13 or its "
+             "directory";
   }
-  return std::string(call) + ": " + text + " (" +
-         std::to_string(static_cast<int>(result)) + ")";
+  return handle;
 }
 
+}  // namespace
+
 StatusOr<CuptiApi> LoadCuptiApi() {
+  void* handle = nullptr;
+  if (const char* path = getenv("ROOFTRACE_CUPTI_PATH");
+      path != nullptr && path[0] != '\0') {
+    // Named by the user (scripts/gpu-check.sh does): that one or none, so
+    // CUPTI reaches libinject without LD_LIBRARY_PATH, which the profiled
+    // program would inherit.
+    std::string error;
+    handle = OpenCuptiFromPath(path, &error);
+    if (handle == nullptr) return Unavailable(error);
+  }
+  // Else the library path, then the CUPTI directory of the build machine
+  // (a last resort: it may not exist where the library runs).
   const char* candidates[] = {
-      "libcupti.so.13", "libcupti.so",
+      "libcupti.so.13",
+      "libcupti.so",
 #ifdef ROOFTRACE_CUPTI_LIBRARY_DIR
       ROOFTRACE_CUPTI_LIBRARY_DIR "/libcupti.so.13",
       ROOFTRACE_CUPTI_LIBRARY_DIR "/libcupti.so",
 #endif
   };
-  void* handle = nullptr;
   for (const char* name : candidates) {
-    handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) break;
+    handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   }
   if (handle == nullptr) {
     return Unavailable(
         "libcupti.so.13 could not be loaded: kernels and copies are not "
-        "recorded (NVTX and cuBLAS shapes still are); add the CUDA "
-        "toolkit's CUPTI directory to LD_LIBRARY_PATH");
+        "recorded (NVTX and cuBLAS shapes still are); set "
+        "ROOFTRACE_CUPTI_PATH to CUDA 13's libcupti.so.13 (or add its "
+        "directory to LD_LIBRARY_PATH)");
   }
+  return ResolveCuptiApi(handle);
+}
+
+StatusOr<CuptiApi> ResolveCuptiApi(void* handle) {
   CuptiApi api;
   api.handle = handle;
   bool missing = false;
@@ -52,7 +85,7 @@ StatusOr<CuptiApi> LoadCuptiApi() {
   resolve(api.Unsubscribe, "cuptiUnsubscribe", true);
   resolve(api.EnableCallback, "cuptiEnableCallback", true);
   resolve(api.EnableDomain, "cuptiEnableDomain", true);
-  resolve(api.GetCallbackName, "cuptiGetCallbackName", true);
+  resolve(api.GetCallbackName, "cuptiGetCallbackName", false);
   resolve(api.ActivityEnable, "cuptiActivityEnable", true);
   resolve(api.ActivityDisable, "cuptiActivityDisable", true);
   resolve(api.ActivityRegisterCallbacks, "cuptiActivityRegisterCallbacks", true);

@@ -5,6 +5,7 @@
 // so it carries no link-time dependency on libcupti. Tests fill the table
 // with fakes (e.g. ActivityGetNextRecord walking synthetic records) to drive
 // the real buffer and callback handling without a GPU.
+// Calls go through RT_CUPTI_CALL (libinject/cupti_call.h).
 // Immutable once loaded; thread-safe to share.
 #ifndef ROOFTRACE_LIBINJECT_CUPTI_API_H_
 #define ROOFTRACE_LIBINJECT_CUPTI_API_H_
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "libinject/cupti_call.h"
 
 namespace rooftrace::inject {
 
@@ -29,10 +31,12 @@ struct CuptiApi {
   CUptiResult (*EnableCallback)(uint32_t, CUpti_SubscriberHandle,
                                 CUpti_CallbackDomain,
                                 CUpti_CallbackId) = nullptr;
-  CUptiResult (*EnableDomain)(uint32_t, CUpti_SubscriberHandle,
-                              CUpti_CallbackDomain) = nullptr;
+  // Callback names, for messages and tests (what is traced is decided by
+  // callback id, api_callbacks.h).
   CUptiResult (*GetCallbackName)(CUpti_CallbackDomain, uint32_t,
                                  const char**) = nullptr;
+  CUptiResult (*EnableDomain)(uint32_t, CUpti_SubscriberHandle,
+                              CUpti_CallbackDomain) = nullptr;
   CUptiResult (*ActivityEnable)(CUpti_ActivityKind) = nullptr;
   CUptiResult (*ActivityDisable)(CUpti_ActivityKind) = nullptr;
   CUptiResult (*ActivityRegisterCallbacks)(
@@ -49,30 +53,17 @@ struct CuptiApi {
   CUptiResult (*Finalize)() = nullptr;
   // Counters mode: the device of a created context.
   CUptiResult (*GetDeviceId)(CUcontext, uint32_t*) = nullptr;
-
-  // "cuptiSubscribe: CUPTI_ERROR_NO_DEVICE (no CUDA-capable device)".
-  std::string Describe(const char* call, CUptiResult result) const;
 };
 
-// Opens libcupti (library path first, then the CUPTI directory found at
-// build time) and resolves every entry point. The error says which library
-// or symbol is missing and how to fix it (LD_LIBRARY_PATH).
+// Opens libcupti and resolves every entry point: the one ROOFTRACE_CUPTI_PATH
+// names (a file or a directory; when it does not load, that is the error),
+// else the library path, then the CUPTI directory found at build time. The
+// error says which library or symbol is missing and how to fix it.
 StatusOr<CuptiApi> LoadCuptiApi();
+// Resolves the entry points from a libcupti handle (LoadCuptiApi's second
+// half); closes the handle and names the first missing symbol on failure.
+StatusOr<CuptiApi> ResolveCuptiApi(void* handle);
 
 }  // namespace rooftrace::inject
-
-// Wraps one CUPTI call: evaluates to a Status that names the call text and
-// CUPTI's result string.
-#define RT_CUPTI_CALL(api, call_expr, ...)                              \
-  ([&]() -> ::rooftrace::Status {                                       \
-    if ((api).call_expr == nullptr) {                                   \
-      return ::rooftrace::Unavailable("cupti" #call_expr                \
-                                      " is not available");            \
-    }                                                                   \
-    const CUptiResult rt_r_ = (api).call_expr(__VA_ARGS__);             \
-    if (rt_r_ == CUPTI_SUCCESS) return ::rooftrace::OkStatus();         \
-    return ::rooftrace::Unavailable((api).Describe("cupti" #call_expr,  \
-                                                   rt_r_));             \
-  }())
 
 #endif  // ROOFTRACE_LIBINJECT_CUPTI_API_H_

@@ -219,6 +219,8 @@ void EncodeStats(ProtoWriter& w, uint32_t field, const StatsInfo& s) {
   w.Uint(f::stats::kCuptiRecordsDropped, s.cupti_records_dropped);
   w.Uint(f::stats::kCounterPasses, s.counter_passes);
   for (const auto& warning : s.warnings) w.String(f::stats::kWarnings, warning);
+  for (uint32_t c : s.capabilities) w.Uint(f::stats::kCapabilities, c);
+  w.Uint(f::stats::kMode, s.mode);
   w.EndMessage(t);
 }
 

@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "proto/field_numbers.h"
+#include "libinject/capture_records.h"
 #include "libinject/proto_writer.h"
-#include "libinject/records.h"
 #include "libinject/string_interner.h"
+#include "proto/field_numbers.h"
 
 namespace rooftrace::inject {
 
@@ -118,6 +118,9 @@ struct StatsInfo {
   uint64_t cupti_records_dropped = 0;
   uint32_t counter_passes = 0;
   std::vector<std::string> warnings;
+  // As of this packet (they grow when CUPTI attaches after the Hello).
+  std::vector<uint32_t> capabilities;
+  uint32_t mode = 0;
 };
 
 void EncodeHello(ProtoWriter& w, uint32_t field, const HelloInfo& hello);

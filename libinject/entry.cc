@@ -1,6 +1,6 @@
 // The library's entry points: the CUDA injection hook, the NVTX injection
 // hook and the LD_PRELOAD constructor. Whatever combination loads the
-// library, the process session starts once (Session::StartProcessSession).
+// library, the process producer starts once (StartProcessProducer, process.h).
 // Nothing here throws or writes to stdout.
 #include <dlfcn.h>
 
@@ -9,17 +9,19 @@
 
 #include "libinject/log.h"
 #include "libinject/nvtx_injection.h"
-#include "libinject/session.h"
+#include "libinject/process.h"
 #include "libinject/tracer.h"
 
 using rooftrace::inject::EntryRoute;
-using rooftrace::inject::Session;
+using rooftrace::inject::Producer;
+using rooftrace::inject::StartOnFirstRecord;
+using rooftrace::inject::StartProcessProducer;
 
 extern "C" {
 
 // Called by the CUDA driver at cuInit when CUDA_INJECTION64_PATH names us.
 __attribute__((visibility("default"))) int InitializeInjection() {
-  Session::StartProcessSession(EntryRoute::kCudaInjection);
+  StartProcessProducer(EntryRoute::kCudaInjection);
   return 1;
 }
 
@@ -27,8 +29,8 @@ __attribute__((visibility("default"))) int InitializeInjection() {
 // NVTX_INJECTION64_PATH names us. Returning 0 makes NVTX calls no-ops.
 __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
     NvtxGetExportTableFunc_t get_export_table) {
-  Session* session = Session::StartProcessSession(EntryRoute::kNvtxInjection);
-  if (session == nullptr) return 0;
+  Producer* producer = StartProcessProducer(EntryRoute::kNvtxInjection);
+  if (producer == nullptr) return 0;
   return rooftrace::inject::InstallNvtxHandlers(get_export_table);
 }
 
@@ -36,7 +38,7 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
 
 namespace {
 // LD_PRELOAD: the cuBLAS hooks are live as soon as we are loaded. The
-// session starts now when the host links CUDA, else with its first record.
+// producer starts now when the host links CUDA, else with its first record.
 __attribute__((constructor)) void RooftracePreloadConstructor() {
   // Only when preloaded: a dlopen() by CUDA or NVTX goes through the
   // routes above instead.
@@ -53,9 +55,9 @@ __attribute__((constructor)) void RooftracePreloadConstructor() {
   if (strstr(preload, base) == nullptr) return;
   if (rooftrace::inject::HostLinksCuda()) {
     // CUDA is linked: start now so CUPTI sees the first kernels.
-    Session::StartProcessSession(EntryRoute::kPreload);
+    StartProcessProducer(EntryRoute::kPreload);
   } else {
-    Session::StartOnFirstRecord();
+    StartOnFirstRecord();
   }
 }
 }  // namespace

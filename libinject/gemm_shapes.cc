@@ -1,9 +1,9 @@
 #include "libinject/gemm_shapes.h"
 
 #include "libinject/clock.h"
-#include "proto/field_numbers.h"
-#include "libinject/session.h"
+#include "libinject/process.h"
 #include "libinject/thread_state.h"
+#include "proto/field_numbers.h"
 
 namespace rooftrace::inject {
 
@@ -19,9 +19,9 @@ uint32_t TransposeOf(int32_t op) {
 
 GemmScope::GemmScope(uint32_t api) : thread_(CurrentThread()) {
   if (thread_.gemm_depth++ != 0) return;  // nested: the outer call records
-  session_ = Session::Current();
-  if (session_ == nullptr) return;
-  record_.call_id = session_->NextGemmCallId();
+  producer_ = CurrentProducer();
+  if (producer_ == nullptr) return;
+  record_.call_id = producer_->NextGemmCallId();
   record_.api = api;
   record_.batch = 1;
   record_.thread_id = thread_.tid;
@@ -31,7 +31,7 @@ GemmScope::GemmScope(uint32_t api) : thread_(CurrentThread()) {
 }
 
 void GemmScope::Finish(int32_t status) {
-  if (session_ == nullptr) return;
+  if (producer_ == nullptr) return;
   record_.end_ns = MonotonicNs();
   record_.status = status;
   record_.correlation_count = thread_.gemm_correlation_count;
@@ -40,12 +40,12 @@ void GemmScope::Finish(int32_t status) {
        ++i) {
     record_.correlation_ids[i] = thread_.gemm_correlations[i];
   }
-  session_->EmitGemm(record_);
+  producer_->EmitGemm(record_);
 }
 
 GemmScope::~GemmScope() {
   --thread_.gemm_depth;
-  if (session_ != nullptr) {
+  if (producer_ != nullptr) {
     thread_.gemm_call_id = 0;
     thread_.gemm_correlation_count = 0;
   }

@@ -11,11 +11,11 @@
 
 #include <cstdint>
 
-#include "libinject/records.h"
+#include "libinject/capture_records.h"
 
 namespace rooftrace::inject {
 
-class Session;
+class Producer;
 struct ThreadState;
 
 // cublasOperation_t (0 N, 1 T, 2 C, 3 conjg) -> wire::enums::Transpose.
@@ -28,8 +28,8 @@ class GemmScope {
   GemmScope(const GemmScope&) = delete;
   GemmScope& operator=(const GemmScope&) = delete;
 
-  // True for the outermost hooked call on this thread, with a session.
-  bool recording() const { return session_ != nullptr; }
+  // True for the outermost hooked call on this thread, with a producer.
+  bool recording() const { return producer_ != nullptr; }
   // The record to fill (shape, types, pointers); call Finish() after the
   // real call with its status.
   GemmRecord& record() { return record_; }
@@ -37,7 +37,7 @@ class GemmScope {
 
  private:
   ThreadState& thread_;
-  Session* session_ = nullptr;
+  Producer* producer_ = nullptr;
   GemmRecord record_{};
 };
 

@@ -1,48 +1,162 @@
-// Which kernel records are kept: the name regexes (include / exclude,
-// ECMAScript, searched anywhere in the mangled or the demangled name; the
-// verdict is cached per distinct name), then every N-th of the remaining
-// launches, then at most M kernels.
+// Which kernels rooftrace keeps: the one kernel filter of both modes, built
+// from the ROOFTRACE_* selection variables that Config (config.h) parsed.
+// Trace mode asks it which kernel records to send (Keep(), on the sender
+// thread, in the order CUPTI delivers them); counters mode asks it which
+// launches to profile (Decide(), on the launching thread at API enter).
 //
-// Used by the sender thread only; not thread-safe. The one file of libinject
-// compiled with exceptions, because std::regex reports bad patterns by
-// throwing: they are caught here and returned as a Status.
+// Order of the checks, each one counted separately:
+//   0. graph:  launches of CUDA graphs and launches made during stream
+//              capture are never selected (counters mode; see
+//              counters::CudaGraphNote())
+//   1. name:   ROOFTRACE_KERNEL_INCLUDE must match (when set) and
+//              ROOFTRACE_KERNEL_EXCLUDE must not. POSIX extended regular
+//              expressions (regcomp(3) with REG_EXTENDED: `|`, `(...)`,
+//              `[...]`, `.*`, `^`, `$`, `+`, `?`, `{n,m}`; no `\d`, `\w`
+//              or lookaround), searched anywhere in the mangled and in the
+//              demangled name; the verdict is cached per name.
+//   1b. communication: with exclude_communication (counters mode's
+//              default), kernels of multi-GPU communication (NCCL,
+//              NVSHMEM, custom all-reduce; kCommunicationPattern) are not
+//              selected
+//   2. NVTX:   nvtx_include (ROOFTRACE_NVTX_INCLUDE, counters mode) must
+//              match the launch's NVTX path "outer/inner"; a launch outside
+//              every range never matches
+//   3. sample: of the launches that passed 1 and 2, every N-th (the 1st,
+//              N+1-th, ...)
+//   4. max:    at most max_kernels selected (0 = no limit)
+//
+// Owned by whoever built it (the producer for trace mode, the counters
+// runtime for counters mode). Thread-safe: the name cache is under a mutex
+// (a new name costs one demangling, one regexec and one cache entry; a known
+// name one hash lookup), the counts are atomics. Without a name regex no
+// lock is taken. No exceptions: a bad pattern is an InvalidArgument from
+// Create() naming the variable.
 #ifndef ROOFTRACE_LIBINJECT_KERNEL_FILTER_H_
 #define ROOFTRACE_LIBINJECT_KERNEL_FILTER_H_
 
+#include <regex.h>
+
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "base/status.h"
 
 namespace rooftrace::inject {
 
+struct KernelFilterConfig {
+  std::string kernel_include;  // empty: every name
+  std::string kernel_exclude;  // empty: none
+  std::string nvtx_include;    // empty: no NVTX condition
+  uint64_t sample_every = 1;
+  uint64_t max_kernels = 0;  // 0: unlimited
+  bool exclude_communication = false;
+};
+
+enum class Selection {
+  kSelected,
+  kFilteredName,
+  kFilteredCommunication,
+  kFilteredNvtx,
+  kFilteredSample,
+  kFilteredMax,
+  kFilteredGraph,  // graph launch or stream capture
+};
+
+struct LaunchInfo {
+  std::string_view kernel_name;  // as CUPTI gives it (usually mangled)
+  std::string_view nvtx_path;    // "" outside any NVTX range
+  bool in_graph_or_capture = false;
+};
+
+struct FilterStats {
+  uint64_t selected = 0;
+  uint64_t filtered_name = 0;
+  uint64_t filtered_communication = 0;
+  uint64_t filtered_nvtx = 0;
+  uint64_t filtered_sample = 0;
+  uint64_t filtered_max = 0;
+  uint64_t filtered_graph = 0;
+  uint64_t Filtered() const {
+    return filtered_name + filtered_communication + filtered_nvtx +
+           filtered_sample + filtered_max + filtered_graph;
+  }
+};
+
+// Kernels that take part in multi-GPU communication (NCCL's ncclKernel_ /
+// ncclDevKernel_, NVSHMEM, vLLM's and TensorRT-LLM's custom all-reduce and
+// all-gather kernels). Counters mode does not profile them by default: the
+// Range Profiler's auto range serializes and replays each profiled kernel
+// on its own, and a collective that waits for its peers on other GPUs can
+// then wait forever (CUPTI: kernel replay of launches that depend on each
+// other can hang).
+inline constexpr const char* kCommunicationPattern =
+    "nccl|nvshmem|cross_device_reduce|[Aa]ll[Rr]educe|all_reduce|"
+    "[Aa]ll[Gg]ather|all_gather|[Rr]educe[Ss]catter|reduce_scatter|"
+    "[Aa]ll[Tt]o[Aa]ll|all_to_all";
+
 class KernelFilter {
  public:
-  KernelFilter();
+  // Errors name the variable, the pattern, what regcomp said and a good
+  // example.
+  static StatusOr<std::unique_ptr<KernelFilter>> Create(
+      const KernelFilterConfig& config);
   ~KernelFilter();
-  KernelFilter(KernelFilter&&) noexcept;
-  KernelFilter& operator=(KernelFilter&&) noexcept;
+  KernelFilter(const KernelFilter&) = delete;
+  KernelFilter& operator=(const KernelFilter&) = delete;
 
-  // Errors name ROOFTRACE_KERNEL_INCLUDE / _EXCLUDE and the pattern.
-  static StatusOr<KernelFilter> Create(const std::string& include,
-                                       const std::string& exclude,
-                                       uint64_t sample_every,
-                                       uint64_t max_kernels);
+  // Counters mode: decides for one launch and counts the verdict.
+  Selection Decide(const LaunchInfo& launch);
+  // Trace mode: Decide() for a kernel record (no NVTX path, no graph).
+  bool Keep(std::string_view kernel_name) {
+    return Decide(LaunchInfo{kernel_name, {}, false}) == Selection::kSelected;
+  }
 
-  // Decides for one kernel, in arrival order. Counts what it keeps.
-  bool Keep(std::string_view name);
-
-  uint64_t kept() const { return kept_; }
+  FilterStats Stats() const;
+  uint64_t kept() const { return selected_.load(std::memory_order_relaxed); }
+  // True once max_kernels were selected.
+  bool Exhausted() const;
 
  private:
-  struct Regexes;
-  std::unique_ptr<Regexes> regexes_;
-  uint64_t sample_every_ = 1;
-  uint64_t max_kernels_ = 0;
-  uint64_t candidates_ = 0;  // passed the regexes
-  uint64_t kept_ = 0;
+  // A compiled POSIX regex (null when its pattern is empty).
+  struct Regex {
+    regex_t re{};
+    bool compiled = false;
+    ~Regex();
+    bool Search(const std::string& text) const;
+  };
+  explicit KernelFilter(const KernelFilterConfig& config) : config_(config) {}
+  Selection NameVerdict(std::string_view name);
+  bool NvtxMatches(std::string_view path) const;
+
+  const KernelFilterConfig config_;
+  Regex include_, exclude_, communication_, nvtx_;
+  bool any_name_condition_ = false;
+
+  // Looked up by string_view without building a std::string per launch.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const {
+      return std::hash<std::string_view>()(s);
+    }
+  };
+  std::mutex name_cache_mu_;  // guards name_cache_ only
+  std::unordered_map<std::string, Selection, NameHash, std::equal_to<>>
+      name_cache_;
+
+  std::atomic<uint64_t> candidates_{0};  // passed name and NVTX
+  std::atomic<uint64_t> selected_{0};
+  std::atomic<uint64_t> filtered_name_{0};
+  std::atomic<uint64_t> filtered_communication_{0};
+  std::atomic<uint64_t> filtered_nvtx_{0};
+  std::atomic<uint64_t> filtered_sample_{0};
+  std::atomic<uint64_t> filtered_max_{0};
+  std::atomic<uint64_t> filtered_graph_{0};
 };
 
 }  // namespace rooftrace::inject

@@ -1,14 +1,16 @@
 #include "libinject/nvtx_injection.h"
 
+#include <pthread.h>
+
 #include <cwchar>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "libinject/clock.h"
-#include "proto/field_numbers.h"
-#include "libinject/session.h"
+#include "libinject/process.h"
 #include "libinject/thread_state.h"
+#include "proto/field_numbers.h"
 
 namespace rooftrace::inject {
 
@@ -42,7 +44,7 @@ std::string WideToUtf8(const wchar_t* w) {
   return out;
 }
 
-uint64_t InternMessage(Session* s, const nvtxEventAttributes_t* a) {
+uint64_t InternMessage(Producer* s, const nvtxEventAttributes_t* a) {
   if (a == nullptr) return 0;
   switch (a->messageType) {
     case NVTX_MESSAGE_TYPE_ASCII:
@@ -81,7 +83,7 @@ int Push(uint64_t domain_iid, uint64_t name_iid, uint32_t category,
     ++t.overflow;
     return static_cast<int>(depth + t.overflow - 1);
   }
-  Session* s = Session::Current();
+  Producer* s = CurrentProducer();
   NvtxFrame& f = t.frames[t.frame_count];
   f.range_id = s != nullptr ? s->NextRangeId() : 0;
   f.domain_iid = domain_iid;
@@ -117,7 +119,7 @@ int Pop(uint64_t domain_iid) {
     t.frames[i - 1] = t.frames[i];
   }
   --t.frame_count;
-  Session* s = Session::Current();
+  Producer* s = CurrentProducer();
   if (s != nullptr && f.range_id != 0) {
     NvtxRangeRecord r{};
     r.range_id = f.range_id;
@@ -150,20 +152,41 @@ std::mutex g_open_mu;
 std::unordered_map<uint64_t, OpenRange>* g_open_ranges =
     new std::unordered_map<uint64_t, OpenRange>();  // never destroyed
 
+// fork() while another thread holds g_open_mu would leave it locked in the
+// child forever (only the forking thread exists there): the lock is taken
+// around fork, and the child starts with no open range (the parent's belong
+// to the parent's producer; the child gets its own).
+void OpenRangesForkPrepare() { g_open_mu.lock(); }
+void OpenRangesForkParent() { g_open_mu.unlock(); }
+void OpenRangesForkChild() {
+  g_open_mu.unlock();
+  g_open_ranges->clear();
+}
+
+// Registered before the table is first used (no fork can find it locked
+// before that).
+void RegisterOpenRangesForkHandlers() {
+  static const bool registered =
+      pthread_atfork(&OpenRangesForkPrepare, &OpenRangesForkParent,
+                     &OpenRangesForkChild) == 0;
+  (void)registered;
+}
+
 nvtxRangeId_t Start(uint64_t domain_iid, uint64_t name_iid, uint32_t category,
                     uint32_t color) {
-  Session* s = Session::Current();
+  Producer* s = CurrentProducer();
   if (s == nullptr) return 0;
   const uint64_t id = s->NextRangeId();
   OpenRange r{domain_iid, name_iid, MonotonicNs(), CurrentThread().tid,
               category, color};
+  RegisterOpenRangesForkHandlers();
   std::lock_guard<std::mutex> lock(g_open_mu);
   (*g_open_ranges)[id] = r;
   return id;
 }
 
 void Mark(uint64_t domain_iid, uint64_t name_iid) {
-  Session* s = Session::Current();
+  Producer* s = CurrentProducer();
   if (s == nullptr) return;
   NvtxMarkRecord m{};
   m.domain_iid = domain_iid;
@@ -174,17 +197,17 @@ void Mark(uint64_t domain_iid, uint64_t name_iid) {
 }
 
 uint64_t InternA(const char* text) {
-  Session* s = Session::Current();
+  Producer* s = CurrentProducer();
   return (s != nullptr && text != nullptr) ? s->Intern(text) : 0;
 }
 
 uint64_t InternW(const wchar_t* text) {
-  Session* s = Session::Current();
+  Producer* s = CurrentProducer();
   return (s != nullptr && text != nullptr) ? s->Intern(WideToUtf8(text)) : 0;
 }
 
 uint64_t InternEx(const nvtxEventAttributes_t* a) {
-  Session* s = Session::Current();
+  Producer* s = CurrentProducer();
   return s != nullptr ? InternMessage(s, a) : 0;
 }
 
@@ -293,7 +316,7 @@ void RangeEnd(nvtxRangeId_t id) {
     r = it->second;
     g_open_ranges->erase(it);
   }
-  Session* s = Session::Current();
+  Producer* s = CurrentProducer();
   if (s == nullptr) return;
   NvtxRangeRecord rec{};
   rec.range_id = id;

@@ -16,7 +16,7 @@
 
 namespace rooftrace::inject {
 
-class Session;
+class Producer;
 
 // Fills the application's NVTX function tables with our handlers. Returns
 // 1 on success, 0 when the export table is unusable (NVTX then makes every
@@ -24,7 +24,7 @@ class Session;
 int InstallNvtxHandlers(NvtxGetExportTableFunc_t get_export_table);
 
 // The handlers (exposed for tests and the benchmark). Each reaches the
-// process session; with none they do nothing.
+// process producer; with none they do nothing.
 namespace nvtx {
 int RangePushA(const char* message);
 int RangePushEx(const nvtxEventAttributes_t* attributes);

@@ -1,4 +1,4 @@
-// Interned strings of one session (kernel names, NVTX messages, domains).
+// Interned strings of one producer (kernel names, NVTX messages, domains).
 //
 // Intern() returns a stable id (iid, from 1; 0 is "none"). New strings are
 // remembered as pending definitions; the sender attaches them to the next

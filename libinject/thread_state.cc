@@ -1,11 +1,22 @@
 #include "libinject/thread_state.h"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 namespace rooftrace::inject {
 
 std::atomic<uint64_t> g_fork_generation{1};
+
+namespace {
+void BumpForkGeneration() {
+  g_fork_generation.fetch_add(1, std::memory_order_relaxed);
+}
+// Registered when the library loads, so that every fork is seen (also one
+// before the process producer starts, and in tests).
+[[maybe_unused]] const int kForkHandler =
+    pthread_atfork(nullptr, nullptr, &BumpForkGeneration);
+}  // namespace
 
 ThreadState& CurrentThread() {
   static thread_local ThreadState state;

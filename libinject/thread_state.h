@@ -13,7 +13,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "libinject/records.h"
+#include "libinject/capture_records.h"
 
 namespace rooftrace::inject {
 
@@ -52,8 +52,8 @@ struct ThreadState {
   uint32_t runtime_depth = 0;
   uint64_t runtime_start_ns = 0;
   uint64_t driver_start_ns = 0;
-  // Counters mode: correlation id + 1 of the launch this thread is having
-  // profiled (between its API enter and exit); 0 when none.
+  // Counters mode: correlation id + 1 of the launch this thread is in
+  // (between its API enter and exit), profiled or not; 0 when none.
   uint64_t counters_launch = 0;
 
   uint64_t InnermostRangeId() const {
@@ -61,7 +61,8 @@ struct ThreadState {
   }
 };
 
-// Incremented in the child after fork (see session.cc).
+// Incremented in the child after every fork (an atfork handler registered
+// when the library loads).
 extern std::atomic<uint64_t> g_fork_generation;
 
 // This thread's state, reset if it is from before a fork. No heap.

@@ -1,17 +1,19 @@
 #include "libinject/tracer.h"
 
 #include <cuda.h>
-#include <cxxabi.h>
 #include <dlfcn.h>
+#include <driver_types.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <string>
 
 #include "libinject/clock.h"
 #include "libinject/counters_mode.h"
+#include "libinject/driver_api.h"
 #include "libinject/log.h"
-#include "libinject/session.h"
+#include "libinject/producer.h"
 #include "libinject/thread_state.h"
 
 namespace rooftrace::inject {
@@ -24,32 +26,16 @@ constexpr size_t kBufferBytes = 4u << 20;
 constexpr size_t kBufferCount = 8;
 constexpr uint64_t kPeriodicFlushNs = 1000000000ull;
 constexpr uint32_t kMinCuptiApiVersion = 130000;
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
+// The CUPTI headers the record layouts are compiled from.
+constexpr uint32_t kBuiltCuptiApiVersion = CUPTI_API_VERSION;
 
 uint64_t CuptiClock() { return MonotonicNs(); }
 
-// The demangled kernel name for counters mode's name condition. CUPTI hands
-// the same symbol pointer for the same kernel, so one entry per thread
-// saves the demangling of repeated launches.
-std::string_view DemangledName(const char* symbol) {
-  thread_local const char* last = nullptr;
-  thread_local std::string text;
-  if (symbol != last) {
-    last = symbol;
-    int status = 0;
-    char* out = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
-    text = (status == 0 && out != nullptr) ? out : "";
-    std::free(out);
-  }
-  return text;
-}
-
-// "outer/inner": the names of the ranges open on this thread.
-std::string NvtxPath(const ThreadState& t, StringInterner* interner) {
-  std::string path;
+// "outer/inner": the names of the ranges open on this thread, in a
+// per-thread buffer that is reused (it allocates only when it grows).
+std::string_view NvtxPath(const ThreadState& t, StringInterner* interner) {
+  thread_local std::string path;
+  path.clear();
   for (uint32_t i = 0; i < t.frame_count; ++i) {
     if (i > 0) path += '/';
     path += interner->Lookup(t.frames[i].name_iid);
@@ -58,66 +44,46 @@ std::string NvtxPath(const ThreadState& t, StringInterner* interner) {
 }
 
 // Driver queries for what CUPTI's device record lacks.
-void EnrichFromDriver(DeviceInfo* info) {
-  using GetAttr = CUresult (*)(int*, CUdevice_attribute, CUdevice);
-  using DeviceGet = CUresult (*)(CUdevice*, int);
-  using DriverVersion = CUresult (*)(int*);
-  void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  if (cuda == nullptr) return;
-  auto get_attr = reinterpret_cast<GetAttr>(dlsym(cuda, "cuDeviceGetAttribute"));
-  auto device_get = reinterpret_cast<DeviceGet>(dlsym(cuda, "cuDeviceGet"));
-  auto driver_version =
-      reinterpret_cast<DriverVersion>(dlsym(cuda, "cuDriverGetVersion"));
+void EnrichFromDriver(const DriverApi& driver, DeviceInfo* info) {
   CUdevice dev;
-  if (get_attr != nullptr && device_get != nullptr &&
-      device_get(&dev, static_cast<int>(info->device_id)) == CUDA_SUCCESS) {
+  if (driver.DeviceGet != nullptr && driver.DeviceGetAttribute != nullptr &&
+      driver.DeviceGet(&dev, static_cast<int>(info->device_id)) ==
+          CUDA_SUCCESS) {
     int v = 0;
-    if (get_attr(&v, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev) == CUDA_SUCCESS) {
+    if (driver.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE,
+                                  dev) == CUDA_SUCCESS) {
       info->memory_clock_khz = static_cast<uint64_t>(v);
     }
-    if (get_attr(&v, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev) ==
-        CUDA_SUCCESS) {
+    if (driver.DeviceGetAttribute(&v,
+                                  CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
+                                  dev) == CUDA_SUCCESS) {
       info->memory_bus_width_bits = static_cast<uint32_t>(v);
     }
-    if (get_attr(&v, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) == CUDA_SUCCESS) {
+    if (driver.DeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev) ==
+        CUDA_SUCCESS) {
       info->pci_bus_id = static_cast<uint32_t>(v);
     }
   }
   int version = 0;
-  if (driver_version != nullptr && driver_version(&version) == CUDA_SUCCESS) {
+  if (driver.DriverGetVersion != nullptr &&
+      driver.DriverGetVersion(&version) == CUDA_SUCCESS) {
     info->driver_version = std::to_string(version);
   }
-  dlclose(cuda);
+}
+
+// The capture status of `stream`: true while it is capturing (or
+// invalidated but not yet ended), and for the legacy stream while a
+// blocking stream of its context captures (CUDA_ERROR_STREAM_CAPTURE_
+// IMPLICIT; the query does not invalidate that capture).
+bool StreamCapturing(const DriverApi& driver, CUstream stream) {
+  if (driver.StreamIsCapturing == nullptr) return false;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  const CUresult r = driver.StreamIsCapturing(stream, &status);
+  if (r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) return true;
+  return r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 }  // namespace
-
-uint8_t ClassifyApiName(std::string_view name) {
-  std::string_view rest;
-  if (StartsWith(name, "cuda")) {
-    rest = name.substr(4);
-  } else if (StartsWith(name, "cu")) {
-    rest = name.substr(2);
-  } else {
-    return kApiNotTraced;
-  }
-  if (StartsWith(rest, "ProfilerStart")) return kApiProfilerStart;
-  if (StartsWith(rest, "ProfilerStop")) return kApiProfilerStop;
-  if (StartsWith(rest, "GraphLaunch")) return wire::enums::kApiGraphLaunch;
-  if (StartsWith(rest, "Launch")) {
-    // cudaLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel,
-    // cuLaunchGrid; not cudaLaunchHostFunc.
-    if (rest.find("Kernel") != std::string_view::npos ||
-        StartsWith(rest, "LaunchGrid") || rest == "Launch" ||
-        StartsWith(rest, "Launch_")) {
-      return wire::enums::kApiKernelLaunch;
-    }
-    return kApiNotTraced;
-  }
-  if (StartsWith(rest, "Memcpy")) return wire::enums::kApiMemcpy;
-  if (StartsWith(rest, "Memset")) return wire::enums::kApiMemset;
-  return kApiNotTraced;
-}
 
 bool HostLinksCuda() {
   for (const char* lib : {"libcuda.so.1", "libcudart.so.13", "libcudart.so.12",
@@ -131,33 +97,36 @@ bool HostLinksCuda() {
   return false;
 }
 
-void StartCuptiTracing(Session* session) {
+void StartCuptiTracing(Producer* producer) {
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
-  if (!session->FirstCuptiAttempt()) return;
+  if (!producer->FirstCuptiAttempt()) return;
   auto api = LoadCuptiApi();
   if (!api.ok()) {
-    session->Warn(api.status().message());
+    producer->Warn(api.status().message());
     return;
   }
-  auto tracer = std::make_unique<CuptiTracer>(session, *api);
+  auto tracer = std::make_unique<CuptiTracer>(producer, *api);
   Status s = tracer->Start();
   if (!s.ok()) {
     void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (driver != nullptr) dlclose(driver);
-    session->Warn(s.message() +
-                  (driver == nullptr
-                       ? " (no CUDA driver: libcuda.so.1 is not loaded)"
-                       : "") +
-                  ": kernels and copies are not recorded; NVTX and cuBLAS "
-                  "shapes still are");
+    producer->Warn(s.message() +
+                   (driver == nullptr
+                        ? " (no CUDA driver: libcuda.so.1 is not loaded)"
+                        : "") +
+                   ": kernels and copies are not recorded; NVTX and cuBLAS "
+                   "shapes still are");
     return;  // the tracer (and libcupti) stays loaded but unused
   }
-  session->set_tracer(std::move(tracer));
+  producer->set_tracer(std::move(tracer));
 }
 
-CuptiTracer::CuptiTracer(Session* session, CuptiApi api)
-    : session_(session), api_(api) {}
+CuptiTracer::CuptiTracer(Producer* producer, CuptiApi api)
+    : producer_(producer),
+      api_(api),
+      driver_(LoadDriverApi()),
+      generation_(g_fork_generation.load(std::memory_order_relaxed)) {}
 
 CuptiTracer::~CuptiTracer() {
   CuptiTracer* self = this;
@@ -165,7 +134,7 @@ CuptiTracer::~CuptiTracer() {
 }
 
 void CuptiTracer::SetApiKind(CUpti_CallbackDomain domain, uint32_t cbid,
-                             uint8_t kind) {
+                             ApiCallbackKind kind) {
   if (cbid >= kMaxCallbackIds) return;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) runtime_kind_[cbid] = kind;
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API) driver_kind_[cbid] = kind;
@@ -175,34 +144,43 @@ void CuptiTracer::MakeBufferTarget() { g_buffer_target.store(this); }
 
 void CuptiTracer::AttachActivity(size_t buffer_count, size_t buffer_bytes) {
   pool_ = std::make_unique<ActivityBufferPool>(buffer_count, buffer_bytes);
-  decoder_ = std::make_unique<ActivityDecoder>(&api_, session_->interner(),
-                                               session_->kernel_filter());
-  Session::ActivityHooks hooks;
+  decoder_ = std::make_unique<ActivityDecoder>(&api_, producer_->interner(),
+                                               producer_->kernel_filter());
+  Producer::ActivityHooks hooks;
   hooks.pool = pool_.get();
   hooks.decoder = decoder_.get();
   CuptiApi* api = &api_;
   ActivityBufferPool* pool = pool_.get();
   auto last_flush = std::make_shared<uint64_t>(0);
-  hooks.flush = [api] {
-    if (api->ActivityFlushAll != nullptr) {
-      api->ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    }
+  hooks.flush = [this, api] {
+    // The exit path (sender thread, bounded by ROOFTRACE_EXIT_TIMEOUT_MS):
+    // cuptiActivityFlushAll makes no CUDA synchronization itself, and
+    // kernels still running would come out as incomplete records, so the
+    // contexts are synchronized first. With that done, cuptiFinalize may
+    // follow outside an API-exit callback (cupti_activity.h).
+    SynchronizeContexts();
+    (void)RT_CUPTI_CALL(*api, ActivityFlushAll,
+                        CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   };
-  hooks.dropped_records = [api, pool, last_flush]() -> uint64_t {
+  hooks.dropped_records = [this, api, pool, last_flush]() -> uint64_t {
     // Also the place for the periodic (non-forced) flush, so records of a
     // slow process do not wait in half-full buffers until exit.
     const uint64_t now = MonotonicNs();
-    if (api->ActivityFlushAll != nullptr && now - *last_flush > kPeriodicFlushNs) {
+    if (now - *last_flush > kPeriodicFlushNs) {
       *last_flush = now;
-      api->ActivityFlushAll(0);
+      (void)RT_CUPTI_CALL(*api, ActivityFlushAll, 0);
     }
+    // The global queue's count; per-stream counts are taken as their
+    // buffers complete (BufferCompleted). Each call resets what it reads.
     size_t dropped = 0;
-    if (api->ActivityGetNumDroppedRecords != nullptr) {
-      api->ActivityGetNumDroppedRecords(nullptr, 0, &dropped);
+    if (RT_CUPTI_CALL(*api, ActivityGetNumDroppedRecords, nullptr, 0, &dropped)
+            .ok()) {
+      cupti_dropped_.fetch_add(dropped, std::memory_order_relaxed);
     }
-    return dropped + pool->times_exhausted();
+    ReportRefusedBuffers(pool->times_exhausted());
+    return cupti_dropped_.load(std::memory_order_relaxed);
   };
-  session_->AttachActivity(std::move(hooks));
+  producer_->AttachActivity(std::move(hooks));
 }
 
 Status CuptiTracer::Start() {
@@ -217,110 +195,136 @@ Status CuptiTracer::Start() {
         std::to_string(kMinCuptiApiVersion) +
         ") rooftrace reads; put CUDA 13's CUPTI first on LD_LIBRARY_PATH");
   }
-  CUptiResult r;
+  WarnIfNewer(version);
   char old_name[128] = {0};
-  if (api_.SubscribeV2 != nullptr) {
-    CUpti_SubscriberParams params{};
-    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-    params.subscriberName = "rooftrace";
-    params.oldSubscriberName = old_name;
-    params.oldSubscriberSize = sizeof old_name;
-    r = api_.SubscribeV2(&subscriber_, &CuptiTracer::CallbackTrampoline, this,
-                         &params);
-  } else {
-    r = api_.Subscribe(&subscriber_, &CuptiTracer::CallbackTrampoline, this);
-  }
-  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+  const CuptiCall subscribed = Subscribe(old_name, sizeof old_name);
+  if (subscribed.result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     return FailedPrecondition(
         std::string("another CUPTI tool is already attached (") +
         (old_name[0] != '\0' ? old_name : "Nsight Systems, Kineto or similar") +
         "); rooftrace stands aside from CUPTI");
   }
-  if (r != CUPTI_SUCCESS) return Unavailable(api_.Describe("cuptiSubscribe", r));
-
-  Status s = EnableCallbacks();
-  if (s.ok() && api_.ActivityRegisterTimestampCallback != nullptr &&
-      api_.ActivityRegisterTimestampCallback(&CuptiClock) == CUPTI_SUCCESS) {
-    // CUPTI stamps with our clock: offset 0.
-  } else if (s.ok()) {
-    uint64_t cupti_now = 0;
-    const uint64_t before = MonotonicNs();
-    api_.GetTimestamp(&cupti_now);
-    const uint64_t after = MonotonicNs();
-    AttachActivity(kBufferCount, kBufferBytes);
-    decoder_->set_clock_offset(MeasureClockOffset(before, cupti_now, after));
-  }
-  if (s.ok() && decoder_ == nullptr) AttachActivity(kBufferCount, kBufferBytes);
-  if (s.ok()) decoder_->set_device_enricher(&EnrichFromDriver);
-  if (s.ok()) {
-    MakeBufferTarget();
-    s = RT_CUPTI_CALL(api_, ActivityRegisterCallbacks,
-                      &CuptiTracer::BufferRequested,
-                      &CuptiTracer::BufferCompleted);
-  }
-  if (s.ok() && session_->config().capture == CaptureMode::kAll) {
-    s = EnableActivityKinds(true);
-  }
-  if (!s.ok()) {
-    api_.Unsubscribe(subscriber_);
+  RT_RETURN_IF_ERROR(subscribed);
+  if (Status s = EnableTracing(); !s.ok()) {
+    (void)RT_CUPTI_CALL(api_, Unsubscribe, subscriber_);
     subscriber_ = nullptr;
     return s;
   }
   Say(LogLevel::kInfo, "CUPTI %u attached: tracing kernels and copies",
       version);
-  if (session_->config().mode == InjectMode::kCounters) {
-    StatusOr<std::unique_ptr<CountersMode>> counters = CountersMode::Create(
-        api_.handle, session_->config(), session_->interner());
-    if (!counters.ok()) {
-      session_->Warn(counters.status().message());  // trace mode goes on
-      return OkStatus();
+  if (producer_->config().mode == InjectMode::kCounters) StartCountersMode();
+  return OkStatus();
+}
+
+void CuptiTracer::WarnIfNewer(uint32_t version) {
+  // API versions are xxyyzz (CUDA major, minor, update; cupti_version.h).
+  // A newer toolkit's CUPTI may write activity records in newer layouts
+  // than the ones compiled in (CUpti_ActivityKernel10, ...); updates of the
+  // same minor version do not change them.
+  if (version / 100 <= kBuiltCuptiApiVersion / 100) return;
+  producer_->Warn(
+      "libcupti reports API version " + std::to_string(version) +
+      ", newer than the CUPTI whose activity record layouts rooftrace was "
+      "built with (" +
+      std::to_string(kBuiltCuptiApiVersion) +
+      "): records are read in those layouts, fields added since are not "
+      "seen; if kernels or copies look wrong, rebuild rooftrace with the "
+      "newer CUDA toolkit or put CUDA 13's CUPTI first on LD_LIBRARY_PATH");
+}
+
+Status CuptiTracer::EnableTracing() {
+  RT_RETURN_IF_ERROR(EnableCallbacks());
+  if (RT_CUPTI_CALL(api_, ActivityRegisterTimestampCallback, &CuptiClock)
+          .ok()) {
+    // CUPTI stamps with our clock: offset 0.
+    AttachActivity(kBufferCount, kBufferBytes);
+  } else {
+    uint64_t cupti_now = 0;
+    const uint64_t before = MonotonicNs();
+    (void)RT_CUPTI_CALL(api_, GetTimestamp, &cupti_now);
+    const uint64_t after = MonotonicNs();
+    AttachActivity(kBufferCount, kBufferBytes);
+    decoder_->set_clock_offset(MeasureClockOffset(before, cupti_now, after));
+  }
+  const DriverApi* driver = &driver_;
+  decoder_->set_device_enricher(
+      [driver](DeviceInfo* info) { EnrichFromDriver(*driver, info); });
+  MakeBufferTarget();
+  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api_, ActivityRegisterCallbacks,
+                                   &CuptiTracer::BufferRequested,
+                                   &CuptiTracer::BufferCompleted));
+  if (producer_->config().capture == CaptureMode::kAll) {
+    RT_RETURN_IF_ERROR(EnableActivityKinds(true));
+  }
+  return OkStatus();
+}
+
+void CuptiTracer::StartCountersMode() {
+  StatusOr<std::unique_ptr<CountersMode>> counters = CountersMode::Create(
+      api_.handle, producer_->config(), producer_->interner());
+  if (!counters.ok()) {
+    producer_->Warn(counters.status().message());  // trace mode goes on
+    return;
+  }
+  if (Status s = EnableCountersCallbacks(); !s.ok()) {
+    producer_->Warn("counters mode: " + s.message() + "; using trace mode");
+    return;
+  }
+  AttachCounters(std::move(*counters));
+  Say(LogLevel::kInfo, "counters mode: profiling selected kernels");
+}
+
+Status CuptiTracer::EnableCountersCallbacks() {
+  // Stream capture begin / end tell when no launch may be profiled.
+  for (CUpti_CallbackDomain domain :
+       {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    for (const TracedCallback& c : CaptureCallbacks(domain)) {
+      RT_RETURN_IF_ERROR(
+          RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_, domain, c.cbid));
+      SetApiKind(domain, c.cbid, c.kind);
     }
-    if (api_.EnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
-                            CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) !=
-        CUPTI_SUCCESS) {
-      session_->Warn(
-          "counters mode: CUPTI cannot report context destruction; using "
-          "trace mode");
-      return OkStatus();
-    }
-    AttachCounters(std::move(*counters));
-    Say(LogLevel::kInfo, "counters mode: profiling selected kernels");
   }
   return OkStatus();
 }
 
 void CuptiTracer::AttachCounters(std::unique_ptr<CountersMode> counters) {
   counters_ = std::move(counters);
-  session_->AttachCounters(counters_.get());
+  producer_->AttachCounters(counters_.get());
+}
+
+CuptiCall CuptiTracer::Subscribe(char* old_name, size_t old_name_size) {
+  if (api_.SubscribeV2 == nullptr) {
+    return RT_CUPTI_CALL(api_, Subscribe, &subscriber_,
+                         &CuptiTracer::CallbackTrampoline, this);
+  }
+  // The v2 entry names the subscriber already attached, if any.
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "rooftrace";
+  params.oldSubscriberName = old_name;
+  params.oldSubscriberSize = old_name_size;
+  return RT_CUPTI_CALL(api_, SubscribeV2, &subscriber_,
+                       &CuptiTracer::CallbackTrampoline, this, &params);
 }
 
 Status CuptiTracer::EnableCallbacks() {
-  struct DomainInfo {
-    CUpti_CallbackDomain domain;
-    uint32_t size;
-  };
-  const DomainInfo domains[] = {
-      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
-      {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
   int enabled = 0;
-  for (const DomainInfo& d : domains) {
-    for (uint32_t cbid = 1; cbid < d.size && cbid < kMaxCallbackIds; ++cbid) {
-      const char* name = nullptr;
-      if (api_.GetCallbackName(d.domain, cbid, &name) != CUPTI_SUCCESS ||
-          name == nullptr) {
-        continue;
-      }
-      const uint8_t kind = ClassifyApiName(name);
-      if (kind == kApiNotTraced) continue;
+  for (CUpti_CallbackDomain domain :
+       {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    for (const TracedCallback& c : TracedCallbacks(domain)) {
       RT_RETURN_IF_ERROR(
-          RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_, d.domain, cbid));
-      SetApiKind(d.domain, cbid, kind);
+          RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_, domain, c.cbid));
+      SetApiKind(domain, c.cbid, c.kind);
       ++enabled;
     }
   }
-  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_,
-                                   CUPTI_CB_DOMAIN_RESOURCE,
-                                   CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+  // Contexts are followed for the exit path's synchronization and for
+  // counters mode's per-context sessions.
+  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
+                                CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING}) {
+    RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_,
+                                     CUPTI_CB_DOMAIN_RESOURCE, cbid));
+  }
   Say(LogLevel::kDebug, "%d CUPTI API callbacks enabled", enabled);
   return OkStatus();
 }
@@ -344,39 +348,95 @@ Status CuptiTracer::EnableActivityKinds(bool enable) {
   return OkStatus();
 }
 
+void CuptiTracer::Detach() {
+  if (subscriber_ == nullptr) return;
+  if (Status s = EnableActivityKinds(false); !s.ok()) {
+    Say(LogLevel::kWarn, "%s", s.message().c_str());
+  }
+  (void)RT_CUPTI_CALL(api_, Unsubscribe, subscriber_);
+  subscriber_ = nullptr;
+  CuptiTracer* self = this;
+  g_buffer_target.compare_exchange_strong(self, nullptr);
+}
+
 void CuptiTracer::Finalize() {
   if (finalized_) return;
   finalized_ = true;
-  if (subscriber_ != nullptr && api_.Unsubscribe != nullptr) {
-    api_.Unsubscribe(subscriber_);
+  if (subscriber_ != nullptr) {
+    (void)RT_CUPTI_CALL(api_, Unsubscribe, subscriber_);
     subscriber_ = nullptr;
   }
-  if (api_.Finalize != nullptr) api_.Finalize();
+  (void)RT_CUPTI_CALL(api_, Finalize);
+}
+
+void CuptiTracer::ReportRefusedBuffers(uint64_t refused) {
+  // Refused buffer requests are not records (CUPTI counts the records it
+  // then drops in cupti_records_dropped): said once, in their own unit.
+  if (refused == 0 || refused_buffers_said_) return;
+  refused_buffers_said_ = true;
+  producer_->Warn(
+      "CUPTI asked for an activity buffer while all " +
+      std::to_string(pool_->buffer_count()) + " of " +
+      std::to_string(pool_->buffer_bytes() >> 20) + " MiB were in use (" +
+      std::to_string(refused) +
+      " time(s) so far): the records it could not store are counted in "
+      "Stats.cupti_records_dropped; the sender is not keeping up");
 }
 
 void CuptiTracer::OnContextCreated(CUcontext context) {
+  {
+    std::lock_guard<std::mutex> lock(contexts_mu_);
+    if (context_count_ < kMaxContexts) contexts_[context_count_++] = context;
+  }
   if (counters_ == nullptr) return;
   uint32_t device = 0;
-  if (api_.GetDeviceId != nullptr &&
-      api_.GetDeviceId(context, &device) != CUPTI_SUCCESS) {
-    device = 0;
-  }
+  if (!RT_CUPTI_CALL(api_, GetDeviceId, context, &device).ok()) device = 0;
   counters_->OnContextCreated(context, device);
 }
 
 void CuptiTracer::OnContextDestroyed(CUcontext context) {
   if (counters_ != nullptr) counters_->OnContextDestroyed(context);
+  std::lock_guard<std::mutex> lock(contexts_mu_);
+  for (size_t i = 0; i < context_count_; ++i) {
+    if (contexts_[i] == context) {
+      contexts_[i] = contexts_[--context_count_];
+      break;
+    }
+  }
+}
+
+void CuptiTracer::SynchronizeContexts() {
+  if (driver_.CtxPushCurrent == nullptr || driver_.CtxSynchronize == nullptr ||
+      driver_.CtxPopCurrent == nullptr) {
+    return;  // no driver: nothing can be in flight
+  }
+  // A copy, so no lock is held while the GPU drains (a context destroyed
+  // meanwhile is its destroyer's to wait for; the destroy callback runs
+  // before the context goes).
+  CUcontext live[kMaxContexts];
+  size_t n = 0;
+  {
+    std::lock_guard<std::mutex> lock(contexts_mu_);
+    n = context_count_;
+    std::copy(contexts_, contexts_ + n, live);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (driver_.CtxPushCurrent(live[i]) != CUDA_SUCCESS) continue;
+    (void)driver_.CtxSynchronize();
+    CUcontext popped = nullptr;
+    (void)driver_.CtxPopCurrent(&popped);
+  }
 }
 
 void CuptiTracer::OnProfilerRange(bool start) {
-  if (session_->config().capture != CaptureMode::kProfilerApi) return;
+  if (producer_->config().capture != CaptureMode::kProfilerApi) return;
   Status s = EnableActivityKinds(start);
   if (!s.ok()) {
     Say(LogLevel::kWarn, "%s", s.message().c_str());
     return;
   }
-  session_->set_capturing(start);
-  if (!start && api_.ActivityFlushAll != nullptr) api_.ActivityFlushAll(0);
+  producer_->set_capturing(start);
+  if (!start) (void)RT_CUPTI_CALL(api_, ActivityFlushAll, 0);
 }
 
 void CUPTIAPI CuptiTracer::CallbackTrampoline(void* userdata,
@@ -388,37 +448,61 @@ void CUPTIAPI CuptiTracer::CallbackTrampoline(void* userdata,
 
 void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
                              CUpti_CallbackId cbid, const void* cbdata) {
+  // In a forked child the tracer, its counters mode and its producer are
+  // the parent's (CUDA does not survive fork): touch none of them, and
+  // take none of their locks, which the parent's threads may have held.
+  if (g_fork_generation.load(std::memory_order_relaxed) != generation_) {
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-    const auto* resource = static_cast<const CUpti_ResourceData*>(cbdata);
-    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
-      OnContextCreated(resource->context);
-    } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
-      OnContextDestroyed(resource->context);
-    }
+    OnResource(cbid, static_cast<const CUpti_ResourceData*>(cbdata));
     return;
   }
   if (cbid >= kMaxCallbackIds) return;
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   if (!runtime && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
-  const uint8_t kind = runtime ? runtime_kind_[cbid] : driver_kind_[cbid];
-  if (kind == kApiNotTraced) return;
+  const ApiCallbackKind kind =
+      runtime ? runtime_kind_[cbid] : driver_kind_[cbid];
+  if (kind == ApiCallbackKind::kNotTraced) return;
   const auto* data = static_cast<const CUpti_CallbackData*>(cbdata);
   ThreadState& t = CurrentThread();
   if (!runtime && t.runtime_depth > 0) {
     return;  // the driver call a runtime call makes: the runtime one counts
   }
   if (data->callbackSite == CUPTI_API_ENTER) {
-    if (runtime) {
-      ++t.runtime_depth;
-      t.runtime_start_ns = MonotonicNs();
-    } else {
-      t.driver_start_ns = MonotonicNs();
-    }
-    if (counters_ != nullptr) CountersLaunchBegin(kind, data, t);
-    return;
+    OnApiEnter(domain, cbid, kind, data, t);
+  } else {
+    OnApiExit(runtime, kind, cbid, data, t);
   }
+}
+
+void CuptiTracer::OnResource(CUpti_CallbackId cbid,
+                             const CUpti_ResourceData* resource) {
+  if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+    OnContextCreated(resource->context);
+  } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+    OnContextDestroyed(resource->context);
+  }
+}
+
+void CuptiTracer::OnApiEnter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                             ApiCallbackKind kind,
+                             const CUpti_CallbackData* data, ThreadState& t) {
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (runtime) {
+    ++t.runtime_depth;
+    t.runtime_start_ns = MonotonicNs();
+  } else {
+    t.driver_start_ns = MonotonicNs();
+  }
+  if (counters_ != nullptr) CountersLaunchBegin(domain, cbid, kind, data, t);
+}
+
+void CuptiTracer::OnApiExit(bool runtime, ApiCallbackKind kind,
+                            CUpti_CallbackId cbid,
+                            const CUpti_CallbackData* data, ThreadState& t) {
   if (t.counters_launch == data->correlationId + 1) {
-    // The profiled launch returns: its range ends on this thread.
+    // The launch returns: a profiled one's range ends on this thread.
     t.counters_launch = 0;
     const bool launched =
         data->functionReturnValue == nullptr ||
@@ -432,55 +516,88 @@ void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
   } else {
     start_ns = t.driver_start_ns;
   }
-  if (kind == kApiProfilerStart || kind == kApiProfilerStop) {
-    OnProfilerRange(kind == kApiProfilerStart);
+  if (kind == ApiCallbackKind::kCaptureBegin ||
+      kind == ApiCallbackKind::kCaptureEnd) {
+    OnCaptureCall(kind, data);
     return;
   }
-  if (!session_->capturing()) {
-    session_->CountFiltered(wire::enums::kRecordLaunch);
+  if (kind == ApiCallbackKind::kProfilerStart ||
+      kind == ApiCallbackKind::kProfilerStop) {
+    OnProfilerRange(kind == ApiCallbackKind::kProfilerStart);
     return;
   }
+  if (!producer_->capturing()) {
+    producer_->CountFiltered(wire::enums::kRecordLaunch);
+    return;
+  }
+  EmitLaunch(kind, cbid, data->correlationId, start_ns, t);
+}
+
+void CuptiTracer::OnCaptureCall(ApiCallbackKind kind,
+                                const CUpti_CallbackData* data) {
+  if (counters_ == nullptr) return;
+  const int result = data->functionReturnValue == nullptr
+                         ? 0
+                         : *static_cast<const int*>(data->functionReturnValue);
+  if (kind == ApiCallbackKind::kCaptureBegin) {
+    if (result == 0) counters_->OnCaptureBegan();
+    return;
+  }
+  // An invalidated capture still ends; any other failure leaves it open.
+  static_assert(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED == 901 &&
+                cudaErrorStreamCaptureInvalidated == 901);
+  if (result == 0 || result == 901) counters_->OnCaptureEnded();
+}
+
+void CuptiTracer::EmitLaunch(ApiCallbackKind kind, CUpti_CallbackId cbid,
+                             uint32_t correlation_id, uint64_t start_ns,
+                             ThreadState& t) {
   LaunchRecord r;
-  r.correlation_id = data->correlationId;
+  r.correlation_id = correlation_id;
   r.api_start_ns = start_ns;
   r.api_end_ns = MonotonicNs();
   r.nvtx_range_id = t.InnermostRangeId();
   r.gemm_call_id = t.gemm_depth > 0 ? t.gemm_call_id : 0;
   r.thread_id = t.tid;
-  r.kind = kind;
+  r.kind = WireApiKind(kind);
   r.cbid = cbid;
   if (t.gemm_depth > 0 && t.gemm_correlation_count < kMaxGemmCorrelations) {
-    t.gemm_correlations[t.gemm_correlation_count++] = data->correlationId;
+    t.gemm_correlations[t.gemm_correlation_count++] = correlation_id;
   }
-  session_->EmitLaunch(r);
+  producer_->EmitLaunch(r);
 }
 
-void CuptiTracer::CountersLaunchBegin(uint8_t kind,
+void CuptiTracer::CountersLaunchBegin(CUpti_CallbackDomain domain,
+                                      CUpti_CallbackId cbid,
+                                      ApiCallbackKind kind,
                                       const CUpti_CallbackData* data,
                                       ThreadState& t) {
-  if (kind == wire::enums::kApiGraphLaunch) {
-    counters_->OnGraphLaunch();
+  const bool graph = kind == ApiCallbackKind::kGraphLaunch;
+  if ((kind != ApiCallbackKind::kKernelLaunch && !graph) ||
+      t.counters_launch != 0 || !producer_->capturing() ||
+      counters_->disabled()) {
     return;
   }
-  if (kind != wire::enums::kApiKernelLaunch || t.counters_launch != 0 ||
-      !session_->capturing() || counters_->disabled()) {
-    return;
-  }
+  if (graph) counters_->OnGraphLaunch();  // says once what is not counted
+  // A launch being captured into a graph runs no kernel, and profiling it
+  // would synchronize the context (DecodeData), which breaks the capture:
+  // none is profiled while any capture is open in the process (a capture in
+  // global mode forbids synchronizing from every thread), nor one whose own
+  // stream reports capturing.
+  CUstream stream = nullptr;
+  const bool in_capture =
+      graph || counters_->CaptureInProgress() ||
+      (LaunchStream(domain, cbid, data->functionParams, &stream) &&
+       StreamCapturing(driver_, stream));
   const char* symbol = data->symbolName != nullptr ? data->symbolName : "";
-  const Config& c = session_->config();
-  const std::string_view demangled =
-      (c.kernel_include.empty() && c.kernel_exclude.empty())
-          ? std::string_view()
-          : DemangledName(symbol);
-  std::string nvtx_path;
-  if (counters_->needs_nvtx_path()) {
-    nvtx_path = NvtxPath(t, session_->interner());
-  }
-  if (counters_->OnLaunchBegin(data->context, data->correlationId, symbol,
-                               nvtx_path, /*in_graph_or_capture=*/false,
-                               demangled)) {
-    t.counters_launch = data->correlationId + 1;
-  }
+  const std::string_view nvtx_path = counters_->needs_nvtx_path()
+                                         ? NvtxPath(t, producer_->interner())
+                                         : std::string_view();
+  // Profiled or not, the launch ends on this thread (OnApiExit): a launch
+  // that is not profiled still shares its context's auto range.
+  (void)counters_->OnLaunchBegin(data->context, data->correlationId, symbol,
+                                 nvtx_path, in_capture);
+  t.counters_launch = data->correlationId + 1;
 }
 
 void CUPTIAPI CuptiTracer::BufferRequested(uint8_t** buffer, size_t* size,
@@ -495,14 +612,23 @@ void CUPTIAPI CuptiTracer::BufferRequested(uint8_t** buffer, size_t* size,
   t->pool_->OnRequested(buffer, size, max_records);
 }
 
-void CUPTIAPI CuptiTracer::BufferCompleted(CUcontext /*context*/,
-                                           uint32_t /*stream_id*/,
-                                           uint8_t* buffer, size_t /*size*/,
-                                           size_t valid_size) {
+void CUPTIAPI CuptiTracer::BufferCompleted(CUcontext context,
+                                           uint32_t stream_id, uint8_t* buffer,
+                                           size_t /*size*/, size_t valid_size) {
   CuptiTracer* t = g_buffer_target.load(std::memory_order_acquire);
   if (t == nullptr || t->pool_ == nullptr) return;
+  // CUPTI's dropped count for this buffer's queue: it resets at each read,
+  // so it is added up (as NVIDIA's activity_trace_async sample reads it
+  // here). Called directly, not through RT_CUPTI_CALL, whose failure
+  // message would allocate inside a CUPTI callback.
+  size_t dropped = 0;
+  if (t->api_.ActivityGetNumDroppedRecords != nullptr &&
+      t->api_.ActivityGetNumDroppedRecords(context, stream_id, &dropped) ==
+          CUPTI_SUCCESS) {
+    t->cupti_dropped_.fetch_add(dropped, std::memory_order_relaxed);
+  }
   t->pool_->OnCompleted(buffer, valid_size);
-  t->session_->Wake();
+  t->producer_->Wake();
 }
 
 }  // namespace rooftrace::inject

@@ -1,10 +1,10 @@
-// CUPTI tracing of one session: the callback subscriber (runtime / driver
+// CUPTI tracing for one producer: the callback subscriber (runtime / driver
 // API calls that enqueue GPU work -> Launch records on the launching
 // thread) and the activity API (kernels, copies, memsets, devices).
 //
-// Created by StartCuptiTracing(); lives as long as its session (forever in
+// Created by StartCuptiTracing(); lives as long as its producer (forever in
 // a host process). OnCallback() runs on application threads and does not
-// allocate; the buffer callbacks forward to the session's pool.
+// allocate; the buffer callbacks forward to the producer's pool.
 // The trap: buffer callbacks have no user data, so one tracer per process
 // is reachable through a global (set in Start()).
 #ifndef ROOFTRACE_LIBINJECT_TRACER_H_
@@ -15,45 +15,42 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string_view>
 
 #include "base/status.h"
 #include "libinject/activity.h"
+#include "libinject/api_callbacks.h"
 #include "libinject/cupti_api.h"
+#include "libinject/driver_api.h"
 
 namespace rooftrace::inject {
 
 class CountersMode;
-class Session;
+class Producer;
 struct ThreadState;
 
 // Callback ids per domain we keep a kind for (CUDA 13: < 1000).
 inline constexpr uint32_t kMaxCallbackIds = 2048;
 
-// Special kinds besides wire::enums::ApiKind.
-inline constexpr uint8_t kApiNotTraced = 0;
-inline constexpr uint8_t kApiProfilerStart = 100;
-inline constexpr uint8_t kApiProfilerStop = 101;
-
-// What an API name ("cudaLaunchKernel_v7000", "cuMemcpyHtoDAsync_v2") is
-// to us: an wire::enums::ApiKind, kApiProfilerStart/Stop, or kApiNotTraced.
-uint8_t ClassifyApiName(std::string_view name);
-
 // True when libcuda or libcudart is already loaded in this process.
 bool HostLinksCuda();
 
-// Starts CUPTI tracing for `session` once; on any failure (no libcupti, no
+// Starts CUPTI tracing for `producer` once; on any failure (no libcupti, no
 // driver, no GPU, another subscriber) says one line and stands aside, and
 // NVTX and cuBLAS capture go on.
-void StartCuptiTracing(Session* session);
+void StartCuptiTracing(Producer* producer);
 
 class CuptiTracer {
  public:
-  CuptiTracer(Session* session, CuptiApi api);
+  CuptiTracer(Producer* producer, CuptiApi api);
   ~CuptiTracer();
 
   // Subscribes, enables callbacks and activity. Errors say what failed.
   Status Start();
+  // Stands aside after a successful Start() (its producer could not start):
+  // activity off, unsubscribed, no buffer callbacks. Idempotent.
+  void Detach();
   // After the sender has drained: unsubscribe, cuptiFinalize (CUDA 13.0 /
   // 13.1 crash at unload without it). Idempotent.
   void Finalize();
@@ -71,43 +68,88 @@ class CuptiTracer {
                                        uint8_t* buffer, size_t size,
                                        size_t valid_size);
 
-  // Tests set kinds directly instead of asking CUPTI for names.
-  void SetApiKind(CUpti_CallbackDomain domain, uint32_t cbid, uint8_t kind);
-  // Creates the buffer pool and decoder and attaches them to the session
+  // What Start() enables from api_callbacks.h; tests set kinds directly.
+  void SetApiKind(CUpti_CallbackDomain domain, uint32_t cbid,
+                  ApiCallbackKind kind);
+  // Creates the buffer pool and decoder and attaches them to the producer
   // (Start() does it; tests call it with fake CUPTI tables).
   void AttachActivity(size_t buffer_count, size_t buffer_bytes);
   ActivityBufferPool* pool() { return pool_.get(); }
   ActivityDecoder* decoder() { return decoder_.get(); }
   // Makes this tracer the target of the buffer callbacks.
   void MakeBufferTarget();
+  // The driver entry points (loaded at construction; tests set fakes).
+  void set_driver_api(const DriverApi& driver) { driver_ = driver; }
 
   // Counters mode (ROOFTRACE_MODE=counters): Start() creates it from the
   // libcupti handle; tests attach one built on fake entry points. Attaching
-  // tells the session (Hello mode and capability, CounterBatch packets).
+  // tells the producer (Hello mode and capability, CounterBatch packets).
   void AttachCounters(std::unique_ptr<CountersMode> counters);
   CountersMode* counters() { return counters_.get(); }
-  // Resource callbacks: one counters session per context.
+  // Resource callbacks: the live contexts (for SynchronizeContexts), and
+  // one counters session per context.
   void OnContextCreated(CUcontext context);
   void OnContextDestroyed(CUcontext context);
+  // Waits for every live context's work (driver push / synchronize / pop),
+  // on the calling thread: the exit path, before CUPTI's forced flush.
+  void SynchronizeContexts();
 
  private:
+  // One warning when libcupti is newer than the headers built with.
+  void WarnIfNewer(uint32_t version);
+  // cuptiSubscribe_v2 when libcupti has it (it names another subscriber
+  // in `old_name`), else cuptiSubscribe.
+  CuptiCall Subscribe(char* old_name, size_t old_name_size);
   Status EnableCallbacks();
   Status EnableActivityKinds(bool enable);
+  // Sender thread: the pool's refused buffer requests, said once.
+  void ReportRefusedBuffers(uint64_t refused);
   void OnProfilerRange(bool start);
+  // Start()'s steps after subscribing: callbacks, clock, buffers,
+  // activity; then counters mode when configured (its failure leaves trace
+  // mode running).
+  Status EnableTracing();
+  void StartCountersMode();
+  Status EnableCountersCallbacks();
+  // OnCallback's parts (application threads).
+  void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* resource);
+  void OnApiEnter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                  ApiCallbackKind kind, const CUpti_CallbackData* data,
+                  ThreadState& t);
+  void OnApiExit(bool runtime, ApiCallbackKind kind, CUpti_CallbackId cbid,
+                 const CUpti_CallbackData* data, ThreadState& t);
+  void EmitLaunch(ApiCallbackKind kind, CUpti_CallbackId cbid,
+                  uint32_t correlation_id, uint64_t start_ns, ThreadState& t);
+  // Stream capture begin / end (counters mode).
+  void OnCaptureCall(ApiCallbackKind kind, const CUpti_CallbackData* data);
   // Counters mode at a launch API's enter (app thread).
-  void CountersLaunchBegin(uint8_t kind, const CUpti_CallbackData* data,
+  void CountersLaunchBegin(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                           ApiCallbackKind kind, const CUpti_CallbackData* data,
                            ThreadState& t);
 
-  Session* session_;
+  Producer* producer_;
   CuptiApi api_;
+  DriverApi driver_;
+  // The process generation (thread_state.h) the tracer was made in; its
+  // callbacks do nothing in a forked child.
+  const uint64_t generation_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
-  uint8_t runtime_kind_[kMaxCallbackIds] = {};
-  uint8_t driver_kind_[kMaxCallbackIds] = {};
+  ApiCallbackKind runtime_kind_[kMaxCallbackIds] = {};
+  ApiCallbackKind driver_kind_[kMaxCallbackIds] = {};
   std::unique_ptr<ActivityBufferPool> pool_;
   std::unique_ptr<ActivityDecoder> decoder_;
   bool activity_enabled_ = false;
   std::unique_ptr<CountersMode> counters_;
   bool finalized_ = false;
+  // CUPTI's dropped activity records, added up: every read of its counter
+  // resets it (cuptiActivityGetNumDroppedRecords).
+  std::atomic<uint64_t> cupti_dropped_{0};
+  bool refused_buffers_said_ = false;  // sender thread only
+  // Live contexts (the resource callbacks); rare changes, no heap.
+  static constexpr size_t kMaxContexts = 64;
+  std::mutex contexts_mu_;
+  CUcontext contexts_[kMaxContexts] = {};
+  size_t context_count_ = 0;
 };
 
 }  // namespace rooftrace::inject

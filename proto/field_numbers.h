@@ -238,6 +238,8 @@ inline constexpr uint32_t kBytesSent = 3;
 inline constexpr uint32_t kCuptiRecordsDropped = 4;
 inline constexpr uint32_t kCounterPasses = 5;
 inline constexpr uint32_t kWarnings = 6;
+inline constexpr uint32_t kCapabilities = 7;
+inline constexpr uint32_t kMode = 8;
 }  // namespace stats
 
 namespace goodbye {

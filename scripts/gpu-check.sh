@@ -3,115 +3,405 @@
 # on a machine with an NVIDIA GPU over a build made elsewhere (it builds
 # nothing). Prepare with `scripts/setup.sh && scripts/pack-for-device.sh`,
 # carry build/, then run e.g.
-#   scripts/gpu-check.sh env tests calibrate trace counters ncu
+#   scripts/gpu-check.sh env tests calibrate bare trace counters ncu
 # Every figure goes to one file, $OUT/gpu-check.txt ($OUT defaults to
 # gpu-check-out/), with the stores, traces and logs beside it. Stages:
-#   env        GPU, driver, toolkit, PyTorch, ncu versions; library check
-#   tests      every test binary of the suite (GPU tests run instead of skip)
+#   env        GPU, driver (R580+ for CUDA 13), each CUDA 13 library, and
+#              libinject loading CUPTI 13 in a CUDA program and in PyTorch
+#   tests      every test binary of the suite; the GPU tests must not skip
 #   calibrate  rooftrace calibrate --quick -> profile.json
-#   bare       the example workload without rooftrace (wall times, token hash)
-#   trace      the example under `rooftrace profile` (trace mode) + phase score
-#   counters   the example under `rooftrace profile --mode counters` (reduced)
-#   ncu        the same reduced workload under ncu with the counters metrics
-# Each stage is independent; a failing stage is reported and the next runs.
+#   bare       the example workload without rooftrace (wall times, tokens)
+#   trace      the example under `rooftrace profile` (trace mode): tokens,
+#              phase score, overhead, kernels joined to their launches
+#   counters   the reduced workload under `rooftrace profile --mode
+#              counters`: tokens, counter rows, no fallback line
+#   ncu        the reduced workload under ncu with the same metrics,
+#              imported with `rooftrace import --format ncu` and compared
+#              per kernel with the counters store
+# Each criterion of docs/validation/README.md is checked and printed as a
+# PASS or FAIL line; a stage fails when any of its criteria fails, the
+# next stage still runs, and the script exits 1 when a stage failed.
+#
+# Libraries: rooftrace's own host libraries (protobuf, Boost, SQLite) come
+# from $BUILD_DIR/devlibs/host through the dynamic loader's --library-path,
+# never LD_LIBRARY_PATH, which `rooftrace profile` would hand on to the
+# profiled program. CUDA 13's libraries (CUPTI, nvperf, cudart, cuBLAS) come
+# from $BUILD_DIR/devlibs/cuda, else $CUDA13_LIB_PATH, else PyTorch's CUDA
+# wheels; CUPTI reaches libinject alone through ROOFTRACE_CUPTI_PATH.
+#
+# Knobs (environment): BUILD_DIR, OUT, PYTHON (the workload's Python),
+# CHECK_PYTHON (standard library only), WORKLOAD (default "$PYTHON
+# scripts/examples/hf_generate.py"), SCORE_PHASES, NVIDIA_SMI, NCU,
+# CUDA13_LIB_PATH, MIN_DRIVER (580), MAX_OVERHEAD_PCT (2), NCU_FLOPS_PCT (1),
+# NCU_BYTES_PCT (3), NCU_TIME_SHARE (0.95), SMALL_ARGS, FULL_ARGS,
+# NCU_METRICS.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
+case $BUILD_DIR in /*) B=$BUILD_DIR ;; *) B=$PWD/$BUILD_DIR ;; esac
 OUT=${OUT:-gpu-check-out}
 mkdir -p "$OUT"
 REPORT="$OUT/gpu-check.txt"
-RT="$BUILD_DIR/bin/rooftrace"
-EXAMPLE=scripts/examples/hf_generate.py
+RT="$B/bin/rooftrace"
+INJECT="$B/lib/librooftrace_inject.so"
+HOST_LIBS="$B/devlibs/host"
+CUDA_LIBS="$B/devlibs/cuda"
 PY=${PYTHON:-python3}
+CHECK_PY=${CHECK_PYTHON:-python3}
+WORKLOAD=${WORKLOAD:-"$PY scripts/examples/hf_generate.py"}
+SCORE_PHASES=${SCORE_PHASES:-"$CHECK_PY scripts/score_phases.py"}
+NVIDIA_SMI=${NVIDIA_SMI:-nvidia-smi}
+NCU=${NCU:-ncu}
+CUDA13_LIB_PATH=${CUDA13_LIB_PATH-/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib}
+MIN_DRIVER=${MIN_DRIVER:-580}
+MAX_OVERHEAD_PCT=${MAX_OVERHEAD_PCT:-2}
+NCU_FLOPS_PCT=${NCU_FLOPS_PCT:-1}
+NCU_BYTES_PCT=${NCU_BYTES_PCT:-3}
+NCU_TIME_SHARE=${NCU_TIME_SHARE:-0.95}
 # The reduced workload for counters mode and ncu (every kernel is replayed).
 SMALL_ARGS=${SMALL_ARGS:---batch-sizes 8 --new-tokens 4 --layers 2 --warmup 1}
 FULL_ARGS=${FULL_ARGS:---batch-sizes 1,8,32}
-NCU_METRICS=${NCU_METRICS:-dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum,sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum}
+# Hopper's default counter set (docs/counters.md), as ncu names them.
+NCU_METRICS=${NCU_METRICS:-dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum,sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum,sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum,sm__ops_path_tensor_op_igmma_src_int8_sparsity_off.sum,sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum,sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum,sm__ops_path_tensor_src_fp8_sparsity_off.sum}
+# CUDA 13 libraries rooftrace needs on the device.
+CUDA13_NEEDED=(libcupti.so.13 libnvperf_host.so libnvperf_target.so
+               libcudart.so.13 libcublas.so.13 libcublasLt.so.13)
+# Test binaries that must run, not skip, on a GPU.
+GPU_TESTS=(libinject_gpu_test counters_gpu_test kernels_gpu_test)
 
 say() { echo "$*" | tee -a "$REPORT"; }
-rt() { LD_LIBRARY_PATH="$PWD/$BUILD_DIR/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$RT" "$@"; }
-wall() { local s e; s=$(date +%s%N); "$@"; local rc=$?; e=$(date +%s%N); say "  wall: $(( (e - s) / 1000000 )) ms (rc $rc): $*"; return $rc; }
+failures=0
+pass() { say "  PASS $*"; }
+fail() { say "  FAIL $*"; failures=$((failures + 1)); }
+# check "criterion" COMMAND...: PASS or FAIL by the command's status.
+check() {
+  local what=$1
+  shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+wall() {
+  local s e rc
+  s=$(date +%s%N)
+  "$@"
+  rc=$?
+  e=$(date +%s%N)
+  say "  wall: $(((e - s) / 1000000)) ms (rc $rc): $*"
+  return $rc
+}
+sql() { "$CHECK_PY" - "$@" <<'PY'
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+print(con.execute(sys.argv[2]).fetchone()[0])
+PY
+}
+
+# ---- CUDA 13 libraries
+
+torch_lib_dirs() {
+  "$PY" -c 'import glob, os, site
+for d in site.getsitepackages():
+    for p in glob.glob(os.path.join(d, "nvidia", "*", "lib")):
+        print(p)' 2>/dev/null
+}
+# The path of CUDA 13 library $1, or nothing.
+find_cuda_lib() {
+  local name=$1 dir
+  local IFS=:
+  for dir in $CUDA_LIBS $CUDA13_LIB_PATH $TORCH_LIB_DIRS; do
+    [ -n "$dir" ] && [ -e "$dir/$name" ] && { echo "$dir/$name"; return 0; }
+  done
+  return 1
+}
+resolve_cuda_libs() {
+  [ -n "${RESOLVED:-}" ] && return
+  RESOLVED=1
+  TORCH_LIB_DIRS=$(torch_lib_dirs | paste -sd:)
+  CUPTI_LIB=$(find_cuda_lib libcupti.so.13 || true)
+  CUDA_DIRS=""
+  local name path
+  for name in "${CUDA13_NEEDED[@]}"; do
+    path=$(find_cuda_lib "$name") || continue
+    case ":$CUDA_DIRS:" in *":$(dirname "$path"):"*) ;;
+      *) CUDA_DIRS=${CUDA_DIRS:+$CUDA_DIRS:}$(dirname "$path") ;; esac
+  done
+}
+loads() { "$CHECK_PY" -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' "$1" 2>/dev/null; }
+
+# rooftrace's own process. Its host libraries through the loader's
+# --library-path (LD_LIBRARY_PATH would reach the profiled program);
+# libinject gets CUPTI 13 through ROOFTRACE_CUPTI_PATH, and `profile`
+# finds it through ROOFTRACE_INJECT_LIB. $RT_LIBS adds library directories
+# (the CUDA ones, for calibrate).
+rt() {
+  local libs=$HOST_LIBS${RT_LIBS:+:$RT_LIBS}
+  local env=(ROOFTRACE_INJECT_LIB="$INJECT" ROOFTRACE_CUPTI_PATH="${CUPTI_LIB:-}")
+  if [ "$(head -c 4 "$RT" 2>/dev/null)" = $'\x7fELF' ]; then
+    local loader
+    loader=$(readelf -l "$RT" 2>/dev/null | sed -n 's/.*interpreter: \(.*\)]/\1/p')
+    env "${env[@]}" "${loader:-/lib64/ld-linux-x86-64.so.2}" \
+      --library-path "$libs" "$RT" "$@"
+  else
+    env "${env[@]}" "$RT" "$@"
+  fi
+}
+# Our own test programs and apps: everything on their library path.
+own() { LD_LIBRARY_PATH="$HOST_LIBS:$CUDA_DIRS" ROOFTRACE_CUPTI_PATH="${CUPTI_LIB:-}" "$@"; }
+profile_flag() { [ -f "$OUT/profile.json" ] && echo "--device-profile $OUT/profile.json"; }
+
+# ---- stages
 
 stage_env() {
   say "== env"
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1 | tee -a "$REPORT"
-  (nvcc --version | tail -1; ncu --version | tail -1; $PY -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)') 2>&1 | tee -a "$REPORT"
-  say "libraries rooftrace needs that are missing here:"
-  LD_LIBRARY_PATH="$BUILD_DIR/devlibs" ldd "$RT" "$BUILD_DIR"/lib/*.so 2>&1 | grep "not found" | tee -a "$REPORT" || say "  none"
+  resolve_cuda_libs
+  local gpu driver
+  gpu=$("$NVIDIA_SMI" --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>&1)
+  say "  GPU: $gpu"
+  driver=$(echo "$gpu" | head -1 | awk -F', *' '{print $2}')
+  if [[ "${driver%%.*}" =~ ^[0-9]+$ ]] && ((${driver%%.*} >= MIN_DRIVER)); then
+    pass "driver $driver is R$MIN_DRIVER or newer (CUDA 13 needs it)"
+  else
+    fail "driver '${driver:-none}' is older than R$MIN_DRIVER or unreadable: CUDA 13's libraries and CUPTI need an R$MIN_DRIVER+ driver; install one"
+  fi
+  say "  $( (nvcc --version | tail -1) 2>&1 | head -1); $( ("$NCU" --version | tail -1) 2>&1 | head -1)"
+  local versions
+  if versions=$("$PY" -c 'import torch, transformers; print("torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__)' 2>&1); then
+    pass "PyTorch and transformers import: $versions"
+  else
+    fail "PyTorch / transformers do not import with $PY: $(echo "$versions" | tail -1)"
+  fi
+  local name path
+  for name in "${CUDA13_NEEDED[@]}"; do
+    if ! path=$(find_cuda_lib "$name"); then
+      fail "$name not found in devlibs/cuda, CUDA13_LIB_PATH or PyTorch's CUDA wheels: run scripts/pack-for-device.sh on the build machine, or set CUDA13_LIB_PATH"
+    elif ! loads "$path"; then
+      fail "$path does not load"
+    else
+      pass "$name: $path"
+    fi
+  done
+  if [ -n "$CUPTI_LIB" ]; then
+    check "libnvperf_host.so beside $CUPTI_LIB (CUPTI loads it from its own directory)" \
+      test -e "$(dirname "$CUPTI_LIB")/libnvperf_host.so"
+  fi
+  local missing
+  missing=$(LD_LIBRARY_PATH="$HOST_LIBS:$CUDA_DIRS" ldd "$RT" "$B"/lib/*.so 2>&1 | grep "not found")
+  check "every library of rooftrace's binaries resolves${missing:+: $missing}" test -z "$missing"
+  # libinject loading CUPTI 13 inside a CUDA program and inside PyTorch:
+  # without it every trace has no kernels.
+  local probe="$B/tests/libinject_apps/rt_gpu_kernels_app" log
+  log=$(CUDA_INJECTION64_PATH="$INJECT" ROOFTRACE_LOG=info \
+        ROOFTRACE_SINK="file:$OUT/env_probe_app.rft" own "$probe" 2>&1)
+  echo "$log" >"$OUT/env_probe_app.log"
+  check "libinject attaches CUPTI 13 in rt_gpu_kernels_app ($(echo "$log" | grep -o 'CUPTI [0-9]* attached' | head -1))" \
+    grep -qE "CUPTI 13[0-9]{4} attached" <<<"$log"
+  log=$(CUDA_INJECTION64_PATH="$INJECT" ROOFTRACE_CUPTI_PATH="${CUPTI_LIB:-}" \
+        ROOFTRACE_LOG=info ROOFTRACE_SINK="file:$OUT/env_probe_torch.rft" \
+        "$PY" -c 'import torch; a = torch.ones(512, 512, device="cuda"); print((a @ a).sum().item())' 2>&1)
+  echo "$log" >"$OUT/env_probe_torch.log"
+  check "libinject attaches CUPTI 13 in PyTorch (rooftrace: $(echo "$log" | grep -o 'CUPTI [0-9]* attached' | head -1))" \
+    grep -qE "CUPTI 13[0-9]{4} attached" <<<"$log"
+  rm -f "$OUT/env_probe_torch.sqlite"
+  rt collect --ingest "$OUT/env_probe_torch.rft" --store "$OUT/env_probe_torch.sqlite" >>"$OUT/env_probe_torch.log" 2>&1
+  local kernels
+  kernels=$(sql "$OUT/env_probe_torch.sqlite" "SELECT COUNT(*) FROM kernels" 2>/dev/null)
+  check "PyTorch's kernels are recorded (${kernels:-0} kernels)" test "${kernels:-0}" -gt 0
 }
 
 stage_tests() {
   say "== tests (GPU tests run here instead of skipping)"
-  local failed=0
-  for t in "$BUILD_DIR"/tests/*_test; do
+  resolve_cuda_libs
+  local t name log skipped
+  for t in "$B"/tests/*_test; do
     [ -x "$t" ] || continue
-    if LD_LIBRARY_PATH="$PWD/$BUILD_DIR/devlibs" "$t" --gtest_brief=1 >"$OUT/$(basename "$t").log" 2>&1; then
-      say "  PASS $(basename "$t") $(grep -c '\[  SKIPPED \]' "$OUT/$(basename "$t").log") skipped"
+    name=$(basename "$t")
+    log="$OUT/$name.log"
+    if own "$t" --gtest_brief=1 >"$log" 2>&1; then
+      skipped=$(grep -c '\[  SKIPPED \]' "$log")
+      if [[ " ${GPU_TESTS[*]} " == *" $name "* ]] && ((skipped > 0)); then
+        fail "$name skipped $skipped test(s) on a GPU machine (log: $name.log)"
+        grep '\[  SKIPPED \]' "$log" | head -5 | tee -a "$REPORT"
+      else
+        pass "$name ($skipped skipped)"
+      fi
     else
-      failed=1; say "  FAIL $(basename "$t") (log: $(basename "$t").log)"
-      tail -20 "$OUT/$(basename "$t").log" | tee -a "$REPORT"
+      fail "$name (log: $name.log)"
+      tail -20 "$log" | tee -a "$REPORT"
     fi
   done
-  return $failed
 }
 
 stage_calibrate() {
   say "== calibrate"
-  wall rt calibrate --quick -o "$OUT/profile.json" 2>&1 | tee "$OUT/calibrate.log" | tee -a "$REPORT"
+  resolve_cuda_libs
+  RT_LIBS=$CUDA_DIRS wall rt calibrate --quick -o "$OUT/profile.json" 2>&1 | tee "$OUT/calibrate.log" | tee -a "$REPORT"
+  check "rooftrace calibrate --quick succeeds" test "${PIPESTATUS[0]}" -eq 0
+  check "profile.json is a device profile" "$CHECK_PY" -c 'import json, sys; json.load(open(sys.argv[1]))' "$OUT/profile.json"
 }
-
-profile_flag() { [ -f "$OUT/profile.json" ] && echo "--device-profile $OUT/profile.json"; }
 
 stage_bare() {
   say "== bare workload"
-  wall $PY $EXAMPLE $FULL_ARGS --truth "$OUT/truth_bare.json" 2>&1 | tee "$OUT/bare.log" | tee -a "$REPORT"
+  wall $WORKLOAD $FULL_ARGS --truth "$OUT/truth_bare.json" 2>&1 | tee "$OUT/bare.log" | tee -a "$REPORT"
+  check "the bare workload runs" test "${PIPESTATUS[0]}" -eq 0
+}
+
+# Token ids of two truth files are the same (rooftrace changes nothing).
+same_tokens() {
+  "$CHECK_PY" - "$1" "$2" <<'PY'
+import json, sys
+try:
+    a, b = (json.load(open(p))["token_ids_sha256"] for p in sys.argv[1:3])
+except (OSError, KeyError, ValueError) as e:
+    sys.exit(f"  {e}")
+print(f"  token ids sha256: {a[:16]} / {b[:16]}")
+sys.exit(0 if a == b else 1)
+PY
+}
+
+# generate_ms of every batch under rooftrace within MAX_OVERHEAD_PCT of bare.
+overhead_ok() {
+  "$CHECK_PY" - "$1" "$2" "$MAX_OVERHEAD_PCT" <<'PY'
+import json, sys
+try:
+    bare, traced = (json.load(open(p)) for p in sys.argv[1:3])
+except (OSError, ValueError) as e:
+    sys.exit(f"  {e}")
+limit = float(sys.argv[3])
+ok = bool(bare["runs"]) and len(bare["runs"]) == len(traced["runs"])
+for b, t in zip(bare["runs"], traced["runs"]):
+    pct = 100 * (t["generate_ms"] / b["generate_ms"] - 1)
+    ok = ok and pct <= limit
+    print(f"  overhead batch {b['batch']}: {b['generate_ms']:.1f} ms bare, "
+          f"{t['generate_ms']:.1f} ms traced: {pct:+.2f}% (limit {limit}%)")
+sys.exit(0 if ok else 1)
+PY
 }
 
 stage_trace() {
   say "== trace mode"
+  resolve_cuda_libs
   wall rt profile -o "$OUT/trace.sqlite" $(profile_flag) -- \
-    $PY $EXAMPLE $FULL_ARGS --truth "$OUT/truth_trace.json" 2>&1 | tee "$OUT/trace.log" | tail -60 | tee -a "$REPORT"
-  $PY scripts/score_phases.py "$OUT/trace.sqlite" "$OUT/truth_trace.json" --json "$OUT/score_trace.json" 2>&1 | tee -a "$REPORT"
-  say "token hashes (bare vs trace):"
-  grep -h "generated token ids sha256" "$OUT/bare.log" "$OUT/trace.log" 2>/dev/null | tee -a "$REPORT"
-  $PY - "$OUT/truth_bare.json" "$OUT/truth_trace.json" <<'PY' 2>&1 | tee -a "$REPORT"
-import json, sys
-try:
-    bare, traced = (json.load(open(p)) for p in sys.argv[1:3])
-except OSError as e:
-    sys.exit(f"overhead: {e}")
-for b, t in zip(bare["runs"], traced["runs"]):
-    print(f"  overhead batch {b['batch']}: generate {b['generate_ms']:.1f} ms bare, "
-          f"{t['generate_ms']:.1f} ms traced: {100 * (t['generate_ms'] / b['generate_ms'] - 1):+.2f}%")
-print("  identical token ids:", bare["token_ids_sha256"] == traced["token_ids_sha256"])
-PY
+    $WORKLOAD $FULL_ARGS --truth "$OUT/truth_trace.json" 2>&1 | tee "$OUT/trace.log" | tail -60 | tee -a "$REPORT"
+  check "rooftrace profile exits with the workload's code 0" test "${PIPESTATUS[0]}" -eq 0
+  check "identical token ids bare and traced" same_tokens "$OUT/truth_bare.json" "$OUT/truth_trace.json"
+  $SCORE_PHASES "$OUT/trace.sqlite" "$OUT/truth_trace.json" --json "$OUT/score_trace.json" 2>&1 | tee -a "$REPORT"
+  check "phase score >= 99% of GPU time per phase (score_phases.py)" test "${PIPESTATUS[0]}" -eq 0
+  check "trace-mode overhead <= $MAX_OVERHEAD_PCT% per batch" overhead_ok "$OUT/truth_bare.json" "$OUT/truth_trace.json"
+  local kernels joined
+  kernels=$(sql "$OUT/trace.sqlite" "SELECT COUNT(*) FROM kernels" 2>/dev/null)
+  joined=$(sql "$OUT/trace.sqlite" "SELECT COUNT(*) FROM kernels WHERE api_start_ns IS NOT NULL" 2>/dev/null)
+  check "kernels recorded (${kernels:-0})" test "${kernels:-0}" -gt 0
+  check "kernels joined to their launch: ${joined:-0} of ${kernels:-0} (>= 99%)" \
+    test $((${joined:-0} * 100)) -ge $((${kernels:-0} * 99))
   rt analyze "$OUT/trace.sqlite" --by family --top 25 2>&1 | tee -a "$REPORT"
   rt analyze "$OUT/trace.sqlite" --by phase 2>&1 | tee -a "$REPORT"
   rt analyze "$OUT/trace.sqlite" --html "$OUT/report.html" --svg "$OUT/roofline.svg" >/dev/null 2>&1
+  check "analyze writes the HTML report and the roofline" test -s "$OUT/report.html" -a -s "$OUT/roofline.svg"
 }
 
 stage_counters() {
   say "== counters mode (reduced workload: $SMALL_ARGS)"
-  wall $PY $EXAMPLE $SMALL_ARGS --truth "$OUT/truth_small_bare.json" >"$OUT/small_bare.log" 2>&1
+  resolve_cuda_libs
+  wall $WORKLOAD $SMALL_ARGS --truth "$OUT/truth_small_bare.json" >"$OUT/small_bare.log" 2>&1
+  check "the reduced workload runs bare" test $? -eq 0
   wall rt profile --mode counters -o "$OUT/counters.sqlite" $(profile_flag) -- \
-    $PY $EXAMPLE $SMALL_ARGS --truth "$OUT/truth_counters.json" 2>&1 | tee "$OUT/counters.log" | tail -40 | tee -a "$REPORT"
+    $WORKLOAD $SMALL_ARGS --truth "$OUT/truth_counters.json" 2>&1 | tee "$OUT/counters.log" | tail -40 | tee -a "$REPORT"
+  check "rooftrace profile --mode counters exits with the workload's code 0" test "${PIPESTATUS[0]}" -eq 0
+  check "identical token ids bare and under counters mode" same_tokens "$OUT/truth_small_bare.json" "$OUT/truth_counters.json"
+  local fallback rows sessions
+  fallback=$(grep -E "counters mode off|using trace mode" "$OUT/counters.log" | head -3)
+  check "no fallback line${fallback:+: $fallback}" test -z "$fallback"
+  sessions=$(sql "$OUT/counters.sqlite" "SELECT COUNT(*) FROM sessions WHERE mode = 'counters'" 2>/dev/null)
+  check "a session in counters mode (${sessions:-0})" test "${sessions:-0}" -gt 0
+  rows=$(sql "$OUT/counters.sqlite" "SELECT COUNT(*) FROM kernels WHERE flops_source = 'counters'" 2>/dev/null)
+  check "counter rows present (${rows:-0} kernels with counters)" test "${rows:-0}" -gt 0
   rt analyze "$OUT/counters.sqlite" --by kernel --top 30 2>&1 | tee -a "$REPORT"
   rt export "$OUT/counters.sqlite" --csv "$OUT/counters_csv" >/dev/null 2>&1
 }
 
+# Per kernel name, the counters store against the ncu store: FLOPs within
+# NCU_FLOPS_PCT and DRAM bytes within NCU_BYTES_PCT (means per launch), for
+# the kernels holding NCU_TIME_SHARE of the counters run's GPU time.
+agrees_with_ncu() {
+  "$CHECK_PY" - "$1" "$2" "$NCU_FLOPS_PCT" "$NCU_BYTES_PCT" "$NCU_TIME_SHARE" <<'PY'
+import sqlite3, sys
+ours_path, ncu_path = sys.argv[1:3]
+flops_pct, bytes_pct, share = map(float, sys.argv[3:6])
+def read(path, where):
+    con = sqlite3.connect(path)
+    rows = con.execute(
+        "SELECT name, demangled, COUNT(*), SUM(COALESCE(duration_ns, 0)), "
+        "SUM(COALESCE(flops, 0)), SUM(COALESCE(dram_bytes, 0)) FROM kernels "
+        + where + " GROUP BY name").fetchall()
+    return {r[0]: r[1:] for r in rows}
+try:
+    ours = read(ours_path, "WHERE flops_source = 'counters'")
+    theirs = read(ncu_path, "")
+except sqlite3.Error as e:
+    sys.exit(f"  {e}")
+by_demangled = {v[0]: k for k, v in theirs.items() if v[0]}
+total = sum(v[2] for v in ours.values())
+if not ours or not theirs or total <= 0:
+    sys.exit("  nothing to compare: no counter rows, or no kernel imported from ncu")
+def rel(a, b):
+    return 0.0 if a == b else abs(a - b) / max(abs(a), abs(b)) * 100
+ok, covered = True, 0
+for name, (dem, n, ns, flops, dram) in sorted(ours.items(), key=lambda kv: -kv[1][2]):
+    if covered >= share * total:
+        break
+    covered += ns
+    key = name if name in theirs else by_demangled.get(dem or name, by_demangled.get(name))
+    if key is None:
+        ok = False
+        print(f"  {name[:70]}: not in the ncu import")
+        continue
+    _, m, _, nflops, ndram = theirs[key]
+    ef, eb = rel(flops / n, nflops / m), rel(dram / n, ndram / m)
+    good = ef <= flops_pct and eb <= bytes_pct
+    ok = ok and good
+    print(f"  {'ok ' if good else 'BAD'} {name[:60]}: {n} launches, FLOPs "
+          f"{flops / n:.4g} vs ncu {nflops / m:.4g} ({ef:.2f}%), DRAM bytes "
+          f"{dram / n:.4g} vs ncu {ndram / m:.4g} ({eb:.2f}%)")
+print(f"  compared the kernels holding {covered / total * 100:.1f}% of the GPU time")
+sys.exit(0 if ok else 1)
+PY
+}
+
 stage_ncu() {
   say "== ncu (same reduced workload, metrics $NCU_METRICS)"
-  wall ncu --metrics "$NCU_METRICS" --csv --log-file "$OUT/ncu.csv" \
-    $PY $EXAMPLE $SMALL_ARGS >"$OUT/ncu.log" 2>&1
-  say "  ncu rows: $(grep -c '"' "$OUT/ncu.csv" 2>/dev/null || echo 0)"
+  resolve_cuda_libs
+  # Caches and clocks as the Range Profiler leaves them: ncu's defaults
+  # flush the caches and lock base clocks before every kernel.
+  wall "$NCU" --metrics "$NCU_METRICS" --cache-control none --clock-control none \
+    --replay-mode kernel --print-kernel-base mangled --csv --log-file "$OUT/ncu.csv" \
+    $WORKLOAD $SMALL_ARGS >"$OUT/ncu.log" 2>&1
+  check "ncu runs the reduced workload" test $? -eq 0
+  rm -f "$OUT/ncu.sqlite"
+  rt import --format ncu "$OUT/ncu.csv" -o "$OUT/ncu.sqlite" >>"$OUT/ncu.log" 2>&1
+  check "rooftrace import --format ncu reads ncu's CSV" test $? -eq 0
+  check "per-kernel agreement with ncu (FLOPs within $NCU_FLOPS_PCT%, DRAM bytes within $NCU_BYTES_PCT%)" \
+    agrees_with_ncu "$OUT/counters.sqlite" "$OUT/ncu.sqlite"
 }
 
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(env tests calibrate bare trace counters ncu)
 say "# rooftrace gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ) stages: ${stages[*]}"
 status=0
+failed=()
 for s in "${stages[@]}"; do
-  if ! declare -F "stage_$s" >/dev/null; then say "unknown stage '$s'"; status=2; continue; fi
-  "stage_$s" || { say "stage $s: FAILED"; status=1; }
+  if ! declare -F "stage_$s" >/dev/null; then
+    say "unknown stage '$s' (stages: env tests calibrate bare trace counters ncu)"
+    status=2
+    continue
+  fi
+  failures=0
+  "stage_$s"
+  if ((failures > 0)); then
+    say "stage $s: FAILED ($failures criterion/criteria)"
+    failed+=("$s")
+    [ $status -eq 0 ] && status=1
+  else
+    say "stage $s: passed"
+  fi
 done
+say "# result: $([ ${#failed[@]} -eq 0 ] && echo "every stage passed" || echo "FAILED: ${failed[*]}")"
 exit $status

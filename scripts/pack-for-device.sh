@@ -1,22 +1,58 @@
 #!/usr/bin/env bash
-# Prepares build/ to travel to the GPU device (which has CUDA, PyTorch and
-# ncu, but not Debian's protobuf / Boost / SQLite libraries): copies the
-# shared libraries rooftrace's binaries need beyond glibc, libstdc++ and the
-# CUDA driver into build/devlibs/. scripts/gpu-check.sh puts that folder on
-# LD_LIBRARY_PATH for rooftrace's own binaries only.
+# Prepares build/ to travel to a GPU machine, whose CUDA may not be the
+# build's (CUDA 13) and which lacks Debian's protobuf / Boost / SQLite
+# libraries:
+#   build/devlibs/host  the shared libraries rooftrace's binaries need beyond
+#                       glibc, libstdc++ and the CUDA driver; gpu-check.sh
+#                       hands them to rooftrace's own processes through the
+#                       dynamic loader's --library-path (never
+#                       LD_LIBRARY_PATH, which `rooftrace profile` would pass
+#                       on to the profiled program)
+#   build/devlibs/cuda  CUDA 13's libcupti.so.13 with the nvperf libraries it
+#                       loads from its own directory, libcudart.so.13, and
+#                       (unless --no-cublas) libcublas.so.13 and
+#                       libcublasLt.so.13 for calibrate and the tests.
+#                       libinject gets CUPTI through ROOFTRACE_CUPTI_PATH.
+# --no-cublas leaves cuBLAS out (about 570 MB): the device's PyTorch cu13
+# wheels, or CUDA13_LIB_PATH, must then provide it (gpu-check.sh env says).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-mkdir -p "$BUILD_DIR/devlibs"
+with_cublas=1
+for arg in "$@"; do
+  case $arg in
+    --no-cublas) with_cublas=0 ;;
+    *) echo "pack-for-device: unknown option '$arg' (known: --no-cublas)" >&2; exit 2 ;;
+  esac
+done
+host="$BUILD_DIR/devlibs/host"
+cuda="$BUILD_DIR/devlibs/cuda"
+rm -rf "$BUILD_DIR/devlibs"
+mkdir -p "$host" "$cuda"
+
 for bin in "$BUILD_DIR"/bin/* "$BUILD_DIR"/tests/* "$BUILD_DIR"/lib/*.so; do
   [ -f "$bin" ] && [ -x "$bin" -o "${bin%.so}" != "$bin" ] || continue
   ldd "$bin" 2>/dev/null | awk '/=> \//{print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libgcc_s.so*|libstdc++.so*) ;;
       libcuda.so*|libnvidia*|libcupti*|libcudart*|libcublas*|libnvperf*) ;;
-      *) cp -u "$lib" "$BUILD_DIR/devlibs/" ;;
+      *) cp -u "$lib" "$host/" ;;
     esac
   done
 done
-du -sh "$BUILD_DIR" "$BUILD_DIR/devlibs"
-ls "$BUILD_DIR/devlibs"
+
+# The CUDA toolkit the build used (CMake's cache names its bin/), else
+# /usr/local/cuda.
+toolkit_bin=$(sed -n 's/^CUDAToolkit_BIN_DIR:PATH=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null || true)
+toolkit_lib=${CUDA_LIB_DIR:-$(dirname "${toolkit_bin:-/usr/local/cuda/bin}")/lib64}
+needed=(libcupti.so.13 libnvperf_host.so libnvperf_target.so libcudart.so.13)
+((with_cublas)) && needed+=(libcublas.so.13 libcublasLt.so.13)
+for name in "${needed[@]}"; do
+  if [ ! -e "$toolkit_lib/$name" ]; then
+    echo "pack-for-device: $toolkit_lib/$name is missing: the CUDA 13 toolkit the build used has no $name" >&2
+    exit 1
+  fi
+  cp -L "$toolkit_lib/$name" "$cuda/$name"   # the file under its soname
+done
+du -sh "$BUILD_DIR" "$host" "$cuda"
+ls "$host" "$cuda"

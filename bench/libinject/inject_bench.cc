@@ -5,6 +5,7 @@
 //   libinject_bench [iterations]      (default 2,000,000)
 // Prints one line per figure. Target: launch callback < 200 ns.
 #include <cupti.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,12 +13,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <sys/stat.h>
 
 #include "libinject/clock.h"
 #include "libinject/gemm_shapes.h"
 #include "libinject/nvtx_injection.h"
-#include "libinject/session.h"
+#include "libinject/process.h"
 #include "libinject/tracer.h"
 
 using namespace rooftrace::inject;
@@ -30,8 +30,8 @@ std::string TempPath(const char* name) {
          std::to_string(getpid()) + "_" + name + ".rft";
 }
 
-SessionOptions Options(const std::string& path, uint64_t queue) {
-  SessionOptions o;
+ProducerOptions Options(const std::string& path, uint64_t queue) {
+  ProducerOptions o;
   o.config.sink.kind = SinkSpec::Kind::kFile;
   o.config.sink.path = path;
   o.config.queue_records = queue;
@@ -43,7 +43,7 @@ SessionOptions Options(const std::string& path, uint64_t queue) {
 // sender to drain the queue between bursts: the figure is the application
 // thread's cost with a default-sized queue and no drops.
 template <typename Body>
-std::chrono::steady_clock::duration TimeInBursts(Session& session, uint64_t n,
+std::chrono::steady_clock::duration TimeInBursts(Producer& producer, uint64_t n,
                                                  uint64_t burst, Body body) {
   std::chrono::steady_clock::duration total{};
   for (uint64_t done = 0; done < n;) {
@@ -52,7 +52,7 @@ std::chrono::steady_clock::duration TimeInBursts(Session& session, uint64_t n,
     for (uint64_t i = done; i < end; ++i) body(i);
     total += std::chrono::steady_clock::now() - t0;
     done = end;
-    while (session.queued() > 0) usleep(200);
+    while (producer.queued() > 0) usleep(200);
   }
   return total;
 }
@@ -72,27 +72,29 @@ int main(int argc, char** argv) {
   // ---- launch callback: enter + exit of one cudaLaunchKernel, live sender.
   {
     const std::string path = TempPath("launch");
-    Session session(Options(path, 16384));
-    CuptiTracer tracer(&session, CuptiApi{});
+    Producer producer(Options(path, 16384));
+    CuptiTracer tracer(&producer, CuptiApi{});
     constexpr uint32_t kCbid = 211;
-    tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kCbid, 1);
-    if (!session.Start().ok()) return 1;
+    tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kCbid,
+                      ApiCallbackKind::kKernelLaunch);
+    if (!producer.Start().ok()) return 1;
     CUpti_CallbackData enter{};
     enter.callbackSite = CUPTI_API_ENTER;
     CUpti_CallbackData exit{};
     exit.callbackSite = CUPTI_API_EXIT;
-    const auto elapsed = TimeInBursts(session, n, 8192, [&](uint64_t i) {
+    const auto elapsed = TimeInBursts(producer, n, 8192, [&](uint64_t i) {
       enter.correlationId = exit.correlationId = static_cast<uint32_t>(i);
       CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API,
                                       kCbid, &enter);
       CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API,
                                       kCbid, &exit);
     });
-    session.Stop();
-    printf("launch callback (enter+exit, Launch record queued): %.1f ns per "
-           "launch (target < 200 ns; %llu dropped)\n",
-           NsPer(elapsed, n),
-           static_cast<unsigned long long>(session.dropped(7)));
+    producer.Stop();
+    printf(
+        "launch callback (enter+exit, Launch record queued): %.1f ns per "
+        "launch (target < 200 ns; %llu dropped)\n",
+        NsPer(elapsed, n),
+        static_cast<unsigned long long>(producer.dropped(7)));
     unlink(path.c_str());
   }
 
@@ -102,11 +104,12 @@ int main(int argc, char** argv) {
   // server.)
   for (const double rate : {250e3, 1e6, 4e6}) {
     const std::string path = TempPath("sustained");
-    Session session(Options(path, 16384));
-    CuptiTracer tracer(&session, CuptiApi{});
+    Producer producer(Options(path, 16384));
+    CuptiTracer tracer(&producer, CuptiApi{});
     constexpr uint32_t kCbid = 211;
-    tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kCbid, 1);
-    if (!session.Start().ok()) return 1;
+    tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kCbid,
+                      ApiCallbackKind::kKernelLaunch);
+    if (!producer.Start().ok()) return 1;
     CUpti_CallbackData enter{};
     enter.callbackSite = CUPTI_API_ENTER;
     CUpti_CallbackData exit{};
@@ -123,21 +126,22 @@ int main(int argc, char** argv) {
       CuptiTracer::CallbackTrampoline(&tracer, CUPTI_CB_DOMAIN_RUNTIME_API,
                                       kCbid, &exit);
     }
-    session.Stop();
-    printf("sustained %.2f M launches/s for 1 s (queue 16384, sender live): "
-           "%.2f%% dropped\n",
-           rate / 1e6,
-           100.0 * static_cast<double>(session.dropped(7)) /
-               static_cast<double>(count));
+    producer.Stop();
+    printf(
+        "sustained %.2f M launches/s for 1 s (queue 16384, sender live): "
+        "%.2f%% dropped\n",
+        rate / 1e6,
+        100.0 * static_cast<double>(producer.dropped(7)) /
+            static_cast<double>(count));
     unlink(path.c_str());
   }
 
   // ---- untraced API: the cost CUPTI callbacks we do not use add.
   {
     const std::string path = TempPath("untraced");
-    Session session(Options(path, 1 << 10));
-    CuptiTracer tracer(&session, CuptiApi{});
-    if (!session.Start().ok()) return 1;
+    Producer producer(Options(path, 1 << 10));
+    CuptiTracer tracer(&producer, CuptiApi{});
+    if (!producer.Start().ok()) return 1;
     CUpti_CallbackData data{};
     data.callbackSite = CUPTI_API_ENTER;
     const auto t0 = std::chrono::steady_clock::now();
@@ -146,7 +150,7 @@ int main(int argc, char** argv) {
                                       &data);
     }
     const auto t1 = std::chrono::steady_clock::now();
-    session.Stop();
+    producer.Stop();
     printf("callback for an API we do not trace: %.1f ns per call\n",
            NsPer(t1 - t0, n));
     unlink(path.c_str());
@@ -155,30 +159,31 @@ int main(int argc, char** argv) {
   // ---- NVTX push/pop pair (message interned on every push).
   {
     const std::string path = TempPath("nvtx");
-    Session session(Options(path, 16384));
-    Session::SetCurrentForTesting(&session);
-    if (!session.Start().ok()) return 1;
-    const auto elapsed = TimeInBursts(session, n, 8192, [](uint64_t) {
+    Producer producer(Options(path, 16384));
+    SetCurrentProducerForTesting(&producer);
+    if (!producer.Start().ok()) return 1;
+    const auto elapsed = TimeInBursts(producer, n, 8192, [](uint64_t) {
       nvtx::RangePushA("decoder.layer.attention");
       nvtx::RangePop();
     });
-    session.Stop();
-    Session::SetCurrentForTesting(nullptr);
-    printf("NVTX push+pop (ASCII message, NvtxRange queued): %.1f ns per "
-           "pair (%llu dropped)\n",
-           NsPer(elapsed, n),
-           static_cast<unsigned long long>(session.dropped(4)));
+    producer.Stop();
+    SetCurrentProducerForTesting(nullptr);
+    printf(
+        "NVTX push+pop (ASCII message, NvtxRange queued): %.1f ns per "
+        "pair (%llu dropped)\n",
+        NsPer(elapsed, n),
+        static_cast<unsigned long long>(producer.dropped(4)));
     unlink(path.c_str());
   }
 
   // ---- cuBLAS hook bookkeeping (GemmScope around a call).
   {
     const std::string path = TempPath("gemm");
-    Session session(Options(path, 16384));
-    Session::SetCurrentForTesting(&session);
-    if (!session.Start().ok()) return 1;
+    Producer producer(Options(path, 16384));
+    SetCurrentProducerForTesting(&producer);
+    if (!producer.Start().ok()) return 1;
     const uint64_t m = n / 4;
-    const auto elapsed = TimeInBursts(session, m, 8192, [](uint64_t) {
+    const auto elapsed = TimeInBursts(producer, m, 8192, [](uint64_t) {
       GemmScope scope(4);
       if (scope.recording()) {
         scope.record().m = 4096;
@@ -187,12 +192,13 @@ int main(int argc, char** argv) {
       }
       scope.Finish(0);
     });
-    session.Stop();
-    Session::SetCurrentForTesting(nullptr);
-    printf("cuBLAS hook bookkeeping (Gemm record queued): %.1f ns per call "
-           "(%llu dropped)\n",
-           NsPer(elapsed, m),
-           static_cast<unsigned long long>(session.dropped(3)));
+    producer.Stop();
+    SetCurrentProducerForTesting(nullptr);
+    printf(
+        "cuBLAS hook bookkeeping (Gemm record queued): %.1f ns per call "
+        "(%llu dropped)\n",
+        NsPer(elapsed, m),
+        static_cast<unsigned long long>(producer.dropped(3)));
     unlink(path.c_str());
   }
 
@@ -200,7 +206,7 @@ int main(int argc, char** argv) {
   // encoded, framed and written to a file.
   {
     const std::string path = TempPath("sender");
-    Session session(Options(path, n));
+    Producer producer(Options(path, n));
     LaunchRecord r{};
     for (uint64_t i = 0; i < n; ++i) {
       r.correlation_id = i + 1;
@@ -210,11 +216,11 @@ int main(int argc, char** argv) {
       r.kind = 1;
       r.nvtx_range_id = i / 100;
       r.cbid = 211;
-      session.EmitLaunch(r);
+      producer.EmitLaunch(r);
     }
     const auto t0 = std::chrono::steady_clock::now();
-    if (!session.Start().ok()) return 1;
-    session.Stop();
+    if (!producer.Start().ok()) return 1;
+    producer.Stop();
     const auto t1 = std::chrono::steady_clock::now();
     struct stat st {};
     stat(path.c_str(), &st);

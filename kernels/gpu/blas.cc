@@ -56,6 +56,9 @@ LtGemmSpec PeakSpec(GemmType type, int64_t m, int64_t n, int64_t k) {
       s.c_type = CUDA_R_16BF;
       s.compute = CUBLAS_COMPUTE_32F;
       s.scale_type = CUDA_R_32F;
+      // The fastest fp8 kernels (what engines run) accumulate without
+      // periodic promotion; the roof must not sit below them.
+      s.fast_accum = 1;
       break;
     case GemmType::kInt8:
       s.a_type = s.b_type = CUDA_R_8I;
@@ -65,6 +68,24 @@ LtGemmSpec PeakSpec(GemmType type, int64_t m, int64_t n, int64_t k) {
       break;
   }
   return s;
+}
+
+Status ConfigureMatmulDesc(cublasLtMatmulDesc_t desc, const LtGemmSpec& spec) {
+  RT_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                           &spec.trans_a, sizeof spec.trans_a));
+  RT_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                           &spec.trans_b, sizeof spec.trans_b));
+  if (spec.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    RT_CUBLAS(
+        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                       &spec.epilogue, sizeof spec.epilogue));
+  }
+  if (spec.fast_accum != 0) {
+    RT_CUBLAS(cublasLtMatmulDescSetAttribute(
+        desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &spec.fast_accum,
+        sizeof spec.fast_accum));
+  }
+  return OkStatus();
 }
 
 StatusOr<std::unique_ptr<LtGemm>> LtGemm::Create(cublasLtHandle_t handle,
@@ -77,17 +98,7 @@ StatusOr<std::unique_ptr<LtGemm>> LtGemm::Create(cublasLtHandle_t handle,
   g->workspace_ = workspace;
   g->workspace_bytes_ = workspace_bytes;
   RT_CUBLAS(cublasLtMatmulDescCreate(&g->desc_, spec.compute, spec.scale_type));
-  RT_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_,
-                                           CUBLASLT_MATMUL_DESC_TRANSA,
-                                           &spec.trans_a, sizeof spec.trans_a));
-  RT_CUBLAS(cublasLtMatmulDescSetAttribute(g->desc_,
-                                           CUBLASLT_MATMUL_DESC_TRANSB,
-                                           &spec.trans_b, sizeof spec.trans_b));
-  if (spec.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
-    RT_CUBLAS(cublasLtMatmulDescSetAttribute(
-        g->desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, &spec.epilogue,
-        sizeof spec.epilogue));
-  }
+  RT_RETURN_IF_ERROR(ConfigureMatmulDesc(g->desc_, spec));
   // Stored shapes: op(A) is m x k, so A is k x m when transposed.
   const bool ta = spec.trans_a != CUBLAS_OP_N, tb = spec.trans_b != CUBLAS_OP_N;
   const uint64_t a_rows = ta ? spec.k : spec.m, a_cols = ta ? spec.m : spec.k;

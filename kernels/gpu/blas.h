@@ -27,10 +27,19 @@ struct LtGemmSpec {
   cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
   int64_t m = 0, n = 0, k = 0;
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  // fp8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM (no periodic promotion of
+  // partial sums to higher precision), as inference engines run fp8 GEMMs.
+  int8_t fast_accum = 0;
 };
 
 // The spec of a peak GEMM of `type` at m x n x k (TN form).
 LtGemmSpec PeakSpec(GemmType type, int64_t m, int64_t n, int64_t k);
+
+// Sets a matmul descriptor's attributes from `spec` (transposes, epilogue,
+// fp8 fast accumulation):
+// the part of LtGemm::Create that needs no GPU, so tests can read the
+// descriptor back.
+Status ConfigureMatmulDesc(cublasLtMatmulDesc_t desc, const LtGemmSpec& spec);
 
 class LtGemm {
  public:

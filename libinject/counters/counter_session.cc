@@ -8,19 +8,6 @@
 namespace rooftrace::counters {
 namespace {
 
-// Calls a range-profiler entry; a failure becomes Unavailable carrying the
-// one-line report for its CUptiResult.
-#define RT_CUPTI_OR_REPORT(api, fn, params)                    \
-  do {                                                         \
-    CUptiResult rt_result_ = CUPTI_SUCCESS;                    \
-    ::rooftrace::Status rt_s_ =                                \
-        RT_PROFILER_CALL(api, fn, params, &rt_result_);        \
-    if (!rt_s_.ok()) {                                         \
-      return ::rooftrace::Unavailable(                         \
-          ClassifyCuptiFailure(rt_result_, "cupti" #fn).line); \
-    }                                                          \
-  } while (0)
-
 constexpr std::string_view kOffPrefix = "counters mode off";
 
 // A Status from below as a failure line (wrapped unless it already is one).
@@ -48,7 +35,8 @@ StatusOr<std::unique_ptr<CounterSession>> CounterSession::Create(
       new CounterSession(api, ctx, device_id, config, capacity));
   auto enable = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
   enable.ctx = ctx;
-  RT_CUPTI_OR_REPORT(api, RangeProfilerEnable, &enable);
+  RT_RETURN_IF_ERROR(
+      CounterFailureStatus(RT_CUPTI_CALL(api, RangeProfilerEnable, &enable)));
   s->profiler_ = enable.pRangeProfilerObject;
 
   std::vector<const char*> names = config.metrics.Names();
@@ -58,7 +46,8 @@ StatusOr<std::unique_ptr<CounterSession>> CounterSession::Create(
   size.numMetrics = names.size();
   size.maxNumOfRanges = capacity;
   size.maxNumRangeTreeNodes = static_cast<uint32_t>(capacity);
-  RT_CUPTI_OR_REPORT(api, RangeProfilerGetCounterDataSize, &size);
+  RT_RETURN_IF_ERROR(CounterFailureStatus(
+      RT_CUPTI_CALL(api, RangeProfilerGetCounterDataSize, &size)));
   if (size.counterDataSize == 0) {
     return Unavailable(std::string(kOffPrefix) +
                        ": CUPTI sized the counter-data image at 0 bytes; "
@@ -79,7 +68,8 @@ Status CounterSession::InitializeImage() {
   init.pRangeProfilerObject = profiler_;
   init.counterDataSize = image_.size();
   init.pCounterData = image_.data();
-  RT_CUPTI_OR_REPORT(api_, RangeProfilerCounterDataImageInitialize, &init);
+  RT_RETURN_IF_ERROR(CounterFailureStatus(
+      RT_CUPTI_CALL(api_, RangeProfilerCounterDataImageInitialize, &init)));
   image_ids_.clear();
   return OkStatus();
 }
@@ -98,8 +88,23 @@ Status CounterSession::Configure() {
   c.minNestingLevel = 1;
   c.passIndex = 0;
   c.targetNestingLevel = 1;
-  RT_CUPTI_OR_REPORT(api_, RangeProfilerSetConfig, &c);
+  RT_RETURN_IF_ERROR(
+      CounterFailureStatus(RT_CUPTI_CALL(api_, RangeProfilerSetConfig, &c)));
   return OkStatus();
+}
+
+void CounterSession::OnPassingLaunchBegin() {
+  // In this order: a profiled launch that reads `entered_` before this
+  // increment sees `passing_` > 0 (or this launch's kernel comes after its
+  // Stop); one that reads it after sees a changed `entered_` at its end.
+  passing_.fetch_add(1, std::memory_order_seq_cst);
+  entered_.fetch_add(1, std::memory_order_seq_cst);
+}
+
+void CounterSession::OnPassingLaunchEnd() {
+  uint32_t n = passing_.load(std::memory_order_seq_cst);
+  while (n > 0 && !passing_.compare_exchange_weak(n, n - 1)) {
+  }
 }
 
 StatusOr<bool> CounterSession::OnKernelLaunchBegin(uint64_t correlation_id) {
@@ -107,29 +112,41 @@ StatusOr<bool> CounterSession::OnKernelLaunchBegin(uint64_t correlation_id) {
   if (!in_flight_.compare_exchange_strong(idle, correlation_id + 1)) {
     if (idle == kShutDown) return false;
     // Another thread's launch is being replayed on this context: do not wait
-    // for it, let this launch run unprofiled.
-    std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.busy_skipped;
+    // for it; this launch runs unprofiled (and spoils that one's range).
+    CountBusy();
     return false;
   }
+  const uint64_t entered = entered_.load(std::memory_order_seq_cst);
+  if (passing_.load(std::memory_order_seq_cst) > 0) {
+    // Another thread's launch on this context is between its API enter and
+    // exit: its kernel could land in this range. Not profiled, no wait.
+    in_flight_.store(0);
+    CountBusy();
+    return false;
+  }
+  window_entered_ = entered;
   auto start = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
   start.pRangeProfilerObject = profiler_;
-  CUptiResult result = CUPTI_SUCCESS;
-  Status s = RT_PROFILER_CALL(api_, RangeProfilerStart, &start, &result);
-  if (!s.ok()) {
+  const Status started =
+      CounterFailureStatus(RT_CUPTI_CALL(api_, RangeProfilerStart, &start));
+  if (!started.ok()) {
     in_flight_.store(0);
-    return Unavailable(
-        ClassifyCuptiFailure(result, "cuptiRangeProfilerStart").line);
+    return started;
   }
   return true;
+}
+
+void CounterSession::CountBusy() {
+  OnPassingLaunchBegin();
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.busy_skipped;
 }
 
 Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id,
                                          bool launched) {
   if (in_flight_.load() != correlation_id + 1) {
-    return FailedPrecondition("launch end for correlation id " +
-                              std::to_string(correlation_id) +
-                              " without its begin");
+    OnPassingLaunchEnd();  // a launch that ran unprofiled
+    return OkStatus();
   }
   // Release the context for other threads whatever happens below.
   struct Release {
@@ -137,41 +154,35 @@ Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id,
     ~Release() { flag.store(0); }
   } release{in_flight_};
 
-  auto stop = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
-  stop.pRangeProfilerObject = profiler_;
-  RT_CUPTI_OR_REPORT(api_, RangeProfilerStop, &stop);
-  if (!stop.isAllPassSubmitted) {
-    Warn(
-        "counters: kernel replay did not submit every pass for correlation "
-        "id " +
-        std::to_string(correlation_id) + "; its counters may be partial");
-  }
-  auto decode = RT_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
-  decode.pRangeProfilerObject = profiler_;
-  RT_CUPTI_OR_REPORT(api_, RangeProfilerDecodeData, &decode);
+  RT_ASSIGN_OR_RETURN(const uint64_t dropped, StopAndDecode(correlation_id));
+  // Auto range is context-wide: a launch another thread made on this
+  // context between Start and Stop may have put its kernel's range into
+  // the image too, and which range is whose cannot be told. The ranges of
+  // earlier launches (the image's first ones) still are theirs.
+  const bool shared =
+      entered_.load(std::memory_order_seq_cst) != window_entered_;
   // A launch the driver refused ran no kernel and made no range.
-  if (!launched) return OkStatus();
+  if (!launched && !shared) return OkStatus();
+  if (shared) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.concurrent_discarded;
+    }
+    Warn(
+        "counters: another thread launched on this context while a kernel "
+        "was being profiled; that profiled launch's counters are discarded "
+        "(counted as dropped) rather than attributed to the wrong kernel");
+    RT_RETURN_IF_ERROR(HandOverImage(/*prefix_only=*/true));
+    RT_RETURN_IF_ERROR(InitializeImage());
+    return Configure();
+  }
   image_ids_.push_back(correlation_id);
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.profiled;
   }
-  if (decode.numOfRangeDropped > 0) {
-    // Range overflow: the image is full, so the ranges CUPTI could not store
-    // are the newest ones; forget their ids (the image's ranges still map
-    // one to one), hand over what decoded, start a fresh image, go on.
-    const size_t lost =
-        std::min<size_t>(decode.numOfRangeDropped, image_ids_.size());
-    image_ids_.resize(image_ids_.size() - lost);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stats_.ranges_dropped += decode.numOfRangeDropped;
-    }
-    Warn("counters: the counter-data image overflowed (" +
-         std::to_string(decode.numOfRangeDropped) +
-         " range(s) dropped); decoding and continuing with a fresh image");
-  }
-  if (image_ids_.size() >= capacity_ || decode.numOfRangeDropped > 0 ||
+  if (dropped > 0) ForgetOverflowedRanges(dropped);
+  if (image_ids_.size() >= capacity_ || dropped > 0 ||
       decode_requested_.exchange(false)) {
     RT_RETURN_IF_ERROR(HandOverImage());
     RT_RETURN_IF_ERROR(InitializeImage());
@@ -180,9 +191,42 @@ Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id,
   return OkStatus();
 }
 
-Status CounterSession::HandOverImage() {
+StatusOr<uint64_t> CounterSession::StopAndDecode(uint64_t correlation_id) {
+  auto stop = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+  stop.pRangeProfilerObject = profiler_;
+  RT_RETURN_IF_ERROR(
+      CounterFailureStatus(RT_CUPTI_CALL(api_, RangeProfilerStop, &stop)));
+  if (!stop.isAllPassSubmitted) {
+    Warn(
+        "counters: kernel replay did not submit every pass for correlation "
+        "id " +
+        std::to_string(correlation_id) + "; its counters may be partial");
+  }
+  auto decode = RT_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  decode.pRangeProfilerObject = profiler_;
+  RT_RETURN_IF_ERROR(CounterFailureStatus(
+      RT_CUPTI_CALL(api_, RangeProfilerDecodeData, &decode)));
+  return static_cast<uint64_t>(decode.numOfRangeDropped);
+}
+
+void CounterSession::ForgetOverflowedRanges(uint64_t dropped) {
+  // Range overflow: the image is full, so the ranges CUPTI could not store
+  // are the newest ones; forget their ids (the image's ranges still map one
+  // to one), hand over what decoded, start a fresh image, go on.
+  const size_t lost = std::min<size_t>(dropped, image_ids_.size());
+  image_ids_.resize(image_ids_.size() - lost);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.ranges_dropped += dropped;
+  }
+  Warn("counters: the counter-data image overflowed (" +
+       std::to_string(dropped) +
+       " range(s) dropped); decoding and continuing with a fresh image");
+}
+
+Status CounterSession::HandOverImage(bool prefix_only) {
   if (image_ids_.empty()) return OkStatus();
-  PendingImage p{image_, std::move(image_ids_)};
+  PendingImage p{image_, std::move(image_ids_), prefix_only};
   image_ids_.clear();
   std::lock_guard<std::mutex> lock(mu_);
   if (raw_images_.size() < keep_raw_max_) raw_images_.push_back(p.image);
@@ -220,7 +264,8 @@ Status CounterSession::Shutdown(std::chrono::milliseconds wait) {
     auto disable = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
     disable.pRangeProfilerObject = profiler_;
     profiler_ = nullptr;
-    RT_CUPTI_OR_REPORT(api_, RangeProfilerDisable, &disable);
+    RT_RETURN_IF_ERROR(CounterFailureStatus(
+        RT_CUPTI_CALL(api_, RangeProfilerDisable, &disable)));
   }
   return handed;
 }
@@ -238,7 +283,10 @@ StatusOr<std::vector<KernelCounters>> CounterSession::TakeResults(
   uint64_t evaluated = 0;
   for (PendingImage& p : work) {
     StatusOr<size_t> ranges = CounterDataRangeCount(api_, p.image);
-    if (!ranges.ok() || *ranges != p.correlation_ids.size()) {
+    // A prefix-only image holds more ranges after its known ones.
+    const size_t known = p.correlation_ids.size();
+    if (!ranges.ok() || *ranges < known ||
+        (!p.prefix_only && *ranges != known)) {
       dropped += p.correlation_ids.size();
       Warn("counters: a counter-data image holds " +
            (ranges.ok() ? std::to_string(*ranges) + " range(s)"
@@ -309,12 +357,13 @@ std::vector<std::string> CounterSession::TakeWarnings() {
 
 StatusOr<std::unique_ptr<CountersRuntime>> CountersRuntime::Create(
     const CuptiProfilerApi& api, const CountersOptions& options) {
-  RT_ASSIGN_OR_RETURN(std::unique_ptr<KernelSelector> selector,
-                      KernelSelector::Create(options.selector));
-  auto init = RT_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
-  RT_CUPTI_OR_REPORT(api, ProfilerInitialize, &init);
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<inject::KernelFilter> filter,
+                      inject::KernelFilter::Create(options.filter));
+  // No CUPTI call here: Create runs inside InitializeInjection, during
+  // cuInit, where nothing may call into the driver; the profiler is
+  // initialized with the first context (InitializeProfiler).
   return std::unique_ptr<CountersRuntime>(
-      new CountersRuntime(api, options, std::move(selector)));
+      new CountersRuntime(api, options, std::move(filter)));
 }
 
 Status CountersRuntime::Disable(const CounterFailureReport& report) {
@@ -330,87 +379,109 @@ Status CountersRuntime::Disable(const CounterFailureReport& report) {
 Status CountersRuntime::OnContextCreated(CUcontext ctx,
                                          uint32_t device_ordinal) {
   if (disabled()) return OkStatus();
-  auto support = RT_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
-  support.cuDevice = static_cast<CUdevice>(device_ordinal);
-  support.api = CUPTI_PROFILER_RANGE_PROFILING;
-  CUptiResult result = CUPTI_SUCCESS;
-  Status s = RT_PROFILER_CALL(api_, ProfilerDeviceSupported, &support, &result);
-  if (!s.ok()) {
-    return Disable(
-        ClassifyCuptiFailure(result, "cuptiProfilerDeviceSupported"));
-  }
-  if (std::optional<CounterFailureReport> r = ClassifyDeviceSupport(support)) {
-    return Disable(*r);
-  }
-
-  auto chip_params = RT_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
-  chip_params.deviceIndex = device_ordinal;
-  s = RT_PROFILER_CALL(api_, DeviceGetChipName, &chip_params, &result);
-  if (!s.ok() || chip_params.pChipName == nullptr) {
-    return Disable(ClassifyCuptiFailure(result, "cuptiDeviceGetChipName"));
-  }
-  const std::string chip = chip_params.pChipName;
-
-  ChipConfig* chip_config = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = chips_.find(chip);
-    if (it != chips_.end()) chip_config = it->second.get();
-  }
-  if (chip_config == nullptr) {
-    // Which counters this context can use (MIG, other users of the GPU).
-    auto avail = RT_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
-    avail.ctx = ctx;
-    s = RT_PROFILER_CALL(api_, ProfilerGetCounterAvailability, &avail, &result);
-    if (!s.ok()) {
-      return Disable(
-          ClassifyCuptiFailure(result, "cuptiProfilerGetCounterAvailability"));
-    }
-    std::vector<uint8_t> availability(avail.counterAvailabilityImageSize);
-    if (!availability.empty()) {
-      avail.pCounterAvailabilityImage = availability.data();
-      s = RT_PROFILER_CALL(api_, ProfilerGetCounterAvailability, &avail,
-                           &result);
-      if (!s.ok()) {
-        return Disable(ClassifyCuptiFailure(
-            result, "cuptiProfilerGetCounterAvailability"));
-      }
-    }
-    StatusOr<MetricConfig> config =
-        BuildMetricConfig(api_, chip, options_.set, availability);
-    if (!config.ok()) return Disable(ReportFromStatus(config.status()));
-    auto owned = std::make_unique<ChipConfig>();
-    owned->config = std::move(*config);
-    owned->names = owned->config.metrics.Names();
-    StatusOr<ProfilerHost> host =
-        CreateHostWithMetrics(api_, chip, owned->names);
-    if (!host.ok()) return Disable(ReportFromStatus(host.status()));
-    owned->host = std::make_unique<ProfilerHost>(std::move(*host));
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!owned->config.left_out.empty()) {
-      std::string line = "counters: on " + chip +
-                         " these counters do not "
-                         "fit the pass budget and are not collected:";
-      for (const std::string& m : owned->config.left_out) line += " " + m;
-      warnings_.push_back(std::move(line));
-    }
-    passes_.store(std::max<uint32_t>(
-        passes_.load(), static_cast<uint32_t>(owned->config.passes)));
-    chip_config = owned.get();
-    chips_.emplace(chip, std::move(owned));
-  }
-
+  RT_RETURN_IF_ERROR(InitializeProfiler());
+  StatusOr<std::string> chip = SupportedChip(device_ordinal);
+  if (!chip.ok()) return chip.status();  // Disable() has said why
+  StatusOr<ChipConfig*> chip_config = ConfigForChip(ctx, *chip);
+  if (!chip_config.ok()) return chip_config.status();
   StatusOr<std::unique_ptr<CounterSession>> session =
-      CounterSession::Create(api_, ctx, device_ordinal, chip_config->config,
+      CounterSession::Create(api_, ctx, device_ordinal, (*chip_config)->config,
                              options_.ranges_per_image);
   if (!session.ok()) return Disable(ReportFromStatus(session.status()));
   (*session)->KeepRawImages(options_.keep_raw_images);
   auto entry = std::make_shared<Entry>();
   entry->session = std::move(*session);
-  entry->chip = chip_config;
+  entry->chip = *chip_config;
   std::lock_guard<std::mutex> lock(mu_);
   sessions_[ctx] = std::move(entry);
   return OkStatus();
+}
+
+Status CountersRuntime::InitializeProfiler() {
+  // Serialized so that two contexts created at once initialize it once.
+  std::lock_guard<std::mutex> lock(profiler_init_mu_);
+  if (profiler_initialized_) return OkStatus();
+  auto init = RT_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+  const inject::CuptiCall call = RT_CUPTI_CALL(api_, ProfilerInitialize, &init);
+  if (!call.ok()) {
+    return Disable(ClassifyCuptiFailure(call.result, call.function));
+  }
+  profiler_initialized_ = true;
+  return OkStatus();
+}
+
+StatusOr<std::string> CountersRuntime::SupportedChip(uint32_t device_ordinal) {
+  auto support = RT_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
+  support.cuDevice = static_cast<CUdevice>(device_ordinal);
+  support.api = CUPTI_PROFILER_RANGE_PROFILING;
+  const inject::CuptiCall supported =
+      RT_CUPTI_CALL(api_, ProfilerDeviceSupported, &support);
+  if (!supported.ok()) {
+    return Disable(ClassifyCuptiFailure(supported.result, supported.function));
+  }
+  if (std::optional<CounterFailureReport> r = ClassifyDeviceSupport(support)) {
+    return Disable(*r);
+  }
+  auto chip = RT_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+  chip.deviceIndex = device_ordinal;
+  const inject::CuptiCall named = RT_CUPTI_CALL(api_, DeviceGetChipName, &chip);
+  if (!named.ok() || chip.pChipName == nullptr) {
+    return Disable(ClassifyCuptiFailure(named.result, named.function));
+  }
+  return std::string(chip.pChipName);
+}
+
+StatusOr<std::vector<uint8_t>> CountersRuntime::CounterAvailability(
+    CUcontext ctx) {
+  // Which counters this context can use (MIG, other users of the GPU): the
+  // first call sizes the image, the second fills it.
+  auto avail = RT_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+  avail.ctx = ctx;
+  inject::CuptiCall call =
+      RT_CUPTI_CALL(api_, ProfilerGetCounterAvailability, &avail);
+  std::vector<uint8_t> availability;
+  if (call.ok() && avail.counterAvailabilityImageSize > 0) {
+    availability.resize(avail.counterAvailabilityImageSize);
+    avail.pCounterAvailabilityImage = availability.data();
+    call = RT_CUPTI_CALL(api_, ProfilerGetCounterAvailability, &avail);
+  }
+  if (!call.ok()) {
+    return Disable(ClassifyCuptiFailure(call.result, call.function));
+  }
+  return availability;
+}
+
+StatusOr<CountersRuntime::ChipConfig*> CountersRuntime::ConfigForChip(
+    CUcontext ctx, const std::string& chip) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = chips_.find(chip);
+    if (it != chips_.end()) return it->second.get();
+  }
+  RT_ASSIGN_OR_RETURN(std::vector<uint8_t> availability,
+                      CounterAvailability(ctx));
+  StatusOr<MetricConfig> config =
+      BuildMetricConfig(api_, chip, options_.set, availability);
+  if (!config.ok()) return Disable(ReportFromStatus(config.status()));
+  auto owned = std::make_unique<ChipConfig>();
+  owned->config = std::move(*config);
+  owned->names = owned->config.metrics.Names();
+  StatusOr<ProfilerHost> host = CreateHostWithMetrics(api_, chip, owned->names);
+  if (!host.ok()) return Disable(ReportFromStatus(host.status()));
+  owned->host = std::make_unique<ProfilerHost>(std::move(*host));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!owned->config.left_out.empty()) {
+    std::string line = "counters: on " + chip +
+                       " these counters do not fit the pass budget and are "
+                       "not collected:";
+    for (const std::string& m : owned->config.left_out) line += " " + m;
+    warnings_.push_back(std::move(line));
+  }
+  passes_.store(std::max<uint32_t>(
+      passes_.load(), static_cast<uint32_t>(owned->config.passes)));
+  ChipConfig* out = owned.get();
+  chips_.emplace(chip, std::move(owned));
+  return out;
 }
 
 void CountersRuntime::OnContextDestroyed(CUcontext ctx) {
@@ -432,16 +503,16 @@ void CountersRuntime::OnContextDestroyed(CUcontext ctx) {
 
 bool CountersRuntime::OnKernelLaunchBegin(CUcontext ctx,
                                           uint64_t correlation_id,
-                                          const LaunchInfo& launch) {
+                                          const inject::LaunchInfo& launch) {
   if (disabled()) return false;
-  std::shared_ptr<Entry> entry;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = sessions_.find(ctx);
-    if (it == sessions_.end()) return false;
-    entry = it->second;
+  std::shared_ptr<Entry> entry = Find(ctx);
+  if (entry == nullptr) return false;
+  if (filter_->Decide(launch) != inject::Selection::kSelected) {
+    // Not profiled, but it may still put a kernel into another thread's
+    // profiled range on this context: the session must know it is running.
+    entry->session->OnPassingLaunchBegin();
+    return false;
   }
-  if (selector_->Decide(launch) != Selection::kProfile) return false;
   StatusOr<bool> started = entry->session->OnKernelLaunchBegin(correlation_id);
   if (!started.ok()) {
     (void)Disable(ReportFromStatus(started.status()));
@@ -450,15 +521,16 @@ bool CountersRuntime::OnKernelLaunchBegin(CUcontext ctx,
   return *started;
 }
 
+std::shared_ptr<CountersRuntime::Entry> CountersRuntime::Find(CUcontext ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(ctx);
+  return it == sessions_.end() ? nullptr : it->second;
+}
+
 void CountersRuntime::OnKernelLaunchEnd(CUcontext ctx, uint64_t correlation_id,
                                         bool launched) {
-  std::shared_ptr<Entry> entry;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = sessions_.find(ctx);
-    if (it == sessions_.end()) return;
-    entry = it->second;
-  }
+  std::shared_ptr<Entry> entry = Find(ctx);
+  if (entry == nullptr) return;
   Status s = entry->session->OnKernelLaunchEnd(correlation_id, launched);
   if (!s.ok()) (void)Disable(ReportFromStatus(s));
 }
@@ -521,6 +593,7 @@ std::vector<KernelCounters> CountersRuntime::Flush(bool final) {
     flushed_stats_.ranges_dropped += s.ranges_dropped;
     flushed_stats_.images_decoded += s.images_decoded;
     flushed_stats_.evaluated += s.evaluated;
+    flushed_stats_.concurrent_discarded += s.concurrent_discarded;
   }
   return out;
 }
@@ -534,6 +607,7 @@ SessionStats CountersRuntime::session_stats() const {
     total.ranges_dropped += s.ranges_dropped;
     total.images_decoded += s.images_decoded;
     total.evaluated += s.evaluated;
+    total.concurrent_discarded += s.concurrent_discarded;
   };
   for (const auto& [ctx, e] : sessions_) add(e->session->Stats());
   for (const auto& e : retired_) add(e->session->Stats());

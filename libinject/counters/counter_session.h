@@ -46,8 +46,8 @@
 #include "libinject/counters/cupti_profiler_api.h"
 #include "libinject/counters/failure_modes.h"
 #include "libinject/counters/flop_evaluation.h"
-#include "libinject/counters/kernel_selector.h"
 #include "libinject/counters/metric_config.h"
+#include "libinject/kernel_filter.h"
 
 namespace rooftrace::counters {
 
@@ -57,6 +57,9 @@ struct SessionStats {
   uint64_t ranges_dropped = 0;  // CUPTI overflow, or unattributable images
   uint64_t images_decoded = 0;
   uint64_t evaluated = 0;  // KernelCounters produced
+  // Profiled launches whose range another thread's launch on the context
+  // may share: their results are discarded.
+  uint64_t concurrent_discarded = 0;
 };
 
 class CounterSession {
@@ -70,12 +73,21 @@ class CounterSession {
   ~CounterSession();  // Shutdown() if not done
 
   // Launch API enter / exit of a selected kernel, same thread. Begin returns
-  // false (and End must then not be called) when the launch is not profiled
-  // because another is in flight on this context or the session is shut.
+  // false when the launch is not profiled because another launch of this
+  // context is in flight (then it counts as passing, below) or the session
+  // is shut; End follows every Begin that did not fail.
   StatusOr<bool> OnKernelLaunchBegin(uint64_t correlation_id);
   // `launched` = false when the launch API failed (no kernel ran, so no
-  // range was made and the launch is not recorded).
+  // range was made and the launch is not recorded). For a launch that was
+  // not profiled it ends its passing.
   Status OnKernelLaunchEnd(uint64_t correlation_id, bool launched = true);
+  // Launch API enter / exit of a launch on this context that is not
+  // profiled (not selected, a graph, busy). Auto range is context-wide: its
+  // kernel would be recorded in a profiled launch's range, so no launch
+  // starts profiling while one is passing, and a profiled launch during
+  // which one entered has its results discarded (concurrent_discarded).
+  void OnPassingLaunchBegin();
+  void OnPassingLaunchEnd();
 
   // Asks the next End (or Shutdown) to hand over a partly filled image.
   void RequestDecode() { decode_requested_.store(true); }
@@ -102,6 +114,9 @@ class CounterSession {
   struct PendingImage {
     std::vector<uint8_t> image;
     std::vector<uint64_t> correlation_ids;  // one per range, in order
+    // The image holds more ranges after these (a shared range): only the
+    // first correlation_ids.size() are evaluated.
+    bool prefix_only = false;
   };
 
   CounterSession(const CuptiProfilerApi& api, CUcontext ctx, uint32_t device,
@@ -113,7 +128,11 @@ class CounterSession {
         capacity_(capacity) {}
   Status Configure();  // SetConfig with the (re)initialized image
   Status InitializeImage();
-  Status HandOverImage();  // pending_ += image; re-initialize
+  Status HandOverImage(bool prefix_only = false);  // pending_ += image
+  // Stop + DecodeData of the profiled launch; the ranges CUPTI dropped.
+  StatusOr<uint64_t> StopAndDecode(uint64_t correlation_id);
+  void ForgetOverflowedRanges(uint64_t dropped);
+  void CountBusy();  // a selected launch that could not be profiled
   void Warn(std::string line);
 
   const CuptiProfilerApi& api_;
@@ -132,6 +151,12 @@ class CounterSession {
   static constexpr uint64_t kShutDown = ~uint64_t{0};
   std::atomic<uint64_t> in_flight_{0};
   std::atomic<bool> decode_requested_{false};
+  // Launches of other threads on this context: those between API enter
+  // and exit now, and every enter so far. The profiled launch's thread
+  // remembers `entered_` at its Start (window_entered_).
+  std::atomic<uint32_t> passing_{0};
+  std::atomic<uint64_t> entered_{0};
+  uint64_t window_entered_ = 0;
 
   mutable std::mutex mu_;  // guards pending_, warnings_, stats_
   std::vector<PendingImage> pending_;
@@ -145,7 +170,8 @@ class CounterSession {
 // Everything libinject configures for counters mode.
 struct CountersOptions {
   CounterSet set = CounterSet::kDefault;
-  SelectorConfig selector;
+  // Which launches are profiled (the kernel filter of libinject).
+  inject::KernelFilterConfig filter;
   size_t ranges_per_image = CounterSession::kDefaultCapacity;
   // Keep up to this many raw counter-data images per context for
   // TakeRawImages() (recording test data on a GPU); 0 in production.
@@ -153,30 +179,35 @@ struct CountersOptions {
 };
 
 // Process-wide counters mode: one config per chip, one session per context,
-// the kernel selector, the failure fallback. Created once by libinject when
+// the kernel filter, the failure fallback. Created once by libinject when
 // ROOFTRACE_MODE=counters; lives until process exit. Thread-safe.
 //
 // After any failure it reports (a line from failure_modes.h) it is disabled:
 // every later call is a cheap no-op and libinject continues in trace mode.
 class CountersRuntime {
  public:
-  // Calls cuptiProfilerInitialize. Bad options (selector regexes) are
-  // InvalidArgument; a CUPTI failure is Unavailable with the one line.
+  // Makes no CUPTI call (it runs during cuInit, inside
+  // InitializeInjection). Bad options (filter regexes) are InvalidArgument.
   static StatusOr<std::unique_ptr<CountersRuntime>> Create(
       const CuptiProfilerApi& api, const CountersOptions& options);
 
   // CUPTI resource callback, context created. `device_ordinal` is the
-  // context's device. Sets up chip config (cached per chip) and a session.
+  // context's device. Initializes the profiler with the first context
+  // (cuptiProfilerInitialize, as NVIDIA's samples and Kineto do it after the
+  // driver is up, never during cuInit), then sets up the chip config
+  // (cached per chip) and a session.
   // On failure returns the one-line report and disables counters mode.
   Status OnContextCreated(CUcontext ctx, uint32_t device_ordinal);
   // CUPTI resource callback, context about to be destroyed: hands over the
   // session's data (results stay available to Flush) and drops it.
   void OnContextDestroyed(CUcontext ctx);
 
-  // Launch API enter (app thread). True when this launch is profiled; then
-  // OnKernelLaunchEnd must follow on the same thread after the launch.
+  // Launch API enter (app thread), for every kernel or graph launch on a
+  // context. True when this launch is profiled. OnKernelLaunchEnd must
+  // follow on the same thread after the launch whatever Begin returned (a
+  // launch that is not profiled still shares the context's auto range).
   bool OnKernelLaunchBegin(CUcontext ctx, uint64_t correlation_id,
-                           const LaunchInfo& launch);
+                           const inject::LaunchInfo& launch);
   // `launched`: whether the launch API succeeded.
   void OnKernelLaunchEnd(CUcontext ctx, uint64_t correlation_id,
                          bool launched = true);
@@ -190,7 +221,7 @@ class CountersRuntime {
   // Passes of the configured set (0 before the first context or when
   // disabled); for Hello/Stats.counter_passes.
   uint32_t passes() const { return passes_.load(); }
-  SelectorStats selector_stats() const { return selector_->Stats(); }
+  inject::FilterStats filter_stats() const { return filter_->Stats(); }
   SessionStats session_stats() const;
   // Lines said once, for Stats.warnings (libinject prints them too).
   std::vector<std::string> TakeWarnings();
@@ -205,17 +236,28 @@ class CountersRuntime {
     std::vector<const char*> names;
   };
   CountersRuntime(const CuptiProfilerApi& api, const CountersOptions& options,
-                  std::unique_ptr<KernelSelector> selector)
-      : api_(api), options_(options), selector_(std::move(selector)) {}
+                  std::unique_ptr<inject::KernelFilter> filter)
+      : api_(api), options_(options), filter_(std::move(filter)) {}
   Status Disable(const CounterFailureReport& report);
+  struct Entry;
+  std::shared_ptr<Entry> Find(CUcontext ctx);
+  Status InitializeProfiler();  // once, at the first context
+  // OnContextCreated's steps; each failure disables counters mode.
+  // The device's chip, when the device supports range profiling.
+  StatusOr<std::string> SupportedChip(uint32_t device_ordinal);
+  StatusOr<std::vector<uint8_t>> CounterAvailability(CUcontext ctx);
+  // The chip's metric config and evaluation host, built once per chip.
+  StatusOr<ChipConfig*> ConfigForChip(CUcontext ctx, const std::string& chip);
   void CollectFrom(CounterSession& session, ChipConfig& chip,
                    std::vector<KernelCounters>& out);
 
   const CuptiProfilerApi api_;  // a copy: callers need not keep theirs
   CountersOptions options_;
-  std::unique_ptr<KernelSelector> selector_;
+  std::unique_ptr<inject::KernelFilter> filter_;
   std::atomic<bool> disabled_{false};
   std::atomic<uint32_t> passes_{0};
+  std::mutex profiler_init_mu_;  // guards profiler_initialized_
+  bool profiler_initialized_ = false;
 
   struct Entry {
     std::unique_ptr<CounterSession> session;

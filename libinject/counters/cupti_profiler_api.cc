@@ -67,24 +67,4 @@ StatusOr<CuptiProfilerApi> LoadCuptiProfilerApi(const char* library) {
   return ResolveCuptiProfilerApi(handle);
 }
 
-std::string CuptiResultName(const CuptiProfilerApi& api, CUptiResult result) {
-  const char* text = nullptr;
-  if (api.GetResultString != nullptr &&
-      api.GetResultString(result, &text) == CUPTI_SUCCESS && text != nullptr) {
-    return text;
-  }
-  return "CUptiResult " + std::to_string(static_cast<int>(result));
-}
-
-namespace internal {
-
-Status CheckCupti(const CuptiProfilerApi& api, CUptiResult result,
-                  std::string_view call, CUptiResult* result_out) {
-  if (result_out != nullptr) *result_out = result;
-  if (result == CUPTI_SUCCESS) return OkStatus();
-  return InternalError(std::string(call) +
-                       " failed: " + CuptiResultName(api, result));
-}
-
-}  // namespace internal
 }  // namespace rooftrace::counters

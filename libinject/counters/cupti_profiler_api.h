@@ -8,7 +8,8 @@
 // handle this file opens itself. Tests fill it with fakes to drive the range
 // profiler logic without a GPU.
 //
-// The table is immutable once loaded; thread-safe to share.
+// Calls go through RT_CUPTI_CALL (libinject/cupti_call.h). The table is
+// immutable once loaded; thread-safe to share.
 #ifndef ROOFTRACE_LIBINJECT_COUNTERS_CUPTI_PROFILER_API_H_
 #define ROOFTRACE_LIBINJECT_COUNTERS_CUPTI_PROFILER_API_H_
 
@@ -22,6 +23,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "libinject/cupti_call.h"
 
 namespace rooftrace::counters {
 
@@ -104,26 +106,6 @@ StatusOr<CuptiProfilerApi> ResolveCuptiProfilerApi(void* handle);
 StatusOr<CuptiProfilerApi> LoadCuptiProfilerApi(
     const char* library = "libcupti.so.13");
 
-// "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES" (or "CUptiResult 35" when the table
-// has no GetResultString).
-std::string CuptiResultName(const CuptiProfilerApi& api, CUptiResult result);
-
 }  // namespace rooftrace::counters
-
-// Calls one CUPTI entry of `api` with a params struct; on failure returns a
-// Status whose message has the call text and the result name, e.g.
-// "cuptiRangeProfilerEnable(&p) failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES".
-// The numeric result is kept in `*result_out` when it is not null, so
-// callers can classify it (see failure_modes.h).
-#define RT_PROFILER_CALL(api, fn, params, result_out)                         \
-  ::rooftrace::counters::internal::CheckCupti(                                \
-      (api),                                                                  \
-      ((api).fn == nullptr ? CUPTI_ERROR_NOT_INITIALIZED : (api).fn(params)), \
-      "cupti" #fn "(" #params ")", (result_out))
-
-namespace rooftrace::counters::internal {
-Status CheckCupti(const CuptiProfilerApi& api, CUptiResult result,
-                  std::string_view call, CUptiResult* result_out);
-}  // namespace rooftrace::counters::internal
 
 #endif  // ROOFTRACE_LIBINJECT_COUNTERS_CUPTI_PROFILER_API_H_

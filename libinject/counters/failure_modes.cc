@@ -17,6 +17,11 @@ CounterFailureReport Report(CounterFailure kind, std::string_view call,
 
 }  // namespace
 
+Status CounterFailureStatus(const inject::CuptiCall& call) {
+  if (call.ok()) return OkStatus();
+  return Unavailable(ClassifyCuptiFailure(call.result, call.function).line);
+}
+
 std::string_view CounterFailureName(CounterFailure f) {
   switch (f) {
     case CounterFailure::kInsufficientPrivileges:

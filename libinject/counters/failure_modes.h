@@ -15,6 +15,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
+#include "libinject/cupti_call.h"
+
 namespace rooftrace::counters {
 
 enum class CounterFailure {
@@ -42,6 +45,10 @@ struct CounterFailureReport {
 // `call` is the CUPTI call text, e.g. "cuptiRangeProfilerEnable".
 CounterFailureReport ClassifyCuptiFailure(CUptiResult result,
                                           std::string_view call);
+
+// A failed CUPTI call (RT_CUPTI_CALL) as Unavailable carrying its one-line
+// report; OK for a successful call.
+Status CounterFailureStatus(const inject::CuptiCall& call);
 
 // The first unsupported item of a cuptiProfilerDeviceSupported answer, as a
 // failure; nullopt when the device supports range profiling.

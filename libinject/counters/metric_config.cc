@@ -20,11 +20,11 @@ ProfilerHost& ProfilerHost::operator=(ProfilerHost&& other) noexcept {
 }
 
 ProfilerHost::~ProfilerHost() {
-  if (object_ != nullptr && api_ != nullptr &&
-      api_->ProfilerHostDeinitialize != nullptr) {
+  if (object_ != nullptr && api_ != nullptr) {
     auto p = RT_CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
     p.pHostObject = object_;
-    api_->ProfilerHostDeinitialize(&p);  // nothing useful to do on failure
+    // Nothing useful to do on failure.
+    (void)RT_CUPTI_CALL(*api_, ProfilerHostDeinitialize, &p);
   }
   object_ = nullptr;
 }
@@ -38,16 +38,16 @@ StatusOr<ProfilerHost> ProfilerHost::Create(
   p.pChipName = chip_name.c_str();
   p.pCounterAvailabilityImage =
       counter_availability.empty() ? nullptr : counter_availability.data();
-  CUptiResult result = CUPTI_SUCCESS;
-  Status s = RT_PROFILER_CALL(api, ProfilerHostInitialize, &p, &result);
-  if (!s.ok()) {
-    if (result == CUPTI_ERROR_INVALID_CHIP_NAME ||
-        result == CUPTI_ERROR_INVALID_PARAMETER) {
-      return InvalidArgument(
-          "chip '" + chip_name + "' is not supported by this CUPTI (" +
-          s.message() + "): update the CUDA toolkit or use trace mode");
+  const inject::CuptiCall init = RT_CUPTI_CALL(api, ProfilerHostInitialize, &p);
+  if (!init.ok()) {
+    if (init.result == CUPTI_ERROR_INVALID_CHIP_NAME ||
+        init.result == CUPTI_ERROR_INVALID_PARAMETER) {
+      return InvalidArgument("chip '" + chip_name +
+                             "' is not supported by this CUPTI (" +
+                             init.status.message() +
+                             "): update the CUDA toolkit or use trace mode");
     }
-    return s;
+    return init.status;
   }
   return ProfilerHost(&api, p.pHostObject, std::move(chip_name));
 }
@@ -57,8 +57,7 @@ StatusOr<std::vector<std::string>> ProfilerHost::BaseMetrics(
   auto p = RT_CUPTI_PARAMS(CUpti_Profiler_Host_GetBaseMetrics_Params);
   p.pHostObject = object_;
   p.metricType = type;
-  RT_RETURN_IF_ERROR(
-      RT_PROFILER_CALL(*api_, ProfilerHostGetBaseMetrics, &p, nullptr));
+  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(*api_, ProfilerHostGetBaseMetrics, &p));
   std::vector<std::string> out;
   out.reserve(p.numMetrics);
   for (size_t i = 0; i < p.numMetrics; ++i) {
@@ -69,8 +68,7 @@ StatusOr<std::vector<std::string>> ProfilerHost::BaseMetrics(
 
 StatusOr<std::vector<std::string>> SupportedChips(const CuptiProfilerApi& api) {
   auto p = RT_CUPTI_PARAMS(CUpti_Profiler_Host_GetSupportedChips_Params);
-  RT_RETURN_IF_ERROR(
-      RT_PROFILER_CALL(api, ProfilerHostGetSupportedChips, &p, nullptr));
+  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api, ProfilerHostGetSupportedChips, &p));
   std::vector<std::string> out;
   for (size_t i = 0; i < p.numChips; ++i) {
     if (p.ppChipNames[i] != nullptr) out.emplace_back(p.ppChipNames[i]);
@@ -93,8 +91,10 @@ StatusOr<ProfilerHost> HostWithMetrics(const CuptiProfilerApi& api,
   p.pHostObject = host.object();
   p.ppMetricNames = const_cast<const char**>(names.data());
   p.numMetrics = names.size();
-  RT_RETURN_IF_ERROR(
-      RT_PROFILER_CALL(api, ProfilerHostConfigAddMetrics, &p, result));
+  const inject::CuptiCall added =
+      RT_CUPTI_CALL(api, ProfilerHostConfigAddMetrics, &p);
+  *result = added.result;
+  RT_RETURN_IF_ERROR(added);
   return host;
 }
 
@@ -103,8 +103,7 @@ StatusOr<int> PassesOf(const CuptiProfilerApi& api,
   auto p = RT_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
   p.configImageSize = image.size();
   p.pConfigImage = image.data();
-  RT_RETURN_IF_ERROR(
-      RT_PROFILER_CALL(api, ProfilerHostGetNumOfPasses, &p, nullptr));
+  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api, ProfilerHostGetNumOfPasses, &p));
   return static_cast<int>(p.numOfPasses);
 }
 
@@ -112,15 +111,13 @@ StatusOr<std::vector<uint8_t>> ConfigImageOf(const CuptiProfilerApi& api,
                                              const ProfilerHost& host) {
   auto sp = RT_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
   sp.pHostObject = host.object();
-  RT_RETURN_IF_ERROR(
-      RT_PROFILER_CALL(api, ProfilerHostGetConfigImageSize, &sp, nullptr));
+  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api, ProfilerHostGetConfigImageSize, &sp));
   std::vector<uint8_t> image(sp.configImageSize);
   auto ip = RT_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
   ip.pHostObject = host.object();
   ip.configImageSize = image.size();
   ip.pConfigImage = image.data();
-  RT_RETURN_IF_ERROR(
-      RT_PROFILER_CALL(api, ProfilerHostGetConfigImage, &ip, nullptr));
+  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api, ProfilerHostGetConfigImage, &ip));
   return image;
 }
 
@@ -232,11 +229,11 @@ StatusOr<size_t> CounterDataRangeCount(const CuptiProfilerApi& api,
   auto p = RT_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
   p.pCounterDataImage = image.data();
   p.counterDataImageSize = image.size();
-  Status s =
-      RT_PROFILER_CALL(api, RangeProfilerGetCounterDataInfo, &p, nullptr);
+  const inject::CuptiCall s =
+      RT_CUPTI_CALL(api, RangeProfilerGetCounterDataInfo, &p);
   if (!s.ok()) {
     return Corrupt("counter-data image of " + std::to_string(image.size()) +
-                   " bytes is not readable (" + s.message() +
+                   " bytes is not readable (" + s.status.message() +
                    "): it is damaged or was not written by the CUPTI Range "
                    "Profiler");
   }
@@ -262,8 +259,7 @@ StatusOr<std::vector<double>> EvaluateRange(
   p.ppMetricNames = const_cast<const char**>(metric_names.data());
   p.numMetrics = metric_names.size();
   p.pMetricValues = values.data();
-  RT_RETURN_IF_ERROR(
-      RT_PROFILER_CALL(api, ProfilerHostEvaluateToGpuValues, &p, nullptr));
+  RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api, ProfilerHostEvaluateToGpuValues, &p));
   return values;
 }
 

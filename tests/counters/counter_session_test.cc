@@ -32,25 +32,25 @@ class CounterSessionTest : public ::testing::Test {
     fake::InstallFakes(&api_);
   }
 
-  std::unique_ptr<CountersRuntime> Runtime(size_t ranges_per_image,
-                                           SelectorConfig selector = {}) {
+  std::unique_ptr<CountersRuntime> Runtime(
+      size_t ranges_per_image, inject::KernelFilterConfig filter = {}) {
     CountersOptions o;
     o.ranges_per_image = ranges_per_image;
-    o.selector = selector;
+    o.filter = filter;
     StatusOr<std::unique_ptr<CountersRuntime>> r =
         CountersRuntime::Create(api_, o);
     EXPECT_TRUE(r.ok()) << r.status().message();
     return r.ok() ? std::move(r).value() : nullptr;
   }
 
-  // One launch through the runtime as libinject's callbacks would do it.
+  // One launch through the runtime as libinject's callbacks do it: End
+  // follows Begin whether the launch was profiled or not. True when it was.
   bool Launch(CountersRuntime& rt, CUcontext ctx, uint64_t corr,
               std::string_view name = "gemm") {
-    if (!rt.OnKernelLaunchBegin(ctx, corr, LaunchInfo{name, "", false})) {
-      return false;
-    }
+    const bool profiled =
+        rt.OnKernelLaunchBegin(ctx, corr, inject::LaunchInfo{name, "", false});
     rt.OnKernelLaunchEnd(ctx, corr);
-    return true;
+    return profiled;
   }
 
   CuptiProfilerApi api_;
@@ -140,14 +140,32 @@ TEST_F(CounterSessionTest, UnsupportedDeviceNeverEnables) {
   EXPECT_TRUE(rt->disabled());
 }
 
-// cuptiProfilerInitialize failing makes Create fail with the line.
+// cuptiProfilerInitialize runs with the first context, not in Create
+// (which libinject calls inside InitializeInjection, during cuInit, where
+// no driver call may be made); once, however many contexts.
+TEST_F(CounterSessionTest, ProfilerIsInitializedAtTheFirstContextNotAtCreate) {
+  auto rt = Runtime(8);
+  EXPECT_EQ(g.profiler_initializes, 0);
+  ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
+  EXPECT_EQ(g.profiler_initializes, 1);
+  ASSERT_TRUE(rt->OnContextCreated(ctx_b_, 1).ok());
+  EXPECT_EQ(g.profiler_initializes, 1);
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 1));
+}
+
+// cuptiProfilerInitialize failing (another profiler API user in-process)
+// says the line at the first context and disables counters mode; Create
+// itself succeeds.
 TEST_F(CounterSessionTest, ProfilerInitializeFailureIsReported) {
   g.profiler_initialize = CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED;
-  StatusOr<std::unique_ptr<CountersRuntime>> r =
-      CountersRuntime::Create(api_, CountersOptions{});
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(r.status().message().find("another CUPTI"), std::string::npos);
+  auto rt = Runtime(8);
+  ASSERT_NE(rt, nullptr);
+  Status s = rt->OnContextCreated(ctx_a_, 0);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("another CUPTI"), std::string::npos);
+  EXPECT_TRUE(rt->disabled());
+  EXPECT_EQ(g.enables, 0);
 }
 
 // Hardware holds two ranges, the session expected four: the third decode
@@ -196,32 +214,89 @@ TEST_F(CounterSessionTest, RangeCountMismatchDropsInsteadOfMisattributing) {
 }
 
 // A launch arriving while another is being profiled on the same context is
-// not made to wait: it runs unprofiled.
+// not made to wait: it runs unprofiled. Auto range is context-wide, so its
+// kernel may be in the profiled launch's range: that launch's counters are
+// discarded and counted, not attributed.
 TEST_F(CounterSessionTest, ConcurrentLaunchOnSameContextIsNotBlocked) {
   auto rt = Runtime(8);
   ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
-  ASSERT_TRUE(rt->OnKernelLaunchBegin(ctx_a_, 1, LaunchInfo{"k", "", false}));
+  ASSERT_TRUE(
+      rt->OnKernelLaunchBegin(ctx_a_, 1, inject::LaunchInfo{"k", "", false}));
   bool other = true;
   std::thread t([&] {
-    other = rt->OnKernelLaunchBegin(ctx_a_, 2, LaunchInfo{"k", "", false});
+    other =
+        rt->OnKernelLaunchBegin(ctx_a_, 2, inject::LaunchInfo{"k", "", false});
+    rt->OnKernelLaunchEnd(ctx_a_, 2);
   });
   t.join();
   EXPECT_FALSE(other);
   rt->OnKernelLaunchEnd(ctx_a_, 1);
   EXPECT_EQ(rt->session_stats().busy_skipped, 1u);
-  EXPECT_EQ(rt->Flush(true).size(), 1u);
+  EXPECT_EQ(rt->session_stats().concurrent_discarded, 1u);
+  EXPECT_TRUE(rt->Flush(true).empty());
 }
 
-// Kernels the selector rejects never reach the range profiler.
+// Two launching threads on one context (the hardware puts the second
+// thread's kernel into the first one's auto range, as the fake does with
+// extra_ranges_at_next_decode): the shared range's launch is discarded and
+// counted; the launches profiled before it keep their own values, and so
+// does the next one, in a fresh image. Launches of another thread that are
+// not profiled (unselected) also hold profiling off while they run.
+TEST_F(CounterSessionTest, TwoLaunchingThreadsNeverMisattribute) {
+  auto rt = Runtime(64);
+  ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 1));  // ordinal 0
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 2));  // ordinal 1
+  // Thread A's launch 3 is being profiled (ordinal 2) ...
+  ASSERT_TRUE(
+      rt->OnKernelLaunchBegin(ctx_a_, 3, inject::LaunchInfo{"k", "", false}));
+  std::thread b([&] {
+    // ... when thread B launches 4 on the same context; its kernel runs
+    // inside A's range.
+    EXPECT_FALSE(
+        rt->OnKernelLaunchBegin(ctx_a_, 4, inject::LaunchInfo{"k", "", false}));
+    g.extra_ranges_at_next_decode = 1;
+    rt->OnKernelLaunchEnd(ctx_a_, 4);
+  });
+  b.join();
+  rt->OnKernelLaunchEnd(ctx_a_, 3);
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 5));  // ordinal 3, a fresh image
+  // Thread B is inside an unselected launch: A's next launch is not
+  // profiled (no waiting), the one after B's launch returned is.
+  std::thread c([&] {
+    rt->OnKernelLaunchBegin(ctx_a_, 6, inject::LaunchInfo{"k", "", true});
+    EXPECT_FALSE(Launch(*rt, ctx_a_, 7));
+    rt->OnKernelLaunchEnd(ctx_a_, 6);
+  });
+  c.join();
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 8));  // ordinal 4
+  std::map<uint64_t, KernelCounters> got = ByCorrelation(rt->Flush(true));
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got.at(1).dram_read_bytes, 0u);
+  EXPECT_EQ(got.at(2).dram_read_bytes, 1000u);
+  EXPECT_EQ(got.count(3), 0u);
+  EXPECT_EQ(got.at(5).dram_read_bytes, 3000u);
+  EXPECT_EQ(got.at(8).dram_read_bytes, 4000u);
+  const SessionStats s = rt->session_stats();
+  EXPECT_EQ(s.concurrent_discarded, 1u);
+  EXPECT_EQ(s.busy_skipped, 2u);  // launches 4 and 7
+  bool said = false;
+  for (const std::string& w : rt->TakeWarnings()) {
+    said = said || w.find("another thread launched") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
+// Kernels the filter rejects never reach the range profiler.
 TEST_F(CounterSessionTest, UnselectedKernelsRunUnprofiled) {
-  SelectorConfig sel;
+  inject::KernelFilterConfig sel;
   sel.kernel_include = "gemm";
   auto rt = Runtime(8, sel);
   ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
   EXPECT_FALSE(Launch(*rt, ctx_a_, 1, "softmax"));
   EXPECT_TRUE(Launch(*rt, ctx_a_, 2, "gemm_bf16"));
   EXPECT_EQ(g.starts, 1);
-  EXPECT_EQ(rt->selector_stats().filtered_name, 1u);
+  EXPECT_EQ(rt->filter_stats().filtered_name, 1u);
   std::vector<KernelCounters> got = rt->Flush(true);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].correlation_id, 2u);
@@ -287,7 +362,8 @@ TEST_F(CounterSessionTest, KeptRawImagesRoundTripThroughRfcd) {
 TEST_F(CounterSessionTest, FailedLaunchIsNotRecorded) {
   auto rt = Runtime(8);
   ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
-  ASSERT_TRUE(rt->OnKernelLaunchBegin(ctx_a_, 1, LaunchInfo{"k", "", false}));
+  ASSERT_TRUE(
+      rt->OnKernelLaunchBegin(ctx_a_, 1, inject::LaunchInfo{"k", "", false}));
   g.no_kernel_at_next_stop = true;  // the driver refused the launch
   rt->OnKernelLaunchEnd(ctx_a_, 1, /*launched=*/false);
   EXPECT_TRUE(Launch(*rt, ctx_a_, 2));
@@ -303,7 +379,8 @@ TEST_F(CounterSessionTest, FailedLaunchIsNotRecorded) {
 TEST_F(CounterSessionTest, ContextDestroyWaitsForLaunchInFlight) {
   auto rt = Runtime(8);
   ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
-  ASSERT_TRUE(rt->OnKernelLaunchBegin(ctx_a_, 1, LaunchInfo{"k", "", false}));
+  ASSERT_TRUE(
+      rt->OnKernelLaunchBegin(ctx_a_, 1, inject::LaunchInfo{"k", "", false}));
   std::thread destroyer([&] { rt->OnContextDestroyed(ctx_a_); });
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   rt->OnKernelLaunchEnd(ctx_a_, 1);

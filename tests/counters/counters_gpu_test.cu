@@ -88,12 +88,12 @@ TEST(CountersGpuTest, CountsFfmaFlopsAndCopyBytes) {
   ASSERT_EQ(cudaMemset(in, 1, kCopyFloats * sizeof(float)), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 
-  ASSERT_TRUE(
-      (*rt)->OnKernelLaunchBegin(ctx, 1, LaunchInfo{"FfmaLoop", "", false}));
+  ASSERT_TRUE((*rt)->OnKernelLaunchBegin(
+      ctx, 1, inject::LaunchInfo{"FfmaLoop", "", false}));
   FfmaLoop<<<kBlocks, kThreads>>>(ffma_out, 1.0001f, 0.5f);
   (*rt)->OnKernelLaunchEnd(ctx, 1);
-  ASSERT_TRUE(
-      (*rt)->OnKernelLaunchBegin(ctx, 2, LaunchInfo{"Copy", "", false}));
+  ASSERT_TRUE((*rt)->OnKernelLaunchBegin(
+      ctx, 2, inject::LaunchInfo{"Copy", "", false}));
   Copy<<<1056, 512>>>(in, out, kCopyFloats / 4);
   (*rt)->OnKernelLaunchEnd(ctx, 2);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

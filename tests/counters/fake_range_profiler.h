@@ -29,13 +29,18 @@ struct FakeDevice {
   size_t hw_capacity = 1 << 20;         // ranges the image really holds
   int lose_on_decode = -1;              // this decode (0-based) stores nothing
   bool no_kernel_at_next_stop = false;  // the launch made no range
+  // Kernels of other launches on the context that ran inside the profiled
+  // range (auto range is context-wide): stored after it at the next decode,
+  // with ordinal kForeignOrdinal.
+  int extra_ranges_at_next_decode = 0;
   int starts = 0, stops = 0, decodes = 0, set_configs = 0, image_inits = 0;
-  int enables = 0, disables = 0;
+  int enables = 0, disables = 0, profiler_initializes = 0;
   uint64_t ordinal = 0;          // launches that ran under the profiler
   uint64_t pending_ordinal = 0;  // the launch awaiting decode
   bool pending = false;
 };
 inline FakeDevice g;
+inline constexpr uint64_t kForeignOrdinal = 999;
 // Each enabled context gets its own fake profiler object (an index into
 // these arrays) and its own counter-data image.
 constexpr int kMaxObjects = 8;
@@ -54,6 +59,7 @@ inline uint64_t Get(const uint8_t* p) {
 inline void Put(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 
 inline CUptiResult FakeProfilerInitialize(CUpti_Profiler_Initialize_Params*) {
+  ++g.profiler_initializes;
   return g.profiler_initialize;
 }
 inline CUptiResult FakeDeviceSupported(
@@ -138,7 +144,12 @@ inline CUptiResult FakeDecode(CUpti_RangeProfiler_DecodeData_Params* p) {
     return CUPTI_SUCCESS;
   }
   Put(image + 8 + 8 * count, g.pending_ordinal);
-  Put(image, count + 1);
+  uint64_t stored = count + 1;
+  for (; g.extra_ranges_at_next_decode > 0 && stored < slots;
+       --g.extra_ranges_at_next_decode) {
+    Put(image + 8 + 8 * stored++, kForeignOrdinal);
+  }
+  Put(image, stored);
   return CUPTI_SUCCESS;
 }
 inline CUptiResult FakeDataInfo(

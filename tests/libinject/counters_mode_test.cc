@@ -1,12 +1,15 @@
 // Counters mode inside libinject without a GPU: the real CuptiTracer
-// callbacks and Session sender drive a CountersMode whose device-side Range
+// callbacks and Producer sender drive a CountersMode whose device-side Range
 // Profiler entries are the fakes of tests/counters/fake_range_profiler.h
 // (metric value = launch ordinal * 1000 + metric index; the Profiler Host
 // entries are the installed CUPTI's, so GH100's real default metric set and
 // pass count are used). The spool is decoded with libprotobuf.
 #include "libinject/counters_mode.h"
 
+#include <cuda.h>
 #include <cupti.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <map>
 #include <set>
@@ -14,7 +17,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "libinject/session.h"
+#include "libinject/driver_api.h"
+#include "libinject/process.h"
 #include "libinject/tracer.h"
 #include "tests/counters/fake_range_profiler.h"
 #include "tests/libinject/test_util.h"
@@ -28,6 +32,12 @@ using counters::fake::g;
 
 constexpr uint32_t kLaunchCbid = 211;
 constexpr uint32_t kGraphLaunchCbid = 311;
+// nvcc 13's <<<>>> stub (no parameter struct published for it).
+constexpr uint32_t kStubLaunchCbid = 505;
+constexpr uint32_t kBeginCaptureCbid =
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000;
+constexpr uint32_t kEndCaptureCbid =
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000;
 CUcontext const kContext = reinterpret_cast<CUcontext>(0x5000);
 
 class CountersModeTest : public ::testing::Test {
@@ -46,19 +56,25 @@ class CountersModeTest : public ::testing::Test {
     options_.flush_interval_ms = 5;
   }
 
-  // Session + tracer with counters mode attached the way Start() does it.
+  // Producer + tracer with counters mode attached the way Start() does it.
   void Attach() {
-    session_ = std::make_unique<Session>(options_);
-    tracer_ = std::make_unique<CuptiTracer>(session_.get(), CuptiApi{});
+    producer_ = std::make_unique<Producer>(options_);
+    tracer_ = std::make_unique<CuptiTracer>(producer_.get(), CuptiApi{});
     tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
-                        wire::enums::kApiKernelLaunch);
+                        ApiCallbackKind::kKernelLaunch);
     tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kGraphLaunchCbid,
-                        wire::enums::kApiGraphLaunch);
+                        ApiCallbackKind::kGraphLaunch);
+    tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kStubLaunchCbid,
+                        ApiCallbackKind::kKernelLaunch);
+    tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kBeginCaptureCbid,
+                        ApiCallbackKind::kCaptureBegin);
+    tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kEndCaptureCbid,
+                        ApiCallbackKind::kCaptureEnd);
     StatusOr<std::unique_ptr<CountersMode>> mode = CountersMode::CreateWithApi(
-        api_, session_->config(), session_->interner());
+        api_, producer_->config(), producer_->interner());
     ASSERT_TRUE(mode.ok()) << mode.status().message();
     tracer_->AttachCounters(std::move(mode).value());
-    ASSERT_TRUE(session_->Start().ok());
+    ASSERT_TRUE(producer_->Start().ok());
     CUpti_ResourceData created{};
     created.context = kContext;
     CuptiTracer::CallbackTrampoline(tracer_.get(), CUPTI_CB_DOMAIN_RESOURCE,
@@ -66,14 +82,16 @@ class CountersModeTest : public ::testing::Test {
                                     &created);
   }
 
-  // One API call through the callbacks (enter, then exit with `result`).
+  // One API call through the callbacks (enter, then exit with `result`),
+  // with the API's parameter struct when given.
   void Call(uint32_t cbid, uint32_t correlation, const char* symbol,
-            int result = 0) {
+            int result = 0, const void* params = nullptr) {
     CUpti_CallbackData d{};
     d.correlationId = correlation;
     d.context = kContext;
     d.symbolName = symbol;
     d.functionName = "cudaLaunchKernel";
+    d.functionParams = params;
     d.functionReturnValue = &result;
     d.callbackSite = CUPTI_API_ENTER;
     CuptiTracer::CallbackTrampoline(tracer_.get(), CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -84,15 +102,15 @@ class CountersModeTest : public ::testing::Test {
   }
 
   std::vector<pb::Packet> StopAndRead() {
-    EXPECT_TRUE(session_->Stop());
+    EXPECT_TRUE(producer_->Stop());
     tracer_.reset();
     return testing::ReadTrace(options_.config.sink.path);
   }
 
   counters::CuptiProfilerApi api_;
   std::string dir_;
-  SessionOptions options_;
-  std::unique_ptr<Session> session_;
+  ProducerOptions options_;
+  std::unique_ptr<Producer> producer_;
   std::unique_ptr<CuptiTracer> tracer_;
 };
 
@@ -175,7 +193,7 @@ TEST_F(CountersModeTest, ProfiledLaunchesStreamAsCounterBatches) {
   EXPECT_EQ(totals.at(pb::RECORD_COUNTERS).seen(), 3u);
   EXPECT_EQ(totals.at(pb::RECORD_COUNTERS).sent(), 3u);
   EXPECT_EQ(totals.at(pb::RECORD_LAUNCH).sent(), 3u);
-  // The range profiler was torn down before the session ended.
+  // The range profiler was torn down before the producer ended.
   EXPECT_EQ(g.disables, 1);
 }
 
@@ -207,14 +225,14 @@ TEST_F(CountersModeTest, SelectionIsCountersModesAndTraceKeepsEveryLaunch) {
 // refused in both.
 TEST_F(CountersModeTest, CountersModeKeepsEveryKernelRecordWithoutCupti) {
   options_.config.kernel_include = "gemm";
-  Session counters(options_);
+  Producer counters(options_);
   ASSERT_TRUE(counters.Start().ok());
   EXPECT_TRUE(counters.kernel_filter()->Keep("_Z9layernormv"));
   counters.Stop();
 
   options_.config.mode = InjectMode::kTrace;
   options_.config.sink.path = dir_ + "/trace.rft";
-  Session trace(options_);
+  Producer trace(options_);
   ASSERT_TRUE(trace.Start().ok());
   EXPECT_FALSE(trace.kernel_filter()->Keep("_Z9layernormv"));
   EXPECT_TRUE(trace.kernel_filter()->Keep("_Z4gemmv"));
@@ -222,7 +240,7 @@ TEST_F(CountersModeTest, CountersModeKeepsEveryKernelRecordWithoutCupti) {
 
   options_.config.mode = InjectMode::kCounters;
   options_.config.kernel_include = "gemm(";
-  Session bad(options_);
+  Producer bad(options_);
   EXPECT_FALSE(bad.Start().ok());
 }
 
@@ -276,6 +294,122 @@ TEST_F(CountersModeTest, GraphLaunchIsNotedOnce) {
     }
   }
   EXPECT_EQ(notes, 1);
+}
+
+// NCCL (and other communication) kernels are not profiled by default: the
+// kernel replay of a collective whose peers on other GPUs wait for it can
+// hang. They keep their trace-mode timing and are counted as filtered;
+// ROOFTRACE_COUNTERS_COMMUNICATION=profile profiles them.
+TEST_F(CountersModeTest, CommunicationKernelsAreNotProfiledByDefault) {
+  Attach();
+  Call(kLaunchCbid, 80, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  Call(kLaunchCbid, 81, "_Z4gemmv");
+  Call(kLaunchCbid, 82, "_Z27cross_device_reduce_1stageIfLi8EEvPv");
+  const std::vector<pb::Packet> packets = StopAndRead();
+  const std::map<uint64_t, pb::KernelCounters> got =
+      CountersByCorrelation(packets);
+  EXPECT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got.count(81));
+  EXPECT_EQ(g.starts, 1);
+  EXPECT_EQ(Totals(packets).at(pb::RECORD_COUNTERS).filtered(), 2u);
+  EXPECT_EQ(Totals(packets).at(pb::RECORD_LAUNCH).sent(), 3u);
+}
+
+TEST_F(CountersModeTest, CommunicationKernelsAreProfiledWhenAsked) {
+  options_.config.counters_communication = true;
+  Attach();
+  Call(kLaunchCbid, 90, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  Call(kLaunchCbid, 91, "_Z4gemmv");
+  EXPECT_EQ(CountersByCorrelation(StopAndRead()).size(), 2u);
+}
+
+// In a forked child (CUDA does not survive fork; the parent's CUPTI state
+// and counters mode belong to the parent) the callbacks do nothing: no
+// range profiler call, no lock of the parent's counters mode is taken, no
+// Launch is queued into the parent's producer.
+TEST_F(CountersModeTest, ForkedChildLeavesCountersModeAlone) {
+  Attach();
+  Call(kLaunchCbid, 100, "_Z4gemmv");
+  ASSERT_EQ(g.starts, 1);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(5);
+    const size_t queued = producer_->queued();
+    Call(kLaunchCbid, 101, "_Z4gemmv");
+    _exit(g.starts == 1 && producer_->queued() == queued ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the child's callback reached counters mode or the queue";
+  EXPECT_EQ(CountersByCorrelation(StopAndRead()).size(), 1u);
+}
+
+// The fake driver's capturing stream.
+CUstream const kCapturingStream = reinterpret_cast<CUstream>(0xCAFE);
+CUresult FakeStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
+  *status = stream == kCapturingStream ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                       : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+
+uint64_t CountersFiltered(const std::vector<pb::Packet>& packets) {
+  return Totals(packets).at(pb::RECORD_COUNTERS).filtered();
+}
+
+// A launch into a stream that is being captured (torch.compile
+// reduce-overhead, vLLM, static-cache generate) runs no kernel, and
+// profiling it would synchronize the context inside the capture: it is not
+// profiled (no Start, no DecodeData) and counted as filtered; a launch into
+// another stream is profiled as usual.
+TEST_F(CountersModeTest, LaunchIntoACapturingStreamIsNotProfiled) {
+  Attach();
+  DriverApi driver;
+  driver.StreamIsCapturing = &FakeStreamIsCapturing;
+  tracer_->set_driver_api(driver);
+  cudaLaunchKernel_v7000_params captured{};
+  captured.stream = kCapturingStream;
+  Call(kLaunchCbid, 60, "_Z4gemmv", 0, &captured);
+  EXPECT_EQ(g.starts, 0);
+  EXPECT_EQ(g.decodes, 0);
+  cudaLaunchKernel_v7000_params eager{};
+  eager.stream = reinterpret_cast<CUstream>(0xBEEF);
+  Call(kLaunchCbid, 61, "_Z4gemmv", 0, &eager);
+  EXPECT_EQ(g.starts, 1);
+  const std::vector<pb::Packet> packets = StopAndRead();
+  const std::map<uint64_t, pb::KernelCounters> got =
+      CountersByCorrelation(packets);
+  EXPECT_FALSE(got.count(60));
+  EXPECT_TRUE(got.count(61));
+  EXPECT_EQ(CountersFiltered(packets), 1u);
+}
+
+// While any stream capture is open in the process (a capture in global
+// mode forbids synchronizing from every thread), no launch is profiled,
+// also one whose stream cannot be read (__cudaLaunchKernel); after
+// cudaStreamEndCapture profiling resumes. A failed begin opens nothing.
+TEST_F(CountersModeTest, NoLaunchIsProfiledWhileAStreamCaptureIsOpen) {
+  Attach();
+  Call(kBeginCaptureCbid, 70, nullptr, /*result=*/1);  // failed: no capture
+  Call(kStubLaunchCbid, 71, "_Z4gemmv");
+  EXPECT_EQ(g.starts, 1);
+  Call(kBeginCaptureCbid, 72, nullptr);
+  Call(kStubLaunchCbid, 73, "_Z4gemmv");
+  Call(kStubLaunchCbid, 74, "_Z4gemmv");
+  EXPECT_EQ(g.starts, 1);
+  EXPECT_EQ(g.decodes, 1);
+  Call(kEndCaptureCbid, 75, nullptr);
+  Call(kStubLaunchCbid, 76, "_Z4gemmv");
+  EXPECT_EQ(g.starts, 2);
+  const std::vector<pb::Packet> packets = StopAndRead();
+  const std::map<uint64_t, pb::KernelCounters> got =
+      CountersByCorrelation(packets);
+  EXPECT_TRUE(got.count(71));
+  EXPECT_FALSE(got.count(73));
+  EXPECT_FALSE(got.count(74));
+  EXPECT_TRUE(got.count(76));
+  EXPECT_EQ(CountersFiltered(packets), 2u);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Unit tests of libinject's building blocks: clock conversion, config,
-// kernel filter, queue, interner, API classification, precision classes.
+// queue, interner, GEMM transposes (the kernel filter:
+// kernel_filter_test.cc).
 #include <set>
 #include <thread>
 #include <vector>
@@ -7,12 +8,10 @@
 #include "gtest/gtest.h"
 #include "libinject/clock.h"
 #include "libinject/config.h"
-#include "proto/field_numbers.h"
 #include "libinject/gemm_shapes.h"
-#include "libinject/kernel_filter.h"
 #include "libinject/record_queue.h"
 #include "libinject/string_interner.h"
-#include "libinject/tracer.h"
+#include "proto/field_numbers.h"
 
 namespace rooftrace::inject {
 namespace {
@@ -66,6 +65,7 @@ TEST(ConfigTest, DefaultsWithoutEnvironment) {
   EXPECT_EQ(c->capture, CaptureMode::kAll);
   EXPECT_EQ(c->queue_records, 16384u);
   EXPECT_EQ(c->exit_timeout_ms, 3000u);
+  EXPECT_FALSE(c->counters_communication);
   EXPECT_EQ(ParseWith({})->spool_dir, "/tmp");
 }
 
@@ -84,6 +84,7 @@ TEST(ConfigTest, ReadsEveryVariable) {
                       {"ROOFTRACE_LOG", "debug"},
                       {"ROOFTRACE_COUNTERS", "full"},
                       {"ROOFTRACE_NVTX_INCLUDE", "decode"},
+                      {"ROOFTRACE_COUNTERS_COMMUNICATION", "profile"},
                       {"ROOFTRACE_EXIT_TIMEOUT_MS", "250"}});
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->sink.kind, SinkSpec::Kind::kTcp);
@@ -100,8 +101,41 @@ TEST(ConfigTest, ReadsEveryVariable) {
   EXPECT_EQ(c->log_level, LogLevel::kDebug);
   EXPECT_EQ(c->counters, "full");
   EXPECT_EQ(c->nvtx_include, "decode");
+  EXPECT_TRUE(c->counters_communication);
   EXPECT_EQ(c->exit_timeout_ms, 250u);
   EXPECT_TRUE(ParseWith({{"ROOFTRACE_DISABLE", "1"}})->disabled);
+}
+
+// Selection values (formerly read a second time by counters mode's
+// selector): good ones, and each bad one named with the variable and value.
+TEST(ConfigTest, ParsesSelectionVariablesAndRejectsBadOnes) {
+  std::map<std::string, std::string> env = {
+      {"ROOFTRACE_KERNEL_INCLUDE", "gemm"},
+      {"ROOFTRACE_SAMPLE_EVERY", "10"},
+      {"ROOFTRACE_MAX_KERNELS", "0"},
+      {"ROOFTRACE_NVTX_INCLUDE", "decode"}};
+  StatusOr<Config> c = ParseWith(env);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->kernel_include, "gemm");
+  EXPECT_EQ(c->kernel_exclude, "");
+  EXPECT_EQ(c->sample_every, 10u);
+  EXPECT_EQ(c->max_kernels, 0u);
+  EXPECT_EQ(c->nvtx_include, "decode");
+
+  for (const char* bad : {"0", "-3", "ten", "5x", " 5"}) {
+    env["ROOFTRACE_SAMPLE_EVERY"] = bad;
+    StatusOr<Config> r = ParseWith(env);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find(
+                  std::string("ROOFTRACE_SAMPLE_EVERY='") + bad + "'"),
+              std::string::npos);
+  }
+  env["ROOFTRACE_SAMPLE_EVERY"] = "1";
+  env["ROOFTRACE_MAX_KERNELS"] = "99999999999999999999999";
+  StatusOr<Config> r = ParseWith(env);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("ROOFTRACE_MAX_KERNELS"),
+            std::string::npos);
 }
 
 // Sinks: the three forms; bad ones name the variable and the expected form.
@@ -130,61 +164,23 @@ TEST(ConfigTest, ParsesSinksAndRejectsBadOnes) {
 // Bad values of the other variables: the message names variable and value.
 TEST(ConfigTest, RejectsBadValuesWithTheVariableName) {
   const std::pair<const char*, const char*> bad[] = {
-      {"ROOFTRACE_MODE", "fast"},          {"ROOFTRACE_SAMPLE_EVERY", "0"},
-      {"ROOFTRACE_SAMPLE_EVERY", "ten"},   {"ROOFTRACE_MAX_KERNELS", "-1"},
-      {"ROOFTRACE_CAPTURE", "sometimes"},  {"ROOFTRACE_QUEUE_RECORDS", "8"},
-      {"ROOFTRACE_LOG", "loud"},           {"ROOFTRACE_COUNTERS", "most"},
-      {"ROOFTRACE_EXIT_TIMEOUT_MS", "1e3"}, {"ROOFTRACE_DISABLE", "maybe"}};
+      {"ROOFTRACE_MODE", "fast"},
+      {"ROOFTRACE_SAMPLE_EVERY", "0"},
+      {"ROOFTRACE_SAMPLE_EVERY", "ten"},
+      {"ROOFTRACE_MAX_KERNELS", "-1"},
+      {"ROOFTRACE_CAPTURE", "sometimes"},
+      {"ROOFTRACE_QUEUE_RECORDS", "8"},
+      {"ROOFTRACE_LOG", "loud"},
+      {"ROOFTRACE_COUNTERS", "most"},
+      {"ROOFTRACE_EXIT_TIMEOUT_MS", "1e3"},
+      {"ROOFTRACE_DISABLE", "maybe"},
+      {"ROOFTRACE_COUNTERS_COMMUNICATION", "yes"}};
   for (const auto& [name, value] : bad) {
     auto c = ParseWith({{name, value}});
     ASSERT_FALSE(c.ok()) << name << "=" << value;
     EXPECT_NE(c.status().message().find(name), std::string::npos);
     EXPECT_NE(c.status().message().find(value), std::string::npos);
   }
-}
-
-// Include / exclude regexes, then sampling, then the cap.
-TEST(KernelFilterTest, AppliesRegexesThenSamplingThenCap) {
-  auto f = KernelFilter::Create("gemm|attn", "splitK", 2, 3);
-  ASSERT_TRUE(f.ok());
-  EXPECT_FALSE(f->Keep("elementwise_kernel"));          // not included
-  EXPECT_FALSE(f->Keep("sm90_xmma_gemm_splitK_bf16"));  // excluded
-  // Candidates in order: #0 kept, #1 sampled out, #2 kept, #3 out, #4 kept,
-  // #5 out, #6 would be kept but the cap (3) is reached.
-  std::vector<bool> kept;
-  for (int i = 0; i < 7; ++i) kept.push_back(f->Keep("flash_attn_fwd"));
-  EXPECT_EQ(kept, (std::vector<bool>{true, false, true, false, true, false,
-                                     false}));
-  EXPECT_EQ(f->kept(), 3u);
-}
-
-// Patterns match the demangled name too ("scale(float" finds _Z5scalePffi).
-TEST(KernelFilterTest, MatchesMangledOrDemangledNames) {
-  auto f = KernelFilter::Create("^scale\\(float", "", 1, 0);
-  ASSERT_TRUE(f.ok()) << f.status().message();
-  EXPECT_TRUE(f->Keep("_Z5scalePffi"));
-  EXPECT_FALSE(f->Keep("_Z3addPfPKfi"));
-  EXPECT_TRUE(f->Keep("_Z5scalePffi"));  // cached verdict, same answer
-  auto g = KernelFilter::Create("", "Pff", 1, 0);  // mangled-only text
-  ASSERT_TRUE(g.ok());
-  EXPECT_FALSE(g->Keep("_Z5scalePffi"));
-  EXPECT_TRUE(g->Keep("triton_poi_fused_add_0"));  // not mangled: as is
-}
-
-// A bad pattern is an error naming the variable, not an exception.
-TEST(KernelFilterTest, BadPatternIsAnError) {
-  auto f = KernelFilter::Create("gemm(", "", 1, 0);
-  ASSERT_FALSE(f.ok());
-  EXPECT_NE(f.status().message().find("ROOFTRACE_KERNEL_INCLUDE='gemm('"),
-            std::string::npos);
-  auto g = KernelFilter::Create("", "[z-a]", 1, 0);
-  ASSERT_FALSE(g.ok());
-  EXPECT_NE(g.status().message().find("ROOFTRACE_KERNEL_EXCLUDE"),
-            std::string::npos);
-  // Default filter keeps everything.
-  auto all = KernelFilter::Create("", "", 1, 0);
-  ASSERT_TRUE(all.ok());
-  for (int i = 0; i < 100; ++i) EXPECT_TRUE(all->Keep("k"));
 }
 
 // Capacity rounds up to a power of two; a full queue refuses, in order.
@@ -274,30 +270,6 @@ TEST(StringInternerTest, PerThreadCacheIsPerInterner) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ids, (std::vector<uint64_t>{1, 1, 1, 1}));
   EXPECT_EQ(shared.size(), 1u);
-}
-
-// CUPTI API names map to the kinds we trace; the rest is not traced.
-TEST(ClassifyApiNameTest, KnowsLaunchesCopiesGraphsAndProfilerRange) {
-  EXPECT_EQ(ClassifyApiName("cudaLaunchKernel_v7000"), wire::enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cudaLaunchKernelExC_v11060"),
-            wire::enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cuLaunchKernel"), wire::enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cuLaunchKernelEx_ptsz"), wire::enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cuLaunchCooperativeKernel"),
-            wire::enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cuLaunchGrid"), wire::enums::kApiKernelLaunch);
-  EXPECT_EQ(ClassifyApiName("cudaGraphLaunch_v10000"), wire::enums::kApiGraphLaunch);
-  EXPECT_EQ(ClassifyApiName("cuGraphLaunch_ptsz"), wire::enums::kApiGraphLaunch);
-  EXPECT_EQ(ClassifyApiName("cudaMemcpyAsync_v3020"), wire::enums::kApiMemcpy);
-  EXPECT_EQ(ClassifyApiName("cuMemcpyHtoDAsync_v2"), wire::enums::kApiMemcpy);
-  EXPECT_EQ(ClassifyApiName("cudaMemset2D_v3020"), wire::enums::kApiMemset);
-  EXPECT_EQ(ClassifyApiName("cuMemsetD8_v2"), wire::enums::kApiMemset);
-  EXPECT_EQ(ClassifyApiName("cudaProfilerStart_v4000"), kApiProfilerStart);
-  EXPECT_EQ(ClassifyApiName("cuProfilerStop"), kApiProfilerStop);
-  EXPECT_EQ(ClassifyApiName("cudaLaunchHostFunc_v10000"), kApiNotTraced);
-  EXPECT_EQ(ClassifyApiName("cudaMalloc_v3020"), kApiNotTraced);
-  EXPECT_EQ(ClassifyApiName("cuCtxSynchronize"), kApiNotTraced);
-  EXPECT_EQ(ClassifyApiName("nvtxRangePushA"), kApiNotTraced);
 }
 
 // cublasOperation_t -> wire transposes (precision classes: tests/model/

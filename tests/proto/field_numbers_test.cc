@@ -208,6 +208,8 @@ TEST(FieldNumbersTest, MatchTheGeneratedDescriptor) {
   EXPECT_EQ(f::stats::kCuptiRecordsDropped, Number(st, "cupti_records_dropped"));
   EXPECT_EQ(f::stats::kCounterPasses, Number(st, "counter_passes"));
   EXPECT_EQ(f::stats::kWarnings, Number(st, "warnings"));
+  EXPECT_EQ(f::stats::kCapabilities, Number(st, "capabilities"));
+  EXPECT_EQ(f::stats::kMode, Number(st, "mode"));
 
   const Descriptor* gb = pb::Goodbye::descriptor();
   EXPECT_EQ(f::goodbye::kTotals, Number(gb, "totals"));

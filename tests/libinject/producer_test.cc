@@ -1,22 +1,23 @@
-// The session end to end in-process: records in, framed packets out to a
+// The producer end to end in-process: records in, framed packets out to a
 // file, a Unix-socket collector, or a spool when the collector is not there
 // or goes away; counts in Stats and Goodbye; NVTX handlers' ranges.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstring>
-
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <set>
 #include <thread>
 
 #include "gtest/gtest.h"
 #include "libinject/nvtx_injection.h"
-#include "libinject/session.h"
+#include "libinject/process.h"
 #include "libinject/thread_state.h"
 #include "proto/framing.h"
 #include "tests/libinject/test_util.h"
@@ -26,8 +27,8 @@ namespace {
 
 namespace pb = rooftrace::wire;
 
-SessionOptions FileOptions(const std::string& path) {
-  SessionOptions o;
+ProducerOptions FileOptions(const std::string& path) {
+  ProducerOptions o;
   o.config.sink.kind = SinkSpec::Kind::kFile;
   o.config.sink.path = path;
   o.flush_interval_ms = 5;
@@ -53,18 +54,18 @@ std::map<int, pb::RecordCount> Totals(const pb::Packet& goodbye) {
 
 // Everything emitted arrives once; the stream is Hello ... Stats, Goodbye
 // with sequences 1..N, and Goodbye's counts prove completeness.
-TEST(SessionTest, FileSinkStreamIsCompleteAndSequenced) {
-  const std::string dir = testing::MakeTempDir("session");
-  Session session(FileOptions(dir + "/t.rft"));
-  ASSERT_TRUE(session.Start().ok());
-  const uint64_t name = session.Intern("layer");
-  for (uint64_t i = 1; i <= 5000; ++i) session.EmitRange(Range(i, name));
+TEST(ProducerTest, FileSinkStreamIsCompleteAndSequenced) {
+  const std::string dir = testing::MakeTempDir("producer");
+  Producer producer(FileOptions(dir + "/t.rft"));
+  ASSERT_TRUE(producer.Start().ok());
+  const uint64_t name = producer.Intern("layer");
+  for (uint64_t i = 1; i <= 5000; ++i) producer.EmitRange(Range(i, name));
   LaunchRecord l{};
   l.correlation_id = 7;
-  session.EmitLaunch(l);
+  producer.EmitLaunch(l);
   NvtxMarkRecord m{0, name, 5, 1};
-  session.EmitMark(m);
-  ASSERT_TRUE(session.Stop());
+  producer.EmitMark(m);
+  ASSERT_TRUE(producer.Stop());
 
   auto packets = testing::ReadTrace(dir + "/t.rft");
   ASSERT_GE(packets.size(), 4u);
@@ -102,15 +103,15 @@ TEST(SessionTest, FileSinkStreamIsCompleteAndSequenced) {
 }
 
 // A full queue drops the newest records and counts them (kDropNewest).
-TEST(SessionTest, FullQueueDropsAndCounts) {
+TEST(ProducerTest, FullQueueDropsAndCounts) {
   const std::string dir = testing::MakeTempDir("drops");
-  SessionOptions o = FileOptions(dir + "/t.rft");
+  ProducerOptions o = FileOptions(dir + "/t.rft");
   o.config.queue_records = 64;
-  Session session(o);
+  Producer producer(o);
   // The sender is not started yet: nothing drains the 64 slots.
-  for (uint64_t i = 1; i <= 100; ++i) session.EmitRange(Range(i, 0));
-  ASSERT_TRUE(session.Start().ok());
-  ASSERT_TRUE(session.Stop());
+  for (uint64_t i = 1; i <= 100; ++i) producer.EmitRange(Range(i, 0));
+  ASSERT_TRUE(producer.Start().ok());
+  ASSERT_TRUE(producer.Stop());
   auto packets = testing::ReadTrace(dir + "/t.rft");
   size_t ranges = 0;
   for (const auto& p : packets) ranges += p.nvtx_batch().ranges_size();
@@ -122,17 +123,17 @@ TEST(SessionTest, FullQueueDropsAndCounts) {
 }
 
 // A live collector gets Hello (and answers it), records and Goodbye.
-TEST(SessionTest, UnixCollectorReceivesTheStream) {
+TEST(ProducerTest, UnixCollectorReceivesTheStream) {
   const std::string dir = testing::MakeTempDir("unix");
   testing::TestCollector collector(dir + "/c.sock");
-  SessionOptions o;
+  ProducerOptions o;
   o.config.sink.kind = SinkSpec::Kind::kUnix;
   o.config.sink.path = dir + "/c.sock";
   o.config.spool_dir = dir;
-  Session session(o);
-  ASSERT_TRUE(session.Start().ok());
-  for (uint64_t i = 1; i <= 100; ++i) session.EmitRange(Range(i, 0));
-  ASSERT_TRUE(session.Stop());
+  Producer producer(o);
+  ASSERT_TRUE(producer.Start().ok());
+  for (uint64_t i = 1; i <= 100; ++i) producer.EmitRange(Range(i, 0));
+  ASSERT_TRUE(producer.Stop());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   auto packets = collector.packets();
   ASSERT_GE(packets.size(), 3u);
@@ -146,19 +147,19 @@ TEST(SessionTest, UnixCollectorReceivesTheStream) {
 
 // Nobody listening at start: everything goes to a spool in
 // ROOFTRACE_SPOOL_DIR named rooftrace-<host>-<pid>-<start>.rft, complete.
-TEST(SessionTest, UnreachableCollectorSpoolsEverything) {
+TEST(ProducerTest, UnreachableCollectorSpoolsEverything) {
   const std::string dir = testing::MakeTempDir("unreachable");
-  SessionOptions o;
+  ProducerOptions o;
   o.config.sink.kind = SinkSpec::Kind::kUnix;
   o.config.sink.path = dir + "/nobody.sock";
   o.config.spool_dir = dir;
-  Session session(o);
-  ASSERT_TRUE(session.Start().ok());
-  for (uint64_t i = 1; i <= 300; ++i) session.EmitRange(Range(i, 0));
-  ASSERT_TRUE(session.Stop());
+  Producer producer(o);
+  ASSERT_TRUE(producer.Start().ok());
+  for (uint64_t i = 1; i <= 300; ++i) producer.EmitRange(Range(i, 0));
+  ASSERT_TRUE(producer.Stop());
   auto spools = testing::ListFiles(dir, ".rft");
   ASSERT_EQ(spools.size(), 1u);
-  EXPECT_EQ(session.spool_path(), spools[0]);
+  EXPECT_EQ(producer.spool_path(), spools[0]);
   EXPECT_NE(spools[0].find("/rooftrace-"), std::string::npos);
   EXPECT_NE(spools[0].find("-" + std::to_string(getpid()) + "-"),
             std::string::npos);
@@ -183,24 +184,23 @@ TEST(SessionTest, UnreachableCollectorSpoolsEverything) {
 // The collector goes away after 3 frames: what it got plus the spool (which
 // restates recent packets; duplicates share a sequence) hold every record,
 // and the spool alone decodes with every string it uses.
-TEST(SessionTest, CollectorGoneMidStreamLosesNothing) {
+TEST(ProducerTest, CollectorGoneMidStreamLosesNothing) {
   const std::string dir = testing::MakeTempDir("gone");
-  auto collector =
-      std::make_unique<testing::TestCollector>(dir + "/c.sock", 3);
-  SessionOptions o;
+  auto collector = std::make_unique<testing::TestCollector>(dir + "/c.sock", 3);
+  ProducerOptions o;
   o.config.sink.kind = SinkSpec::Kind::kUnix;
   o.config.sink.path = dir + "/c.sock";
   o.config.spool_dir = dir;
   o.flush_interval_ms = 2;
-  Session session(o);
-  ASSERT_TRUE(session.Start().ok());
+  Producer producer(o);
+  ASSERT_TRUE(producer.Start().ok());
   uint64_t next = 1;
   for (int burst = 0; burst < 40; ++burst) {
-    const uint64_t name = session.Intern("burst-" + std::to_string(burst));
-    for (int i = 0; i < 50; ++i) session.EmitRange(Range(next++, name));
+    const uint64_t name = producer.Intern("burst-" + std::to_string(burst));
+    for (int i = 0; i < 50; ++i) producer.EmitRange(Range(next++, name));
     std::this_thread::sleep_for(std::chrono::milliseconds(3));
   }
-  ASSERT_TRUE(session.Stop());
+  ASSERT_TRUE(producer.Stop());
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   auto received = collector->packets();
   collector.reset();
@@ -235,24 +235,95 @@ TEST(SessionTest, CollectorGoneMidStreamLosesNothing) {
   EXPECT_EQ(totals[pb::RECORD_NVTX_RANGE].sent(), next - 1);
 }
 
-// An invalid kernel regex stops the session from starting, with the
+// An invalid kernel regex stops the producer from starting, with the
 // variable named.
-TEST(SessionTest, BadRegexRefusesToStart) {
-  SessionOptions o = FileOptions("/dev/null");
+TEST(ProducerTest, BadRegexRefusesToStart) {
+  ProducerOptions o = FileOptions("/dev/null");
   o.config.kernel_exclude = "(";
-  Session session(o);
-  Status s = session.Start();
+  Producer producer(o);
+  Status s = producer.Start();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("ROOFTRACE_KERNEL_EXCLUDE"), std::string::npos);
 }
 
 // The NVTX handlers: nesting (parent, depth), per-domain stacks, registered
 // strings, start/end across threads, and NVTX's return values.
+// A thread opens and ends start/end ranges in a loop while the process
+// forks, again and again: a child that ends a range of its own must never
+// hang on the table of open ranges (a lock the other thread may have held
+// at the fork). Each child gets 5 s before SIGALRM.
+TEST(NvtxHandlersTest, ForkWhileAnotherThreadUsesStartEndRangesNeverHangs) {
+  const std::string dir = testing::MakeTempDir("nvtx_fork");
+  Producer producer(FileOptions(dir + "/t.rft"));
+  SetCurrentProducerForTesting(&producer);
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      nvtx::RangeEnd(nvtx::RangeStartA("busy"));
+    }
+  });
+  // Before the fix about one fork in six left the lock held in the child.
+  constexpr int kForks = 40;
+  int hung = 0;
+  for (int i = 0; i < kForks; ++i) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      alarm(5);
+      // The child's own producer, as process.h gives a forked child one.
+      ProducerOptions o = FileOptions("/dev/null");
+      Producer child(o);
+      SetCurrentProducerForTesting(&child);
+      nvtx::RangeEnd(nvtx::RangeStartA("child"));
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++hung;
+  }
+  stop.store(true);
+  busy.join();
+  SetCurrentProducerForTesting(nullptr);
+  EXPECT_EQ(hung, 0) << hung << " of " << kForks << " forked children hung";
+}
+
+// A process whose first route is NVTX starts its producer (and sends its
+// Hello) before CUDA starts; when CUPTI attaches later, with counters mode,
+// the Stats packets say the capabilities and mode as they now are.
+TEST(ProducerTest, CapabilitiesAttachedAfterTheHelloAreSentInStats) {
+  const std::string dir = testing::MakeTempDir("late_caps");
+  ProducerOptions o = FileOptions(dir + "/t.rft");
+  o.stats_interval_ms = 1;
+  Producer producer(o);
+  ASSERT_TRUE(producer.Start().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // Hello out
+  producer.AttachActivity(Producer::ActivityHooks{});
+  producer.AttachCounters(nullptr);  // mode and capability only
+  ASSERT_TRUE(producer.Stop());
+  const auto packets = testing::ReadTrace(dir + "/t.rft");
+  ASSERT_TRUE(packets.front().has_hello());
+  std::set<int> hello(packets.front().hello().capabilities().begin(),
+                      packets.front().hello().capabilities().end());
+  EXPECT_FALSE(hello.count(pb::CAPABILITY_KERNELS));
+  const pb::Stats* last = nullptr;
+  for (const auto& p : packets) {
+    if (p.has_stats()) last = &p.stats();
+  }
+  ASSERT_NE(last, nullptr);
+  std::set<int> now(last->capabilities().begin(), last->capabilities().end());
+  for (int cap : {pb::CAPABILITY_NVTX, pb::CAPABILITY_GEMM_SHAPES,
+                  pb::CAPABILITY_KERNELS, pb::CAPABILITY_MEMCPY,
+                  pb::CAPABILITY_DEVICE_INFO, pb::CAPABILITY_COUNTERS}) {
+    EXPECT_TRUE(now.count(cap)) << "capability " << cap;
+  }
+  EXPECT_EQ(last->mode(), pb::MODE_COUNTERS);
+}
+
 TEST(NvtxHandlersTest, RecordNestingDomainsAndCrossThreadRanges) {
   const std::string dir = testing::MakeTempDir("nvtx");
-  Session session(FileOptions(dir + "/t.rft"));
-  Session::SetCurrentForTesting(&session);
-  ASSERT_TRUE(session.Start().ok());
+  Producer producer(FileOptions(dir + "/t.rft"));
+  SetCurrentProducerForTesting(&producer);
+  ASSERT_TRUE(producer.Start().ok());
   EXPECT_EQ(nvtx::RangePushA("outer"), 0);
   EXPECT_EQ(nvtx::RangePushA("inner"), 1);
   nvtxDomainHandle_t domain = nvtx::DomainCreateA("engine");
@@ -285,15 +356,16 @@ TEST(NvtxHandlersTest, RecordNestingDomainsAndCrossThreadRanges) {
     nvtx::RangeEnd(id);
   }).join();
   nvtx::MarkA("here");
-  ASSERT_TRUE(session.Stop());
-  Session::SetCurrentForTesting(nullptr);
+  ASSERT_TRUE(producer.Stop());
+  SetCurrentProducerForTesting(nullptr);
 
   auto packets = testing::ReadTrace(dir + "/t.rft");
   auto strings = testing::Strings(packets);
   std::map<std::string, pb::NvtxRange> by_name;
   int marks = 0;
   for (const auto& p : packets) {
-    for (const auto& r : p.nvtx_batch().ranges()) by_name[strings[r.name_iid()]] = r;
+    for (const auto& r : p.nvtx_batch().ranges())
+      by_name[strings[r.name_iid()]] = r;
     marks += p.nvtx_batch().marks_size();
   }
   ASSERT_EQ(by_name.size(), 5u);
@@ -330,7 +402,7 @@ namespace {
 // A collector that accepts but never reads: the sender blocks in send(),
 // and Stop() still returns within ROOFTRACE_EXIT_TIMEOUT_MS (the host's
 // exit is never held hostage).
-TEST(SessionTest, ExitIsBoundedWhenTheCollectorStalls) {
+TEST(ProducerTest, ExitIsBoundedWhenTheCollectorStalls) {
   const std::string dir = testing::MakeTempDir("stall");
   const std::string path = dir + "/stall.sock";
   const int listener = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -339,20 +411,20 @@ TEST(SessionTest, ExitIsBoundedWhenTheCollectorStalls) {
   strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
   ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ASSERT_EQ(listen(listener, 4), 0);  // never accepted, never read
-  SessionOptions o;
+  ProducerOptions o;
   o.config.sink.kind = SinkSpec::Kind::kUnix;
   o.config.sink.path = path;
   o.config.spool_dir = dir;
   o.config.queue_records = 1 << 18;
   o.config.exit_timeout_ms = 300;
   o.hello_reply_timeout_ms = 10;
-  // Leaked on purpose, like the process session: its sender may still be
+  // Leaked on purpose, like the process producer: its sender may still be
   // blocked when Stop() gives up.
-  auto* session = new Session(o);
-  for (uint64_t i = 1; i <= 200000; ++i) session->EmitRange(Range(i, 0));
-  ASSERT_TRUE(session->Start().ok());
+  auto* producer = new Producer(o);
+  for (uint64_t i = 1; i <= 200000; ++i) producer->EmitRange(Range(i, 0));
+  ASSERT_TRUE(producer->Start().ok());
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_FALSE(session->Stop());
+  EXPECT_FALSE(producer->Stop());
   const auto waited = std::chrono::steady_clock::now() - t0;
   EXPECT_GE(waited, std::chrono::milliseconds(300));
   EXPECT_LT(waited, std::chrono::milliseconds(1500));
@@ -422,18 +494,18 @@ class TcpPeer {
 };
 
 // tcp:127.0.0.1:PORT carries the same stream as the other sinks.
-TEST(SessionTest, TcpSinkOnLoopbackCarriesTheStream) {
+TEST(ProducerTest, TcpSinkOnLoopbackCarriesTheStream) {
   TcpPeer peer(/*refuse=*/false);
-  SessionOptions o;
+  ProducerOptions o;
   o.config.sink.kind = SinkSpec::Kind::kTcp;
   o.config.sink.host = "127.0.0.1";
   o.config.sink.port = peer.port();
   o.config.spool_dir = testing::MakeTempDir("tcp");
   o.hello_reply_timeout_ms = 20;
-  Session session(o);
-  ASSERT_TRUE(session.Start().ok());
-  for (uint64_t i = 1; i <= 1000; ++i) session.EmitRange(Range(i, 0));
-  ASSERT_TRUE(session.Stop());
+  Producer producer(o);
+  ASSERT_TRUE(producer.Start().ok());
+  for (uint64_t i = 1; i <= 1000; ++i) producer.EmitRange(Range(i, 0));
+  ASSERT_TRUE(producer.Stop());
   auto packets = testing::DecodeFrames(peer.bytes());
   ASSERT_GE(packets.size(), 3u);
   EXPECT_TRUE(packets.front().has_hello());
@@ -444,19 +516,19 @@ TEST(SessionTest, TcpSinkOnLoopbackCarriesTheStream) {
   EXPECT_TRUE(testing::ListFiles(o.config.spool_dir, ".rft").empty());
 }
 
-// A collector that refuses the Hello: the session spools instead, and the
+// A collector that refuses the Hello: the producer spools instead, and the
 // refusal's reason is in the warning.
-TEST(SessionTest, RefusedHelloSwitchesToTheSpool) {
+TEST(ProducerTest, RefusedHelloSwitchesToTheSpool) {
   TcpPeer peer(/*refuse=*/true);
-  SessionOptions o;
+  ProducerOptions o;
   o.config.sink.kind = SinkSpec::Kind::kTcp;
   o.config.sink.host = "127.0.0.1";
   o.config.sink.port = peer.port();
   o.config.spool_dir = testing::MakeTempDir("refused");
-  Session session(o);
-  ASSERT_TRUE(session.Start().ok());
-  for (uint64_t i = 1; i <= 10; ++i) session.EmitRange(Range(i, 0));
-  ASSERT_TRUE(session.Stop());
+  Producer producer(o);
+  ASSERT_TRUE(producer.Start().ok());
+  for (uint64_t i = 1; i <= 10; ++i) producer.EmitRange(Range(i, 0));
+  ASSERT_TRUE(producer.Stop());
   auto spools = testing::ListFiles(o.config.spool_dir, ".rft");
   ASSERT_EQ(spools.size(), 1u);
   auto packets = testing::ReadTrace(spools[0]);
@@ -482,19 +554,18 @@ namespace {
 // Two live sessions given the same file (e.g. an exec()ed subprocess that
 // inherited ROOFTRACE_SINK): the second writes a sibling, nothing is
 // truncated; once the first is done, the file can be taken again.
-TEST(SessionTest, SecondWriterOfTheSameFileGetsASibling) {
+TEST(ProducerTest, SecondWriterOfTheSameFileGetsASibling) {
   const std::string dir = testing::MakeTempDir("shared");
   const std::string path = dir + "/run.rft";
-  Session first(FileOptions(path));
+  Producer first(FileOptions(path));
   ASSERT_TRUE(first.Start().ok());
   for (uint64_t i = 1; i <= 10; ++i) first.EmitRange(Range(i, 0));
-  Session second(FileOptions(path));
+  Producer second(FileOptions(path));
   ASSERT_TRUE(second.Start().ok());
   for (uint64_t i = 1; i <= 7; ++i) second.EmitRange(Range(i, 0));
   ASSERT_TRUE(second.Stop());
   ASSERT_TRUE(first.Stop());
-  const std::string sibling =
-      dir + "/run-" + std::to_string(getpid()) + ".rft";
+  const std::string sibling = dir + "/run-" + std::to_string(getpid()) + ".rft";
   EXPECT_EQ(first.spool_path(), path);
   EXPECT_EQ(second.spool_path(), sibling);
   auto count = [](const std::string& p) {
@@ -506,7 +577,7 @@ TEST(SessionTest, SecondWriterOfTheSameFileGetsASibling) {
   };
   EXPECT_EQ(count(path), 10u);
   EXPECT_EQ(count(sibling), 7u);
-  Session third(FileOptions(path));
+  Producer third(FileOptions(path));
   ASSERT_TRUE(third.Start().ok());
   ASSERT_TRUE(third.Stop());
   EXPECT_EQ(third.spool_path(), path);

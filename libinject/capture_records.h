@@ -1,10 +1,13 @@
-// Fixed-size records that application threads hand to the sender thread.
+// The records libinject captures on application threads (launches, cuBLAS
+// calls, NVTX ranges and marks) and hands to the sender thread through the
+// producer's queue. (The collector's records, collector/records.h, are the
+// pipeline's decoded rows; these are the producer's raw captures.)
 //
 // Plain old data on purpose: they are copied into preallocated queue slots
 // without touching the heap, so producing one costs a few stores. Strings
 // travel as interned ids (string_interner.h), never as pointers.
-#ifndef ROOFTRACE_LIBINJECT_RECORDS_H_
-#define ROOFTRACE_LIBINJECT_RECORDS_H_
+#ifndef ROOFTRACE_LIBINJECT_CAPTURE_RECORDS_H_
+#define ROOFTRACE_LIBINJECT_CAPTURE_RECORDS_H_
 
 #include <cstdint>
 
@@ -34,7 +37,7 @@ struct GemmRecord {
   uint64_t start_ns, end_ns;
   uint64_t correlation_ids[kMaxGemmCorrelations];
   uint32_t correlation_count;
-  uint32_t api;  // wire::enums::GemmApi
+  uint32_t api;               // wire::enums::GemmApi
   uint32_t trans_a, trans_b;  // wire::enums::Transpose
   int32_t a_type, b_type, c_type, d_type, compute_type;
   uint32_t epilogue;
@@ -73,9 +76,9 @@ enum class RecordType : uint32_t {
   kNvtxMark,
 };
 
-// All union members start at the same address, so a producer may copy a
-// member's bytes to &launch whatever its type.
-struct Record {
+// One queue slot. All union members start at the same address, so a
+// producer may copy a member's bytes to &launch whatever its type.
+struct CapturedRecord {
   RecordType type;
   union {
     LaunchRecord launch;
@@ -87,4 +90,4 @@ struct Record {
 
 }  // namespace rooftrace::inject
 
-#endif  // ROOFTRACE_LIBINJECT_RECORDS_H_
+#endif  // ROOFTRACE_LIBINJECT_CAPTURE_RECORDS_H_

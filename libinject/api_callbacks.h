@@ -1,0 +1,72 @@
+// Which CUPTI runtime / driver API callbacks libinject enables, by callback
+// id, and what each one is to it: a kernel launch, a graph launch, a copy,
+// a memset, or cu(da)ProfilerStart / Stop (ROOFTRACE_CAPTURE=profiler-api).
+//
+// By id, not by name: nvcc 13's <<<>>> launch stubs call __cudaLaunchKernel
+// (crt/host_runtime.h), which CUPTI reports as runtime cbids 505/506
+// ("__cudaLaunchKernel_v13000", "..._ptsz_v13000"); a rule on the name's
+// prefix ("cuda"/"cu") missed every such launch. The table lists CUDA 13's
+// ids by their enumerator names (cupti_runtime_cbid.h,
+// cupti_driver_cbid.h), so a CUPTI that drops one fails the build, and
+// api_callbacks_test holds it to every callback name the installed CUPTI
+// reports, so one that adds a launch fails the tests.
+//
+// Pure functions over constant tables; thread-safe.
+#ifndef ROOFTRACE_LIBINJECT_API_CALLBACKS_H_
+#define ROOFTRACE_LIBINJECT_API_CALLBACKS_H_
+
+#include <cuda.h>
+#include <cupti_callbacks.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace rooftrace::inject {
+
+enum class ApiCallbackKind : uint8_t {
+  kNotTraced = 0,
+  kKernelLaunch,
+  kGraphLaunch,
+  kMemcpy,
+  kMemset,
+  kProfilerStart,
+  kProfilerStop,
+  // Counters mode only (CaptureCallbacks): a stream capture begins / ends.
+  kCaptureBegin,
+  kCaptureEnd,
+};
+
+struct TracedCallback {
+  uint32_t cbid;
+  ApiCallbackKind kind;
+};
+
+// Every callback libinject enables in `domain` (runtime or driver API).
+std::span<const TracedCallback> TracedCallbacks(CUpti_CallbackDomain domain);
+
+// cu(da)StreamBeginCapture* and cu(da)StreamEndCapture* in `domain`:
+// counters mode follows stream capture with them.
+std::span<const TracedCallback> CaptureCallbacks(CUpti_CallbackDomain domain);
+
+// The kind of one callback id (kNotTraced for the others).
+ApiCallbackKind ApiCallbackKindOf(CUpti_CallbackDomain domain, uint32_t cbid);
+
+// The stream a kernel launch enqueues on, read from the callback's
+// functionParams for the launch APIs whose parameter struct CUDA 13 publishes
+// (generated_cuda_runtime_api_meta.h, generated_cuda_meta.h): the
+// cudaLaunchKernel, cudaLaunchCooperativeKernel, cudaLaunchKernelExC and
+// cuLaunchKernel(Ex), cuLaunchCooperativeKernel, cuLaunchGridAsync
+// families. A null stream of a per-thread-default-stream (_ptsz) entry is
+// CU_STREAM_PER_THREAD. False for the others, __cudaLaunchKernel included
+// (CUPTI publishes no parameter struct for it).
+bool LaunchStream(CUpti_CallbackDomain domain, uint32_t cbid,
+                  const void* params, CUstream* stream);
+
+// The Launch record's kind (wire::enums::ApiKind) of a traced callback;
+// kApiUnknown for the profiler start / stop calls, which make no Launch.
+uint32_t WireApiKind(ApiCallbackKind kind);
+
+}  // namespace rooftrace::inject
+
+#endif  // ROOFTRACE_LIBINJECT_API_CALLBACKS_H_

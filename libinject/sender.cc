@@ -1,0 +1,456 @@
+#include "libinject/sender.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "libinject/clock.h"
+#include "libinject/counters_mode.h"
+#include "libinject/log.h"
+#include "libinject/producer.h"
+#include "proto/field_numbers.h"
+#include "proto/framing.h"
+
+namespace rooftrace::inject {
+
+namespace f = wire::fields;
+
+// Records of one sender pass, grouped by packet type.
+struct Sender::Cycle {
+  std::vector<LaunchRecord> launches;
+  std::vector<GemmRecord> gemms;
+  std::vector<NvtxRangeRecord> ranges;
+  std::vector<NvtxMarkRecord> marks;
+  std::vector<KernelInfo> kernels;
+  std::vector<MemcpyInfo> memcpys;
+  std::vector<DeviceInfo> devices;
+  std::vector<KernelCountersInfo> counters;
+  bool stats = false;
+  bool goodbye = false;
+  int32_t exit_code = -1;
+  bool empty() const {
+    return launches.empty() && gemms.empty() && ranges.empty() &&
+           marks.empty() && kernels.empty() && memcpys.empty() &&
+           devices.empty() && counters.empty() && !stats && !goodbye;
+  }
+};
+
+Sender::Sender(Producer* producer) : producer_(producer) {}
+
+Sender::~Sender() = default;
+
+void Sender::Run() {
+  // The host's signals are for the host's threads.
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  pthread_setname_np(pthread_self(), "rooftrace-send");
+
+  OpenSink();
+  WriteHello();
+  last_stats_ns_ = MonotonicNs();
+  const uint64_t capacity = producer_->queue_capacity();
+  for (;;) {
+    // Producers never wake the sender (no syscalls on their side), so it
+    // polls: every flush interval when idle, every millisecond while the
+    // queue is an eighth full or more, at once after a pass that hit its
+    // limit.
+    const size_t queued = producer_->queued();
+    const uint64_t wait_ms = queued >= capacity ? 0
+                             : queued >= capacity / 8
+                                 ? 1
+                                 : producer_->options().flush_interval_ms;
+    if (!producer_->WaitForWork(wait_ms)) break;
+    RunCycle(false);
+  }
+  const Producer::ActivityHooks activity = producer_->activity();
+  if (activity.flush) activity.flush();  // CUPTI hands over what it holds
+  RunCycle(true);
+  sink_.reset();  // closes
+  producer_->SenderDone();
+}
+
+// ------------------------------------------------------------------ sinks
+
+std::string Sender::DefaultSpoolPath(const HelloInfo& hello) const {
+  return producer_->config().spool_dir + "/rooftrace-" + hello.host + "-" +
+         std::to_string(hello.pid) + "-" + std::to_string(hello.start_unix_ns) +
+         ".rft";
+}
+
+void Sender::OpenSink() {
+  const SinkSpec& spec = producer_->config().sink;
+  if (spec.kind == SinkSpec::Kind::kDefaultSpool) {
+    const std::string path = DefaultSpoolPath(producer_->hello());
+    auto sink = OpenFileSink(path);
+    if (!sink.ok()) {
+      producer_->Warn(sink.status().message() + "; nothing will be recorded");
+      return;
+    }
+    sink_ = std::move(*sink);
+    producer_->set_spool_path(path);
+    Say(LogLevel::kWarn, "no ROOFTRACE_SINK set: writing spool %s",
+        path.c_str());
+    return;
+  }
+  if (spec.kind == SinkSpec::Kind::kFile) {
+    std::string actual;
+    auto file = OpenSharedFileSink(spec.path, &actual);
+    if (!file.ok()) {
+      producer_->Warn(file.status().message() + "; nothing will be recorded");
+      return;
+    }
+    sink_ = std::move(*file);
+    producer_->set_spool_path(actual);
+    if (actual != spec.path) {
+      Say(LogLevel::kInfo,
+          "%s is written by another process of this run: writing %s",
+          spec.path.c_str(), actual.c_str());
+    }
+    return;
+  }
+  auto sink = ConnectSink(spec, producer_->options().connect_timeout_ms);
+  if (sink.ok()) {
+    sink_ = std::move(*sink);
+    return;
+  }
+  SwitchToSpool(sink.status().message());
+}
+
+bool Sender::SwitchToSpool(const std::string& why) {
+  const HelloInfo hello = producer_->hello();
+  const std::string path = DefaultSpoolPath(hello);
+  auto spool = OpenFileSink(path);
+  if (!spool.ok()) {
+    sink_.reset();
+    producer_->Warn(why + "; and " + spool.status().message() +
+                    ": records from now on are lost (counted as dropped)");
+    return false;
+  }
+  sink_ = std::move(*spool);
+  producer_->set_spool_path(path);
+  producer_->Warn(why + "; spooling to " + path +
+                  " instead (nothing captured is lost; load it with "
+                  "`rooftrace collect --ingest " +
+                  path + "`)");
+  // The spool is a complete stream on its own: the Hello (sequence 1 again)
+  // restating every string defined so far, then the packets the collector
+  // may not have read before it went away (the collector drops sequences it
+  // already has), then what comes next.
+  std::string head;
+  const uint64_t next = encoder_.next_sequence();
+  encoder_.set_next_sequence(1);
+  ProtoWriter& w = encoder_.Begin(hello.start_ns);
+  EncodeHello(w, f::packet::kHello, hello);
+  std::vector<StringInterner::Definition> all;
+  producer_->interner()->TakeAll(&all);
+  encoder_.Finish(all, &head);
+  encoder_.set_next_sequence(next);
+  for (const std::string& frames : replay_) head += frames;
+  replay_.clear();
+  replay_bytes_ = 0;
+  if (!sink_->Write(head).ok()) {
+    producer_->Warn(sink_->name() +
+                    ": cannot write the spool; records from now on are lost "
+                    "(counted as dropped)");
+    sink_.reset();
+    return false;
+  }
+  return true;
+}
+
+void Sender::WriteHello() {
+  // Capabilities attached before this point are included; CUPTI attached
+  // later (an NVTX-first process that initialises CUDA afterwards) is
+  // announced by the next Stats packet (Stats.capabilities, Stats.mode).
+  const HelloInfo hello = producer_->hello();
+  ProtoWriter& w = encoder_.Begin(hello.start_ns);
+  EncodeHello(w, f::packet::kHello, hello);
+  std::vector<StringInterner::Definition> none;
+  encoder_.Finish(none, &hello_frame_);
+  if (sink_ == nullptr) return;
+  if (sink_->Write(hello_frame_).ok()) {
+    ++packets_sent_;
+    bytes_sent_ += hello_frame_.size();
+    if (sink_->is_socket()) WaitForHelloReply();
+    return;
+  }
+  if (sink_->is_socket()) {
+    if (SwitchToSpool("collector at " + sink_->name() +
+                      " closed the connection at Hello")) {
+      ++packets_sent_;
+      bytes_sent_ += hello_frame_.size();
+    }
+  } else {
+    producer_->Warn(sink_->name() +
+                    ": cannot write the trace; nothing will be recorded");
+    sink_.reset();
+  }
+}
+
+void Sender::WaitForHelloReply() {
+  const int timeout_ms = producer_->options().hello_reply_timeout_ms;
+  wire::FrameReader reader;
+  const uint64_t deadline =
+      MonotonicNs() + static_cast<uint64_t>(timeout_ms) * 1000000ull;
+  while (MonotonicNs() < deadline) {
+    const int left_ms =
+        static_cast<int>((deadline - MonotonicNs()) / 1000000ull) + 1;
+    auto bytes = sink_->ReadSome(left_ms);
+    if (!bytes.ok()) {
+      SwitchToSpool("collector at " + sink_->name() +
+                    " closed the connection after Hello");
+      return;
+    }
+    if (bytes->empty()) continue;
+    reader.Feed(*bytes);
+    std::string_view payload;
+    if (reader.Next(&payload) == wire::FrameReader::Result::kFrame) {
+      bool accepted = false;
+      uint32_t version = 0;
+      std::string reason;
+      if (ParseHelloReply(payload, &accepted, &version, &reason) && !accepted) {
+        SwitchToSpool("collector at " + sink_->name() +
+                      " refused this session (" + reason + ")");
+      }
+      return;
+    }
+  }
+  // No reply: an older or busy collector; keep streaming.
+  Say(LogLevel::kDebug, "no HelloReply from %s within %d ms; streaming anyway",
+      sink_->name().c_str(), timeout_ms);
+}
+
+void Sender::RememberForReplay(const std::string& frames) {
+  replay_.push_back(frames);
+  replay_bytes_ += frames.size();
+  while (replay_bytes_ > kReplayBytes && replay_.size() > 1) {
+    replay_bytes_ -= replay_.front().size();
+    replay_.pop_front();
+  }
+}
+
+bool Sender::WriteFrames(const std::string& frames) {
+  if (sink_ == nullptr) return false;
+  return sink_->Write(frames).ok();
+}
+
+// ------------------------------------------------------------------ passes
+
+void Sender::DrainInto(Cycle* cycle, bool final_pass) {
+  const Producer::ActivityHooks hooks = producer_->activity();
+  if (hooks.pool != nullptr && hooks.decoder != nullptr) {
+    ActivityBufferPool::Completed done;
+    while (hooks.pool->TakeCompleted(&done)) {
+      hooks.decoder->Decode(done.buffer, done.valid_bytes, &cycle->kernels,
+                            &cycle->memcpys, &cycle->devices, &decode_counts_);
+      hooks.pool->Release(done.buffer);
+    }
+  }
+  if (CountersMode* counters = producer_->counters()) {
+    counters->Flush(final_pass, &cycle->counters);
+  }
+  // Bounded per pass so a flood cannot starve the writes; the final pass
+  // takes everything.
+  const size_t limit = final_pass ? ~size_t{0} : producer_->queue_capacity();
+  CapturedRecord r;
+  for (size_t i = 0; i < limit && producer_->PopRecord(&r); ++i) {
+    switch (r.type) {
+      case RecordType::kLaunch:
+        cycle->launches.push_back(r.launch);
+        break;
+      case RecordType::kGemm:
+        cycle->gemms.push_back(r.gemm);
+        break;
+      case RecordType::kNvtxRange:
+        cycle->ranges.push_back(r.range);
+        break;
+      case RecordType::kNvtxMark:
+        cycle->marks.push_back(r.mark);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+StatsInfo Sender::SnapshotStats() {
+  StatsInfo s;
+  s.counts = producer_->ProducedCounts();
+  for (int k = 0; k < wire::enums::kRecordKindCount; ++k) {
+    s.counts[k].sent = sent_[k].sent;
+  }
+  s.counts[wire::enums::kRecordKernel].seen += decode_counts_.kernels_seen;
+  s.counts[wire::enums::kRecordKernel].filtered +=
+      decode_counts_.kernels_filtered;
+  s.counts[wire::enums::kRecordMemcpy].seen += decode_counts_.memcpys_seen;
+  s.counts[wire::enums::kRecordDevice].seen += decode_counts_.devices_seen;
+  s.packets_sent = packets_sent_;
+  s.bytes_sent = bytes_sent_;
+  s.warnings = producer_->TakeWarnings();
+  const HelloInfo hello = producer_->hello();  // capabilities as they are now
+  s.capabilities = hello.capabilities;
+  s.mode = hello.mode;
+  const Producer::ActivityHooks activity = producer_->activity();
+  if (activity.dropped_records) {
+    s.cupti_records_dropped = activity.dropped_records();
+  }
+  if (CountersMode* counters = producer_->counters()) {
+    const RecordCountValues c = counters->Counts();
+    RecordCountValues& out = s.counts[wire::enums::kRecordCounters];
+    out.seen += c.seen;
+    out.dropped += c.dropped;
+    out.filtered += c.filtered;
+    s.counter_passes = counters->passes();
+    for (std::string& line : counters->TakeWarnings()) {
+      Say(LogLevel::kWarn, "%s", line.c_str());
+      s.warnings.push_back(std::move(line));
+    }
+  }
+  return s;
+}
+
+namespace {
+
+template <typename T, typename Fn>
+void EncodeChunks(PacketEncoder& enc, const std::vector<T>& items,
+                  size_t max_batch, uint32_t packet_field, uint32_t item_field,
+                  Fn encode_item,
+                  std::vector<StringInterner::Definition>* definitions,
+                  std::string* frames, uint64_t* packets) {
+  for (size_t begin = 0; begin < items.size(); begin += max_batch) {
+    const size_t end = std::min(items.size(), begin + max_batch);
+    ProtoWriter& w = enc.Begin(MonotonicNs());
+    const size_t t = w.BeginMessage(packet_field);
+    for (size_t i = begin; i < end; ++i) encode_item(w, item_field, items[i]);
+    w.EndMessage(t);
+    enc.Finish(*definitions, frames);
+    definitions->clear();  // defined once, in the first packet of the pass
+    ++*packets;
+  }
+}
+
+}  // namespace
+
+void Sender::EncodeCycle(const Cycle& c, std::string* frames,
+                         CountTable* sent) {
+  std::vector<StringInterner::Definition> defs;
+  producer_->interner()->TakePending(&defs);
+  uint64_t packets = 0;
+  const size_t max_batch = producer_->options().max_batch_records;
+  for (const DeviceInfo& d : c.devices) {
+    ProtoWriter& w = encoder_.Begin(MonotonicNs());
+    EncodeDevice(w, f::packet::kDevice, d);
+    encoder_.Finish(defs, frames);
+    defs.clear();
+    ++packets;
+  }
+  EncodeChunks(encoder_, c.kernels, max_batch, f::packet::kKernelBatch,
+               f::kernel_batch::kKernels, EncodeKernel, &defs, frames,
+               &packets);
+  EncodeChunks(encoder_, c.launches, max_batch, f::packet::kKernelBatch,
+               f::kernel_batch::kLaunches, EncodeLaunch, &defs, frames,
+               &packets);
+  EncodeChunks(encoder_, c.memcpys, max_batch, f::packet::kMemcpyBatch,
+               f::memcpy_batch::kMemcpys, EncodeMemcpy, &defs, frames,
+               &packets);
+  // KernelCounters carry a dozen metric values each: smaller batches.
+  EncodeChunks(encoder_, c.counters, std::max<size_t>(1, max_batch / 4),
+               f::packet::kCounterBatch, f::counter_batch::kCounters,
+               EncodeKernelCounters, &defs, frames, &packets);
+  EncodeChunks(encoder_, c.gemms, max_batch, f::packet::kGemmBatch,
+               f::gemm_batch::kGemms, EncodeGemm, &defs, frames, &packets);
+  EncodeChunks(encoder_, c.ranges, max_batch, f::packet::kNvtxBatch,
+               f::nvtx_batch::kRanges, EncodeNvtxRange, &defs, frames,
+               &packets);
+  EncodeChunks(encoder_, c.marks, max_batch, f::packet::kNvtxBatch,
+               f::nvtx_batch::kMarks, EncodeNvtxMark, &defs, frames, &packets);
+  (*sent)[wire::enums::kRecordDevice].sent += c.devices.size();
+  (*sent)[wire::enums::kRecordKernel].sent += c.kernels.size();
+  (*sent)[wire::enums::kRecordLaunch].sent += c.launches.size();
+  (*sent)[wire::enums::kRecordMemcpy].sent += c.memcpys.size();
+  (*sent)[wire::enums::kRecordGemm].sent += c.gemms.size();
+  (*sent)[wire::enums::kRecordCounters].sent += c.counters.size();
+  (*sent)[wire::enums::kRecordNvtxRange].sent += c.ranges.size();
+  (*sent)[wire::enums::kRecordNvtxMark].sent += c.marks.size();
+
+  // Definitions taken with no record in this pass still need a packet:
+  // they ride on a Stats packet.
+  if (!c.stats && !c.goodbye && defs.empty()) return;
+  EncodeStatsAndGoodbye(c, *sent, packets, &defs, frames, &packets);
+}
+
+void Sender::EncodeStatsAndGoodbye(
+    const Cycle& c, const CountTable& sent, uint64_t packets_so_far,
+    std::vector<StringInterner::Definition>* defs, std::string* frames,
+    uint64_t* packets) {
+  // Stats and Goodbye state the counts as they will be once this pass's
+  // frames are written.
+  StatsInfo stats = SnapshotStats();
+  for (int k = 0; k < wire::enums::kRecordKindCount; ++k) {
+    stats.counts[k].sent += sent[k].sent;
+  }
+  stats.packets_sent = packets_sent_ + packets_so_far + 1;
+  stats.bytes_sent = bytes_sent_ + frames->size();
+  {
+    ProtoWriter& w = encoder_.Begin(MonotonicNs());
+    EncodeStats(w, f::packet::kStats, stats);
+    encoder_.Finish(*defs, frames);
+    defs->clear();
+    ++*packets;
+  }
+  if (c.goodbye) {
+    ProtoWriter& w = encoder_.Begin(MonotonicNs());
+    EncodeGoodbye(w, f::packet::kGoodbye, stats.counts,
+                  packets_sent_ + *packets + 1, RealtimeNs(), MonotonicNs(),
+                  c.exit_code);
+    encoder_.Finish(*defs, frames);
+    ++*packets;
+  }
+}
+
+void Sender::RunCycle(bool final_pass) {
+  Cycle cycle;
+  DrainInto(&cycle, final_pass);
+  const uint64_t now = MonotonicNs();
+  if (final_pass || now - last_stats_ns_ >=
+                        producer_->options().stats_interval_ms * 1000000ull) {
+    cycle.stats = true;
+    last_stats_ns_ = now;
+  }
+  if (final_pass) {
+    cycle.goodbye = true;
+    cycle.exit_code = producer_->exit_code();
+  }
+  if (cycle.empty()) return;
+
+  const uint64_t first_sequence = encoder_.next_sequence();
+  std::string frames;
+  CountTable sent{};
+  EncodeCycle(cycle, &frames, &sent);
+  if (frames.empty()) return;
+  const bool to_socket = sink_ != nullptr && sink_->is_socket();
+  bool written = WriteFrames(frames);
+  if (!written && to_socket) {
+    // The collector went away: the spool gets this pass too.
+    if (SwitchToSpool("collector at " + sink_->name() + " went away")) {
+      written = WriteFrames(frames);
+    }
+  } else if (written && to_socket) {
+    RememberForReplay(frames);
+  }
+  if (!written) {
+    // No sink at all: everything of this pass is lost; say so in counts.
+    producer_->CountLost(sent);
+    return;
+  }
+  packets_sent_ += encoder_.next_sequence() - first_sequence;
+  bytes_sent_ += frames.size();
+  for (int k = 0; k < wire::enums::kRecordKindCount; ++k) {
+    sent_[k].sent += sent[k].sent;
+  }
+}
+
+}  // namespace rooftrace::inject

@@ -1,0 +1,144 @@
+// The traced-callback table (libinject/api_callbacks.h) against the
+// installed CUPTI: every runtime and driver callback id CUPTI 13 names is
+// checked, so a launch, copy or memset API the table does not list (as
+// __cudaLaunchKernel was missed by a rule on name prefixes) fails here.
+#include "libinject/api_callbacks.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+
+#include <regex>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "proto/field_numbers.h"
+
+namespace rooftrace::inject {
+namespace {
+
+using NameFn = CUptiResult (*)(CUpti_CallbackDomain, uint32_t, const char**);
+
+NameFn RealCallbackName() {
+  static NameFn fn = [] {
+    void* h = dlopen(ROOFTRACE_CUPTI_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    return h == nullptr
+               ? nullptr
+               : reinterpret_cast<NameFn>(dlsym(h, "cuptiGetCallbackName"));
+  }();
+  return fn;
+}
+
+// What an API is, from its documented name (leading underscores of the
+// compiler-facing entry points dropped): the expectation the table must
+// meet.
+ApiCallbackKind ExpectedKind(std::string name) {
+  name.erase(0, name.find_first_not_of('_'));
+  auto starts = [&](const char* pattern) {
+    return std::regex_search(name, std::regex(pattern));
+  };
+  if (starts("^cu(da)?GraphLaunch")) return ApiCallbackKind::kGraphLaunch;
+  if (starts("^cu(da)?Launch(Kernel|CooperativeKernel|Grid|_|$)")) {
+    return ApiCallbackKind::kKernelLaunch;
+  }
+  if (starts("^cu(da)?ProfilerStart")) return ApiCallbackKind::kProfilerStart;
+  if (starts("^cu(da)?ProfilerStop")) return ApiCallbackKind::kProfilerStop;
+  if (starts("^cu(da)?(64)?Memcpy")) return ApiCallbackKind::kMemcpy;
+  if (starts("^cu(da)?(64)?Memset")) return ApiCallbackKind::kMemset;
+  if (starts("^cu(da)?StreamBeginCapture"))
+    return ApiCallbackKind::kCaptureBegin;
+  if (starts("^cu(da)?StreamEndCapture")) return ApiCallbackKind::kCaptureEnd;
+  return ApiCallbackKind::kNotTraced;
+}
+
+// Every callback id CUPTI names, runtime and driver, has the kind its name
+// says: nothing that enqueues work (or begins / ends a stream capture) is
+// left out, nothing else is in.
+TEST(ApiCallbacksTest, EveryCallbackCuptiNamesHasTheKindItsNameSays) {
+  NameFn name_of = RealCallbackName();
+  ASSERT_NE(name_of, nullptr) << "cannot load " << ROOFTRACE_CUPTI_LIBRARY;
+  const struct {
+    CUpti_CallbackDomain domain;
+    uint32_t size;
+  } domains[] = {{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE},
+                 {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE}};
+  int named = 0;
+  int traced = 0;
+  int capture = 0;
+  for (const auto& d : domains) {
+    for (uint32_t cbid = 1; cbid < d.size; ++cbid) {
+      const char* name = nullptr;
+      if (name_of(d.domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) {
+        continue;
+      }
+      ++named;
+      const ApiCallbackKind want = ExpectedKind(name);
+      EXPECT_EQ(ApiCallbackKindOf(d.domain, cbid), want)
+          << name << " (domain " << d.domain << ", cbid " << cbid << ")";
+      if (want != ApiCallbackKind::kNotTraced) ++traced;
+      if (want == ApiCallbackKind::kCaptureBegin ||
+          want == ApiCallbackKind::kCaptureEnd) {
+        ++capture;
+      }
+    }
+  }
+  EXPECT_GT(named, 1000);  // both domains were read
+  size_t listed = TracedCallbacks(CUPTI_CB_DOMAIN_RUNTIME_API).size() +
+                  TracedCallbacks(CUPTI_CB_DOMAIN_DRIVER_API).size();
+  size_t capture_listed = CaptureCallbacks(CUPTI_CB_DOMAIN_RUNTIME_API).size() +
+                          CaptureCallbacks(CUPTI_CB_DOMAIN_DRIVER_API).size();
+  EXPECT_EQ(static_cast<size_t>(traced - capture), listed);
+  EXPECT_EQ(static_cast<size_t>(capture), capture_listed);
+}
+
+// The nvcc 13 launch stubs by name and id, and what each kind becomes on
+// the wire.
+TEST(ApiCallbacksTest, KnowsLaunchesCopiesGraphsAndProfilerRange) {
+  NameFn name_of = RealCallbackName();
+  ASSERT_NE(name_of, nullptr);
+  const char* name = nullptr;
+  ASSERT_EQ(name_of(CUPTI_CB_DOMAIN_RUNTIME_API, 505, &name), CUPTI_SUCCESS);
+  EXPECT_STREQ(name, "__cudaLaunchKernel_v13000");
+  ASSERT_EQ(name_of(CUPTI_CB_DOMAIN_RUNTIME_API, 506, &name), CUPTI_SUCCESS);
+  EXPECT_STREQ(name, "__cudaLaunchKernel_ptsz_v13000");
+  const CUpti_CallbackDomain rt = CUPTI_CB_DOMAIN_RUNTIME_API;
+  const CUpti_CallbackDomain drv = CUPTI_CB_DOMAIN_DRIVER_API;
+  EXPECT_EQ(ApiCallbackKindOf(rt, 505), ApiCallbackKind::kKernelLaunch);
+  EXPECT_EQ(ApiCallbackKindOf(rt, 506), ApiCallbackKind::kKernelLaunch);
+  EXPECT_EQ(
+      ApiCallbackKindOf(rt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000),
+      ApiCallbackKind::kKernelLaunch);
+  EXPECT_EQ(
+      ApiCallbackKindOf(drv, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz),
+      ApiCallbackKind::kKernelLaunch);
+  EXPECT_EQ(ApiCallbackKindOf(drv, CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid),
+            ApiCallbackKind::kKernelLaunch);
+  EXPECT_EQ(
+      ApiCallbackKindOf(rt, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000),
+      ApiCallbackKind::kGraphLaunch);
+  EXPECT_EQ(
+      ApiCallbackKindOf(drv, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2),
+      ApiCallbackKind::kMemcpy);
+  EXPECT_EQ(ApiCallbackKindOf(drv, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2),
+            ApiCallbackKind::kMemset);
+  EXPECT_EQ(
+      ApiCallbackKindOf(rt, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000),
+      ApiCallbackKind::kProfilerStart);
+  EXPECT_EQ(ApiCallbackKindOf(drv, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop),
+            ApiCallbackKind::kProfilerStop);
+  EXPECT_EQ(
+      ApiCallbackKindOf(rt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000),
+      ApiCallbackKind::kNotTraced);
+  EXPECT_EQ(ApiCallbackKindOf(rt, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020),
+            ApiCallbackKind::kNotTraced);
+  EXPECT_EQ(ApiCallbackKindOf(drv, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize),
+            ApiCallbackKind::kNotTraced);
+  EXPECT_EQ(WireApiKind(ApiCallbackKind::kKernelLaunch),
+            wire::enums::kApiKernelLaunch);
+  EXPECT_EQ(WireApiKind(ApiCallbackKind::kGraphLaunch),
+            wire::enums::kApiGraphLaunch);
+  EXPECT_EQ(WireApiKind(ApiCallbackKind::kMemcpy), wire::enums::kApiMemcpy);
+  EXPECT_EQ(WireApiKind(ApiCallbackKind::kMemset), wire::enums::kApiMemset);
+}
+
+}  // namespace
+}  // namespace rooftrace::inject

@@ -1,0 +1,312 @@
+"""scripts/gpu-check.sh against a fake GPU machine.
+
+Every command the recipe runs is a stand-in on a temporary PATH and build
+directory: nvidia-smi, ncu, rooftrace (profile / analyze / export /
+calibrate / import / collect, writing small SQLite stores), the test
+binaries, the probe app, the workload and the phase scorer. Knobs in the
+environment (FAKE_*) make one criterion fail at a time; the recipe must
+then exit non-zero and print a FAIL line for that criterion, and exit 0
+with no FAIL line when every criterion holds.
+
+Run from the source tree: python3 -m unittest gpu_check_test
+(ROOFTRACE_SOURCE_DIR names the tree; GPU_CHECK_SCRIPT another script).
+"""
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+import textwrap
+import unittest
+
+SRC = os.environ.get(
+    "ROOFTRACE_SOURCE_DIR",
+    os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+SCRIPT = os.environ.get("GPU_CHECK_SCRIPT",
+                        os.path.join(SRC, "scripts", "gpu-check.sh"))
+
+FAKE_ROOFTRACE = r'''#!/usr/bin/env python3
+"""rooftrace stand-in: writes the stores gpu-check.sh reads."""
+import json, os, sqlite3, subprocess, sys
+
+# (name, launches, duration_ns per launch, FLOPs, DRAM bytes per launch)
+KERNELS = [("_Z4gemmv", 4, 900, 1.0e9, 1.0e6), ("_Z4copyv", 2, 100, 0, 2.0e6)]
+
+def store(path, mode, counters, joined=True, skew=0.0):
+    if os.path.exists(path):
+        os.remove(path)
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE runs (run_id INTEGER, mode TEXT)")
+    con.execute("CREATE TABLE sessions (session_id INTEGER, run_id INTEGER, mode TEXT)")
+    con.execute("CREATE TABLE kernels (run_id INTEGER, name TEXT, demangled TEXT, "
+                "duration_ns INTEGER, flops INTEGER, dram_bytes INTEGER, "
+                "flops_source TEXT, api_start_ns INTEGER)")
+    con.execute("INSERT INTO runs VALUES (1, ?)", (mode,))
+    con.execute("INSERT INTO sessions VALUES (1, 1, ?)", (mode,))
+    for name, n, ns, flops, dram in KERNELS:
+        for i in range(n):
+            con.execute("INSERT INTO kernels VALUES (1, ?, NULL, ?, ?, ?, ?, ?)",
+                        (name, ns, int(flops * (1 + skew)), int(dram * (1 + skew)),
+                         "counters" if counters else "analytic",
+                         1000 + i if joined else None))
+    con.commit()
+
+def arg(flag, default=None):
+    a = sys.argv
+    return a[a.index(flag) + 1] if flag in a else default
+
+cmd = sys.argv[1]
+if cmd == "profile":
+    child = sys.argv[sys.argv.index("--") + 1:]
+    env = dict(os.environ, FAKE_PROFILED="1")
+    rc = subprocess.call(child, env=env)
+    mode = arg("--mode", "trace")
+    if mode == "counters" and os.environ.get("FAKE_FALLBACK"):
+        print("rooftrace: counters mode off (cuptiRangeProfilerEnable): "
+              "...; using trace mode", file=sys.stderr)
+    counters = mode == "counters" and not os.environ.get("FAKE_NO_COUNTER_ROWS")
+    store(arg("-o"), mode, counters, joined=not os.environ.get("FAKE_UNJOINED"))
+    sys.exit(rc)
+elif cmd == "analyze":
+    if "--html" in sys.argv:
+        open(arg("--html"), "w").write("<html></html>")
+        open(arg("--svg"), "w").write("<svg/>")
+    print("analysis")
+elif cmd == "export":
+    os.makedirs(arg("--csv"), exist_ok=True)
+elif cmd == "calibrate":
+    json.dump({"device": "fake"}, open(arg("-o"), "w"))
+elif cmd == "import":
+    store(arg("-o"), "trace", True, skew=float(os.environ.get("FAKE_NCU_SKEW", "0")))
+elif cmd == "collect":
+    store(arg("--store"), "trace", False)
+else:
+    sys.exit("fake rooftrace: unknown command " + cmd)
+'''
+
+FAKE_WORKLOAD = r'''#!/usr/bin/env python3
+"""hf_generate.py stand-in: a truth file with token ids and timings."""
+import json, os, sys
+truth = sys.argv[sys.argv.index("--truth") + 1]
+profiled = os.environ.get("FAKE_PROFILED") == "1"
+tokens = os.environ.get("FAKE_TOKENS_PROFILED", "t0") if profiled else "t0"
+slow = 1 + float(os.environ.get("FAKE_OVERHEAD_PCT", "0.5")) / 100 if profiled else 1
+runs = [{"batch": b, "generate_ms": 1000.0 * slow} for b in (1, 8, 32)]
+with open(truth, "w") as f:
+    json.dump({"token_ids_sha256": tokens, "runs": runs}, f)
+with open(os.environ["FAKE_LOG"], "a") as f:
+    f.write("workload LD_LIBRARY_PATH=%s ROOFTRACE_CUPTI_PATH=%s\n" % (
+        os.environ.get("LD_LIBRARY_PATH", ""),
+        os.environ.get("ROOFTRACE_CUPTI_PATH", "")))
+print("generated token ids sha256:", tokens)
+'''
+
+FAKE_PYTHON = r'''#!/bin/sh
+# The workload's Python: PyTorch imports; under libinject a probe attaches.
+case "$*" in
+  *"import torch, transformers"*) echo "torch 2.9.0 cuda 13.0 transformers 4.57"; exit 0 ;;
+  *"import torch"*)
+    [ -n "$CUDA_INJECTION64_PATH" ] && [ -e "$ROOFTRACE_CUPTI_PATH" ] &&
+      [ -z "$FAKE_NO_CUPTI" ] &&
+      echo "rooftrace: CUPTI 130001 attached: tracing kernels and copies" >&2
+    echo 262144.0; exit 0 ;;
+  *"site.getsitepackages"*) exit 0 ;;
+esac
+exec python3 "$@"
+'''
+
+FAKE_PROBE_APP = r'''#!/bin/sh
+# libinject attaches CUPTI when it is injected and its CUPTI loads.
+[ -n "$CUDA_INJECTION64_PATH" ] && [ -e "$ROOFTRACE_CUPTI_PATH" ] &&
+  [ -z "$FAKE_NO_CUPTI" ] &&
+  echo "rooftrace: CUPTI 130001 attached: tracing kernels and copies" >&2
+exit 0
+'''
+
+FAKE_TEST = r'''#!/bin/sh
+if [ "$FAKE_FAILING_TEST" = "$(basename "$0")" ]; then
+  echo "[  FAILED  ] Something.Broke"; exit 1
+fi
+if [ "$FAKE_SKIPPING_TEST" = "$(basename "$0")" ]; then
+  echo "[  SKIPPED ] GpuTest.Runs"
+fi
+echo "[  PASSED  ] 3 tests."
+'''
+
+FAKE_NVIDIA_SMI = r'''#!/bin/sh
+echo "NVIDIA H100 80GB HBM3, ${FAKE_DRIVER:-580.65.06}, 81559 MiB, 1980 MHz, 2619 MHz"
+'''
+
+FAKE_NCU = r'''#!/bin/sh
+echo "ncu $*" >>"$FAKE_LOG"
+case "$*" in *--version*) echo "NVIDIA Nsight Compute 2025.3"; exit 0 ;; esac
+while [ $# -gt 0 ]; do
+  [ "$1" = "--log-file" ] && echo '"ID","Kernel Name","Metric Name","Metric Value"' >"$2"
+  shift
+done
+exit 0
+'''
+
+FAKE_SCORER = r'''#!/bin/sh
+echo "result: fake score"
+exit "${FAKE_PHASE_RC:-0}"
+'''
+
+
+def write(path, text, executable=True):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(text).lstrip() if not text.startswith("#!") else text)
+    if executable:
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP)
+
+
+class GpuCheckTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        # Shared libraries that really load (ctypes), built once.
+        cls.libs = tempfile.mkdtemp(prefix="gpu_check_libs_")
+        src = os.path.join(cls.libs, "empty.c")
+        write(src, "int rooftrace_fake_symbol;\n", executable=False)
+        cls.lib_names = ["libcupti.so.13", "libnvperf_host.so", "libnvperf_target.so",
+                         "libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13"]
+        for name in cls.lib_names:
+            subprocess.check_call(["cc", "-shared", "-fPIC", "-o",
+                                   os.path.join(cls.libs, name), src])
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.libs, ignore_errors=True)
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="gpu_check_")
+        d = self.dir
+        self.build = os.path.join(d, "build")
+        self.out = os.path.join(d, "out")
+        self.log = os.path.join(d, "fake.log")
+        write(os.path.join(self.build, "bin", "rooftrace"), FAKE_ROOFTRACE)
+        write(os.path.join(self.build, "lib", "librooftrace_inject.so"), "", False)
+        os.makedirs(os.path.join(self.build, "devlibs", "host"))
+        cuda = os.path.join(self.build, "devlibs", "cuda")
+        os.makedirs(cuda)
+        for name in self.lib_names:
+            shutil.copy(os.path.join(self.libs, name), cuda)
+        for t in ("libinject_unit_test", "libinject_gpu_test", "counters_gpu_test",
+                  "kernels_gpu_test"):
+            write(os.path.join(self.build, "tests", t), FAKE_TEST)
+        write(os.path.join(self.build, "tests", "libinject_apps", "rt_gpu_kernels_app"),
+              FAKE_PROBE_APP)
+        bindir = os.path.join(d, "bin")
+        write(os.path.join(bindir, "nvidia-smi"), FAKE_NVIDIA_SMI)
+        write(os.path.join(bindir, "ncu"), FAKE_NCU)
+        write(os.path.join(bindir, "fake-python"), FAKE_PYTHON)
+        write(os.path.join(d, "workload.py"), FAKE_WORKLOAD)
+        write(os.path.join(d, "score.sh"), FAKE_SCORER)
+        self.env = dict(os.environ)
+        for k in list(self.env):
+            if k.startswith(("FAKE_", "ROOFTRACE_", "CUDA_INJECTION")) or k == "LD_LIBRARY_PATH":
+                del self.env[k]
+        self.env.update({
+            "PATH": bindir + os.pathsep + os.environ["PATH"],
+            "BUILD_DIR": self.build, "OUT": self.out, "FAKE_LOG": self.log,
+            "PYTHON": os.path.join(bindir, "fake-python"),
+            "WORKLOAD": "python3 " + os.path.join(d, "workload.py"),
+            "SCORE_PHASES": os.path.join(d, "score.sh"),
+            "CUDA13_LIB_PATH": "",  # no system CUDA: only devlibs/cuda
+        })
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_check(self, *stages, **fake):
+        env = dict(self.env, **{"FAKE_" + k.upper(): v for k, v in fake.items()})
+        p = subprocess.run(["bash", SCRIPT, *stages], env=env, capture_output=True,
+                           text=True, timeout=120)
+        with open(os.path.join(self.out, "gpu-check.txt")) as f:
+            report = f.read()
+        return p.returncode, report
+
+    def assertFailsOn(self, stages, criterion, **fake):
+        rc, report = self.run_check(*stages, **fake)
+        self.assertEqual(rc, 1, report)
+        fails = [l for l in report.splitlines() if l.strip().startswith("FAIL")]
+        self.assertTrue(any(criterion in l for l in fails),
+                        f"no FAIL line about {criterion!r}:\n{report}")
+        return report
+
+    # Every criterion holds: exit 0, no FAIL line, every stage passed.
+    def test_every_criterion_holds(self):
+        rc, report = self.run_check("env", "tests", "calibrate", "bare", "trace",
+                                    "counters", "ncu")
+        self.assertEqual(rc, 0, report)
+        self.assertNotIn("FAIL", report)
+        self.assertIn("every stage passed", report)
+        # ncu keeps caches and clocks as the Range Profiler does.
+        with open(self.log) as f:
+            ncu = [l for l in f if l.startswith("ncu ") and "--metrics" in l]
+        self.assertTrue(ncu)
+        self.assertIn("--cache-control none", ncu[0])
+        self.assertIn("--clock-control none", ncu[0])
+
+    # The profiled program gets no rooftrace library path; libinject gets
+    # CUPTI 13 through ROOFTRACE_CUPTI_PATH.
+    def test_cupti_reaches_libinject_only(self):
+        rc, report = self.run_check("bare", "trace")
+        self.assertEqual(rc, 0, report)
+        with open(self.log) as f:
+            runs = [l for l in f if l.startswith("workload ")]
+        self.assertEqual(len(runs), 2)
+        for line in runs:
+            self.assertNotIn("devlibs", line.split("ROOFTRACE_CUPTI_PATH=")[0])
+        self.assertIn("ROOFTRACE_CUPTI_PATH=" + os.path.join(self.build, "devlibs",
+                                                             "cuda", "libcupti.so.13"),
+                      runs[1])
+
+    def test_old_driver_fails_env(self):
+        self.assertFailsOn(["env"], "older than R580", driver="550.54.15")
+
+    def test_missing_cuda13_library_fails_env(self):
+        os.remove(os.path.join(self.build, "devlibs", "cuda", "libcupti.so.13"))
+        report = self.assertFailsOn(["env"], "libcupti.so.13 not found")
+        self.assertIn("FAIL libinject attaches CUPTI 13", report)
+
+    def test_cupti_not_attaching_fails_env(self):
+        self.assertFailsOn(["env"], "libinject attaches CUPTI 13", no_cupti="1")
+
+    def test_failing_test_binary_fails_tests(self):
+        self.assertFailsOn(["tests"], "libinject_unit_test",
+                           failing_test="libinject_unit_test")
+
+    def test_skipped_gpu_test_fails_tests(self):
+        self.assertFailsOn(["tests"], "counters_gpu_test skipped",
+                           skipping_test="counters_gpu_test")
+
+    def test_changed_tokens_fail_trace(self):
+        self.assertFailsOn(["bare", "trace"], "identical token ids",
+                           tokens_profiled="t1")
+
+    def test_low_phase_score_fails_trace(self):
+        self.assertFailsOn(["bare", "trace"], "phase score", phase_rc="1")
+
+    def test_overhead_fails_trace(self):
+        self.assertFailsOn(["bare", "trace"], "overhead", overhead_pct="5")
+
+    def test_unjoined_kernels_fail_trace(self):
+        self.assertFailsOn(["bare", "trace"], "joined to their launch", unjoined="1")
+
+    def test_no_counter_rows_fail_counters(self):
+        self.assertFailsOn(["counters"], "counter rows present", no_counter_rows="1")
+
+    def test_fallback_line_fails_counters(self):
+        self.assertFailsOn(["counters"], "no fallback line", fallback="1")
+
+    def test_disagreement_with_ncu_fails_ncu(self):
+        self.assertFailsOn(["counters", "ncu"], "agreement with ncu", ncu_skew="0.1")
+
+    def test_small_difference_from_ncu_passes(self):
+        rc, report = self.run_check("counters", "ncu", ncu_skew="0.005")
+        self.assertEqual(rc, 0, report)
+
+
+if __name__ == "__main__":
+    unittest.main()
