@@ -136,11 +136,13 @@ inline constexpr int64_t GlobalTid(int64_t pid, int64_t tid, int64_t vm = 1) {
   return GlobalPid(pid, vm) | tid;
 }
 
-// An SQLite file at `path` (replaced) holding what Exec() is given.
+// An SQLite file at `path` holding what Exec() is given.
 class ExportBuilder {
  public:
-  explicit ExportBuilder(const std::string& path) : path_(path) {
-    std::filesystem::remove(path);
+  // `replace`: start from an empty file; else add to the one at `path`.
+  explicit ExportBuilder(const std::string& path, bool replace = true)
+      : path_(path) {
+    if (replace) std::filesystem::remove(path);
     sqlite3_open(path.c_str(), &db_);
     Exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN");
   }

@@ -194,8 +194,12 @@ TEST_F(NsysRealFileTest, PidAndRankFilters) {
   const Status e2 = nsys::CheckNsysExport(file_, wrong_rank);
   EXPECT_NE(e2.message().find("has MPI rank 3"), std::string::npos)
       << e2.message();
-  // Refused before anything is written.
-  EXPECT_FALSE(Import(file_, dir.File("c.sqlite"), wrong_rank).ok());
+  // Reading refuses it too, before any session of the file is stored.
+  const std::string store = dir.File("c.sqlite");
+  auto c = Import(file_, store, wrong_rank);
+  EXPECT_EQ(c.status().message(), e2.message());
+  EXPECT_EQ(StoreQuery(store).Int("SELECT count(*) FROM sessions"), 0);
+  EXPECT_EQ(StoreQuery(store).Int("SELECT count(*) FROM kernel_rows"), 0);
 }
 
 // --counters on an nsys export, with no Nsight Compute reader connected.
