@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <cstdio>
 #include <map>
@@ -598,7 +599,7 @@ class StringCache {
 
 // ---------------------------------------------------------------- reader
 
-bool g_table_threads = std::thread::hardware_concurrency() > 1;
+std::atomic<bool> g_table_threads{std::thread::hardware_concurrency() > 1};
 
 struct OpenRange {
   uint64_t id = 0, start = 0, end = 0, domain = 0;
@@ -863,7 +864,7 @@ void NsysReader::MissingColumns(const std::string& table,
 Status NsysReader::OpenStreams() {
   const SqliteFile* db = info_.db.get();
   const std::string& path = db->path();
-  const bool threads = g_table_threads;
+  const bool threads = g_table_threads.load();
   RT_RETURN_IF_ERROR(strings_.Init(*db, info_.layout(kStringTable).present));
 
   auto usable = [&](const char* table) {
@@ -1402,17 +1403,17 @@ Status NsysReader::Run(SourceResult* result) {
   return Finish(result);
 }
 
-CounterFileReader g_counter_reader = nullptr;
+std::atomic<CounterFileReader> g_counter_reader{nullptr};
 
 }  // namespace
 
-void SetTableThreads(bool threaded) { g_table_threads = threaded; }
-bool TableThreads() { return g_table_threads; }
+void SetTableThreads(bool threaded) { g_table_threads.store(threaded); }
+bool TableThreads() { return g_table_threads.load(); }
 
 void SetCounterFileReader(CounterFileReader reader) {
-  g_counter_reader = reader;
+  g_counter_reader.store(reader);
 }
-CounterFileReader GetCounterFileReader() { return g_counter_reader; }
+CounterFileReader GetCounterFileReader() { return g_counter_reader.load(); }
 
 ExportProbe ProbeNsysExport(const std::string& path) {
   auto db = SqliteFile::Open(path);
