@@ -202,9 +202,10 @@ TEST_F(NsysRealFileTest, PidAndRankFilters) {
   EXPECT_EQ(StoreQuery(store).Int("SELECT count(*) FROM kernel_rows"), 0);
 }
 
-// --counters on an nsys export, with no Nsight Compute reader connected.
+// --counters on an nsys export while no Nsight Compute reader is connected.
 TEST_F(NsysRealFileTest, CountersWithoutAReaderAreRefused) {
-  ASSERT_EQ(nsys::GetCounterFileReader(), nullptr);
+  const nsys::CounterFileReader connected = nsys::GetCounterFileReader();
+  nsys::SetCounterFileReader(nullptr);
   SourceOptions o;
   o.counters_path = "ncu.csv";
   const Status s = nsys::CheckNsysExport(file_, o);
@@ -213,6 +214,7 @@ TEST_F(NsysRealFileTest, CountersWithoutAReaderAreRefused) {
       << s.message();
   TempDir dir("nsys");
   EXPECT_FALSE(Import(file_, dir.File("runs.sqlite"), o).ok());
+  nsys::SetCounterFileReader(connected);
 }
 
 // ------------------------------------------------------- other versions
@@ -737,13 +739,14 @@ TEST(NsysVersionsTest, CountersHookAttachesCountersByNameAndOccurrence) {
   TempDir dir("nsys");
   const std::string file = dir.File("old.sqlite");
   BuildOldExport(file);
+  const nsys::CounterFileReader connected = nsys::GetCounterFileReader();
   nsys::SetCounterFileReader(FakeCounters);
   SourceOptions o;
   o.counters_path = "fake.csv";
   o.pid = 100;
   const std::string store = dir.File("runs.sqlite");
   auto result = Import(file, store, o);
-  nsys::SetCounterFileReader(nullptr);
+  nsys::SetCounterFileReader(connected);
   ASSERT_TRUE(result.ok()) << result.status().message();
   // Launch order of pid 100: kernel(float*), gemm_tn, graph_k1, graph_k2,
   // late_kernel. --launch-skip 1 leaves no kernel(float*) to match; the
