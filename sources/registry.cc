@@ -9,6 +9,7 @@
 
 #include "base/file_digest.h"
 #include "sources/file_reader.h"
+#include "sources/nsys/nsys_source.h"
 #include "sources/rft/rft_source.h"
 
 namespace rooftrace {
@@ -16,7 +17,8 @@ namespace rooftrace {
 const std::vector<const TraceSource*>& TraceSources() {
   // Adding a format: its folder under sources/ and one line here.
   static const RftSource rft;
-  static const std::vector<const TraceSource*> sources = {&rft};
+  static const NsysSource nsys;
+  static const std::vector<const TraceSource*> sources = {&rft, &nsys};
   return sources;
 }
 

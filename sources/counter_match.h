@@ -1,0 +1,91 @@
+// Attaches per-kernel hardware counters measured by one tool (Nsight
+// Compute's CSV) to the kernels of a timeline recorded by another (an Nsight
+// Systems export, a Kineto trace) by kernel name and occurrence: the n-th
+// profiled launch of kernel K is the n-th launch of K in the timeline, once
+// the launches the profiler skipped (--launch-skip) are set aside. The
+// counters come out as CounterRecords keyed by the timeline kernels'
+// correlation ids, ready for a pipeline Session.
+//
+// A counter sample names its kernel and says which launch it measured in
+// one of three ways, tried in this order:
+//   - launch_index >= 0: the profiler's own launch index (ncu's "ID": the
+//     n-th profiled launch of the application, all kernels counted);
+//     timeline launch = launch_skip + launch_index, and its name must agree;
+//   - occurrence >= 0: the n-th profiled launch of that kernel name;
+//   - neither: the samples of one name are taken in file order: each
+//     measured the next launch of that name no earlier sample matched.
+// Names are compared exactly against every name a timeline kernel is known
+// by (mangled, demangled, short), so either side may use any of them.
+//
+// Pure function of its inputs; thread-safe. The trap: the pipeline joins
+// counters by correlation id, and the kernels of one CUDA graph launch share
+// theirs; a record for one of them would land on all, so samples of such
+// kernels are counted as unmatched (shared_correlation), never attached.
+#ifndef ROOFTRACE_SOURCES_COUNTER_MATCH_H_
+#define ROOFTRACE_SOURCES_COUNTER_MATCH_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/records.h"
+
+namespace rooftrace {
+
+// One kernel launch of the timeline, in launch (API call) order.
+struct TimelineKernel {
+  uint64_t correlation_id = 0;
+  uint32_t name = 0;  // index into CounterMatchInput::names
+};
+
+// One measured launch of the counter file.
+struct CounterSample {
+  std::string kernel_name;
+  int64_t launch_index = -1;
+  int64_t occurrence = -1;
+  // The values; correlation_id is ignored (the match sets it).
+  CounterRecord values;
+};
+
+// Which launches the profiler measured: --launch-skip and --launch-count.
+struct CounterWindow {
+  uint64_t launch_skip = 0;
+  std::optional<uint64_t> launch_count;
+};
+
+struct CounterMatchInput {
+  // Each distinct kernel of the timeline with the names it is known by.
+  std::vector<std::vector<std::string>> names;
+  std::vector<TimelineKernel> kernels;  // launch order
+  std::vector<CounterSample> samples;
+  CounterWindow window;
+};
+
+struct CounterMatchResult {
+  // One per matched sample, correlation_id set, in timeline order.
+  std::vector<CounterRecord> counters;
+  uint64_t matched = 0;
+  // Samples left without a kernel, by reason.
+  uint64_t unknown_name = 0;        // no timeline kernel has that name
+  uint64_t beyond_timeline = 0;     // more launches measured than recorded
+  uint64_t name_mismatch = 0;       // launch_index names another kernel
+  uint64_t duplicate = 0;           // a second sample for one launch
+  uint64_t shared_correlation = 0;  // a kernel of a graph launch
+  // Timeline kernels inside the window that no sample measured.
+  uint64_t kernels_without_counters = 0;
+  // One line for the user: "12 of 14 counter samples matched; 2 name no
+  // kernel of the timeline (first: 'foo')".
+  std::string summary;
+
+  uint64_t unmatched() const {
+    return unknown_name + beyond_timeline + name_mismatch + duplicate +
+           shared_correlation;
+  }
+};
+
+CounterMatchResult MatchCounters(const CounterMatchInput& input);
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_SOURCES_COUNTER_MATCH_H_
