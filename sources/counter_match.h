@@ -54,6 +54,14 @@ struct CounterWindow {
   std::optional<uint64_t> launch_count;
 };
 
+// A whole counter file (import --counters ncu.csv) as read by its format's
+// reader: every sample and the window the profiler measured.
+struct CounterFile {
+  std::string path;
+  std::vector<CounterSample> samples;
+  CounterWindow window;
+};
+
 struct CounterMatchInput {
   // Each distinct kernel of the timeline with the names it is known by.
   std::vector<std::vector<std::string>> names;

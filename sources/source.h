@@ -13,12 +13,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
 #include "pipeline/recorder.h"
+#include "sources/counter_match.h"
 
 namespace rooftrace {
 
@@ -35,6 +37,12 @@ struct SourceOptions {
   // Per-kernel counters from another file to attach to this one's kernels
   // (import --counters ncu.csv); empty: none.
   std::string counters_path;
+  // The counters of counters_path, read once by the registry
+  // (ReadSourceInto, CheckSource) with the counter file's reader before
+  // Read() is called; null when counters_path is empty. A source with a
+  // timeline matches them to its kernels (MatchCounters); a source without
+  // one refuses them with a message naming both files.
+  std::shared_ptr<const CounterFile> counters;
   // Progress lines on stderr for long files.
   bool progress = false;
   // RecorderOptions::flush_records for sources that stream long sessions.
