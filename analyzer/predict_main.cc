@@ -15,14 +15,30 @@ namespace po = boost::program_options;
 
 namespace rooftrace {
 
-// Declared in analyzer/commands.h; cli/ registers it.
-int PredictMain(int argc, char** argv) {
-  using namespace analyzer;
+namespace {
+
+// What the command line says, as typed; checked by ToPredictOptions.
+struct PredictArgs {
+  std::string model_arg, device, device_profile, dtype, weight_dtype,
+      activation_dtype, kv_dtype, attention, mlp_fusion, format, html_path,
+      svg_path;
+  int64_t batch = 0, prompt = 0, generate = 0, tp = 0;
+  double link_gb = 0;
+  bool link_gb_given = false;
+};
+
+std::string BuiltinList() {
   std::string builtins;
-  for (const std::string& n : BuiltinModelNames()) {
+  for (const std::string& n : analyzer::BuiltinModelNames()) {
     builtins += (builtins.empty() ? "" : ", ") + n;
   }
-  CommandSpec spec;
+  return builtins;
+}
+
+// The usage, help text and options of `predict`, bound to *a.
+void DescribePredict(const std::string& builtins, PredictArgs* a,
+                     CommandSpec* spec_out) {
+  CommandSpec& spec = *spec_out;
   spec.name = "predict";
   spec.usage =
       "rooftrace predict --model CONFIG (--device KEY | --device-profile "
@@ -56,139 +72,178 @@ int PredictMain(int argc, char** argv) {
       "--format json > prediction.json\n"
       "  rooftrace predict --model Llama-3-8B --device l4 --html "
       "prediction.html";
-  std::string model_arg, device, device_profile, dtype, weight_dtype,
-      activation_dtype, kv_dtype, attention, mlp_fusion, format, html_path,
-      svg_path;
-  int64_t batch = 0, prompt = 0, generate = 0, tp = 0;
-  double link_gb = 0;
   // One option per paragraph reads better than the formatter's packing of
   // the chained calls.
   // clang-format off
   spec.options.add_options()
-      ("model", po::value<std::string>(&model_arg),
+      ("model", po::value<std::string>(&a->model_arg),
        "a Hugging Face config.json, or a built-in config name (see below)")
-      ("device", po::value<std::string>(&device),
+      ("device", po::value<std::string>(&a->device),
        "datasheet key or CUDA device name (rooftrace devices lists them), "
        "e.g. h100-sxm")
-      ("device-profile", po::value<std::string>(&device_profile),
+      ("device-profile", po::value<std::string>(&a->device_profile),
        "a calibrated device profile (rooftrace calibrate) instead of "
        "--device: its measured roofs")
-      ("batch", po::value<int64_t>(&batch)->default_value(1),
+      ("batch", po::value<int64_t>(&a->batch)->default_value(1),
        "sequences per step")
-      ("prompt", po::value<int64_t>(&prompt)->default_value(512),
+      ("prompt", po::value<int64_t>(&a->prompt)->default_value(512),
        "prompt length in tokens (the prefill step)")
-      ("generate", po::value<int64_t>(&generate)->default_value(128),
+      ("generate", po::value<int64_t>(&a->generate)->default_value(128),
        "tokens generated per sequence; the first comes from the prefill, "
        "the rest from generate - 1 decode steps")
-      ("dtype", po::value<std::string>(&dtype)->default_value("bf16"),
+      ("dtype", po::value<std::string>(&a->dtype)->default_value("bf16"),
        "element type of weights, activations and KV cache at once: bf16, "
        "fp16, fp8 or int8")
-      ("weight-dtype", po::value<std::string>(&weight_dtype),
+      ("weight-dtype", po::value<std::string>(&a->weight_dtype),
        "weights: bf16, fp16, fp8, int8 or int4 (int8 / int4 with 16-bit "
        "activations are widened: the GEMMs run on the bf16 roof); default "
        "--dtype")
-      ("activation-dtype", po::value<std::string>(&activation_dtype),
+      ("activation-dtype", po::value<std::string>(&a->activation_dtype),
        "activations, which pick the GEMM roof: bf16 / fp16 (fp16/bf16 "
        "tensor), fp8 (fp8 tensor), int8 (int8 tensor); default --dtype")
-      ("kv-dtype", po::value<std::string>(&kv_dtype),
+      ("kv-dtype", po::value<std::string>(&a->kv_dtype),
        "KV cache: bf16, fp16, fp8 or int8; default --dtype")
-      ("tp", po::value<int64_t>(&tp)->default_value(1),
+      ("tp", po::value<int64_t>(&a->tp)->default_value(1),
        "tensor-parallel GPUs: heads, MLP and vocabulary split N ways, two "
        "all-reduces per layer over the GPU link")
-      ("link-bandwidth", po::value<double>(&link_gb),
+      ("link-bandwidth", po::value<double>(&a->link_gb),
        "GPU-to-GPU bandwidth in GB/s (1e9 bytes/s), one direction per GPU; "
        "default: the datasheet's (H100 SXM NVLink 4: 450)")
-      ("attention", po::value<std::string>(&attention)->default_value("flash"),
+      ("attention", po::value<std::string>(&a->attention)->default_value("flash"),
        "flash (one fused kernel, scores stay on chip) or unfused (score "
        "GEMM, softmax, value GEMM with the scores stored)")
       ("mlp-fusion",
-       po::value<std::string>(&mlp_fusion)->default_value("unfused"),
+       po::value<std::string>(&a->mlp_fusion)->default_value("unfused"),
        "MLP activation traffic (seed 000): unfused (every intermediate "
        "stored and reloaded), epilogue (activation in the first GEMM's "
        "epilogue), full (no intermediate reaches DRAM)")
-      ("format", po::value<std::string>(&format)->default_value("table"),
+      ("format", po::value<std::string>(&a->format)->default_value("table"),
        "table, csv or json on stdout (json is what analyze --expect reads)")
-      ("html", po::value<std::string>(&html_path),
+      ("html", po::value<std::string>(&a->html_path),
        "write a self-contained HTML page: header, totals, roofline plot "
        "(analyze's style, one point per op and phase), tables")
-      ("svg", po::value<std::string>(&svg_path),
+      ("svg", po::value<std::string>(&a->svg_path),
        "write the roofline plot alone (SVG)");
   // clang-format on
-  po::variables_map vm;
-  if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
-    return *rc;
+}
+
+// The options Predict() takes, from what was typed; one message per
+// mistake, naming the option.
+Status ToPredictOptions(const PredictArgs& a, const std::string& builtins,
+                        analyzer::PredictOptions* options) {
+  using namespace analyzer;
+  if (a.model_arg.empty()) {
+    return InvalidArgument(
+        "no model: pass --model with a config.json or one of " + builtins);
   }
-  auto fail = [](const std::string& message) {
-    std::cerr << "rooftrace predict: " << message << "\n";
-    return kExitUsage;
-  };
-  if (model_arg.empty()) {
-    return fail("no model: pass --model with a config.json or one of " +
-                builtins);
+  if (a.format != "table" && a.format != "csv" && a.format != "json") {
+    return InvalidArgument("--format '" + a.format +
+                           "' is not one of table, csv, json");
   }
-  if (format != "table" && format != "csv" && format != "json") {
-    return fail("--format '" + format + "' is not one of table, csv, json");
+  if (a.link_gb_given && a.link_gb <= 0) {
+    return InvalidArgument("--link-bandwidth must be > 0 GB/s (found " +
+                           std::to_string(a.link_gb) + ")");
   }
-  if (vm.count("link-bandwidth") && link_gb <= 0) {
-    return fail("--link-bandwidth must be > 0 GB/s (found " +
-                std::to_string(link_gb) + ")");
+  options->batch = a.batch;
+  options->prompt = a.prompt;
+  options->generate = a.generate;
+  if (a.tp <= 0 || a.tp > 1024) {
+    return InvalidArgument("--tp must be between 1 and 1024 (found " +
+                           std::to_string(a.tp) + ")");
   }
-  PredictOptions options;
-  options.batch = batch;
-  options.prompt = prompt;
-  options.generate = generate;
-  if (tp <= 0 || tp > 1024) {
-    return fail("--tp must be between 1 and 1024 (found " + std::to_string(tp) +
-                ")");
-  }
-  options.tp = static_cast<int>(tp);
+  options->tp = static_cast<int>(a.tp);
   struct DtypeOption {
     const char* flag;
     const std::string* value;
     Dtype* out;
   };
-  const std::optional<Dtype> all = DtypeFromName(dtype);
+  const std::optional<Dtype> all = DtypeFromName(a.dtype);
   if (!all || *all == Dtype::kInt4) {
-    return fail("--dtype '" + dtype +
-                "' is not one of bf16, fp16, fp8, int8 (int4 is for "
-                "--weight-dtype)");
+    return InvalidArgument("--dtype '" + a.dtype +
+                           "' is not one of bf16, fp16, fp8, int8 (int4 is for "
+                           "--weight-dtype)");
   }
-  options.weights = options.activations = options.kv_cache = *all;
+  options->weights = options->activations = options->kv_cache = *all;
   for (const DtypeOption& d :
-       {DtypeOption{"--weight-dtype", &weight_dtype, &options.weights},
-        DtypeOption{"--activation-dtype", &activation_dtype,
-                    &options.activations},
-        DtypeOption{"--kv-dtype", &kv_dtype, &options.kv_cache}}) {
+       {DtypeOption{"--weight-dtype", &a.weight_dtype, &options->weights},
+        DtypeOption{"--activation-dtype", &a.activation_dtype,
+                    &options->activations},
+        DtypeOption{"--kv-dtype", &a.kv_dtype, &options->kv_cache}}) {
     if (d.value->empty()) continue;
     const std::optional<Dtype> v = DtypeFromName(*d.value);
     if (!v) {
-      return fail(std::string(d.flag) + " '" + *d.value +
-                  "' is not one of bf16, fp16, fp8, int8, int4");
+      return InvalidArgument(std::string(d.flag) + " '" + *d.value +
+                             "' is not one of bf16, fp16, fp8, int8, int4");
     }
     *d.out = *v;
   }
-  if (attention == "flash") {
-    options.attention = AttentionImpl::kFlash;
-  } else if (attention == "unfused") {
-    options.attention = AttentionImpl::kUnfused;
+  if (a.attention == "flash") {
+    options->attention = AttentionImpl::kFlash;
+  } else if (a.attention == "unfused") {
+    options->attention = AttentionImpl::kUnfused;
   } else {
-    return fail("--attention '" + attention + "' is not one of flash, unfused");
+    return InvalidArgument("--attention '" + a.attention +
+                           "' is not one of flash, unfused");
   }
-  if (mlp_fusion == "unfused") {
-    options.mlp_fusion = MlpFusion::kUnfused;
-  } else if (mlp_fusion == "epilogue") {
-    options.mlp_fusion = MlpFusion::kEpilogue;
-  } else if (mlp_fusion == "full") {
-    options.mlp_fusion = MlpFusion::kFull;
+  if (a.mlp_fusion == "unfused") {
+    options->mlp_fusion = MlpFusion::kUnfused;
+  } else if (a.mlp_fusion == "epilogue") {
+    options->mlp_fusion = MlpFusion::kEpilogue;
+  } else if (a.mlp_fusion == "full") {
+    options->mlp_fusion = MlpFusion::kFull;
   } else {
-    return fail("--mlp-fusion '" + mlp_fusion +
-                "' is not one of unfused, epilogue, full");
+    return InvalidArgument("--mlp-fusion '" + a.mlp_fusion +
+                           "' is not one of unfused, epilogue, full");
   }
 
-  StatusOr<ModelConfig> model = LoadModelConfig(model_arg);
+  return OkStatus();
+}
+
+// The --svg and --html files, when asked for.
+Status WritePredictionFiles(const analyzer::Prediction& prediction,
+                            const PredictArgs& a) {
+  using namespace analyzer;
+  if (!a.svg_path.empty()) {
+    const Status st = WriteTextFile(
+        a.svg_path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
+                        RenderPredictionSvg(prediction));
+    if (!st.ok()) return InvalidArgument("--svg " + st.message());
+  }
+  if (!a.html_path.empty()) {
+    std::ostringstream html;
+    MakePredictionWriter("html")->Write(prediction, html);
+    const Status st = WriteTextFile(a.html_path, html.str());
+    if (!st.ok()) return InvalidArgument("--html " + st.message());
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+// Declared in analyzer/commands.h; cli/ registers it.
+int PredictMain(int argc, char** argv) {
+  using namespace analyzer;
+  const std::string builtins = BuiltinList();
+  PredictArgs a;
+  CommandSpec spec;
+  DescribePredict(builtins, &a, &spec);
+  po::variables_map vm;
+  if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
+    return *rc;
+  }
+  a.link_gb_given = vm.count("link-bandwidth") > 0;
+  auto fail = [](const std::string& message) {
+    std::cerr << "rooftrace predict: " << message << "\n";
+    return kExitUsage;
+  };
+  PredictOptions options;
+  if (Status st = ToPredictOptions(a, builtins, &options); !st.ok()) {
+    return fail(st.message());
+  }
+  StatusOr<ModelConfig> model = LoadModelConfig(a.model_arg);
   if (!model.ok()) return fail(model.status().message());
   StatusOr<PredictDevice> dev =
-      ResolvePredictDevice(device, device_profile, link_gb);
+      ResolvePredictDevice(a.device, a.device_profile, a.link_gb);
   if (!dev.ok()) return fail(dev.status().message());
   StatusOr<Prediction> prediction = Predict(*model, options, *dev);
   if (!prediction.ok()) return fail(prediction.status().message());
@@ -196,18 +251,9 @@ int PredictMain(int argc, char** argv) {
   for (const std::string& w : prediction->warnings) {
     std::cerr << "rooftrace predict: warning: " << w << "\n";
   }
-  MakePredictionWriter(format)->Write(*prediction, std::cout);
-  if (!svg_path.empty()) {
-    const Status st =
-        WriteTextFile(svg_path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
-                                    RenderPredictionSvg(*prediction));
-    if (!st.ok()) return fail("--svg " + st.message());
-  }
-  if (!html_path.empty()) {
-    std::ostringstream html;
-    MakePredictionWriter("html")->Write(*prediction, html);
-    const Status st = WriteTextFile(html_path, html.str());
-    if (!st.ok()) return fail("--html " + st.message());
+  MakePredictionWriter(a.format)->Write(*prediction, std::cout);
+  if (Status st = WritePredictionFiles(*prediction, a); !st.ok()) {
+    return fail(st.message());
   }
   return kExitOk;
 }
