@@ -157,6 +157,103 @@ StatusOr<CalibrationResult> RunThroughModule(bool quick, int device,
 
 }  // namespace
 
+namespace {
+
+// What the command line says.
+struct CalibrateArgs {
+  std::string output, html, save_result, from_result, sample, counters_store;
+  bool quick = false;
+  int device = 0;
+  int64_t run_id = -1;
+};
+
+// --from-result (and --counters-store): no GPU, the profile and report of a
+// saved calibration result, its counters validated when a store is given.
+int RenderFromResult(const CalibrateArgs& a) {
+  auto result = kernels::LoadCalibrationResult(a.from_result);
+  if (!result.ok()) {
+    std::cerr << "rooftrace calibrate: " << result.status().message()
+              << "\n";
+    return kExitUsage;
+  }
+  if (!a.counters_store.empty()) {
+    auto counted = kernels::ReadCountedKernels(a.counters_store, a.run_id);
+    if (!counted.ok()) {
+      std::cerr << "rooftrace calibrate: " << counted.status().message()
+                << "\n";
+      return kExitUsage;
+    }
+    result->validation = kernels::ValidateCounters(*result, *counted);
+    if (result->validation.empty()) {
+      std::cerr << "rooftrace calibrate: " << a.counters_store
+                << ": no counted FLOPs or DRAM bytes of calibration's "
+                   "reference kernels (rooftrace:stream_*, rooftrace:own_*"
+                   " ranges) in "
+                << (a.run_id < 0 ? std::string("the newest run")
+                               : "run " + std::to_string(a.run_id))
+                << "; record it with `rooftrace profile --mode counters` "
+                   "around the calibrate run that saved "
+                << a.from_result << "\n";
+      return kExitUsage;
+    }
+    auto& notes = result->notes;
+    notes.erase(std::remove_if(notes.begin(), notes.end(),
+                               [](const kernels::StepNote& n) {
+                                 return n.step == "counter validation";
+                               }),
+                notes.end());
+  }
+  return WriteOutputs(*result, a.output, a.save_result, a.html);
+}
+
+// --sample: no GPU, a report modelled from a datasheet entry.
+int RenderSample(const CalibrateArgs& a, const std::string& command) {
+  const DatasheetEntry* e = FindDatasheetEntry(a.sample);
+  if (!e) {
+    std::cerr << "rooftrace calibrate: --sample '" << a.sample
+              << "' is not a GPU of the datasheet table; see `rooftrace "
+                 "devices` for the keys (e.g. h100-sxm)\n";
+    return kExitUsage;
+  }
+  if (!a.output.empty()) {
+    std::cerr << "rooftrace calibrate: --sample renders a modelled report "
+                 "only; it writes no device profile (-o): a profile must "
+                 "hold measurements\n";
+    return kExitUsage;
+  }
+  // Compute capability and L2 of the a.sample's GPU: the datasheet table
+  // does not carry them.
+  struct Arch {
+    const char* key;
+    int sm;
+    uint64_t l2_mib;
+  };
+  constexpr Arch kArchs[] = {
+      {"t4", 75, 4},        {"v100", 70, 6},     {"a100-80gb", 80, 40},
+      {"a100-40gb", 80, 40}, {"h100-pcie", 90, 50}, {"h100-sxm", 90, 50},
+      {"h200", 90, 50},      {"l40s", 89, 96},    {"l4", 89, 48},
+      {"b200", 100, 126}};
+  const Arch* arch = nullptr;
+  for (const Arch& a : kArchs) {
+    if (e->key == a.key) arch = &a;
+  }
+  if (!arch) {
+    std::cerr << "rooftrace calibrate: --sample '" << a.sample
+              << "': no compute capability is known for " << e->name
+              << " (rooftrace calibrates NVIDIA GPUs); pick an NVIDIA "
+                 "entry of `rooftrace devices`\n";
+    return kExitUsage;
+  }
+  const uint64_t kSampleL2 = arch->l2_mib << 20;
+  const int sm = arch->sm;
+  CalibrationResult r =
+      kernels::MakeModelledSample(*e, sm, kSampleL2, a.quick);
+  r.command = command + " (modelled, no GPU used)";
+  return WriteOutputs(r, "", a.save_result, a.html);
+}
+
+}  // namespace
+
 int CalibrateMain(int argc, char** argv) {
   CommandSpec spec;
   spec.name = "calibrate";
@@ -181,142 +278,61 @@ int CalibrateMain(int argc, char** argv) {
       "      rooftrace calibrate --quick --save-result r.json -o p0.json\n"
       "  rooftrace calibrate --from-result r.json --counters-store cal.sqlite "
       "-o profile.json\n";
-  std::string output, html, save_result, from_result, sample, counters_store;
-  bool quick = false;
-  int device = 0;
-  int64_t run_id = -1;
+  CalibrateArgs a;
   spec.options.add_options()
-      ("output,o", po::value<std::string>(&output),
+      ("output,o", po::value<std::string>(&a.output),
        "device profile to write (default profile.json; with --from-result "
        "only when given)")
-      ("quick", po::bool_switch(&quick),
+      ("quick", po::bool_switch(&a.quick),
        "smaller sweeps, fewer repeats: under a minute")
-      ("html", po::value<std::string>(&html),
+      ("html", po::value<std::string>(&a.html),
        "write the calibration report (roofline with MLP points and M-sweep)")
-      ("save-result", po::value<std::string>(&save_result),
+      ("save-result", po::value<std::string>(&a.save_result),
        "also save the raw calibration result (JSON) for later rendering")
-      ("from-result", po::value<std::string>(&from_result),
+      ("from-result", po::value<std::string>(&a.from_result),
        "no GPU: rebuild profile/report from a saved calibration result")
-      ("sample", po::value<std::string>(&sample),
+      ("sample", po::value<std::string>(&a.sample),
        "no GPU: render a report MODELLED from a datasheet entry (e.g. "
        "h100-sxm), labelled SAMPLE / not measured")
-      ("counters-store", po::value<std::string>(&counters_store),
+      ("counters-store", po::value<std::string>(&a.counters_store),
        "with --from-result: validate the hardware counts of a counters-mode "
        "run of that calibration (store of `rooftrace profile --mode "
        "counters`) against the reference kernels' FLOPs and bytes")
-      ("run", po::value<int64_t>(&run_id)->default_value(-1),
+      ("run", po::value<int64_t>(&a.run_id)->default_value(-1),
        "run id in --counters-store (default: the newest)")
-      ("device", po::value<int>(&device)->default_value(0),
+      ("device", po::value<int>(&a.device)->default_value(0),
        "CUDA device ordinal");
   po::variables_map vm;
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;
   }
-  if (!from_result.empty() && !sample.empty()) {
+  if (!a.from_result.empty() && !a.sample.empty()) {
     std::cerr << "rooftrace calibrate: --from-result and --sample exclude "
                  "each other: pick the recorded result or the sample\n";
     return kExitUsage;
   }
 
-  if (!from_result.empty()) {
-    auto result = kernels::LoadCalibrationResult(from_result);
-    if (!result.ok()) {
-      std::cerr << "rooftrace calibrate: " << result.status().message()
-                << "\n";
-      return kExitUsage;
-    }
-    if (!counters_store.empty()) {
-      auto counted = kernels::ReadCountedKernels(counters_store, run_id);
-      if (!counted.ok()) {
-        std::cerr << "rooftrace calibrate: " << counted.status().message()
-                  << "\n";
-        return kExitUsage;
-      }
-      result->validation = kernels::ValidateCounters(*result, *counted);
-      if (result->validation.empty()) {
-        std::cerr << "rooftrace calibrate: " << counters_store
-                  << ": no counted FLOPs or DRAM bytes of calibration's "
-                     "reference kernels (rooftrace:stream_*, rooftrace:own_*"
-                     " ranges) in "
-                  << (run_id < 0 ? std::string("the newest run")
-                                 : "run " + std::to_string(run_id))
-                  << "; record it with `rooftrace profile --mode counters` "
-                     "around the calibrate run that saved "
-                  << from_result << "\n";
-        return kExitUsage;
-      }
-      auto& notes = result->notes;
-      notes.erase(std::remove_if(notes.begin(), notes.end(),
-                                 [](const kernels::StepNote& n) {
-                                   return n.step == "counter validation";
-                                 }),
-                  notes.end());
-    }
-    return WriteOutputs(*result, output, save_result, html);
-  }
-  if (!counters_store.empty()) {
+  if (!a.from_result.empty()) return RenderFromResult(a);
+  if (!a.counters_store.empty()) {
     std::cerr << "rooftrace calibrate: --counters-store works with "
                  "--from-result (the result of the calibrate run that was "
                  "recorded in counters mode)\n";
     return kExitUsage;
   }
 
-  if (!sample.empty()) {
-    const DatasheetEntry* e = FindDatasheetEntry(sample);
-    if (!e) {
-      std::cerr << "rooftrace calibrate: --sample '" << sample
-                << "' is not a GPU of the datasheet table; see `rooftrace "
-                   "devices` for the keys (e.g. h100-sxm)\n";
-      return kExitUsage;
-    }
-    if (!output.empty()) {
-      std::cerr << "rooftrace calibrate: --sample renders a modelled report "
-                   "only; it writes no device profile (-o): a profile must "
-                   "hold measurements\n";
-      return kExitUsage;
-    }
-    // Compute capability and L2 of the sample's GPU: the datasheet table
-    // does not carry them.
-    struct Arch {
-      const char* key;
-      int sm;
-      uint64_t l2_mib;
-    };
-    constexpr Arch kArchs[] = {
-        {"t4", 75, 4},        {"v100", 70, 6},     {"a100-80gb", 80, 40},
-        {"a100-40gb", 80, 40}, {"h100-pcie", 90, 50}, {"h100-sxm", 90, 50},
-        {"h200", 90, 50},      {"l40s", 89, 96},    {"l4", 89, 48},
-        {"b200", 100, 126}};
-    const Arch* arch = nullptr;
-    for (const Arch& a : kArchs) {
-      if (e->key == a.key) arch = &a;
-    }
-    if (!arch) {
-      std::cerr << "rooftrace calibrate: --sample '" << sample
-                << "': no compute capability is known for " << e->name
-                << " (rooftrace calibrates NVIDIA GPUs); pick an NVIDIA "
-                   "entry of `rooftrace devices`\n";
-      return kExitUsage;
-    }
-    const uint64_t kSampleL2 = arch->l2_mib << 20;
-    const int sm = arch->sm;
-    CalibrationResult r =
-        kernels::MakeModelledSample(*e, sm, kSampleL2, quick);
-    r.command = JoinArgs(argc, argv) + " (modelled, no GPU used)";
-    return WriteOutputs(r, "", save_result, html);
-  }
+  if (!a.sample.empty()) return RenderSample(a, JoinArgs(argc, argv));
 
-  if (output.empty()) output = "profile.json";
+  if (a.output.empty()) a.output = "profile.json";
 #ifdef ROOFTRACE_HAVE_CUDA
-  auto result = RunThroughModule(quick, device, JoinArgs(argc, argv));
+  auto result = RunThroughModule(a.quick, a.device, JoinArgs(argc, argv));
   if (!result.ok()) {
     std::cerr << "rooftrace calibrate: " << result.status().message() << "\n";
     return kExitUsage;
   }
   result->rooftrace_version = kRooftraceVersion;
-  return WriteOutputs(*result, output, save_result, html);
+  return WriteOutputs(*result, a.output, a.save_result, a.html);
 #else
-  (void)device;
+  (void)a.device;
   std::cerr << "rooftrace calibrate: calibration needs the CUDA build of "
                "rooftrace and a GPU; this rooftrace was built without CUDA. "
                "Rebuild with the CUDA Toolkit (cmake -DROOFTRACE_WITH_CUDA=ON) "
