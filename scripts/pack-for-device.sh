@@ -15,15 +15,29 @@
 #                       libinject gets CUPTI through ROOFTRACE_CUPTI_PATH.
 # --no-cublas leaves cuBLAS out (about 570 MB): the device's PyTorch cu13
 # wheels, or CUDA13_LIB_PATH, must then provide it (gpu-check.sh env says).
+# --no-cuda leaves every CUDA library out (the device has a CUDA 13 toolkit
+# or PyTorch cu13 wheels; gpu-check.sh env checks each one).
+# --slim DIR also writes DIR (e.g. build-dev): the same layout with only
+# what gpu-check.sh runs (rooftrace, the two .so, the GPU test binaries and
+# the test app), stripped, so it fits a device tool's carry limit (tens of
+# MiB instead of the build's 1.6 GB). Run gpu-check.sh with BUILD_DIR=DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 with_cublas=1
-for arg in "$@"; do
-  case $arg in
+with_cuda=1
+slim=""
+while (($#)); do
+  case $1 in
     --no-cublas) with_cublas=0 ;;
-    *) echo "pack-for-device: unknown option '$arg' (known: --no-cublas)" >&2; exit 2 ;;
+    --no-cuda) with_cuda=0 ;;
+    --slim)
+      [ $# -ge 2 ] || { echo "pack-for-device: --slim needs a directory" >&2; exit 2; }
+      slim=$2
+      shift ;;
+    *) echo "pack-for-device: unknown option '$1' (known: --no-cublas, --no-cuda, --slim DIR)" >&2; exit 2 ;;
   esac
+  shift
 done
 host="$BUILD_DIR/devlibs/host"
 cuda="$BUILD_DIR/devlibs/cuda"
@@ -47,7 +61,8 @@ toolkit_bin=$(sed -n 's/^CUDAToolkit_BIN_DIR:PATH=//p' "$BUILD_DIR/CMakeCache.tx
 toolkit_lib=${CUDA_LIB_DIR:-$(dirname "${toolkit_bin:-/usr/local/cuda/bin}")/lib64}
 needed=(libcupti.so.13 libnvperf_host.so libnvperf_target.so libcudart.so.13)
 ((with_cublas)) && needed+=(libcublas.so.13 libcublasLt.so.13)
-for name in "${needed[@]}"; do
+((with_cuda)) || needed=()
+for name in ${needed[@]+"${needed[@]}"}; do
   if [ ! -e "$toolkit_lib/$name" ]; then
     echo "pack-for-device: $toolkit_lib/$name is missing: the CUDA 13 toolkit the build used has no $name" >&2
     exit 1
@@ -56,3 +71,17 @@ for name in "${needed[@]}"; do
 done
 du -sh "$BUILD_DIR" "$host" "$cuda"
 ls "$host" "$cuda"
+
+if [ -n "$slim" ]; then
+  rm -rf "$slim"
+  mkdir -p "$slim/bin" "$slim/lib" "$slim/tests/libinject_apps"
+  cp -r "$BUILD_DIR/devlibs" "$slim/"
+  cp "$BUILD_DIR/bin/rooftrace" "$slim/bin/"
+  cp "$BUILD_DIR"/lib/*.so "$slim/lib/"
+  for t in libinject_gpu_test counters_gpu_test kernels_gpu_test; do
+    [ -x "$BUILD_DIR/tests/$t" ] && cp "$BUILD_DIR/tests/$t" "$slim/tests/"
+  done
+  cp "$BUILD_DIR"/tests/libinject_apps/rt_* "$slim/tests/libinject_apps/"
+  find "$slim/bin" "$slim/lib" "$slim/tests" -type f -exec strip --strip-debug {} + 2>/dev/null || true
+  du -sh "$slim"
+fi

@@ -65,8 +65,12 @@ TEST(CountersGpuTest, CountsFfmaFlopsAndCopyBytes) {
   CUcontext ctx = CurrentContext();
   ASSERT_NE(ctx, nullptr);
 
-  StatusOr<CuptiProfilerApi> api =
-      LoadCuptiProfilerApi(ROOFTRACE_CUPTI_LIBRARY);
+  // On the GPU machine the build machine's CUPTI path may not exist:
+  // gpu-check.sh names the device's CUPTI 13 in ROOFTRACE_CUPTI_PATH, as
+  // libinject reads it.
+  const char* cupti = std::getenv("ROOFTRACE_CUPTI_PATH");
+  StatusOr<CuptiProfilerApi> api = LoadCuptiProfilerApi(
+      cupti != nullptr && *cupti != '\0' ? cupti : ROOFTRACE_CUPTI_LIBRARY);
   ASSERT_TRUE(api.ok()) << api.status().message();
   CountersOptions options;
   options.set = CounterSet::kFull;
