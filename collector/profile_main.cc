@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/cli.h"
+#include "base/executable.h"
 #include "collector/commands.h"
 #include "sources/rft/ingest_internal.h"
 #include "pipeline/recorder.h"
@@ -41,12 +42,8 @@ std::string FindInjectLibrary() {
   if (const char* env = getenv("ROOFTRACE_INJECT_LIB"); env && *env) {
     return env;
   }
-  char exe[PATH_MAX] = {0};
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return "";
-  return (fs::path(std::string(exe, n)).parent_path().parent_path() / "lib" /
-          "librooftrace_inject.so")
-      .string();
+  const std::string prefix = ExecutablePrefix();
+  return prefix.empty() ? "" : prefix + "/lib/librooftrace_inject.so";
 }
 
 // CMD as execvp would find it; empty when it cannot be run.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/cli.h"
+#include "base/executable.h"
 #include "base/files.h"
 #include "kernels/commands.h"
 #include "model/datasheet.h"
@@ -101,13 +102,9 @@ StatusOr<CalibrationResult> RunThroughModule(bool quick, int device,
   if (const char* env = std::getenv(kernels::kCalibrateModuleEnv)) {
     candidates.push_back(env);
   } else {
-    std::error_code ec;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-      candidates.push_back(
-          (exe.parent_path() / ".." / "lib" / kernels::kCalibrateModuleFile)
-              .lexically_normal()
-              .string());
+    const std::string prefix = ExecutablePrefix();
+    if (!prefix.empty()) {
+      candidates.push_back(prefix + "/lib/" + kernels::kCalibrateModuleFile);
     }
     candidates.push_back(kernels::kCalibrateModuleFile);
   }
