@@ -453,7 +453,8 @@ class Joiner {
     pin.gemms.assign(out_.gemms.size(), {});
     for (size_t i = 0; i < out_.gemms.size(); ++i) {
       const GemmRecord& g = *out_.gemms[i].gemm;
-      pin.gemms[i] = {g.m, g.n, g.a_ptr, g.b_ptr, g.weight_operand};
+      pin.gemms[i] = {g.m, g.n, g.a_ptr, g.b_ptr, g.weight_operand, g.k,
+                     g.batch};
     }
     pin.prev_step_tokens = s_.flushed().last_step_tokens;
     PhaseResult pr = DetectPhases(pin, phases_);

@@ -29,6 +29,67 @@ int Lookup(const std::vector<std::pair<uint64_t, int>>& table, uint64_t ptr) {
   return it != table.end() && it->first == ptr ? it->second : 0;
 }
 
+// Each GEMM's weight operand (the one whose pointer repeats across steps)
+// and token count (its other dimension), then each step's token count: the
+// count whose GEMMs do most of the step's FLOPs. Not the largest count: a
+// small GEMM outside the weights can see another dimension (the rotary
+// embedding's inv_freq x positions outer product, K = 1, sees 64 = head
+// dim / 2 at every decode step of a Llama in transformers 5, which made
+// decode steps look like prefills of 64 tokens on the H100 run).
+std::vector<int64_t> StepTokenCounts(const PhaseInput& in, PhaseResult* r) {
+  std::vector<std::pair<uint64_t, int>> a_pairs, b_pairs;
+  for (size_t g = 0; g < in.gemms.size(); ++g) {
+    if (r->gemm_step[g] < 0) continue;
+    a_pairs.emplace_back(in.gemms[g].a_ptr, r->gemm_step[g]);
+    b_pairs.emplace_back(in.gemms[g].b_ptr, r->gemm_step[g]);
+  }
+  const auto a_steps = DistinctSteps(std::move(a_pairs));
+  const auto b_steps = DistinctSteps(std::move(b_pairs));
+  // (step, token count) -> FLOPs of the step's GEMMs that see that count.
+  std::vector<std::pair<std::pair<int, int64_t>, double>> votes;
+  for (size_t g = 0; g < in.gemms.size(); ++g) {
+    const auto& gm = in.gemms[g];
+    int sa = Lookup(a_steps, gm.a_ptr);
+    int sb = Lookup(b_steps, gm.b_ptr);
+    if (gm.weight_hint == 1) {
+      sa = 1, sb = 0;
+    } else if (gm.weight_hint == 2) {
+      sa = 0, sb = 1;
+    }
+    const int step = r->gemm_step[g];
+    if (step >= 0 && sa > sb) {
+      r->gemm_weight[g] = 1;
+      r->gemm_tokens[g] = gm.n;
+    } else if (step >= 0 && sb > sa) {
+      r->gemm_weight[g] = 2;
+      r->gemm_tokens[g] = gm.m;
+    } else {
+      r->gemm_tokens[g] = std::min(gm.m, gm.n);  // no repeat evidence
+    }
+    if (step >= 0) {
+      const double flops = 2.0 * static_cast<double>(gm.m) *
+                           static_cast<double>(gm.n) *
+                           static_cast<double>(std::max<int64_t>(gm.k, 1)) *
+                           static_cast<double>(std::max<int64_t>(gm.batch, 1));
+      votes.push_back({{step, r->gemm_tokens[g]}, flops});
+    }
+  }
+  std::sort(votes.begin(), votes.end());
+  std::vector<int64_t> step_tokens(r->steps.size(), -1);
+  std::vector<double> best(r->steps.size(), -1.0);
+  for (size_t i = 0; i < votes.size();) {
+    const auto key = votes[i].first;
+    double sum = 0;
+    for (; i < votes.size() && votes[i].first == key; ++i) sum += votes[i].second;
+    // Ascending token counts: a tie goes to the larger count.
+    if (sum >= best[key.first]) {
+      best[key.first] = sum;
+      step_tokens[key.first] = key.second;
+    }
+  }
+  return step_tokens;
+}
+
 }  // namespace
 
 void ClassifySteps(const std::vector<int64_t>& t,
@@ -220,39 +281,7 @@ PhaseResult DetectPhases(const PhaseInput& in, const PhaseOptions& opt) {
     }
   }
 
-  // ---- weight operands and token counts
-  std::vector<std::pair<uint64_t, int>> a_pairs, b_pairs;
-  for (size_t g = 0; g < in.gemms.size(); ++g) {
-    if (r.gemm_step[g] < 0) continue;
-    a_pairs.emplace_back(in.gemms[g].a_ptr, r.gemm_step[g]);
-    b_pairs.emplace_back(in.gemms[g].b_ptr, r.gemm_step[g]);
-  }
-  const auto a_steps = DistinctSteps(std::move(a_pairs));
-  const auto b_steps = DistinctSteps(std::move(b_pairs));
-  std::vector<int64_t> step_tokens(r.steps.size(), -1);
-  for (size_t g = 0; g < in.gemms.size(); ++g) {
-    const auto& gm = in.gemms[g];
-    int sa = Lookup(a_steps, gm.a_ptr);
-    int sb = Lookup(b_steps, gm.b_ptr);
-    if (gm.weight_hint == 1) {
-      sa = 1, sb = 0;
-    } else if (gm.weight_hint == 2) {
-      sa = 0, sb = 1;
-    }
-    if (r.gemm_step[g] >= 0 && sa > sb) {
-      r.gemm_weight[g] = 1;
-      r.gemm_tokens[g] = gm.n;
-    } else if (r.gemm_step[g] >= 0 && sb > sa) {
-      r.gemm_weight[g] = 2;
-      r.gemm_tokens[g] = gm.m;
-    } else {
-      r.gemm_tokens[g] = std::min(gm.m, gm.n);  // no repeat evidence
-    }
-    if (r.gemm_step[g] >= 0) {
-      step_tokens[r.gemm_step[g]] =
-          std::max(step_tokens[r.gemm_step[g]], r.gemm_tokens[g]);
-    }
-  }
+  std::vector<int64_t> step_tokens = StepTokenCounts(in, &r);
 
   std::vector<std::string> phases, evidence;
   if (in.prev_step_tokens >= 0) {

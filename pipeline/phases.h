@@ -58,6 +58,9 @@ struct PhaseInput {
     // The weight operand when the source knows it (GemmRecord::
     // weight_operand): 1 a, 2 b; 0: inferred from repeating pointers.
     int weight_hint = 0;
+    // The rest of the shape: a step's token count is the one its GEMMs'
+    // FLOPs (2*m*n*k*batch) mostly see.
+    int64_t k = 1, batch = 1;
   };
   std::vector<Kernel> kernels;
   std::vector<Copy> copies;

@@ -113,6 +113,40 @@ TEST(DetectPhasesTest, PreviousStoredStepIsANeighbour) {
   EXPECT_EQ(windowed.steps[2].token_count, 4);
 }
 
+// The H100 run of hf_generate.py (transformers 5, Llama): besides the
+// weight GEMMs, each step runs the rotary embedding's inv_freq x positions
+// outer product (64 x tokens x 1, fp32). At decode its positions buffer
+// came back at the same address while inv_freq's copy did not, so that
+// GEMM "saw" 64 tokens; the step took the largest count and 56 decode
+// steps were labelled prefills of 64 tokens. The step's count is the one
+// its GEMMs' FLOPs mostly see.
+TEST(DetectPhasesTest, StepTokenCountIsTheOneMostFlopsSee) {
+  PhaseInput in = ThreeSteps();
+  for (auto& g : in.gemms) g.k = 2048;
+  const int first_rotary = static_cast<int>(in.gemms.size());
+  for (int s = 0; s < 3; ++s) {
+    PhaseInput::Gemm rotary;
+    rotary.m = 64;
+    rotary.n = s == 0 ? 512 : 4;
+    rotary.k = 1;
+    rotary.a_ptr = 0x20000 + static_cast<uint64_t>(s) * 0x100;  // fresh
+    rotary.b_ptr = s == 0 ? 0x30000 : 0x7000;  // repeats in steps 1, 2
+    in.gemms.push_back(rotary);
+    const uint64_t t = in.kernels[static_cast<size_t>(2 * s)].start_ns;
+    in.kernels.push_back({t + 20, t + 30, t - 40, 0, first_rotary + s});
+  }
+  const PhaseResult r = DetectPhases(in);
+  ASSERT_EQ(r.steps.size(), 3u);
+  // The outer product alone would say 64 tokens at decode.
+  EXPECT_EQ(r.gemm_tokens[static_cast<size_t>(first_rotary) + 1], 64);
+  EXPECT_EQ(r.steps[0].token_count, 512);
+  EXPECT_EQ(r.steps[0].phase, "prefill");
+  EXPECT_EQ(r.steps[1].token_count, 4);
+  EXPECT_EQ(r.steps[1].phase, "decode");
+  EXPECT_EQ(r.steps[2].token_count, 4);
+  EXPECT_EQ(r.steps[2].phase, "decode");
+}
+
 // Same timeline without copies: the 10 us host gaps (20x the 60 ns median
 // launch interval, above the 1 ms floor only when the floor is lowered).
 TEST(DetectPhasesTest, HostGapsDelimitStepsWithoutCopies) {
