@@ -350,6 +350,10 @@ class Joiner {
       KernelFacts& f = jk.facts;
       const KernelRecord& k = *jk.kernel;
       f.duration_ns = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+      if (jk.counters != nullptr && f.duration_ns == 0) {
+        // No activity timestamps (a replayed kernel): the counted GPU time.
+        f.duration_ns = jk.counters->gpu_time_ns;
+      }
       if (jk.counters != nullptr) {
         f.dram_bytes =
             jk.counters->dram_read_bytes + jk.counters->dram_write_bytes;

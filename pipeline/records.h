@@ -109,6 +109,11 @@ struct CounterRecord {
   uint64_t dram_write_bytes = 0;
   std::array<uint64_t, kNumPrecisions> flops{};
   bool has_flops = false;
+  // gpu__time_duration of the profiled launch (0: not counted). CUPTI gives
+  // kernels that the Range Profiler replayed no activity timestamps
+  // (start = end = 0, "could not be collected"), so on the H100 every
+  // profiled kernel had no duration without it.
+  uint64_t gpu_time_ns = 0;
 
   bool operator==(const CounterRecord&) const = default;
 };

@@ -238,8 +238,8 @@ bool DecodeCounters(std::string_view bytes, int depth, uint64_t* unknown,
           case cf::kCorrelationId: c->correlation_id = v; break;
           case cf::kDramReadBytes: c->dram_read_bytes = v; break;
           case cf::kDramWriteBytes: c->dram_write_bytes = v; break;
+          case cf::kGpuTimeNs: c->gpu_time_ns = v; break;
           case cf::kDeviceId:
-          case cf::kGpuTimeNs:
           case cf::kPasses:
           case cf::kRangeIndex: break;  // known, not kept
           default: return false;

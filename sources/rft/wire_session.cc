@@ -322,6 +322,7 @@ uint64_t WireSession::OnCounterBatch(const wire::CounterBatch& b) {
     r.correlation_id = c.correlation_id();
     r.dram_read_bytes = c.dram_read_bytes();
     r.dram_write_bytes = c.dram_write_bytes();
+    r.gpu_time_ns = c.gpu_time_ns();
     for (const auto& m : c.metrics()) unknown += Unknown(m);
     for (const auto& f : c.flops()) {
       unknown += Unknown(f);

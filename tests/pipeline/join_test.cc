@@ -116,6 +116,29 @@ TEST(JoinTest, CountersWinOverOperationFigures) {
   EXPECT_EQ(j.kernels[0].facts.bytes_source, Source::kCounters);
 }
 
+// On the H100, CUPTI gave every kernel the Range Profiler replayed start =
+// end = 0 (cupti_activity.h: timestamps "could not be collected"), and
+// counters mode stored 224 kernels with 0 ms of GPU time. The counted
+// gpu__time_duration is the kernel's duration then; a kernel with its own
+// timestamps keeps them.
+TEST(JoinTest, ReplayedKernelWithoutTimestampsTakesTheCountedTime) {
+  Session s = MakeSession();
+  SessionRecords& r = s.records();
+  r.kernels.push_back(Kernel(10, 1, 0, 0));
+  r.kernels.push_back(Kernel(11, 1, 1000, 3000));
+  for (uint64_t corr : {10u, 11u}) {
+    CounterRecord c;
+    c.correlation_id = corr;
+    c.dram_read_bytes = 100;
+    c.gpu_time_ns = 4500;
+    r.counters.push_back(c);
+  }
+  const JoinedSession j = Join(&s, Roofs());
+  ASSERT_EQ(j.kernels.size(), 2u);
+  EXPECT_EQ(j.kernels[0].facts.duration_ns, 4500u);
+  EXPECT_EQ(j.kernels[1].facts.duration_ns, 2000u);
+}
+
 // A GEMM without pointers (an importer's) takes its token count from the
 // weight the source named: weight B (a linear layer's weight) leaves m.
 TEST(JoinTest, WeightHintDecidesTheTokenCount) {
