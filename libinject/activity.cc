@@ -1,33 +1,45 @@
 #include "libinject/activity.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
 namespace rooftrace::inject {
 
 ActivityBufferPool::ActivityBufferPool(size_t buffer_count,
-                                       size_t buffer_bytes)
+                                       size_t buffer_bytes, size_t max_buffers)
     : buffer_bytes_(buffer_bytes),
-      free_(buffer_count),
-      completed_(buffer_count) {
+      buffers_(std::max(buffer_count, max_buffers)),
+      free_(std::max(buffer_count, max_buffers)),
+      completed_(std::max(buffer_count, max_buffers)) {
   for (size_t i = 0; i < buffer_count; ++i) {
-    // CUPTI requires 8-byte alignment; page alignment is harmless.
-    auto* b = static_cast<uint8_t*>(std::aligned_alloc(4096, buffer_bytes));
+    uint8_t* b = Grow();
     if (b == nullptr) break;
-    buffers_.push_back(b);
     free_.TryPush(b);
   }
 }
 
 ActivityBufferPool::~ActivityBufferPool() {
-  for (uint8_t* b : buffers_) std::free(b);
+  for (auto& b : buffers_) std::free(b.load(std::memory_order_relaxed));
+}
+
+uint8_t* ActivityBufferPool::Grow() {
+  size_t slot = allocated_.load(std::memory_order_relaxed);
+  do {
+    if (slot >= buffers_.size()) return nullptr;
+  } while (!allocated_.compare_exchange_weak(slot, slot + 1,
+                                             std::memory_order_acq_rel));
+  // CUPTI requires 8-byte alignment; page alignment is harmless.
+  auto* b = static_cast<uint8_t*>(std::aligned_alloc(4096, buffer_bytes_));
+  buffers_[slot].store(b, std::memory_order_release);
+  return b;  // a failed allocation leaves its slot empty for good
 }
 
 void ActivityBufferPool::OnRequested(uint8_t** buffer, size_t* size,
                                      size_t* max_records) {
   uint8_t* b = nullptr;
   *max_records = 0;  // as many as fit
-  if (free_.TryPop(&b)) {
+  if (free_.TryPop(&b) || (b = Grow()) != nullptr) {
     *buffer = b;
     *size = buffer_bytes_;
     return;

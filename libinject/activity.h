@@ -1,11 +1,17 @@
 // CUPTI activity buffers: the pool CUPTI fills and the decoder that turns
 // completed buffers into Kernel / Memcpy / Device records.
 //
-// ActivityBufferPool: every buffer is allocated when the pool is created;
-// OnRequested()/OnCompleted() run on CUPTI's threads and only move pointers
-// through lock-free queues (no heap, no locks). An exhausted pool hands
-// CUPTI no buffer, so CUPTI drops records and counts them (reported as
-// Stats.cupti_records_dropped). Thread-safe.
+// ActivityBufferPool: `buffer_count` buffers are allocated when the pool is
+// created; OnRequested()/OnCompleted() run on CUPTI's threads and move
+// pointers through lock-free queues (no locks). When all are in use the pool
+// grows, one buffer per request, up to `max_buffers` (the only heap use, in
+// CUPTI's buffer request, as NVIDIA's samples and Kineto allocate there):
+// a refused request is costly, since CUPTI then dropped every later record
+// of that queue (counters mode on the H100: one refusal, then 1,167 of
+// 1,407 kernel records lost). Past `max_buffers` the pool hands CUPTI no
+// buffer, so CUPTI drops records and counts them (reported as
+// Stats.cupti_records_dropped). Buffers are freed with the pool.
+// Thread-safe.
 //
 // ActivityDecoder: sender thread only. Reads records with the table's
 // ActivityGetNextRecord, converts timestamps with CuptiToMonotonicNs(),
@@ -35,7 +41,9 @@ class ActivityBufferPool {
     size_t valid_bytes = 0;
   };
 
-  ActivityBufferPool(size_t buffer_count, size_t buffer_bytes);
+  // max_buffers below buffer_count means buffer_count (no growth).
+  ActivityBufferPool(size_t buffer_count, size_t buffer_bytes,
+                     size_t max_buffers = 0);
   ~ActivityBufferPool();
   ActivityBufferPool(const ActivityBufferPool&) = delete;
   ActivityBufferPool& operator=(const ActivityBufferPool&) = delete;
@@ -51,14 +59,21 @@ class ActivityBufferPool {
   void Release(uint8_t* buffer);
 
   size_t buffer_bytes() const { return buffer_bytes_; }
-  size_t buffer_count() const { return buffers_.size(); }
+  // Buffers allocated so far (the initial ones and those grown).
+  size_t buffer_count() const {
+    return allocated_.load(std::memory_order_acquire);
+  }
   uint64_t times_exhausted() const {
     return exhausted_.load(std::memory_order_relaxed);
   }
 
  private:
+  uint8_t* Grow();
+
   size_t buffer_bytes_;
-  std::vector<uint8_t*> buffers_;
+  // max_buffers slots, filled in order; allocated_ counts the filled ones.
+  std::vector<std::atomic<uint8_t*>> buffers_;
+  std::atomic<size_t> allocated_{0};
   BoundedQueue<uint8_t*> free_;
   BoundedQueue<Completed> completed_;
   std::atomic<uint64_t> exhausted_{0};

@@ -24,6 +24,8 @@ std::atomic<CuptiTracer*> g_buffer_target{nullptr};
 
 constexpr size_t kBufferBytes = 4u << 20;
 constexpr size_t kBufferCount = 8;
+// Growth on demand (ActivityBufferPool): at most 128 MiB of buffers.
+constexpr size_t kMaxBufferCount = 32;
 constexpr uint64_t kPeriodicFlushNs = 1000000000ull;
 constexpr uint32_t kMinCuptiApiVersion = 130000;
 // The CUPTI headers the record layouts are compiled from.
@@ -142,8 +144,10 @@ void CuptiTracer::SetApiKind(CUpti_CallbackDomain domain, uint32_t cbid,
 
 void CuptiTracer::MakeBufferTarget() { g_buffer_target.store(this); }
 
-void CuptiTracer::AttachActivity(size_t buffer_count, size_t buffer_bytes) {
-  pool_ = std::make_unique<ActivityBufferPool>(buffer_count, buffer_bytes);
+void CuptiTracer::AttachActivity(size_t buffer_count, size_t buffer_bytes,
+                                 size_t max_buffers) {
+  pool_ = std::make_unique<ActivityBufferPool>(buffer_count, buffer_bytes,
+                                               max_buffers);
   decoder_ = std::make_unique<ActivityDecoder>(&api_, producer_->interner(),
                                                producer_->kernel_filter());
   Producer::ActivityHooks hooks;
@@ -237,13 +241,13 @@ Status CuptiTracer::EnableTracing() {
   if (RT_CUPTI_CALL(api_, ActivityRegisterTimestampCallback, &CuptiClock)
           .ok()) {
     // CUPTI stamps with our clock: offset 0.
-    AttachActivity(kBufferCount, kBufferBytes);
+    AttachActivity(kBufferCount, kBufferBytes, kMaxBufferCount);
   } else {
     uint64_t cupti_now = 0;
     const uint64_t before = MonotonicNs();
     (void)RT_CUPTI_CALL(api_, GetTimestamp, &cupti_now);
     const uint64_t after = MonotonicNs();
-    AttachActivity(kBufferCount, kBufferBytes);
+    AttachActivity(kBufferCount, kBufferBytes, kMaxBufferCount);
     decoder_->set_clock_offset(MeasureClockOffset(before, cupti_now, after));
   }
   const DriverApi* driver = &driver_;

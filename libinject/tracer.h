@@ -73,7 +73,8 @@ class CuptiTracer {
                   ApiCallbackKind kind);
   // Creates the buffer pool and decoder and attaches them to the producer
   // (Start() does it; tests call it with fake CUPTI tables).
-  void AttachActivity(size_t buffer_count, size_t buffer_bytes);
+  void AttachActivity(size_t buffer_count, size_t buffer_bytes,
+                      size_t max_buffers = 0);
   ActivityBufferPool* pool() { return pool_.get(); }
   ActivityDecoder* decoder() { return decoder_.get(); }
   // Makes this tracer the target of the buffer callbacks.

@@ -15,11 +15,21 @@ can be compared for identical output.
 
 Usage: hf_generate.py [--batch-sizes 1,8,32] [--prompt 512] [--new-tokens 64]
                       [--truth truth.json] [--layers 8] [--warmup 1]
+                      [--repeat 1] [--torch-profiler]
+
+--repeat N times the generate call N times per batch size (generate_ms is
+the median; the extra calls' steps are recorded with run 'repeat'), so an
+overhead comparison is not one sample against another. --torch-profiler
+runs everything under torch.profiler with CUDA activities (Kineto, which
+also sits on CUPTI): the cost CUPTI's own tracing adds, to compare
+rooftrace's overhead with.
 """
 import argparse
+import contextlib
 import hashlib
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -41,7 +51,21 @@ def parse_args():
                         "steps are recorded with run 'warmup')")
     p.add_argument("--truth", default="", help="write the true phases here (JSON)")
     p.add_argument("--seed", type=int, default=0)
-    return p.parse_args()
+    p.add_argument("--repeat", type=int, default=1,
+                   help="timed generate calls per batch size; generate_ms is "
+                        "their median (default 1)")
+    p.add_argument("--deterministic", action="store_true",
+                   help="deterministic cuBLAS and PyTorch kernels "
+                        "(CUBLAS_WORKSPACE_CONFIG, use_deterministic_algorithms): "
+                        "without it batches > 1 gave other token ids from one "
+                        "bare run to the next on the H100")
+    p.add_argument("--torch-profiler", action="store_true",
+                   help="run under torch.profiler with CUDA activities "
+                        "(CUPTI's own tracing cost, for comparison)")
+    args = p.parse_args()
+    if args.repeat < 1:
+        p.error("--repeat must be 1 or more")
+    return args
 
 
 class StepRecorder:
@@ -81,36 +105,8 @@ class StepRecorder:
         self.steps.append(step)
 
 
-def main():
-    args = parse_args()
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    if not torch.cuda.is_available():
-        print("hf_generate.py: no CUDA device visible to PyTorch; this example "
-              "needs an NVIDIA GPU", file=sys.stderr)
-        return 2
-
-    torch.manual_seed(args.seed)
-    config = LlamaConfig(
-        vocab_size=args.vocab,
-        hidden_size=args.hidden,
-        intermediate_size=args.intermediate,
-        num_hidden_layers=args.layers,
-        num_attention_heads=args.heads,
-        num_key_value_heads=args.kv_heads,
-        max_position_embeddings=args.prompt + args.new_tokens + 16,
-        torch_dtype="bfloat16",
-    )
-    model = LlamaForCausalLM(config).to(device="cuda", dtype=torch.bfloat16).eval()
-    # Random weights would often emit EOS early; generate exactly new_tokens.
-    model.generation_config.eos_token_id = None
-    model.generation_config.pad_token_id = 0
-
-    rec = StepRecorder(args.prompt)
-    model.register_forward_pre_hook(rec.pre, with_kwargs=True)
-    model.register_forward_hook(rec.post, with_kwargs=True)
-
+def generate_all(args, torch, model, rec):
+    """Warm-up, timed and repeated generate calls for each batch size."""
     batches = [int(b) for b in args.batch_sizes.split(",") if b]
     runs = []
     digest = hashlib.sha256()
@@ -134,17 +130,73 @@ def main():
             out = model.generate(**kwargs)
         torch.cuda.synchronize()
         t1 = time.monotonic_ns()
+        last = len(rec.steps) - 1
         tokens = out[:, args.prompt:].cpu()
+        times = [(t1 - t0) / 1e6]
+        rec.label = "repeat"
+        for _ in range(args.repeat - 1):
+            r0 = time.monotonic_ns()
+            with torch.inference_mode():
+                model.generate(**kwargs)
+            torch.cuda.synchronize()
+            times.append((time.monotonic_ns() - r0) / 1e6)
         digest.update(tokens.numpy().tobytes())
         runs.append({
-            "label": rec.label, "batch": batch, "prompt": args.prompt,
+            "label": f"batch{batch}", "batch": batch, "prompt": args.prompt,
             "new_tokens": args.new_tokens, "generate_start_ns": t0,
-            "generate_end_ns": t1, "generate_ms": (t1 - t0) / 1e6,
-            "first_step": first, "last_step": len(rec.steps) - 1,
+            "generate_end_ns": t1, "generate_ms": statistics.median(times),
+            "generate_ms_all": times,
+            "first_step": first, "last_step": last,
         })
-        print(f"batch {batch}: generate {(t1 - t0) / 1e6:.1f} ms, "
-              f"{len(rec.steps) - first} forward steps, "
+        print(f"batch {batch}: generate {statistics.median(times):.1f} ms "
+              f"(median of {len(times)}), "
+              f"{last + 1 - first} forward steps, "
               f"token ids sha256 so far {digest.hexdigest()[:16]}", flush=True)
+
+    return runs, digest
+
+
+def main():
+    args = parse_args()
+    if args.deterministic:
+        # Read by cuBLAS when it starts: before torch touches the GPU.
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    if not torch.cuda.is_available():
+        print("hf_generate.py: no CUDA device visible to PyTorch; this example "
+              "needs an NVIDIA GPU", file=sys.stderr)
+        return 2
+
+    torch.manual_seed(args.seed)
+    if args.deterministic:
+        torch.use_deterministic_algorithms(True)
+    config = LlamaConfig(
+        vocab_size=args.vocab,
+        hidden_size=args.hidden,
+        intermediate_size=args.intermediate,
+        num_hidden_layers=args.layers,
+        num_attention_heads=args.heads,
+        num_key_value_heads=args.kv_heads,
+        max_position_embeddings=args.prompt + args.new_tokens + 16,
+        torch_dtype="bfloat16",
+    )
+    model = LlamaForCausalLM(config).to(device="cuda", dtype=torch.bfloat16).eval()
+    # Random weights would often emit EOS early; generate exactly new_tokens.
+    model.generation_config.eos_token_id = None
+    model.generation_config.pad_token_id = 0
+
+    rec = StepRecorder(args.prompt)
+    model.register_forward_pre_hook(rec.pre, with_kwargs=True)
+    model.register_forward_hook(rec.post, with_kwargs=True)
+
+    profiler = contextlib.nullcontext()
+    if args.torch_profiler:
+        profiler = torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CUDA])
+    with profiler:
+        runs, digest = generate_all(args, torch, model, rec)
 
     print(f"generated token ids sha256: {digest.hexdigest()}", flush=True)
     if args.truth:
