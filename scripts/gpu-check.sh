@@ -59,8 +59,11 @@ NCU_FLOPS_PCT=${NCU_FLOPS_PCT:-1}
 NCU_BYTES_PCT=${NCU_BYTES_PCT:-3}
 NCU_TIME_SHARE=${NCU_TIME_SHARE:-0.95}
 # The reduced workload for counters mode and ncu (every kernel is replayed).
-SMALL_ARGS=${SMALL_ARGS:---batch-sizes 8 --new-tokens 4 --layers 2 --warmup 1}
-FULL_ARGS=${FULL_ARGS:---batch-sizes 1,8,32}
+# --deterministic: without it the example's token ids differ from one bare
+# run to the next at batch > 1 (H100, 2026-11-24), and the token check
+# would compare noise.
+SMALL_ARGS=${SMALL_ARGS:---batch-sizes 8 --new-tokens 4 --layers 2 --warmup 1 --deterministic}
+FULL_ARGS=${FULL_ARGS:---batch-sizes 1,8,32 --deterministic}
 # Hopper's default counter set (docs/counters.md), as ncu names them.
 NCU_METRICS=${NCU_METRICS:-dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum,sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum,sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum,sm__ops_path_tensor_op_igmma_src_int8_sparsity_off.sum,sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum,sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum,sm__ops_path_tensor_src_fp8_sparsity_off.sum}
 # CUDA 13 libraries rooftrace needs on the device.
