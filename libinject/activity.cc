@@ -51,11 +51,15 @@ void ActivityBufferPool::OnRequested(uint8_t** buffer, size_t* size,
 
 void ActivityBufferPool::OnCompleted(uint8_t* buffer, size_t valid_bytes) {
   if (buffer == nullptr) return;
-  if (valid_bytes == 0 || !completed_.TryPush(Completed{buffer, valid_bytes})) {
-    // The completed queue holds every buffer of the pool, so TryPush only
-    // fails for a buffer that is not ours; return it to the free list.
-    Release(buffer);
+  if (valid_bytes != 0) {
+    // Counted before the push, so a taker never sees the count below zero.
+    completed_count_.fetch_add(1, std::memory_order_relaxed);
+    if (completed_.TryPush(Completed{buffer, valid_bytes})) return;
+    completed_count_.fetch_sub(1, std::memory_order_relaxed);
   }
+  // Empty, or not ours (the completed queue holds every buffer of the
+  // pool, so TryPush only fails for a foreign one): back to the free list.
+  Release(buffer);
 }
 
 void ActivityBufferPool::Release(uint8_t* buffer) { free_.TryPush(buffer); }

@@ -55,7 +55,15 @@ class ActivityBufferPool {
   void OnCompleted(uint8_t* buffer, size_t valid_bytes);
 
   // Sender side.
-  bool TakeCompleted(Completed* out) { return completed_.TryPop(out); }
+  bool TakeCompleted(Completed* out) {
+    if (!completed_.TryPop(out)) return false;
+    completed_count_.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+  }
+  // Completed buffers not yet taken (for the debug log).
+  size_t completed_count() const {
+    return completed_count_.load(std::memory_order_relaxed);
+  }
   void Release(uint8_t* buffer);
 
   size_t buffer_bytes() const { return buffer_bytes_; }
@@ -74,6 +82,7 @@ class ActivityBufferPool {
   // max_buffers slots, filled in order; allocated_ counts the filled ones.
   std::vector<std::atomic<uint8_t*>> buffers_;
   std::atomic<size_t> allocated_{0};
+  std::atomic<size_t> completed_count_{0};
   BoundedQueue<uint8_t*> free_;
   BoundedQueue<Completed> completed_;
   std::atomic<uint64_t> exhausted_{0};

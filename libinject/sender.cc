@@ -250,7 +250,32 @@ void Sender::DrainInto(Cycle* cycle, bool final_pass) {
     }
   }
   if (CountersMode* counters = producer_->counters()) {
+    // Evaluating counter images runs here, on the thread that also hands
+    // CUPTI its activity buffers back: a long evaluation leaves CUPTI
+    // without buffers (counters mode dropped records on the H100). The
+    // debug log says how long each one took, to find out.
+    const uint64_t start = MonotonicNs();
+    const size_t before = cycle->counters.size();
     counters->Flush(final_pass, &cycle->counters);
+    const uint64_t took_us = (MonotonicNs() - start) / 1000;
+    if (took_us >= 1000) {
+      Say(LogLevel::kDebug,
+          "counters: evaluated %zu launch(es) in %llu us; %zu activity "
+          "buffer(s) waiting",
+          cycle->counters.size() - before,
+          static_cast<unsigned long long>(took_us),
+          hooks.pool != nullptr ? hooks.pool->completed_count() : size_t{0});
+    }
+    if (hooks.pool != nullptr && hooks.decoder != nullptr) {
+      // Buffers CUPTI completed meanwhile go back at once.
+      ActivityBufferPool::Completed done;
+      while (hooks.pool->TakeCompleted(&done)) {
+        hooks.decoder->Decode(done.buffer, done.valid_bytes, &cycle->kernels,
+                              &cycle->memcpys, &cycle->devices,
+                              &decode_counts_);
+        hooks.pool->Release(done.buffer);
+      }
+    }
   }
   // Bounded per pass so a flood cannot starve the writes; the final pass
   // takes everything.
