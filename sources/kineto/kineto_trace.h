@@ -1,6 +1,7 @@
-// One PyTorch profiler (Kineto) Chrome-trace JSON file, parsed with simdjson
-// (its DOM over the whole padded text: the file is validated as it is
-// parsed) into flat vectors of the events rooftrace uses: GPU activity
+// One PyTorch profiler (Kineto) Chrome-trace JSON file, parsed with
+// simdjson's On-Demand API over the padded text (one pass, no tree: memory
+// is the text and simdjson's structural index) into flat vectors of the
+// events rooftrace uses: GPU activity
 // (kernels, copies, memsets, CUPTI range-profiler ranges with their counter
 // values), CUDA launches and copy calls, the GEMM operators among the
 // cpu_ops with their input shapes, user annotations, devices and the
@@ -11,8 +12,12 @@
 // `displayTimeUnit` says (it only tells a viewer how to display them);
 // they are turned into integer nanoseconds, rounded to the nearest.
 //
-// Names are string_views into the parser's buffers: valid while the
-// KinetoTrace lives. Owned by one reader; not thread-safe.
+// Names are string_views into the text itself (or, for the rare string
+// with escapes, an unescaped copy): valid while the KinetoTrace lives.
+// On-Demand checks the whole text's structure, strings and UTF-8, and
+// every value it reads; a malformed number inside a value rooftrace skips
+// (a python_function's args) may go unnoticed.
+// Owned by one reader; not thread-safe.
 #ifndef ROOFTRACE_SOURCES_KINETO_KINETO_TRACE_H_
 #define ROOFTRACE_SOURCES_KINETO_KINETO_TRACE_H_
 
