@@ -49,6 +49,13 @@ double Seconds(std::chrono::steady_clock::time_point a) {
       .count();
 }
 
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec +
+         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
 long PeakRssKb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -157,10 +164,12 @@ bool BuildTrace(const std::string& real, const std::string& out_path,
 
 namespace {
 
-// (0), (1) or (2) in this process; prints "seconds kernels peak_rss_kb".
+// (0), (1) or (2) in this process; prints "seconds cpu_seconds kernels
+// peak_rss_kb".
 int Run(const std::string& mode, const std::string& file,
         const std::string& store_path) {
   const auto t0 = std::chrono::steady_clock::now();
+  const double c0 = CpuSeconds();
   uint64_t kernels = 0;
   if (mode == "parse") {
     size_t content = 0;
@@ -192,7 +201,7 @@ int Run(const std::string& mode, const std::string& file,
     }
     kernels = result->kernels;
   }
-  printf("%.6f %llu %ld\n", Seconds(t0),
+  printf("%.6f %.6f %llu %ld\n", Seconds(t0), CpuSeconds() - c0,
          static_cast<unsigned long long>(kernels), PeakRssKb());
   return 0;
 }
@@ -215,15 +224,16 @@ void Child(const char* what, const std::string& mode, const std::string& file,
   const ssize_t n = read(fds[0], buf, sizeof buf - 1);
   close(fds[0]);
   waitpid(pid, nullptr, 0);
-  double s = 0;
+  double s = 0, cpu = 0;
   unsigned long long k = 0;
   long rss = 0;
-  if (n <= 0 || sscanf(buf, "%lf %llu %ld", &s, &k, &rss) != 3) {
-    printf("%-44s failed\n", what);
+  if (n <= 0 || sscanf(buf, "%lf %lf %llu %ld", &s, &cpu, &k, &rss) != 4) {
+    printf("%-42s failed\n", what);
     return;
   }
-  printf("%-44s %7.3f s %8.1f MB/s %8.2f M kernels/s %8.1f MiB\n", what, s,
-         mb / s, k / s / 1e6, rss / 1024.0);
+  printf("%-42s wall %6.3f s (%6.1f MB/s)  cpu %6.3f s (%6.1f MB/s, "
+         "%5.2f M kernels/s)  %7.1f MiB\n",
+         what, s, mb / s, cpu, mb / cpu, k / cpu / 1e6, rss / 1024.0);
 }
 
 }  // namespace
