@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -120,6 +121,7 @@ class Assembler {
   uint64_t CallOf(int h, bool in_linear);
   void AddGpuEvents();
   std::vector<uint64_t> RangeCorrelations() const;
+  std::vector<uint64_t> FlowCorrelations() const;
   void AddGpuEvent(const GpuEvent& g, uint64_t corr);
   void AddRangeCounters(ProcessState& p, const GpuEvent& g, uint64_t corr);
   void AddDevices();
@@ -434,8 +436,38 @@ std::vector<uint64_t> Assembler::RangeCorrelations() const {
   return out;
 }
 
+// For GPU events without args.correlation (older traces), the id of the
+// ac2g flow that ends where they start; 0 where none does.
+std::vector<uint64_t> Assembler::FlowCorrelations() const {
+  std::vector<uint64_t> out;
+  bool needed = false;
+  for (const GpuEvent& g : t_.gpu) {
+    needed |= !g.has_correlation && g.kind != GpuEvent::Kind::kProfilerRange;
+  }
+  if (!needed || t_.flow_ends.empty()) return out;
+  std::vector<FlowEnd> ends = t_.flow_ends;
+  auto key = [](const FlowEnd& f) {
+    return std::make_tuple(f.pid, f.tid, f.ts_ns);
+  };
+  std::sort(ends.begin(), ends.end(), [&](const FlowEnd& a, const FlowEnd& b) {
+    return key(a) < key(b);
+  });
+  out.assign(t_.gpu.size(), 0);
+  for (size_t i = 0; i < t_.gpu.size(); ++i) {
+    const GpuEvent& g = t_.gpu[i];
+    if (g.has_correlation) continue;
+    const FlowEnd probe{g.pid, g.tid, g.start_ns, 0};
+    auto it = std::lower_bound(
+        ends.begin(), ends.end(), probe,
+        [&](const FlowEnd& a, const FlowEnd& b) { return key(a) < key(b); });
+    if (it != ends.end() && key(*it) == key(probe)) out[i] = it->id;
+  }
+  return out;
+}
+
 void Assembler::AddGpuEvents() {
   const std::vector<uint64_t> range_corr = RangeCorrelations();
+  const std::vector<uint64_t> flow_corr = FlowCorrelations();
   bool any_kernel = false;
   for (const GpuEvent& g : t_.gpu) {
     any_kernel |= g.kind == GpuEvent::Kind::kKernel;
@@ -456,7 +488,7 @@ void Assembler::AddGpuEvents() {
         continue;
       }
     } else if (!g.has_correlation) {
-      corr = 0;
+      corr = flow_corr.empty() ? 0 : flow_corr[i];
     }
     if (corr == 0) {
       corr = kSyntheticCorrelation + i;

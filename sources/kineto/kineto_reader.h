@@ -1,7 +1,8 @@
 // Reads a PyTorch profiler (Kineto) Chrome-trace JSON file (plain or gzip)
 // into the pipeline: one Session per host process, with
 //  - kernels, copies and memsets ("cat" kernel, gpu_memcpy, gpu_memset),
-//    joined to their CUDA runtime / driver calls by args.correlation;
+//    joined to their CUDA runtime / driver calls by args.correlation (or,
+//    without it, by the ac2g flow that ends where they start);
 //    kernels whose call is not in the trace are kept (and counted);
 //  - launches: the runtime and driver calls that launch, copy or set
 //    memory (sources/nsys/cuda_api_names.h classifies them by name);

@@ -204,7 +204,7 @@ struct Scratch {
   od::raw_json_string ph, cat;
   bool has_ph = false, has_cat = false;
   std::string_view name, arg_name;
-  Num ts, dur, pid, tid;
+  Num ts, dur, pid, tid, id;
   Num device, context, stream, correlation, external_id, registers, shared,
       bytes;
   uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
@@ -217,7 +217,7 @@ struct Scratch {
   void Reset() {
     has_ph = has_cat = has_dims = has_types = false;
     name = arg_name = {};
-    ts = dur = pid = tid = Num();
+    ts = dur = pid = tid = id = Num();
     device = context = stream = correlation = external_id = registers =
         shared = bytes = Num();
     for (int i = 0; i < 3; ++i) grid[i] = block[i] = 0;
@@ -279,6 +279,8 @@ error_code EventReader::ReadFields(od::object event) {
       KT_TRY(ReadNum(v, &s_.pid));
     } else if (k == "tid") {
       KT_TRY(ReadNum(v, &s_.tid));
+    } else if (k == "id") {
+      KT_TRY(ReadNum(v, &s_.id));
     } else if (k == "args") {
       od::json_type type;
       KT_TRY(v.type().get(type));
@@ -413,6 +415,11 @@ void EventReader::Dispatch() {
     if (s_.name == "process_name" && !s_.arg_name.empty()) {
       t_.process_names.emplace_back(s_.pid.I64(), s_.arg_name);
     }
+    return;
+  }
+  if (s_.Ph("f") && s_.Cat("ac2g") && s_.id.ok) {
+    t_.flow_ends.push_back(
+        {s_.pid.I64(), s_.tid.I64(), s_.ts.NsOfMicros(), s_.id.U64()});
     return;
   }
   if (!s_.Ph("X") || !s_.has_cat) return;

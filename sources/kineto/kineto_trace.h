@@ -70,6 +70,14 @@ struct HostEvent {
   int32_t inputs = -1;   // GEMM ops: index into KinetoTrace::op_inputs
 };
 
+// The end of an "ac2g" flow ("ph" "f"): its id is the correlation id of
+// the GPU event that starts at (pid, tid, ts).
+struct FlowEnd {
+  int64_t pid = -1, tid = -1;
+  uint64_t ts_ns = 0;
+  uint64_t id = 0;
+};
+
 struct Metric {
   std::string_view name;
   double value = 0;
@@ -106,6 +114,7 @@ class KinetoTrace {
   std::vector<GpuEvent> gpu;
   std::vector<HostEvent> host;
   std::vector<Metric> metrics;
+  std::vector<FlowEnd> flow_ends;
   std::vector<OpInputs> op_inputs;
   std::vector<DeviceProps> devices;
   std::vector<std::pair<int64_t, std::string_view>> process_names;

@@ -550,5 +550,26 @@ TEST_F(KinetoSyntheticTest, MemsetsAndRefusedCounters) {
   EXPECT_FALSE(Import(path, Store(), o).ok());
 }
 
+// An older trace's kernel without args.correlation joins its launch
+// through the ac2g flow that ends where it starts.
+TEST_F(KinetoSyntheticTest, FlowEventsStandInForAMissingCorrelation) {
+  const std::string path = Write(Trace({
+      Launch(5, 6, "10", 42),
+      "{\"ph\": \"s\", \"id\": 42, \"pid\": 5, \"tid\": 6, \"ts\": 10, "
+      "\"cat\": \"ac2g\", \"name\": \"ac2g\"}",
+      "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"old\", \"pid\": 0, "
+      "\"tid\": 7, \"ts\": 20.25, \"dur\": 1, \"args\": {\"stream\": 7}}",
+      "{\"ph\": \"f\", \"id\": 42, \"pid\": 0, \"tid\": 7, \"ts\": 20.25, "
+      "\"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}",
+  }));
+  auto result = Import(path, Store());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->warning, "");
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Text("SELECT correlation_id || ' ' || api_start_ns || ' ' || "
+                   "thread_id || ' ' || device_id FROM kernels"),
+            "42 10000 6 0");
+}
+
 }  // namespace
 }  // namespace rooftrace
