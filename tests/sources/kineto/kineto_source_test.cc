@@ -521,6 +521,11 @@ TEST_F(KinetoSyntheticTest, BadInputIsRefusedWithWhereAndWhy) {
             ("no GPU kernels in " + cpu_only +
              ": was the profiler run with CUDA activities?")
                 .substr(0, 80));
+  // A newline-led trace is Kineto's, not an rft stream's (whose detector
+  // takes a first byte of 0x0A).
+  auto detected = DetectSource(cpu_only);
+  ASSERT_TRUE(detected.ok()) << detected.status().message();
+  EXPECT_EQ((*detected)->format(), "kineto");
   const std::string other = Write("{\"name\": \"not a trace\"}", "o.json");
   EXPECT_FALSE(DetectSource(other).ok());
   EXPECT_FALSE(kineto::LooksLikeKinetoTrace("\n[1, 2]"));
