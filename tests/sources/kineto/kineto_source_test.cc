@@ -576,5 +576,27 @@ TEST_F(KinetoSyntheticTest, FlowEventsStandInForAMissingCorrelation) {
             "42 10000 6 0");
 }
 
+// ProfilerStep#N annotations delimit forward steps, as NVTX ranges do: two
+// steps of one addmm each (141 tokens: equal neighbours, steady decode).
+TEST_F(KinetoSyntheticTest, ProfilerStepsAreForwardSteps) {
+  std::vector<std::string> events;
+  for (int step = 0; step < 2; ++step) {
+    const int base = 1000 + step * 5000;
+    events.push_back(Annotation(9, "ProfilerStep#" + std::to_string(step),
+                                std::to_string(base), "4000"));
+    events.push_back(Op(9, "aten::addmm", std::to_string(base + 10), "100",
+                        kAddmmArgs));
+    events.push_back(Launch(9, 9, std::to_string(base + 20), 100 + step));
+    events.push_back(Kernel(0, 7, std::to_string(base + 200), 100 + step));
+  }
+  ASSERT_TRUE(Import(Write(Trace(events)), Store()).ok());
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Int("SELECT count(*) FROM steps"), 2);
+  EXPECT_EQ(q.Text("SELECT group_concat(nvtx_path || ':' || token_count, ' ') "
+                   "FROM (SELECT * FROM kernels ORDER BY start_ns)"),
+            "ProfilerStep#0:141 ProfilerStep#1:141");
+  EXPECT_EQ(q.Int("SELECT count(DISTINCT step_id) FROM kernels"), 2);
+}
+
 }  // namespace
 }  // namespace rooftrace
