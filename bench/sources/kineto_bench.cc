@@ -4,8 +4,8 @@
 // times, each copy shifted past the previous one in time with fresh
 // correlation, External and flow ids; then, each in a fresh process so that
 // its peak RSS is its own:
-//   (0) the file read and parsed (simdjson DOM over the padded text) into
-//       the source's event vectors, nothing else;
+//   (0) the file read and parsed (simdjson On-Demand over the padded
+//       text) into the source's event vectors, nothing else;
 //   (1) the Kineto source into the pipeline (join, annotate, steps), rows
 //       discarded;
 //   (2) the same into a SQLite store (what `rooftrace import` does).
