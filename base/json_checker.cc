@@ -59,6 +59,8 @@ class Checker {
   // 64 bits and refuses longer ones: the offset just past each one's last
   // digit. Collected by Check().
   const std::vector<size_t>& long_integers() const { return long_integers_; }
+  // Where Check() stopped: the offending byte after an error.
+  size_t pos() const { return pos_; }
 
  private:
   Status Error(const std::string& what) const {
@@ -440,6 +442,7 @@ CheckResult CheckText(std::string_view text, std::string_view source) {
   Checker checker(text, source);
   CheckResult result;
   result.status = checker.Check();
+  if (!result.status.ok()) result.offset = checker.pos();
   result.long_integers = checker.long_integers();
   return result;
 }

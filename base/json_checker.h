@@ -1,6 +1,7 @@
-// The strict JSON checker behind the error messages of json::Parse (private
-// to base/: json.cc, its test and the device-profile fuzzer use it; callers
-// use json::Parse).
+// The strict JSON checker behind the error messages of json::Parse (json.cc,
+// its test and the device-profile fuzzer use it; callers use json::Parse),
+// and of the importers that parse large traces with simdjson themselves
+// (sources/kineto/), which ask it where a refused text breaks.
 //
 // simdjson says *that* a text is not JSON, with an error code and no
 // position. CheckText re-reads such a text by the grammar of RFC 8259 plus
@@ -30,6 +31,8 @@ struct CheckResult {
   // kCorrupt "SOURCE:LINE:COLUMN: what" at the first offending byte (LINE
   // 1-based; COLUMN 1-based, in bytes); OK when the text is valid.
   Status status;
+  // Byte offset of the offending byte when status is not OK.
+  size_t offset = 0;
   // Valid integer literals that may be too long for simdjson, which holds
   // integers in 64 bits and refuses longer ones: the offset just past each
   // one's last digit (every integer of 19 digits or more).

@@ -76,8 +76,11 @@ Precision GemmPrecision(const GemmShape& g) {
 
 uint64_t GemmFlops(const GemmShape& g) {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0) return 0;
-  return 2ull * static_cast<uint64_t>(g.m) * static_cast<uint64_t>(g.n) *
-         static_cast<uint64_t>(g.k) * static_cast<uint64_t>(g.batch);
+  const uint64_t mn_batch = static_cast<uint64_t>(g.m) *
+                            static_cast<uint64_t>(g.n) *
+                            static_cast<uint64_t>(g.batch);
+  return 2ull * mn_batch * static_cast<uint64_t>(g.k) +
+         (g.bias_elements > 0 ? mn_batch : 0);
 }
 
 uint64_t GemmMinBytes(const GemmShape& g) {
@@ -90,8 +93,11 @@ uint64_t GemmMinBytes(const GemmShape& g) {
   if (ea == 0 || eb == 0 || ed == 0) return 0;
   const auto m = static_cast<uint64_t>(g.m), n = static_cast<uint64_t>(g.n),
              k = static_cast<uint64_t>(g.k);
+  const uint64_t bias =
+      g.bias_elements > 0 ? static_cast<uint64_t>(g.bias_elements) * ed : 0;
   return (m * k * ea + k * n * eb + m * n * ed) *
-         static_cast<uint64_t>(g.batch);
+             static_cast<uint64_t>(g.batch) +
+         bias;
 }
 
 }  // namespace rooftrace

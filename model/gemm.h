@@ -44,6 +44,10 @@ struct GemmShape {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   int32_t a_type = -1, b_type = -1, c_type = -1, d_type = -1;
   int32_t compute_type = -1;
+  // Elements of a bias added to the output in the same call, all batches
+  // together (a framework addmm's input: n for a row vector, m*n for a
+  // matrix); 0: none. Counts m*n*batch adds and its elements read.
+  int64_t bias_elements = 0;
 };
 
 // Bytes per element of a cudaDataType_t; 0 when unknown.
@@ -60,12 +64,13 @@ int ElementBytes(int32_t cuda_data_type);
 //    fp32 -> fp32, fp64 -> fp64-tensor;
 //  - kUnknown when the types say nothing (an unknown input or compute type).
 Precision GemmPrecision(const GemmShape& g);
-// 2 * m * n * k * batch (0 for a degenerate shape).
+// 2 * m * n * k * batch, plus m * n * batch with a bias (0 for a degenerate
+// shape).
 uint64_t GemmFlops(const GemmShape& g);
 // (m*k*size(A) + k*n*size(B) + m*n*size(D)) * batch: each operand read or
 // written once, a lower bound on DRAM traffic. With one element size for all
-// operands this is (M*K + K*N + M*N) * elem_bytes * batch. 0 when a type is
-// unknown.
+// operands this is (M*K + K*N + M*N) * elem_bytes * batch. A bias adds its
+// elements at the output's size. 0 when a type is unknown.
 uint64_t GemmMinBytes(const GemmShape& g);
 
 }  // namespace rooftrace

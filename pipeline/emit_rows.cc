@@ -168,11 +168,12 @@ void FillKernelRow(const RowContext& c, int64_t session_id,
   r->flops_source = SourceName(f.flops_source);
   r->dram_bytes = OptI(static_cast<int64_t>(f.dram_bytes),
                        f.bytes_source != Source::kNone);
+  const bool dram = jk.counters && jk.counters->has_dram_bytes;
   r->dram_read_bytes =
-      jk.counters ? std::optional<int64_t>(jk.counters->dram_read_bytes)
+      dram ? std::optional<int64_t>(jk.counters->dram_read_bytes)
                   : std::nullopt;
   r->dram_write_bytes =
-      jk.counters ? std::optional<int64_t>(jk.counters->dram_write_bytes)
+      dram ? std::optional<int64_t>(jk.counters->dram_write_bytes)
                   : std::nullopt;
   r->bytes_source = SourceName(f.bytes_source);
   r->ai = a.ai;

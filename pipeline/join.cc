@@ -21,6 +21,7 @@ GemmShape ShapeOf(const GemmRecord& g) {
   s.c_type = g.c_type;
   s.d_type = g.d_type;
   s.compute_type = g.compute_type;
+  s.bias_elements = g.bias_elements;
   return s;
 }
 
@@ -355,9 +356,11 @@ class Joiner {
         f.duration_ns = jk.counters->gpu_time_ns;
       }
       if (jk.counters != nullptr) {
-        f.dram_bytes =
-            jk.counters->dram_read_bytes + jk.counters->dram_write_bytes;
-        f.bytes_source = Source::kCounters;
+        if (jk.counters->has_dram_bytes) {
+          f.dram_bytes =
+              jk.counters->dram_read_bytes + jk.counters->dram_write_bytes;
+          f.bytes_source = Source::kCounters;
+        }
         if (jk.counters->has_flops) {
           f.flops = jk.counters->flops;
           f.flops_source = Source::kCounters;

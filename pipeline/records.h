@@ -77,6 +77,10 @@ struct GemmRecord {
   // reading a linear layer): 0 unknown (phases infer it from pointers that
   // repeat across steps), 1 a, 2 b. Never on the wire.
   int32_t weight_operand = 0;
+  // Elements of a bias the call adds to its output (GemmShape::
+  // bias_elements) when an importer read it from the operation's inputs
+  // (aten::addmm); 0: none or not known. Never on the wire.
+  int64_t bias_elements = 0;
 
   bool operator==(const GemmRecord&) const = default;
 };
@@ -114,6 +118,10 @@ struct CounterRecord {
   // (start = end = 0, "could not be collected"), so on the H100 every
   // profiled kernel had no duration without it.
   uint64_t gpu_time_ns = 0;
+  // False when the tool measured FLOPs but no DRAM traffic (a CUPTI range
+  // profiler asked for instruction counters only): the bytes above are
+  // then unknown, not zero. True for every counter record of the wire.
+  bool has_dram_bytes = true;
 
   bool operator==(const CounterRecord&) const = default;
 };

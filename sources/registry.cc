@@ -9,6 +9,7 @@
 
 #include "base/file_digest.h"
 #include "sources/file_reader.h"
+#include "sources/kineto/kineto_source.h"
 #include "sources/nsys/nsys_source.h"
 #include "sources/rft/rft_source.h"
 
@@ -16,9 +17,14 @@ namespace rooftrace {
 
 const std::vector<const TraceSource*>& TraceSources() {
   // Adding a format: its folder under sources/ and one line here.
+  // Kineto comes before rft: its detector is strict (a JSON object naming
+  // "traceEvents"), while rft's takes any file whose first byte is 0x0A,
+  // which a newline-led JSON file is.
+  static const KinetoSource kineto;
   static const RftSource rft;
   static const NsysSource nsys;
-  static const std::vector<const TraceSource*> sources = {&rft, &nsys};
+  static const std::vector<const TraceSource*> sources = {&kineto, &rft,
+                                                          &nsys};
   return sources;
 }
 

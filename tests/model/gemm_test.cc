@@ -74,5 +74,23 @@ TEST(GemmPrecisionTest, NoComputeTypeUsesTheInputType) {
   EXPECT_EQ(Classify(-1, -1), Precision::kUnknown);
 }
 
+// A bias added to the output (aten::addmm, read by the Kineto importer)
+// adds one FLOP per output element and its elements read at the output's
+// size: TraceLens's 2*M*N*K + M*N for BERT's 141 x 512 x 512 projection.
+TEST(GemmFlopsTest, BiasAddsItsAddsAndItsElements) {
+  GemmShape g;
+  g.m = 512, g.n = 141, g.k = 512;
+  g.a_type = g.b_type = g.d_type = cuda_type::kR16BF;
+  EXPECT_EQ(GemmFlops(g), 73924608u);
+  EXPECT_EQ(GemmMinBytes(g), 813056u);
+  g.bias_elements = 512;
+  EXPECT_EQ(GemmFlops(g), 73996800u);
+  EXPECT_EQ(GemmMinBytes(g), 814080u);
+  g.batch = 2;  // a batched bias of all batches' elements
+  g.bias_elements = 2 * 512 * 141;
+  EXPECT_EQ(GemmFlops(g), 2 * 73996800u);
+  EXPECT_EQ(GemmMinBytes(g), 2 * 813056u + 2 * 512 * 141 * 2);
+}
+
 }  // namespace
 }  // namespace rooftrace

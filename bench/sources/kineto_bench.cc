@@ -1,0 +1,278 @@
+// Kineto JSON import throughput (prints figures; never a timed test).
+// Builds a large plain-JSON trace by replicating the recorded H100 BERT
+// trace's events (every event, python_function and cpu_op included) N
+// times, each copy shifted past the previous one in time with fresh
+// correlation, External and flow ids; then, each in a fresh process so that
+// its peak RSS is its own:
+//   (0) the file read and parsed (simdjson On-Demand over the padded
+//       text) into the source's event vectors, nothing else;
+//   (1) the Kineto source into the pipeline (join, annotate, steps), rows
+//       discarded;
+//   (2) the same into a SQLite store (what `rooftrace import` does).
+// Prints wall time, MB/s of JSON, kernels/s and peak RSS. For the issue's
+// comparison, time Python's json.load on the file kept with --keep.
+//   kineto_bench [--copies N] [--real TRACE.json.gz] [--keep DIR]
+#include <simdjson.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pipeline/sink.h"
+#include "sources/file_reader.h"
+#include "sources/kineto/kineto_source.h"
+#include "sources/kineto/kineto_trace.h"
+#include "sources/registry.h"
+#include "store/store.h"
+
+namespace rt = rooftrace;
+namespace fs = std::filesystem;
+namespace dom = simdjson::dom;
+
+namespace {
+
+constexpr char kRealTrace[] =
+    "tracelens/tests/traces/h100/"
+    "gaunernst_bert-small-uncased__1016001.redacted.json.gz";
+
+double Seconds(std::chrono::steady_clock::time_point a) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - a)
+      .count();
+}
+
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec +
+         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+long PeakRssKb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+class DiscardSink : public rt::RunSink {
+ public:
+  rt::StatusOr<int64_t> BeginRun(const rt::RunRow&) override { return 1; }
+  rt::Status FinishRun(const rt::RunRow&, const rt::ImportStats&) override {
+    return rt::OkStatus();
+  }
+  rt::Status AddRoof(const rt::RoofRow&) override { return rt::OkStatus(); }
+  rt::StatusOr<int64_t> AddSession(const rt::SessionRow&,
+                                   const std::vector<rt::DeviceRow>&) override {
+    return 1;
+  }
+  rt::Status UpdateSession(const rt::SessionRow&) override {
+    return rt::OkStatus();
+  }
+  rt::StatusOr<int64_t> AddGemmCall(const rt::GemmCallRow&) override {
+    return 0;
+  }
+  rt::Status AddStep(const rt::StepRow&) override { return rt::OkStatus(); }
+  rt::Status AddKernel(const rt::KernelRow&) override { return rt::OkStatus(); }
+  rt::Status AddKernelMetric(const rt::KernelMetricRow&) override {
+    return rt::OkStatus();
+  }
+  rt::Status AddMemcpy(const rt::MemcpyRow&) override { return rt::OkStatus(); }
+  rt::Status AddNvtx(const rt::NvtxRow&) override { return rt::OkStatus(); }
+  rt::Status EndWrite() override { return rt::OkStatus(); }
+};
+
+bool IsIdKey(std::string_view k) {
+  return k == "correlation" || k == "External id" || k == "id";
+}
+
+// One event with its time shifted by `dt` µs and its ids by `did`.
+void WriteEvent(dom::object e, double dt, int64_t did, std::string* out) {
+  *out += '{';
+  bool first = true;
+  for (dom::key_value_pair kv : e) {
+    if (!first) *out += ", ";
+    first = false;
+    *out += '"' + std::string(kv.key) + "\": ";
+    dom::object args;
+    if (kv.key == "ts" && kv.value.is_number()) {
+      char buf[64];
+      snprintf(buf, sizeof buf, "%.3f", double(kv.value) + dt);
+      *out += buf;
+    } else if (IsIdKey(kv.key) && kv.value.is_int64()) {
+      *out += std::to_string(int64_t(kv.value) + did);
+    } else if (kv.key == "args" && !kv.value.get_object().get(args)) {
+      WriteEvent(args, 0, did, out);
+    } else {
+      *out += simdjson::to_string(kv.value);
+    }
+  }
+  *out += '}';
+}
+
+// The replicated trace; its kernel count in *kernels.
+bool BuildTrace(const std::string& real, const std::string& out_path,
+                int copies, uint64_t* kernels) {
+  size_t content = 0;
+  auto text = rt::ReadWholeFile(real, simdjson::SIMDJSON_PADDING, &content);
+  if (!text.ok()) return false;
+  dom::parser parser;
+  dom::element root;
+  if (parser.parse(text->data(), content, false).get(root)) return false;
+  dom::array events = root["traceEvents"].get_array().value();
+  double t0 = 1e300, t1 = 0;
+  uint64_t k = 0;
+  for (dom::element e : events) {
+    double ts = 0;
+    if (!e["ts"].get_double().get(ts)) {
+      t0 = std::min(t0, ts), t1 = std::max(t1, ts);
+    }
+    std::string_view cat;
+    k += !e["cat"].get_string().get(cat) && cat == "kernel";
+  }
+  *kernels = k * copies;
+  std::ofstream out(out_path, std::ios::binary);
+  out << "{\"schemaVersion\": 1, \"deviceProperties\": "
+      << simdjson::to_string(root["deviceProperties"].value())
+      << ",\n\"traceEvents\": [\n";
+  std::string buf;
+  bool first = true;
+  for (int c = 0; c < copies; ++c) {
+    for (dom::element e : events) {
+      dom::object o;
+      if (e.get_object().get(o)) continue;
+      buf.clear();
+      if (!first) buf += ",\n";
+      first = false;
+      WriteEvent(o, c * (t1 - t0 + 1000.0),
+                 static_cast<int64_t>(c) * 10000000, &buf);
+      out << buf;
+    }
+  }
+  out << "\n]}\n";
+  return out.good();
+}
+
+}  // namespace
+
+namespace {
+
+// (0), (1) or (2) in this process; prints "seconds cpu_seconds kernels
+// peak_rss_kb".
+int Run(const std::string& mode, const std::string& file,
+        const std::string& store_path) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const double c0 = CpuSeconds();
+  uint64_t kernels = 0;
+  if (mode == "parse") {
+    size_t content = 0;
+    auto text =
+        rt::ReadWholeFile(file, rt::kineto::KinetoTrace::Padding(), &content);
+    if (!text.ok()) return 1;
+    auto trace =
+        rt::kineto::KinetoTrace::Parse(std::move(*text), content, file);
+    if (!trace.ok()) {
+      fprintf(stderr, "%s\n", trace.status().message().c_str());
+      return 1;
+    }
+    for (const auto& g : (*trace)->gpu) kernels += g.name.size() > 0;
+  } else {
+    std::unique_ptr<rt::RunSink> sink;
+    if (mode == "store") {
+      auto store = rt::Store::Open(store_path);
+      if (!store.ok()) return 1;
+      sink = std::move(*store);
+    } else {
+      sink = std::make_unique<DiscardSink>();
+    }
+    const rt::KinetoSource source;
+    auto result = rt::ReadSourceInto(source, file, {}, sink.get());
+    sink.reset();
+    if (!result.ok()) {
+      fprintf(stderr, "%s\n", result.status().message().c_str());
+      return 1;
+    }
+    kernels = result->kernels;
+  }
+  printf("%.6f %.6f %llu %ld\n", Seconds(t0), CpuSeconds() - c0,
+         static_cast<unsigned long long>(kernels), PeakRssKb());
+  return 0;
+}
+
+// Runs this binary on one mode, in a process of its own.
+void Child(const char* what, const std::string& mode, const std::string& file,
+           const std::string& store_path, double mb) {
+  int fds[2];
+  if (pipe(fds) != 0) return;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    close(fds[0]);
+    execl("/proc/self/exe", "kineto_bench", "--run", mode.c_str(),
+          file.c_str(), store_path.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[1]);
+  char buf[256] = {};
+  const ssize_t n = read(fds[0], buf, sizeof buf - 1);
+  close(fds[0]);
+  waitpid(pid, nullptr, 0);
+  double s = 0, cpu = 0;
+  unsigned long long k = 0;
+  long rss = 0;
+  if (n <= 0 || sscanf(buf, "%lf %lf %llu %ld", &s, &cpu, &k, &rss) != 4) {
+    printf("%-42s failed\n", what);
+    return;
+  }
+  printf("%-42s wall %6.3f s (%6.1f MB/s)  cpu %6.3f s (%6.1f MB/s, "
+         "%5.2f M kernels/s)  %7.1f MiB\n",
+         what, s, mb / s, cpu, mb / cpu, k / cpu / 1e6, rss / 1024.0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 5 && std::string(argv[1]) == "--run") {
+    return Run(argv[2], argv[3], argv[4]);
+  }
+  int copies = 2000;
+  std::string real, keep;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--copies") copies = std::atoi(argv[i + 1]);
+    if (a == "--real") real = argv[i + 1];
+    if (a == "--keep") keep = argv[i + 1];
+  }
+  if (real.empty()) {
+    real = (fs::path(ROOFTRACE_SOURCE_DIR) / ".." / "shared" / "real-data" /
+            kRealTrace).lexically_normal().string();
+  }
+  const fs::path dir =
+      keep.empty() ? fs::temp_directory_path() /
+                         ("kineto_bench_" + std::to_string(getpid()))
+                   : fs::path(keep);
+  fs::create_directories(dir);
+  const std::string file = (dir / "trace.json").string();
+  uint64_t kernels = 0;
+  if (!BuildTrace(real, file, copies, &kernels)) {
+    fprintf(stderr, "kineto_bench: cannot build a trace from %s\n",
+            real.c_str());
+    return 1;
+  }
+  const double mb = fs::file_size(file) / 1e6;
+  printf("%d copies of %s: %.1f MB, %llu kernels\n", copies, real.c_str(), mb,
+         static_cast<unsigned long long>(kernels));
+  Child("(0) read + simdjson parse into events", "parse", file, "", mb);
+  Child("(1) source -> pipeline, rows discarded", "source", file, "", mb);
+  const std::string store = (dir / "runs.sqlite").string();
+  Child("(2) source -> pipeline -> store", "store", file, store, mb);
+  if (keep.empty()) fs::remove_all(dir);
+  return 0;
+}

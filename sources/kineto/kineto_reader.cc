@@ -1,0 +1,699 @@
+#include "sources/kineto/kineto_reader.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "pipeline/flat_index.h"
+#include "proto/field_numbers.h"
+#include "sources/file_reader.h"
+#include "sources/kineto/kineto_trace.h"
+
+namespace rooftrace::kineto {
+namespace {
+
+namespace en = wire::enums;
+
+// Correlation ids given to GPU events that carry none: above CUPTI's.
+constexpr uint64_t kSyntheticCorrelation = uint64_t{1} << 62;
+
+// CUDA-core floating-point instructions of the CUPTI range profiler
+// (smsp__sass_thread_inst_executed_op_<op>_pred_on.sum), counted per thread
+// with all predicates true, and the FLOPs of one: an FMA is two; half
+// precision counts 1/1/2 as Nsight Compute's roofline does (the same table
+// as libinject/counters/metric_tables.cc, which sources may not include).
+struct SassOp {
+  std::string_view op;
+  Precision precision;
+  uint64_t flops;
+};
+constexpr SassOp kSassOps[] = {
+    {"dadd", Precision::kFp64, 1}, {"dmul", Precision::kFp64, 1},
+    {"dfma", Precision::kFp64, 2}, {"fadd", Precision::kFp32, 1},
+    {"fmul", Precision::kFp32, 1}, {"ffma", Precision::kFp32, 2},
+    {"hadd", Precision::kFp16, 1}, {"hmul", Precision::kFp16, 1},
+    {"hfma", Precision::kFp16, 2},
+};
+
+// The FLOPs of one range profiler counter; false for other counters.
+bool SassFlops(std::string_view name, double value, CounterRecord* c) {
+  constexpr std::string_view kPrefix = "smsp__sass_thread_inst_executed_op_";
+  constexpr std::string_view kSuffix = "_pred_on.sum";
+  if (name.size() <= kPrefix.size() + kSuffix.size() ||
+      name.substr(0, kPrefix.size()) != kPrefix ||
+      name.substr(name.size() - kSuffix.size()) != kSuffix) {
+    return false;
+  }
+  const std::string_view op = name.substr(
+      kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  for (const SassOp& s : kSassOps) {
+    if (s.op != op) continue;
+    const uint64_t n = value > 0 ? static_cast<uint64_t>(value + 0.5) : 0;
+    c->flops[static_cast<int>(s.precision)] += n * s.flops;
+    c->has_flops = true;
+    return true;
+  }
+  return false;
+}
+
+// DRAM bytes of one range profiler counter; false for other counters.
+bool DramBytes(std::string_view name, double value, CounterRecord* c) {
+  const uint64_t n = value > 0 ? static_cast<uint64_t>(value + 0.5) : 0;
+  if (name == "dram__bytes_read.sum") {
+    c->dram_read_bytes = n;
+  } else if (name == "dram__bytes_write.sum") {
+    c->dram_write_bytes = n;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string JoinIds(const std::vector<int64_t>& ids) {
+  std::string out;
+  for (int64_t id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
+  return out;
+}
+
+// One host process of the trace and the session it becomes.
+struct ProcessState {
+  int64_t pid = -1;
+  bool selected = true;
+  uint64_t launches = 0;
+  std::unique_ptr<Session> session;
+  std::unordered_map<std::string_view, uint64_t> iids;
+  std::set<uint32_t> devices;
+};
+
+// An open range or GEMM operator on the thread being swept.
+struct Open {
+  int host = -1;
+  bool in_linear = false;
+};
+
+}  // namespace
+
+namespace {
+
+// Turns a parsed trace into sessions: processes first (and the filters),
+// then the host events swept per thread (ranges, GEMM operators, launches),
+// then the GPU events, each in the session of its launch.
+class Assembler {
+ public:
+  Assembler(const KinetoTrace& trace, const std::string& path,
+            const SourceOptions& options)
+      : t_(trace), path_(path), options_(options) {}
+
+  Status Check();
+  void Build();
+  Status Hand(RunRecorder* recorder, SourceResult* result);
+
+ private:
+  void MakeProcesses();
+  ProcessState* ProcessOf(int64_t pid);
+  void SweepHost();
+  void OnHostEvent(int h, std::vector<Open>* ranges, std::vector<Open>* ops);
+  uint64_t CallOf(int h, bool in_linear);
+  void AddGpuEvents();
+  std::vector<uint64_t> RangeCorrelations() const;
+  std::vector<uint64_t> FlowCorrelations() const;
+  void AddGpuEvent(const GpuEvent& g, uint64_t corr);
+  void AddRangeCounters(ProcessState& p, const GpuEvent& g, uint64_t corr);
+  void AddDevices();
+  uint64_t Iid(ProcessState& p, std::string_view s);
+  std::string Warning() const;
+
+  const KinetoTrace& t_;
+  const std::string& path_;
+  const SourceOptions& options_;
+  std::vector<ProcessState> processes_;
+  int main_ = 0;  // the process of GPU events without a launch
+  FlatIndex launch_of_corr_, gemm_op_of_external_;
+  std::vector<uint64_t> call_of_host_;  // GEMM call id per host event
+  std::vector<char> call_tried_;
+  uint64_t kernels_ = 0, unlaunched_ = 0, uncorrelated_ = 0;
+  uint64_t ranges_ = 0, range_mismatch_ = 0, unshaped_gemms_ = 0;
+};
+
+Status Assembler::Check() {
+  uint64_t kernels = 0;
+  for (const GpuEvent& g : t_.gpu) {
+    kernels += g.kind == GpuEvent::Kind::kKernel ||
+               g.kind == GpuEvent::Kind::kProfilerRange;
+  }
+  if (kernels == 0) {
+    return InvalidArgument(
+        "no GPU kernels in " + path_ +
+        ": was the profiler run with CUDA activities? (torch.profiler."
+        "profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]))");
+  }
+  MakeProcesses();
+  std::vector<int64_t> pids;
+  for (const ProcessState& p : processes_) pids.push_back(p.pid);
+  if (options_.rank) {
+    if (!t_.rank) {
+      return InvalidArgument(
+          path_ + ": --rank " + std::to_string(*options_.rank) +
+          ": the trace names no rank (no distributedInfo); choose a process "
+          "with --pid (processes: " + JoinIds(pids) + ")");
+    }
+    if (*t_.rank != *options_.rank) {
+      return InvalidArgument(path_ + ": the trace is rank " +
+                             std::to_string(*t_.rank) + " (distributedInfo), "
+                             "not --rank " + std::to_string(*options_.rank));
+    }
+  }
+  if (options_.pid) {
+    if (std::find(pids.begin(), pids.end(), *options_.pid) == pids.end()) {
+      return InvalidArgument(path_ + ": no process " +
+                             std::to_string(*options_.pid) +
+                             " in the trace; its processes: " + JoinIds(pids));
+    }
+    for (ProcessState& p : processes_) p.selected = p.pid == *options_.pid;
+  }
+  return OkStatus();
+}
+
+void Assembler::MakeProcesses() {
+  std::vector<int64_t> pids;
+  for (const HostEvent& h : t_.host) pids.push_back(h.pid);
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  // A trace of GPU events alone: one session, named by the GPU rows' pid.
+  if (pids.empty()) pids.push_back(t_.gpu.empty() ? 0 : t_.gpu[0].pid);
+  processes_.resize(pids.size());
+  for (size_t i = 0; i < pids.size(); ++i) {
+    ProcessState& p = processes_[i];
+    p.pid = pids[i];
+    p.session = std::make_unique<Session>(path_ + ":pid " +
+                                          std::to_string(p.pid));
+  }
+  for (const HostEvent& h : t_.host) {
+    if (h.kind == HostEvent::Kind::kLaunch) ++ProcessOf(h.pid)->launches;
+  }
+  for (size_t i = 0; i < processes_.size(); ++i) {
+    if (processes_[i].launches > processes_[main_].launches) {
+      main_ = static_cast<int>(i);
+    }
+  }
+}
+
+ProcessState* Assembler::ProcessOf(int64_t pid) {
+  auto it = std::lower_bound(
+      processes_.begin(), processes_.end(), pid,
+      [](const ProcessState& p, int64_t v) { return p.pid < v; });
+  return it != processes_.end() && it->pid == pid ? &*it : nullptr;
+}
+
+uint64_t Assembler::Iid(ProcessState& p, std::string_view s) {
+  auto [it, inserted] = p.iids.try_emplace(s, p.iids.size() + 1);
+  if (inserted) p.session->SetString(it->second, s);
+  return it->second;
+}
+
+}  // namespace
+
+namespace {
+
+void Assembler::Build() {
+  call_of_host_.assign(t_.host.size(), 0);
+  call_tried_.assign(t_.host.size(), 0);
+  launch_of_corr_.Reset(t_.host.size());
+  gemm_op_of_external_.Reset(t_.host.size());
+  for (size_t i = 0; i < t_.host.size(); ++i) {
+    const HostEvent& h = t_.host[i];
+    if (h.kind == HostEvent::Kind::kLaunch && h.has_correlation) {
+      launch_of_corr_.Emplace(h.correlation, static_cast<int32_t>(i));
+    } else if (h.kind == HostEvent::Kind::kGemmOp && h.external_id >= 0) {
+      gemm_op_of_external_.Emplace(static_cast<uint64_t>(h.external_id),
+                                   static_cast<int32_t>(i));
+    }
+  }
+  SweepHost();
+  AddGpuEvents();
+  AddDevices();
+}
+
+// Host events per thread in time order, enclosing ones first, so that two
+// stacks (annotations, GEMM operators) hold what is open at each launch.
+void Assembler::SweepHost() {
+  std::vector<int> order(t_.host.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    const HostEvent& x = t_.host[a];
+    const HostEvent& y = t_.host[b];
+    const bool xl = x.kind == HostEvent::Kind::kLaunch;
+    const bool yl = y.kind == HostEvent::Kind::kLaunch;
+    if (x.pid != y.pid) return x.pid < y.pid;
+    if (x.tid != y.tid) return x.tid < y.tid;
+    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+    if (xl != yl) return yl;  // at one time, what encloses comes first
+    if (x.end_ns != y.end_ns) return x.end_ns > y.end_ns;
+    return a < b;
+  });
+  std::vector<Open> ranges, ops;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const HostEvent& e = t_.host[order[i]];
+    if (i == 0 || e.pid != t_.host[order[i - 1]].pid ||
+        e.tid != t_.host[order[i - 1]].tid) {
+      ranges.clear();
+      ops.clear();
+    }
+    OnHostEvent(order[i], &ranges, &ops);
+  }
+}
+
+void Assembler::OnHostEvent(int h, std::vector<Open>* ranges,
+                            std::vector<Open>* ops) {
+  const HostEvent& e = t_.host[h];
+  ProcessState& p = *ProcessOf(e.pid);
+  if (!p.selected) return;
+  // Half-open [start, end): a range ending as the next begins is closed.
+  for (std::vector<Open>* open : {ranges, ops}) {
+    while (!open->empty() && t_.host[open->back().host].end_ns <= e.start_ns) {
+      open->pop_back();
+    }
+  }
+  Session& s = *p.session;
+  const auto tid = static_cast<uint32_t>(e.tid);
+  switch (e.kind) {
+    case HostEvent::Kind::kAnnotation: {
+      NvtxRecord r;
+      r.range_id = static_cast<uint64_t>(h) + 1;
+      r.parent_range_id = ranges->empty() ? 0 : ranges->back().host + 1;
+      r.name_iid = Iid(p, e.name);
+      r.start_ns = e.start_ns;
+      r.end_ns = e.end_ns;
+      r.thread_id = r.end_thread_id = tid;
+      r.depth = static_cast<uint32_t>(ranges->size());
+      r.kind = en::kRangePushPop;
+      s.records().nvtx.push_back(r);
+      ++s.stats().received[en::kRecordNvtxRange];
+      ranges->push_back({h, false});
+      break;
+    }
+    case HostEvent::Kind::kGemmOp: {
+      const bool in_linear =
+          !ops->empty() && (ops->back().in_linear ||
+                            t_.host[ops->back().host].name == "aten::linear");
+      ops->push_back({h, in_linear});
+      break;
+    }
+    case HostEvent::Kind::kLaunch: {
+      LaunchRecord l;
+      l.correlation_id = e.correlation;
+      l.api_start_ns = e.start_ns;
+      l.api_end_ns = e.end_ns;
+      l.thread_id = tid;
+      l.kind = e.api_kind;
+      l.nvtx_range_id = ranges->empty() ? 0 : ranges->back().host + 1;
+      if (e.api_kind == en::kApiKernelLaunch) {
+        // The innermost operator whose shapes make a GEMM.
+        for (auto it = ops->rbegin(); it != ops->rend(); ++it) {
+          l.gemm_call_id = CallOf(it->host, it->in_linear);
+          if (l.gemm_call_id != 0) break;
+        }
+      }
+      s.records().launches.push_back(l);
+      ++s.stats().received[en::kRecordLaunch];
+      break;
+    }
+  }
+}
+
+// The GEMM call of operator `h` (made on first use), or 0 when its shapes
+// are not a GEMM's.
+uint64_t Assembler::CallOf(int h, bool in_linear) {
+  if (call_tried_[h]) return call_of_host_[h];
+  call_tried_[h] = 1;
+  const HostEvent& e = t_.host[h];
+  std::optional<GemmRecord> g =
+      GemmOfOp(e.name, t_.op_inputs[e.inputs], in_linear);
+  if (!g) {
+    ++unshaped_gemms_;
+    return 0;
+  }
+  g->call_id = static_cast<uint64_t>(h) + 1;
+  g->start_ns = e.start_ns;
+  g->end_ns = e.end_ns;
+  g->thread_id = static_cast<uint32_t>(e.tid);
+  Session& s = *ProcessOf(e.pid)->session;
+  s.records().gemms.push_back(*g);
+  ++s.stats().received[en::kRecordGemm];
+  call_of_host_[h] = g->call_id;
+  return g->call_id;
+}
+
+}  // namespace
+
+namespace {
+
+int32_t CopyKindOfName(std::string_view name) {
+  if (name.find("HtoD") != std::string_view::npos) return en::kCopyHtoD;
+  if (name.find("DtoH") != std::string_view::npos) return en::kCopyDtoH;
+  if (name.find("DtoD") != std::string_view::npos) return en::kCopyDtoD;
+  if (name.find("HtoH") != std::string_view::npos) return en::kCopyHtoH;
+  if (name.find("PtoP") != std::string_view::npos) return en::kCopyPtoP;
+  return en::kCopyUnknown;
+}
+
+int32_t MemoryKindOfName(std::string_view name) {
+  if (name == "Pageable") return en::kMemoryPageable;
+  if (name == "Pinned") return en::kMemoryPinned;
+  if (name == "Device") return en::kMemoryDevice;
+  if (name == "Array") return en::kMemoryArray;
+  if (name == "Managed") return en::kMemoryManaged;
+  return en::kMemoryUnknown;
+}
+
+// "Memcpy HtoD (Pageable -> Device)", "Memset (Device)".
+MemcpyRecord CopyOf(const GpuEvent& g, uint64_t corr) {
+  MemcpyRecord m;
+  m.correlation_id = corr;
+  m.start_ns = g.start_ns;
+  m.end_ns = g.end_ns;
+  m.bytes = g.bytes;
+  m.device_id = g.device;
+  m.context_id = g.context;
+  m.stream_id = g.stream;
+  const std::string_view n = g.name;
+  const size_t open = n.find('('), close = n.rfind(')');
+  std::string_view kinds;
+  if (open != std::string_view::npos && close != std::string_view::npos &&
+      close > open) {
+    kinds = n.substr(open + 1, close - open - 1);
+  }
+  const size_t arrow = kinds.find(" -> ");
+  if (g.kind == GpuEvent::Kind::kMemset) {
+    m.kind = en::kCopyMemset;
+    m.dst_kind = MemoryKindOfName(kinds);
+  } else {
+    m.kind = CopyKindOfName(n);
+    if (arrow != std::string_view::npos) {
+      m.src_kind = MemoryKindOfName(kinds.substr(0, arrow));
+      m.dst_kind = MemoryKindOfName(kinds.substr(arrow + 4));
+    }
+  }
+  return m;
+}
+
+// The correlation id each profiler range measured: the n-th range (in
+// time) is the n-th kernel, of the kernel events when the trace has them,
+// else of the kernel launches. 0 for a range beyond the last.
+std::vector<uint64_t> Assembler::RangeCorrelations() const {
+  std::vector<std::pair<uint64_t, uint64_t>> targets;  // (start, corr)
+  std::vector<std::pair<uint64_t, size_t>> ranges;     // (start, index)
+  bool any_kernel = false;
+  for (size_t i = 0; i < t_.gpu.size(); ++i) {
+    const GpuEvent& g = t_.gpu[i];
+    if (g.kind == GpuEvent::Kind::kProfilerRange) {
+      ranges.emplace_back(g.start_ns, i);
+    } else if (g.kind == GpuEvent::Kind::kKernel && g.has_correlation) {
+      any_kernel = true;
+      targets.emplace_back(g.start_ns, g.correlation);
+    }
+  }
+  std::vector<uint64_t> out(t_.gpu.size(), 0);
+  if (ranges.empty()) return out;
+  if (!any_kernel) {
+    for (const HostEvent& h : t_.host) {
+      if (h.kind == HostEvent::Kind::kLaunch && h.has_correlation &&
+          h.api_kind == en::kApiKernelLaunch) {
+        targets.emplace_back(h.start_ns, h.correlation);
+      }
+    }
+  }
+  std::stable_sort(targets.begin(), targets.end());
+  std::stable_sort(ranges.begin(), ranges.end());
+  for (size_t i = 0; i < ranges.size() && i < targets.size(); ++i) {
+    out[ranges[i].second] = targets[i].second;
+  }
+  return out;
+}
+
+// For GPU events without args.correlation (older traces), the id of the
+// ac2g flow that ends where they start; 0 where none does.
+std::vector<uint64_t> Assembler::FlowCorrelations() const {
+  std::vector<uint64_t> out;
+  bool needed = false;
+  for (const GpuEvent& g : t_.gpu) {
+    needed |= !g.has_correlation && g.kind != GpuEvent::Kind::kProfilerRange;
+  }
+  if (!needed || t_.flow_ends.empty()) return out;
+  std::vector<FlowEnd> ends = t_.flow_ends;
+  auto key = [](const FlowEnd& f) {
+    return std::make_tuple(f.pid, f.tid, f.ts_ns);
+  };
+  std::sort(ends.begin(), ends.end(), [&](const FlowEnd& a, const FlowEnd& b) {
+    return key(a) < key(b);
+  });
+  out.assign(t_.gpu.size(), 0);
+  for (size_t i = 0; i < t_.gpu.size(); ++i) {
+    const GpuEvent& g = t_.gpu[i];
+    if (g.has_correlation) continue;
+    const FlowEnd probe{g.pid, g.tid, g.start_ns, 0};
+    auto it = std::lower_bound(
+        ends.begin(), ends.end(), probe,
+        [&](const FlowEnd& a, const FlowEnd& b) { return key(a) < key(b); });
+    if (it != ends.end() && key(*it) == key(probe)) out[i] = it->id;
+  }
+  return out;
+}
+
+void Assembler::AddGpuEvents() {
+  const std::vector<uint64_t> range_corr = RangeCorrelations();
+  const std::vector<uint64_t> flow_corr = FlowCorrelations();
+  bool any_kernel = false;
+  for (const GpuEvent& g : t_.gpu) {
+    any_kernel |= g.kind == GpuEvent::Kind::kKernel;
+  }
+  for (size_t i = 0; i < t_.gpu.size(); ++i) {
+    const GpuEvent& g = t_.gpu[i];
+    uint64_t corr = g.correlation;
+    if (g.kind == GpuEvent::Kind::kProfilerRange) {
+      ++ranges_;
+      corr = range_corr[i];
+      if (corr == 0) ++range_mismatch_;
+      if (any_kernel) {
+        // Counters of a kernel event read on its own.
+        const int l = corr ? launch_of_corr_.Find(corr) : -1;
+        ProcessState* p =
+            l >= 0 ? ProcessOf(t_.host[l].pid) : &processes_[main_];
+        if (corr != 0 && p->selected) AddRangeCounters(*p, g, corr);
+        continue;
+      }
+    } else if (!g.has_correlation) {
+      corr = flow_corr.empty() ? 0 : flow_corr[i];
+    }
+    if (corr == 0) {
+      corr = kSyntheticCorrelation + i;
+      uncorrelated_ += g.kind != GpuEvent::Kind::kProfilerRange;
+    }
+    AddGpuEvent(g, corr);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+void Assembler::AddGpuEvent(const GpuEvent& g, uint64_t corr) {
+  const int l = launch_of_corr_.Find(corr);
+  ProcessState& p = l >= 0 ? *ProcessOf(t_.host[l].pid) : processes_[main_];
+  if (!p.selected) return;
+  Session& s = *p.session;
+  if (g.kind == GpuEvent::Kind::kMemcpy || g.kind == GpuEvent::Kind::kMemset) {
+    s.records().memcpys.push_back(CopyOf(g, corr));
+    ++s.stats().received[en::kRecordMemcpy];
+    return;
+  }
+  KernelRecord k;
+  k.correlation_id = corr;
+  k.start_ns = g.start_ns;
+  k.end_ns = g.end_ns;
+  k.name_iid = Iid(p, g.name);
+  // Older traces name the device by the GPU row's pid only.
+  k.device_id = g.has_device ? g.device
+                             : static_cast<uint32_t>(std::max<int64_t>(0, g.pid));
+  k.context_id = g.context;
+  k.stream_id = g.stream;
+  std::copy(g.grid, g.grid + 3, k.grid);
+  std::copy(g.block, g.block + 3, k.block);
+  k.registers_per_thread = g.registers_per_thread;
+  // Kineto reports static and dynamic shared memory as one sum.
+  k.static_shared_memory_bytes = g.shared_memory;
+  s.records().kernels.push_back(k);
+  ++s.stats().received[en::kRecordKernel];
+  p.devices.insert(k.device_id);
+  ++kernels_;
+  if (l < 0) {
+    ++unlaunched_;
+    // Without its launch, the operator it names by External id.
+    const int op = g.external_id >= 0
+                       ? gemm_op_of_external_.Find(
+                             static_cast<uint64_t>(g.external_id))
+                       : -1;
+    if (op >= 0 && ProcessOf(t_.host[op].pid) == &p) {
+      const uint64_t call = CallOf(op, false);
+      if (call != 0) s.records().gemm_links.push_back({corr, call});
+    }
+  }
+  if (g.kind == GpuEvent::Kind::kProfilerRange) AddRangeCounters(p, g, corr);
+}
+
+// A range's counter values as raw metrics, and the FLOPs (and DRAM bytes)
+// they measure as the kernel's counters.
+void Assembler::AddRangeCounters(ProcessState& p, const GpuEvent& g,
+                                 uint64_t corr) {
+  Session& s = *p.session;
+  CounterRecord c;
+  c.correlation_id = corr;
+  c.has_dram_bytes = false;
+  for (uint32_t i = g.metrics_begin; i < g.metrics_end; ++i) {
+    const Metric& m = t_.metrics[i];
+    s.records().metrics.push_back({corr, Iid(p, m.name), 0, m.value});
+    if (!SassFlops(m.name, m.value, &c) && DramBytes(m.name, m.value, &c)) {
+      c.has_dram_bytes = true;
+    }
+  }
+  if (c.has_flops || c.has_dram_bytes) {
+    s.records().counters.push_back(c);
+    ++s.stats().received[en::kRecordCounters];
+  }
+}
+
+void Assembler::AddDevices() {
+  for (ProcessState& p : processes_) {
+    for (uint32_t id : p.devices) {
+      DeviceInfo d;
+      d.device_id = id;
+      for (const DeviceProps& props : t_.devices) {
+        if (props.id != id) continue;
+        d.name = std::string(props.name);
+        d.sm_count = props.sm_count;
+        d.cc_major = props.cc_major;
+        d.cc_minor = props.cc_minor;
+        d.global_memory_bytes = props.global_memory_bytes;
+      }
+      p.session->AddDevice(std::move(d));
+      ++p.session->stats().received[en::kRecordDevice];
+    }
+  }
+}
+
+std::string Assembler::Warning() const {
+  std::vector<std::string> notes;
+  if (unlaunched_ > 0) {
+    notes.push_back(
+        std::to_string(unlaunched_) + " of " + std::to_string(kernels_) +
+        " kernels have no launch event in the trace (launched before the "
+        "profiler's first CPU event): kept, without host time, thread or "
+        "shapes");
+  }
+  if (uncorrelated_ > 0) {
+    notes.push_back(std::to_string(uncorrelated_) +
+                    " GPU events carry no correlation id: kept, unjoined");
+  }
+  if (range_mismatch_ > 0) {
+    notes.push_back(std::to_string(range_mismatch_) + " of " +
+                    std::to_string(ranges_) +
+                    " profiler ranges have no kernel to go with (more "
+                    "ranges than kernels): kept as kernels of their own");
+  }
+  const uint64_t unshaped = unshaped_gemms_ + t_.counts.gemm_ops_without_shapes;
+  if (unshaped > 0) {
+    notes.push_back(std::to_string(unshaped) +
+                    " GEMM operators without usable shapes (profile with "
+                    "record_shapes=True): their kernels have no analytic "
+                    "FLOPs");
+  }
+  std::string out;
+  for (const std::string& n : notes) out += (out.empty() ? "" : "; ") + n;
+  return out.empty() ? out : path_ + ": " + out;
+}
+
+}  // namespace
+
+namespace {
+
+Status Assembler::Hand(RunRecorder* recorder, SourceResult* result) {
+  for (ProcessState& p : processes_) {
+    Session& s = *p.session;
+    if (!p.selected) continue;
+    if (s.kernels().empty() && s.memcpys().empty()) {
+      // A process without GPU work (a data loader): statistics only.
+      recorder->AddStats(s.stats());
+      continue;
+    }
+    SessionHeader h;
+    h.host = "kineto";
+    h.pid = static_cast<uint32_t>(std::max<int64_t>(0, p.pid));
+    for (const auto& [pid, name] : t_.process_names) {
+      if (pid == p.pid && !name.empty()) h.argv = std::string(name);
+    }
+    h.producer_version =
+        "PyTorch profiler (Kineto)" +
+        (t_.schema_version >= 0
+             ? " schema " + std::to_string(t_.schema_version)
+             : std::string());
+    h.mode = "import";
+    uint64_t start = UINT64_MAX;
+    for (const KernelRecord& k : s.kernels()) start = std::min(start, k.start_ns);
+    for (const LaunchRecord& l : s.launches()) {
+      start = std::min(start, l.api_start_ns);
+    }
+    h.start_ns = start == UINT64_MAX ? 0 : start;
+    s.Start(h);
+    s.end().complete = true;
+    RT_RETURN_IF_ERROR(recorder->AddSession(&s));
+  }
+  result->warning = Warning();
+  return OkStatus();
+}
+
+}  // namespace
+
+bool LooksLikeKinetoTrace(std::string_view head) {
+  size_t i = 0;
+  // A UTF-8 byte order mark, then JSON whitespace.
+  if (head.substr(0, 3) == "\xEF\xBB\xBF") i = 3;
+  while (i < head.size() && (head[i] == ' ' || head[i] == '\n' ||
+                             head[i] == '\r' || head[i] == '\t')) {
+    ++i;
+  }
+  if (i >= head.size() || head[i] != '{') return false;
+  return head.find("\"traceEvents\"", i) != std::string_view::npos;
+}
+
+Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
+                       RunRecorder* recorder, SourceResult* result) {
+  if (!options.counters_path.empty()) {
+    return InvalidArgument(
+        path + ": --counters " + options.counters_path +
+        ": attaching another tool's counters to a PyTorch profiler trace is "
+        "not supported yet; import the counter file on its own");
+  }
+  size_t content = 0;
+  RT_ASSIGN_OR_RETURN(std::string text,
+                      ReadWholeFile(path, KinetoTrace::Padding(), &content));
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<KinetoTrace> trace,
+                      KinetoTrace::Parse(std::move(text), content, path));
+  Assembler assembler(*trace, path, options);
+  RT_RETURN_IF_ERROR(assembler.Check());
+  assembler.Build();
+  ImportStats file;
+  file[ImportStat::k_bytes] = content;
+  recorder->AddStats(file);
+  if (options.progress && trace->counts.events >= 1000000) {
+    fprintf(stderr, "rooftrace: %s: %zu events parsed\n", path.c_str(),
+            static_cast<size_t>(trace->counts.events));
+  }
+  return assembler.Hand(recorder, result);
+}
+
+}  // namespace rooftrace::kineto

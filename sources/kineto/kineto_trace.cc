@@ -1,0 +1,682 @@
+#include "sources/kineto/kineto_trace.h"
+
+#include <simdjson.h>
+
+#include <cmath>
+#include <deque>
+
+#include "base/json_checker.h"
+#include "sources/nsys/cuda_api_names.h"
+
+namespace rooftrace::kineto {
+
+namespace od = simdjson::ondemand;
+using simdjson::error_code;
+
+struct KinetoTrace::Impl {
+  std::string text;  // what the events' string views point into
+  od::parser parser;
+  std::deque<std::string> unescaped;  // the few strings with escapes
+};
+
+namespace {
+
+#define KT_TRY(expr)                               \
+  do {                                             \
+    if (const error_code e_ = (expr); e_) return e_; \
+  } while (0)
+
+// A JSON number, whatever its form (integer, with a fraction); `ok` false
+// for any other value, which is left unread (and so skipped).
+struct Num {
+  bool ok = false;
+  bool is_double = false;
+  double d = 0;
+  int64_t i = 0;
+  uint64_t u = 0;  // integers >= 2^63
+  bool is_u = false;
+
+  uint64_t U64() const {
+    if (!ok) return 0;
+    if (is_double) {
+      return d > 0 && d < 1.8e19 ? static_cast<uint64_t>(std::llround(d)) : 0;
+    }
+    if (is_u) return u;
+    return i > 0 ? static_cast<uint64_t>(i) : 0;
+  }
+  uint32_t U32() const {
+    const uint64_t v = U64();
+    return v > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<uint32_t>(v);
+  }
+  int64_t I64(int64_t fallback = -1) const {
+    if (!ok) return fallback;
+    if (is_double) return static_cast<int64_t>(d);
+    return is_u ? static_cast<int64_t>(u) : i;
+  }
+  double Double() const {
+    if (!ok) return 0;
+    return is_double ? d : is_u ? static_cast<double>(u)
+                                : static_cast<double>(i);
+  }
+  // Microseconds (integer, or with a fraction down to ns and beyond) ->
+  // nanoseconds, rounded. A double holds today's epoch-based µs with a
+  // fraction to about 0.1 ns, so the rounding is exact for ns fractions.
+  uint64_t NsOfMicros() const {
+    if (!ok) return 0;
+    if (!is_double) return U64() * 1000;
+    const double v = d * 1000.0;
+    return v > 0 && v < 1.8e19 ? static_cast<uint64_t>(std::llround(v)) : 0;
+  }
+};
+
+error_code ReadNum(od::value v, Num* out) {
+  *out = Num();
+  od::json_type t;
+  KT_TRY(v.type().get(t));
+  if (t != od::json_type::number) return simdjson::SUCCESS;
+  od::number n;
+  KT_TRY(v.get_number().get(n));
+  out->ok = true;
+  if (n.is_double()) {
+    out->is_double = true;
+    out->d = n.get_double();
+  } else if (n.is_uint64()) {
+    out->is_u = true;
+    out->u = n.get_uint64();
+  } else {
+    out->i = n.get_int64();
+  }
+  return simdjson::SUCCESS;
+}
+
+// Appends code point `c` as UTF-8.
+void AppendUtf8(uint32_t c, std::string* out) {
+  if (c < 0x80) {
+    *out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    *out += static_cast<char>(0xC0 | (c >> 6));
+    *out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    *out += static_cast<char>(0xE0 | (c >> 12));
+    *out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    *out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    *out += static_cast<char>(0xF0 | (c >> 18));
+    *out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    *out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    *out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+}
+
+uint32_t Hex4(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) {
+    const char c = p[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= c - '0';
+    else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
+  }
+  return v;
+}
+
+}  // namespace
+
+namespace {
+
+// Strings are read in place (the text stays alive with the trace): a view
+// of the raw text up to its closing quote, or, for the rare string with
+// escapes (the parser has checked them), an unescaped copy.
+class StringReader {
+ public:
+  explicit StringReader(std::deque<std::string>* store) : store_(*store) {}
+
+  std::string_view View(od::raw_json_string raw) {
+    const char* p = raw.raw();
+    size_t n = 0;
+    bool escaped = false;
+    while (p[n] != '"') {
+      if (p[n] == '\\') {
+        escaped = true;
+        ++n;
+      }
+      ++n;
+    }
+    if (!escaped) return {p, n};
+    return Unescape(p, n);
+  }
+
+  // The string value `v`, or empty for another type (left unread).
+  error_code Get(od::value v, std::string_view* out) {
+    *out = {};
+    od::json_type t;
+    KT_TRY(v.type().get(t));
+    if (t != od::json_type::string) return simdjson::SUCCESS;
+    od::raw_json_string raw;
+    KT_TRY(v.get_raw_json_string().get(raw));
+    *out = View(raw);
+    return simdjson::SUCCESS;
+  }
+
+ private:
+  std::string_view Unescape(const char* p, size_t n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) {
+      if (p[i] != '\\') {
+        s += p[i];
+        continue;
+      }
+      const char e = p[++i];
+      switch (e) {
+        case 'b': s += '\b'; break;
+        case 'f': s += '\f'; break;
+        case 'n': s += '\n'; break;
+        case 'r': s += '\r'; break;
+        case 't': s += '\t'; break;
+        case 'u': {
+          uint32_t c = Hex4(p + i + 1);
+          i += 4;
+          if (c >= 0xD800 && c < 0xDC00 && i + 6 < n && p[i + 1] == '\\') {
+            const uint32_t lo = Hex4(p + i + 3);
+            c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
+            i += 6;
+          }
+          AppendUtf8(c, &s);
+          break;
+        }
+        default: s += e;  // " \ /
+      }
+    }
+    store_.push_back(std::move(s));
+    return store_.back();
+  }
+
+  std::deque<std::string>& store_;
+};
+
+}  // namespace
+
+namespace {
+
+// Everything rooftrace may want from one event, whatever its category and
+// field order; reused from event to event (no allocation per event).
+struct Scratch {
+  od::raw_json_string ph, cat;
+  bool has_ph = false, has_cat = false;
+  std::string_view name, arg_name;
+  Num ts, dur, pid, tid, id;
+  Num device, context, stream, correlation, external_id, registers, shared,
+      bytes;
+  uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+  bool has_dims = false, has_types = false;
+  OpInputs inputs;
+  std::string_view types[kMaxOpInputs];
+  int type_count = 0;
+  std::vector<Metric> numeric;  // every numeric arg, for profiler ranges
+
+  void Reset() {
+    has_ph = has_cat = has_dims = has_types = false;
+    name = arg_name = {};
+    ts = dur = pid = tid = id = Num();
+    device = context = stream = correlation = external_id = registers =
+        shared = bytes = Num();
+    for (int i = 0; i < 3; ++i) grid[i] = block[i] = 0;
+    inputs.count = 0;
+    type_count = 0;
+    numeric.clear();
+  }
+  bool Ph(std::string_view v) const { return has_ph && ph == v; }
+  bool Cat(std::string_view v) const { return has_cat && cat == v; }
+};
+
+class EventReader {
+ public:
+  EventReader(KinetoTrace* trace, std::deque<std::string>* strings)
+      : t_(*trace), strings_(strings) {}
+
+  error_code Read(od::object event);
+
+ private:
+  error_code ReadFields(od::object event);
+  error_code ReadArgs(od::object args);
+  error_code ReadTriple(od::value v, uint32_t out[3]);
+  error_code ReadDims(od::value v);
+  error_code ReadTypes(od::value v);
+  void Dispatch();
+  void AddGpu(GpuEvent::Kind kind);
+  void AddHost(HostEvent::Kind kind, int32_t api);
+
+  KinetoTrace& t_;
+  StringReader strings_;
+  Scratch s_;
+};
+
+error_code EventReader::Read(od::object event) {
+  ++t_.counts.events;
+  s_.Reset();
+  KT_TRY(ReadFields(event));
+  Dispatch();
+  return simdjson::SUCCESS;
+}
+
+error_code EventReader::ReadFields(od::object event) {
+  for (auto field : event) {
+    od::field f;
+    KT_TRY(std::move(field).get(f));
+    const od::raw_json_string k = f.key();
+    od::value v = f.value();
+    if (k == "ph") {
+      s_.has_ph = !v.get_raw_json_string().get(s_.ph);
+    } else if (k == "cat") {
+      s_.has_cat = !v.get_raw_json_string().get(s_.cat);
+    } else if (k == "name") {
+      KT_TRY(strings_.Get(v, &s_.name));
+    } else if (k == "ts") {
+      KT_TRY(ReadNum(v, &s_.ts));
+    } else if (k == "dur") {
+      KT_TRY(ReadNum(v, &s_.dur));
+    } else if (k == "pid") {
+      KT_TRY(ReadNum(v, &s_.pid));
+    } else if (k == "tid") {
+      KT_TRY(ReadNum(v, &s_.tid));
+    } else if (k == "id") {
+      KT_TRY(ReadNum(v, &s_.id));
+    } else if (k == "args") {
+      od::json_type type;
+      KT_TRY(v.type().get(type));
+      if (type != od::json_type::object) continue;
+      od::object args;
+      KT_TRY(v.get_object().get(args));
+      KT_TRY(ReadArgs(args));
+    }
+  }
+  return simdjson::SUCCESS;
+}
+
+error_code EventReader::ReadArgs(od::object args) {
+  for (auto field : args) {
+    od::field f;
+    KT_TRY(std::move(field).get(f));
+    const od::raw_json_string k = f.key();
+    od::value v = f.value();
+    if (k == "grid") {
+      KT_TRY(ReadTriple(v, s_.grid));
+    } else if (k == "block") {
+      KT_TRY(ReadTriple(v, s_.block));
+    } else if (k == "Input Dims") {
+      KT_TRY(ReadDims(v));
+    } else if (k == "Input type") {
+      KT_TRY(ReadTypes(v));
+    } else if (k == "name") {
+      KT_TRY(strings_.Get(v, &s_.arg_name));
+    } else {
+      Num n;
+      KT_TRY(ReadNum(v, &n));
+      if (!n.ok) continue;
+      if (k == "device") s_.device = n;
+      else if (k == "context") s_.context = n;
+      else if (k == "stream") s_.stream = n;
+      else if (k == "correlation") s_.correlation = n;
+      else if (k == "External id") s_.external_id = n;
+      else if (k == "registers per thread") s_.registers = n;
+      else if (k == "shared memory") s_.shared = n;
+      else if (k == "bytes") s_.bytes = n;
+      else s_.numeric.push_back({strings_.View(k), n.Double()});
+    }
+  }
+  return simdjson::SUCCESS;
+}
+
+error_code EventReader::ReadTriple(od::value v, uint32_t out[3]) {
+  od::json_type type;
+  KT_TRY(v.type().get(type));
+  if (type != od::json_type::array) return simdjson::SUCCESS;
+  od::array a;
+  KT_TRY(v.get_array().get(a));
+  int i = 0;
+  for (auto element : a) {
+    od::value e;
+    KT_TRY(std::move(element).get(e));
+    Num n;
+    KT_TRY(ReadNum(e, &n));
+    if (i < 3) out[i++] = n.U32();
+  }
+  return simdjson::SUCCESS;
+}
+
+}  // namespace
+
+namespace {
+
+// "Input Dims": one array per input, of numbers (a tensor's shape), of
+// arrays (a list of tensors: not one tensor) or empty (a scalar, None).
+error_code EventReader::ReadDims(od::value v) {
+  od::json_type type;
+  KT_TRY(v.type().get(type));
+  if (type != od::json_type::array) return simdjson::SUCCESS;
+  s_.has_dims = true;
+  od::array inputs;
+  KT_TRY(v.get_array().get(inputs));
+  for (auto element : inputs) {
+    od::value input;
+    KT_TRY(std::move(element).get(input));
+    if (s_.inputs.count == kMaxOpInputs) continue;
+    OpInput& in = s_.inputs.in[s_.inputs.count++];
+    in = OpInput();
+    KT_TRY(input.type().get(type));
+    if (type != od::json_type::array) continue;
+    od::array dims;
+    KT_TRY(input.get_array().get(dims));
+    int rank = 0;
+    for (auto d : dims) {
+      od::value dv;
+      KT_TRY(std::move(d).get(dv));
+      Num n;
+      KT_TRY(ReadNum(dv, &n));
+      if (!n.ok || rank == kMaxRank) {
+        rank = -1;  // a list of tensors, or too many dimensions
+        continue;
+      }
+      if (rank >= 0) in.dims[rank++] = n.I64(0);
+    }
+    in.rank = rank;
+  }
+  return simdjson::SUCCESS;
+}
+
+error_code EventReader::ReadTypes(od::value v) {
+  od::json_type type;
+  KT_TRY(v.type().get(type));
+  if (type != od::json_type::array) return simdjson::SUCCESS;
+  s_.has_types = true;
+  od::array types;
+  KT_TRY(v.get_array().get(types));
+  std::string_view names[kMaxOpInputs];
+  int i = 0;
+  for (auto element : types) {
+    od::value t;
+    KT_TRY(std::move(element).get(t));
+    std::string_view name;
+    KT_TRY(strings_.Get(t, &name));
+    if (i < kMaxOpInputs) names[i++] = name;
+  }
+  // Dims and types may come in either order: types are kept aside.
+  for (int j = 0; j < i; ++j) s_.types[j] = names[j];
+  s_.type_count = i;
+  return simdjson::SUCCESS;
+}
+
+}  // namespace
+
+namespace {
+
+void EventReader::Dispatch() {
+  if (s_.Ph("M")) {
+    if (s_.name == "process_name" && !s_.arg_name.empty()) {
+      t_.process_names.emplace_back(s_.pid.I64(), s_.arg_name);
+    }
+    return;
+  }
+  if (s_.Ph("f") && s_.Cat("ac2g") && s_.id.ok) {
+    t_.flow_ends.push_back(
+        {s_.pid.I64(), s_.tid.I64(), s_.ts.NsOfMicros(), s_.id.U64()});
+    return;
+  }
+  if (!s_.Ph("X") || !s_.has_cat) return;
+  if (s_.Cat("kernel")) {
+    AddGpu(GpuEvent::Kind::kKernel);
+  } else if (s_.Cat("gpu_memcpy")) {
+    AddGpu(GpuEvent::Kind::kMemcpy);
+  } else if (s_.Cat("gpu_memset")) {
+    AddGpu(GpuEvent::Kind::kMemset);
+  } else if (s_.Cat("cuda_profiler_range")) {
+    AddGpu(GpuEvent::Kind::kProfilerRange);
+  } else if (s_.Cat("cuda_runtime") || s_.Cat("cuda_driver")) {
+    const int32_t kind = nsys::ClassifyCudaApi(s_.name);
+    if (kind != 0) AddHost(HostEvent::Kind::kLaunch, kind);
+  } else if (s_.Cat("cpu_op")) {
+    if (IsGemmOp(s_.name)) AddHost(HostEvent::Kind::kGemmOp, 0);
+  } else if (s_.Cat("user_annotation")) {
+    AddHost(HostEvent::Kind::kAnnotation, 0);
+  } else if (s_.Cat("gpu_user_annotation")) {
+    ++t_.counts.gpu_user_annotations;
+  }
+}
+
+void EventReader::AddGpu(GpuEvent::Kind kind) {
+  GpuEvent g;
+  g.kind = kind;
+  g.name = s_.name;
+  g.start_ns = s_.ts.NsOfMicros();
+  g.end_ns = g.start_ns + s_.dur.NsOfMicros();
+  g.pid = s_.pid.I64();
+  g.tid = s_.tid.I64();
+  g.device = s_.device.U32();
+  g.has_device = s_.device.ok;
+  g.context = s_.context.U32();
+  g.stream = s_.stream.U32();
+  g.correlation = s_.correlation.U64();
+  g.has_correlation = s_.correlation.ok;
+  g.external_id = s_.external_id.I64();
+  for (int i = 0; i < 3; ++i) g.grid[i] = s_.grid[i], g.block[i] = s_.block[i];
+  g.registers_per_thread = s_.registers.U32();
+  g.shared_memory = s_.shared.U32();
+  g.bytes = s_.bytes.U64();
+  g.metrics_begin = static_cast<uint32_t>(t_.metrics.size());
+  if (kind == GpuEvent::Kind::kProfilerRange) {
+    t_.metrics.insert(t_.metrics.end(), s_.numeric.begin(), s_.numeric.end());
+  }
+  g.metrics_end = static_cast<uint32_t>(t_.metrics.size());
+  t_.gpu.push_back(g);
+}
+
+void EventReader::AddHost(HostEvent::Kind kind, int32_t api) {
+  HostEvent h;
+  h.kind = kind;
+  h.name = s_.name;
+  h.start_ns = s_.ts.NsOfMicros();
+  h.end_ns = h.start_ns + s_.dur.NsOfMicros();
+  h.pid = s_.pid.I64();
+  h.tid = s_.tid.I64();
+  h.api_kind = api;
+  h.correlation = s_.correlation.U64();
+  h.has_correlation = s_.correlation.ok;
+  h.external_id = s_.external_id.I64();
+  if (kind == HostEvent::Kind::kGemmOp) {
+    if (!s_.has_dims || !s_.has_types) {
+      ++t_.counts.gemm_ops_without_shapes;
+      return;
+    }
+    for (int i = 0; i < s_.inputs.count && i < s_.type_count; ++i) {
+      s_.inputs.in[i].type = s_.types[i];
+    }
+    h.inputs = static_cast<int32_t>(t_.op_inputs.size());
+    t_.op_inputs.push_back(s_.inputs);
+  }
+  t_.host.push_back(h);
+}
+
+}  // namespace
+
+namespace {
+
+error_code ReadDevice(od::object o, StringReader* strings, DeviceProps* p) {
+  for (auto field : o) {
+    od::field f;
+    KT_TRY(std::move(field).get(f));
+    const od::raw_json_string k = f.key();
+    od::value v = f.value();
+    if (k == "name") {
+      KT_TRY(strings->Get(v, &p->name));
+      continue;
+    }
+    Num n;
+    KT_TRY(ReadNum(v, &n));
+    if (k == "id") p->id = n.U32();
+    else if (k == "numSms") p->sm_count = n.U32();
+    else if (k == "computeMajor") p->cc_major = n.U32();
+    else if (k == "computeMinor") p->cc_minor = n.U32();
+    else if (k == "totalGlobalMem") p->global_memory_bytes = n.U64();
+  }
+  return simdjson::SUCCESS;
+}
+
+error_code ReadDevices(od::value v, StringReader* strings,
+                       std::vector<DeviceProps>* out) {
+  od::json_type type;
+  KT_TRY(v.type().get(type));
+  if (type != od::json_type::array) return simdjson::SUCCESS;
+  od::array a;
+  KT_TRY(v.get_array().get(a));
+  for (auto element : a) {
+    od::value d;
+    KT_TRY(std::move(element).get(d));
+    KT_TRY(d.type().get(type));
+    if (type != od::json_type::object) continue;
+    od::object o;
+    KT_TRY(d.get_object().get(o));
+    DeviceProps p;
+    KT_TRY(ReadDevice(o, strings, &p));
+    out->push_back(p);
+  }
+  return simdjson::SUCCESS;
+}
+
+error_code ReadEvents(od::array events, EventReader* reader) {
+  for (auto element : events) {
+    od::value e;
+    KT_TRY(std::move(element).get(e));
+    od::json_type type;
+    KT_TRY(e.type().get(type));
+    if (type != od::json_type::object) continue;
+    od::object o;
+    KT_TRY(e.get_object().get(o));
+    KT_TRY(reader->Read(o));
+  }
+  return simdjson::SUCCESS;
+}
+
+// The top-level object's members rooftrace reads; *has_events when it
+// held a "traceEvents" array.
+error_code ReadTop(od::object top, KinetoTrace* t, EventReader* reader,
+                   StringReader* strings, bool* has_events) {
+  for (auto field : top) {
+    od::field f;
+    KT_TRY(std::move(field).get(f));
+    const od::raw_json_string k = f.key();
+    od::value v = f.value();
+    od::json_type type;
+    KT_TRY(v.type().get(type));
+    if (k == "traceEvents" && type == od::json_type::array) {
+      *has_events = true;
+      od::array events;
+      KT_TRY(v.get_array().get(events));
+      KT_TRY(ReadEvents(events, reader));
+    } else if (k == "deviceProperties") {
+      KT_TRY(ReadDevices(v, strings, &t->devices));
+    } else if (k == "schemaVersion") {
+      Num n;
+      KT_TRY(ReadNum(v, &n));
+      t->schema_version = n.I64();
+    } else if (k == "distributedInfo" && type == od::json_type::object) {
+      od::object info;
+      KT_TRY(v.get_object().get(info));
+      for (auto member : info) {
+        od::field m;
+        KT_TRY(std::move(member).get(m));
+        if (m.key() != "rank") continue;
+        Num n;
+        KT_TRY(ReadNum(m.value(), &n));
+        if (n.ok) t->rank = n.I64();
+      }
+    }
+  }
+  return simdjson::SUCCESS;
+}
+
+}  // namespace
+
+namespace {
+
+error_code ReadDocument(od::document& doc, KinetoTrace* t, EventReader* reader,
+                        StringReader* strings, bool* has_events) {
+  od::json_type type;
+  KT_TRY(doc.type().get(type));
+  if (type == od::json_type::object) {
+    od::object top;
+    KT_TRY(doc.get_object().get(top));
+    KT_TRY(ReadTop(top, t, reader, strings, has_events));
+  } else if (type == od::json_type::array) {
+    // The Chrome trace format's other form: a bare array of events.
+    *has_events = true;
+    od::array events;
+    KT_TRY(doc.get_array().get(events));
+    KT_TRY(ReadEvents(events, reader));
+  }
+  return simdjson::SUCCESS;
+}
+
+// Where a text simdjson refused breaks, for the message: line, column and
+// byte offset from the strict checker (base/json_checker.h), which re-reads
+// it only on this path.
+Status SyntaxError(const std::string& path, std::string_view text,
+                   error_code code) {
+  const std::string fix =
+      "; the file is damaged or was cut short: save the trace again "
+      "(torch.profiler export_chrome_trace)";
+  if (code == simdjson::CAPACITY) {
+    return InvalidArgument(path + ": " + std::to_string(text.size()) +
+                           " bytes of JSON, more than the 4 GiB simdjson "
+                           "parses at once; profile a shorter window");
+  }
+  const json::internal::CheckResult check =
+      json::internal::CheckText(text, path);
+  if (!check.status.ok()) {
+    // The checker says "PATH:LINE:COLUMN: what".
+    std::string where = check.status.message();
+    if (where.compare(0, path.size() + 1, path + ":") == 0) {
+      where.erase(0, path.size() + 1);
+    }
+    return Corrupt(path + ": JSON syntax error at byte " +
+                   std::to_string(check.offset) + " (line:column " + where +
+                   ")" + fix);
+  }
+  return Corrupt(path + ": not JSON rooftrace can read (" +
+                 simdjson::error_message(code) + ")" + fix);
+}
+
+}  // namespace
+
+KinetoTrace::KinetoTrace() : impl_(std::make_unique<Impl>()) {}
+KinetoTrace::~KinetoTrace() = default;
+
+size_t KinetoTrace::Padding() { return simdjson::SIMDJSON_PADDING; }
+
+StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
+    std::string text, size_t content_size, const std::string& path) {
+  std::unique_ptr<KinetoTrace> t(new KinetoTrace());
+  Impl& impl = *t->impl_;
+  impl.text = std::move(text);
+  if (impl.text.size() < content_size + Padding()) {
+    return InternalError(path + ": JSON text given without its padding");
+  }
+  StringReader strings(&impl.unescaped);
+  EventReader reader(t.get(), &impl.unescaped);
+  bool has_events = false;
+  od::document doc;
+  error_code err =
+      impl.parser.iterate(impl.text.data(), content_size, impl.text.size())
+          .get(doc);
+  if (!err) err = ReadDocument(doc, t.get(), &reader, &strings, &has_events);
+  if (err) {
+    return SyntaxError(path, {impl.text.data(), content_size}, err);
+  }
+  if (!has_events) {
+    return InvalidArgument(path +
+                           ": JSON without a \"traceEvents\" array: not a "
+                           "Chrome trace (PyTorch profiler) file");
+  }
+  return t;
+}
+
+}  // namespace rooftrace::kineto

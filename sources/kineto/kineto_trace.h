@@ -1,0 +1,133 @@
+// One PyTorch profiler (Kineto) Chrome-trace JSON file, parsed with
+// simdjson's On-Demand API over the padded text (one pass, no tree: memory
+// is the text and simdjson's structural index) into flat vectors of the
+// events rooftrace uses: GPU activity
+// (kernels, copies, memsets, CUPTI range-profiler ranges with their counter
+// values), CUDA launches and copy calls, the GEMM operators among the
+// cpu_ops with their input shapes, user annotations, devices and the
+// distributed rank. Everything else (python_function, other cpu_ops,
+// instant events) is skipped without a copy.
+//
+// Times: Chrome-trace `ts` and `dur` are microseconds, whatever
+// `displayTimeUnit` says (it only tells a viewer how to display them);
+// they are turned into integer nanoseconds, rounded to the nearest.
+//
+// Names are string_views into the text itself (or, for the rare string
+// with escapes, an unescaped copy): valid while the KinetoTrace lives.
+// On-Demand checks the whole text's structure, strings and UTF-8, and
+// every value it reads; a malformed number inside a value rooftrace skips
+// (a python_function's args) may go unnoticed.
+// Owned by one reader; not thread-safe.
+#ifndef ROOFTRACE_SOURCES_KINETO_KINETO_TRACE_H_
+#define ROOFTRACE_SOURCES_KINETO_KINETO_TRACE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "sources/kineto/gemm_shapes.h"
+
+namespace rooftrace::kineto {
+
+// A GPU-side event: "cat" kernel, gpu_memcpy, gpu_memset or
+// cuda_profiler_range.
+struct GpuEvent {
+  enum class Kind : uint8_t { kKernel, kMemcpy, kMemset, kProfilerRange };
+  Kind kind = Kind::kKernel;
+  std::string_view name;
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t device = 0, context = 0, stream = 0;
+  bool has_device = false;
+  uint64_t correlation = 0;
+  bool has_correlation = false;
+  int64_t external_id = -1;
+  int64_t pid = -1, tid = -1;  // the trace's row (device, stream)
+  uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+  uint32_t registers_per_thread = 0, shared_memory = 0;
+  uint64_t bytes = 0;
+  // Counter values of a profiler range: KinetoTrace::metrics[begin, end).
+  uint32_t metrics_begin = 0, metrics_end = 0;
+};
+
+// A host-side event: a CUDA API call that launches or copies ("cat"
+// cuda_runtime / cuda_driver), a GEMM operator (cpu_op) or a user
+// annotation (record_function, ProfilerStep#N).
+struct HostEvent {
+  enum class Kind : uint8_t { kLaunch, kGemmOp, kAnnotation };
+  Kind kind = Kind::kLaunch;
+  std::string_view name;
+  uint64_t start_ns = 0, end_ns = 0;
+  int64_t pid = -1, tid = -1;
+  uint64_t correlation = 0;
+  bool has_correlation = false;
+  int64_t external_id = -1;
+  int32_t api_kind = 0;  // launches: wire::ApiKind
+  int32_t inputs = -1;   // GEMM ops: index into KinetoTrace::op_inputs
+};
+
+// The end of an "ac2g" flow ("ph" "f"): its id is the correlation id of
+// the GPU event that starts at (pid, tid, ts).
+struct FlowEnd {
+  int64_t pid = -1, tid = -1;
+  uint64_t ts_ns = 0;
+  uint64_t id = 0;
+};
+
+struct Metric {
+  std::string_view name;
+  double value = 0;
+};
+
+// One entry of the top-level "deviceProperties".
+struct DeviceProps {
+  uint32_t id = 0;
+  std::string_view name;
+  uint32_t sm_count = 0, cc_major = 0, cc_minor = 0;
+  uint64_t global_memory_bytes = 0;
+};
+
+// What was skipped, for the import warning.
+struct ParseCounts {
+  uint64_t events = 0;
+  uint64_t gpu_user_annotations = 0;
+  uint64_t gemm_ops_without_shapes = 0;
+};
+
+class KinetoTrace {
+ public:
+  // Parses `text` (content_size bytes followed by at least simdjson's
+  // padding of zero bytes; sources/file_reader.h ReadWholeFile). `path`
+  // names the file in errors: a syntax error gives its line, column and
+  // byte offset; a file that is JSON but no Chrome trace says so.
+  static StatusOr<std::unique_ptr<KinetoTrace>> Parse(std::string text,
+                                                      size_t content_size,
+                                                      const std::string& path);
+  // The padding ReadWholeFile must add for Parse.
+  static size_t Padding();
+  ~KinetoTrace();
+
+  std::vector<GpuEvent> gpu;
+  std::vector<HostEvent> host;
+  std::vector<Metric> metrics;
+  std::vector<FlowEnd> flow_ends;
+  std::vector<OpInputs> op_inputs;
+  std::vector<DeviceProps> devices;
+  std::vector<std::pair<int64_t, std::string_view>> process_names;
+  std::optional<int64_t> rank;  // distributedInfo.rank
+  int64_t schema_version = -1;
+  ParseCounts counts;
+
+ private:
+  KinetoTrace();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rooftrace::kineto
+
+#endif  // ROOFTRACE_SOURCES_KINETO_KINETO_TRACE_H_

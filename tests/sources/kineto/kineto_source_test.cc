@@ -1,0 +1,602 @@
+// PyTorch profiler (Kineto) JSON into the store: every recorded trace of
+// ../shared/real-data read in place (counts from the files themselves, by
+// category: see each test's comment), GEMM FLOPs against TraceLens's
+// reference CSV, CUPTI range-profiler FLOPs against 2*M*N*K, and small
+// traces written here for what the recorded ones lack (kernels without
+// their launch, several processes and devices, bad input).
+#include "sources/kineto/kineto_source.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sources/kineto/kineto_reader.h"
+#include "sources/registry.h"
+#include "store/store.h"
+#include "tests/support/real_data.h"
+#include "tests/support/sqlite_query.h"
+#include "tests/support/temp_dir.h"
+
+namespace rooftrace {
+namespace {
+
+using test_support::RealDataFile;
+using test_support::RealDataMissing;
+using test_support::StoreQuery;
+using test_support::TempDir;
+
+constexpr char kBert[] =
+    "tracelens/tests/traces/h100/"
+    "gaunernst_bert-small-uncased__1016001.redacted.json.gz";
+constexpr char kBertGemmCsv[] =
+    "tracelens/tests/traces/h100/"
+    "gaunernst_bert-small-uncased__1016001_perf_report_csvs_GEMM.csv";
+constexpr char kAlexnet[] =
+    "hta/tests/data/critical_path/alexnet/"
+    "benchmark_result_2869224_1695835535_trace.json.gz";
+constexpr char kCuptiProfiler[] =
+    "hta/tests/data/cupti_profiler/"
+    "benchmark_result_924719_1679055439_trace.json.gz";
+constexpr char kTriton[] = "hta/tests/data/triton_example/triton_example.json.gz";
+constexpr char kDecode0[] = "nano-vllm-fork/profile_results/decode_gpu_0.json";
+constexpr char kDecode100[] =
+    "nano-vllm-fork/profile_results/decode_gpu_100.json";
+constexpr char kDeepseek[] = "deepseek-profile-data/train.json";
+
+StatusOr<SourceResult> Import(const std::string& file,
+                              const std::string& store_path,
+                              const SourceOptions& options = {}) {
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                      Store::Open(store_path, Store::Durability::kScratch));
+  static const KinetoSource source;
+  return ReadSourceInto(source, file, options, store.get());
+}
+
+int64_t Stat(const StoreQuery& q, const std::string& name) {
+  return q.Int("SELECT value FROM import_stats WHERE name = '" + name + "'");
+}
+
+// A real file imported into a fresh store, or a skip.
+class KinetoRealFile {
+ public:
+  explicit KinetoRealFile(const char* relative) : dir_("kineto") {
+    file_ = RealDataFile(relative);
+    store_ = dir_.File("runs.sqlite");
+  }
+  bool present() const { return !file_.empty(); }
+  StatusOr<SourceResult> Import(const SourceOptions& o = {}) {
+    return rooftrace::Import(file_, store_, o);
+  }
+  const std::string& file() const { return file_; }
+  const std::string& store() const { return store_; }
+
+ private:
+  TempDir dir_;
+  std::string file_, store_;
+};
+
+#define REAL_FILE_OR_SKIP(var, relative)                     \
+  KinetoRealFile var(relative);                              \
+  if (!var.present()) GTEST_SKIP() << RealDataMissing(relative)
+
+// What each recorded trace holds, counted from the files with Python's json
+// module by "cat": kernel events (or, in the range-profiler trace,
+// cuda_profiler_range events: it has no kernel events), gpu_memcpy +
+// gpu_memset events, and the cuda_runtime / cuda_driver calls rooftrace
+// keeps (kernel launches, copies, memsets).
+struct RealCounts {
+  const char* file;
+  int64_t kernels, copies, launches, streams;
+};
+constexpr RealCounts kRealCounts[] = {
+    // 34 cudaLaunchKernel + 22 cuLaunchKernel + 4 cudaLaunchKernelExC +
+    // 22 cudaMemsetAsync + 1 cudaMemcpyAsync.
+    {kBert, 60, 1, 83, 1},
+    // 79 cudaLaunchKernel + 16 cudaMemcpyAsync + 5 cudaMemsetAsync.
+    {kAlexnet, 79, 19, 100, 2},
+    // 77 ranges; 77 cudaLaunchKernel + 16 cudaMemcpyAsync + 1 cudaMemcpy +
+    // 10 cudaMemsetAsync.
+    {kCuptiProfiler, 77, 0, 104, 1},
+    {kTriton, 1, 0, 1, 1},  // one cuLaunchKernel
+    // 11 cuLaunchKernel + 7 cudaLaunchKernel + 1 cuLaunchKernelEx + 11
+    // cudaMemcpyAsync.
+    {kDecode0, 17, 11, 30, 2},
+    // 7 cuLaunchKernel + 5 cudaLaunchKernel + 1 cuLaunchKernelEx + 6
+    // cudaMemcpyAsync.
+    {kDecode100, 9, 6, 19, 1},
+    // 727 cudaLaunchKernel + 196 cudaLaunchKernelExC + 40 cuLaunchKernel +
+    // 12 cudaMemsetAsync + 8 cudaMemcpyAsync; streams 7, 23 and 27.
+    {kDeepseek, 963, 20, 983, 3},
+};
+
+// Every kernel of every recorded trace is stored, each with its launch
+// (none of these files has a kernel without one), and the file is told
+// from rft by content though it starts with a newline.
+TEST(KinetoRealFilesTest, EveryKernelOfEveryFileIsStored) {
+  int read = 0;
+  for (const RealCounts& c : kRealCounts) {
+    SCOPED_TRACE(c.file);
+    KinetoRealFile f(c.file);
+    if (!f.present()) continue;
+    ++read;
+    auto source = DetectSource(f.file());
+    ASSERT_TRUE(source.ok()) << source.status().message();
+    EXPECT_EQ((*source)->format(), "kineto");
+    auto result = f.Import();
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    EXPECT_EQ(result->kernels, static_cast<uint64_t>(c.kernels));
+    StoreQuery q(f.store());
+    EXPECT_EQ(q.Int("SELECT count(*) FROM kernels"), c.kernels);
+    EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE api_start_ns IS "
+                    "NOT NULL"),
+              c.kernels);
+    EXPECT_EQ(Stat(q, "unmatched_kernel"), 0);
+    EXPECT_EQ(Stat(q, "received_launch"), c.launches);
+    EXPECT_EQ(q.Int("SELECT count(*) FROM memcpys"), c.copies);
+    EXPECT_EQ(q.Int("SELECT count(DISTINCT stream_id) FROM kernels"),
+              c.streams);
+    EXPECT_EQ(q.Text("SELECT source_format FROM runs"), "kineto");
+  }
+  if (read == 0) GTEST_SKIP() << RealDataMissing("the Kineto traces");
+}
+
+// One CSV line's fields (double-quoted fields may hold commas).
+std::vector<std::string> CsvFields(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+// The H100 BERT trace's GEMMs: for each shape in TraceLens's reference
+// report (M, N, K in PyTorch's terms, bias included for addmm), rooftrace's
+// analytic FLOPs and minimum bytes are TraceLens's exactly (its FLOPs in
+// GFLOP, its bytes in MiB), every call is one kernel, and the kernels carry
+// the call's FLOPs as analytic fp16/bf16-tensor work.
+TEST(KinetoRealFilesTest, BertGemmFlopsEqualTraceLensPerShape) {
+  REAL_FILE_OR_SKIP(f, kBert);
+  const std::string csv = RealDataFile(kBertGemmCsv);
+  if (csv.empty()) GTEST_SKIP() << RealDataMissing(kBertGemmCsv);
+  auto result = f.Import();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->warning, "");
+  StoreQuery q(f.store());
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = CsvFields(line);
+  ASSERT_EQ(header[1], "param: M");
+  ASSERT_EQ(header[9], "GFLOPS_first");
+  ASSERT_EQ(header[10], "Data Moved (MB)_first");
+  ASSERT_EQ(header[38], "name_count");
+  int shapes = 0;
+  int64_t calls = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> row = CsvFields(line);
+    if (row.size() < 39) continue;
+    SCOPED_TRACE(line.substr(0, 60));
+    ++shapes;
+    // rooftrace's GEMM is cuBLAS's: m = N, n = M (gemm_shapes.h).
+    const std::string where = " FROM gemm_calls WHERE m = " + row[2] +
+                              " AND n = " + row[1] + " AND k = " + row[3];
+    const auto flops = static_cast<int64_t>(std::llround(std::stod(row[9]) * 1e9));
+    const auto bytes =
+        static_cast<int64_t>(std::llround(std::stod(row[10]) * 1048576.0));
+    EXPECT_EQ(q.Int("SELECT count(DISTINCT flops)" + where), 1);
+    EXPECT_EQ(q.Int("SELECT min(flops)" + where), flops);
+    EXPECT_EQ(q.Int("SELECT min(min_bytes)" + where), bytes);
+    EXPECT_EQ(q.Int("SELECT count(*)" + where), std::stoll(row[38]));
+    EXPECT_EQ(q.Int("SELECT sum(kernel_count)" + where), std::stoll(row[38]));
+    EXPECT_EQ(q.Int("SELECT count(*) FROM kernels k JOIN gemm_calls g ON "
+                    "g.gemm_call_id = k.gemm_call_id WHERE g.m = " + row[2] +
+                    " AND g.n = " + row[1] + " AND g.k = " + row[3] +
+                    " AND k.flops_bf16_tc = " + std::to_string(flops) +
+                    " AND k.flops_source = 'analytic' AND k.bytes_source = "
+                    "'analytic' AND k.dram_bytes = " + std::to_string(bytes)),
+              std::stoll(row[38]));
+    calls += std::stoll(row[38]);
+  }
+  EXPECT_EQ(shapes, 4);
+  EXPECT_EQ(calls, 26);  // the trace's 26 aten::addmm
+  EXPECT_EQ(q.Int("SELECT count(*) FROM gemm_calls"), 26);
+  // The device and the datasheet entry its name selects.
+  EXPECT_EQ(q.Text("SELECT name || '|' || sm_count || '|' || cc_major FROM "
+                   "devices"),
+            "NVIDIA H100 80GB HBM3|132|9");
+  EXPECT_NE(q.Text("SELECT roof_source FROM runs").find("datasheet:"),
+            std::string::npos);
+  // The ProfilerStep#6 annotation encloses every launch.
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE nvtx_path = "
+                  "'ProfilerStep#6'"),
+            60);
+}
+
+// The A100 CUPTI range-profiler trace (no kernel events, one
+// cuda_profiler_range per kernel with SASS instruction counts): AlexNet's
+// fully connected layers at batch 128, 9216 -> 4096 and 4096 -> 4096, run
+// as ampere_sgemm kernels (twice each: warm-up and measure) whose measured
+// fp32 FLOPs are within 0.1% of 2*M*N*K.
+TEST(KinetoRealFilesTest, RangeProfilerFlopsOfAlexNetFcLayers) {
+  REAL_FILE_OR_SKIP(f, kCuptiProfiler);
+  auto result = f.Import();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(f.store());
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE flops_source = "
+                  "'counters'"),
+            77);
+  const double fc6 = 2.0 * 128 * 4096 * 9216, fc7 = 2.0 * 128 * 4096 * 4096;
+  for (double expected : {fc6, fc7}) {
+    const std::string near =
+        " FROM kernels WHERE name = 'ampere_sgemm_32x32_sliced1x4_tn' AND "
+        "abs(flops_fp32 - " + std::to_string(expected) + ") <= " +
+        std::to_string(expected * 0.001);
+    EXPECT_EQ(q.Int("SELECT count(*)" + near), 2) << expected;
+  }
+  // 9,667,346,432 FLOPs measured for fc6 (2 x 4,833,673,216 FFMA).
+  EXPECT_EQ(q.Int("SELECT max(flops_fp32) FROM kernels WHERE name = "
+                  "'ampere_sgemm_32x32_sliced1x4_tn'"),
+            9667346432);
+  // No DRAM counter was asked for: bytes unknown, not zero.
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE bytes_source = "
+                  "'counters' OR dram_read_bytes IS NOT NULL"),
+            0);
+  // The raw counters are kept: nine per range.
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernel_metrics"), 77 * 9);
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernel_metrics WHERE name = "
+                  "'smsp__sass_thread_inst_executed_op_ffma_pred_on.sum'"),
+            77);
+  // record_shapes was off: the linear layers have no shapes, and say so.
+  EXPECT_NE(result->warning.find("GEMM operators without usable shapes"),
+            std::string::npos)
+      << result->warning;
+}
+
+// The Triton kernel launched through cuLaunchKernel joins its launch; the
+// ProfilerStep annotation is in another pid (no GPU work: no session).
+TEST(KinetoRealFilesTest, TritonKernelThroughCuLaunchKernel) {
+  REAL_FILE_OR_SKIP(f, kTriton);
+  auto result = f.Import();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(f.store());
+  EXPECT_EQ(q.Text("SELECT name || '|' || correlation_id || '|' || thread_id "
+                   "|| '|' || grid_x || '|' || block_x || '|' || "
+                   "registers_per_thread || '|' || start_ns || '|' || "
+                   "duration_ns || '|' || api_start_ns FROM kernels"),
+            "triton_poi_fused_add_cos_sin_0|35|1670242|1|128|16|"
+            "2413669097444592|1760|2413669097399166");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM sessions"), 1);
+  EXPECT_EQ(q.Int("SELECT pid FROM sessions"), 1670242);
+}
+
+// nano-vllm decode steps on an RTX 4080 Laptop: the cuBLAS GEMMs of 3
+// tokens (decode_gpu_0) and of 1 token (decode_gpu_100, gemv kernels), each
+// inside aten::linear -> matmul -> mm, get the mm's shape, the weight as
+// operand A, and 2*M*N*K analytic FLOPs.
+TEST(KinetoRealFilesTest, NanoVllmDecodeGemmsOfThreeTokensAndOne) {
+  struct Case {
+    const char* file;
+    const char* shapes;  // m x n x k of the GEMM kernels, in time order
+  };
+  const Case cases[] = {
+      {kDecode0, "6144x3x1024,1024x3x3072,4096x3x1024"},
+      {kDecode100, "1024x1x3072,4096x1x1024"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    KinetoRealFile f(c.file);
+    if (!f.present()) GTEST_SKIP() << RealDataMissing(c.file);
+    auto result = f.Import();
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    StoreQuery q(f.store());
+    EXPECT_EQ(q.Text("SELECT group_concat(s, ',') FROM (SELECT g.m || 'x' || "
+                     "g.n || 'x' || g.k AS s FROM kernels k JOIN gemm_calls g "
+                     "ON g.gemm_call_id = k.gemm_call_id ORDER BY "
+                     "k.start_ns)"),
+              c.shapes);
+    EXPECT_EQ(q.Int("SELECT count(*) FROM kernels k JOIN gemm_calls g ON "
+                    "g.gemm_call_id = k.gemm_call_id WHERE k.flops = 2 * "
+                    "g.m * g.n * g.k AND k.flops_source = 'analytic' AND "
+                    "g.weight_operand = 'a' AND k.token_count = g.n"),
+              q.Int("SELECT count(*) FROM kernels WHERE gemm_call_id IS NOT "
+                    "NULL"));
+  }
+}
+
+// The H800 training chunk: 963 kernels on streams 7, 23 and 27, and the 42
+// user annotations as ranges with paths.
+TEST(KinetoRealFilesTest, DeepseekTrainingChunkStreamsAndAnnotations) {
+  REAL_FILE_OR_SKIP(f, kDeepseek);
+  auto result = f.Import();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(f.store());
+  EXPECT_EQ(q.Text("SELECT group_concat(n, ',') FROM (SELECT stream_id || "
+                   "':' || count(*) AS n FROM kernels GROUP BY stream_id "
+                   "ORDER BY stream_id)"),
+            "7:907,23:16,27:40");
+  EXPECT_EQ(Stat(q, "received_nvtx_range"), 42);
+  EXPECT_EQ(q.Int("SELECT count(*) FROM nvtx_ranges"), 42);
+  EXPECT_EQ(q.Text("SELECT name FROM devices"), "NVIDIA H800");
+}
+
+// ------------------------------------------------------------ synthetic
+
+// A Kineto trace written from event lines.
+std::string Trace(const std::vector<std::string>& events,
+                  const std::string& extra = "") {
+  std::string out =
+      "\n{\"schemaVersion\": 1, \"displayTimeUnit\": \"ms\",\n"
+      "\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB "
+      "HBM3\", \"numSms\": 132, \"computeMajor\": 9, \"computeMinor\": 0}, "
+      "{\"id\": 1, \"name\": \"NVIDIA A100-SXM4-80GB\", \"numSms\": 108}]," +
+      extra + "\n\"traceEvents\": [\n";
+  for (size_t i = 0; i < events.size(); ++i) {
+    out += events[i] + (i + 1 < events.size() ? ",\n" : "\n");
+  }
+  return out + "]}\n";
+}
+
+std::string Launch(int pid, int tid, const std::string& ts, uint64_t corr,
+                   const std::string& name = "cudaLaunchKernel") {
+  return "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"" + name +
+         "\", \"pid\": " + std::to_string(pid) + ", \"tid\": " +
+         std::to_string(tid) + ", \"ts\": " + ts +
+         ", \"dur\": 2, \"args\": {\"correlation\": " + std::to_string(corr) +
+         "}}";
+}
+
+std::string Kernel(int device, int stream, const std::string& ts,
+                   uint64_t corr, const std::string& extra_args = "") {
+  return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k" +
+         std::to_string(corr) + "\", \"pid\": " + std::to_string(device) +
+         ", \"tid\": " + std::to_string(stream) + ", \"ts\": " + ts +
+         ", \"dur\": 3.5, \"args\": {" + extra_args + "\"device\": " +
+         std::to_string(device) + ", \"stream\": " + std::to_string(stream) +
+         ", \"correlation\": " + std::to_string(corr) +
+         ", \"grid\": [4, 2, 1], \"block\": [128, 1, 1], \"registers per "
+         "thread\": 32, \"shared memory\": 1024}}";
+}
+
+std::string Op(int pid, const std::string& name, const std::string& ts,
+               const std::string& dur, const std::string& args) {
+  return "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" + name +
+         "\", \"pid\": " + std::to_string(pid) + ", \"tid\": " +
+         std::to_string(pid) + ", \"ts\": " + ts + ", \"dur\": " + dur +
+         ", \"args\": {" + args + "}}";
+}
+
+std::string Annotation(int pid, const std::string& name,
+                       const std::string& ts, const std::string& dur) {
+  return "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"" + name +
+         "\", \"pid\": " + std::to_string(pid) + ", \"tid\": " +
+         std::to_string(pid) + ", \"ts\": " + ts + ", \"dur\": " + dur + "}";
+}
+
+constexpr char kAddmmArgs[] =
+    "\"External id\": 7, \"Input Dims\": [[512], [141, 512], [512, 512], [], "
+    "[]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", "
+    "\"c10::BFloat16\", \"Scalar\", \"Scalar\"]";
+
+class KinetoSyntheticTest : public ::testing::Test {
+ protected:
+  KinetoSyntheticTest() : dir_("kineto") {}
+  std::string Write(const std::string& text, const std::string& name =
+                                                 "trace.json") {
+    const std::string path = dir_.File(name);
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+  std::string Store() { return dir_.File("runs" + std::to_string(++n_) +
+                                         ".sqlite"); }
+  TempDir dir_;
+  int n_ = 0;
+};
+
+// A kernel whose runtime call is not in the trace is kept and counted; one
+// whose cpu_op the External id names still gets the op's GEMM. ts and dur
+// are microseconds with fractional nanoseconds, displayTimeUnit "ms"
+// notwithstanding.
+TEST_F(KinetoSyntheticTest, KernelsWithoutTheirLaunchAreKeptAndCounted) {
+  const std::string path = Write(Trace({
+      Annotation(100, "ProfilerStep#1", "1000.000", "100"),
+      Annotation(100, "forward", "1001.5", "50"),
+      Op(100, "aten::addmm", "1002", "10", kAddmmArgs),
+      Launch(100, 100, "1003.25", 10),
+      Kernel(0, 7, "1010.001", 10),
+      Kernel(0, 7, "900.5", 5),
+      Kernel(0, 7, "950.5", 6, "\"External id\": 7, "),
+  }));
+  auto result = Import(path, Store());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->kernels, 3u);
+  EXPECT_NE(result->warning.find("2 of 3 kernels have no launch event"),
+            std::string::npos)
+      << result->warning;
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(Stat(q, "unmatched_kernel"), 2);
+  EXPECT_EQ(q.Text("SELECT start_ns || ' ' || duration_ns || ' ' || "
+                   "api_start_ns || ' ' || nvtx_path || ' ' || grid_x || "
+                   "grid_y || ' ' || static_shared_memory_bytes FROM kernels "
+                   "WHERE correlation_id = 10"),
+            "1010001 3500 1003250 ProfilerStep#1/forward 42 1024");
+  // Both the launched kernel and the one the External id names carry the
+  // addmm's FLOPs (two GEMM calls would be one; here the op is one call
+  // with two kernels: the longer, equal here, carries them once).
+  EXPECT_EQ(q.Int("SELECT count(*) FROM gemm_calls"), 1);
+  EXPECT_EQ(q.Int("SELECT kernel_count FROM gemm_calls"), 2);
+  EXPECT_EQ(q.Int("SELECT sum(flops_bf16_tc) FROM kernels"), 73996800);
+  EXPECT_EQ(q.Text("SELECT DISTINCT shape FROM kernels WHERE gemm_call_id IS "
+                   "NOT NULL"),
+            "m=512 n=141 k=512 batch=1");
+}
+
+// Two processes on two devices; --pid keeps one; --pid and --rank that
+// match nothing are refused with what the trace holds.
+TEST_F(KinetoSyntheticTest, SeveralProcessesDevicesAndFilters) {
+  const std::string path = Write(Trace(
+      {
+          Launch(100, 101, "10", 1),
+          Kernel(0, 7, "20", 1),
+          Launch(200, 201, "11", 2, "cuLaunchKernel"),
+          Kernel(1, 9, "21", 2),
+          Launch(200, 202, "12", 3, "cudaMemcpyAsync"),
+          "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy DtoH "
+          "(Device -> Pinned)\", \"pid\": 1, \"tid\": 9, \"ts\": 30, "
+          "\"dur\": 1, \"args\": {\"device\": 1, \"stream\": 9, "
+          "\"correlation\": 3, \"bytes\": 4096}}",
+      },
+      "\"distributedInfo\": {\"rank\": 3},"));
+  auto all = Import(path, Store());
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  {
+    StoreQuery q(dir_.File("runs1.sqlite"));
+    EXPECT_EQ(q.Int("SELECT count(*) FROM sessions"), 2);
+    EXPECT_EQ(q.Text("SELECT group_concat(d, ',') FROM (SELECT s.pid || ':' "
+                     "|| d.name AS d FROM devices d JOIN sessions s ON "
+                     "s.session_id = d.session_id ORDER BY s.pid)"),
+              "100:NVIDIA H100 80GB HBM3,200:NVIDIA A100-SXM4-80GB");
+    EXPECT_EQ(q.Text("SELECT kind || ' ' || src_kind || ' ' || dst_kind || "
+                     "' ' || bytes || ' ' || thread_id FROM memcpys"),
+              "dtoh device pinned 4096 202");
+  }
+  SourceOptions one;
+  one.pid = 200;
+  ASSERT_TRUE(Import(path, Store(), one).ok());
+  StoreQuery q(dir_.File("runs2.sqlite"));
+  EXPECT_EQ(q.Text("SELECT group_concat(correlation_id) FROM kernels"), "2");
+  one.pid = 300;
+  auto none = Import(path, Store(), one);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(),
+            path + ": no process 300 in the trace; its processes: 100, 200");
+  SourceOptions rank;
+  rank.rank = 3;
+  EXPECT_TRUE(Import(path, Store(), rank).ok());
+  rank.rank = 1;
+  auto wrong = Import(path, Store(), rank);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().message(),
+            path + ": the trace is rank 3 (distributedInfo), not --rank 1");
+}
+
+// A syntax error names its byte; a trace without GPU activity says how to
+// record one; JSON without traceEvents is not taken for a Kineto trace.
+TEST_F(KinetoSyntheticTest, BadInputIsRefusedWithWhereAndWhy) {
+  const std::string text = "{\"traceEvents\": [{\"ph\": \"X\",, }]}";
+  const std::string broken = Write(text, "broken.json");
+  auto s = Import(broken, Store());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kCorrupt);
+  const std::string at = "JSON syntax error at byte " +
+                         std::to_string(text.find(",,") + 1);
+  EXPECT_NE(s.status().message().find(broken + ": " + at),
+            std::string::npos)
+      << s.status().message();
+  // Cut short.
+  const std::string cut = Write(Trace({Launch(1, 1, "1", 1)}).substr(0, 200),
+                                "cut.json");
+  s = Import(cut, Store());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("JSON syntax error at byte"),
+            std::string::npos)
+      << s.status().message();
+  const std::string cpu_only =
+      Write(Trace({Launch(1, 1, "1", 1), Annotation(1, "step", "0", "5")}),
+            "cpu.json");
+  s = Import(cpu_only, Store());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message().substr(0, 80),
+            ("no GPU kernels in " + cpu_only +
+             ": was the profiler run with CUDA activities?")
+                .substr(0, 80));
+  // A newline-led trace is Kineto's, not an rft stream's (whose detector
+  // takes a first byte of 0x0A).
+  auto detected = DetectSource(cpu_only);
+  ASSERT_TRUE(detected.ok()) << detected.status().message();
+  EXPECT_EQ((*detected)->format(), "kineto");
+  const std::string other = Write("{\"name\": \"not a trace\"}", "o.json");
+  EXPECT_FALSE(DetectSource(other).ok());
+  EXPECT_FALSE(kineto::LooksLikeKinetoTrace("\n[1, 2]"));
+  EXPECT_TRUE(kineto::LooksLikeKinetoTrace("\n  {\"traceEvents\": []}"));
+}
+
+// Memsets, graph launches, and the --counters option (not supported yet).
+TEST_F(KinetoSyntheticTest, MemsetsAndRefusedCounters) {
+  const std::string path = Write(Trace({
+      Launch(5, 5, "1", 1, "cudaMemsetAsync"),
+      "{\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset "
+      "(Device)\", \"pid\": 0, \"tid\": 7, \"ts\": 2, \"dur\": 1, \"args\": "
+      "{\"device\": 0, \"stream\": 7, \"correlation\": 1, \"bytes\": 64}}",
+      Launch(5, 5, "3", 2, "cudaGraphLaunch"),
+      Kernel(0, 7, "4", 2),
+      Kernel(0, 7, "5", 2),
+  }));
+  ASSERT_TRUE(Import(path, Store()).ok());
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Text("SELECT kind || ' ' || dst_kind || ' ' || bytes FROM "
+                   "memcpys"),
+            "memset device 64");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE api_start_ns = 3000"),
+            2);
+  SourceOptions o;
+  o.counters_path = "ncu.csv";
+  EXPECT_FALSE(Import(path, Store(), o).ok());
+}
+
+// An older trace's kernel without args.correlation joins its launch
+// through the ac2g flow that ends where it starts.
+TEST_F(KinetoSyntheticTest, FlowEventsStandInForAMissingCorrelation) {
+  const std::string path = Write(Trace({
+      Launch(5, 6, "10", 42),
+      "{\"ph\": \"s\", \"id\": 42, \"pid\": 5, \"tid\": 6, \"ts\": 10, "
+      "\"cat\": \"ac2g\", \"name\": \"ac2g\"}",
+      "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"old\", \"pid\": 0, "
+      "\"tid\": 7, \"ts\": 20.25, \"dur\": 1, \"args\": {\"stream\": 7}}",
+      "{\"ph\": \"f\", \"id\": 42, \"pid\": 0, \"tid\": 7, \"ts\": 20.25, "
+      "\"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}",
+  }));
+  auto result = Import(path, Store());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->warning, "");
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Text("SELECT correlation_id || ' ' || api_start_ns || ' ' || "
+                   "thread_id || ' ' || device_id FROM kernels"),
+            "42 10000 6 0");
+}
+
+// ProfilerStep#N annotations delimit forward steps, as NVTX ranges do: two
+// steps of one addmm each (141 tokens: equal neighbours, steady decode).
+TEST_F(KinetoSyntheticTest, ProfilerStepsAreForwardSteps) {
+  std::vector<std::string> events;
+  for (int step = 0; step < 2; ++step) {
+    const int base = 1000 + step * 5000;
+    events.push_back(Annotation(9, "ProfilerStep#" + std::to_string(step),
+                                std::to_string(base), "4000"));
+    events.push_back(Op(9, "aten::addmm", std::to_string(base + 10), "100",
+                        kAddmmArgs));
+    events.push_back(Launch(9, 9, std::to_string(base + 20), 100 + step));
+    events.push_back(Kernel(0, 7, std::to_string(base + 200), 100 + step));
+  }
+  ASSERT_TRUE(Import(Write(Trace(events)), Store()).ok());
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Int("SELECT count(*) FROM steps"), 2);
+  EXPECT_EQ(q.Text("SELECT group_concat(nvtx_path || ':' || token_count, ' ') "
+                   "FROM (SELECT * FROM kernels ORDER BY start_ns)"),
+            "ProfilerStep#0:141 ProfilerStep#1:141");
+  EXPECT_EQ(q.Int("SELECT count(DISTINCT step_id) FROM kernels"), 2);
+}
+
+}  // namespace
+}  // namespace rooftrace
