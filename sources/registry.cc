@@ -9,6 +9,7 @@
 
 #include "base/file_digest.h"
 #include "sources/file_reader.h"
+#include "sources/ncu/ncu_source.h"
 #include "sources/nsys/nsys_source.h"
 #include "sources/rft/rft_source.h"
 
@@ -18,7 +19,8 @@ const std::vector<const TraceSource*>& TraceSources() {
   // Adding a format: its folder under sources/ and one line here.
   static const RftSource rft;
   static const NsysSource nsys;
-  static const std::vector<const TraceSource*> sources = {&rft, &nsys};
+  static const NcuSource ncu;
+  static const std::vector<const TraceSource*> sources = {&rft, &nsys, &ncu};
   return sources;
 }
 
