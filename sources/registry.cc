@@ -64,10 +64,21 @@ StatusOr<const TraceSource*> DetectSource(const std::string& path) {
                          " (name one with --format if detection fails)");
 }
 
+StatusOr<std::shared_ptr<const CounterFile>> ReadCounterFile(
+    const std::string& path) {
+  RT_ASSIGN_OR_RETURN(CounterFile file, ncu::ReadNcuCounterFile(path));
+  return std::make_shared<const CounterFile>(std::move(file));
+}
+
 StatusOr<SourceResult> ReadSourceInto(const TraceSource& source,
                                       const std::string& path,
-                                      const SourceOptions& options,
+                                      const SourceOptions& given,
                                       RunSink* sink) {
+  SourceOptions options = given;
+  if (!options.counters_path.empty() && options.counters == nullptr) {
+    RT_ASSIGN_OR_RETURN(options.counters,
+                        ReadCounterFile(options.counters_path));
+  }
   RecorderOptions ro;
   ro.origin = source.Origin(path);
   ro.source_format = std::string(source.format());

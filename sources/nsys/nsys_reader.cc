@@ -1244,16 +1244,15 @@ Status NsysReader::Merge() {
 
 Status NsysReader::PrepareCounters() {
   if (options_.counters_path.empty()) return OkStatus();
-  CounterFileReader read = GetCounterFileReader();
-  if (read == nullptr) {
-    return InvalidArgument(
+  if (options_.counters == nullptr) {
+    return FailedPrecondition(
         info_.db->path() + ": --counters " + options_.counters_path +
-        ": attaching Nsight Compute counters to an Nsight Systems timeline is "
-        "not yet supported (no Nsight Compute reader is connected); import "
-        "the timeline without --counters");
+        ": the counter file was not read (read through the registry: "
+        "ReadSourceInto reads it once)");
   }
   CounterMatchInput in;
-  RT_RETURN_IF_ERROR(read(options_.counters_path, &in.samples, &in.window));
+  in.samples = options_.counters->samples;
+  in.window = options_.counters->window;
 
   // The timeline: every kernel of the selected processes, in launch order
   // (the launch call's start; the kernel's own start without one).
@@ -1403,17 +1402,10 @@ Status NsysReader::Run(SourceResult* result) {
   return Finish(result);
 }
 
-std::atomic<CounterFileReader> g_counter_reader{nullptr};
-
 }  // namespace
 
 void SetTableThreads(bool threaded) { g_table_threads.store(threaded); }
 bool TableThreads() { return g_table_threads.load(); }
-
-void SetCounterFileReader(CounterFileReader reader) {
-  g_counter_reader.store(reader);
-}
-CounterFileReader GetCounterFileReader() { return g_counter_reader.load(); }
 
 ExportProbe ProbeNsysExport(const std::string& path) {
   auto db = SqliteFile::Open(path);
@@ -1428,13 +1420,6 @@ ExportProbe ProbeNsysExport(const std::string& path) {
 
 Status CheckNsysExport(const std::string& path, const SourceOptions& options) {
   RT_ASSIGN_OR_RETURN(ExportInfo info, OpenExport(path, options));
-  if (!options.counters_path.empty() && GetCounterFileReader() == nullptr) {
-    return InvalidArgument(
-        path + ": --counters " + options.counters_path +
-        ": attaching Nsight Compute counters to an Nsight Systems timeline is "
-        "not yet supported (no Nsight Compute reader is connected); import "
-        "the timeline without --counters");
-  }
   return OkStatus();
 }
 

@@ -61,6 +61,12 @@ bool RftSource::Detect(const std::string&, std::string_view head) const {
 
 Status RftSource::Read(const std::string& path, const SourceOptions& options,
                        RunRecorder* recorder, SourceResult* result) const {
+  if (!options.counters_path.empty()) {
+    return InvalidArgument(
+        path + ": --counters " + options.counters_path +
+        ": a rooftrace trace measures its own counters (rooftrace profile "
+        "--mode counters); import it without --counters");
+  }
   RT_RETURN_IF_ERROR(CheckTraceFile(path));
   IngestResult ingest;
   RT_RETURN_IF_ERROR(
