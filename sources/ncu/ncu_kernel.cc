@@ -9,7 +9,7 @@ namespace rooftrace::ncu {
 namespace {
 
 constexpr std::string_view kSol = "GPU Speed Of Light Throughput";
-constexpr std::string_view kTensorOps = "sm__ops_path_tensor_src_";
+constexpr std::string_view kTensorOps = "sm__ops_path_tensor_";
 
 bool StartsWith(std::string_view s, std::string_view p) {
   return s.substr(0, p.size()) == p;
@@ -63,8 +63,13 @@ class Lookup {
 };
 
 void DeriveBytesAndTime(const Lookup& l, KernelFacts* f) {
-  const auto read = l.Base("dram__bytes_read.sum", Dimension::kBytes);
-  const auto write = l.Base("dram__bytes_write.sum", Dimension::kBytes);
+  // GB20x (RTX Blackwell) names them dram__bytes_op_read / _write.
+  auto read = l.Base("dram__bytes_read.sum", Dimension::kBytes);
+  auto write = l.Base("dram__bytes_write.sum", Dimension::kBytes);
+  if (!read && !write) {
+    read = l.Base("dram__bytes_op_read.sum", Dimension::kBytes);
+    write = l.Base("dram__bytes_op_write.sum", Dimension::kBytes);
+  }
   const auto total = l.Base("dram__bytes.sum", Dimension::kBytes);
   if (read || write) {
     f->dram_read_bytes = ToU64(read.value_or(0));
@@ -126,47 +131,81 @@ void DeriveCudaCoreFlops(const Lookup& l, KernelFacts* f) {
 }
 
 // The precision class of a tensor-path source type ("bf16_dst_fp32");
-// kUnknown for the types rooftrace has no roof for.
+// kUnknown for the types rooftrace has no roof for. UTCQMMA's
+// "fp4_fp6_fp8" is booked as fp8, as libinject's counters mode does.
 Precision TensorPrecision(std::string_view spec) {
   if (StartsWith(spec, "fp16") || StartsWith(spec, "bf16")) {
     return Precision::kFp16Tensor;
   }
   if (StartsWith(spec, "tf32")) return Precision::kTf32Tensor;
-  if (StartsWith(spec, "fp8")) return Precision::kFp8Tensor;
+  if (spec.find("fp8") != std::string_view::npos) return Precision::kFp8Tensor;
   if (StartsWith(spec, "int8")) return Precision::kInt8Tensor;
   if (StartsWith(spec, "fp64")) return Precision::kFp64Tensor;
   return Precision::kUnknown;
 }
 
+// One tensor-path op counter: sm__ops_path_tensor_src_<spec>.sum (all
+// instructions, source level) or sm__ops_path_tensor_op_<inst>_src_<spec>
+// .sum (one instruction kind: hmma, hgmma, utchmma, ...).
+struct TensorCounter {
+  std::string inst;  // empty: source level
+  std::string spec;  // "bf16_dst_fp32_sparsity_off"
+  double ops = 0;
+};
+
+std::optional<TensorCounter> ParseTensorCounter(std::string_view name,
+                                                const Lookup& l) {
+  if (!StartsWith(name, kTensorOps) || !EndsWith(name, ".sum")) {
+    return std::nullopt;
+  }
+  std::string_view rest = name.substr(kTensorOps.size());
+  rest.remove_suffix(4);
+  TensorCounter c;
+  if (StartsWith(rest, "src_")) {
+    c.spec = rest.substr(4);
+  } else if (StartsWith(rest, "op_")) {
+    const size_t src = rest.find("_src_");
+    if (src == std::string_view::npos) return std::nullopt;
+    c.inst = rest.substr(3, src - 3);
+    c.spec = rest.substr(src + 5);
+  } else {
+    return std::nullopt;
+  }
+  const auto v = l.Base(name, Dimension::kCount);
+  if (!v) return std::nullopt;
+  c.ops = *v;
+  return c;
+}
+
 void DeriveTensorFlops(const Kernel& k, const Lookup& l, KernelFacts* f) {
-  // Specs with a value; a spec whose wider spec is present ("fp16" beside
-  // "fp16_dst_fp32", "..._sparsity_on") is a part of it, not added again.
-  std::vector<std::pair<std::string, double>> specs;
+  std::vector<TensorCounter> counters;
   bool tensor_instructions = false;
   for (const Metric& m : k.metrics) {
-    if (StartsWith(m.name, kTensorOps) && EndsWith(m.name, ".sum")) {
-      const auto v = l.Base(m.name, Dimension::kCount);
-      if (!v) continue;
-      specs.emplace_back(
-          m.name.substr(kTensorOps.size(),
-                        m.name.size() - kTensorOps.size() - 4),
-          *v);
+    if (auto c = ParseTensorCounter(m.name, l)) {
+      counters.push_back(std::move(*c));
     } else if (StartsWith(m.name, "sm__inst_executed_pipe_tensor") &&
                EndsWith(m.name, ".sum")) {
       const auto v = ParseNumber(m.value);
       tensor_instructions |= v && *v > 0;
     }
   }
-  for (const auto& [spec, value] : specs) {
-    bool part = false;
-    for (const auto& other : specs) {
-      part |= other.first.size() < spec.size() &&
-              StartsWith(spec, other.first) &&
-              spec[other.first.size()] == '_';
+  auto source_type = [](const std::string& spec) {
+    return spec.substr(0, spec.find('_'));
+  };
+  for (const TensorCounter& c : counters) {
+    bool skip = false;
+    for (const TensorCounter& o : counters) {
+      // A part of a wider counter of the same level ("fp16" beside
+      // "fp16_dst_fp32", "..._sparsity_off"): not added again.
+      skip |= o.inst == c.inst && o.spec.size() < c.spec.size() &&
+              StartsWith(c.spec, o.spec) && c.spec[o.spec.size()] == '_';
+      // An instruction kind's share of a source-level total.
+      skip |= !c.inst.empty() && o.inst.empty() &&
+              source_type(o.spec) == source_type(c.spec);
     }
-    const Precision p = TensorPrecision(spec);
-    if (part || p == Precision::kUnknown) continue;
-    f->flops[static_cast<size_t>(p)] += ToU64(value);
+    const Precision p = TensorPrecision(c.spec);
+    if (skip || p == Precision::kUnknown) continue;
+    f->flops[static_cast<size_t>(p)] += ToU64(c.ops);
     f->has_flops = f->has_tensor_flops = true;
   }
   f->tensor_instructions_without_flops =

@@ -10,8 +10,11 @@
 //    instruction (half counted per instruction, as ncu's roofline does).
 //  - tensor FLOPs: sm__ops_path_tensor_src_<type>[_dst_<type>].sum count
 //    the tensor path's math operations, a multiply and an add each: one op
-//    is one FLOP. The _sparsity_on/_off halves are used only when the whole
-//    is absent.
+//    is one FLOP. The per-instruction counters (..._op_hgmma_src_...,
+//    _op_hmma_, _op_utchmma_: disjoint kinds, summed) count when no
+//    source-level counter of that source type is present; a part beside
+//    its whole (_sparsity_off beside the plain name, a dst beside its src)
+//    is not added again.
 //  - sm__inst_executed_pipe_tensor* count INSTRUCTIONS: never FLOPs (the
 //    FLOPs per instruction depend on the instruction's shape). A kernel with
 //    such instructions and no tensor FLOP counter is flagged.
@@ -32,8 +35,10 @@
 namespace rooftrace::ncu {
 
 struct KernelFacts {
-  // DRAM bytes. With dram__bytes.sum alone read and write are not told
-  // apart: the total is in dram_read_bytes and dram_total_only is set.
+  // DRAM bytes (dram__bytes_{read,write}.sum, or GB20x's
+  // dram__bytes_op_{read,write}.sum). With dram__bytes.sum alone read and
+  // write are not told apart: the total is in dram_read_bytes and
+  // dram_total_only is set.
   std::optional<uint64_t> dram_read_bytes, dram_write_bytes;
   bool dram_total_only = false;
   // GPU time: gpu__time_duration.sum, else the "Duration" of the speed of

@@ -201,5 +201,45 @@ TEST(NcuKernelTest, TensorOpsAreFlopsInstructionsAreNot) {
   EXPECT_TRUE(f.tensor_instructions_without_flops);
 }
 
+// The per-instruction tensor counters scripts/gpu-check.sh asks ncu for
+// (Hopper: HGMMA, HMMA, IGMMA and fp8 at source level): disjoint kinds,
+// summed per class; a source-level counter of the same source type wins
+// over its instruction kinds.
+TEST(NcuKernelTest, PerInstructionTensorCountersAreSummed) {
+  KernelFacts f = DeriveFacts(WithMetrics({
+      {"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum",
+       "1,000"},
+      {"sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum",
+       "20"},
+      {"sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum", "3"},
+      {"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum",
+       "7"},
+      {"sm__ops_path_tensor_op_igmma_src_int8_sparsity_off.sum", "11"},
+      {"sm__ops_path_tensor_src_fp8_sparsity_off.sum", "13"},
+      {"sm__ops_path_tensor_op_utcqmma_src_fp4_fp6_fp8_dst_fp32.sum", "n/a"},
+  }));
+  EXPECT_EQ(f.flops[static_cast<size_t>(Precision::kFp16Tensor)], 1023u);
+  EXPECT_EQ(f.flops[static_cast<size_t>(Precision::kTf32Tensor)], 7u);
+  EXPECT_EQ(f.flops[static_cast<size_t>(Precision::kInt8Tensor)], 11u);
+  EXPECT_EQ(f.flops[static_cast<size_t>(Precision::kFp8Tensor)], 13u);
+  f = DeriveFacts(WithMetrics({
+      {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", "500"},
+      {"sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32.sum", "200"},
+      {"sm__ops_path_tensor_op_utcqmma_src_fp4_fp6_fp8_dst_fp32.sum", "9"},
+  }));
+  EXPECT_EQ(f.flops[static_cast<size_t>(Precision::kFp16Tensor)], 500u);
+  EXPECT_EQ(f.flops[static_cast<size_t>(Precision::kFp8Tensor)], 9u);
+}
+
+// RTX Blackwell (GB20x) names its DRAM counters dram__bytes_op_*.
+TEST(NcuKernelTest, RtxBlackwellDramCounterNames) {
+  Kernel k = WithMetrics({});
+  k.metrics.push_back({"", "dram__bytes_op_read.sum", "Kbyte", "2"});
+  k.metrics.push_back({"", "dram__bytes_op_write.sum", "byte", "5"});
+  const KernelFacts f = DeriveFacts(k);
+  EXPECT_EQ(f.dram_read_bytes, 2000u);
+  EXPECT_EQ(f.dram_write_bytes, 5u);
+}
+
 }  // namespace
 }  // namespace rooftrace::ncu
