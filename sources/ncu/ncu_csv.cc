@@ -1,5 +1,6 @@
 #include "sources/ncu/ncu_csv.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -160,13 +161,16 @@ Status CutShort(size_t line, size_t got, size_t want) {
 Status ReadLong(const Columns& c, size_t columns, CsvRows* rows,
                 Report* report) {
   std::map<int64_t, size_t> index_of_id;
+  // The columns every metric row must reach (the header may order them
+  // any way).
+  const size_t need = static_cast<size_t>(std::max(c.metric, c.value)) + 1;
   std::vector<std::string> row;
   size_t line = 0;
   bool complete = true;
   while (rows->Next(&row, &line, &complete)) {
     if (row.size() == 1 && row[0].empty() && complete) continue;  // blank
     // Rules' rows may leave off trailing columns; the metric's may not.
-    if (!complete || row.size() <= static_cast<size_t>(c.value)) {
+    if (!complete || row.size() < need) {
       return CutShort(line, row.size(), columns);
     }
     if (row[static_cast<size_t>(c.metric)].empty()) continue;  // a rule

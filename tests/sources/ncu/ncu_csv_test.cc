@@ -149,6 +149,14 @@ TEST(NcuCsvTest, TruncatedAndForeignTextAreRefused) {
   EXPECT_NE(r.status().message().find("cut short"), std::string::npos);
   r = ParseNcuCsv(whole.substr(0, whole.size() - 2));  // inside a quote
   ASSERT_FALSE(r.ok());
+  // Found by the fuzzer: a header naming the value before the metric, and
+  // a row that reaches the value but not the name.
+  r = ParseNcuCsv(
+      "\"ID\",\"Process ID\",\"Kernel Name\",\"Metric Value\",\"Metric "
+      "Name\"\n\"0\",\"1\",\"k\",\"5\"\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("line 2 has 4"), std::string::npos)
+      << r.status().message();
   EXPECT_FALSE(LooksLikeNcuCsv("\"Time (%)\",\"Total Time (ns)\",\"Name\"\n"));
   EXPECT_FALSE(ParseNcuCsv("a,b,c\n1,2,3\n").ok());
   EXPECT_FALSE(ParseNcuCsv("").ok());
