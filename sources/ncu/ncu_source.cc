@@ -91,7 +91,12 @@ void NoteFacts(const Kernel& k, const KernelFacts& f, Notes* n) {
   if (f.dram_total_only) ++n->total_only;
   if (!f.has_flops) ++n->no_flops;
   if (f.tensor_instructions_without_flops) {
-    if (n->tensor_without_flops++ == 0) n->first_tensor_kernel = k.name;
+    if (n->tensor_without_flops++ == 0) {
+      // Template names run to kilobytes: enough to recognise it.
+      n->first_tensor_kernel = k.name.size() <= 96
+                                   ? k.name
+                                   : k.name.substr(0, 96) + "...";
+    }
   }
   n->device_named |= !f.device_name.empty();
 }
@@ -174,7 +179,8 @@ void AddDevices(ProcessSession* p) {
   }
 }
 
-std::string Warning(const Notes& n, uint64_t kernels) {
+std::string Warning(const Notes& n, uint64_t kernels,
+                    const SourceOptions& options) {
   std::vector<std::string> out;
   auto of = [&](uint64_t count) {
     return std::to_string(count) + " of " + std::to_string(kernels) +
@@ -208,7 +214,8 @@ std::string Warning(const Notes& n, uint64_t kernels) {
         "instruction depend on its shape); profile with --metrics "
         "sm__ops_path_tensor_src_fp16_dst_fp32.sum,... to measure them");
   }
-  if (!n.device_named) {
+  if (!n.device_named && options.device_key.empty() &&
+      options.device_profile_path.empty()) {
     out.push_back(
         "the CSV names no GPU (add --metrics device__attribute_display_name, "
         "or give --device): no roofs");
@@ -282,7 +289,7 @@ Status ReadNcuReport(const std::string& path, const Report& report,
     p->session->end().end_unix_ns = 0;
     RT_RETURN_IF_ERROR(recorder->AddSession(p->session.get()));
   }
-  result->warning = Warning(notes, kernels.size());
+  result->warning = Warning(notes, kernels.size(), options);
   if (!result->warning.empty()) result->warning = path + ": " + result->warning;
   return OkStatus();
 }

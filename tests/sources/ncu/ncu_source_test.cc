@@ -127,6 +127,16 @@ TEST(NcuRealFileTest, V100GemmFiguresAsTheCsvSaysThem) {
             std::string::npos);
   EXPECT_NE(w.find("their tensor FLOPs are missing"), std::string::npos);
   EXPECT_NE(w.find("the CSV names no GPU"), std::string::npos);
+  EXPECT_LT(w.size(), 1200u);  // the first kernel's name is cut short
+  // --device gives the roofs: no word about the missing name then.
+  SourceOptions o;
+  o.device_key = "v100";
+  auto with_device = Import(file, dir.File("v100.sqlite"), o);
+  ASSERT_TRUE(with_device.ok()) << with_device.status().message();
+  EXPECT_EQ(with_device->warning.find("names no GPU"), std::string::npos);
+  EXPECT_GT(StoreQuery(dir.File("v100.sqlite"))
+                .Int("SELECT count(*) FROM kernels WHERE roof_flops_per_s > 0"),
+            0);
 }
 
 // The older layout (a "Kernel Time" column, launch geometry as metrics of
