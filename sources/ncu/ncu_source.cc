@@ -61,8 +61,10 @@ uint32_t U32Of(const std::string& text) {
 }
 
 // Raw metrics of the kernel's work (not the device's or the launch's), as
-// written: the value without thousands separators, the unit as given.
-void AddMetrics(const Kernel& k, uint64_t corr, ProcessSession* p) {
+// written: the value without thousands separators, the unit as given; a
+// section's human-named metric as "Section: Name"; the first of a name.
+std::vector<CounterMetric> RawMetrics(const Kernel& k) {
+  std::vector<CounterMetric> out;
   std::set<std::string> seen;
   for (const Metric& m : k.metrics) {
     if (IsDescriptiveMetric(m.name)) continue;
@@ -72,11 +74,18 @@ void AddMetrics(const Kernel& k, uint64_t corr, ProcessSession* p) {
     std::string name = raw || m.section.empty() ? m.name
                                                 : m.section + ": " + m.name;
     if (!seen.insert(name).second) continue;
+    out.push_back(CounterMetric{std::move(name), m.unit, *v});
+  }
+  return out;
+}
+
+void AddMetrics(const Kernel& k, uint64_t corr, ProcessSession* p) {
+  for (const CounterMetric& m : RawMetrics(k)) {
     MetricRecord r;
     r.correlation_id = corr;
-    r.name_iid = p->Iid(name);
+    r.name_iid = p->Iid(m.name);
     r.unit_iid = p->Iid(m.unit);
-    r.value = *v;
+    r.value = m.value;
     p->session->records().metrics.push_back(r);
   }
 }
@@ -318,6 +327,7 @@ StatusOr<CounterFile> ReadNcuCounterFile(const std::string& path) {
     s.values.dram_write_bytes = f.dram_write_bytes.value_or(0);
     s.values.flops = f.flops;
     s.values.has_flops = f.has_flops;
+    s.metrics = RawMetrics(*k);
     file.samples.push_back(std::move(s));
   }
   return file;

@@ -50,8 +50,10 @@ Status ReadNcuReport(const std::string& path, const Report& report,
 
 // The per-kernel counters of an ncu CSV for another tool's timeline: one
 // sample per profiled kernel with its name and occurrence (the n-th
-// profiled launch of that name), DRAM bytes and FLOPs. Kernels without
-// DRAM bytes are left out (the match would store zero bytes as measured).
+// profiled launch of that name), DRAM bytes, FLOPs and its raw metrics.
+// Kernels without DRAM bytes are left out (the match would store zero
+// bytes as measured). ncu's "ID" is not a launch index of the timeline: it
+// counts only the launches ncu profiled (--kernel-name, --launch-skip).
 StatusOr<CounterFile> ReadNcuCounterFile(const std::string& path);
 
 }  // namespace ncu

@@ -839,7 +839,13 @@ class NsysReader {
   std::map<uint64_t, ProcessState> processes_;
   ProcessState* last_process_ = nullptr;
   size_t open_sessions_ = 0;
-  std::unordered_map<CounterKey, CounterRecord, CounterKeyHash> counters_;
+  // Matched counters by kernel, with the sample they came from (its raw
+  // metrics; owned by options_.counters).
+  struct MatchedCounters {
+    CounterRecord record;
+    const CounterSample* sample = nullptr;
+  };
+  std::unordered_map<CounterKey, MatchedCounters, CounterKeyHash> counters_;
   std::string counter_summary_;
   uint64_t kernels_read_ = 0, next_progress_ = 1000000;
   uint64_t open_ended_ranges_ = 0, duplicate_launches_ = 0;
@@ -1053,8 +1059,16 @@ Status NsysReader::OnKernel(const RowView& r, uint64_t start) {
   if (!counters_.empty()) {
     auto it = counters_.find({p.global_pid, k.correlation_id});
     if (it != counters_.end()) {
-      s.records().counters.push_back(it->second);
+      s.records().counters.push_back(it->second.record);
       ++s.stats().received[en::kRecordCounters];
+      for (const CounterMetric& m : it->second.sample->metrics) {
+        MetricRecord mr;
+        mr.correlation_id = k.correlation_id;
+        mr.name_iid = TextIid(p, m.name);
+        mr.unit_iid = m.unit.empty() ? 0 : TextIid(p, m.unit);
+        mr.value = m.value;
+        s.records().metrics.push_back(mr);
+      }
       counters_.erase(it);
     }
   }
@@ -1333,10 +1347,13 @@ Status NsysReader::PrepareCounters() {
     in.kernels.push_back({it->second, e.name});
   }
   CounterMatchResult m = MatchCounters(in);
-  for (CounterRecord& c : m.counters) {
+  for (size_t i = 0; i < m.counters.size(); ++i) {
+    CounterRecord& c = m.counters[i];
     const CounterKey key = keys[c.correlation_id];
     c.correlation_id = key.correlation;
-    counters_.emplace(key, c);
+    // in.samples is a copy; the file's own sample outlives the read.
+    counters_.emplace(key, MatchedCounters{
+                               c, &options_.counters->samples[m.sample_of[i]]});
   }
   counter_summary_ = options_.counters_path + ": " + m.summary;
   ImportStats unmatched;

@@ -99,6 +99,12 @@ TEST(NcuCountersTest, NsysTimelineTakesNcuCountersByNameAndOccurrence) {
   EXPECT_EQ(q.Int("SELECT value FROM import_stats WHERE name = "
                   "'unmatched_counters'"),
             1);
+  // The matched kernels keep ncu's raw metrics as written.
+  EXPECT_EQ(q.Text("SELECT group_concat(correlation_id || ':' || value || ' '"
+                   " || unit, ' ') FROM kernel_metrics WHERE name = "
+                   "'dram__bytes_read.sum'"),
+            "140:1.5 Mbyte 156:2.0 Mbyte 172:3.0 Mbyte");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernel_metrics"), 3 * 4);
   EXPECT_NE(result->warning.find(csv +
                                  ": 3 of 4 counter samples matched a kernel; "
                                  "1 names no kernel of the timeline (first: "
