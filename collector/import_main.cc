@@ -4,6 +4,7 @@
 // reads. Every file is checked before anything is written, and each run is
 // one transaction: a file that fails part-way leaves nothing in the store.
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -118,6 +119,14 @@ int ImportMain(int argc, char** argv) {
   auto sources = ChooseSources(files, format);
   if (!sources.ok()) return fail(sources.status().message());
 
+  // The counter file is read once, and before the store is touched.
+  std::shared_ptr<const CounterFile> counter_file;
+  if (!counters.empty()) {
+    auto read = ReadCounterFile(counters);
+    if (!read.ok()) return fail(read.status().message());
+    counter_file = *read;
+  }
+
   auto store = Store::Open(out);
   if (!store.ok()) return fail(store.status().message());
   (*store)->set_atomic_runs(true);
@@ -127,6 +136,7 @@ int ImportMain(int argc, char** argv) {
   options.rank = rank;
   options.pid = pid;
   options.counters_path = counters;
+  options.counters = counter_file;
   options.progress = !quiet;
   for (size_t i = 0; i < files.size(); ++i) {
     auto result =

@@ -57,11 +57,16 @@ CounterMatchResult MatchCounters(const CounterMatchInput& in) {
     ++kernels_of_corr[k.correlation_id];
 
   std::unordered_map<std::string_view, int64_t> next_occurrence;
-  std::vector<std::pair<size_t, CounterRecord>> matched;
+  struct Matched {
+    size_t pos, sample;
+    CounterRecord record;
+  };
+  std::vector<Matched> matched;
   std::unordered_set<size_t> used_positions;
   std::unordered_set<uint64_t> used_correlations;
   std::string first_unknown;
-  for (const CounterSample& s : in.samples) {
+  for (size_t si = 0; si < in.samples.size(); ++si) {
+    const CounterSample& s = in.samples[si];
     auto alias = by_alias.find(s.kernel_name);
     if (alias == by_alias.end()) {
       ++out.unknown_name;
@@ -112,12 +117,16 @@ CounterMatchResult MatchCounters(const CounterMatchInput& in) {
     }
     CounterRecord r = s.values;
     r.correlation_id = corr;
-    matched.emplace_back(pos, r);
+    matched.push_back({pos, si, r});
   }
   std::sort(matched.begin(), matched.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+            [](const Matched& a, const Matched& b) { return a.pos < b.pos; });
   out.counters.reserve(matched.size());
-  for (const auto& [pos, r] : matched) out.counters.push_back(r);
+  out.sample_of.reserve(matched.size());
+  for (const Matched& m : matched) {
+    out.counters.push_back(m.record);
+    out.sample_of.push_back(m.sample);
+  }
   out.matched = matched.size();
   out.kernels_without_counters = (end - begin) - matched.size();
 

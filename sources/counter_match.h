@@ -39,6 +39,13 @@ struct TimelineKernel {
   uint32_t name = 0;  // index into CounterMatchInput::names
 };
 
+// A raw value the counter file holds for a launch, kept beside the derived
+// ones (kernel_metrics): the tool's metric name, its unit as written.
+struct CounterMetric {
+  std::string name, unit;
+  double value = 0;
+};
+
 // One measured launch of the counter file.
 struct CounterSample {
   std::string kernel_name;
@@ -46,6 +53,7 @@ struct CounterSample {
   int64_t occurrence = -1;
   // The values; correlation_id is ignored (the match sets it).
   CounterRecord values;
+  std::vector<CounterMetric> metrics;
 };
 
 // Which launches the profiler measured: --launch-skip and --launch-count.
@@ -73,6 +81,9 @@ struct CounterMatchInput {
 struct CounterMatchResult {
   // One per matched sample, correlation_id set, in timeline order.
   std::vector<CounterRecord> counters;
+  // For each of counters, the index of its sample in the input's samples
+  // (for what else the sample holds: its raw metrics).
+  std::vector<size_t> sample_of;
   uint64_t matched = 0;
   // Samples left without a kernel, by reason.
   uint64_t unknown_name = 0;        // no timeline kernel has that name

@@ -10,6 +10,7 @@
 #include "base/file_digest.h"
 #include "sources/file_reader.h"
 #include "sources/kineto/kineto_source.h"
+#include "sources/ncu/ncu_source.h"
 #include "sources/nsys/nsys_source.h"
 #include "sources/rft/rft_source.h"
 
@@ -17,14 +18,15 @@ namespace rooftrace {
 
 const std::vector<const TraceSource*>& TraceSources() {
   // Adding a format: its folder under sources/ and one line here.
-  // Kineto comes before rft: its detector is strict (a JSON object naming
-  // "traceEvents"), while rft's takes any file whose first byte is 0x0A,
-  // which a newline-led JSON file is.
+  // Every detector is strict (rft decodes its first frame up to the Hello's
+  // magic; Kineto needs a JSON object naming "traceEvents"; nsys its CUPTI
+  // tables; ncu its CSV header), so the order only sets --help's listing.
   static const KinetoSource kineto;
   static const RftSource rft;
   static const NsysSource nsys;
-  static const std::vector<const TraceSource*> sources = {&kineto, &rft,
-                                                          &nsys};
+  static const NcuSource ncu;
+  static const std::vector<const TraceSource*> sources = {&rft, &kineto,
+                                                          &nsys, &ncu};
   return sources;
 }
 
@@ -68,10 +70,21 @@ StatusOr<const TraceSource*> DetectSource(const std::string& path) {
                          " (name one with --format if detection fails)");
 }
 
+StatusOr<std::shared_ptr<const CounterFile>> ReadCounterFile(
+    const std::string& path) {
+  RT_ASSIGN_OR_RETURN(CounterFile file, ncu::ReadNcuCounterFile(path));
+  return std::make_shared<const CounterFile>(std::move(file));
+}
+
 StatusOr<SourceResult> ReadSourceInto(const TraceSource& source,
                                       const std::string& path,
-                                      const SourceOptions& options,
+                                      const SourceOptions& given,
                                       RunSink* sink) {
+  SourceOptions options = given;
+  if (!options.counters_path.empty() && options.counters == nullptr) {
+    RT_ASSIGN_OR_RETURN(options.counters,
+                        ReadCounterFile(options.counters_path));
+  }
   RecorderOptions ro;
   ro.origin = source.Origin(path);
   ro.source_format = std::string(source.format());

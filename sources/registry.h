@@ -7,6 +7,7 @@
 #ifndef ROOFTRACE_SOURCES_REGISTRY_H_
 #define ROOFTRACE_SOURCES_REGISTRY_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,8 +34,16 @@ StatusOr<const TraceSource*> FindSource(std::string_view format);
 // rooftrace reads otherwise.
 StatusOr<const TraceSource*> DetectSource(const std::string& path);
 
+// The counter file of import --counters (an Nsight Compute CSV), read once
+// for every file the counters are attached to. Errors name the file and
+// the fix.
+StatusOr<std::shared_ptr<const CounterFile>> ReadCounterFile(
+    const std::string& path);
+
 // Reads `path` with `source` as one new run into `sink`: a RunRecorder with
-// the source's origin, the source's Read(), then the run's end.
+// the source's origin, the source's Read(), then the run's end. A
+// counters_path whose counters are not yet read is read first, before the
+// run begins.
 StatusOr<SourceResult> ReadSourceInto(const TraceSource& source,
                                       const std::string& path,
                                       const SourceOptions& options,

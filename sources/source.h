@@ -37,9 +37,10 @@ struct SourceOptions {
   // Per-kernel counters from another file to attach to this one's kernels
   // (import --counters ncu.csv); empty: none.
   std::string counters_path;
-  // The counters of counters_path, read once by the registry
-  // (ReadSourceInto, CheckSource) with the counter file's reader before
-  // Read() is called; null when counters_path is empty. A source with a
+  // The counters of counters_path, read once with the counter file's
+  // reader (registry.h's ReadCounterFile: import does it once for all its
+  // files; ReadSourceInto when the caller has not) before Read() is called;
+  // null when counters_path is empty. A source with a
   // timeline matches them to its kernels (MatchCounters); a source without
   // one refuses them with a message naming both files.
   std::shared_ptr<const CounterFile> counters;

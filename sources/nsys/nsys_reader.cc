@@ -839,7 +839,13 @@ class NsysReader {
   std::map<uint64_t, ProcessState> processes_;
   ProcessState* last_process_ = nullptr;
   size_t open_sessions_ = 0;
-  std::unordered_map<CounterKey, CounterRecord, CounterKeyHash> counters_;
+  // Matched counters by kernel, with the sample they came from (its raw
+  // metrics; owned by options_.counters).
+  struct MatchedCounters {
+    CounterRecord record;
+    const CounterSample* sample = nullptr;
+  };
+  std::unordered_map<CounterKey, MatchedCounters, CounterKeyHash> counters_;
   std::string counter_summary_;
   uint64_t kernels_read_ = 0, next_progress_ = 1000000;
   uint64_t open_ended_ranges_ = 0, duplicate_launches_ = 0;
@@ -1053,8 +1059,16 @@ Status NsysReader::OnKernel(const RowView& r, uint64_t start) {
   if (!counters_.empty()) {
     auto it = counters_.find({p.global_pid, k.correlation_id});
     if (it != counters_.end()) {
-      s.records().counters.push_back(it->second);
+      s.records().counters.push_back(it->second.record);
       ++s.stats().received[en::kRecordCounters];
+      for (const CounterMetric& m : it->second.sample->metrics) {
+        MetricRecord mr;
+        mr.correlation_id = k.correlation_id;
+        mr.name_iid = TextIid(p, m.name);
+        mr.unit_iid = m.unit.empty() ? 0 : TextIid(p, m.unit);
+        mr.value = m.value;
+        s.records().metrics.push_back(mr);
+      }
       counters_.erase(it);
     }
   }
@@ -1244,16 +1258,15 @@ Status NsysReader::Merge() {
 
 Status NsysReader::PrepareCounters() {
   if (options_.counters_path.empty()) return OkStatus();
-  CounterFileReader read = GetCounterFileReader();
-  if (read == nullptr) {
-    return InvalidArgument(
+  if (options_.counters == nullptr) {
+    return FailedPrecondition(
         info_.db->path() + ": --counters " + options_.counters_path +
-        ": attaching Nsight Compute counters to an Nsight Systems timeline is "
-        "not yet supported (no Nsight Compute reader is connected); import "
-        "the timeline without --counters");
+        ": the counter file was not read (read through the registry: "
+        "ReadSourceInto reads it once)");
   }
   CounterMatchInput in;
-  RT_RETURN_IF_ERROR(read(options_.counters_path, &in.samples, &in.window));
+  in.samples = options_.counters->samples;
+  in.window = options_.counters->window;
 
   // The timeline: every kernel of the selected processes, in launch order
   // (the launch call's start; the kernel's own start without one).
@@ -1334,10 +1347,13 @@ Status NsysReader::PrepareCounters() {
     in.kernels.push_back({it->second, e.name});
   }
   CounterMatchResult m = MatchCounters(in);
-  for (CounterRecord& c : m.counters) {
+  for (size_t i = 0; i < m.counters.size(); ++i) {
+    CounterRecord& c = m.counters[i];
     const CounterKey key = keys[c.correlation_id];
     c.correlation_id = key.correlation;
-    counters_.emplace(key, c);
+    // in.samples is a copy; the file's own sample outlives the read.
+    counters_.emplace(key, MatchedCounters{
+                               c, &options_.counters->samples[m.sample_of[i]]});
   }
   counter_summary_ = options_.counters_path + ": " + m.summary;
   ImportStats unmatched;
@@ -1403,17 +1419,10 @@ Status NsysReader::Run(SourceResult* result) {
   return Finish(result);
 }
 
-std::atomic<CounterFileReader> g_counter_reader{nullptr};
-
 }  // namespace
 
 void SetTableThreads(bool threaded) { g_table_threads.store(threaded); }
 bool TableThreads() { return g_table_threads.load(); }
-
-void SetCounterFileReader(CounterFileReader reader) {
-  g_counter_reader.store(reader);
-}
-CounterFileReader GetCounterFileReader() { return g_counter_reader.load(); }
 
 ExportProbe ProbeNsysExport(const std::string& path) {
   auto db = SqliteFile::Open(path);
@@ -1428,13 +1437,6 @@ ExportProbe ProbeNsysExport(const std::string& path) {
 
 Status CheckNsysExport(const std::string& path, const SourceOptions& options) {
   RT_ASSIGN_OR_RETURN(ExportInfo info, OpenExport(path, options));
-  if (!options.counters_path.empty() && GetCounterFileReader() == nullptr) {
-    return InvalidArgument(
-        path + ": --counters " + options.counters_path +
-        ": attaching Nsight Compute counters to an Nsight Systems timeline is "
-        "not yet supported (no Nsight Compute reader is connected); import "
-        "the timeline without --counters");
-  }
   return OkStatus();
 }
 

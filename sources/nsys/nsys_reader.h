@@ -28,16 +28,6 @@
 
 namespace rooftrace::nsys {
 
-// The counters of SourceOptions::counters_path as samples and the launch
-// window the profiler measured. The Nsight Compute source provides one
-// (SetCounterFileReader); until it is connected, --counters on an nsys
-// export is refused.
-using CounterFileReader = Status (*)(const std::string& path,
-                                     std::vector<CounterSample>* samples,
-                                     CounterWindow* window);
-void SetCounterFileReader(CounterFileReader reader);
-CounterFileReader GetCounterFileReader();
-
 // Whether each table is read on a thread of its own, beside the pipeline
 // (default: when the machine has more than one core). For benchmarks.
 void SetTableThreads(bool threaded);
@@ -54,7 +44,7 @@ inline bool LooksLikeNsysExport(const std::string& path) {
 
 // Everything that can be known to be wrong before a row is written: the
 // file opens and is an export with CUDA activity, --pid / --rank name a
-// process in it, --counters can be read. Errors name the file and the fix.
+// process in it. Errors name the file and the fix.
 Status CheckNsysExport(const std::string& path, const SourceOptions& options);
 
 // Reads `path` into `recorder` (whose run is begun): CheckNsysExport()

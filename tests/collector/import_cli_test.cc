@@ -3,6 +3,7 @@
 // one line naming them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -107,6 +108,47 @@ TEST_F(ImportCliTest, BadOptionsExit2WithOneLine) {
   EXPECT_FALSE(std::filesystem::exists(store_));
   EXPECT_EQ(Import({"--help"}), 0);
   EXPECT_NE(out_.find("one run per file"), std::string::npos);
+}
+
+// An Nsight Compute CSV is detected and imported; a truncated one, a CSV
+// of another tool and an empty file exit 2 with one line naming the file,
+// and the store keeps only the runs it had; a --counters file that is not
+// an ncu CSV is refused before the store is touched.
+TEST_F(ImportCliTest, NcuCsvAndItsBadInput) {
+  const std::string header =
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel "
+      "Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\","
+      "\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric "
+      "Unit\",\"Metric Value\"\n";
+  const std::string row =
+      "\"0\",\"1\",\"a\",\"h\",\"k\",\"1\",\"7\",\"(1, 1, 1)\","
+      "\"(1, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
+      "\"dram__bytes.sum\",\"Kbyte\",\"1,5\"\n";
+  const std::string good = Text("ncu.csv", "==PROF== Disconnected\n" +
+                                               header + row);
+  ASSERT_EQ(Import({good, "-o", store_, "--quiet"}), 0) << err_;
+  EXPECT_NE(out_.find("ncu.csv (ncu) -> run 1, 1 kernels"), std::string::npos)
+      << out_;
+  const std::string both = header + row + row;
+  for (const std::string& bad :
+       {Text("cut.csv", both.substr(0, both.size() - 25)),
+        Text("stats.csv", "\"Time (%)\",\"Name\"\n\"1\",\"k\"\n"),
+        Text("empty.csv", "")}) {
+    EXPECT_EQ(Import({bad, "-o", store_, "--quiet"}), 2) << bad;
+    EXPECT_EQ(err_.rfind("rooftrace import: " + bad + ": ", 0), 0u) << err_;
+    EXPECT_EQ(std::count(err_.begin(), err_.end(), '\n'), 1) << err_;
+  }
+  EXPECT_EQ(Import({good, "--format", "ncu", "-o", store_, "--quiet"}), 0);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 2);
+  const std::string fresh = dir_.File("fresh.sqlite");
+  EXPECT_EQ(Import({Trace("t.rft"), "--counters", dir_.File("empty.csv"),
+                    "-o", fresh, "--quiet"}),
+            2);
+  EXPECT_NE(err_.find("--counters " + dir_.File("empty.csv")),
+            std::string::npos)
+      << err_;
+  EXPECT_FALSE(std::filesystem::exists(fresh));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "base/file_digest.h"
+#include "sources/rft/rft_source.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "store/store.h"
 #include "tests/support/sqlite_query.h"
@@ -59,6 +60,29 @@ TEST_F(RegistryTest, DetectsTheWireStreamByContent) {
   auto s = DetectSource(renamed);
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ((*s)->format(), "rft");
+}
+
+// Text that starts with a newline (0x0A, the wire's first tag byte) is not
+// taken for a trace: Kineto JSON and CSV files often start that way.
+TEST_F(RegistryTest, NewlineLedJsonAndCsvAreNotTakenForRft) {
+  const RftSource rft;
+  const std::string json =
+      "\n{\n  \"schemaVersion\": 1,\n  \"traceEvents\": []\n}\n";
+  const std::string csv =
+      "\n\"ID\",\"Process ID\",\"Kernel Name\",\"Metric Name\"\n";
+  for (const std::string& text : {json, csv, std::string("\n"),
+                                  std::string("\n\n\n")}) {
+    EXPECT_FALSE(rft.Detect("x", text)) << text;
+  }
+  auto s = DetectSource(WriteText("newline.json", json));
+  EXPECT_FALSE(s.ok() && (*s)->format() == "rft");
+  s = DetectSource(WriteText("newline.csv", csv));
+  EXPECT_FALSE(s.ok() && (*s)->format() == "rft");
+  // A real trace's head still is one, and so is its first frame alone.
+  auto head = ReadHead(Trace());
+  ASSERT_TRUE(head.ok());
+  EXPECT_TRUE(rft.Detect("x", *head));
+  EXPECT_TRUE(rft.Detect("x", head->substr(0, 32)));
 }
 
 // gzip is read through: the head is the decompressed bytes.

@@ -2,7 +2,7 @@
 // (nsys 2022.2, schema 2.9.1) read in place with exact counts, exports of an
 // older and a newer schema built here from DDL, an export of a version
 // rooftrace does not know, the --pid / --rank filters, windows on a long
-// export, the counters hook, and bad input.
+// export, counters attached from another file, and bad input.
 #include "sources/nsys/nsys_source.h"
 
 #include <gtest/gtest.h>
@@ -202,19 +202,21 @@ TEST_F(NsysRealFileTest, PidAndRankFilters) {
   EXPECT_EQ(StoreQuery(store).Int("SELECT count(*) FROM kernel_rows"), 0);
 }
 
-// --counters on an nsys export while no Nsight Compute reader is connected.
-TEST_F(NsysRealFileTest, CountersWithoutAReaderAreRefused) {
-  const nsys::CounterFileReader connected = nsys::GetCounterFileReader();
-  nsys::SetCounterFileReader(nullptr);
-  SourceOptions o;
-  o.counters_path = "ncu.csv";
-  const Status s = nsys::CheckNsysExport(file_, o);
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("not yet supported"), std::string::npos)
-      << s.message();
+// --counters naming a file that is not an Nsight Compute CSV: refused
+// before anything is written, naming the counter file.
+TEST_F(NsysRealFileTest, CountersFileThatIsNotNcuIsRefused) {
   TempDir dir("nsys");
-  EXPECT_FALSE(Import(file_, dir.File("runs.sqlite"), o).ok());
-  nsys::SetCounterFileReader(connected);
+  const std::string bogus = dir.File("ncu.csv");
+  std::ofstream(bogus) << "a,b,c\n1,2,3\n";
+  SourceOptions o;
+  o.counters_path = bogus;
+  const std::string store = dir.File("runs.sqlite");
+  auto r = Import(file_, store, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message().rfind("--counters " + bogus + ": ", 0), 0u)
+      << r.status().message();
+  EXPECT_EQ(StoreQuery(store).Int("SELECT count(*) FROM runs"), 0);
 }
 
 // ------------------------------------------------------- other versions
@@ -716,12 +718,13 @@ void ExpectDamagedReadKept(const std::string& file, const std::string& store,
   EXPECT_EQ(Stat(q, "sessions_incomplete"), 1);
 }
 
-// --counters through the reader the Nsight Compute source will connect:
-// samples in file order matched to the timeline's kernels by name.
-Status FakeCounters(const std::string& path, std::vector<CounterSample>* out,
-                    CounterWindow* window) {
-  if (path != "fake.csv") return NotFound(path + ": no such file");
-  window->launch_skip = 1;
+// --counters as the registry hands them to the source (SourceOptions::
+// counters): samples in file order matched to the timeline's kernels by
+// name.
+std::shared_ptr<const CounterFile> FakeCounters() {
+  auto file = std::make_shared<CounterFile>();
+  file->path = "fake.csv";
+  file->window.launch_skip = 1;
   for (const char* name :
        {"kernel(float*)", "late_kernel", "graph_k2", "no_such_kernel"}) {
     CounterSample s;
@@ -730,23 +733,21 @@ Status FakeCounters(const std::string& path, std::vector<CounterSample>* out,
     s.values.dram_write_bytes = 24;
     s.values.flops[static_cast<int>(Precision::kFp32)] = 4096;
     s.values.has_flops = true;
-    out->push_back(s);
+    file->samples.push_back(s);
   }
-  return OkStatus();
+  return file;
 }
 
-TEST(NsysVersionsTest, CountersHookAttachesCountersByNameAndOccurrence) {
+TEST(NsysVersionsTest, CountersAttachedByNameAndOccurrence) {
   TempDir dir("nsys");
   const std::string file = dir.File("old.sqlite");
   BuildOldExport(file);
-  const nsys::CounterFileReader connected = nsys::GetCounterFileReader();
-  nsys::SetCounterFileReader(FakeCounters);
   SourceOptions o;
   o.counters_path = "fake.csv";
+  o.counters = FakeCounters();
   o.pid = 100;
   const std::string store = dir.File("runs.sqlite");
   auto result = Import(file, store, o);
-  nsys::SetCounterFileReader(connected);
   ASSERT_TRUE(result.ok()) << result.status().message();
   // Launch order of pid 100: kernel(float*), gemm_tn, graph_k1, graph_k2,
   // late_kernel. --launch-skip 1 leaves no kernel(float*) to match; the
