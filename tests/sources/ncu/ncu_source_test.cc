@@ -141,6 +141,29 @@ TEST(NcuRealFileTest, V100GemmFiguresAsTheCsvSaysThem) {
 
 // The older layout (a "Kernel Time" column, launch geometry as metrics of
 // the Launch Statistics section, rules' rows): 26 and 10 kernels.
+// rooftrace's own recording (docs/validation/2026-11-24-h100/run6): ncu
+// 2025.3.1 over hf_generate.py at batch 8, prompt 512, one layer, on an
+// H100, gzip-compressed: 249 kernels, 10 metrics each. ID 62 is the
+// prefill's q/o projection, nvjet bf16: sm__ops_path_tensor_op_hgmma_src_
+// bf16_dst_fp32 = 34,359,738,368 = 2 * 4096 (8 x 512 tokens) * 2048 * 2048
+// exactly; DRAM 18,425,088 read + 19,115,520 written; 47,552 ns.
+TEST(NcuRecordedTest, H100ExampleGemmFlopsAreTwoMnk) {
+  const std::string file =
+      std::string(ROOFTRACE_TEST_DATA_DIR) + "/ncu/h100_hf_generate_tiny.csv.gz";
+  TempDir dir("ncu");
+  const std::string store = dir.File("runs.sqlite");
+  auto result = Import(file, store);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->kernels, 249u);
+  StoreQuery q(store);
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels"), 249);
+  EXPECT_EQ(Kernel(q, 62, "flops_bf16_tc || ' ' || flops || ' ' || "
+                          "dram_read_bytes || ' ' || dram_write_bytes || ' ' "
+                          "|| duration_ns || ' ' || flops_source"),
+            "34359738368 34359738368 18425088 19115520 47552 counters");
+  EXPECT_EQ(34359738368LL, 2LL * 4096 * 2048 * 2048);
+}
+
 TEST(NcuRealFileTest, Gpt2OlderLayoutEveryKernelStored) {
   REAL_FILE(torch, kGpt2Torch);
   REAL_FILE(flash, kGpt2Flash);
