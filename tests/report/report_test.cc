@@ -10,6 +10,7 @@
 #include "analyzer/input.h"
 #include "report/roofs.h"
 #include "model/device_profile.h"
+#include "sources/rft/testing/trace_builder.h"
 #include "tests/support/golden_store.h"
 #include "tests/support/store_schema1.h"
 
@@ -385,9 +386,10 @@ TEST(InputTest, DetectsKindByContent) {
   ASSERT_TRUE(k.ok());
   EXPECT_EQ(*k, InputKind::kStore);
   {
-    FILE* f = std::fopen((dir + "/trace.sqlite").c_str(), "wb");
-    std::fputs("\x0a\x02\x08\x01", f);
-    std::fclose(f);
+    // A trace's first frame: its Hello (rft detection decodes it).
+    test_support::TraceBuilder b;
+    b.Hello();
+    std::ofstream(dir + "/trace.sqlite", std::ios::binary) << b.Framed();
   }
   k = DetectInputKind(dir + "/trace.sqlite");
   ASSERT_TRUE(k.ok());
