@@ -9,8 +9,13 @@ namespace rooftrace {
 
 void PrintHelp(const CommandSpec& spec, std::ostream& out) {
   out << "Usage: " << spec.usage << "\n\n" << spec.summary << "\n\n";
-  out << spec.options;
-  out << "  -h [ --help ]" << std::string(23, ' ') << "show this help\n";
+  // The help option goes through the same table as the others, so its
+  // description lines up with theirs (it was padded by hand before).
+  po::options_description help;
+  help.add_options()("help,h", "show this help");
+  po::options_description shown(100);  // CommandSpec::options' width
+  shown.add(spec.options).add(help);
+  out << shown;
   if (!spec.epilog.empty()) out << "\n" << spec.epilog << "\n";
 }
 

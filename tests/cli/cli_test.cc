@@ -29,6 +29,35 @@ CmdResult RunRooftrace(const std::string& args, bool merge_stderr = true) {
   return r;
 }
 
+// The column where a "--run arg" style row's description starts.
+size_t DescriptionColumn(const std::string& help, const std::string& row) {
+  const size_t at = help.find("\n  " + row);
+  if (at == std::string::npos) return std::string::npos;
+  const size_t begin = at + 1;
+  const size_t end = help.find('\n', begin);
+  const std::string line = help.substr(begin, end - begin);
+  const size_t gap = line.find("  ", 2 + row.size());
+  return line.find_first_not_of(' ', gap);
+}
+
+// Every subcommand's -h row lines up with its other options (it was padded
+// by hand and sat 14 columns off in analyze's --help).
+TEST(CliTest, HelpRowLinesUpWithTheOtherOptions) {
+  for (const char* sub : {"analyze", "diff", "export", "profile", "collect",
+                          "import", "predict", "devices"}) {
+    CmdResult r = RunRooftrace(std::string(sub) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << sub;
+    const size_t help = DescriptionColumn(r.out, "-h [ --help ]");
+    ASSERT_NE(help, std::string::npos) << sub << ":\n" << r.out;
+    // The first option row of the table.
+    const size_t first = r.out.find("\n  --");
+    ASSERT_NE(first, std::string::npos) << sub;
+    const size_t name_end = r.out.find("  ", first + 3);
+    const std::string row = r.out.substr(first + 3, name_end - first - 3);
+    EXPECT_EQ(help, DescriptionColumn(r.out, row)) << sub << ":\n" << r.out;
+  }
+}
+
 // `rooftrace --help` lists every subcommand of DESIGN.md and exits 0.
 TEST(CliTest, HelpListsSubcommands) {
   CmdResult r = RunRooftrace("--help");
