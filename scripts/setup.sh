@@ -34,18 +34,32 @@ if ((${#missing[@]})); then
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
   export DEBIAN_FRONTEND=noninteractive
+  echo "setup: apt-get update"
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # One line per package as it is set up (apt's own output is long).
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" 2>&1 |
+    sed -n 's/^Setting up \([^ ]*\).*/setup:   set up \1/p; /^E: /p'
+  if [ "${PIPESTATUS[0]}" -ne 0 ]; then
+    echo "setup: apt-get install failed (above); fix it and run scripts/setup.sh again" >&2
+    exit 1
+  fi
 fi
 
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  echo "setup: configuring $BUILD_DIR/ (cmake)"
   cmake -S . -B "$BUILD_DIR" \
     -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
     -DROOFTRACE_WITH_CUDA="${ROOFTRACE_WITH_CUDA:-AUTO}" >/dev/null
 fi
-cmake --build "$BUILD_DIR" -j "$JOBS" 2>&1 | grep -vE '^\[ *[0-9]+%\]|^(Consolidate|Scanning|Built target)' || true
-# grep hides progress lines; the build's own status decides success.
+echo "setup: building with $JOBS job(s) (a first build takes 10-15 minutes on 2 cores)"
+# Progress: one line per finished target, plus warnings and errors; the
+# per-file lines are hidden. The second build's status decides success.
+cmake --build "$BUILD_DIR" -j "$JOBS" 2>&1 |
+  grep -vE '^\[ *[0-9]+%\] (Building|Linking|Generating|Running)|^(Consolidate|Scanning)' |
+  sed 's/^\[ *\([0-9]*\)%\] Built target /setup:   [\1%] built /' || true
 cmake --build "$BUILD_DIR" -j "$JOBS" >/dev/null
-echo "setup: built into $BUILD_DIR/ (rooftrace: $BUILD_DIR/bin/rooftrace)"
+echo "setup: built into $BUILD_DIR/: rooftrace is $BUILD_DIR/bin/rooftrace"
+echo "setup: to type plain 'rooftrace', put it on your PATH:"
+echo "         export PATH=\"$PWD/$BUILD_DIR/bin:\$PATH\""
