@@ -93,8 +93,10 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
     config.spool_dir = v;
   } else if (const char* t = get("TMPDIR")) {
     config.spool_dir = t;
+    config.spool_dir_shared = true;
   } else {
     config.spool_dir = "/tmp";
+    config.spool_dir_shared = true;
   }
   if (const char* v = get("ROOFTRACE_MODE")) {
     const std::string s = v;

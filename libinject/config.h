@@ -33,6 +33,9 @@ struct Config {
   bool disabled = false;
   SinkSpec sink;
   std::string spool_dir;  // resolved: ROOFTRACE_SPOOL_DIR, TMPDIR, /tmp
+  // spool_dir is a shared temporary folder (TMPDIR or /tmp, not
+  // ROOFTRACE_SPOOL_DIR): spools go into a private rooftrace-<uid> in it.
+  bool spool_dir_shared = false;
   InjectMode mode = InjectMode::kTrace;
   std::string kernel_include;
   std::string kernel_exclude;

@@ -74,17 +74,25 @@ void Sender::Run() {
 
 // ------------------------------------------------------------------ sinks
 
-std::string Sender::DefaultSpoolPath(const HelloInfo& hello) const {
-  return producer_->config().spool_dir + "/rooftrace-" + hello.host + "-" +
-         std::to_string(hello.pid) + "-" + std::to_string(hello.start_unix_ns) +
-         ".rft";
+StatusOr<std::string> Sender::DefaultSpoolPath(const HelloInfo& hello) const {
+  std::string dir = producer_->config().spool_dir;
+  if (producer_->config().spool_dir_shared) {
+    RT_ASSIGN_OR_RETURN(dir, PrivateSpoolDir(dir));
+  }
+  return dir + "/rooftrace-" + hello.host + "-" + std::to_string(hello.pid) +
+         "-" + std::to_string(hello.start_unix_ns) + ".rft";
+}
+
+StatusOr<std::unique_ptr<Sink>> Sender::OpenSpool(std::string* path) const {
+  RT_ASSIGN_OR_RETURN(*path, DefaultSpoolPath(producer_->hello()));
+  return OpenFileSink(*path, /*exclusive=*/true);
 }
 
 void Sender::OpenSink() {
   const SinkSpec& spec = producer_->config().sink;
   if (spec.kind == SinkSpec::Kind::kDefaultSpool) {
-    const std::string path = DefaultSpoolPath(producer_->hello());
-    auto sink = OpenFileSink(path);
+    std::string path;
+    auto sink = OpenSpool(&path);
     if (!sink.ok()) {
       producer_->Warn(sink.status().message() + "; nothing will be recorded");
       return;
@@ -121,8 +129,8 @@ void Sender::OpenSink() {
 
 bool Sender::SwitchToSpool(const std::string& why) {
   const HelloInfo hello = producer_->hello();
-  const std::string path = DefaultSpoolPath(hello);
-  auto spool = OpenFileSink(path);
+  std::string path;
+  auto spool = OpenSpool(&path);
   if (!spool.ok()) {
     sink_.reset();
     producer_->Warn(why + "; and " + spool.status().message() +

@@ -39,7 +39,11 @@ class Sender {
 
   void OpenSink();
   bool SwitchToSpool(const std::string& why);
-  std::string DefaultSpoolPath(const HelloInfo& hello) const;
+  // The spool of this process (in a private folder when spool_dir is a
+  // shared one); an error names the folder and the fix.
+  StatusOr<std::string> DefaultSpoolPath(const HelloInfo& hello) const;
+  // Creates that spool (never an existing file, never through a link).
+  StatusOr<std::unique_ptr<Sink>> OpenSpool(std::string* path) const;
   void WriteHello();
   void WaitForHelloReply();
   void RunCycle(bool final_pass);

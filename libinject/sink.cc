@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -107,8 +108,13 @@ Status ConnectWithTimeout(int fd, const sockaddr* addr, socklen_t len,
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Sink>> OpenFileSink(const std::string& path) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+StatusOr<std::unique_ptr<Sink>> OpenFileSink(const std::string& path,
+                                             bool exclusive) {
+  const int fd =
+      open(path.c_str(),
+           O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW |
+               (exclusive ? O_EXCL : 0),
+           0600);
   if (fd < 0) {
     return Unavailable("spool file " + path + " cannot be created: " +
                        ErrnoText(errno) +
@@ -127,9 +133,27 @@ std::string SiblingPath(const std::string& path, const std::string& tag) {
   return path + "-" + tag;
 }
 
+StatusOr<std::string> PrivateSpoolDir(const std::string& parent) {
+  const std::string dir = parent + "/rooftrace-" + std::to_string(geteuid());
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Unavailable("spool folder " + dir + " cannot be created: " +
+                       ErrnoText(errno) +
+                       " (set ROOFTRACE_SPOOL_DIR to a writable directory)");
+  }
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+      st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    return Unavailable("spool folder " + dir +
+                       " is not a private directory of this user (a link, "
+                       "another user's, or open to others): remove it, or "
+                       "set ROOFTRACE_SPOOL_DIR to a directory of your own");
+  }
+  return dir;
+}
+
 StatusOr<std::unique_ptr<Sink>> OpenSharedFileSink(const std::string& path,
                                                    std::string* actual_path) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
     if (ftruncate(fd, 0) != 0) {
       const int err = errno;

@@ -34,8 +34,17 @@ class Sink {
 // "<dir>/<stem>-<tag><ext>": a sibling of `path` ("run.rft" -> "run-42.rft").
 std::string SiblingPath(const std::string& path, const std::string& tag);
 
-// Creates (truncates) `path` for writing; mode 0644.
-StatusOr<std::unique_ptr<Sink>> OpenFileSink(const std::string& path);
+// Creates `path` for writing, mode 0600 (a trace holds the host's argv and
+// configuration): never through a symbolic link (O_NOFOLLOW), and with
+// `exclusive` never onto an existing file (O_EXCL: spools are named
+// uniquely, so an existing one is someone else's). Without it an existing
+// regular file is truncated.
+StatusOr<std::unique_ptr<Sink>> OpenFileSink(const std::string& path,
+                                             bool exclusive = false);
+// `<parent>/rooftrace-<uid>`, created 0700 when missing, for spools in a
+// shared temporary folder: refused (with the fix) when it exists but is
+// not a directory of this user that only this user may enter.
+StatusOr<std::string> PrivateSpoolDir(const std::string& parent);
 // For ROOFTRACE_SINK=file:PATH, which every process of a run inherits: the
 // first live process takes PATH (an exclusive flock, released at its exit);
 // another process started while it runs writes "<name>-<pid>.rft" beside it

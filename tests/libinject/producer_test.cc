@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -179,6 +180,30 @@ TEST(ProducerTest, UnreachableCollectorSpoolsEverything) {
     }
   }
   EXPECT_TRUE(warned);
+}
+
+// No ROOFTRACE_SPOOL_DIR: the spool goes to a private rooftrace-<uid>
+// folder of the shared temporary one, created 0600 (issue 18 item 12).
+TEST(ProducerTest, DefaultSpoolInASharedFolderIsPrivate) {
+  const std::string dir = testing::MakeTempDir("sharedtmp");
+  ProducerOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kDefaultSpool;
+  o.config.spool_dir = dir;
+  o.config.spool_dir_shared = true;
+  Producer producer(o);
+  ASSERT_TRUE(producer.Start().ok());
+  for (uint64_t i = 1; i <= 10; ++i) producer.EmitRange(Range(i, 0));
+  ASSERT_TRUE(producer.Stop());
+  EXPECT_TRUE(testing::ListFiles(dir, ".rft").empty());
+  const std::string own = dir + "/rooftrace-" + std::to_string(geteuid());
+  auto spools = testing::ListFiles(own, ".rft");
+  ASSERT_EQ(spools.size(), 1u);
+  EXPECT_EQ(producer.spool_path(), spools[0]);
+  struct stat st {};
+  ASSERT_EQ(stat(spools[0].c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(stat(own.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
 }
 
 // The collector goes away after 3 frames: what it got plus the spool (which

@@ -5,13 +5,21 @@
 #include <thread>
 #include <vector>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
 #include "gtest/gtest.h"
 #include "libinject/clock.h"
 #include "libinject/config.h"
 #include "libinject/gemm_shapes.h"
 #include "libinject/record_queue.h"
+#include "libinject/sink.h"
 #include "libinject/string_interner.h"
 #include "proto/field_numbers.h"
+#include "tests/libinject/test_util.h"
 
 namespace rooftrace::inject {
 namespace {
@@ -67,6 +75,64 @@ TEST(ConfigTest, DefaultsWithoutEnvironment) {
   EXPECT_EQ(c->exit_timeout_ms, 3000u);
   EXPECT_FALSE(c->counters_communication);
   EXPECT_EQ(ParseWith({})->spool_dir, "/tmp");
+  // A shared temporary folder: spools go into a private folder in it.
+  EXPECT_TRUE(c->spool_dir_shared);
+  EXPECT_TRUE(ParseWith({})->spool_dir_shared);
+  EXPECT_FALSE(ParseWith({{"ROOFTRACE_SPOOL_DIR", "/var/tmp"}})->spool_dir_shared);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Issue 18 item 12: a trace file holds the host's argv and configuration.
+// It is created 0600, never through a symbolic link planted at its path,
+// and a spool never reuses an existing file.
+TEST(SinkTest, FileSinksAreThisUsersAndFollowNoLink) {
+  const std::string dir = testing::MakeTempDir("sink");
+  const std::string target = dir + "/victim";
+  std::ofstream(target) << "keep";
+  ASSERT_EQ(symlink(target.c_str(), (dir + "/link.rft").c_str()), 0);
+  EXPECT_FALSE(OpenFileSink(dir + "/link.rft").ok());
+  std::string actual;
+  auto shared = OpenSharedFileSink(dir + "/link.rft", &actual);
+  ASSERT_TRUE(shared.ok()) << shared.status().message();
+  EXPECT_NE(actual, dir + "/link.rft");  // a sibling, not the link
+  ASSERT_TRUE((*shared)->Write("data").ok());
+  EXPECT_EQ(ReadAll(target), "keep");
+  auto made = OpenFileSink(dir + "/new.rft");
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  struct stat st {};
+  ASSERT_EQ(stat((dir + "/new.rft").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_FALSE(OpenFileSink(dir + "/new.rft", /*exclusive=*/true).ok());
+  EXPECT_TRUE(OpenFileSink(dir + "/new.rft").ok());  // truncates its own
+}
+
+// Spools in /tmp or TMPDIR go to rooftrace-<uid>, 0700; one that another
+// user could have made or entered is refused with the fix.
+TEST(SinkTest, PrivateSpoolDirIsMadeAndChecked) {
+  const std::string parent = testing::MakeTempDir("spooldir");
+  auto dir = PrivateSpoolDir(parent);
+  ASSERT_TRUE(dir.ok()) << dir.status().message();
+  EXPECT_EQ(*dir, parent + "/rooftrace-" + std::to_string(geteuid()));
+  struct stat st {};
+  ASSERT_EQ(lstat(dir->c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_TRUE(PrivateSpoolDir(parent).ok());  // again: the same folder
+  ASSERT_EQ(chmod(dir->c_str(), 0777), 0);
+  auto open_to_all = PrivateSpoolDir(parent);
+  ASSERT_FALSE(open_to_all.ok());
+  EXPECT_NE(open_to_all.status().message().find("ROOFTRACE_SPOOL_DIR"),
+            std::string::npos);
+  ASSERT_EQ(rmdir(dir->c_str()), 0);
+  const std::string elsewhere = testing::MakeTempDir("elsewhere");
+  ASSERT_EQ(symlink(elsewhere.c_str(), dir->c_str()), 0);
+  EXPECT_FALSE(PrivateSpoolDir(parent).ok());  // a link is not the folder
 }
 
 // Every variable with a valid value is read.
