@@ -26,7 +26,6 @@ constexpr size_t kBufferBytes = 4u << 20;
 constexpr size_t kBufferCount = 8;
 // Growth on demand (ActivityBufferPool): at most 128 MiB of buffers.
 constexpr size_t kMaxBufferCount = 32;
-constexpr uint64_t kPeriodicFlushNs = 1000000000ull;
 constexpr uint32_t kMinCuptiApiVersion = 130000;
 // The CUPTI headers the record layouts are compiled from.
 constexpr uint32_t kBuiltCuptiApiVersion = CUPTI_API_VERSION;
@@ -142,6 +141,10 @@ void CuptiTracer::SetApiKind(CUpti_CallbackDomain domain, uint32_t cbid,
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API) driver_kind_[cbid] = kind;
 }
 
+uint64_t ActivityFlushPeriodNs(bool counters_mode) {
+  return counters_mode ? 50'000'000ull : 1'000'000'000ull;
+}
+
 void CuptiTracer::MakeBufferTarget() { g_buffer_target.store(this); }
 
 void CuptiTracer::AttachActivity(size_t buffer_count, size_t buffer_bytes,
@@ -170,7 +173,8 @@ void CuptiTracer::AttachActivity(size_t buffer_count, size_t buffer_bytes,
     // Also the place for the periodic (non-forced) flush, so records of a
     // slow process do not wait in half-full buffers until exit.
     const uint64_t now = MonotonicNs();
-    if (now - *last_flush > kPeriodicFlushNs) {
+    if (now - *last_flush >
+        ActivityFlushPeriodNs(producer_->counters() != nullptr)) {
       *last_flush = now;
       (void)RT_CUPTI_CALL(*api, ActivityFlushAll, 0);
     }

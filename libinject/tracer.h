@@ -41,6 +41,15 @@ bool HostLinksCuda();
 // NVTX and cuBLAS capture go on.
 void StartCuptiTracing(Producer* producer);
 
+// How often the sender asks CUPTI to complete its half-full activity
+// buffers (cuptiActivityFlushAll without FORCED): once a second in trace
+// mode; every 50 ms in counters mode, where CUPTI held all 32 buffers at
+// once on the H100 while the sender had none waiting (run 7 of
+// docs/validation/2026-11-24-h100: 407 of 1,407 kernel records dropped),
+// that is CUPTI kept them open rather than completing them. Whether the
+// shorter period stops the drops is still to be measured on a GPU.
+uint64_t ActivityFlushPeriodNs(bool counters_mode);
+
 class CuptiTracer {
  public:
   CuptiTracer(Producer* producer, CuptiApi api);
