@@ -2,8 +2,11 @@
 // server lifetime) and post-hoc ingest of .rft files (one run per file).
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -33,6 +36,36 @@ std::string DefaultSocket() {
          "/rooftrace.sock";
 }
 
+// A store write failed: say what was lost, where the raw streams are and
+// how to store them again. Returns the exit code.
+int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
+                        const std::string& store, const Status& finish) {
+  const ImportStats st = rec.stats();
+  std::cerr << "rooftrace collect: stopped; run " << rec.run_id()
+            << " INCOMPLETE: " << rec.write_error().message() << "; "
+            << rec.kernels_stored() << " kernels stored, "
+            << st[ImportStat::k_kernels_not_stored] << " kernels not stored ("
+            << st[ImportStat::k_nvtx_ranges_not_stored]
+            << " NVTX ranges) in " << store << "\n";
+  if (!finish.ok()) {
+    std::cerr << "rooftrace collect: the run could not be marked incomplete "
+                 "either (" << finish.message()
+              << "); readers treat its unset complete flag as incomplete\n";
+  }
+  if (server.kept_raw().empty()) {
+    std::cerr << "rooftrace collect: no raw stream could be kept: the lost "
+                 "data is gone\n";
+  } else {
+    std::cerr << "rooftrace collect: " << server.kept_raw().size()
+              << " raw stream(s) kept; once the store has room, store them "
+                 "again with: rooftrace collect --store " << store
+              << " --ingest";
+    for (const auto& path : server.kept_raw()) std::cerr << " " << path;
+    std::cerr << "\n";
+  }
+  return kExitIncomplete;
+}
+
 }  // namespace
 
 int CollectMain(int argc, char** argv) {
@@ -48,7 +81,9 @@ int CollectMain(int argc, char** argv) {
       "every kernel against the roofs, and stores one run per server "
       "lifetime. SIGINT/SIGTERM: stop accepting, store everything received, "
       "exit 0. With --ingest and no --listen: stores each file as a run and "
-      "exits.";
+      "exits. Exit 3 when the store refused a write (a full disk): the run "
+      "is stored as incomplete with the reason, and the raw streams it lost "
+      "are kept in STORE.raw/ to ingest again; 2 on bad input.";
   spec.epilog =
       "Examples:\n"
       "  rooftrace collect --listen unix:/tmp/rt.sock --store runs.sqlite\n"
@@ -67,7 +102,8 @@ int CollectMain(int argc, char** argv) {
       "device-profile", po::value(&profile),
       "calibrated roofs (rooftrace calibrate -o); default: datasheet")(
       "keep-raw", po::bool_switch(&keep_raw),
-      "also keep each raw stream as STORE.raw/run<ID>-<N>.rft")(
+      "keep every raw stream as STORE.raw/run<ID>-<N>.rft (without it only "
+      "the streams a failed store write lost are kept)")(
       "hello-timeout-ms", po::value(&hello_timeout_ms)->default_value(10000),
       "close connections that send no Hello in time")(
       "stall-timeout-ms", po::value(&stall_timeout_ms)->default_value(30000),
@@ -89,11 +125,13 @@ int CollectMain(int argc, char** argv) {
     io.progress = true;
     auto result = IngestTraceFile(f, store, io);
     if (!result.ok()) {
+      const StatusCode code = result.status().code();
       std::cerr << "rooftrace collect: " << result.status().message() << "\n";
-      return result.status().code() == StatusCode::kInvalidArgument ||
-                     result.status().code() == StatusCode::kNotFound
+      return code == StatusCode::kInvalidArgument ||
+                     code == StatusCode::kNotFound
                  ? kExitUsage
-                 : kExitFailure;
+             : code == StatusCode::kResourceExhausted ? kExitIncomplete
+                                                     : kExitFailure;
     }
     if (!result->warning.empty()) {
       std::cerr << "rooftrace collect: " << result->warning << "\n";
@@ -116,9 +154,16 @@ int CollectMain(int argc, char** argv) {
   so.listen = listen;
   so.hello_timeout_ms = hello_timeout_ms;
   so.stall_timeout_ms = stall_timeout_ms;
-  if (keep_raw) {
-    so.raw_dir = store + ".raw";
-    mkdir(so.raw_dir.c_str(), 0700);
+  // Every stream is written raw as it arrives; without --keep-raw a stream
+  // is deleted once stored, so what a failed store write lost is kept.
+  so.raw_dir = store + ".raw";
+  so.delete_stored_raw = !keep_raw;
+  if (mkdir(so.raw_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    std::cerr << "rooftrace collect: cannot create " << so.raw_dir << ": "
+              << strerror(errno)
+              << ": raw streams are not kept (a failed store write would "
+                 "lose them)\n";
+    so.raw_dir.clear();
   }
   CollectorServer server(rec->get(), so);
   if (Status s = server.Listen(); !s.ok()) {
@@ -138,6 +183,10 @@ int CollectMain(int argc, char** argv) {
   }
   Status s = server.Run(&g_stop);
   Status f = (*rec)->Finish();
+  if (!keep_raw && !so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // if empty
+  if (!(*rec)->write_error().ok()) {
+    return ReportIncompleteRun(**rec, server, store, f);
+  }
   if (!s.ok() || !f.ok()) {
     std::cerr << "rooftrace collect: " << (s.ok() ? f : s).message() << "\n";
     return kExitFailure;

@@ -85,7 +85,10 @@ int ProfileMain(int argc, char** argv) {
       "Runs CMD (never modified) with rooftrace injected, collects every "
       "kernel into a run store, and prints the kernel table: top kernels by "
       "time with FLOPs, bytes, AI, % of roof, bound and phase; phase totals; "
-      "drops. Exits with CMD's exit code.";
+      "drops. Exits with CMD's exit code; when CMD succeeded but the store "
+      "refused a write (a full disk), with 3: the run is stored as "
+      "incomplete with the reason and its raw streams are kept in "
+      "OUTPUT.raw/ to store again with `rooftrace collect --ingest`.";
   spec.epilog = "Example: rooftrace profile -o run.sqlite -- python serve.py";
   std::string out = "rooftrace.sqlite", mode = "trace", kernels, profile;
   uint64_t sample_every = 1;
@@ -163,6 +166,12 @@ int ProfileMain(int argc, char** argv) {
   }
   ServerOptions so;
   so.listen = {"unix:" + socket_path};
+  // Raw streams are kept only if the store loses them (a failed write).
+  so.raw_dir = out + ".raw";
+  so.delete_stored_raw = true;
+  if (mkdir(so.raw_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    so.raw_dir.clear();
+  }
   so.log = [](const std::string& line) {
     std::cerr << "rooftrace profile: " << line << "\n";
   };
@@ -270,9 +279,26 @@ int ProfileMain(int argc, char** argv) {
   if (Status s = (*rec)->Finish(); !s.ok()) {
     std::cerr << "rooftrace profile: " << s.message() << "\n";
   }
+  if (!so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // only if empty
+  const Status write_error = (*rec)->write_error();
   std::cerr << "\n";
   if (Status s = PrintRunSummary(out, (*rec)->run_id(), std::cerr, top); !s.ok()) {
     std::cerr << "rooftrace profile: " << s.message() << "\n";
+  }
+  if (!write_error.ok()) {
+    const ImportStats st = (*rec)->stats();
+    std::cerr << "rooftrace profile: run " << (*rec)->run_id()
+              << " INCOMPLETE: " << write_error.message() << "; "
+              << st[ImportStat::k_kernels_not_stored] << " kernels and "
+              << st[ImportStat::k_nvtx_ranges_not_stored]
+              << " NVTX ranges not stored";
+    if (!server.kept_raw().empty()) {
+      std::cerr << "; store them again with: rooftrace collect --store "
+                << out << " --ingest";
+      for (const auto& path : server.kept_raw()) std::cerr << " " << path;
+    }
+    std::cerr << "\n";
+    if (exit_code == 0) return kExitIncomplete;
   }
   return exit_code;
 }

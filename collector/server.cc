@@ -52,6 +52,8 @@ struct CollectorServer::Connection {
   uint64_t opened_ms = 0;
   uint64_t last_bytes_ms = 0;  // when bytes last arrived
   FILE* raw = nullptr;
+  std::string raw_path;
+  bool stored = true;  // false once a session of it could not be stored
   bool closed = false;
 };
 
@@ -231,6 +233,8 @@ void CollectorServer::Accept(int listen_fd) {
       if (c->raw == nullptr) {
         Log("cannot keep the raw stream of " + peer + " in " + path + ": " +
             strerror(errno));
+      } else {
+        c->raw_path = path;
       }
     }
     ++open_;
@@ -244,12 +248,45 @@ void CollectorServer::Close(Connection* c, const std::string& reason) {
   if (!reason.empty()) Log("closed " + c->wire->session().name() + " (" + c->peer +
                            "): " + reason);
   close(c->fd);
-  if (c->raw) fclose(c->raw);
   c->wire->session().stats().Add(c->stats);
   Status s = recorder_->AddSession(&c->wire->session());
-  if (!s.ok()) Log("cannot store the session of " + c->peer + ": " + s.message());
+  if (!s.ok()) {
+    c->stored = false;
+    Log("cannot store the session of " + c->peer + ": " + s.message());
+  }
+  SettleRaw(c);
   --open_;
   ++ended_;
+}
+
+void CollectorServer::WriteRaw(Connection* c, const char* data, size_t size) {
+  if (c->raw == nullptr || fwrite(data, 1, size, c->raw) == size) return;
+  Log("cannot keep the raw stream of " + c->peer + " in " + c->raw_path +
+      ": " + strerror(errno) + " (the file holds only what came before)");
+  fclose(c->raw);
+  c->raw = nullptr;
+}
+
+void CollectorServer::SettleRaw(Connection* c) {
+  const bool was_open = c->raw != nullptr;
+  if (c->raw != nullptr && fclose(c->raw) != 0) {
+    Log("cannot keep the raw stream of " + c->peer + " in " + c->raw_path +
+        ": " + strerror(errno));
+  }
+  c->raw = nullptr;
+  if (c->raw_path.empty()) return;
+  // Once a write failed, no later session is stored either.
+  const bool stored = c->stored && recorder_->write_error().ok();
+  if (stored && options_.delete_stored_raw) {
+    unlink(c->raw_path.c_str());
+    return;
+  }
+  if (!stored) {
+    kept_raw_.push_back(c->raw_path);
+    Log("kept the raw stream of " + c->peer + " in " + c->raw_path +
+        (was_open ? "" : " (incomplete: see above)") +
+        ": its sessions were not stored in full");
+  }
 }
 
 bool CollectorServer::ReadFrom(Connection* c, bool draining) {
@@ -279,7 +316,7 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
     read_bytes += static_cast<size_t>(n);
     c->last_bytes_ms = NowMs();
     c->stats[ImportStat::k_bytes] += static_cast<uint64_t>(n);
-    if (c->raw) fwrite(buf, 1, static_cast<size_t>(n), c->raw);
+    WriteRaw(c, buf, static_cast<size_t>(n));
     c->reader.Feed(buf, static_cast<size_t>(n));
     std::string_view payload;
     for (;;) {
@@ -296,7 +333,12 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
       if (s.ok() && c->wire->restart_pending()) {
         c->wire->session().stats().Add(c->stats);
         c->stats = ImportStats();
-        (void)recorder_->AddSession(&c->wire->session());
+        Status stored = recorder_->AddSession(&c->wire->session());
+        if (!stored.ok()) {
+          c->stored = false;
+          Log("cannot store the session of " + c->peer + ": " +
+              stored.message());
+        }
         c->wire = std::make_unique<WireSession>(c->peer);
         s = c->wire->OnPacket(payload);
       }
@@ -304,6 +346,7 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
         // A long session stores its settled steps as it goes (bounded memory).
         Status f = recorder_->MaybeFlush(&c->wire->session(), conns_.size());
         if (!f.ok()) {
+          c->stored = false;
           Log("cannot store part of the session of " + c->peer + ": " +
               f.message());
         }

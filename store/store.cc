@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <string_view>
 
@@ -18,7 +19,8 @@ CREATE TABLE IF NOT EXISTS runs (
   started_unix_ns INTEGER, ended_unix_ns INTEGER, mode TEXT,
   device_name TEXT, roof_source TEXT, flops_sources TEXT,
   producer_version TEXT, complete INTEGER, origin TEXT,
-  source_format TEXT, source_file TEXT, source_sha256 TEXT);
+  source_format TEXT, source_file TEXT, source_sha256 TEXT,
+  incomplete_reason TEXT);
 CREATE TABLE IF NOT EXISTS sessions (
   session_id INTEGER PRIMARY KEY,
   run_id INTEGER NOT NULL REFERENCES runs(run_id),
@@ -255,7 +257,16 @@ Status Store::Step(sqlite3_stmt* stmt, const char* what) {
   if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
     // SQLite may have rolled the transaction back: ids it held are gone.
     name_ids_.clear();
-    return Error(what);
+    Status error = Error(what);
+    sqlite3_reset(stmt);
+    // The whole write goes (a full disk may have rolled back part of it
+    // already), so the caller can count what was lost; an atomic run is
+    // rolled back by AbortRun().
+    if (in_txn_ && !atomic_runs_) {
+      if (!sqlite3_get_autocommit(db_)) (void)Exec("ROLLBACK");
+      in_txn_ = false;
+    }
+    return error;
   }
   return OkStatus();
 }
@@ -336,6 +347,24 @@ Status Store::MigrateFromSchema2() {
   return OkStatus();
 }
 
+// Schema 4 added why a run is incomplete (runs.incomplete_reason).
+Status Store::MigrateFromSchema3() {
+  RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  if (SchemaVersion() != 3) return Exec("COMMIT");
+  Status st = Exec("ALTER TABLE runs ADD COLUMN incomplete_reason TEXT");
+  if (st.ok()) {
+    st = Exec("UPDATE schema_info SET value='4' WHERE key='schema_version'");
+  }
+  if (st.ok()) st = Exec("COMMIT");
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return FailedPrecondition(path_ +
+                              ": cannot upgrade the store from schema 3 (" +
+                              st.message() + "); write to a new store");
+  }
+  return OkStatus();
+}
+
 int Store::SchemaVersion() {
   int version = 0;
   sqlite3_stmt* q = nullptr;
@@ -369,6 +398,25 @@ StatusOr<int64_t> Store::NameId(const KernelRow& k) {
   sqlite3_reset(select_name_);
   name_ids_.emplace(std::string(k.name), id);
   return id;
+}
+
+// Test hook: ROOFTRACE_TEST_STORE_PAGE_BUDGET=N lets the store grow by N
+// pages only (SQLite's max_page_count), so that tests see what a full disk
+// does without root or a small mount.
+Status Store::ApplyTestPageBudget() {
+  const char* budget = getenv("ROOFTRACE_TEST_STORE_PAGE_BUDGET");
+  if (budget == nullptr || *budget == '\0') return OkStatus();
+  sqlite3_stmt* q = nullptr;
+  int64_t pages = 0;
+  if (sqlite3_prepare_v2(db_, "PRAGMA page_count", -1, &q, nullptr) ==
+          SQLITE_OK &&
+      sqlite3_step(q) == SQLITE_ROW) {
+    pages = sqlite3_column_int64(q, 0);
+  }
+  sqlite3_finalize(q);
+  const std::string sql = "PRAGMA max_page_count=" +
+                          std::to_string(pages + std::atoll(budget));
+  return Exec(sql.c_str());
 }
 
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
@@ -422,6 +470,9 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   if (version == 1 || version == 2) {
     RT_RETURN_IF_ERROR(s->MigrateFromSchema2());
   }
+  if (version >= 1 && version <= 3) {
+    RT_RETURN_IF_ERROR(s->MigrateFromSchema3());
+  }
   RT_RETURN_IF_ERROR(s->Exec(kSchema));
   RT_RETURN_IF_ERROR(s->Exec(
       ("INSERT OR IGNORE INTO schema_info VALUES ('schema_version', '" +
@@ -430,6 +481,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   RT_RETURN_IF_ERROR(s->Exec(
       (std::string("INSERT OR IGNORE INTO schema_info VALUES ('writer', "
                    "'rooftrace ") + kRooftraceVersion + "')").c_str()));
+  RT_RETURN_IF_ERROR(s->ApplyTestPageBudget());
 
   std::string insert_kernel = std::string("INSERT INTO kernel_rows (") +
                               kKernelRowColumns + ") VALUES (?";
@@ -501,8 +553,8 @@ StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
   RT_RETURN_IF_ERROR(Prepare(
       "INSERT INTO runs (command, host, started_unix_ns, ended_unix_ns, mode, "
       "device_name, roof_source, flops_sources, producer_version, complete, "
-      "origin, source_format, source_file, source_sha256) VALUES "
-      "(?,?,?,NULL,?,?,?,?,?,NULL,?,?,?,?)",
+      "origin, source_format, source_file, source_sha256, "
+      "incomplete_reason) VALUES (?,?,?,NULL,?,?,?,?,?,NULL,?,?,?,?,NULL)",
       &st));
   Binder(st)
       .TextOrNull(run.command)
@@ -544,7 +596,8 @@ Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
       "UPDATE runs SET command=?, host=?, started_unix_ns=?, "
       "ended_unix_ns=?, mode=?, device_name=?, roof_source=?, "
       "flops_sources=?, producer_version=?, complete=?, origin=?, "
-      "source_format=?, source_file=?, source_sha256=? WHERE run_id=?",
+      "source_format=?, source_file=?, source_sha256=?, "
+      "incomplete_reason=? WHERE run_id=?",
       &st));
   Binder(st)
       .TextOrNull(run.command)
@@ -561,6 +614,7 @@ Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
       .TextOrNull(run.source_format)
       .TextOrNull(run.source_file)
       .TextOrNull(run.source_sha256)
+      .TextOrNull(run.incomplete_reason)
       .Int(run_id);
   Status s = Step(st, "cannot update the run");
   sqlite3_finalize(st);

@@ -137,6 +137,8 @@ Status StoreReader::Open(const std::string& path,
 
   // Schema 3 says where a run came from; older stores have no such columns.
   const bool provenance = HasColumn("runs", "source_sha256");
+  // Schema 4 says why a run is incomplete.
+  const bool reason = HasColumn("runs", "incomplete_reason");
   RT_ASSIGN_OR_RETURN(
       sqlite3_stmt * runs_raw,
       Prepare(std::string("SELECT run_id, command, host, mode, device_name, "
@@ -145,6 +147,7 @@ Status StoreReader::Open(const std::string& path,
                           "ended_unix_ns, ") +
               (provenance ? "source_format, source_file, source_sha256"
                           : "NULL, NULL, NULL") +
+              (reason ? ", incomplete_reason" : ", NULL") +
               " FROM runs ORDER BY run_id"));
   Stmt runs(runs_raw);
   int step;
@@ -166,6 +169,7 @@ Status StoreReader::Open(const std::string& path,
     r.source_format = Text(s, 12);
     r.source_file = Text(s, 13);
     r.source_sha256 = Text(s, 14);
+    r.incomplete_reason = Text(s, 15);
     runs_.push_back(std::move(r));
   }
   if (step != SQLITE_DONE) return StepError("runs");

@@ -28,7 +28,7 @@ struct sqlite3_stmt;
 namespace rooftrace {
 
 // The highest store schema major version this reader understands.
-inline constexpr int kStoreSchemaMajor = 3;
+inline constexpr int kStoreSchemaMajor = 4;
 
 class StoreReader {
  public:

@@ -113,8 +113,19 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   ro.sink = sink;
   RT_ASSIGN_OR_RETURN(auto recorder, RunRecorder::Create(ro));
   IngestResult result;
-  RT_RETURN_IF_ERROR(
-      IngestFileInto(trace_path, recorder.get(), &result, options.progress));
+  Status read =
+      IngestFileInto(trace_path, recorder.get(), &result, options.progress);
+  if (!read.ok() && !recorder->write_error().ok()) {
+    // The store refused a write: the run says so, the file is untouched.
+    const Status finish = recorder->Finish();
+    return Status(StatusCode::kResourceExhausted,
+                  trace_path + ": run " + std::to_string(recorder->run_id()) +
+                      (finish.ok() ? " stored INCOMPLETE" : " not stored") +
+                      ": " + recorder->write_error().message() +
+                      "; the trace file is unchanged: ingest it again once "
+                      "the store has room");
+  }
+  RT_RETURN_IF_ERROR(read);
   RT_ASSIGN_OR_RETURN(std::string sha256, Sha256OfFile(trace_path));
   recorder->SetSourceSha256(std::move(sha256));
   RT_RETURN_IF_ERROR(recorder->Finish());

@@ -35,7 +35,8 @@ struct IngestResult {
 };
 
 // Ingests `trace_path` as one new run into `sink`. Errors name the file
-// and the fix.
+// and the fix; kResourceExhausted: the sink refused a write (a full disk),
+// the run is stored incomplete and the file can be ingested again.
 StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
                                        RunSink* sink,
                                        const IngestOptions& options);

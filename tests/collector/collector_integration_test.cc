@@ -311,5 +311,88 @@ TEST_F(CollectorIntegrationTest, ProfileWithRealInjectLibrary) {
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 1);
 }
 
+// The store cannot grow (a full disk: SQLite's max_page_count through the
+// store's test hook ROOFTRACE_TEST_STORE_PAGE_BUDGET): collect exits 3, the
+// run is stored incomplete with the reason and the kernels it lost, and
+// the raw stream is kept; ingested again it gives every kernel.
+TEST_F(CollectorIntegrationTest, FullStoreMarksRunIncompleteAndKeepsRaw) {
+  const pid_t collector =
+      Spawn({kCli, "collect", "--store", store_, "--listen", "unix:" + sock_},
+            log_, {"ROOFTRACE_TEST_STORE_PAGE_BUDGET=0"});
+  ASSERT_TRUE(WaitForFile(sock_)) << Slurp(log_);
+  // 61 steps of 25 kernels: far more than the store's empty pages hold.
+  EXPECT_EQ(Wait(Spawn({kProducer, "--sink", "unix:" + sock_, "--steps",
+                        "60"})),
+            0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(collector, SIGTERM);
+  EXPECT_EQ(Wait(collector), 3) << Slurp(log_);
+  const std::string log = Slurp(log_);
+  EXPECT_NE(log.find("INCOMPLETE"), std::string::npos) << log;
+  EXPECT_NE(log.find("1525 kernels not stored"), std::string::npos) << log;
+  EXPECT_EQ(log.find("kernels stored in"), std::string::npos) << log;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
+  EXPECT_NE(q.Text("SELECT incomplete_reason FROM runs").find("full"),
+            std::string::npos);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats WHERE "
+                  "name='kernels_not_stored'"),
+            1525);
+  const std::string raw = store_ + ".raw/run1-1.rft";
+  ASSERT_TRUE(fs::exists(raw)) << log;
+  EXPECT_NE(log.find(raw), std::string::npos) << log;
+  const std::string again = dir_ + "/again.sqlite";
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", again, "--ingest", raw})),
+            0);
+  StoreQuery a(again);
+  EXPECT_EQ(a.Int("SELECT COUNT(*) FROM kernels"), 1525);
+  EXPECT_EQ(a.Int("SELECT complete FROM runs"), 1);
+}
+
+// A store that takes every row keeps no raw stream (unless --keep-raw).
+TEST_F(CollectorIntegrationTest, StoredStreamsLeaveNoRawFiles) {
+  const pid_t collector = StartCollector();
+  ASSERT_TRUE(WaitForFile(sock_));
+  EXPECT_EQ(Wait(Spawn({kProducer, "--sink", "unix:" + sock_})), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(collector, SIGTERM);
+  EXPECT_EQ(Wait(collector), 0) << Slurp(log_);
+  EXPECT_FALSE(fs::exists(store_ + ".raw"));
+}
+
+// --ingest into a full store: exit 3, the run says why, the file is kept.
+TEST_F(CollectorIntegrationTest, IngestIntoFullStoreExitsIncomplete) {
+  test_support::LlmTraceOptions o;
+  o.decode_steps = 60;
+  test_support::TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const std::string trace = dir_ + "/t.rft";
+  ASSERT_TRUE(b.WriteFile(trace).ok());
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest", trace},
+                       log_, {"ROOFTRACE_TEST_STORE_PAGE_BUDGET=0"})),
+            3);
+  const std::string log = Slurp(log_);
+  EXPECT_NE(log.find("ingest it again"), std::string::npos) << log;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
+  EXPECT_TRUE(fs::exists(trace));
+}
+
+// profile into a full store: the command's exit code 0 becomes 3, the
+// summary says INCOMPLETE, the raw stream is kept beside the store.
+TEST_F(CollectorIntegrationTest, ProfileIntoFullStoreExitsIncomplete) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  const pid_t p = Spawn({kCli, "profile", "-o", store_, "--", kProducer,
+                         "--steps", "60"},
+                        log_, {fake, "ROOFTRACE_TEST_STORE_PAGE_BUDGET=0"});
+  EXPECT_EQ(Wait(p), 3) << Slurp(log_);
+  const std::string log = Slurp(log_);
+  EXPECT_NE(log.find("INCOMPLETE"), std::string::npos) << log;
+  EXPECT_NE(log.find(store_ + ".raw/"), std::string::npos) << log;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
+}
+
 }  // namespace
 }  // namespace rooftrace

@@ -12,6 +12,7 @@
 #include "sources/rft/ingest.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "store/store.h"
+#include "store/store_reader.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/store_schema1.h"
 #include "tests/support/temp_dir.h"
@@ -217,9 +218,10 @@ TEST_F(StoreSchemaTest, FailedUpgradeLeavesTheStoreUntouched) {
   EXPECT_EQ(Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id"), before);
 }
 
-// A schema 2 store gains the provenance columns and kernel_metrics; its
+// A schema 2 store gains the provenance columns and kernel_metrics (and
+// schema 4's incomplete_reason); its
 // runs keep their rows (with no provenance) and new runs record theirs.
-TEST_F(StoreSchemaTest, Schema2StoreIsUpgradedToSchema3) {
+TEST_F(StoreSchemaTest, Schema2StoreIsUpgradedToTheCurrentSchema) {
   const std::string trace = Trace();
   auto first = IngestTraceFile(trace, store_, {});
   ASSERT_TRUE(first.ok()) << first.status().message();
@@ -233,7 +235,7 @@ TEST_F(StoreSchemaTest, Schema2StoreIsUpgradedToSchema3) {
   ASSERT_TRUE(second.ok()) << second.status().message();
   StoreQuery q(store_);
   EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
-            "3");
+            std::to_string(kStoreSchemaVersion));
   EXPECT_EQ(Rows(store_, "SELECT * FROM kernels WHERE run_id=" +
                              std::to_string(first->run_id) +
                              " ORDER BY kernel_id"),
@@ -289,6 +291,30 @@ TEST_F(StoreSchemaTest, AnAbortedAtomicRunLeavesNothing) {
                   "name='never_stored_kernel'"),
             0);
   EXPECT_EQ(Rows(store_, "SELECT * FROM kernels"), before);
+}
+
+// A schema 3 store gains runs.incomplete_reason; its runs keep their rows
+// (reason NULL), and the reader reads both.
+TEST_F(StoreSchemaTest, Schema3StoreIsUpgradedToSchema4) {
+  const std::string trace = Trace();
+  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+  Exec(store_, test_support::kDowngradeToSchema3);
+  {
+    StoreReader reader;
+    ASSERT_TRUE(reader.Open(store_, store_).ok());
+  }
+  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
+            "4");
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs WHERE incomplete_reason IS "
+                  "NULL"),
+            2);
+  EXPECT_EQ(Layout(store_), [&] {
+    const std::string fresh = dir_.File("fresh.sqlite");
+    { EXPECT_TRUE(Store::Open(fresh).ok()); }
+    return Layout(fresh);
+  }());
 }
 
 }  // namespace
