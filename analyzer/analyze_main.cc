@@ -98,6 +98,10 @@ int AnalyzeMain(int argc, char** argv) {
     return fail(analyzed.status().message(), ExitCodeFor(analyzed.status()));
   }
   const Report& report = analyzed->report;
+  if (const std::string w = IncompleteRunWarning(report.header.run);
+      !w.empty()) {
+    std::cerr << "rooftrace analyze: WARNING: " << w << "\n";
+  }
   if (!report.header.ingest_warning.empty()) {
     std::cerr << "rooftrace analyze: warning: " << report.header.ingest_warning
               << "\n";

@@ -406,5 +406,43 @@ TEST(AnalyzeOddStoreTest, OddRowsNeverBreakTheOutputs) {
   testing::RemoveTempDir(dir);
 }
 
+// A run that lost rows (complete = 0, with its reason) or whose writer
+// never finished (complete NULL) is flagged loudly: on stderr, in the
+// table header's first lines and in a banner at the top of the HTML.
+TEST_F(AnalyzeCliTest, IncompleteRunIsFlaggedEverywhere) {
+  for (const std::string complete : {"0", "NULL"}) {
+    SCOPED_TRACE("complete = " + complete);
+    const std::string store = dir_ + "/incomplete.sqlite";
+    {
+      TestStore s(store);
+      testing::BuildGoldenRun(s);
+      s.Exec("UPDATE runs SET complete = " + complete +
+             ", incomplete_reason = " +
+             (complete == "0" ? "'a store write failed (disk full)'"
+                              : "NULL"));
+    }
+    const std::string html = dir_ + "/incomplete.html";
+    std::string out, err;
+    ASSERT_EQ(Analyze({store, "--html", html}, &out, &err), 0) << err;
+    EXPECT_NE(err.find("WARNING: run 1 is INCOMPLETE"), std::string::npos)
+        << err;
+    const std::string head = out.substr(0, out.find("device:"));
+    EXPECT_NE(head.find("INCOMPLETE"), std::string::npos) << out;
+    EXPECT_NE(out.find(complete == "0" ? "disk full" : "never finished"),
+              std::string::npos)
+        << out;
+    const std::string page = ReadFile(html);
+    const size_t banner = page.find("class=\"incomplete\"");
+    ASSERT_NE(banner, std::string::npos) << page.substr(0, 2000);
+    EXPECT_LT(banner, page.find("<table"));
+    EXPECT_NE(page.find("INCOMPLETE", banner), std::string::npos);
+  }
+  // A complete run has none of it.
+  std::string out, err;
+  ASSERT_EQ(Analyze({store_, "--run", "1"}, &out, &err), 0);
+  EXPECT_EQ(err.find("INCOMPLETE"), std::string::npos) << err;
+  EXPECT_EQ(out.find("INCOMPLETE"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace rooftrace
