@@ -66,6 +66,105 @@ int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
   return kExitIncomplete;
 }
 
+struct CollectOptions {
+  std::vector<std::string> listen;
+  std::string store, device_profile;
+  bool keep_raw = false;
+  uint64_t hello_timeout_ms = 10000, stall_timeout_ms = 30000;
+};
+
+// Stores each --ingest file as a run. Returns the exit code.
+int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
+              const std::string& profile) {
+  for (const auto& f : ingest) {
+    IngestOptions io;
+    io.device_profile_path = profile;
+    io.progress = true;
+    auto result = IngestTraceFile(f, store, io);
+    if (!result.ok()) {
+      const StatusCode code = result.status().code();
+      std::cerr << "rooftrace collect: " << result.status().message() << "\n";
+      return code == StatusCode::kInvalidArgument ||
+                     code == StatusCode::kNotFound
+                 ? kExitUsage
+             : code == StatusCode::kResourceExhausted ? kExitIncomplete
+                                                     : kExitFailure;
+    }
+    if (!result->warning.empty()) {
+      std::cerr << "rooftrace collect: " << result->warning << "\n";
+    }
+    std::cout << "rooftrace collect: " << f << " -> run " << result->run_id
+              << " (" << result->kernels << " kernels) in " << store << "\n";
+  }
+  return kExitOk;
+}
+
+// Listens, then begins the run (a --listen that cannot start leaves no
+// run behind), serves until SIGINT/SIGTERM and stores what arrived.
+int Serve(const CollectOptions& co) {
+  ServerOptions so;
+  so.listen = co.listen;
+  so.hello_timeout_ms = co.hello_timeout_ms;
+  so.stall_timeout_ms = co.stall_timeout_ms;
+  // Every stream is written raw as it arrives; without --keep-raw a stream
+  // is deleted once stored, so what a failed store write lost is kept.
+  so.raw_dir = co.store + ".raw";
+  so.delete_stored_raw = !co.keep_raw;
+  if (mkdir(so.raw_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    std::cerr << "rooftrace collect: cannot create " << so.raw_dir << ": "
+              << strerror(errno)
+              << ": raw streams are not kept (a failed store write would "
+                 "lose them)\n";
+    so.raw_dir.clear();
+  }
+  CollectorServer server(nullptr, so);
+  Status listening = server.Listen();
+  StatusOr<std::unique_ptr<RunRecorder>> rec =
+      InvalidArgument("no recorder");
+  if (listening.ok()) {
+    RecorderOptions ro;
+    ro.origin = "collect";
+    ro.device_profile_path = co.device_profile;
+    rec = CreateStoreRecorder(ro, co.store);
+  }
+  if (!listening.ok() || !rec.ok()) {
+    if (!so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // if empty
+    std::cerr << "rooftrace collect: "
+              << (listening.ok() ? rec.status() : listening).message() << "\n";
+    return kExitUsage;
+  }
+  server.set_recorder(rec->get());
+  g_stop.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  for (const auto& b : server.bound()) {
+    std::cerr << "rooftrace collect: listening on " << b << ", run "
+              << (*rec)->run_id() << " in " << co.store << "\n";
+  }
+  Status s = server.Run(&g_stop);
+  Status f = (*rec)->Finish();
+  if (!co.keep_raw && !so.raw_dir.empty()) {
+    rmdir(so.raw_dir.c_str());  // only if empty
+  }
+  if (!(*rec)->write_error().ok()) {
+    return ReportIncompleteRun(**rec, server, co.store, f);
+  }
+  if (!s.ok() || !f.ok()) {
+    std::cerr << "rooftrace collect: " << (s.ok() ? f : s).message() << "\n";
+    return kExitFailure;
+  }
+  const ImportStats st = (*rec)->stats();
+  std::cerr << "rooftrace collect: stopped; run " << (*rec)->run_id() << ": "
+            << st[ImportStat::k_sessions] << " sessions, "
+            << (*rec)->kernels_stored() << " kernels stored in " << co.store
+            << "\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int CollectMain(int argc, char** argv) {
@@ -119,84 +218,20 @@ int CollectMain(int argc, char** argv) {
       return kExitUsage;
     }
   }
-  for (const auto& f : ingest) {
-    IngestOptions io;
-    io.device_profile_path = profile;
-    io.progress = true;
-    auto result = IngestTraceFile(f, store, io);
-    if (!result.ok()) {
-      const StatusCode code = result.status().code();
-      std::cerr << "rooftrace collect: " << result.status().message() << "\n";
-      return code == StatusCode::kInvalidArgument ||
-                     code == StatusCode::kNotFound
-                 ? kExitUsage
-             : code == StatusCode::kResourceExhausted ? kExitIncomplete
-                                                     : kExitFailure;
-    }
-    if (!result->warning.empty()) {
-      std::cerr << "rooftrace collect: " << result->warning << "\n";
-    }
-    std::cout << "rooftrace collect: " << f << " -> run " << result->run_id
-              << " (" << result->kernels << " kernels) in " << store << "\n";
+  if (const int rc = IngestAll(ingest, store, profile); rc != kExitOk) {
+    return rc;
   }
   if (!ingest.empty() && listen.empty()) return kExitOk;
   if (listen.empty()) listen.push_back(DefaultSocket());
 
-  RecorderOptions ro;
-  ro.origin = "collect";
-  ro.device_profile_path = profile;
-  auto rec = CreateStoreRecorder(ro, store);
-  if (!rec.ok()) {
-    std::cerr << "rooftrace collect: " << rec.status().message() << "\n";
-    return kExitUsage;
-  }
-  ServerOptions so;
-  so.listen = listen;
-  so.hello_timeout_ms = hello_timeout_ms;
-  so.stall_timeout_ms = stall_timeout_ms;
-  // Every stream is written raw as it arrives; without --keep-raw a stream
-  // is deleted once stored, so what a failed store write lost is kept.
-  so.raw_dir = store + ".raw";
-  so.delete_stored_raw = !keep_raw;
-  if (mkdir(so.raw_dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    std::cerr << "rooftrace collect: cannot create " << so.raw_dir << ": "
-              << strerror(errno)
-              << ": raw streams are not kept (a failed store write would "
-                 "lose them)\n";
-    so.raw_dir.clear();
-  }
-  CollectorServer server(rec->get(), so);
-  if (Status s = server.Listen(); !s.ok()) {
-    std::cerr << "rooftrace collect: " << s.message() << "\n";
-    return kExitUsage;
-  }
-  g_stop.store(false);
-  struct sigaction sa {};
-  sa.sa_handler = OnStopSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-  for (const auto& b : server.bound()) {
-    std::cerr << "rooftrace collect: listening on " << b << ", run "
-              << (*rec)->run_id() << " in " << store << "\n";
-  }
-  Status s = server.Run(&g_stop);
-  Status f = (*rec)->Finish();
-  if (!keep_raw && !so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // if empty
-  if (!(*rec)->write_error().ok()) {
-    return ReportIncompleteRun(**rec, server, store, f);
-  }
-  if (!s.ok() || !f.ok()) {
-    std::cerr << "rooftrace collect: " << (s.ok() ? f : s).message() << "\n";
-    return kExitFailure;
-  }
-  const ImportStats st = (*rec)->stats();
-  std::cerr << "rooftrace collect: stopped; run " << (*rec)->run_id() << ": "
-            << st[ImportStat::k_sessions] << " sessions, "
-            << (*rec)->kernels_stored() << " kernels stored in " << store
-            << "\n";
-  return kExitOk;
+  CollectOptions co;
+  co.listen = listen;
+  co.store = store;
+  co.device_profile = profile;
+  co.keep_raw = keep_raw;
+  co.hello_timeout_ms = hello_timeout_ms;
+  co.stall_timeout_ms = stall_timeout_ms;
+  return Serve(co);
 }
 
 }  // namespace rooftrace

@@ -47,13 +47,19 @@ struct ServerOptions {
 
 class CollectorServer {
  public:
+  // `recorder` may be null until set_recorder(), so that a collector
+  // listens before it begins a run (a failed --listen leaves no run).
   CollectorServer(RunRecorder* recorder, ServerOptions options);
   ~CollectorServer();
   CollectorServer(const CollectorServer&) = delete;
   CollectorServer& operator=(const CollectorServer&) = delete;
 
-  // Binds every --listen address. Errors name the address and the fix.
+  // Binds every --listen address. Errors name the address and the fix; a
+  // Unix socket path another collector listens on is refused, a stale
+  // one replaced.
   Status Listen();
+  // Where sessions go; must be set before Run().
+  void set_recorder(RunRecorder* recorder) { recorder_ = recorder; }
   // Addresses actually bound ("tcp:127.0.0.1:40123" when port 0 was asked).
   const std::vector<std::string>& bound() const { return bound_; }
 
@@ -69,6 +75,8 @@ class CollectorServer {
  private:
   struct Connection;
   void Log(const std::string& line);
+  Status ListenUnix(const std::string& addr);
+  Status ListenTcp(const std::string& addr);
   void Accept(int listen_fd);
   // Reads what is available; false when the connection is to be closed.
   bool ReadFrom(Connection* c, bool draining);

@@ -1,7 +1,9 @@
 // End to end: producer processes streaming concurrently into
 // `rooftrace collect`, SIGTERM mid-stream, bad peers, TCP, and
 // `rooftrace profile` with a stand-in producer.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -392,6 +394,78 @@ TEST_F(CollectorIntegrationTest, ProfileIntoFullStoreExitsIncomplete) {
   EXPECT_NE(log.find(store_ + ".raw/"), std::string::npos) << log;
   StoreQuery q(store_);
   EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
+}
+
+// A second collector on the socket path of a live one refuses with a
+// clear message and leaves it alone (it used to unlink the live socket);
+// a stale socket file (no one listening) is replaced.
+TEST_F(CollectorIntegrationTest, LiveSocketIsNotTakenOver) {
+  const pid_t first = StartCollector();
+  ASSERT_TRUE(WaitForFile(sock_)) << Slurp(log_);
+  const std::string second_log = dir_ + "/second.log";
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", dir_ + "/second.sqlite",
+                        "--listen", "unix:" + sock_},
+                       second_log)),
+            2);
+  EXPECT_NE(Slurp(second_log).find("another collector is listening on " +
+                                   sock_),
+            std::string::npos)
+      << Slurp(second_log);
+  EXPECT_TRUE(fs::exists(sock_));
+  EXPECT_EQ(Wait(Spawn({kProducer, "--sink", "unix:" + sock_})), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(first, SIGTERM);
+  ASSERT_EQ(Wait(first), 0) << Slurp(log_);
+  EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM kernels"), 125);
+
+  // A socket file nobody listens on: taken over.
+  const int stale = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  strncpy(sa.sun_path, sock_.c_str(), sizeof(sa.sun_path) - 1);
+  ASSERT_EQ(bind(stale, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  close(stale);
+  const pid_t again = StartCollector();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(Wait(Spawn({kProducer, "--sink", "unix:" + sock_})), 0)
+      << Slurp(log_);
+  kill(again, SIGTERM);
+  EXPECT_EQ(Wait(again), 0) << Slurp(log_);
+}
+
+// A --listen that cannot start (bad spec, port out of range, port in use)
+// exits 2 with one line naming it, and leaves no run row behind.
+TEST_F(CollectorIntegrationTest, FailedListenLeavesNoRun) {
+  const int busy = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in in{};
+  in.sin_family = AF_INET;
+  in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(busy, reinterpret_cast<sockaddr*>(&in), sizeof in), 0);
+  ASSERT_EQ(listen(busy, 1), 0);
+  socklen_t len = sizeof in;
+  getsockname(busy, reinterpret_cast<sockaddr*>(&in), &len);
+  const std::string busy_port = std::to_string(ntohs(in.sin_port));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"tcp:127.0.0.1:99999", "port 99999"},
+      {"tcp:127.0.0.1:65536", "port 65536"},
+      {"tcp:127.0.0.1:-1", "port -1"},
+      {"tcp:127.0.0.1:http", "port http"},
+      {"tcp:127.0.0.1", "expected tcp:HOST:PORT"},
+      {"udp:1234", "expected unix:PATH or tcp:HOST:PORT"},
+      {"tcp:127.0.0.1:" + busy_port, "choose a free port"},
+  };
+  for (const auto& [spec, message] : cases) {
+    SCOPED_TRACE(spec);
+    EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--listen",
+                          spec},
+                         log_)),
+              2);
+    const std::string log = Slurp(log_);
+    EXPECT_NE(log.find(message), std::string::npos) << log;
+    EXPECT_TRUE(!fs::exists(store_) ||
+                StoreQuery(store_).Int("SELECT COUNT(*) FROM runs") == 0);
+  }
+  close(busy);
 }
 
 }  // namespace
