@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
+#include <regex.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -74,6 +75,25 @@ std::string ResolveCommand(const std::string& cmd) {
   return "";
 }
 
+// --kernels is compiled by libinject inside the profiled process with
+// regcomp(REG_EXTENDED) (libinject/kernel_filter.cc); the same call here
+// refuses a pattern it would reject before anything runs.
+Status CheckKernelRegex(const std::string& pattern) {
+  if (pattern.empty()) return OkStatus();
+  regex_t re;
+  const int rc = regcomp(&re, pattern.c_str(), REG_EXTENDED | REG_NOSUB);
+  if (rc == 0) {
+    regfree(&re);
+    return OkStatus();
+  }
+  char why[256];
+  regerror(rc, &re, why, sizeof why);
+  return InvalidArgument("--kernels '" + pattern +
+                         "': not a POSIX extended regular expression (" +
+                         why + "): fix the pattern (|, (), [], .*, ^, $; no "
+                         "\\d)");
+}
+
 }  // namespace
 
 int ProfileMain(int argc, char** argv) {
@@ -91,7 +111,8 @@ int ProfileMain(int argc, char** argv) {
       "OUTPUT.raw/ to store again with `rooftrace collect --ingest`.";
   spec.epilog = "Example: rooftrace profile -o run.sqlite -- python serve.py";
   std::string out = "rooftrace.sqlite", mode = "trace", kernels, profile;
-  uint64_t sample_every = 1;
+  // Signed, so that a negative value is refused rather than wrapped.
+  int64_t sample_every = 1;
   int top = 15;
   spec.options.add_options()("output,o", po::value(&out)->default_value(out),
                              "SQLite run store")(
@@ -124,8 +145,22 @@ int ProfileMain(int argc, char** argv) {
   if (mode != "trace" && mode != "counters") {
     return usage_error("--mode " + mode + ": use trace or counters");
   }
-  if (sample_every == 0) {
-    return usage_error("--sample-every 0: give 1 (every launch) or more");
+  if (sample_every < 1) {
+    return usage_error("--sample-every " + std::to_string(sample_every) +
+                       ": give 1 (every launch) or more");
+  }
+  if (top < 0) {
+    return usage_error("--top " + std::to_string(top) +
+                       ": give the number of kernel rows, 0 or more");
+  }
+  if (Status s = CheckKernelRegex(kernels); !s.ok()) {
+    return usage_error(s.message());
+  }
+  struct stat cmd_stat {};
+  if (cmd[0].find('/') != std::string::npos &&
+      stat(cmd[0].c_str(), &cmd_stat) == 0 && S_ISDIR(cmd_stat.st_mode)) {
+    return usage_error(cmd[0] + " is a directory, not a program: give the "
+                                "command to run");
   }
   const std::string exe = ResolveCommand(cmd[0]);
   if (exe.empty()) {
@@ -231,9 +266,14 @@ int ProfileMain(int argc, char** argv) {
   sigaction(SIGTERM, &sa, &old_term);
   sigaction(SIGHUP, &sa, &old_hup);
 
+  // Built before fork(): the child of a threaded process may only call
+  // async-signal-safe functions.
+  const std::string exec_failed =
+      "rooftrace profile: cannot execute " + exe + "\n";
   const pid_t child = fork();
   if (child == 0) {
     execve(exe.c_str(), args.data(), envp.data());
+    (void)!write(2, exec_failed.data(), exec_failed.size());
     _exit(127);
   }
   int exit_code = kExitFailure;

@@ -3,6 +3,7 @@
 // self-contained, rendered headless), and bad input with exit code 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -442,6 +443,16 @@ TEST_F(AnalyzeCliTest, IncompleteRunIsFlaggedEverywhere) {
   ASSERT_EQ(Analyze({store_, "--run", "1"}, &out, &err), 0);
   EXPECT_EQ(err.find("INCOMPLETE"), std::string::npos) << err;
   EXPECT_EQ(out.find("INCOMPLETE"), std::string::npos) << out;
+}
+
+// A negative --top used to wrap to 2^64-3 (show everything): exit 2 with
+// one line naming it.
+TEST_F(AnalyzeCliTest, NegativeTopIsRefused) {
+  std::string out, err;
+  EXPECT_EQ(Analyze({store_, "--run", "1", "--top", "-3"}, &out, &err), 2);
+  EXPECT_NE(err.find("--top -3"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(Analyze({store_, "--run", "1", "--top", "2"}, &out, &err), 0);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -466,6 +467,31 @@ TEST_F(CollectorIntegrationTest, FailedListenLeavesNoRun) {
                 StoreQuery(store_).Int("SELECT COUNT(*) FROM runs") == 0);
   }
   close(busy);
+}
+
+// Options profile used to take: --sample-every -1 (became 2^64-1), --top
+// -3, a --kernels regex libinject cannot compile, a directory as the
+// command (exit 127 without a word). Each: exit 2, one line naming it.
+TEST_F(CollectorIntegrationTest, ProfileRefusesBadOptionsWithOneLine) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases =
+      {
+          {{"--sample-every", "-1", "--", kProducer}, "--sample-every -1"},
+          {{"--top", "-3", "--", kProducer}, "--top -3"},
+          {{"--kernels", "gemm(", "--", kProducer}, "--kernels 'gemm('"},
+          {{"--", dir_}, dir_ + " is a directory"},
+      };
+  for (const auto& [args, message] : cases) {
+    SCOPED_TRACE(message);
+    std::vector<std::string> argv = {kCli, "profile", "-o", store_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    EXPECT_EQ(Wait(Spawn(argv, log_, {fake})), 2);
+    const std::string log = Slurp(log_);
+    EXPECT_NE(log.find(message), std::string::npos) << log;
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+    EXPECT_FALSE(fs::exists(store_));
+  }
 }
 
 }  // namespace
