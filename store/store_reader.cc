@@ -1,8 +1,10 @@
 #include "store/store_reader.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -93,11 +95,28 @@ Status StoreReader::StepError(const char* what) {
                  "'pragma integrity_check'`)");
 }
 
+std::string SqliteReadUri(const std::string& path) {
+  std::string uri = "file:";
+  for (const char ch : path) {
+    if (ch == '?' || ch == '#' || ch == '%') {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(ch));
+      uri += hex;
+    } else {
+      uri += ch;
+    }
+  }
+  struct stat st {};
+  const bool has_wal = stat((path + "-wal").c_str(), &st) == 0;
+  return uri + (has_wal ? "?mode=ro" : "?immutable=1");
+}
+
 Status StoreReader::Open(const std::string& path,
                          const std::string& display_name) {
   display_name_ = display_name;
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) !=
-      SQLITE_OK) {
+  if (sqlite3_open_v2(SqliteReadUri(path).c_str(), &db_,
+                      SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                      nullptr) != SQLITE_OK) {
     return NotFound(display_name_ + ": cannot open as SQLite: " +
                     (db_ ? sqlite3_errmsg(db_) : "out of memory"));
   }

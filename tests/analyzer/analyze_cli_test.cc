@@ -2,6 +2,9 @@
 // cells against hand-computed values, the SVG and HTML outputs (well-formed,
 // self-contained, rendered headless), and bad input with exit code 2.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -453,6 +456,93 @@ TEST_F(AnalyzeCliTest, NegativeTopIsRefused) {
   EXPECT_NE(err.find("--top -3"), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_EQ(Analyze({store_, "--run", "1", "--top", "2"}, &out, &err), 0);
+}
+
+// Runs `fn` as it would run for a user who cannot write `dir_`: in a child
+// that drops to the user nobody when this process is root (a mode of 0555
+// does not stop root), else in-process. Returns its exit code.
+int RunWithoutWriteAccess(int (*fn)(int, char**), const std::string& name,
+                          const std::vector<std::string>& args,
+                          std::string* out, std::string* err) {
+  if (geteuid() != 0) return RunMain(fn, name, args, out, err);
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(99);
+    std::string o, e;
+    const int rc = RunMain(fn, name, args, &o, &e);
+    const std::string all = o + "\n--stderr--\n" + e;
+    (void)!write(pipe_fds[1], all.data(), all.size());
+    _exit(rc);
+  }
+  close(pipe_fds[1]);
+  std::string all;
+  char buf[4096];
+  for (ssize_t n; (n = read(pipe_fds[0], buf, sizeof buf)) > 0;) {
+    all.append(buf, static_cast<size_t>(n));
+  }
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const size_t split = all.find("\n--stderr--\n");
+  *out = all.substr(0, split);
+  *err = split == std::string::npos ? "" : all.substr(split + 12);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// analyze, diff and export read a WAL-mode store in a folder they cannot
+// write (they failed with "attempt to write a readonly database"), and
+// reading one in a writable folder leaves no -shm or -wal beside it.
+TEST_F(AnalyzeCliTest, ReadOnlyFolderStoreIsReadWithoutSideFiles) {
+  const std::string ro = dir_ + "/ro";
+  std::filesystem::create_directories(ro);
+  const std::string store = ro + "/runs.sqlite";
+  std::filesystem::copy_file(store_, store);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(store.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr,
+                           nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  std::filesystem::permissions(store, std::filesystem::perms(0644));
+  const auto side_files = [&] {
+    return std::filesystem::exists(store + "-wal") ||
+           std::filesystem::exists(store + "-shm");
+  };
+  // A writable folder: read, and nothing left beside the store.
+  std::string out, err;
+  ASSERT_EQ(Analyze({store, "--run", "1"}, &out, &err), 0) << err;
+  EXPECT_FALSE(side_files());
+  std::filesystem::remove(store + "-wal");
+  std::filesystem::remove(store + "-shm");
+
+  std::filesystem::permissions(ro, std::filesystem::perms(0555));
+  const std::string json = dir_ + "/trace.json";
+  if (geteuid() == 0) std::filesystem::permissions(
+      dir_, std::filesystem::perms(0777));
+  EXPECT_EQ(RunWithoutWriteAccess(AnalyzeMain, "analyze", {store, "--run", "1"},
+                                  &out, &err),
+            0)
+      << err;
+  EXPECT_NE(out.find("ampere_bf16_s16816gemm"), std::string::npos) << out;
+  EXPECT_EQ(RunWithoutWriteAccess(DiffMain, "diff",
+                                  {store, store, "--baseline-run", "1",
+                                   "--candidate-run", "1"},
+                                  &out, &err),
+            0)
+      << err;
+  EXPECT_EQ(RunWithoutWriteAccess(ExportMain, "export",
+                                  {store, "--run", "1", "--perfetto", json},
+                                  &out, &err),
+            0)
+      << err;
+  EXPECT_TRUE(std::filesystem::exists(json));
+  EXPECT_FALSE(side_files());
+  std::filesystem::permissions(ro, std::filesystem::perms(0755));
 }
 
 }  // namespace
