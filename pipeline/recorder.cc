@@ -89,17 +89,19 @@ Status RunRecorder::AddSession(Session* session) {
     ++session->stats()[ImportStat::k_sessions_incomplete];
     all_complete_ = false;
   }
-  stats_.Add(session->stats());
   ++sessions_;
   if (!write_error_.ok()) {
+    stats_.Add(session->stats());
     DiscardRecords(session);
     return FailedPrecondition(session->name() + ": not stored: an earlier "
                               "write to the store failed (" +
                               write_error_.message() + ")");
   }
   const Roofs& roofs = RoofsFor(DeviceName(*session));
+  // The join adds the session's unmatched_* counts to its statistics.
   JoinedSession joined =
       Join(session, roofs, options_.annotate, options_.phases);
+  stats_.Add(session->stats());
   any_counters_ |= joined.any_counters;
   any_analytic_ |= joined.any_analytic;
   const auto end = static_cast<int64_t>(session->end().end_unix_ns);
