@@ -66,6 +66,7 @@ int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
   return kExitIncomplete;
 }
 
+// What a listening `collect` was asked to do (Serve's input).
 struct CollectOptions {
   std::vector<std::string> listen;
   std::string store, device_profile;
