@@ -117,7 +117,17 @@ Status RunRecorder::AddSession(Session* session) {
 
 Status RunRecorder::FailWrite(const Status& error, uint64_t kernels,
                               uint64_t ranges) {
-  if (write_error_.ok()) write_error_ = error;
+  if (write_error_.ok()) {
+    // The write that failed: the sink may have made part of it durable.
+    uint64_t kept_kernels = 0, kept_ranges = 0;
+    sink_->KeptOfFailedWrite(&kept_kernels, &kept_ranges);
+    kept_kernels = std::min(kept_kernels, kernels);
+    kept_ranges = std::min(kept_ranges, ranges);
+    kernels_ += kept_kernels;
+    kernels -= kept_kernels;
+    ranges -= kept_ranges;
+    write_error_ = error;
+  }
   ++stats_[ImportStat::k_store_write_failures];
   stats_[ImportStat::k_kernels_not_stored] += kernels;
   stats_[ImportStat::k_nvtx_ranges_not_stored] += ranges;
@@ -219,8 +229,9 @@ Status RunRecorder::FlushSettled(Session* session, size_t window) {
   if (s.ok()) s = EmitRows(session, joined, &plan.scope, &rows_, sink_);
   if (!s.ok()) {
     // `joined` points into the records: count and drop them all.
-    write_error_ = s;
-    DiscardRecords(session);
+    (void)FailWrite(s, session->kernels().size(),
+                    session->nvtx_ranges().size());
+    session->DropRecords(AllRecords(*session));
     return s;
   }
   session->stats().Add(plan.unmatched);

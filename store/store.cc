@@ -265,6 +265,7 @@ Status Store::Step(sqlite3_stmt* stmt, const char* what) {
     if (in_txn_ && !atomic_runs_) {
       if (!sqlite3_get_autocommit(db_)) (void)Exec("ROLLBACK");
       in_txn_ = false;
+      kernels_in_txn_ = ranges_in_txn_ = 0;
     }
     return error;
   }
@@ -282,7 +283,15 @@ Status Store::Begin() {
 Status Store::Commit() {
   if (!in_txn_) return OkStatus();
   in_txn_ = false;
-  return Exec("COMMIT");
+  Status s = Exec("COMMIT");
+  if (s.ok()) {
+    kernels_committed_ += kernels_in_txn_;
+    ranges_committed_ += ranges_in_txn_;
+  } else if (!sqlite3_get_autocommit(db_)) {
+    (void)Exec("ROLLBACK");  // a failed COMMIT may leave it open
+  }
+  kernels_in_txn_ = ranges_in_txn_ = 0;
+  return s;
 }
 
 Status Store::CountRow() {
@@ -547,6 +556,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
 
 StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
   RT_RETURN_IF_ERROR(Commit());
+  kernels_committed_ = ranges_committed_ = 0;
   // An atomic run is one transaction from its row to FinishRun.
   if (atomic_runs_) RT_RETURN_IF_ERROR(Begin());
   sqlite3_stmt* st = nullptr;
@@ -767,6 +777,7 @@ Status Store::AddKernel(const KernelRow& k) {
       .Opt(k.step_id)
       .TextOrNull(k.phase);
   RT_RETURN_IF_ERROR(Step(insert_kernel_, "cannot insert a kernel"));
+  ++kernels_in_txn_;
   return CountRow();
 }
 
@@ -799,6 +810,7 @@ Status Store::AddNvtx(const NvtxRow& r) {
       .Opt(r.thread_id).Opt(r.end_thread_id)
       .TextOrNull(r.path);
   RT_RETURN_IF_ERROR(Step(insert_nvtx_, "cannot insert an NVTX range"));
+  ++ranges_in_txn_;
   return CountRow();
 }
 
@@ -815,11 +827,21 @@ Status Store::AddKernelMetric(const KernelMetricRow& m) {
   return CountRow();
 }
 
-Status Store::EndWrite() { return atomic_runs_ ? OkStatus() : Commit(); }
+Status Store::EndWrite() {
+  RT_RETURN_IF_ERROR(atomic_runs_ ? OkStatus() : Commit());
+  kernels_committed_ = ranges_committed_ = 0;  // the next write starts
+  return OkStatus();
+}
+
+void Store::KeptOfFailedWrite(uint64_t* kernels, uint64_t* ranges) const {
+  *kernels = kernels_committed_;
+  *ranges = ranges_committed_;
+}
 
 Status Store::AbortRun() {
   if (!in_txn_) return OkStatus();
   in_txn_ = false;
+  kernels_in_txn_ = ranges_in_txn_ = 0;
   name_ids_.clear();  // the names it inserted are gone too
   return Exec("ROLLBACK");
 }

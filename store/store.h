@@ -71,6 +71,7 @@ class Store : public RunSink {
   Status AddMemcpy(const MemcpyRow& memcpy) override;
   Status AddNvtx(const NvtxRow& range) override;
   Status EndWrite() override;
+  void KeptOfFailedWrite(uint64_t* kernels, uint64_t* ranges) const override;
 
   void set_batch_rows(size_t n) { batch_rows_ = n; }
   // Each run is then one transaction, committed by FinishRun(): a run that
@@ -129,6 +130,10 @@ class Store : public RunSink {
   bool atomic_runs_ = false;
   size_t rows_in_txn_ = 0;
   bool in_txn_ = false;
+  // Kernel and NVTX rows of the open transaction, and those of the current
+  // write already committed by batches (KeptOfFailedWrite).
+  uint64_t kernels_in_txn_ = 0, ranges_in_txn_ = 0;
+  uint64_t kernels_committed_ = 0, ranges_committed_ = 0;
 };
 
 // A RunRecorder whose rows go to the store at `store_path` (created if

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -315,6 +316,36 @@ TEST_F(StoreSchemaTest, Schema3StoreIsUpgradedToSchema4) {
     { EXPECT_TRUE(Store::Open(fresh).ok()); }
     return Layout(fresh);
   }());
+}
+
+// The store fills up in the middle of a write that has already committed
+// batches of it: what the store holds plus kernels_not_stored is every
+// kernel, exactly (the committed batches are not counted as lost).
+TEST_F(StoreSchemaTest, FullStoreCountsExactlyWhatIsMissing) {
+  setenv("ROOFTRACE_TEST_STORE_PAGE_BUDGET", "14", 1);
+  auto store = Store::Open(store_);
+  unsetenv("ROOFTRACE_TEST_STORE_PAGE_BUDGET");
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  (*store)->set_batch_rows(100);
+  LlmTraceOptions o;
+  o.decode_steps = 200;
+  TraceBuilder b(o.session);
+  const auto truth = test_support::GenerateLlmTrace(o, &b);
+  const std::string trace = dir_.File("long.rft");
+  ASSERT_TRUE(b.WriteFile(trace).ok());
+  IngestOptions io;
+  io.flush_records = 0;  // one write of the whole session
+  auto result = IngestTraceFile(trace, store->get(), io);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kResourceExhausted);
+  store->reset();
+  StoreQuery q(store_);
+  const int64_t stored = q.Int("SELECT COUNT(*) FROM kernel_rows");
+  EXPECT_GT(stored, 0);
+  EXPECT_EQ(stored + q.Int("SELECT value FROM import_stats WHERE "
+                           "name='kernels_not_stored'"),
+            static_cast<int64_t>(truth.kernels));
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
 }
 
 }  // namespace
