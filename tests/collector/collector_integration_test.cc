@@ -76,6 +76,23 @@ bool WaitForFile(const std::string& path, int timeout_ms = 10000) {
   return false;
 }
 
+// A socket connected to the Unix socket at `path`, retried while the
+// collector has bound it but not yet called listen(); -1 after 10 s.
+int ConnectWhenListening(const std::string& path) {
+  for (int waited = 0; waited < 10000; waited += 5) {
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    strncpy(sa.sun_path, path.c_str(), sizeof(sa.sun_path) - 1);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
+      return fd;
+    }
+    close(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return -1;
+}
+
 std::string Slurp(const std::string& path) {
   std::ifstream f(path);
   std::stringstream ss;
@@ -197,11 +214,8 @@ TEST_F(CollectorIntegrationTest, BadPeersClosedOthersUndisturbed) {
   const pid_t collector = StartCollector(
       {"--listen", "unix:" + sock_, "--hello-timeout-ms", "300"});
   ASSERT_TRUE(WaitForFile(sock_));
-  const int silent = socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un sa{};
-  sa.sun_family = AF_UNIX;
-  strncpy(sa.sun_path, sock_.c_str(), sizeof(sa.sun_path) - 1);
-  ASSERT_EQ(connect(silent, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  const int silent = ConnectWhenListening(sock_);
+  ASSERT_GE(silent, 0);
   const pid_t garbage = Spawn({kProducer, "--sink", "unix:" + sock_, "--garbage"});
   const pid_t good = Spawn({kProducer, "--sink", "unix:" + sock_});
   EXPECT_EQ(Wait(garbage), 0);
@@ -403,6 +417,7 @@ TEST_F(CollectorIntegrationTest, ProfileIntoFullStoreExitsIncomplete) {
 TEST_F(CollectorIntegrationTest, LiveSocketIsNotTakenOver) {
   const pid_t first = StartCollector();
   ASSERT_TRUE(WaitForFile(sock_)) << Slurp(log_);
+  close(ConnectWhenListening(sock_));  // listening, not only bound
   const std::string second_log = dir_ + "/second.log";
   EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", dir_ + "/second.sqlite",
                         "--listen", "unix:" + sock_},
