@@ -30,6 +30,18 @@ std::atomic<bool> g_stop{false};
 // Only sets the flag: the server loop sees it within 50 ms.
 extern "C" void OnStopSignal(int) { g_stop.store(true); }
 
+// SIGINT/SIGTERM set g_stop: the server drains, an ingest stops reading
+// and stores its run as incomplete.
+void InstallStopHandler() {
+  g_stop.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
 std::string DefaultSocket() {
   const char* tmp = getenv("TMPDIR");
   return std::string("unix:") + (tmp && *tmp ? tmp : "/tmp") +
@@ -81,6 +93,7 @@ int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
     IngestOptions io;
     io.device_profile_path = profile;
     io.progress = true;
+    io.stop = &g_stop;
     auto result = IngestTraceFile(f, store, io);
     if (!result.ok()) {
       const StatusCode code = result.status().code();
@@ -93,6 +106,13 @@ int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
     }
     if (!result->warning.empty()) {
       std::cerr << "rooftrace collect: " << result->warning << "\n";
+    }
+    if (result->interrupted) {
+      std::cerr << "rooftrace collect: run " << result->run_id
+                << " stored INCOMPLETE (" << result->kernels
+                << " kernels); ingest " << f
+                << " again into a new store for all of it\n";
+      return kExitIncomplete;
     }
     std::cout << "rooftrace collect: " << f << " -> run " << result->run_id
               << " (" << result->kernels << " kernels) in " << store << "\n";
@@ -135,13 +155,7 @@ int Serve(const CollectOptions& co) {
     return kExitUsage;
   }
   server.set_recorder(rec->get());
-  g_stop.store(false);
-  struct sigaction sa {};
-  sa.sa_handler = OnStopSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  // CollectMain installed the SIGINT/SIGTERM handler before any ingest.
   for (const auto& b : server.bound()) {
     std::cerr << "rooftrace collect: listening on " << b << ", run "
               << (*rec)->run_id() << " in " << co.store << "\n";
@@ -181,9 +195,11 @@ int CollectMain(int argc, char** argv) {
       "every kernel against the roofs, and stores one run per server "
       "lifetime. SIGINT/SIGTERM: stop accepting, store everything received, "
       "exit 0. With --ingest and no --listen: stores each file as a run and "
-      "exits. Exit 3 when the store refused a write (a full disk): the run "
-      "is stored as incomplete with the reason, and the raw streams it lost "
-      "are kept in STORE.raw/ to ingest again; 2 on bad input.";
+      "exits (SIGINT/SIGTERM: the file being read is stored as an "
+      "incomplete run, exit 3). Exit 3 when the store refused a write (a "
+      "full disk): the run is stored as incomplete with the reason, and the "
+      "raw streams it lost are kept in STORE.raw/ to ingest again; 2 on bad "
+      "input.";
   spec.epilog =
       "Examples:\n"
       "  rooftrace collect --listen unix:/tmp/rt.sock --store runs.sqlite\n"
@@ -219,6 +235,7 @@ int CollectMain(int argc, char** argv) {
       return kExitUsage;
     }
   }
+  InstallStopHandler();
   if (const int rc = IngestAll(ingest, store, profile); rc != kExitOk) {
     return rc;
   }

@@ -274,8 +274,10 @@ Status RunRecorder::Finish() {
                        : any_counters_                ? "counters"
                        : any_analytic_                ? "analytic"
                                                       : "none";
-  run_.complete =
-      all_complete_ && sessions_ > 0 && write_error_.ok() ? 1 : 0;
+  run_.complete = all_complete_ && sessions_ > 0 && write_error_.ok() &&
+                          marked_incomplete_.empty()
+                      ? 1
+                      : 0;
   run_.incomplete_reason = IncompleteReason();
   if (!run_.ended_unix_ns) {
     run_.ended_unix_ns = static_cast<int64_t>(NowUnixNs());
@@ -284,10 +286,17 @@ Status RunRecorder::Finish() {
   return sink_->FinishRun(run_, stats_);
 }
 
+void RunRecorder::MarkIncomplete(std::string reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  marked_incomplete_ = std::move(reason);
+}
+
 std::string RunRecorder::IncompleteReason() const {
-  std::string reason;
+  std::string reason = marked_incomplete_;
   if (!write_error_.ok()) {
-    reason = "a store write failed (" + write_error_.message() + "): " +
+    reason += std::string(reason.empty() ? "" : "; ") +
+              "a store write failed (" +
+              write_error_.message() + "): " +
              std::to_string(stats_[ImportStat::k_kernels_not_stored]) +
              " kernels and " +
              std::to_string(stats_[ImportStat::k_nvtx_ranges_not_stored]) +

@@ -100,6 +100,9 @@ class RunRecorder {
   void SetSourceSha256(std::string sha256);
   // Writes the final run record and import statistics. Idempotent.
   Status Finish();
+  // Stores the run as incomplete for `reason` (e.g. the read was
+  // interrupted), whatever its sessions say.
+  void MarkIncomplete(std::string reason);
   // The first write the sink refused (OK when none): once set, the run is
   // incomplete and nothing more is written.
   Status write_error() const;
@@ -141,6 +144,7 @@ class RunRecorder {
   uint64_t kernels_ = 0;
   bool finished_ = false;
   Status write_error_;  // the first refused write
+  std::string marked_incomplete_;  // MarkIncomplete's reason
   JoinedSession window_join_;  // FlushSettled's, reused (guarded by mu_)
 };
 

@@ -40,7 +40,8 @@ Status CheckTraceFile(const std::string& path) {
 }
 
 Status IngestFileInto(const std::string& path, RunRecorder* recorder,
-                      IngestResult* result, bool progress) {
+                      IngestResult* result, bool progress,
+                      const std::atomic<bool>* stop) {
   wire::TraceFileReader reader;
   RT_RETURN_IF_ERROR(reader.Open(path));
   auto session = std::make_unique<WireSession>(path);
@@ -53,6 +54,13 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
     return s;
   };
   for (;;) {
+    if (stop != nullptr && stop->load()) {
+      result->interrupted = true;
+      result->warning = path + ": interrupted after " +
+                        std::to_string(reader.frames_read()) +
+                        " frames; the rest of the file is not stored";
+      break;
+    }
     const auto r = reader.Next(&payload);
     if (r == wire::TraceFileReader::Result::kFrame) {
       ++file_stats[ImportStat::k_frames];
@@ -113,8 +121,9 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   ro.sink = sink;
   RT_ASSIGN_OR_RETURN(auto recorder, RunRecorder::Create(ro));
   IngestResult result;
-  Status read =
-      IngestFileInto(trace_path, recorder.get(), &result, options.progress);
+  Status read = IngestFileInto(trace_path, recorder.get(), &result,
+                               options.progress, options.stop);
+  if (result.interrupted) recorder->MarkIncomplete(result.warning);
   if (!read.ok() && !recorder->write_error().ok()) {
     // The store refused a write: the run says so, the file is untouched.
     const Status finish = recorder->Finish();
