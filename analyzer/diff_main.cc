@@ -15,6 +15,28 @@
 namespace po = boost::program_options;
 
 namespace rooftrace {
+namespace {
+
+// An incomplete run misses kernels: its groups would look faster, or gone.
+// Says which side is incomplete and why (a warning when allowed); false
+// when the comparison must not go on.
+bool CompleteOrAllowed(const std::string& base_path, const RunRow& base,
+                       const std::string& cand_path, const RunRow& cand,
+                       bool allow_incomplete) {
+  bool incomplete = false;
+  for (const auto& [side, path, run] :
+       {std::tuple{"baseline", base_path, base},
+        std::tuple{"candidate", cand_path, cand}}) {
+    const std::string w = IncompleteRunWarning(run);
+    if (w.empty()) continue;
+    incomplete = true;
+    std::cerr << "rooftrace diff: " << (allow_incomplete ? "WARNING: " : "")
+              << side << " " << path << ": " << w << "\n";
+  }
+  return !incomplete || allow_incomplete;
+}
+
+}  // namespace
 
 int DiffMain(int argc, char** argv) {
   using namespace analyzer;
@@ -106,18 +128,8 @@ int DiffMain(int argc, char** argv) {
   if (!cand.ok()) {
     return fail("candidate " + cand.status().message(), ExitCodeFor(cand.status()));
   }
-  // An incomplete run misses kernels: its groups would look faster or gone.
-  bool incomplete = false;
-  for (const auto& [side, path, run] :
-       {std::tuple{"baseline", base_path, base->report.header.run},
-        std::tuple{"candidate", cand_path, cand->report.header.run}}) {
-    const std::string w = IncompleteRunWarning(run);
-    if (w.empty()) continue;
-    incomplete = true;
-    std::cerr << "rooftrace diff: " << (allow_incomplete ? "WARNING: " : "")
-              << side << " " << path << ": " << w << "\n";
-  }
-  if (incomplete && !allow_incomplete) {
+  if (!CompleteOrAllowed(base_path, base->report.header.run, cand_path,
+                         cand->report.header.run, allow_incomplete)) {
     return fail("not comparing an incomplete run: store the run again (see "
                 "its reason), or pass --allow-incomplete to compare anyway",
                 kExitIncomplete);
