@@ -45,12 +45,12 @@ int AnalyzeMain(int argc, char** argv) {
       "(re-annotate with calibrated roofs)";
   std::string input, by, format, device_profile, svg_path, html_path, expect;
   int64_t run_id = -1;
-  size_t top = 0;
+  int64_t top = 0;  // signed: a negative value is refused, not wrapped
   spec.options.add_options()
       ("run", po::value<int64_t>(&run_id), "run id (default: the latest run)")
       ("by", po::value<std::string>(&by)->default_value("family"),
        "group by kernel, family, phase, nvtx or step")
-      ("top", po::value<size_t>(&top)->default_value(0),
+      ("top", po::value<int64_t>(&top)->default_value(0),
        "show only the N groups with the most time (0: all)")
       ("format", po::value<std::string>(&format)->default_value("table"),
        "table, csv or json (on stdout)")
@@ -85,7 +85,11 @@ int AnalyzeMain(int argc, char** argv) {
     return fail("--by '" + by + "' is not one of kernel, family, phase, nvtx, step");
   }
   options.group_by = *group_by;
-  options.top = top;
+  if (top < 0) {
+    return fail("--top " + std::to_string(top) +
+                ": give the number of groups to show, or 0 for all");
+  }
+  options.top = static_cast<size_t>(top);
   if (vm.count("run")) options.run_id = run_id;
   if (format != "table" && format != "csv" && format != "json") {
     return fail("--format '" + format + "' is not one of table, csv, json");
@@ -98,6 +102,10 @@ int AnalyzeMain(int argc, char** argv) {
     return fail(analyzed.status().message(), ExitCodeFor(analyzed.status()));
   }
   const Report& report = analyzed->report;
+  if (const std::string w = IncompleteRunWarning(report.header.run);
+      !w.empty()) {
+    std::cerr << "rooftrace analyze: WARNING: " << w << "\n";
+  }
   if (!report.header.ingest_warning.empty()) {
     std::cerr << "rooftrace analyze: warning: " << report.header.ingest_warning
               << "\n";

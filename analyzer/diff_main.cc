@@ -3,16 +3,40 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "analyzer/analyze.h"
 #include "analyzer/diff.h"
 #include "base/cli.h"
 #include "analyzer/commands.h"
 #include "base/files.h"
+#include "report/report_format.h"
 
 namespace po = boost::program_options;
 
 namespace rooftrace {
+namespace {
+
+// An incomplete run misses kernels: its groups would look faster, or gone.
+// Says which side is incomplete and why (a warning when allowed); false
+// when the comparison must not go on.
+bool CompleteOrAllowed(const std::string& base_path, const RunRow& base,
+                       const std::string& cand_path, const RunRow& cand,
+                       bool allow_incomplete) {
+  bool incomplete = false;
+  for (const auto& [side, path, run] :
+       {std::tuple{"baseline", base_path, base},
+        std::tuple{"candidate", cand_path, cand}}) {
+    const std::string w = IncompleteRunWarning(run);
+    if (w.empty()) continue;
+    incomplete = true;
+    std::cerr << "rooftrace diff: " << (allow_incomplete ? "WARNING: " : "")
+              << side << " " << path << ": " << w << "\n";
+  }
+  return !incomplete || allow_incomplete;
+}
+
+}  // namespace
 
 int DiffMain(int argc, char** argv) {
   using namespace analyzer;
@@ -28,8 +52,10 @@ int DiffMain(int argc, char** argv) {
       "mean time per launch rose, or its % of roof fell, by more than the "
       "threshold, and both runs have at least --min-count launches and "
       "--min-time-ms of it (below that it is noise). Exit 1 when any group "
-      "regressed, 0 otherwise, 2 on bad input. Runs from different GPUs are "
-      "compared with a loud warning.";
+      "regressed, 0 otherwise, 2 on bad input, 3 when either run is "
+      "incomplete (it lost data, or its writer never finished) unless "
+      "--allow-incomplete. Runs from different GPUs are compared with a loud "
+      "warning.";
   spec.epilog =
       "Examples:\n"
       "  rooftrace diff nightly-prev.sqlite nightly.sqlite --junit diff.xml\n"
@@ -39,6 +65,7 @@ int DiffMain(int argc, char** argv) {
   std::string base_path, cand_path, by, format, junit, device_profile;
   double threshold = 5, min_time_ms = 0.1;
   int64_t min_count = 5, base_run = -1, cand_run = -1;
+  bool allow_incomplete = false;
   spec.options.add_options()
       ("threshold", po::value<double>(&threshold)->default_value(5, "5"),
        "regression threshold in percent")
@@ -57,7 +84,9 @@ int DiffMain(int argc, char** argv) {
       ("candidate-run", po::value<int64_t>(&cand_run),
        "run id in CANDIDATE (default: its latest run)")
       ("device-profile", po::value<std::string>(&device_profile),
-       "re-annotate both runs with these roofs before comparing");
+       "re-annotate both runs with these roofs before comparing")
+      ("allow-incomplete", po::bool_switch(&allow_incomplete),
+       "compare incomplete runs anyway (with a warning) instead of exit 3");
   spec.hidden.add_options()("baseline", po::value<std::string>(&base_path))(
       "candidate", po::value<std::string>(&cand_path));
   spec.positional.add("baseline", 1).add("candidate", 1);
@@ -98,6 +127,12 @@ int DiffMain(int argc, char** argv) {
   auto cand = OpenAndReport(cand_path, device_profile, cand_options);
   if (!cand.ok()) {
     return fail("candidate " + cand.status().message(), ExitCodeFor(cand.status()));
+  }
+  if (!CompleteOrAllowed(base_path, base->report.header.run, cand_path,
+                         cand->report.header.run, allow_incomplete)) {
+    return fail("not comparing an incomplete run: store the run again (see "
+                "its reason), or pass --allow-incomplete to compare anyway",
+                kExitIncomplete);
   }
   DiffOptions diff_options;
   diff_options.threshold_pct = threshold;

@@ -16,6 +16,9 @@ namespace rooftrace {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // the action ran and found a failure
 inline constexpr int kExitUsage = 2;    // bad input: option, file, run id
+// A run is incomplete: collect/profile could not store all of it (a failed
+// store write), or diff was given an incomplete run.
+inline constexpr int kExitIncomplete = 3;
 
 struct CommandSpec {
   std::string name;     // "analyze"

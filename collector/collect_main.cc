@@ -2,8 +2,11 @@
 // server lifetime) and post-hoc ingest of .rft files (one run per file).
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -27,10 +30,154 @@ std::atomic<bool> g_stop{false};
 // Only sets the flag: the server loop sees it within 50 ms.
 extern "C" void OnStopSignal(int) { g_stop.store(true); }
 
+// SIGINT/SIGTERM set g_stop: the server drains, an ingest stops reading
+// and stores its run as incomplete.
+void InstallStopHandler() {
+  g_stop.store(false);
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
 std::string DefaultSocket() {
   const char* tmp = getenv("TMPDIR");
   return std::string("unix:") + (tmp && *tmp ? tmp : "/tmp") +
          "/rooftrace.sock";
+}
+
+// A store write failed: say what was lost, where the raw streams are and
+// how to store them again. Returns the exit code.
+int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
+                        const std::string& store, const Status& finish) {
+  const ImportStats st = rec.stats();
+  std::cerr << "rooftrace collect: stopped; run " << rec.run_id()
+            << " INCOMPLETE: " << rec.write_error().message() << "; "
+            << rec.kernels_stored() << " kernels stored, "
+            << st[ImportStat::k_kernels_not_stored] << " kernels not stored ("
+            << st[ImportStat::k_nvtx_ranges_not_stored]
+            << " NVTX ranges) in " << store << "\n";
+  if (!finish.ok()) {
+    std::cerr << "rooftrace collect: the run could not be marked incomplete "
+                 "either (" << finish.message()
+              << "); readers treat its unset complete flag as incomplete\n";
+  }
+  if (server.kept_raw().empty()) {
+    std::cerr << "rooftrace collect: no raw stream could be kept: the lost "
+                 "data is gone\n";
+  } else {
+    std::cerr << "rooftrace collect: " << server.kept_raw().size()
+              << " raw stream(s) kept; once the store has room, store them "
+                 "again with: rooftrace collect --store " << store
+              << " --ingest";
+    for (const auto& path : server.kept_raw()) std::cerr << " " << path;
+    std::cerr << "\n";
+  }
+  return kExitIncomplete;
+}
+
+// What a listening `collect` was asked to do (Serve's input).
+struct CollectOptions {
+  std::vector<std::string> listen;
+  std::string store, device_profile;
+  bool keep_raw = false;
+  uint64_t hello_timeout_ms = 10000, stall_timeout_ms = 30000;
+};
+
+// Stores each --ingest file as a run. Returns the exit code.
+int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
+              const std::string& profile) {
+  for (const auto& f : ingest) {
+    IngestOptions io;
+    io.device_profile_path = profile;
+    io.progress = true;
+    io.stop = &g_stop;
+    auto result = IngestTraceFile(f, store, io);
+    if (!result.ok()) {
+      const StatusCode code = result.status().code();
+      std::cerr << "rooftrace collect: " << result.status().message() << "\n";
+      return code == StatusCode::kInvalidArgument ||
+                     code == StatusCode::kNotFound
+                 ? kExitUsage
+             : code == StatusCode::kResourceExhausted ? kExitIncomplete
+                                                     : kExitFailure;
+    }
+    if (!result->warning.empty()) {
+      std::cerr << "rooftrace collect: " << result->warning << "\n";
+    }
+    if (result->interrupted) {
+      std::cerr << "rooftrace collect: run " << result->run_id
+                << " stored INCOMPLETE (" << result->kernels
+                << " kernels); ingest " << f
+                << " again into a new store for all of it\n";
+      return kExitIncomplete;
+    }
+    std::cout << "rooftrace collect: " << f << " -> run " << result->run_id
+              << " (" << result->kernels << " kernels) in " << store << "\n";
+  }
+  return kExitOk;
+}
+
+// Listens, then begins the run (a --listen that cannot start leaves no
+// run behind), serves until SIGINT/SIGTERM and stores what arrived.
+int Serve(const CollectOptions& co) {
+  ServerOptions so;
+  so.listen = co.listen;
+  so.hello_timeout_ms = co.hello_timeout_ms;
+  so.stall_timeout_ms = co.stall_timeout_ms;
+  // Every stream is written raw as it arrives; without --keep-raw a stream
+  // is deleted once stored, so what a failed store write lost is kept.
+  so.raw_dir = co.store + ".raw";
+  so.delete_stored_raw = !co.keep_raw;
+  if (mkdir(so.raw_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    std::cerr << "rooftrace collect: cannot create " << so.raw_dir << ": "
+              << strerror(errno)
+              << ": raw streams are not kept (a failed store write would "
+                 "lose them)\n";
+    so.raw_dir.clear();
+  }
+  CollectorServer server(nullptr, so);
+  Status listening = server.Listen();
+  StatusOr<std::unique_ptr<RunRecorder>> rec =
+      InvalidArgument("no recorder");
+  if (listening.ok()) {
+    RecorderOptions ro;
+    ro.origin = "collect";
+    ro.device_profile_path = co.device_profile;
+    rec = CreateStoreRecorder(ro, co.store);
+  }
+  if (!listening.ok() || !rec.ok()) {
+    if (!so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // if empty
+    std::cerr << "rooftrace collect: "
+              << (listening.ok() ? rec.status() : listening).message() << "\n";
+    return kExitUsage;
+  }
+  server.set_recorder(rec->get());
+  // CollectMain installed the SIGINT/SIGTERM handler before any ingest.
+  for (const auto& b : server.bound()) {
+    std::cerr << "rooftrace collect: listening on " << b << ", run "
+              << (*rec)->run_id() << " in " << co.store << "\n";
+  }
+  Status s = server.Run(&g_stop);
+  Status f = (*rec)->Finish();
+  if (!co.keep_raw && !so.raw_dir.empty()) {
+    rmdir(so.raw_dir.c_str());  // only if empty
+  }
+  if (!(*rec)->write_error().ok()) {
+    return ReportIncompleteRun(**rec, server, co.store, f);
+  }
+  if (!s.ok() || !f.ok()) {
+    std::cerr << "rooftrace collect: " << (s.ok() ? f : s).message() << "\n";
+    return kExitFailure;
+  }
+  const ImportStats st = (*rec)->stats();
+  std::cerr << "rooftrace collect: stopped; run " << (*rec)->run_id() << ": "
+            << st[ImportStat::k_sessions] << " sessions, "
+            << (*rec)->kernels_stored() << " kernels stored in " << co.store
+            << "\n";
+  return kExitOk;
 }
 
 }  // namespace
@@ -48,7 +195,11 @@ int CollectMain(int argc, char** argv) {
       "every kernel against the roofs, and stores one run per server "
       "lifetime. SIGINT/SIGTERM: stop accepting, store everything received, "
       "exit 0. With --ingest and no --listen: stores each file as a run and "
-      "exits.";
+      "exits (SIGINT/SIGTERM: the file being read is stored as an "
+      "incomplete run, exit 3). Exit 3 when the store refused a write (a "
+      "full disk): the run is stored as incomplete with the reason, and the "
+      "raw streams it lost are kept in STORE.raw/ to ingest again; 2 on bad "
+      "input.";
   spec.epilog =
       "Examples:\n"
       "  rooftrace collect --listen unix:/tmp/rt.sock --store runs.sqlite\n"
@@ -67,7 +218,8 @@ int CollectMain(int argc, char** argv) {
       "device-profile", po::value(&profile),
       "calibrated roofs (rooftrace calibrate -o); default: datasheet")(
       "keep-raw", po::bool_switch(&keep_raw),
-      "also keep each raw stream as STORE.raw/run<ID>-<N>.rft")(
+      "keep every raw stream as STORE.raw/run<ID>-<N>.rft (without it only "
+      "the streams a failed store write lost are kept)")(
       "hello-timeout-ms", po::value(&hello_timeout_ms)->default_value(10000),
       "close connections that send no Hello in time")(
       "stall-timeout-ms", po::value(&stall_timeout_ms)->default_value(30000),
@@ -83,71 +235,21 @@ int CollectMain(int argc, char** argv) {
       return kExitUsage;
     }
   }
-  for (const auto& f : ingest) {
-    IngestOptions io;
-    io.device_profile_path = profile;
-    io.progress = true;
-    auto result = IngestTraceFile(f, store, io);
-    if (!result.ok()) {
-      std::cerr << "rooftrace collect: " << result.status().message() << "\n";
-      return result.status().code() == StatusCode::kInvalidArgument ||
-                     result.status().code() == StatusCode::kNotFound
-                 ? kExitUsage
-                 : kExitFailure;
-    }
-    if (!result->warning.empty()) {
-      std::cerr << "rooftrace collect: " << result->warning << "\n";
-    }
-    std::cout << "rooftrace collect: " << f << " -> run " << result->run_id
-              << " (" << result->kernels << " kernels) in " << store << "\n";
+  InstallStopHandler();
+  if (const int rc = IngestAll(ingest, store, profile); rc != kExitOk) {
+    return rc;
   }
   if (!ingest.empty() && listen.empty()) return kExitOk;
   if (listen.empty()) listen.push_back(DefaultSocket());
 
-  RecorderOptions ro;
-  ro.origin = "collect";
-  ro.device_profile_path = profile;
-  auto rec = CreateStoreRecorder(ro, store);
-  if (!rec.ok()) {
-    std::cerr << "rooftrace collect: " << rec.status().message() << "\n";
-    return kExitUsage;
-  }
-  ServerOptions so;
-  so.listen = listen;
-  so.hello_timeout_ms = hello_timeout_ms;
-  so.stall_timeout_ms = stall_timeout_ms;
-  if (keep_raw) {
-    so.raw_dir = store + ".raw";
-    mkdir(so.raw_dir.c_str(), 0700);
-  }
-  CollectorServer server(rec->get(), so);
-  if (Status s = server.Listen(); !s.ok()) {
-    std::cerr << "rooftrace collect: " << s.message() << "\n";
-    return kExitUsage;
-  }
-  g_stop.store(false);
-  struct sigaction sa {};
-  sa.sa_handler = OnStopSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-  for (const auto& b : server.bound()) {
-    std::cerr << "rooftrace collect: listening on " << b << ", run "
-              << (*rec)->run_id() << " in " << store << "\n";
-  }
-  Status s = server.Run(&g_stop);
-  Status f = (*rec)->Finish();
-  if (!s.ok() || !f.ok()) {
-    std::cerr << "rooftrace collect: " << (s.ok() ? f : s).message() << "\n";
-    return kExitFailure;
-  }
-  const ImportStats st = (*rec)->stats();
-  std::cerr << "rooftrace collect: stopped; run " << (*rec)->run_id() << ": "
-            << st[ImportStat::k_sessions] << " sessions, "
-            << (*rec)->kernels_stored() << " kernels stored in " << store
-            << "\n";
-  return kExitOk;
+  CollectOptions co;
+  co.listen = listen;
+  co.store = store;
+  co.device_profile = profile;
+  co.keep_raw = keep_raw;
+  co.hello_timeout_ms = hello_timeout_ms;
+  co.stall_timeout_ms = stall_timeout_ms;
+  return Serve(co);
 }
 
 }  // namespace rooftrace

@@ -35,6 +35,30 @@ void SetNonBlocking(int fd) {
   fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
+// Someone accepts connections on the Unix socket at `path` (a live
+// collector), as opposed to a socket file left by one that died.
+bool SocketIsLive(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  memcpy(sa.sun_path, path.data(), path.size());
+  const bool live =
+      connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
+  close(fd);
+  return live;
+}
+
+// A decimal port 0..65535 (0: the kernel picks a free one); getaddrinfo
+// would take 99999 or 65536 and wrap them.
+bool ValidPort(const std::string& port) {
+  if (port.empty() || port.size() > 5) return false;
+  for (char ch : port) {
+    if (ch < '0' || ch > '9') return false;
+  }
+  return std::stoul(port) <= 65535;
+}
+
 bool IsLoopbackHost(const std::string& host) {
   return host.empty() || host == "localhost" || host == "127.0.0.1" ||
          host == "::1" || host.rfind("127.", 0) == 0;
@@ -52,6 +76,8 @@ struct CollectorServer::Connection {
   uint64_t opened_ms = 0;
   uint64_t last_bytes_ms = 0;  // when bytes last arrived
   FILE* raw = nullptr;
+  std::string raw_path;
+  bool stored = true;  // false once a session of it could not be stored
   bool closed = false;
 };
 
@@ -77,104 +103,124 @@ void CollectorServer::Log(const std::string& line) {
 Status CollectorServer::Listen() {
   for (const std::string& addr : options_.listen) {
     if (addr.rfind("unix:", 0) == 0) {
-      const std::string path = addr.substr(5);
-      sockaddr_un sa{};
-      if (path.empty() || path.size() >= sizeof(sa.sun_path)) {
-        return InvalidArgument("--listen " + addr + ": a Unix socket path must "
-                               "have 1 to " +
-                               std::to_string(sizeof(sa.sun_path) - 1) +
-                               " characters");
-      }
-      struct stat st {};
-      if (lstat(path.c_str(), &st) == 0) {
-        if (!S_ISSOCK(st.st_mode)) {
-          return InvalidArgument("--listen " + addr + ": " + path +
-                                 " exists and is not a socket: choose another "
-                                 "path");
-        }
-        unlink(path.c_str());  // a stale socket of an earlier collector
-      }
-      const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-      sa.sun_family = AF_UNIX;
-      memcpy(sa.sun_path, path.data(), path.size());
-      // The socket is created 0600: only this user's producers may connect.
-      const mode_t old = umask(0177);
-      const int rc = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-      umask(old);
-      if (rc != 0 || listen(fd, 128) != 0) {
-        const std::string err = strerror(errno);
-        close(fd);
-        return Unavailable("--listen " + addr + ": cannot listen: " + err +
-                           ": check the directory exists and is writable");
-      }
-      chmod(path.c_str(), 0600);
-      SetNonBlocking(fd);
-      listen_fds_.push_back(fd);
-      unix_paths_.push_back(path);
-      bound_.push_back(addr);
+      RT_RETURN_IF_ERROR(ListenUnix(addr));
     } else if (addr.rfind("tcp:", 0) == 0) {
-      const std::string rest = addr.substr(4);
-      const size_t colon = rest.rfind(':');
-      if (colon == std::string::npos) {
-        return InvalidArgument("--listen " + addr +
-                               ": expected tcp:HOST:PORT, e.g. "
-                               "tcp:127.0.0.1:7788");
-      }
-      std::string host = rest.substr(0, colon);
-      const std::string port = rest.substr(colon + 1);
-      if (host.size() > 1 && host.front() == '[' && host.back() == ']') {
-        host = host.substr(1, host.size() - 2);
-      }
-      if (host.empty() || host == "localhost") host = "127.0.0.1";
-      addrinfo hints{};
-      hints.ai_family = AF_UNSPEC;
-      hints.ai_socktype = SOCK_STREAM;
-      hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-      addrinfo* res = nullptr;
-      if (getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0 || !res) {
-        return InvalidArgument("--listen " + addr + ": cannot resolve host '" +
-                               host + "' and port '" + port +
-                               "': give a numeric port and a local address");
-      }
-      const int fd = socket(res->ai_family, SOCK_STREAM, 0);
-      int one = 1;
-      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-      if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 ||
-          listen(fd, 128) != 0) {
-        const std::string err = strerror(errno);
-        freeaddrinfo(res);
-        close(fd);
-        return Unavailable("--listen " + addr + ": cannot listen: " + err +
-                           ": choose a free port");
-      }
-      freeaddrinfo(res);
-      sockaddr_storage ss{};
-      socklen_t len = sizeof ss;
-      getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
-      char buf[INET6_ADDRSTRLEN] = {0};
-      int bound_port = 0;
-      if (ss.ss_family == AF_INET) {
-        auto* in = reinterpret_cast<sockaddr_in*>(&ss);
-        inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
-        bound_port = ntohs(in->sin_port);
-      } else {
-        auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
-        inet_ntop(AF_INET6, &in6->sin6_addr, buf, sizeof buf);
-        bound_port = ntohs(in6->sin6_port);
-      }
-      if (!IsLoopbackHost(host)) {
-        Log("listening on " + std::string(buf) +
-            " (not loopback): any host that can reach it may send traces");
-      }
-      SetNonBlocking(fd);
-      listen_fds_.push_back(fd);
-      bound_.push_back("tcp:" + std::string(buf) + ":" +
-                       std::to_string(bound_port));
+      RT_RETURN_IF_ERROR(ListenTcp(addr));
     } else {
       return InvalidArgument("--listen " + addr +
                              ": expected unix:PATH or tcp:HOST:PORT");
     }
   }
+  return OkStatus();
+}
+
+Status CollectorServer::ListenUnix(const std::string& addr) {
+  const std::string path = addr.substr(5);
+  sockaddr_un sa{};
+  if (path.empty() || path.size() >= sizeof(sa.sun_path)) {
+    return InvalidArgument("--listen " + addr + ": a Unix socket path must "
+                           "have 1 to " +
+                           std::to_string(sizeof(sa.sun_path) - 1) +
+                           " characters");
+  }
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      return InvalidArgument("--listen " + addr + ": " + path +
+                             " exists and is not a socket: choose another "
+                             "path");
+    }
+    if (SocketIsLive(path)) {
+      return FailedPrecondition("--listen " + addr +
+                                ": another collector is listening on " +
+                                path + ": stop it, or choose another path");
+    }
+    unlink(path.c_str());  // a stale socket of an earlier collector
+  }
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sa.sun_family = AF_UNIX;
+  memcpy(sa.sun_path, path.data(), path.size());
+  // The socket is created 0600: only this user's producers may connect.
+  const mode_t old = umask(0177);
+  const int rc = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  umask(old);
+  if (rc != 0 || listen(fd, 128) != 0) {
+    const std::string err = strerror(errno);
+    close(fd);
+    return Unavailable("--listen " + addr + ": cannot listen: " + err +
+                       ": check the directory exists and is writable");
+  }
+  chmod(path.c_str(), 0600);
+  SetNonBlocking(fd);
+  listen_fds_.push_back(fd);
+  unix_paths_.push_back(path);
+  bound_.push_back(addr);
+  return OkStatus();
+}
+
+Status CollectorServer::ListenTcp(const std::string& addr) {
+  const std::string rest = addr.substr(4);
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string::npos) {
+    return InvalidArgument("--listen " + addr +
+                           ": expected tcp:HOST:PORT, e.g. "
+                           "tcp:127.0.0.1:7788");
+  }
+  std::string host = rest.substr(0, colon);
+  const std::string port = rest.substr(colon + 1);
+  if (!ValidPort(port)) {
+    return InvalidArgument("--listen " + addr + ": port " + port +
+                           " is not a number from 1 to 65535 (0: any free "
+                           "port)");
+  }
+  if (host.size() > 1 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty() || host == "localhost") host = "127.0.0.1";
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0 || !res) {
+    return InvalidArgument("--listen " + addr + ": cannot resolve host '" +
+                           host + "' and port '" + port +
+                           "': give a numeric port and a local address");
+  }
+  const int fd = socket(res->ai_family, SOCK_STREAM, 0);
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 ||
+      listen(fd, 128) != 0) {
+    const std::string err = strerror(errno);
+    freeaddrinfo(res);
+    close(fd);
+    return Unavailable("--listen " + addr + ": cannot listen: " + err +
+                       ": choose a free port");
+  }
+  freeaddrinfo(res);
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
+  char buf[INET6_ADDRSTRLEN] = {0};
+  int bound_port = 0;
+  if (ss.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
+    bound_port = ntohs(in->sin_port);
+  } else {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &in6->sin6_addr, buf, sizeof buf);
+    bound_port = ntohs(in6->sin6_port);
+  }
+  if (!IsLoopbackHost(host)) {
+    Log("listening on " + std::string(buf) +
+        " (not loopback): any host that can reach it may send traces");
+  }
+  SetNonBlocking(fd);
+  listen_fds_.push_back(fd);
+  bound_.push_back("tcp:" + std::string(buf) + ":" +
+                   std::to_string(bound_port));
   return OkStatus();
 }
 
@@ -231,6 +277,8 @@ void CollectorServer::Accept(int listen_fd) {
       if (c->raw == nullptr) {
         Log("cannot keep the raw stream of " + peer + " in " + path + ": " +
             strerror(errno));
+      } else {
+        c->raw_path = path;
       }
     }
     ++open_;
@@ -244,12 +292,45 @@ void CollectorServer::Close(Connection* c, const std::string& reason) {
   if (!reason.empty()) Log("closed " + c->wire->session().name() + " (" + c->peer +
                            "): " + reason);
   close(c->fd);
-  if (c->raw) fclose(c->raw);
   c->wire->session().stats().Add(c->stats);
   Status s = recorder_->AddSession(&c->wire->session());
-  if (!s.ok()) Log("cannot store the session of " + c->peer + ": " + s.message());
+  if (!s.ok()) {
+    c->stored = false;
+    Log("cannot store the session of " + c->peer + ": " + s.message());
+  }
+  SettleRaw(c);
   --open_;
   ++ended_;
+}
+
+void CollectorServer::WriteRaw(Connection* c, const char* data, size_t size) {
+  if (c->raw == nullptr || fwrite(data, 1, size, c->raw) == size) return;
+  Log("cannot keep the raw stream of " + c->peer + " in " + c->raw_path +
+      ": " + strerror(errno) + " (the file holds only what came before)");
+  fclose(c->raw);
+  c->raw = nullptr;
+}
+
+void CollectorServer::SettleRaw(Connection* c) {
+  const bool was_open = c->raw != nullptr;
+  if (c->raw != nullptr && fclose(c->raw) != 0) {
+    Log("cannot keep the raw stream of " + c->peer + " in " + c->raw_path +
+        ": " + strerror(errno));
+  }
+  c->raw = nullptr;
+  if (c->raw_path.empty()) return;
+  // Once a write failed, no later session is stored either.
+  const bool stored = c->stored && recorder_->write_error().ok();
+  if (stored && options_.delete_stored_raw) {
+    unlink(c->raw_path.c_str());
+    return;
+  }
+  if (!stored) {
+    kept_raw_.push_back(c->raw_path);
+    Log("kept the raw stream of " + c->peer + " in " + c->raw_path +
+        (was_open ? "" : " (incomplete: see above)") +
+        ": its sessions were not stored in full");
+  }
 }
 
 bool CollectorServer::ReadFrom(Connection* c, bool draining) {
@@ -279,7 +360,7 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
     read_bytes += static_cast<size_t>(n);
     c->last_bytes_ms = NowMs();
     c->stats[ImportStat::k_bytes] += static_cast<uint64_t>(n);
-    if (c->raw) fwrite(buf, 1, static_cast<size_t>(n), c->raw);
+    WriteRaw(c, buf, static_cast<size_t>(n));
     c->reader.Feed(buf, static_cast<size_t>(n));
     std::string_view payload;
     for (;;) {
@@ -296,7 +377,12 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
       if (s.ok() && c->wire->restart_pending()) {
         c->wire->session().stats().Add(c->stats);
         c->stats = ImportStats();
-        (void)recorder_->AddSession(&c->wire->session());
+        Status stored = recorder_->AddSession(&c->wire->session());
+        if (!stored.ok()) {
+          c->stored = false;
+          Log("cannot store the session of " + c->peer + ": " +
+              stored.message());
+        }
         c->wire = std::make_unique<WireSession>(c->peer);
         s = c->wire->OnPacket(payload);
       }
@@ -304,6 +390,7 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
         // A long session stores its settled steps as it goes (bounded memory).
         Status f = recorder_->MaybeFlush(&c->wire->session(), conns_.size());
         if (!f.ok()) {
+          c->stored = false;
           Log("cannot store part of the session of " + c->peer + ": " +
               f.message());
         }

@@ -33,21 +33,33 @@ struct ServerOptions {
   uint64_t hello_timeout_ms = 10000;
   uint64_t stall_timeout_ms = 30000;
   size_t max_connections = 1024;
-  // Non-empty: every connection's raw stream is kept as DIR/run<ID>-<N>.rft.
+  // Non-empty: every connection's raw stream is written to
+  // DIR/run<ID>-<N>.rft as it arrives.
   std::string raw_dir;
+  // With raw_dir: a raw stream whose sessions were all stored is deleted
+  // when its connection closes, so only what the store lost (a failed
+  // write) stays, for `collect --ingest`. False: every stream is kept
+  // (--keep-raw).
+  bool delete_stored_raw = false;
   // Where log lines go (default: stderr with a "rooftrace collect: " prefix).
   std::function<void(const std::string&)> log;
 };
 
 class CollectorServer {
  public:
+  // `recorder` may be null until set_recorder(), so that a collector
+  // listens before it begins a run (a failed --listen leaves no run).
   CollectorServer(RunRecorder* recorder, ServerOptions options);
   ~CollectorServer();
   CollectorServer(const CollectorServer&) = delete;
   CollectorServer& operator=(const CollectorServer&) = delete;
 
-  // Binds every --listen address. Errors name the address and the fix.
+  // Binds every --listen address. Errors name the address and the fix; a
+  // Unix socket path another collector listens on is refused, a stale
+  // one replaced.
   Status Listen();
+  // Where sessions go; must be set before Run().
+  void set_recorder(RunRecorder* recorder) { recorder_ = recorder; }
   // Addresses actually bound ("tcp:127.0.0.1:40123" when port 0 was asked).
   const std::vector<std::string>& bound() const { return bound_; }
 
@@ -57,14 +69,22 @@ class CollectorServer {
   // Connections open now (for profile's wait for its producers).
   size_t open_connections() const { return open_.load(); }
   uint64_t sessions_ended() const { return ended_.load(); }
+  // Raw streams kept because their sessions were not stored in full.
+  const std::vector<std::string>& kept_raw() const { return kept_raw_; }
 
  private:
   struct Connection;
   void Log(const std::string& line);
+  Status ListenUnix(const std::string& addr);
+  Status ListenTcp(const std::string& addr);
   void Accept(int listen_fd);
   // Reads what is available; false when the connection is to be closed.
   bool ReadFrom(Connection* c, bool draining);
   void Close(Connection* c, const std::string& reason);
+  // Writes received bytes to the connection's raw stream, if it has one.
+  void WriteRaw(Connection* c, const char* data, size_t size);
+  // Deletes a stored connection's raw stream, or keeps it and says where.
+  void SettleRaw(Connection* c);
 
   RunRecorder* recorder_;
   ServerOptions options_;
@@ -75,6 +95,7 @@ class CollectorServer {
   std::atomic<size_t> open_{0};
   std::atomic<uint64_t> ended_{0};
   uint64_t next_conn_id_ = 0;
+  std::vector<std::string> kept_raw_;
 };
 
 }  // namespace rooftrace

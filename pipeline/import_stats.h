@@ -39,7 +39,12 @@ namespace rooftrace {
   X(unresolved_strings, "interned string ids never defined")                 \
   X(unmatched_nvtx_refs, "launches naming an NVTX range never received")     \
   X(producer_cupti_dropped, "records CUPTI itself dropped")                  \
-  X(windows_stored, "settled parts of long sessions stored while they ran")
+  X(windows_stored, "settled parts of long sessions stored while they ran") \
+  X(store_write_failures, "writes the store refused or that were not "    \
+                          "tried after one was refused (the run is "      \
+                          "incomplete)")                                  \
+  X(kernels_not_stored, "kernels lost to a failed store write")            \
+  X(nvtx_ranges_not_stored, "NVTX ranges lost to a failed store write")
 
 enum class ImportStat : int {
 #define ROOFTRACE_STAT_ENUM_(name, meaning) k_##name,

@@ -20,6 +20,20 @@ std::string DeviceName(const Session& session) {
   return session.devices().empty() ? "" : session.devices().front().name;
 }
 
+// Every record the session holds.
+RecordMask AllRecords(const Session& s) {
+  RecordMask m;
+  m.kernels.assign(s.kernels().size(), 1);
+  m.launches.assign(s.launches().size(), 1);
+  m.memcpys.assign(s.memcpys().size(), 1);
+  m.gemms.assign(s.gemms().size(), 1);
+  m.nvtx.assign(s.nvtx_ranges().size(), 1);
+  m.counters.assign(s.counters().size(), 1);
+  m.ops.assign(s.ops().size(), 1);
+  m.metrics.assign(s.metrics().size(), 1);
+  return m;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
@@ -71,24 +85,64 @@ Status RunRecorder::AddSession(Session* session) {
     stats_.Add(session->stats());
     return OkStatus();
   }
-  const Roofs& roofs = RoofsFor(DeviceName(*session));
-  JoinedSession joined =
-      Join(session, roofs, options_.annotate, options_.phases);
   if (!session->Complete()) {
     ++session->stats()[ImportStat::k_sessions_incomplete];
     all_complete_ = false;
   }
-  stats_.Add(session->stats());
   ++sessions_;
-  kernels_ += joined.kernels.size();
+  if (!write_error_.ok()) {
+    stats_.Add(session->stats());
+    DiscardRecords(session);
+    return FailedPrecondition(session->name() + ": not stored: an earlier "
+                              "write to the store failed (" +
+                              write_error_.message() + ")");
+  }
+  const Roofs& roofs = RoofsFor(DeviceName(*session));
+  // The join adds the session's unmatched_* counts to its statistics.
+  JoinedSession joined =
+      Join(session, roofs, options_.annotate, options_.phases);
+  stats_.Add(session->stats());
   any_counters_ |= joined.any_counters;
   any_analytic_ |= joined.any_analytic;
-  RT_RETURN_IF_ERROR(NoteSession(*session, roofs));
   const auto end = static_cast<int64_t>(session->end().end_unix_ns);
   if (end != 0 && (!run_.ended_unix_ns || end > *run_.ended_unix_ns)) {
     run_.ended_unix_ns = end;
   }
-  return EmitRows(session, joined, nullptr, &rows_, sink_);
+  Status s = NoteSession(*session, roofs);
+  if (s.ok()) s = EmitRows(session, joined, nullptr, &rows_, sink_);
+  if (!s.ok()) return FailWrite(s, joined.kernels.size(), joined.nvtx.size());
+  kernels_ += joined.kernels.size();
+  return OkStatus();
+}
+
+Status RunRecorder::FailWrite(const Status& error, uint64_t kernels,
+                              uint64_t ranges) {
+  if (write_error_.ok()) {
+    // The write that failed: the sink may have made part of it durable.
+    uint64_t kept_kernels = 0, kept_ranges = 0;
+    sink_->KeptOfFailedWrite(&kept_kernels, &kept_ranges);
+    kept_kernels = std::min(kept_kernels, kernels);
+    kept_ranges = std::min(kept_ranges, ranges);
+    kernels_ += kept_kernels;
+    kernels -= kept_kernels;
+    ranges -= kept_ranges;
+    write_error_ = error;
+  }
+  ++stats_[ImportStat::k_store_write_failures];
+  stats_[ImportStat::k_kernels_not_stored] += kernels;
+  stats_[ImportStat::k_nvtx_ranges_not_stored] += ranges;
+  return error;
+}
+
+void RunRecorder::DiscardRecords(Session* session) {
+  (void)FailWrite(write_error_, session->kernels().size(),
+                  session->nvtx_ranges().size());
+  session->DropRecords(AllRecords(*session));
+}
+
+Status RunRecorder::write_error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return write_error_;
 }
 
 Status RunRecorder::NoteSession(const Session& session, const Roofs& roofs) {
@@ -137,6 +191,12 @@ Status RunRecorder::MaybeFlush(Session* session, size_t open_sessions) {
     return OkStatus();
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (!write_error_.ok()) {
+    // Nothing more is written: drop the window so memory stays bounded
+    // (the raw stream, if the caller keeps one, still has it).
+    DiscardRecords(session);
+    return OkStatus();
+  }
   return FlushSettled(session, window);
 }
 
@@ -165,8 +225,15 @@ Status RunRecorder::FlushSettled(Session* session, size_t window) {
     state.next_flush_records = 2 * session->RecordCount();
     return OkStatus();
   }
-  RT_RETURN_IF_ERROR(NoteSession(*session, roofs));
-  RT_RETURN_IF_ERROR(EmitRows(session, joined, &plan.scope, &rows_, sink_));
+  Status s = NoteSession(*session, roofs);
+  if (s.ok()) s = EmitRows(session, joined, &plan.scope, &rows_, sink_);
+  if (!s.ok()) {
+    // `joined` points into the records: count and drop them all.
+    (void)FailWrite(s, session->kernels().size(),
+                    session->nvtx_ranges().size());
+    session->DropRecords(AllRecords(*session));
+    return s;
+  }
   session->stats().Add(plan.unmatched);
   ++session->stats()[ImportStat::k_windows_stored];
   kernels_ += plan.kernels;
@@ -207,12 +274,46 @@ Status RunRecorder::Finish() {
                        : any_counters_                ? "counters"
                        : any_analytic_                ? "analytic"
                                                       : "none";
-  run_.complete = all_complete_ && sessions_ > 0 ? 1 : 0;
+  run_.complete = all_complete_ && sessions_ > 0 && write_error_.ok() &&
+                          marked_incomplete_.empty()
+                      ? 1
+                      : 0;
+  run_.incomplete_reason = IncompleteReason();
   if (!run_.ended_unix_ns) {
     run_.ended_unix_ns = static_cast<int64_t>(NowUnixNs());
   }
   if (run_.roof_source.empty()) run_.roof_source = "none";
   return sink_->FinishRun(run_, stats_);
+}
+
+void RunRecorder::MarkIncomplete(std::string reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  marked_incomplete_ = std::move(reason);
+}
+
+std::string RunRecorder::IncompleteReason() const {
+  std::string reason = marked_incomplete_;
+  if (!write_error_.ok()) {
+    reason += std::string(reason.empty() ? "" : "; ") +
+              "a store write failed (" +
+              write_error_.message() + "): " +
+             std::to_string(stats_[ImportStat::k_kernels_not_stored]) +
+             " kernels and " +
+             std::to_string(stats_[ImportStat::k_nvtx_ranges_not_stored]) +
+             " NVTX ranges not stored";
+  }
+  const uint64_t open = stats_[ImportStat::k_sessions_incomplete];
+  if (open > 0) {
+    reason += (reason.empty() ? "" : "; ") + std::to_string(open) + " of " +
+              std::to_string(sessions_) +
+              " sessions ended without a Goodbye or with totals that did "
+              "not match";
+  }
+  if (sessions_ == 0) {
+    reason += (reason.empty() ? "" : "; ") +
+              std::string("no producer session was received");
+  }
+  return reason;
 }
 
 ImportStats RunRecorder::stats() const {

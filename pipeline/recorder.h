@@ -10,6 +10,13 @@
 //
 // Thread-safe: AddSession / AddStats / Finish take one mutex, so connection
 // threads may end sessions concurrently (writes are serialised).
+//
+// The trap: a sink that refuses a write (a full disk) fails the run. From
+// the first refused write on nothing more is written (a later write could
+// only leave a run with holes nobody can see); what would have been is
+// counted (store_write_failures, kernels_not_stored,
+// nvtx_ranges_not_stored) and Finish() stores the run as incomplete with
+// the reason. Callers keep the raw stream to re-ingest it.
 #ifndef ROOFTRACE_PIPELINE_RECORDER_H_
 #define ROOFTRACE_PIPELINE_RECORDER_H_
 
@@ -93,6 +100,12 @@ class RunRecorder {
   void SetSourceSha256(std::string sha256);
   // Writes the final run record and import statistics. Idempotent.
   Status Finish();
+  // Stores the run as incomplete for `reason` (e.g. the read was
+  // interrupted), whatever its sessions say.
+  void MarkIncomplete(std::string reason);
+  // The first write the sink refused (OK when none): once set, the run is
+  // incomplete and nothing more is written.
+  Status write_error() const;
 
   int64_t run_id() const { return rows_.run_id; }
   ImportStats stats() const;
@@ -105,6 +118,14 @@ class RunRecorder {
   Status FlushSettled(Session* session, size_t window);
   // Run fields that come from a session's header and devices.
   Status NoteSession(const Session& session, const Roofs& roofs);
+  // Records a refused write of `kernels` kernels and `ranges` NVTX ranges;
+  // returns the error to hand back.
+  Status FailWrite(const Status& error, uint64_t kernels, uint64_t ranges);
+  // After a refused write: counts what `session` holds as not stored and
+  // drops it (memory stays bounded).
+  void DiscardRecords(Session* session);
+  // One sentence for runs.incomplete_reason ("" when complete).
+  std::string IncompleteReason() const;
 
   RecorderOptions options_;
   mutable std::mutex mu_;
@@ -122,6 +143,8 @@ class RunRecorder {
   bool run_start_from_session_ = false;
   uint64_t kernels_ = 0;
   bool finished_ = false;
+  Status write_error_;  // the first refused write
+  std::string marked_incomplete_;  // MarkIncomplete's reason
   JoinedSession window_join_;  // FlushSettled's, reused (guarded by mu_)
 };
 

@@ -41,6 +41,10 @@ struct RunRow {
   // 1 complete, 0 known incomplete, nullopt: never finished (the writer was
   // killed). Readers must treat nullopt as incomplete.
   std::optional<int64_t> complete;
+  // Why the run is incomplete (complete = 0), in one sentence: a failed
+  // store write and what it lost, sessions without a Goodbye; empty when
+  // complete or unknown.
+  std::string incomplete_reason;
   std::string origin;  // profile | collect | ingest:<file> | import:<file>
   // Where the data came from: the format a source read ('rft', 'kineto',
   // ...; empty for a live collection), the file, and its SHA-256.

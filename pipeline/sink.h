@@ -44,6 +44,13 @@ class RunSink {
   virtual Status AddNvtx(const NvtxRow& range) = 0;
   // Every row of one write (a window or an ended session) has been given.
   virtual Status EndWrite() = 0;
+  // After a call of the current write failed: how many of its kernel and
+  // NVTX rows the sink had already made durable (a store commits a long
+  // write in batches); the rest are lost. Default: none.
+  virtual void KeptOfFailedWrite(uint64_t* kernels, uint64_t* ranges) const {
+    *kernels = 0;
+    *ranges = 0;
+  }
 };
 
 }  // namespace rooftrace

@@ -238,7 +238,9 @@ class JsonWriter : public ReportWriter {
         << ",\"origin\":" << JsonString(h.run.origin)
         << ",\"flops_sources\":" << JsonString(h.run.flops_sources)
         << ",\"complete\":"
-        << (h.run.complete ? std::to_string(*h.run.complete) : "null") << "}"
+        << (h.run.complete ? std::to_string(*h.run.complete) : "null")
+        << ",\"incomplete_reason\":" << JsonString(h.run.incomplete_reason)
+        << "}"
         << ",\"device\":" << JsonString(h.device_name)
         << ",\"roof_source\":" << JsonString(h.roofs.source)
         << ",\"reannotated\":" << (h.reannotated ? "true" : "false")
@@ -322,8 +324,16 @@ class HtmlWriter : public ReportWriter {
            "white-space:nowrap}th{background:#f3f3f3}"
            "td.l,th.l{text-align:left}dl{display:grid;grid-template-columns:"
            "max-content auto;gap:2px 16px;font-size:13px}dt{font-weight:bold}"
-           "dd{margin:0}.warn{color:#b00;font-weight:bold}\n"
-        << "</style></head><body>\n<h1>rooftrace report</h1>\n<dl>\n";
+           "dd{margin:0}.warn{color:#b00;font-weight:bold}"
+           ".incomplete{background:#fdd;border:2px solid #b00;color:#b00;"
+           "font-weight:bold;padding:8px 12px;margin-bottom:12px}\n"
+        << "</style></head><body>\n";
+    // First thing on the page: numbers of an incomplete run leave data out.
+    if (const std::string w = IncompleteRunWarning(h.run); !w.empty()) {
+      out << "<div class=\"incomplete\">WARNING: " << XmlEscape(w)
+          << "</div>\n";
+    }
+    out << "<h1>rooftrace report</h1>\n<dl>\n";
     auto item = [&](const std::string& k, const std::string& v) {
       out << "<dt>" << XmlEscape(k) << "</dt><dd>" << XmlEscape(v) << "</dd>\n";
     };
@@ -396,6 +406,9 @@ void WriteHeaderText(const Report& r, std::ostream& out) {
   const ReportHeader& h = r.header;
   out << h.title << ": " << h.input << " (" << h.input_kind << "), run "
       << h.run.run_id << "\n";
+  if (const std::string w = IncompleteRunWarning(h.run); !w.empty()) {
+    out << "  WARNING:  " << w << "\n";
+  }
   if (!h.ingest_warning.empty()) out << "  WARNING:  " << h.ingest_warning << "\n";
   if (!h.run.command.empty()) out << "  command:  " << h.run.command << "\n";
   out << "  device:   " << (h.device_name.empty() ? "unknown" : h.device_name)
@@ -410,7 +423,6 @@ void WriteHeaderText(const Report& r, std::ostream& out) {
   out << "  kernels:  " << r.kernel_count << " kernels, "
       << Fixed(r.total_ns * 1e-6, 3) << " ms GPU time\n";
   out << "  import:   dropped " << h.dropped << ", unmatched " << h.unmatched;
-  if (h.run.complete && *h.run.complete == 0) out << ", run INCOMPLETE";
   std::string rest;
   for (const auto& [name, value] : h.import_stats) {
     if (value == 0) continue;
@@ -418,6 +430,18 @@ void WriteHeaderText(const Report& r, std::ostream& out) {
   }
   if (!rest.empty()) out << "\n            " << rest;
   out << "\n";
+}
+
+std::string IncompleteRunWarning(const RunRow& run) {
+  if (run.complete && *run.complete == 1) return "";
+  std::string why = run.incomplete_reason;
+  if (why.empty()) {
+    why = run.complete ? "sessions ended without a Goodbye or data was lost"
+                       : "its writer never finished (killed, or its store "
+                         "failed), rows may be missing";
+  }
+  return "run " + std::to_string(run.run_id) + " is INCOMPLETE: " + why +
+         "; its numbers leave out what was lost";
 }
 
 std::unique_ptr<ReportWriter> MakeReportWriter(std::string_view format) {

@@ -27,6 +27,10 @@ std::unique_ptr<ReportWriter> MakeReportWriter(std::string_view format);
 // device, roofs and their source, FLOP/byte sources, import statistics.
 void WriteHeaderText(const Report& report, std::ostream& out);
 
+// "run 3 is INCOMPLETE: <why>; ..." when the run is not known complete
+// (complete = 0, or NULL: its writer never finished); "" when complete.
+std::string IncompleteRunWarning(const RunRow& run);
+
 }  // namespace rooftrace
 
 #endif  // ROOFTRACE_REPORT_REPORT_FORMAT_H_

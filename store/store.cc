@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <string_view>
 
@@ -18,7 +19,8 @@ CREATE TABLE IF NOT EXISTS runs (
   started_unix_ns INTEGER, ended_unix_ns INTEGER, mode TEXT,
   device_name TEXT, roof_source TEXT, flops_sources TEXT,
   producer_version TEXT, complete INTEGER, origin TEXT,
-  source_format TEXT, source_file TEXT, source_sha256 TEXT);
+  source_format TEXT, source_file TEXT, source_sha256 TEXT,
+  incomplete_reason TEXT);
 CREATE TABLE IF NOT EXISTS sessions (
   session_id INTEGER PRIMARY KEY,
   run_id INTEGER NOT NULL REFERENCES runs(run_id),
@@ -255,7 +257,17 @@ Status Store::Step(sqlite3_stmt* stmt, const char* what) {
   if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
     // SQLite may have rolled the transaction back: ids it held are gone.
     name_ids_.clear();
-    return Error(what);
+    Status error = Error(what);
+    sqlite3_reset(stmt);
+    // The whole write goes (a full disk may have rolled back part of it
+    // already), so the caller can count what was lost; an atomic run is
+    // rolled back by AbortRun().
+    if (in_txn_ && !atomic_runs_) {
+      if (!sqlite3_get_autocommit(db_)) (void)Exec("ROLLBACK");
+      in_txn_ = false;
+      kernels_in_txn_ = ranges_in_txn_ = 0;
+    }
+    return error;
   }
   return OkStatus();
 }
@@ -271,7 +283,15 @@ Status Store::Begin() {
 Status Store::Commit() {
   if (!in_txn_) return OkStatus();
   in_txn_ = false;
-  return Exec("COMMIT");
+  Status s = Exec("COMMIT");
+  if (s.ok()) {
+    kernels_committed_ += kernels_in_txn_;
+    ranges_committed_ += ranges_in_txn_;
+  } else if (!sqlite3_get_autocommit(db_)) {
+    (void)Exec("ROLLBACK");  // a failed COMMIT may leave it open
+  }
+  kernels_in_txn_ = ranges_in_txn_ = 0;
+  return s;
 }
 
 Status Store::CountRow() {
@@ -336,6 +356,24 @@ Status Store::MigrateFromSchema2() {
   return OkStatus();
 }
 
+// Schema 4 added why a run is incomplete (runs.incomplete_reason).
+Status Store::MigrateFromSchema3() {
+  RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  if (SchemaVersion() != 3) return Exec("COMMIT");
+  Status st = Exec("ALTER TABLE runs ADD COLUMN incomplete_reason TEXT");
+  if (st.ok()) {
+    st = Exec("UPDATE schema_info SET value='4' WHERE key='schema_version'");
+  }
+  if (st.ok()) st = Exec("COMMIT");
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return FailedPrecondition(path_ +
+                              ": cannot upgrade the store from schema 3 (" +
+                              st.message() + "); write to a new store");
+  }
+  return OkStatus();
+}
+
 int Store::SchemaVersion() {
   int version = 0;
   sqlite3_stmt* q = nullptr;
@@ -369,6 +407,25 @@ StatusOr<int64_t> Store::NameId(const KernelRow& k) {
   sqlite3_reset(select_name_);
   name_ids_.emplace(std::string(k.name), id);
   return id;
+}
+
+// Test hook: ROOFTRACE_TEST_STORE_PAGE_BUDGET=N lets the store grow by N
+// pages only (SQLite's max_page_count), so that tests see what a full disk
+// does without root or a small mount.
+Status Store::ApplyTestPageBudget() {
+  const char* budget = getenv("ROOFTRACE_TEST_STORE_PAGE_BUDGET");
+  if (budget == nullptr || *budget == '\0') return OkStatus();
+  sqlite3_stmt* q = nullptr;
+  int64_t pages = 0;
+  if (sqlite3_prepare_v2(db_, "PRAGMA page_count", -1, &q, nullptr) ==
+          SQLITE_OK &&
+      sqlite3_step(q) == SQLITE_ROW) {
+    pages = sqlite3_column_int64(q, 0);
+  }
+  sqlite3_finalize(q);
+  const std::string sql = "PRAGMA max_page_count=" +
+                          std::to_string(pages + std::atoll(budget));
+  return Exec(sql.c_str());
 }
 
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
@@ -422,6 +479,9 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   if (version == 1 || version == 2) {
     RT_RETURN_IF_ERROR(s->MigrateFromSchema2());
   }
+  if (version >= 1 && version <= 3) {
+    RT_RETURN_IF_ERROR(s->MigrateFromSchema3());
+  }
   RT_RETURN_IF_ERROR(s->Exec(kSchema));
   RT_RETURN_IF_ERROR(s->Exec(
       ("INSERT OR IGNORE INTO schema_info VALUES ('schema_version', '" +
@@ -430,6 +490,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   RT_RETURN_IF_ERROR(s->Exec(
       (std::string("INSERT OR IGNORE INTO schema_info VALUES ('writer', "
                    "'rooftrace ") + kRooftraceVersion + "')").c_str()));
+  RT_RETURN_IF_ERROR(s->ApplyTestPageBudget());
 
   std::string insert_kernel = std::string("INSERT INTO kernel_rows (") +
                               kKernelRowColumns + ") VALUES (?";
@@ -495,14 +556,15 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
 
 StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
   RT_RETURN_IF_ERROR(Commit());
+  kernels_committed_ = ranges_committed_ = 0;
   // An atomic run is one transaction from its row to FinishRun.
   if (atomic_runs_) RT_RETURN_IF_ERROR(Begin());
   sqlite3_stmt* st = nullptr;
   RT_RETURN_IF_ERROR(Prepare(
       "INSERT INTO runs (command, host, started_unix_ns, ended_unix_ns, mode, "
       "device_name, roof_source, flops_sources, producer_version, complete, "
-      "origin, source_format, source_file, source_sha256) VALUES "
-      "(?,?,?,NULL,?,?,?,?,?,NULL,?,?,?,?)",
+      "origin, source_format, source_file, source_sha256, "
+      "incomplete_reason) VALUES (?,?,?,NULL,?,?,?,?,?,NULL,?,?,?,?,NULL)",
       &st));
   Binder(st)
       .TextOrNull(run.command)
@@ -544,7 +606,8 @@ Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
       "UPDATE runs SET command=?, host=?, started_unix_ns=?, "
       "ended_unix_ns=?, mode=?, device_name=?, roof_source=?, "
       "flops_sources=?, producer_version=?, complete=?, origin=?, "
-      "source_format=?, source_file=?, source_sha256=? WHERE run_id=?",
+      "source_format=?, source_file=?, source_sha256=?, "
+      "incomplete_reason=? WHERE run_id=?",
       &st));
   Binder(st)
       .TextOrNull(run.command)
@@ -561,6 +624,7 @@ Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
       .TextOrNull(run.source_format)
       .TextOrNull(run.source_file)
       .TextOrNull(run.source_sha256)
+      .TextOrNull(run.incomplete_reason)
       .Int(run_id);
   Status s = Step(st, "cannot update the run");
   sqlite3_finalize(st);
@@ -713,6 +777,7 @@ Status Store::AddKernel(const KernelRow& k) {
       .Opt(k.step_id)
       .TextOrNull(k.phase);
   RT_RETURN_IF_ERROR(Step(insert_kernel_, "cannot insert a kernel"));
+  ++kernels_in_txn_;
   return CountRow();
 }
 
@@ -745,6 +810,7 @@ Status Store::AddNvtx(const NvtxRow& r) {
       .Opt(r.thread_id).Opt(r.end_thread_id)
       .TextOrNull(r.path);
   RT_RETURN_IF_ERROR(Step(insert_nvtx_, "cannot insert an NVTX range"));
+  ++ranges_in_txn_;
   return CountRow();
 }
 
@@ -761,11 +827,21 @@ Status Store::AddKernelMetric(const KernelMetricRow& m) {
   return CountRow();
 }
 
-Status Store::EndWrite() { return atomic_runs_ ? OkStatus() : Commit(); }
+Status Store::EndWrite() {
+  RT_RETURN_IF_ERROR(atomic_runs_ ? OkStatus() : Commit());
+  kernels_committed_ = ranges_committed_ = 0;  // the next write starts
+  return OkStatus();
+}
+
+void Store::KeptOfFailedWrite(uint64_t* kernels, uint64_t* ranges) const {
+  *kernels = kernels_committed_;
+  *ranges = ranges_committed_;
+}
 
 Status Store::AbortRun() {
   if (!in_txn_) return OkStatus();
   in_txn_ = false;
+  kernels_in_txn_ = ranges_in_txn_ = 0;
   name_ids_.clear();  // the names it inserted are gone too
   return Exec("ROLLBACK");
 }

@@ -10,7 +10,9 @@
 // connection; the recorder serialises calls). The trap: rows are committed
 // in batches of `batch_rows` and at every EndWrite(); a crash loses at most
 // the batch in flight, and a reopened store appends new runs after the old
-// ones.
+// ones. A refused write (a full disk) rolls back the rows since the last
+// commit. Test hook: ROOFTRACE_TEST_STORE_PAGE_BUDGET=N in the environment
+// lets an opened store grow by N pages only (a full disk without root).
 #ifndef ROOFTRACE_STORE_STORE_H_
 #define ROOFTRACE_STORE_STORE_H_
 
@@ -33,7 +35,7 @@ struct sqlite3_stmt;
 
 namespace rooftrace {
 
-inline constexpr int kStoreSchemaVersion = 3;
+inline constexpr int kStoreSchemaVersion = 4;
 
 class Store : public RunSink {
  public:
@@ -69,6 +71,7 @@ class Store : public RunSink {
   Status AddMemcpy(const MemcpyRow& memcpy) override;
   Status AddNvtx(const NvtxRow& range) override;
   Status EndWrite() override;
+  void KeptOfFailedWrite(uint64_t* kernels, uint64_t* ranges) const override;
 
   void set_batch_rows(size_t n) { batch_rows_ = n; }
   // Each run is then one transaction, committed by FinishRun(): a run that
@@ -92,6 +95,8 @@ class Store : public RunSink {
   Status Error(const std::string& what) const;
   Status MigrateFromSchema1();
   Status MigrateFromSchema2();
+  Status MigrateFromSchema3();
+  Status ApplyTestPageBudget();
   // schema_info's schema_version (0: none).
   int SchemaVersion();
   // The kernel_names row of a kernel's name, inserted on first use.
@@ -125,6 +130,10 @@ class Store : public RunSink {
   bool atomic_runs_ = false;
   size_t rows_in_txn_ = 0;
   bool in_txn_ = false;
+  // Kernel and NVTX rows of the open transaction, and those of the current
+  // write already committed by batches (KeptOfFailedWrite).
+  uint64_t kernels_in_txn_ = 0, ranges_in_txn_ = 0;
+  uint64_t kernels_committed_ = 0, ranges_committed_ = 0;
 };
 
 // A RunRecorder whose rows go to the store at `store_path` (created if

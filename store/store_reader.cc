@@ -1,8 +1,10 @@
 #include "store/store_reader.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -93,11 +95,28 @@ Status StoreReader::StepError(const char* what) {
                  "'pragma integrity_check'`)");
 }
 
+std::string SqliteReadUri(const std::string& path) {
+  std::string uri = "file:";
+  for (const char ch : path) {
+    if (ch == '?' || ch == '#' || ch == '%') {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(ch));
+      uri += hex;
+    } else {
+      uri += ch;
+    }
+  }
+  struct stat st {};
+  const bool has_wal = stat((path + "-wal").c_str(), &st) == 0;
+  return uri + (has_wal ? "?mode=ro" : "?immutable=1");
+}
+
 Status StoreReader::Open(const std::string& path,
                          const std::string& display_name) {
   display_name_ = display_name;
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) !=
-      SQLITE_OK) {
+  if (sqlite3_open_v2(SqliteReadUri(path).c_str(), &db_,
+                      SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                      nullptr) != SQLITE_OK) {
     return NotFound(display_name_ + ": cannot open as SQLite: " +
                     (db_ ? sqlite3_errmsg(db_) : "out of memory"));
   }
@@ -137,6 +156,8 @@ Status StoreReader::Open(const std::string& path,
 
   // Schema 3 says where a run came from; older stores have no such columns.
   const bool provenance = HasColumn("runs", "source_sha256");
+  // Schema 4 says why a run is incomplete.
+  const bool reason = HasColumn("runs", "incomplete_reason");
   RT_ASSIGN_OR_RETURN(
       sqlite3_stmt * runs_raw,
       Prepare(std::string("SELECT run_id, command, host, mode, device_name, "
@@ -145,6 +166,7 @@ Status StoreReader::Open(const std::string& path,
                           "ended_unix_ns, ") +
               (provenance ? "source_format, source_file, source_sha256"
                           : "NULL, NULL, NULL") +
+              (reason ? ", incomplete_reason" : ", NULL") +
               " FROM runs ORDER BY run_id"));
   Stmt runs(runs_raw);
   int step;
@@ -166,6 +188,7 @@ Status StoreReader::Open(const std::string& path,
     r.source_format = Text(s, 12);
     r.source_file = Text(s, 13);
     r.source_sha256 = Text(s, 14);
+    r.incomplete_reason = Text(s, 15);
     runs_.push_back(std::move(r));
   }
   if (step != SQLITE_DONE) return StepError("runs");

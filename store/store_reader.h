@@ -27,8 +27,18 @@ struct sqlite3_stmt;
 
 namespace rooftrace {
 
+// The URI to open an SQLite file read-only with (SQLITE_OPEN_URI) without
+// writing beside it. SQLite's read-only open of a WAL file creates -shm and
+// -wal beside it (and fails with "attempt to write a readonly database" in
+// a folder it cannot write), and leaves them there. A file with no -wal
+// has no writer (a writer keeps its -wal while it has the file open; a
+// finished one removes it), so it is read as immutable: no locks, no side
+// files, any folder. One with a -wal (a writer running, or one that died)
+// is read through it the usual way.
+std::string SqliteReadUri(const std::string& path);
+
 // The highest store schema major version this reader understands.
-inline constexpr int kStoreSchemaMajor = 3;
+inline constexpr int kStoreSchemaMajor = 4;
 
 class StoreReader {
  public:
@@ -39,7 +49,9 @@ class StoreReader {
 
   // Opens `path` read-only and checks it is a rooftrace store of a schema
   // version this reader understands. `display_name` names the input in
-  // messages (the .rft file when the store is a temporary ingest).
+  // messages (the .rft file when the store is a temporary ingest). Works
+  // in a folder the caller cannot write and leaves no -shm/-wal beside a
+  // finished store (SqliteReadUri).
   Status Open(const std::string& path, const std::string& display_name);
 
   std::vector<RunRow> runs() const { return runs_; }

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "store/store_reader.h"
+
 namespace rooftrace::nsys {
 
 Statement::~Statement() {
@@ -64,8 +66,10 @@ StatusOr<std::unique_ptr<SqliteFile>> SqliteFile::Open(
   // One thread uses a connection: no per-call mutex (SQLite's default
   // serialized mode locks on every column read).
   const int rc =
-      sqlite3_open_v2(path.c_str(), &f->db_,
-                      SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+      sqlite3_open_v2(SqliteReadUri(path).c_str(), &f->db_,
+                      SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX |
+                          SQLITE_OPEN_URI,
+                      nullptr);
   if (rc != SQLITE_OK) return f->Error(rc, "opening it");
   // A small page cache: the rows stream through once, and a reader opens a
   // connection per table (a larger cache only costs memory and page faults).

@@ -40,7 +40,8 @@ Status CheckTraceFile(const std::string& path) {
 }
 
 Status IngestFileInto(const std::string& path, RunRecorder* recorder,
-                      IngestResult* result, bool progress) {
+                      IngestResult* result, bool progress,
+                      const std::atomic<bool>* stop) {
   wire::TraceFileReader reader;
   RT_RETURN_IF_ERROR(reader.Open(path));
   auto session = std::make_unique<WireSession>(path);
@@ -53,6 +54,13 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
     return s;
   };
   for (;;) {
+    if (stop != nullptr && stop->load()) {
+      result->interrupted = true;
+      result->warning = path + ": interrupted after " +
+                        std::to_string(reader.frames_read()) +
+                        " frames; the rest of the file is not stored";
+      break;
+    }
     const auto r = reader.Next(&payload);
     if (r == wire::TraceFileReader::Result::kFrame) {
       ++file_stats[ImportStat::k_frames];
@@ -113,8 +121,20 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   ro.sink = sink;
   RT_ASSIGN_OR_RETURN(auto recorder, RunRecorder::Create(ro));
   IngestResult result;
-  RT_RETURN_IF_ERROR(
-      IngestFileInto(trace_path, recorder.get(), &result, options.progress));
+  Status read = IngestFileInto(trace_path, recorder.get(), &result,
+                               options.progress, options.stop);
+  if (result.interrupted) recorder->MarkIncomplete(result.warning);
+  if (!read.ok() && !recorder->write_error().ok()) {
+    // The store refused a write: the run says so, the file is untouched.
+    const Status finish = recorder->Finish();
+    return Status(StatusCode::kResourceExhausted,
+                  trace_path + ": run " + std::to_string(recorder->run_id()) +
+                      (finish.ok() ? " stored INCOMPLETE" : " not stored") +
+                      ": " + recorder->write_error().message() +
+                      "; the trace file is unchanged: ingest it again once "
+                      "the store has room");
+  }
+  RT_RETURN_IF_ERROR(read);
   RT_ASSIGN_OR_RETURN(std::string sha256, Sha256OfFile(trace_path));
   recorder->SetSourceSha256(std::move(sha256));
   RT_RETURN_IF_ERROR(recorder->Finish());

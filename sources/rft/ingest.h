@@ -4,6 +4,7 @@
 #ifndef ROOFTRACE_SOURCES_RFT_INGEST_H_
 #define ROOFTRACE_SOURCES_RFT_INGEST_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,6 +24,9 @@ struct IngestOptions {
   // Records a session may hold before its settled steps are stored
   // (RecorderOptions::flush_records; 0: store each session whole).
   size_t flush_records = RecorderOptions().flush_records;
+  // Set (by a SIGINT/SIGTERM handler): stop reading, store what was read,
+  // and store the run as incomplete, saying so. Not owned; may be null.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct IngestResult {
@@ -32,10 +36,13 @@ struct IngestResult {
   // Non-empty when the file was truncated or corrupt part-way: what was
   // read is stored, and this says where it broke (already user-readable).
   std::string warning;
+  // The stop flag ended the read before the end of the file.
+  bool interrupted = false;
 };
 
 // Ingests `trace_path` as one new run into `sink`. Errors name the file
-// and the fix.
+// and the fix; kResourceExhausted: the sink refused a write (a full disk),
+// the run is stored incomplete and the file can be ingested again.
 StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
                                        RunSink* sink,
                                        const IngestOptions& options);

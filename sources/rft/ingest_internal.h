@@ -4,6 +4,7 @@
 #ifndef ROOFTRACE_SOURCES_RFT_INGEST_INTERNAL_H_
 #define ROOFTRACE_SOURCES_RFT_INGEST_INTERNAL_H_
 
+#include <atomic>
 #include <string>
 
 #include "base/status.h"
@@ -17,9 +18,11 @@ namespace rooftrace {
 Status CheckTraceFile(const std::string& path);
 
 // Reads every session of `path` into `recorder`. A corrupt or truncated tail
-// keeps what came before and is described in result->warning.
+// keeps what came before and is described in result->warning; so does a
+// `stop` flag set part-way (result->interrupted).
 Status IngestFileInto(const std::string& path, RunRecorder* recorder,
-                      IngestResult* result, bool progress);
+                      IngestResult* result, bool progress,
+                      const std::atomic<bool>* stop = nullptr);
 
 }  // namespace rooftrace
 

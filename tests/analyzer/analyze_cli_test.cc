@@ -2,7 +2,11 @@
 // cells against hand-computed values, the SVG and HTML outputs (well-formed,
 // self-contained, rendered headless), and bad input with exit code 2.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -404,6 +408,141 @@ TEST(AnalyzeOddStoreTest, OddRowsNeverBreakTheOutputs) {
       << err;
   EXPECT_TRUE(json::Parse(testing::ReadFile(dir + "/o.json"), "o.json").ok());
   testing::RemoveTempDir(dir);
+}
+
+// A run that lost rows (complete = 0, with its reason) or whose writer
+// never finished (complete NULL) is flagged loudly: on stderr, in the
+// table header's first lines and in a banner at the top of the HTML.
+TEST_F(AnalyzeCliTest, IncompleteRunIsFlaggedEverywhere) {
+  for (const std::string complete : {"0", "NULL"}) {
+    SCOPED_TRACE("complete = " + complete);
+    const std::string store = dir_ + "/incomplete.sqlite";
+    {
+      TestStore s(store);
+      testing::BuildGoldenRun(s);
+      s.Exec("UPDATE runs SET complete = " + complete +
+             ", incomplete_reason = " +
+             (complete == "0" ? "'a store write failed (disk full)'"
+                              : "NULL"));
+    }
+    const std::string html = dir_ + "/incomplete.html";
+    std::string out, err;
+    ASSERT_EQ(Analyze({store, "--html", html}, &out, &err), 0) << err;
+    EXPECT_NE(err.find("WARNING: run 1 is INCOMPLETE"), std::string::npos)
+        << err;
+    const std::string head = out.substr(0, out.find("device:"));
+    EXPECT_NE(head.find("INCOMPLETE"), std::string::npos) << out;
+    EXPECT_NE(out.find(complete == "0" ? "disk full" : "never finished"),
+              std::string::npos)
+        << out;
+    const std::string page = ReadFile(html);
+    const size_t banner = page.find("class=\"incomplete\"");
+    ASSERT_NE(banner, std::string::npos) << page.substr(0, 2000);
+    EXPECT_LT(banner, page.find("<table"));
+    EXPECT_NE(page.find("INCOMPLETE", banner), std::string::npos);
+  }
+  // A complete run has none of it.
+  std::string out, err;
+  ASSERT_EQ(Analyze({store_, "--run", "1"}, &out, &err), 0);
+  EXPECT_EQ(err.find("INCOMPLETE"), std::string::npos) << err;
+  EXPECT_EQ(out.find("INCOMPLETE"), std::string::npos) << out;
+}
+
+// A negative --top used to wrap to 2^64-3 (show everything): exit 2 with
+// one line naming it.
+TEST_F(AnalyzeCliTest, NegativeTopIsRefused) {
+  std::string out, err;
+  EXPECT_EQ(Analyze({store_, "--run", "1", "--top", "-3"}, &out, &err), 2);
+  EXPECT_NE(err.find("--top -3"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(Analyze({store_, "--run", "1", "--top", "2"}, &out, &err), 0);
+}
+
+// Runs `fn` as it would run for a user who cannot write `dir_`: in a child
+// that drops to the user nobody when this process is root (a mode of 0555
+// does not stop root), else in-process. Returns its exit code.
+int RunWithoutWriteAccess(int (*fn)(int, char**), const std::string& name,
+                          const std::vector<std::string>& args,
+                          std::string* out, std::string* err) {
+  if (geteuid() != 0) return RunMain(fn, name, args, out, err);
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(99);
+    std::string o, e;
+    const int rc = RunMain(fn, name, args, &o, &e);
+    const std::string all = o + "\n--stderr--\n" + e;
+    (void)!write(pipe_fds[1], all.data(), all.size());
+    _exit(rc);
+  }
+  close(pipe_fds[1]);
+  std::string all;
+  char buf[4096];
+  for (ssize_t n; (n = read(pipe_fds[0], buf, sizeof buf)) > 0;) {
+    all.append(buf, static_cast<size_t>(n));
+  }
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const size_t split = all.find("\n--stderr--\n");
+  *out = all.substr(0, split);
+  *err = split == std::string::npos ? "" : all.substr(split + 12);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// analyze, diff and export read a WAL-mode store in a folder they cannot
+// write (they failed with "attempt to write a readonly database"), and
+// reading one in a writable folder leaves no -shm or -wal beside it.
+TEST_F(AnalyzeCliTest, ReadOnlyFolderStoreIsReadWithoutSideFiles) {
+  const std::string ro = dir_ + "/ro";
+  std::filesystem::create_directories(ro);
+  const std::string store = ro + "/runs.sqlite";
+  std::filesystem::copy_file(store_, store);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(store.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr,
+                           nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  std::filesystem::permissions(store, std::filesystem::perms(0644));
+  const auto side_files = [&] {
+    return std::filesystem::exists(store + "-wal") ||
+           std::filesystem::exists(store + "-shm");
+  };
+  // A writable folder: read, and nothing left beside the store.
+  std::string out, err;
+  ASSERT_EQ(Analyze({store, "--run", "1"}, &out, &err), 0) << err;
+  EXPECT_FALSE(side_files());
+  std::filesystem::remove(store + "-wal");
+  std::filesystem::remove(store + "-shm");
+
+  std::filesystem::permissions(ro, std::filesystem::perms(0555));
+  const std::string json = dir_ + "/trace.json";
+  if (geteuid() == 0) std::filesystem::permissions(
+      dir_, std::filesystem::perms(0777));
+  EXPECT_EQ(RunWithoutWriteAccess(AnalyzeMain, "analyze", {store, "--run", "1"},
+                                  &out, &err),
+            0)
+      << err;
+  EXPECT_NE(out.find("ampere_bf16_s16816gemm"), std::string::npos) << out;
+  EXPECT_EQ(RunWithoutWriteAccess(DiffMain, "diff",
+                                  {store, store, "--baseline-run", "1",
+                                   "--candidate-run", "1"},
+                                  &out, &err),
+            0)
+      << err;
+  EXPECT_EQ(RunWithoutWriteAccess(ExportMain, "export",
+                                  {store, "--run", "1", "--perfetto", json},
+                                  &out, &err),
+            0)
+      << err;
+  EXPECT_TRUE(std::filesystem::exists(json));
+  EXPECT_FALSE(side_files());
+  std::filesystem::permissions(ro, std::filesystem::perms(0755));
 }
 
 }  // namespace

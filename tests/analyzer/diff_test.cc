@@ -189,5 +189,44 @@ TEST_F(DiffTest, NewGoneAndBadInput) {
   EXPECT_EQ(Diff({base_, slow_, "--threshold", "-3"}, &out, &err), 2);
 }
 
+// An incomplete run on either side (complete = 0 with its reason, or NULL:
+// its writer was killed) would be judged on missing data: exit 3 naming
+// the side and the reason, unless --allow-incomplete (then a warning).
+TEST_F(DiffTest, IncompleteRunsAreRefusedUnlessAllowed) {
+  const std::string killed = dir_ + "/killed.sqlite";
+  const std::string failed = dir_ + "/failed.sqlite";
+  {
+    TestStore s(killed);
+    testing::BuildGoldenRun(s);
+    s.Exec("UPDATE runs SET complete = NULL");
+  }
+  {
+    TestStore s(failed);
+    testing::BuildGoldenRun(s);
+    s.Exec("UPDATE runs SET complete = 0, incomplete_reason = 'a store "
+           "write failed (database or disk is full)'");
+  }
+  std::string out, err;
+  EXPECT_EQ(Diff(With({base_, killed}, kLowFloor), &out, &err), 3);
+  EXPECT_NE(err.find("candidate " + killed + ": run 1 is INCOMPLETE"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("--allow-incomplete"), std::string::npos) << err;
+  EXPECT_EQ(Diff(With({failed, base_}, kLowFloor), &out, &err), 3);
+  EXPECT_NE(err.find("baseline " + failed + ": run 1 is INCOMPLETE"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("disk is full"), std::string::npos) << err;
+  EXPECT_EQ(Diff(With({failed, base_, "--allow-incomplete"}, kLowFloor), &out,
+                 &err),
+            0)
+      << err;
+  EXPECT_NE(err.find("WARNING"), std::string::npos) << err;
+  // A regression still says so when incomplete runs are allowed.
+  EXPECT_EQ(Diff(With({killed, slow_, "--allow-incomplete"}, kLowFloor), &out,
+                 &err),
+            1);
+}
+
 }  // namespace
 }  // namespace rooftrace

@@ -1,7 +1,9 @@
 // End to end: producer processes streaming concurrently into
 // `rooftrace collect`, SIGTERM mid-stream, bad peers, TCP, and
 // `rooftrace profile` with a stand-in producer.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -10,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -71,6 +74,23 @@ bool WaitForFile(const std::string& path, int timeout_ms = 10000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return false;
+}
+
+// A socket connected to the Unix socket at `path`, retried while the
+// collector has bound it but not yet called listen(); -1 after 10 s.
+int ConnectWhenListening(const std::string& path) {
+  for (int waited = 0; waited < 10000; waited += 5) {
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    strncpy(sa.sun_path, path.c_str(), sizeof(sa.sun_path) - 1);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
+      return fd;
+    }
+    close(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return -1;
 }
 
 std::string Slurp(const std::string& path) {
@@ -194,11 +214,8 @@ TEST_F(CollectorIntegrationTest, BadPeersClosedOthersUndisturbed) {
   const pid_t collector = StartCollector(
       {"--listen", "unix:" + sock_, "--hello-timeout-ms", "300"});
   ASSERT_TRUE(WaitForFile(sock_));
-  const int silent = socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un sa{};
-  sa.sun_family = AF_UNIX;
-  strncpy(sa.sun_path, sock_.c_str(), sizeof(sa.sun_path) - 1);
-  ASSERT_EQ(connect(silent, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  const int silent = ConnectWhenListening(sock_);
+  ASSERT_GE(silent, 0);
   const pid_t garbage = Spawn({kProducer, "--sink", "unix:" + sock_, "--garbage"});
   const pid_t good = Spawn({kProducer, "--sink", "unix:" + sock_});
   EXPECT_EQ(Wait(garbage), 0);
@@ -309,6 +326,187 @@ TEST_F(CollectorIntegrationTest, ProfileWithRealInjectLibrary) {
   EXPECT_EQ(Wait(p), 4) << Slurp(log_);
   StoreQuery q(store_);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 1);
+}
+
+// The store cannot grow (a full disk: SQLite's max_page_count through the
+// store's test hook ROOFTRACE_TEST_STORE_PAGE_BUDGET): collect exits 3, the
+// run is stored incomplete with the reason and the kernels it lost, and
+// the raw stream is kept; ingested again it gives every kernel.
+TEST_F(CollectorIntegrationTest, FullStoreMarksRunIncompleteAndKeepsRaw) {
+  const pid_t collector =
+      Spawn({kCli, "collect", "--store", store_, "--listen", "unix:" + sock_},
+            log_, {"ROOFTRACE_TEST_STORE_PAGE_BUDGET=0"});
+  ASSERT_TRUE(WaitForFile(sock_)) << Slurp(log_);
+  // 61 steps of 25 kernels: far more than the store's empty pages hold.
+  EXPECT_EQ(Wait(Spawn({kProducer, "--sink", "unix:" + sock_, "--steps",
+                        "60"})),
+            0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(collector, SIGTERM);
+  EXPECT_EQ(Wait(collector), 3) << Slurp(log_);
+  const std::string log = Slurp(log_);
+  EXPECT_NE(log.find("INCOMPLETE"), std::string::npos) << log;
+  EXPECT_NE(log.find("1525 kernels not stored"), std::string::npos) << log;
+  EXPECT_EQ(log.find("kernels stored in"), std::string::npos) << log;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
+  EXPECT_NE(q.Text("SELECT incomplete_reason FROM runs").find("full"),
+            std::string::npos);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats WHERE "
+                  "name='kernels_not_stored'"),
+            1525);
+  const std::string raw = store_ + ".raw/run1-1.rft";
+  ASSERT_TRUE(fs::exists(raw)) << log;
+  EXPECT_NE(log.find(raw), std::string::npos) << log;
+  const std::string again = dir_ + "/again.sqlite";
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", again, "--ingest", raw})),
+            0);
+  StoreQuery a(again);
+  EXPECT_EQ(a.Int("SELECT COUNT(*) FROM kernels"), 1525);
+  EXPECT_EQ(a.Int("SELECT complete FROM runs"), 1);
+}
+
+// A store that takes every row keeps no raw stream (unless --keep-raw).
+TEST_F(CollectorIntegrationTest, StoredStreamsLeaveNoRawFiles) {
+  const pid_t collector = StartCollector();
+  ASSERT_TRUE(WaitForFile(sock_));
+  EXPECT_EQ(Wait(Spawn({kProducer, "--sink", "unix:" + sock_})), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(collector, SIGTERM);
+  EXPECT_EQ(Wait(collector), 0) << Slurp(log_);
+  EXPECT_FALSE(fs::exists(store_ + ".raw"));
+}
+
+// --ingest into a full store: exit 3, the run says why, the file is kept.
+TEST_F(CollectorIntegrationTest, IngestIntoFullStoreExitsIncomplete) {
+  test_support::LlmTraceOptions o;
+  o.decode_steps = 60;
+  test_support::TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const std::string trace = dir_ + "/t.rft";
+  ASSERT_TRUE(b.WriteFile(trace).ok());
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest", trace},
+                       log_, {"ROOFTRACE_TEST_STORE_PAGE_BUDGET=0"})),
+            3);
+  const std::string log = Slurp(log_);
+  EXPECT_NE(log.find("ingest it again"), std::string::npos) << log;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
+  EXPECT_TRUE(fs::exists(trace));
+}
+
+// profile into a full store: the command's exit code 0 becomes 3, the
+// summary says INCOMPLETE, the raw stream is kept beside the store.
+TEST_F(CollectorIntegrationTest, ProfileIntoFullStoreExitsIncomplete) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  const pid_t p = Spawn({kCli, "profile", "-o", store_, "--", kProducer,
+                         "--steps", "60"},
+                        log_, {fake, "ROOFTRACE_TEST_STORE_PAGE_BUDGET=0"});
+  EXPECT_EQ(Wait(p), 3) << Slurp(log_);
+  const std::string log = Slurp(log_);
+  EXPECT_NE(log.find("INCOMPLETE"), std::string::npos) << log;
+  EXPECT_NE(log.find(store_ + ".raw/"), std::string::npos) << log;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
+}
+
+// A second collector on the socket path of a live one refuses with a
+// clear message and leaves it alone (it used to unlink the live socket);
+// a stale socket file (no one listening) is replaced.
+TEST_F(CollectorIntegrationTest, LiveSocketIsNotTakenOver) {
+  const pid_t first = StartCollector();
+  ASSERT_TRUE(WaitForFile(sock_)) << Slurp(log_);
+  close(ConnectWhenListening(sock_));  // listening, not only bound
+  const std::string second_log = dir_ + "/second.log";
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", dir_ + "/second.sqlite",
+                        "--listen", "unix:" + sock_},
+                       second_log)),
+            2);
+  EXPECT_NE(Slurp(second_log).find("another collector is listening on " +
+                                   sock_),
+            std::string::npos)
+      << Slurp(second_log);
+  EXPECT_TRUE(fs::exists(sock_));
+  EXPECT_EQ(Wait(Spawn({kProducer, "--sink", "unix:" + sock_})), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(first, SIGTERM);
+  ASSERT_EQ(Wait(first), 0) << Slurp(log_);
+  EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM kernels"), 125);
+
+  // A socket file nobody listens on: taken over.
+  const int stale = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  strncpy(sa.sun_path, sock_.c_str(), sizeof(sa.sun_path) - 1);
+  ASSERT_EQ(bind(stale, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  close(stale);
+  const pid_t again = StartCollector();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(Wait(Spawn({kProducer, "--sink", "unix:" + sock_})), 0)
+      << Slurp(log_);
+  kill(again, SIGTERM);
+  EXPECT_EQ(Wait(again), 0) << Slurp(log_);
+}
+
+// A --listen that cannot start (bad spec, port out of range, port in use)
+// exits 2 with one line naming it, and leaves no run row behind.
+TEST_F(CollectorIntegrationTest, FailedListenLeavesNoRun) {
+  const int busy = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in in{};
+  in.sin_family = AF_INET;
+  in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(busy, reinterpret_cast<sockaddr*>(&in), sizeof in), 0);
+  ASSERT_EQ(listen(busy, 1), 0);
+  socklen_t len = sizeof in;
+  getsockname(busy, reinterpret_cast<sockaddr*>(&in), &len);
+  const std::string busy_port = std::to_string(ntohs(in.sin_port));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"tcp:127.0.0.1:99999", "port 99999"},
+      {"tcp:127.0.0.1:65536", "port 65536"},
+      {"tcp:127.0.0.1:-1", "port -1"},
+      {"tcp:127.0.0.1:http", "port http"},
+      {"tcp:127.0.0.1", "expected tcp:HOST:PORT"},
+      {"udp:1234", "expected unix:PATH or tcp:HOST:PORT"},
+      {"tcp:127.0.0.1:" + busy_port, "choose a free port"},
+  };
+  for (const auto& [spec, message] : cases) {
+    SCOPED_TRACE(spec);
+    EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--listen",
+                          spec},
+                         log_)),
+              2);
+    const std::string log = Slurp(log_);
+    EXPECT_NE(log.find(message), std::string::npos) << log;
+    EXPECT_TRUE(!fs::exists(store_) ||
+                StoreQuery(store_).Int("SELECT COUNT(*) FROM runs") == 0);
+  }
+  close(busy);
+}
+
+// Options profile used to take: --sample-every -1 (became 2^64-1), --top
+// -3, a --kernels regex libinject cannot compile, a directory as the
+// command (exit 127 without a word). Each: exit 2, one line naming it.
+TEST_F(CollectorIntegrationTest, ProfileRefusesBadOptionsWithOneLine) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases =
+      {
+          {{"--sample-every", "-1", "--", kProducer}, "--sample-every -1"},
+          {{"--top", "-3", "--", kProducer}, "--top -3"},
+          {{"--kernels", "gemm(", "--", kProducer}, "--kernels 'gemm('"},
+          {{"--", dir_}, dir_ + " is a directory"},
+      };
+  for (const auto& [args, message] : cases) {
+    SCOPED_TRACE(message);
+    std::vector<std::string> argv = {kCli, "profile", "-o", store_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    EXPECT_EQ(Wait(Spawn(argv, log_, {fake})), 2);
+    const std::string log = Slurp(log_);
+    EXPECT_NE(log.find(message), std::string::npos) << log;
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+    EXPECT_FALSE(fs::exists(store_));
+  }
 }
 
 }  // namespace

@@ -344,10 +344,13 @@ TEST_F(ReportTest, Schema1StoresGiveTheSameReport) {
   ASSERT_GT(schema2.size(), 10u);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  char* error = nullptr;
   const int rc = sqlite3_exec(db, rooftrace::test_support::kDowngradeToSchema1,
-                              nullptr, nullptr, nullptr);
+                              nullptr, nullptr, &error);
+  const std::string message = error ? error : "";
+  sqlite3_free(error);
   sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK);
+  ASSERT_EQ(rc, SQLITE_OK) << message;
   EXPECT_EQ(summary(), schema2);
 }
 

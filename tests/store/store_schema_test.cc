@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "sources/rft/ingest.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "store/store.h"
+#include "store/store_reader.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/store_schema1.h"
 #include "tests/support/temp_dir.h"
@@ -217,9 +219,10 @@ TEST_F(StoreSchemaTest, FailedUpgradeLeavesTheStoreUntouched) {
   EXPECT_EQ(Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id"), before);
 }
 
-// A schema 2 store gains the provenance columns and kernel_metrics; its
+// A schema 2 store gains the provenance columns and kernel_metrics (and
+// schema 4's incomplete_reason); its
 // runs keep their rows (with no provenance) and new runs record theirs.
-TEST_F(StoreSchemaTest, Schema2StoreIsUpgradedToSchema3) {
+TEST_F(StoreSchemaTest, Schema2StoreIsUpgradedToTheCurrentSchema) {
   const std::string trace = Trace();
   auto first = IngestTraceFile(trace, store_, {});
   ASSERT_TRUE(first.ok()) << first.status().message();
@@ -233,7 +236,7 @@ TEST_F(StoreSchemaTest, Schema2StoreIsUpgradedToSchema3) {
   ASSERT_TRUE(second.ok()) << second.status().message();
   StoreQuery q(store_);
   EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
-            "3");
+            std::to_string(kStoreSchemaVersion));
   EXPECT_EQ(Rows(store_, "SELECT * FROM kernels WHERE run_id=" +
                              std::to_string(first->run_id) +
                              " ORDER BY kernel_id"),
@@ -289,6 +292,60 @@ TEST_F(StoreSchemaTest, AnAbortedAtomicRunLeavesNothing) {
                   "name='never_stored_kernel'"),
             0);
   EXPECT_EQ(Rows(store_, "SELECT * FROM kernels"), before);
+}
+
+// A schema 3 store gains runs.incomplete_reason; its runs keep their rows
+// (reason NULL), and the reader reads both.
+TEST_F(StoreSchemaTest, Schema3StoreIsUpgradedToSchema4) {
+  const std::string trace = Trace();
+  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+  Exec(store_, test_support::kDowngradeToSchema3);
+  {
+    StoreReader reader;
+    ASSERT_TRUE(reader.Open(store_, store_).ok());
+  }
+  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
+            "4");
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs WHERE incomplete_reason IS "
+                  "NULL"),
+            2);
+  EXPECT_EQ(Layout(store_), [&] {
+    const std::string fresh = dir_.File("fresh.sqlite");
+    { EXPECT_TRUE(Store::Open(fresh).ok()); }
+    return Layout(fresh);
+  }());
+}
+
+// The store fills up in the middle of a write that has already committed
+// batches of it: what the store holds plus kernels_not_stored is every
+// kernel, exactly (the committed batches are not counted as lost).
+TEST_F(StoreSchemaTest, FullStoreCountsExactlyWhatIsMissing) {
+  setenv("ROOFTRACE_TEST_STORE_PAGE_BUDGET", "14", 1);
+  auto store = Store::Open(store_);
+  unsetenv("ROOFTRACE_TEST_STORE_PAGE_BUDGET");
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  (*store)->set_batch_rows(100);
+  LlmTraceOptions o;
+  o.decode_steps = 200;
+  TraceBuilder b(o.session);
+  const auto truth = test_support::GenerateLlmTrace(o, &b);
+  const std::string trace = dir_.File("long.rft");
+  ASSERT_TRUE(b.WriteFile(trace).ok());
+  IngestOptions io;
+  io.flush_records = 0;  // one write of the whole session
+  auto result = IngestTraceFile(trace, store->get(), io);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kResourceExhausted);
+  store->reset();
+  StoreQuery q(store_);
+  const int64_t stored = q.Int("SELECT COUNT(*) FROM kernel_rows");
+  EXPECT_GT(stored, 0);
+  EXPECT_EQ(stored + q.Int("SELECT value FROM import_stats WHERE "
+                           "name='kernels_not_stored'"),
+            static_cast<int64_t>(truth.kernels));
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
 }
 
 }  // namespace

@@ -7,9 +7,18 @@
 
 namespace rooftrace::test_support {
 
-// Schema 3 -> 2: no provenance columns, no kernel_metrics. Run on an open
-// connection to a schema 3 store, outside a transaction.
+// Schema 4 -> 3: no runs.incomplete_reason.
+#define ROOFTRACE_DOWNGRADE_4_TO_3_SQL                        \
+  "ALTER TABLE runs DROP COLUMN incomplete_reason;\n"          \
+  "UPDATE schema_info SET value = '3' WHERE key = 'schema_version';\n"
+
+inline constexpr char kDowngradeToSchema3[] =
+    "BEGIN;\n" ROOFTRACE_DOWNGRADE_4_TO_3_SQL "COMMIT;\n";
+
+// Schema 4 -> 2: no provenance columns, no kernel_metrics. Run on an open
+// connection to a schema 4 store, outside a transaction.
 #define ROOFTRACE_DOWNGRADE_3_TO_2_SQL                        \
+  ROOFTRACE_DOWNGRADE_4_TO_3_SQL                               \
   "DROP INDEX kernel_metrics_kernel;\n"                        \
   "DROP TABLE kernel_metrics;\n"                               \
   "ALTER TABLE runs DROP COLUMN source_format;\n"              \
@@ -20,7 +29,7 @@ namespace rooftrace::test_support {
 inline constexpr char kDowngradeToSchema2[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_3_TO_2_SQL "COMMIT;\n";
 
-// Schema 3 -> 1. Run on an open connection to a schema 3 store, outside a
+// Schema 4 -> 1. Run on an open connection to a schema 4 store, outside a
 // transaction.
 inline constexpr char kDowngradeToSchema1[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_3_TO_2_SQL R"sql(

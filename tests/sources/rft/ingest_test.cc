@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -322,6 +323,28 @@ TEST_F(IngestTest, ConcatenatedSessionsInOneFile) {
   EXPECT_EQ(q.Int("SELECT MAX(step_id) FROM steps"), 4);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 100);
   EXPECT_EQ(q.Int("SELECT complete FROM runs"), 1);
+}
+
+// SIGINT/SIGTERM during `collect --ingest` (the stop flag set): reading
+// stops, what was read is stored, and the run says it is incomplete and
+// why (it used to be left with complete NULL by a killed collector).
+TEST_F(IngestTest, StopFlagEndsTheRunIncompleteWithTheReason) {
+  LlmTraceOptions o;
+  TraceBuilder b(o.session);
+  GenerateLlmTrace(o, &b);
+  const std::string trace = Write(b, "llm.rft");
+  std::atomic<bool> stop{true};
+  IngestOptions io;
+  io.stop = &stop;
+  auto r = IngestTraceFile(trace, store_, io);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->interrupted);
+  EXPECT_NE(r->warning.find("interrupted"), std::string::npos) << r->warning;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
+  EXPECT_NE(q.Text("SELECT incomplete_reason FROM runs").find("interrupted"),
+            std::string::npos)
+      << q.Text("SELECT incomplete_reason FROM runs");
 }
 
 }  // namespace
