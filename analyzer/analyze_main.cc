@@ -114,9 +114,18 @@ int AnalyzeMain(int argc, char** argv) {
     MakeReportWriter(format)->Write(report, std::cout);
   }
   if (!expect.empty()) {
-    const Status st = WriteRunAgainstExpectation(
-        input, report.header.run.run_id, *expected, format, std::cout);
-    if (!st.ok()) return fail(st.message(), ExitCodeFor(st));
+    const StatusOr<ExpectReport> compared = CompareRunWithExpectation(
+        input, report.header.run.run_id, *expected);
+    if (!compared.ok()) {
+      return fail(compared.status().message(),
+                  ExitCodeFor(compared.status()));
+    }
+    // Said on stderr too: csv and json would otherwise be silently empty.
+    if (compared->no_shapes()) {
+      std::cerr << "rooftrace analyze: warning: --expect " << expect << ": "
+                << NoShapesMessage(*compared) << "\n";
+    }
+    WriteExpectReport(*compared, format, std::cout);
   }
   if (!svg_path.empty()) {
     const Status st = WriteTextFile(

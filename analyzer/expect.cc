@@ -61,7 +61,8 @@ void Widen(const ExpectedGemm& from, ExpectedGemm* to) {
   to->k_hi = std::max(to->k_hi, from.k_hi);
 }
 
-int PhaseRank(const std::string& phase) { return phase == "prefill" ? 0 : 1; }
+// Prefill (or an encoder's forward pass) before decode.
+int PhaseRank(const std::string& phase) { return phase == "decode" ? 1 : 0; }
 
 }  // namespace
 
@@ -147,8 +148,12 @@ StatusOr<Expectation> FromParsed(const StatusOr<json::Value>& parsed,
     auto n = [&](const char* k) {
       return std::to_string(static_cast<int64_t>(Num(*o, k)));
     };
+    const json::Value* m = root.Find("model");
+    const json::Value* enc = m && m->is_object() ? m->Find("encoder") : nullptr;
+    const bool encoder = enc && enc->is_bool() && enc->as_bool();
     e.workload = "batch " + n("batch") + ", prompt " + n("prompt") +
-                 ", generate " + n("generate") + ", tp " + n("tp");
+                 (encoder ? " (one forward pass)" : ", generate " + n("generate")) +
+                 ", tp " + n("tp");
   }
   const json::ObjectReader top(source, "", root, fix);
   RT_ASSIGN_OR_RETURN(const json::Value* ops, top.ArrayOf("ops"));
@@ -165,12 +170,15 @@ StatusOr<Expectation> FromParsed(const StatusOr<json::Value>& parsed,
     RT_RETURN_IF_ERROR(r.String("op", &name));
     RT_RETURN_IF_ERROR(r.String("phase", &phase));
     RT_RETURN_IF_ERROR(r.Number("peak_flops_per_s", &peak));
-    if (phase != "prefill" && phase.rfind("decode", 0) != 0) continue;
+    if (phase != "prefill" && phase != "forward" &&
+        phase.rfind("decode", 0) != 0) {
+      continue;
+    }
     auto it = std::find(op_order.begin(), op_order.end(), name);
     const int order = static_cast<int>(it - op_order.begin());
     if (it == op_order.end()) op_order.push_back(name);
     ExpectedGemm base;
-    base.phase = phase == "prefill" ? "prefill" : "decode";
+    base.phase = phase.rfind("decode", 0) == 0 ? "decode" : phase;
     base.order = order;
     base.peak_flops_per_s = peak;
     RT_ASSIGN_OR_RETURN(const json::Value* gemm, r.Object("gemm"));
@@ -403,6 +411,15 @@ StatusOr<ExpectReport> CompareRunWithExpectation(const std::string& input,
   return matcher.Finish();
 }
 
+std::string NoShapesMessage(const ExpectReport& report) {
+  return "nothing to compare: none of the run's " +
+         std::to_string(report.other_kernels) +
+         " kernels carries a GEMM shape (m, n, k) to match against the "
+         "prediction's ops. Shapes come from rooftrace's own capture "
+         "(libinject's cuBLAS hooks) or a PyTorch profiler trace recorded "
+         "with record_shapes=True; an Nsight Systems export has none";
+}
+
 // ------------------------------------------------------------- writers
 
 namespace {
@@ -442,6 +459,10 @@ void WriteTable(const ExpectReport& r, std::ostream& out) {
       << e.workload << ", roofs " << e.roof_source << ")\n"
       << "  efficiency = predicted roofline time / measured time; kernels "
          "matched to ops by GEMM shape\n";
+  if (r.no_shapes()) {
+    out << NoShapesMessage(r) << "\n";
+    return;
+  }
   std::vector<std::vector<std::string>> rows;
   for (const ExpectRow& row : r.rows) rows.push_back(Cells(row));
   std::vector<size_t> w(Titles().size());
@@ -462,8 +483,9 @@ void WriteTable(const ExpectReport& r, std::ostream& out) {
   };
   line(Titles());
   for (const auto& row : rows) line(row);
-  if (rows.empty())
+  if (rows.empty()) {
     out << "(no GEMM kernel of the run has a predicted shape)\n";
+  }
   out << "  matched:   " << r.matched_kernels << " GEMM kernels, "
       << Ms(r.matched_s) << " ms\n"
       << "  unmatched: " << r.unmatched_gemm_kernels

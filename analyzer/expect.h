@@ -103,7 +103,17 @@ struct ExpectReport {
   std::vector<UnmatchedShape> unmatched_shapes;  // by time, at most 10
   int64_t other_kernels = 0;  // no GEMM shape (attention kernels, norms...)
   double other_s = 0;
+
+  // No kernel of the run carries a GEMM shape: nothing could be compared
+  // (an nsys export, a Kineto trace recorded without record_shapes).
+  bool no_shapes() const {
+    return matched_kernels == 0 && unmatched_gemm_kernels == 0;
+  }
 };
+
+// What to tell the user when report.no_shapes(): that nothing was matched,
+// why, and how to record shapes.
+std::string NoShapesMessage(const ExpectReport& report);
 
 class ExpectMatcher {
  public:

@@ -12,7 +12,7 @@ namespace rooftrace::analyzer {
 namespace {
 
 constexpr const char* kSupportedTypes[] = {"llama", "mistral", "mixtral",
-                                           "qwen2"};
+                                           "qwen2", "bert"};
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -49,8 +49,8 @@ class ConfigReader {
     if (!Has(key)) {
       return InvalidArgument(source_ + ": missing \"" + std::string(key) +
                              "\" (" + meaning +
-                             "): a Hugging Face config.json of a decoder "
-                             "model carries it; add it, or use a built-in "
+                             "): a Hugging Face config.json carries it; "
+                             "add it, or use a built-in "
                              "config (" +
                              BuiltinList() + ")");
     }
@@ -89,6 +89,18 @@ class ConfigReader {
 
 int64_t ModelConfig::ParameterCount() const {
   const int64_t H = hidden_size;
+  if (encoder) {
+    // Word, position and token-type embeddings and their LayerNorm; per
+    // layer Q, K, V, O with biases, the MLP with biases, two LayerNorms;
+    // the masked-LM head (dense, LayerNorm, the tied decoder's bias) or
+    // the pooler.
+    const int64_t I = intermediate_size;
+    const int64_t embed =
+        (vocab_size + max_position_embeddings + type_vocab_size) * H + 2 * H;
+    const int64_t layer = 4 * H * H + 4 * H + 2 * H * I + I + H + 4 * H;
+    const int64_t head = mlm_head ? H * H + H + 2 * H + vocab_size : H * H + H;
+    return embed + num_layers * layer + head;
+  }
   const int64_t qkv = (num_heads + 2 * num_kv_heads) * head_dim;
   const int64_t attn = H * qkv + num_heads * head_dim * H +
                        (qkv_bias ? qkv : 0) + (o_bias ? H : 0);
@@ -114,6 +126,40 @@ bool IsZeroNumber(const json::Value& obj, std::string_view key) {
   return v && v->is_number() && v->as_number() == 0;
 }
 
+// BERT's fields past the common sizes: GELU, the head (from
+// "architectures"), position and token-type embedding tables.
+Status ReadEncoder(const ConfigReader& r, const json::Value& obj,
+                   const std::string& source, ModelConfig* c) {
+  c->encoder = true;
+  c->gated_mlp = false;
+  c->qkv_bias = c->o_bias = true;
+  c->hidden_act = "gelu";
+  RT_RETURN_IF_ERROR(r.String("hidden_act", &c->hidden_act));
+  if (c->hidden_act.rfind("gelu", 0) != 0) {
+    return InvalidArgument(source + ": hidden_act \"" + c->hidden_act +
+                           "\" is not supported for model_type \"bert\": "
+                           "predict costs BERT's plain GELU MLP "
+                           "(\"hidden_act\": \"gelu\")");
+  }
+  if (const json::Value* a = obj.Find("architectures"); a && a->is_array()) {
+    for (const json::Value& name : a->as_array()) {
+      if (!name.is_string()) continue;
+      const std::string& n = name.as_string();
+      if (n.find("MaskedLM") != std::string::npos ||
+          n.find("PreTraining") != std::string::npos) {
+        c->mlm_head = true;
+      }
+    }
+  }
+  c->max_position_embeddings = 512;
+  c->type_vocab_size = 2;
+  RT_RETURN_IF_ERROR(
+      r.OptionalSize("max_position_embeddings", &c->max_position_embeddings));
+  RT_RETURN_IF_ERROR(r.OptionalSize("type_vocab_size", &c->type_vocab_size));
+  RT_RETURN_IF_ERROR(r.String("torch_dtype", &c->torch_dtype));
+  return OkStatus();
+}
+
 StatusOr<ModelConfig> FromValue(const StatusOr<json::Value>& parsed,
                                 const std::string& source) {
   if (!parsed.ok()) {
@@ -136,7 +182,7 @@ StatusOr<ModelConfig> FromValue(const StatusOr<json::Value>& parsed,
     return InvalidArgument(
         source +
         ": missing \"model_type\" (which architecture this is): predict "
-        "costs llama, mistral, mixtral and qwen2 models; add "
+        "costs llama, mistral, mixtral, qwen2 and bert models; add "
         "\"model_type\": \"llama\" if the model has that layer structure");
   }
   RT_RETURN_IF_ERROR(r.String("model_type", &c.model_type));
@@ -146,8 +192,8 @@ StatusOr<ModelConfig> FromValue(const StatusOr<json::Value>& parsed,
         source + ": model_type \"" + c.model_type +
         "\" is not supported: predict knows llama, mistral, mixtral and "
         "qwen2 (decoders with RMSNorm, rotary attention and a gated SiLU "
-        "MLP); for a model with that structure set \"model_type\": "
-        "\"llama\"");
+        "MLP) and bert (encoders); for a model with one of those "
+        "structures set \"model_type\" to it");
   }
 
   RT_RETURN_IF_ERROR(r.Size("hidden_size", "the model width", &c.hidden_size));
@@ -178,6 +224,10 @@ StatusOr<ModelConfig> FromValue(const StatusOr<json::Value>& parsed,
                            std::to_string(c.num_heads) + ": add \"head_dim\"");
   } else {
     c.head_dim = c.hidden_size / c.num_heads;
+  }
+  if (c.model_type == "bert") {
+    RT_RETURN_IF_ERROR(ReadEncoder(r, *parsed, source, &c));
+    return c;
   }
 
   c.hidden_act = "silu";

@@ -1,17 +1,20 @@
-// The architecture of a decoder language model as `rooftrace predict` needs
-// it, read from a Hugging Face config.json (Llama, Mistral, Mixtral, Qwen2:
-// grouped-query attention through num_key_value_heads, mixture of experts
-// through num_local_experts / num_experts_per_tok, an explicit head_dim,
-// tied embeddings, a sliding attention window) or from one of the configs
-// built into the binary (analyzer/configs/*.json).
+// The architecture of a language model as `rooftrace predict` needs it,
+// read from a Hugging Face config.json or from one of the configs built
+// into the binary (analyzer/configs/*.json): decoders (Llama, Mistral,
+// Mixtral, Qwen2: grouped-query attention through num_key_value_heads,
+// mixture of experts through num_local_experts / num_experts_per_tok, an
+// explicit head_dim, tied embeddings, a sliding attention window) and BERT
+// encoders (LayerNorm, bidirectional attention, a plain GELU MLP, one
+// forward pass and no decode).
 //
 // Plain data and pure functions; thread-safe.
 //
 // The trap: a config that parses is not yet a model we can cost. Every
 // size must be present and positive, the heads must divide into KV groups,
 // and the model type must be one whose layer structure predict knows
-// (RMSNorm, rotary attention, gated SiLU MLP). The reader refuses anything
-// else with the field name and the fix, rather than guess.
+// (RMSNorm, rotary attention, gated SiLU MLP; or BERT's encoder). The
+// reader refuses anything else with the field name and the fix, rather
+// than guess.
 #ifndef ROOFTRACE_ANALYZER_MODEL_CONFIG_H_
 #define ROOFTRACE_ANALYZER_MODEL_CONFIG_H_
 
@@ -27,9 +30,18 @@ namespace rooftrace::analyzer {
 struct ModelConfig {
   std::string name;        // "Llama-2-7B", or the file's _name_or_path / path
   std::string source;      // "built-in" or the file path
-  std::string model_type;  // "llama", "mistral", "mixtral", "qwen2"
+  std::string model_type;  // "llama", "mistral", "mixtral", "qwen2", "bert"
   std::string hidden_act;  // "silu" (gated) or "gelu" (plain, seed 000)
   bool gated_mlp = true;   // act(x W_gate) * (x W_up), then W_down
+  // An encoder (model_type "bert"): every token attends to every token,
+  // LayerNorms with biases, biases on every projection, one forward pass.
+  bool encoder = false;
+  // An encoder's head, from "architectures": a masked-LM head over every
+  // token (BertForMaskedLM, BertForPreTraining: dense + GELU + LayerNorm,
+  // then the tied vocabulary projection), else BertModel's pooler (one
+  // dense layer on each sequence's first token).
+  bool mlm_head = false;
+  int64_t type_vocab_size = 0;  // encoders: token-type embeddings
 
   int64_t hidden_size = 0;        // H
   int64_t intermediate_size = 0;  // I (per expert for a mixture of experts)

@@ -14,6 +14,7 @@ namespace {
 // memory-bound by orders of magnitude, so the counts only place them on
 // the plot). GELU's 12 is seed 000's.
 constexpr double kNormFlops = 4;     // square, sum, scale, weight
+constexpr double kLayerNormFlops = 5;  // mean, subtract, square, scale, affine
 constexpr double kSiluMulFlops = 5;  // x / (1 + exp(-x)) * up
 constexpr double kGeluFlops = 12;
 constexpr double kSoftmaxFlops = 5;  // max, subtract, exp, sum, divide
@@ -136,14 +137,21 @@ std::vector<OpCost> AttentionOps(const Layout& l, AttentionImpl impl,
   const double hq = static_cast<double>(l.hq), hkv = static_cast<double>(l.hkv);
   const double d = static_cast<double>(l.d);
   const int64_t heads_batch = batch * l.hq;
-  const double kv_write = 2 * B * q * hkv * d * l.kvb;
+  // An encoder keeps no cache: K and V are read where the QKV GEMM wrote
+  // them, nothing is appended.
+  const bool encoder = l.model->encoder;
+  const double kv_write = encoder ? 0 : 2 * B * q * hkv * d * l.kvb;
   const GemmDims score =
       Part("score", q, ctx, l.d, heads_batch, l.ab, l.kvb, l.ab);
   const GemmDims value =
       Part("value", q, l.d, ctx, heads_batch, l.ab, l.kvb, l.ab);
   std::vector<OpCost> out;
   if (impl == AttentionImpl::kFlash) {
-    const Visible v = VisibleKeys(q, ctx, l.model->sliding_window);
+    // Bidirectional (an encoder): every query sees all ctx keys.
+    const Visible v =
+        encoder ? Visible{static_cast<double>(q) * static_cast<double>(ctx),
+                          static_cast<double>(ctx)}
+                : VisibleKeys(q, ctx, l.model->sliding_window);
     OpCost o;
     o.op = "attention";
     o.kind = OpKind::kAttention;
@@ -326,6 +334,83 @@ std::vector<OpCost> StepOps(const Layout& l, const std::string& phase,
   return ops;
 }
 
+// An encoder's one forward step (BERT, post-LayerNorm): embeddings and
+// their norm; per layer QKV, bidirectional attention, output projection,
+// norm, up, GELU, down, norm; then the masked-LM head over every token
+// (dense, GELU, norm, vocabulary projection) or the pooler on each
+// sequence's first token.
+std::vector<OpCost> EncoderStepOps(const Layout& l, int64_t batch, int64_t q) {
+  const ModelConfig& m = *l.model;
+  const int64_t T = batch * q;
+  const double Td = static_cast<double>(T);
+  const double H = static_cast<double>(l.H);
+  std::vector<OpCost> ops;
+  // Word rows of this GPU's vocabulary slice, the q position rows and the
+  // token-type table; the summed rows written once.
+  OpCost embed;
+  embed.op = "embed";
+  embed.kind = OpKind::kGather;
+  embed.precision = Precision::kFp32;
+  const double rows =
+      std::min(std::ceil(Td / l.options.tp), static_cast<double>(l.V));
+  embed.weight_bytes =
+      (rows + static_cast<double>(q + m.type_vocab_size)) * H * kHeadBytes;
+  embed.act_bytes = Td * H * l.ab;
+  embed.comm_bytes = l.AllReduce(Td * H * l.ab);
+  ops.push_back(std::move(embed));
+  auto norm = [&](const char* name, int64_t count) {
+    OpCost o = Elementwise(name, count, kLayerNormFlops * Td * H,
+                           2 * Td * H * l.ab);
+    o.weight_bytes = 2 * H * kHeadBytes;  // weight and bias
+    return o;
+  };
+  ops.push_back(norm("embed_norm", 1));
+  OpCost qkv =
+      Gemm("qkv", l.L, T, (l.hq + 2 * l.hkv) * l.d, l.H, l.ab, l.wb, l.ab);
+  qkv.precision = l.compute;
+  qkv.parts = {Part("q", T, l.hq * l.d, l.H, 1, l.ab, l.wb, l.ab),
+               Part("k", T, l.hkv * l.d, l.H, 1, l.ab, l.wb, l.ab),
+               Part("v", T, l.hkv * l.d, l.H, 1, l.ab, l.wb, l.ab)};
+  ops.push_back(std::move(qkv));
+  for (OpCost& o : AttentionOps(l, l.options.attention, batch, q, q)) {
+    ops.push_back(std::move(o));
+  }
+  OpCost o_proj = Gemm("o_proj", l.L, T, l.H, l.hq * l.d, l.ab, l.wb, l.ab);
+  o_proj.precision = l.compute;
+  o_proj.comm_bytes = l.AllReduce(Td * H * l.ab);
+  ops.push_back(std::move(o_proj));
+  ops.push_back(norm("attn_norm", l.L));
+  for (OpCost& o : MlpOps(T, l.H, l.I, false, l.options.mlp_fusion, l.wb, l.ab)) {
+    o.count = l.L;
+    if (o.kind == OpKind::kGemm) o.precision = l.compute;
+    if (o.op == "down") o.comm_bytes = l.AllReduce(Td * H * l.ab);
+    ops.push_back(std::move(o));
+  }
+  ops.push_back(norm("mlp_norm", l.L));
+  // The head stays 16-bit, on the fp16/bf16 tensor roof (Gemm's default).
+  if (m.mlm_head) {
+    OpCost dense =
+        Gemm("head_dense", 1, T, l.H, l.H, kHeadBytes, kHeadBytes, kHeadBytes);
+    ops.push_back(std::move(dense));
+    ops.push_back(Elementwise("head_gelu", 1, kGeluFlops * Td * H,
+                              2 * Td * H * kHeadBytes));
+    ops.push_back(norm("head_norm", 1));
+    OpCost head =
+        Gemm("lm_head", 1, T, l.V, l.H, kHeadBytes, kHeadBytes, kHeadBytes);
+    head.comm_bytes = static_cast<double>(l.options.tp - 1) * Td *
+                      static_cast<double>(l.V) * kHeadBytes;
+    ops.push_back(std::move(head));
+  } else {
+    ops.push_back(Gemm("pooler", 1, batch, l.H, l.H, kHeadBytes, kHeadBytes,
+                       kHeadBytes));
+  }
+  for (OpCost& o : ops) {
+    o.phase = "forward";
+    l.Finish(&o);
+  }
+  return ops;
+}
+
 PhaseTotals Totals(const Layout& l, const std::string& phase,
                    const std::vector<OpCost>& ops, int64_t batch, int64_t q,
                    int64_t ctx) {
@@ -408,6 +493,34 @@ std::string Divisors(int64_t n) {
     if (n % i == 0) out += (out.empty() ? "" : ", ") + std::to_string(i);
   }
   return out;
+}
+
+// The prediction of an encoder (Predict's tail for one): one "forward"
+// step at --prompt tokens per sequence, no decode; --generate is ignored.
+Prediction PredictEncoder(const Layout& l, Prediction p) {
+  const int64_t B = l.options.batch, P = l.options.prompt;
+  std::vector<OpCost> ops = EncoderStepOps(l, B, P);
+  p.phases.push_back(Totals(l, "forward", ops, B, P, P));
+  p.ops = std::move(ops);
+  p.ttft_lower_s = p.end_to_end_lower_s = p.phases.front().roofline_s;
+  p.ttft_upper_s = p.phases.front().sum_s;
+  const ModelConfig& m = *l.model;
+  const double H = static_cast<double>(l.H);
+  const double layer_w =
+      (static_cast<double>((l.hq + 2 * l.hkv) * l.d) * H +
+       static_cast<double>(l.hq * l.d) * H + 2.0 * H * l.I) *
+          l.wb +
+      4 * H * kHeadBytes;
+  const double embed =
+      (static_cast<double>(l.V + m.max_position_embeddings +
+                           m.type_vocab_size) *
+           H +
+       2 * H) *
+      kHeadBytes;
+  const double head = (H * H + (m.mlm_head ? 2 * H : 0)) * kHeadBytes;
+  p.weight_bytes_per_gpu = l.L * layer_w + embed + head;
+  p.kv_bytes_per_token_per_gpu = 0;
+  return p;
 }
 
 }  // namespace
@@ -718,6 +831,14 @@ StatusOr<Prediction> Predict(const ModelConfig& model,
                            " is not divisible by " + std::to_string(tp) +
                            "; use one of " + Divisors(model.intermediate_size));
   }
+  if (model.encoder && options.prompt > model.max_position_embeddings) {
+    return InvalidArgument(
+        "--prompt " + std::to_string(options.prompt) + ": " + model.name +
+        " has " + std::to_string(model.max_position_embeddings) +
+        " position embeddings, and an encoder cannot take a longer sequence; "
+        "use --prompt " + std::to_string(model.max_position_embeddings) +
+        " or less");
+  }
   if (options.kv_cache == Dtype::kInt4) {
     return InvalidArgument(
         "--kv-dtype int4: the KV cache is bf16, fp16, fp8 or int8");
@@ -760,7 +881,8 @@ StatusOr<Prediction> Predict(const ModelConfig& model,
   l.L = model.num_layers;
   l.wb = DtypeBytes(options.weights);
   l.ab = DtypeBytes(options.activations);
-  l.kvb = DtypeBytes(options.kv_cache);
+  // An encoder's K and V are activations (no cache).
+  l.kvb = DtypeBytes(model.encoder ? options.activations : options.kv_cache);
   l.compute = compute;
 
   Prediction p;
@@ -769,6 +891,8 @@ StatusOr<Prediction> Predict(const ModelConfig& model,
   p.device = device;
   p.compute = compute;
   p.compute_peak_flops_per_s = l.Peak(compute);
+
+  if (model.encoder) return PredictEncoder(l, std::move(p));
 
   const int64_t B = options.batch, P = options.prompt, G = options.generate;
   const int64_t last_ctx = P + G - 1;
@@ -878,6 +1002,7 @@ json::Value PredictionToJson(const Prediction& p) {
   model.Set("name", m.name);
   model.Set("source", m.source);
   model.Set("model_type", m.model_type);
+  model.Set("encoder", m.encoder);
   model.Set("hidden_size", m.hidden_size);
   model.Set("intermediate_size", m.intermediate_size);
   model.Set("num_hidden_layers", m.num_layers);

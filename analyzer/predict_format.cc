@@ -71,9 +71,13 @@ std::string ModelLine(const ModelConfig& m) {
   return out + buf;
 }
 
-std::string WorkloadLine(const PredictOptions& o) {
-  return "batch " + Int(o.batch) + ", prompt " + Int(o.prompt) + ", generate " +
-         Int(o.generate) + ", tp " + Int(o.tp) + "; weights " +
+std::string WorkloadLine(const Prediction& p) {
+  const PredictOptions& o = p.options;
+  const std::string generate =
+      p.model.encoder ? " (one forward pass)"
+                      : ", generate " + Int(o.generate);
+  return "batch " + Int(o.batch) + ", prompt " + Int(o.prompt) + generate +
+         ", tp " + Int(o.tp) + "; weights " +
          std::string(DtypeName(o.weights)) + ", activations " +
          std::string(DtypeName(o.activations)) + ", KV cache " +
          std::string(DtypeName(o.kv_cache)) + "; attention " +
@@ -105,7 +109,7 @@ std::vector<std::pair<std::string, std::string>> HeaderItems(
       {"device", p.device.name},
       {"roofs", RoofLine(p)},
       {"link", LinkLine(p)},
-      {"workload", WorkloadLine(p.options)},
+      {"workload", WorkloadLine(p)},
       {"GEMM roof", std::string(PrecisionName(p.compute)) + " " +
                         SiPrefix(p.compute_peak_flops_per_s) +
                         "FLOP/s, ridge " +
@@ -114,8 +118,12 @@ std::vector<std::pair<std::string, std::string>> HeaderItems(
                               1) +
                         " FLOP/byte"},
       {"per GPU",
-       "weights " + Fixed(p.weight_bytes_per_gpu * 1e-9, 2) + " GB, KV cache " +
-           Fixed(p.kv_bytes_per_token_per_gpu * 1e-6, 4) + " MB per token"},
+       "weights " + Fixed(p.weight_bytes_per_gpu * 1e-9, 2) + " GB" +
+           (p.model.encoder
+                ? std::string(", no KV cache (an encoder)")
+                : ", KV cache " +
+                      Fixed(p.kv_bytes_per_token_per_gpu * 1e-6, 4) +
+                      " MB per token")},
       {"bytes",
        "minimum traffic, each operand moved once: intensities are "
        "upper bounds, times lower bounds (docs/predict.md)"},
@@ -126,6 +134,13 @@ std::vector<std::pair<std::string, std::string>> HeaderItems(
 std::vector<std::pair<std::string, std::string>> TotalItems(
     const Prediction& p) {
   std::vector<std::pair<std::string, std::string>> items;
+  if (p.model.encoder) {
+    items.push_back({"forward step", ">= " + Ms(p.ttft_lower_s) + " ms (<= " +
+                                         Ms(p.ttft_upper_s) +
+                                         " ms with nothing overlapped)"});
+    items.push_back({"decode", "- (an encoder: one forward pass, no decode)"});
+    return items;
+  }
   items.push_back({"time to first token", ">= " + Ms(p.ttft_lower_s) +
                                               " ms (<= " + Ms(p.ttft_upper_s) +
                                               " ms with nothing overlapped)"});
@@ -397,7 +412,7 @@ std::string RenderPredictionSvg(const Prediction& p) {
     const std::optional<double> ai = o.intensity();
     if (!ai || o.roofline_s() <= 0) continue;
     if (o.phase == "decode-last" && SameAsDecodeFirst(p, o)) continue;
-    const bool decode = o.phase != "prefill";
+    const bool decode = o.phase.rfind("decode", 0) == 0;
     have_decode = have_decode || decode;
     const double t = o.count * o.roofline_s();
     GroupRow g;
@@ -416,7 +431,7 @@ std::string RenderPredictionSvg(const Prediction& p) {
     g.achieved_bytes_per_s = o.bytes() / o.roofline_s();
     g.fraction_of_roof = std::max(o.t_math_s, o.t_mem_s) / o.roofline_s();
     g.bound = std::string(o.bound());
-    g.phase = decode ? "decode" : "prefill";
+    g.phase = decode ? "decode" : o.phase == "forward" ? "forward" : "prefill";
     g.phase_share = 1;
     g.flops_source = "analytic";
     g.bytes_source = "analytic";
@@ -424,7 +439,8 @@ std::string RenderPredictionSvg(const Prediction& p) {
     ++r.kernel_count;
     r.total_ns += static_cast<int64_t>(t * 1e9 + 0.5);
   }
-  for (const char* phase : {"prefill", "decode"}) {
+  const char* first = p.model.encoder ? "forward" : "prefill";
+  for (const char* phase : {first, "decode"}) {
     if (phase[0] == 'd' && !have_decode) continue;
     PhaseRow row;
     row.phase = phase;

@@ -55,10 +55,13 @@ void DescribePredict(const std::string& builtins, PredictArgs* a,
       "parallelism's all-reduces). max(...) is the roofline time, a lower "
       "bound; the sum an upper bound. Totals: time to first token, time per "
       "output token, decode tokens/s, and the batch at which decode turns "
-      "compute-bound. Save the JSON and compare a measured run with it: "
+      "compute-bound. An encoder (BERT) is one forward pass of the prompt: "
+      "a single 'forward' phase, no decode. Save the JSON and compare a "
+      "measured run with it: "
       "rooftrace analyze RUN --expect PREDICTION.json.";
   spec.epilog =
-      "CONFIG is a Hugging Face config.json (llama, mistral, mixtral, qwen2) "
+      "CONFIG is a Hugging Face config.json (llama, mistral, mixtral, qwen2, "
+      "bert) "
       "or a built-in name: " +
       builtins +
       ".\n\n"
@@ -71,7 +74,9 @@ void DescribePredict(const std::string& builtins, PredictArgs* a,
       "  rooftrace predict --model Mistral-7B --device-profile h100.json "
       "--format json > prediction.json\n"
       "  rooftrace predict --model Llama-3-8B --device l4 --html "
-      "prediction.html";
+      "prediction.html\n"
+      "  rooftrace predict --model bert-small --device h100-sxm --prompt 141 "
+      "--format json > bert.json";
   // One option per paragraph reads better than the formatter's packing of
   // the chained calls.
   // clang-format off

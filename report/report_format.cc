@@ -24,6 +24,19 @@ std::string PhaseCell(const GroupRow& g) {
   return buf;
 }
 
+// Where the run's data came from: "kineto file F sha256 HASH" (the hash cut
+// to 16 hex digits and "…" unless `full_hash`), or a live collection.
+std::string SourceLine(const RunRow& run, bool full_hash) {
+  if (run.source_format.empty() && run.source_file.empty()) {
+    return "live collection (no source file)";
+  }
+  std::string hash = run.source_sha256.empty() ? "unknown" : run.source_sha256;
+  if (!full_hash && hash.size() > 16) hash = hash.substr(0, 16) + "\u2026";
+  return (run.source_format.empty() ? "unknown format" : run.source_format) +
+         " file " + (run.source_file.empty() ? "?" : run.source_file) +
+         " sha256 " + hash;
+}
+
 // The columns of the kernel table, shared by table, CSV-less HTML.
 struct Column {
   const char* title;
@@ -338,6 +351,7 @@ class HtmlWriter : public ReportWriter {
       out << "<dt>" << XmlEscape(k) << "</dt><dd>" << XmlEscape(v) << "</dd>\n";
     };
     item("input", h.input + " (" + h.input_kind + ")");
+    item("source", SourceLine(h.run, true));
     item("run", std::to_string(h.run.run_id) +
                     (h.run.command.empty() ? "" : ": " + h.run.command));
     item("device", h.device_name.empty() ? "unknown" : h.device_name);
@@ -409,6 +423,7 @@ void WriteHeaderText(const Report& r, std::ostream& out) {
   if (const std::string w = IncompleteRunWarning(h.run); !w.empty()) {
     out << "  WARNING:  " << w << "\n";
   }
+  out << "  source:   " << SourceLine(h.run, false) << "\n";
   if (!h.ingest_warning.empty()) out << "  WARNING:  " << h.ingest_warning << "\n";
   if (!h.run.command.empty()) out << "  command:  " << h.run.command << "\n";
   out << "  device:   " << (h.device_name.empty() ? "unknown" : h.device_name)

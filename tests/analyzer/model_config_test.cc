@@ -37,7 +37,8 @@ TEST(ModelConfigTest, EveryBuiltinConfigParses) {
   EXPECT_EQ(names,
             (std::vector<std::string>{
                 "Llama-2-13B", "Llama-2-70B", "Llama-2-7B", "Llama-3-70B",
-                "Llama-3-8B", "Mistral-7B", "Mixtral-8x7B", "Qwen1.5-0.5B"}));
+                "Llama-3-8B", "Mistral-7B", "Mixtral-8x7B", "Qwen1.5-0.5B",
+                "bert-small"}));
   for (const std::string& n : names) {
     const ModelConfig c = Builtin(n);
     EXPECT_EQ(c.name, n);
@@ -56,6 +57,35 @@ TEST(ModelConfigTest, BuiltinParameterCountsArePublishedOnes) {
   EXPECT_EQ(Builtin("Mistral-7B").ParameterCount(), 7241732096);
   EXPECT_EQ(Builtin("Mixtral-8x7B").ParameterCount(), 46702792704);
   EXPECT_EQ(Builtin("Qwen1.5-0.5B").ParameterCount(), 463987712);
+}
+
+// bert-small is an encoder with a masked-LM head: its parameters are
+// BertForMaskedLM's with the decoder tied to the word embeddings:
+// embeddings (30522 + 512 + 2) x 512 + LayerNorm 1024 = 15 891 456; four
+// layers of 3 152 384; the head's dense, LayerNorm and decoder bias
+// 294 202.
+TEST(ModelConfigTest, BertSmallIsAnEncoder) {
+  const ModelConfig bert = Builtin("bert-small");
+  EXPECT_TRUE(bert.encoder);
+  EXPECT_TRUE(bert.mlm_head);
+  EXPECT_FALSE(bert.gated_mlp);
+  EXPECT_EQ(bert.head_dim, 64);
+  EXPECT_EQ(bert.num_kv_heads, 8);
+  EXPECT_EQ(bert.ParameterCount(), 28795194);
+  // Without a masked-LM architecture the head is BertModel's pooler.
+  StatusOr<ModelConfig> plain = ParseModelConfig(
+      R"({"model_type": "bert", "hidden_size": 512, "num_hidden_layers": 4,
+          "num_attention_heads": 8, "intermediate_size": 2048,
+          "vocab_size": 30522})",
+      "cfg.json");
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_FALSE(plain->mlm_head);
+  EXPECT_EQ(plain->ParameterCount(), 28795194 - 294202 + 262656);
+  EXPECT_NE(ErrorOf(R"({"model_type": "bert", "hidden_act": "relu",
+      "hidden_size": 512, "num_hidden_layers": 4, "num_attention_heads": 8,
+      "intermediate_size": 2048, "vocab_size": 30522})")
+                .find("hidden_act \"relu\" is not supported"),
+            std::string::npos);
 }
 
 // Names are matched case-insensitively, so `--model llama-2-7b` works.
@@ -124,9 +154,9 @@ TEST(ModelConfigTest, MissingFieldIsNamed) {
                   "num_hidden_layers": 2, "num_attention_heads": 8,
                   "vocab_size": 1000})"),
       "cfg.json: missing \"intermediate_size\" (the MLP width): a Hugging "
-      "Face config.json of a decoder model carries it; add it, or use a "
+      "Face config.json carries it; add it, or use a "
       "built-in config (Llama-2-13B, Llama-2-70B, Llama-2-7B, Llama-3-70B, "
-      "Llama-3-8B, Mistral-7B, Mixtral-8x7B, Qwen1.5-0.5B)");
+      "Llama-3-8B, Mistral-7B, Mixtral-8x7B, Qwen1.5-0.5B, bert-small)");
   EXPECT_NE(ErrorOf(R"({"hidden_size": 512})").find("missing \"model_type\""),
             std::string::npos);
   EXPECT_NE(ErrorOf(R"({"model_type": "llama", "hidden_size": 512,
@@ -194,7 +224,7 @@ TEST(ModelConfigTest, LoadsFilesAndNamesUnknownArguments) {
             "--model Llama-9-1B: no such file and not a built-in config; pass "
             "a Hugging Face config.json or one of: Llama-2-13B, Llama-2-70B, "
             "Llama-2-7B, Llama-3-70B, Llama-3-8B, Mistral-7B, Mixtral-8x7B, "
-            "Qwen1.5-0.5B");
+            "Qwen1.5-0.5B, bert-small");
   testing::RemoveTempDir(dir);
 }
 

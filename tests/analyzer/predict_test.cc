@@ -349,6 +349,56 @@ TEST(PredictTest, Llama2On7BH100OpCostsAndTotals) {
   EXPECT_EQ(p.kv_bytes_per_token_per_gpu, 32.0 * 2 * 32 * 128 * 2);
 }
 
+// BERT-small (hidden 512, 4 layers, 8 heads of 64, MLP 2048, vocabulary
+// 30522, a masked-LM head) at one sequence of 141 tokens, as in the H100
+// Kineto trace: one "forward" phase, no decode; bidirectional attention
+// sees every key (141^2 per head) and appends nothing to a cache.
+TEST(PredictTest, BertSmallEncoderIsOneForwardPass) {
+  PredictOptions o;
+  o.prompt = 141;
+  const Prediction p = RunPredict(Model("bert-small"), o, Device("h100-sxm"));
+  ASSERT_EQ(p.phases.size(), 1u);
+  EXPECT_EQ(p.phases[0].phase, "forward");
+  EXPECT_EQ(p.phases[0].tokens, 141);
+  EXPECT_FALSE(p.tpot_lower_s.has_value());
+  std::vector<std::string> names;
+  for (const OpCost& op : p.ops) names.push_back(op.op);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "embed", "embed_norm", "qkv", "attention", "o_proj",
+                       "attn_norm", "up", "gelu", "down", "mlp_norm",
+                       "head_dense", "head_gelu", "head_norm", "lm_head"}));
+  const OpCost& qkv = Op(p, "forward", "qkv");
+  EXPECT_EQ(qkv.count, 4);
+  EXPECT_EQ(qkv.n, 1536);
+  EXPECT_EQ(qkv.flops, 2.0 * 141 * 1536 * 512);  // 221 773 824
+  const OpCost& attn = Op(p, "forward", "attention");
+  EXPECT_EQ(attn.flops, 4.0 * 8 * 64 * 141 * 141);  // 40 716 288
+  EXPECT_EQ(attn.kv_bytes, 2.0 * 8 * 64 * 2 * 141);  // K, V read; no append
+  const OpCost& up = Op(p, "forward", "up");
+  EXPECT_EQ(up.m, 141);
+  EXPECT_EQ(up.n, 2048);
+  EXPECT_EQ(up.k, 512);
+  const OpCost& head = Op(p, "forward", "lm_head");
+  EXPECT_EQ(head.count, 1);
+  EXPECT_EQ(head.m, 141);  // every token, not only the last
+  EXPECT_EQ(head.flops, 4406888448.0);
+  // The head's bytes, (141 x 512 + 512 x 30522 + 141 x 30522) x 2, at
+  // 3.35 TB/s: memory-bound, 11.94 us.
+  EXPECT_EQ(head.bytes(), 40006116.0);
+  EXPECT_EQ(head.bound(), "memory");
+  EXPECT_NEAR(p.ttft_lower_s, p.phases[0].roofline_s, 0);
+}
+
+// An encoder has 512 positions: a longer --prompt is refused.
+TEST(PredictTest, EncoderPromptPastPositionsIsRefused) {
+  PredictOptions o;
+  o.prompt = 513;
+  EXPECT_NE(ErrorOf(Model("bert-small"), o, Device("h100-sxm"))
+                .find("has 512 position embeddings"),
+            std::string::npos);
+}
+
+
 // --generate 1: the prefill makes the only token, there is no decode.
 TEST(PredictTest, GenerateOneHasNoDecode) {
   PredictOptions o;

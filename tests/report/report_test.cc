@@ -6,8 +6,10 @@
 #include <sqlite3.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "analyzer/input.h"
+#include "report/report_format.h"
 #include "report/roofs.h"
 #include "model/device_profile.h"
 #include "sources/rft/testing/trace_builder.h"
@@ -171,6 +173,44 @@ TEST_F(ReportTest, HeaderCarriesDeviceRoofsAndImportStats) {
   EXPECT_EQ(h.import_stats.size(), 4u);
   EXPECT_EQ(h.run.command, "python serve.py");
 }
+
+// Issue 15: a report says where its data came from (format, file, SHA-256
+// of the file's content) near the top: the text header with the hash cut
+// short, the HTML header with all of it; a live collection says so.
+TEST(ReportSourceTest, HeadersSayWhereTheDataCameFrom) {
+  Report r;
+  r.header.title = "rooftrace analyze";
+  r.header.input = "bert.json.gz";
+  r.header.input_kind = "trace";
+  r.header.run.source_format = "kineto";
+  r.header.run.source_file = "bert.json.gz";
+  r.header.run.source_sha256 =
+      "9b012f118f5051d66e2e564ccc2079e5602c0f326b0c2e997670a08b817ca516";
+  std::ostringstream text;
+  WriteHeaderText(r, text);
+  EXPECT_NE(text.str().find("  source:   kineto file bert.json.gz sha256 "
+                            "9b012f118f5051d6\u2026\n"),
+            std::string::npos)
+      << text.str();
+  // Second line, under the title.
+  EXPECT_EQ(text.str().find("  source:"), text.str().find('\n') + 1);
+  std::ostringstream html;
+  MakeReportWriter("html")->Write(r, html);
+  const size_t source = html.str().find(
+      "<dt>source</dt><dd>kineto file bert.json.gz sha256 "
+      "9b012f118f5051d66e2e564ccc2079e5602c0f326b0c2e997670a08b817ca516"
+      "</dd>");
+  ASSERT_NE(source, std::string::npos) << html.str();
+  EXPECT_LT(source, html.str().find("<dt>device</dt>"));
+
+  Report live;
+  std::ostringstream live_text;
+  WriteHeaderText(live, live_text);
+  EXPECT_NE(live_text.str().find("  source:   live collection (no source "
+                                 "file)\n"),
+            std::string::npos);
+}
+
 
 // --by kernel keeps the two GEMM tile variants apart, with display names.
 TEST_F(ReportTest, KernelGroupsSplitTileVariants) {
