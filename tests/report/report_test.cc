@@ -182,6 +182,7 @@ TEST(ReportSourceTest, HeadersSayWhereTheDataCameFrom) {
   r.header.title = "rooftrace analyze";
   r.header.input = "bert.json.gz";
   r.header.input_kind = "trace";
+  r.header.run.complete = 1;  // (an incomplete run's warning comes first)
   r.header.run.source_format = "kineto";
   r.header.run.source_file = "bert.json.gz";
   r.header.run.source_sha256 =
