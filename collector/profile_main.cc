@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -36,7 +37,19 @@ namespace rooftrace {
 namespace {
 
 std::atomic<int> g_forward_signal{0};
-extern "C" void OnForwardSignal(int sig) { g_forward_signal.store(sig); }
+// A signal the terminal generated (Ctrl-C, Ctrl-\\: si_code SI_KERNEL) went
+// to the whole foreground process group, the command included: forwarding
+// it would deliver it twice. One sent with kill() to rooftrace is passed on.
+extern "C" void OnForwardSignal(int sig, siginfo_t* info, void*) {
+  if (info != nullptr && info->si_code == SI_KERNEL) return;
+  g_forward_signal.store(sig);
+}
+
+// Signals whose default action would end rooftrace and orphan the command:
+// each is passed on to the command instead (issue 18 items 5, 10).
+constexpr int kForwardedSignals[] = {SIGINT,  SIGTERM, SIGHUP, SIGQUIT,
+                                     SIGUSR1, SIGUSR2, SIGALRM};
+constexpr size_t kNumForwarded = std::size(kForwardedSignals);
 
 // The injection library: $ROOFTRACE_INJECT_LIB, else <bin>/../lib/.
 std::string FindInjectLibrary() {
@@ -183,8 +196,8 @@ std::vector<std::string> ChildEnvironment(const ProfileOptions& o,
   return env;
 }
 
-// Runs the command with `env`, forwarding SIGINT/SIGTERM/SIGHUP to it;
-// returns its exit code (128 + signal when killed).
+// Runs the command with `env`, forwarding kForwardedSignals to it; returns
+// its exit code (128 + signal when killed).
 int RunChild(const ProfileOptions& o, std::vector<std::string> env) {
   std::vector<std::string> cmd = o.cmd;
   std::vector<char*> envp, args;
@@ -192,19 +205,25 @@ int RunChild(const ProfileOptions& o, std::vector<std::string> env) {
   envp.push_back(nullptr);
   for (auto& a : cmd) args.push_back(a.data());
   args.push_back(nullptr);
-  struct sigaction sa {}, old_int {}, old_term {}, old_hup {};
-  sa.sa_handler = OnForwardSignal;
+  struct sigaction sa {};
+  struct sigaction old[kNumForwarded] = {};
+  sa.sa_sigaction = OnForwardSignal;
+  sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   g_forward_signal.store(0);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  sigaction(SIGHUP, &sa, &old_hup);
+  for (size_t i = 0; i < kNumForwarded; ++i) {
+    sigaction(kForwardedSignals[i], &sa, &old[i]);
+  }
   // Built before fork(): the child of a threaded process may only call
   // async-signal-safe functions.
   const std::string exec_failed =
       "rooftrace profile: cannot execute " + o.exe + "\n";
   const pid_t child = fork();
   if (child == 0) {
+    // The command starts with the dispositions rooftrace was given.
+    for (size_t i = 0; i < kNumForwarded; ++i) {
+      sigaction(kForwardedSignals[i], &old[i], nullptr);
+    }
     execve(o.exe.c_str(), args.data(), envp.data());
     (void)!write(2, exec_failed.data(), exec_failed.size());
     _exit(127);
@@ -225,9 +244,9 @@ int RunChild(const ProfileOptions& o, std::vector<std::string> env) {
                 : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                       : kExitFailure;
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  sigaction(SIGHUP, &old_hup, nullptr);
+  for (size_t i = 0; i < kNumForwarded; ++i) {
+    sigaction(kForwardedSignals[i], &old[i], nullptr);
+  }
   return exit_code;
 }
 

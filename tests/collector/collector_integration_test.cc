@@ -3,6 +3,7 @@
 // `rooftrace profile` with a stand-in producer.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <pty.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -311,6 +312,83 @@ TEST_F(CollectorIntegrationTest, ProfileBadInvocationsExitTwo) {
             2);
   EXPECT_NE(Slurp(log_).find("injection library was not found"),
             std::string::npos);
+}
+
+// A command that says which signals it got: it traps USR1 and QUIT,
+// writes "ready" once the traps are set, and leaves after its first signal
+// (or 10 s).
+std::vector<std::string> SignalRecorder(const std::string& got,
+                                        const std::string& ready) {
+  const std::string script =
+      "trap 'echo USR1 >> " + got + "; exit 0' USR1; "
+      "trap 'echo QUIT >> " + got + "; exit 0' QUIT; "
+      "trap 'echo INT >> " + got + "; exit 0' INT; "
+      "echo > " + ready + "; i=0; "
+      "while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done";
+  return {"/bin/sh", "-c", script};
+}
+
+// Issue 18 item 10: USR1 or QUIT sent to profile ended it (their default
+// action) and orphaned the command. They are passed on: the command gets
+// the signal once, and profile returns the command's exit code.
+TEST_F(CollectorIntegrationTest, ProfilePassesOtherSignalsOn) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  for (const int sig : {SIGUSR1, SIGQUIT}) {
+    const std::string got = dir_ + "/got." + std::to_string(sig);
+    const std::string ready = dir_ + "/ready." + std::to_string(sig);
+    std::vector<std::string> argv = {kCli, "profile", "-o",
+                                     dir_ + "/sig" + std::to_string(sig) +
+                                         ".sqlite", "--"};
+    for (const auto& a : SignalRecorder(got, ready)) argv.push_back(a);
+    const pid_t p = Spawn(argv, log_, {fake});
+    ASSERT_TRUE(WaitForFile(ready)) << Slurp(log_);
+    kill(p, sig);
+    EXPECT_EQ(Wait(p), 0) << "signal " << sig << ": " << Slurp(log_);
+    EXPECT_EQ(Slurp(got), std::string(sig == SIGUSR1 ? "USR1" : "QUIT") + "\n");
+  }
+}
+
+// Issue 18 item 5: Ctrl-C at a terminal signals the whole foreground
+// process group, the profiled command included; profile passed it on
+// again, so the command got SIGINT twice (Python: two KeyboardInterrupts).
+// Here profile runs on a pseudo-terminal and ^C is typed: the command must
+// count exactly one SIGINT.
+TEST_F(CollectorIntegrationTest, TerminalCtrlCReachesTheCommandOnce) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  const std::string got = dir_ + "/ints";
+  const std::string ready = dir_ + "/ready";
+  const std::string script =
+      "import signal, sys, time\n"
+      "n = 0\n"
+      "def on_int(*_):\n"
+      "    global n\n"
+      "    n += 1\n"
+      "signal.signal(signal.SIGINT, on_int)\n"
+      "open(sys.argv[2], 'w').write('ready')\n"
+      "end = time.time() + 10\n"
+      "while n == 0 and time.time() < end: time.sleep(0.01)\n"
+      "time.sleep(0.5)\n"
+      "open(sys.argv[1], 'w').write(str(n))\n";
+  int master = -1;
+  const pid_t p = forkpty(&master, nullptr, nullptr, nullptr);
+  ASSERT_GE(p, 0);
+  if (p == 0) {
+    const int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 2);
+    putenv(strdup(fake.c_str()));
+    execl(kCli.c_str(), kCli.c_str(), "profile", "-o",
+          (dir_ + "/tty.sqlite").c_str(), "--", "/usr/bin/env", "python3",
+          "-c", script.c_str(), got.c_str(), ready.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ASSERT_TRUE(WaitForFile(ready)) << Slurp(log_);
+  ASSERT_EQ(write(master, "\x03", 1), 1);  // ^C: SIGINT to the group
+  EXPECT_EQ(Wait(p), 0) << Slurp(log_);
+  close(master);
+  EXPECT_EQ(Slurp(got), "1") << Slurp(log_);
 }
 
 // With the real libinject built: profile a trivial command end to end.
