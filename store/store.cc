@@ -1,5 +1,7 @@
 #include "store/store.h"
 
+#include <sys/stat.h>
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -374,6 +376,31 @@ Status Store::MigrateFromSchema3() {
   return OkStatus();
 }
 
+Status Store::RefuseForeignDatabase() {
+  sqlite3_stmt* q = nullptr;
+  std::string tables;
+  int count = 0;
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT name FROM sqlite_master WHERE type = 'table' "
+                         "ORDER BY name",
+                         -1, &q, nullptr) != SQLITE_OK) {
+    return Error("cannot read the file's tables");
+  }
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    if (++count <= 3) {
+      if (!tables.empty()) tables += ", ";
+      tables += reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+    }
+  }
+  sqlite3_finalize(q);
+  if (count == 0) return OkStatus();  // a new store
+  return InvalidArgument(
+      path_ + ": an SQLite database of another program (tables " + tables +
+      (count > 3 ? ", ..." : "") +
+      "), not a rooftrace store: rooftrace adds its tables only to its own "
+      "stores or a new file; name a new file");
+}
+
 int Store::SchemaVersion() {
   int version = 0;
   sqlite3_stmt* q = nullptr;
@@ -432,6 +459,14 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
                                              Durability durability) {
   std::unique_ptr<Store> s(new Store());
   s->path_ = path;
+  // An existing empty file is not a store (nor a new file: it may be
+  // another program's, or meant for something else).
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+    return InvalidArgument(path +
+                           ": an empty file, not a rooftrace store: remove it "
+                           "or name a new file (rooftrace creates it)");
+  }
   if (sqlite3_open_v2(path.c_str(), &s->db_,
                       // NOMUTEX: the owning RunRecorder serialises every
                       // call, so SQLite's own locking is pure cost.
@@ -475,6 +510,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
         std::to_string(kStoreSchemaVersion) +
         "): upgrade rooftrace or write to a new store");
   }
+  if (version == 0) RT_RETURN_IF_ERROR(s->RefuseForeignDatabase());
   if (version == 1) RT_RETURN_IF_ERROR(s->MigrateFromSchema1());
   if (version == 1 || version == 2) {
     RT_RETURN_IF_ERROR(s->MigrateFromSchema2());

@@ -99,6 +99,9 @@ class Store : public RunSink {
   Status ApplyTestPageBudget();
   // schema_info's schema_version (0: none).
   int SchemaVersion();
+  // OK for a database with no table at all (a new store); an error naming
+  // the tables for another program's database (schema version 0).
+  Status RefuseForeignDatabase();
   // The kernel_names row of a kernel's name, inserted on first use.
   StatusOr<int64_t> NameId(const KernelRow& kernel);
 

@@ -6,6 +6,8 @@
 #include <sqlite3.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -109,12 +111,39 @@ TEST_F(StoreSchemaTest, TheCollectorWritesTheDocumentedSchema) {
 // A store created elsewhere keeps its page size (SQLite cannot change it in
 // WAL mode, and rewriting a user's file is not ours to do).
 TEST_F(StoreSchemaTest, AnExistingStoreKeepsItsPageSize) {
-  Exec(store_, "PRAGMA page_size=4096; CREATE TABLE user_notes (t TEXT)");
+  // A store of 4 KiB pages (only its schema_info written yet).
+  Exec(store_,
+       "PRAGMA page_size=4096; CREATE TABLE schema_info (key TEXT PRIMARY "
+       "KEY, value TEXT NOT NULL); INSERT INTO schema_info VALUES "
+       "('schema_version', '" + std::to_string(kStoreSchemaVersion) + "')");
   { ASSERT_TRUE(Store::Open(store_).ok()); }
   StoreQuery q(store_);
   EXPECT_EQ(q.Int("PRAGMA page_size"), 4096);
   EXPECT_EQ(q.Text("SELECT type FROM sqlite_master WHERE name='kernels'"),
             "view");
+}
+
+// Issue 18 item 11: another program's SQLite file, or an empty file, given
+// as the store got rooftrace's tables added. Both are refused with the fix,
+// and the file is left as it was; a new file is still a new store.
+TEST_F(StoreSchemaTest, ForeignDatabasesAndEmptyFilesAreRefused) {
+  Exec(store_, "CREATE TABLE user_notes (t TEXT); INSERT INTO user_notes "
+               "VALUES ('mine')");
+  auto foreign = Store::Open(store_);
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_NE(foreign.status().message().find("another program (tables "
+                                            "user_notes)"),
+            std::string::npos)
+      << foreign.status().message();
+  EXPECT_EQ(StoreQuery(store_).Int("SELECT count(*) FROM sqlite_master"), 1);
+  const std::string empty = dir_.File("empty.sqlite");
+  { std::ofstream touch(empty); }
+  auto refused = Store::Open(empty);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("an empty file"),
+            std::string::npos);
+  EXPECT_EQ(std::filesystem::file_size(empty), 0u);
+  EXPECT_TRUE(Store::Open(dir_.File("new.sqlite")).ok());
 }
 
 TEST_F(StoreSchemaTest, KernelNamesAreStoredOnceAcrossRuns) {
