@@ -224,6 +224,59 @@ TEST(KinetoRealFilesTest, BertGemmFlopsEqualTraceLensPerShape) {
             60);
 }
 
+// The H100 BERT trace's other operators (model/ops.h, op_shapes.h). The
+// attention is aten::scaled_dot_product_attention -> _scaled_dot_product_
+// flash_attention -> _flash_attention_forward, whose Input Dims are
+// [[1, 141, 8, 64]] x 3 (batch, length, heads, dim; the SDPA above it has
+// [1, 8, 141, 64]), bf16, is_causal "False": FLOPs 4 * B * H * Lq * Lk * D
+// = 4 * 1 * 8 * 141 * 141 * 64 = 40,716,288; bytes (Q + K + V + O) =
+// 4 * 72,192 elements * 2 = 577,536. Pointwise, 1 x 141 x 512 = 72,192
+// elements (bf16, 2 bytes): add 1 FLOP each and 3 tensors moved (433,152
+// bytes); native_layer_norm 7 each (505,344) and x, weight[512], bias[512]
+// in, y out ((72,192 * 2 + 1,024) * 2 = 290,816 bytes); gelu over
+// 1 x 141 x 2048 = 288,768 elements 8 each (2,310,144) and 2 tensors
+// (1,155,072 bytes). TraceLens's CSVs beside the trace cover GEMMs and
+// kernel times only: no non-GEMM figures to compare with.
+TEST(KinetoRealFilesTest, BertAttentionAndPointwiseKernelsAreAnalytic) {
+  REAL_FILE_OR_SKIP(f, kBert);
+  auto result = f.Import();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->warning, "");
+  StoreQuery q(f.store());
+  const std::string op_kernels =
+      "SELECT count(*) FROM kernels WHERE gemm_call_id IS NULL AND "
+      "flops_source = 'analytic' AND bytes_source = 'analytic'";
+  // 4 attention + 10 add (9 add, 1 add_) + 10 layer_norm + 5 gelu.
+  EXPECT_EQ(q.Int(op_kernels), 29);
+  EXPECT_EQ(q.Int(op_kernels + " AND name LIKE '%flash_fwd_kernel%' AND "
+                  "shape = 'b=1 h=8 lq=141 lk=141 d=64' AND precision = "
+                  "'bf16_tc' AND flops_bf16_tc = 40716288 AND dram_bytes = "
+                  "577536"),
+            4);
+  EXPECT_EQ(q.Int(op_kernels + " AND shape = '1x141x512' AND flops_fp16 = "
+                  "72192 AND dram_bytes = 433152"),
+            10);
+  EXPECT_EQ(q.Int(op_kernels + " AND name LIKE '%layer_norm%' AND shape = "
+                  "'1x141x512' AND flops_fp16 = 505344 AND dram_bytes = "
+                  "290816"),
+            10);
+  EXPECT_EQ(q.Int(op_kernels + " AND shape = '1x141x2048' AND flops_fp16 = "
+                  "2310144 AND dram_bytes = 1155072"),
+            4);
+  // The pooler's gelu, 1 x 141 x 512: 8 * 72,192 FLOPs, 2 tensors moved.
+  EXPECT_EQ(q.Int(op_kernels + " AND shape = '1x141x512' AND flops_fp16 = "
+                  "577536 AND dram_bytes = 288768"),
+            1);
+  // Not modelled: 3 embedding gathers (indexSelect) and the attention
+  // mask's check (aten::eq, aten::all).
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE flops_source = "
+                  "'none'"),
+            5);
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE name LIKE "
+                  "'%indexSelect%' AND flops_source = 'none'"),
+            3);
+}
+
 // The A100 CUPTI range-profiler trace (no kernel events, one
 // cuda_profiler_range per kernel with SASS instruction counts): AlexNet's
 // fully connected layers at batch 128, 9216 -> 4096 and 4096 -> 4096, run
