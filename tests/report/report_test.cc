@@ -6,8 +6,10 @@
 #include <sqlite3.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "analyzer/input.h"
+#include "report/report_format.h"
 #include "report/roofs.h"
 #include "model/device_profile.h"
 #include "tests/support/golden_store.h"
@@ -17,6 +19,7 @@ namespace rooftrace::analyzer {
 namespace {
 
 using testing::BuildGoldenRun;
+using testing::KernelSpec;
 using testing::TempDir;
 using testing::TestStore;
 
@@ -169,6 +172,97 @@ TEST_F(ReportTest, HeaderCarriesDeviceRoofsAndImportStats) {
   EXPECT_EQ(h.unmatched, 2);
   EXPECT_EQ(h.import_stats.size(), 4u);
   EXPECT_EQ(h.run.command, "python serve.py");
+}
+
+// The timeline's busy/idle breakdown on known intervals (run 3): device 0
+// has kernels [1000, 3000) and [2000, 5000) on two streams (overlapping:
+// counted once), a copy [5000, 6000) right after, a copy [8000, 9000) in
+// the gap, a kernel [10000, 11000) and a copy [11500, 12500) after the last
+// kernel (outside the span: not counted). Span 11000 - 1000 = 10000; busy
+// 5000 + 1000 + 1000 = 7000; idle 3000 = 30%. Device 1: kernels
+// [20000, 21000) and [23000, 24000): span 4000, busy 2000, idle 50%.
+TEST_F(ReportTest, BusyAndIdleTimePerDevice) {
+  const std::string busy_path = dir_ + "/busy.sqlite";
+  {
+    TestStore s(busy_path);
+    s.AddRun(3, "Test GPU 2TB");
+    auto kernel = [&](int64_t device, int64_t stream, int64_t start,
+                      int64_t end) {
+      KernelSpec k;
+      k.run_id = 3;
+      k.session_id = 3;
+      k.name = "k";
+      k.device_id = device;
+      k.stream_id = stream;
+      k.start_ns = start;
+      k.duration_ns = end - start;
+      s.AddKernel(k);
+    };
+    kernel(0, 7, 1000, 3000);
+    kernel(0, 8, 2000, 5000);
+    kernel(0, 7, 10000, 11000);
+    kernel(1, 7, 20000, 21000);
+    kernel(1, 7, 23000, 24000);
+    s.AddMemcpy(3, "htod", 64, 5000, 6000, 7);
+    s.AddMemcpy(3, "dtoh", 64, 8000, 9000, 7);
+    s.AddMemcpy(3, "dtoh", 64, 11500, 12500, 7);
+  }
+  StoreReader store;
+  ASSERT_TRUE(store.Open(busy_path, busy_path).ok());
+  ReportOptions o;
+  o.run_id = 3;
+  StatusOr<Report> built = BuildReport(store, o);
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const Report& r = *built;
+  ASSERT_EQ(r.busy.size(), 2u);
+  const DeviceBusy& d0 = r.busy[0];
+  EXPECT_EQ(d0.device_id, 0);
+  EXPECT_EQ(d0.first_start_ns, 1000);
+  EXPECT_EQ(d0.last_end_ns, 11000);
+  EXPECT_EQ(d0.span_ns, 10000);
+  EXPECT_EQ(d0.busy_ns, 7000);
+  EXPECT_EQ(d0.idle_ns, 3000);
+  EXPECT_DOUBLE_EQ(d0.idle_share, 0.3);
+  EXPECT_EQ(d0.kernels, 3);
+  EXPECT_EQ(d0.copies, 3);
+  const DeviceBusy& d1 = r.busy[1];
+  EXPECT_EQ(d1.device_id, 1);
+  EXPECT_EQ(d1.span_ns, 4000);
+  EXPECT_EQ(d1.busy_ns, 2000);
+  EXPECT_DOUBLE_EQ(d1.idle_share, 0.5);
+  EXPECT_EQ(d1.copies, 0);
+
+  std::ostringstream text, json;
+  MakeReportWriter("table")->Write(r, text);
+  EXPECT_NE(text.str().find("  busy:     device 0: busy 0.007 of 0.010 ms "
+                            "wall (first kernel start to last kernel end), "
+                            "idle 0.003 ms = 30.0%"),
+            std::string::npos)
+      << text.str();
+  MakeReportWriter("json")->Write(r, json);
+  EXPECT_NE(json.str().find("\"busy\":[{\"device_id\":0,\"first_start_ns\":"
+                            "1000,\"last_end_ns\":11000,\"span_ns\":10000,"
+                            "\"busy_ns\":7000,\"idle_ns\":3000,\"idle_share\":"),
+            std::string::npos)
+      << json.str();
+  EXPECT_NE(json.str().find("\"kernels\":3,\"copies\":3},{\"device_id\":1"),
+            std::string::npos);
+}
+
+// Intervals in any order and more of them than one merge batch give the
+// same union as sorted ones.
+TEST(BusyTimelineTest, UnorderedIntervalsMergeAcrossBatches) {
+  BusyTimeline t;
+  // 10000 kernels of 10 ns every 20 ns, in reverse: busy 100000 of a
+  // 199990 ns span.
+  for (int i = 9999; i >= 0; --i) t.AddKernel(0, i * 20, i * 20 + 10);
+  t.AddKernel(0, 5, 5);  // no duration: ignored
+  const std::vector<DeviceBusy> b = t.Finish();
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].span_ns, 199990);
+  EXPECT_EQ(b[0].busy_ns, 100000);
+  EXPECT_EQ(b[0].idle_ns, 99990);
+  EXPECT_EQ(b[0].kernels, 10000);
 }
 
 // --by kernel keeps the two GEMM tile variants apart, with display names.
