@@ -277,6 +277,24 @@ TEST(KinetoRealFilesTest, BertAttentionAndPointwiseKernelsAreAnalytic) {
             3);
 }
 
+// The BERT trace is one encoder forward pass (ProfilerStep#6 around it):
+// one step, whose GEMMs see 141 tokens, labelled prefill with evidence
+// that says it is a single forward pass, every kernel in it.
+TEST(KinetoRealFilesTest, BertIsOneForwardPass) {
+  REAL_FILE_OR_SKIP(f, kBert);
+  auto result = f.Import();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(f.store());
+  EXPECT_EQ(q.Int("SELECT count(*) FROM steps"), 1);
+  EXPECT_EQ(q.Text("SELECT phase || '|' || token_count || '|' || "
+                   "kernel_count || '|' || evidence FROM steps"),
+            "prefill|141|60|GEMMs see 141 tokens in a single forward step "
+            "with no decode after it: an encoder, or one prefill; step "
+            "ended by the end of the session");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE phase = 'prefill'"),
+            60);
+}
+
 // The A100 CUPTI range-profiler trace (no kernel events, one
 // cuda_profiler_range per kernel with SASS instruction counts): AlexNet's
 // fully connected layers at batch 128, 9216 -> 4096 and 4096 -> 4096, run
