@@ -9,10 +9,12 @@
 #include <sstream>
 
 #include "analyzer/input.h"
+#include "analyzer/trace_report.h"
 #include "report/report_format.h"
 #include "report/roofs.h"
 #include "model/device_profile.h"
 #include "tests/support/golden_store.h"
+#include "tests/support/real_data.h"
 #include "tests/support/store_schema1.h"
 
 namespace rooftrace::analyzer {
@@ -247,6 +249,30 @@ TEST_F(ReportTest, BusyAndIdleTimePerDevice) {
       << json.str();
   EXPECT_NE(json.str().find("\"kernels\":3,\"copies\":3},{\"device_id\":1"),
             std::string::npos);
+}
+
+// The H100 BERT trace (one encoder forward pass, ProfilerStep#6): its 60
+// kernels run 0.307 ms in all, and with its one copy the GPU is busy
+// 309,437 ns of the 3,907,825 ns from the first kernel's start to the last
+// kernel's end: 92.1% idle, the host setting the pace (eager PyTorch
+// launching small kernels one by one).
+TEST(BusyRealTraceTest, BertEncoderGpuIsMostlyIdle) {
+  const char kBert[] =
+      "tracelens/tests/traces/h100/"
+      "gaunernst_bert-small-uncased__1016001.redacted.json.gz";
+  const std::string file = test_support::RealDataFile(kBert);
+  if (file.empty()) GTEST_SKIP() << test_support::RealDataMissing(kBert);
+  StatusOr<Report> r = BuildTraceReport(file, "", ReportOptions());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->busy.size(), 1u);
+  const DeviceBusy& b = r->busy[0];
+  EXPECT_EQ(b.kernels, 60);
+  EXPECT_EQ(b.copies, 1);
+  EXPECT_EQ(b.span_ns, 3907825);
+  EXPECT_EQ(b.busy_ns, 309437);
+  EXPECT_EQ(b.idle_ns, 3598388);
+  EXPECT_NEAR(b.idle_share, 0.921, 0.0005);
+  EXPECT_EQ(r->total_ns, 307197);
 }
 
 // Intervals in any order and more of them than one merge batch give the
