@@ -88,9 +88,13 @@ bool ConcreteInts(std::string_view v, int n, int64_t* out) {
     if ((v[i] >= '0' && v[i] <= '9') || v[i] == '-') {
       const std::string digits(v.substr(i, 24));
       char* end = nullptr;
-      out[got++] = std::strtoll(digits.c_str(), &end, 10);
+      const int64_t n = std::strtoll(digits.c_str(), &end, 10);
+      if (end == digits.c_str()) {  // a lone '-'
+        ++i;
+        continue;
+      }
+      out[got++] = n;
       i += static_cast<size_t>(end - digits.c_str());
-      if (end == digits.c_str()) ++i;
     } else {
       ++i;
     }

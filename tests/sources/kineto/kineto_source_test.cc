@@ -669,5 +669,61 @@ TEST_F(KinetoSyntheticTest, ProfilerStepsAreForwardSteps) {
   EXPECT_EQ(q.Int("SELECT count(DISTINCT step_id) FROM kernels"), 2);
 }
 
+// Other operators (op_shapes.h): a launch belongs to the innermost operator
+// with figures, so a copy_ inside a matmul is the copy's (no FLOPs, its
+// bytes: 2 x 512 fp32 = 4,096) and the mm's kernel the GEMM's; a causal
+// SDPA with "Concrete Inputs" before "Input Dims" (1 x 2 x 64 x 32, fp16:
+// 4 * 2 * 64 * 64 * 32 / 2 = 524,288 FLOPs, 4 * 4,096 * 2 = 32,768
+// bytes); and a kernel without its launch takes the gelu its External id
+// names (32 elements * 8 = 256 FLOPs, 2 * 128 = 256 bytes).
+TEST_F(KinetoSyntheticTest, OtherOperatorsGiveTheirKernelsFigures) {
+  const std::string path = Write(Trace({
+      Annotation(100, "ProfilerStep#1", "1000", "200"),
+      Op(100, "aten::matmul", "1001", "50",
+         "\"Input Dims\": [[4, 8, 16], [16, 32]], \"Input type\": "
+         "[\"float\", \"float\"]"),
+      Op(100, "aten::copy_", "1002", "5",
+         "\"Input Dims\": [[4, 8, 16], [4, 8, 16], []], \"Input type\": "
+         "[\"float\", \"float\", \"Scalar\"]"),
+      Launch(100, 100, "1003", 20),
+      Op(100, "aten::mm", "1010", "10",
+         "\"Input Dims\": [[32, 16], [16, 32]], \"Input type\": "
+         "[\"float\", \"float\"]"),
+      Launch(100, 100, "1012", 21),
+      Op(100, "aten::scaled_dot_product_attention", "1100", "20",
+         "\"Concrete Inputs\": [\"\", \"\", \"\", \"\", \"0.\", \"True\", "
+         "\"\", \"False\"], \"Input Dims\": [[1, 2, 64, 32], [1, 2, 64, 32], "
+         "[1, 2, 64, 32], [], [], [], [], []], \"Input type\": "
+         "[\"c10::Half\", \"c10::Half\", \"c10::Half\", \"\", \"Scalar\", "
+         "\"Scalar\", \"\", \"Scalar\"]"),
+      Launch(100, 100, "1102", 22),
+      Op(100, "aten::gelu", "1150", "10",
+         "\"External id\": 9, \"Input Dims\": [[4, 8], []], \"Input type\": "
+         "[\"float\", \"\"]"),
+      Kernel(0, 7, "1020", 20),
+      Kernel(0, 7, "1030", 21),
+      Kernel(0, 7, "1120", 22),
+      Kernel(0, 7, "1160", 23, "\"External id\": 9, "),
+  }));
+  auto result = Import(path, Store());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  auto row = [&](int corr) {
+    return q.Text(
+        "SELECT ifnull(gemm_call_id, '-') || '|' || ifnull(shape, '') || '|' "
+        "|| ifnull(flops, '-') || '|' || flops_source || '|' || "
+        "ifnull(dram_bytes, '-') || '|' || bytes_source || '|' || "
+        "ifnull(precision, '') FROM kernels WHERE correlation_id = " +
+        std::to_string(corr));
+  };
+  EXPECT_EQ(row(20), "-|4x8x16|-|none|4096|analytic|");
+  EXPECT_NE(row(21).find("|32768|analytic|"), std::string::npos) << row(21);
+  EXPECT_NE(row(21).substr(0, 1), "-");
+  EXPECT_EQ(row(22),
+            "-|b=1 h=2 lq=64 lk=64 d=32 causal|524288|analytic|32768|"
+            "analytic|bf16_tc");
+  EXPECT_EQ(row(23), "-|4x8|256|analytic|256|analytic|fp32");
+}
+
 }  // namespace
 }  // namespace rooftrace
