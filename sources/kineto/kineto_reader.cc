@@ -305,16 +305,16 @@ void Assembler::OnHostEvent(int h, std::vector<Open>* ranges,
       ranges->push_back({h, false});
       break;
     }
-    case HostEvent::Kind::kGemmOp: {
+    case HostEvent::Kind::kGemmOp:
+    case HostEvent::Kind::kModelledOp: {
+      // Inside a linear (however deep), the GEMM's second input is the
+      // weight.
       const bool in_linear =
           !ops->empty() && (ops->back().in_linear ||
                             t_.host[ops->back().host].name == "aten::linear");
       ops->push_back({h, in_linear});
       break;
     }
-    case HostEvent::Kind::kModelledOp:
-      ops->push_back({h, false});
-      break;
     case HostEvent::Kind::kLaunch: {
       LaunchRecord l;
       l.correlation_id = e.correlation;
