@@ -432,7 +432,9 @@ void WriteHeaderText(const Report& r, std::ostream& out) {
       << " kernels have FLOPs, " << r.kernels_with_bytes << " have bytes\n";
   out << "  kernels:  " << r.kernel_count << " kernels, "
       << Fixed(r.total_ns * 1e-6, 3) << " ms GPU time\n";
-  for (const DeviceBusy& b : r.busy) out << "  busy:     " << BusyLine(b) << "\n";
+  for (const DeviceBusy& b : r.busy) {
+    out << "  busy:     " << BusyLine(b) << "\n";
+  }
   out << "  import:   dropped " << h.dropped << ", unmatched " << h.unmatched;
   if (h.run.complete && *h.run.complete == 0) out << ", run INCOMPLETE";
   std::string rest;

@@ -152,7 +152,9 @@ std::optional<OpFigures> AttentionFigures(const AttentionOp& op,
   f.shape += " lq=" + std::to_string(a.q_len) +
              " lk=" + std::to_string(a.kv_len) +
              " d=" + std::to_string(a.head_dim);
-  if (a.head_dim_v != a.head_dim) f.shape += " dv=" + std::to_string(a.head_dim_v);
+  if (a.head_dim_v != a.head_dim) {
+    f.shape += " dv=" + std::to_string(a.head_dim_v);
+  }
   if (a.causal) f.shape += " causal";
   return f;
 }
@@ -232,8 +234,8 @@ std::optional<OpFigures> PointwiseFigures(std::string_view name,
     const int64_t n = Elements(in.in[i]);
     if (largest < 0 || n > Elements(in.in[largest])) largest = i;
     if (i == 0 && overwrites) continue;
-    read += static_cast<uint64_t>(n) *
-            static_cast<uint64_t>(ElementBytes(CudaTypeOfTorchType(in.in[i].type)));
+    const int size = ElementBytes(CudaTypeOfTorchType(in.in[i].type));
+    read += static_cast<uint64_t>(n) * static_cast<uint64_t>(size);
   }
   if (largest < 0) return std::nullopt;
   const OpInput& out = in.in[largest];
@@ -242,8 +244,8 @@ std::optional<OpFigures> PointwiseFigures(std::string_view name,
   p.elements = Elements(out);
   p.flops_per_element = flops_per_element;
   p.input_bytes = read;
-  p.output_bytes =
-      static_cast<uint64_t>(p.elements) * static_cast<uint64_t>(ElementBytes(type));
+  p.output_bytes = static_cast<uint64_t>(p.elements) *
+                   static_cast<uint64_t>(ElementBytes(type));
   OpFigures f;
   f.flops = PointwiseFlops(p);
   f.min_bytes = PointwiseMinBytes(p);
