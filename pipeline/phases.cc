@@ -115,8 +115,16 @@ void ClassifySteps(const std::vector<int64_t>& t,
     }
     const int ref_index = next >= 0 ? next : prev;
     if (ref_index < 0) {
+      // One step of T > 1 tokens and nothing after it: the phase
+      // vocabulary has no "forward", and a single pass over a whole
+      // sequence does what a prefill does (compute-heavy GEMMs over all
+      // tokens at once), so it is labelled prefill and the evidence says
+      // why.
       (*phases)[i] = t[i] > 1 ? "prefill" : "decode";
-      (*evidence)[i] = tok + " in the only forward step";
+      (*evidence)[i] =
+          t[i] > 1 ? tok + " in a single forward step with no decode after "
+                           "it: an encoder, or one prefill"
+                   : tok + " in the only forward step";
       continue;
     }
     const int64_t ref = t[ref_index];

@@ -267,6 +267,7 @@ struct ReportBuilder::State {
   FamilyCache family_cache;
   std::string key_buf;
   std::string family_key;
+  BusyTimeline busy;
 };
 
 ReportBuilder::ReportBuilder(const ReportOptions& options)
@@ -280,10 +281,17 @@ void ReportBuilder::AddStep(std::string_view phase) {
   ++state_->steps[PhaseIndex(phase)];
 }
 
+void ReportBuilder::AddCopy(const MemcpyRow& m) {
+  state_->busy.AddCopy(m.device_id.value_or(0), m.start_ns.value_or(0),
+                       m.end_ns.value_or(0));
+}
+
 void ReportBuilder::Add(const KernelRow& k) {
   State& st = *state_;
   Report& report = report_;
   const ReportOptions& options = options_;
+  st.busy.AddKernel(k.device_id.value_or(0), k.start_ns.value_or(0),
+                    k.end_ns.value_or(0));
   std::optional<double> fraction = k.fraction_of_roof;
   std::string_view bound = k.bound;
   if (options.reannotate) {
@@ -405,6 +413,7 @@ StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
     p.achieved_flops_per_s = row.achieved_flops_per_s;
     report.phases.push_back(std::move(p));
   }
+  report.busy = st.busy.Finish();
   return report;
 }
 
@@ -423,6 +432,10 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
   }));
   RT_RETURN_IF_ERROR(store.ForEachKernel(run.run_id, [&](const KernelRow& k) {
     builder.Add(k);
+    return OkStatus();
+  }));
+  RT_RETURN_IF_ERROR(store.ForEachMemcpy(run.run_id, [&](const MemcpyRow& m) {
+    builder.AddCopy(m);
     return OkStatus();
   }));
   return builder.Finish(store.display_name());

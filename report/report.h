@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/busy_time.h"
 #include "report/roofs.h"
 #include "store/store_reader.h"
 #include "base/status.h"
@@ -108,6 +109,9 @@ struct Report {
   int64_t total_ns = 0;
   int64_t kernels_with_flops = 0;
   int64_t kernels_with_bytes = 0;
+  // Per device: wall span of its kernels, busy (kernels and copies) and
+  // idle time (busy_time.h).
+  std::vector<DeviceBusy> busy;
 };
 
 struct ReportOptions {
@@ -135,6 +139,8 @@ class ReportBuilder {
   void Add(const KernelRow& k);
   // One forward step of `phase` (counted per phase for the phase table).
   void AddStep(std::string_view phase);
+  // One copy or memset: busy time of its device (Report::busy).
+  void AddCopy(const MemcpyRow& m);
   // Groups, sorts and cuts to --top. An empty run is an InvalidArgument
   // naming `display_name`.
   StatusOr<Report> Finish(const std::string& display_name);

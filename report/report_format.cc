@@ -102,6 +102,16 @@ std::string RoofSummary(const RoofTable& roofs) {
   return out;
 }
 
+// "device 0: busy 0.307 of 3.908 ms wall (...), idle 3.601 ms = 92.1%":
+// one device's line of the timeline's busy/idle breakdown.
+std::string BusyLine(const DeviceBusy& b) {
+  return "device " + std::to_string(b.device_id) + ": busy " +
+         Fixed(b.busy_ns * 1e-6, 3) + " of " + Fixed(b.span_ns * 1e-6, 3) +
+         " ms wall (first kernel start to last kernel end), idle " +
+         Fixed(b.idle_ns * 1e-6, 3) + " ms = " +
+         Fixed(100.0 * b.idle_share, 1) + "%";
+}
+
 std::string HeaderTitle(const Report& r) {
   return "Kernels by " + std::string(GroupByName(r.group_by));
 }
@@ -276,7 +286,19 @@ class JsonWriter : public ReportWriter {
         << ",\"kernel_count\":" << r.kernel_count << ",\"total_ns\":" << r.total_ns
         << ",\"kernels_with_flops\":" << r.kernels_with_flops
         << ",\"kernels_with_bytes\":" << r.kernels_with_bytes
-        << ",\"group_by\":" << JsonString(GroupByName(r.group_by))
+        << ",\"busy\":[";
+    for (size_t i = 0; i < r.busy.size(); ++i) {
+      const DeviceBusy& b = r.busy[i];
+      out << (i ? "," : "") << "{\"device_id\":" << b.device_id
+          << ",\"first_start_ns\":" << b.first_start_ns
+          << ",\"last_end_ns\":" << b.last_end_ns
+          << ",\"span_ns\":" << b.span_ns << ",\"busy_ns\":" << b.busy_ns
+          << ",\"idle_ns\":" << b.idle_ns
+          << ",\"idle_share\":" << JsonNumber(b.idle_share)
+          << ",\"kernels\":" << b.kernels << ",\"copies\":" << b.copies
+          << "}";
+    }
+    out << "],\"group_by\":" << JsonString(GroupByName(r.group_by))
         << ",\"groups_omitted\":" << r.groups_omitted
         << ",\"omitted_ns\":" << r.omitted_ns << ",\"groups\":[";
     for (size_t i = 0; i < r.groups.size(); ++i) {
@@ -364,6 +386,7 @@ class HtmlWriter : public ReportWriter {
              std::to_string(r.kernels_with_bytes) + " have bytes");
     item("kernels", std::to_string(r.kernel_count) + " kernels, " +
                         Fixed(r.total_ns * 1e-6, 3) + " ms GPU time");
+    for (const DeviceBusy& b : r.busy) item("GPU busy", BusyLine(b));
     item("import", "dropped " + std::to_string(h.dropped) + ", unmatched " +
                        std::to_string(h.unmatched));
     out << "</dl>\n";
@@ -437,6 +460,9 @@ void WriteHeaderText(const Report& r, std::ostream& out) {
       << " kernels have FLOPs, " << r.kernels_with_bytes << " have bytes\n";
   out << "  kernels:  " << r.kernel_count << " kernels, "
       << Fixed(r.total_ns * 1e-6, 3) << " ms GPU time\n";
+  for (const DeviceBusy& b : r.busy) {
+    out << "  busy:     " << BusyLine(b) << "\n";
+  }
   out << "  import:   dropped " << h.dropped << ", unmatched " << h.unmatched;
   std::string rest;
   for (const auto& [name, value] : h.import_stats) {

@@ -40,7 +40,10 @@ class ReportSink : public RunSink {
   Status AddKernelMetric(const KernelMetricRow&) override {
     return OkStatus();
   }
-  Status AddMemcpy(const MemcpyRow&) override { return OkStatus(); }
+  Status AddMemcpy(const MemcpyRow& m) override {
+    builder_->AddCopy(m);
+    return OkStatus();
+  }
   Status AddNvtx(const NvtxRow&) override { return OkStatus(); }
   Status EndWrite() override { return OkStatus(); }
 

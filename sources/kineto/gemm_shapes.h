@@ -25,7 +25,10 @@
 
 namespace rooftrace::kineto {
 
-inline constexpr int kMaxOpInputs = 8;
+// Inputs kept per operator: enough for _flash_attention_forward's is_causal
+// (the ninth) and _efficient_attention_forward's custom_mask_type (the
+// tenth).
+inline constexpr int kMaxOpInputs = 10;
 inline constexpr int kMaxRank = 6;
 
 // One input of an operator as the profiler recorded it.
@@ -33,6 +36,10 @@ struct OpInput {
   int rank = -1;  // -1: not a tensor (a scalar, a list, None)
   int64_t dims[kMaxRank] = {};
   std::string_view type;  // "c10::BFloat16", "float", "Scalar", ""
+  // The value of a scalar or list input as the profiler wrote it ("Concrete
+  // Inputs": "True", "0.125", "[4, 4]"); empty for a tensor or when not
+  // recorded.
+  std::string_view concrete;
 };
 
 struct OpInputs {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <set>
 #include <tuple>
@@ -13,6 +14,7 @@
 #include "proto/field_numbers.h"
 #include "sources/file_reader.h"
 #include "sources/kineto/kineto_trace.h"
+#include "sources/kineto/op_shapes.h"
 
 namespace rooftrace::kineto {
 namespace {
@@ -90,7 +92,7 @@ struct ProcessState {
   std::set<uint32_t> devices;
 };
 
-// An open range or GEMM operator on the thread being swept.
+// An open range or operator (GEMM or modelled) on the thread being swept.
 struct Open {
   int host = -1;
   bool in_linear = false;
@@ -119,6 +121,8 @@ class Assembler {
   void SweepHost();
   void OnHostEvent(int h, std::vector<Open>* ranges, std::vector<Open>* ops);
   uint64_t CallOf(int h, bool in_linear);
+  uint64_t OpOf(int h);
+  void LinkLaunch(const std::vector<Open>& ops, Session& s, LaunchRecord* l);
   void AddGpuEvents();
   std::vector<uint64_t> RangeCorrelations() const;
   std::vector<uint64_t> FlowCorrelations() const;
@@ -133,9 +137,11 @@ class Assembler {
   const SourceOptions& options_;
   std::vector<ProcessState> processes_;
   int main_ = 0;  // the process of GPU events without a launch
-  FlatIndex launch_of_corr_, gemm_op_of_external_;
-  std::vector<uint64_t> call_of_host_;  // GEMM call id per host event
+  FlatIndex launch_of_corr_, op_of_external_;
+  // GEMM call id, or OpRecord op_id, per host event (0: none).
+  std::vector<uint64_t> call_of_host_;
   std::vector<char> call_tried_;
+  std::deque<std::string> shapes_;  // op shape texts the iids point into
   uint64_t kernels_ = 0, unlaunched_ = 0, uncorrelated_ = 0;
   uint64_t ranges_ = 0, range_mismatch_ = 0, unshaped_gemms_ = 0;
 };
@@ -224,13 +230,15 @@ void Assembler::Build() {
   call_of_host_.assign(t_.host.size(), 0);
   call_tried_.assign(t_.host.size(), 0);
   launch_of_corr_.Reset(t_.host.size());
-  gemm_op_of_external_.Reset(t_.host.size());
+  op_of_external_.Reset(t_.host.size());
   for (size_t i = 0; i < t_.host.size(); ++i) {
     const HostEvent& h = t_.host[i];
     if (h.kind == HostEvent::Kind::kLaunch && h.has_correlation) {
       launch_of_corr_.Emplace(h.correlation, static_cast<int32_t>(i));
-    } else if (h.kind == HostEvent::Kind::kGemmOp && h.external_id >= 0) {
-      gemm_op_of_external_.Emplace(static_cast<uint64_t>(h.external_id),
+    } else if ((h.kind == HostEvent::Kind::kGemmOp ||
+                h.kind == HostEvent::Kind::kModelledOp) &&
+               h.external_id >= 0) {
+      op_of_external_.Emplace(static_cast<uint64_t>(h.external_id),
                                    static_cast<int32_t>(i));
     }
   }
@@ -297,7 +305,10 @@ void Assembler::OnHostEvent(int h, std::vector<Open>* ranges,
       ranges->push_back({h, false});
       break;
     }
-    case HostEvent::Kind::kGemmOp: {
+    case HostEvent::Kind::kGemmOp:
+    case HostEvent::Kind::kModelledOp: {
+      // Inside a linear (however deep), the GEMM's second input is the
+      // weight.
       const bool in_linear =
           !ops->empty() && (ops->back().in_linear ||
                             t_.host[ops->back().host].name == "aten::linear");
@@ -312,18 +323,55 @@ void Assembler::OnHostEvent(int h, std::vector<Open>* ranges,
       l.thread_id = tid;
       l.kind = e.api_kind;
       l.nvtx_range_id = ranges->empty() ? 0 : ranges->back().host + 1;
-      if (e.api_kind == en::kApiKernelLaunch) {
-        // The innermost operator whose shapes make a GEMM.
-        for (auto it = ops->rbegin(); it != ops->rend(); ++it) {
-          l.gemm_call_id = CallOf(it->host, it->in_linear);
-          if (l.gemm_call_id != 0) break;
-        }
-      }
+      if (e.api_kind == en::kApiKernelLaunch) LinkLaunch(*ops, s, &l);
       s.records().launches.push_back(l);
       ++s.stats().received[en::kRecordLaunch];
       break;
     }
   }
+}
+
+// Ties a kernel launch to the innermost open operator whose shapes give
+// figures: a GEMM's call (LaunchRecord::gemm_call_id) or a modelled
+// operator's OpRecord (an OpLink). An elementwise copy inside a matmul is
+// the copy's, not the GEMM's.
+void Assembler::LinkLaunch(const std::vector<Open>& ops, Session& s,
+                           LaunchRecord* l) {
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    if (t_.host[it->host].kind == HostEvent::Kind::kModelledOp) {
+      const uint64_t op = OpOf(it->host);
+      if (op == 0) continue;
+      s.records().op_links.push_back({l->correlation_id, op});
+      return;
+    }
+    l->gemm_call_id = CallOf(it->host, it->in_linear);
+    if (l->gemm_call_id != 0) return;
+  }
+}
+
+// The OpRecord of modelled operator `h` (made on first use): its op_id, or
+// 0 when its inputs give no figures.
+uint64_t Assembler::OpOf(int h) {
+  if (call_tried_[h]) return call_of_host_[h];
+  call_tried_[h] = 1;
+  const HostEvent& e = t_.host[h];
+  std::optional<OpFigures> f = FiguresOfOp(e.name, t_.op_inputs[e.inputs]);
+  if (!f) return 0;
+  ProcessState& p = *ProcessOf(e.pid);
+  OpRecord o;
+  o.op_id = static_cast<uint64_t>(h) + 1;
+  o.name_iid = Iid(p, e.name);
+  shapes_.push_back(std::move(f->shape));
+  o.shape_iid = Iid(p, shapes_.back());
+  o.flops = f->flops;
+  o.min_bytes = f->min_bytes;
+  o.precision = static_cast<int32_t>(f->precision);
+  o.start_ns = e.start_ns;
+  o.end_ns = e.end_ns;
+  o.thread_id = static_cast<uint32_t>(e.tid);
+  p.session->records().ops.push_back(o);
+  call_of_host_[h] = o.op_id;
+  return o.op_id;
 }
 
 // The GEMM call of operator `h` (made on first use), or 0 when its shapes
@@ -535,12 +583,17 @@ void Assembler::AddGpuEvent(const GpuEvent& g, uint64_t corr) {
     ++unlaunched_;
     // Without its launch, the operator it names by External id.
     const int op = g.external_id >= 0
-                       ? gemm_op_of_external_.Find(
+                       ? op_of_external_.Find(
                              static_cast<uint64_t>(g.external_id))
                        : -1;
     if (op >= 0 && ProcessOf(t_.host[op].pid) == &p) {
-      const uint64_t call = CallOf(op, false);
-      if (call != 0) s.records().gemm_links.push_back({corr, call});
+      if (t_.host[op].kind == HostEvent::Kind::kModelledOp) {
+        const uint64_t id = OpOf(op);
+        if (id != 0) s.records().op_links.push_back({corr, id});
+      } else {
+        const uint64_t call = CallOf(op, false);
+        if (call != 0) s.records().gemm_links.push_back({corr, call});
+      }
     }
   }
   if (g.kind == GpuEvent::Kind::kProfilerRange) AddRangeCounters(p, g, corr);
@@ -611,6 +664,12 @@ std::string Assembler::Warning() const {
                     " GEMM operators without usable shapes (profile with "
                     "record_shapes=True): their kernels have no analytic "
                     "FLOPs");
+  }
+  if (t_.counts.modelled_ops_without_shapes > 0) {
+    notes.push_back(std::to_string(t_.counts.modelled_ops_without_shapes) +
+                    " attention, convolution or pointwise operators without "
+                    "shapes (profile with record_shapes=True): their kernels "
+                    "have no analytic figures");
   }
   std::string out;
   for (const std::string& n : notes) out += (out.empty() ? "" : "; ") + n;

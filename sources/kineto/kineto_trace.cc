@@ -6,6 +6,7 @@
 #include <deque>
 
 #include "base/json_checker.h"
+#include "sources/kineto/op_shapes.h"
 #include "sources/nsys/cuda_api_names.h"
 
 namespace rooftrace::kineto {
@@ -212,6 +213,8 @@ struct Scratch {
   OpInputs inputs;
   std::string_view types[kMaxOpInputs];
   int type_count = 0;
+  std::string_view concrete[kMaxOpInputs];
+  int concrete_count = 0;
   std::vector<Metric> numeric;  // every numeric arg, for profiler ranges
 
   void Reset() {
@@ -223,6 +226,7 @@ struct Scratch {
     for (int i = 0; i < 3; ++i) grid[i] = block[i] = 0;
     inputs.count = 0;
     type_count = 0;
+    concrete_count = 0;
     numeric.clear();
   }
   bool Ph(std::string_view v) const { return has_ph && ph == v; }
@@ -242,6 +246,7 @@ class EventReader {
   error_code ReadTriple(od::value v, uint32_t out[3]);
   error_code ReadDims(od::value v);
   error_code ReadTypes(od::value v);
+  error_code ReadStrings(od::value v, std::string_view* out, int* count);
   void Dispatch();
   void AddGpu(GpuEvent::Kind kind);
   void AddHost(HostEvent::Kind kind, int32_t api);
@@ -307,6 +312,8 @@ error_code EventReader::ReadArgs(od::object args) {
       KT_TRY(ReadDims(v));
     } else if (k == "Input type") {
       KT_TRY(ReadTypes(v));
+    } else if (k == "Concrete Inputs") {
+      KT_TRY(ReadStrings(v, s_.concrete, &s_.concrete_count));
     } else if (k == "name") {
       KT_TRY(strings_.Get(v, &s_.arg_name));
     } else {
@@ -389,20 +396,28 @@ error_code EventReader::ReadTypes(od::value v) {
   KT_TRY(v.type().get(type));
   if (type != od::json_type::array) return simdjson::SUCCESS;
   s_.has_types = true;
-  od::array types;
-  KT_TRY(v.get_array().get(types));
-  std::string_view names[kMaxOpInputs];
+  return ReadStrings(v, s_.types, &s_.type_count);
+}
+
+// An array of strings, one per input; what is not a string reads as empty.
+// Dims, types and concrete values may come in any order: they are kept
+// aside until the event ends.
+error_code EventReader::ReadStrings(od::value v, std::string_view* out,
+                                    int* count) {
+  od::json_type type;
+  KT_TRY(v.type().get(type));
+  if (type != od::json_type::array) return simdjson::SUCCESS;
+  od::array values;
+  KT_TRY(v.get_array().get(values));
   int i = 0;
-  for (auto element : types) {
+  for (auto element : values) {
     od::value t;
     KT_TRY(std::move(element).get(t));
     std::string_view name;
     KT_TRY(strings_.Get(t, &name));
-    if (i < kMaxOpInputs) names[i++] = name;
+    if (i < kMaxOpInputs) out[i++] = name;
   }
-  // Dims and types may come in either order: types are kept aside.
-  for (int j = 0; j < i; ++j) s_.types[j] = names[j];
-  s_.type_count = i;
+  *count = i;
   return simdjson::SUCCESS;
 }
 
@@ -435,7 +450,11 @@ void EventReader::Dispatch() {
     const int32_t kind = nsys::ClassifyCudaApi(s_.name);
     if (kind != 0) AddHost(HostEvent::Kind::kLaunch, kind);
   } else if (s_.Cat("cpu_op")) {
-    if (IsGemmOp(s_.name)) AddHost(HostEvent::Kind::kGemmOp, 0);
+    if (IsGemmOp(s_.name)) {
+      AddHost(HostEvent::Kind::kGemmOp, 0);
+    } else if (IsModelledOp(s_.name)) {
+      AddHost(HostEvent::Kind::kModelledOp, 0);
+    }
   } else if (s_.Cat("user_annotation")) {
     AddHost(HostEvent::Kind::kAnnotation, 0);
   } else if (s_.Cat("gpu_user_annotation")) {
@@ -482,13 +501,19 @@ void EventReader::AddHost(HostEvent::Kind kind, int32_t api) {
   h.correlation = s_.correlation.U64();
   h.has_correlation = s_.correlation.ok;
   h.external_id = s_.external_id.I64();
-  if (kind == HostEvent::Kind::kGemmOp) {
+  if (kind == HostEvent::Kind::kGemmOp ||
+      kind == HostEvent::Kind::kModelledOp) {
     if (!s_.has_dims || !s_.has_types) {
-      ++t_.counts.gemm_ops_without_shapes;
+      ++(kind == HostEvent::Kind::kGemmOp
+             ? t_.counts.gemm_ops_without_shapes
+             : t_.counts.modelled_ops_without_shapes);
       return;
     }
     for (int i = 0; i < s_.inputs.count && i < s_.type_count; ++i) {
       s_.inputs.in[i].type = s_.types[i];
+    }
+    for (int i = 0; i < s_.inputs.count && i < s_.concrete_count; ++i) {
+      s_.inputs.in[i].concrete = s_.concrete[i];
     }
     h.inputs = static_cast<int32_t>(t_.op_inputs.size());
     t_.op_inputs.push_back(s_.inputs);

@@ -3,8 +3,9 @@
 // is the text and simdjson's structural index) into flat vectors of the
 // events rooftrace uses: GPU activity
 // (kernels, copies, memsets, CUPTI range-profiler ranges with their counter
-// values), CUDA launches and copy calls, the GEMM operators among the
-// cpu_ops with their input shapes, user annotations, devices and the
+// values), CUDA launches and copy calls, the GEMM operators and the other
+// modelled operators (op_shapes.h) among the cpu_ops with their input
+// shapes, user annotations, devices and the
 // distributed rank. Everything else (python_function, other cpu_ops,
 // instant events) is skipped without a copy.
 //
@@ -55,10 +56,11 @@ struct GpuEvent {
 };
 
 // A host-side event: a CUDA API call that launches or copies ("cat"
-// cuda_runtime / cuda_driver), a GEMM operator (cpu_op) or a user
-// annotation (record_function, ProfilerStep#N).
+// cuda_runtime / cuda_driver), a GEMM operator or another operator with
+// analytic figures (cpu_op; op_shapes.h) or a user annotation
+// (record_function, ProfilerStep#N).
 struct HostEvent {
-  enum class Kind : uint8_t { kLaunch, kGemmOp, kAnnotation };
+  enum class Kind : uint8_t { kLaunch, kGemmOp, kModelledOp, kAnnotation };
   Kind kind = Kind::kLaunch;
   std::string_view name;
   uint64_t start_ns = 0, end_ns = 0;
@@ -67,7 +69,7 @@ struct HostEvent {
   bool has_correlation = false;
   int64_t external_id = -1;
   int32_t api_kind = 0;  // launches: wire::ApiKind
-  int32_t inputs = -1;   // GEMM ops: index into KinetoTrace::op_inputs
+  int32_t inputs = -1;   // ops: index into KinetoTrace::op_inputs
 };
 
 // The end of an "ac2g" flow ("ph" "f"): its id is the correlation id of
@@ -96,6 +98,7 @@ struct ParseCounts {
   uint64_t events = 0;
   uint64_t gpu_user_annotations = 0;
   uint64_t gemm_ops_without_shapes = 0;
+  uint64_t modelled_ops_without_shapes = 0;
 };
 
 class KinetoTrace {

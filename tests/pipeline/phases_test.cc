@@ -47,6 +47,21 @@ TEST(ClassifyStepsTest, OtherSingleAndShrinkingBatch) {
       << evidence[0];
 }
 
+// One forward step of 141 tokens and nothing else (BERT's encoder pass):
+// prefill, with evidence saying it is a single forward pass; one step of
+// one token stays decode.
+TEST(ClassifyStepsTest, SingleForwardPassSaysSo) {
+  std::vector<std::string> phases, evidence;
+  ClassifySteps({141}, &phases, &evidence);
+  EXPECT_EQ(phases[0], "prefill");
+  EXPECT_EQ(evidence[0],
+            "GEMMs see 141 tokens in a single forward step with no decode "
+            "after it: an encoder, or one prefill");
+  ClassifySteps({1}, &phases, &evidence);
+  EXPECT_EQ(phases[0], "decode");
+  EXPECT_EQ(evidence[0], "GEMMs see 1 tokens in the only forward step");
+}
+
 // Three steps, each: a GEMM kernel (weight W at 0x1000, activation fresh
 // per step) and an elementwise kernel, then a D2H copy of 32 bytes.
 // Step 0 GEMM has n = 512 (prefill), steps 1-2 n = 4.

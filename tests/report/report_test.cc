@@ -9,17 +9,20 @@
 #include <sstream>
 
 #include "analyzer/input.h"
+#include "analyzer/trace_report.h"
 #include "report/report_format.h"
 #include "report/roofs.h"
 #include "model/device_profile.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "tests/support/golden_store.h"
+#include "tests/support/real_data.h"
 #include "tests/support/store_schema1.h"
 
 namespace rooftrace::analyzer {
 namespace {
 
 using testing::BuildGoldenRun;
+using testing::KernelSpec;
 using testing::TempDir;
 using testing::TestStore;
 
@@ -212,6 +215,120 @@ TEST(ReportSourceTest, HeadersSayWhereTheDataCameFrom) {
             std::string::npos);
 }
 
+// The timeline's busy/idle breakdown on known intervals (run 3): device 0
+// has kernels [1000, 3000) and [2000, 5000) on two streams (overlapping:
+// counted once), a copy [5000, 6000) right after, a copy [8000, 9000) in
+// the gap, a kernel [10000, 11000) and a copy [11500, 12500) after the last
+// kernel (outside the span: not counted). Span 11000 - 1000 = 10000; busy
+// 5000 + 1000 + 1000 = 7000; idle 3000 = 30%. Device 1: kernels
+// [20000, 21000) and [23000, 24000): span 4000, busy 2000, idle 50%.
+TEST_F(ReportTest, BusyAndIdleTimePerDevice) {
+  const std::string busy_path = dir_ + "/busy.sqlite";
+  {
+    TestStore s(busy_path);
+    s.AddRun(3, "Test GPU 2TB");
+    auto kernel = [&](int64_t device, int64_t stream, int64_t start,
+                      int64_t end) {
+      KernelSpec k;
+      k.run_id = 3;
+      k.session_id = 3;
+      k.name = "k";
+      k.device_id = device;
+      k.stream_id = stream;
+      k.start_ns = start;
+      k.duration_ns = end - start;
+      s.AddKernel(k);
+    };
+    kernel(0, 7, 1000, 3000);
+    kernel(0, 8, 2000, 5000);
+    kernel(0, 7, 10000, 11000);
+    kernel(1, 7, 20000, 21000);
+    kernel(1, 7, 23000, 24000);
+    s.AddMemcpy(3, "htod", 64, 5000, 6000, 7);
+    s.AddMemcpy(3, "dtoh", 64, 8000, 9000, 7);
+    s.AddMemcpy(3, "dtoh", 64, 11500, 12500, 7);
+  }
+  StoreReader store;
+  ASSERT_TRUE(store.Open(busy_path, busy_path).ok());
+  ReportOptions o;
+  o.run_id = 3;
+  StatusOr<Report> built = BuildReport(store, o);
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const Report& r = *built;
+  ASSERT_EQ(r.busy.size(), 2u);
+  const DeviceBusy& d0 = r.busy[0];
+  EXPECT_EQ(d0.device_id, 0);
+  EXPECT_EQ(d0.first_start_ns, 1000);
+  EXPECT_EQ(d0.last_end_ns, 11000);
+  EXPECT_EQ(d0.span_ns, 10000);
+  EXPECT_EQ(d0.busy_ns, 7000);
+  EXPECT_EQ(d0.idle_ns, 3000);
+  EXPECT_DOUBLE_EQ(d0.idle_share, 0.3);
+  EXPECT_EQ(d0.kernels, 3);
+  EXPECT_EQ(d0.copies, 3);
+  const DeviceBusy& d1 = r.busy[1];
+  EXPECT_EQ(d1.device_id, 1);
+  EXPECT_EQ(d1.span_ns, 4000);
+  EXPECT_EQ(d1.busy_ns, 2000);
+  EXPECT_DOUBLE_EQ(d1.idle_share, 0.5);
+  EXPECT_EQ(d1.copies, 0);
+
+  std::ostringstream text, json;
+  MakeReportWriter("table")->Write(r, text);
+  EXPECT_NE(text.str().find("  busy:     device 0: busy 0.007 of 0.010 ms "
+                            "wall (first kernel start to last kernel end), "
+                            "idle 0.003 ms = 30.0%"),
+            std::string::npos)
+      << text.str();
+  MakeReportWriter("json")->Write(r, json);
+  EXPECT_NE(json.str().find("\"busy\":[{\"device_id\":0,\"first_start_ns\":"
+                            "1000,\"last_end_ns\":11000,\"span_ns\":10000,"
+                            "\"busy_ns\":7000,\"idle_ns\":3000,\"idle_share\":"),
+            std::string::npos)
+      << json.str();
+  EXPECT_NE(json.str().find("\"kernels\":3,\"copies\":3},{\"device_id\":1"),
+            std::string::npos);
+}
+
+// The H100 BERT trace (one encoder forward pass, ProfilerStep#6): its 60
+// kernels run 0.307 ms in all, and with its one copy the GPU is busy
+// 309,437 ns of the 3,907,825 ns from the first kernel's start to the last
+// kernel's end: 92.1% idle, the host setting the pace (eager PyTorch
+// launching small kernels one by one).
+TEST(BusyRealTraceTest, BertEncoderGpuIsMostlyIdle) {
+  const char kBert[] =
+      "tracelens/tests/traces/h100/"
+      "gaunernst_bert-small-uncased__1016001.redacted.json.gz";
+  const std::string file = test_support::RealDataFile(kBert);
+  if (file.empty()) GTEST_SKIP() << test_support::RealDataMissing(kBert);
+  StatusOr<Report> r = BuildTraceReport(file, "", ReportOptions());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->busy.size(), 1u);
+  const DeviceBusy& b = r->busy[0];
+  EXPECT_EQ(b.kernels, 60);
+  EXPECT_EQ(b.copies, 1);
+  EXPECT_EQ(b.span_ns, 3907825);
+  EXPECT_EQ(b.busy_ns, 309437);
+  EXPECT_EQ(b.idle_ns, 3598388);
+  EXPECT_NEAR(b.idle_share, 0.921, 0.0005);
+  EXPECT_EQ(r->total_ns, 307197);
+}
+
+// Intervals in any order and more of them than one merge batch give the
+// same union as sorted ones.
+TEST(BusyTimelineTest, UnorderedIntervalsMergeAcrossBatches) {
+  BusyTimeline t;
+  // 10000 kernels of 10 ns every 20 ns, in reverse: busy 100000 of a
+  // 199990 ns span.
+  for (int i = 9999; i >= 0; --i) t.AddKernel(0, i * 20, i * 20 + 10);
+  t.AddKernel(0, 5, 5);  // no duration: ignored
+  const std::vector<DeviceBusy> b = t.Finish();
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].span_ns, 199990);
+  EXPECT_EQ(b[0].busy_ns, 100000);
+  EXPECT_EQ(b[0].idle_ns, 99990);
+  EXPECT_EQ(b[0].kernels, 10000);
+}
 
 // --by kernel keeps the two GEMM tile variants apart, with display names.
 TEST_F(ReportTest, KernelGroupsSplitTileVariants) {

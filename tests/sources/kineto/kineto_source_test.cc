@@ -224,6 +224,77 @@ TEST(KinetoRealFilesTest, BertGemmFlopsEqualTraceLensPerShape) {
             60);
 }
 
+// The H100 BERT trace's other operators (model/ops.h, op_shapes.h). The
+// attention is aten::scaled_dot_product_attention -> _scaled_dot_product_
+// flash_attention -> _flash_attention_forward, whose Input Dims are
+// [[1, 141, 8, 64]] x 3 (batch, length, heads, dim; the SDPA above it has
+// [1, 8, 141, 64]), bf16, is_causal "False": FLOPs 4 * B * H * Lq * Lk * D
+// = 4 * 1 * 8 * 141 * 141 * 64 = 40,716,288; bytes (Q + K + V + O) =
+// 4 * 72,192 elements * 2 = 577,536. Pointwise, 1 x 141 x 512 = 72,192
+// elements (bf16, 2 bytes): add 1 FLOP each and 3 tensors moved (433,152
+// bytes); native_layer_norm 7 each (505,344) and x, weight[512], bias[512]
+// in, y out ((72,192 * 2 + 1,024) * 2 = 290,816 bytes); gelu over
+// 1 x 141 x 2048 = 288,768 elements 8 each (2,310,144) and 2 tensors
+// (1,155,072 bytes). TraceLens's CSVs beside the trace cover GEMMs and
+// kernel times only: no non-GEMM figures to compare with.
+TEST(KinetoRealFilesTest, BertAttentionAndPointwiseKernelsAreAnalytic) {
+  REAL_FILE_OR_SKIP(f, kBert);
+  auto result = f.Import();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->warning, "");
+  StoreQuery q(f.store());
+  const std::string op_kernels =
+      "SELECT count(*) FROM kernels WHERE gemm_call_id IS NULL AND "
+      "flops_source = 'analytic' AND bytes_source = 'analytic'";
+  // 4 attention + 10 add (9 add, 1 add_) + 10 layer_norm + 5 gelu.
+  EXPECT_EQ(q.Int(op_kernels), 29);
+  EXPECT_EQ(q.Int(op_kernels + " AND name LIKE '%flash_fwd_kernel%' AND "
+                  "shape = 'b=1 h=8 lq=141 lk=141 d=64' AND precision = "
+                  "'bf16_tc' AND flops_bf16_tc = 40716288 AND dram_bytes = "
+                  "577536"),
+            4);
+  EXPECT_EQ(q.Int(op_kernels + " AND shape = '1x141x512' AND flops_fp16 = "
+                  "72192 AND dram_bytes = 433152"),
+            10);
+  EXPECT_EQ(q.Int(op_kernels + " AND name LIKE '%layer_norm%' AND shape = "
+                  "'1x141x512' AND flops_fp16 = 505344 AND dram_bytes = "
+                  "290816"),
+            10);
+  EXPECT_EQ(q.Int(op_kernels + " AND shape = '1x141x2048' AND flops_fp16 = "
+                  "2310144 AND dram_bytes = 1155072"),
+            4);
+  // The pooler's gelu, 1 x 141 x 512: 8 * 72,192 FLOPs, 2 tensors moved.
+  EXPECT_EQ(q.Int(op_kernels + " AND shape = '1x141x512' AND flops_fp16 = "
+                  "577536 AND dram_bytes = 288768"),
+            1);
+  // Not modelled: 3 embedding gathers (indexSelect) and the attention
+  // mask's check (aten::eq, aten::all).
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE flops_source = "
+                  "'none'"),
+            5);
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE name LIKE "
+                  "'%indexSelect%' AND flops_source = 'none'"),
+            3);
+}
+
+// The BERT trace is one encoder forward pass (ProfilerStep#6 around it):
+// one step, whose GEMMs see 141 tokens, labelled prefill with evidence
+// that says it is a single forward pass, every kernel in it.
+TEST(KinetoRealFilesTest, BertIsOneForwardPass) {
+  REAL_FILE_OR_SKIP(f, kBert);
+  auto result = f.Import();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(f.store());
+  EXPECT_EQ(q.Int("SELECT count(*) FROM steps"), 1);
+  EXPECT_EQ(q.Text("SELECT phase || '|' || token_count || '|' || "
+                   "kernel_count || '|' || evidence FROM steps"),
+            "prefill|141|60|GEMMs see 141 tokens in a single forward step "
+            "with no decode after it: an encoder, or one prefill; step "
+            "ended by the end of the session");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE phase = 'prefill'"),
+            60);
+}
+
 // The A100 CUPTI range-profiler trace (no kernel events, one
 // cuda_profiler_range per kernel with SASS instruction counts): AlexNet's
 // fully connected layers at batch 128, 9216 -> 4096 and 4096 -> 4096, run
@@ -596,6 +667,62 @@ TEST_F(KinetoSyntheticTest, ProfilerStepsAreForwardSteps) {
                    "FROM (SELECT * FROM kernels ORDER BY start_ns)"),
             "ProfilerStep#0:141 ProfilerStep#1:141");
   EXPECT_EQ(q.Int("SELECT count(DISTINCT step_id) FROM kernels"), 2);
+}
+
+// Other operators (op_shapes.h): a launch belongs to the innermost operator
+// with figures, so a copy_ inside a matmul is the copy's (no FLOPs, its
+// bytes: 2 x 512 fp32 = 4,096) and the mm's kernel the GEMM's; a causal
+// SDPA with "Concrete Inputs" before "Input Dims" (1 x 2 x 64 x 32, fp16:
+// 4 * 2 * 64 * 64 * 32 / 2 = 524,288 FLOPs, 4 * 4,096 * 2 = 32,768
+// bytes); and a kernel without its launch takes the gelu its External id
+// names (32 elements * 8 = 256 FLOPs, 2 * 128 = 256 bytes).
+TEST_F(KinetoSyntheticTest, OtherOperatorsGiveTheirKernelsFigures) {
+  const std::string path = Write(Trace({
+      Annotation(100, "ProfilerStep#1", "1000", "200"),
+      Op(100, "aten::matmul", "1001", "50",
+         "\"Input Dims\": [[4, 8, 16], [16, 32]], \"Input type\": "
+         "[\"float\", \"float\"]"),
+      Op(100, "aten::copy_", "1002", "5",
+         "\"Input Dims\": [[4, 8, 16], [4, 8, 16], []], \"Input type\": "
+         "[\"float\", \"float\", \"Scalar\"]"),
+      Launch(100, 100, "1003", 20),
+      Op(100, "aten::mm", "1010", "10",
+         "\"Input Dims\": [[32, 16], [16, 32]], \"Input type\": "
+         "[\"float\", \"float\"]"),
+      Launch(100, 100, "1012", 21),
+      Op(100, "aten::scaled_dot_product_attention", "1100", "20",
+         "\"Concrete Inputs\": [\"\", \"\", \"\", \"\", \"0.\", \"True\", "
+         "\"\", \"False\"], \"Input Dims\": [[1, 2, 64, 32], [1, 2, 64, 32], "
+         "[1, 2, 64, 32], [], [], [], [], []], \"Input type\": "
+         "[\"c10::Half\", \"c10::Half\", \"c10::Half\", \"\", \"Scalar\", "
+         "\"Scalar\", \"\", \"Scalar\"]"),
+      Launch(100, 100, "1102", 22),
+      Op(100, "aten::gelu", "1150", "10",
+         "\"External id\": 9, \"Input Dims\": [[4, 8], []], \"Input type\": "
+         "[\"float\", \"\"]"),
+      Kernel(0, 7, "1020", 20),
+      Kernel(0, 7, "1030", 21),
+      Kernel(0, 7, "1120", 22),
+      Kernel(0, 7, "1160", 23, "\"External id\": 9, "),
+  }));
+  auto result = Import(path, Store());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  auto row = [&](int corr) {
+    return q.Text(
+        "SELECT ifnull(gemm_call_id, '-') || '|' || ifnull(shape, '') || '|' "
+        "|| ifnull(flops, '-') || '|' || flops_source || '|' || "
+        "ifnull(dram_bytes, '-') || '|' || bytes_source || '|' || "
+        "ifnull(precision, '') FROM kernels WHERE correlation_id = " +
+        std::to_string(corr));
+  };
+  EXPECT_EQ(row(20), "-|4x8x16|-|none|4096|analytic|");
+  EXPECT_NE(row(21).find("|32768|analytic|"), std::string::npos) << row(21);
+  EXPECT_NE(row(21).substr(0, 1), "-");
+  EXPECT_EQ(row(22),
+            "-|b=1 h=2 lq=64 lk=64 d=32 causal|524288|analytic|32768|"
+            "analytic|bf16_tc");
+  EXPECT_EQ(row(23), "-|4x8|256|analytic|256|analytic|fp32");
 }
 
 }  // namespace

@@ -1,0 +1,142 @@
+#include "model/ops.h"
+
+#include "model/gemm.h"
+
+namespace rooftrace {
+namespace {
+
+uint64_t U(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
+
+struct PointwiseEntry {
+  std::string_view name;
+  int flops;
+};
+constexpr PointwiseEntry kPointwise[] = {
+    {"add", 1},     {"add_", 1},         {"sub", 1},
+    {"sub_", 1},    {"mul", 1},          {"mul_", 1},
+    {"div", 1},     {"div_", 1},         {"rsub", 1},
+    {"relu", 1},    {"relu_", 1},        {"neg", 1},
+    {"sigmoid", 4}, {"silu", 4},         {"silu_", 4},
+    {"tanh", 4},    {"gelu", 8},         {"gelu_", 8},
+    {"softmax", 5}, {"_softmax", 5},     {"log_softmax", 5},
+    {"_log_softmax", 5},                 {"layer_norm", 7},
+    {"native_layer_norm", 7},            {"rms_norm", 4},
+    {"_fused_rms_norm", 4},              {"copy_", 0},
+    {"clone", 0},   {"contiguous", 0},   {"to", 0},
+    {"_to_copy", 0}, {"fill_", 0},       {"zero_", 0},
+};
+
+}  // namespace
+
+uint64_t AttentionFlops(const AttentionShape& a) {
+  const int64_t dv = a.head_dim_v > 0 ? a.head_dim_v : a.head_dim;
+  const uint64_t f = 2 * U(a.batch) * U(a.heads) * U(a.q_len) *
+                     U(a.kv_len) * (U(a.head_dim) + U(dv));
+  return a.causal ? f / 2 : f;
+}
+
+uint64_t AttentionMinBytes(const AttentionShape& a) {
+  const int size = ElementBytes(a.type);
+  const int64_t dv = a.head_dim_v > 0 ? a.head_dim_v : a.head_dim;
+  const int64_t hkv = a.kv_heads > 0 ? a.kv_heads : a.heads;
+  const uint64_t q = U(a.batch) * U(a.heads) * U(a.q_len) * U(a.head_dim);
+  const uint64_t k = U(a.batch) * U(hkv) * U(a.kv_len) * U(a.head_dim);
+  const uint64_t v = U(a.batch) * U(hkv) * U(a.kv_len) * U(dv);
+  const uint64_t o = U(a.batch) * U(a.heads) * U(a.q_len) * U(dv);
+  return (q + k + v + o) * static_cast<uint64_t>(size);
+}
+
+int64_t ConvOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                       int64_t pad, int64_t dilation) {
+  if (stride <= 0) return 0;
+  const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
+  return span >= 0 ? span / stride + 1 : 0;
+}
+
+namespace {
+
+// Spatial products of a convolution: out, kernel and input positions.
+struct ConvCounts {
+  uint64_t out = 1, kernel = 1, in = 1;
+};
+ConvCounts CountsOf(const ConvShape& c) {
+  ConvCounts n;
+  if (c.spatial_rank < 1 || c.spatial_rank > kMaxConvSpatial) return {0, 0, 0};
+  for (int i = 0; i < c.spatial_rank; ++i) {
+    n.out *= U(c.out_size[i]);
+    n.kernel *= U(c.kernel[i]);
+    n.in *= U(c.in_size[i]);
+  }
+  return n;
+}
+
+}  // namespace
+
+uint64_t ConvFlops(const ConvShape& c) {
+  if (c.groups <= 0 || c.in_channels % c.groups != 0) return 0;
+  const ConvCounts n = CountsOf(c);
+  const uint64_t outputs = U(c.batch) * U(c.out_channels) * n.out;
+  const uint64_t cin_per_group = U(c.in_channels / c.groups);
+  if (outputs == 0 || cin_per_group == 0 || n.kernel == 0) return 0;
+  return 2 * outputs * cin_per_group * n.kernel + (c.bias ? outputs : 0);
+}
+
+uint64_t ConvMinBytes(const ConvShape& c) {
+  if (c.groups <= 0) return 0;
+  const ConvCounts n = CountsOf(c);
+  const uint64_t input = U(c.batch) * U(c.in_channels) * n.in;
+  const uint64_t weight =
+      U(c.out_channels) * U(c.in_channels / c.groups) * n.kernel;
+  const uint64_t output = U(c.batch) * U(c.out_channels) * n.out;
+  const uint64_t bias = c.bias ? U(c.out_channels) : 0;
+  return (input + weight + output + bias) *
+         static_cast<uint64_t>(ElementBytes(c.type));
+}
+
+int PointwiseFlopsPerElement(std::string_view op) {
+  for (const PointwiseEntry& e : kPointwise) {
+    if (e.name == op) return e.flops;
+  }
+  return -1;
+}
+
+uint64_t PointwiseFlops(const PointwiseOp& p) {
+  return U(p.elements) * U(p.flops_per_element);
+}
+
+uint64_t PointwiseMinBytes(const PointwiseOp& p) {
+  return p.input_bytes + p.output_bytes;
+}
+
+Precision MatrixOpPrecision(int32_t type) {
+  switch (type) {
+    case cuda_type::kR16F:
+    case cuda_type::kR16BF:
+      return Precision::kFp16Tensor;
+    case cuda_type::kR8FE4M3:
+    case cuda_type::kR8FE5M2:
+      return Precision::kFp8Tensor;
+    case cuda_type::kR32F:
+      return Precision::kFp32;
+    case cuda_type::kR64F:
+      return Precision::kFp64;
+    default:
+      return Precision::kUnknown;
+  }
+}
+
+Precision PointwisePrecision(int32_t type) {
+  switch (type) {
+    case cuda_type::kR16F:
+    case cuda_type::kR16BF:
+      return Precision::kFp16;
+    case cuda_type::kR32F:
+      return Precision::kFp32;
+    case cuda_type::kR64F:
+      return Precision::kFp64;
+    default:
+      return Precision::kUnknown;
+  }
+}
+
+}  // namespace rooftrace
