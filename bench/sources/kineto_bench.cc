@@ -33,6 +33,7 @@
 #include "sources/kineto/kineto_trace.h"
 #include "sources/registry.h"
 #include "store/store.h"
+#include "tests/support/discard_sink.h"
 
 namespace rt = rooftrace;
 namespace fs = std::filesystem;
@@ -62,32 +63,7 @@ long PeakRssKb() {
   return u.ru_maxrss;
 }
 
-class DiscardSink : public rt::RunSink {
- public:
-  rt::StatusOr<int64_t> BeginRun(const rt::RunRow&) override { return 1; }
-  rt::Status FinishRun(const rt::RunRow&, const rt::ImportStats&) override {
-    return rt::OkStatus();
-  }
-  rt::Status AddRoof(const rt::RoofRow&) override { return rt::OkStatus(); }
-  rt::StatusOr<int64_t> AddSession(const rt::SessionRow&,
-                                   const std::vector<rt::DeviceRow>&) override {
-    return 1;
-  }
-  rt::Status UpdateSession(const rt::SessionRow&) override {
-    return rt::OkStatus();
-  }
-  rt::StatusOr<int64_t> AddGemmCall(const rt::GemmCallRow&) override {
-    return 0;
-  }
-  rt::Status AddStep(const rt::StepRow&) override { return rt::OkStatus(); }
-  rt::Status AddKernel(const rt::KernelRow&) override { return rt::OkStatus(); }
-  rt::Status AddKernelMetric(const rt::KernelMetricRow&) override {
-    return rt::OkStatus();
-  }
-  rt::Status AddMemcpy(const rt::MemcpyRow&) override { return rt::OkStatus(); }
-  rt::Status AddNvtx(const rt::NvtxRow&) override { return rt::OkStatus(); }
-  rt::Status EndWrite() override { return rt::OkStatus(); }
-};
+using rt::test_support::DiscardSink;
 
 bool IsIdKey(std::string_view k) {
   return k == "correlation" || k == "External id" || k == "id";

@@ -35,6 +35,7 @@
 #include "sources/nsys/nsys_source.h"
 #include "sources/registry.h"
 #include "store/store.h"
+#include "tests/support/discard_sink.h"
 
 namespace rt = rooftrace;
 namespace fs = std::filesystem;
@@ -55,38 +56,7 @@ long PeakRssKb() {
   return u.ru_maxrss;
 }
 
-class DiscardSink : public rt::RunSink {
- public:
-  rt::StatusOr<int64_t> BeginRun(const rt::RunRow&) override { return 1; }
-  rt::Status FinishRun(const rt::RunRow&, const rt::ImportStats&) override {
-    return rt::OkStatus();
-  }
-  rt::Status AddRoof(const rt::RoofRow&) override { return rt::OkStatus(); }
-  rt::Status AddKernelMetric(const rt::KernelMetricRow&) override {
-    return rt::OkStatus();
-  }
-  rt::StatusOr<int64_t> AddSession(const rt::SessionRow&,
-                                   const std::vector<rt::DeviceRow>&) override {
-    return 1;
-  }
-  rt::Status UpdateSession(const rt::SessionRow&) override {
-    return rt::OkStatus();
-  }
-  rt::StatusOr<int64_t> AddGemmCall(const rt::GemmCallRow&) override {
-    return 0;
-  }
-  rt::Status AddStep(const rt::StepRow&) override { return rt::OkStatus(); }
-  rt::Status AddKernel(const rt::KernelRow& k) override {
-    kernels_ += k.duration_ns > 0;
-    return rt::OkStatus();
-  }
-  rt::Status AddMemcpy(const rt::MemcpyRow&) override { return rt::OkStatus(); }
-  rt::Status AddNvtx(const rt::NvtxRow&) override { return rt::OkStatus(); }
-  rt::Status EndWrite() override { return rt::OkStatus(); }
-
- private:
-  uint64_t kernels_ = 0;
-};
+using rt::test_support::DiscardSink;
 
 int Exec(sqlite3* db, const std::string& sql) {
   char* err = nullptr;

@@ -15,47 +15,13 @@
 #include "pipeline/recorder.h"
 #include "pipeline/sink.h"
 #include "sources/kineto/kineto_reader.h"
+#include "tests/support/discard_sink.h"
 
 namespace rt = rooftrace;
 
 namespace {
 
-class DiscardSink : public rt::RunSink {
- public:
-  rt::StatusOr<int64_t> BeginRun(const rt::RunRow&) override { return 1; }
-  rt::Status FinishRun(const rt::RunRow&, const rt::ImportStats&) override {
-    return rt::OkStatus();
-  }
-  rt::Status AddRoof(const rt::RoofRow&) override { return rt::OkStatus(); }
-  rt::StatusOr<int64_t> AddSession(const rt::SessionRow&,
-                                   const std::vector<rt::DeviceRow>&) override {
-    return ++sessions_;
-  }
-  rt::Status UpdateSession(const rt::SessionRow&) override {
-    return rt::OkStatus();
-  }
-  rt::StatusOr<int64_t> AddGemmCall(const rt::GemmCallRow&) override {
-    return 0;
-  }
-  rt::Status AddStep(const rt::StepRow&) override { return rt::OkStatus(); }
-  rt::Status AddKernel(const rt::KernelRow& k) override {
-    bytes_ += k.name.size() + k.nvtx_path.size();
-    return rt::OkStatus();
-  }
-  rt::Status AddKernelMetric(const rt::KernelMetricRow&) override {
-    return rt::OkStatus();
-  }
-  rt::Status AddMemcpy(const rt::MemcpyRow&) override { return rt::OkStatus(); }
-  rt::Status AddNvtx(const rt::NvtxRow& n) override {
-    bytes_ += n.name.size() + n.path.size() + n.domain.size();
-    return rt::OkStatus();
-  }
-  rt::Status EndWrite() override { return rt::OkStatus(); }
-
- private:
-  int64_t sessions_ = 0;
-  size_t bytes_ = 0;
-};
+using rt::test_support::DiscardSink;
 
 constexpr char kHeader[] =
     "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB "

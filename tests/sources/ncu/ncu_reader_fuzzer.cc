@@ -17,44 +17,13 @@
 #include "pipeline/sink.h"
 #include "sources/ncu/ncu_csv.h"
 #include "sources/ncu/ncu_source.h"
+#include "tests/support/discard_sink.h"
 
 namespace rt = rooftrace;
 
 namespace {
 
-class DiscardSink : public rt::RunSink {
- public:
-  rt::StatusOr<int64_t> BeginRun(const rt::RunRow&) override { return 1; }
-  rt::Status FinishRun(const rt::RunRow&, const rt::ImportStats&) override {
-    return rt::OkStatus();
-  }
-  rt::Status AddRoof(const rt::RoofRow&) override { return rt::OkStatus(); }
-  rt::StatusOr<int64_t> AddSession(const rt::SessionRow&,
-                                   const std::vector<rt::DeviceRow>&) override {
-    return ++sessions_;
-  }
-  rt::Status UpdateSession(const rt::SessionRow&) override {
-    return rt::OkStatus();
-  }
-  rt::StatusOr<int64_t> AddGemmCall(const rt::GemmCallRow&) override {
-    return 0;
-  }
-  rt::Status AddStep(const rt::StepRow&) override { return rt::OkStatus(); }
-  rt::Status AddKernel(const rt::KernelRow& k) override {
-    bytes_ += k.name.size();  // the views must be valid during the call
-    return rt::OkStatus();
-  }
-  rt::Status AddKernelMetric(const rt::KernelMetricRow&) override {
-    return rt::OkStatus();
-  }
-  rt::Status AddMemcpy(const rt::MemcpyRow&) override { return rt::OkStatus(); }
-  rt::Status AddNvtx(const rt::NvtxRow&) override { return rt::OkStatus(); }
-  rt::Status EndWrite() override { return rt::OkStatus(); }
-
- private:
-  int64_t sessions_ = 0;
-  uint64_t bytes_ = 0;
-};
+using rt::test_support::DiscardSink;
 
 constexpr char kLongHeader[] =
     "==PROF== Disconnected from process 1\n"

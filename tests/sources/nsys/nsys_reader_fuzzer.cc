@@ -23,49 +23,14 @@
 #include "pipeline/sink.h"
 #include "sources/nsys/nsys_reader.h"
 #include "tests/sources/nsys/export_builder.h"
+#include "tests/support/discard_sink.h"
 
 namespace rt = rooftrace;
 namespace ts = rooftrace::test_support;
 
 namespace {
 
-class DiscardSink : public rt::RunSink {
- public:
-  rt::StatusOr<int64_t> BeginRun(const rt::RunRow&) override { return 1; }
-  rt::Status FinishRun(const rt::RunRow&, const rt::ImportStats&) override {
-    return rt::OkStatus();
-  }
-  rt::Status AddRoof(const rt::RoofRow&) override { return rt::OkStatus(); }
-  rt::StatusOr<int64_t> AddSession(const rt::SessionRow&,
-                                   const std::vector<rt::DeviceRow>&) override {
-    return ++sessions_;
-  }
-  rt::Status UpdateSession(const rt::SessionRow&) override {
-    return rt::OkStatus();
-  }
-  rt::StatusOr<int64_t> AddGemmCall(const rt::GemmCallRow&) override {
-    return 0;
-  }
-  rt::Status AddStep(const rt::StepRow&) override { return rt::OkStatus(); }
-  rt::Status AddKernel(const rt::KernelRow& k) override {
-    // Touch the text views: they must be valid during the call.
-    bytes_ += k.name.size() + k.nvtx_path.size();
-    return rt::OkStatus();
-  }
-  rt::Status AddKernelMetric(const rt::KernelMetricRow&) override {
-    return rt::OkStatus();
-  }
-  rt::Status AddMemcpy(const rt::MemcpyRow&) override { return rt::OkStatus(); }
-  rt::Status AddNvtx(const rt::NvtxRow& n) override {
-    bytes_ += n.name.size() + n.path.size() + n.domain.size();
-    return rt::OkStatus();
-  }
-  rt::Status EndWrite() override { return rt::OkStatus(); }
-
- private:
-  int64_t sessions_ = 0;
-  uint64_t bytes_ = 0;
-};
+using rt::test_support::DiscardSink;
 
 std::string Path() {
   static const std::string p =
