@@ -794,9 +794,13 @@ StatusOr<PredictDevice> ResolvePredictDevice(const std::string& device,
 
 // ------------------------------------------------------------ predict
 
-StatusOr<Prediction> Predict(const ModelConfig& model,
-                             const PredictOptions& options,
-                             const PredictDevice& device) {
+namespace {
+
+// The options against the model and the device: each error names the
+// option and the fix. Returns the precision the model's GEMMs run at.
+StatusOr<Precision> CheckPredictInputs(const ModelConfig& model,
+                                       const PredictOptions& options,
+                                       const PredictDevice& device) {
   RT_RETURN_IF_ERROR(Positive("--batch", options.batch, kMaxBatch));
   RT_RETURN_IF_ERROR(Positive("--prompt", options.prompt, kMaxTokens));
   RT_RETURN_IF_ERROR(Positive("--generate", options.generate, kMaxGenerate));
@@ -867,7 +871,12 @@ StatusOr<Prediction> Predict(const ModelConfig& model,
         "--tp " + std::to_string(tp) + ": no GPU link bandwidth known for " +
         device.name + "; pass --link-bandwidth GB/s (one direction, per GPU)");
   }
+  return compute;
+}
 
+Layout MakeLayout(const ModelConfig& model, const PredictOptions& options,
+                  const PredictDevice& device, Precision compute) {
+  const int tp = options.tp;
   Layout l;
   l.model = &model;
   l.options = options;
@@ -884,6 +893,68 @@ StatusOr<Prediction> Predict(const ModelConfig& model,
   // An encoder's K and V are activations (no cache).
   l.kvb = DtypeBytes(model.encoder ? options.activations : options.kv_cache);
   l.compute = compute;
+  return l;
+}
+
+// Time per output token: every decode step costs the same except its
+// attention, whose KV length grows by one per step, so the steps are summed
+// exactly. Needs the decode-first ops in p->ops.
+void PredictDecode(const Layout& l, Prediction* p) {
+  const int64_t B = l.options.batch, P = l.options.prompt,
+                G = l.options.generate;
+  const int64_t last_ctx = P + G - 1;
+  double fixed_lower = 0, fixed_upper = 0;
+  for (const OpCost& o : p->ops) {
+    if (o.phase != "decode-first") continue;
+    if (IsAttentionOp(o)) continue;
+    fixed_lower += o.count * o.roofline_s();
+    fixed_upper += o.count * o.sum_s();
+  }
+  double lower = 0, upper = 0;
+  for (int64_t ctx = P + 1; ctx <= last_ctx; ++ctx) {
+    double step_lower = fixed_lower, step_upper = fixed_upper;
+    for (OpCost& o : AttentionOps(l, l.options.attention, B, 1, ctx)) {
+      l.Finish(&o);
+      step_lower += o.count * o.roofline_s();
+      step_upper += o.count * o.sum_s();
+    }
+    lower += step_lower;
+    upper += step_upper;
+  }
+  const double steps_n = static_cast<double>(G - 1);
+  p->tpot_lower_s = lower / steps_n;
+  p->tpot_upper_s = upper / steps_n;
+  p->decode_tokens_per_s_upper = static_cast<double>(B) / *p->tpot_lower_s;
+  p->end_to_end_lower_s += lower;
+}
+
+// Weights and KV cache resident on one GPU.
+void PredictResidentBytes(const Layout& l, Prediction* p) {
+  const ModelConfig& model = *l.model;
+  const double H = static_cast<double>(l.H);
+  const double attn_w = static_cast<double>((l.hq + 2 * l.hkv) * l.d) * H +
+                        static_cast<double>(l.hq * l.d) * H;
+  const double mlp_one = (model.gated_mlp ? 3.0 : 2.0) * H * l.I;
+  const double experts =
+      model.moe() ? static_cast<double>(model.num_experts) : 1.0;
+  const double router = model.moe() ? model.num_experts * H * kHeadBytes : 0;
+  const double per_layer =
+      (attn_w + experts * mlp_one) * l.wb + router + 2 * H * kHeadBytes;
+  const double embed = static_cast<double>(l.V) * H * kHeadBytes;
+  p->weight_bytes_per_gpu = l.L * per_layer + H * kHeadBytes + embed +
+                            (model.tie_word_embeddings ? 0 : embed);
+  p->kv_bytes_per_token_per_gpu =
+      static_cast<double>(l.L) * 2 * l.hkv * l.d * l.kvb;
+}
+
+}  // namespace
+
+StatusOr<Prediction> Predict(const ModelConfig& model,
+                             const PredictOptions& options,
+                             const PredictDevice& device) {
+  RT_ASSIGN_OR_RETURN(const Precision compute,
+                      CheckPredictInputs(model, options, device));
+  const Layout l = MakeLayout(model, options, device, compute);
 
   Prediction p;
   p.model = model;
@@ -921,51 +992,10 @@ StatusOr<Prediction> Predict(const ModelConfig& model,
   p.ttft_upper_s = prefill.sum_s;
   p.end_to_end_lower_s = prefill.roofline_s;
 
-  if (G > 1) {
-    // Every decode step costs the same except its attention, whose KV
-    // length grows by one per step: sum the steps exactly.
-    double fixed_lower = 0, fixed_upper = 0;
-    for (const OpCost& o : p.ops) {
-      if (o.phase != "decode-first") continue;
-      if (IsAttentionOp(o)) continue;
-      fixed_lower += o.count * o.roofline_s();
-      fixed_upper += o.count * o.sum_s();
-    }
-    double lower = 0, upper = 0;
-    for (int64_t ctx = P + 1; ctx <= last_ctx; ++ctx) {
-      double step_lower = fixed_lower, step_upper = fixed_upper;
-      for (OpCost& o : AttentionOps(l, options.attention, B, 1, ctx)) {
-        l.Finish(&o);
-        step_lower += o.count * o.roofline_s();
-        step_upper += o.count * o.sum_s();
-      }
-      lower += step_lower;
-      upper += step_upper;
-    }
-    const double steps_n = static_cast<double>(G - 1);
-    p.tpot_lower_s = lower / steps_n;
-    p.tpot_upper_s = upper / steps_n;
-    p.decode_tokens_per_s_upper = static_cast<double>(B) / *p.tpot_lower_s;
-    p.end_to_end_lower_s += lower;
-  }
+  if (G > 1) PredictDecode(l, &p);
   p.decode_gemm_compute_bound_batch = SmallestComputeBoundBatch(l, true);
   p.decode_step_compute_bound_batch = SmallestComputeBoundBatch(l, false);
-
-  // Resident bytes on one GPU.
-  const double H = static_cast<double>(l.H);
-  const double attn_w = static_cast<double>((l.hq + 2 * l.hkv) * l.d) * H +
-                        static_cast<double>(l.hq * l.d) * H;
-  const double mlp_one = (model.gated_mlp ? 3.0 : 2.0) * H * l.I;
-  const double experts =
-      model.moe() ? static_cast<double>(model.num_experts) : 1.0;
-  const double router = model.moe() ? model.num_experts * H * kHeadBytes : 0;
-  const double per_layer =
-      (attn_w + experts * mlp_one) * l.wb + router + 2 * H * kHeadBytes;
-  const double embed = static_cast<double>(l.V) * H * kHeadBytes;
-  p.weight_bytes_per_gpu = l.L * per_layer + H * kHeadBytes + embed +
-                           (model.tie_word_embeddings ? 0 : embed);
-  p.kv_bytes_per_token_per_gpu =
-      static_cast<double>(l.L) * 2 * l.hkv * l.d * l.kvb;
+  PredictResidentBytes(l, &p);
   return p;
 }
 
@@ -990,14 +1020,7 @@ json::Value GemmJson(const GemmDims& g) {
   return v;
 }
 
-}  // namespace
-
-json::Value PredictionToJson(const Prediction& p) {
-  json::Value root = json::Value::MakeObject();
-  root.Set("format", kPredictionFormat);
-  root.Set("version", kPredictionVersion);
-
-  const ModelConfig& m = p.model;
+json::Value ModelJson(const ModelConfig& m) {
   json::Value model = json::Value::MakeObject();
   model.Set("name", m.name);
   model.Set("source", m.source);
@@ -1015,9 +1038,10 @@ json::Value PredictionToJson(const Prediction& p) {
   model.Set("num_experts_per_tok", m.experts_per_token);
   model.Set("sliding_window", m.sliding_window);
   model.Set("parameters", m.ParameterCount());
-  root.Set("model", std::move(model));
+  return model;
+}
 
-  const PredictOptions& o = p.options;
+json::Value OptionsJson(const PredictOptions& o) {
   json::Value opts = json::Value::MakeObject();
   opts.Set("batch", o.batch);
   opts.Set("prompt", o.prompt);
@@ -1028,8 +1052,10 @@ json::Value PredictionToJson(const Prediction& p) {
   opts.Set("kv_dtype", DtypeName(o.kv_cache));
   opts.Set("attention", AttentionImplName(o.attention));
   opts.Set("mlp_fusion", MlpFusionName(o.mlp_fusion));
-  root.Set("options", std::move(opts));
+  return opts;
+}
 
+json::Value DeviceJson(const Prediction& p) {
   json::Value dev = json::Value::MakeObject();
   dev.Set("name", p.device.name);
   dev.Set("roof_source", p.device.roof_source);
@@ -1048,8 +1074,10 @@ json::Value PredictionToJson(const Prediction& p) {
   dev.Set("compute_peak_flops_per_s", p.compute_peak_flops_per_s);
   dev.Set("ridge_flops_per_byte",
           RidgePoint(p.compute_peak_flops_per_s, p.device.dram_bytes_per_s));
-  root.Set("device", std::move(dev));
+  return dev;
+}
 
+json::Value TotalsJson(const Prediction& p) {
   json::Value totals = json::Value::MakeObject();
   totals.Set("ttft_lower_s", p.ttft_lower_s);
   totals.Set("ttft_upper_s", p.ttft_upper_s);
@@ -1068,67 +1096,81 @@ json::Value PredictionToJson(const Prediction& p) {
                  : json::Value());
   totals.Set("weight_bytes_per_gpu", p.weight_bytes_per_gpu);
   totals.Set("kv_bytes_per_token_per_gpu", p.kv_bytes_per_token_per_gpu);
-  root.Set("totals", std::move(totals));
+  return totals;
+}
 
+json::Value PhaseJson(const PhaseTotals& t) {
+  json::Value v = json::Value::MakeObject();
+  v.Set("phase", t.phase);
+  v.Set("tokens", t.tokens);
+  v.Set("ctx", t.ctx);
+  v.Set("flops", t.flops);
+  v.Set("bytes", t.bytes);
+  v.Set("comm_bytes", t.comm_bytes);
+  v.Set("intensity", OptionalNumber(t.intensity()));
+  v.Set("t_math_s", t.t_math_s);
+  v.Set("t_mem_s", t.t_mem_s);
+  v.Set("t_comm_s", t.t_comm_s);
+  v.Set("roofline_s", t.roofline_s);
+  v.Set("sum_s", t.sum_s);
+  v.Set("attention_flash_bytes", t.attention_flash_bytes);
+  v.Set("attention_unfused_bytes", t.attention_unfused_bytes);
+  json::Value mlp = json::Value::MakeObject();
+  for (MlpFusion f :
+       {MlpFusion::kUnfused, MlpFusion::kEpilogue, MlpFusion::kFull}) {
+    mlp.Set(MlpFusionName(f), t.mlp_intermediate_bytes[static_cast<int>(f)]);
+  }
+  v.Set("mlp_intermediate_bytes", std::move(mlp));
+  return v;
+}
+
+json::Value OpJson(const OpCost& op) {
+  json::Value v = json::Value::MakeObject();
+  v.Set("phase", op.phase);
+  v.Set("op", op.op);
+  v.Set("kind", OpKindName(op.kind));
+  v.Set("precision", PrecisionKey(op.precision));
+  v.Set("peak_flops_per_s", op.peak_flops_per_s);
+  v.Set("count", op.count);
+  v.Set("m", op.m);
+  v.Set("n", op.n);
+  v.Set("k", op.k);
+  v.Set("batch", op.batch);
+  v.Set("flops", op.flops);
+  v.Set("weight_bytes", op.weight_bytes);
+  v.Set("kv_bytes", op.kv_bytes);
+  v.Set("act_bytes", op.act_bytes);
+  v.Set("bytes", op.bytes());
+  v.Set("comm_bytes", op.comm_bytes);
+  v.Set("intensity", OptionalNumber(op.intensity()));
+  v.Set("bound", op.bound());
+  v.Set("t_math_s", op.t_math_s);
+  v.Set("t_mem_s", op.t_mem_s);
+  v.Set("t_comm_s", op.t_comm_s);
+  v.Set("roofline_s", op.roofline_s());
+  v.Set("sum_s", op.sum_s());
+  v.Set("gemm", op.matchable ? GemmJson(op.AsGemm()) : json::Value());
+  json::Value parts = json::Value::MakeArray();
+  for (const GemmDims& g : op.parts) parts.Append(GemmJson(g));
+  v.Set("parts", std::move(parts));
+  return v;
+}
+
+}  // namespace
+
+json::Value PredictionToJson(const Prediction& p) {
+  json::Value root = json::Value::MakeObject();
+  root.Set("format", kPredictionFormat);
+  root.Set("version", kPredictionVersion);
+  root.Set("model", ModelJson(p.model));
+  root.Set("options", OptionsJson(p.options));
+  root.Set("device", DeviceJson(p));
+  root.Set("totals", TotalsJson(p));
   json::Value phases = json::Value::MakeArray();
-  for (const PhaseTotals& t : p.phases) {
-    json::Value v = json::Value::MakeObject();
-    v.Set("phase", t.phase);
-    v.Set("tokens", t.tokens);
-    v.Set("ctx", t.ctx);
-    v.Set("flops", t.flops);
-    v.Set("bytes", t.bytes);
-    v.Set("comm_bytes", t.comm_bytes);
-    v.Set("intensity", OptionalNumber(t.intensity()));
-    v.Set("t_math_s", t.t_math_s);
-    v.Set("t_mem_s", t.t_mem_s);
-    v.Set("t_comm_s", t.t_comm_s);
-    v.Set("roofline_s", t.roofline_s);
-    v.Set("sum_s", t.sum_s);
-    v.Set("attention_flash_bytes", t.attention_flash_bytes);
-    v.Set("attention_unfused_bytes", t.attention_unfused_bytes);
-    json::Value mlp = json::Value::MakeObject();
-    for (MlpFusion f :
-         {MlpFusion::kUnfused, MlpFusion::kEpilogue, MlpFusion::kFull}) {
-      mlp.Set(MlpFusionName(f), t.mlp_intermediate_bytes[static_cast<int>(f)]);
-    }
-    v.Set("mlp_intermediate_bytes", std::move(mlp));
-    phases.Append(std::move(v));
-  }
+  for (const PhaseTotals& t : p.phases) phases.Append(PhaseJson(t));
   root.Set("phases", std::move(phases));
-
   json::Value ops = json::Value::MakeArray();
-  for (const OpCost& op : p.ops) {
-    json::Value v = json::Value::MakeObject();
-    v.Set("phase", op.phase);
-    v.Set("op", op.op);
-    v.Set("kind", OpKindName(op.kind));
-    v.Set("precision", PrecisionKey(op.precision));
-    v.Set("peak_flops_per_s", op.peak_flops_per_s);
-    v.Set("count", op.count);
-    v.Set("m", op.m);
-    v.Set("n", op.n);
-    v.Set("k", op.k);
-    v.Set("batch", op.batch);
-    v.Set("flops", op.flops);
-    v.Set("weight_bytes", op.weight_bytes);
-    v.Set("kv_bytes", op.kv_bytes);
-    v.Set("act_bytes", op.act_bytes);
-    v.Set("bytes", op.bytes());
-    v.Set("comm_bytes", op.comm_bytes);
-    v.Set("intensity", OptionalNumber(op.intensity()));
-    v.Set("bound", op.bound());
-    v.Set("t_math_s", op.t_math_s);
-    v.Set("t_mem_s", op.t_mem_s);
-    v.Set("t_comm_s", op.t_comm_s);
-    v.Set("roofline_s", op.roofline_s());
-    v.Set("sum_s", op.sum_s());
-    v.Set("gemm", op.matchable ? GemmJson(op.AsGemm()) : json::Value());
-    json::Value parts = json::Value::MakeArray();
-    for (const GemmDims& g : op.parts) parts.Append(GemmJson(g));
-    v.Set("parts", std::move(parts));
-    ops.Append(std::move(v));
-  }
+  for (const OpCost& op : p.ops) ops.Append(OpJson(op));
   root.Set("ops", std::move(ops));
 
   json::Value warnings = json::Value::MakeArray();

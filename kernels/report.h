@@ -16,15 +16,17 @@
 
 #include "model/device_profile.h"
 #include "kernels/calibration_result.h"
+#include "report/roofline_svg.h"
 
 namespace rooftrace::kernels {
 
 std::string RenderCalibrationSummary(const CalibrationResult& r,
                                      const DeviceProfile& profile);
 
-// The roofline chart alone (an <svg> element, log-log).
-std::string RenderRooflineSvg(const CalibrationResult& r,
-                              const DeviceProfile& profile);
+// The roofline chart (drawn by report/roofline_svg.h): the measured roofs,
+// one series per MLP batch and form, one for the M-sweep.
+RooflinePlot CalibrationRooflinePlot(const CalibrationResult& r,
+                                     const DeviceProfile& profile);
 
 // A self-contained HTML page (no scripts, no external resources).
 std::string RenderCalibrationHtml(const CalibrationResult& r,

@@ -1,7 +1,7 @@
 // The records libinject captures on application threads (launches, cuBLAS
 // calls, NVTX ranges and marks) and hands to the sender thread through the
-// producer's queue. (The collector's records, collector/records.h, are the
-// pipeline's decoded rows; these are the producer's raw captures.)
+// producer's queue. (The pipeline's records, pipeline/records.h, are the
+// decoded wire records; these are the producer's raw captures.)
 //
 // Plain old data on purpose: they are copied into preallocated queue slots
 // without touching the heap, so producing one costs a few stores. Strings

@@ -147,102 +147,128 @@ void ClassifySteps(const std::vector<int64_t>& t,
   }
 }
 
-PhaseResult DetectPhases(const PhaseInput& in, const PhaseOptions& opt) {
-  PhaseResult r;
-  const size_t nk = in.kernels.size();
-  r.kernel_step.assign(nk, -1);
-  r.copy_step.assign(in.copies.size(), -1);
-  r.gemm_weight.assign(in.gemms.size(), 0);
-  r.gemm_tokens.assign(in.gemms.size(), -1);
-  r.gemm_step.assign(in.gemms.size(), -1);
-  if (nk == 0) return r;
+namespace {
 
-  std::vector<uint32_t> order(nk);
+// Raw steps before compaction: a raw step per kernel (kernel index order)
+// and, per raw step, the boundary that ended it.
+struct RawSteps {
+  std::vector<int> step;
+  std::vector<std::string> boundary;
+};
+
+// A step ends at each small device-to-host copy (sampled tokens).
+RawSteps SplitAtTokenCopies(const PhaseInput& in,
+                            const std::vector<uint32_t>& order,
+                            std::vector<uint64_t> token_copies) {
+  std::sort(token_copies.begin(), token_copies.end());
+  RawSteps raw;
+  raw.step.assign(in.kernels.size(), 0);
+  size_t c = 0;
+  for (uint32_t idx : order) {
+    while (c < token_copies.size() &&
+           token_copies[c] <= in.kernels[idx].start_ns) {
+      ++c;
+    }
+    raw.step[idx] = static_cast<int>(c);
+  }
+  raw.boundary.assign(token_copies.size() + 1, "dtoh_copy");
+  raw.boundary.back() = "end";
+  return raw;
+}
+
+// A step starts at each new outermost NVTX range.
+RawSteps SplitAtNvtxRoots(const PhaseInput& in,
+                          const std::vector<uint32_t>& order) {
+  RawSteps raw;
+  raw.step.assign(in.kernels.size(), 0);
+  int step = 0;
+  uint64_t root = 0;
+  for (uint32_t idx : order) {
+    const uint64_t k_root = in.kernels[idx].nvtx_root;
+    if (k_root != 0 && k_root != root) {
+      if (root != 0) {
+        ++step;
+        raw.boundary.push_back("nvtx");
+      }
+      root = k_root;
+    }
+    raw.step[idx] = step;
+  }
+  raw.boundary.push_back("end");
+  return raw;
+}
+
+// A step ends at each pause between launches longer than
+// max(min_host_gap_ns, host_gap_factor x the median launch interval).
+RawSteps SplitAtHostGaps(const PhaseInput& in, const PhaseOptions& opt,
+                         const std::vector<uint32_t>& order) {
+  auto host = [&](uint32_t i) {
+    return in.kernels[i].host_ns ? in.kernels[i].host_ns
+                                 : in.kernels[i].start_ns;
+  };
+  std::vector<uint32_t> by_host = order;
+  std::stable_sort(by_host.begin(), by_host.end(),
+                   [&](uint32_t a, uint32_t b) { return host(a) < host(b); });
+  std::vector<uint64_t> gaps;
+  for (size_t i = 1; i < by_host.size(); ++i) {
+    gaps.push_back(host(by_host[i]) - host(by_host[i - 1]));
+  }
+  uint64_t threshold = opt.min_host_gap_ns;
+  if (!gaps.empty()) {
+    std::vector<uint64_t> sorted = gaps;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2,
+                     sorted.end());
+    const double median = static_cast<double>(sorted[sorted.size() / 2]);
+    threshold = std::max<uint64_t>(
+        threshold, static_cast<uint64_t>(opt.host_gap_factor * median));
+  }
+  RawSteps raw;
+  raw.step.assign(in.kernels.size(), 0);
+  int step = 0;
+  for (size_t i = 0; i < by_host.size(); ++i) {
+    if (i > 0 && gaps[i - 1] > threshold) {
+      ++step;
+      raw.boundary.push_back("host_gap");
+    }
+    raw.step[by_host[i]] = step;
+  }
+  raw.boundary.push_back("end");
+  return raw;
+}
+
+// Raw steps by the first kind of evidence present (phases.h).
+RawSteps SplitRawSteps(const PhaseInput& in, const PhaseOptions& opt) {
+  std::vector<uint32_t> order(in.kernels.size());
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return in.kernels[a].start_ns < in.kernels[b].start_ns;
   });
-
-  // ---- raw steps, in `order`, with the boundary that ended each
-  std::vector<int> raw(nk, 0);          // raw step per kernel
-  std::vector<std::string> raw_boundary;  // per raw step
   std::vector<uint64_t> token_copies;
   for (const auto& c : in.copies) {
     if (c.dtoh && c.bytes <= opt.max_token_copy_bytes) {
       token_copies.push_back(c.start_ns);
     }
   }
-  std::sort(token_copies.begin(), token_copies.end());
-  bool any_nvtx = false;
-  for (const auto& k : in.kernels) any_nvtx |= k.nvtx_root != 0;
-
   if (!token_copies.empty()) {
-    size_t c = 0;
-    for (uint32_t idx : order) {
-      while (c < token_copies.size() &&
-             token_copies[c] <= in.kernels[idx].start_ns) {
-        ++c;
-      }
-      raw[idx] = static_cast<int>(c);
-    }
-    raw_boundary.assign(token_copies.size() + 1, "dtoh_copy");
-    raw_boundary.back() = "end";
-  } else if (any_nvtx) {
-    int step = 0;
-    uint64_t root = 0;
-    for (uint32_t idx : order) {
-      const uint64_t k_root = in.kernels[idx].nvtx_root;
-      if (k_root != 0 && k_root != root) {
-        if (root != 0) {
-          ++step;
-          raw_boundary.push_back("nvtx");
-        }
-        root = k_root;
-      }
-      raw[idx] = step;
-    }
-    raw_boundary.push_back("end");
-  } else {
-    auto host = [&](uint32_t i) {
-      return in.kernels[i].host_ns ? in.kernels[i].host_ns
-                                   : in.kernels[i].start_ns;
-    };
-    std::vector<uint32_t> by_host = order;
-    std::stable_sort(by_host.begin(), by_host.end(),
-                     [&](uint32_t a, uint32_t b) { return host(a) < host(b); });
-    std::vector<uint64_t> gaps;
-    for (size_t i = 1; i < by_host.size(); ++i) {
-      gaps.push_back(host(by_host[i]) - host(by_host[i - 1]));
-    }
-    uint64_t threshold = opt.min_host_gap_ns;
-    if (!gaps.empty()) {
-      std::vector<uint64_t> sorted = gaps;
-      std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2,
-                       sorted.end());
-      const double median = static_cast<double>(sorted[sorted.size() / 2]);
-      threshold = std::max<uint64_t>(
-          threshold, static_cast<uint64_t>(opt.host_gap_factor * median));
-    }
-    int step = 0;
-    for (size_t i = 0; i < by_host.size(); ++i) {
-      if (i > 0 && gaps[i - 1] > threshold) {
-        ++step;
-        raw_boundary.push_back("host_gap");
-      }
-      raw[by_host[i]] = step;
-    }
-    raw_boundary.push_back("end");
-    // Restore `order` by step so later passes see steps in sequence.
-    std::stable_sort(order.begin(), order.end(),
-                     [&](uint32_t a, uint32_t b) { return raw[a] < raw[b]; });
+    return SplitAtTokenCopies(in, order, std::move(token_copies));
   }
+  const bool any_nvtx =
+      std::any_of(in.kernels.begin(), in.kernels.end(),
+                  [](const PhaseInput::Kernel& k) { return k.nvtx_root != 0; });
+  if (any_nvtx) return SplitAtNvtxRoots(in, order);
+  return SplitAtHostGaps(in, opt, order);
+}
 
-  // ---- compact: drop empty raw steps, merge GEMM-less steps forward
-  const int nraw = static_cast<int>(raw_boundary.size());
+// Drops empty raw steps and merges GEMM-less ones into the next step with
+// GEMMs (trailing ones into the last). Fills r->steps' boundaries; returns
+// the step each raw step went to.
+std::vector<int> CompactSteps(const PhaseInput& in, const RawSteps& raw,
+                              PhaseResult* r) {
+  const int nraw = static_cast<int>(raw.boundary.size());
   std::vector<uint64_t> raw_kernels(nraw, 0), raw_gemms(nraw, 0);
-  for (size_t i = 0; i < nk; ++i) {
-    ++raw_kernels[raw[i]];
-    if (in.kernels[i].gemm >= 0) ++raw_gemms[raw[i]];
+  for (size_t i = 0; i < in.kernels.size(); ++i) {
+    ++raw_kernels[raw.step[i]];
+    if (in.kernels[i].gemm >= 0) ++raw_gemms[raw.step[i]];
   }
   bool any_gemm = false;
   for (int s = 0; s < nraw; ++s) any_gemm |= raw_gemms[s] > 0;
@@ -264,33 +290,48 @@ PhaseResult DetectPhases(const PhaseInput& in, const PhaseOptions& opt) {
     last_kept = id;
   }
   for (int p : pending) target[p] = last_kept;  // trailing bookkeeping
-  r.steps.resize(kept.size());
+  r->steps.resize(kept.size());
   for (size_t i = 0; i < kept.size(); ++i) {
-    r.steps[i].boundary = raw_boundary[kept[i]];
+    r->steps[i].boundary = raw.boundary[kept[i]];
   }
   if (!pending.empty() && last_kept >= 0) {
-    r.steps[last_kept].boundary = raw_boundary[pending.back()];
+    r->steps[last_kept].boundary = raw.boundary[pending.back()];
   }
+  return target;
+}
 
-  for (size_t i = 0; i < nk; ++i) {
-    const int s = target[raw[i]];
-    r.kernel_step[i] = s;
-    StepInfo& st = r.steps[s];
+// Each kernel's step, each step's extent, counts and GPU time, and the step
+// of each GEMM (the step of its first kernel).
+void AssignKernels(const PhaseInput& in, const RawSteps& raw,
+                   const std::vector<int>& target, PhaseResult* r) {
+  for (size_t i = 0; i < in.kernels.size(); ++i) {
+    const int s = target[raw.step[i]];
+    r->kernel_step[i] = s;
+    StepInfo& st = r->steps[s];
     const auto& k = in.kernels[i];
     if (st.kernel_count == 0 || k.start_ns < st.start_ns) st.start_ns = k.start_ns;
     st.end_ns = std::max(st.end_ns, k.end_ns);
     ++st.kernel_count;
     st.gpu_time_ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
     if (k.gemm >= 0 && static_cast<size_t>(k.gemm) < in.gemms.size()) {
-      if (r.gemm_step[k.gemm] < 0) {
-        r.gemm_step[k.gemm] = s;
+      if (r->gemm_step[k.gemm] < 0) {
+        r->gemm_step[k.gemm] = s;
         ++st.gemm_count;
       }
     }
   }
+}
 
-  std::vector<int64_t> step_tokens = StepTokenCounts(in, &r);
+const char* BoundaryEvidence(const std::string& boundary) {
+  return boundary == "dtoh_copy" ? "a device-to-host copy of sampled tokens"
+         : boundary == "nvtx"    ? "a new outermost NVTX range"
+         : boundary == "host_gap" ? "a host gap between launches"
+                                  : "the end of the session";
+}
 
+// Each step's token count, phase and evidence.
+void LabelSteps(const PhaseInput& in, PhaseResult* r) {
+  std::vector<int64_t> step_tokens = StepTokenCounts(in, r);
   std::vector<std::string> phases, evidence;
   if (in.prev_step_tokens >= 0) {
     // The step before this window takes part as a neighbour, then leaves.
@@ -302,27 +343,42 @@ PhaseResult DetectPhases(const PhaseInput& in, const PhaseOptions& opt) {
   } else {
     ClassifySteps(step_tokens, &phases, &evidence);
   }
-  for (size_t s = 0; s < r.steps.size(); ++s) {
-    r.steps[s].phase = phases[s];
-    r.steps[s].token_count = step_tokens[s];
-    r.steps[s].evidence = evidence[s] + "; step ended by " +
-                          (r.steps[s].boundary == "dtoh_copy"
-                               ? "a device-to-host copy of sampled tokens"
-                           : r.steps[s].boundary == "nvtx"
-                               ? "a new outermost NVTX range"
-                           : r.steps[s].boundary == "host_gap"
-                               ? "a host gap between launches"
-                               : "the end of the session");
+  for (size_t s = 0; s < r->steps.size(); ++s) {
+    StepInfo& st = r->steps[s];
+    st.phase = phases[s];
+    st.token_count = step_tokens[s];
+    st.evidence =
+        evidence[s] + "; step ended by " + BoundaryEvidence(st.boundary);
   }
+}
 
-  // ---- copies: the last step that started at or before the copy
+// A copy belongs to the last step that started at or before it.
+void AssignCopies(const PhaseInput& in, PhaseResult* r) {
   for (size_t c = 0; c < in.copies.size(); ++c) {
-    int best = r.steps.empty() ? -1 : 0;
-    for (size_t s = 0; s < r.steps.size(); ++s) {
-      if (r.steps[s].start_ns <= in.copies[c].start_ns) best = static_cast<int>(s);
+    int best = r->steps.empty() ? -1 : 0;
+    for (size_t s = 0; s < r->steps.size(); ++s) {
+      if (r->steps[s].start_ns <= in.copies[c].start_ns) best = static_cast<int>(s);
     }
-    r.copy_step[c] = best;
+    r->copy_step[c] = best;
   }
+}
+
+}  // namespace
+
+PhaseResult DetectPhases(const PhaseInput& in, const PhaseOptions& opt) {
+  PhaseResult r;
+  r.kernel_step.assign(in.kernels.size(), -1);
+  r.copy_step.assign(in.copies.size(), -1);
+  r.gemm_weight.assign(in.gemms.size(), 0);
+  r.gemm_tokens.assign(in.gemms.size(), -1);
+  r.gemm_step.assign(in.gemms.size(), -1);
+  if (in.kernels.empty()) return r;
+
+  const RawSteps raw = SplitRawSteps(in, opt);
+  const std::vector<int> target = CompactSteps(in, raw, &r);
+  AssignKernels(in, raw, target, &r);
+  LabelSteps(in, &r);
+  AssignCopies(in, &r);
   return r;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -17,6 +18,7 @@ constexpr double kTop = 50;
 constexpr double kBottom = 115;  // axis labels, legend, note
 constexpr int kLabelledPoints = 10;
 constexpr double kLabelGap = 13;
+constexpr double kLegendRow = 18;
 
 struct Axes {
   double x_lo, x_hi, y_lo, y_hi;  // log10 bounds
@@ -51,76 +53,46 @@ std::string Clip(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(0, n - 3) + "...";
 }
 
-struct Point {
-  const GroupRow* row;
-  double x, y, r;
-};
-
-// One roof level (precisions with the same peak share a line and a label).
+// One roof level (roofs with the same peak share a line and a label).
 struct Level {
   double peak;
   double ridge;
   std::string names;
-  bool used = false;  // a plotted family runs at one of these precisions
+  bool used = false;
 };
 
-}  // namespace
-
-const char* PhaseColor(int phase_index) {
-  static const char* const kColors[kNumPhases] = {"#1f77b4", "#ff7f0e",
-                                                  "#9467bd", "#2ca02c",
-                                                  "#7f7f7f"};
-  return kColors[std::clamp(phase_index, 0, kNumPhases - 1)];
-}
-
-std::string RenderRooflineSvg(const Report& report) {
-  return RenderRooflineSvg(report, RooflineSvgText{});
-}
-
-std::string RenderRooflineSvg(const Report& report,
-                              const RooflineSvgText& text) {
-  const ReportHeader& h = report.header;
-  const RoofTable& roofs = h.roofs;
-  const double bw = roofs.dram_bytes_per_s;
-
-  // Placeable families: FLOPs, bytes and a time.
-  std::vector<const GroupRow*> placed;
-  int64_t unplaced = 0, unplaced_ns = 0;
-  for (const GroupRow& g : report.families) {
-    if (g.ai && *g.ai > 0 && g.achieved_flops_per_s && *g.achieved_flops_per_s > 0) {
-      placed.push_back(&g);
-    } else {
-      ++unplaced;
-      unplaced_ns += g.total_ns;
-    }
-  }
-
+// The plot's roofs merged into levels, highest first.
+std::vector<Level> MergeRoofs(const RooflinePlot& plot) {
+  const double bw = plot.dram_bytes_per_s;
   std::vector<Level> levels;
-  for (const Roof& roof : roofs.roofs) {
+  for (const RooflinePlot::Roof& roof : plot.roofs) {
     auto it = std::find_if(levels.begin(), levels.end(), [&](const Level& l) {
-      return std::fabs(l.peak - roof.peak_flops_per_s) <= 1e-6 * l.peak;
+      return std::fabs(l.peak - roof.peak_flops_per_s) <=
+             plot.merge_within * l.peak;
     });
     if (it == levels.end()) {
       levels.push_back({roof.peak_flops_per_s,
-                        bw > 0 ? roof.peak_flops_per_s / bw : 0, roof.precision});
+                        bw > 0 ? roof.peak_flops_per_s / bw : 0, roof.name});
       it = levels.end() - 1;
     } else {
-      it->names += ", " + roof.precision;
+      it->names += ", " + roof.name;
     }
-    for (const GroupRow* g : placed) {
-      if (g->precision == roof.precision) it->used = true;
-    }
+    it->used = it->used || roof.used;
   }
   std::sort(levels.begin(), levels.end(),
             [](const Level& a, const Level& b) { return a.peak > b.peak; });
+  return levels;
+}
 
-  // Axis ranges in decades, covering points, ridges and roofs.
+// Axis ranges in decades, covering points, ridges and roofs, a little past
+// the data so points and labels do not sit on the frame.
+Axes FitAxes(const RooflinePlot& plot, const std::vector<Level>& levels) {
   double min_x = 1e300, max_x = 0, min_y = 1e300, max_y = 0;
-  for (const GroupRow* g : placed) {
-    min_x = std::min(min_x, *g->ai);
-    max_x = std::max(max_x, *g->ai);
-    min_y = std::min(min_y, *g->achieved_flops_per_s);
-    max_y = std::max(max_y, *g->achieved_flops_per_s);
+  for (const RooflinePlot::Point& p : plot.points) {
+    min_x = std::min(min_x, p.ai);
+    max_x = std::max(max_x, p.ai);
+    min_y = std::min(min_y, p.flops_per_s);
+    max_y = std::max(max_y, p.flops_per_s);
   }
   for (const Level& l : levels) {
     if (l.ridge > 0) {
@@ -132,8 +104,6 @@ std::string RenderRooflineSvg(const Report& report,
   }
   if (max_x <= 0) { min_x = 0.1; max_x = 1000; }
   if (max_y <= 0) { min_y = 1e9; max_y = 1e15; }
-  // Bounds a little past the data so points and labels do not sit on the
-  // frame; ticks stay at whole decades.
   Axes a;
   a.x_lo = std::log10(min_x) - 0.3;
   a.x_hi = std::log10(max_x) + 0.3;
@@ -143,35 +113,89 @@ std::string RenderRooflineSvg(const Report& report,
   if (a.x_hi - a.x_lo > 9) a.x_lo = a.x_hi - 9;
   if (a.y_hi - a.y_lo < 3) a.y_lo = a.y_hi - 3;
   if (a.y_hi - a.y_lo > 8) a.y_lo = a.y_hi - 8;
+  return a;
+}
+
+// Where each legend key sits; keys wrap to a new row at the plot's right
+// edge.
+struct LegendLayout {
+  std::vector<double> key_x, key_y;
+  double end_x = 0, end_y = 0;  // after the last key
+  int rows = 1;
+};
+LegendLayout LayOutLegend(const RooflinePlot& plot, const Axes& a) {
+  LegendLayout out;
+  double lx = a.px0, ly = a.py1 + 66;
+  for (const RooflinePlot::LegendKey& key : plot.legend_keys) {
+    const double width = 30 + 7.0 * key.text.size();
+    if (lx > a.px0 && lx + width - 14 > a.px1) {
+      lx = a.px0;
+      ly += kLegendRow;
+      ++out.rows;
+    }
+    out.key_x.push_back(lx);
+    out.key_y.push_back(ly);
+    lx += width;
+  }
+  out.end_x = lx;
+  out.end_y = ly;
+  return out;
+}
+
+// The opening of a marker's element (attributes up to the stroke colour);
+// the caller closes it. `r_text` is the circle's r attribute.
+std::string MarkerOpen(const RooflineStyle& style, double x, double y,
+                       double r, const std::string& r_text) {
+  const std::string fill = style.filled ? style.color : "#ffffff";
+  std::ostringstream o;
+  switch (style.marker) {
+    case RooflineMarker::kCircle:
+      o << "<circle cx=\"" << Num(x) << "\" cy=\"" << Num(y) << "\" r=\""
+        << r_text << '"';
+      break;
+    case RooflineMarker::kSquare:
+      o << "<rect x=\"" << Num(x - r) << "\" y=\"" << Num(y - r)
+        << "\" width=\"" << Num(2 * r) << "\" height=\"" << Num(2 * r) << '"';
+      break;
+    case RooflineMarker::kDiamond:
+      o << "<polygon points=\"" << Num(x) << ',' << Num(y - r) << ' '
+        << Num(x + r) << ',' << Num(y) << ' ' << Num(x) << ',' << Num(y + r)
+        << ' ' << Num(x - r) << ',' << Num(y) << '"';
+      break;
+  }
+  o << " fill=\"" << fill << "\" fill-opacity=\"0.6\" stroke=\"" << style.color
+    << '"';
+  return o.str();
+}
+
+const char* MarkerTag(const RooflineStyle& style) {
+  switch (style.marker) {
+    case RooflineMarker::kSquare: return "rect";
+    case RooflineMarker::kDiamond: return "polygon";
+    case RooflineMarker::kCircle: break;
+  }
+  return "circle";
+}
+
+void WriteFrame(const RooflinePlot& plot, const Axes& a, int height,
+                std::ostream& s) {
   const int x_first = static_cast<int>(std::ceil(a.x_lo));
   const int x_last = static_cast<int>(std::floor(a.x_hi));
   const int y_first = static_cast<int>(std::ceil(a.y_lo));
   const int y_last = static_cast<int>(std::floor(a.y_hi));
-
-  std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kSvgWidth
-    << "\" height=\"" << kSvgHeight << "\" viewBox=\"0 0 " << kSvgWidth << ' '
-    << kSvgHeight << "\" font-family=\"Helvetica, Arial, sans-serif\" "
+    << "\" height=\"" << height << "\" viewBox=\"0 0 " << kSvgWidth << ' '
+    << height << "\" font-family=\"Helvetica, Arial, sans-serif\" "
     << "font-size=\"12\">\n";
   s << "<rect x=\"0\" y=\"0\" width=\"" << kSvgWidth << "\" height=\""
-    << kSvgHeight << "\" fill=\"#ffffff\"/>\n";
+    << height << "\" fill=\"#ffffff\"/>\n";
   s << "<defs><clipPath id=\"plot\"><rect x=\"" << a.px0 << "\" y=\"" << a.py0
     << "\" width=\"" << a.px1 - a.px0 << "\" height=\"" << a.py1 - a.py0
     << "\"/></clipPath></defs>\n";
   s << "<text x=\"" << kLeft << "\" y=\"26\" font-size=\"16\" font-weight=\"bold\">"
-    << XmlEscape("Roofline: " + (h.device_name.empty() ? std::string("unknown device")
-                                                      : h.device_name))
-    << "</text>\n";
+    << XmlEscape(plot.title) << "</text>\n";
   s << "<text x=\"" << kLeft << "\" y=\"42\" fill=\"#555\">"
-    << XmlEscape(!text.subtitle.empty()
-                     ? text.subtitle
-                     : "roofs: " +
-                           (roofs.source.empty() ? std::string("none")
-                                                 : roofs.source) +
-                           (h.reannotated ? " (re-annotated)" : "") + "; run " +
-                           std::to_string(h.run.run_id) + ", " +
-                           std::to_string(report.kernel_count) + " kernels")
-    << "</text>\n";
+    << XmlEscape(plot.subtitle) << "</text>\n";
 
   // Grid and ticks.
   s << "<g stroke=\"#e4e4e4\" stroke-width=\"1\">\n";
@@ -202,8 +226,12 @@ std::string RenderRooflineSvg(const Report& report,
     << "\" text-anchor=\"middle\">Arithmetic intensity (FLOP/byte, log)</text>\n";
   s << "<text transform=\"translate(18," << Num((a.py0 + a.py1) / 2)
     << ") rotate(-90)\" text-anchor=\"middle\">Achieved FLOP/s (log)</text>\n";
+}
 
-  // Roofs: the DRAM diagonal up to the highest ridge, one flat roof per level.
+// The DRAM diagonal up to the highest ridge, one flat roof per level, and
+// their labels in the right margin, pushed apart so they never overlap.
+void WriteRoofs(double bw, const std::vector<Level>& levels, const Axes& a,
+                std::ostream& s) {
   s << "<g clip-path=\"url(#plot)\" fill=\"none\">\n";
   if (bw > 0) {
     const double top = levels.empty() ? std::pow(10.0, a.y_hi) : levels.front().peak;
@@ -230,7 +258,6 @@ std::string RenderRooflineSvg(const Report& report,
   }
   s << "</g>\n";
 
-  // Roof labels in the right margin, pushed apart so they never overlap.
   std::vector<double> label_y;
   for (const Level& l : levels) {
     double y = a.Y(l.peak) + 4;
@@ -259,56 +286,50 @@ std::string RenderRooflineSvg(const Report& report,
       << XmlEscape("DRAM " + SiPrefix(bw) + "B/s") << "</text>\n";
   }
   s << "</g>\n";
+}
 
-  // Points, largest first so small ones stay visible on top.
-  std::vector<Point> points;
-  for (const GroupRow* g : placed) {
-    points.push_back({g, a.X(*g->ai), a.Y(*g->achieved_flops_per_s),
-                      3.0 + 22.0 * std::sqrt(g->time_share)});
+struct Placed {
+  const RooflinePlot::Point* point;
+  double x, y;
+};
+
+// Points, largest first so small ones stay visible on top; then labels for
+// the highest-ranked ones, skipping ones that collide.
+void WritePoints(const RooflinePlot& plot, const Axes& a, std::ostream& s) {
+  std::vector<Placed> points;
+  for (const RooflinePlot::Point& p : plot.points) {
+    points.push_back({&p, a.X(p.ai), a.Y(p.flops_per_s)});
   }
-  std::sort(points.begin(), points.end(),
-            [](const Point& p, const Point& q) { return p.r > q.r; });
+  std::sort(points.begin(), points.end(), [](const Placed& p, const Placed& q) {
+    return p.point->radius > q.point->radius;
+  });
   s << "<g clip-path=\"url(#plot)\">\n";
-  for (const Point& p : points) {
-    const GroupRow& g = *p.row;
-    const std::string title =
-        g.name + "\n" + std::to_string(g.count) + " kernels, " +
-        Fixed(g.total_ns * 1e-6, 3) + " ms (" + Fixed(g.time_share * 100, 1) +
-        "% of GPU time)\nAI " + Fixed(g.ai, 2) + " FLOP/byte, " +
-        Fixed(*g.achieved_flops_per_s * 1e-12, 3) + " TFLOP/s, " +
-        Fixed(g.achieved_bytes_per_s ? std::optional<double>(*g.achieved_bytes_per_s * 1e-9)
-                                     : std::nullopt,
-              1) +
-        " GB/s\n" + Fixed(g.fraction_of_roof ? std::optional<double>(*g.fraction_of_roof * 100)
-                                             : std::nullopt,
-                          1) +
-        "% of roof, " + g.bound + "-bound, " + g.phase + " (" +
-        (g.precision.empty() ? "unknown precision" : g.precision) + ")";
-    s << "<circle cx=\"" << Num(p.x) << "\" cy=\"" << Num(p.y) << "\" r=\""
-      << Num(p.r) << "\" fill=\"" << PhaseColor(PhaseIndex(g.phase))
-      << "\" fill-opacity=\"0.6\" stroke=\"" << PhaseColor(PhaseIndex(g.phase))
-      << "\" stroke-width=\"1.2\"><title>" << XmlEscape(title)
-      << "</title></circle>\n";
+  for (const Placed& p : points) {
+    const RooflinePlot::Point& pt = *p.point;
+    s << MarkerOpen(pt.style, p.x, p.y, pt.radius,
+                    pt.radius_text.empty() ? Num(pt.radius) : pt.radius_text)
+      << " stroke-width=\"1.2\"><title>" << XmlEscape(pt.title) << "</title></"
+      << MarkerTag(pt.style) << ">\n";
   }
   s << "</g>\n";
 
-  // Labels for the families with the most time, skipping ones that collide.
-  std::vector<Point> by_time = points;
-  std::sort(by_time.begin(), by_time.end(), [](const Point& p, const Point& q) {
-    return p.row->total_ns > q.row->total_ns;
+  std::vector<Placed> by_rank = points;
+  std::sort(by_rank.begin(), by_rank.end(), [](const Placed& p, const Placed& q) {
+    return p.point->label_rank > q.point->label_rank;
   });
   struct Box { double x0, y0, x1, y1; };
   std::vector<Box> boxes;
   s << "<g font-size=\"11\" fill=\"#111\">\n";
   int labelled = 0;
-  for (const Point& p : by_time) {
+  for (const Placed& p : by_rank) {
     if (labelled >= kLabelledPoints) break;
-    // The family alone: the colour already says the phase.
-    const std::string text = Clip(p.row->key.empty() ? p.row->name : p.row->key, 30);
+    if (p.point->label.empty()) continue;
+    const std::string text = Clip(p.point->label, 30);
+    const double r = p.point->radius;
     const double w = 7.0 * text.size();  // generous for 11px sans-serif
     for (const double dy : {0.0, -kLabelGap, kLabelGap, -2 * kLabelGap, 2 * kLabelGap}) {
-      double x = p.x + p.r + 3;
-      if (x + w > a.px1) x = p.x - p.r - 3 - w;  // flip to the left side
+      double x = p.x + r + 3;
+      if (x + w > a.px1) x = p.x - r - 3 - w;  // flip to the left side
       const Box b{x, p.y + dy - 9, x + w, p.y + dy + 3};
       if (b.y0 < a.py0 || b.y1 > a.py1 || b.x0 < a.px0) continue;
       const bool hit = std::any_of(boxes.begin(), boxes.end(), [&](const Box& o) {
@@ -323,42 +344,154 @@ std::string RenderRooflineSvg(const Report& report,
     }
   }
   s << "</g>\n";
+}
 
-  // Legend: phases present, size meaning, roofs style.
-  double lx = a.px0;
-  const double ly = a.py1 + 66;
+void WriteLegend(const RooflinePlot& plot, const LegendLayout& layout,
+                 const Axes& a, std::ostream& s) {
   s << "<g font-size=\"12\">\n";
-  for (const PhaseRow& ph : report.phases) {
-    const int i = PhaseIndex(ph.phase);
-    s << "<circle cx=\"" << Num(lx + 6) << "\" cy=\"" << Num(ly - 4)
-      << "\" r=\"6\" fill=\"" << PhaseColor(i) << "\" fill-opacity=\"0.6\" stroke=\""
-      << PhaseColor(i) << "\"/><text x=\"" << Num(lx + 16) << "\" y=\"" << Num(ly)
-      << "\">" << XmlEscape(ph.phase) << "</text>\n";
-    lx += 30 + 7.0 * ph.phase.size();
-  }
-  s << "<text x=\"" << Num(lx + 10) << "\" y=\"" << Num(ly)
-    << "\" fill=\"#444\">"
-    << (!text.legend.empty() ? XmlEscape(text.legend)
-        : levels.empty() && bw <= 0
-            ? "point area ~ GPU time; no roofs known (see --device-profile)"
-            : "point area ~ GPU time of the family; solid roofs: precisions in "
-              "use")
-    << "</text>\n";
-  if (unplaced > 0 || placed.empty()) {
-    s << "<text x=\"" << a.px0 << "\" y=\"" << Num(ly + 22) << "\" fill=\"#444\">"
-      << XmlEscape(placed.empty()
-                       ? std::string("No family has both FLOPs and bytes: nothing "
-                                     "to place on the roofline (see the table)")
-                       : std::to_string(unplaced) +
-                             " families without FLOPs or bytes are not plotted (" +
-                             Fixed(report.total_ns ? 100.0 * unplaced_ns / report.total_ns
-                                                   : 0.0,
-                                   1) +
-                             "% of GPU time; see the table)")
+  for (size_t i = 0; i < plot.legend_keys.size(); ++i) {
+    const RooflinePlot::LegendKey& key = plot.legend_keys[i];
+    const double lx = layout.key_x[i], ly = layout.key_y[i];
+    s << MarkerOpen(key.style, lx + 6, ly - 4, 6, "6") << "/><text x=\""
+      << Num(lx + 16) << "\" y=\"" << Num(ly) << "\">" << XmlEscape(key.text)
       << "</text>\n";
   }
-  s << "</g>\n</svg>\n";
+  if (!plot.legend.empty()) {
+    s << "<text x=\"" << Num(layout.end_x + 10) << "\" y=\""
+      << Num(layout.end_y) << "\" fill=\"#444\">" << XmlEscape(plot.legend)
+      << "</text>\n";
+  }
+  if (!plot.note.empty()) {
+    s << "<text x=\"" << a.px0 << "\" y=\"" << Num(layout.end_y + 22)
+      << "\" fill=\"#444\">" << XmlEscape(plot.note) << "</text>\n";
+  }
+  s << "</g>\n";
+}
+
+// The report's roofs: a level is in use when a plotted family runs at one
+// of its precisions.
+std::vector<RooflinePlot::Roof> ReportRoofs(
+    const RoofTable& roofs, const std::vector<const GroupRow*>& placed) {
+  std::vector<RooflinePlot::Roof> out;
+  for (const Roof& roof : roofs.roofs) {
+    const bool used =
+        std::any_of(placed.begin(), placed.end(), [&](const GroupRow* g) {
+          return g->precision == roof.precision;
+        });
+    out.push_back({roof.precision, roof.peak_flops_per_s, used});
+  }
+  return out;
+}
+
+// A family's hover text: its numbers, bound, phase and precision.
+std::string FamilyTitle(const GroupRow& g) {
+  auto scaled = [](const std::optional<double>& v, double f) {
+    return v ? std::optional<double>(*v * f) : std::nullopt;
+  };
+  return g.name + "\n" + std::to_string(g.count) + " kernels, " +
+         Fixed(g.total_ns * 1e-6, 3) + " ms (" + Fixed(g.time_share * 100, 1) +
+         "% of GPU time)\nAI " + Fixed(g.ai, 2) + " FLOP/byte, " +
+         Fixed(*g.achieved_flops_per_s * 1e-12, 3) + " TFLOP/s, " +
+         Fixed(scaled(g.achieved_bytes_per_s, 1e-9), 1) + " GB/s\n" +
+         Fixed(scaled(g.fraction_of_roof, 100), 1) + "% of roof, " + g.bound +
+         "-bound, " + g.phase + " (" +
+         (g.precision.empty() ? "unknown precision" : g.precision) + ")";
+}
+
+}  // namespace
+
+const char* PhaseColor(int phase_index) {
+  static const char* const kColors[kNumPhases] = {"#1f77b4", "#ff7f0e",
+                                                  "#9467bd", "#2ca02c",
+                                                  "#7f7f7f"};
+  return kColors[std::clamp(phase_index, 0, kNumPhases - 1)];
+}
+
+std::string RenderRooflinePlot(const RooflinePlot& plot) {
+  const std::vector<Level> levels = MergeRoofs(plot);
+  const Axes a = FitAxes(plot, levels);
+  const LegendLayout legend = LayOutLegend(plot, a);
+  std::ostringstream s;
+  WriteFrame(plot, a, kSvgHeight + static_cast<int>(kLegendRow) * (legend.rows - 1),
+             s);
+  WriteRoofs(plot.dram_bytes_per_s, levels, a, s);
+  WritePoints(plot, a, s);
+  WriteLegend(plot, legend, a, s);
+  if (!plot.watermark.empty()) {
+    const double cx = (a.px0 + a.px1) / 2, cy = (a.py0 + a.py1) / 2;
+    s << "<text x=\"" << Num(cx) << "\" y=\"" << Num(cy)
+      << "\" text-anchor=\"middle\" font-size=\"48\" fill=\"#d00\" "
+         "fill-opacity=\"0.18\" transform=\"rotate(-20 "
+      << Num(cx) << ' ' << Num(cy) << ")\">" << XmlEscape(plot.watermark)
+      << "</text>\n";
+  }
+  s << "</svg>\n";
   return s.str();
+}
+
+std::string RenderRooflineSvg(const Report& report) {
+  return RenderRooflineSvg(report, RooflineSvgText{});
+}
+
+std::string RenderRooflineSvg(const Report& report,
+                              const RooflineSvgText& text) {
+  const ReportHeader& h = report.header;
+  const RoofTable& roofs = h.roofs;
+
+  // Placeable families: FLOPs, bytes and a time.
+  std::vector<const GroupRow*> placed;
+  int64_t unplaced = 0, unplaced_ns = 0;
+  for (const GroupRow& g : report.families) {
+    if (g.ai && *g.ai > 0 && g.achieved_flops_per_s && *g.achieved_flops_per_s > 0) {
+      placed.push_back(&g);
+    } else {
+      ++unplaced;
+      unplaced_ns += g.total_ns;
+    }
+  }
+
+  RooflinePlot plot;
+  plot.title = "Roofline: " +
+               (h.device_name.empty() ? std::string("unknown device") : h.device_name);
+  plot.subtitle =
+      !text.subtitle.empty()
+          ? text.subtitle
+          : "roofs: " + (roofs.source.empty() ? std::string("none") : roofs.source) +
+                (h.reannotated ? " (re-annotated)" : "") + "; run " +
+                std::to_string(h.run.run_id) + ", " +
+                std::to_string(report.kernel_count) + " kernels";
+  plot.dram_bytes_per_s = roofs.dram_bytes_per_s;
+  plot.roofs = ReportRoofs(roofs, placed);
+  for (const GroupRow* g : placed) {
+    RooflinePlot::Point p;
+    p.ai = *g->ai;
+    p.flops_per_s = *g->achieved_flops_per_s;
+    p.radius = 3.0 + 22.0 * std::sqrt(g->time_share);
+    p.style.color = PhaseColor(PhaseIndex(g->phase));
+    p.title = FamilyTitle(*g);
+    // The family alone: the colour already says the phase.
+    p.label = g->key.empty() ? g->name : g->key;
+    p.label_rank = static_cast<double>(g->total_ns);
+    plot.points.push_back(std::move(p));
+  }
+  for (const PhaseRow& ph : report.phases) {
+    plot.legend_keys.push_back({{PhaseColor(PhaseIndex(ph.phase))}, ph.phase});
+  }
+  plot.legend = !text.legend.empty() ? text.legend
+                : plot.roofs.empty() && roofs.dram_bytes_per_s <= 0
+                    ? "point area ~ GPU time; no roofs known (see --device-profile)"
+                    : "point area ~ GPU time of the family; solid roofs: "
+                      "precisions in use";
+  if (placed.empty()) {
+    plot.note = "No family has both FLOPs and bytes: nothing to place on the "
+                "roofline (see the table)";
+  } else if (unplaced > 0) {
+    plot.note = std::to_string(unplaced) +
+                " families without FLOPs or bytes are not plotted (" +
+                Fixed(report.total_ns ? 100.0 * unplaced_ns / report.total_ns : 0.0, 1) +
+                "% of GPU time; see the table)";
+  }
+  return RenderRooflinePlot(plot);
 }
 
 }  // namespace rooftrace

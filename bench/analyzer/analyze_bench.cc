@@ -46,6 +46,8 @@ using Clock = std::chrono::steady_clock;
 
 struct Measure {
   double seconds = 0;
+  double cpu_seconds = 0;  // user + system of the child: steadier than wall
+                           // time on a shared machine
   long max_rss_kb = 0;
   int exit_code = 0;
 };
@@ -72,6 +74,8 @@ Measure InChild(const std::function<int()>& fn) {
   struct rusage ru;
   wait4(pid, &status, 0, &ru);
   m.max_rss_kb = ru.ru_maxrss;
+  m.cpu_seconds = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
   m.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
   return m;
 }
@@ -284,11 +288,13 @@ int ReadTrace(const std::string& path) {
 
 void Print(const char* what, int64_t kernels, const Measure& read, const Measure& full) {
   std::printf("%-6s %11lld kernels  read %7.2f s %8.1f MiB | analyze %7.2f s %8.1f MiB"
-              " | ratio %.2fx%s\n",
+              " | ratio %.2fx%s | cpu read %.2f s, analyze %.2f s, ratio %.2fx\n",
               what, static_cast<long long>(kernels), read.seconds,
               read.max_rss_kb / 1024.0, full.seconds, full.max_rss_kb / 1024.0,
               read.seconds > 0 ? full.seconds / read.seconds : 0.0,
-              read.exit_code || full.exit_code ? "  (FAILED)" : "");
+              read.exit_code || full.exit_code ? "  (FAILED)" : "",
+              read.cpu_seconds, full.cpu_seconds,
+              read.cpu_seconds > 0 ? full.cpu_seconds / read.cpu_seconds : 0.0);
   std::fflush(stdout);
 }
 

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -39,6 +40,14 @@ namespace ts = rooftrace::test_support;
 namespace fs = std::filesystem;
 
 namespace {
+
+// CPU time of this process (all threads): steadier than wall time on a
+// shared machine.
+double CpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
 
 double Seconds(std::chrono::steady_clock::time_point a) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - a)
@@ -245,14 +254,17 @@ int main(int argc, char** argv) {
 
   // (0) decode alone (the whole session held, as a short session is).
   auto t0 = std::chrono::steady_clock::now();
+  double c0 = CpuSeconds();
   {
     rt::WireSession s0("bench");
     ForEachPacket(stream, [&](std::string_view p) { (void)s0.OnPacket(p); });
   }
   const double t_parse = Seconds(t0);
+  const double ct_parse = CpuSeconds() - c0;
 
   // (0w) decode alone in windows: each window's records dropped once decoded.
   t0 = std::chrono::steady_clock::now();
+  c0 = CpuSeconds();
   {
     rt::WireSession w0("bench");
     rt::Session& s0 = w0.session();
@@ -271,6 +283,7 @@ int main(int argc, char** argv) {
     });
   }
   const double t_parse_windows = Seconds(t0);
+  const double ct_parse_windows = CpuSeconds() - c0;
 
   // (1) decode + join + annotate, in windows as the collector runs a long
   // session, the rows built and thrown away.
@@ -279,9 +292,11 @@ int main(int argc, char** argv) {
   no_store.origin = "bench";
   no_store.sink = &discard;
   t0 = std::chrono::steady_clock::now();
+  c0 = CpuSeconds();
   const uint64_t joined_kernels =
       Record(stream, rt::RunRecorder::Create(no_store));
   const double t_decode = Seconds(t0);
+  const double ct_decode = CpuSeconds() - c0;
   const double n = static_cast<double>(joined_kernels);
   if (joined_kernels == 0) return 1;
 
@@ -290,11 +305,13 @@ int main(int argc, char** argv) {
   const std::string store_path = dir + "/bench.sqlite";
   ro.origin = "bench";
   t0 = std::chrono::steady_clock::now();
+  c0 = CpuSeconds();
   if (Record(stream, rt::CreateStoreRecorder(ro, store_path)) !=
       joined_kernels) {
     return 1;
   }
   const double t_store = Seconds(t0);
+  const double ct_store = CpuSeconds() - c0;
   printf("stream: %.0f kernel records (+ launches, GEMM calls, copies), %s\n",
          n, rt::wire::HumanBytes(stream.size()).c_str());
   printf("decode alone (whole session held): %.3f s, %.2f M kernel "
@@ -311,6 +328,10 @@ int main(int argc, char** argv) {
   printf("SQLite path / decode alone: %.2fx (whole session held), %.2fx (in "
          "windows); / decode+join+annotate: %.2fx\n",
          t_store / t_parse, t_store / t_parse_windows, t_store / t_decode);
+  printf("cpu: decode held %.3f s, decode in windows %.3f s, "
+         "decode+join+annotate %.3f s (%.2f M kernel records/s), +SQLite "
+         "%.3f s\n",
+         ct_parse, ct_parse_windows, ct_decode, n / ct_decode / 1e6, ct_store);
   printf("store size: %s\n",
          rt::wire::HumanBytes(fs::file_size(store_path)).c_str());
   for (const Served* r : {&small, &large}) {

@@ -5,7 +5,7 @@
 // inference) and the extra CUDA-core instruction counters of the full set
 // (they need a second pass: SASS-patching metrics are never scheduled with
 // hardware counters). The pass counts are checked against the installed
-// CUPTI for every family in tests/counters/metric_config_test.cc; the
+// CUPTI for every family in tests/libinject/counters/metric_config_test.cc; the
 // hardware-counter budget of one pass is tight (on GA100 only two tensor
 // counters fit next to DRAM and time), so each default set is ordered by
 // what inference kernels use.

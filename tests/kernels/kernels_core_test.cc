@@ -22,6 +22,13 @@ size_t Count(const std::string& haystack, const std::string& needle) {
   return n;
 }
 
+// Points of a roofline chart (report/roofline_svg.h): the markers that carry
+// a hover title (ridge marks and legend keys carry none).
+size_t PlottedPoints(const std::string& html) {
+  return Count(html, "</title></circle>") + Count(html, "</title></rect>") +
+         Count(html, "</title></polygon>");
+}
+
 // Seed 000's formulas at B=16, I=H=1024 in fp16, computed by hand:
 // FLOP 4*16*1024*1024 + 12*16*1024; bytes 4BI + 4IH + 8BH (non-fused),
 // 4BI + 4IH (ideal), and the cuBLASLt epilogue form 4BI + 4IH + 4BH.
@@ -353,7 +360,7 @@ TEST(ReportTest, HtmlMarksSamplesAndPlotsEveryOkPoint) {
   EXPECT_NE(html.find("GPU &lt;x&gt; &amp; &quot;y&quot;"), std::string::npos);
   EXPECT_EQ(html.find("GPU <x>"), std::string::npos);
   // 4 MLP points + 2 ok M-sweep points (the failed one is not plotted).
-  EXPECT_EQ(Count(html, "<g><title>"), 6u);
+  EXPECT_EQ(PlottedPoints(html), 6u);
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("CUBLAS_STATUS_EXECUTION_FAILED"), std::string::npos);
   EXPECT_NE(html.find("+1.00%"), std::string::npos);  // counter validation
@@ -370,7 +377,7 @@ TEST(ReportTest, HtmlMarksSamplesAndPlotsEveryOkPoint) {
   EXPECT_NE(sample_html.find(">SAMPLE - NOT MEASURED</text>"),
             std::string::npos);
   // Full plan: 2 batches x 9 h x 2 forms + 14 M-sweep points.
-  EXPECT_EQ(Count(sample_html, "<g><title>"), 36u + 14u);
+  EXPECT_EQ(PlottedPoints(sample_html), 36u + 14u);
 }
 
 // The text summary lists each measured roof with its ratio and ridge.
@@ -554,7 +561,7 @@ TEST(ReportTest, EmptyResultRendersWithoutPoints) {
   r.notes.push_back({"stream", StepStatus::kFailed, "cudaMalloc failed"});
   const DeviceProfile p = BuildProfile(r);
   const std::string html = RenderCalibrationHtml(r, p);
-  EXPECT_EQ(Count(html, "<g><title>"), 0u);
+  EXPECT_EQ(PlottedPoints(html), 0u);
   EXPECT_EQ(html.find("nan"), std::string::npos);
   EXPECT_EQ(html.find("inf"), std::string::npos);
   EXPECT_NE(html.find("failed: stream &mdash; cudaMalloc failed"),

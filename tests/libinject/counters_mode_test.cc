@@ -1,6 +1,6 @@
 // Counters mode inside libinject without a GPU: the real CuptiTracer
 // callbacks and Producer sender drive a CountersMode whose device-side Range
-// Profiler entries are the fakes of tests/counters/fake_range_profiler.h
+// Profiler entries are the fakes of tests/libinject/counters/fake_range_profiler.h
 // (metric value = launch ordinal * 1000 + metric index; the Profiler Host
 // entries are the installed CUPTI's, so GH100's real default metric set and
 // pass count are used). The spool is decoded with libprotobuf.
@@ -20,7 +20,7 @@
 #include "libinject/driver_api.h"
 #include "libinject/process.h"
 #include "libinject/tracer.h"
-#include "tests/counters/fake_range_profiler.h"
+#include "tests/libinject/counters/fake_range_profiler.h"
 #include "tests/libinject/test_util.h"
 
 namespace rooftrace::inject {

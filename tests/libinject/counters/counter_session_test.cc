@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/counters/fake_range_profiler.h"
+#include "tests/libinject/counters/fake_range_profiler.h"
 
 namespace rooftrace::counters {
 namespace {

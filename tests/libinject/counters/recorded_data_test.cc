@@ -1,6 +1,6 @@
-// Evaluates counter-data images recorded on a GPU (tests/counters/data/
-// *.rfcd, written by counters_gpu_test with ROOFTRACE_COUNTERS_RECORD_DIR)
-// on the CPU with the real cuptiProfilerHostEvaluateToGpuValues. Skips while
+// Evaluates counter-data images recorded on a GPU
+// (tests/libinject/counters/data/*.rfcd, written by counters_gpu_test with
+// ROOFTRACE_COUNTERS_RECORD_DIR) on the CPU with the real cuptiProfilerHostEvaluateToGpuValues. Skips while
 // no recording has been committed.
 #include <gtest/gtest.h>
 
@@ -21,7 +21,8 @@ namespace {
 std::vector<std::filesystem::path> Recordings() {
   std::vector<std::filesystem::path> out;
   const std::filesystem::path dir =
-      std::filesystem::path(ROOFTRACE_SOURCE_DIR) / "tests/counters/data";
+      std::filesystem::path(ROOFTRACE_SOURCE_DIR) /
+      "tests/libinject/counters/data";
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     if (e.path().extension() == ".rfcd") out.push_back(e.path());
@@ -46,7 +47,8 @@ StatusOr<MetricSet> SetFor(const CounterDataFile& f) {
 TEST(RecordedCounterDataTest, RecordedImagesEvaluateOnCpu) {
   std::vector<std::filesystem::path> files = Recordings();
   if (files.empty()) {
-    GTEST_SKIP() << "no recorded counter data in tests/counters/data yet "
+    GTEST_SKIP() << "no recorded counter data in "
+                    "tests/libinject/counters/data yet "
                     "(docs/counters.md, GPU run 1)";
   }
   StatusOr<CuptiProfilerApi> api =

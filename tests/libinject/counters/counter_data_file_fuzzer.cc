@@ -1,6 +1,6 @@
 // libFuzzer target for the .rfcd parser (outside input: files under
-// tests/counters/data and whatever a user points the tools at). Built with
-// -DROOFTRACE_BUILD_FUZZERS=ON and clang. Whatever the bytes, parsing must
+// tests/libinject/counters/data and whatever a user points the tools at).
+// Built with -DROOFTRACE_BUILD_FUZZERS=ON and clang. Whatever the bytes, parsing must
 // neither crash nor read out of bounds, and what parses must serialize back
 // to the same bytes.
 #include <algorithm>
