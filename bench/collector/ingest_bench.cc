@@ -34,6 +34,7 @@
 #include "sources/rft/testing/trace_builder.h"
 #include "sources/rft/wire_session.h"
 #include "store/store.h"
+#include "tests/support/discard_sink.h"
 
 namespace rt = rooftrace;
 namespace ts = rooftrace::test_support;
@@ -91,40 +92,7 @@ void ForEachPacket(const std::string& stream, Fn fn) {
 // Rows the recorder emits, thrown away: the collector's own path
 // (RunRecorder::MaybeFlush and AddSession, rows built for every kernel)
 // minus the store.
-class DiscardSink : public rt::RunSink {
- public:
-  rt::StatusOr<int64_t> BeginRun(const rt::RunRow&) override { return 1; }
-  rt::Status FinishRun(const rt::RunRow&, const rt::ImportStats&) override {
-    return rt::OkStatus();
-  }
-  rt::Status AddRoof(const rt::RoofRow&) override { return rt::OkStatus(); }
-  rt::StatusOr<int64_t> AddSession(
-      const rt::SessionRow&, const std::vector<rt::DeviceRow>&) override {
-    return ++sessions_;
-  }
-  rt::Status UpdateSession(const rt::SessionRow&) override {
-    return rt::OkStatus();
-  }
-  rt::StatusOr<int64_t> AddGemmCall(const rt::GemmCallRow&) override {
-    return ++gemms_;
-  }
-  rt::Status AddStep(const rt::StepRow&) override { return rt::OkStatus(); }
-  rt::Status AddKernel(const rt::KernelRow& k) override {
-    duration_sum_ += k.duration_ns;  // touch the row
-    return rt::OkStatus();
-  }
-  rt::Status AddKernelMetric(const rt::KernelMetricRow&) override {
-    return rt::OkStatus();
-  }
-  rt::Status AddMemcpy(const rt::MemcpyRow&) override {
-    return rt::OkStatus();
-  }
-  rt::Status AddNvtx(const rt::NvtxRow&) override { return rt::OkStatus(); }
-  rt::Status EndWrite() override { return rt::OkStatus(); }
-
- private:
-  int64_t sessions_ = 0, gemms_ = 0, duration_sum_ = 0;
-};
+using rt::test_support::DiscardSink;
 
 // One session of `stream` through `rec`, as `collect --ingest` runs it;
 // returns the kernels stored, or 0 on error (printed).
