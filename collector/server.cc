@@ -229,7 +229,18 @@ void CollectorServer::Accept(int listen_fd) {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
     const int fd = accept(listen_fd, reinterpret_cast<sockaddr*>(&ss), &len);
-    if (fd < 0) return;  // EAGAIN: accepted everything pending
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+          errno == ENOMEM) {
+        PauseAccepting(errno);
+      }
+      return;  // EAGAIN: accepted everything pending
+    }
+    if (accept_paused_) {
+      accept_paused_ = false;
+      Log("accepting connections again");
+    }
     SetNonBlocking(fd);
     std::string peer;
     if (ss.ss_family == AF_UNIX) {
@@ -284,6 +295,20 @@ void CollectorServer::Accept(int listen_fd) {
     ++open_;
     conns_.push_back(std::move(c));
   }
+}
+
+void CollectorServer::PauseAccepting(int err) {
+  // The listener stays readable while connections wait: polling it again
+  // at once would spin. Waiting peers stay in the backlog meanwhile.
+  accept_resume_ms_ = NowMs() + kAcceptPauseMs;
+  if (accept_paused_) return;  // said once per episode
+  accept_paused_ = true;
+  Log(std::string("cannot accept connections: ") + strerror(err) + " (" +
+      std::to_string(open_.load()) +
+      " connections open): pausing the listener " +
+      std::to_string(kAcceptPauseMs) +
+      " ms at a time until descriptors free up; raise the limit (ulimit -n) "
+      "or lower max_connections");
 }
 
 void CollectorServer::Close(Connection* c, const std::string& reason) {
@@ -427,7 +452,10 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
   std::vector<pollfd> fds;
   while (!stop->load()) {
     fds.clear();
-    for (int fd : listen_fds_) fds.push_back({fd, POLLIN, 0});
+    // While accepting is paused the listeners are left out (fd -1: poll
+    // skips it), so that a readable listener does not wake us at once.
+    const bool accepting = NowMs() >= accept_resume_ms_;
+    for (int fd : listen_fds_) fds.push_back({accepting ? fd : -1, POLLIN, 0});
     for (auto& c : conns_) fds.push_back({c->fd, POLLIN, 0});
     const int rc = poll(fds.data(), fds.size(), 50);
     if (rc < 0 && errno != EINTR) {
@@ -435,7 +463,7 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
     }
     size_t i = 0;
     for (; i < listen_fds_.size(); ++i) {
-      if (fds[i].revents & POLLIN) Accept(fds[i].fd);
+      if (fds[i].revents & POLLIN) Accept(listen_fds_[i]);
     }
     const size_t first_conn = listen_fds_.size();
     for (size_t j = first_conn; j < fds.size(); ++j) {

@@ -8,7 +8,9 @@
 // hello_timeout_ms, nothing received for stall_timeout_ms inside a frame.
 // Connections are read in turns of at most 1 MiB each. Memory per
 // connection is bounded by one frame (kMaxFrameBytes) plus its session's
-// records; connections beyond max_connections are refused.
+// records; connections beyond max_connections are refused. When accept()
+// runs out of descriptors (EMFILE/ENFILE) the listeners are paused for
+// 250 ms at a time, with one log line per episode, instead of spinning.
 //
 // One thread runs Run(); everything else is that thread's. Stop by setting
 // the flag passed to Run(): the server stops accepting, reads what every
@@ -78,6 +80,10 @@ class CollectorServer {
   Status ListenUnix(const std::string& addr);
   Status ListenTcp(const std::string& addr);
   void Accept(int listen_fd);
+  // accept() failed for want of descriptors or memory (EMFILE, ENFILE,
+  // ENOBUFS, ENOMEM): stop polling the listeners for kAcceptPauseMs; logs
+  // once per episode (until an accept succeeds again).
+  void PauseAccepting(int err);
   // Reads what is available; false when the connection is to be closed.
   bool ReadFrom(Connection* c, bool draining);
   void Close(Connection* c, const std::string& reason);
@@ -95,6 +101,9 @@ class CollectorServer {
   std::atomic<size_t> open_{0};
   std::atomic<uint64_t> ended_{0};
   uint64_t next_conn_id_ = 0;
+  static constexpr uint64_t kAcceptPauseMs = 250;
+  uint64_t accept_resume_ms_ = 0;  // listeners left out of poll until then
+  bool accept_paused_ = false;     // an out-of-descriptors episode is on
   std::vector<std::string> kept_raw_;
 };
 

@@ -5,9 +5,16 @@
 #include "store/store.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include <atomic>
 #include <chrono>
@@ -130,6 +137,102 @@ TEST_F(ServerTest, NothingInsideAFrameIsAStall) {
   EXPECT_NE(Log().find("stalled inside a frame for 400 ms"), std::string::npos)
       << Log();
   EXPECT_NE(Log().find("unix peer pid"), std::string::npos) << Log();
+}
+
+// Occurrences of `needle` in `hay`.
+size_t Count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = hay.find(needle); at != std::string::npos;
+       at = hay.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+double Seconds(const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
+
+// A server out of file descriptors (RLIMIT_NOFILE lowered in a forked child)
+// with connections still waiting: accept() fails with EMFILE on every turn.
+// It used to retry at once, 100% CPU with no log line; now it pauses the
+// listener, says so once, and its CPU time stays well below its wall time.
+TEST(ServerLimitsTest, OutOfDescriptorsBacksOffAndSaysSoOnce) {
+  test_support::TempDir dir("server_emfile");
+  const std::string sock = dir.File("s.sock");
+  const std::string log_path = dir.File("log.txt");
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(ready[0]);
+    RecorderOptions ro;
+    ro.origin = "collect";
+    auto rec = CreateStoreRecorder(ro, dir.File("runs.sqlite"));
+    FILE* log = fopen(log_path.c_str(), "w");
+    if (!rec.ok() || log == nullptr) _exit(3);
+    ServerOptions so;
+    so.listen = {"unix:" + sock};
+    so.log = [log](const std::string& line) {
+      fprintf(log, "%s\n", line.c_str());
+      fflush(log);
+    };
+    CollectorServer server(rec->get(), so);
+    if (!server.Listen().ok()) _exit(4);
+    rlimit lim{48, 48};
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) _exit(5);
+    std::atomic<bool> stop{false};
+    std::thread timer([&stop] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      stop.store(true);
+    });
+    (void)!write(ready[1], "r", 1);
+    (void)server.Run(&stop);
+    timer.join();
+    _exit(0);
+  }
+  close(ready[1]);
+  char r = 0;
+  ASSERT_EQ(read(ready[0], &r, 1), 1);
+  close(ready[0]);
+  const auto start = std::chrono::steady_clock::now();
+  // More connections than the child has descriptors (the backlog holds the
+  // rest).
+  std::vector<int> fds;
+  for (int i = 0; i < 80; ++i) {
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    strncpy(sa.sun_path, sock.c_str(), sizeof(sa.sun_path) - 1);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+    fds.push_back(fd);
+  }
+  int status = 0;
+  rusage ru{};
+  pid_t done = 0;
+  for (int i = 0; i < 1000 && done == 0; ++i) {  // at most 10 s
+    done = wait4(pid, &status, WNOHANG, &ru);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "the server did not stop within 10 s";
+  }
+  for (int fd : fds) close(fd);
+  const double wall = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const double cpu = Seconds(ru.ru_utime) + Seconds(ru.ru_stime);
+  printf("server: %.3f s of CPU in %.3f s\n", cpu, wall);
+  std::ifstream in(log_path);
+  std::stringstream log;
+  log << in.rdbuf();
+  EXPECT_LT(cpu, 0.25 * wall) << "cpu " << cpu << " s in " << wall
+                             << " s of wall time\n" << log.str();
+  EXPECT_EQ(Count(log.str(), "cannot accept"), 1u) << log.str();
+  EXPECT_NE(log.str().find("Too many open files"), std::string::npos)
+      << log.str();
 }
 
 }  // namespace
