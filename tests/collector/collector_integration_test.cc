@@ -469,6 +469,8 @@ TEST_F(CollectorIntegrationTest, FailedListenLeavesNoRun) {
       {"tcp:127.0.0.1", "expected tcp:HOST:PORT"},
       {"udp:1234", "expected unix:PATH or tcp:HOST:PORT"},
       {"tcp:127.0.0.1:" + busy_port, "choose a free port"},
+      // Beyond loopback without a token (#18.13): refused before binding.
+      {"tcp:0.0.0.0:0", "needs a shared token: write one to a file"},
   };
   for (const auto& [spec, message] : cases) {
     SCOPED_TRACE(spec);
@@ -482,6 +484,15 @@ TEST_F(CollectorIntegrationTest, FailedListenLeavesNoRun) {
                 StoreQuery(store_).Int("SELECT COUNT(*) FROM runs") == 0);
   }
   close(busy);
+  // A --token-file that cannot be read is refused before anything starts.
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--listen",
+                        "tcp:127.0.0.1:0", "--token-file",
+                        dir_ + "/no-such-token"},
+                       log_)),
+            2);
+  EXPECT_NE(Slurp(log_).find("--token-file " + dir_ + "/no-such-token"),
+            std::string::npos)
+      << Slurp(log_);
 }
 
 // Options profile used to take: --sample-every -1 (became 2^64-1), --top
