@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -84,7 +85,33 @@ struct CollectOptions {
   std::string store, device_profile;
   bool keep_raw = false;
   uint64_t hello_timeout_ms = 10000, stall_timeout_ms = 30000;
+  std::string token;  // TCP peers must send it; empty: none asked
 };
+
+// The shared token: the first line of --token-file, else ROOFTRACE_TOKEN,
+// else none. Errors name the file and the fix.
+StatusOr<std::string> ReadToken(const std::string& token_file) {
+  if (token_file.empty()) {
+    const char* env = getenv("ROOFTRACE_TOKEN");
+    return std::string(env != nullptr ? env : "");
+  }
+  std::ifstream in(token_file);
+  std::string token;
+  if (!in || !std::getline(in, token)) {
+    return InvalidArgument("--token-file " + token_file +
+                           ": cannot read it: give a readable file whose "
+                           "first line is the token");
+  }
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ' ||
+                            token.back() == '\t')) {
+    token.pop_back();
+  }
+  if (token.empty()) {
+    return InvalidArgument("--token-file " + token_file +
+                           ": its first line is empty: write the token there");
+  }
+  return token;
+}
 
 // Stores each --ingest file as a run. Returns the exit code.
 int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
@@ -127,6 +154,7 @@ int Serve(const CollectOptions& co) {
   so.listen = co.listen;
   so.hello_timeout_ms = co.hello_timeout_ms;
   so.stall_timeout_ms = co.stall_timeout_ms;
+  so.token = co.token;
   // Every stream is written raw as it arrives; without --keep-raw a stream
   // is deleted once stored, so what a failed store write lost is kept.
   so.raw_dir = co.store + ".raw";
@@ -187,11 +215,12 @@ int CollectMain(int argc, char** argv) {
   spec.name = "collect";
   spec.usage =
       "rooftrace collect [--listen unix:PATH|tcp:HOST:PORT]... --store S "
-      "[--ingest FILE.rft...]";
+      "[--token-file FILE] [--ingest FILE.rft...]";
   spec.summary =
       "Standalone collector: accepts rooftrace producers (libinject in any "
       "number of processes and ranks) on Unix sockets (mode 0600) and/or TCP "
-      "(loopback unless a non-loopback host is named), joins and annotates "
+      "(loopback unless a non-loopback host is named, which needs a shared "
+      "token: --token-file or ROOFTRACE_TOKEN), joins and annotates "
       "every kernel against the roofs, and stores one run per server "
       "lifetime. SIGINT/SIGTERM: stop accepting, store everything received, "
       "exit 0. With --ingest and no --listen: stores each file as a run and "
@@ -205,7 +234,7 @@ int CollectMain(int argc, char** argv) {
       "  rooftrace collect --listen unix:/tmp/rt.sock --store runs.sqlite\n"
       "  rooftrace collect --store runs.sqlite --ingest spool/*.rft";
   std::vector<std::string> listen, ingest;
-  std::string store = "runs.sqlite", profile;
+  std::string store = "runs.sqlite", profile, token_file;
   bool keep_raw = false;
   uint64_t hello_timeout_ms = 10000, stall_timeout_ms = 30000;
   spec.options.add_options()(
@@ -223,7 +252,11 @@ int CollectMain(int argc, char** argv) {
       "hello-timeout-ms", po::value(&hello_timeout_ms)->default_value(10000),
       "close connections that send no Hello in time")(
       "stall-timeout-ms", po::value(&stall_timeout_ms)->default_value(30000),
-      "close connections that send nothing this long inside a frame");
+      "close connections that send nothing this long inside a frame")(
+      "token-file", po::value(&token_file),
+      "a file whose first line is the shared token TCP producers must send "
+      "(their ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE); default: "
+      "$ROOFTRACE_TOKEN. Required to listen beyond loopback");
   po::variables_map vm;
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;
@@ -234,6 +267,12 @@ int CollectMain(int argc, char** argv) {
       std::cerr << "rooftrace collect: " << s.message() << "\n";
       return kExitUsage;
     }
+  }
+  // Before any ingest, so that a bad --token-file changes nothing.
+  StatusOr<std::string> token = ReadToken(token_file);
+  if (!token.ok()) {
+    std::cerr << "rooftrace collect: " << token.status().message() << "\n";
+    return kExitUsage;
   }
   InstallStopHandler();
   if (const int rc = IngestAll(ingest, store, profile); rc != kExitOk) {
@@ -249,6 +288,7 @@ int CollectMain(int argc, char** argv) {
   co.keep_raw = keep_raw;
   co.hello_timeout_ms = hello_timeout_ms;
   co.stall_timeout_ms = stall_timeout_ms;
+  co.token = *token;
   return Serve(co);
 }
 

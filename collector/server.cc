@@ -15,8 +15,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "proto/field_numbers.h"
 #include "proto/framing.h"
 #include "proto/rooftrace.pb.h"
+#include "proto/wire_reader.h"
 #include "sources/rft/wire_session.h"
 
 namespace rooftrace {
@@ -64,6 +66,55 @@ bool IsLoopbackHost(const std::string& host) {
          host == "::1" || host.rfind("127.", 0) == 0;
 }
 
+// Equal in time that depends only on the length of `expected` (the
+// server's token), not on where a guess first differs.
+bool ConstantTimeEquals(std::string_view given, std::string_view expected) {
+  unsigned diff = given.size() == expected.size() ? 0u : 1u;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const unsigned char g =
+        i < given.size() ? static_cast<unsigned char>(given[i]) : 0;
+    diff |= g ^ static_cast<unsigned char>(expected[i]);
+  }
+  return diff == 0;
+}
+
+// Whether `packet` carries Packet.connection_auth, and its token.
+bool FindAuth(std::string_view packet, std::string_view* token) {
+  namespace f = wire::fields;
+  wire::WireReader r(packet);
+  uint32_t field, wt;
+  uint64_t v;
+  std::string_view b;
+  bool found = false;
+  while (r.Next(&field, &wt, &v, &b)) {
+    if (field != f::packet::kConnectionAuth || wt != wire::kWireBytes) continue;
+    found = true;
+    wire::WireReader auth(b);
+    while (auth.Next(&field, &wt, &v, &b)) {
+      if (field == f::connection_auth::kToken && wt == wire::kWireBytes) {
+        *token = b;
+      }
+    }
+  }
+  return found;
+}
+
+// Interned strings `packet` defines: how many, and their bytes.
+void CountStrings(std::string_view packet, uint64_t* strings,
+                  uint64_t* bytes) {
+  wire::WireReader r(packet);
+  uint32_t field, wt;
+  uint64_t v;
+  std::string_view b;
+  while (r.Next(&field, &wt, &v, &b)) {
+    if (field == wire::fields::packet::kInternedStrings &&
+        wt == wire::kWireBytes) {
+      ++*strings;
+      *bytes += b.size();
+    }
+  }
+}
+
 }  // namespace
 
 struct CollectorServer::Connection {
@@ -79,6 +130,14 @@ struct CollectorServer::Connection {
   std::string raw_path;
   bool stored = true;  // false once a session of it could not be stored
   bool closed = false;
+  // The ConnectionAuth prefix (docs/wire.md) is still to come or to end:
+  // its bytes gather in auth_buf (at most kMaxAuthBytes and its header).
+  bool auth_pending = true;
+  bool token_required = false;  // a TCP peer of a server with a token
+  std::string auth_buf;
+  // Interned strings the current session defined (its budget).
+  uint64_t strings = 0;
+  uint64_t string_bytes = 0;
 };
 
 CollectorServer::CollectorServer(RunRecorder* recorder, ServerOptions options)
@@ -153,6 +212,7 @@ Status CollectorServer::ListenUnix(const std::string& addr) {
   chmod(path.c_str(), 0600);
   SetNonBlocking(fd);
   listen_fds_.push_back(fd);
+  listen_needs_token_.push_back(false);  // 0600: this user's processes only
   unix_paths_.push_back(path);
   bound_.push_back(addr);
   return OkStatus();
@@ -177,6 +237,15 @@ Status CollectorServer::ListenTcp(const std::string& addr) {
     host = host.substr(1, host.size() - 2);
   }
   if (host.empty() || host == "localhost") host = "127.0.0.1";
+  if (!IsLoopbackHost(host) && options_.token.empty()) {
+    return FailedPrecondition(
+        "--listen " + addr +
+        ": a listener other hosts can reach needs a shared token: write "
+        "one to a file only you can read and pass --token-file FILE (or "
+        "set ROOFTRACE_TOKEN), and give producers the same in "
+        "ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE; or listen on "
+        "tcp:127.0.0.1:PORT");
+  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -213,23 +282,31 @@ Status CollectorServer::ListenTcp(const std::string& addr) {
     inet_ntop(AF_INET6, &in6->sin6_addr, buf, sizeof buf);
     bound_port = ntohs(in6->sin6_port);
   }
-  if (!IsLoopbackHost(host)) {
-    Log("listening on " + std::string(buf) +
-        " (not loopback): any host that can reach it may send traces");
-  }
   SetNonBlocking(fd);
   listen_fds_.push_back(fd);
+  listen_needs_token_.push_back(!options_.token.empty());
   bound_.push_back("tcp:" + std::string(buf) + ":" +
                    std::to_string(bound_port));
   return OkStatus();
 }
 
-void CollectorServer::Accept(int listen_fd) {
+void CollectorServer::Accept(int listen_fd, bool token_required) {
   for (;;) {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
     const int fd = accept(listen_fd, reinterpret_cast<sockaddr*>(&ss), &len);
-    if (fd < 0) return;  // EAGAIN: accepted everything pending
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+          errno == ENOMEM) {
+        PauseAccepting(errno);
+      }
+      return;  // EAGAIN: accepted everything pending
+    }
+    if (accept_paused_) {
+      accept_paused_ = false;
+      Log("accepting connections again");
+    }
     SetNonBlocking(fd);
     std::string peer;
     if (ss.ss_family == AF_UNIX) {
@@ -267,6 +344,7 @@ void CollectorServer::Accept(int listen_fd) {
     c->fd = fd;
     c->id = ++next_conn_id_;
     c->peer = peer;
+    c->token_required = token_required;
     c->wire = std::make_unique<WireSession>(peer);
     c->opened_ms = c->last_bytes_ms = NowMs();
     if (!options_.raw_dir.empty()) {
@@ -284,6 +362,20 @@ void CollectorServer::Accept(int listen_fd) {
     ++open_;
     conns_.push_back(std::move(c));
   }
+}
+
+void CollectorServer::PauseAccepting(int err) {
+  // The listener stays readable while connections wait: polling it again
+  // at once would spin. Waiting peers stay in the backlog meanwhile.
+  accept_resume_ms_ = NowMs() + kAcceptPauseMs;
+  if (accept_paused_) return;  // said once per episode
+  accept_paused_ = true;
+  Log(std::string("cannot accept connections: ") + strerror(err) + " (" +
+      std::to_string(open_.load()) +
+      " connections open): pausing the listener " +
+      std::to_string(kAcceptPauseMs) +
+      " ms at a time until descriptors free up; raise the limit (ulimit -n) "
+      "or lower max_connections");
 }
 
 void CollectorServer::Close(Connection* c, const std::string& reason) {
@@ -360,74 +452,159 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
     read_bytes += static_cast<size_t>(n);
     c->last_bytes_ms = NowMs();
     c->stats[ImportStat::k_bytes] += static_cast<uint64_t>(n);
-    WriteRaw(c, buf, static_cast<size_t>(n));
-    c->reader.Feed(buf, static_cast<size_t>(n));
-    std::string_view payload;
-    for (;;) {
-      const auto r = c->reader.Next(&payload);
-      if (r == wire::FrameReader::Result::kNeedMore) break;
-      if (r == wire::FrameReader::Result::kCorrupt) {
-        ++c->stats[ImportStat::k_corrupt_frames];
-        Close(c, c->reader.error() + ": not a rooftrace stream or corrupt");
-        return false;
-      }
-      ++c->stats[ImportStat::k_frames];
-      const bool had_hello = c->wire->has_hello();
-      Status s = c->wire->OnPacket(payload);
-      if (s.ok() && c->wire->restart_pending()) {
-        c->wire->session().stats().Add(c->stats);
-        c->stats = ImportStats();
-        Status stored = recorder_->AddSession(&c->wire->session());
-        if (!stored.ok()) {
-          c->stored = false;
-          Log("cannot store the session of " + c->peer + ": " +
-              stored.message());
-        }
-        c->wire = std::make_unique<WireSession>(c->peer);
-        s = c->wire->OnPacket(payload);
-      }
-      if (s.ok()) {
-        // A long session stores its settled steps as it goes (bounded memory).
-        Status f = recorder_->MaybeFlush(&c->wire->session(), conns_.size());
-        if (!f.ok()) {
-          c->stored = false;
-          Log("cannot store part of the session of " + c->peer + ": " +
-              f.message());
-        }
-      }
-      if (!s.ok()) {
-        wire::Packet reply;
-        auto* hr = reply.mutable_hello_reply();
-        hr->set_accepted(false);
-        hr->set_protocol_version(wire::kProtocolVersion);
-        hr->set_reason(s.message());
-        std::string frame;
-        wire::AppendFrame(&frame, reply.SerializeAsString());
-        (void)!write(c->fd, frame.data(), frame.size());
-        ++c->stats[ImportStat::k_refused_sessions];
-        Close(c, "refused: " + s.message());
-        return false;
-      }
-      if (!had_hello && c->wire->has_hello() && !draining) {
-        wire::Packet reply;
-        reply.mutable_hello_reply()->set_accepted(true);
-        reply.mutable_hello_reply()->set_protocol_version(
-            wire::kProtocolVersion);
-        std::string frame;
-        wire::AppendFrame(&frame, reply.SerializeAsString());
-        // Best effort: a producer that never reads replies is fine.
-        (void)!write(c->fd, frame.data(), frame.size());
-      }
+    // Until the first frame says whether it is a ConnectionAuth (never
+    // written raw: it holds the token), the bytes wait in auth_buf.
+    if (c->auth_pending) {
+      c->auth_buf.append(buf, static_cast<size_t>(n));
+    } else {
+      WriteRaw(c, buf, static_cast<size_t>(n));
     }
+    c->reader.Feed(buf, static_cast<size_t>(n));
+    if (!ReadFrames(c, draining) || !CheckBeforeHello(c)) return false;
   }
   return true;  // budget spent: the rest on the next turn
+}
+
+bool CollectorServer::ReadFrames(Connection* c, bool draining) {
+  std::string_view payload;
+  for (;;) {
+    const auto r = c->reader.Next(&payload);
+    if (r == wire::FrameReader::Result::kNeedMore) return true;
+    if (r == wire::FrameReader::Result::kCorrupt) {
+      ++c->stats[ImportStat::k_corrupt_frames];
+      Close(c, c->reader.error() + ": not a rooftrace stream or corrupt");
+      return false;
+    }
+    if (c->auth_pending) {
+      const AuthResult a = TakeAuth(c, payload);
+      if (a == AuthResult::kRefused) return false;
+      if (a == AuthResult::kConsumed) continue;
+    }
+    ++c->stats[ImportStat::k_frames];
+    if (!OnFrame(c, payload, draining)) return false;
+  }
+}
+
+CollectorServer::AuthResult CollectorServer::TakeAuth(
+    Connection* c, std::string_view payload) {
+  std::string_view token;
+  const bool has_auth = FindAuth(payload, &token);
+  // The raw stream starts after the ConnectionAuth frame: auth_buf begins
+  // with this first frame.
+  const size_t skip =
+      has_auth ? wire::FrameHeaderBytes(payload.size()) + payload.size() : 0;
+  if (skip < c->auth_buf.size()) {
+    WriteRaw(c, c->auth_buf.data() + skip, c->auth_buf.size() - skip);
+  }
+  std::string().swap(c->auth_buf);
+  c->auth_pending = false;
+  if (c->token_required && !has_auth) {
+    Refuse(c, "sent no token: this collector requires one (set "
+              "ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE for the producer)");
+    return AuthResult::kRefused;
+  }
+  if (c->token_required && !ConstantTimeEquals(token, options_.token)) {
+    Refuse(c, "wrong token: give the producer the collector's token "
+              "(ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE)");
+    return AuthResult::kRefused;
+  }
+  return has_auth ? AuthResult::kConsumed : AuthResult::kNotAuth;
+}
+
+bool CollectorServer::CheckBeforeHello(Connection* c) {
+  if (c->wire->has_hello()) return true;
+  // Before its token, a peer may send only the small ConnectionAuth frame.
+  const size_t limit = c->auth_pending && c->token_required
+                           ? kMaxAuthFrameBytes
+                           : options_.max_hello_frame_bytes;
+  const size_t held = c->reader.buffered_bytes();
+  if (held <= limit) return true;
+  ++c->stats[ImportStat::k_refused_sessions];
+  Close(c, "sent " + wire::HumanBytes(held) + " of a first frame without " +
+               (c->auth_pending && c->token_required ? "its token"
+                                                     : "a Hello") +
+               " (limit " + wire::HumanBytes(limit) +
+               " before the Hello): not a rooftrace producer");
+  return false;
+}
+
+bool CollectorServer::ChargeStrings(Connection* c, std::string_view payload) {
+  CountStrings(payload, &c->strings, &c->string_bytes);
+  if (c->strings <= options_.max_session_strings &&
+      c->string_bytes <= options_.max_session_string_bytes) {
+    return true;
+  }
+  Close(c, "defined " + std::to_string(c->strings) + " interned strings (" +
+               wire::HumanBytes(c->string_bytes) + ") in one session: over "
+               "the limit of " + std::to_string(options_.max_session_strings) +
+               " strings or " +
+               wire::HumanBytes(options_.max_session_string_bytes) +
+               " per session");
+  return false;
+}
+
+void CollectorServer::Refuse(Connection* c, const std::string& reason) {
+  wire::Packet reply;
+  auto* hr = reply.mutable_hello_reply();
+  hr->set_accepted(false);
+  hr->set_protocol_version(wire::kProtocolVersion);
+  hr->set_reason(reason);
+  std::string frame;
+  wire::AppendFrame(&frame, reply.SerializeAsString());
+  (void)!write(c->fd, frame.data(), frame.size());
+  ++c->stats[ImportStat::k_refused_sessions];
+  Close(c, "refused: " + reason);
+}
+
+bool CollectorServer::OnFrame(Connection* c, std::string_view payload,
+                              bool draining) {
+  if (!ChargeStrings(c, payload)) return false;
+  const bool had_hello = c->wire->has_hello();
+  Status s = c->wire->OnPacket(payload);
+  if (s.ok() && c->wire->restart_pending()) {
+    c->wire->session().stats().Add(c->stats);
+    c->stats = ImportStats();
+    Status stored = recorder_->AddSession(&c->wire->session());
+    if (!stored.ok()) {
+      c->stored = false;
+      Log("cannot store the session of " + c->peer + ": " + stored.message());
+    }
+    c->wire = std::make_unique<WireSession>(c->peer);
+    c->strings = c->string_bytes = 0;  // a new session, a new budget
+    if (!ChargeStrings(c, payload)) return false;
+    s = c->wire->OnPacket(payload);
+  }
+  if (!s.ok()) {
+    Refuse(c, s.message());
+    return false;
+  }
+  // A long session stores its settled steps as it goes (bounded memory).
+  Status f = recorder_->MaybeFlush(&c->wire->session(), conns_.size());
+  if (!f.ok()) {
+    c->stored = false;
+    Log("cannot store part of the session of " + c->peer + ": " +
+        f.message());
+  }
+  if (!had_hello && c->wire->has_hello() && !draining) {
+    wire::Packet reply;
+    reply.mutable_hello_reply()->set_accepted(true);
+    reply.mutable_hello_reply()->set_protocol_version(wire::kProtocolVersion);
+    std::string frame;
+    wire::AppendFrame(&frame, reply.SerializeAsString());
+    // Best effort: a producer that never reads replies is fine.
+    (void)!write(c->fd, frame.data(), frame.size());
+  }
+  return true;
 }
 
 Status CollectorServer::Run(const std::atomic<bool>* stop) {
   std::vector<pollfd> fds;
   while (!stop->load()) {
     fds.clear();
-    for (int fd : listen_fds_) fds.push_back({fd, POLLIN, 0});
+    // While accepting is paused the listeners are left out (fd -1: poll
+    // skips it), so that a readable listener does not wake us at once.
+    const bool accepting = NowMs() >= accept_resume_ms_;
+    for (int fd : listen_fds_) fds.push_back({accepting ? fd : -1, POLLIN, 0});
     for (auto& c : conns_) fds.push_back({c->fd, POLLIN, 0});
     const int rc = poll(fds.data(), fds.size(), 50);
     if (rc < 0 && errno != EINTR) {
@@ -435,7 +612,7 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
     }
     size_t i = 0;
     for (; i < listen_fds_.size(); ++i) {
-      if (fds[i].revents & POLLIN) Accept(fds[i].fd);
+      if (fds[i].revents & POLLIN) Accept(listen_fds_[i], listen_needs_token_[i]);
     }
     const size_t first_conn = listen_fds_.size();
     for (size_t j = first_conn; j < fds.size(); ++j) {
@@ -466,6 +643,7 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
   // Stop accepting; read what every producer already sent; end sessions.
   for (int fd : listen_fds_) close(fd);
   listen_fds_.clear();
+  listen_needs_token_.clear();
   for (const auto& p : unix_paths_) unlink(p.c_str());
   unix_paths_.clear();
   for (auto& c : conns_) {

@@ -8,7 +8,13 @@
 // hello_timeout_ms, nothing received for stall_timeout_ms inside a frame.
 // Connections are read in turns of at most 1 MiB each. Memory per
 // connection is bounded by one frame (kMaxFrameBytes) plus its session's
-// records; connections beyond max_connections are refused.
+// records and interned strings (max_session_strings / _string_bytes);
+// before its Hello, by max_hello_frame_bytes (4 KiB before a required
+// token) plus one read. Connections beyond max_connections are refused.
+// With a token, TCP peers must open with Packet.connection_auth holding it
+// (docs/wire.md); that frame never reaches the raw stream. When accept()
+// runs out of descriptors (EMFILE/ENFILE) the listeners are paused for
+// 250 ms at a time, with one log line per episode, instead of spinning.
 //
 // One thread runs Run(); everything else is that thread's. Stop by setting
 // the flag passed to Run(): the server stops accepting, reads what every
@@ -21,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -41,6 +48,18 @@ struct ServerOptions {
   // write) stays, for `collect --ingest`. False: every stream is kept
   // (--keep-raw).
   bool delete_stored_raw = false;
+  // Before its Hello a peer is unknown: its first frame may hold at most
+  // this much (a Hello is small; argv is its largest part).
+  size_t max_hello_frame_bytes = 256 << 10;
+  // Interned strings one session may define (Packet.interned_strings
+  // entries, and their bytes as received); a producer over either is
+  // closed, what it sent so far stored.
+  uint64_t max_session_strings = 1 << 20;
+  uint64_t max_session_string_bytes = 64ull << 20;
+  // Non-empty: TCP peers must send it first (Packet.connection_auth);
+  // required to listen on a non-loopback address. Unix sockets (0600)
+  // do not ask for it.
+  std::string token;
   // Where log lines go (default: stderr with a "rooftrace collect: " prefix).
   std::function<void(const std::string&)> log;
 };
@@ -77,9 +96,28 @@ class CollectorServer {
   void Log(const std::string& line);
   Status ListenUnix(const std::string& addr);
   Status ListenTcp(const std::string& addr);
-  void Accept(int listen_fd);
+  void Accept(int listen_fd, bool token_required);
+  // accept() failed for want of descriptors or memory (EMFILE, ENFILE,
+  // ENOBUFS, ENOMEM): stop polling the listeners for kAcceptPauseMs; logs
+  // once per episode (until an accept succeeds again).
+  void PauseAccepting(int err);
   // Reads what is available; false when the connection is to be closed.
   bool ReadFrom(Connection* c, bool draining);
+  // Takes every complete frame the reader holds; false once closed.
+  bool ReadFrames(Connection* c, bool draining);
+  // One frame of the producer's stream, after its ConnectionAuth.
+  bool OnFrame(Connection* c, std::string_view payload, bool draining);
+  // The first frame: a ConnectionAuth (consumed, token checked where one is
+  // required) or not (the stream's first packet).
+  enum class AuthResult { kConsumed, kNotAuth, kRefused };
+  AuthResult TakeAuth(Connection* c, std::string_view payload);
+  // Closes a peer that holds more than its first frame may before a Hello.
+  bool CheckBeforeHello(Connection* c);
+  // Counts the strings `payload` defines against the session's budget;
+  // closes the connection (false) once over it.
+  bool ChargeStrings(Connection* c, std::string_view payload);
+  // Answers a refused HelloReply with `reason`, logs it, closes.
+  void Refuse(Connection* c, const std::string& reason);
   void Close(Connection* c, const std::string& reason);
   // Writes received bytes to the connection's raw stream, if it has one.
   void WriteRaw(Connection* c, const char* data, size_t size);
@@ -89,12 +127,17 @@ class CollectorServer {
   RunRecorder* recorder_;
   ServerOptions options_;
   std::vector<int> listen_fds_;
+  std::vector<bool> listen_needs_token_;  // parallel to listen_fds_
+  static constexpr size_t kMaxAuthFrameBytes = 4096;
   std::vector<std::string> unix_paths_;
   std::vector<std::string> bound_;
   std::vector<std::unique_ptr<Connection>> conns_;
   std::atomic<size_t> open_{0};
   std::atomic<uint64_t> ended_{0};
   uint64_t next_conn_id_ = 0;
+  static constexpr uint64_t kAcceptPauseMs = 250;
+  uint64_t accept_resume_ms_ = 0;  // listeners left out of poll until then
+  bool accept_paused_ = false;     // an out-of-descriptors episode is on
   std::vector<std::string> kept_raw_;
 };
 

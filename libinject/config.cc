@@ -1,7 +1,9 @@
 #include "libinject/config.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace rooftrace::inject {
 
@@ -26,6 +28,32 @@ StatusOr<uint64_t> ParseCount(const char* name, const std::string& value,
                         std::to_string(max_value));
   }
   return static_cast<uint64_t>(v);
+}
+
+// The first line of `path` (trailing blanks dropped), for
+// ROOFTRACE_TOKEN_FILE.
+StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  FILE* f = fopen(path.c_str(), "re");
+  if (f == nullptr) {
+    return InvalidArgument("ROOFTRACE_TOKEN_FILE='" + path +
+                           "' cannot be read: " + strerror(errno) +
+                           ": give a readable file whose first line is the "
+                           "collector's token");
+  }
+  std::string token;
+  for (int ch; (ch = fgetc(f)) != EOF && ch != '\n' && token.size() < 4096;) {
+    token.push_back(static_cast<char>(ch));
+  }
+  fclose(f);
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ' ||
+                            token.back() == '\t')) {
+    token.pop_back();
+  }
+  if (token.empty()) {
+    return InvalidArgument("ROOFTRACE_TOKEN_FILE='" + path +
+                           "': its first line is empty: write the token there");
+  }
+  return token;
 }
 
 }  // namespace
@@ -148,6 +176,12 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
   if (const char* v = get("ROOFTRACE_EXIT_TIMEOUT_MS")) {
     RT_ASSIGN_OR_RETURN(config.exit_timeout_ms,
                         ParseCount("ROOFTRACE_EXIT_TIMEOUT_MS", v, 0, 600000));
+  }
+  // After ROOFTRACE_SINK, which fills the rest of config.sink.
+  if (const char* v = get("ROOFTRACE_TOKEN")) {
+    config.sink.token = v;
+  } else if (const char* f = get("ROOFTRACE_TOKEN_FILE")) {
+    RT_ASSIGN_OR_RETURN(config.sink.token, ReadTokenFile(f));
   }
   return config;
 }

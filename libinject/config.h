@@ -24,6 +24,10 @@ struct SinkSpec {
   std::string path;  // kFile, kUnix
   std::string host;  // kTcp
   uint16_t port = 0;  // kTcp
+  // kUnix, kTcp: the collector's shared token (ROOFTRACE_TOKEN, or the first
+  // line of ROOFTRACE_TOKEN_FILE), sent first as Packet.connection_auth when
+  // non-empty. Never written to a file sink.
+  std::string token;
 };
 
 enum class CaptureMode { kAll, kProfilerApi };

@@ -15,6 +15,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "proto/field_numbers.h"
+#include "proto/framing.h"
+
 namespace rooftrace::inject {
 
 Sink::~Sink() = default;
@@ -104,6 +107,30 @@ Status ConnectWithTimeout(int fd, const sockaddr* addr, socklen_t len,
   timeval tv{5, 0};
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   return OkStatus();
+}
+
+// Sends the collector's token as the connection's first frame (a Packet
+// holding only connection_auth, docs/wire.md); nothing without a token.
+// Takes ownership of `sink`.
+StatusOr<std::unique_ptr<Sink>> SendToken(std::unique_ptr<Sink> sink,
+                                          const std::string& token) {
+  if (token.empty()) return sink;
+  namespace f = wire::fields;
+  std::string auth;
+  auth.push_back(static_cast<char>(f::connection_auth::kToken << 3 |
+                                   wire::kWireBytes));
+  wire::AppendVarint(&auth, token.size());
+  auth += token;
+  std::string packet;
+  packet.push_back(static_cast<char>(f::packet::kConnectionAuth << 3 |
+                                     wire::kWireBytes));
+  wire::AppendVarint(&packet, auth.size());
+  packet += auth;
+  std::string frame;
+  wire::AppendFrame(&frame, packet);
+  Status s = sink->Write(frame);
+  if (!s.ok()) return s;
+  return sink;
 }
 
 }  // namespace
@@ -196,7 +223,8 @@ StatusOr<std::unique_ptr<Sink>> ConnectSink(const SinkSpec& spec,
       close(fd);
       return s;
     }
-    return std::unique_ptr<Sink>(new FdSink(fd, true, name));
+    return SendToken(std::unique_ptr<Sink>(new FdSink(fd, true, name)),
+                     spec.token);
   }
   if (spec.kind == SinkSpec::Kind::kTcp) {
     const std::string name =
@@ -221,7 +249,8 @@ StatusOr<std::unique_ptr<Sink>> ConnectSink(const SinkSpec& spec,
         const int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         freeaddrinfo(res);
-        return std::unique_ptr<Sink>(new FdSink(fd, true, name));
+        return SendToken(std::unique_ptr<Sink>(new FdSink(fd, true, name)),
+                         spec.token);
       }
       close(fd);
     }

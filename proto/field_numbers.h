@@ -27,7 +27,12 @@ inline constexpr uint32_t kStats = 10;
 inline constexpr uint32_t kGoodbye = 11;
 inline constexpr uint32_t kHelloReply = 12;
 inline constexpr uint32_t kInternedStrings = 13;
+inline constexpr uint32_t kConnectionAuth = 14;
 }  // namespace packet
+
+namespace connection_auth {
+inline constexpr uint32_t kToken = 1;
+}  // namespace connection_auth
 
 namespace interned_string {
 inline constexpr uint32_t kIid = 1;

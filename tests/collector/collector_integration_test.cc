@@ -277,6 +277,40 @@ TEST_F(CollectorIntegrationTest, TcpLoopbackAndIngest) {
   EXPECT_NE(Slurp(log_).find("bad.rft"), std::string::npos);
 }
 
+// collect --token-file on TCP: a producer with the token (ROOFTRACE_TOKEN)
+// is stored, one without it is refused and told why (#18.13).
+TEST_F(CollectorIntegrationTest, TokenFileIsAskedOfTcpProducers) {
+  std::ofstream(dir_ + "/token") << "s3cret-token\n";
+  const pid_t collector = StartCollector(
+      {"--listen", "tcp:127.0.0.1:0", "--token-file", dir_ + "/token"});
+  std::string addr;
+  for (int i = 0; i < 2000 && addr.empty(); ++i) {
+    const std::string log = Slurp(log_);
+    const size_t at = log.find("listening on tcp:");
+    if (at != std::string::npos && log.find(',', at) != std::string::npos) {
+      addr = log.substr(at + 13, log.find(',', at) - at - 13);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_FALSE(addr.empty()) << Slurp(log_);
+  EXPECT_EQ(Wait(Spawn({kProducer, "--sink", addr}, dir_ + "/with.log",
+                       {"ROOFTRACE_TOKEN=s3cret-token"})),
+            0)
+      << Slurp(dir_ + "/with.log");
+  EXPECT_EQ(Wait(Spawn({kProducer, "--sink", addr}, dir_ + "/without.log",
+                       {"ROOFTRACE_TOKEN="})),
+            91);
+  EXPECT_NE(Slurp(dir_ + "/without.log").find("sent no token"),
+            std::string::npos)
+      << Slurp(dir_ + "/without.log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(collector, SIGTERM);
+  ASSERT_EQ(Wait(collector), 0);
+  EXPECT_NE(Slurp(log_).find("refused: sent no token"), std::string::npos)
+      << Slurp(log_);
+  EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM kernels"), 125);
+}
+
 // profile runs the command with the injection environment (a stand-in
 // producer reads ROOFTRACE_SINK), passes its exit code through and stores
 // the run.
@@ -547,12 +581,15 @@ TEST_F(CollectorIntegrationTest, FailedListenLeavesNoRun) {
       {"tcp:127.0.0.1", "expected tcp:HOST:PORT"},
       {"udp:1234", "expected unix:PATH or tcp:HOST:PORT"},
       {"tcp:127.0.0.1:" + busy_port, "choose a free port"},
+      // Beyond loopback without a token (#18.13): refused before binding.
+      {"tcp:0.0.0.0:0", "needs a shared token: write one to a file"},
   };
   for (const auto& [spec, message] : cases) {
     SCOPED_TRACE(spec);
+    // No token from the environment of whoever runs the test.
     EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--listen",
                           spec},
-                         log_)),
+                         log_, {"ROOFTRACE_TOKEN="})),
               2);
     const std::string log = Slurp(log_);
     EXPECT_NE(log.find(message), std::string::npos) << log;
@@ -560,6 +597,15 @@ TEST_F(CollectorIntegrationTest, FailedListenLeavesNoRun) {
                 StoreQuery(store_).Int("SELECT COUNT(*) FROM runs") == 0);
   }
   close(busy);
+  // A --token-file that cannot be read is refused before anything starts.
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--listen",
+                        "tcp:127.0.0.1:0", "--token-file",
+                        dir_ + "/no-such-token"},
+                       log_)),
+            2);
+  EXPECT_NE(Slurp(log_).find("--token-file " + dir_ + "/no-such-token"),
+            std::string::npos)
+      << Slurp(log_);
 }
 
 // Options profile used to take: --sample-every -1 (became 2^64-1), --top

@@ -4,10 +4,19 @@
 #include "collector/server.h"
 #include "store/store.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include <atomic>
 #include <chrono>
@@ -17,6 +26,8 @@
 #include <vector>
 
 #include "pipeline/recorder.h"
+#include "proto/framing.h"
+#include "proto/rooftrace.pb.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "tests/support/temp_dir.h"
 
@@ -37,6 +48,7 @@ class ServerTest : public ::testing::Test {
     ServerOptions so;
     so.listen = {"unix:" + sock_};
     so.stall_timeout_ms = 400;
+    Configure(&so);
     so.log = [this](const std::string& line) {
       std::lock_guard<std::mutex> lock(mu_);
       log_ += line + "\n";
@@ -45,11 +57,29 @@ class ServerTest : public ::testing::Test {
     ASSERT_TRUE(server_->Listen().ok());
     thread_ = std::thread([this] { (void)server_->Run(&stop_); });
   }
+  // Fixtures below change the options here.
+  virtual void Configure(ServerOptions*) {}
   void TearDown() override {
     stop_.store(true);
     if (thread_.joinable()) thread_.join();
   }
 
+  // Connects to the server's TCP listener (the fixture must have one).
+  int ConnectTcp() {
+    std::string addr;
+    for (const auto& b : server_->bound()) {
+      if (b.rfind("tcp:", 0) == 0) addr = b;
+    }
+    EXPECT_FALSE(addr.empty());
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(
+        static_cast<uint16_t>(std::stoi(addr.substr(addr.rfind(':') + 1))));
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+    return fd;
+  }
   int Connect() {
     const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     sockaddr_un sa{};
@@ -130,6 +160,243 @@ TEST_F(ServerTest, NothingInsideAFrameIsAStall) {
   EXPECT_NE(Log().find("stalled inside a frame for 400 ms"), std::string::npos)
       << Log();
   EXPECT_NE(Log().find("unix peer pid"), std::string::npos) << Log();
+}
+
+// The first frame announces 60 MiB and keeps coming without a Hello: closed
+// once it holds more than the limit before a Hello (64 KiB here), naming the
+// peer and the limit. Before, such a peer could make the collector buffer
+// up to 64 MiB (kMaxFrameBytes) until the Hello timeout.
+class LimitedServerTest : public ServerTest {
+  void Configure(ServerOptions* so) override {
+    so->max_hello_frame_bytes = 64 << 10;
+    so->max_session_strings = 100;
+  }
+};
+
+TEST_F(LimitedServerTest, BigFirstFrameBeforeHelloIsClosed) {
+  std::string head;
+  head.push_back(0x0A);
+  wire::AppendVarint(&head, 60u << 20);
+  const int fd = Connect();
+  bool open = Send(fd, head);
+  const std::string chunk(16 << 10, 'x');
+  for (int i = 0; open && i < 16; ++i) open = Send(fd, chunk);
+  WaitForSessions(1);
+  close(fd);
+  EXPECT_NE(Log().find("without a Hello (limit 65536 bytes before the Hello)"),
+            std::string::npos)
+      << Log();
+  EXPECT_NE(Log().find("unix peer pid"), std::string::npos) << Log();
+}
+
+// A session that defines more interned strings than its budget (100 here)
+// is closed with the limit in the log; what it sent before is stored.
+TEST_F(LimitedServerTest, SessionOverItsStringBudgetIsClosed) {
+  LlmTraceOptions o;
+  TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const int fd = Connect();
+  ASSERT_TRUE(Send(fd, b.Frames()[0]));  // the Hello
+  wire::Packet p;
+  p.set_sequence(2);
+  for (int i = 0; i < 150; ++i) {
+    auto* s = p.add_interned_strings();
+    s->set_iid(100000 + i);
+    s->set_str("string " + std::to_string(i));
+  }
+  std::string frame;
+  wire::AppendFrame(&frame, p.SerializeAsString());
+  Send(fd, frame);
+  WaitForSessions(1);
+  close(fd);
+  EXPECT_NE(Log().find("150 interned strings"), std::string::npos) << Log();
+  EXPECT_NE(Log().find("over the limit of 100 strings"), std::string::npos)
+      << Log();
+}
+
+// A server with a token, on a Unix socket and on TCP loopback.
+class TokenServerTest : public ServerTest {
+ protected:
+  void Configure(ServerOptions* so) override {
+    so->listen.push_back("tcp:127.0.0.1:0");
+    so->token = "the-shared-token";
+  }
+  static std::string AuthFrame(const std::string& token) {
+    wire::Packet p;
+    p.mutable_connection_auth()->set_token(token);
+    std::string frame;
+    wire::AppendFrame(&frame, p.SerializeAsString());
+    return frame;
+  }
+  // Sends `first` (if any) and a whole session over `fd`; the server's
+  // HelloReply, if it sent one before closing.
+  std::string SendSession(int fd, const std::string& first, TraceBuilder* b) {
+    LlmTraceOptions o;
+    test_support::GenerateLlmTrace(o, b);
+    bool open = first.empty() || Send(fd, first);
+    for (size_t i = 0; open && i < b->Frames().size(); ++i) {
+      open = Send(fd, b->Frames()[i]);
+    }
+    shutdown(fd, SHUT_WR);
+    std::string reply;
+    char buf[4096];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) reply.append(buf, n);
+    close(fd);
+    return reply;
+  }
+};
+
+// The right token first: the session is stored whole, and the token is not
+// part of the stream (the Hello that follows is its first packet).
+TEST_F(TokenServerTest, RightTokenIsAccepted) {
+  TraceBuilder b(LlmTraceOptions().session);
+  SendSession(ConnectTcp(), AuthFrame("the-shared-token"), &b);
+  WaitForSessions(1);
+  EXPECT_EQ(recorder_->kernels_stored(), b.sent(wire::RECORD_KERNEL)) << Log();
+  EXPECT_EQ(Log().find("refused"), std::string::npos) << Log();
+}
+
+// A wrong token, or none, is refused with a HelloReply saying so and a log
+// line naming the peer; nothing of the stream is stored.
+TEST_F(TokenServerTest, WrongOrMissingTokenIsRefused) {
+  // The wrong token alone, so that the server closes with nothing unread
+  // (no reset) and the reply can be read.
+  const int fd = ConnectTcp();
+  ASSERT_TRUE(Send(fd, AuthFrame("the-shared-tokeN")));
+  std::string reply;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) reply.append(buf, n);
+  close(fd);
+  TraceBuilder missing(LlmTraceOptions().session);
+  SendSession(ConnectTcp(), "", &missing);
+  WaitForSessions(2);
+  EXPECT_NE(reply.find("wrong token"), std::string::npos);
+  EXPECT_NE(Log().find("tcp peer 127.0.0.1"), std::string::npos) << Log();
+  EXPECT_NE(Log().find("refused: wrong token"), std::string::npos) << Log();
+  EXPECT_NE(Log().find("refused: sent no token"), std::string::npos) << Log();
+  EXPECT_EQ(recorder_->kernels_stored(), 0u);
+}
+
+// The Unix socket (0600, this user's processes) asks for no token; one sent
+// there anyway is taken off the stream.
+TEST_F(TokenServerTest, UnixSocketNeedsNoToken) {
+  TraceBuilder plain(LlmTraceOptions().session);
+  SendSession(Connect(), "", &plain);
+  TraceBuilder with(LlmTraceOptions().session);
+  SendSession(Connect(), AuthFrame("anything"), &with);
+  WaitForSessions(2);
+  EXPECT_EQ(recorder_->kernels_stored(),
+            plain.sent(wire::RECORD_KERNEL) + with.sent(wire::RECORD_KERNEL))
+      << Log();
+}
+
+// Listening beyond loopback without a token is refused before anything is
+// bound, saying how to give one.
+TEST(ServerLimitsTest, NonLoopbackListenerNeedsAToken) {
+  ServerOptions so;
+  so.listen = {"tcp:0.0.0.0:0"};
+  CollectorServer server(nullptr, so);
+  const Status s = server.Listen();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--token-file"), std::string::npos)
+      << s.message();
+  EXPECT_TRUE(server.bound().empty());
+}
+
+// Occurrences of `needle` in `hay`.
+size_t Count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = hay.find(needle); at != std::string::npos;
+       at = hay.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+double Seconds(const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
+
+// A server out of file descriptors (RLIMIT_NOFILE lowered in a forked child)
+// with connections still waiting: accept() fails with EMFILE on every turn.
+// It used to retry at once, 100% CPU with no log line; now it pauses the
+// listener, says so once, and its CPU time stays well below its wall time.
+TEST(ServerLimitsTest, OutOfDescriptorsBacksOffAndSaysSoOnce) {
+  test_support::TempDir dir("server_emfile");
+  const std::string sock = dir.File("s.sock");
+  const std::string log_path = dir.File("log.txt");
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(ready[0]);
+    RecorderOptions ro;
+    ro.origin = "collect";
+    auto rec = CreateStoreRecorder(ro, dir.File("runs.sqlite"));
+    FILE* log = fopen(log_path.c_str(), "w");
+    if (!rec.ok() || log == nullptr) _exit(3);
+    ServerOptions so;
+    so.listen = {"unix:" + sock};
+    so.log = [log](const std::string& line) {
+      fprintf(log, "%s\n", line.c_str());
+      fflush(log);
+    };
+    CollectorServer server(rec->get(), so);
+    if (!server.Listen().ok()) _exit(4);
+    rlimit lim{48, 48};
+    if (setrlimit(RLIMIT_NOFILE, &lim) != 0) _exit(5);
+    std::atomic<bool> stop{false};
+    std::thread timer([&stop] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      stop.store(true);
+    });
+    (void)!write(ready[1], "r", 1);
+    (void)server.Run(&stop);
+    timer.join();
+    _exit(0);
+  }
+  close(ready[1]);
+  char r = 0;
+  ASSERT_EQ(read(ready[0], &r, 1), 1);
+  close(ready[0]);
+  const auto start = std::chrono::steady_clock::now();
+  // More connections than the child has descriptors (the backlog holds the
+  // rest).
+  std::vector<int> fds;
+  for (int i = 0; i < 80; ++i) {
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    strncpy(sa.sun_path, sock.c_str(), sizeof(sa.sun_path) - 1);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+    fds.push_back(fd);
+  }
+  int status = 0;
+  rusage ru{};
+  pid_t done = 0;
+  for (int i = 0; i < 1000 && done == 0; ++i) {  // at most 10 s
+    done = wait4(pid, &status, WNOHANG, &ru);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "the server did not stop within 10 s";
+  }
+  for (int fd : fds) close(fd);
+  const double wall = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const double cpu = Seconds(ru.ru_utime) + Seconds(ru.ru_stime);
+  printf("server: %.3f s of CPU in %.3f s\n", cpu, wall);
+  std::ifstream in(log_path);
+  std::stringstream log;
+  log << in.rdbuf();
+  EXPECT_LT(cpu, 0.25 * wall) << "cpu " << cpu << " s in " << wall
+                             << " s of wall time\n" << log.str();
+  EXPECT_EQ(Count(log.str(), "cannot accept"), 1u) << log.str();
+  EXPECT_NE(log.str().find("Too many open files"), std::string::npos)
+      << log.str();
 }
 
 }  // namespace

@@ -95,6 +95,15 @@ int main(int argc, char** argv) {
     close(fd);
     return exit_code;
   }
+  // Like libinject: with ROOFTRACE_TOKEN, the first frame holds only
+  // Packet.connection_auth.
+  if (const char* token = getenv("ROOFTRACE_TOKEN"); token && *token) {
+    rooftrace::wire::Packet auth;
+    auth.mutable_connection_auth()->set_token(token);
+    std::string frame;
+    rooftrace::wire::AppendFrame(&frame, auth.SerializeAsString());
+    if (!WriteAll(fd, frame)) return 91;
+  }
   TraceBuilder b(o.session);
   long frames = 0;
   bool ok = true;

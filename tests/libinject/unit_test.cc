@@ -5,7 +5,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -110,6 +112,64 @@ TEST(SinkTest, FileSinksAreThisUsersAndFollowNoLink) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_FALSE(OpenFileSink(dir + "/new.rft", /*exclusive=*/true).ok());
   EXPECT_TRUE(OpenFileSink(dir + "/new.rft").ok());  // truncates its own
+}
+
+// ROOFTRACE_TOKEN, else the first line of ROOFTRACE_TOKEN_FILE, becomes the
+// sink's token; an unreadable or empty token file is refused by name.
+TEST(ConfigTest, ReadsTheTokenFromTheEnvironmentOrAFile) {
+  const std::string dir = testing::MakeTempDir("token");
+  std::ofstream(dir + "/token") << "from-file  \nsecond line\n";
+  std::ofstream(dir + "/empty") << "\n";
+  auto env = ParseWith({{"ROOFTRACE_TOKEN", "from-env"},
+                        {"ROOFTRACE_TOKEN_FILE", dir + "/token"}});
+  ASSERT_TRUE(env.ok()) << env.status().message();
+  EXPECT_EQ(env->sink.token, "from-env");
+  auto file = ParseWith({{"ROOFTRACE_SINK", "tcp:127.0.0.1:7788"},
+                         {"ROOFTRACE_TOKEN_FILE", dir + "/token"}});
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_EQ(file->sink.token, "from-file");
+  EXPECT_EQ(file->sink.port, 7788);
+  for (const char* bad : {"/empty", "/missing"}) {
+    auto r = ParseWith({{"ROOFTRACE_TOKEN_FILE", dir + bad}});
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("ROOFTRACE_TOKEN_FILE"),
+              std::string::npos);
+  }
+  for (const auto& line : file->ToHelloConfig()) {
+    EXPECT_EQ(line.find("from-file"), std::string::npos) << line;
+  }
+}
+
+// With a token, a socket sink's first frame is a Packet holding only
+// connection_auth with that token; without one, nothing is sent first.
+TEST(SinkTest, SocketSinkSendsItsTokenFirst) {
+  const std::string dir = testing::MakeTempDir("token_sink");
+  const std::string path = dir + "/s.sock";
+  const int listener = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  strncpy(sa.sun_path, path.c_str(), sizeof(sa.sun_path) - 1);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  SinkSpec spec;
+  spec.kind = SinkSpec::Kind::kUnix;
+  spec.path = path;
+  spec.token = "t0ken";
+  auto sink = ConnectSink(spec, 1000);
+  ASSERT_TRUE(sink.ok()) << sink.status().message();
+  ASSERT_TRUE((*sink)->Write("after").ok());
+  sink->reset();  // closes: the reader below sees the end
+  const int fd = accept(listener, nullptr, nullptr);
+  ASSERT_GE(fd, 0);
+  std::string got;
+  char buf[256];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) got.append(buf, n);
+  close(fd);
+  close(listener);
+  // 0x0A len | 0x72 len | 0x0A 5 "t0ken", then what was written.
+  const std::string auth = std::string("\x0A\x05t0ken", 7);
+  const std::string packet = std::string("\x72\x07", 2) + auth;
+  EXPECT_EQ(got, std::string("\x0A\x09", 2) + packet + "after");
 }
 
 // Spools in /tmp or TMPDIR go to rooftrace-<uid>, 0700; one that another

@@ -41,10 +41,14 @@ TEST(FieldNumbersTest, MatchTheGeneratedDescriptor) {
   EXPECT_EQ(f::packet::kGoodbye, Number(p, "goodbye"));
   EXPECT_EQ(f::packet::kHelloReply, Number(p, "hello_reply"));
   EXPECT_EQ(f::packet::kInternedStrings, Number(p, "interned_strings"));
+  EXPECT_EQ(f::packet::kConnectionAuth, Number(p, "connection_auth"));
 
   const Descriptor* is = pb::InternedString::descriptor();
   EXPECT_EQ(f::interned_string::kIid, Number(is, "iid"));
   EXPECT_EQ(f::interned_string::kStr, Number(is, "str"));
+
+  const Descriptor* ca = pb::ConnectionAuth::descriptor();
+  EXPECT_EQ(f::connection_auth::kToken, Number(ca, "token"));
 
   const Descriptor* h = pb::Hello::descriptor();
   EXPECT_EQ(f::hello::kMagic, Number(h, "magic"));
