@@ -507,6 +507,7 @@ PacketDecode DecodeRecordPacket(std::string_view payload,
       case f::packet::kStats:
       case f::packet::kGoodbye:
       case f::packet::kHelloReply:
+      case f::packet::kConnectionAuth:
         if (wt != wire::kWireBytes) break;
         return PacketDecode::kNotHot;
       case f::packet::kKernelBatch:
