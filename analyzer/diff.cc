@@ -158,7 +158,9 @@ DiffResult DiffReports(const Report& base, const Report& cand,
     if (c) r.cand = *c;
     const GroupRow& any = b ? *b : *c;
     r.name = any.name;
-    r.shape = any.shape;
+    // With --by family a group spans shapes: the dominant one, its share
+    // and the count, never one shape standing for all.
+    r.shape = ShapeLabel(any);
     if (b) r.base_prefill_share = PrefillShare(*b);
     if (c) r.cand_prefill_share = PrefillShare(*c);
     if (!b || !c) {

@@ -191,7 +191,8 @@ class TableWriter : public ReportWriter {
 const char* const kCsvHeader =
     "name,key,family,shape,count,total_ns,mean_ns,time_share,flops,bytes,ai,"
     "achieved_flops_per_s,achieved_bytes_per_s,fraction_of_roof,bound,phase,"
-    "phase_share,precision,flops_source,bytes_source\n";
+    "phase_share,precision,flops_source,bytes_source,median_ns,min_ns,max_ns,"
+    "stddev_ns,shape_count,shape_share\n";
 
 void WriteCsvRow(const GroupRow& g, std::ostream& out) {
   out << CsvField(g.name) << ',' << CsvField(g.key) << ',' << CsvField(g.family)
@@ -201,7 +202,9 @@ void WriteCsvRow(const GroupRow& g, std::ostream& out) {
       << Plain(g.achieved_flops_per_s) << ',' << Plain(g.achieved_bytes_per_s)
       << ',' << Plain(g.fraction_of_roof) << ',' << g.bound << ',' << g.phase
       << ',' << Plain(g.phase_share) << ',' << g.precision << ','
-      << g.flops_source << ',' << g.bytes_source << '\n';
+      << g.flops_source << ',' << g.bytes_source << ',' << Plain(g.median_ns)
+      << ',' << g.min_ns << ',' << g.max_ns << ',' << Plain(g.stddev_ns) << ','
+      << g.shape_count << ',' << Plain(g.shape_share) << '\n';
 }
 
 class CsvWriter : public ReportWriter {
@@ -216,7 +219,12 @@ void WriteJsonGroup(const GroupRow& g, std::ostream& out) {
   out << "{\"name\":" << JsonString(g.name) << ",\"key\":" << JsonString(g.key)
       << ",\"family\":" << JsonString(g.family)
       << ",\"shape\":" << JsonString(g.shape) << ",\"count\":" << g.count
+      << ",\"shape_count\":" << g.shape_count
+      << ",\"shape_share\":" << JsonNumber(g.shape_share)
       << ",\"total_ns\":" << g.total_ns << ",\"mean_ns\":" << JsonNumber(g.mean_ns)
+      << ",\"median_ns\":" << JsonNumber(g.median_ns)
+      << ",\"min_ns\":" << g.min_ns << ",\"max_ns\":" << g.max_ns
+      << ",\"stddev_ns\":" << JsonNumber(g.stddev_ns)
       << ",\"time_share\":" << JsonNumber(g.time_share)
       << ",\"flops\":" << JsonNumber(g.flops) << ",\"bytes\":" << JsonNumber(g.bytes)
       << ",\"ai\":" << JsonNumber(g.ai)

@@ -100,6 +100,10 @@ TEST_F(DiffTest, ByFamilyComparesFamilyMeans) {
   const json::Value& g = v->Find("groups")->as_array()[0];
   EXPECT_EQ(g.Find("name")->as_string(), "ampere_bf16_s16816gemm");
   EXPECT_EQ(g.Find("status")->as_string(), "REGRESSED");
+  // The family spans two shapes: the dominant one with its share and the
+  // count (issue 18 item 19), never one shape standing for all.
+  EXPECT_EQ(g.Find("shape")->as_string(),
+            "m=4096 n=4096 k=4096 batch=1 (88%, 2 shapes)");
   EXPECT_NEAR(g.Find("mean_time_change_pct")->as_number(), (80.0 - 68.0) / 68.0 * 100,
               1e-6);
   EXPECT_NEAR(g.Find("total_time_change_pct")->as_number(), 60.0 / 340.0 * 100, 1e-6);
