@@ -100,6 +100,9 @@ struct ReportHeader {
   std::string input;       // the path the user gave
   std::string input_kind;  // 'store' | 'trace'
   std::string ingest_warning;
+  // The trace broke before its end (ingest_warning says where): the
+  // report holds what came before, and `analyze` exits 3.
+  bool input_cut_short = false;
   RunRow run;
   std::string device_name;
   RoofTable roofs;
