@@ -337,7 +337,9 @@ class HtmlWriter : public ReportWriter {
     const ReportHeader& h = r.header;
     out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
            "<title>rooftrace report: "
-        << XmlEscape(h.input) << "</title>\n<style>\n"
+        << XmlEscape(h.input)
+        << (h.device_name.empty() ? "" : " (" + XmlEscape(h.device_name) + ")")
+        << "</title>\n<style>\n"
         << "body{font-family:sans-serif;margin:24px;color:#222}"
            "h1{font-size:20px}h2{font-size:16px;margin-top:28px}"
            "table{border-collapse:collapse;font-size:12px}"
