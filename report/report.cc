@@ -315,6 +315,7 @@ void FillReportHeader(const RunRow& run, std::string device_name,
   if (options.reannotate) {
     h->roofs = *options.reannotate;
     h->reannotated = true;
+    h->device_mismatch = RoofDeviceMismatch(h->roofs, h->device_name);
   } else {
     h->roofs = RoofTableFromStore(roof_rows, run.roof_source);
   }

@@ -107,6 +107,9 @@ struct ReportHeader {
   std::string device_name;
   RoofTable roofs;
   bool reannotated = false;  // roofs and bounds recomputed by the analyzer
+  // Non-empty when --device-profile describes another GPU than the run's
+  // (RoofDeviceMismatch): shown in every header and warned on stderr.
+  std::string device_mismatch;
   std::vector<std::pair<std::string, int64_t>> import_stats;
   int64_t dropped = 0;    // sum of producer_dropped_*
   int64_t unmatched = 0;  // sum of unmatched_*

@@ -265,6 +265,7 @@ class JsonWriter : public ReportWriter {
         << ",\"device\":" << JsonString(h.device_name)
         << ",\"roof_source\":" << JsonString(h.roofs.source)
         << ",\"reannotated\":" << (h.reannotated ? "true" : "false")
+        << ",\"device_mismatch\":" << JsonString(h.device_mismatch)
         << ",\"dram_bytes_per_s\":" << JsonNumber(h.roofs.dram_bytes_per_s)
         << ",\"roofs\":[";
     for (size_t i = 0; i < h.roofs.roofs.size(); ++i) {
@@ -367,6 +368,10 @@ class HtmlWriter : public ReportWriter {
     item("device", h.device_name.empty() ? "unknown" : h.device_name);
     item("roofs", h.roofs.source + (h.reannotated ? " (re-annotated)" : "") +
                       ": " + RoofSummary(h.roofs));
+    if (!h.device_mismatch.empty()) {
+      out << "<dt class=\"warn\">GPU MISMATCH</dt><dd class=\"warn\">"
+          << XmlEscape(h.device_mismatch) << "</dd>\n";
+    }
     item("FLOP / byte sources",
          (h.run.flops_sources.empty() ? "unknown" : h.run.flops_sources) + "; " +
              std::to_string(r.kernels_with_flops) + " of " +
@@ -441,6 +446,9 @@ void WriteHeaderText(const Report& r, std::ostream& out) {
   out << "  roofs:    " << (h.roofs.source.empty() ? "none" : h.roofs.source)
       << (h.reannotated ? " (re-annotated by the analyzer)" : "") << "\n"
       << "            " << RoofSummary(h.roofs) << "\n";
+  if (!h.device_mismatch.empty()) {
+    out << "  WARNING:  GPU MISMATCH: " << h.device_mismatch << "\n";
+  }
   out << "  sources:  FLOPs/bytes "
       << (h.run.flops_sources.empty() ? "unknown" : h.run.flops_sources) << "; "
       << r.kernels_with_flops << " of " << r.kernel_count
