@@ -106,9 +106,15 @@ int AnalyzeMain(int argc, char** argv) {
       !w.empty()) {
     std::cerr << "rooftrace analyze: WARNING: " << w << "\n";
   }
-  if (!report.header.ingest_warning.empty()) {
-    std::cerr << "rooftrace analyze: warning: " << report.header.ingest_warning
+  if (!report.header.device_mismatch.empty()) {
+    std::cerr << "rooftrace analyze: warning: --device-profile "
+              << device_profile << ": " << report.header.device_mismatch
               << "\n";
+  }
+  if (!report.header.ingest_warning.empty()) {
+    std::cerr << "rooftrace analyze: "
+              << (report.header.input_cut_short ? "" : "warning: ")
+              << report.header.ingest_warning << "\n";
   }
   if (expect.empty() || format == "table") {
     MakeReportWriter(format)->Write(report, std::cout);
@@ -132,12 +138,21 @@ int AnalyzeMain(int argc, char** argv) {
         svg_path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
                       RenderRooflineSvg(report));
     if (!st.ok()) return fail("--svg " + st.message());
+    std::cerr << "rooftrace analyze: wrote " << svg_path << "\n";
   }
   if (!html_path.empty()) {
     std::ostringstream html;
     MakeReportWriter("html")->Write(report, html);
     const Status st = WriteTextFile(html_path, html.str());
     if (!st.ok()) return fail("--html " + st.message());
+    std::cerr << "rooftrace analyze: wrote " << html_path << "\n";
+  }
+  if (report.header.input_cut_short) {
+    // The report is shown, but a cut trace is no clean result (exit 3).
+    std::cerr << "rooftrace analyze: " << input
+              << " was cut short: the report holds only what came before "
+                 "the break\n";
+    return kExitIncomplete;
   }
   return kExitOk;
 }

@@ -265,6 +265,21 @@ bool HasPngSize(const std::string& png, uint32_t w, uint32_t h) {
   return be32(16) == w && be32(20) == h;
 }
 
+// --html and --svg say where they wrote, on stderr (stdout is the report,
+// which may be CSV or JSON) (issue 18 item 22).
+TEST_F(AnalyzeCliTest, HtmlAndSvgSayWhereTheyWrote) {
+  std::string out, err;
+  const std::string html = dir_ + "/r.html", svg = dir_ + "/r.svg";
+  ASSERT_EQ(Analyze({store_, "--run", "1", "--html", html, "--svg", svg,
+                     "--format", "json"},
+                    &out, &err),
+            0)
+      << err;
+  EXPECT_NE(err.find("wrote " + html), std::string::npos) << err;
+  EXPECT_NE(err.find("wrote " + svg), std::string::npos) << err;
+  EXPECT_TRUE(json::Parse(out, "out.json").ok());
+}
+
 // The HTML report is self-contained (no network reference) and renders in
 // headless chromium into a non-trivial screenshot.
 TEST_F(AnalyzeCliTest, HtmlIsSelfContainedAndRendersHeadless) {
