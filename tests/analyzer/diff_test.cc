@@ -150,6 +150,24 @@ TEST_F(DiffTest, MarkdownHighlightsRegressions) {
       << out;
 }
 
+// --device-profile of another GPU than the runs' (an H100 datasheet on
+// runs of "Test GPU 2TB"): a warning per side naming both (issue 18
+// item 20); the same profile on both sides still compares.
+TEST_F(DiffTest, DeviceProfileOfAnotherGpuWarns) {
+  std::string out, err;
+  EXPECT_EQ(Diff(With({base_, base_, "--device-profile", "h100-sxm"},
+                      kLowFloor),
+                 &out, &err),
+            0)
+      << err;
+  EXPECT_NE(err.find("rooftrace diff: warning: --device-profile h100-sxm: "
+                     "baseline: the roofs (datasheet:h100-sxm) are for"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("candidate: the roofs"), std::string::npos) << err;
+  EXPECT_NE(err.find("Test GPU 2TB"), std::string::npos) << err;
+}
+
 // Different GPUs: a loud warning on stderr and in the report, still
 // compared (identical numbers: exit 0).
 TEST_F(DiffTest, DifferentGpusWarnButCompare) {
