@@ -227,7 +227,8 @@ DiffResult DiffReports(const Report& base, const Report& cand,
     auto moved = [](const DiffRow& r) {
       return std::llabs((r.cand ? r.cand->total_ns : 0) - (r.base ? r.base->total_ns : 0));
     };
-    return moved(x) > moved(y);
+    if (moved(x) != moved(y)) return moved(x) > moved(y);
+    return NaturalLess(x.key, y.key);  // layer.2 before layer.10
   });
 
   for (int i = 0; i < kNumPhases; ++i) {

@@ -3,6 +3,7 @@
 // different GPUs, bad input.
 #include <gtest/gtest.h>
 
+#include "analyzer/diff.h"
 #include "base/json.h"
 #include "analyzer/commands.h"
 #include "tests/support/golden_store.h"
@@ -55,6 +56,27 @@ std::vector<std::string> With(std::vector<std::string> a,
                               const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
+}
+
+// Rows that moved equally (identical runs: all 0) read in natural name
+// order, layer.2 before layer.10 (issue 18 item 22).
+TEST(DiffOrderTest, TiesAreOrderedNaturally) {
+  Report r;
+  for (const char* key : {"layer.10", "layer.2", "layer.1", "layer.0"}) {
+    GroupRow g;
+    g.key = g.name = key;
+    g.count = 10;
+    g.total_ns = 1000000;
+    g.mean_ns = 100000;
+    r.groups.push_back(g);
+  }
+  r.kernel_count = 40;
+  r.total_ns = 4000000;
+  const analyzer::DiffResult d = analyzer::DiffReports(r, r, {});
+  std::vector<std::string> keys;
+  for (const auto& row : d.rows) keys.push_back(row.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"layer.0", "layer.1", "layer.2",
+                                            "layer.10"}));
 }
 
 // +20 % on a matched family+shape past a 5 % threshold: exit 1, named.
