@@ -44,6 +44,7 @@ StatusOr<AnalyzedInput> OpenAndReport(const std::string& path,
   out.report.header.input = path;
   out.report.header.input_kind = kind == InputKind::kStore ? "store" : "trace";
   out.report.header.ingest_warning = out.input->ingest_warning();
+  out.report.header.input_cut_short = out.input->cut_short();
   return out;
 }
 

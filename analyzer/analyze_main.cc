@@ -18,6 +18,47 @@
 namespace po = boost::program_options;
 
 namespace rooftrace {
+namespace {
+
+// What a reader must know before the numbers, on stderr: an incomplete
+// run, roofs of another GPU, where a trace broke.
+void WarnAboutHeader(const ReportHeader& h, const std::string& profile) {
+  if (const std::string w = IncompleteRunWarning(h.run); !w.empty()) {
+    std::cerr << "rooftrace analyze: WARNING: " << w << "\n";
+  }
+  if (!h.device_mismatch.empty()) {
+    std::cerr << "rooftrace analyze: warning: --device-profile " << profile
+              << ": " << h.device_mismatch << "\n";
+  }
+  if (!h.ingest_warning.empty()) {
+    std::cerr << "rooftrace analyze: "
+              << (h.input_cut_short ? "" : "warning: ") << h.ingest_warning
+              << "\n";
+  }
+}
+
+// --svg and --html (each skipped when its path is empty), each saying on
+// stderr where it wrote: stdout is the report, which may be CSV or JSON.
+Status WriteReportFiles(const Report& report, const std::string& svg_path,
+                        const std::string& html_path) {
+  if (!svg_path.empty()) {
+    const Status st = WriteTextFile(
+        svg_path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
+                      RenderRooflineSvg(report));
+    if (!st.ok()) return Status(st.code(), "--svg " + st.message());
+    std::cerr << "rooftrace analyze: wrote " << svg_path << "\n";
+  }
+  if (!html_path.empty()) {
+    std::ostringstream html;
+    MakeReportWriter("html")->Write(report, html);
+    const Status st = WriteTextFile(html_path, html.str());
+    if (!st.ok()) return Status(st.code(), "--html " + st.message());
+    std::cerr << "rooftrace analyze: wrote " << html_path << "\n";
+  }
+  return OkStatus();
+}
+
+}  // namespace
 
 int AnalyzeMain(int argc, char** argv) {
   using namespace analyzer;
@@ -102,14 +143,7 @@ int AnalyzeMain(int argc, char** argv) {
     return fail(analyzed.status().message(), ExitCodeFor(analyzed.status()));
   }
   const Report& report = analyzed->report;
-  if (const std::string w = IncompleteRunWarning(report.header.run);
-      !w.empty()) {
-    std::cerr << "rooftrace analyze: WARNING: " << w << "\n";
-  }
-  if (!report.header.ingest_warning.empty()) {
-    std::cerr << "rooftrace analyze: warning: " << report.header.ingest_warning
-              << "\n";
-  }
+  WarnAboutHeader(report.header, device_profile);
   if (expect.empty() || format == "table") {
     MakeReportWriter(format)->Write(report, std::cout);
   }
@@ -127,17 +161,16 @@ int AnalyzeMain(int argc, char** argv) {
     }
     WriteExpectReport(*compared, format, std::cout);
   }
-  if (!svg_path.empty()) {
-    const Status st = WriteTextFile(
-        svg_path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
-                      RenderRooflineSvg(report));
-    if (!st.ok()) return fail("--svg " + st.message());
+  if (const Status st = WriteReportFiles(report, svg_path, html_path);
+      !st.ok()) {
+    return fail(st.message());
   }
-  if (!html_path.empty()) {
-    std::ostringstream html;
-    MakeReportWriter("html")->Write(report, html);
-    const Status st = WriteTextFile(html_path, html.str());
-    if (!st.ok()) return fail("--html " + st.message());
+  if (report.header.input_cut_short) {
+    // The report is shown, but a cut trace is no clean result (exit 3).
+    std::cerr << "rooftrace analyze: " << input
+              << " was cut short: the report holds only what came before "
+                 "the break\n";
+    return kExitIncomplete;
   }
   return kExitOk;
 }

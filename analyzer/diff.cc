@@ -158,7 +158,9 @@ DiffResult DiffReports(const Report& base, const Report& cand,
     if (c) r.cand = *c;
     const GroupRow& any = b ? *b : *c;
     r.name = any.name;
-    r.shape = any.shape;
+    // With --by family a group spans shapes: the dominant one, its share
+    // and the count, never one shape standing for all.
+    r.shape = ShapeLabel(any);
     if (b) r.base_prefill_share = PrefillShare(*b);
     if (c) r.cand_prefill_share = PrefillShare(*c);
     if (!b || !c) {
@@ -225,7 +227,8 @@ DiffResult DiffReports(const Report& base, const Report& cand,
     auto moved = [](const DiffRow& r) {
       return std::llabs((r.cand ? r.cand->total_ns : 0) - (r.base ? r.base->total_ns : 0));
     };
-    return moved(x) > moved(y);
+    if (moved(x) != moved(y)) return moved(x) > moved(y);
+    return NaturalLess(x.key, y.key);  // layer.2 before layer.10
   });
 
   for (int i = 0; i < kNumPhases; ++i) {

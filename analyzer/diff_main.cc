@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "analyzer/analyze.h"
 #include "analyzer/diff.h"
@@ -133,6 +134,14 @@ int DiffMain(int argc, char** argv) {
     return fail("not comparing an incomplete run: store the run again (see "
                 "its reason), or pass --allow-incomplete to compare anyway",
                 kExitIncomplete);
+  }
+  // Roofs of another GPU make every fraction of roof meaningless: say so.
+  for (const auto& [side, report] :
+       {std::pair{"baseline", &base->report}, {"candidate", &cand->report}}) {
+    if (report->header.device_mismatch.empty()) continue;
+    std::cerr << "rooftrace diff: warning: --device-profile " << device_profile
+              << ": " << side << ": " << report->header.device_mismatch
+              << "\n";
   }
   DiffOptions diff_options;
   diff_options.threshold_pct = threshold;

@@ -1,5 +1,6 @@
 // `rooftrace export`: a run as Chrome trace event JSON (Perfetto) or as one
 // CSV file per store table.
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -62,8 +63,11 @@ int ExportMain(int argc, char** argv) {
   if (!opened.ok()) return fail(opened.status().message(), ExitCodeFor(opened.status()));
   AnalyzerInput& in = **opened;
   if (!in.ingest_warning().empty()) {
-    std::cerr << "rooftrace export: warning: " << in.ingest_warning() << "\n";
+    std::cerr << "rooftrace export: " << (in.cut_short() ? "" : "warning: ")
+              << in.ingest_warning() << "\n";
   }
+  // A cut trace is exported up to the break, and the exit says so (3).
+  const int done = in.cut_short() ? kExitIncomplete : kExitOk;
   std::optional<int64_t> wanted;
   if (vm.count("run")) wanted = run_id;
   auto run = in.store().ResolveRun(wanted);
@@ -80,6 +84,11 @@ int ExportMain(int argc, char** argv) {
     const Status st = WritePerfettoJson(in.store(), run->run_id, f, &stats);
     f.close();
     if (!st.ok()) return fail(st.message(), ExitCodeFor(st));
+    if (in.cut_short() && stats.kernels == 0) {
+      std::remove(perfetto.c_str());
+      return fail(input + " was cut short before its first kernel: nothing "
+                  "to export, " + perfetto + " not written", kExitIncomplete);
+    }
     std::cout << "wrote " << perfetto << ": run " << run->run_id << ", "
               << stats.kernels << " kernels, " << stats.memcpys << " copies, "
               << stats.nvtx_ranges << " NVTX ranges";
@@ -87,14 +96,14 @@ int ExportMain(int argc, char** argv) {
       std::cout << " (" << stats.open_ranges << " never-closed ranges left out)";
     }
     std::cout << "\n";
-    return kExitOk;
+    return done;
   }
   std::vector<std::string> files;
   const Status st = WriteCsvTables(in.store(), run->run_id, csv_dir, &files);
   if (!st.ok()) return fail(st.message(), ExitCodeFor(st));
   std::cout << "wrote " << files.size() << " CSV files for run " << run->run_id
             << " into " << csv_dir << "\n";
-  return kExitOk;
+  return done;
 }
 
 }  // namespace rooftrace

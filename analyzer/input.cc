@@ -92,6 +92,7 @@ StatusOr<std::unique_ptr<AnalyzerInput>> AnalyzerInput::Open(
                         ReadSourceInto(*detected.source, path,
                                        source_options, store.get()));
     in->ingest_warning_ = result.warning;
+    in->cut_short_ = result.cut_short;
   }
   RT_RETURN_IF_ERROR(in->store_.Open(store_path, path));
   return in;

@@ -52,6 +52,8 @@ class AnalyzerInput {
   const std::string& path() const { return path_; }
   // For a trace: where the file broke, when it did (already user-readable).
   const std::string& ingest_warning() const { return ingest_warning_; }
+  // The trace broke before its end (ingest_warning() says where).
+  bool cut_short() const { return cut_short_; }
 
  private:
   AnalyzerInput() = default;
@@ -61,6 +63,7 @@ class AnalyzerInput {
   std::string path_;
   std::string temp_dir_;  // non-empty for an ingested trace
   std::string ingest_warning_;
+  bool cut_short_ = false;
 };
 
 }  // namespace rooftrace::analyzer

@@ -27,9 +27,17 @@ StatusOr<Report> BuildTraceReport(const std::string& path,
   RT_ASSIGN_OR_RETURN(const SourceResult result,
                       ReadSourceInto(*source, path, read, &sink));
   sink.FillHeader(options);
-  RT_ASSIGN_OR_RETURN(Report report, builder.Finish(path));
-  report.header.ingest_warning = result.warning;
-  return report;
+  StatusOr<Report> report = builder.Finish(path);
+  if (!report.ok() && result.cut_short) {
+    // Say the cut, not "the program launched no GPU work".
+    return InvalidArgument(result.warning +
+                           "; no kernel was read before the break: nothing "
+                           "to analyze (copy or write the trace again)");
+  }
+  RT_RETURN_IF_ERROR(report.status());
+  report->header.ingest_warning = result.warning;
+  report->header.input_cut_short = result.cut_short;
+  return std::move(*report);
 }
 
 }  // namespace rooftrace::analyzer

@@ -141,6 +141,14 @@ int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
                 << " again into a new store for all of it\n";
       return kExitIncomplete;
     }
+    if (result->cut_short) {
+      // The warning above says at which byte; the run says it too.
+      std::cerr << "rooftrace collect: run " << result->run_id
+                << " stored INCOMPLETE (" << result->kernels
+                << " kernels read before the break); " << f
+                << " was cut short: copy or write it again for all of it\n";
+      return kExitIncomplete;
+    }
     std::cout << "rooftrace collect: " << f << " -> run " << result->run_id
               << " (" << result->kernels << " kernels) in " << store << "\n";
   }

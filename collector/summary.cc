@@ -8,10 +8,41 @@
 
 namespace rooftrace {
 
+namespace {
+
+// A run without kernels: the program ran but nothing reached rooftrace.
+// Said plainly with the usual causes, instead of an empty report.
+void PrintNoGpuWork(int64_t run_id, int64_t dropped, std::ostream& out) {
+  out << "rooftrace profile: no GPU work was seen (run " << run_id
+      << " has no kernels): the program ran, but no CUDA kernel reached "
+         "rooftrace.";
+  if (dropped > 0) {
+    out << " " << dropped << " records were dropped by the producer.";
+  }
+  out << " Likely causes:\n"
+         "  - no NVIDIA GPU or driver on this machine (check `nvidia-smi`);\n"
+         "  - CUPTI was not found (libcupti.so: add CUDA's extras/CUPTI/lib64 "
+         "to LD_LIBRARY_PATH);\n"
+         "  - the program does not use CUDA, or exited before its GPU "
+         "work.\n";
+}
+
+}  // namespace
+
 Status PrintRunSummary(const std::string& store_path, int64_t run_id,
                        std::ostream& out, int top_kernels) {
   StoreReader store;
   RT_RETURN_IF_ERROR(store.Open(store_path, store_path));
+  RT_ASSIGN_OR_RETURN(const int64_t kernels, store.KernelCount(run_id));
+  if (kernels == 0) {
+    RT_ASSIGN_OR_RETURN(const auto stats, store.ImportStats(run_id));
+    int64_t dropped = 0;
+    for (const auto& [name, value] : stats) {
+      if (name.rfind("producer_dropped_", 0) == 0) dropped += value;
+    }
+    PrintNoGpuWork(run_id, dropped, out);
+    return OkStatus();
+  }
   ReportOptions options;
   options.run_id = run_id;
   options.group_by = GroupBy::kFamily;

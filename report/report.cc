@@ -1,12 +1,15 @@
 #include "report/report.h"
 
 #include <array>
+#include <cmath>
+#include <cstdio>
 
 #include <algorithm>
 #include <string_view>
 #include <unordered_map>
 
 #include "model/kernel_names.h"
+#include "report/text_util.h"
 
 namespace rooftrace {
 namespace {
@@ -62,12 +65,67 @@ struct Accumulator {
   std::vector<std::pair<std::string, double>> precision_flops;
   int flops_sources = 0;
   int bytes_sources = 0;
+  std::vector<int64_t> durations;  // for the median; one per kernel
+  // Time per GEMM shape; GEMM families have few shapes, so a linear scan.
+  std::vector<std::pair<std::string, int64_t>> shape_ns;
+
+  void AddShape(std::string_view s, int64_t t) {
+    if (s.empty()) return;
+    for (auto& [name, ns] : shape_ns) {
+      if (name == s) {
+        ns += t;
+        return;
+      }
+    }
+    shape_ns.emplace_back(std::string(s), t);
+  }
+
+  // Median, extremes and standard deviation of `durations` into `r`.
+  void FinishSpread(GroupRow* r) const {
+    if (durations.empty()) return;
+    std::vector<int64_t> d = durations;
+    const size_t mid = d.size() / 2;
+    std::nth_element(d.begin(), d.begin() + mid, d.end());
+    r->median_ns = static_cast<double>(d[mid]);
+    if (d.size() % 2 == 0) {
+      const int64_t below = *std::max_element(d.begin(), d.begin() + mid);
+      r->median_ns = (r->median_ns + static_cast<double>(below)) / 2;
+    }
+    const auto [lo, hi] = std::minmax_element(d.begin(), d.end());
+    r->min_ns = *lo;
+    r->max_ns = *hi;
+    double sq = 0;
+    for (int64_t x : d) {
+      const double dx = static_cast<double>(x) - r->mean_ns;
+      sq += dx * dx;
+    }
+    r->stddev_ns = std::sqrt(sq / static_cast<double>(d.size()));
+  }
+
+  // The shape holding most time (ties: the smaller name), share and count.
+  void FinishShapes(GroupRow* r) const {
+    if (shape_ns.empty()) return;
+    const std::pair<std::string, int64_t>* best = &shape_ns[0];
+    for (const auto& s : shape_ns) {
+      if (s.second > best->second ||
+          (s.second == best->second && s.first < best->first)) {
+        best = &s;
+      }
+    }
+    r->shape = best->first;
+    r->shape_count = static_cast<int64_t>(shape_ns.size());
+    r->shape_share = time_ns > 0 ? static_cast<double>(best->second) /
+                                       static_cast<double>(time_ns)
+                                 : 1.0;
+  }
 
   void Add(const KernelRow& k, std::optional<double> fraction,
            std::string_view bound) {
     ++count;
     const int64_t t = k.duration_ns;
     time_ns += t;
+    durations.push_back(t);
+    AddShape(k.shape, t);
     if (k.flops) {
       flops += *k.flops;
       ++flops_n;
@@ -114,6 +172,8 @@ struct Accumulator {
     r.count = count;
     r.total_ns = time_ns;
     r.mean_ns = count ? static_cast<double>(time_ns) / count : 0;
+    FinishSpread(&r);
+    FinishShapes(&r);
     r.time_share = run_total_ns > 0
                        ? static_cast<double>(time_ns) / run_total_ns
                        : 0;
@@ -196,12 +256,20 @@ std::vector<GroupRow> SortedRows(const GroupMap& map, int64_t total_ns) {
   for (const auto& [key, acc] : map) rows.push_back(acc.Finish(key, total_ns));
   std::sort(rows.begin(), rows.end(), [](const GroupRow& a, const GroupRow& b) {
     if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
-    return a.key < b.key;
+    return NaturalLess(a.key, b.key);  // layer.2 before layer.10
   });
   return rows;
 }
 
 }  // namespace
+
+std::string ShapeLabel(const GroupRow& g) {
+  if (g.shape.empty() || g.shape_count <= 1) return g.shape;
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), " (%.0f%%, %lld shapes)",
+                g.shape_share * 100, static_cast<long long>(g.shape_count));
+  return g.shape + buf;
+}
 
 const char* GroupByName(GroupBy g) {
   switch (g) {
@@ -247,6 +315,7 @@ void FillReportHeader(const RunRow& run, std::string device_name,
   if (options.reannotate) {
     h->roofs = *options.reannotate;
     h->reannotated = true;
+    h->device_mismatch = RoofDeviceMismatch(h->roofs, h->device_name);
   } else {
     h->roofs = RoofTableFromStore(roof_rows, run.roof_source);
   }

@@ -46,11 +46,21 @@ struct GroupRow {
   std::string key;     // grouping key (family, name, phase, ...)
   std::string name;    // display name
   std::string family;  // family of the group's first kernel
-  std::string shape;   // GEMM shape (family+shape grouping), else empty
+  // The GEMM shape holding most of the group's time (the group's only one
+  // under family+shape grouping); empty when no kernel has a shape.
+  std::string shape;
+  int64_t shape_count = 0;  // distinct GEMM shapes in the group
+  double shape_share = 0;   // `shape`'s share of the group's time, 0..1
   std::string precision;  // dominant precision class key by FLOPs
   int64_t count = 0;
   int64_t total_ns = 0;
   double mean_ns = 0;
+  // The spread of the group's kernel times: median (of an even count, the
+  // mean of the middle two), extremes, population standard deviation.
+  double median_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  double stddev_ns = 0;
   double time_share = 0;  // of the run's kernel time, 0..1
   std::optional<double> flops;
   std::optional<double> bytes;
@@ -66,6 +76,11 @@ struct GroupRow {
   std::string flops_source;  // 'counters', 'analytic', 'counters+analytic', 'none'
   std::string bytes_source;
 };
+
+// The group's shape for a person: the dominant one alone when it is the
+// only one, else with its share and the count:
+// "m=4096 n=4096 k=4096 batch=1 (62%, 9 shapes)"; empty without a shape.
+std::string ShapeLabel(const GroupRow& g);
 
 struct PhaseRow {
   std::string phase;
@@ -86,10 +101,16 @@ struct ReportHeader {
   std::string input;       // the path the user gave
   std::string input_kind;  // 'store' | 'trace'
   std::string ingest_warning;
+  // The trace broke before its end (ingest_warning says where): the
+  // report holds what came before, and `analyze` exits 3.
+  bool input_cut_short = false;
   RunRow run;
   std::string device_name;
   RoofTable roofs;
   bool reannotated = false;  // roofs and bounds recomputed by the analyzer
+  // Non-empty when --device-profile describes another GPU than the run's
+  // (RoofDeviceMismatch): shown in every header and warned on stderr.
+  std::string device_mismatch;
   std::vector<std::pair<std::string, int64_t>> import_stats;
   int64_t dropped = 0;    // sum of producer_dropped_*
   int64_t unmatched = 0;  // sum of unmatched_*

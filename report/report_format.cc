@@ -201,7 +201,8 @@ class TableWriter : public ReportWriter {
 const char* const kCsvHeader =
     "name,key,family,shape,count,total_ns,mean_ns,time_share,flops,bytes,ai,"
     "achieved_flops_per_s,achieved_bytes_per_s,fraction_of_roof,bound,phase,"
-    "phase_share,precision,flops_source,bytes_source\n";
+    "phase_share,precision,flops_source,bytes_source,median_ns,min_ns,max_ns,"
+    "stddev_ns,shape_count,shape_share\n";
 
 void WriteCsvRow(const GroupRow& g, std::ostream& out) {
   out << CsvField(g.name) << ',' << CsvField(g.key) << ',' << CsvField(g.family)
@@ -211,7 +212,9 @@ void WriteCsvRow(const GroupRow& g, std::ostream& out) {
       << Plain(g.achieved_flops_per_s) << ',' << Plain(g.achieved_bytes_per_s)
       << ',' << Plain(g.fraction_of_roof) << ',' << g.bound << ',' << g.phase
       << ',' << Plain(g.phase_share) << ',' << g.precision << ','
-      << g.flops_source << ',' << g.bytes_source << '\n';
+      << g.flops_source << ',' << g.bytes_source << ',' << Plain(g.median_ns)
+      << ',' << g.min_ns << ',' << g.max_ns << ',' << Plain(g.stddev_ns) << ','
+      << g.shape_count << ',' << Plain(g.shape_share) << '\n';
 }
 
 class CsvWriter : public ReportWriter {
@@ -226,7 +229,12 @@ void WriteJsonGroup(const GroupRow& g, std::ostream& out) {
   out << "{\"name\":" << JsonString(g.name) << ",\"key\":" << JsonString(g.key)
       << ",\"family\":" << JsonString(g.family)
       << ",\"shape\":" << JsonString(g.shape) << ",\"count\":" << g.count
+      << ",\"shape_count\":" << g.shape_count
+      << ",\"shape_share\":" << JsonNumber(g.shape_share)
       << ",\"total_ns\":" << g.total_ns << ",\"mean_ns\":" << JsonNumber(g.mean_ns)
+      << ",\"median_ns\":" << JsonNumber(g.median_ns)
+      << ",\"min_ns\":" << g.min_ns << ",\"max_ns\":" << g.max_ns
+      << ",\"stddev_ns\":" << JsonNumber(g.stddev_ns)
       << ",\"time_share\":" << JsonNumber(g.time_share)
       << ",\"flops\":" << JsonNumber(g.flops) << ",\"bytes\":" << JsonNumber(g.bytes)
       << ",\"ai\":" << JsonNumber(g.ai)
@@ -267,6 +275,7 @@ class JsonWriter : public ReportWriter {
         << ",\"device\":" << JsonString(h.device_name)
         << ",\"roof_source\":" << JsonString(h.roofs.source)
         << ",\"reannotated\":" << (h.reannotated ? "true" : "false")
+        << ",\"device_mismatch\":" << JsonString(h.device_mismatch)
         << ",\"dram_bytes_per_s\":" << JsonNumber(h.roofs.dram_bytes_per_s)
         << ",\"roofs\":[";
     for (size_t i = 0; i < h.roofs.roofs.size(); ++i) {
@@ -351,7 +360,9 @@ class HtmlWriter : public ReportWriter {
     const ReportHeader& h = r.header;
     out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
            "<title>rooftrace report: "
-        << XmlEscape(h.input) << "</title>\n<style>\n"
+        << XmlEscape(h.input)
+        << (h.device_name.empty() ? "" : " (" + XmlEscape(h.device_name) + ")")
+        << "</title>\n<style>\n"
         << "body{font-family:sans-serif;margin:24px;color:#222}"
            "h1{font-size:20px}h2{font-size:16px;margin-top:28px}"
            "table{border-collapse:collapse;font-size:12px}"
@@ -379,6 +390,10 @@ class HtmlWriter : public ReportWriter {
     item("device", h.device_name.empty() ? "unknown" : h.device_name);
     item("roofs", h.roofs.source + (h.reannotated ? " (re-annotated)" : "") +
                       ": " + RoofSummary(h.roofs));
+    if (!h.device_mismatch.empty()) {
+      out << "<dt class=\"warn\">GPU MISMATCH</dt><dd class=\"warn\">"
+          << XmlEscape(h.device_mismatch) << "</dd>\n";
+    }
     item("FLOP / byte sources",
          (h.run.flops_sources.empty() ? "unknown" : h.run.flops_sources) + "; " +
              std::to_string(r.kernels_with_flops) + " of " +
@@ -454,6 +469,9 @@ void WriteHeaderText(const Report& r, std::ostream& out) {
   out << "  roofs:    " << (h.roofs.source.empty() ? "none" : h.roofs.source)
       << (h.reannotated ? " (re-annotated by the analyzer)" : "") << "\n"
       << "            " << RoofSummary(h.roofs) << "\n";
+  if (!h.device_mismatch.empty()) {
+    out << "  WARNING:  GPU MISMATCH: " << h.device_mismatch << "\n";
+  }
   out << "  sources:  FLOPs/bytes "
       << (h.run.flops_sources.empty() ? "unknown" : h.run.flops_sources) << "; "
       << r.kernels_with_flops << " of " << r.kernel_count

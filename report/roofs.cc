@@ -111,6 +111,28 @@ StatusOr<RoofTable> LoadRoofTable(const std::string& profile) {
   return t;
 }
 
+std::string RoofDeviceMismatch(const RoofTable& roofs,
+                               std::string_view run_device) {
+  if (!roofs.model || roofs.model->device_name.empty() || run_device.empty()) {
+    return "";
+  }
+  const std::string& roof_device = roofs.model->device_name;
+  const DatasheetEntry* a = FindDatasheetEntry(roof_device);
+  const DatasheetEntry* b = FindDatasheetEntry(run_device);
+  // Known GPUs compare by datasheet entry (a key against a CUDA name);
+  // others by name, and an unknown one against a known one is a mismatch.
+  const bool same = a != nullptr || b != nullptr ? a == b
+                                                 : roof_device == run_device;
+  if (same) return "";
+  return "the roofs (" + roofs.source + ") are for " +
+         (a ? std::string(a->name) + " (" + std::string(a->key) + ")"
+            : roof_device) +
+         ", but the run ran on " + std::string(run_device) +
+         ": its fractions of roof are against another GPU's roofs; pass "
+         "the run's own GPU (a profile calibrated on it, or its datasheet "
+         "key from `rooftrace devices`)";
+}
+
 KernelAnnotation AnnotateKernel(const RoofTable& roofs,
                                 std::string_view precision,
                                 std::optional<double> flops,

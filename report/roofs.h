@@ -54,6 +54,12 @@ std::optional<RoofTable> RoofTableFromDatasheet(std::string_view device_or_key);
 // fix.
 StatusOr<RoofTable> LoadRoofTable(const std::string& profile);
 
+// Empty when `roofs` describe the GPU `run_device` names (or either is
+// unknown); else one line saying the roofs are another GPU's, so fractions
+// of roof are not this run's (e.g. an A100 profile on an H100 run).
+std::string RoofDeviceMismatch(const RoofTable& roofs,
+                               std::string_view run_device);
+
 struct KernelAnnotation {
   std::optional<double> roof_flops_per_s;
   std::optional<double> fraction_of_roof;

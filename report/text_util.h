@@ -26,6 +26,10 @@ std::string Fixed(std::optional<double> v, int digits,
 std::string Plain(std::optional<double> v);
 // 3 significant digits with an SI prefix: 989.4e12 -> "989 T".
 std::string SiPrefix(double v);
+// Orders names as people number them: runs of digits compare by value, so
+// "layer.2" < "layer.10" (plain `<` puts "layer.10" first). Ties of equal
+// value ("7" vs "07") fall back to plain order, so the order is total.
+bool NaturalLess(std::string_view a, std::string_view b);
 
 }  // namespace rooftrace
 

@@ -32,7 +32,9 @@ else
     echo "== No GPU and no recorded trace: generating a synthetic one (GENERATED, not a GPU recording)"
     "$BUILD_DIR/bin/rooftrace_example_trace" -o "$TRACE"
   fi
-  echo "== No GPU here: analyzing the bundled trace $TRACE"
+  KIND="bundled"
+  case "$TRACE" in "$OUT_DIR"/generated-*) KIND="SYNTHETIC (generated)";; esac
+  echo "== No GPU here: analyzing the $KIND trace $TRACE"
   "$RT" analyze "$TRACE" --by family --html "$OUT_DIR/report.html" \
     --svg "$OUT_DIR/roofline.svg"
 fi

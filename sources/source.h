@@ -57,6 +57,9 @@ struct SourceResult {
   // Non-empty when the file broke part-way or parts were skipped: what was
   // read is kept, and this says what and where (user-readable).
   std::string warning;
+  // The file broke before its end (cut short, a corrupt frame): what was
+  // read is kept, the run is incomplete, `warning` says where it broke.
+  bool cut_short = false;
 };
 
 // How a source describes the file it read, for the run row.

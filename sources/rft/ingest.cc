@@ -98,8 +98,12 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
     } else {
       return Unavailable(reader.error());
     }
+    // Not a warning only: a run read from a cut file is missing its end,
+    // so it is stored incomplete and every reader says so.
+    result->cut_short = true;
     result->warning = reader.error() +
                       "; the frames before it were read";
+    recorder->MarkIncomplete(result->warning);
     break;
   }
   result->frames += reader.frames_read();

@@ -38,6 +38,9 @@ struct IngestResult {
   std::string warning;
   // The stop flag ended the read before the end of the file.
   bool interrupted = false;
+  // The file ends inside a frame or a frame is corrupt: `warning` says at
+  // which byte, and the run is stored incomplete for that reason.
+  bool cut_short = false;
 };
 
 // Ingests `trace_path` as one new run into `sink`. Errors name the file

@@ -72,6 +72,7 @@ Status RftSource::Read(const std::string& path, const SourceOptions& options,
   RT_RETURN_IF_ERROR(
       IngestFileInto(path, recorder, &ingest, options.progress));
   result->warning = ingest.warning;
+  result->cut_short = ingest.cut_short;
   return OkStatus();
 }
 

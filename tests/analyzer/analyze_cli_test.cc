@@ -121,7 +121,7 @@ TEST_F(AnalyzeCliTest, CsvColumnsCarryRawUnits) {
   std::getline(in, gemm);
   const std::vector<std::string> h = SplitCsv(header);
   const std::vector<std::string> v = SplitCsv(gemm);
-  ASSERT_EQ(h.size(), 20u);
+  ASSERT_EQ(h.size(), 26u);
   ASSERT_EQ(v.size(), h.size()) << gemm;
   auto cell = [&](const std::string& name) {
     for (size_t i = 0; i < h.size(); ++i) {
@@ -149,6 +149,14 @@ TEST_F(AnalyzeCliTest, CsvColumnsCarryRawUnits) {
   EXPECT_EQ(cell("precision"), "bf16_tc");
   EXPECT_EQ(cell("flops_source"), "analytic");
   EXPECT_EQ(cell("bytes_source"), "counters");
+  // Issue 18 items 19 and 22: the time spread and the shapes, appended.
+  EXPECT_DOUBLE_EQ(num("median_ns"), 100000);
+  EXPECT_DOUBLE_EQ(num("min_ns"), 20000);
+  EXPECT_DOUBLE_EQ(num("max_ns"), 100000);
+  EXPECT_NEAR(num("stddev_ns"), 39191.835884530846, 1e-6);
+  EXPECT_EQ(cell("shape"), "m=4096 n=4096 k=4096 batch=1");
+  EXPECT_EQ(cell("shape_count"), "2");
+  EXPECT_NEAR(num("shape_share"), 300000.0 / 340000.0, 1e-9);
 }
 
 // JSON parses strictly and carries the same numbers.
@@ -170,6 +178,10 @@ TEST_F(AnalyzeCliTest, JsonIsStrictAndCarriesTheReport) {
   EXPECT_DOUBLE_EQ(groups[0].Find("ai")->as_number(), 500);
   EXPECT_DOUBLE_EQ(groups[0].Find("achieved_flops_per_s")->as_number(), 5e14);
   EXPECT_TRUE(groups[3].Find("ai")->is_null());  // my_tiny_kernel
+  for (const char* k : {"median_ns", "min_ns", "max_ns", "stddev_ns",
+                        "shape_count", "shape_share"}) {
+    EXPECT_NE(groups[0].Find(k), nullptr) << k;
+  }
   const json::Array& phases = v->Find("phases")->as_array();
   ASSERT_EQ(phases.size(), 3u);
   EXPECT_DOUBLE_EQ(phases[1].Find("fraction_of_roof")->as_number(), 0.3);
@@ -251,6 +263,21 @@ bool HasPngSize(const std::string& png, uint32_t w, uint32_t h) {
            (uint32_t(uint8_t(png[at + 2])) << 8) | uint32_t(uint8_t(png[at + 3]));
   };
   return be32(16) == w && be32(20) == h;
+}
+
+// --html and --svg say where they wrote, on stderr (stdout is the report,
+// which may be CSV or JSON) (issue 18 item 22).
+TEST_F(AnalyzeCliTest, HtmlAndSvgSayWhereTheyWrote) {
+  std::string out, err;
+  const std::string html = dir_ + "/r.html", svg = dir_ + "/r.svg";
+  ASSERT_EQ(Analyze({store_, "--run", "1", "--html", html, "--svg", svg,
+                     "--format", "json"},
+                    &out, &err),
+            0)
+      << err;
+  EXPECT_NE(err.find("wrote " + html), std::string::npos) << err;
+  EXPECT_NE(err.find("wrote " + svg), std::string::npos) << err;
+  EXPECT_TRUE(json::Parse(out, "out.json").ok());
 }
 
 // The HTML report is self-contained (no network reference) and renders in

@@ -3,6 +3,7 @@
 // different GPUs, bad input.
 #include <gtest/gtest.h>
 
+#include "analyzer/diff.h"
 #include "base/json.h"
 #include "analyzer/commands.h"
 #include "tests/support/golden_store.h"
@@ -57,6 +58,27 @@ std::vector<std::string> With(std::vector<std::string> a,
   return a;
 }
 
+// Rows that moved equally (identical runs: all 0) read in natural name
+// order, layer.2 before layer.10 (issue 18 item 22).
+TEST(DiffOrderTest, TiesAreOrderedNaturally) {
+  Report r;
+  for (const char* key : {"layer.10", "layer.2", "layer.1", "layer.0"}) {
+    GroupRow g;
+    g.key = g.name = key;
+    g.count = 10;
+    g.total_ns = 1000000;
+    g.mean_ns = 100000;
+    r.groups.push_back(g);
+  }
+  r.kernel_count = 40;
+  r.total_ns = 4000000;
+  const analyzer::DiffResult d = analyzer::DiffReports(r, r, {});
+  std::vector<std::string> keys;
+  for (const auto& row : d.rows) keys.push_back(row.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"layer.0", "layer.1", "layer.2",
+                                            "layer.10"}));
+}
+
 // +20 % on a matched family+shape past a 5 % threshold: exit 1, named.
 TEST_F(DiffTest, SlowerGemmIsARegression) {
   std::string out;
@@ -100,6 +122,10 @@ TEST_F(DiffTest, ByFamilyComparesFamilyMeans) {
   const json::Value& g = v->Find("groups")->as_array()[0];
   EXPECT_EQ(g.Find("name")->as_string(), "ampere_bf16_s16816gemm");
   EXPECT_EQ(g.Find("status")->as_string(), "REGRESSED");
+  // The family spans two shapes: the dominant one with its share and the
+  // count (issue 18 item 19), never one shape standing for all.
+  EXPECT_EQ(g.Find("shape")->as_string(),
+            "m=4096 n=4096 k=4096 batch=1 (88%, 2 shapes)");
   EXPECT_NEAR(g.Find("mean_time_change_pct")->as_number(), (80.0 - 68.0) / 68.0 * 100,
               1e-6);
   EXPECT_NEAR(g.Find("total_time_change_pct")->as_number(), 60.0 / 340.0 * 100, 1e-6);
@@ -144,6 +170,24 @@ TEST_F(DiffTest, MarkdownHighlightsRegressions) {
                      "batch=1 | 3 -> 3 | 100.00 -> 120.00 | +20.0% |"),
             std::string::npos)
       << out;
+}
+
+// --device-profile of another GPU than the runs' (an H100 datasheet on
+// runs of "Test GPU 2TB"): a warning per side naming both (issue 18
+// item 20); the same profile on both sides still compares.
+TEST_F(DiffTest, DeviceProfileOfAnotherGpuWarns) {
+  std::string out, err;
+  EXPECT_EQ(Diff(With({base_, base_, "--device-profile", "h100-sxm"},
+                      kLowFloor),
+                 &out, &err),
+            0)
+      << err;
+  EXPECT_NE(err.find("rooftrace diff: warning: --device-profile h100-sxm: "
+                     "baseline: the roofs (datasheet:h100-sxm) are for"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("candidate: the roofs"), std::string::npos) << err;
+  EXPECT_NE(err.find("Test GPU 2TB"), std::string::npos) << err;
 }
 
 // Different GPUs: a loud warning on stderr and in the report, still

@@ -184,17 +184,118 @@ TEST_F(TraceInputTest, SyntheticLlmTraceMatchesItsTruth) {
   EXPECT_EQ(phase_count["decode"], static_cast<double>(decode_kernels));
 }
 
-// A trace cut inside its last frame: what was read is analyzed, and the
-// warning says where it broke.
-TEST_F(TraceInputTest, TruncatedTraceIsAnalyzedWithAWarning) {
+// A trace cut inside its last frame: what was read is analyzed, the
+// warning says at which byte it broke, and the exit is 3 (incomplete): a
+// cut trace is not a clean result (issue 18 item 18; it used to exit 0).
+TEST_F(TraceInputTest, TruncatedTraceIsAnalyzedAndExitsIncomplete) {
   const std::string full = ReadFile(WriteGemmTrace("full.rft"));
   const std::string cut = dir_ + "/cut.rft";
   std::ofstream(cut, std::ios::binary) << full.substr(0, full.size() - 5);
   std::string out, err;
-  EXPECT_EQ(RunMain(AnalyzeMain, "analyze", {cut}, &out, &err), 0) << err;
-  EXPECT_NE(err.find("rooftrace analyze: warning: "), std::string::npos) << err;
+  EXPECT_EQ(RunMain(AnalyzeMain, "analyze", {cut}, &out, &err), 3) << err;
   EXPECT_NE(err.find("cut.rft"), std::string::npos) << err;
+  EXPECT_NE(err.find("cut short"), std::string::npos) << err;
+  EXPECT_NE(err.find("at byte"), std::string::npos) << err;
   EXPECT_NE(out.find("WARNING:"), std::string::npos);
+  EXPECT_NE(out.find("INCOMPLETE"), std::string::npos) << out;
+}
+
+// A trace cut before its first kernel: the message is the cut, not "the
+// program launched no GPU work"; export writes no empty trace.
+TEST_F(TraceInputTest, TraceCutBeforeAnyKernelSaysItWasCut) {
+  const std::string full = ReadFile(WriteGemmTrace("full.rft"));
+  const std::string cut = dir_ + "/cut.rft";
+  std::ofstream(cut, std::ios::binary) << full.substr(0, full.size() / 2);
+  std::string out, err;
+  EXPECT_NE(RunMain(AnalyzeMain, "analyze", {cut}, &out, &err), 0) << out;
+  EXPECT_NE(err.find("cut short"), std::string::npos) << err;
+  EXPECT_NE(err.find("at byte"), std::string::npos) << err;
+  EXPECT_EQ(err.find("launched GPU work"), std::string::npos) << err;
+  const std::string json = dir_ + "/cut.json";
+  EXPECT_EQ(RunMain(ExportMain, "export", {cut, "--perfetto", json}, &out,
+                    &err),
+            3)
+      << err;
+  EXPECT_NE(err.find("cut short"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(json));
+}
+
+// A trace cut after its kernels: export writes what was read, says where
+// the file broke, and exits 3.
+TEST_F(TraceInputTest, ExportOfACutTraceExitsIncomplete) {
+  const std::string full = ReadFile(WriteGemmTrace("full.rft"));
+  const std::string cut = dir_ + "/cut.rft";
+  std::ofstream(cut, std::ios::binary) << full.substr(0, full.size() - 5);
+  std::string out, err;
+  const std::string json = dir_ + "/cut.json";
+  EXPECT_EQ(RunMain(ExportMain, "export", {cut, "--perfetto", json}, &out,
+                    &err),
+            3)
+      << err;
+  EXPECT_NE(err.find("at byte"), std::string::npos) << err;
+  EXPECT_TRUE(json::Parse(ReadFile(json), "cut.json").ok());
+}
+
+// --device-profile of another GPU than the run's (an A100 datasheet on an
+// H100 run) gives fractions of the wrong roof: a warning on stderr and the
+// mismatch in the text, JSON and HTML headers (issue 18 item 20). The
+// run's own GPU gives none.
+TEST_F(TraceInputTest, DeviceProfileOfAnotherGpuIsFlagged) {
+  const std::string rft = WriteGemmTrace("gemm.rft");
+  const std::string html = dir_ + "/r.html";
+  std::string out, err;
+  ASSERT_EQ(RunMain(AnalyzeMain, "analyze",
+                    {rft, "--device-profile", "a100-80gb", "--html", html},
+                    &out, &err),
+            0)
+      << err;
+  EXPECT_NE(err.find("warning: --device-profile a100-80gb"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("NVIDIA H100 80GB HBM3"), std::string::npos) << err;
+  EXPECT_NE(out.find("MISMATCH"), std::string::npos) << out;
+  EXPECT_NE(ReadFile(html).find("MISMATCH"), std::string::npos);
+  StatusOr<json::Value> v =
+      AnalyzeJson({rft, "--device-profile", "a100-80gb"}, &err);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_NE(v->Find("device_mismatch")->as_string().find("a100"),
+            std::string::npos);
+  v = AnalyzeJson({rft, "--device-profile", "h100-sxm"}, &err);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->Find("device_mismatch")->as_string(), "");
+  EXPECT_EQ(err.find("--device-profile"), std::string::npos) << err;
+}
+
+// The example trace made without a GPU (rooftrace_example_trace) says it
+// is synthetic wherever it is shown: text header, JSON, the HTML title and
+// the roofline plot's title; the datasheet roofs still apply (issue 18
+// item 16: it read "Roofline: NVIDIA H100 80GB HBM3" and nothing more).
+TEST_F(TraceInputTest, SyntheticTraceIsLabelledEverywhere) {
+  LlmTraceOptions o;
+  o.decode_steps = 2;
+  test_support::MarkSynthetic(&o);
+  TraceBuilder b(o.session);
+  GenerateLlmTrace(o, &b);
+  const std::string rft = dir_ + "/example.rft";
+  ASSERT_TRUE(b.WriteFile(rft).ok());
+  const std::string html = dir_ + "/r.html", svg = dir_ + "/r.svg";
+  std::string out, err;
+  ASSERT_EQ(RunMain(AnalyzeMain, "analyze", {rft, "--html", html, "--svg", svg},
+                    &out, &err),
+            0)
+      << err;
+  EXPECT_NE(out.find("  device:   SYNTHETIC NVIDIA H100"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  command:  SYNTHETIC:"), std::string::npos) << out;
+  const std::string page = ReadFile(html);
+  const size_t title = page.find("<title>");
+  ASSERT_NE(title, std::string::npos);
+  EXPECT_LT(page.find("SYNTHETIC", title), page.find("</title>")) << page;
+  EXPECT_NE(ReadFile(svg).find("Roofline: SYNTHETIC"), std::string::npos);
+  StatusOr<json::Value> v = AnalyzeJson({rft}, &err);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->Find("device")->as_string().rfind("SYNTHETIC ", 0), 0u);
+  EXPECT_EQ(v->Find("roof_source")->as_string(), "datasheet:h100-sxm");
 }
 
 // Garbage after a valid-looking first byte: exit 2 with a message naming the

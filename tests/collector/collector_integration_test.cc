@@ -507,6 +507,32 @@ TEST_F(CollectorIntegrationTest, IngestIntoFullStoreExitsIncomplete) {
   EXPECT_TRUE(fs::exists(trace));
 }
 
+// --ingest of a trace cut at 50 %: what was read is stored as an
+// incomplete run saying at which byte the file broke, exit 3 (issue 18
+// item 18: it was exit 0 with "0 kernels").
+TEST_F(CollectorIntegrationTest, IngestOfACutTraceExitsIncomplete) {
+  test_support::LlmTraceOptions o;
+  o.decode_steps = 4;
+  o.max_batch_records = 20;
+  test_support::TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const std::string bytes = b.Framed();
+  const std::string cut = dir_ + "/cut.rft";
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest", cut},
+                       log_)),
+            3);
+  const std::string log = Slurp(log_);
+  EXPECT_NE(log.find("cut short"), std::string::npos) << log;
+  EXPECT_NE(log.find("at byte"), std::string::npos) << log;
+  EXPECT_NE(log.find("stored INCOMPLETE"), std::string::npos) << log;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
+  EXPECT_GT(q.Int("SELECT COUNT(*) FROM kernels"), 0);
+  EXPECT_NE(q.Text("SELECT incomplete_reason FROM runs").find("at byte"),
+            std::string::npos);
+}
+
 // profile into a full store: the command's exit code 0 becomes 3, the
 // summary says INCOMPLETE, the raw stream is kept beside the store.
 TEST_F(CollectorIntegrationTest, ProfileIntoFullStoreExitsIncomplete) {

@@ -128,5 +128,24 @@ TEST_F(SummaryTest, TopKeepsTheLargestFamilies) {
   EXPECT_TRUE(Words(s, "gemm").empty());
 }
 
+// A program with no CUDA activity: one plain statement that no GPU work was
+// seen and the likely causes, no report header over an empty table and no
+// "pick another run with --run" (issue 18 item 17).
+TEST_F(SummaryTest, NoGpuWorkSaysSoPlainly) {
+  Exec(store_,
+       "INSERT INTO runs (run_id, device_name, roof_source, mode, complete) "
+       "VALUES (2, '', 'none', 'trace', 1)");
+  std::ostringstream out;
+  ASSERT_TRUE(PrintRunSummary(store_, 2, out, 15).ok());
+  const std::string s = out.str();
+  EXPECT_NE(s.find("no GPU work was seen"), std::string::npos) << s;
+  EXPECT_NE(s.find("CUPTI"), std::string::npos) << s;
+  EXPECT_NE(s.find("nvidia-smi"), std::string::npos) << s;
+  EXPECT_NE(s.find("does not use CUDA"), std::string::npos) << s;
+  EXPECT_EQ(s.find("--run"), std::string::npos) << s;
+  EXPECT_EQ(s.find("INCOMPLETE"), std::string::npos) << s;
+  EXPECT_EQ(s.find("name "), std::string::npos) << s;  // no empty table
+}
+
 }  // namespace
 }  // namespace rooftrace

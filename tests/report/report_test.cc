@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -12,6 +14,7 @@
 #include "analyzer/trace_report.h"
 #include "report/report_format.h"
 #include "report/roofs.h"
+#include "report/text_util.h"
 #include "model/device_profile.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "tests/support/golden_store.h"
@@ -89,12 +92,26 @@ TEST_F(ReportTest, FamilyGroupsHaveHandComputedNumbers) {
   EXPECT_EQ(g.precision, "bf16_tc");
   EXPECT_EQ(g.flops_source, "analytic");
   EXPECT_EQ(g.bytes_source, "counters");
+  // Issue 18 item 19: the family spans two GEMM shapes; the row shows the
+  // one holding most time (300 of 340 us), its share and how many.
+  EXPECT_EQ(g.shape, "m=4096 n=4096 k=4096 batch=1");
+  EXPECT_EQ(g.shape_count, 2);
+  EXPECT_DOUBLE_EQ(g.shape_share, 300000.0 / 340000.0);
+  EXPECT_EQ(ShapeLabel(g), "m=4096 n=4096 k=4096 batch=1 (88%, 2 shapes)");
+  // Issue 18 item 22: the spread of the group's kernel times (100, 100,
+  // 100, 20, 20 us; population standard deviation).
+  EXPECT_DOUBLE_EQ(g.median_ns, 100000);
+  EXPECT_EQ(g.min_ns, 20000);
+  EXPECT_EQ(g.max_ns, 100000);
+  EXPECT_NEAR(g.stddev_ns, std::sqrt(1.536e9), 1e-6);
 
   const GroupRow& e = r.groups[1];
   EXPECT_EQ(e.name, "at::native::elementwise_kernel<CUDAFunctor_add>");
   EXPECT_EQ(e.count, 2);
   EXPECT_EQ(e.total_ns, 160000);
   EXPECT_DOUBLE_EQ(e.mean_ns, 80000);
+  EXPECT_EQ(e.shape_count, 0);  // not a GEMM: no shape
+  EXPECT_EQ(ShapeLabel(e), "");
   EXPECT_FALSE(e.flops.has_value());
   EXPECT_DOUBLE_EQ(*e.bytes, 8e7);
   EXPECT_FALSE(e.ai.has_value());
@@ -377,6 +394,26 @@ TEST_F(ReportTest, PhaseNvtxAndStepGroups) {
   EXPECT_EQ(r.groups[1].total_ns, 100000);
   EXPECT_EQ(r.groups[2].key, "2");
   EXPECT_EQ(r.groups[3].key, "(no step)");
+}
+
+// Names number the way people count: layer.2 before layer.10, so rows of
+// equal time read in order (issue 18 item 22: they sorted
+// layer.0, layer.1, layer.10).
+TEST(NaturalLessTest, DigitRunsCompareByValue) {
+  std::vector<std::string> v = {"layer.10", "layer.1", "layer.2", "layer.0",
+                                "layer.1.attn", "b", "a10", "a9", "a09"};
+  std::sort(v.begin(), v.end(), [](const std::string& a,
+                                   const std::string& b) {
+    return NaturalLess(a, b);
+  });
+  const std::vector<std::string> want = {"a09", "a9", "a10", "b",
+                                         "layer.0", "layer.1",
+                                         "layer.1.attn", "layer.2",
+                                         "layer.10"};
+  EXPECT_EQ(v, want);
+  EXPECT_FALSE(NaturalLess("x", "x"));
+  EXPECT_TRUE(NaturalLess("", "x"));
+  EXPECT_FALSE(NaturalLess("99999999999999999999999", "1"));
 }
 
 // --top keeps the N biggest groups and accounts for the rest.

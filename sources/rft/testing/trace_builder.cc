@@ -538,6 +538,16 @@ class LlmGenerator {
 
 }  // namespace
 
+void MarkSynthetic(LlmTraceOptions* options) {
+  options->device_name =
+      "SYNTHETIC " + options->device_name + " (generated, not a GPU recording)";
+  options->session.host = "synthetic";
+  std::vector<std::string> argv = {"SYNTHETIC:", "rooftrace_example_trace"};
+  argv.insert(argv.end(), options->session.argv.begin(),
+              options->session.argv.end());
+  options->session.argv = std::move(argv);
+}
+
 LlmTraceTruth GenerateLlmTrace(const LlmTraceOptions& options,
                                TraceBuilder* builder) {
   LlmGenerator gen(options, builder);

@@ -188,6 +188,12 @@ struct LlmTraceOptions {
   size_t max_batch_records = 4096;
 };
 
+// Labels a generated trace as synthetic wherever a run is shown: the device
+// name (report headers, the HTML title, the roofline plot's title), the
+// host and the command. The device name keeps the GPU's name, so the
+// datasheet roofs still match. rooftrace_example_trace uses it.
+void MarkSynthetic(LlmTraceOptions* options);
+
 struct StepTruth {
   std::string phase;         // "prefill" | "decode"
   int64_t token_count = 0;   // batch*prompt_len or batch

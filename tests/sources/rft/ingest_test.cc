@@ -238,8 +238,10 @@ TEST_F(IngestTest, JoinAcrossPacketsInAnyOrderAndCountLeftovers) {
   EXPECT_EQ(q.Int("SELECT kernel_count FROM gemm_calls WHERE call_id=4"), 0);
 }
 
-// A file cut inside a frame keeps every complete frame and says where it
-// broke; producer drops reported in Goodbye reach the statistics.
+// A file cut inside a frame keeps every complete frame, says at which byte
+// it broke and stores the run as incomplete for that reason (issue 18
+// item 18: it used to be a warning only); producer drops reported in
+// Goodbye reach the statistics.
 TEST_F(IngestTest, TruncatedFileKeepsWhatWasRead) {
   LlmTraceOptions o;
   o.decode_steps = 2;
@@ -254,14 +256,26 @@ TEST_F(IngestTest, TruncatedFileKeepsWhatWasRead) {
   auto r = IngestTraceFile(cut, store_, {});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_NE(r->warning.find("cut.rft"), std::string::npos) << r->warning;
+  EXPECT_NE(r->warning.find("at byte"), std::string::npos) << r->warning;
+  EXPECT_TRUE(r->cut_short);
+  EXPECT_FALSE(r->interrupted);
   EXPECT_GT(r->kernels, 0u);
   EXPECT_LT(r->kernels, 75u);
   StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs WHERE run_id=" +
+                  std::to_string(r->run_id)),
+            0);
+  const std::string reason =
+      q.Text("SELECT incomplete_reason FROM runs WHERE run_id=" +
+             std::to_string(r->run_id));
+  EXPECT_NE(reason.find("cut short"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("at byte"), std::string::npos) << reason;
   EXPECT_EQ(q.Int("SELECT value FROM import_stats WHERE name='truncated_streams'"),
             1);
   // The full file as a second run in the same store (reopen appends).
   auto r2 = IngestTraceFile(full, store_, {});
   ASSERT_TRUE(r2.ok());
+  EXPECT_FALSE(r2->cut_short);
   EXPECT_EQ(r2->run_id, r->run_id + 1);
   EXPECT_EQ(q.Int("SELECT value FROM import_stats WHERE run_id=" +
                   std::to_string(r2->run_id) +
