@@ -234,6 +234,31 @@ double MlpIntermediateBytes(int64_t tokens, int64_t intermediate, bool gated,
 
 // One forward step: `batch` sequences, `q` new tokens each, the last
 // attending to `ctx` keys.
+// One layer's attention block, decoder and encoder alike: the fused QKV
+// projection (with its q, k and v parts), attention of `q` queries per
+// sequence over `kv` keys, and the output projection (an all-reduce under
+// --tp).
+void AppendAttentionBlock(const Layout& l, int64_t batch, int64_t q,
+                          int64_t kv, std::vector<OpCost>* ops) {
+  const int64_t T = batch * q;
+  const double Td = static_cast<double>(T);
+  const double H = static_cast<double>(l.H);
+  OpCost qkv =
+      Gemm("qkv", l.L, T, (l.hq + 2 * l.hkv) * l.d, l.H, l.ab, l.wb, l.ab);
+  qkv.precision = l.compute;
+  qkv.parts = {Part("q", T, l.hq * l.d, l.H, 1, l.ab, l.wb, l.ab),
+               Part("k", T, l.hkv * l.d, l.H, 1, l.ab, l.wb, l.ab),
+               Part("v", T, l.hkv * l.d, l.H, 1, l.ab, l.wb, l.ab)};
+  ops->push_back(std::move(qkv));
+  for (OpCost& o : AttentionOps(l, l.options.attention, batch, q, kv)) {
+    ops->push_back(std::move(o));
+  }
+  OpCost o_proj = Gemm("o_proj", l.L, T, l.H, l.hq * l.d, l.ab, l.wb, l.ab);
+  o_proj.precision = l.compute;
+  o_proj.comm_bytes = l.AllReduce(Td * H * l.ab);
+  ops->push_back(std::move(o_proj));
+}
+
 std::vector<OpCost> StepOps(const Layout& l, const std::string& phase,
                             int64_t batch, int64_t q, int64_t ctx) {
   const ModelConfig& m = *l.model;
@@ -264,22 +289,7 @@ std::vector<OpCost> StepOps(const Layout& l, const std::string& phase,
   };
   ops.push_back(norm("attn_norm", l.L));
 
-  OpCost qkv =
-      Gemm("qkv", l.L, T, (l.hq + 2 * l.hkv) * l.d, l.H, l.ab, l.wb, l.ab);
-  qkv.precision = l.compute;
-  qkv.parts = {Part("q", T, l.hq * l.d, l.H, 1, l.ab, l.wb, l.ab),
-               Part("k", T, l.hkv * l.d, l.H, 1, l.ab, l.wb, l.ab),
-               Part("v", T, l.hkv * l.d, l.H, 1, l.ab, l.wb, l.ab)};
-  ops.push_back(std::move(qkv));
-
-  for (OpCost& o : AttentionOps(l, l.options.attention, batch, q, ctx)) {
-    ops.push_back(std::move(o));
-  }
-
-  OpCost o_proj = Gemm("o_proj", l.L, T, l.H, l.hq * l.d, l.ab, l.wb, l.ab);
-  o_proj.precision = l.compute;
-  o_proj.comm_bytes = l.AllReduce(Td * H * l.ab);
-  ops.push_back(std::move(o_proj));
+  AppendAttentionBlock(l, batch, q, ctx, &ops);
 
   ops.push_back(norm("mlp_norm", l.L));
 
@@ -365,20 +375,7 @@ std::vector<OpCost> EncoderStepOps(const Layout& l, int64_t batch, int64_t q) {
     return o;
   };
   ops.push_back(norm("embed_norm", 1));
-  OpCost qkv =
-      Gemm("qkv", l.L, T, (l.hq + 2 * l.hkv) * l.d, l.H, l.ab, l.wb, l.ab);
-  qkv.precision = l.compute;
-  qkv.parts = {Part("q", T, l.hq * l.d, l.H, 1, l.ab, l.wb, l.ab),
-               Part("k", T, l.hkv * l.d, l.H, 1, l.ab, l.wb, l.ab),
-               Part("v", T, l.hkv * l.d, l.H, 1, l.ab, l.wb, l.ab)};
-  ops.push_back(std::move(qkv));
-  for (OpCost& o : AttentionOps(l, l.options.attention, batch, q, q)) {
-    ops.push_back(std::move(o));
-  }
-  OpCost o_proj = Gemm("o_proj", l.L, T, l.H, l.hq * l.d, l.ab, l.wb, l.ab);
-  o_proj.precision = l.compute;
-  o_proj.comm_bytes = l.AllReduce(Td * H * l.ab);
-  ops.push_back(std::move(o_proj));
+  AppendAttentionBlock(l, batch, q, q, &ops);
   ops.push_back(norm("attn_norm", l.L));
   for (OpCost& o : MlpOps(T, l.H, l.I, false, l.options.mlp_fusion, l.wb, l.ab)) {
     o.count = l.L;
