@@ -38,7 +38,7 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   # One line per package as it is set up (apt's own output is long).
   $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" 2>&1 |
-    sed -n 's/^Setting up \([^ ]*\).*/setup:   set up \1/p; /^E: /p'
+    sed -un 's/^Setting up \([^ ]*\).*/setup:   set up \1/p; /^E: /p'
   if [ "${PIPESTATUS[0]}" -ne 0 ]; then
     echo "setup: apt-get install failed (above); fix it and run scripts/setup.sh again" >&2
     exit 1
@@ -57,8 +57,8 @@ echo "setup: building with $JOBS job(s) (a first build takes 10-15 minutes on 2 
 # Progress: one line per finished target, plus warnings and errors; the
 # per-file lines are hidden. The second build's status decides success.
 cmake --build "$BUILD_DIR" -j "$JOBS" 2>&1 |
-  grep -vE '^\[ *[0-9]+%\] (Building|Linking|Generating|Running)|^(Consolidate|Scanning)' |
-  sed 's/^\[ *\([0-9]*\)%\] Built target /setup:   [\1%] built /' || true
+  grep --line-buffered -vE '^\[ *[0-9]+%\] (Building|Linking|Generating|Running)|^(Consolidate|Scanning)' |
+  sed -u 's/^\[ *\([0-9]*\)%\] Built target /setup:   [\1%] built /' || true
 cmake --build "$BUILD_DIR" -j "$JOBS" >/dev/null
 echo "setup: built into $BUILD_DIR/: rooftrace is $BUILD_DIR/bin/rooftrace"
 echo "setup: to type plain 'rooftrace', put it on your PATH:"
