@@ -10,6 +10,7 @@
 
 #include "model/kernel_names.h"
 #include "report/text_util.h"
+#include "report/time_spread.h"
 
 namespace rooftrace {
 namespace {
@@ -65,7 +66,7 @@ struct Accumulator {
   std::vector<std::pair<std::string, double>> precision_flops;
   int flops_sources = 0;
   int bytes_sources = 0;
-  std::vector<int64_t> durations;  // for the median; one per kernel
+  TimeSpread spread;  // median, extremes, standard deviation
   // Time per GEMM shape; GEMM families have few shapes, so a linear scan.
   std::vector<std::pair<std::string, int64_t>> shape_ns;
 
@@ -80,26 +81,14 @@ struct Accumulator {
     shape_ns.emplace_back(std::string(s), t);
   }
 
-  // Median, extremes and standard deviation of `durations` into `r`.
+  // Median, extremes and standard deviation of the group's times into `r`.
   void FinishSpread(GroupRow* r) const {
-    if (durations.empty()) return;
-    std::vector<int64_t> d = durations;
-    const size_t mid = d.size() / 2;
-    std::nth_element(d.begin(), d.begin() + mid, d.end());
-    r->median_ns = static_cast<double>(d[mid]);
-    if (d.size() % 2 == 0) {
-      const int64_t below = *std::max_element(d.begin(), d.begin() + mid);
-      r->median_ns = (r->median_ns + static_cast<double>(below)) / 2;
-    }
-    const auto [lo, hi] = std::minmax_element(d.begin(), d.end());
-    r->min_ns = *lo;
-    r->max_ns = *hi;
-    double sq = 0;
-    for (int64_t x : d) {
-      const double dx = static_cast<double>(x) - r->mean_ns;
-      sq += dx * dx;
-    }
-    r->stddev_ns = std::sqrt(sq / static_cast<double>(d.size()));
+    if (spread.count() == 0) return;
+    const TimeSpread::Figures f = spread.Finish();
+    r->median_ns = f.median_ns;
+    r->min_ns = f.min_ns;
+    r->max_ns = f.max_ns;
+    r->stddev_ns = f.stddev_ns;
   }
 
   // The shape holding most time (ties: the smaller name), share and count.
@@ -124,7 +113,7 @@ struct Accumulator {
     ++count;
     const int64_t t = k.duration_ns;
     time_ns += t;
-    durations.push_back(t);
+    spread.Add(t);
     AddShape(k.shape, t);
     if (k.flops) {
       flops += *k.flops;
