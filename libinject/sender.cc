@@ -247,16 +247,20 @@ bool Sender::WriteFrames(const std::string& frames) {
 
 // ------------------------------------------------------------------ passes
 
+void Sender::DrainActivity(ActivityBufferPool* pool, ActivityDecoder* decoder,
+                           Cycle* cycle) {
+  if (pool == nullptr || decoder == nullptr) return;
+  ActivityBufferPool::Completed done;
+  while (pool->TakeCompleted(&done)) {
+    decoder->Decode(done.buffer, done.valid_bytes, &cycle->kernels,
+                    &cycle->memcpys, &cycle->devices, &decode_counts_);
+    pool->Release(done.buffer);
+  }
+}
+
 void Sender::DrainInto(Cycle* cycle, bool final_pass) {
   const Producer::ActivityHooks hooks = producer_->activity();
-  if (hooks.pool != nullptr && hooks.decoder != nullptr) {
-    ActivityBufferPool::Completed done;
-    while (hooks.pool->TakeCompleted(&done)) {
-      hooks.decoder->Decode(done.buffer, done.valid_bytes, &cycle->kernels,
-                            &cycle->memcpys, &cycle->devices, &decode_counts_);
-      hooks.pool->Release(done.buffer);
-    }
-  }
+  DrainActivity(hooks.pool, hooks.decoder, cycle);
   if (CountersMode* counters = producer_->counters()) {
     // Evaluating counter images runs here, on the thread that also hands
     // CUPTI its activity buffers back: a long evaluation leaves CUPTI
@@ -274,16 +278,7 @@ void Sender::DrainInto(Cycle* cycle, bool final_pass) {
           static_cast<unsigned long long>(took_us),
           hooks.pool != nullptr ? hooks.pool->completed_count() : size_t{0});
     }
-    if (hooks.pool != nullptr && hooks.decoder != nullptr) {
-      // Buffers CUPTI completed meanwhile go back at once.
-      ActivityBufferPool::Completed done;
-      while (hooks.pool->TakeCompleted(&done)) {
-        hooks.decoder->Decode(done.buffer, done.valid_bytes, &cycle->kernels,
-                              &cycle->memcpys, &cycle->devices,
-                              &decode_counts_);
-        hooks.pool->Release(done.buffer);
-      }
-    }
+    DrainActivity(hooks.pool, hooks.decoder, cycle);  // completed meanwhile
   }
   // Bounded per pass so a flood cannot starve the writes; the final pass
   // takes everything.

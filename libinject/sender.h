@@ -48,6 +48,9 @@ class Sender {
   void WaitForHelloReply();
   void RunCycle(bool final_pass);
   void DrainInto(Cycle* cycle, bool final_pass);
+  // Decodes every activity buffer CUPTI completed and hands it back.
+  void DrainActivity(ActivityBufferPool* pool, ActivityDecoder* decoder,
+                     Cycle* cycle);
   void EncodeCycle(const Cycle& cycle, std::string* frames, CountTable* sent);
   void EncodeStatsAndGoodbye(const Cycle& cycle, const CountTable& sent,
                              uint64_t packets_so_far,
