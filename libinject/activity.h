@@ -27,7 +27,7 @@
 
 #include "libinject/clock.h"
 #include "libinject/cupti_api.h"
-#include "libinject/encoder.h"
+#include "proto/wire_encoder.h"
 #include "libinject/kernel_filter.h"
 #include "libinject/record_queue.h"
 #include "libinject/string_interner.h"

@@ -30,7 +30,7 @@
 
 #include "base/status.h"
 #include "libinject/config.h"
-#include "libinject/encoder.h"
+#include "proto/wire_encoder.h"
 #include "libinject/string_interner.h"
 
 namespace rooftrace::counters {

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "libinject/capture_records.h"
+#include "proto/capture_records.h"
 
 namespace rooftrace::inject {
 

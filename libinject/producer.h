@@ -33,9 +33,9 @@
 
 #include "base/status.h"
 #include "libinject/activity.h"
-#include "libinject/capture_records.h"
+#include "proto/capture_records.h"
 #include "libinject/config.h"
-#include "libinject/encoder.h"
+#include "proto/wire_encoder.h"
 #include "libinject/kernel_filter.h"
 #include "libinject/record_queue.h"
 #include "libinject/string_interner.h"

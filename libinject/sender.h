@@ -17,7 +17,7 @@
 #include <string>
 
 #include "libinject/activity.h"
-#include "libinject/encoder.h"
+#include "proto/wire_encoder.h"
 #include "libinject/sink.h"
 
 namespace rooftrace::inject {

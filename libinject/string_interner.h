@@ -22,11 +22,13 @@
 #include <utility>
 #include <vector>
 
+#include "proto/wire_encoder.h"
+
 namespace rooftrace::inject {
 
 class StringInterner {
  public:
-  using Definition = std::pair<uint64_t, std::string_view>;
+  using Definition = StringDefinition;
 
   StringInterner();
 

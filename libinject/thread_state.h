@@ -13,7 +13,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "libinject/capture_records.h"
+#include "proto/capture_records.h"
 
 namespace rooftrace::inject {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "libinject/encoder.h"
+#include "proto/wire_encoder.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool accepted = false;

@@ -4,10 +4,10 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "libinject/encoder.h"
+#include "proto/wire_encoder.h"
 #include "model/precision.h"
 #include "proto/field_numbers.h"
-#include "libinject/proto_writer.h"
+#include "proto/proto_writer.h"
 #include "proto/framing.h"
 #include "proto/rooftrace.pb.h"
 #include "proto/wire_constants.h"
@@ -21,7 +21,7 @@ namespace pb = rooftrace::wire;
 // Encodes one framed packet whose data field is written by `fill`.
 template <typename Fn>
 pb::Packet RoundTrip(Fn fill,
-                     const std::vector<StringInterner::Definition>& defs = {}) {
+                     const std::vector<StringDefinition>& defs = {}) {
   PacketEncoder enc;
   ProtoWriter& w = enc.Begin(123456789);
   fill(w);

@@ -1,4 +1,4 @@
-#include "libinject/proto_writer.h"
+#include "proto/proto_writer.h"
 
 #include <cstring>
 

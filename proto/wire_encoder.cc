@@ -1,4 +1,4 @@
-#include "libinject/encoder.h"
+#include "proto/wire_encoder.h"
 
 #include "proto/framing.h"
 #include "proto/wire_constants.h"
@@ -244,7 +244,7 @@ ProtoWriter& PacketEncoder::Begin(uint64_t timestamp_ns) {
 }
 
 uint64_t PacketEncoder::Finish(
-    const std::vector<StringInterner::Definition>& definitions,
+    const std::vector<StringDefinition>& definitions,
     std::string* frames) {
   for (const auto& [iid, str] : definitions) {
     const size_t t = writer_.BeginMessage(f::packet::kInternedStrings);

@@ -1,11 +1,15 @@
 // Encodes libinject's records as rooftrace.wire messages with ProtoWriter.
+// The producer's side of the wire contract, without libprotobuf: libinject
+// encodes its stream with it, and the collector re-encodes the records it
+// recovers from a dead producer's live buffer (proto/live_buffer.h) with
+// the same code, so both streams decode alike.
 //
 // One function per message; each writes the message as field `field` of the
 // enclosing message (e.g. Kernel as KernelBatch.kernels). PacketEncoder
 // wraps a payload into a framed Packet with sequence, timestamp and the
 // interned strings it defines. Sender thread only; allocates.
-#ifndef ROOFTRACE_LIBINJECT_ENCODER_H_
-#define ROOFTRACE_LIBINJECT_ENCODER_H_
+#ifndef ROOFTRACE_PROTO_WIRE_ENCODER_H_
+#define ROOFTRACE_PROTO_WIRE_ENCODER_H_
 
 #include <array>
 #include <cstdint>
@@ -14,12 +18,14 @@
 #include <utility>
 #include <vector>
 
-#include "libinject/capture_records.h"
-#include "libinject/proto_writer.h"
-#include "libinject/string_interner.h"
+#include "proto/capture_records.h"
+#include "proto/proto_writer.h"
 #include "proto/field_numbers.h"
 
 namespace rooftrace::inject {
+
+// An interned string: (iid, text), defined once in Packet.interned_strings.
+using StringDefinition = std::pair<uint64_t, std::string_view>;
 
 // A kernel activity record, independent of the CUPTI struct version.
 struct KernelInfo {
@@ -146,7 +152,7 @@ class PacketEncoder {
   ProtoWriter& Begin(uint64_t timestamp_ns);
   // Attaches `definitions`, frames the packet and appends the frame to
   // `*frames`. Returns the packet's sequence number.
-  uint64_t Finish(const std::vector<StringInterner::Definition>& definitions,
+  uint64_t Finish(const std::vector<StringDefinition>& definitions,
                   std::string* frames);
 
   uint64_t next_sequence() const { return next_sequence_; }
@@ -168,4 +174,4 @@ bool ParseHelloReply(std::string_view packet, bool* accepted,
                      uint32_t* protocol_version, std::string* reason);
 }  // namespace rooftrace::inject
 
-#endif  // ROOFTRACE_LIBINJECT_ENCODER_H_
+#endif  // ROOFTRACE_PROTO_WIRE_ENCODER_H_

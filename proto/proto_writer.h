@@ -9,8 +9,8 @@
 //
 // Owned by one encoder (the sender thread); not thread-safe. Allocates
 // (std::string), so never used on application threads.
-#ifndef ROOFTRACE_LIBINJECT_PROTO_WRITER_H_
-#define ROOFTRACE_LIBINJECT_PROTO_WRITER_H_
+#ifndef ROOFTRACE_PROTO_PROTO_WRITER_H_
+#define ROOFTRACE_PROTO_PROTO_WRITER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -61,4 +61,4 @@ class ProtoWriter {
 
 }  // namespace rooftrace::inject
 
-#endif  // ROOFTRACE_LIBINJECT_PROTO_WRITER_H_
+#endif  // ROOFTRACE_PROTO_PROTO_WRITER_H_

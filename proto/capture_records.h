@@ -1,13 +1,15 @@
 // The records libinject captures on application threads (launches, cuBLAS
 // calls, NVTX ranges and marks) and hands to the sender thread through the
-// producer's queue. (The pipeline's records, pipeline/records.h, are the
+// producer's queue. The queue lives in the producer's live buffer
+// (proto/live_buffer.h), which the collector reads when the producer dies:
+// this layout is part of the contract between the two, checked by size. (The pipeline's records, pipeline/records.h, are the
 // decoded wire records; these are the producer's raw captures.)
 //
 // Plain old data on purpose: they are copied into preallocated queue slots
 // without touching the heap, so producing one costs a few stores. Strings
-// travel as interned ids (string_interner.h), never as pointers.
-#ifndef ROOFTRACE_LIBINJECT_CAPTURE_RECORDS_H_
-#define ROOFTRACE_LIBINJECT_CAPTURE_RECORDS_H_
+// travel as interned ids (libinject/string_interner.h), never as pointers.
+#ifndef ROOFTRACE_PROTO_CAPTURE_RECORDS_H_
+#define ROOFTRACE_PROTO_CAPTURE_RECORDS_H_
 
 #include <cstdint>
 
@@ -90,4 +92,4 @@ struct CapturedRecord {
 
 }  // namespace rooftrace::inject
 
-#endif  // ROOFTRACE_LIBINJECT_CAPTURE_RECORDS_H_
+#endif  // ROOFTRACE_PROTO_CAPTURE_RECORDS_H_
