@@ -348,6 +348,9 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
 
   std::vector<std::string> kept = server.kept_raw();
   IngestSpools(dir, rec->get(), so.raw_dir, &kept);
+  // Producers killed before their stream reached the server left only
+  // their live buffers.
+  IngestOrphanLiveBuffers(dir, rec->get());
   std::error_code ec;
   fs::remove_all(dir, ec);
   if (Status s = (*rec)->Finish(); !s.ok()) {

@@ -19,6 +19,7 @@
 #include "proto/framing.h"
 #include "proto/rooftrace.pb.h"
 #include "proto/wire_reader.h"
+#include "sources/rft/live_recovery.h"
 #include "sources/rft/wire_session.h"
 
 namespace rooftrace {
@@ -134,6 +135,9 @@ struct CollectorServer::Connection {
   // its bytes gather in auth_buf (at most kMaxAuthBytes and its header).
   bool auth_pending = true;
   bool token_required = false;  // a TCP peer of a server with a token
+  // A Unix-socket peer's uid: its live buffer must be that user's file.
+  bool unix_peer = false;
+  uid_t peer_uid = 0;
   std::string auth_buf;
   // Interned strings the current session defined (its budget).
   uint64_t strings = 0;
@@ -309,11 +313,15 @@ void CollectorServer::Accept(int listen_fd, bool token_required) {
     }
     SetNonBlocking(fd);
     std::string peer;
+    bool unix_peer = false;
+    uid_t peer_uid = 0;
     if (ss.ss_family == AF_UNIX) {
       ucred cred{};
       socklen_t cl = sizeof cred;
       if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0) {
         peer = "unix peer pid " + std::to_string(cred.pid);
+        peer_uid = cred.uid;
+        unix_peer = true;
       } else {
         peer = "unix peer";
       }
@@ -345,6 +353,8 @@ void CollectorServer::Accept(int listen_fd, bool token_required) {
     c->id = ++next_conn_id_;
     c->peer = peer;
     c->token_required = token_required;
+    c->unix_peer = unix_peer;
+    c->peer_uid = peer_uid;
     c->wire = std::make_unique<WireSession>(peer);
     c->opened_ms = c->last_bytes_ms = NowMs();
     if (!options_.raw_dir.empty()) {
@@ -384,6 +394,7 @@ void CollectorServer::Close(Connection* c, const std::string& reason) {
   if (!reason.empty()) Log("closed " + c->wire->session().name() + " (" + c->peer +
                            "): " + reason);
   close(c->fd);
+  RecoverLiveBuffer(c, /*wait_ms=*/reason.empty() ? 250 : 0);
   c->wire->session().stats().Add(c->stats);
   Status s = recorder_->AddSession(&c->wire->session());
   if (!s.ok()) {
@@ -393,6 +404,20 @@ void CollectorServer::Close(Connection* c, const std::string& reason) {
   SettleRaw(c);
   --open_;
   ++ended_;
+}
+
+void CollectorServer::RecoverLiveBuffer(Connection* c, int wait_ms) {
+  // Only a local peer's: a TCP producer's buffer is on another machine.
+  if (!c->unix_peer) return;
+  auto recovery = RecoverFromLiveBuffer(c->wire.get(), c->peer_uid, wait_ms);
+  if (!recovery.ok()) {
+    Log("cannot recover the records of " + c->peer + ": " +
+        recovery.status().message());
+    return;
+  }
+  if (recovery->summary.empty()) return;
+  Log(recovery->summary);
+  WriteRaw(c, recovery->frames.data(), recovery->frames.size());
 }
 
 void CollectorServer::WriteRaw(Connection* c, const char* data, size_t size) {

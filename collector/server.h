@@ -121,6 +121,10 @@ class CollectorServer {
   void Close(Connection* c, const std::string& reason);
   // Writes received bytes to the connection's raw stream, if it has one.
   void WriteRaw(Connection* c, const char* data, size_t size);
+  // A stream that ended without a Goodbye: the records its producer left
+  // in its live buffer (sources/rft/live_recovery.h), waiting up to
+  // `wait_ms` for a dying producer's lock to go.
+  void RecoverLiveBuffer(Connection* c, int wait_ms);
   // Deletes a stored connection's raw stream, or keeps it and says where.
   void SettleRaw(Connection* c);
 

@@ -1,9 +1,12 @@
 #include "libinject/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "libinject/record_queue.h"
 
 namespace rooftrace::inject {
 
@@ -152,6 +155,23 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
     RT_ASSIGN_OR_RETURN(config.queue_records,
                         ParseCount("ROOFTRACE_QUEUE_RECORDS", v, 64, 1u << 24));
   }
+  if (const char* v = get("ROOFTRACE_BUFFER_MB")) {
+    RT_ASSIGN_OR_RETURN(const uint64_t mb,
+                        ParseCount("ROOFTRACE_BUFFER_MB", v, 1, 16384));
+    config.buffer_bytes = mb << 20;
+  }
+  if (const char* v = get("ROOFTRACE_ON_FULL")) {
+    const std::string s = v;
+    if (s == "drop") config.on_full = QueueFull::kDrop;
+    else if (s == "wait") config.on_full = QueueFull::kWait;
+    else return BadValue("ROOFTRACE_ON_FULL", s, "drop or wait");
+  }
+  if (const char* v = get("ROOFTRACE_LIVE_BUFFER")) {
+    const std::string s = v;
+    if (s == "1" || s == "yes") config.live_buffer = true;
+    else if (s == "0" || s == "no") config.live_buffer = false;
+    else return BadValue("ROOFTRACE_LIVE_BUFFER", s, "1 or 0");
+  }
   if (const char* v = get("ROOFTRACE_COUNTERS")) {
     const std::string s = v;
     if (s != "default" && s != "full") {
@@ -207,6 +227,22 @@ KernelFilterConfig Config::CountersKernelFilter() const {
   return f;
 }
 
+uint64_t Config::StringBytes() const {
+  // An eighth of the budget, within [256 KiB, 16 MiB]: kernel names and
+  // NVTX messages, each stored once.
+  const uint64_t share = buffer_bytes / 8;
+  return std::min<uint64_t>(std::max<uint64_t>(share, 256u << 10), 16u << 20);
+}
+
+uint64_t Config::QueueSlots() const {
+  if (queue_records != 0) return BoundedQueue<CapturedRecord>::RoundCapacity(queue_records);
+  const uint64_t strings = StringBytes();
+  const uint64_t room = buffer_bytes > strings ? buffer_bytes - strings : 0;
+  uint64_t slots = 64;
+  while (slots * 2 * sizeof(LiveSlot) <= room) slots *= 2;
+  return slots;
+}
+
 std::vector<std::string> Config::ToHelloConfig() const {
   std::vector<std::string> out;
   out.push_back(std::string("ROOFTRACE_MODE=") +
@@ -215,7 +251,10 @@ std::vector<std::string> Config::ToHelloConfig() const {
                 (capture == CaptureMode::kAll ? "all" : "profiler-api"));
   out.push_back("ROOFTRACE_SAMPLE_EVERY=" + std::to_string(sample_every));
   out.push_back("ROOFTRACE_MAX_KERNELS=" + std::to_string(max_kernels));
-  out.push_back("ROOFTRACE_QUEUE_RECORDS=" + std::to_string(queue_records));
+  out.push_back("ROOFTRACE_QUEUE_RECORDS=" + std::to_string(QueueSlots()));
+  out.push_back("ROOFTRACE_BUFFER_MB=" + std::to_string(buffer_bytes >> 20));
+  out.push_back(std::string("ROOFTRACE_ON_FULL=") +
+                (on_full == QueueFull::kWait ? "wait" : "drop"));
   if (!kernel_include.empty()) out.push_back("ROOFTRACE_KERNEL_INCLUDE=" + kernel_include);
   if (!kernel_exclude.empty()) out.push_back("ROOFTRACE_KERNEL_EXCLUDE=" + kernel_exclude);
   if (!nvtx_include.empty()) out.push_back("ROOFTRACE_NVTX_INCLUDE=" + nvtx_include);

@@ -31,6 +31,11 @@ struct SinkSpec {
 };
 
 enum class CaptureMode { kAll, kProfilerApi };
+// What an application thread does when the record queue is full: drop the
+// record and count it (the default: the host never waits), or wait for the
+// sender to make room (lossless, for offline profiling runs; bounded: a
+// sender that makes no progress for a second is given up on).
+enum class QueueFull { kDrop, kWait };
 enum class InjectMode { kTrace, kCounters };
 
 struct Config {
@@ -46,7 +51,16 @@ struct Config {
   uint64_t sample_every = 1;
   uint64_t max_kernels = 0;  // 0 = unlimited
   CaptureMode capture = CaptureMode::kAll;
-  uint64_t queue_records = 16384;
+  // The memory budget of the live buffer (record queue and strings),
+  // ROOFTRACE_BUFFER_MB; the queue gets the largest power-of-two number of
+  // slots that fits with the strings' share.
+  uint64_t buffer_bytes = uint64_t{32} << 20;
+  // ROOFTRACE_QUEUE_RECORDS: an explicit queue size (0: from buffer_bytes).
+  uint64_t queue_records = 0;
+  QueueFull on_full = QueueFull::kDrop;
+  // ROOFTRACE_LIVE_BUFFER=0 keeps the queue in private memory (nothing
+  // survives an abrupt end).
+  bool live_buffer = true;
   LogLevel log_level = LogLevel::kWarn;
   std::string counters = "default";
   std::string nvtx_include;
@@ -54,6 +68,10 @@ struct Config {
   // default (ROOFTRACE_COUNTERS_COMMUNICATION=profile turns it on).
   bool counters_communication = false;
   uint64_t exit_timeout_ms = 3000;
+
+  // Queue slots and bytes for strings, from the budget (or queue_records).
+  uint64_t QueueSlots() const;
+  uint64_t StringBytes() const;
 
   // "KEY=value" lines for Hello.config (what matters for the run record).
   std::vector<std::string> ToHelloConfig() const;

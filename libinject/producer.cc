@@ -1,5 +1,7 @@
 #include "libinject/producer.h"
 
+#include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -9,6 +11,7 @@
 #include "libinject/clock.h"
 #include "libinject/log.h"
 #include "libinject/sender.h"
+#include "libinject/sink.h"
 #include "libinject/tracer.h"
 #include "proto/field_numbers.h"
 
@@ -78,8 +81,8 @@ HelloInfo MakeHelloInfo(const Config& config) {
 
 Producer::Producer(ProducerOptions options)
     : options_(std::move(options)),
-      hello_(MakeHelloInfo(options_.config)),
-      queue_(options_.config.queue_records) {
+      hello_(MakeHelloInfo(options_.config)) {
+  CreateLiveBuffer();
   capturing_.store(options_.config.capture == CaptureMode::kAll);
   // Trace mode's filter exists from the start: the activity decoder may be
   // attached to it before Start() (CUPTI attaches first). In counters mode
@@ -101,17 +104,74 @@ Producer::Producer(ProducerOptions options)
   }
 }
 
+static_assert(kLiveRecordKinds == wire::enums::kRecordKindCount);
+
+void Producer::CreateLiveBuffer() {
+  const Config& c = options_.config;
+  const uint64_t slots = c.QueueSlots();
+  const uint64_t strings = c.StringBytes();
+  if (c.live_buffer) {
+    StatusOr<std::string> dir = c.spool_dir;
+    if (c.spool_dir_shared) dir = PrivateSpoolDir(c.spool_dir);
+    if (dir.ok()) {
+      const std::string path = *dir + "/rooftrace-" + hello_.host + "-" +
+                               std::to_string(hello_.pid) + "-" +
+                               std::to_string(hello_.start_unix_ns) + ".live";
+      // The Hello as a reader of the file alone will need it (it names the
+      // file, as the stream's Hello will).
+      hello_.live_buffer = path;
+      std::string hello_frame;
+      PacketEncoder encoder;
+      EncodeHello(encoder.Begin(hello_.start_ns), wire::fields::packet::kHello,
+                  hello_);
+      encoder.Finish({}, &hello_frame);
+      auto file = LiveBuffer::Create(path, slots, strings, hello_frame,
+                                     hello_.pid, hello_.start_unix_ns);
+      if (file.ok()) {
+        live_ = std::move(*file);
+      } else {
+        live_status_ = file.status();
+      }
+    } else {
+      live_status_ = dir.status();
+    }
+  }
+  if (live_ == nullptr) {
+    if (!live_status_.ok()) {
+      Say(LogLevel::kInfo,
+          "%s: records still queued are lost if this process ends abruptly",
+          live_status_.message().c_str());
+    }
+    auto anonymous = LiveBuffer::CreateAnonymous(slots, strings, hello_.pid,
+                                                 hello_.start_unix_ns);
+    if (!anonymous.ok()) {
+      live_status_ = anonymous.status();
+      own_counts_ = std::make_unique<LiveCounts>();
+      counts_ = own_counts_.get();
+      return;
+    }
+    live_ = std::move(*anonymous);
+  }
+  live_status_ = OkStatus();
+  counts_ = &live_->header()->counts;
+  queue_ = std::make_unique<BoundedQueue<CapturedRecord>>(
+      live_->slots(), static_cast<size_t>(live_->capacity()));
+  hello_.live_buffer = live_->path();
+  interner_.set_mirror(live_.get());
+}
+
 Producer::~Producer() { Stop(); }
 
 Status Producer::Start() {
   // A bad regex is refused whatever the mode (see the constructor). CUPTI
   // may already be attached (it attaches first, so the Hello can announce
   // kernels): a producer that stands aside takes it along.
-  if (!filter_status_.ok()) {
+  if (!filter_status_.ok() || queue_ == nullptr) {
     if (tracer_) tracer_->Detach();
-    return filter_status_;
+    return !filter_status_.ok() ? filter_status_ : live_status_;
   }
   started_ = true;
+  sender_running_.store(true);
   sender_ = std::make_unique<Sender>(this);
   sender_thread_ = std::thread([this] { sender_->Run(); });
   return OkStatus();
@@ -139,6 +199,8 @@ bool Producer::Stop(int32_t exit_code) {
     return false;
   }
   sender_thread_.join();
+  // The Goodbye is written: nothing is left for a reader to recover.
+  if (live_) live_->Retire();
   if (tracer_) tracer_->Finalize();
   return true;
 }
@@ -147,18 +209,62 @@ void Producer::set_tracer(std::unique_ptr<CuptiTracer> tracer) {
   tracer_ = std::move(tracer);
 }
 
+namespace {
+thread_local bool t_sender_thread = false;
+}  // namespace
+
+void Producer::MarkSenderThread() { t_sender_thread = true; }
+
 void Producer::Emit(RecordType type, const void* record) {
   const uint32_t kind = KindOf(type);
-  seen_[kind].fetch_add(1, std::memory_order_relaxed);
+  counts_->seen[kind].fetch_add(1, std::memory_order_relaxed);
   const size_t bytes = BytesOf(type);
-  if (bytes == 0) return;
+  if (bytes == 0 || queue_ == nullptr) return;
   // Only the record's own bytes are copied into the slot (a Launch is a
   // sixth of the union).
-  const bool queued = queue_.TryEmplace([&](CapturedRecord& slot) {
+  auto fill = [&](CapturedRecord& slot) {
     slot.type = type;
     std::memcpy(&slot.launch, record, bytes);
-  });
-  if (!queued) dropped_[kind].fetch_add(1, std::memory_order_relaxed);
+  };
+  if (queue_->TryEmplace(fill)) return;
+  if (options_.config.on_full == QueueFull::kWait && WaitForRoom(fill)) return;
+  counts_->dropped[kind].fetch_add(1, std::memory_order_relaxed);
+}
+
+template <typename Fill>
+bool Producer::WaitForRoom(Fill& fill) {
+  // Never on the sender's own thread, never once it has stopped, and not
+  // again at a head where waiting already gave up (until the sender moves).
+  if (t_sender_thread || !sender_running_.load(std::memory_order_relaxed) ||
+      stalled_at_head_.load(std::memory_order_relaxed) == queue_->head()) {
+    return false;
+  }
+  waits_.fetch_add(1, std::memory_order_relaxed);
+  constexpr uint64_t kGiveUpNs = 1000000000ull;  // no progress for 1 s
+  uint64_t head = queue_->head();
+  uint64_t since = MonotonicNs();
+  for (int round = 0;; ++round) {
+    if (round < 16) {
+      sched_yield();
+    } else {
+      const timespec pause{0, 50 * 1000};  // the sender drains every 1 ms
+      nanosleep(&pause, nullptr);
+    }
+    if (queue_->TryEmplace(fill)) return true;
+    if (!sender_running_.load(std::memory_order_relaxed)) return false;
+    const uint64_t now_head = queue_->head();
+    const uint64_t now = MonotonicNs();
+    if (now_head != head) {
+      head = now_head;
+      since = now;
+    } else if (now - since > kGiveUpNs) {
+      if (stalled_at_head_.exchange(head) != head) {
+        Warn("ROOFTRACE_ON_FULL=wait: the sender made no progress for 1 s; "
+             "records are dropped (counted) until it does");
+      }
+      return false;
+    }
+  }
 }
 
 void Producer::AttachActivity(ActivityHooks hooks) {
@@ -242,20 +348,21 @@ int32_t Producer::exit_code() {
 CountTable Producer::ProducedCounts() const {
   CountTable t{};
   for (int k = 0; k < wire::enums::kRecordKindCount; ++k) {
-    t[k].seen = seen_[k].load(std::memory_order_relaxed);
-    t[k].dropped = dropped_[k].load(std::memory_order_relaxed);
-    t[k].filtered = filtered_[k].load(std::memory_order_relaxed);
+    t[k].seen = counts_->seen[k].load(std::memory_order_relaxed);
+    t[k].dropped = counts_->dropped[k].load(std::memory_order_relaxed);
+    t[k].filtered = counts_->filtered[k].load(std::memory_order_relaxed);
   }
   return t;
 }
 
 void Producer::CountLost(const CountTable& lost) {
   for (int k = 0; k < wire::enums::kRecordKindCount; ++k) {
-    dropped_[k].fetch_add(lost[k].sent, std::memory_order_relaxed);
+    counts_->dropped[k].fetch_add(lost[k].sent, std::memory_order_relaxed);
   }
 }
 
 void Producer::SenderDone() {
+  sender_running_.store(false);
   {
     std::lock_guard<std::mutex> lock(mu_);
     sender_done_ = true;

@@ -38,6 +38,7 @@
 #include "proto/wire_encoder.h"
 #include "libinject/kernel_filter.h"
 #include "libinject/record_queue.h"
+#include "proto/live_buffer.h"
 #include "libinject/string_interner.h"
 
 namespace rooftrace::inject {
@@ -83,11 +84,11 @@ class Producer {
   uint64_t NextGemmCallId() { return next_gemm_call_id_.fetch_add(1) + 1; }
   // Counts a record not recorded by choice (e.g. outside profiler range).
   void CountFiltered(uint32_t kind) {
-    filtered_[kind].fetch_add(1, std::memory_order_relaxed);
+    counts_->filtered[kind].fetch_add(1, std::memory_order_relaxed);
   }
   void CountDropped(uint32_t kind) {
-    seen_[kind].fetch_add(1, std::memory_order_relaxed);
-    dropped_[kind].fetch_add(1, std::memory_order_relaxed);
+    counts_->seen[kind].fetch_add(1, std::memory_order_relaxed);
+    counts_->dropped[kind].fetch_add(1, std::memory_order_relaxed);
   }
   // Launch records are produced only while capturing (ROOFTRACE_CAPTURE).
   bool capturing() const { return capturing_.load(std::memory_order_relaxed); }
@@ -120,11 +121,16 @@ class Producer {
   const ProducerOptions& options() const { return options_; }
   const Config& config() const { return options_.config; }
   // Records waiting for the sender (approximate).
-  size_t queued() const { return queue_.SizeApprox(); }
+  size_t queued() const { return queue_ ? queue_->SizeApprox() : 0; }
   // Records of `kind` dropped so far (queue full); for tests and benchmarks.
   uint64_t dropped(uint32_t kind) const {
-    return dropped_[kind].load(std::memory_order_relaxed);
+    return counts_->dropped[kind].load(std::memory_order_relaxed);
   }
+  // Times an application thread waited for room (ROOFTRACE_ON_FULL=wait).
+  uint64_t waits() const { return waits_.load(std::memory_order_relaxed); }
+  // The live buffer the queue, strings and counts live in (never null
+  // after a successful construction; its path is "" when anonymous).
+  LiveBuffer* live_buffer() { return live_.get(); }
   // Trace mode's kernel filter (null when the configuration is bad).
   KernelFilter* kernel_filter() { return filter_.get(); }
   StringInterner* interner() { return &interner_; }
@@ -140,8 +146,16 @@ class Producer {
   // Waits up to `wait_ms` (0: not at all) for Wake() or Stop(); false once
   // Stop() was asked.
   bool WaitForWork(uint64_t wait_ms);
-  bool PopRecord(CapturedRecord* out) { return queue_.TryPop(out); }
-  size_t queue_capacity() const { return queue_.capacity(); }
+  // Takes the next record, keeping its slot until ReleaseRecord(position):
+  // until the frames carrying it are written, the record stays in the live
+  // buffer for a reader to find should this process die.
+  bool PopRecord(CapturedRecord* out, uint64_t* position) {
+    return queue_ != nullptr && queue_->TryPopHeld(out, position);
+  }
+  void ReleaseRecord(uint64_t position) { queue_->Release(position); }
+  size_t queue_capacity() const { return queue_ ? queue_->capacity() : 0; }
+  // The calling thread is the sender's: it never waits for room.
+  static void MarkSenderThread();
   HelloInfo hello();
   ActivityHooks activity();
   CountersMode* counters();
@@ -156,10 +170,23 @@ class Producer {
 
  private:
   void Emit(RecordType type, const void* record);
+  // Lossless mode: waits until `fill` finds room; false when the sender is
+  // gone or made no progress for a second (the record is then dropped).
+  template <typename Fill>
+  bool WaitForRoom(Fill& fill);
+  // Creates the live buffer and the queue over it (live_status_ says why
+  // not, and Start() refuses).
+  void CreateLiveBuffer();
 
   ProducerOptions options_;
   HelloInfo hello_;
-  BoundedQueue<CapturedRecord> queue_;
+  std::unique_ptr<LiveBuffer> live_;
+  std::unique_ptr<BoundedQueue<CapturedRecord>> queue_;
+  Status live_status_;
+  // The per-kind counts: in the live buffer's header, so a reader knows
+  // them after this process is gone; `own_counts_` when there is none.
+  std::unique_ptr<LiveCounts> own_counts_;
+  LiveCounts* counts_ = nullptr;
   StringInterner interner_;
   std::unique_ptr<KernelFilter> filter_;
   Status filter_status_;  // a bad pattern, said by Start()
@@ -171,10 +198,11 @@ class Producer {
   std::atomic<uint64_t> next_gemm_call_id_{0};
   std::atomic<bool> capturing_{true};
   std::atomic<bool> cupti_attempted_{false};
-  alignas(64) std::array<std::atomic<uint64_t>,
-                         wire::enums::kRecordKindCount> seen_{};
-  std::array<std::atomic<uint64_t>, wire::enums::kRecordKindCount> dropped_{};
-  std::array<std::atomic<uint64_t>, wire::enums::kRecordKindCount> filtered_{};
+  std::atomic<uint64_t> waits_{0};
+  // Lossless mode gave up waiting at this queue head (~0: not given up);
+  // it waits again once the sender has moved on.
+  std::atomic<uint64_t> stalled_at_head_{~uint64_t{0}};
+  std::atomic<bool> sender_running_{false};
 
   alignas(64) std::mutex mu_;  // guards the fields below
   std::condition_variable cv_;

@@ -1,10 +1,13 @@
 // Bounded multi-producer / multi-consumer queue of fixed-size values
 // (records for the sender; CUPTI buffers for the buffer pool).
 //
-// Policy: kDropNewest. When the queue is full, TryPush() fails at once and
-// the caller counts a drop; an application thread never waits for the
-// sender or the collector. Slots are allocated once at construction; push
-// and pop never touch the heap. Lock-free (a sequence number per slot).
+// Policy: the caller's. When the queue is full, TryPush() fails at once and
+// the caller counts a drop or, in lossless mode, tries again (the producer
+// decides: producer.h). Slots are allocated once at construction, or given
+// (the producer's live buffer: proto/live_buffer.h, whose reader relies on
+// the sequence protocol below); push and pop never touch the heap.
+// Lock-free (a sequence number per slot: position + 1 once written,
+// position + capacity once free again).
 #ifndef ROOFTRACE_LIBINJECT_RECORD_QUEUE_H_
 #define ROOFTRACE_LIBINJECT_RECORD_QUEUE_H_
 
@@ -14,23 +17,28 @@
 #include <memory>
 #include <new>
 
-namespace rooftrace::inject {
+#include "proto/live_buffer.h"
 
-enum class QueueFullPolicy { kDropNewest };
-inline constexpr const char* kQueueFullPolicyName = "drop-newest";
+namespace rooftrace::inject {
 
 template <typename T>
 class BoundedQueue {
  public:
+  using Slot = SequencedSlot<T>;
+
   // `capacity` is rounded up to a power of two (at least 2).
   explicit BoundedQueue(size_t capacity) {
+    const size_t c = RoundCapacity(capacity);
+    owned_ = std::unique_ptr<Slot[]>(new Slot[c]);
+    Init(owned_.get(), c);
+  }
+  // Over `slots` (`capacity` of them, a power of two), owned elsewhere.
+  BoundedQueue(Slot* slots, size_t capacity) { Init(slots, capacity); }
+
+  static size_t RoundCapacity(size_t capacity) {
     size_t c = 2;
     while (c < capacity) c <<= 1;
-    mask_ = c - 1;
-    slots_ = std::unique_ptr<Slot[]>(new Slot[c]);
-    for (size_t i = 0; i < c; ++i) {
-      slots_[i].seq.store(i, std::memory_order_relaxed);
-    }
+    return c;
   }
   BoundedQueue(const BoundedQueue&) = delete;
   BoundedQueue& operator=(const BoundedQueue&) = delete;
@@ -67,6 +75,29 @@ class BoundedQueue {
     }
   }
 
+  // Consumer side, for a single consumer that frees slots itself: copies
+  // the next value out and says its position, but keeps the slot taken
+  // until Release(position), so the value stays readable in the slot
+  // (the live buffer's reader finds it there if this process dies before
+  // the value reached the stream). False when empty.
+  bool TryPopHeld(T* out, uint64_t* position) {
+    const size_t pos = head_.load(std::memory_order_relaxed);
+    Slot& slot = slots_[pos & mask_];
+    const size_t seq = slot.seq.load(std::memory_order_acquire);
+    if (seq != pos + 1) return false;  // empty (or being written)
+    *out = slot.value;
+    head_.store(pos + 1, std::memory_order_relaxed);
+    *position = pos;
+    return true;
+  }
+  // Frees the slot of a position TryPopHeld() returned.
+  void Release(uint64_t position) {
+    slots_[position & mask_].seq.store(position + mask_ + 1,
+                                       std::memory_order_release);
+  }
+  // The next position TryPopHeld() will return.
+  uint64_t head() const { return head_.load(std::memory_order_relaxed); }
+
   // Consumer side. False when empty.
   bool TryPop(T* out) {
     size_t pos = head_.load(std::memory_order_relaxed);
@@ -98,11 +129,16 @@ class BoundedQueue {
   }
 
  private:
-  struct Slot {
-    std::atomic<size_t> seq;
-    T value;
-  };
-  std::unique_ptr<Slot[]> slots_;
+  void Init(Slot* slots, size_t capacity) {
+    slots_ = slots;
+    mask_ = capacity - 1;
+    for (size_t i = 0; i < capacity; ++i) {
+      slots_[i].seq.store(i, std::memory_order_relaxed);
+    }
+  }
+
+  std::unique_ptr<Slot[]> owned_;
+  Slot* slots_ = nullptr;
   size_t mask_ = 0;
   alignas(64) std::atomic<size_t> tail_{0};
   alignas(64) std::atomic<size_t> head_{0};

@@ -47,6 +47,7 @@ void Sender::Run() {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
   pthread_setname_np(pthread_self(), "rooftrace-send");
+  Producer::MarkSenderThread();
 
   OpenSink();
   WriteHello();
@@ -284,7 +285,11 @@ void Sender::DrainInto(Cycle* cycle, bool final_pass) {
   // takes everything.
   const size_t limit = final_pass ? ~size_t{0} : producer_->queue_capacity();
   CapturedRecord r;
-  for (size_t i = 0; i < limit && producer_->PopRecord(&r); ++i) {
+  uint64_t position = 0;
+  held_from_ = held_to_ = 0;
+  for (size_t i = 0; i < limit && producer_->PopRecord(&r, &position); ++i) {
+    if (i == 0) held_from_ = position;
+    held_to_ = position + 1;
     switch (r.type) {
       case RecordType::kLaunch:
         cycle->launches.push_back(r.launch);
@@ -340,28 +345,6 @@ StatsInfo Sender::SnapshotStats() {
   return s;
 }
 
-namespace {
-
-template <typename T, typename Fn>
-void EncodeChunks(PacketEncoder& enc, const std::vector<T>& items,
-                  size_t max_batch, uint32_t packet_field, uint32_t item_field,
-                  Fn encode_item,
-                  std::vector<StringInterner::Definition>* definitions,
-                  std::string* frames, uint64_t* packets) {
-  for (size_t begin = 0; begin < items.size(); begin += max_batch) {
-    const size_t end = std::min(items.size(), begin + max_batch);
-    ProtoWriter& w = enc.Begin(MonotonicNs());
-    const size_t t = w.BeginMessage(packet_field);
-    for (size_t i = begin; i < end; ++i) encode_item(w, item_field, items[i]);
-    w.EndMessage(t);
-    enc.Finish(*definitions, frames);
-    definitions->clear();  // defined once, in the first packet of the pass
-    ++*packets;
-  }
-}
-
-}  // namespace
-
 void Sender::EncodeCycle(const Cycle& c, std::string* frames,
                          CountTable* sent) {
   std::vector<StringInterner::Definition> defs;
@@ -375,26 +358,37 @@ void Sender::EncodeCycle(const Cycle& c, std::string* frames,
     defs.clear();
     ++packets;
   }
-  EncodeChunks(encoder_, c.kernels, max_batch, f::packet::kKernelBatch,
-               f::kernel_batch::kKernels, EncodeKernel, &defs, frames,
-               &packets);
-  EncodeChunks(encoder_, c.launches, max_batch, f::packet::kKernelBatch,
-               f::kernel_batch::kLaunches, EncodeLaunch, &defs, frames,
-               &packets);
-  EncodeChunks(encoder_, c.memcpys, max_batch, f::packet::kMemcpyBatch,
-               f::memcpy_batch::kMemcpys, EncodeMemcpy, &defs, frames,
-               &packets);
+  // Each type's packets, in this order; the live buffer is told where the
+  // application threads' records (launches, GEMMs, ranges, marks) start.
+  const auto batches = [&](const auto& items, size_t batch, uint32_t packet,
+                           uint32_t item, auto encode_item) {
+    packets += EncodeInBatches(encoder_, items, batch, packet, item,
+                               encode_item, MonotonicNs(), &defs, frames);
+  };
+  const auto first_sequence = [&](RecordType type, bool any) {
+    inflight_first_seq_[static_cast<size_t>(type)] =
+        any ? encoder_.next_sequence() : 0;
+  };
+  batches(c.kernels, max_batch, f::packet::kKernelBatch,
+          f::kernel_batch::kKernels, EncodeKernel);
+  first_sequence(RecordType::kLaunch, !c.launches.empty());
+  batches(c.launches, max_batch, f::packet::kKernelBatch,
+          f::kernel_batch::kLaunches, EncodeLaunch);
+  batches(c.memcpys, max_batch, f::packet::kMemcpyBatch,
+          f::memcpy_batch::kMemcpys, EncodeMemcpy);
   // KernelCounters carry a dozen metric values each: smaller batches.
-  EncodeChunks(encoder_, c.counters, std::max<size_t>(1, max_batch / 4),
-               f::packet::kCounterBatch, f::counter_batch::kCounters,
-               EncodeKernelCounters, &defs, frames, &packets);
-  EncodeChunks(encoder_, c.gemms, max_batch, f::packet::kGemmBatch,
-               f::gemm_batch::kGemms, EncodeGemm, &defs, frames, &packets);
-  EncodeChunks(encoder_, c.ranges, max_batch, f::packet::kNvtxBatch,
-               f::nvtx_batch::kRanges, EncodeNvtxRange, &defs, frames,
-               &packets);
-  EncodeChunks(encoder_, c.marks, max_batch, f::packet::kNvtxBatch,
-               f::nvtx_batch::kMarks, EncodeNvtxMark, &defs, frames, &packets);
+  batches(c.counters, std::max<size_t>(1, max_batch / 4),
+          f::packet::kCounterBatch, f::counter_batch::kCounters,
+          EncodeKernelCounters);
+  first_sequence(RecordType::kGemm, !c.gemms.empty());
+  batches(c.gemms, max_batch, f::packet::kGemmBatch, f::gemm_batch::kGemms,
+          EncodeGemm);
+  first_sequence(RecordType::kNvtxRange, !c.ranges.empty());
+  batches(c.ranges, max_batch, f::packet::kNvtxBatch, f::nvtx_batch::kRanges,
+          EncodeNvtxRange);
+  first_sequence(RecordType::kNvtxMark, !c.marks.empty());
+  batches(c.marks, max_batch, f::packet::kNvtxBatch, f::nvtx_batch::kMarks,
+          EncodeNvtxMark);
   (*sent)[wire::enums::kRecordDevice].sent += c.devices.size();
   (*sent)[wire::enums::kRecordKernel].sent += c.kernels.size();
   (*sent)[wire::enums::kRecordLaunch].sent += c.launches.size();
@@ -439,6 +433,26 @@ void Sender::EncodeStatsAndGoodbye(
   }
 }
 
+void Sender::AnnounceHeld() {
+  LiveHeader* h = producer_->live_buffer()->header();
+  h->inflight_batch.store(producer_->options().max_batch_records,
+                          std::memory_order_relaxed);
+  for (int t = 0; t < kLiveRecordTypes; ++t) {
+    h->inflight_first_seq[t].store(inflight_first_seq_[t],
+                                   std::memory_order_relaxed);
+  }
+  h->inflight_from.store(held_from_, std::memory_order_relaxed);
+  h->inflight_to.store(held_to_, std::memory_order_release);
+}
+
+void Sender::ReleaseHeld() {
+  if (held_to_ == held_from_) return;
+  LiveHeader* h = producer_->live_buffer()->header();
+  h->inflight_to.store(held_from_, std::memory_order_release);
+  for (uint64_t p = held_from_; p < held_to_; ++p) producer_->ReleaseRecord(p);
+  held_from_ = held_to_ = 0;
+}
+
 void Sender::RunCycle(bool final_pass) {
   Cycle cycle;
   DrainInto(&cycle, final_pass);
@@ -457,8 +471,13 @@ void Sender::RunCycle(bool final_pass) {
   const uint64_t first_sequence = encoder_.next_sequence();
   std::string frames;
   CountTable sent{};
+  inflight_first_seq_ = {};
   EncodeCycle(cycle, &frames, &sent);
-  if (frames.empty()) return;
+  if (frames.empty()) {
+    ReleaseHeld();
+    return;
+  }
+  AnnounceHeld();
   const bool to_socket = sink_ != nullptr && sink_->is_socket();
   bool written = WriteFrames(frames);
   if (!written && to_socket) {
@@ -469,6 +488,7 @@ void Sender::RunCycle(bool final_pass) {
   } else if (written && to_socket) {
     RememberForReplay(frames);
   }
+  ReleaseHeld();
   if (!written) {
     // No sink at all: everything of this pass is lost; say so in counts.
     producer_->CountLost(sent);

@@ -11,6 +11,7 @@
 #ifndef ROOFTRACE_LIBINJECT_SENDER_H_
 #define ROOFTRACE_LIBINJECT_SENDER_H_
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -47,6 +48,10 @@ class Sender {
   void WriteHello();
   void WaitForHelloReply();
   void RunCycle(bool final_pass);
+  // Tells the live buffer which records the pass about to be written holds
+  // (before the write), then frees their slots (after it).
+  void AnnounceHeld();
+  void ReleaseHeld();
   void DrainInto(Cycle* cycle, bool final_pass);
   // Decodes every activity buffer CUPTI completed and hands it back.
   void DrainActivity(ActivityBufferPool* pool, ActivityDecoder* decoder,
@@ -74,6 +79,11 @@ class Sender {
   uint64_t bytes_sent_ = 0;
   uint64_t last_stats_ns_ = 0;
   DecodeCounts decode_counts_;
+  // The application threads' records of the pass being written: queue
+  // positions [held_from_, held_to_), freed once its frames are written;
+  // per RecordType, the sequence of the pass's first packet of that type.
+  uint64_t held_from_ = 0, held_to_ = 0;
+  std::array<uint64_t, kLiveRecordTypes> inflight_first_seq_{};
 };
 
 }  // namespace rooftrace::inject

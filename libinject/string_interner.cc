@@ -42,6 +42,7 @@ uint64_t StringInterner::InternLocked(std::string_view s,
   const uint64_t iid = strings_.size();
   *stored = std::string_view(strings_.back());
   ids_.emplace(*stored, iid);
+  if (mirror_ != nullptr) (void)mirror_->AppendString(iid, *stored);
   return iid;
 }
 

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "proto/live_buffer.h"
 #include "proto/wire_encoder.h"
 
 namespace rooftrace::inject {
@@ -39,6 +40,11 @@ class StringInterner {
   void TakePending(std::vector<Definition>* out);
   // Every definition so far (a spool started mid-session restates them).
   void TakeAll(std::vector<Definition>* out);
+
+  // Every string interned from now on is also written to `live` (the
+  // producer's live buffer), where a reader finds it after this process
+  // is gone. Set once, before any thread interns.
+  void set_mirror(LiveBuffer* live) { mirror_ = live; }
 
   size_t size();
   // The text of `iid` ("" when unknown). Takes the mutex: for the rare
@@ -61,6 +67,7 @@ class StringInterner {
   std::deque<std::string> strings_;  // iid = index + 1; stable addresses
   std::unordered_map<std::string_view, uint64_t, Hash, std::equal_to<>> ids_;
   size_t pending_from_ = 0;
+  LiveBuffer* mirror_ = nullptr;
 };
 
 }  // namespace rooftrace::inject

@@ -44,7 +44,12 @@ namespace rooftrace {
                           "tried after one was refused (the run is "      \
                           "incomplete)")                                  \
   X(kernels_not_stored, "kernels lost to a failed store write")            \
-  X(nvtx_ranges_not_stored, "NVTX ranges lost to a failed store write")
+  X(nvtx_ranges_not_stored, "NVTX ranges lost to a failed store write")   \
+  X(records_recovered, "records read from the live buffer of a producer "  \
+                       "that ended without a Goodbye")                     \
+  X(records_lost_at_exit, "records a producer that ended without a "      \
+                          "Goodbye had taken but that neither arrived nor " \
+                          "were in its live buffer")
 
 enum class ImportStat : int {
 #define ROOFTRACE_STAT_ENUM_(name, meaning) k_##name,

@@ -53,6 +53,7 @@ inline constexpr uint32_t kCapabilities = 10;
 inline constexpr uint32_t kMode = 11;
 inline constexpr uint32_t kCounterPasses = 12;
 inline constexpr uint32_t kConfig = 13;
+inline constexpr uint32_t kLiveBuffer = 14;
 }  // namespace hello
 
 namespace hello_reply {

@@ -24,6 +24,7 @@ void EncodeHello(ProtoWriter& w, uint32_t field, const HelloInfo& h) {
   w.Uint(f::hello::kMode, h.mode);
   w.Uint(f::hello::kCounterPasses, h.counter_passes);
   for (const auto& c : h.config) w.String(f::hello::kConfig, c, true);
+  w.String(f::hello::kLiveBuffer, h.live_buffer);
   w.EndMessage(t);
 }
 

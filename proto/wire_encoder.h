@@ -106,6 +106,8 @@ struct HelloInfo {
   uint32_t mode = wire::enums::kModeTrace;
   uint32_t counter_passes = 0;
   std::vector<std::string> config;
+  // The producer's live buffer file ("" when it has none).
+  std::string live_buffer;
 };
 
 // Per record kind: seen / sent / dropped / filtered, cumulative.
@@ -164,6 +166,33 @@ class PacketEncoder {
   ProtoWriter writer_{&payload_};
   uint64_t next_sequence_ = 1;
 };
+
+// Encodes `items` as packets of at most `max_batch` items each: field
+// `packet_field` of the Packet holds the batch message, whose repeated
+// field `item_field` holds the items (encode_item(writer, field, item)).
+// The first packet carries `*definitions`, which is then emptied. Returns
+// the number of packets.
+template <typename T, typename EncodeItem>
+uint64_t EncodeInBatches(PacketEncoder& enc, const std::vector<T>& items,
+                         size_t max_batch, uint32_t packet_field,
+                         uint32_t item_field, EncodeItem encode_item,
+                         uint64_t timestamp_ns,
+                         std::vector<StringDefinition>* definitions,
+                         std::string* frames) {
+  uint64_t packets = 0;
+  const size_t batch = max_batch == 0 ? 1 : max_batch;
+  for (size_t begin = 0; begin < items.size(); begin += batch) {
+    const size_t end = items.size() - begin < batch ? items.size() : begin + batch;
+    ProtoWriter& w = enc.Begin(timestamp_ns);
+    const size_t t = w.BeginMessage(packet_field);
+    for (size_t i = begin; i < end; ++i) encode_item(w, item_field, items[i]);
+    w.EndMessage(t);
+    enc.Finish(*definitions, frames);
+    definitions->clear();
+    ++packets;
+  }
+  return packets;
+}
 
 }  // namespace rooftrace::inject
 

@@ -1,10 +1,14 @@
 #include "sources/rft/ingest.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "base/file_digest.h"
 #include "sources/rft/ingest_internal.h"
+#include "sources/rft/live_recovery.h"
 #include "sources/rft/wire_session.h"
 #include "proto/framing.h"
 
@@ -39,6 +43,48 @@ Status CheckTraceFile(const std::string& path) {
   return OkStatus();
 }
 
+namespace {
+
+// A spool whose producer ended without a Goodbye: the records it left in
+// its live buffer (named by the Hello; the spool file's owner must own it).
+// Its producer is gone or still writing; it is not waited for.
+void RecoverSpooled(const std::string& path, WireSession* session) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return;
+  auto recovery = RecoverFromLiveBuffer(session, st.st_uid, /*wait_ms=*/0);
+  if (!recovery.ok()) {
+    fprintf(stderr, "rooftrace: %s: %s\n", path.c_str(),
+            recovery.status().message().c_str());
+  } else if (!recovery->summary.empty()) {
+    fprintf(stderr, "rooftrace: %s: %s\n", path.c_str(),
+            recovery->summary.c_str());
+  }
+}
+
+}  // namespace
+
+void IngestOrphanLiveBuffers(const std::string& dir, RunRecorder* recorder) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".live") continue;
+    const std::string path = entry.path().string();
+    struct stat st {};
+    if (lstat(path.c_str(), &st) != 0) continue;
+    WireSession session(path);
+    auto recovery = RecoverOrphanLiveBuffer(path, st.st_uid, 0, &session);
+    if (!recovery.ok()) {
+      fprintf(stderr, "rooftrace: %s\n", recovery.status().message().c_str());
+      continue;
+    }
+    fprintf(stderr, "rooftrace: %s\n", recovery->summary.c_str());
+    if (recovery->owner_alive) continue;
+    if (Status s = recorder->AddSession(&session.session()); !s.ok()) {
+      fprintf(stderr, "rooftrace: %s: %s\n", path.c_str(),
+              s.message().c_str());
+    }
+  }
+}
+
 Status IngestFileInto(const std::string& path, RunRecorder* recorder,
                       IngestResult* result, bool progress,
                       const std::atomic<bool>* stop) {
@@ -49,6 +95,7 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
   std::string_view payload;
   uint64_t next_progress = 64ull << 20;
   auto end_session = [&]() -> Status {
+    RecoverSpooled(path, session.get());
     Status s = recorder->AddSession(&session->session());
     session = std::make_unique<WireSession>(path);
     return s;

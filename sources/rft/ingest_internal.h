@@ -20,6 +20,12 @@ Status CheckTraceFile(const std::string& path);
 // Reads every session of `path` into `recorder`. A corrupt or truncated tail
 // keeps what came before and is described in result->warning; so does a
 // `stop` flag set part-way (result->interrupted).
+// Stores the sessions kept in the live buffers (*.live) of `dir` whose
+// producers are gone and whose streams never reached a collector (a
+// process killed before its Hello went out): `rooftrace profile` sweeps its
+// private folder with it after the command. One stderr line per buffer.
+void IngestOrphanLiveBuffers(const std::string& dir, RunRecorder* recorder);
+
 Status IngestFileInto(const std::string& path, RunRecorder* recorder,
                       IngestResult* result, bool progress,
                       const std::atomic<bool>* stop = nullptr);

@@ -59,6 +59,7 @@ Status WireSession::OnHello(const wire::Hello& h) {
     if (i) header.argv += ' ';
     header.argv += h.argv(i);
   }
+  live_buffer_ = h.live_buffer();
   session_.Start(header);
   return OkStatus();
 }

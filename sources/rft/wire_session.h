@@ -49,6 +49,10 @@ class WireSession {
   // True after OnPacket() met a second Hello: it was not consumed; end this
   // session and feed that payload to a new one.
   bool restart_pending() const { return restart_pending_; }
+  // The producer's live buffer file named by its Hello ("" when none):
+  // sources/rft/live_recovery.h reads it when the stream ends without a
+  // Goodbye.
+  const std::string& live_buffer() const { return live_buffer_; }
 
  private:
   Status OnHello(const wire::Hello& hello);
@@ -73,6 +77,7 @@ class WireSession {
   wire::Packet scratch_;
   PacketDigest digest_;  // scratch of the hand-written decoder
   bool reference_decoder_ = false;
+  std::string live_buffer_;
   uint64_t goodbye_packets_sent_ = 0;
   std::array<uint64_t, kNumRecordKinds> goodbye_sent_{};
 };

@@ -440,6 +440,64 @@ TEST_F(CollectorIntegrationTest, ProfileWithRealInjectLibrary) {
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 1);
 }
 
+// The NVTX test program of libinject's tests, run under the real library.
+std::string NvtxApp() {
+  return std::string(ROOFTRACE_BINARY_DIR) + "/tests/libinject_apps/rt_nvtx_app";
+}
+
+std::string InjectLib() {
+  return std::string(ROOFTRACE_BINARY_DIR) + "/lib/librooftrace_inject.so";
+}
+
+// A forked child records three NVTX ranges and ends with _exit() 1 ms
+// later: no atexit, no Goodbye, its sender never ran a pass. The ranges
+// are in the store all the same, read from its live buffer.
+TEST_F(CollectorIntegrationTest, RangesOfAChildThatExitsAbruptlyAreStored) {
+  if (!fs::exists(InjectLib()) || !fs::exists(NvtxApp())) {
+    GTEST_SKIP() << "libinject not built (needs the CUDA toolkit)";
+  }
+  const pid_t p = Spawn({kCli, "profile", "-o", store_, "--", NvtxApp(),
+                         "fork-exit"},
+                        log_, {"ROOFTRACE_INJECT_LIB=" + InjectLib()});
+  EXPECT_EQ(Wait(p), 7) << Slurp(log_);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE name = 'child'"), 3)
+      << Slurp(log_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE name = 'outer'"), 1);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats "
+                  "WHERE name = 'records_recovered'"),
+            3);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats "
+                  "WHERE name = 'records_lost_at_exit'"),
+            0);
+  EXPECT_NE(Slurp(log_).find("records recovered from its live buffer"),
+            std::string::npos)
+      << Slurp(log_);
+}
+
+// A producer SIGKILLed right after recording 20,000 ranges in a tight loop
+// (most still queued or in a pass being written): every range is stored,
+// none twice, and nothing is counted lost.
+TEST_F(CollectorIntegrationTest, SigkilledProducerLosesNoRecordedRange) {
+  if (!fs::exists(InjectLib()) || !fs::exists(NvtxApp())) {
+    GTEST_SKIP() << "libinject not built (needs the CUDA toolkit)";
+  }
+  const pid_t p = Spawn({kCli, "profile", "-o", store_, "--", NvtxApp(),
+                         "kill-self", "20000"},
+                        log_, {"ROOFTRACE_INJECT_LIB=" + InjectLib()});
+  EXPECT_EQ(Wait(p), 128 + SIGKILL) << Slurp(log_);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE name = 'step'"),
+            20000)
+      << Slurp(log_);
+  EXPECT_EQ(q.Int("SELECT COUNT(DISTINCT range_id) FROM nvtx_ranges "
+                  "WHERE name = 'step'"),
+            20000);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats "
+                  "WHERE name = 'records_lost_at_exit'"),
+            0);
+}
+
 // The store cannot grow (a full disk: SQLite's max_page_count through the
 // store's test hook ROOFTRACE_TEST_STORE_PAGE_BUDGET): collect exits 3, the
 // run is stored incomplete with the reason and the kernels it lost, and

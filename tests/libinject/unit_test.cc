@@ -73,7 +73,15 @@ TEST(ConfigTest, DefaultsWithoutEnvironment) {
   EXPECT_EQ(c->sample_every, 1u);
   EXPECT_EQ(c->max_kernels, 0u);
   EXPECT_EQ(c->capture, CaptureMode::kAll);
-  EXPECT_EQ(c->queue_records, 16384u);
+  // A 32 MiB budget: 4 MiB for strings, the largest power of two of slots
+  // that fits the rest.
+  EXPECT_EQ(c->queue_records, 0u);
+  EXPECT_EQ(c->buffer_bytes, uint64_t{32} << 20);
+  EXPECT_EQ(c->StringBytes(), uint64_t{4} << 20);
+  EXPECT_LE(c->QueueSlots() * sizeof(LiveSlot), (uint64_t{28} << 20));
+  EXPECT_GT(c->QueueSlots() * 2 * sizeof(LiveSlot), (uint64_t{28} << 20));
+  EXPECT_EQ(c->on_full, QueueFull::kDrop);
+  EXPECT_TRUE(c->live_buffer);
   EXPECT_EQ(c->exit_timeout_ms, 3000u);
   EXPECT_FALSE(c->counters_communication);
   EXPECT_EQ(ParseWith({})->spool_dir, "/tmp");
@@ -205,6 +213,9 @@ TEST(ConfigTest, ReadsEveryVariable) {
                       {"ROOFTRACE_KERNEL_EXCLUDE", "copy"},
                       {"ROOFTRACE_SAMPLE_EVERY", "10"},
                       {"ROOFTRACE_MAX_KERNELS", "5000"},
+                      {"ROOFTRACE_BUFFER_MB", "64"},
+                      {"ROOFTRACE_ON_FULL", "wait"},
+                      {"ROOFTRACE_LIVE_BUFFER", "0"},
                       {"ROOFTRACE_CAPTURE", "profiler-api"},
                       {"ROOFTRACE_QUEUE_RECORDS", "1024"},
                       {"ROOFTRACE_LOG", "debug"},
@@ -224,6 +235,10 @@ TEST(ConfigTest, ReadsEveryVariable) {
   EXPECT_EQ(c->max_kernels, 5000u);
   EXPECT_EQ(c->capture, CaptureMode::kProfilerApi);
   EXPECT_EQ(c->queue_records, 1024u);
+  EXPECT_EQ(c->QueueSlots(), 1024u);  // an explicit size wins over the budget
+  EXPECT_EQ(c->buffer_bytes, uint64_t{64} << 20);
+  EXPECT_EQ(c->on_full, QueueFull::kWait);
+  EXPECT_FALSE(c->live_buffer);
   EXPECT_EQ(c->log_level, LogLevel::kDebug);
   EXPECT_EQ(c->counters, "full");
   EXPECT_EQ(c->nvtx_include, "decode");
@@ -296,6 +311,10 @@ TEST(ConfigTest, RejectsBadValuesWithTheVariableName) {
       {"ROOFTRACE_MAX_KERNELS", "-1"},
       {"ROOFTRACE_CAPTURE", "sometimes"},
       {"ROOFTRACE_QUEUE_RECORDS", "8"},
+      {"ROOFTRACE_BUFFER_MB", "0"},
+      {"ROOFTRACE_BUFFER_MB", "lots"},
+      {"ROOFTRACE_ON_FULL", "block"},
+      {"ROOFTRACE_LIVE_BUFFER", "maybe"},
       {"ROOFTRACE_LOG", "loud"},
       {"ROOFTRACE_COUNTERS", "most"},
       {"ROOFTRACE_EXIT_TIMEOUT_MS", "1e3"},
@@ -307,6 +326,29 @@ TEST(ConfigTest, RejectsBadValuesWithTheVariableName) {
     EXPECT_NE(c.status().message().find(name), std::string::npos);
     EXPECT_NE(c.status().message().find(value), std::string::npos);
   }
+}
+
+// A held slot stays taken (and readable) until released; the sequence
+// protocol the live buffer's reader relies on: position + 1 once written,
+// position + capacity once free.
+TEST(BoundedQueueTest, HeldSlotsStayTakenUntilReleased) {
+  BoundedQueue<int> q(4);
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(q.TryPush(i));
+  int v = -1;
+  uint64_t pos = 99;
+  ASSERT_TRUE(q.TryPopHeld(&v, &pos));
+  EXPECT_EQ(v, 0);
+  EXPECT_EQ(pos, 0u);
+  EXPECT_FALSE(q.TryPush(4));  // popped but held: still full
+  q.Release(pos);
+  EXPECT_TRUE(q.TryPush(4));
+  for (int i = 1; i <= 4; ++i) {
+    ASSERT_TRUE(q.TryPopHeld(&v, &pos));
+    EXPECT_EQ(v, i);
+    EXPECT_EQ(pos, static_cast<uint64_t>(i));
+    q.Release(pos);
+  }
+  EXPECT_FALSE(q.TryPopHeld(&v, &pos));
 }
 
 // Capacity rounds up to a power of two; a full queue refuses, in order.

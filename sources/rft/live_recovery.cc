@@ -1,0 +1,139 @@
+#include "sources/rft/live_recovery.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "proto/field_numbers.h"
+#include "proto/framing.h"
+#include "proto/live_buffer.h"
+
+namespace rooftrace {
+
+namespace {
+
+// Record kinds that application threads put in the queue (the others come
+// from CUPTI's buffers and the counters, which a live buffer does not hold).
+constexpr int kQueuedKinds[] = {
+    wire::enums::kRecordLaunch, wire::enums::kRecordGemm,
+    wire::enums::kRecordNvtxRange, wire::enums::kRecordNvtxMark};
+
+// Records the producer took (seen, neither dropped nor filtered) but the
+// session never got, recovered ones included; its counts are the header's,
+// current to the moment it ended.
+uint64_t CountLost(const inject::LiveContents& live, Session* session) {
+  ImportStats& stats = session->stats();
+  uint64_t lost = 0;
+  for (int k : kQueuedKinds) {
+    stats.producer_dropped[k] = std::max(stats.producer_dropped[k],
+                                         live.dropped[k]);
+    stats.producer_filtered[k] = std::max(stats.producer_filtered[k],
+                                          live.filtered[k]);
+    const uint64_t taken = live.seen[k] - std::min(live.seen[k],
+                                                   live.dropped[k] +
+                                                       live.filtered[k]);
+    if (taken > stats.received[k]) lost += taken - stats.received[k];
+  }
+  return lost;
+}
+
+// Decodes `frames` (whole frames) into `ws`.
+Status Feed(const std::string& frames, WireSession* ws) {
+  wire::FrameReader reader;
+  reader.Feed(frames);
+  std::string_view payload;
+  while (reader.Next(&payload) == wire::FrameReader::Result::kFrame) {
+    RT_RETURN_IF_ERROR(ws->OnPacket(payload));
+  }
+  return OkStatus();
+}
+
+// The records of `live` after sequence `last` go into `ws`; counts, the
+// summary, and the file is removed.
+Status Apply(const inject::LiveContents& live, const std::string& path,
+             uint64_t last, WireSession* ws, LiveRecovery* out) {
+  Session& session = ws->session();
+  std::string frames;
+  const inject::RecoveryCounts counts =
+      inject::EncodeRecovered(live, last, last + 1, 4096, &frames);
+  // The re-encoded packets go through the same decoder as the stream's.
+  RT_RETURN_IF_ERROR(Feed(frames, ws));
+  out->recovered = counts.total();
+  out->lost = CountLost(live, &session);
+  session.stats()[ImportStat::k_records_recovered] += out->recovered;
+  session.stats()[ImportStat::k_records_lost_at_exit] += out->lost;
+  unlink(path.c_str());
+  out->frames = std::move(frames);
+  out->summary = session.name() + " ended without a Goodbye: " +
+                 std::to_string(out->recovered) +
+                 " records recovered from its live buffer" +
+                 (out->lost == 0 ? std::string(", none lost")
+                                 : ", " + std::to_string(out->lost) +
+                                       " lost (being written when it ended)") +
+                 "; kernels CUPTI had not handed over are not counted";
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<LiveRecovery> RecoverFromLiveBuffer(WireSession* ws, uid_t owner_uid,
+                                             int wait_ms) {
+  LiveRecovery out;
+  Session& session = ws->session();
+  if (!ws->has_hello() || ws->live_buffer().empty() || session.end().goodbye) {
+    return out;
+  }
+  out.attempted = true;
+  const std::string& path = ws->live_buffer();
+  const SessionHeader& h = session.header();
+  inject::LiveContents live;
+  inject::LiveReadResult result = inject::LiveReadResult::kOwnerAlive;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  for (;;) {
+    RT_RETURN_IF_ERROR(inject::ReadLiveBuffer(path, owner_uid, h.pid,
+                                              h.start_unix_ns, &live,
+                                              &result));
+    if (result == inject::LiveReadResult::kRead) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      out.owner_alive = true;
+      out.summary = session.name() + " ended its stream without a Goodbye "
+                    "but still runs: its unsent records stay in " + path;
+      return out;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  RT_RETURN_IF_ERROR(
+      Apply(live, path, session.end().last_sequence, ws, &out));
+  return out;
+}
+
+StatusOr<LiveRecovery> RecoverOrphanLiveBuffer(const std::string& path,
+                                               uid_t owner_uid,
+                                               uint64_t received_through,
+                                               WireSession* ws) {
+  LiveRecovery out;
+  out.attempted = true;
+  inject::LiveContents live;
+  inject::LiveReadResult result = inject::LiveReadResult::kOwnerAlive;
+  RT_RETURN_IF_ERROR(
+      inject::ReadLiveBuffer(path, owner_uid, 0, 0, &live, &result));
+  if (result != inject::LiveReadResult::kRead) {
+    out.owner_alive = true;
+    out.summary = path + ": its producer still runs; not read";
+    return out;
+  }
+  if (live.hello_frame.empty()) {
+    return Corrupt("live buffer " + path + " keeps no Hello");
+  }
+  RT_RETURN_IF_ERROR(Feed(live.hello_frame, ws));
+  if (!ws->has_hello()) {
+    return Corrupt("live buffer " + path + ": its Hello does not decode");
+  }
+  RT_RETURN_IF_ERROR(
+      Apply(live, path, std::max<uint64_t>(received_through, 1), ws, &out));
+  return out;
+}
+
+}  // namespace rooftrace
