@@ -46,8 +46,8 @@ bool ReadStat(pid_t pid, StatLine* out) {
   if (!std::getline(f, line)) return false;
   const size_t open = line.find('(');
   const size_t close = line.rfind(')');
-  if (open == std::string::npos || close == std::string::npos ||
-      close < open || close + 4 > line.size()) {
+  if (open == std::string::npos || close == std::string::npos || close < open ||
+      close + 4 > line.size()) {
     return false;
   }
   std::istringstream rest(line.substr(close + 2));
@@ -111,8 +111,7 @@ std::string DescribeProcesses(const std::vector<ProcessInfo>& processes,
   std::string out;
   for (size_t i = 0; i < processes.size() && i < max_named; ++i) {
     if (!out.empty()) out += ", ";
-    out += "pid " + std::to_string(processes[i].pid) + " " +
-           processes[i].comm;
+    out += "pid " + std::to_string(processes[i].pid) + " " + processes[i].comm;
   }
   if (processes.size() > max_named) {
     out += ", and " + std::to_string(processes.size() - max_named) + " more";
@@ -142,8 +141,7 @@ std::optional<pid_t> TraceWriterPid(std::string_view file_name) {
   dash = stem.rfind('-');
   uint64_t pid = 0;
   if (dash == std::string_view::npos || dash < 10 ||  // a host is named
-      !Digits(stem.substr(dash + 1), &pid) || pid == 0 ||
-      pid >= kPidMaxLimit) {
+      !Digits(stem.substr(dash + 1), &pid) || pid == 0 || pid >= kPidMaxLimit) {
     return std::nullopt;
   }
   return static_cast<pid_t>(pid);
@@ -155,11 +153,10 @@ bool StillBeingWritten(const std::string& path) {
   if (const auto pid = TraceWriterPid(path); pid && Alive(*pid)) return true;
   // libinject's `file:` sink holds an exclusive flock on its file while it
   // writes (libinject/sink.cc OpenSharedFileSink).
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-                                        O_NONBLOCK | O_NOCTTY);
+  const int fd = open(
+      path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return false;
-  const bool locked =
-      flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  const bool locked = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
   close(fd);  // releases our shared lock, if we took it
   return locked;
 }

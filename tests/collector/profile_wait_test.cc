@@ -3,12 +3,11 @@
 #include "collector/profile_wait.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
@@ -55,9 +54,8 @@ TEST(ProfileWaitTest, SpoolOfALiveWriterIsStillBeingWritten) {
   TempDir dir("profile_wait");
   const std::string live = dir.File("rooftrace-h-" + std::to_string(getpid()) +
                                     "-1700000000123456789.rft");
-  const std::string ended = dir.File("rooftrace-h-" +
-                                     std::to_string(EndedPid()) +
-                                     "-1700000000123456789.rft");
+  const std::string ended = dir.File(
+      "rooftrace-h-" + std::to_string(EndedPid()) + "-1700000000123456789.rft");
   const std::string sibling =
       dir.File("run-" + std::to_string(getpid()) + ".rft");
   Touch(live);
@@ -98,9 +96,8 @@ TEST(ProfileWaitTest, FlockedFileIsStillBeingWritten) {
 // (as from another PID namespace): seen open while it lives, not after.
 TEST(ProfileWaitTest, FileHeldOpenByADescendantIsSeen) {
   TempDir dir("profile_wait");
-  const std::string path =
-      dir.File("rooftrace-h-" + std::to_string(EndedPid()) +
-               "-1700000000123456789.rft");
+  const std::string path = dir.File(
+      "rooftrace-h-" + std::to_string(EndedPid()) + "-1700000000123456789.rft");
   const std::string ready = dir.File("ready");
   Touch(path);
   const pid_t writer = fork();
