@@ -1,11 +1,13 @@
 // `rooftrace profile -- CMD ARGS...`: runs CMD with the injection
 // environment, an embedded collector on a private Unix socket, and prints
-// the run's kernel table when CMD ends. Returns CMD's exit code.
+// the run's kernel table when CMD ends, and the processes it left running
+// (issue 18 item 4). Returns CMD's exit code.
 #include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
 #include <regex.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +29,7 @@
 #include "sources/rft/ingest_internal.h"
 #include "pipeline/recorder.h"
 #include "store/store.h"
+#include "collector/profile_wait.h"
 #include "collector/server.h"
 #include "collector/summary.h"
 
@@ -37,10 +40,20 @@ namespace rooftrace {
 namespace {
 
 std::atomic<int> g_forward_signal{0};
+// The last signal asking profile to stop (INT, TERM, HUP, QUIT), however
+// sent: once the command has exited, it ends the wait for what the command
+// left running. From the terminal (Ctrl-C), the processes in the
+// foreground group got it too and may be flushing as they end.
+std::atomic<int> g_stop_signal{0};
+std::atomic<bool> g_stop_from_terminal{false};
 // A signal the terminal generated (Ctrl-C, Ctrl-\\: si_code SI_KERNEL) went
 // to the whole foreground process group, the command included: forwarding
 // it would deliver it twice. One sent with kill() to rooftrace is passed on.
 extern "C" void OnForwardSignal(int sig, siginfo_t* info, void*) {
+  if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT) {
+    g_stop_from_terminal.store(info != nullptr && info->si_code == SI_KERNEL);
+    g_stop_signal.store(sig);
+  }
   if (info != nullptr && info->si_code == SI_KERNEL) return;
   g_forward_signal.store(sig);
 }
@@ -111,6 +124,9 @@ struct ProfileOptions {
   // Signed, so that a negative value is refused rather than wrapped.
   int64_t sample_every = 1;
   int top = 15;
+  // yes: after the command, wait for every process it left running (and
+  // its connection); no: only the grace for producers flushing at exit.
+  std::string wait_descendants = "yes";
   std::string exe, inject;  // resolved by CheckProfileOptions
 };
 
@@ -133,6 +149,10 @@ Status CheckProfileOptions(ProfileOptions* o) {
   if (o->top < 0) {
     return InvalidArgument("--top " + std::to_string(o->top) +
                            ": give the number of kernel rows, 0 or more");
+  }
+  if (o->wait_descendants != "yes" && o->wait_descendants != "no") {
+    return InvalidArgument("--wait-descendants " + o->wait_descendants +
+                           ": use yes or no");
   }
   RT_RETURN_IF_ERROR(CheckKernelRegex(o->kernels));
   struct stat st {};
@@ -196,23 +216,56 @@ std::vector<std::string> ChildEnvironment(const ProfileOptions& o,
   return env;
 }
 
+// OnForwardSignal on kForwardedSignals for as long as it lives, the
+// previous dispositions restored when destroyed. One per profile run, on
+// the main thread: it spans the command and the wait for what the command
+// left running (so that none of these signals ends profile then).
+class ForwardedSignals {
+ public:
+  ForwardedSignals() {
+    struct sigaction sa {};
+    sa.sa_sigaction = OnForwardSignal;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    g_forward_signal.store(0);
+    g_stop_signal.store(0);
+    for (size_t i = 0; i < kNumForwarded; ++i) {
+      sigaction(kForwardedSignals[i], &sa, &old_[i]);
+    }
+  }
+  ~ForwardedSignals() { Restore(); }
+  ForwardedSignals(const ForwardedSignals&) = delete;
+  ForwardedSignals& operator=(const ForwardedSignals&) = delete;
+  // The dispositions profile was given (async-signal-safe: for a child
+  // between fork and exec).
+  void Restore() const {
+    for (size_t i = 0; i < kNumForwarded; ++i) {
+      sigaction(kForwardedSignals[i], &old_[i], nullptr);
+    }
+  }
+
+ private:
+  struct sigaction old_[kNumForwarded] = {};
+};
+
 // Runs the command with `env`, forwarding kForwardedSignals to it; returns
-// its exit code (128 + signal when killed).
-int RunChild(const ProfileOptions& o, std::vector<std::string> env) {
+// its exit code (128 + signal when killed). Processes it leaves running
+// become profile's children (a child subreaper), for WaitForLeftovers.
+int RunChild(const ProfileOptions& o, std::vector<std::string> env,
+             const ForwardedSignals& signals) {
   std::vector<std::string> cmd = o.cmd;
   std::vector<char*> envp, args;
   for (auto& s : env) envp.push_back(s.data());
   envp.push_back(nullptr);
   for (auto& a : cmd) args.push_back(a.data());
   args.push_back(nullptr);
-  struct sigaction sa {};
-  struct sigaction old[kNumForwarded] = {};
-  sa.sa_sigaction = OnForwardSignal;
-  sa.sa_flags = SA_SIGINFO;
-  sigemptyset(&sa.sa_mask);
-  g_forward_signal.store(0);
-  for (size_t i = 0; i < kNumForwarded; ++i) {
-    sigaction(kForwardedSignals[i], &sa, &old[i]);
+  // Orphans of the command (`sh -c 'app &'`) are re-parented to us instead
+  // of init: we can tell when the last one ends, and reap it. Not inherited
+  // by the command.
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    std::cerr << "rooftrace profile: cannot adopt the processes the command "
+                 "leaves running (prctl: "
+              << strerror(errno) << "): they are not waited for\n";
   }
   // Built before fork(): the child of a threaded process may only call
   // async-signal-safe functions.
@@ -221,44 +274,150 @@ int RunChild(const ProfileOptions& o, std::vector<std::string> env) {
   const pid_t child = fork();
   if (child == 0) {
     // The command starts with the dispositions rooftrace was given.
-    for (size_t i = 0; i < kNumForwarded; ++i) {
-      sigaction(kForwardedSignals[i], &old[i], nullptr);
-    }
+    signals.Restore();
     execve(o.exe.c_str(), args.data(), envp.data());
     (void)!write(2, exec_failed.data(), exec_failed.size());
     _exit(127);
   }
-  int exit_code = kExitFailure;
   if (child < 0) {
     std::cerr << "rooftrace profile: fork failed: " << strerror(errno) << "\n";
-  } else {
-    int status = 0;
+    return kExitFailure;
+  }
+  int status = 0;
+  for (;;) {
+    const pid_t w = waitpid(child, &status, WNOHANG);
+    if (w == child) break;
+    if (w < 0 && errno != EINTR) break;
+    if (const int sig = g_forward_signal.exchange(0)) kill(child, sig);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return WIFEXITED(status)     ? WEXITSTATUS(status)
+         : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                               : kExitFailure;
+}
+
+const char* SignalName(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    default: return "a signal";
+  }
+}
+
+std::string Processes(size_t n) {
+  return std::to_string(n) + (n == 1 ? " process" : " processes");
+}
+
+// How the wait after the command ended.
+struct WaitOutcome {
+  int stop_signal = 0;  // the signal that ended the wait early; 0: none
+  // Descendants alive, and producers connected, when the wait ended.
+  std::vector<ProcessInfo> left_running;
+  size_t open_connections = 0;
+};
+
+// After the command exits: reaps the processes it left running until none
+// remains (`wait_descendants`; they re-parent to us, RunChild) and no
+// producer is connected, then returns. Connections of producers that have
+// ended get `kGrace` to be read (libinject flushes at exit within
+// ROOFTRACE_EXIT_TIMEOUT_MS, 3 s). INT, TERM, HUP or QUIT sent to profile
+// ends the wait at once; the processes are the user's and are not
+// signalled. Ctrl-C at the terminal reached the foreground processes too:
+// if any does not ignore it, they get `kGrace` to end and flush (a second
+// Ctrl-C stops at once). Says one line when it waits for processes, one
+// when it gives them time to end, none otherwise.
+WaitOutcome WaitForLeftovers(const CollectorServer& server,
+                             bool wait_descendants) {
+  constexpr auto kGrace = std::chrono::seconds(5);
+  // Short-lived leftovers (a shell's last pipeline stage) end in this time
+  // without a word.
+  constexpr auto kQuiet = std::chrono::milliseconds(200);
+  using Clock = std::chrono::steady_clock;
+  // Signals sent while the command ran were the command's.
+  g_stop_signal.store(0);
+  const auto started = Clock::now();
+  auto grace_end = started + kGrace;
+  bool announced = false, had_descendants = false, settling = false;
+  auto settle_end = started;
+  WaitOutcome out;
+  // The server accepts connections made just before the command ended.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (;;) {
+    bool descendants = false;
     for (;;) {
-      const pid_t w = waitpid(child, &status, WNOHANG);
-      if (w == child) break;
-      if (w < 0 && errno != EINTR) break;
-      if (const int sig = g_forward_signal.exchange(0)) kill(child, sig);
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      int status = 0;
+      const pid_t w = waitpid(-1, &status, WNOHANG);
+      if (w > 0) continue;  // one ended; reap the next
+      if (w == 0) descendants = true;
+      if (w < 0 && errno == EINTR) continue;
+      break;  // none ended, or none left (ECHILD)
     }
-    exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
-                : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                      : kExitFailure;
+    if (!wait_descendants) descendants = false;
+    const auto now = Clock::now();
+    if (had_descendants && !descendants) grace_end = now + kGrace;
+    had_descendants = descendants;
+    if (!descendants &&
+        (server.open_connections() == 0 || now >= grace_end)) {
+      break;
+    }
+    g_forward_signal.store(0);  // there is no command to pass it to
+    if (const int sig = g_stop_signal.exchange(0)) {
+      out.stop_signal = sig;
+      if (settling || !g_stop_from_terminal.load()) break;
+      // Those in our (the foreground) group that do not ignore it got it.
+      bool any_got_it = false;
+      for (const ProcessInfo& p : ListDescendants(getpid())) {
+        any_got_it |= p.pgid == getpgrp() && !IgnoresSignal(p.pid, sig);
+      }
+      if (!any_got_it) break;
+      settling = true;
+      settle_end = now + kGrace;
+      std::cerr << "rooftrace profile: stopping; the processes that got "
+                << SignalName(sig) << " have "
+                << std::chrono::duration_cast<std::chrono::seconds>(kGrace)
+                       .count()
+                << " s to end; press it again to stop now" << std::endl;
+    }
+    if (settling && now >= settle_end) break;
+    if (descendants && !announced && now - started >= kQuiet) {
+      const std::vector<ProcessInfo> left = ListDescendants(getpid());
+      if (!left.empty()) {
+        std::cerr << "rooftrace profile: the command exited; waiting for "
+                  << Processes(left.size()) << " it left running ("
+                  << DescribeProcesses(left)
+                  << "); Ctrl-C stops waiting and keeps what was received"
+                  << std::endl;
+        announced = true;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  for (size_t i = 0; i < kNumForwarded; ++i) {
-    sigaction(kForwardedSignals[i], &old[i], nullptr);
-  }
-  return exit_code;
+  out.left_running = ListDescendants(getpid());
+  out.open_connections = server.open_connections();
+  return out;
 }
 
 // Stores the spool files producers wrote when they could not reach the
-// socket. Once a store write has failed they cannot be stored: they are
-// moved to `raw_dir` (added to `kept`) instead of being deleted with the
-// private folder.
-void IngestSpools(const std::string& dir, RunRecorder* rec,
-                  const std::string& raw_dir, std::vector<std::string>* kept) {
+// socket, except those still being written (by the process their name
+// names, or by one of `live`; added to `being_written`, left alone). Once a store write has failed they cannot be stored: they are
+// copied to `raw_dir` (added to `kept`) before the private folder goes.
+// Every spool read is added to `ingested`.
+void IngestSpools(const std::string& dir, const std::vector<ProcessInfo>& live,
+                  RunRecorder* rec, const std::string& raw_dir,
+                  std::vector<std::string>* kept,
+                  std::vector<std::string>* being_written,
+                  std::vector<std::string>* ingested) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".rft") continue;
+    if (StillBeingWritten(entry.path().string()) ||
+        OpenInAnyOf(entry.path().string(), live)) {
+      being_written->push_back(entry.path().string());
+      continue;
+    }
+    ingested->push_back(entry.path().string());
     IngestResult result;
     Status s = IngestFileInto(entry.path().string(), rec, &result, false);
     if (!s.ok()) std::cerr << "rooftrace profile: " << s.message() << "\n";
@@ -291,9 +450,72 @@ void ReportIncompleteRun(const RunRecorder& rec, const std::string& out,
   std::cerr << "\n";
 }
 
-// Serves the producers while the command runs, then stores what arrived
-// and prints the summary. Returns the exit code. `dir` is the private
-// folder (socket, spools), removed here.
+// Why the run misses records of what the command left running ("" when it
+// misses none): profile stopped waiting for live processes, producers
+// were still connected, or spools were still being written.
+std::string LeftoverReason(const WaitOutcome& w,
+                           const std::vector<std::string>& being_written,
+                           const std::string& dir) {
+  std::string reason;
+  auto add = [&](const std::string& part) {
+    reason += (reason.empty() ? "" : "; ") + part;
+  };
+  if (w.stop_signal != 0 && !w.left_running.empty()) {
+    add(std::string("profile stopped waiting (") +
+        SignalName(w.stop_signal) + ") for " +
+        Processes(w.left_running.size()) + " the command left running (" +
+        DescribeProcesses(w.left_running) + "): what " +
+        (w.left_running.size() == 1 ? "it records" : "they record") +
+        " afterwards is not in this run");
+  } else if (!w.left_running.empty() && w.open_connections > 0) {
+    add("profile did not wait (--wait-descendants=no) for " +
+        Processes(w.left_running.size()) + " the command left running (" +
+        DescribeProcesses(w.left_running) + ")");
+  }
+  if (w.open_connections > 0) {
+    add(std::to_string(w.open_connections) +
+        (w.open_connections == 1
+             ? " producer was still connected: its session is"
+             : " producers were still connected: their sessions are") +
+        " stored up to that point");
+  }
+  if (!being_written.empty()) {
+    add(std::to_string(being_written.size()) +
+        (being_written.size() == 1 ? " spool was" : " spools were") +
+        " still being written, not stored: kept in " + dir);
+  }
+  return reason;
+}
+
+// The processes the command left running go on: where their spools are
+// kept and the command that stores them once they have ended.
+void ReportLeftovers(const WaitOutcome& w,
+                     const std::vector<std::string>& being_written,
+                     const std::string& dir, const std::string& out) {
+  std::cerr << "rooftrace profile: ";
+  if (!w.left_running.empty()) {
+    std::cerr << Processes(w.left_running.size())
+              << " the command left running go"
+              << (w.left_running.size() == 1 ? "es" : "") << " on ("
+              << DescribeProcesses(w.left_running)
+              << "); not signalled. Their spools are kept in " << dir;
+  } else {
+    std::cerr << "Spools still being written are kept in " << dir;
+  }
+  if (!being_written.empty()) {
+    std::cerr << " (being written:";
+    for (const auto& p : being_written) std::cerr << " " << p;
+    std::cerr << ")";
+  }
+  std::cerr << "; once they have ended, store them with: rooftrace collect "
+               "--store "
+            << out << " --ingest " << dir << "/*.rft\n";
+}
+
+// Serves the producers while the command runs and while what it left
+// running goes on, then stores what arrived and prints the summary.
+// Returns the exit code. `dir` is the private folder (socket, spools),
+// removed here unless a process that may still write a spool there lives.
 int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   const std::string socket_path = dir + "/collector.sock";
   std::string command;
@@ -333,26 +555,37 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   mallopt(M_ARENA_MAX, 1);
   std::atomic<bool> stop{false};
   std::thread serve([&] { (void)server.Run(&stop); });
-  const int exit_code = RunChild(o, ChildEnvironment(o, socket_path, dir));
-
-  // Producers flush at exit within ROOFTRACE_EXIT_TIMEOUT_MS (3 s); forked
-  // grandchildren may still be streaming. Wait for their connections to end.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  while (server.open_connections() > 0 &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  WaitOutcome waited;
+  int exit_code = 0;
+  {
+    const ForwardedSignals signals;
+    exit_code = RunChild(o, ChildEnvironment(o, socket_path, dir), signals);
+    waited = WaitForLeftovers(server, o.wait_descendants == "yes");
   }
   stop.store(true);
   serve.join();
 
   std::vector<std::string> kept = server.kept_raw();
-  IngestSpools(dir, rec->get(), so.raw_dir, &kept);
+  std::vector<std::string> being_written, ingested;
+  IngestSpools(dir, waited.left_running, rec->get(), so.raw_dir, &kept,
+               &being_written, &ingested);
   // Producers killed before their stream reached the server left only
-  // their live buffers.
+  // their live buffers (those of processes still running stay).
   IngestOrphanLiveBuffers(dir, rec->get());
+  // A process still alive may write a spool here later (its
+  // ROOFTRACE_SPOOL_DIR names this folder; a producer cut off from the
+  // socket spools what it had not sent): the folder stays, without what
+  // was stored.
+  const bool keep_dir = !waited.left_running.empty() || !being_written.empty();
   std::error_code ec;
-  fs::remove_all(dir, ec);
+  if (keep_dir) {
+    for (const auto& p : ingested) fs::remove(p, ec);
+  } else {
+    fs::remove_all(dir, ec);
+  }
+  const std::string leftover_reason =
+      LeftoverReason(waited, being_written, dir);
+  if (!leftover_reason.empty()) (*rec)->MarkIncomplete(leftover_reason);
   if (Status s = (*rec)->Finish(); !s.ok()) {
     std::cerr << "rooftrace profile: " << s.message() << "\n";
   }
@@ -362,8 +595,13 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
       !s.ok()) {
     std::cerr << "rooftrace profile: " << s.message() << "\n";
   }
-  if ((*rec)->write_error().ok()) return exit_code;
-  ReportIncompleteRun(**rec, o.out, kept);
+  if (!leftover_reason.empty()) {
+    std::cerr << "rooftrace profile: run " << (*rec)->run_id()
+              << " INCOMPLETE: " << leftover_reason << "\n";
+  }
+  if (keep_dir) ReportLeftovers(waited, being_written, dir, o.out);
+  if (!(*rec)->write_error().ok()) ReportIncompleteRun(**rec, o.out, kept);
+  if ((*rec)->write_error().ok() && leftover_reason.empty()) return exit_code;
   return exit_code == 0 ? kExitIncomplete : exit_code;
 }
 
@@ -379,11 +617,18 @@ int ProfileMain(int argc, char** argv) {
       "Runs CMD (never modified) with rooftrace injected, collects every "
       "kernel into a run store, and prints the kernel table: top kernels by "
       "time with FLOPs, bytes, AI, % of roof, bound and phase; phase totals; "
-      "drops. Exits with CMD's exit code; when CMD succeeded but the store "
-      "refused a write (a full disk), with 3: the run is stored as "
-      "incomplete with the reason and its raw streams are kept in "
-      "OUTPUT.raw/ to store again with `rooftrace collect --ingest`. 2 on "
-      "bad input.";
+      "drops. Processes CMD leaves running (`sh -c 'app &'`) are waited "
+      "for, with one line naming them, until they end and their producers "
+      "have sent everything; Ctrl-C (or SIGTERM) stops the wait without "
+      "signalling them (those a terminal's Ctrl-C reached get 5 s to end): "
+      "what was received is stored, the run marked incomplete, and their "
+      "spools kept in profile's private folder with the command to store "
+      "them once they end. Exits with CMD's exit code; "
+      "when CMD succeeded but the run is incomplete (the wait was stopped, "
+      "or the store refused a write: a full disk), with 3: the run is "
+      "stored as incomplete with the reason; raw streams a failed write "
+      "lost are kept in OUTPUT.raw/ to store again with `rooftrace collect "
+      "--ingest`. 2 on bad input.";
   spec.epilog = "Example: rooftrace profile -o run.sqlite -- python serve.py";
   spec.options.add_options()("output,o", po::value(&o.out)->default_value(o.out),
                              "SQLite run store")(
@@ -399,7 +644,12 @@ int ProfileMain(int argc, char** argv) {
       "record every N-th launch")(
       "device-profile", po::value(&o.profile),
       "calibrated roofs (rooftrace calibrate -o); default: datasheet")(
-      "top", po::value(&o.top)->default_value(15), "kernel rows in the table");
+      "top", po::value(&o.top)->default_value(15), "kernel rows in the table")(
+      "wait-descendants",
+      po::value(&o.wait_descendants)->default_value(o.wait_descendants),
+      "yes: once CMD exits, wait for every process it left running; no: "
+      "wait only 5 s for producers flushing at exit (for a CMD that starts "
+      "a daemon); the run is marked incomplete if a producer is cut off");
   po::variables_map vm;
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;

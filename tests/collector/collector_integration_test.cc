@@ -101,6 +101,62 @@ std::string Slurp(const std::string& path) {
   return ss.str();
 }
 
+// Whether the file at `path` comes to hold `text` within `timeout_ms`.
+bool WaitForText(const std::string& path, const std::string& text,
+                 int timeout_ms = 10000) {
+  for (int waited = 0; waited < timeout_ms; waited += 5) {
+    if (Slurp(path).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// The pid a shell wrote with `echo $! > FILE`, once it is there.
+pid_t PidFrom(const std::string& file) {
+  if (!WaitForFile(file)) return -1;
+  for (int waited = 0; waited < 5000; waited += 5) {
+    const std::string text = Slurp(file);
+    if (!text.empty() && text.back() == '\n') return std::stoi(text);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return -1;
+}
+
+// The private folder profile says it kept for the spools of processes
+// its command left running ("... are kept in DIR; ..." or "DIR (being
+// written: ...)"); "" when it kept none.
+std::string KeptFolder(const std::string& log) {
+  const std::string tag = "are kept in ";
+  const size_t at = log.find(tag);
+  if (at == std::string::npos) return "";
+  const size_t from = at + tag.size();
+  return log.substr(from, log.find_first_of(" ;", from) - from);
+}
+
+// Removes a kept private folder once a test is done with it: only one
+// named as profile names them.
+void RemoveKeptFolder(const std::string& dir) {
+  const std::string ours =
+      (fs::temp_directory_path() / "rooftrace-").string();
+  if (dir.rfind(ours, 0) == 0 && dir.size() == ours.size() + 6) {
+    fs::remove_all(dir);
+  }
+}
+
+// Ends a process a test left running (not our child: reparented away).
+void KillAndForget(pid_t pid) {
+  if (pid > 0) kill(pid, SIGKILL);
+}
+
 class CollectorIntegrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -425,6 +481,269 @@ TEST_F(CollectorIntegrationTest, TerminalCtrlCReachesTheCommandOnce) {
   EXPECT_EQ(Slurp(got), "1") << Slurp(log_);
 }
 
+// Issue 18 item 4: `sh -c 'app &'` exits at once; the app records kernels
+// and NVTX ranges a second later. profile used to stop its collector and
+// delete its socket after 5 s of no connection, so the app's records went
+// nowhere. It waits for the app, says so once, and stores all of it.
+TEST_F(CollectorIntegrationTest, ProfileWaitsForWhatTheCommandLeftRunning) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  test_support::LlmTraceOptions o;
+  o.decode_steps = 4;
+  o.max_batch_records = 50;
+  o.nvtx = true;
+  test_support::TraceBuilder b(o.session);
+  const test_support::LlmTraceTruth truth = test_support::GenerateLlmTrace(o, &b);
+  ASSERT_GT(truth.nvtx_ranges, 0u);
+  const pid_t p = Spawn({kCli, "profile", "-o", store_, "--", "/bin/sh", "-c",
+                         "(sleep 1; exec " + kProducer + " --nvtx) &"},
+                        log_, {fake});
+  EXPECT_EQ(Wait(p), 0) << Slurp(log_);
+  const std::string log = Slurp(log_);
+  // The subshell and its `sleep 1`, then the app in the subshell's place:
+  // one line when the wait starts, none as it goes on.
+  EXPECT_EQ(Count(log, "waiting for"), 1u) << log;
+  EXPECT_NE(log.find("the command exited; waiting for 2 processes it left "
+                     "running (pid "),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("Ctrl-C stops waiting and keeps what was received"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("INCOMPLETE"), std::string::npos) << log;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"),
+            static_cast<int64_t>(truth.kernels));
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges"),
+            static_cast<int64_t>(truth.nvtx_ranges));
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 1);
+}
+
+// Issue 18 item 4: SIGTERM while profile waits for two processes the
+// command left running, one connected and one writing a spool (it could
+// not reach the socket), both paused mid-stream. profile stops waiting
+// without signalling them, stores what was received, marks the run
+// incomplete with the reason, keeps the spool being written (it used to
+// delete its folder), says how to store it, and exits 3.
+TEST_F(CollectorIntegrationTest, SigtermWhileWaitingKeepsTheRestForLater) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  const std::string script =
+      kProducer + " --pause-after 20 --ready-file " + dir_ + "/r1 & echo $! > " +
+      dir_ + "/p1; " + kProducer + " --spool --pause-after 5 --ready-file " +
+      dir_ + "/r2 & echo $! > " + dir_ + "/p2";
+  const pid_t p = Spawn({kCli, "profile", "-o", store_, "--", "/bin/sh", "-c",
+                         script},
+                        log_, {fake});
+  const pid_t connected = PidFrom(dir_ + "/p1");
+  const pid_t spooling = PidFrom(dir_ + "/p2");
+  ASSERT_TRUE(WaitForFile(dir_ + "/r1")) << Slurp(log_);
+  ASSERT_TRUE(WaitForFile(dir_ + "/r2")) << Slurp(log_);
+  const bool waiting =
+      WaitForText(log_, "waiting for 2 processes it left running");
+  kill(p, SIGTERM);
+  const int rc = Wait(p);
+  const std::string log = Slurp(log_);
+  // Both are still running: profile did not signal them.
+  EXPECT_EQ(kill(connected, 0), 0);
+  EXPECT_EQ(kill(spooling, 0), 0);
+  KillAndForget(connected);
+  KillAndForget(spooling);
+  ASSERT_TRUE(waiting) << log;
+  EXPECT_EQ(rc, 3) << log;
+  EXPECT_NE(log.find("INCOMPLETE: profile stopped waiting (SIGTERM) for 2 "
+                     "processes the command left running (pid "),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("rooftrace collect --store " + store_ + " --ingest "),
+            std::string::npos)
+      << log;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
+  EXPECT_NE(q.Text("SELECT incomplete_reason FROM runs")
+                .find("profile stopped waiting (SIGTERM)"),
+            std::string::npos);
+  EXPECT_NE(q.Text("SELECT incomplete_reason FROM runs")
+                .find("1 spool was still being written"),
+            std::string::npos);
+  EXPECT_GT(q.Int("SELECT COUNT(*) FROM kernels"), 0);  // the connected one
+  // The spool is kept where its writer writes it, named in the message.
+  const std::string tag = "(being written: ";
+  const size_t at = log.find(tag);
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string spool =
+      log.substr(at + tag.size(), log.find(')', at) - at - tag.size());
+  ASSERT_TRUE(fs::exists(spool)) << log;
+  EXPECT_NE(spool.find("-" + std::to_string(spooling) + "-"),
+            std::string::npos);
+  // Once its writer has ended, it is stored as the message says.
+  for (int i = 0; i < 1000 && kill(spooling, 0) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const std::string later = dir_ + "/later.sqlite";
+  Wait(Spawn({kCli, "collect", "--store", later, "--ingest", spool}));
+  EXPECT_GT(StoreQuery(later).Int("SELECT COUNT(*) FROM kernels"), 0);
+  EXPECT_EQ(KeptFolder(log), fs::path(spool).parent_path().string());
+  RemoveKeptFolder(KeptFolder(log));
+}
+
+// profile on a pseudo-terminal, its stderr to `log`; *master is the
+// terminal's side to type on.
+pid_t SpawnOnPty(const std::vector<std::string>& argv, const std::string& log,
+                 const std::vector<std::string>& env, int* master) {
+  const pid_t pid = forkpty(master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 2);
+    for (const auto& kv : env) putenv(strdup(kv.c_str()));
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Ctrl-C while profile waits for a process the command left running
+// (started by Python, so it does not ignore SIGINT): the terminal signals
+// that process too, and it ends, half a second later, by recording its
+// kernels. profile gives it the time to, and the run is whole.
+TEST_F(CollectorIntegrationTest, CtrlCWhileWaitingLetsEndingProcessesFlush) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  const std::string ready = dir_ + "/ready";
+  const std::string child =
+      "import os, signal, sys, time\n"
+      "got = []\n"
+      "signal.signal(signal.SIGINT, lambda *_: got.append(1))\n"
+      "open(sys.argv[2], 'w').write('ready')\n"
+      "end = time.time() + 10\n"
+      "while not got and time.time() < end: time.sleep(0.01)\n"
+      "time.sleep(0.5)\n"  // ending takes a while
+      "os.execv(sys.argv[1], [sys.argv[1]])\n";
+  const std::string parent =
+      "import subprocess, sys\n"
+      "subprocess.Popen([sys.executable, '-c', sys.argv[1], sys.argv[2], "
+      "sys.argv[3]])\n";
+  int master = -1;
+  const pid_t p = SpawnOnPty({kCli, "profile", "-o", store_, "--",
+                              "/usr/bin/env", "python3", "-c", parent, child,
+                              kProducer, ready},
+                             log_, {fake}, &master);
+  ASSERT_GE(p, 0);
+  ASSERT_TRUE(WaitForFile(ready)) << Slurp(log_);
+  ASSERT_TRUE(WaitForText(log_, "waiting for 1 process it left running"))
+      << Slurp(log_);
+  ASSERT_EQ(write(master, "\x03", 1), 1);  // ^C: SIGINT to the group
+  EXPECT_EQ(Wait(p), 0) << Slurp(log_);
+  close(master);
+  const std::string log = Slurp(log_);
+  RemoveKeptFolder(KeptFolder(log));  // none, unless the test fails
+  EXPECT_NE(log.find("stopping; the processes that got SIGINT have 5 s to "
+                     "end"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("INCOMPLETE"), std::string::npos) << log;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 125);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 1);
+}
+
+// Ctrl-C while profile waits for `app &`, which ignores SIGINT (a shell's
+// background job): nothing is ending, so profile stops at once, the run
+// incomplete, exit 3.
+TEST_F(CollectorIntegrationTest, CtrlCStopsAtOnceWhenLeftProcessesIgnoreIt) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  int master = -1;
+  const pid_t p = SpawnOnPty(
+      {kCli, "profile", "-o", store_, "--", "/bin/sh", "-c",
+       kProducer + " --pause-after 5 --ready-file " + dir_ +
+           "/ready & echo $! > " + dir_ + "/pid"},
+      log_, {fake}, &master);
+  ASSERT_GE(p, 0);
+  const pid_t app = PidFrom(dir_ + "/pid");
+  ASSERT_TRUE(WaitForFile(dir_ + "/ready")) << Slurp(log_);
+  ASSERT_TRUE(WaitForText(log_, "waiting for 1 process it left running"))
+      << Slurp(log_);
+  const auto typed = std::chrono::steady_clock::now();
+  ASSERT_EQ(write(master, "\x03", 1), 1);
+  const int rc = Wait(p);
+  const auto took = std::chrono::steady_clock::now() - typed;
+  close(master);
+  const std::string log = Slurp(log_);
+  EXPECT_EQ(kill(app, 0), 0) << "the app ignores SIGINT";
+  KillAndForget(app);
+  EXPECT_EQ(rc, 3) << log;
+  EXPECT_LT(took, std::chrono::seconds(3)) << log;
+  EXPECT_EQ(log.find("stopping;"), std::string::npos) << log;
+  EXPECT_NE(log.find("INCOMPLETE: profile stopped waiting (SIGINT)"),
+            std::string::npos)
+      << log;
+  // Its folder is kept for the spool it may write.
+  const std::string kept = KeptFolder(log);
+  EXPECT_TRUE(fs::is_directory(kept)) << log;
+  RemoveKeptFolder(kept);
+}
+
+// A command that starts a daemon: with --wait-descendants=no profile
+// returns once the command has exited, says the daemon goes on, and the
+// run is not marked incomplete (the daemon sent nothing).
+TEST_F(CollectorIntegrationTest, ProfileNeedNotWaitForADaemon) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  const pid_t p = Spawn({kCli, "profile", "-o", store_,
+                         "--wait-descendants=no", "--", "/bin/sh", "-c",
+                         kProducer + "; sleep 30 & echo $! > " + dir_ +
+                             "/daemon"},
+                        log_, {fake});
+  const int rc = Wait(p, 15000);
+  const pid_t daemon = PidFrom(dir_ + "/daemon");
+  const std::string log = Slurp(log_);
+  EXPECT_EQ(kill(daemon, 0), 0);
+  KillAndForget(daemon);
+  EXPECT_EQ(rc, 0) << log;
+  EXPECT_NE(log.find("1 process the command left running goes on (pid " +
+                     std::to_string(daemon) + " sleep)"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("INCOMPLETE"), std::string::npos) << log;
+  EXPECT_EQ(log.find("waiting for"), std::string::npos) << log;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 125);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 1);
+  // The private folder stays for the daemon's spools; it holds none.
+  const std::string kept = KeptFolder(log);
+  EXPECT_TRUE(fs::is_directory(kept)) << log;
+  EXPECT_TRUE(fs::is_empty(kept)) << log;  // the socket is gone too
+  RemoveKeptFolder(kept);
+}
+
+// The same with the real libinject and an NVTX app: its ranges, recorded
+// a second after the command exited, are in the run.
+TEST_F(CollectorIntegrationTest, ProfileWaitsForALeftRunningNvtxApp) {
+  const std::string lib =
+      std::string(ROOFTRACE_BINARY_DIR) + "/lib/librooftrace_inject.so";
+  const std::string app =
+      std::string(ROOFTRACE_BINARY_DIR) + "/tests/libinject_apps/rt_nvtx_app";
+  if (!fs::exists(lib) || !fs::exists(app)) {
+    GTEST_SKIP() << lib << " or " << app << " not built (needs the CUDA "
+                 << "toolkit)";
+  }
+  const pid_t p = Spawn({kCli, "profile", "-o", store_, "--", "/bin/sh", "-c",
+                         "(sleep 1; exec " + app + " basic) &"},
+                        log_, {"ROOFTRACE_INJECT_LIB=" + lib});
+  EXPECT_EQ(Wait(p), 0) << Slurp(log_);
+  EXPECT_NE(Slurp(log_).find("waiting for 2 processes it left running"),
+            std::string::npos)
+      << Slurp(log_);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE name IN "
+                  "('outer', 'inner')"),
+            2);
+}
+
 // With the real libinject built: profile a trivial command end to end.
 TEST_F(CollectorIntegrationTest, ProfileWithRealInjectLibrary) {
   const std::string lib =
@@ -704,6 +1023,8 @@ TEST_F(CollectorIntegrationTest, ProfileRefusesBadOptionsWithOneLine) {
           {{"--top", "-3", "--", kProducer}, "--top -3"},
           {{"--kernels", "gemm(", "--", kProducer}, "--kernels 'gemm('"},
           {{"--", dir_}, dir_ + " is a directory"},
+          {{"--wait-descendants", "maybe", "--", kProducer},
+           "--wait-descendants maybe"},
       };
   for (const auto& [args, message] : cases) {
     SCOPED_TRACE(message);

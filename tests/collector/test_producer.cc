@@ -5,8 +5,15 @@
 //                                                     then wait to be killed)
 //                 [--garbage]                         (send bytes that are
 //                                                     not a frame)
+//                 [--nvtx]                            ("step" and "layer.N"
+//                                                     NVTX ranges)
+//                 [--spool]                           (write a spool in
+//                                                     $ROOFTRACE_SPOOL_DIR
+//                                                     named as libinject
+//                                                     names its own)
 // Exits with --exit-code (default 0) after closing the connection.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -14,6 +21,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -51,6 +59,21 @@ int Connect(const std::string& sink) {
   return -1;
 }
 
+// A spool like libinject's own (sender.cc DefaultSpoolPath):
+// $ROOFTRACE_SPOOL_DIR/rooftrace-<host>-<pid>-<start_unix_ns>.rft.
+int OpenSpool() {
+  const char* dir = getenv("ROOFTRACE_SPOOL_DIR");
+  const long long ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  const std::string path = std::string(dir ? dir : ".") +
+                           "/rooftrace-test-host-" +
+                           std::to_string(getpid()) + "-" +
+                           std::to_string(ns) + ".rft";
+  return open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+}
+
 bool WriteAll(int fd, const std::string& bytes) {
   size_t off = 0;
   while (off < bytes.size()) {
@@ -68,7 +91,7 @@ int main(int argc, char** argv) {
   std::string ready_file;
   int exit_code = 0;
   long pause_after = -1;
-  bool garbage = false;
+  bool garbage = false, spool = false;
   LlmTraceOptions o;
   o.decode_steps = 4;
   o.max_batch_records = 50;
@@ -83,8 +106,10 @@ int main(int argc, char** argv) {
     else if (a == "--pause-after") pause_after = atol(next().c_str());
     else if (a == "--ready-file") ready_file = next();
     else if (a == "--garbage") garbage = true;
+    else if (a == "--nvtx") o.nvtx = true;
+    else if (a == "--spool") spool = true;
   }
-  const int fd = Connect(sink);
+  const int fd = spool ? OpenSpool() : Connect(sink);
   if (fd < 0) {
     fprintf(stderr, "test_producer: cannot connect to '%s'\n", sink.c_str());
     return 90;
@@ -114,7 +139,7 @@ int main(int argc, char** argv) {
       for (;;) pause();  // until killed
     }
     ok = WriteAll(fd, std::string(frame));
-    if (++frames == 1 && ok) {
+    if (++frames == 1 && ok && !spool) {
       // Read the HelloReply like a real producer: an unread reply would make
       // a TCP close reset the connection and discard our last bytes.
       rooftrace::wire::FrameReader reader;
