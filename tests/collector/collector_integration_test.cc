@@ -817,6 +817,37 @@ TEST_F(CollectorIntegrationTest, SigkilledProducerLosesNoRecordedRange) {
             0);
 }
 
+// A host records 200,000 NVTX ranges in a tight loop into a 1 MiB buffer
+// (about 2,700 records): by default most are dropped and counted; with
+// --lossless the host waits and every range is stored, none dropped.
+TEST_F(CollectorIntegrationTest, LosslessProfileKeepsEveryRangeOfABurst) {
+  if (!fs::exists(InjectLib()) || !fs::exists(NvtxApp())) {
+    GTEST_SKIP() << "libinject not built (needs the CUDA toolkit)";
+  }
+  const std::string lossy = dir_ + "/lossy.sqlite";
+  pid_t p = Spawn({kCli, "profile", "-o", lossy, "--buffer-mb", "1", "--",
+                   NvtxApp(), "burst", "200000"},
+                  log_, {"ROOFTRACE_INJECT_LIB=" + InjectLib()});
+  ASSERT_EQ(Wait(p), 7) << Slurp(log_);
+  StoreQuery dropped(lossy);
+  const int64_t kept =
+      dropped.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE name = 'burst'");
+  EXPECT_LT(kept, 200000);
+  EXPECT_EQ(dropped.Int("SELECT value FROM import_stats "
+                        "WHERE name = 'producer_dropped_nvtx_range'"),
+            200000 - kept);
+  p = Spawn({kCli, "profile", "-o", store_, "--buffer-mb", "1", "--lossless",
+             "--", NvtxApp(), "burst", "200000"},
+            log_, {"ROOFTRACE_INJECT_LIB=" + InjectLib()});
+  ASSERT_EQ(Wait(p), 7) << Slurp(log_);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE name = 'burst'"),
+            200000);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats "
+                  "WHERE name = 'producer_dropped_nvtx_range'"),
+            0);
+}
+
 // The store cannot grow (a full disk: SQLite's max_page_count through the
 // store's test hook ROOFTRACE_TEST_STORE_PAGE_BUDGET): collect exits 3, the
 // run is stored incomplete with the reason and the kernels it lost, and
@@ -1021,6 +1052,7 @@ TEST_F(CollectorIntegrationTest, ProfileRefusesBadOptionsWithOneLine) {
       {
           {{"--sample-every", "-1", "--", kProducer}, "--sample-every -1"},
           {{"--top", "-3", "--", kProducer}, "--top -3"},
+          {{"--buffer-mb", "0", "--", kProducer}, "--buffer-mb 0"},
           {{"--kernels", "gemm(", "--", kProducer}, "--kernels 'gemm('"},
           {{"--", dir_}, dir_ + " is a directory"},
           {{"--wait-descendants", "maybe", "--", kProducer},
