@@ -584,7 +584,7 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
                &being_written, &ingested);
   // Producers killed before their stream reached the server left only
   // their live buffers (those of processes still running stay).
-  IngestOrphanLiveBuffers(dir, rec->get());
+  IngestOrphanLiveBuffers(dir, rec->get(), server.live_buffers_left());
   // A process still alive may write a spool here later (its
   // ROOFTRACE_SPOOL_DIR names this folder; a producer cut off from the
   // socket spools what it had not sent): the folder stays, without what

@@ -417,6 +417,10 @@ void CollectorServer::RecoverLiveBuffer(Connection* c, int wait_ms) {
   }
   if (recovery->summary.empty()) return;
   Log(recovery->summary);
+  if (recovery->owner_alive) {
+    live_left_[c->wire->live_buffer()] =
+        c->wire->session().end().last_sequence;
+  }
   WriteRaw(c, recovery->frames.data(), recovery->frames.size());
 }
 

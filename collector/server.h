@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -87,6 +88,13 @@ class CollectorServer {
 
   // Connections open now (for profile's wait for its producers).
   size_t open_connections() const { return open_.load(); }
+  // Live buffers of producers whose streams ended without a Goodbye while
+  // they still held them (a dying process can close its socket before its
+  // lock goes): path -> last packet sequence received, for a later sweep
+  // (IngestOrphanLiveBuffers) to take only what never arrived.
+  const std::map<std::string, uint64_t>& live_buffers_left() const {
+    return live_left_;
+  }
   uint64_t sessions_ended() const { return ended_.load(); }
   // Raw streams kept because their sessions were not stored in full.
   const std::vector<std::string>& kept_raw() const { return kept_raw_; }
@@ -143,6 +151,7 @@ class CollectorServer {
   uint64_t accept_resume_ms_ = 0;  // listeners left out of poll until then
   bool accept_paused_ = false;     // an out-of-descriptors episode is on
   std::vector<std::string> kept_raw_;
+  std::map<std::string, uint64_t> live_left_;
 };
 
 }  // namespace rooftrace

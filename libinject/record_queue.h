@@ -7,7 +7,9 @@
 // (the producer's live buffer: proto/live_buffer.h, whose reader relies on
 // the sequence protocol below); push and pop never touch the heap.
 // Lock-free (a sequence number per slot: position + 1 once written,
-// position + capacity once free again).
+// position + capacity once free again). A slot stores its sequence minus
+// its index, so all-zero memory is a fresh empty queue: a live buffer's
+// pages are taken only as records reach them, never all at start.
 #ifndef ROOFTRACE_LIBINJECT_RECORD_QUEUE_H_
 #define ROOFTRACE_LIBINJECT_RECORD_QUEUE_H_
 
@@ -30,6 +32,9 @@ class BoundedQueue {
   explicit BoundedQueue(size_t capacity) {
     const size_t c = RoundCapacity(capacity);
     owned_ = std::unique_ptr<Slot[]>(new Slot[c]);
+    for (size_t i = 0; i < c; ++i) {
+      owned_[i].seq.store(0, std::memory_order_relaxed);
+    }
     Init(owned_.get(), c);
   }
   // Over `slots` (`capacity` of them, a power of two), owned elsewhere.
@@ -57,14 +62,14 @@ class BoundedQueue {
     size_t pos = tail_.load(std::memory_order_relaxed);
     for (;;) {
       Slot& slot = slots_[pos & mask_];
-      const size_t seq = slot.seq.load(std::memory_order_acquire);
+      const size_t seq = Load(slot, pos);
       const intptr_t diff =
           static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos);
       if (diff == 0) {
         if (tail_.compare_exchange_weak(pos, pos + 1,
                                         std::memory_order_relaxed)) {
           fill(slot.value);
-          slot.seq.store(pos + 1, std::memory_order_release);
+          Store(slot, pos, pos + 1);
           return true;
         }
       } else if (diff < 0) {
@@ -83,8 +88,7 @@ class BoundedQueue {
   bool TryPopHeld(T* out, uint64_t* position) {
     const size_t pos = head_.load(std::memory_order_relaxed);
     Slot& slot = slots_[pos & mask_];
-    const size_t seq = slot.seq.load(std::memory_order_acquire);
-    if (seq != pos + 1) return false;  // empty (or being written)
+    if (Load(slot, pos) != pos + 1) return false;  // empty (or being written)
     *out = slot.value;
     head_.store(pos + 1, std::memory_order_relaxed);
     *position = pos;
@@ -92,8 +96,7 @@ class BoundedQueue {
   }
   // Frees the slot of a position TryPopHeld() returned.
   void Release(uint64_t position) {
-    slots_[position & mask_].seq.store(position + mask_ + 1,
-                                       std::memory_order_release);
+    Store(slots_[position & mask_], position, position + mask_ + 1);
   }
   // The next position TryPopHeld() will return.
   uint64_t head() const { return head_.load(std::memory_order_relaxed); }
@@ -103,14 +106,14 @@ class BoundedQueue {
     size_t pos = head_.load(std::memory_order_relaxed);
     for (;;) {
       Slot& slot = slots_[pos & mask_];
-      const size_t seq = slot.seq.load(std::memory_order_acquire);
+      const size_t seq = Load(slot, pos);
       const intptr_t diff =
           static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos + 1);
       if (diff == 0) {
         if (head_.compare_exchange_weak(pos, pos + 1,
                                         std::memory_order_relaxed)) {
           *out = slot.value;
-          slot.seq.store(pos + mask_ + 1, std::memory_order_release);
+          Store(slot, pos, pos + mask_ + 1);
           return true;
         }
       } else if (diff < 0) {
@@ -129,12 +132,17 @@ class BoundedQueue {
   }
 
  private:
+  // Given slots must be zero-filled (a fresh mapping is).
   void Init(Slot* slots, size_t capacity) {
     slots_ = slots;
     mask_ = capacity - 1;
-    for (size_t i = 0; i < capacity; ++i) {
-      slots_[i].seq.store(i, std::memory_order_relaxed);
-    }
+  }
+  // The sequence of the slot of `pos` (stored as sequence - slot index).
+  size_t Load(const Slot& slot, size_t pos) const {
+    return slot.seq.load(std::memory_order_acquire) + (pos & mask_);
+  }
+  void Store(Slot& slot, size_t pos, size_t seq) {
+    slot.seq.store(seq - (pos & mask_), std::memory_order_release);
   }
 
   std::unique_ptr<Slot[]> owned_;

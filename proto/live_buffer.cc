@@ -295,7 +295,8 @@ Status ReadLiveBuffer(const std::string& path, uid_t owner_uid, uint32_t pid,
   const auto* slots =
       reinterpret_cast<const LiveSlot*>(map.data() + h->slots_offset);
   for (uint64_t i = 0; i < cap; ++i) {
-    const uint64_t seq = slots[i].seq.load(std::memory_order_acquire);
+    // Slots store their sequence minus their index (zero: fresh).
+    const uint64_t seq = slots[i].seq.load(std::memory_order_acquire) + i;
     // Committed: the sequence is position + 1 for a position of this slot.
     // Free slots hold a position of this slot itself (seq % cap == i).
     if (seq == 0 || ((seq - 1) & (cap - 1)) != i) continue;

@@ -14,7 +14,7 @@
 //   lock free knows nobody will write the file again.
 // - Slots follow the queue's protocol (libinject/record_queue.h): slot i
 //   holds the record of position p (p % capacity == i) once its sequence
-//   is p + 1; the sender frees it (sequence p + capacity) only after the
+//   is p + 1 (stored as sequence - i, so zeros are a fresh queue); the sender frees it (sequence p + capacity) only after the
 //   frames carrying it were written. A slot whose sequence says
 //   "committed" is therefore a record the stream may not have.
 // - Before it writes a pass, the sender states which positions the pass

@@ -63,7 +63,8 @@ void RecoverSpooled(const std::string& path, WireSession* session) {
 
 }  // namespace
 
-void IngestOrphanLiveBuffers(const std::string& dir, RunRecorder* recorder) {
+void IngestOrphanLiveBuffers(const std::string& dir, RunRecorder* recorder,
+                             const std::map<std::string, uint64_t>& received) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".live") continue;
@@ -71,7 +72,9 @@ void IngestOrphanLiveBuffers(const std::string& dir, RunRecorder* recorder) {
     struct stat st {};
     if (lstat(path.c_str(), &st) != 0) continue;
     WireSession session(path);
-    auto recovery = RecoverOrphanLiveBuffer(path, st.st_uid, 0, &session);
+    const auto known = received.find(path);
+    const uint64_t through = known == received.end() ? 0 : known->second;
+    auto recovery = RecoverOrphanLiveBuffer(path, st.st_uid, through, &session);
     if (!recovery.ok()) {
       fprintf(stderr, "rooftrace: %s\n", recovery.status().message().c_str());
       continue;

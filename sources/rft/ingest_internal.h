@@ -5,6 +5,7 @@
 #define ROOFTRACE_SOURCES_RFT_INGEST_INTERNAL_H_
 
 #include <atomic>
+#include <map>
 #include <string>
 
 #include "base/status.h"
@@ -22,9 +23,13 @@ Status CheckTraceFile(const std::string& path);
 // `stop` flag set part-way (result->interrupted).
 // Stores the sessions kept in the live buffers (*.live) of `dir` whose
 // producers are gone and whose streams never reached a collector (a
-// process killed before its Hello went out): `rooftrace profile` sweeps its
-// private folder with it after the command. One stderr line per buffer.
-void IngestOrphanLiveBuffers(const std::string& dir, RunRecorder* recorder);
+// process killed before its Hello went out, or one whose lock outlived its
+// socket): `rooftrace profile` sweeps its private folder with it after the
+// command. `received` maps a buffer to the last sequence a collector
+// already stored of it (records up to it are skipped). One stderr line per
+// buffer.
+void IngestOrphanLiveBuffers(const std::string& dir, RunRecorder* recorder,
+                             const std::map<std::string, uint64_t>& received);
 
 Status IngestFileInto(const std::string& path, RunRecorder* recorder,
                       IngestResult* result, bool progress,

@@ -36,6 +36,17 @@ const std::string kTests = std::string(ROOFTRACE_BINARY_DIR) + "/tests";
 const std::string kCli = kTests + "/collector_cli";
 const std::string kProducer = kTests + "/test_producer";
 
+// In a forked child: adds `env` (KEY=value) and runs `argv`; never returns.
+[[noreturn]] void ExecWith(const std::vector<std::string>& argv,
+                           const std::vector<std::string>& env) {
+  for (const auto& kv : env) putenv(strdup(kv.c_str()));
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execv(args[0], args.data());
+  _exit(127);
+}
+
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& err_file = "",
             const std::vector<std::string>& env = {}) {
   const pid_t pid = fork();
@@ -45,12 +56,7 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& err_file = 
       dup2(fd, 2);
       dup2(fd, 1);
     }
-    for (const auto& kv : env) putenv(strdup(kv.c_str()));
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
+    ExecWith(argv, env);
   }
   return pid;
 }
@@ -595,12 +601,7 @@ pid_t SpawnOnPty(const std::vector<std::string>& argv, const std::string& log,
   if (pid == 0) {
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     dup2(fd, 2);
-    for (const auto& kv : env) putenv(strdup(kv.c_str()));
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
+    ExecWith(argv, env);
   }
   return pid;
 }

@@ -57,14 +57,15 @@ TEST(LiveBufferTest, ReadableOnlyOnceItsOwnerIsGone) {
     auto live = LiveBuffer::Create(path, 8, 4096, "hello", 4242, 99);
     if (!live.ok()) _exit(1);
     LiveSlot* slots = (*live)->slots();
-    for (uint64_t i = 0; i < 8; ++i) slots[i].seq.store(i);
     (*live)->AppendString(1, "step");
-    // Positions 0..4 written; 0 taken by the sender and freed.
+    // Positions 0..4 written; 0 taken by the sender and freed. (A slot
+    // stores its sequence minus its index: position + 1 is stored as 1,
+    // position + capacity as 8.)
     for (uint64_t p = 0; p < 5; ++p) {
       slots[p].value = Range(100 + p);
-      slots[p].seq.store(p + 1);
+      slots[p].seq.store(1);
     }
-    slots[0].seq.store(0 + 8);
+    slots[0].seq.store(8);
     char c = 1;
     (void)!write(ready[1], &c, 1);
     (void)!read(go[0], &c, 1);

@@ -62,6 +62,30 @@ void Basic() {
   printf("basic done\n");
 }
 
+// Basic(), then a forked child records three "child" ranges and exits:
+// normally, or (abrupt) with _exit() 1 ms later. Returns its wait status.
+int ForkChildWithRanges(bool abrupt) {
+  Basic();
+  fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    PrintTid("child");
+    for (int i = 0; i < 3; ++i) {
+      nvtxRangePushA("child");
+      nvtxRangePop();
+    }
+    if (abrupt) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      _exit(0);
+    }
+    printf("child done\n");
+    exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -69,38 +93,12 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "basic") == 0) {
     Basic();
   } else if (strcmp(mode, "fork") == 0) {
-    Basic();
-    fflush(stdout);
-    const pid_t child = fork();
-    if (child == 0) {
-      PrintTid("child");
-      for (int i = 0; i < 3; ++i) {
-        nvtxRangePushA("child");
-        nvtxRangePop();
-      }
-      printf("child done\n");
-      exit(0);
-    }
-    int status = 0;
-    waitpid(child, &status, 0);
+    const int status = ForkChildWithRanges(/*abrupt=*/false);
     nvtxRangePushA("after-fork");
     nvtxRangePop();
     printf("parent saw child exit %d\n", WEXITSTATUS(status));
   } else if (strcmp(mode, "fork-exit") == 0) {
-    Basic();
-    fflush(stdout);
-    const pid_t child = fork();
-    if (child == 0) {
-      PrintTid("child");
-      for (int i = 0; i < 3; ++i) {
-        nvtxRangePushA("child");
-        nvtxRangePop();
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      _exit(0);
-    }
-    int status = 0;
-    waitpid(child, &status, 0);
+    const int status = ForkChildWithRanges(/*abrupt=*/true);
     printf("parent saw child exit %d\n", WEXITSTATUS(status));
   } else if (strcmp(mode, "burst") == 0 || strcmp(mode, "kill-self") == 0) {
     const int n = argc > 2 ? atoi(argv[2]) : 100;
