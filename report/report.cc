@@ -488,14 +488,19 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
     builder.AddStep(s.phase);
     return OkStatus();
   }));
-  RT_RETURN_IF_ERROR(store.ForEachKernel(run.run_id, [&](const KernelRow& k) {
-    builder.Add(k);
-    return OkStatus();
-  }));
-  RT_RETURN_IF_ERROR(store.ForEachMemcpy(run.run_id, [&](const MemcpyRow& m) {
-    builder.AddCopy(m);
-    return OkStatus();
-  }));
+  // Kernels and copies in start order: the busy timeline then never meets
+  // an interval older than what it has folded (busy_time.h), however long
+  // the run.
+  RT_RETURN_IF_ERROR(store.ForEachKernelAndMemcpy(
+      run.run_id,
+      [&](const KernelRow& k) {
+        builder.Add(k);
+        return OkStatus();
+      },
+      [&](const MemcpyRow& m) {
+        builder.AddCopy(m);
+        return OkStatus();
+      }));
   return builder.Finish(store.display_name());
 }
 
