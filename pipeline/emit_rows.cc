@@ -149,7 +149,7 @@ void FillKernelRow(const RowContext& c, int64_t session_id,
                         : std::nullopt;
   shape->clear();
   if (g) {
-    *shape = GemmShapeText(*g->gemm);
+    GemmShapeText(*g->gemm, shape);
   } else if (jk.op >= 0) {
     *shape = j.ops[jk.op].shape;
   }

@@ -1,6 +1,7 @@
 #include "pipeline/join.h"
 
 #include <algorithm>
+#include <charconv>
 #include <unordered_map>
 
 #include "pipeline/flat_index.h"
@@ -83,9 +84,25 @@ class NvtxPaths {
 }  // namespace
 
 std::string GemmShapeText(const GemmRecord& g) {
-  return "m=" + std::to_string(g.m) + " n=" + std::to_string(g.n) +
-         " k=" + std::to_string(g.k) +
-         " batch=" + std::to_string(g.batch > 0 ? g.batch : 1);
+  std::string out;
+  GemmShapeText(g, &out);
+  return out;
+}
+
+void GemmShapeText(const GemmRecord& g, std::string* out) {
+  // Four int64 values in decimal (20 characters each at most) and labels.
+  char buf[4 * 20 + 20];
+  char* p = buf;
+  char* const end = buf + sizeof(buf);
+  auto field = [&](const char* label, int64_t v) {
+    while (*label) *p++ = *label++;
+    p = std::to_chars(p, end, v).ptr;
+  };
+  field("m=", g.m);
+  field(" n=", g.n);
+  field(" k=", g.k);
+  field(" batch=", g.batch > 0 ? g.batch : 1);
+  out->assign(buf, p);
 }
 
 JoinedSession Join(Session* session, const Roofs& roofs,

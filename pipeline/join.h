@@ -108,6 +108,9 @@ struct JoinedSession {
 
 // 'm=8 n=4096 k=4096 batch=1': how a kernel row names its GEMM's shape.
 std::string GemmShapeText(const GemmRecord& g);
+// The same into `out` (replaced): no allocation once `out` has room, for
+// the per-kernel path.
+void GemmShapeText(const GemmRecord& g, std::string* out);
 
 // Joins `session` (its import statistics gain the unmatched_* counts).
 JoinedSession Join(Session* session, const Roofs& roofs,

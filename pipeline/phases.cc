@@ -4,30 +4,82 @@
 #include <numeric>
 #include <utility>
 
+#include "pipeline/flat_index.h"
+
 namespace rooftrace {
 namespace {
 
 std::string Num(int64_t v) { return std::to_string(v); }
 
-// Distinct steps per pointer value, from (pointer, step) pairs.
-std::vector<std::pair<uint64_t, int>> DistinctSteps(
-    std::vector<std::pair<uint64_t, int>> pairs) {
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  std::vector<std::pair<uint64_t, int>> out;
-  for (const auto& [ptr, step] : pairs) {
-    (void)step;
-    if (out.empty() || out.back().first != ptr) out.emplace_back(ptr, 0);
-    ++out.back().second;
+// How many distinct steps each pointer value of one GEMM operand appears
+// in. GEMMs nearly always come in step order (a GEMM's step is that of its
+// first kernel): then one pass with a hash index counts each pointer's
+// step changes, with no sort of every window's GEMMs. Otherwise the
+// (pointer, step) pairs are sorted, which gives the same counts.
+class DistinctSteps {
+ public:
+  DistinctSteps(const PhaseInput& in, const std::vector<int>& gemm_step,
+                bool operand_b) {
+    auto ptr = [&](size_t g) {
+      return operand_b ? in.gemms[g].b_ptr : in.gemms[g].a_ptr;
+    };
+    bool in_order = true;
+    size_t n = 0;
+    for (size_t g = 0, last = 0; g < in.gemms.size(); ++g) {
+      if (gemm_step[g] < 0) continue;
+      if (n > 0 && gemm_step[g] < gemm_step[last]) in_order = false;
+      last = g;
+      ++n;
+    }
+    if (in_order) {
+      hashed_ = true;
+      index_.Reset(n);
+      for (size_t g = 0; g < in.gemms.size(); ++g) {
+        const int step = gemm_step[g];
+        if (step < 0) continue;
+        int32_t i = index_.Find(ptr(g));
+        if (i < 0) {
+          index_.Emplace(ptr(g), static_cast<int32_t>(slots_.size()));
+          slots_.push_back({step, 1});
+        } else if (slots_[i].first != step) {
+          slots_[i] = {step, slots_[i].second + 1};
+        }
+      }
+      return;
+    }
+    std::vector<std::pair<uint64_t, int>> pairs;
+    pairs.reserve(n);
+    for (size_t g = 0; g < in.gemms.size(); ++g) {
+      if (gemm_step[g] >= 0) pairs.emplace_back(ptr(g), gemm_step[g]);
+    }
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    for (const auto& [p, step] : pairs) {
+      (void)step;
+      if (sorted_.empty() || sorted_.back().first != p) {
+        sorted_.emplace_back(p, 0);
+      }
+      ++sorted_.back().second;
+    }
   }
-  return out;
-}
 
-int Lookup(const std::vector<std::pair<uint64_t, int>>& table, uint64_t ptr) {
-  auto it = std::lower_bound(table.begin(), table.end(),
-                             std::make_pair(ptr, 0));
-  return it != table.end() && it->first == ptr ? it->second : 0;
-}
+  // Distinct steps of `ptr` (0 when it is in none).
+  int Count(uint64_t ptr) const {
+    if (hashed_) {
+      const int32_t i = index_.Find(ptr);
+      return i < 0 ? 0 : slots_[i].second;
+    }
+    auto it = std::lower_bound(sorted_.begin(), sorted_.end(),
+                               std::make_pair(ptr, 0));
+    return it != sorted_.end() && it->first == ptr ? it->second : 0;
+  }
+
+ private:
+  bool hashed_ = false;
+  FlatIndex index_;                          // pointer -> slot
+  std::vector<std::pair<int, int>> slots_;   // (last step, distinct steps)
+  std::vector<std::pair<uint64_t, int>> sorted_;  // (pointer, steps)
+};
 
 // Each GEMM's weight operand (the one whose pointer repeats across steps)
 // and token count (its other dimension), then each step's token count: the
@@ -37,20 +89,14 @@ int Lookup(const std::vector<std::pair<uint64_t, int>>& table, uint64_t ptr) {
 // dim / 2 at every decode step of a Llama in transformers 5, which made
 // decode steps look like prefills of 64 tokens on the H100 run).
 std::vector<int64_t> StepTokenCounts(const PhaseInput& in, PhaseResult* r) {
-  std::vector<std::pair<uint64_t, int>> a_pairs, b_pairs;
-  for (size_t g = 0; g < in.gemms.size(); ++g) {
-    if (r->gemm_step[g] < 0) continue;
-    a_pairs.emplace_back(in.gemms[g].a_ptr, r->gemm_step[g]);
-    b_pairs.emplace_back(in.gemms[g].b_ptr, r->gemm_step[g]);
-  }
-  const auto a_steps = DistinctSteps(std::move(a_pairs));
-  const auto b_steps = DistinctSteps(std::move(b_pairs));
+  const DistinctSteps a_steps(in, r->gemm_step, /*operand_b=*/false);
+  const DistinctSteps b_steps(in, r->gemm_step, /*operand_b=*/true);
   // (step, token count) -> FLOPs of the step's GEMMs that see that count.
   std::vector<std::pair<std::pair<int, int64_t>, double>> votes;
   for (size_t g = 0; g < in.gemms.size(); ++g) {
     const auto& gm = in.gemms[g];
-    int sa = Lookup(a_steps, gm.a_ptr);
-    int sb = Lookup(b_steps, gm.b_ptr);
+    int sa = a_steps.Count(gm.a_ptr);
+    int sb = b_steps.Count(gm.b_ptr);
     if (gm.weight_hint == 1) {
       sa = 1, sb = 0;
     } else if (gm.weight_hint == 2) {

@@ -5,13 +5,29 @@
 // the host, not the GPU, set the pace (launch overhead, synchronisation,
 // data loading); the roofline says nothing about it.
 //
-// Intervals may arrive in any order. Memory: the disjoint busy intervals
-// so far, plus at most as many pending ones (merged when they reach that
-// count), 16 bytes each. Not thread-safe.
+// Memory is bounded: per device at most `max_intervals` disjoint busy
+// intervals (16 bytes each) plus a merge batch of at most 4,096. Past
+// that, the oldest half are summed into a running total ("folded"); the
+// end of the last folded interval is the fold frontier. Intervals may
+// arrive in any order, and the figures are exact as long as none arrives
+// that starts before the frontier, i.e. reaches back over more than
+// `max_intervals / 2` newer disjoint intervals of its device. Readers feed
+// them in start order (a store, StoreReader::ForEachKernelAndMemcpy) or
+// nearly so (a trace, window by window), so that does not happen in
+// practice; when it does, the late interval's part before the frontier is
+// not counted (its overlap with the folded time is unknown), its length is
+// added to `busy_uncertain_ns` and the interval to `late_intervals`: busy
+// is then a lower bound, exceeded by at most busy_uncertain_ns. The same
+// holds when the kernels' span (to which copies are clipped, known only at
+// Finish) grows over time already folded as outside it.
+//
+// Not thread-safe.
 #ifndef ROOFTRACE_REPORT_BUSY_TIME_H_
 #define ROOFTRACE_REPORT_BUSY_TIME_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <utility>
 #include <vector>
@@ -26,10 +42,21 @@ struct DeviceBusy {
   int64_t idle_ns = 0;  // span_ns - busy_ns
   double idle_share = 0;  // idle_ns / span_ns (0 for an empty span)
   int64_t kernels = 0, copies = 0;
+  // Zero when busy_ns is exact. Otherwise the intervals that arrived after
+  // time they overlap had been folded (busy_time.h), and how much more
+  // than busy_ns (at most idle_ns) the true busy time may be.
+  int64_t late_intervals = 0;
+  int64_t busy_uncertain_ns = 0;
 };
 
 class BusyTimeline {
  public:
+  static constexpr size_t kDefaultMaxIntervals = size_t{1} << 16;  // 1 MiB
+
+  // `max_intervals` (at least 2): disjoint intervals kept per device
+  // before the oldest are folded.
+  explicit BusyTimeline(size_t max_intervals = kDefaultMaxIntervals);
+
   // A kernel on `device` over [start_ns, end_ns); ignored when end <= start
   // (no timestamps).
   void AddKernel(int64_t device, int64_t start_ns, int64_t end_ns);
@@ -38,15 +65,56 @@ class BusyTimeline {
   // Per device with at least one timed kernel, by device id.
   std::vector<DeviceBusy> Finish();
 
+  // Intervals held now over all devices (merged and waiting to be), for
+  // tests of the bound.
+  size_t HeldIntervals() const;
+
  private:
+  using Interval = std::pair<int64_t, int64_t>;
+  static constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  static constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
   struct Device {
     bool has_kernel = false;
     int64_t first = 0, last = 0, kernels = 0, copies = 0;
-    std::vector<std::pair<int64_t, int64_t>> merged, pending;
+    std::vector<Interval> open;     // disjoint, sorted, newer than folded
+    std::vector<Interval> pending;  // not merged yet, any order
+    // Folded: the busy time of the intervals summed away, clipped to the
+    // span as it was then; all of them end at or before `fold_end`.
+    bool folded = false;
+    int64_t fold_end = kMin;
+    int64_t folded_busy = 0;
+    // Folded time left out as before the first kernel lies before
+    // `below_end`: if the span later grows over it, its busy part is
+    // unknown. Folded busy time left out as after the last kernel,
+    // `above_busy`, lies in [above_start, fold_end): it counts whole once
+    // the span reaches fold_end. Time of late intervals left uncounted as
+    // after the last kernel starts at `unknown_above_start`.
+    int64_t below_end = kMin;
+    int64_t above_busy = 0, above_start = kMax;
+    int64_t unknown_above_start = kMax;
+    int64_t late = 0, uncertain = 0;
   };
-  void Add(Device& d, int64_t start_ns, int64_t end_ns);
-  static void Compact(Device& d);
+  // Adds one interval; true when it arrived late (started before the
+  // fold frontier).
+  bool Add(Device& d, int64_t start_ns, int64_t end_ns);
+  void Push(std::vector<Interval>& v, Interval iv);
+  // Merges the pending intervals into `open`, then folds if over the bound.
+  void Compact(Device& d);
+  void Fold(Device& d, size_t count);
+  // Records the parts of [s, e) outside the span, `folded` (busy time known
+  // to be disjoint from the rest) or left uncounted, in case the span grows
+  // over them.
+  static void NoteClipped(Device& d, int64_t s, int64_t e, bool folded);
+  // [s, e) is left uncounted: its part inside the span is uncertain.
+  static void Unknown(Device& d, int64_t s, int64_t e);
+  // After the span grew over time clipped away: folded busy time it now
+  // covers whole counts; the rest is uncertain. True when some is.
+  static bool SpanGrew(Device& d);
 
+  size_t max_intervals_;
+  size_t batch_;
+  std::vector<Interval> scratch_;  // Compact's, reused
   std::map<int64_t, Device> devices_;
 };
 

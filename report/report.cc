@@ -41,6 +41,15 @@ struct StringHash {
   }
 };
 
+// What every table a kernel is added to needs of it besides the row,
+// worked out once per kernel.
+struct KernelClass {
+  std::optional<double> fraction;  // of its roof
+  int phase = 0;                   // PhaseIndex
+  int bound = 0;                   // BoundIndex
+  int flops_source = 0, bytes_source = 0;  // SourceBit
+};
+
 // Sums of one group; Finish() derives the row.
 struct Accumulator {
   std::string name;
@@ -108,8 +117,7 @@ struct Accumulator {
                                  : 1.0;
   }
 
-  void Add(const KernelRow& k, std::optional<double> fraction,
-           std::string_view bound) {
+  void Add(const KernelRow& k, const KernelClass& c) {
     ++count;
     const int64_t t = k.duration_ns;
     time_ns += t;
@@ -140,16 +148,16 @@ struct Accumulator {
       ai_flops += *k.flops;
       ai_bytes += *k.dram_bytes;
     }
-    if (fraction) {
-      fraction_weighted += *fraction * static_cast<double>(t);
+    if (c.fraction) {
+      fraction_weighted += *c.fraction * static_cast<double>(t);
       fraction_time_ns += t;
     }
-    phase_ns[PhaseIndex(k.phase)] += t;
-    bound_ns[BoundIndex(bound)] += t;
-    ++phase_n[PhaseIndex(k.phase)];
-    ++bound_n[BoundIndex(bound)];
-    flops_sources |= SourceBit(k.flops_source);
-    bytes_sources |= SourceBit(k.bytes_source);
+    phase_ns[c.phase] += t;
+    bound_ns[c.bound] += t;
+    ++phase_n[c.phase];
+    ++bound_n[c.bound];
+    flops_sources |= c.flops_source;
+    bytes_sources |= c.bytes_source;
   }
 
   GroupRow Finish(const std::string& key, int64_t run_total_ns) const {
@@ -280,16 +288,27 @@ std::optional<GroupBy> GroupByFromName(std::string_view name) {
   return std::nullopt;
 }
 
+// The names as views: comparing a view with a `const char*` measures the
+// C string every time, and these run several times per kernel.
+template <size_t N>
+constexpr std::array<std::string_view, N> Views(const char* const (&names)[N]) {
+  std::array<std::string_view, N> out{};
+  for (size_t i = 0; i < N; ++i) out[i] = names[i];
+  return out;
+}
+constexpr auto kPhaseViews = Views(kPhaseNames);
+constexpr auto kBoundViews = Views(kBoundNames);
+
 int PhaseIndex(std::string_view phase) {
   for (int i = 0; i < kNumPhases - 1; ++i) {
-    if (phase == kPhaseNames[i]) return i;
+    if (phase == kPhaseViews[i]) return i;
   }
   return kNumPhases - 1;
 }
 
 int BoundIndex(std::string_view bound) {
   for (int i = 0; i < kNumBounds - 1; ++i) {
-    if (bound == kBoundNames[i]) return i;
+    if (bound == kBoundViews[i]) return i;
   }
   return kNumBounds - 1;
 }
@@ -318,11 +337,20 @@ void FillReportHeader(const RunRow& run, std::string device_name,
 }
 
 struct ReportBuilder::State {
+  // A family's accumulators, found with one lookup per kernel instead of
+  // one per table: its group when grouping by family, and its (family,
+  // phase) points. The pointers stay valid: the maps' nodes do not move.
+  struct FamilySlots {
+    Accumulator* group = nullptr;
+    std::array<Accumulator*, kNumPhases> by_phase{};
+  };
   std::array<int64_t, kNumPhases> steps{};
   GroupMap groups;
   GroupMap families;
-  GroupMap phases;
+  std::array<Accumulator, kNumPhases> phases;  // by PhaseIndex
   FamilyCache family_cache;
+  std::unordered_map<std::string, FamilySlots, StringHash, std::equal_to<>>
+      family_slots;
   std::string key_buf;
   std::string family_key;
   BusyTimeline busy;
@@ -350,16 +378,21 @@ void ReportBuilder::Add(const KernelRow& k) {
   const ReportOptions& options = options_;
   st.busy.AddKernel(k.device_id.value_or(0), k.start_ns.value_or(0),
                     k.end_ns.value_or(0));
-  std::optional<double> fraction = k.fraction_of_roof;
+  KernelClass c;
+  c.fraction = k.fraction_of_roof;
   std::string_view bound = k.bound;
   if (options.reannotate) {
     const KernelAnnotation a =
         AnnotateKernel(*options.reannotate, k.precision, k.flops,
                        k.flops_source, k.dram_bytes, k.bytes_source,
                        k.duration_ns);
-    fraction = a.fraction_of_roof;
+    c.fraction = a.fraction_of_roof;
     bound = a.bound;
   }
+  c.phase = PhaseIndex(k.phase);
+  c.bound = BoundIndex(bound);
+  c.flops_source = SourceBit(k.flops_source);
+  c.bytes_source = SourceBit(k.bytes_source);
   ++report.kernel_count;
   report.total_ns += k.duration_ns;
   if (k.flops) ++report.kernels_with_flops;
@@ -367,69 +400,81 @@ void ReportBuilder::Add(const KernelRow& k) {
 
   std::string_view family = st.family_cache.Get(k);
   if (family.empty()) family = "(unnamed)";
-  std::string_view key;
-  std::string& key_buf = st.key_buf;
-  switch (options.group_by) {
-    case GroupBy::kKernel:
-      key = k.name.empty() ? std::string_view("(unnamed)") : k.name;
-      break;
-    case GroupBy::kFamily: key = family; break;
-    case GroupBy::kPhase:
-      key = kPhaseNames[PhaseIndex(k.phase)];
-      break;
-    case GroupBy::kNvtx:
-      key = k.nvtx_path.empty() ? std::string_view("(no range)")
-                                : k.nvtx_path;
-      break;
-    case GroupBy::kStep:
-      key_buf = k.step_id ? std::to_string(*k.step_id) : "(no step)";
-      key = key_buf;
-      break;
-    case GroupBy::kFamilyShape:
-      key_buf.assign(family);
-      key_buf += '|';
-      key_buf.append(k.shape);
-      key = key_buf;
-      break;
+  auto slot_it = st.family_slots.find(family);
+  if (slot_it == st.family_slots.end()) {
+    slot_it = st.family_slots.emplace(std::string(family), State::FamilySlots())
+                  .first;
   }
+  State::FamilySlots& slots = slot_it->second;
   bool inserted = false;
-  Accumulator& g = Lookup(st.groups, key, &inserted);
-  if (inserted) {
-    g.family = std::string(family);
-    g.shape = std::string(k.shape);
+  Accumulator* group = nullptr;
+  if (options.group_by == GroupBy::kFamily && slots.group != nullptr) {
+    group = slots.group;  // the one lookup above found it
+  } else {
+    std::string_view key;
+    std::string& key_buf = st.key_buf;
     switch (options.group_by) {
       case GroupBy::kKernel:
-        g.name = ShortKernelName(k.demangled.empty() ? key : k.demangled);
+        key = k.name.empty() ? std::string_view("(unnamed)") : k.name;
         break;
-      case GroupBy::kFamily:
-      case GroupBy::kFamilyShape:
-        g.name = std::string(family);
+      case GroupBy::kFamily: key = family; break;
+      case GroupBy::kPhase: key = kPhaseNames[c.phase]; break;
+      case GroupBy::kNvtx:
+        key = k.nvtx_path.empty() ? std::string_view("(no range)")
+                                  : k.nvtx_path;
         break;
       case GroupBy::kStep:
-        g.name = k.step_id ? "step " + key_buf : key_buf;
+        key_buf = k.step_id ? std::to_string(*k.step_id) : "(no step)";
+        key = key_buf;
         break;
-      default:
-        g.name = std::string(key);
+      case GroupBy::kFamilyShape:
+        key_buf.assign(family);
+        key_buf += '|';
+        key_buf.append(k.shape);
+        key = key_buf;
+        break;
     }
+    Accumulator& g = Lookup(st.groups, key, &inserted);
+    if (inserted) {
+      g.family = std::string(family);
+      g.shape = std::string(k.shape);
+      switch (options.group_by) {
+        case GroupBy::kKernel:
+          g.name = ShortKernelName(k.demangled.empty() ? key : k.demangled);
+          break;
+        case GroupBy::kFamily:
+        case GroupBy::kFamilyShape:
+          g.name = std::string(family);
+          break;
+        case GroupBy::kStep:
+          g.name = k.step_id ? "step " + key_buf : key_buf;
+          break;
+        default:
+          g.name = std::string(key);
+      }
+    }
+    group = &g;
+    if (options.group_by == GroupBy::kFamily) slots.group = group;
   }
-  g.Add(k, fraction, bound);
+  group->Add(k, c);
   if (options.with_families) {
     // One plot point per family and phase: prefill and decode launches of
     // one GEMM family sit at very different intensities.
-    const char* phase = kPhaseNames[PhaseIndex(k.phase)];
-    st.family_key.assign(family);
-    st.family_key += '\x1f';
-    st.family_key += phase;
-    Accumulator& f = Lookup(st.families, st.family_key, &inserted);
-    if (inserted) {
-      f.family = std::string(family);
-      f.name = f.family + " (" + phase + ")";
+    Accumulator*& f = slots.by_phase[c.phase];
+    if (f == nullptr) {
+      const char* phase = kPhaseNames[c.phase];
+      st.family_key.assign(family);
+      st.family_key += '\x1f';
+      st.family_key += phase;
+      f = &Lookup(st.families, st.family_key, &inserted);
+      if (inserted) {
+        f->family = std::string(family);
+        f->name = f->family + " (" + phase + ")";
+      }
     }
-    f.Add(k, fraction, bound);
+    f->Add(k, c);
   }
-  Accumulator& p =
-      Lookup(st.phases, kPhaseNames[PhaseIndex(k.phase)], &inserted);
-  p.Add(k, fraction, bound);
+  st.phases[c.phase].Add(k, c);
 }
 
 StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
@@ -456,9 +501,8 @@ StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
     report.groups.resize(options_.top);
   }
   for (int i = 0; i < kNumPhases; ++i) {
-    auto it = st.phases.find(std::string_view(kPhaseNames[i]));
-    if (it == st.phases.end()) continue;
-    const GroupRow row = it->second.Finish(kPhaseNames[i], report.total_ns);
+    if (st.phases[i].count == 0) continue;
+    const GroupRow row = st.phases[i].Finish(kPhaseNames[i], report.total_ns);
     PhaseRow p;
     p.phase = kPhaseNames[i];
     p.steps = st.steps[i];
@@ -488,14 +532,19 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
     builder.AddStep(s.phase);
     return OkStatus();
   }));
-  RT_RETURN_IF_ERROR(store.ForEachKernel(run.run_id, [&](const KernelRow& k) {
-    builder.Add(k);
-    return OkStatus();
-  }));
-  RT_RETURN_IF_ERROR(store.ForEachMemcpy(run.run_id, [&](const MemcpyRow& m) {
-    builder.AddCopy(m);
-    return OkStatus();
-  }));
+  // Kernels and copies in start order: the busy timeline then never meets
+  // an interval older than what it has folded (busy_time.h), however long
+  // the run.
+  RT_RETURN_IF_ERROR(store.ForEachKernelAndMemcpy(
+      run.run_id,
+      [&](const KernelRow& k) {
+        builder.Add(k);
+        return OkStatus();
+      },
+      [&](const MemcpyRow& m) {
+        builder.AddCopy(m);
+        return OkStatus();
+      }));
   return builder.Finish(store.display_name());
 }
 

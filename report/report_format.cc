@@ -109,7 +109,13 @@ std::string BusyLine(const DeviceBusy& b) {
          Fixed(b.busy_ns * 1e-6, 3) + " of " + Fixed(b.span_ns * 1e-6, 3) +
          " ms wall (first kernel start to last kernel end), idle " +
          Fixed(b.idle_ns * 1e-6, 3) + " ms = " +
-         Fixed(100.0 * b.idle_share, 1) + "%";
+         Fixed(100.0 * b.idle_share, 1) + "%" +
+         (b.late_intervals == 0
+              ? std::string()
+              : "; approximate: " + std::to_string(b.late_intervals) +
+                    " intervals arrived after older time was summed, busy "
+                    "may be up to " +
+                    Fixed(b.busy_uncertain_ns * 1e-6, 3) + " ms more");
 }
 
 std::string HeaderTitle(const Report& r) {
@@ -304,6 +310,8 @@ class JsonWriter : public ReportWriter {
           << ",\"span_ns\":" << b.span_ns << ",\"busy_ns\":" << b.busy_ns
           << ",\"idle_ns\":" << b.idle_ns
           << ",\"idle_share\":" << JsonNumber(b.idle_share)
+          << ",\"late_intervals\":" << b.late_intervals
+          << ",\"busy_uncertain_ns\":" << b.busy_uncertain_ns
           << ",\"kernels\":" << b.kernels << ",\"copies\":" << b.copies
           << "}";
     }

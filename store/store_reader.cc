@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 
 namespace rooftrace {
@@ -311,56 +312,122 @@ StatusOr<std::vector<std::pair<int64_t, std::string>>> StoreReader::Devices(
   return out;
 }
 
+namespace {
+
+constexpr const char* kKernelQuery =
+    "SELECT kernel_id, name, demangled, family, shape, precision, "
+    "flops_source, bytes_source, bound, phase, nvtx_path, "
+    "duration_ns, start_ns, step_id, stream_id, device_id, "
+    "thread_id, correlation_id, flops, dram_bytes, "
+    "fraction_of_roof, roof_flops_per_s, end_ns, session_id, "
+    "token_count FROM kernels WHERE run_id = ? ORDER BY start_ns";
+
+constexpr const char* kMemcpyQuery =
+    "SELECT kind, bytes, start_ns, end_ns, stream_id, device_id, "
+    "correlation_id, phase FROM memcpys WHERE run_id = ? "
+    "ORDER BY start_ns";
+
+// The columns of kKernelQuery's current row into `k` (run_id kept).
+void ReadKernel(sqlite3_stmt* s, KernelRow* out) {
+  KernelRow& k = *out;
+  k.kernel_id = sqlite3_column_int64(s, 0);
+  k.name = Text(s, 1);
+  k.demangled = Text(s, 2);
+  k.family = Text(s, 3);
+  k.shape = Text(s, 4);
+  k.precision = Text(s, 5);
+  k.flops_source = Text(s, 6);
+  k.bytes_source = Text(s, 7);
+  k.bound = Text(s, 8);
+  k.phase = Text(s, 9);
+  k.nvtx_path = Text(s, 10);
+  k.start_ns = Int(s, 12);
+  k.end_ns = Int(s, 22);
+  const std::optional<int64_t> duration = Int(s, 11);
+  const std::optional<int64_t>& end = k.end_ns;
+  k.duration_ns = duration ? *duration
+                           : (end && k.start_ns ? *end - *k.start_ns : 0);
+  // A negative duration is damage, not time: it must not shrink totals.
+  if (k.duration_ns < 0) k.duration_ns = 0;
+  k.step_id = Int(s, 13);
+  k.stream_id = Int(s, 14);
+  k.device_id = Int(s, 15);
+  k.thread_id = Int(s, 16);
+  k.correlation_id = Int(s, 17);
+  k.flops = Count(s, 18);
+  k.dram_bytes = Count(s, 19);
+  k.fraction_of_roof = Real(s, 20);
+  k.roof_flops_per_s = Real(s, 21);
+  k.session_id = sqlite3_column_int64(s, 23);
+  k.token_count = Int(s, 24);
+}
+
+// The columns of kMemcpyQuery's current row into `v` (run_id kept).
+void ReadMemcpy(sqlite3_stmt* s, MemcpyRow* out) {
+  MemcpyRow& v = *out;
+  v.kind = Text(s, 0);
+  v.bytes = sqlite3_column_int64(s, 1);
+  v.start_ns = Int(s, 2);
+  v.end_ns = Int(s, 3);
+  v.stream_id = Int(s, 4);
+  v.device_id = Int(s, 5);
+  v.correlation_id = Int(s, 6);
+  v.phase = Text(s, 7);
+}
+
+}  // namespace
+
 Status StoreReader::ForEachKernel(
     int64_t run_id, const std::function<Status(const KernelRow&)>& fn) {
-  RT_ASSIGN_OR_RETURN(
-      sqlite3_stmt * raw,
-      Prepare("SELECT kernel_id, name, demangled, family, shape, precision, "
-              "flops_source, bytes_source, bound, phase, nvtx_path, "
-              "duration_ns, start_ns, step_id, stream_id, device_id, "
-              "thread_id, correlation_id, flops, dram_bytes, "
-              "fraction_of_roof, roof_flops_per_s, end_ns, session_id, "
-              "token_count FROM kernels WHERE run_id = ? ORDER BY start_ns"));
+  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw, Prepare(kKernelQuery));
   Stmt stmt(raw);
   sqlite3_bind_int64(stmt.get(), 1, run_id);
   KernelRow k;
   k.run_id = run_id;
   int rc;
   while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-    sqlite3_stmt* s = stmt.get();
-    k.kernel_id = sqlite3_column_int64(s, 0);
-    k.name = Text(s, 1);
-    k.demangled = Text(s, 2);
-    k.family = Text(s, 3);
-    k.shape = Text(s, 4);
-    k.precision = Text(s, 5);
-    k.flops_source = Text(s, 6);
-    k.bytes_source = Text(s, 7);
-    k.bound = Text(s, 8);
-    k.phase = Text(s, 9);
-    k.nvtx_path = Text(s, 10);
-    k.start_ns = Int(s, 12);
-    k.end_ns = Int(s, 22);
-    const std::optional<int64_t> duration = Int(s, 11);
-    const std::optional<int64_t>& end = k.end_ns;
-    k.duration_ns = duration ? *duration
-                             : (end && k.start_ns ? *end - *k.start_ns : 0);
-    // A negative duration is damage, not time: it must not shrink totals.
-    if (k.duration_ns < 0) k.duration_ns = 0;
-    k.step_id = Int(s, 13);
-    k.stream_id = Int(s, 14);
-    k.device_id = Int(s, 15);
-    k.thread_id = Int(s, 16);
-    k.correlation_id = Int(s, 17);
-    k.flops = Count(s, 18);
-    k.dram_bytes = Count(s, 19);
-    k.fraction_of_roof = Real(s, 20);
-    k.roof_flops_per_s = Real(s, 21);
-    k.session_id = sqlite3_column_int64(s, 23);
-    k.token_count = Int(s, 24);
+    ReadKernel(stmt.get(), &k);
     RT_RETURN_IF_ERROR(fn(k));
   }
   if (rc != SQLITE_DONE) return StepError("kernels");
+  return OkStatus();
+}
+
+Status StoreReader::ForEachKernelAndMemcpy(
+    int64_t run_id, const std::function<Status(const KernelRow&)>& on_kernel,
+    const std::function<Status(const MemcpyRow&)>& on_memcpy) {
+  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw_k, Prepare(kKernelQuery));
+  Stmt ks(raw_k);
+  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw_m, Prepare(kMemcpyQuery));
+  Stmt ms(raw_m);
+  sqlite3_bind_int64(ks.get(), 1, run_id);
+  sqlite3_bind_int64(ms.get(), 1, run_id);
+  KernelRow k;
+  k.run_id = run_id;
+  MemcpyRow m;
+  m.run_id = run_id;
+  int krc = sqlite3_step(ks.get());
+  int mrc = sqlite3_step(ms.get());
+  // Both queries are in start order, NULL first (as SQLite sorts it).
+  auto start = [](sqlite3_stmt* s, int col) {
+    return sqlite3_column_type(s, col) == SQLITE_NULL
+               ? std::numeric_limits<int64_t>::min()
+               : sqlite3_column_int64(s, col);
+  };
+  while (krc == SQLITE_ROW || mrc == SQLITE_ROW) {
+    if (krc == SQLITE_ROW &&
+        (mrc != SQLITE_ROW || start(ks.get(), 12) <= start(ms.get(), 2))) {
+      ReadKernel(ks.get(), &k);
+      RT_RETURN_IF_ERROR(on_kernel(k));
+      krc = sqlite3_step(ks.get());
+    } else {
+      ReadMemcpy(ms.get(), &m);
+      RT_RETURN_IF_ERROR(on_memcpy(m));
+      mrc = sqlite3_step(ms.get());
+    }
+  }
+  if (krc != SQLITE_DONE) return StepError("kernels");
+  if (mrc != SQLITE_DONE) return StepError("memcpys");
   return OkStatus();
 }
 
@@ -395,26 +462,14 @@ Status StoreReader::ForEachNvtx(int64_t run_id,
 
 Status StoreReader::ForEachMemcpy(
     int64_t run_id, const std::function<Status(const MemcpyRow&)>& fn) {
-  RT_ASSIGN_OR_RETURN(
-      sqlite3_stmt * raw,
-      Prepare("SELECT kind, bytes, start_ns, end_ns, stream_id, device_id, "
-              "correlation_id, phase FROM memcpys WHERE run_id = ? "
-              "ORDER BY start_ns"));
+  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw, Prepare(kMemcpyQuery));
   Stmt stmt(raw);
   sqlite3_bind_int64(stmt.get(), 1, run_id);
   MemcpyRow v;
   v.run_id = run_id;
   int rc;
   while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-    sqlite3_stmt* s = stmt.get();
-    v.kind = Text(s, 0);
-    v.bytes = sqlite3_column_int64(s, 1);
-    v.start_ns = Int(s, 2);
-    v.end_ns = Int(s, 3);
-    v.stream_id = Int(s, 4);
-    v.device_id = Int(s, 5);
-    v.correlation_id = Int(s, 6);
-    v.phase = Text(s, 7);
+    ReadMemcpy(stmt.get(), &v);
     RT_RETURN_IF_ERROR(fn(v));
   }
   if (rc != SQLITE_DONE) return StepError("memcpys");

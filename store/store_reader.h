@@ -82,6 +82,13 @@ class StoreReader {
   // roof_flops_per_s.
   Status ForEachKernel(int64_t run_id,
                        const std::function<Status(const KernelRow&)>& fn);
+  // The run's kernels and copies together in start order (each as
+  // ForEachKernel and ForEachMemcpy fill them; a kernel first on a tie), so
+  // that a consumer of time intervals (report/busy_time.h) sees them in
+  // time order. A callback error stops the scan and is returned.
+  Status ForEachKernelAndMemcpy(
+      int64_t run_id, const std::function<Status(const KernelRow&)>& on_kernel,
+      const std::function<Status(const MemcpyRow&)>& on_memcpy);
   // The run's forward steps in id order, all columns.
   Status ForEachStep(int64_t run_id,
                      const std::function<Status(const StepRow&)>& fn);

@@ -162,6 +162,50 @@ TEST(DetectPhasesTest, StepTokenCountIsTheOneMostFlopsSee) {
   EXPECT_EQ(r.steps[2].phase, "decode");
 }
 
+// The weight operand is found by counting the distinct steps each pointer
+// is in: one hashed pass when GEMMs come in step order, a sort otherwise.
+// The rotary timeline above (GEMM steps 0 1 2 0 1 2) and the same GEMMs
+// renumbered into step order (0 0 1 1 2 2) take one path each and must
+// agree.
+TEST(DetectPhasesTest, GemmOrderDoesNotChangeWeightsOrTokens) {
+  PhaseInput mixed = ThreeSteps();
+  for (int s = 0; s < 3; ++s) {
+    PhaseInput::Gemm rotary;
+    rotary.m = 64;
+    rotary.n = s == 0 ? 512 : 4;
+    rotary.a_ptr = 0x20000 + static_cast<uint64_t>(s) * 0x100;
+    rotary.b_ptr = s == 0 ? 0x30000 : 0x7000;
+    mixed.gemms.push_back(rotary);
+    const uint64_t t = mixed.kernels[static_cast<size_t>(2 * s)].start_ns;
+    mixed.kernels.push_back({t + 20, t + 30, t - 40, 0, 3 + s});
+  }
+  // New index of each GEMM in step order.
+  const std::vector<int> to_ordered = {0, 2, 4, 1, 3, 5};
+  PhaseInput ordered = mixed;
+  for (size_t g = 0; g < mixed.gemms.size(); ++g) {
+    ordered.gemms[static_cast<size_t>(to_ordered[g])] = mixed.gemms[g];
+  }
+  for (auto& k : ordered.kernels) {
+    if (k.gemm >= 0) k.gemm = to_ordered[static_cast<size_t>(k.gemm)];
+  }
+  const PhaseResult a = DetectPhases(mixed);
+  const PhaseResult b = DetectPhases(ordered);
+  EXPECT_EQ(a.gemm_step, (std::vector<int>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(b.gemm_step, (std::vector<int>{0, 0, 1, 1, 2, 2}));
+  for (size_t g = 0; g < mixed.gemms.size(); ++g) {
+    const size_t o = static_cast<size_t>(to_ordered[g]);
+    EXPECT_EQ(a.gemm_weight[g], b.gemm_weight[o]) << "GEMM " << g;
+    EXPECT_EQ(a.gemm_tokens[g], b.gemm_tokens[o]) << "GEMM " << g;
+  }
+  // The weight GEMMs' A repeats in 3 steps; the rotary B in 2 of them.
+  EXPECT_EQ(a.gemm_weight, (std::vector<int>{1, 1, 1, 0, 2, 2}));
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t s = 0; s < a.steps.size(); ++s) {
+    EXPECT_EQ(a.steps[s].token_count, b.steps[s].token_count);
+    EXPECT_EQ(a.steps[s].phase, b.steps[s].phase);
+  }
+}
+
 // Same timeline without copies: the 10 us host gaps (20x the 60 ns median
 // launch interval, above the 1 ms floor only when the floor is lowered).
 TEST(DetectPhasesTest, HostGapsDelimitStepsWithoutCopies) {

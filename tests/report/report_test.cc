@@ -307,6 +307,53 @@ TEST_F(ReportTest, BusyAndIdleTimePerDevice) {
             std::string::npos);
 }
 
+// The report reads a store's kernels and copies merged in start order, so
+// that its busy timeline never meets an interval older than what it has
+// folded (report/busy_time.h): three kernels and three copies interleaved;
+// on a tie the kernel comes first.
+TEST_F(ReportTest, StoreKernelsAndCopiesStreamTogetherInStartOrder) {
+  const std::string path = dir_ + "/order.sqlite";
+  {
+    TestStore s(path);
+    s.AddRun(4, "Test GPU 2TB");
+    for (int64_t start : {1000, 3000, 5000}) {
+      KernelSpec k;
+      k.run_id = 4;
+      k.session_id = 4;
+      k.name = "k";
+      k.device_id = 0;
+      k.start_ns = start;
+      k.duration_ns = 500;
+      s.AddKernel(k);
+    }
+    s.AddMemcpy(4, "htod", 64, 500, 600, 7);
+    s.AddMemcpy(4, "dtoh", 64, 3000, 3100, 7);
+    s.AddMemcpy(4, "dtoh", 64, 6000, 6100, 7);
+  }
+  StoreReader store;
+  ASSERT_TRUE(store.Open(path, path).ok());
+  std::string order;
+  const Status st = store.ForEachKernelAndMemcpy(
+      4,
+      [&](const KernelRow& k) {
+        order += "k" + std::to_string(*k.start_ns) + " ";
+        return OkStatus();
+      },
+      [&](const MemcpyRow& m) {
+        order += "c" + std::to_string(*m.start_ns) + " ";
+        return OkStatus();
+      });
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(order, "c500 k1000 k3000 c3000 k5000 c6000 ");
+  // A callback's error stops the scan and comes back.
+  int seen = 0;
+  const Status stop = store.ForEachKernelAndMemcpy(
+      4, [&](const KernelRow&) { return ++seen == 2 ? Corrupt("stop") : OkStatus(); },
+      [&](const MemcpyRow&) { ++seen; return OkStatus(); });
+  EXPECT_FALSE(stop.ok());
+  EXPECT_EQ(seen, 2);
+}
+
 // The H100 BERT trace (one encoder forward pass, ProfilerStep#6): its 60
 // kernels run 0.307 ms in all, and with its one copy the GPU is busy
 // 309,437 ns of the 3,907,825 ns from the first kernel's start to the last
