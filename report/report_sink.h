@@ -25,6 +25,18 @@ class ReportSink : public RunSink {
   // `builder` receives every kernel row; not owned.
   explicit ReportSink(ReportBuilder* builder) : builder_(builder) {}
 
+  // The report reads kernel and copy rows, and of a kernel row only the
+  // columns ReportBuilder::Add does (the ones StoreReader::ForEachKernel
+  // fills are a superset).
+  RowNeeds Needs() const override {
+    RowNeeds n;
+    n.gemm_calls = false;
+    n.kernel_details = false;
+    n.kernel_metrics = false;
+    n.nvtx = false;
+    return n;
+  }
+
   StatusOr<int64_t> BeginRun(const RunRow& run) override;
   Status FinishRun(const RunRow& run, const ImportStats& stats) override;
   Status AddRoof(const RoofRow& roof) override;
