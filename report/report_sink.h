@@ -2,7 +2,7 @@
 // written to disk: the analyzer reads a trace (any source) through the
 // pipeline into this sink and gets the report a store of the same rows
 // would give (tests/analyzer/trace_input_test.cc compares the two). Memory
-// is the grouped output only.
+// is the grouped output and the bounded busy timeline (busy_time.h).
 //
 // Not thread-safe (the recorder serialises calls). Kernels are visited in
 // the order they are emitted (window by window) rather than by start time,
