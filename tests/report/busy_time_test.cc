@@ -5,8 +5,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
+
+#include "report/report.h"
+#include "report/report_format.h"
 
 namespace rooftrace {
 namespace {
@@ -247,6 +252,28 @@ TEST(BusyTimelineTest, ApproximateFiguresBracketTheTruth) {
   }
   // The cases exercise both outcomes.
   EXPECT_GT(approximate, 10);
+}
+
+// An approximate figure says so: the table's busy line names the late
+// intervals and the bound; JSON carries both numbers (0 when exact).
+TEST(BusyTimelineTest, ApproximateBusyIsSaidInTableAndJson) {
+  BusyTimeline t(8);
+  for (int i = 0; i < 100; ++i) t.AddKernel(0, i * 20000, i * 20000 + 10000);
+  t.AddCopy(0, 15000, 17000);
+  Report r;
+  r.busy = t.Finish();
+  ASSERT_EQ(r.busy.size(), 1u);
+  std::ostringstream text, json;
+  MakeReportWriter("table")->Write(r, text);
+  EXPECT_NE(text.str().find("idle 0.990 ms = 49.7%; approximate: 1 interval "
+                            "arrived after older time was summed, busy may "
+                            "be up to 0.002 ms more"),
+            std::string::npos)
+      << text.str();
+  MakeReportWriter("json")->Write(r, json);
+  EXPECT_NE(json.str().find("\"late_intervals\":1,\"busy_uncertain_ns\":2000,"),
+            std::string::npos)
+      << json.str();
 }
 
 }  // namespace
