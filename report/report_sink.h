@@ -57,7 +57,12 @@ class ReportSink : public RunSink {
     return OkStatus();
   }
   Status AddNvtx(const NvtxRow&) override { return OkStatus(); }
-  Status EndWrite() override { return OkStatus(); }
+  // A write is a window (or a whole session): complete, so the busy
+  // timeline may fold it.
+  Status EndWrite() override {
+    builder_->EndBatch();
+    return OkStatus();
+  }
 
   // Fills the builder's header from what the run recorded (as BuildReport
   // does from a store), with `options` (--device-profile re-annotation).
