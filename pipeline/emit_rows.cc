@@ -105,11 +105,13 @@ GemmCallRow GemmCallRowOf(const RowContext& c, int64_t session_id,
 }
 
 // `shape` is the caller's buffer the row's shape text points into.
+// Columns `needs` leaves out are not written (they keep what `r` had:
+// the defaults, as EmitRows never writes them).
 void FillKernelRow(const RowContext& c, int64_t session_id,
                    int64_t step_base, const JoinedSession& j,
                    const JoinedKernel& jk,
-                   const std::vector<int64_t>& gemm_row, std::string* shape,
-                   KernelRow* r) {
+                   const std::vector<int64_t>& gemm_row,
+                   const RowNeeds& needs, std::string* shape, KernelRow* r) {
   const KernelRecord& k = *jk.kernel;
   const NameInfo& name = j.names[jk.name];
   const KernelFacts& f = jk.facts;
@@ -127,21 +129,23 @@ void FillKernelRow(const RowContext& c, int64_t session_id,
   r->start_ns = static_cast<int64_t>(k.start_ns);
   r->end_ns = static_cast<int64_t>(k.end_ns);
   r->duration_ns = static_cast<int64_t>(f.duration_ns);
-  for (int i = 0; i < 3; ++i) {
-    r->grid[i] = k.grid[i];
-    r->block[i] = k.block[i];
-    r->cluster[i] = k.cluster[i];
+  if (needs.kernel_details) {
+    for (int i = 0; i < 3; ++i) {
+      r->grid[i] = k.grid[i];
+      r->block[i] = k.block[i];
+      r->cluster[i] = k.cluster[i];
+    }
+    r->registers_per_thread = k.registers_per_thread;
+    r->static_shared_memory_bytes = k.static_shared_memory_bytes;
+    r->dynamic_shared_memory_bytes = k.dynamic_shared_memory_bytes;
+    r->graph_id = k.graph_id;
+    r->graph_node_id = static_cast<int64_t>(k.graph_node_id);
+    r->thread_id = jk.launch ? std::optional<int64_t>(jk.launch->thread_id)
+                             : std::nullopt;
+    r->api_start_ns =
+        jk.launch ? std::optional<int64_t>(jk.launch->api_start_ns)
+                  : std::nullopt;
   }
-  r->registers_per_thread = k.registers_per_thread;
-  r->static_shared_memory_bytes = k.static_shared_memory_bytes;
-  r->dynamic_shared_memory_bytes = k.dynamic_shared_memory_bytes;
-  r->graph_id = k.graph_id;
-  r->graph_node_id = static_cast<int64_t>(k.graph_node_id);
-  r->thread_id = jk.launch ? std::optional<int64_t>(jk.launch->thread_id)
-                           : std::nullopt;
-  r->api_start_ns =
-      jk.launch ? std::optional<int64_t>(jk.launch->api_start_ns)
-                : std::nullopt;
   r->nvtx_path = jk.nvtx_path >= 0 ? std::string_view(j.paths[jk.nvtx_path])
                                    : std::string_view();
   r->gemm_call_id = g && gemm_row[jk.gemm] != 0
@@ -160,21 +164,23 @@ void FillKernelRow(const RowContext& c, int64_t session_id,
                      ? std::string_view()
                      : PrecisionKey(a.precision);
   r->flops = a.flops ? std::optional<int64_t>(*a.flops) : std::nullopt;
-  const bool flops_known = f.flops_source != Source::kNone;
-  for (int p = 0; p < kNumPrecisions; ++p) {
-    r->flops_by_precision[p] =
-        OptI(static_cast<int64_t>(f.flops[p]), flops_known && p > 0);
+  if (needs.kernel_details) {
+    const bool flops_known = f.flops_source != Source::kNone;
+    for (int p = 0; p < kNumPrecisions; ++p) {
+      r->flops_by_precision[p] =
+          OptI(static_cast<int64_t>(f.flops[p]), flops_known && p > 0);
+    }
+    const bool dram = jk.counters && jk.counters->has_dram_bytes;
+    r->dram_read_bytes =
+        dram ? std::optional<int64_t>(jk.counters->dram_read_bytes)
+             : std::nullopt;
+    r->dram_write_bytes =
+        dram ? std::optional<int64_t>(jk.counters->dram_write_bytes)
+             : std::nullopt;
   }
   r->flops_source = SourceName(f.flops_source);
   r->dram_bytes = OptI(static_cast<int64_t>(f.dram_bytes),
                        f.bytes_source != Source::kNone);
-  const bool dram = jk.counters && jk.counters->has_dram_bytes;
-  r->dram_read_bytes =
-      dram ? std::optional<int64_t>(jk.counters->dram_read_bytes)
-                  : std::nullopt;
-  r->dram_write_bytes =
-      dram ? std::optional<int64_t>(jk.counters->dram_write_bytes)
-                  : std::nullopt;
   r->bytes_source = SourceName(f.bytes_source);
   r->ai = a.ai;
   r->achieved_flops_per_s = a.achieved_flops_per_s;
@@ -278,8 +284,9 @@ Status EmitRows(Session* session, const JoinedSession& j,
   }
   c->steps += static_cast<int64_t>(steps);
 
+  const RowNeeds needs = sink->Needs();
   std::vector<int64_t> gemm_row(j.gemms.size(), 0);
-  for (size_t i = 0; i < j.gemms.size(); ++i) {
+  for (size_t i = 0; i < j.gemms.size() && needs.gemm_calls; ++i) {
     if (scope && !scope->gemms[i]) continue;
     RT_ASSIGN_OR_RETURN(gemm_row[i], sink->AddGemmCall(GemmCallRowOf(
                                          *c, session_id, j.gemms[i])));
@@ -289,8 +296,10 @@ Status EmitRows(Session* session, const JoinedSession& j,
   KernelRow row;
   for (const JoinedKernel& jk : j.kernels) {
     if (!InScope(scope, jk)) continue;
-    FillKernelRow(*c, session_id, step_base, j, jk, gemm_row, &shape, &row);
+    FillKernelRow(*c, session_id, step_base, j, jk, gemm_row, needs, &shape,
+                  &row);
     RT_RETURN_IF_ERROR(sink->AddKernel(row));
+    if (!needs.kernel_metrics) continue;
     for (int m = jk.metrics_begin; m < jk.metrics_end; ++m) {
       const MetricRecord& mr = session->metrics()[j.metric_order[m]];
       KernelMetricRow mrow;
@@ -310,7 +319,7 @@ Status EmitRows(Session* session, const JoinedSession& j,
     RT_RETURN_IF_ERROR(sink->AddMemcpy(
         MemcpyRowOf(*c, session_id, step_base, j, j.memcpys[i])));
   }
-  for (size_t i = 0; i < j.nvtx.size(); ++i) {
+  for (size_t i = 0; i < j.nvtx.size() && needs.nvtx; ++i) {
     if (scope && !scope->nvtx[i]) continue;
     RT_RETURN_IF_ERROR(sink->AddNvtx(NvtxRowOf(*c, session_id, j, j.nvtx[i])));
   }

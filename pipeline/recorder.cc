@@ -99,8 +99,15 @@ Status RunRecorder::AddSession(Session* session) {
   }
   const Roofs& roofs = RoofsFor(DeviceName(*session));
   // The join adds the session's unmatched_* counts to its statistics.
-  JoinedSession joined =
-      Join(session, roofs, options_.annotate, options_.phases);
+  // A session stored in windows ends with what it still holds (about a
+  // window): joined into the windows' JoinedSession, whose memory is there
+  // already, not into a second one beside it (which set the peak RSS of a
+  // long trace's analysis). A session joined whole gets its own, freed
+  // after.
+  JoinedSession whole;
+  JoinedSession& joined =
+      session->flushed().flushes > 0 ? window_join_ : whole;
+  JoinInto(session, roofs, options_.annotate, options_.phases, &joined);
   stats_.Add(session->stats());
   any_counters_ |= joined.any_counters;
   any_analytic_ |= joined.any_analytic;

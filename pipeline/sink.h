@@ -18,9 +18,27 @@
 
 namespace rooftrace {
 
+// The rows and columns a sink reads, so that EmitRows does no work for
+// the rest (the in-memory report reads a dozen of a kernel row's 60
+// columns). What a sink does not need is not given: its calls are not
+// made, its columns keep their defaults (pipeline/rows.h). Default: all.
+struct RowNeeds {
+  // AddGemmCall; without it kernel rows have no gemm_call_id.
+  bool gemm_calls = true;
+  // Kernel columns only a store keeps: grid, block, cluster, registers,
+  // shared memory, graph ids, the launching thread and API start, FLOPs
+  // per precision, DRAM read/write bytes.
+  bool kernel_details = true;
+  bool kernel_metrics = true;  // AddKernelMetric
+  bool nvtx = true;            // AddNvtx
+};
+
 class RunSink {
  public:
   virtual ~RunSink() = default;
+
+  // Asked once per write; constant for a sink.
+  virtual RowNeeds Needs() const { return RowNeeds(); }
 
   // Starts a run; returns its run_id.
   virtual StatusOr<int64_t> BeginRun(const RunRow& run) = 0;

@@ -1,6 +1,7 @@
 #include "report/busy_time.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace rooftrace {
 namespace {
@@ -11,6 +12,7 @@ constexpr size_t kMaxBatch = 4096;
 
 BusyTimeline::BusyTimeline(size_t max_intervals)
     : max_intervals_(std::max<size_t>(max_intervals, 2)),
+      hard_max_(4 * max_intervals_),
       batch_(std::clamp<size_t>(max_intervals_ / 2, 1, kMaxBatch)) {}
 
 void BusyTimeline::AddKernel(int64_t device, int64_t start_ns,
@@ -52,14 +54,14 @@ bool BusyTimeline::Add(Device& d, int64_t start_ns, int64_t end_ns) {
       d.open.back().second = std::max(d.open.back().second, end_ns);
     } else {
       Push(d.open, {start_ns, end_ns});
-      if (d.open.size() > max_intervals_) {
+      if (d.open.size() > hard_max_) {
         Fold(d, d.open.size() - max_intervals_ / 2);
       }
     }
     return late;
   }
   Push(d.pending, {start_ns, end_ns});
-  if (d.pending.size() >= batch_) Compact(d);
+  if (d.pending.size() >= batch_) Compact(d, hard_max_);
   return late;
 }
 
@@ -67,7 +69,7 @@ bool BusyTimeline::Add(Device& d, int64_t start_ns, int64_t end_ns) {
 // double its capacity.
 void BusyTimeline::Push(std::vector<Interval>& v, Interval iv) {
   if (v.size() == v.capacity()) {
-    const size_t cap = max_intervals_ + batch_;
+    const size_t cap = hard_max_ + batch_;
     v.reserve(std::max(v.size() + 1,
                        std::min(cap, std::max<size_t>(64, 2 * v.size()))));
   }
@@ -77,7 +79,7 @@ void BusyTimeline::Push(std::vector<Interval>& v, Interval iv) {
 // Merges the pending batch into the disjoint, sorted `open` list. Only the
 // open intervals that end at or after the batch's first start can touch
 // it; the rest stay where they are.
-void BusyTimeline::Compact(Device& d) {
+void BusyTimeline::Compact(Device& d, size_t fold_above) {
   std::vector<Interval>& p = d.pending;
   if (!p.empty()) {
     if (!std::is_sorted(p.begin(), p.end())) std::sort(p.begin(), p.end());
@@ -100,9 +102,13 @@ void BusyTimeline::Compact(Device& d) {
     }
     p.clear();
   }
-  if (d.open.size() > max_intervals_) {
+  if (d.open.size() > fold_above) {
     Fold(d, d.open.size() - max_intervals_ / 2);
   }
+}
+
+void BusyTimeline::EndBatch() {
+  for (auto& [id, d] : devices_) Compact(d, max_intervals_);
 }
 
 // Sums the `count` oldest open intervals away.
@@ -186,7 +192,7 @@ std::vector<DeviceBusy> BusyTimeline::Finish() {
   std::vector<DeviceBusy> out;
   for (auto& [id, d] : devices_) {
     if (!d.has_kernel) continue;
-    Compact(d);
+    Compact(d, SIZE_MAX);  // nothing more comes: no need to fold
     DeviceBusy b;
     b.device_id = id;
     b.first_start_ns = d.first;

@@ -5,21 +5,27 @@
 // the host, not the GPU, set the pace (launch overhead, synchronisation,
 // data loading); the roofline says nothing about it.
 //
-// Memory is bounded: per device at most `max_intervals` disjoint busy
-// intervals (16 bytes each) plus a merge batch of at most 4,096. Past
-// that, the oldest half are summed into a running total ("folded"); the
-// end of the last folded interval is the fold frontier. Intervals may
-// arrive in any order, and the figures are exact as long as none arrives
-// that starts before the frontier, i.e. reaches back over more than
-// `max_intervals / 2` newer disjoint intervals of its device. Readers feed
-// them in start order (a store, StoreReader::ForEachKernelAndMemcpy) or
-// nearly so (a trace, window by window), so that does not happen in
-// practice; when it does, the late interval's part before the frontier is
-// not counted (its overlap with the folded time is unknown), its length is
-// added to `busy_uncertain_ns` and the interval to `late_intervals`: busy
-// is then a lower bound, exceeded by at most busy_uncertain_ns. The same
-// holds when the kernels' span (to which copies are clipped, known only at
-// Finish) grows over time already folded as outside it.
+// Memory is bounded. Per device the timeline keeps the disjoint busy
+// intervals (16 bytes each); past `max_intervals` of them, the oldest are
+// summed into a running total ("folded") until half remain. The end of the
+// last folded interval is the fold frontier. Folding waits for the end of
+// a batch (EndBatch: a trace's window, whose copies come after its
+// kernels, so that no part of a window is folded before all of it has
+// arrived), unless a device holds 4 x max_intervals (a caller that never
+// ends a batch); plus a merge batch of at most 4,096.
+//
+// Intervals may arrive in any order, and the figures are exact as long as
+// none starts before the frontier: none reaches back from its batch over
+// `max_intervals / 2` newer disjoint intervals of its device. A store is
+// read in start order (StoreReader::ForEachKernelAndMemcpy) and a trace
+// window by window in step order, so that does not happen in practice.
+// When it does, the late interval's part before the frontier is not
+// counted (its overlap with the folded time is unknown), its length inside
+// the span is added to `busy_uncertain_ns` and the interval to
+// `late_intervals`: busy is then a lower bound, exceeded by at most
+// busy_uncertain_ns. The same holds when the kernels' span (to which
+// copies are clipped, known only at Finish) grows over time already folded
+// as outside it.
 //
 // Not thread-safe.
 #ifndef ROOFTRACE_REPORT_BUSY_TIME_H_
@@ -51,10 +57,11 @@ struct DeviceBusy {
 
 class BusyTimeline {
  public:
-  static constexpr size_t kDefaultMaxIntervals = size_t{1} << 16;  // 1 MiB
+  // 1 MiB per device after a batch, at most 4 MiB within one.
+  static constexpr size_t kDefaultMaxIntervals = size_t{1} << 16;
 
   // `max_intervals` (at least 2): disjoint intervals kept per device
-  // before the oldest are folded.
+  // before the oldest are folded at a batch's end.
   explicit BusyTimeline(size_t max_intervals = kDefaultMaxIntervals);
 
   // A kernel on `device` over [start_ns, end_ns); ignored when end <= start
@@ -62,6 +69,9 @@ class BusyTimeline {
   void AddKernel(int64_t device, int64_t start_ns, int64_t end_ns);
   // A copy or memset: counts as busy, clipped to the kernels' span.
   void AddCopy(int64_t device, int64_t start_ns, int64_t end_ns);
+  // The intervals given so far form complete batches: they may be folded
+  // now (those of a batch still arriving are not, below the hard bound).
+  void EndBatch();
   // Per device with at least one timed kernel, by device id.
   std::vector<DeviceBusy> Finish();
 
@@ -99,8 +109,9 @@ class BusyTimeline {
   // fold frontier).
   bool Add(Device& d, int64_t start_ns, int64_t end_ns);
   void Push(std::vector<Interval>& v, Interval iv);
-  // Merges the pending intervals into `open`, then folds if over the bound.
-  void Compact(Device& d);
+  // Merges the pending intervals into `open`, then folds if over
+  // `fold_above` intervals.
+  void Compact(Device& d, size_t fold_above);
   void Fold(Device& d, size_t count);
   // Records the parts of [s, e) outside the span, `folded` (busy time known
   // to be disjoint from the rest) or left uncounted, in case the span grows
@@ -113,6 +124,7 @@ class BusyTimeline {
   static bool SpanGrew(Device& d);
 
   size_t max_intervals_;
+  size_t hard_max_;  // 4 x max_intervals_: folded even within a batch
   size_t batch_;
   std::vector<Interval> scratch_;  // Compact's, reused
   std::map<int64_t, Device> devices_;

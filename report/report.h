@@ -162,6 +162,9 @@ class ReportBuilder {
   void AddStep(std::string_view phase);
   // One copy or memset: busy time of its device (Report::busy).
   void AddCopy(const MemcpyRow& m);
+  // The rows given so far form complete batches (a trace's windows): the
+  // busy timeline may fold their intervals now (busy_time.h EndBatch).
+  void EndBatch();
   // Groups, sorts and cuts to --top. An empty run is an InvalidArgument
   // naming `display_name`.
   StatusOr<Report> Finish(const std::string& display_name);

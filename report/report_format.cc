@@ -103,7 +103,8 @@ std::string RoofSummary(const RoofTable& roofs) {
 }
 
 // "device 0: busy 0.307 of 3.908 ms wall (...), idle 3.601 ms = 92.1%":
-// one device's line of the timeline's busy/idle breakdown.
+// one device's line of the timeline's busy/idle breakdown, with a note
+// when the figure is approximate (busy_time.h).
 std::string BusyLine(const DeviceBusy& b) {
   return "device " + std::to_string(b.device_id) + ": busy " +
          Fixed(b.busy_ns * 1e-6, 3) + " of " + Fixed(b.span_ns * 1e-6, 3) +
@@ -113,8 +114,9 @@ std::string BusyLine(const DeviceBusy& b) {
          (b.late_intervals == 0
               ? std::string()
               : "; approximate: " + std::to_string(b.late_intervals) +
-                    " intervals arrived after older time was summed, busy "
-                    "may be up to " +
+                    (b.late_intervals == 1 ? " interval" : " intervals") +
+                    " arrived after older time was summed, busy may be up "
+                    "to " +
                     Fixed(b.busy_uncertain_ns * 1e-6, 3) + " ms more");
 }
 

@@ -2,7 +2,7 @@
 // written to disk: the analyzer reads a trace (any source) through the
 // pipeline into this sink and gets the report a store of the same rows
 // would give (tests/analyzer/trace_input_test.cc compares the two). Memory
-// is the grouped output only.
+// is the grouped output and the bounded busy timeline (busy_time.h).
 //
 // Not thread-safe (the recorder serialises calls). Kernels are visited in
 // the order they are emitted (window by window) rather than by start time,
@@ -25,6 +25,18 @@ class ReportSink : public RunSink {
   // `builder` receives every kernel row; not owned.
   explicit ReportSink(ReportBuilder* builder) : builder_(builder) {}
 
+  // The report reads kernel and copy rows, and of a kernel row only the
+  // columns ReportBuilder::Add does (the ones StoreReader::ForEachKernel
+  // fills are a superset).
+  RowNeeds Needs() const override {
+    RowNeeds n;
+    n.gemm_calls = false;
+    n.kernel_details = false;
+    n.kernel_metrics = false;
+    n.nvtx = false;
+    return n;
+  }
+
   StatusOr<int64_t> BeginRun(const RunRow& run) override;
   Status FinishRun(const RunRow& run, const ImportStats& stats) override;
   Status AddRoof(const RoofRow& roof) override;
@@ -45,7 +57,12 @@ class ReportSink : public RunSink {
     return OkStatus();
   }
   Status AddNvtx(const NvtxRow&) override { return OkStatus(); }
-  Status EndWrite() override { return OkStatus(); }
+  // A write is a window (or a whole session): complete, so the busy
+  // timeline may fold it.
+  Status EndWrite() override {
+    builder_->EndBatch();
+    return OkStatus();
+  }
 
   // Fills the builder's header from what the run recorded (as BuildReport
   // does from a store), with `options` (--device-profile re-annotation).

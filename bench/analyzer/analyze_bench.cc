@@ -5,10 +5,14 @@
 // 3x of reading the input; peak RSS flat as the run grows.
 //
 //   analyzer_bench [--kernels N] [--dir DIR] [--no-rft] [--no-store]
+//                  [--keep-rft]
 //
 // A .rft is read by decoding every record with the collector's decoder
 // (the fastest this project reads one); a store by stepping the report's
 // kernel query.
+//
+// --keep-rft leaves each trace in DIR as bench-<kernels>.rft, to profile
+// `rooftrace analyze` on it alone.
 //
 // Default N = 1,000,000 (well under a minute); --kernels 10000000 for the
 // figure in the issue.
@@ -303,7 +307,7 @@ void Print(const char* what, int64_t kernels, const Measure& read, const Measure
 int main(int argc, char** argv) {
   int64_t n = 1000000;
   std::string dir = std::filesystem::temp_directory_path().string() + "/rooftrace-analyzer-bench";
-  bool rft = true, stores = true;
+  bool rft = true, stores = true, keep_rft = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--kernels" && i + 1 < argc) {
@@ -314,9 +318,11 @@ int main(int argc, char** argv) {
       rft = false;
     } else if (a == "--no-store") {
       stores = false;
+    } else if (a == "--keep-rft") {
+      keep_rft = true;
     } else {
       std::cerr << "usage: analyzer_bench [--kernels N] [--dir DIR] [--no-rft] "
-                   "[--no-store]\n";
+                   "[--no-store] [--keep-rft]\n";
       return 2;
     }
   }
@@ -368,7 +374,14 @@ int main(int argc, char** argv) {
       const Measure full =
           InChild([&] { return AnalyzeInput(path, std::nullopt); });
       Print(".rft", size, read, full);
-      std::filesystem::remove(path);
+      if (keep_rft) {
+        const std::string kept =
+            dir + "/bench-" + std::to_string(size) + ".rft";
+        std::filesystem::rename(path, kept);
+        std::printf("kept %s\n", kept.c_str());
+      } else {
+        std::filesystem::remove(path);
+      }
     }
   }
   return 0;

@@ -5,8 +5,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
+
+#include "report/report.h"
+#include "report/report_format.h"
 
 namespace rooftrace {
 namespace {
@@ -59,10 +64,11 @@ void Feed(BusyTimeline* t, const Interval& i) {
 
 // Three streams of back-to-back kernels with random gaps and lengths plus
 // copies on a fourth, 200,000 intervals, in start order except shuffled
-// within blocks of 16 (the way windows and streams interleave). With room
-// for 64 disjoint intervals, the timeline folds thousands of times and
-// holds at most 64 + its batch, yet the result is exact: nothing reaches
-// back over 32 newer intervals.
+// within blocks of 16 (the way windows and streams interleave), a batch
+// ending every 100. With room for 64 disjoint intervals, the timeline
+// folds thousands of times and never holds more than 4 x 64 + its merge
+// batch, yet the result is exact: nothing reaches back over the 32 newer
+// intervals a fold keeps.
 TEST(BusyTimelineTest, FoldingStaysExactOnInterleavedStreams) {
   std::mt19937_64 rng(7);
   std::vector<Interval> all;
@@ -89,11 +95,12 @@ TEST(BusyTimelineTest, FoldingStaysExactOnInterleavedStreams) {
   }
   BusyTimeline t(64);
   size_t held = 0;
-  for (const Interval& i : all) {
-    Feed(&t, i);
+  for (size_t i = 0; i < all.size(); ++i) {
+    Feed(&t, all[i]);
+    if (i % 100 == 99) t.EndBatch();
     held = std::max(held, t.HeldIntervals());
   }
-  EXPECT_LE(held, 64u + 32u);
+  EXPECT_LE(held, 4 * 64u + 32u);
   const std::vector<DeviceBusy> b = t.Finish();
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].busy_ns, TrueBusy(all));
@@ -141,6 +148,46 @@ TEST(BusyTimelineTest, CopiesBeforeTheFirstKernelFoldAndClipExactly) {
   EXPECT_EQ(b[0].busy_ns, 505);
   EXPECT_EQ(b[0].late_intervals, 0);
   EXPECT_EQ(b[0].copies, 101);
+}
+
+// A trace's window: kernels first, then the window's copies, which reach
+// back to its start. 50 windows of 150 kernels (10 ns every 20 ns) and 15
+// copies in their gaps, room for 64 intervals: folding at window ends
+// keeps each window whole until its copies have come, so the busy time is
+// exact (150 x 10 + 15 x 5 ns per window). Fed as one batch of 7,500
+// kernels and then the copies, the early copies arrive after their time
+// was folded and the figure says it is approximate.
+TEST(BusyTimelineTest, WindowsFoldOnlyOnceTheyAreComplete) {
+  std::vector<Interval> kernels, copies;
+  for (int w = 0; w < 50; ++w) {
+    const int64_t base = int64_t{w} * 150 * 20;
+    for (int i = 0; i < 150; ++i) {
+      kernels.push_back({base + i * 20, base + i * 20 + 10, true});
+    }
+    for (int c = 0; c < 15; ++c) {
+      copies.push_back({base + c * 200 + 12, base + c * 200 + 17, false});
+    }
+  }
+  BusyTimeline windows(64);
+  for (int w = 0; w < 50; ++w) {
+    for (int i = 0; i < 150; ++i) Feed(&windows, kernels[w * 150 + i]);
+    for (int c = 0; c < 15; ++c) Feed(&windows, copies[w * 15 + c]);
+    windows.EndBatch();
+  }
+  std::vector<DeviceBusy> b = windows.Finish();
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].busy_ns, 50 * (150 * 10 + 15 * 5));
+  EXPECT_EQ(b[0].late_intervals, 0);
+
+  BusyTimeline one_batch(64);
+  for (const Interval& k : kernels) Feed(&one_batch, k);
+  for (const Interval& c : copies) Feed(&one_batch, c);
+  b = one_batch.Finish();
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_GT(b[0].late_intervals, 0);
+  EXPECT_LT(b[0].busy_ns, 50 * (150 * 10 + 15 * 5));
+  EXPECT_GE(b[0].busy_ns + b[0].busy_uncertain_ns,
+            50 * (150 * 10 + 15 * 5));
 }
 
 // A stretch of copies between two kernels, longer than the room (8): the
@@ -247,6 +294,28 @@ TEST(BusyTimelineTest, ApproximateFiguresBracketTheTruth) {
   }
   // The cases exercise both outcomes.
   EXPECT_GT(approximate, 10);
+}
+
+// An approximate figure says so: the table's busy line names the late
+// intervals and the bound; JSON carries both numbers (0 when exact).
+TEST(BusyTimelineTest, ApproximateBusyIsSaidInTableAndJson) {
+  BusyTimeline t(8);
+  for (int i = 0; i < 100; ++i) t.AddKernel(0, i * 20000, i * 20000 + 10000);
+  t.AddCopy(0, 15000, 17000);
+  Report r;
+  r.busy = t.Finish();
+  ASSERT_EQ(r.busy.size(), 1u);
+  std::ostringstream text, json;
+  MakeReportWriter("table")->Write(r, text);
+  EXPECT_NE(text.str().find("idle 0.990 ms = 49.7%; approximate: 1 interval "
+                            "arrived after older time was summed, busy may "
+                            "be up to 0.002 ms more"),
+            std::string::npos)
+      << text.str();
+  MakeReportWriter("json")->Write(r, json);
+  EXPECT_NE(json.str().find("\"late_intervals\":1,\"busy_uncertain_ns\":2000,"),
+            std::string::npos)
+      << json.str();
 }
 
 }  // namespace
