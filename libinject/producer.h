@@ -29,6 +29,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -146,11 +147,14 @@ class Producer {
   // Waits up to `wait_ms` (0: not at all) for Wake() or Stop(); false once
   // Stop() was asked.
   bool WaitForWork(uint64_t wait_ms);
-  // Takes the next record, keeping its slot until ReleaseRecord(position):
+  // Hands the next record to `visit(const CapturedRecord&)` where it lies,
+  // keeping its slot until ReleaseRecord(position):
   // until the frames carrying it are written, the record stays in the live
   // buffer for a reader to find should this process die.
-  bool PopRecord(CapturedRecord* out, uint64_t* position) {
-    return queue_ != nullptr && queue_->TryPopHeld(out, position);
+  template <typename Visit>
+  bool PopRecord(Visit&& visit, uint64_t* position) {
+    return queue_ != nullptr &&
+           queue_->TryPopHeldWith(std::forward<Visit>(visit), position);
   }
   void ReleaseRecord(uint64_t position) { queue_->Release(position); }
   size_t queue_capacity() const { return queue_ ? queue_->capacity() : 0; }

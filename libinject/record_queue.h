@@ -86,10 +86,17 @@ class BoundedQueue {
   // (the live buffer's reader finds it there if this process dies before
   // the value reached the stream). False when empty.
   bool TryPopHeld(T* out, uint64_t* position) {
+    return TryPopHeldWith([out](const T& value) { *out = value; }, position);
+  }
+  // Like TryPopHeld, but hands the value to `visit(const T&)` in its slot,
+  // so a consumer copies only the part it uses (a small record in a large
+  // union).
+  template <typename Visit>
+  bool TryPopHeldWith(Visit&& visit, uint64_t* position) {
     const size_t pos = head_.load(std::memory_order_relaxed);
     Slot& slot = slots_[pos & mask_];
     if (Load(slot, pos) != pos + 1) return false;  // empty (or being written)
-    *out = slot.value;
+    visit(static_cast<const T&>(slot.value));
     head_.store(pos + 1, std::memory_order_relaxed);
     *position = pos;
     return true;

@@ -284,12 +284,10 @@ void Sender::DrainInto(Cycle* cycle, bool final_pass) {
   // Bounded per pass so a flood cannot starve the writes; the final pass
   // takes everything.
   const size_t limit = final_pass ? ~size_t{0} : producer_->queue_capacity();
-  CapturedRecord r;
   uint64_t position = 0;
   held_from_ = held_to_ = 0;
-  for (size_t i = 0; i < limit && producer_->PopRecord(&r, &position); ++i) {
-    if (i == 0) held_from_ = position;
-    held_to_ = position + 1;
+  // Each record is copied once, from its slot into its type's list.
+  const auto take = [cycle](const CapturedRecord& r) {
     switch (r.type) {
       case RecordType::kLaunch:
         cycle->launches.push_back(r.launch);
@@ -306,6 +304,11 @@ void Sender::DrainInto(Cycle* cycle, bool final_pass) {
       default:
         break;
     }
+  };
+  for (size_t i = 0; i < limit && producer_->PopRecord(take, &position);
+       ++i) {
+    if (i == 0) held_from_ = position;
+    held_to_ = position + 1;
   }
 }
 

@@ -6,16 +6,6 @@
 
 namespace rooftrace::wire {
 
-size_t EncodeVarint(uint64_t value, uint8_t* dst) {
-  size_t n = 0;
-  while (value >= 0x80) {
-    dst[n++] = static_cast<uint8_t>(value | 0x80);
-    value >>= 7;
-  }
-  dst[n++] = static_cast<uint8_t>(value);
-  return n;
-}
-
 size_t AppendVarint(std::string* out, uint64_t value) {
   uint8_t tmp[kMaxVarintBytes];
   size_t n = EncodeVarint(value, tmp);

@@ -21,7 +21,16 @@ namespace rooftrace::wire {
 // Appends `value` as a base-128 varint. Returns the bytes written (1..10).
 size_t AppendVarint(std::string* out, uint64_t value);
 // Writes `value` as a varint into `dst` (at least kMaxVarintBytes long).
-size_t EncodeVarint(uint64_t value, uint8_t* dst);
+// Inline: the producer's encoder calls it twice per field.
+inline size_t EncodeVarint(uint64_t value, uint8_t* dst) {
+  size_t n = 0;
+  while (value >= 0x80) {
+    dst[n++] = static_cast<uint8_t>(value | 0x80);
+    value >>= 7;
+  }
+  dst[n++] = static_cast<uint8_t>(value);
+  return n;
+}
 
 // Appends one frame holding `payload` (an encoded Packet).
 void AppendFrame(std::string* out, std::string_view payload);

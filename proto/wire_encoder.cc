@@ -238,6 +238,7 @@ void EncodeGoodbye(ProtoWriter& w, uint32_t field, const CountTable& totals,
 }
 
 ProtoWriter& PacketEncoder::Begin(uint64_t timestamp_ns) {
+  writer_.Flush();  // nothing is gathered between packets; to be sure
   payload_.clear();
   writer_.Uint(f::packet::kSequence, next_sequence_);
   writer_.Uint(f::packet::kTimestampNs, timestamp_ns);
@@ -253,6 +254,7 @@ uint64_t PacketEncoder::Finish(
     writer_.String(f::interned_string::kStr, str);
     writer_.EndMessage(t);
   }
+  writer_.Flush();
   wire::AppendFrame(frames, payload_);
   return next_sequence_++;
 }

@@ -3,6 +3,8 @@
 // interposed cuBLAS call, and how fast the sender encodes and writes.
 //
 //   libinject_bench [iterations]      (default 2,000,000)
+//   libinject_bench N sender          the sender figure alone (for
+//                                     instruction counts under callgrind)
 // Prints one line per figure. Target: launch callback < 200 ns.
 #include <cupti.h>
 #include <sys/stat.h>
@@ -73,6 +75,7 @@ int main(int argc, char** argv) {
   const uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 2000000;
   printf("libinject_bench: %llu iterations per figure, 1 application thread\n",
          static_cast<unsigned long long>(n));
+  if (argc > 2 && std::string(argv[2]) == "sender") goto sender_only;
 
   // ---- launch callback: enter + exit of one cudaLaunchKernel, live sender.
   {
@@ -254,6 +257,7 @@ int main(int argc, char** argv) {
     unlink(path.c_str());
   }
 
+sender_only:
   // ---- sender throughput: n launch records already queued, then drained,
   // encoded, framed and written to a file.
   {
