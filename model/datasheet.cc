@@ -8,53 +8,58 @@ namespace {
 
 constexpr double T = 1e12;  // TFLOP/s
 constexpr double G = 1e9;   // GB/s
+constexpr double MHz = 1e6;
 
 // Order of the peak array: unknown, fp64, fp32, fp16, fp64_tc, tf32_tc,
 // bf16_tc, fp8_tc, int8_tc. Figures are the vendors' dense datasheet peaks
-// at boost clock.
+// at boost clock, and the last figure is that boost clock: each reproduces
+// its fp32 peak as SMs x fp32 lanes x 2 x clock (datasheet_test checks it).
+// B200's figures name no boost clock: left 0, not guessed.
 std::vector<DatasheetEntry> BuildTable() {
   return {
       {"t4", "NVIDIA T4", {"t4", "", ""}, 320 * G,
        {0, 0.25 * T, 8.1 * T, 0, 0, 0, 65 * T, 0, 130 * T},
-       "Turing TU104, 70 W"},
+       "Turing TU104, 70 W", 1590 * MHz},
       {"v100", "NVIDIA V100 SXM2", {"v100", "", ""}, 900 * G,
        {0, 7.8 * T, 15.7 * T, 31.4 * T, 0, 0, 125 * T, 0, 0},
-       "Volta GV100, SXM2"},
+       "Volta GV100, SXM2", 1530 * MHz},
       {"a100-80gb", "NVIDIA A100 80GB SXM", {"a100", "80gb", ""}, 2039 * G,
        {0, 9.7 * T, 19.5 * T, 78 * T, 19.5 * T, 156 * T, 312 * T, 0,
         624 * T},
-       "Ampere GA100, SXM4 80GB HBM2e"},
+       "Ampere GA100, SXM4 80GB HBM2e", 1410 * MHz},
       {"a100-40gb", "NVIDIA A100 40GB SXM", {"a100", "", ""}, 1555 * G,
        {0, 9.7 * T, 19.5 * T, 78 * T, 19.5 * T, 156 * T, 312 * T, 0,
         624 * T},
-       "Ampere GA100, SXM4 40GB HBM2"},
+       "Ampere GA100, SXM4 40GB HBM2", 1410 * MHz},
       {"h100-pcie", "NVIDIA H100 PCIe", {"h100", "pcie", ""}, 2000 * G,
        {0, 25.6 * T, 51.2 * T, 102.4 * T, 51.2 * T, 378 * T, 756 * T,
         1513 * T, 1513 * T},
-       "Hopper GH100, PCIe 80GB HBM2e"},
+       "Hopper GH100, PCIe 80GB HBM2e", 1755 * MHz},
       {"h100-sxm", "NVIDIA H100 SXM5 80GB", {"h100", "", ""}, 3350 * G,
        {0, 34 * T, 67 * T, 133.8 * T, 67 * T, 494.7 * T, 989.4 * T,
         1978.9 * T, 1978.9 * T},
-       "Hopper GH100, SXM5 80GB HBM3"},
+       "Hopper GH100, SXM5 80GB HBM3", 1980 * MHz},
       {"h200", "NVIDIA H200 SXM 141GB", {"h200", "", ""}, 4800 * G,
        {0, 34 * T, 67 * T, 133.8 * T, 67 * T, 494.7 * T, 989.4 * T,
         1978.9 * T, 1978.9 * T},
-       "Hopper GH100, SXM 141GB HBM3e"},
+       "Hopper GH100, SXM 141GB HBM3e", 1980 * MHz},
       {"l40s", "NVIDIA L40S", {"l40s", "", ""}, 864 * G,
        {0, 1.41 * T, 91.6 * T, 91.6 * T, 0, 183.2 * T, 362.1 * T, 733 * T,
         733 * T},
-       "Ada AD102, 48GB GDDR6"},
+       "Ada AD102, 48GB GDDR6", 2520 * MHz},
       {"l4", "NVIDIA L4", {"l4", "", ""}, 300 * G,
        {0, 0.49 * T, 30.3 * T, 30.3 * T, 0, 60 * T, 121 * T, 242.5 * T,
         242.5 * T},
-       "Ada AD104, 24GB GDDR6, 72 W"},
+       "Ada AD104, 24GB GDDR6, 72 W", 2040 * MHz},
       {"b200", "NVIDIA B200", {"b200", "", ""}, 8000 * G,
        {0, 37 * T, 0, 0, 37 * T, 1125 * T, 2250 * T, 4500 * T, 4500 * T},
-       "Blackwell GB100, HGX B200 per-GPU dense figures; fp32 unpublished"},
+       "Blackwell GB100, HGX B200 per-GPU dense figures; fp32 unpublished",
+       0},
       {"mi300x", "AMD Instinct MI300X", {"mi300x", "", ""}, 5300 * G,
        {0, 81.7 * T, 163.4 * T, 0, 163.4 * T, 653.7 * T, 1307.4 * T,
         2614.9 * T, 2614.9 * T},
-       "CDNA3; listed for comparison (rooftrace profiles NVIDIA GPUs)"},
+       "CDNA3; listed for comparison (rooftrace profiles NVIDIA GPUs)",
+       2100 * MHz},
   };
 }
 

@@ -27,6 +27,10 @@ struct DatasheetEntry {
   // not supported.
   std::array<double, kNumPrecisions> peak_flops_per_s;
   std::string_view note;         // where the figures come from
+  // The SM (boost) clock the compute peaks assume, in Hz: a peak is SMs x
+  // lanes x 2 x this clock. 0 when the vendor publishes none; compute roofs
+  // are then never scaled to another clock (model/roof_model.h).
+  double boost_clock_hz = 0;
 };
 
 const std::vector<DatasheetEntry>& Datasheet();

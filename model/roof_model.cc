@@ -1,6 +1,7 @@
 #include "model/roof_model.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace rooftrace {
 double Roofs::Peak(Precision p) const {
@@ -33,6 +34,7 @@ Roofs RoofsFromDatasheet(std::string_view device_name_or_key) {
   r.dram_bytes_per_s = e->dram_bytes_per_s;
   r.source = "datasheet:" + std::string(e->key);
   r.kind = "datasheet";
+  r.sm_clock_hz = e->boost_clock_hz;
   return r;
 }
 
@@ -45,7 +47,39 @@ Roofs RoofsFromProfile(const DeviceProfile& profile, const std::string& path) {
   r.dram_bytes_per_s = profile.DramBytesPerS();
   r.source = "calibrated:" + path;
   r.kind = "calibrated";
+  r.sm_clock_hz = profile.device.sm_clock_mhz * 1e6;
   return r;
+}
+
+namespace {
+
+std::string Ghz(double hz) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f GHz", hz * 1e-9);
+  return buf;
+}
+
+}  // namespace
+
+Roofs ScaleRoofsToClock(Roofs roofs, double measured_sm_clock_hz) {
+  if (measured_sm_clock_hz <= 0 || !roofs.known()) return roofs;
+  if (roofs.sm_clock_hz <= 0) {
+    roofs.clock_note =
+        "compute roofs not scaled to the " + Ghz(measured_sm_clock_hz) +
+        " SM clock the kernels ran at: the roofs (" + roofs.source +
+        ") name no clock they assume";
+    return roofs;
+  }
+  if (measured_sm_clock_hz >= roofs.sm_clock_hz) return roofs;
+  const double ratio = measured_sm_clock_hz / roofs.sm_clock_hz;
+  for (double& peak : roofs.peak_flops_per_s) peak *= ratio;
+  roofs.clock_note = "compute roofs scaled to " + Ghz(measured_sm_clock_hz) +
+                     " (the clock the counters ran at) from " +
+                     Ghz(roofs.sm_clock_hz) +
+                     "; DRAM roof not scaled (the memory clock is not "
+                     "locked with the SM clock)";
+  roofs.sm_clock_hz = measured_sm_clock_hz;
+  return roofs;
 }
 
 std::string_view SourceName(Source s) {

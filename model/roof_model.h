@@ -37,6 +37,13 @@ struct Roofs {
   // 'calibrated' | 'datasheet' | '' (the store's roofs.source).
   std::string kind;
   std::string device_name;
+  // The SM clock the compute peaks assume, in Hz: the datasheet's boost
+  // clock, or a calibrated profile's maximum SM clock. 0 when not known.
+  double sm_clock_hz = 0;
+  // Set by ScaleRoofsToClock: one sentence on the clock of the compute roofs
+  // (scaled, and from what; or why they were not). Empty when no measured
+  // clock was given or it was not below sm_clock_hz.
+  std::string clock_note;
 
   bool known() const { return dram_bytes_per_s > 0; }
   // The compute roof that applies to FLOPs of class `p`: its own peak, or
@@ -54,6 +61,16 @@ Roofs RoofsFromDatasheet(std::string_view device_name_or_key);
 // Roofs of a calibrated profile loaded from `path` (measured figures, each
 // falling back to the datasheet figure the profile carries).
 Roofs RoofsFromProfile(const DeviceProfile& profile, const std::string& path);
+
+// The roofs of kernels that ran at `measured_sm_clock_hz` (the SM clock a
+// profiler measured them at: Nsight Compute locks it to base by default).
+// When it is below the clock the roofs assume, every compute peak is scaled
+// by measured / sm_clock_hz; the DRAM roof is not (locking the SM clock
+// leaves the memory clock where it was). A clock at or above the roofs', or
+// 0 (not measured), changes nothing. Roofs whose clock is unknown (a
+// datasheet entry without a boost clock) stay unscaled, and clock_note says
+// why.
+Roofs ScaleRoofsToClock(Roofs roofs, double measured_sm_clock_hz);
 
 // Where a number came from.
 enum class Source { kNone = 0, kAnalytic = 1, kCounters = 2 };

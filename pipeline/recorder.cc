@@ -20,6 +20,11 @@ std::string DeviceName(const Session& session) {
   return session.devices().empty() ? "" : session.devices().front().name;
 }
 
+// The device a session is annotated for: its first.
+const DeviceInfo* FirstDevice(const Session& session) {
+  return session.devices().empty() ? nullptr : &session.devices().front();
+}
+
 // Every record the session holds.
 RecordMask AllRecords(const Session& s) {
   RecordMask m;
@@ -68,15 +73,20 @@ StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
   return r;
 }
 
-const Roofs& RunRecorder::RoofsFor(const std::string& device_name) {
-  auto it = roofs_.find(device_name);
+const Roofs& RunRecorder::RoofsFor(const DeviceInfo* device) {
+  const std::string device_name = device ? device->name : "";
+  const uint64_t clock_khz = device ? device->measured_sm_clock_khz : 0;
+  auto key = std::make_pair(device_name, clock_khz);
+  auto it = roofs_.find(key);
   if (it != roofs_.end()) return it->second;
   Roofs roofs = profile_ ? RoofsFromProfile(*profile_,
                                             options_.device_profile_path)
                          : RoofsFromDatasheet(options_.device_key.empty()
                                                   ? device_name
                                                   : options_.device_key);
-  return roofs_.emplace(device_name, std::move(roofs)).first->second;
+  roofs = ScaleRoofsToClock(std::move(roofs),
+                            static_cast<double>(clock_khz) * 1e3);
+  return roofs_.emplace(std::move(key), std::move(roofs)).first->second;
 }
 
 Status RunRecorder::AddSession(Session* session) {
@@ -97,7 +107,7 @@ Status RunRecorder::AddSession(Session* session) {
                               "write to the store failed (" +
                               write_error_.message() + ")");
   }
-  const Roofs& roofs = RoofsFor(DeviceName(*session));
+  const Roofs& roofs = RoofsFor(FirstDevice(*session));
   // The join adds the session's unmatched_* counts to its statistics.
   // A session stored in windows ends with what it still holds (about a
   // window): joined into the windows' JoinedSession, whose memory is there
@@ -161,6 +171,11 @@ Status RunRecorder::NoteSession(const Session& session, const Roofs& roofs) {
   if (run_.roof_source.empty() || run_.roof_source == "none") {
     run_.roof_source = roofs.source;
   }
+  // Said once, where every report prints the roofs' source.
+  if (!roofs.clock_note.empty() && !clock_noted_) {
+    run_.roof_source += "; " + roofs.clock_note;
+    clock_noted_ = true;
+  }
   const auto start = static_cast<int64_t>(h.start_unix_ns);
   if (start != 0 && (!run_start_from_session_ || !run_.started_unix_ns ||
                      start < *run_.started_unix_ns)) {
@@ -176,7 +191,7 @@ Status RunRecorder::NoteSession(const Session& session, const Roofs& roofs) {
   for (const DeviceInfo& d : session.devices()) {
     if (!roofs_written_.insert(d.device_id).second) continue;
     for (const RoofRow& row :
-         RoofRowsOf(rows_.run_id, d.device_id, RoofsFor(d.name))) {
+         RoofRowsOf(rows_.run_id, d.device_id, RoofsFor(&d))) {
       RT_RETURN_IF_ERROR(sink_->AddRoof(row));
     }
   }
@@ -213,7 +228,7 @@ Status RunRecorder::MaybeFlush(Session* session, size_t open_sessions) {
 // is unmatched among the dropped records instead.
 Status RunRecorder::FlushSettled(Session* session, size_t window) {
   FlushedState& state = session->flushed();
-  const Roofs& roofs = RoofsFor(DeviceName(*session));
+  const Roofs& roofs = RoofsFor(FirstDevice(*session));
   const ImportStats saved = session->stats();
   // One JoinedSession reused for every window: its memory is not touched
   // afresh (and faulted in) each time.

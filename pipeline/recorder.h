@@ -114,7 +114,9 @@ class RunRecorder {
 
  private:
   RunRecorder() = default;
-  const Roofs& RoofsFor(const std::string& device_name);
+  // The roofs of a session's device (nullptr: a session without devices),
+  // scaled to the SM clock its kernels were measured at, if one was.
+  const Roofs& RoofsFor(const DeviceInfo* device);
   Status FlushSettled(Session* session, size_t window);
   // Run fields that come from a session's header and devices.
   Status NoteSession(const Session& session, const Roofs& roofs);
@@ -132,7 +134,9 @@ class RunRecorder {
   std::unique_ptr<RunSink> owned_sink_;
   RunSink* sink_ = nullptr;  // owned_sink_ or options_.sink
   std::optional<DeviceProfile> profile_;
-  std::map<std::string, Roofs> roofs_;
+  // By device name and measured SM clock (kHz, 0: none).
+  std::map<std::pair<std::string, uint64_t>, Roofs> roofs_;
+  bool clock_noted_ = false;  // a roofs' clock_note is in run_.roof_source
   std::set<uint32_t> roofs_written_;  // device ids whose roofs were given
   RowContext rows_;  // run id and step numbering
   RunRow run_;

@@ -58,6 +58,11 @@ struct DeviceInfo {
   std::string name, uuid, chip_name;
   uint32_t sm_count = 0, cc_major = 0, cc_minor = 0;
   uint64_t core_clock_khz = 0, memory_clock_khz = 0;
+  // The SM clock the kernels were measured at, when a source knows it (a
+  // profiler that locks clocks: Nsight Compute); 0 when not measured. The
+  // compute roofs are scaled to it (ScaleRoofsToClock); core_clock_khz alone
+  // is a device's rated clock for the other sources.
+  uint64_t measured_sm_clock_khz = 0;
   uint32_t memory_bus_width_bits = 0;
   uint64_t l2_cache_bytes = 0, global_memory_bytes = 0;
   std::string driver_version;

@@ -15,7 +15,12 @@
 //   - neither: the samples of one name are taken in file order: each
 //     measured the next launch of that name no earlier sample matched.
 // Names are compared exactly against every name a timeline kernel is known
-// by (mangled, demangled, short), so either side may use any of them.
+// by (mangled, demangled, short), so either side may use any of them. A
+// sample whose name matches none is then compared by CounterNameKey: the
+// same kernel demangled by NVIDIA's tools (ncu, nsys: "(int)4", "char *",
+// "[lambda(int) (instance 1)]", parameters as "T2") and by the C++ runtime
+// (Kineto: "4", "char*", "{lambda(int)#1}", parameters spelled out), or
+// mangled on one side, gives one key.
 //
 // Pure function of its inputs; thread-safe. The trap: the pipeline joins
 // counters by correlation id, and the kernels of one CUDA graph launch share
@@ -27,6 +32,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pipeline/records.h"
@@ -104,6 +110,13 @@ struct CounterMatchResult {
 };
 
 CounterMatchResult MatchCounters(const CounterMatchInput& input);
+
+// The key two spellings of one kernel's name share: demangled (when
+// mangled), without whitespace, `const`, parameter lists, literal casts and
+// integer suffixes; `true`/`false` as 1/0, anonymous namespaces and lambdas
+// written one way. Template arguments are kept, so two instances of one
+// template keep two keys.
+std::string CounterNameKey(std::string_view name);
 
 }  // namespace rooftrace
 

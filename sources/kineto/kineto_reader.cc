@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <memory>
 #include <set>
 #include <tuple>
@@ -12,6 +13,7 @@
 
 #include "pipeline/flat_index.h"
 #include "proto/field_numbers.h"
+#include "sources/counter_match.h"
 #include "sources/file_reader.h"
 #include "sources/kineto/kineto_trace.h"
 #include "sources/kineto/op_shapes.h"
@@ -113,6 +115,9 @@ class Assembler {
 
   Status Check();
   void Build();
+  // import --counters: matches the counter file's samples to the kernels
+  // (counter_match.h) and adds them to their sessions. After Build().
+  Status AttachCounters(RunRecorder* recorder);
   Status Hand(RunRecorder* recorder, SourceResult* result);
 
  private:
@@ -142,6 +147,16 @@ class Assembler {
   std::vector<uint64_t> call_of_host_;
   std::vector<char> call_tried_;
   std::deque<std::string> shapes_;  // op shape texts the iids point into
+  // Every kernel in the order the counter match needs (--counters only).
+  struct TimelineEntry {
+    size_t process;       // index into processes_
+    uint64_t correlation;
+    uint64_t order;       // its launch call's start, else its own
+    uint64_t start;
+    std::string_view name;
+  };
+  std::vector<TimelineEntry> timeline_;
+  std::string counter_note_;  // the match's summary when samples missed
   uint64_t kernels_ = 0, unlaunched_ = 0, uncorrelated_ = 0;
   uint64_t ranges_ = 0, range_mismatch_ = 0, unshaped_gemms_ = 0;
 };
@@ -579,6 +594,11 @@ void Assembler::AddGpuEvent(const GpuEvent& g, uint64_t corr) {
   ++s.stats().received[en::kRecordKernel];
   p.devices.insert(k.device_id);
   ++kernels_;
+  if (!options_.counters_path.empty()) {
+    timeline_.push_back({static_cast<size_t>(&p - processes_.data()), corr,
+                         l >= 0 ? t_.host[l].start_ns : g.start_ns,
+                         g.start_ns, g.name});
+  }
   if (l < 0) {
     ++unlaunched_;
     // Without its launch, the operator it names by External id.
@@ -639,8 +659,70 @@ void Assembler::AddDevices() {
   }
 }
 
+// The same matching as for an nsys timeline: the kernels of the selected
+// processes in launch order (the launch call's start; a kernel without its
+// launch by its own start), named as Kineto wrote them; a (process,
+// correlation id) pair stands for one launch, so kernels of one graph
+// launch keep sharing theirs.
+Status Assembler::AttachCounters(RunRecorder* recorder) {
+  if (options_.counters_path.empty()) return OkStatus();
+  if (options_.counters == nullptr) {
+    return FailedPrecondition(
+        path_ + ": --counters " + options_.counters_path +
+        ": the counter file was not read (read through the registry: "
+        "ReadSourceInto reads it once)");
+  }
+  std::stable_sort(timeline_.begin(), timeline_.end(),
+                   [](const TimelineEntry& a, const TimelineEntry& b) {
+                     return a.order != b.order ? a.order < b.order
+                                               : a.start < b.start;
+                   });
+  CounterMatchInput in;
+  in.samples = options_.counters->samples;
+  in.window = options_.counters->window;
+  std::unordered_map<std::string_view, uint32_t> name_index;
+  std::vector<std::pair<size_t, uint64_t>> keys;  // (process, correlation)
+  std::map<std::pair<size_t, uint64_t>, uint64_t> key_id;
+  in.kernels.reserve(timeline_.size());
+  for (const TimelineEntry& e : timeline_) {
+    auto [n, new_name] = name_index.try_emplace(
+        e.name, static_cast<uint32_t>(in.names.size()));
+    if (new_name) in.names.push_back({std::string(e.name)});
+    auto [k, new_key] =
+        key_id.try_emplace({e.process, e.correlation}, keys.size());
+    if (new_key) keys.emplace_back(e.process, e.correlation);
+    in.kernels.push_back({k->second, n->second});
+  }
+  const CounterMatchResult m = MatchCounters(in);
+  for (size_t i = 0; i < m.counters.size(); ++i) {
+    const auto [process, corr] = keys[m.counters[i].correlation_id];
+    ProcessState& p = processes_[process];
+    Session& s = *p.session;
+    CounterRecord c = m.counters[i];
+    c.correlation_id = corr;
+    s.records().counters.push_back(c);
+    ++s.stats().received[en::kRecordCounters];
+    // The file's own sample (in.samples is a copy): its metric names
+    // outlive the read, as the interned strings must.
+    for (const CounterMetric& metric :
+         options_.counters->samples[m.sample_of[i]].metrics) {
+      s.records().metrics.push_back(
+          {corr, Iid(p, metric.name),
+           metric.unit.empty() ? 0 : Iid(p, metric.unit), metric.value});
+    }
+  }
+  ImportStats unmatched;
+  unmatched.unmatched[en::kRecordCounters] = m.unmatched();
+  recorder->AddStats(unmatched);
+  if (m.unmatched() > 0) {
+    counter_note_ = options_.counters_path + ": " + m.summary;
+  }
+  return OkStatus();
+}
+
 std::string Assembler::Warning() const {
   std::vector<std::string> notes;
+  if (!counter_note_.empty()) notes.push_back(counter_note_);
   if (unlaunched_ > 0) {
     notes.push_back(
         std::to_string(unlaunched_) + " of " + std::to_string(kernels_) +
@@ -731,12 +813,6 @@ bool LooksLikeKinetoTrace(std::string_view head) {
 
 Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
                        RunRecorder* recorder, SourceResult* result) {
-  if (!options.counters_path.empty()) {
-    return InvalidArgument(
-        path + ": --counters " + options.counters_path +
-        ": attaching another tool's counters to a PyTorch profiler trace is "
-        "not supported yet; import the counter file on its own");
-  }
   size_t content = 0;
   RT_ASSIGN_OR_RETURN(std::string text,
                       ReadWholeFile(path, KinetoTrace::Padding(), &content));
@@ -745,6 +821,7 @@ Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
   Assembler assembler(*trace, path, options);
   RT_RETURN_IF_ERROR(assembler.Check());
   assembler.Build();
+  RT_RETURN_IF_ERROR(assembler.AttachCounters(recorder));
   ImportStats file;
   file[ImportStat::k_bytes] = content;
   recorder->AddStats(file);

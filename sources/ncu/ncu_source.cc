@@ -168,7 +168,8 @@ std::unique_ptr<ProcessSession> StartSession(const std::string& path,
 }
 
 // The devices a session's kernels ran on, with the mean SM clock their
-// counters ran at (ncu locks it to base by default: --clock-control).
+// counters ran at (ncu locks it to base by default: --clock-control), which
+// the pipeline scales the compute roofs to.
 void AddDevices(ProcessSession* p) {
   for (const auto& [id, d] : p->devices) {
     DeviceInfo info;
@@ -182,6 +183,8 @@ void AddDevices(ProcessSession* p) {
     if (d.clocks > 0) {
       info.core_clock_khz = static_cast<uint64_t>(
           d.clock_hz_sum / static_cast<double>(d.clocks) / 1e3 + 0.5);
+      // The counters ran at it: the compute roofs are scaled to it.
+      info.measured_sm_clock_khz = info.core_clock_khz;
     }
     p->session->AddDevice(std::move(info));
     ++p->session->stats().received[en::kRecordDevice];

@@ -88,6 +88,27 @@ TEST(DatasheetTest, MatchesCudaDeviceNames) {
   EXPECT_EQ(key("NVIDIA GeForce RTX 4090"), "none");
 }
 
+// Each boost clock reproduces its entry's fp32 peak as SMs x fp32 lanes per
+// SM x 2 (an FMA) x clock, within the datasheet's rounding (2%): the clock
+// the compute roofs assume is the one their figures were computed at.
+TEST(DatasheetTest, BoostClocksReproduceFp32Peaks) {
+  struct Gpu { const char* key; int sms; int lanes; };
+  const Gpu gpus[] = {{"t4", 40, 64},       {"v100", 80, 64},
+                      {"a100-80gb", 108, 64}, {"a100-40gb", 108, 64},
+                      {"h100-pcie", 114, 128}, {"h100-sxm", 132, 128},
+                      {"h200", 132, 128},    {"l40s", 142, 128},
+                      {"l4", 58, 128},       {"mi300x", 304, 128}};
+  for (const Gpu& g : gpus) {
+    const DatasheetEntry* e = FindDatasheetEntry(g.key);
+    ASSERT_NE(e, nullptr) << g.key;
+    const double fp32 = e->peak_flops_per_s[static_cast<int>(Precision::kFp32)];
+    const double computed = g.sms * g.lanes * 2.0 * e->boost_clock_hz;
+    EXPECT_NEAR(computed / fp32, 1.0, 0.02) << g.key;
+  }
+  // Not published with B200's dense figures: 0, never guessed.
+  EXPECT_EQ(FindDatasheetEntry("b200")->boost_clock_hz, 0);
+}
+
 TEST(DatasheetTest, PrecisionKeysRoundTrip) {
   for (int i = 1; i < kNumPrecisions; ++i) {
     auto p = static_cast<Precision>(i);

@@ -209,6 +209,74 @@ TEST(AnnotateTest, UnknownsStayUnknown) {
   EXPECT_EQ(b.bound, Bound::kUnknown);
 }
 
+// Counters measured at 1.59 GHz on an H100 SXM (boost 1.98 GHz): an
+// 8192^3 bf16 GEMM in 1.5 ms is judged against 989.4e12 * 1590 / 1980 =
+// 794.518e12 FLOP/s. 2 * 8192^3 = 1,099,511,627,776 FLOPs over 402,653,184
+// minimum bytes (AI 2730.67, past the ridge): achieved 733.008e12 FLOP/s,
+// 0.9226 of the scaled roof (0.7409 of the boost-clock one). DRAM stays
+// 3.35e12 B/s.
+TEST(RoofClockTest, ComputeRoofsScaledToTheMeasuredClockDramNot) {
+  const Roofs boost = RoofsFromDatasheet("h100-sxm");
+  EXPECT_DOUBLE_EQ(boost.sm_clock_hz, 1980e6);
+  const Roofs r = ScaleRoofsToClock(boost, 1590e6);
+  EXPECT_NEAR(r.Peak(Precision::kFp16Tensor), 794.518181818e12, 1e3);
+  EXPECT_NEAR(r.Peak(Precision::kFp32), 67e12 * 1590 / 1980, 1e3);
+  EXPECT_DOUBLE_EQ(r.dram_bytes_per_s, 3350e9);
+  EXPECT_DOUBLE_EQ(r.sm_clock_hz, 1590e6);
+  EXPECT_EQ(r.source, "datasheet:h100-sxm");
+  EXPECT_EQ(r.clock_note,
+            "compute roofs scaled to 1.59 GHz (the clock the counters ran "
+            "at) from 1.98 GHz; DRAM roof not scaled (the memory clock is "
+            "not locked with the SM clock)");
+  const Annotation a = Annotate(Analytic(Bf16(8192, 8192, 8192), 1500000), r);
+  EXPECT_NEAR(*a.roof_flops_per_s, 794.518181818e12, 1e3);
+  EXPECT_NEAR(*a.fraction_of_roof, 0.922581, 1e-6);
+  EXPECT_EQ(a.bound, Bound::kCompute);
+  const Annotation unscaled =
+      Annotate(Analytic(Bf16(8192, 8192, 8192), 1500000), boost);
+  EXPECT_NEAR(*unscaled.fraction_of_roof, 0.740861, 1e-6);
+}
+
+// No measured clock, or one at or above the roofs' own: nothing changes and
+// nothing is said.
+TEST(RoofClockTest, NoMeasuredClockOrNotBelowLeavesRoofs) {
+  const Roofs boost = RoofsFromDatasheet("h100-sxm");
+  for (double hz : {0.0, 1980e6, 2100e6}) {
+    const Roofs r = ScaleRoofsToClock(boost, hz);
+    EXPECT_EQ(r.peak_flops_per_s, boost.peak_flops_per_s) << hz;
+    EXPECT_EQ(r.clock_note, "") << hz;
+  }
+  // Unknown roofs stay unknown, without a note.
+  EXPECT_EQ(ScaleRoofsToClock(Roofs{}, 1590e6).clock_note, "");
+}
+
+// B200's datasheet figures name no boost clock: the roofs are not scaled
+// by a guessed one, and the note says why.
+TEST(RoofClockTest, RoofsWithoutAClockStayUnscaledAndSaySo) {
+  const Roofs b200 = RoofsFromDatasheet("b200");
+  ASSERT_TRUE(b200.known());
+  EXPECT_EQ(b200.sm_clock_hz, 0);
+  const Roofs r = ScaleRoofsToClock(b200, 1500e6);
+  EXPECT_EQ(r.peak_flops_per_s, b200.peak_flops_per_s);
+  EXPECT_EQ(r.clock_note,
+            "compute roofs not scaled to the 1.50 GHz SM clock the kernels "
+            "ran at: the roofs (datasheet:b200) name no clock they assume");
+}
+
+// A calibrated profile's roofs assume its maximum SM clock: measured
+// 1,000 TFLOP/s bf16 at 2.0 GHz is 750 TFLOP/s at 1.5 GHz.
+TEST(RoofClockTest, CalibratedProfileScaledFromItsSmClock) {
+  DeviceProfile p;
+  p.device.name = "NVIDIA H100 80GB HBM3";
+  p.device.sm_clock_mhz = 2000;
+  p.measured_dram_bytes_per_s = 3e12;
+  p.roof(Precision::kFp16Tensor).measured_flops_per_s = 1000e12;
+  const Roofs r = ScaleRoofsToClock(RoofsFromProfile(p, "p.json"), 1500e6);
+  EXPECT_NEAR(r.Peak(Precision::kFp16Tensor), 750e12, 1e3);
+  EXPECT_DOUBLE_EQ(r.dram_bytes_per_s, 3e12);
+  EXPECT_NE(r.clock_note.find("from 2.00 GHz"), std::string::npos);
+}
+
 TEST(AnnotateTest, NamesOfSourcesAndBounds) {
   EXPECT_EQ(SourceName(Source::kCounters), "counters");
   EXPECT_EQ(SourceName(Source::kAnalytic), "analytic");

@@ -13,6 +13,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sources/kineto/kineto_reader.h"
@@ -603,7 +604,7 @@ TEST_F(KinetoSyntheticTest, BadInputIsRefusedWithWhereAndWhy) {
   EXPECT_TRUE(kineto::LooksLikeKinetoTrace("\n  {\"traceEvents\": []}"));
 }
 
-// Memsets, graph launches, and the --counters option (not supported yet).
+// Memsets, graph launches, and a --counters file that cannot be read.
 TEST_F(KinetoSyntheticTest, MemsetsAndRefusedCounters) {
   const std::string path = Write(Trace({
       Launch(5, 5, "1", 1, "cudaMemsetAsync"),
@@ -624,6 +625,160 @@ TEST_F(KinetoSyntheticTest, MemsetsAndRefusedCounters) {
   SourceOptions o;
   o.counters_path = "ncu.csv";
   EXPECT_FALSE(Import(path, Store(), o).ok());
+}
+
+// ------------------------------------------------- --counters ncu.csv
+
+// A kernel event with its own name (Kineto's: demangled by the C++ runtime).
+std::string NamedKernel(const std::string& name, const std::string& ts,
+                        uint64_t corr) {
+  return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + name +
+         "\", \"pid\": 0, \"tid\": 7, \"ts\": " + ts +
+         ", \"dur\": 3.5, \"args\": {\"device\": 0, \"stream\": 7, "
+         "\"correlation\": " + std::to_string(corr) +
+         ", \"grid\": [4, 1, 1], \"block\": [128, 1, 1]}}";
+}
+
+// One ncu kernel (long layout): DRAM read, 1,024 bytes written, dfma count.
+std::string NcuKernel(int id, const std::string& name, const std::string& read,
+                      const std::string& dfma) {
+  std::string out;
+  for (const auto& [metric, unit, value] :
+       {std::tuple<std::string, std::string, std::string>{
+            "dram__bytes_read.sum", "Mbyte", read},
+        {"dram__bytes_write.sum", "byte", "1,024"},
+        {"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum", "inst", dfma},
+        {"gpu__time_duration.sum", "usecond", "3.5"}}) {
+    out += "\"" + std::to_string(id) + "\",\"100\",\"python3\",\"h\",\"" +
+           name +
+           "\",\"1\",\"7\",\"(128, 1, 1)\",\"(4, 1, 1)\",\"0\",\"9.0\","
+           "\"Command line profiler metrics\",\"" + metric + "\",\"" + unit +
+           "\",\"" + value + "\"\n";
+  }
+  return out;
+}
+
+// The same kernels as Kineto names them and as ncu does: the elementwise
+// add demangled by NVIDIA's demangler ("(int)4", "char *", parameters as
+// T2, T3), the GEMM mangled.
+constexpr char kKinetoAdd[] =
+    "void at::native::vectorized_elementwise_kernel<4, "
+    "at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> "
+    ">(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, "
+    "3ul>)";
+constexpr char kNcuAdd[] =
+    "void at::native::vectorized_elementwise_kernel<(int)4, "
+    "at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char *, "
+    "(unsigned long)3>>(int, T2, T3)";
+constexpr char kKinetoGemm[] = "gemm_bf16(float const*, float*)";
+constexpr char kNcuGemm[] = "_Z9gemm_bf16PKfPf";
+
+// Launch order add, gemm, add, gemm, add (correlation ids 1-5); the kernels'
+// own start times are not in that order (the third add ran first), launch
+// order decides. ncu measured add, gemm, add and a kernel the trace lacks.
+class KinetoCountersTest : public KinetoSyntheticTest {
+ protected:
+  std::string TracePath() {
+    return Write(Trace({
+        Launch(100, 100, "10", 1), Launch(100, 100, "11", 2),
+        Launch(100, 100, "12", 3), Launch(100, 100, "13", 4),
+        Launch(100, 100, "14", 5),
+        NamedKernel(kKinetoAdd, "20", 1), NamedKernel(kKinetoGemm, "30", 2),
+        NamedKernel(kKinetoAdd, "40", 3), NamedKernel(kKinetoGemm, "50", 4),
+        NamedKernel(kKinetoAdd, "15", 5),
+    }));
+  }
+  std::string CsvPath() {
+    const std::string path = dir_.File("ncu.csv");
+    std::ofstream(path)
+        << "==PROF== Connected to process 100 (python3)\n"
+        << "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel "
+           "Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\","
+           "\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric "
+           "Unit\",\"Metric Value\"\n"
+        << NcuKernel(0, kNcuAdd, "1.5", "1,000")
+        << NcuKernel(1, kNcuGemm, "2", "2,000")
+        << NcuKernel(2, kNcuAdd, "3", "3,000")
+        << NcuKernel(3, "other_kernel(int)", "1", "1");
+    return path;
+  }
+};
+
+// Each sample goes to the n-th launch of its kernel (add #0 -> 1, gemm #0
+// -> 2, add #1 -> 3) whatever the spelling; the unknown kernel's sample is
+// counted unmatched and named in the warning; the raw metrics are kept.
+TEST_F(KinetoCountersTest, NcuCountersAttachedByNameAndOccurrence) {
+  const std::string csv = CsvPath();
+  SourceOptions o;
+  o.counters_path = csv;  // read by ReadSourceInto
+  auto result = Import(TracePath(), Store(), o);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  // dram = read + 1,024 written; fp64 = 2 * dfma.
+  EXPECT_EQ(q.Text("SELECT group_concat(correlation_id || ':' || dram_bytes "
+                   "|| ':' || flops_fp64 || ':' || bytes_source, ' ') FROM "
+                   "(SELECT * FROM kernels WHERE flops_source = 'counters' "
+                   "ORDER BY correlation_id)"),
+            "1:1501024:2000:counters 2:2001024:4000:counters "
+            "3:3001024:6000:counters");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE flops_source = "
+                  "'none'"),
+            2);
+  EXPECT_EQ(Stat(q, "received_counters"), 3);
+  EXPECT_EQ(Stat(q, "unmatched_counters"), 1);
+  EXPECT_EQ(q.Text("SELECT group_concat(correlation_id || ':' || value || ' '"
+                   " || unit, ' ') FROM (SELECT * FROM kernel_metrics WHERE "
+                   "name = 'dram__bytes_read.sum' ORDER BY correlation_id)"),
+            "1:1.5 Mbyte 2:2.0 Mbyte 3:3.0 Mbyte");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernel_metrics"), 3 * 4);
+  EXPECT_NE(result->warning.find(csv +
+                                 ": 3 of 4 counter samples matched a kernel; "
+                                 "1 names no kernel of the timeline (first: "
+                                 "'other_kernel(int)')"),
+            std::string::npos)
+      << result->warning;
+}
+
+// ncu --launch-skip 1 --launch-count 3: the window is launches 2-4 (gemm,
+// add, gemm), so add #0 -> 3, gemm #0 -> 2, and add #1 finds no launch in
+// the window.
+TEST_F(KinetoCountersTest, LaunchSkipAndCountSetTheWindow) {
+  const std::string csv = CsvPath();
+  auto read = ReadCounterFile(csv);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  auto file = std::make_shared<CounterFile>(**read);
+  file->window.launch_skip = 1;
+  file->window.launch_count = 3;
+  SourceOptions o;
+  o.counters_path = csv;
+  o.counters = file;
+  auto result = Import(TracePath(), Store(), o);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Text("SELECT group_concat(correlation_id || ':' || dram_bytes, "
+                   "' ') FROM (SELECT * FROM kernels WHERE flops_source = "
+                   "'counters' ORDER BY correlation_id)"),
+            "2:2001024 3:1501024");
+  EXPECT_EQ(Stat(q, "received_counters"), 2);
+  EXPECT_EQ(Stat(q, "unmatched_counters"), 2);
+  EXPECT_NE(result->warning.find("1 measured more launches than the "
+                                 "timeline holds"),
+            std::string::npos)
+      << result->warning;
+}
+
+// A counter file that is not an ncu CSV is refused naming it, before
+// anything is written.
+TEST_F(KinetoCountersTest, NotAnNcuCsvIsRefused) {
+  const std::string other = Write("\"Time (%)\",\"Name\"\n\"1\",\"k\"\n",
+                                  "other.csv");
+  SourceOptions o;
+  o.counters_path = other;
+  auto result = Import(TracePath(), Store(), o);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message().rfind("--counters " + other + ": ", 0),
+            0u)
+      << result.status().message();
 }
 
 // An older trace's kernel without args.correlation joins its launch

@@ -164,6 +164,125 @@ TEST(NcuRecordedTest, H100ExampleGemmFlopsAreTwoMnk) {
   EXPECT_EQ(34359738368LL, 2LL * 4096 * 2048 * 2048);
 }
 
+// ------------------------------------- roofs at the clock the counters ran at
+
+// One kernel of an H100 profiled at the SM clock ncu locks (here 1.59 GHz,
+// below the 1.98 GHz boost the datasheet's peaks assume): an 8192^3 bf16
+// GEMM, 2 * 8192^3 = 1,099,511,627,776 tensor FLOPs, 402,653,184 DRAM bytes
+// read, 1.5 ms. Its roof is 989.4e12 * 1590 / 1980 = 794.518e12 FLOP/s
+// (AI 2730.67 is past the ridge), so it reached 733.008e12 / 794.518e12 =
+// 0.922581 of it, not the 0.740861 the boost-clock roof would say.
+std::string ClockedH100Csv(const std::string& clock_metric_row) {
+  auto row = [](const std::string& metric, const std::string& unit,
+                const std::string& value) {
+    return "\"0\",\"4242\",\"python3\",\"h\",\"gemm_bf16\",\"1\",\"7\","
+           "\"(128, 1, 1)\",\"(132, 1, 1)\",\"0\",\"9.0\",\"Command line "
+           "profiler metrics\",\"" + metric + "\",\"" + unit + "\",\"" +
+           value + "\"\n";
+  };
+  return std::string(
+             "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel "
+             "Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\","
+             "\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric "
+             "Unit\",\"Metric Value\"\n") +
+         row("device__attribute_display_name", "", "NVIDIA H100 80GB HBM3") +
+         row("dram__bytes_read.sum", "byte", "402,653,184") +
+         row("dram__bytes_write.sum", "byte", "0") +
+         row("gpu__time_duration.sum", "msecond", "1.5") +
+         row("sm__ops_path_tensor_src_bf16_dst_fp32.sum", "",
+             "1,099,511,627,776") +
+         clock_metric_row;
+}
+
+TEST(NcuRoofClockTest, ComputeRoofsScaledToTheClockTheCountersRanAt) {
+  TempDir dir("ncu_clock");
+  const std::string file = dir.File("clocked.csv");
+  std::ofstream(file) << ClockedH100Csv(
+      "\"0\",\"4242\",\"python3\",\"h\",\"gemm_bf16\",\"1\",\"7\","
+      "\"(128, 1, 1)\",\"(132, 1, 1)\",\"0\",\"9.0\",\"Command line "
+      "profiler metrics\",\"sm__cycles_elapsed.avg.per_second\","
+      "\"cycle/second\",\"1,590,000,000\"\n");
+  const std::string store = dir.File("runs.sqlite");
+  auto result = Import(file, store);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(store);
+  EXPECT_EQ(q.Int("SELECT core_clock_khz FROM devices"), 1590000);
+  // The stored roofs are the scaled ones; DRAM keeps the datasheet's.
+  EXPECT_NEAR(q.Real("SELECT peak_flops_per_s FROM roofs WHERE precision "
+                       "= 'bf16_tc'"),
+              794.518181818e12, 1e4);
+  EXPECT_NEAR(q.Real("SELECT dram_bytes_per_s FROM roofs WHERE precision "
+                       "= 'bf16_tc'"),
+              3350e9, 1);
+  EXPECT_NEAR(q.Real("SELECT roof_flops_per_s FROM kernels"),
+              794.518181818e12, 1e4);
+  EXPECT_NEAR(q.Real("SELECT fraction_of_roof FROM kernels"), 0.922581,
+              1e-6);
+  EXPECT_EQ(q.Text("SELECT bound FROM kernels"), "compute");
+  // Said where every report prints the roofs.
+  EXPECT_EQ(q.Text("SELECT roof_source FROM runs"),
+            "datasheet:h100-sxm; compute roofs scaled to 1.59 GHz (the clock "
+            "the counters ran at) from 1.98 GHz; DRAM roof not scaled (the "
+            "memory clock is not locked with the SM clock)");
+}
+
+// Without a clock metric nothing says what clock the counters ran at: the
+// boost-clock roofs stay, and so does the fraction (0.740861).
+TEST(NcuRoofClockTest, NoClockMetricKeepsBoostClockRoofs) {
+  TempDir dir("ncu_clock");
+  const std::string file = dir.File("unclocked.csv");
+  std::ofstream(file) << ClockedH100Csv("");
+  const std::string store = dir.File("runs.sqlite");
+  auto result = Import(file, store);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(store);
+  EXPECT_NEAR(q.Real("SELECT fraction_of_roof FROM kernels"), 0.740861,
+              1e-6);
+  EXPECT_EQ(q.Text("SELECT roof_source FROM runs"), "datasheet:h100-sxm");
+}
+
+// The recorded V100 run (--clock-control base: ~1.234 GHz) judged against
+// the v100 datasheet roofs (1.53 GHz boost): every compute roof stored is
+// the datasheet's times clock / 1.53 GHz, DRAM 900 GB/s as published, and
+// every kernel's roof is min(scaled peak, AI x DRAM).
+TEST(NcuRealFileTest, V100CountersJudgedAgainstRoofsAtTheirClock) {
+  REAL_FILE(file, kV100);
+  TempDir dir("ncu");
+  const std::string store = dir.File("runs.sqlite");
+  SourceOptions o;
+  o.device_key = "v100";
+  auto result = Import(file, store, o);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(store);
+  const double clock_hz =
+      static_cast<double>(q.Int("SELECT core_clock_khz FROM devices")) * 1e3;
+  EXPECT_NEAR(clock_hz, 1234e6, 2e6);
+  const double ratio = clock_hz / 1530e6;
+  EXPECT_NEAR(q.Real("SELECT peak_flops_per_s FROM roofs WHERE precision "
+                       "= 'fp32'"),
+              15.7e12 * ratio, 1e3);
+  EXPECT_NEAR(q.Real("SELECT peak_flops_per_s FROM roofs WHERE precision "
+                       "= 'bf16_tc'"),
+              125e12 * ratio, 1e3);
+  EXPECT_NEAR(q.Real("SELECT dram_bytes_per_s FROM roofs WHERE precision "
+                       "= 'fp32'"),
+              900e9, 1);
+  // ID 4, the SIMT GEMM (fp32): 2,546,073,600 FLOPs over 205,394,417,472
+  // bytes, so memory bound: roof AI x 900e9, whatever the clock.
+  EXPECT_NEAR(q.Real("SELECT roof_flops_per_s FROM kernels WHERE "
+                       "correlation_id = 5"),
+              2546073600.0 / 205394417472.0 * 900e9, 1);
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels k JOIN roofs r ON "
+                  "r.precision = k.precision WHERE k.roof_flops_per_s > "
+                  "r.peak_flops_per_s * 1.000001"),
+            0);
+  EXPECT_NE(q.Text("SELECT roof_source FROM runs")
+                .find("datasheet:v100; compute roofs scaled to 1.23 GHz (the "
+                      "clock the counters ran at) from 1.53 GHz"),
+            std::string::npos)
+      << q.Text("SELECT roof_source FROM runs");
+}
+
 TEST(NcuRealFileTest, Gpt2OlderLayoutEveryKernelStored) {
   REAL_FILE(torch, kGpt2Torch);
   REAL_FILE(flash, kGpt2Flash);

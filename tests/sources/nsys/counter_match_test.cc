@@ -1,5 +1,6 @@
 // Counters of one tool matched to another tool's timeline by kernel name and
-// occurrence, on hand-built timelines.
+// occurrence, on hand-built timelines; the key two demanglings of one kernel
+// share.
 #include "sources/counter_match.h"
 
 #include <gtest/gtest.h>
@@ -148,6 +149,76 @@ TEST(CounterMatchTest, AmbiguousAliasCountsEveryKernelItNames) {
   EXPECT_EQ(r.counters[1].correlation_id, 2u);
   EXPECT_EQ(r.counters[2].correlation_id, 3u);  // gemm<1>() occurrence 1
   EXPECT_EQ(r.counters[2].dram_read_bytes, 3u);
+}
+
+// One kernel as NVIDIA's tools demangle it (ncu, nsys) and as the C++
+// runtime does (Kineto), spelled as the recorded files spell them: one key.
+TEST(CounterNameKeyTest, NvidiaAndRuntimeDemanglingsShareAKey) {
+  const std::string ncu =
+      "void at::native::vectorized_elementwise_kernel<(int)4, "
+      "at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char *, "
+      "(unsigned long)3>>(int, T2, T3)";
+  const std::string kineto =
+      "void at::native::vectorized_elementwise_kernel<4, "
+      "at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> "
+      ">(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, "
+      "3ul>)";
+  EXPECT_EQ(CounterNameKey(kineto),
+            "voidat::native::vectorized_elementwise_kernel<4,at::native::"
+            "CUDAFunctor_add<c10::BFloat16>,std::array<char*,3>>");
+  EXPECT_EQ(CounterNameKey(ncu), CounterNameKey(kineto));
+  // Lambdas, and parameter lists inside template arguments.
+  EXPECT_EQ(
+      CounterNameKey(
+          "void at::native::elementwise_kernel<(int)128, (int)2, void "
+          "at::native::gpu_kernel_impl<at::native::CUDAFunctor_add<float>>("
+          "at::TensorIteratorBase &, const T1 &)::[lambda(int) (instance "
+          "1)]>(int, T3)"),
+      CounterNameKey(
+          "void at::native::elementwise_kernel<128, 2, void "
+          "at::native::gpu_kernel_impl<at::native::CUDAFunctor_add<float> "
+          ">(at::TensorIteratorBase&, at::native::CUDAFunctor_add<float> "
+          "const&)::{lambda(int)#1}>(int, void "
+          "at::native::gpu_kernel_impl<at::native::CUDAFunctor_add<float> "
+          ">(at::TensorIteratorBase&, at::native::CUDAFunctor_add<float> "
+          "const&)::{lambda(int)#1})"));
+  // Anonymous namespaces, bools, const on either side.
+  EXPECT_EQ(CounterNameKey("void <unnamed>::softmax_warp_forward<float, "
+                           "float, float, (int)5, (bool)0, (bool)1>(T2 *, "
+                           "const T1 *, int, int, int, const bool *, int, "
+                           "bool)"),
+            CounterNameKey("void (anonymous namespace)::softmax_warp_forward<"
+                           "float, float, float, 5, false, true>(float*, "
+                           "float const*, int, int, int, bool const*, int, "
+                           "bool)"));
+  // A mangled name is demangled first.
+  EXPECT_EQ(CounterNameKey("_Z9gemm_bf16PKfPf"),
+            CounterNameKey("gemm_bf16(float const*, float*)"));
+  // Two instances of one template keep two keys; library names stay.
+  EXPECT_NE(CounterNameKey("void k<(int)4>(T1)"),
+            CounterNameKey("void k<8>(float)"));
+  EXPECT_EQ(CounterNameKey("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_nn"),
+            "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_nn");
+}
+
+// Samples named as ncu demangles are matched to a timeline that names its
+// kernels as the C++ runtime does, by key, occurrences counted per kernel;
+// an exact name still wins over a key.
+TEST(CounterMatchTest, SpellingsOfOneKernelMatchByKey) {
+  CounterMatchInput in;
+  in.names = {{"void k<4>(float*)"}, {"void k<8>(float*)"}};
+  in.kernels = {{1, 0}, {2, 1}, {3, 0}, {4, 1}};
+  in.samples = {Sample("void k<(int)4>(T1 *)", 1),
+                Sample("void k<(int)8>(T1 *)", 2),
+                Sample("void k<(int)4>(T1 *)", 3),
+                Sample("void k<(int)16>(T1 *)", 4)};
+  const CounterMatchResult r = MatchCounters(in);
+  ASSERT_EQ(r.matched, 3u);
+  EXPECT_EQ(r.counters[0].correlation_id, 1u);
+  EXPECT_EQ(r.counters[1].correlation_id, 2u);
+  EXPECT_EQ(r.counters[2].correlation_id, 3u);
+  EXPECT_EQ(r.counters[2].dram_read_bytes, 3u);
+  EXPECT_EQ(r.unknown_name, 1u);
 }
 
 }  // namespace
