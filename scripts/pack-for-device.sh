@@ -78,7 +78,8 @@ if [ -n "$slim" ]; then
   cp -r "$BUILD_DIR/devlibs" "$slim/"
   cp "$BUILD_DIR/bin/rooftrace" "$slim/bin/"
   cp "$BUILD_DIR"/lib/*.so "$slim/lib/"
-  for t in libinject_gpu_test counters_gpu_test kernels_gpu_test; do
+  source "$(dirname "$0")/gpu_tests.sh"
+  for t in "${GPU_TESTS[@]}"; do
     [ -x "$BUILD_DIR/tests/$t" ] && cp "$BUILD_DIR/tests/$t" "$slim/tests/"
   done
   cp "$BUILD_DIR"/tests/libinject_apps/rt_* "$slim/tests/libinject_apps/"
