@@ -70,7 +70,7 @@ NCU_METRICS=${NCU_METRICS:-dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_
 CUDA13_NEEDED=(libcupti.so.13 libnvperf_host.so libnvperf_target.so
                libcudart.so.13 libcublas.so.13 libcublasLt.so.13)
 # Test binaries that must run, not skip, on a GPU.
-source "$(dirname "$0")/gpu_tests.sh"
+source scripts/gpu_tests.sh  # from the repository root (cd above)
 
 say() { echo "$*" | tee -a "$REPORT"; }
 failures=0

@@ -78,7 +78,7 @@ if [ -n "$slim" ]; then
   cp -r "$BUILD_DIR/devlibs" "$slim/"
   cp "$BUILD_DIR/bin/rooftrace" "$slim/bin/"
   cp "$BUILD_DIR"/lib/*.so "$slim/lib/"
-  source "$(dirname "$0")/gpu_tests.sh"
+  source scripts/gpu_tests.sh  # from the repository root (cd above)
   for t in "${GPU_TESTS[@]}"; do
     [ -x "$BUILD_DIR/tests/$t" ] && cp "$BUILD_DIR/tests/$t" "$slim/tests/"
   done
