@@ -216,6 +216,8 @@ struct Scratch {
   std::string_view concrete[kMaxOpInputs];
   int concrete_count = 0;
   std::vector<Metric> numeric;  // every numeric arg, for profiler ranges
+  CommArgs comm;
+  bool has_comm = false;  // a "Collective name" arg
 
   void Reset() {
     has_ph = has_cat = has_dims = has_types = false;
@@ -228,6 +230,8 @@ struct Scratch {
     type_count = 0;
     concrete_count = 0;
     numeric.clear();
+    comm = CommArgs();
+    has_comm = false;
   }
   bool Ph(std::string_view v) const { return has_ph && ph == v; }
   bool Cat(std::string_view v) const { return has_cat && cat == v; }
@@ -316,6 +320,11 @@ error_code EventReader::ReadArgs(od::object args) {
       KT_TRY(ReadStrings(v, s_.concrete, &s_.concrete_count));
     } else if (k == "name") {
       KT_TRY(strings_.Get(v, &s_.arg_name));
+    } else if (k == "Collective name") {
+      KT_TRY(strings_.Get(v, &s_.comm.collective));
+      s_.has_comm = true;
+    } else if (k == "dtype") {
+      KT_TRY(strings_.Get(v, &s_.comm.dtype));
     } else {
       Num n;
       KT_TRY(ReadNum(v, &n));
@@ -328,6 +337,9 @@ error_code EventReader::ReadArgs(od::object args) {
       else if (k == "registers per thread") s_.registers = n;
       else if (k == "shared memory") s_.shared = n;
       else if (k == "bytes") s_.bytes = n;
+      else if (k == "In msg nelems") s_.comm.in_elements = n.I64();
+      else if (k == "Out msg nelems") s_.comm.out_elements = n.I64();
+      else if (k == "Group size") s_.comm.group_size = n.I64();
       else s_.numeric.push_back({strings_.View(k), n.Double()});
     }
   }
@@ -450,6 +462,13 @@ void EventReader::Dispatch() {
     const int32_t kind = nsys::ClassifyCudaApi(s_.name);
     if (kind != 0) AddHost(HostEvent::Kind::kLaunch, kind);
   } else if (s_.Cat("cpu_op")) {
+    if (s_.has_comm && s_.external_id.ok) {
+      // record_param_comms, nccl:all_reduce, ...: found again by External
+      // id from a kernel whose own args lack the collective's.
+      t_.comm_ops.push_back({s_.external_id.I64(),
+                             static_cast<int32_t>(t_.comms.size())});
+      t_.comms.push_back(s_.comm);
+    }
     if (IsGemmOp(s_.name)) {
       AddHost(HostEvent::Kind::kGemmOp, 0);
     } else if (IsModelledOp(s_.name)) {
@@ -486,6 +505,10 @@ void EventReader::AddGpu(GpuEvent::Kind kind) {
     t_.metrics.insert(t_.metrics.end(), s_.numeric.begin(), s_.numeric.end());
   }
   g.metrics_end = static_cast<uint32_t>(t_.metrics.size());
+  if (kind == GpuEvent::Kind::kKernel && s_.has_comm) {
+    g.comm = static_cast<int32_t>(t_.comms.size());
+    t_.comms.push_back(s_.comm);
+  }
   t_.gpu.push_back(g);
 }
 

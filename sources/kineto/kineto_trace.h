@@ -35,17 +35,35 @@
 
 namespace rooftrace::kineto {
 
+// The arguments PyTorch gives a collective (ProcessGroupNCCL's
+// record_param_comms): on the NCCL kernel's own args in recent traces, on
+// the `record_param_comms` / `nccl:*` cpu_op in all. Counts are -1 when
+// absent.
+struct CommArgs {
+  std::string_view collective;  // "Collective name": "allreduce", ...
+  std::string_view dtype;       // "BFloat16", "Float", ...
+  int64_t in_elements = -1, out_elements = -1;  // "In/Out msg nelems"
+  int64_t group_size = -1;                      // "Group size"
+};
+
+// A cpu_op carrying CommArgs, found again by its External id.
+struct CommOp {
+  int64_t external_id = -1;
+  int32_t comm = -1;  // index into KinetoTrace::comms
+};
+
 // A GPU-side event: "cat" kernel, gpu_memcpy, gpu_memset or
 // cuda_profiler_range.
 struct GpuEvent {
   enum class Kind : uint8_t { kKernel, kMemcpy, kMemset, kProfilerRange };
   Kind kind = Kind::kKernel;
+  bool has_device = false;
+  bool has_correlation = false;
+  int32_t comm = -1;  // kernels: index into KinetoTrace::comms, -1 none
   std::string_view name;
   uint64_t start_ns = 0, end_ns = 0;
   uint32_t device = 0, context = 0, stream = 0;
-  bool has_device = false;
   uint64_t correlation = 0;
-  bool has_correlation = false;
   int64_t external_id = -1;
   int64_t pid = -1, tid = -1;  // the trace's row (device, stream)
   uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
@@ -119,6 +137,8 @@ class KinetoTrace {
   std::vector<Metric> metrics;
   std::vector<FlowEnd> flow_ends;
   std::vector<OpInputs> op_inputs;
+  std::vector<CommArgs> comms;
+  std::vector<CommOp> comm_ops;
   std::vector<DeviceProps> devices;
   std::vector<std::pair<int64_t, std::string_view>> process_names;
   std::optional<int64_t> rank;  // distributedInfo.rank
