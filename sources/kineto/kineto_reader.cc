@@ -398,7 +398,7 @@ uint64_t Assembler::OpOf(int h) {
   if (call_tried_[h]) return call_of_host_[h];
   call_tried_[h] = 1;
   const HostEvent& e = t_.host[h];
-  std::optional<OpFigures> f = FiguresOfOp(e.name, t_.op_inputs[e.inputs]);
+  std::optional<OpFigures> f = FiguresOfOp(e.name, t_.InputsOf(e));
   if (!f) return 0;
   ProcessState& p = *ProcessOf(e.pid);
   OpRecord o;
@@ -424,7 +424,7 @@ uint64_t Assembler::CallOf(int h, bool in_linear) {
   call_tried_[h] = 1;
   const HostEvent& e = t_.host[h];
   std::optional<GemmRecord> g =
-      GemmOfOp(e.name, t_.op_inputs[e.inputs], in_linear);
+      GemmOfOp(e.name, t_.InputsOf(e), in_linear);
   if (!g) {
     ++unshaped_gemms_;
     return 0;
