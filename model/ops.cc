@@ -139,4 +139,123 @@ Precision PointwisePrecision(int32_t type) {
   }
 }
 
+namespace {
+
+struct CollectiveEntry {
+  std::string_view name;
+  Collective c;
+};
+// PyTorch's spellings of "Collective name" (ProcessGroupNCCL's
+// RECORD_PARAM_COMMS calls and c10d's functional collectives).
+constexpr CollectiveEntry kCollectives[] = {
+    {"allreduce", Collective::kAllReduce},
+    {"all_reduce", Collective::kAllReduce},
+    {"allreduce_coalesced", Collective::kAllReduce},
+    {"all_reduce_coalesced", Collective::kAllReduce},
+    {"allgather", Collective::kAllGather},
+    {"all_gather", Collective::kAllGather},
+    {"_allgather_base", Collective::kAllGather},
+    {"allgather_into_tensor_coalesced", Collective::kAllGather},
+    {"all_gather_into_tensor_coalesced", Collective::kAllGather},
+    {"allgather_coalesced", Collective::kAllGather},
+    {"all_gather_base", Collective::kAllGather},
+    {"reducescatter", Collective::kReduceScatter},
+    {"reduce_scatter", Collective::kReduceScatter},
+    {"_reduce_scatter_base", Collective::kReduceScatter},
+    {"reduce_scatter_base", Collective::kReduceScatter},
+    {"reduce_scatter_tensor_coalesced", Collective::kReduceScatter},
+    {"alltoall", Collective::kAllToAll},
+    {"all_to_all", Collective::kAllToAll},
+    {"alltoall_base", Collective::kAllToAll},
+    {"all_to_all_single", Collective::kAllToAll},
+    {"all_to_allv", Collective::kAllToAll},
+    {"broadcast", Collective::kBroadcast},
+    {"reduce", Collective::kReduce},
+    {"send", Collective::kSend},
+    {"recv", Collective::kRecv},
+};
+
+// NCCL kernel names: "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(...)",
+// "ncclKernel_AllGather_RING_LL_Sum_int8_t(...)".
+constexpr CollectiveEntry kNcclKernelOps[] = {
+    {"AllReduce", Collective::kAllReduce},
+    {"AllGather", Collective::kAllGather},
+    {"ReduceScatter", Collective::kReduceScatter},
+    {"AllToAll", Collective::kAllToAll},
+    {"Broadcast", Collective::kBroadcast},
+    {"Reduce", Collective::kReduce},
+};
+
+}  // namespace
+
+Collective CollectiveFromName(std::string_view name) {
+  for (const CollectiveEntry& e : kCollectives) {
+    if (e.name == name) return e.c;
+  }
+  for (std::string_view prefix : {"ncclDevKernel_", "ncclKernel_"}) {
+    if (name.substr(0, prefix.size()) != prefix) continue;
+    const std::string_view op = name.substr(prefix.size());
+    for (const CollectiveEntry& e : kNcclKernelOps) {
+      // "Reduce" must not take "ReduceScatter": the op ends at '_' or '('.
+      if (op.substr(0, e.name.size()) != e.name) continue;
+      if (op.size() == e.name.size() || op[e.name.size()] == '_' ||
+          op[e.name.size()] == '(') {
+        return e.c;
+      }
+    }
+  }
+  return Collective::kUnknown;
+}
+
+const char* CollectiveName(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce: return "all_reduce";
+    case Collective::kAllGather: return "all_gather";
+    case Collective::kReduceScatter: return "reduce_scatter";
+    case Collective::kAllToAll: return "all_to_all";
+    case Collective::kBroadcast: return "broadcast";
+    case Collective::kReduce: return "reduce";
+    case Collective::kSend: return "send";
+    case Collective::kRecv: return "recv";
+    case Collective::kUnknown: break;
+  }
+  return "unknown";
+}
+
+double CollectiveBusFactor(Collective c, int64_t ranks) {
+  if (ranks < 1) return -1;
+  const double n = static_cast<double>(ranks);
+  switch (c) {
+    case Collective::kAllReduce: return 2 * (n - 1) / n;
+    case Collective::kAllGather:
+    case Collective::kReduceScatter:
+    case Collective::kAllToAll: return (n - 1) / n;
+    case Collective::kBroadcast:
+    case Collective::kReduce:
+    case Collective::kSend:
+    case Collective::kRecv: return 1;
+    case Collective::kUnknown: break;
+  }
+  return -1;
+}
+
+uint64_t CollectiveMessageBytes(int64_t in_elements, int64_t out_elements,
+                                int element_bytes) {
+  if (element_bytes <= 0) return 0;
+  const int64_t n = in_elements > out_elements ? in_elements : out_elements;
+  return U(n) * static_cast<uint64_t>(element_bytes);
+}
+
+CollectiveBandwidth CollectiveBandwidthOf(Collective c, int64_t ranks,
+                                          uint64_t message_bytes,
+                                          uint64_t duration_ns) {
+  CollectiveBandwidth b;
+  if (message_bytes == 0 || duration_ns == 0) return b;
+  b.algbw = static_cast<double>(message_bytes) * 1e9 /
+            static_cast<double>(duration_ns);
+  const double factor = CollectiveBusFactor(c, ranks);
+  if (factor >= 0) b.busbw = b.algbw * factor;
+  return b;
+}
+
 }  // namespace rooftrace

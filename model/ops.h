@@ -97,6 +97,60 @@ Precision MatrixOpPrecision(int32_t type);
 // fp16 (CUDA cores), fp32 -> fp32, fp64 -> fp64; kUnknown otherwise.
 Precision PointwisePrecision(int32_t type);
 
+// A collective communication call (NCCL, through torch.distributed), as
+// NCCL's own performance tests report it. Its message is the larger of its
+// input and output buffers (nccl-tests' size: an all_gather's output, a
+// reduce_scatter's input, an all_reduce's either); the algorithm bandwidth
+// is that message over the kernel's time, and the bus bandwidth the
+// algorithm bandwidth times a factor of the collective and the number of
+// ranks n that makes it comparable with the links' speed whatever n is:
+//   all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n;
+//   broadcast, reduce, send, recv 1.
+// These are not DRAM bytes: a collective's figures never go on the roof.
+enum class Collective : uint8_t {
+  kUnknown = 0,
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kBroadcast,
+  kReduce,
+  kSend,
+  kRecv,
+};
+
+// The collective of a PyTorch "Collective name" ("allreduce", "all_reduce",
+// "_allgather_base", "all_gather_into_tensor_coalesced", "reduce_scatter",
+// "_reduce_scatter_base", "all_to_all", "alltoall_base", "broadcast",
+// "reduce", "send", "recv", ...) or of an NCCL kernel's name
+// ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "ncclKernel_AllGather_...",
+// "ncclDevKernel_SendRecv" is kUnknown: its direction is not in the name).
+// kUnknown for anything else (barrier, gather, scatter: not modelled).
+Collective CollectiveFromName(std::string_view name);
+// "all_reduce", "all_gather", ...; "unknown".
+const char* CollectiveName(Collective c);
+
+// The bus-bandwidth factor above for `ranks` ranks; -1 (unknown) when the
+// collective is unknown or ranks < 1. A group of one moves nothing over a
+// link: 0 for the factors that depend on n.
+double CollectiveBusFactor(Collective c, int64_t ranks);
+
+// The message of one call: max(in, out) elements times `element_bytes`;
+// 0 when the element size is unknown (<= 0) or both counts are.
+uint64_t CollectiveMessageBytes(int64_t in_elements, int64_t out_elements,
+                                int element_bytes);
+
+// One collective kernel's bandwidths, in bytes per second. algbw is 0 when
+// the message or the duration is; busbw is -1 (unknown) when the factor
+// is (CollectiveBusFactor < 0), never guessed.
+struct CollectiveBandwidth {
+  double algbw = 0;
+  double busbw = -1;
+};
+CollectiveBandwidth CollectiveBandwidthOf(Collective c, int64_t ranks,
+                                          uint64_t message_bytes,
+                                          uint64_t duration_ns);
+
 }  // namespace rooftrace
 
 #endif  // ROOFTRACE_MODEL_OPS_H_

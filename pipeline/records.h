@@ -164,6 +164,16 @@ struct MetricRecord {
   bool operator==(const MetricRecord&) const = default;
 };
 
+// Names of the metrics a source computes for a collective kernel (NCCL's
+// all_reduce, all_gather, ...; model/ops.h Collective) rather than reads
+// from a counter: the message in bytes, the group's ranks, and the
+// algorithm and bus bandwidths in bytes per second. A figure the trace
+// does not give is absent, never 0.
+inline constexpr char kCollectiveMessageBytes[] = "collective.message_bytes";
+inline constexpr char kCollectiveGroupSize[] = "collective.group_size";
+inline constexpr char kCollectiveAlgbw[] = "collective.algbw";
+inline constexpr char kCollectiveBusbw[] = "collective.busbw";
+
 // Every record of a session, in arrival order per kind.
 struct SessionRecords {
   std::vector<KernelRecord> kernels;

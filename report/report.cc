@@ -5,10 +5,13 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <map>
 #include <string_view>
 #include <unordered_map>
 
 #include "model/kernel_names.h"
+#include "model/ops.h"
+#include "pipeline/records.h"
 #include "report/text_util.h"
 #include "report/time_spread.h"
 
@@ -354,7 +357,35 @@ struct ReportBuilder::State {
   std::string key_buf;
   std::string family_key;
   BusyTimeline busy;
+  // Collective kernels by (session, correlation) until Finish: one small
+  // entry per collective kernel, since a store gives its metrics apart
+  // from its row.
+  struct CommKernel {
+    std::string shape;
+    int64_t duration_ns = -1;  // -1: its row not seen
+    double bytes = 0, algbw = 0, busbw = -1;
+  };
+  struct PairHash {
+    size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+      return std::hash<int64_t>()(p.first) * 31 + std::hash<int64_t>()(p.second);
+    }
+  };
+  std::unordered_map<std::pair<int64_t, int64_t>, CommKernel, PairHash>
+      comm_kernels;
+  bool any_comm_kernel = false;
 };
+
+namespace {
+
+// A kernel row of a collective: named by NCCL, or with the shape a source
+// gives a collective ("all_reduce bf16 bytes=... ranks=...").
+bool IsCollectiveKernel(const KernelRow& k) {
+  if (k.name.substr(0, 4) == "nccl") return true;
+  const std::string_view word = k.shape.substr(0, k.shape.find(' '));
+  return !word.empty() && CollectiveFromName(word) != Collective::kUnknown;
+}
+
+}  // namespace
 
 ReportBuilder::ReportBuilder(const ReportOptions& options)
     : options_(options), state_(std::make_unique<State>()) {
@@ -374,12 +405,36 @@ void ReportBuilder::AddCopy(const MemcpyRow& m) {
 
 void ReportBuilder::EndBatch() { state_->busy.EndBatch(); }
 
+void ReportBuilder::AddKernelMetric(const KernelMetricRow& m) {
+  const std::string_view name = m.name;
+  const bool bytes = name == kCollectiveMessageBytes;
+  const bool algbw = name == kCollectiveAlgbw;
+  const bool busbw = name == kCollectiveBusbw;
+  if (!bytes && !algbw && !busbw) return;
+  State::CommKernel& c =
+      state_->comm_kernels[{m.session_id, m.correlation_id}];
+  if (bytes) c.bytes = m.value;
+  if (algbw) c.algbw = m.value;
+  if (busbw) c.busbw = m.value;
+}
+
+bool ReportBuilder::HasCollectiveKernels() const {
+  return state_->any_comm_kernel;
+}
+
 void ReportBuilder::Add(const KernelRow& k) {
   State& st = *state_;
   Report& report = report_;
   const ReportOptions& options = options_;
   st.busy.AddKernel(k.device_id.value_or(0), k.start_ns.value_or(0),
                     k.end_ns.value_or(0));
+  if (IsCollectiveKernel(k)) {
+    State::CommKernel& ck =
+        st.comm_kernels[{k.session_id, k.correlation_id.value_or(-1)}];
+    ck.shape = std::string(k.shape);
+    ck.duration_ns = k.duration_ns;
+    st.any_comm_kernel = true;
+  }
   KernelClass c;
   c.fraction = k.fraction_of_roof;
   std::string_view bound = k.bound;
@@ -518,7 +573,56 @@ StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
     report.phases.push_back(std::move(p));
   }
   report.busy = st.busy.Finish();
+  report.collectives = FinishCollectives();
   return report;
+}
+
+std::vector<CollectiveRow> ReportBuilder::FinishCollectives() {
+  struct Sums {
+    CollectiveRow row;
+    double bytes = 0, timed_bytes = 0, bus_bytes = 0;
+    int64_t sized = 0, sized_ns = 0;
+    bool bus_known = true;
+  };
+  std::map<std::string, Sums> by_shape;
+  for (const auto& [key, ck] : state_->comm_kernels) {
+    if (ck.duration_ns < 0) continue;  // metrics of a kernel not in the run
+    Sums& s = by_shape[ck.bytes > 0 ? ck.shape : std::string()];
+    ++s.row.count;
+    s.row.total_ns += ck.duration_ns;
+    if (ck.bytes <= 0) continue;
+    ++s.sized;
+    s.bytes += ck.bytes;
+    if (ck.algbw <= 0 || ck.duration_ns <= 0) continue;  // no duration
+    s.sized_ns += ck.duration_ns;
+    s.timed_bytes += ck.bytes;
+    // The kernel's bus bytes: its message times its bus factor.
+    if (ck.busbw >= 0) {
+      s.bus_bytes += ck.bytes * (ck.busbw / ck.algbw);
+    } else {
+      s.bus_known = false;
+    }
+  }
+  state_->comm_kernels.clear();
+  std::vector<CollectiveRow> rows;
+  for (auto& [shape, s] : by_shape) {
+    CollectiveRow r = s.row;
+    r.shape = shape;
+    if (s.sized > 0) {
+      r.message_bytes = s.bytes / static_cast<double>(s.sized);
+    }
+    if (s.sized_ns > 0) {
+      const double seconds = static_cast<double>(s.sized_ns) * 1e-9;
+      r.algbw = s.timed_bytes / seconds;
+      if (s.bus_known) r.busbw = s.bus_bytes / seconds;
+    }
+    rows.push_back(std::move(r));
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const CollectiveRow& a, const CollectiveRow& b) {
+                     return a.total_ns > b.total_ns;
+                   });
+  return rows;
 }
 
 StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
@@ -553,6 +657,14 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
         batch();
         return OkStatus();
       }));
+  // The collective figures are metrics: read only when a kernel needs them.
+  if (builder.HasCollectiveKernels()) {
+    RT_RETURN_IF_ERROR(
+        store.ForEachKernelMetric(run.run_id, [&](const KernelMetricRow& m) {
+          builder.AddKernelMetric(m);
+          return OkStatus();
+        }));
+  }
   return builder.Finish(store.display_name());
 }
 

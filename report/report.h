@@ -94,6 +94,24 @@ struct PhaseRow {
   std::optional<double> achieved_flops_per_s;
 };
 
+// The collective (NCCL) kernels of one kind of call: those whose shape,
+// as the source wrote it, is the same ("all_reduce bf16 bytes=8388608
+// ranks=8"; pipeline/records.h kCollective* metrics carry the figures),
+// with their bandwidths over their summed time. Unknown stays unknown: a
+// kernel named nccl* without a message size is counted under an empty
+// shape, with no bandwidth.
+struct CollectiveRow {
+  std::string shape;  // empty: no message size in the trace
+  int64_t count = 0;
+  int64_t total_ns = 0;
+  std::optional<double> message_bytes;  // per kernel, mean
+  // Summed message bytes over summed time (bytes/s); the bus bandwidth
+  // with each kernel's bus factor (model/ops.h), unknown when a kernel of
+  // the row has no group size.
+  std::optional<double> algbw;
+  std::optional<double> busbw;
+};
+
 struct ReportHeader {
   // Who prints it: the first line of the text report says
   // "<title>: <input> (<kind>), run N".
@@ -133,6 +151,8 @@ struct Report {
   // Per device: wall span of its kernels, busy (kernels and copies) and
   // idle time (busy_time.h).
   std::vector<DeviceBusy> busy;
+  // Collective kernels by kind of call, by total time, descending.
+  std::vector<CollectiveRow> collectives;
 };
 
 struct ReportOptions {
@@ -158,6 +178,13 @@ class ReportBuilder {
   ReportHeader& header() { return report_.header; }
   // One kernel; the view's strings are used during the call only.
   void Add(const KernelRow& k);
+  // One raw metric of a kernel: the collective figures (kCollective*) are
+  // kept for the kernel they name, whichever of it and its metrics comes
+  // first; others are ignored.
+  void AddKernelMetric(const KernelMetricRow& m);
+  // Whether a kernel added so far looks like a collective (named nccl*, or
+  // with a collective's shape): a store reader then reads the metrics.
+  bool HasCollectiveKernels() const;
   // One forward step of `phase` (counted per phase for the phase table).
   void AddStep(std::string_view phase);
   // One copy or memset: busy time of its device (Report::busy).
@@ -170,6 +197,8 @@ class ReportBuilder {
   StatusOr<Report> Finish(const std::string& display_name);
 
  private:
+  std::vector<CollectiveRow> FinishCollectives();
+
   struct State;
   ReportOptions options_;
   Report report_;

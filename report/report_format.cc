@@ -120,6 +120,26 @@ std::string BusyLine(const DeviceBusy& b) {
                     Fixed(b.busy_uncertain_ns * 1e-6, 3) + " ms more");
 }
 
+// "all_reduce bf16 bytes=8388608 ranks=8: 12 kernels, 1.200 ms, algbw
+// 83.89 GB/s, busbw 146.80 GB/s": one kind of collective call. GB/s are
+// 10^9 bytes per second, as NCCL's own tests print them.
+std::string CollectiveLine(const CollectiveRow& c) {
+  std::string out = (c.shape.empty() ? std::string("(no message size)")
+                                     : c.shape) +
+                    ": " + std::to_string(c.count) +
+                    (c.count == 1 ? " kernel, " : " kernels, ") +
+                    Fixed(c.total_ns * 1e-6, 3) + " ms";
+  if (!c.algbw) {
+    return out + (c.shape.empty()
+                      ? ", no bandwidth (the trace gives no message size)"
+                      : ", no bandwidth (no kernel time)");
+  }
+  out += ", algbw " + Fixed(*c.algbw * 1e-9, 2) + " GB/s, busbw ";
+  out += c.busbw ? Fixed(*c.busbw * 1e-9, 2) + " GB/s"
+                 : std::string("unknown (no group size)");
+  return out;
+}
+
 std::string HeaderTitle(const Report& r) {
   return "Kernels by " + std::string(GroupByName(r.group_by));
 }
@@ -317,6 +337,15 @@ class JsonWriter : public ReportWriter {
           << ",\"kernels\":" << b.kernels << ",\"copies\":" << b.copies
           << "}";
     }
+    out << "],\"collectives\":[";
+    for (size_t i = 0; i < r.collectives.size(); ++i) {
+      const CollectiveRow& c = r.collectives[i];
+      out << (i ? "," : "") << "{\"shape\":" << JsonString(c.shape)
+          << ",\"count\":" << c.count << ",\"total_ns\":" << c.total_ns
+          << ",\"message_bytes\":" << JsonNumber(c.message_bytes)
+          << ",\"algbw_bytes_per_s\":" << JsonNumber(c.algbw)
+          << ",\"busbw_bytes_per_s\":" << JsonNumber(c.busbw) << "}";
+    }
     out << "],\"group_by\":" << JsonString(GroupByName(r.group_by))
         << ",\"groups_omitted\":" << r.groups_omitted
         << ",\"omitted_ns\":" << r.omitted_ns << ",\"groups\":[";
@@ -412,6 +441,9 @@ class HtmlWriter : public ReportWriter {
     item("kernels", std::to_string(r.kernel_count) + " kernels, " +
                         Fixed(r.total_ns * 1e-6, 3) + " ms GPU time");
     for (const DeviceBusy& b : r.busy) item("GPU busy", BusyLine(b));
+    for (const CollectiveRow& c : r.collectives) {
+      item("collective", CollectiveLine(c));
+    }
     item("import", "dropped " + std::to_string(h.dropped) + ", unmatched " +
                        std::to_string(h.unmatched));
     out << "</dl>\n";
@@ -490,6 +522,10 @@ void WriteHeaderText(const Report& r, std::ostream& out) {
       << Fixed(r.total_ns * 1e-6, 3) << " ms GPU time\n";
   for (const DeviceBusy& b : r.busy) {
     out << "  busy:     " << BusyLine(b) << "\n";
+  }
+  for (size_t i = 0; i < r.collectives.size(); ++i) {
+    out << (i == 0 ? "  comms:    " : "            ")
+        << CollectiveLine(r.collectives[i]) << "\n";
   }
   out << "  import:   dropped " << h.dropped << ", unmatched " << h.unmatched;
   std::string rest;

@@ -25,14 +25,13 @@ class ReportSink : public RunSink {
   // `builder` receives every kernel row; not owned.
   explicit ReportSink(ReportBuilder* builder) : builder_(builder) {}
 
-  // The report reads kernel and copy rows, and of a kernel row only the
-  // columns ReportBuilder::Add does (the ones StoreReader::ForEachKernel
-  // fills are a superset).
+  // The report reads kernel, metric (for collectives' bandwidths) and copy
+  // rows, and of a kernel row only the columns ReportBuilder::Add does (the
+  // ones StoreReader::ForEachKernel fills are a superset).
   RowNeeds Needs() const override {
     RowNeeds n;
     n.gemm_calls = false;
     n.kernel_details = false;
-    n.kernel_metrics = false;
     n.nvtx = false;
     return n;
   }
@@ -49,7 +48,8 @@ class ReportSink : public RunSink {
     return OkStatus();
   }
   Status AddKernel(const KernelRow& kernel) override;
-  Status AddKernelMetric(const KernelMetricRow&) override {
+  Status AddKernelMetric(const KernelMetricRow& m) override {
+    builder_->AddKernelMetric(m);
     return OkStatus();
   }
   Status AddMemcpy(const MemcpyRow& m) override {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -38,6 +39,30 @@ Status CheckEnd(gzFile f, const std::string& path) {
                  "; the gzip file is damaged");
 }
 
+// The uncompressed size a gzip file records in its trailer (ISIZE: the
+// size modulo 2^32 of its last member), at most 64 times the file's; 0 for
+// a file that is not gzip or cannot be read.
+size_t GzipSizeHint(const std::string& path, const struct stat& st) {
+  if (st.st_size < 18) return 0;  // header and trailer of an empty member
+  std::unique_ptr<FILE, int (*)(FILE*)> f(fopen(path.c_str(), "rb"), fclose);
+  if (!f) return 0;
+  unsigned char magic[2] = {0, 0};
+  unsigned char trailer[4] = {0, 0, 0, 0};
+  if (fread(magic, 1, 2, f.get()) != 2 || magic[0] != 0x1f ||
+      magic[1] != 0x8b || fseeko(f.get(), -4, SEEK_END) != 0 ||
+      fread(trailer, 1, 4, f.get()) != 4) {
+    return 0;
+  }
+  const size_t isize = static_cast<size_t>(trailer[0]) |
+                      static_cast<size_t>(trailer[1]) << 8 |
+                      static_cast<size_t>(trailer[2]) << 16 |
+                      static_cast<size_t>(trailer[3]) << 24;
+  // Trust it only as far as JSON compresses (traces: 8-20x): a damaged
+  // trailer must not make a small file allocate gigabytes.
+  constexpr size_t kMaxRatio = 64;
+  return std::min(isize, static_cast<size_t>(st.st_size) * kMaxRatio);
+}
+
 }  // namespace
 
 StatusOr<std::string> ReadHead(const std::string& path, size_t max_bytes) {
@@ -58,9 +83,15 @@ StatusOr<std::string> ReadWholeFile(const std::string& path, size_t padding,
   }
   RT_ASSIGN_OR_RETURN(GzFile f, Open(path));
   std::string out;
-  // A plain file is read in one go; a compressed one grows as it inflates.
-  size_t capacity = static_cast<size_t>(st.st_size) + 1;
-  out.resize(capacity);
+  // Room for the content and its padding from the start: growing the
+  // string at the end would copy the whole text and hold it twice for a
+  // moment, the import's peak for a large trace. A gzip file says its
+  // size in its last four bytes (modulo 4 GiB; a file that outgrows the
+  // guess still reads, growing as it inflates). The extra byte lets the
+  // end of the file be seen without growing.
+  const size_t expected =
+      std::max(static_cast<size_t>(st.st_size), GzipSizeHint(path, st));
+  out.resize(expected + padding + 1);
   size_t size = 0;
   for (;;) {
     if (size == out.size()) out.resize(out.size() * 2);

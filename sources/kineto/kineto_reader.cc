@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/ops.h"
 #include "pipeline/flat_index.h"
 #include "proto/field_numbers.h"
 #include "sources/counter_match.h"
@@ -78,6 +79,40 @@ bool DramBytes(std::string_view name, double value, CounterRecord* c) {
   return true;
 }
 
+// The element size of a PyTorch dtype as record_param_comms writes it
+// (c10::ScalarType's name: "BFloat16", "Float", ...); 0 for one not known.
+int TorchDtypeBytes(std::string_view dtype) {
+  struct Entry {
+    std::string_view name;
+    int bytes;
+  };
+  static constexpr Entry kTypes[] = {
+      {"Float", 4},         {"Half", 2},          {"BFloat16", 2},
+      {"Double", 8},        {"Long", 8},          {"Int", 4},
+      {"Short", 2},         {"Char", 1},          {"Byte", 1},
+      {"Bool", 1},          {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1},
+      {"Float8_e4m3fnuz", 1}, {"Float8_e5m2fnuz", 1},
+      {"ComplexFloat", 8},  {"ComplexDouble", 16}, {"UInt16", 2},
+      {"UInt32", 4},        {"UInt64", 8},
+  };
+  for (const Entry& e : kTypes) {
+    if (e.name == dtype) return e.bytes;
+  }
+  return 0;
+}
+
+// "bf16" for the shape text, else the dtype as PyTorch wrote it.
+std::string_view ShortDtype(std::string_view dtype) {
+  if (dtype == "BFloat16") return "bf16";
+  if (dtype == "Half") return "fp16";
+  if (dtype == "Float") return "fp32";
+  if (dtype == "Double") return "fp64";
+  if (dtype == "Float8_e4m3fn") return "fp8_e4m3";
+  if (dtype == "Float8_e5m2") return "fp8_e5m2";
+  if (dtype.empty()) return "?";
+  return dtype;
+}
+
 std::string JoinIds(const std::vector<int64_t>& ids) {
   std::string out;
   for (int64_t id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
@@ -133,6 +168,8 @@ class Assembler {
   std::vector<uint64_t> FlowCorrelations() const;
   void AddGpuEvent(const GpuEvent& g, uint64_t corr);
   void AddRangeCounters(ProcessState& p, const GpuEvent& g, uint64_t corr);
+  void AddCollective(ProcessState& p, const GpuEvent& g, int launch,
+                     uint64_t corr);
   void AddDevices();
   uint64_t Iid(ProcessState& p, std::string_view s);
   std::string Warning() const;
@@ -142,7 +179,7 @@ class Assembler {
   const SourceOptions& options_;
   std::vector<ProcessState> processes_;
   int main_ = 0;  // the process of GPU events without a launch
-  FlatIndex launch_of_corr_, op_of_external_;
+  FlatIndex launch_of_corr_, op_of_external_, comm_of_external_;
   // GEMM call id, or OpRecord op_id, per host event (0: none).
   std::vector<uint64_t> call_of_host_;
   std::vector<char> call_tried_;
@@ -159,6 +196,8 @@ class Assembler {
   std::string counter_note_;  // the match's summary when samples missed
   uint64_t kernels_ = 0, unlaunched_ = 0, uncorrelated_ = 0;
   uint64_t ranges_ = 0, range_mismatch_ = 0, unshaped_gemms_ = 0;
+  // NCCL kernels without a message size; with one but no group size.
+  uint64_t comm_unsized_ = 0, comm_ungrouped_ = 0;
 };
 
 Status Assembler::Check() {
@@ -256,6 +295,10 @@ void Assembler::Build() {
       op_of_external_.Emplace(static_cast<uint64_t>(h.external_id),
                                    static_cast<int32_t>(i));
     }
+  }
+  comm_of_external_.Reset(t_.comm_ops.size());
+  for (const CommOp& c : t_.comm_ops) {
+    comm_of_external_.Emplace(static_cast<uint64_t>(c.external_id), c.comm);
   }
   SweepHost();
   AddGpuEvents();
@@ -370,7 +413,7 @@ uint64_t Assembler::OpOf(int h) {
   if (call_tried_[h]) return call_of_host_[h];
   call_tried_[h] = 1;
   const HostEvent& e = t_.host[h];
-  std::optional<OpFigures> f = FiguresOfOp(e.name, t_.op_inputs[e.inputs]);
+  std::optional<OpFigures> f = FiguresOfOp(e.name, t_.InputsOf(e));
   if (!f) return 0;
   ProcessState& p = *ProcessOf(e.pid);
   OpRecord o;
@@ -396,7 +439,7 @@ uint64_t Assembler::CallOf(int h, bool in_linear) {
   call_tried_[h] = 1;
   const HostEvent& e = t_.host[h];
   std::optional<GemmRecord> g =
-      GemmOfOp(e.name, t_.op_inputs[e.inputs], in_linear);
+      GemmOfOp(e.name, t_.InputsOf(e), in_linear);
   if (!g) {
     ++unshaped_gemms_;
     return 0;
@@ -617,6 +660,76 @@ void Assembler::AddGpuEvent(const GpuEvent& g, uint64_t corr) {
     }
   }
   if (g.kind == GpuEvent::Kind::kProfilerRange) AddRangeCounters(p, g, corr);
+  if (g.kind == GpuEvent::Kind::kKernel) AddCollective(p, g, l, corr);
+}
+
+// A collective kernel's message, algorithm and bus bandwidth (model/ops.h)
+// as raw metrics, and an OpRecord without FLOPs or bytes whose shape text
+// the kernel row shows ("all_reduce bf16 bytes=8388608 ranks=8"). The
+// arguments come from the kernel itself, else from the cpu_op of its (or
+// its launch's) External id. What is missing stays missing: no message
+// without a dtype and counts, no bus bandwidth without a group size.
+void Assembler::AddCollective(ProcessState& p, const GpuEvent& g, int launch,
+                              uint64_t corr) {
+  int comm = g.comm;
+  for (int64_t ext : {g.external_id,
+                      launch >= 0 ? t_.host[launch].external_id : -1}) {
+    if (comm >= 0 || comm_of_external_.empty()) break;
+    if (ext >= 0) comm = comm_of_external_.Find(static_cast<uint64_t>(ext));
+  }
+  const bool nccl_name = g.name.substr(0, 4) == "nccl";
+  if (comm < 0) {
+    comm_unsized_ += nccl_name;
+    return;
+  }
+  const CommArgs& a = t_.comms[comm];
+  Collective c = CollectiveFromName(a.collective);
+  if (c == Collective::kUnknown) c = CollectiveFromName(g.name);
+  const uint64_t bytes = CollectiveMessageBytes(
+      a.in_elements, a.out_elements, TorchDtypeBytes(a.dtype));
+  const uint64_t duration = g.end_ns > g.start_ns ? g.end_ns - g.start_ns : 0;
+  const CollectiveBandwidth bw =
+      CollectiveBandwidthOf(c, a.group_size, bytes, duration);
+  if (bytes == 0) {
+    ++comm_unsized_;
+  } else if (bw.busbw < 0) {
+    ++comm_ungrouped_;
+  }
+
+  Session& s = *p.session;
+  std::string shape = c != Collective::kUnknown ? CollectiveName(c)
+                                                : std::string(a.collective);
+  if (shape.empty()) shape = "collective";
+  shape += ' ';
+  shape += ShortDtype(a.dtype);
+  shape += " bytes=" + (bytes > 0 ? std::to_string(bytes) : std::string("?"));
+  shape += " ranks=" + (a.group_size > 0 ? std::to_string(a.group_size)
+                                         : std::string("?"));
+  OpRecord o;
+  // Above every host event's op id (host index + 1).
+  o.op_id = (uint64_t{1} << 40) + static_cast<uint64_t>(comm);
+  o.name_iid = Iid(p, a.collective.empty() ? std::string_view("collective")
+                                           : a.collective);
+  shapes_.push_back(std::move(shape));
+  o.shape_iid = Iid(p, shapes_.back());
+  o.start_ns = g.start_ns;
+  o.end_ns = g.end_ns;
+  s.records().ops.push_back(o);
+  s.records().op_links.push_back({corr, o.op_id});
+
+  auto metric = [&](std::string_view name, std::string_view unit, double v) {
+    s.records().metrics.push_back({corr, Iid(p, name), Iid(p, unit), v});
+  };
+  if (bytes > 0) {
+    metric(kCollectiveMessageBytes, "bytes", static_cast<double>(bytes));
+  }
+  if (a.group_size > 0) {
+    metric(kCollectiveGroupSize, "ranks", static_cast<double>(a.group_size));
+  }
+  if (bw.algbw > 0) metric(kCollectiveAlgbw, "bytes/s", bw.algbw);
+  if (bw.busbw >= 0 && bw.algbw > 0) {
+    metric(kCollectiveBusbw, "bytes/s", bw.busbw);
+  }
 }
 
 // A range's counter values as raw metrics, and the FLOPs (and DRAM bytes)
@@ -752,6 +865,17 @@ std::string Assembler::Warning() const {
                     " attention, convolution or pointwise operators without "
                     "shapes (profile with record_shapes=True): their kernels "
                     "have no analytic figures");
+  }
+  if (comm_unsized_ > 0) {
+    notes.push_back(std::to_string(comm_unsized_) +
+                    " NCCL kernels without a message size (no \"In msg "
+                    "nelems\" and \"dtype\" on the kernel or its "
+                    "record_param_comms): no bandwidth");
+  }
+  if (comm_ungrouped_ > 0) {
+    notes.push_back(std::to_string(comm_ungrouped_) +
+                    " collective kernels without a group size or a known "
+                    "collective: algorithm bandwidth only, no bus bandwidth");
   }
   std::string out;
   for (const std::string& n : notes) out += (out.empty() ? "" : "; ") + n;

@@ -2,7 +2,9 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <deque>
 
 #include "base/json_checker.h"
@@ -16,6 +18,9 @@ using simdjson::error_code;
 
 struct KinetoTrace::Impl {
   std::string text;  // what the events' string views point into
+  // The top-level object without its events, when read in chunks: what
+  // the devices' names point into.
+  std::string top;
   od::parser parser;
   std::deque<std::string> unescaped;  // the few strings with escapes
 };
@@ -216,6 +221,8 @@ struct Scratch {
   std::string_view concrete[kMaxOpInputs];
   int concrete_count = 0;
   std::vector<Metric> numeric;  // every numeric arg, for profiler ranges
+  CommArgs comm;
+  bool has_comm = false;  // a "Collective name" arg
 
   void Reset() {
     has_ph = has_cat = has_dims = has_types = false;
@@ -228,6 +235,8 @@ struct Scratch {
     type_count = 0;
     concrete_count = 0;
     numeric.clear();
+    comm = CommArgs();
+    has_comm = false;
   }
   bool Ph(std::string_view v) const { return has_ph && ph == v; }
   bool Cat(std::string_view v) const { return has_cat && cat == v; }
@@ -316,6 +325,11 @@ error_code EventReader::ReadArgs(od::object args) {
       KT_TRY(ReadStrings(v, s_.concrete, &s_.concrete_count));
     } else if (k == "name") {
       KT_TRY(strings_.Get(v, &s_.arg_name));
+    } else if (k == "Collective name") {
+      KT_TRY(strings_.Get(v, &s_.comm.collective));
+      s_.has_comm = true;
+    } else if (k == "dtype") {
+      KT_TRY(strings_.Get(v, &s_.comm.dtype));
     } else {
       Num n;
       KT_TRY(ReadNum(v, &n));
@@ -328,6 +342,9 @@ error_code EventReader::ReadArgs(od::object args) {
       else if (k == "registers per thread") s_.registers = n;
       else if (k == "shared memory") s_.shared = n;
       else if (k == "bytes") s_.bytes = n;
+      else if (k == "In msg nelems") s_.comm.in_elements = n.I64();
+      else if (k == "Out msg nelems") s_.comm.out_elements = n.I64();
+      else if (k == "Group size") s_.comm.group_size = n.I64();
       else s_.numeric.push_back({strings_.View(k), n.Double()});
     }
   }
@@ -450,6 +467,13 @@ void EventReader::Dispatch() {
     const int32_t kind = nsys::ClassifyCudaApi(s_.name);
     if (kind != 0) AddHost(HostEvent::Kind::kLaunch, kind);
   } else if (s_.Cat("cpu_op")) {
+    if (s_.has_comm && s_.external_id.ok) {
+      // record_param_comms, nccl:all_reduce, ...: found again by External
+      // id from a kernel whose own args lack the collective's.
+      t_.comm_ops.push_back({s_.external_id.I64(),
+                             static_cast<int32_t>(t_.comms.size())});
+      t_.comms.push_back(s_.comm);
+    }
     if (IsGemmOp(s_.name)) {
       AddHost(HostEvent::Kind::kGemmOp, 0);
     } else if (IsModelledOp(s_.name)) {
@@ -486,6 +510,10 @@ void EventReader::AddGpu(GpuEvent::Kind kind) {
     t_.metrics.insert(t_.metrics.end(), s_.numeric.begin(), s_.numeric.end());
   }
   g.metrics_end = static_cast<uint32_t>(t_.metrics.size());
+  if (kind == GpuEvent::Kind::kKernel && s_.has_comm) {
+    g.comm = static_cast<int32_t>(t_.comms.size());
+    t_.comms.push_back(s_.comm);
+  }
   t_.gpu.push_back(g);
 }
 
@@ -516,7 +544,9 @@ void EventReader::AddHost(HostEvent::Kind kind, int32_t api) {
       s_.inputs.in[i].concrete = s_.concrete[i];
     }
     h.inputs = static_cast<int32_t>(t_.op_inputs.size());
-    t_.op_inputs.push_back(s_.inputs);
+    h.input_count = s_.inputs.count;
+    t_.op_inputs.insert(t_.op_inputs.end(), s_.inputs.in,
+                        s_.inputs.in + s_.inputs.count);
   }
   t_.host.push_back(h);
 }
@@ -677,22 +707,173 @@ KinetoTrace::~KinetoTrace() = default;
 
 size_t KinetoTrace::Padding() { return simdjson::SIMDJSON_PADDING; }
 
-StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
-    std::string text, size_t content_size, const std::string& path) {
-  std::unique_ptr<KinetoTrace> t(new KinetoTrace());
-  Impl& impl = *t->impl_;
-  impl.text = std::move(text);
-  if (impl.text.size() < content_size + Padding()) {
-    return InternalError(path + ": JSON text given without its padding");
+OpInputs KinetoTrace::InputsOf(const HostEvent& h) const {
+  OpInputs in;
+  if (h.inputs < 0) return in;
+  in.count = std::min(h.input_count, kMaxOpInputs);
+  std::copy(op_inputs.begin() + h.inputs,
+            op_inputs.begin() + h.inputs + in.count, in.in);
+  return in;
+}
+
+namespace {
+
+bool IsSpace(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+// The bytes the chunked reading overwrites (a separator between two events
+// becomes the ']' of one chunk, then the '[' of the next), put back when
+// it is done or gives up.
+class Patches {
+ public:
+  explicit Patches(std::string* text) : text_(*text) {}
+  ~Patches() { Restore(); }
+  void Set(size_t at, char c) {
+    saved_.emplace_back(at, text_[at]);
+    text_[at] = c;
   }
+  void Restore() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      text_[it->first] = it->second;
+    }
+    saved_.clear();
+  }
+
+ private:
+  std::string& text_;
+  std::vector<std::pair<size_t, char>> saved_;
+};
+
+}  // namespace
+
+// Reads the "traceEvents" array a chunk of events at a time, so that
+// simdjson's structural index (four bytes per JSON token: about as large
+// as the text itself) covers one chunk rather than the whole file: the
+// import's peak memory is then the text and little more. The rest of the
+// top-level object (devices, rank, schema) is read from a small document
+// made of what precedes the array's '[' and follows its ']'. Chunks end
+// at a "}" "," "{" between two events; one that split anything else (a
+// string holding those bytes, an array of objects) is not valid JSON on
+// its own, so any doubt is an error, and the caller then reads the file
+// whole. False when the file is not laid out so (a bare array, no
+// "traceEvents" key found by a plain search) or a chunk does not parse;
+// the trace's outputs are then partly filled and must be dropped.
+bool KinetoTrace::ReadInChunks(size_t content, size_t chunk_bytes) {
+  Impl& impl = *impl_;
+  std::string& text = impl.text;
+  size_t i = 0;
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) i = 3;
+  while (i < content && IsSpace(text[i])) ++i;
+  if (i >= content || text[i] != '{') return false;
+  constexpr std::string_view kKey = "\"traceEvents\"";
+  const size_t key = text.find(kKey, i);
+  if (key == std::string::npos || key >= content) return false;
+  size_t open = key + kKey.size();
+  while (open < content && IsSpace(text[open])) ++open;
+  if (open >= content || text[open] != ':') return false;
+  ++open;
+  while (open < content && IsSpace(text[open])) ++open;
+  if (open >= content || text[open] != '[') return false;
+  // The last ']' of the text: the array's when nothing after it holds one;
+  // else the array is found to close earlier, in its last chunk.
+  size_t last = content;
+  while (last > open + 1 && text[last - 1] != ']') --last;
+  if (last <= open + 1) return false;
+  --last;
+
+  EventReader reader(this, &impl.unescaped);
+  Patches patches(&text);
+  size_t close = 0;  // the array's ']', once known
+  size_t begin = open;  // the chunk's '['
+  while (close == 0) {
+    size_t end = last;  // the chunk's ']'
+    for (size_t at = begin + chunk_bytes; at < last;) {
+      const void* brace = memchr(&text[at], '}', last - at);
+      if (brace == nullptr) break;
+      const size_t b = static_cast<size_t>(static_cast<const char*>(brace) -
+                                           text.data());
+      size_t comma = b + 1;
+      while (comma < last && IsSpace(text[comma])) ++comma;
+      size_t next = comma + 1;
+      while (next < last && IsSpace(text[next])) ++next;
+      if (comma < last && text[comma] == ',' && next < last &&
+          text[next] == '{') {
+        end = comma;
+        break;
+      }
+      at = b + 1;
+    }
+    if (end != last) patches.Set(end, ']');
+    od::document doc;
+    od::array events;
+    if (impl.parser.iterate(&text[begin], end + 1 - begin, text.size() - begin)
+            .get(doc) ||
+        doc.get_array().get(events) || ReadEvents(events, &reader)) {
+      return false;
+    }
+    ++counts.chunks;
+    // Text after the chunk's array: the events' array closed there, and
+    // what follows is the rest of the top-level object.
+    const char* after = nullptr;
+    if (doc.current_location().get(after) == simdjson::SUCCESS) {
+      size_t c = static_cast<size_t>(after - text.data());
+      while (c > begin && IsSpace(text[c - 1])) --c;
+      if (c <= begin + 1 || c > end || text[c - 1] != ']') return false;
+      close = c - 1;
+    } else if (end == last) {
+      close = last;
+    } else {
+      patches.Set(end, '[');
+      begin = end;
+    }
+  }
+  patches.Restore();
+
+  // Everything but the events, checked and read as a document of its own.
+  impl.top.reserve(open + 1 + (content - close) + Padding());
+  impl.top.assign(text, 0, open + 1);
+  impl.top.append(text, close, content - close);
+  const size_t top_size = impl.top.size();
+  impl.top.append(Padding(), '\0');
   StringReader strings(&impl.unescaped);
-  EventReader reader(t.get(), &impl.unescaped);
   bool has_events = false;
   od::document doc;
   error_code err =
-      impl.parser.iterate(impl.text.data(), content_size, impl.text.size())
-          .get(doc);
-  if (!err) err = ReadDocument(doc, t.get(), &reader, &strings, &has_events);
+      impl.parser.iterate(impl.top.data(), top_size, impl.top.size()).get(doc);
+  if (!err) err = ReadDocument(doc, this, &reader, &strings, &has_events);
+  return !err && has_events;
+}
+
+StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
+    std::string text, size_t content_size, const std::string& path,
+    size_t chunk_bytes) {
+  std::unique_ptr<KinetoTrace> t(new KinetoTrace());
+  if (text.size() < content_size + Padding()) {
+    return InternalError(path + ": JSON text given without its padding");
+  }
+  t->impl_->text = std::move(text);
+  if (content_size > chunk_bytes) {
+    if (t->ReadInChunks(content_size, chunk_bytes)) {
+      t->impl_->parser = od::parser();  // see below
+      return t;
+    }
+    // Not laid out as PyTorch writes it, or damaged: read whole, afresh.
+    std::string whole = std::move(t->impl_->text);
+    t.reset(new KinetoTrace());
+    t->impl_->text = std::move(whole);
+  }
+  Impl& impl = *t->impl_;
+  StringReader strings(&impl.unescaped);
+  EventReader reader(t.get(), &impl.unescaped);
+  bool has_events = false;
+  error_code err;
+  {
+    od::document doc;
+    err = impl.parser.iterate(impl.text.data(), content_size, impl.text.size())
+              .get(doc);
+    if (!err) err = ReadDocument(doc, t.get(), &reader, &strings, &has_events);
+  }
   if (err) {
     return SyntaxError(path, {impl.text.data(), content_size}, err);
   }
@@ -701,6 +882,9 @@ StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
                            ": JSON without a \"traceEvents\" array: not a "
                            "Chrome trace (PyTorch profiler) file");
   }
+  // The events point into the text, never into the parser: its structural
+  // index goes now rather than stay beside what the pipeline builds.
+  impl.parser = od::parser();
   return t;
 }
 

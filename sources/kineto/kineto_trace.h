@@ -1,11 +1,11 @@
 // One PyTorch profiler (Kineto) Chrome-trace JSON file, parsed with
 // simdjson's On-Demand API over the padded text (one pass, no tree: memory
-// is the text and simdjson's structural index) into flat vectors of the
-// events rooftrace uses: GPU activity
+// is the text and the structural index of one chunk of events; Parse)
+// into flat vectors of the events rooftrace uses: GPU activity
 // (kernels, copies, memsets, CUPTI range-profiler ranges with their counter
 // values), CUDA launches and copy calls, the GEMM operators and the other
 // modelled operators (op_shapes.h) among the cpu_ops with their input
-// shapes, user annotations, devices and the
+// shapes, collectives' arguments, user annotations, devices and the
 // distributed rank. Everything else (python_function, other cpu_ops,
 // instant events) is skipped without a copy.
 //
@@ -35,17 +35,35 @@
 
 namespace rooftrace::kineto {
 
+// The arguments PyTorch gives a collective (ProcessGroupNCCL's
+// record_param_comms): on the NCCL kernel's own args in recent traces, on
+// the `record_param_comms` / `nccl:*` cpu_op in all. Counts are -1 when
+// absent.
+struct CommArgs {
+  std::string_view collective;  // "Collective name": "allreduce", ...
+  std::string_view dtype;       // "BFloat16", "Float", ...
+  int64_t in_elements = -1, out_elements = -1;  // "In/Out msg nelems"
+  int64_t group_size = -1;                      // "Group size"
+};
+
+// A cpu_op carrying CommArgs, found again by its External id.
+struct CommOp {
+  int64_t external_id = -1;
+  int32_t comm = -1;  // index into KinetoTrace::comms
+};
+
 // A GPU-side event: "cat" kernel, gpu_memcpy, gpu_memset or
 // cuda_profiler_range.
 struct GpuEvent {
   enum class Kind : uint8_t { kKernel, kMemcpy, kMemset, kProfilerRange };
   Kind kind = Kind::kKernel;
+  bool has_device = false;
+  bool has_correlation = false;
+  int32_t comm = -1;  // kernels: index into KinetoTrace::comms, -1 none
   std::string_view name;
   uint64_t start_ns = 0, end_ns = 0;
   uint32_t device = 0, context = 0, stream = 0;
-  bool has_device = false;
   uint64_t correlation = 0;
-  bool has_correlation = false;
   int64_t external_id = -1;
   int64_t pid = -1, tid = -1;  // the trace's row (device, stream)
   uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
@@ -69,7 +87,10 @@ struct HostEvent {
   bool has_correlation = false;
   int64_t external_id = -1;
   int32_t api_kind = 0;  // launches: wire::ApiKind
-  int32_t inputs = -1;   // ops: index into KinetoTrace::op_inputs
+  // Ops: their inputs, KinetoTrace::op_inputs[inputs, inputs +
+  // input_count) (KinetoTrace::InputsOf); -1 none.
+  int32_t inputs = -1;
+  int32_t input_count = 0;
 };
 
 // The end of an "ac2g" flow ("ph" "f"): its id is the correlation id of
@@ -99,6 +120,7 @@ struct ParseCounts {
   uint64_t gpu_user_annotations = 0;
   uint64_t gemm_ops_without_shapes = 0;
   uint64_t modelled_ops_without_shapes = 0;
+  uint64_t chunks = 0;  // the events were read in; 0: read whole
 };
 
 class KinetoTrace {
@@ -107,18 +129,33 @@ class KinetoTrace {
   // padding of zero bytes; sources/file_reader.h ReadWholeFile). `path`
   // names the file in errors: a syntax error gives its line, column and
   // byte offset; a file that is JSON but no Chrome trace says so.
-  static StatusOr<std::unique_ptr<KinetoTrace>> Parse(std::string text,
-                                                      size_t content_size,
-                                                      const std::string& path);
+  // Events are read `chunk_bytes` of text at a time when the file is laid
+  // out as PyTorch writes it (one top-level object with a "traceEvents"
+  // array), so that simdjson's index covers one chunk, not the whole text:
+  // peak memory is about the text's size plus a chunk's index. Anything
+  // else, or a chunk that does not parse, is read whole (the errors then
+  // say where the text breaks).
+  static constexpr size_t kChunkBytes = size_t{16} << 20;
+  static StatusOr<std::unique_ptr<KinetoTrace>> Parse(
+      std::string text, size_t content_size, const std::string& path,
+      size_t chunk_bytes = kChunkBytes);
   // The padding ReadWholeFile must add for Parse.
   static size_t Padding();
   ~KinetoTrace();
+
+  // The inputs of operator event `h` (kGemmOp / kModelledOp).
+  OpInputs InputsOf(const HostEvent& h) const;
 
   std::vector<GpuEvent> gpu;
   std::vector<HostEvent> host;
   std::vector<Metric> metrics;
   std::vector<FlowEnd> flow_ends;
-  std::vector<OpInputs> op_inputs;
+  // The inputs of every shaped operator, one after another: an operator
+  // has two to five, and a fixed OpInputs each (ten) would be most of the
+  // events' memory.
+  std::vector<OpInput> op_inputs;
+  std::vector<CommArgs> comms;
+  std::vector<CommOp> comm_ops;
   std::vector<DeviceProps> devices;
   std::vector<std::pair<int64_t, std::string_view>> process_names;
   std::optional<int64_t> rank;  // distributedInfo.rank
@@ -127,6 +164,7 @@ class KinetoTrace {
 
  private:
   KinetoTrace();
+  bool ReadInChunks(size_t content, size_t chunk_bytes);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

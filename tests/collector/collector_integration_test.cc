@@ -770,8 +770,9 @@ std::string InjectLib() {
 }
 
 // A forked child records three NVTX ranges and ends with _exit() 1 ms
-// later: no atexit, no Goodbye, its sender never ran a pass. The ranges
-// are in the store all the same, read from its live buffer.
+// later: no atexit, no Goodbye, and (unless the machine delays it past the
+// sender's first pass, 50 ms) its sender never wrote them. The ranges are
+// in the store all the same, read from its live buffer.
 TEST_F(CollectorIntegrationTest, RangesOfAChildThatExitsAbruptlyAreStored) {
   if (!fs::exists(InjectLib()) || !fs::exists(NvtxApp())) {
     GTEST_SKIP() << "libinject not built (needs the CUDA toolkit)";
@@ -784,15 +785,17 @@ TEST_F(CollectorIntegrationTest, RangesOfAChildThatExitsAbruptlyAreStored) {
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE name = 'child'"), 3)
       << Slurp(log_);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE name = 'outer'"), 1);
-  EXPECT_EQ(q.Int("SELECT value FROM import_stats "
-                  "WHERE name = 'records_recovered'"),
-            3);
+  const int64_t recovered = q.Int(
+      "SELECT value FROM import_stats WHERE name = 'records_recovered'");
+  EXPECT_LE(recovered, 3);
   EXPECT_EQ(q.Int("SELECT value FROM import_stats "
                   "WHERE name = 'records_lost_at_exit'"),
             0);
-  EXPECT_NE(Slurp(log_).find("records recovered from its live buffer"),
-            std::string::npos)
-      << Slurp(log_);
+  if (recovered > 0) {
+    EXPECT_NE(Slurp(log_).find("records recovered from its live buffer"),
+              std::string::npos)
+        << Slurp(log_);
+  }
 }
 
 // A producer SIGKILLed right after recording 20,000 ranges in a tight loop

@@ -103,5 +103,80 @@ TEST(PointwiseTest, AddAndLayerNorm) {
   EXPECT_EQ(PointwisePrecision(kR8I), Precision::kUnknown);
 }
 
+// NCCL's bus factors, by hand: all_reduce over 8 ranks 2 * 7 / 8 = 1.75;
+// all_gather, reduce_scatter, all_to_all over 8 ranks 7 / 8 = 0.875, over
+// 4 ranks 3 / 4; broadcast, reduce, send, recv 1 whatever n.
+TEST(CollectiveTest, BusFactorsAreNcclTests) {
+  EXPECT_DOUBLE_EQ(CollectiveBusFactor(Collective::kAllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(CollectiveBusFactor(Collective::kAllReduce, 2), 1.0);
+  EXPECT_DOUBLE_EQ(CollectiveBusFactor(Collective::kAllGather, 8), 0.875);
+  EXPECT_DOUBLE_EQ(CollectiveBusFactor(Collective::kReduceScatter, 4), 0.75);
+  EXPECT_DOUBLE_EQ(CollectiveBusFactor(Collective::kAllToAll, 8), 0.875);
+  EXPECT_DOUBLE_EQ(CollectiveBusFactor(Collective::kBroadcast, 8), 1.0);
+  EXPECT_DOUBLE_EQ(CollectiveBusFactor(Collective::kReduce, 64), 1.0);
+  EXPECT_DOUBLE_EQ(CollectiveBusFactor(Collective::kSend, 2), 1.0);
+  EXPECT_DOUBLE_EQ(CollectiveBusFactor(Collective::kRecv, 2), 1.0);
+  // A group of one moves nothing over a link.
+  EXPECT_DOUBLE_EQ(CollectiveBusFactor(Collective::kAllReduce, 1), 0.0);
+}
+
+// Without a group size or a known collective there is no factor: never a
+// guess.
+TEST(CollectiveTest, UnknownGroupOrCollectiveHasNoFactor) {
+  EXPECT_LT(CollectiveBusFactor(Collective::kAllReduce, 0), 0);
+  EXPECT_LT(CollectiveBusFactor(Collective::kUnknown, 8), 0);
+  const CollectiveBandwidth b =
+      CollectiveBandwidthOf(Collective::kAllReduce, 0, 1000, 1000);
+  EXPECT_DOUBLE_EQ(b.algbw, 1e9);
+  EXPECT_LT(b.busbw, 0);
+  EXPECT_DOUBLE_EQ(CollectiveBandwidthOf(Collective::kAllReduce, 8, 0, 10).algbw,
+                   0.0);
+  EXPECT_DOUBLE_EQ(CollectiveBandwidthOf(Collective::kAllReduce, 8, 10, 0).algbw,
+                   0.0);
+}
+
+// A bf16 all_reduce of 4 Mi elements (8 MiB = 8,388,608 bytes) over 8 ranks
+// in 100 us: algbw 8,388,608 / 100e-6 = 83.88608 GB/s; busbw x 1.75 =
+// 146.80064 GB/s. An all_gather's message is its output: 1 Mi bf16 in,
+// 4 Mi out over 4 ranks = 8,388,608 bytes, busbw x 0.75.
+TEST(CollectiveTest, MessageAndBandwidthsByHand) {
+  const uint64_t bytes = CollectiveMessageBytes(4194304, 4194304, 2);
+  EXPECT_EQ(bytes, 8388608u);
+  CollectiveBandwidth b =
+      CollectiveBandwidthOf(Collective::kAllReduce, 8, bytes, 100000);
+  EXPECT_DOUBLE_EQ(b.algbw, 83.88608e9);
+  EXPECT_DOUBLE_EQ(b.busbw, 146.80064e9);
+  EXPECT_EQ(CollectiveMessageBytes(1048576, 4194304, 2), 8388608u);
+  b = CollectiveBandwidthOf(Collective::kAllGather, 4, 8388608, 100000);
+  EXPECT_DOUBLE_EQ(b.busbw, 83.88608e9 * 0.75);
+  EXPECT_EQ(CollectiveMessageBytes(100, 100, 0), 0u);  // unknown dtype
+}
+
+// PyTorch's spellings of "Collective name" and NCCL's kernel names.
+TEST(CollectiveTest, NamesFromPyTorchAndNcclKernels) {
+  EXPECT_EQ(CollectiveFromName("allreduce"), Collective::kAllReduce);
+  EXPECT_EQ(CollectiveFromName("all_reduce"), Collective::kAllReduce);
+  EXPECT_EQ(CollectiveFromName("_allgather_base"), Collective::kAllGather);
+  EXPECT_EQ(CollectiveFromName("all_gather_into_tensor_coalesced"),
+            Collective::kAllGather);
+  EXPECT_EQ(CollectiveFromName("_reduce_scatter_base"),
+            Collective::kReduceScatter);
+  EXPECT_EQ(CollectiveFromName("all_to_all"), Collective::kAllToAll);
+  EXPECT_EQ(CollectiveFromName("alltoall_base"), Collective::kAllToAll);
+  EXPECT_EQ(CollectiveFromName("broadcast"), Collective::kBroadcast);
+  EXPECT_EQ(CollectiveFromName("recv"), Collective::kRecv);
+  EXPECT_EQ(CollectiveFromName("barrier"), Collective::kUnknown);
+  EXPECT_EQ(CollectiveFromName(
+                "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+            Collective::kAllReduce);
+  EXPECT_EQ(CollectiveFromName("ncclKernel_ReduceScatter_RING_LL_Sum_half"),
+            Collective::kReduceScatter);
+  EXPECT_EQ(CollectiveFromName("ncclDevKernel_Reduce_Sum_f32_RING_LL"),
+            Collective::kReduce);
+  EXPECT_EQ(CollectiveFromName("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"),
+            Collective::kUnknown);
+  EXPECT_STREQ(CollectiveName(Collective::kReduceScatter), "reduce_scatter");
+}
+
 }  // namespace
 }  // namespace rooftrace

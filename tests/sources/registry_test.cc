@@ -169,6 +169,41 @@ TEST_F(RegistryTest, ReadWholeFileDecompressesAndPads) {
             StatusCode::kNotFound);
 }
 
+// A gzip file's trailer gives the content's size, so the text is read
+// into one buffer without growing it (growing copies the whole text); a
+// trailer that lies, too small or absurdly large, only costs a regrowth or
+// a bounded overshoot, never the content.
+TEST_F(RegistryTest, GzipTrailerSizeIsOnlyAHint) {
+  std::string text;
+  for (int i = 0; i < 300000; ++i) text += std::to_string(i) + ",";
+  const std::string path = WriteGzip("t.gz", text);
+  size_t size = 0;
+  auto gz = ReadWholeFile(path, 64, &size);
+  ASSERT_TRUE(gz.ok()) << gz.status().message();
+  EXPECT_EQ(size, text.size());
+  EXPECT_EQ(gz->size(), text.size() + 64);
+  EXPECT_LE(gz->capacity(), text.size() + 64 + 64);
+
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  std::string bytes(1 << 22, '\0');
+  bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f));
+  std::fclose(f);
+  for (const char* trailer : {"\x10\0\0\0", "\xff\xff\xff\xff"}) {
+    std::string lying = bytes;
+    lying.replace(lying.size() - 4, 4, trailer, 4);
+    const std::string lpath = WriteText("lying.gz", lying);
+    auto read = ReadWholeFile(lpath, 8, &size);
+    // zlib checks ISIZE at the end of the stream: a wrong one is damage.
+    if (!read.ok()) {
+      EXPECT_EQ(read.status().code(), StatusCode::kCorrupt);
+      continue;
+    }
+    EXPECT_EQ(size, text.size());
+    EXPECT_EQ(read->substr(0, size), text);
+    EXPECT_LE(read->capacity(), 64 * lying.size() + 64);
+  }
+}
+
 // One file, one run, with its provenance: the format, the file and the
 // SHA-256 sha256sum would print.
 TEST_F(RegistryTest, ARunRecordsWhereItCameFrom) {

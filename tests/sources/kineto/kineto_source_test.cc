@@ -403,6 +403,26 @@ TEST(KinetoRealFilesTest, DeepseekTrainingChunkStreamsAndAnnotations) {
   EXPECT_EQ(q.Text("SELECT name FROM devices"), "NVIDIA H800");
 }
 
+// The H800 MoE chunk is rank 0 of 64 on the NCCL backend, yet holds no
+// NCCL kernel: its expert-parallel traffic runs in DeepEP's own kernels
+// (dpsk::ep::internode::dispatch / combine), which carry no collective
+// arguments. None gets collective figures, and none is guessed.
+TEST(KinetoRealFilesTest, DeepseekDeepEpKernelsAreNotCollectives) {
+  REAL_FILE_OR_SKIP(f, kDeepseek);
+  auto result = f.Import();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(f.store());
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE name LIKE 'nccl%'"), 0);
+  EXPECT_GT(q.Int("SELECT count(*) FROM kernels WHERE name LIKE "
+                  "'%dpsk::ep::internode::%'"),
+            0);
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernel_metrics WHERE name LIKE "
+                  "'collective.%'"),
+            0);
+  EXPECT_EQ(result->warning.find("NCCL"), std::string::npos)
+      << result->warning;
+}
+
 // ------------------------------------------------------------ synthetic
 
 // A Kineto trace written from event lines.
@@ -475,6 +495,39 @@ class KinetoSyntheticTest : public ::testing::Test {
   TempDir dir_;
   int n_ = 0;
 };
+
+// An NCCL all_reduce whose args name the collective (recent PyTorch puts
+// record_param_comms's args on the kernel): 4 Mi bf16 elements over 8
+// ranks in 100 us. The kernel row's shape says what was read; the message,
+// group and bandwidths are metrics (8,388,608 B / 100 us = 83.88608 GB/s,
+// x 2*7/8 = 146.80064 GB/s); it has no FLOPs and no DRAM bytes: a
+// collective's bytes cross links, not the roof's memory.
+TEST_F(KinetoSyntheticTest, NcclKernelGetsMessageAndBusBandwidth) {
+  const std::string path = Write(Trace({
+      Launch(100, 100, "10", 1, "cudaLaunchKernelExC"),
+      "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+      "\"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<"
+      "4096ul>)\", \"pid\": 0, \"tid\": 7, \"ts\": 20, \"dur\": 100, "
+      "\"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 1, "
+      "\"Collective name\": \"allreduce\", \"dtype\": \"BFloat16\", "
+      "\"In msg nelems\": 4194304, \"Out msg nelems\": 4194304, "
+      "\"Group size\": 8, \"Process Group Name\": \"0\"}}",
+  }));
+  auto result = Import(path, Store());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->warning, "");
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Text("SELECT shape || ' ' || flops_source || ' ' || "
+                   "bytes_source || ' ' || ifnull(dram_bytes, 'null') FROM "
+                   "kernels"),
+            "all_reduce bf16 bytes=8388608 ranks=8 none none null");
+  EXPECT_EQ(q.Text("SELECT group_concat(name || '=' || value || ' ' || unit, "
+                   "', ') FROM (SELECT * FROM kernel_metrics ORDER BY name)"),
+            "collective.algbw=83886080000.0 bytes/s, "
+            "collective.busbw=146800640000.0 bytes/s, "
+            "collective.group_size=8.0 ranks, "
+            "collective.message_bytes=8388608.0 bytes");
+}
 
 // A kernel whose runtime call is not in the trace is kept and counted; one
 // whose cpu_op the External id names still gets the op's GEMM. ts and dur
