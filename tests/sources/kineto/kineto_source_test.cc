@@ -19,6 +19,7 @@
 #include "sources/kineto/kineto_reader.h"
 #include "sources/registry.h"
 #include "store/store.h"
+#include "tests/support/ncu_rows.h"
 #include "tests/support/real_data.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/temp_dir.h"
@@ -692,23 +693,12 @@ std::string NamedKernel(const std::string& name, const std::string& ts,
          ", \"grid\": [4, 1, 1], \"block\": [128, 1, 1]}}";
 }
 
-// One ncu kernel (long layout): DRAM read, 1,024 bytes written, dfma count.
+// One ncu kernel (long layout) of the python3 process on host h, CC 9.0.
 std::string NcuKernel(int id, const std::string& name, const std::string& read,
                       const std::string& dfma) {
-  std::string out;
-  for (const auto& [metric, unit, value] :
-       {std::tuple<std::string, std::string, std::string>{
-            "dram__bytes_read.sum", "Mbyte", read},
-        {"dram__bytes_write.sum", "byte", "1,024"},
-        {"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum", "inst", dfma},
-        {"gpu__time_duration.sum", "usecond", "3.5"}}) {
-    out += "\"" + std::to_string(id) + "\",\"100\",\"python3\",\"h\",\"" +
-           name +
-           "\",\"1\",\"7\",\"(128, 1, 1)\",\"(4, 1, 1)\",\"0\",\"9.0\","
-           "\"Command line profiler metrics\",\"" + metric + "\",\"" + unit +
-           "\",\"" + value + "\"\n";
-  }
-  return out;
+  return test_support::NcuKernelRows(
+      {"100", "python3", "h", "(128, 1, 1)", "(4, 1, 1)", "9.0"}, id, name,
+      read, dfma);
 }
 
 // The same kernels as Kineto names them and as ncu does: the elementwise

@@ -12,6 +12,7 @@
 #include "sources/nsys/nsys_source.h"
 #include "sources/registry.h"
 #include "store/store.h"
+#include "tests/support/ncu_rows.h"
 #include "tests/support/real_data.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/temp_dir.h"
@@ -27,23 +28,12 @@ using test_support::TempDir;
 constexpr char kRealExport[] =
     "pipit/pipit/tests/data/saxpy-mpi-cuda_nsys_perlmutter0.sanitized.sqlite";
 
-// One ncu kernel: "ID", its name, DRAM read/write and ffma counts.
+// One ncu kernel of the saxpy process on host nid, CC 8.0.
 std::string Kernel(int id, const std::string& name, const std::string& read,
-                   const std::string& ffma) {
-  std::string out;
-  for (const auto& [metric, unit, value] :
-       {std::tuple<std::string, std::string, std::string>{
-            "dram__bytes_read.sum", "Mbyte", read},
-        {"dram__bytes_write.sum", "byte", "1,024"},
-        {"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum", "inst", ffma},
-        {"gpu__time_duration.sum", "usecond", "3.5"}}) {
-    out += "\"" + std::to_string(id) + "\",\"1230493\",\"saxpy\",\"nid\",\"" +
-           name +
-           "\",\"1\",\"7\",\"(512, 1, 1)\",\"(211, 1, 1)\",\"0\",\"8.0\","
-           "\"Command line profiler metrics\",\"" + metric + "\",\"" + unit +
-           "\",\"" + value + "\"\n";
-  }
-  return out;
+                   const std::string& dfma) {
+  return test_support::NcuKernelRows(
+      {"1230493", "saxpy", "nid", "(512, 1, 1)", "(211, 1, 1)", "8.0"}, id,
+      name, read, dfma);
 }
 
 std::string WriteNcuCsv(const TempDir& dir) {
