@@ -394,34 +394,40 @@ void CollectorServer::Close(Connection* c, const std::string& reason) {
   if (!reason.empty()) Log("closed " + c->wire->session().name() + " (" + c->peer +
                            "): " + reason);
   close(c->fd);
-  RecoverLiveBuffer(c, /*wait_ms=*/reason.empty() ? 250 : 0);
+  const std::string recovered_from =
+      RecoverLiveBuffer(c, /*wait_ms=*/reason.empty() ? 250 : 0);
   c->wire->session().stats().Add(c->stats);
   Status s = recorder_->AddSession(&c->wire->session());
   if (!s.ok()) {
     c->stored = false;
     Log("cannot store the session of " + c->peer + ": " + s.message());
   }
+  // The live buffer goes once what it held is stored or in the raw stream.
+  if (!recovered_from.empty() && (s.ok() || c->raw != nullptr)) {
+    unlink(recovered_from.c_str());
+  }
   SettleRaw(c);
   --open_;
   ++ended_;
 }
 
-void CollectorServer::RecoverLiveBuffer(Connection* c, int wait_ms) {
+std::string CollectorServer::RecoverLiveBuffer(Connection* c, int wait_ms) {
   // Only a local peer's: a TCP producer's buffer is on another machine.
-  if (!c->unix_peer) return;
+  if (!c->unix_peer) return "";
   auto recovery = RecoverFromLiveBuffer(c->wire.get(), c->peer_uid, wait_ms);
   if (!recovery.ok()) {
     Log("cannot recover the records of " + c->peer + ": " +
         recovery.status().message());
-    return;
+    return "";
   }
-  if (recovery->summary.empty()) return;
+  if (recovery->summary.empty()) return "";
   Log(recovery->summary);
   if (recovery->owner_alive) {
     live_left_[c->wire->live_buffer()] =
         c->wire->session().end().last_sequence;
   }
   WriteRaw(c, recovery->frames.data(), recovery->frames.size());
+  return recovery->consumed_path;
 }
 
 void CollectorServer::WriteRaw(Connection* c, const char* data, size_t size) {

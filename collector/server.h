@@ -131,8 +131,9 @@ class CollectorServer {
   void WriteRaw(Connection* c, const char* data, size_t size);
   // A stream that ended without a Goodbye: the records its producer left
   // in its live buffer (sources/rft/live_recovery.h), waiting up to
-  // `wait_ms` for a dying producer's lock to go.
-  void RecoverLiveBuffer(Connection* c, int wait_ms);
+  // `wait_ms` for a dying producer's lock to go. Returns the buffer read
+  // ("" when none), for Close() to remove once the session is stored.
+  std::string RecoverLiveBuffer(Connection* c, int wait_ms);
   // Deletes a stored connection's raw stream, or keeps it and says where.
   void SettleRaw(Connection* c);
 

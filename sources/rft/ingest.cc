@@ -1,6 +1,7 @@
 #include "sources/rft/ingest.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -8,13 +9,52 @@
 
 #include "base/file_digest.h"
 #include "sources/rft/ingest_internal.h"
+#include "proto/live_buffer.h"
 #include "sources/rft/live_recovery.h"
 #include "sources/rft/wire_session.h"
 #include "proto/framing.h"
 
 namespace rooftrace {
 
+namespace {
+
+// A producer's live buffer (proto/live_buffer.h) rather than a stream: its
+// first eight bytes are the live buffer's magic.
+bool IsLiveBuffer(const std::string& path) {
+  FILE* f = fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  uint64_t magic = 0;
+  const bool read = fread(&magic, sizeof magic, 1, f) == 1;
+  fclose(f);
+  return read && magic == inject::kLiveMagic;
+}
+
+// The session a live buffer keeps, for a producer whose stream never
+// reached a collector (killed before its Hello went out). The file is the
+// user's input: left in place, as a spool is.
+Status IngestLiveBuffer(const std::string& path, RunRecorder* recorder,
+                        IngestResult* result) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    return NotFound(path + ": cannot read it");
+  }
+  WireSession session(path);
+  RT_ASSIGN_OR_RETURN(LiveRecovery recovery,
+                      RecoverOrphanLiveBuffer(path, st.st_uid, 0, &session));
+  if (recovery.owner_alive) {
+    return FailedPrecondition(
+        path + ": the process that writes this live buffer still runs; "
+               "ingest it once that process has ended");
+  }
+  fprintf(stderr, "rooftrace: %s\n", recovery.summary.c_str());
+  result->kernels += session.session().kernels().size();
+  return recorder->AddSession(&session.session());
+}
+
+}  // namespace
+
 Status CheckTraceFile(const std::string& path) {
+  if (IsLiveBuffer(path)) return OkStatus();  // read by IngestLiveBuffer
   wire::TraceFileReader reader;
   RT_RETURN_IF_ERROR(reader.Open(path));
   std::string_view payload;
@@ -48,17 +88,20 @@ namespace {
 // A spool whose producer ended without a Goodbye: the records it left in
 // its live buffer (named by the Hello; the spool file's owner must own it).
 // Its producer is gone or still writing; it is not waited for.
-void RecoverSpooled(const std::string& path, WireSession* session) {
+std::string RecoverSpooled(const std::string& path, WireSession* session) {
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return;
+  if (stat(path.c_str(), &st) != 0) return "";
   auto recovery = RecoverFromLiveBuffer(session, st.st_uid, /*wait_ms=*/0);
   if (!recovery.ok()) {
     fprintf(stderr, "rooftrace: %s: %s\n", path.c_str(),
             recovery.status().message().c_str());
-  } else if (!recovery->summary.empty()) {
+    return "";
+  }
+  if (!recovery->summary.empty()) {
     fprintf(stderr, "rooftrace: %s: %s\n", path.c_str(),
             recovery->summary.c_str());
   }
+  return recovery->consumed_path;
 }
 
 }  // namespace
@@ -82,8 +125,10 @@ void IngestOrphanLiveBuffers(const std::string& dir, RunRecorder* recorder,
     fprintf(stderr, "rooftrace: %s\n", recovery->summary.c_str());
     if (recovery->owner_alive) continue;
     if (Status s = recorder->AddSession(&session.session()); !s.ok()) {
-      fprintf(stderr, "rooftrace: %s: %s\n", path.c_str(),
-              s.message().c_str());
+      fprintf(stderr, "rooftrace: %s: %s (the buffer is kept)\n",
+              path.c_str(), s.message().c_str());
+    } else {
+      unlink(path.c_str());
     }
   }
 }
@@ -91,6 +136,7 @@ void IngestOrphanLiveBuffers(const std::string& dir, RunRecorder* recorder,
 Status IngestFileInto(const std::string& path, RunRecorder* recorder,
                       IngestResult* result, bool progress,
                       const std::atomic<bool>* stop) {
+  if (IsLiveBuffer(path)) return IngestLiveBuffer(path, recorder, result);
   wire::TraceFileReader reader;
   RT_RETURN_IF_ERROR(reader.Open(path));
   auto session = std::make_unique<WireSession>(path);
@@ -98,8 +144,9 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
   std::string_view payload;
   uint64_t next_progress = 64ull << 20;
   auto end_session = [&]() -> Status {
-    RecoverSpooled(path, session.get());
+    const std::string live = RecoverSpooled(path, session.get());
     Status s = recorder->AddSession(&session->session());
+    if (s.ok() && !live.empty()) unlink(live.c_str());
     session = std::make_unique<WireSession>(path);
     return s;
   };

@@ -1,7 +1,5 @@
 #include "sources/rft/live_recovery.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <thread>
 
@@ -49,8 +47,8 @@ Status Feed(const std::string& frames, WireSession* ws) {
   return OkStatus();
 }
 
-// The records of `live` after sequence `last` go into `ws`; counts, the
-// summary, and the file is removed.
+// The records of `live` after sequence `last` go into `ws`; counts and the
+// summary.
 Status Apply(const inject::LiveContents& live, const std::string& path,
              uint64_t last, WireSession* ws, LiveRecovery* out) {
   Session& session = ws->session();
@@ -63,7 +61,7 @@ Status Apply(const inject::LiveContents& live, const std::string& path,
   out->lost = CountLost(live, &session);
   session.stats()[ImportStat::k_records_recovered] += out->recovered;
   session.stats()[ImportStat::k_records_lost_at_exit] += out->lost;
-  unlink(path.c_str());
+  out->consumed_path = path;
   out->frames = std::move(frames);
   out->summary = session.name() + " ended without a Goodbye: " +
                  std::to_string(out->recovered) +

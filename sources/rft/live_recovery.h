@@ -29,14 +29,18 @@ struct LiveRecovery {
   std::string summary;
   // The re-encoded frames, for a caller that keeps the raw stream.
   std::string frames;
+  // The buffer read ("" when none): the caller removes it once what it
+  // held is stored (or kept elsewhere), never before.
+  std::string consumed_path;
 };
 
 // Reads `session`'s live buffer if its stream has no Goodbye. The file
 // must belong to `owner_uid` (the peer's uid, or the spool file's owner).
 // While its producer still holds it, polls for up to `wait_ms` (a process
 // that was killed closes its socket a moment before its lock goes) and
-// then leaves it alone. A consumed buffer is removed. An unreadable or
-// foreign buffer is an error naming it; the session is unchanged then.
+// then leaves it alone. A buffer read is not removed here (see
+// consumed_path). An unreadable or foreign buffer is an error naming it;
+// the session is unchanged then.
 StatusOr<LiveRecovery> RecoverFromLiveBuffer(WireSession* session,
                                              uid_t owner_uid, int wait_ms);
 

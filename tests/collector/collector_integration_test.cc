@@ -821,6 +821,49 @@ TEST_F(CollectorIntegrationTest, SigkilledProducerLosesNoRecordedRange) {
             0);
 }
 
+// A producer killed before any collector read its stream (here: a socket
+// that accepts connections but never reads) leaves only its live buffer;
+// `collect --ingest FILE.live` stores every range it held, and leaves the
+// file in place as it leaves a spool.
+TEST_F(CollectorIntegrationTest, IngestOfALiveBufferStoresWhatItHeld) {
+  if (!fs::exists(InjectLib()) || !fs::exists(NvtxApp())) {
+    GTEST_SKIP() << "libinject not built (needs the CUDA toolkit)";
+  }
+  const int deaf = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock_.c_str());
+  ASSERT_EQ(bind(deaf, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ASSERT_EQ(listen(deaf, 4), 0);
+  const pid_t app = Spawn({NvtxApp(), "kill-self", "20000"}, log_,
+                          {"NVTX_INJECTION64_PATH=" + InjectLib(),
+                           "LD_PRELOAD=" + InjectLib(),
+                           "ROOFTRACE_SINK=unix:" + sock_,
+                           "ROOFTRACE_SPOOL_DIR=" + dir_});
+  EXPECT_EQ(Wait(app), 128 + SIGKILL) << Slurp(log_);
+  close(deaf);
+  std::vector<std::string> live;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    if (e.path().extension() == ".live") live.push_back(e.path().string());
+  }
+  ASSERT_EQ(live.size(), 1u) << Slurp(log_);
+  const std::string ingest_log = dir_ + "/ingest.log";
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest",
+                        live[0]},
+                       ingest_log)),
+            0)
+      << Slurp(ingest_log);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(DISTINCT range_id) FROM nvtx_ranges "
+                  "WHERE name = 'step'"),
+            20000)
+      << Slurp(ingest_log);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats "
+                  "WHERE name = 'records_lost_at_exit'"),
+            0);
+  EXPECT_TRUE(fs::exists(live[0]));
+}
+
 // A host records 200,000 NVTX ranges in a tight loop into a 1 MiB buffer
 // (about 2,700 records): by default most are dropped and counted; with
 // --lossless the host waits and every range is stored, none dropped.
