@@ -259,6 +259,26 @@ void AppendAttentionBlock(const Layout& l, int64_t batch, int64_t q,
   ops->push_back(std::move(o_proj));
 }
 
+// The embedding gather of T tokens: each GPU holds a 1/tp slice of the
+// vocabulary and reads the rows of the tokens in it (T / tp of them for
+// evenly spread ids, never more than its slice), plus `other_rows` rows of
+// other tables (an encoder's positions and token types); the partial rows
+// are all-reduced.
+OpCost EmbeddingGather(const Layout& l, int64_t tokens, double other_rows) {
+  const double Td = static_cast<double>(tokens);
+  const double H = static_cast<double>(l.H);
+  OpCost embed;
+  embed.op = "embed";
+  embed.kind = OpKind::kGather;
+  embed.precision = Precision::kFp32;
+  const double rows =
+      std::min(std::ceil(Td / l.options.tp), static_cast<double>(l.V));
+  embed.weight_bytes = (rows + other_rows) * H * kHeadBytes;
+  embed.act_bytes = Td * H * l.ab;
+  embed.comm_bytes = l.AllReduce(Td * H * l.ab);
+  return embed;
+}
+
 std::vector<OpCost> StepOps(const Layout& l, const std::string& phase,
                             int64_t batch, int64_t q, int64_t ctx) {
   const ModelConfig& m = *l.model;
@@ -267,20 +287,7 @@ std::vector<OpCost> StepOps(const Layout& l, const std::string& phase,
   const double H = static_cast<double>(l.H);
   std::vector<OpCost> ops;
 
-  // Embedding rows gathered: each GPU holds a 1/tp slice of the vocabulary
-  // and reads the rows of the tokens in it (T / tp of them for evenly spread
-  // ids, never more than its slice); the partial rows are all-reduced.
-  OpCost embed;
-  embed.op = "embed";
-  embed.kind = OpKind::kGather;
-  embed.precision = Precision::kFp32;
-  embed.count = 1;
-  const double rows =
-      std::min(std::ceil(Td / l.options.tp), static_cast<double>(l.V));
-  embed.weight_bytes = rows * H * kHeadBytes;
-  embed.act_bytes = Td * H * l.ab;
-  embed.comm_bytes = l.AllReduce(Td * H * l.ab);
-  ops.push_back(std::move(embed));
+  ops.push_back(EmbeddingGather(l, T, 0));
 
   auto norm = [&](const char* name, int64_t count) {
     OpCost o = Elementwise(name, count, kNormFlops * Td * H, 2 * Td * H * l.ab);
@@ -355,19 +362,10 @@ std::vector<OpCost> EncoderStepOps(const Layout& l, int64_t batch, int64_t q) {
   const double Td = static_cast<double>(T);
   const double H = static_cast<double>(l.H);
   std::vector<OpCost> ops;
-  // Word rows of this GPU's vocabulary slice, the q position rows and the
-  // token-type table; the summed rows written once.
-  OpCost embed;
-  embed.op = "embed";
-  embed.kind = OpKind::kGather;
-  embed.precision = Precision::kFp32;
-  const double rows =
-      std::min(std::ceil(Td / l.options.tp), static_cast<double>(l.V));
-  embed.weight_bytes =
-      (rows + static_cast<double>(q + m.type_vocab_size)) * H * kHeadBytes;
-  embed.act_bytes = Td * H * l.ab;
-  embed.comm_bytes = l.AllReduce(Td * H * l.ab);
-  ops.push_back(std::move(embed));
+  // Word rows, the q position rows and the token-type table; the summed
+  // rows written once.
+  ops.push_back(
+      EmbeddingGather(l, T, static_cast<double>(q + m.type_vocab_size)));
   auto norm = [&](const char* name, int64_t count) {
     OpCost o = Elementwise(name, count, kLayerNormFlops * Td * H,
                            2 * Td * H * l.ab);
