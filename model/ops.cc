@@ -109,20 +109,11 @@ uint64_t PointwiseMinBytes(const PointwiseOp& p) {
 }
 
 Precision MatrixOpPrecision(int32_t type) {
-  switch (type) {
-    case cuda_type::kR16F:
-    case cuda_type::kR16BF:
-      return Precision::kFp16Tensor;
-    case cuda_type::kR8FE4M3:
-    case cuda_type::kR8FE5M2:
-      return Precision::kFp8Tensor;
-    case cuda_type::kR32F:
-      return Precision::kFp32;
-    case cuda_type::kR64F:
-      return Precision::kFp64;
-    default:
-      return Precision::kUnknown;
-  }
+  // The GEMM classifier's rule for a product with no compute type given:
+  // one rule for every matrix product, whichever operator it comes from.
+  GemmShape g;
+  g.a_type = type;
+  return GemmPrecision(g);
 }
 
 Precision PointwisePrecision(int32_t type) {
