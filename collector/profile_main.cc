@@ -663,7 +663,7 @@ int ProfileMain(int argc, char** argv) {
       "lossless", po::bool_switch(&o.lossless),
       "a thread that finds the buffer full waits for room instead of "
       "dropping: nothing is lost, but a host recording faster than "
-      "rooftrace sends (about 2.5 M records/s on 2 cores) is slowed; a "
+      "rooftrace sends (a few million records/s per process) is slowed; a "
       "sender stalled for 1 s is given up on (drops counted)")(
       "device-profile", po::value(&o.profile),
       "calibrated roofs (rooftrace calibrate -o); default: datasheet")(
