@@ -70,6 +70,11 @@ class ProtoWriter {
     Flush();
     return out_;
   }
+  // Drops what is gathered and not yet in *out (a message abandoned).
+  void Discard() {
+    staged_ = 0;
+    depth_ = 0;
+  }
 
  private:
   void Tag(uint32_t field, uint32_t wire_type);

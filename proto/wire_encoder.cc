@@ -238,7 +238,7 @@ void EncodeGoodbye(ProtoWriter& w, uint32_t field, const CountTable& totals,
 }
 
 ProtoWriter& PacketEncoder::Begin(uint64_t timestamp_ns) {
-  writer_.Flush();  // nothing is gathered between packets; to be sure
+  writer_.Discard();  // what a packet begun and never finished left
   payload_.clear();
   writer_.Uint(f::packet::kSequence, next_sequence_);
   writer_.Uint(f::packet::kTimestampNs, timestamp_ns);
