@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <climits>
 #include <limits>
-#include <unordered_map>
 #include <vector>
 
+#include "pipeline/flat_index.h"
 #include "proto/field_numbers.h"
 
 namespace rooftrace {
@@ -51,9 +51,10 @@ class Planner {
   }
 
   void IndexRanges() {
-    range_of_.reserve(s_.nvtx_ranges().size());
-    for (const NvtxRecord& r : s_.nvtx_ranges()) {
-      range_of_.emplace(r.range_id, &r);
+    const std::vector<NvtxRecord>& ranges = s_.nvtx_ranges();
+    range_of_.Reset(ranges.size());
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      range_of_.Emplace(ranges[i].range_id, static_cast<int32_t>(i));
     }
   }
 
@@ -61,10 +62,11 @@ class Planner {
   // arrive when they end, so an open range holds its kernels back).
   bool ChainComplete(uint64_t id) const {
     for (int depth = 0; id != 0 && depth < 64; ++depth) {
-      auto it = range_of_.find(id);
-      if (it == range_of_.end()) return false;
-      if (it->second->parent_range_id == id) break;  // corrupt self-parent
-      id = it->second->parent_range_id;
+      const int32_t i = range_of_.Find(id);
+      if (i < 0) return false;
+      const NvtxRecord& r = s_.nvtx_ranges()[static_cast<size_t>(i)];
+      if (r.parent_range_id == id) break;  // corrupt self-parent
+      id = r.parent_range_id;
     }
     return true;
   }
@@ -253,7 +255,7 @@ class Planner {
   const bool wait_for_counters_;
   int cut_;
   FlushPlan plan_;
-  std::unordered_map<uint64_t, const NvtxRecord*> range_of_;
+  FlatIndex range_of_;  // range id -> index in s_.nvtx_ranges()
   std::vector<int> gemm_min_, gemm_max_, op_min_, op_max_;
   uint64_t held_host_ = std::numeric_limits<uint64_t>::max();
   uint64_t kept_host_ = std::numeric_limits<uint64_t>::max();

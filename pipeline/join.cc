@@ -29,11 +29,14 @@ GemmShape ShapeOf(const GemmRecord& g) {
 // Resolves NVTX paths by walking parent ids, memoised per range.
 class NvtxPaths {
  public:
-  NvtxPaths(const Session& s, JoinedSession* out) : s_(s), out_(out) {
+  // `index` is the join's reused scratch (one allocation per window at
+  // most, not one per range).
+  NvtxPaths(const Session& s, JoinedSession* out, FlatIndex* index)
+      : s_(s), out_(out), index_(*index) {
     const auto& ranges = s.nvtx_ranges();
-    index_.reserve(ranges.size());
+    index_.Reset(ranges.size());
     for (size_t i = 0; i < ranges.size(); ++i) {
-      index_.emplace(ranges[i].range_id, static_cast<int>(i));
+      index_.Emplace(ranges[i].range_id, static_cast<int32_t>(i));
     }
     path_of_.assign(ranges.size(), -2);  // -2: not computed yet
     root_of_.assign(ranges.size(), 0);
@@ -41,15 +44,14 @@ class NvtxPaths {
 
   // Path index of range `id`; -1 when the range is unknown.
   int Path(uint64_t id) {
-    auto it = index_.find(id);
-    if (it == index_.end()) return -1;
-    return Compute(it->second, 0);
+    const int i = index_.Find(id);
+    return i < 0 ? -1 : Compute(i, 0);
   }
   uint64_t Root(uint64_t id) {
-    auto it = index_.find(id);
-    if (it == index_.end()) return 0;
-    Compute(it->second, 0);
-    return root_of_[it->second];
+    const int i = index_.Find(id);
+    if (i < 0) return 0;
+    Compute(i, 0);
+    return root_of_[i];
   }
 
  private:
@@ -58,16 +60,21 @@ class NvtxPaths {
     const NvtxRecord& r = s_.nvtx_ranges()[i];
     const std::string* name = s_.String(r.name_iid);
     std::string own = name ? *name : "iid:" + std::to_string(r.name_iid);
-    std::string path = own;
     uint64_t root = r.range_id;
-    auto parent = index_.find(r.parent_range_id);
+    const int parent = r.parent_range_id != 0 ? index_.Find(r.parent_range_id)
+                                              : -1;
+    std::string path;
     // depth guard: a cycle in corrupt input must not recurse forever.
-    if (r.parent_range_id != 0 && parent != index_.end() && depth < 64 &&
-        parent->second != i) {
-      const int pp = Compute(parent->second, depth + 1);
-      if (pp >= 0) path = out_->paths[pp] + "/" + own;
-      root = root_of_[parent->second];
+    if (parent >= 0 && depth < 64 && parent != i) {
+      const int pp = Compute(parent, depth + 1);
+      if (pp >= 0) {
+        const std::string& outer = out_->paths[pp];
+        path.reserve(outer.size() + 1 + own.size());
+        path.append(outer).append(1, '/').append(own);
+      }
+      root = root_of_[parent];
     }
+    if (path.empty()) path = std::move(own);
     root_of_[i] = root;
     out_->paths.push_back(std::move(path));
     path_of_[i] = static_cast<int>(out_->paths.size()) - 1;
@@ -76,7 +83,7 @@ class NvtxPaths {
 
   const Session& s_;
   JoinedSession* out_;
-  std::unordered_map<uint64_t, int> index_;
+  FlatIndex& index_;
   std::vector<int> path_of_;
   std::vector<uint64_t> root_of_;
 };
@@ -127,7 +134,7 @@ class Joiner {
         phases_(phases),
         out_(*out),
         scratch_(out->scratch),
-        nvtx_(*session, out) {}
+        nvtx_(*session, out, &out->scratch.nvtx_of) {}
 
   void Run() {
     Reset();

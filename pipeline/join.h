@@ -83,7 +83,7 @@ struct JoinedNvtx {
 // window).
 struct JoinScratch {
   FlatIndex launch_of, gemm_of_call, gemm_of_corr, counters_of;
-  FlatIndex op_of_id, op_of_corr, metrics_of;
+  FlatIndex op_of_id, op_of_corr, metrics_of, nvtx_of;
   std::vector<char> launch_used, counters_used;
   std::vector<int> gemm_carrier, op_carrier;
   PhaseInput phase_input;

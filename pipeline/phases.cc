@@ -1,7 +1,9 @@
 #include "pipeline/phases.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
+#include <string_view>
 #include <utility>
 
 #include "pipeline/flat_index.h"
@@ -138,12 +140,19 @@ std::vector<int64_t> StepTokenCounts(const PhaseInput& in, PhaseResult* r) {
 
 }  // namespace
 
-void ClassifySteps(const std::vector<int64_t>& t,
-                   std::vector<std::string>* phases,
-                   std::vector<std::string>* evidence) {
+namespace {
+
+constexpr char kNoTokenEvidence[] = "no GEMM with a token count in this step";
+
+// ClassifySteps, leaving the evidence of a step without a token count empty:
+// that sentence is the same for every such step, and a session of thousands
+// of GEMM-less steps (an nsys export) would otherwise copy it into each.
+void ClassifyStepsSparse(const std::vector<int64_t>& t,
+                         std::vector<std::string>* phases,
+                         std::vector<std::string>* evidence) {
   const int n = static_cast<int>(t.size());
   phases->assign(n, "other");
-  evidence->assign(n, "no GEMM with a token count in this step");
+  evidence->assign(n, std::string());
   for (int i = 0; i < n; ++i) {
     if (t[i] < 0) continue;
     int prev = -1, next = -1;
@@ -193,13 +202,26 @@ void ClassifySteps(const std::vector<int64_t>& t,
   }
 }
 
+}  // namespace
+
+void ClassifySteps(const std::vector<int64_t>& t,
+                   std::vector<std::string>* phases,
+                   std::vector<std::string>* evidence) {
+  ClassifyStepsSparse(t, phases, evidence);
+  for (std::string& e : *evidence) {
+    if (e.empty()) e = kNoTokenEvidence;
+  }
+}
+
 namespace {
 
 // Raw steps before compaction: a raw step per kernel (kernel index order)
 // and, per raw step, the boundary that ended it.
+// Boundaries are static names (dtoh_copy, nvtx, host_gap, end): one per raw
+// step, and a window can hold tens of thousands of steps.
 struct RawSteps {
   std::vector<int> step;
-  std::vector<std::string> boundary;
+  std::vector<const char*> boundary;
 };
 
 // A step ends at each small device-to-host copy (sampled tokens).
@@ -253,8 +275,12 @@ RawSteps SplitAtHostGaps(const PhaseInput& in, const PhaseOptions& opt,
                                  : in.kernels[i].start_ns;
   };
   std::vector<uint32_t> by_host = order;
-  std::stable_sort(by_host.begin(), by_host.end(),
-                   [&](uint32_t a, uint32_t b) { return host(a) < host(b); });
+  const auto by_host_time = [&](uint32_t a, uint32_t b) {
+    return host(a) < host(b);
+  };
+  if (!std::is_sorted(by_host.begin(), by_host.end(), by_host_time)) {
+    std::stable_sort(by_host.begin(), by_host.end(), by_host_time);
+  }
   std::vector<uint64_t> gaps;
   for (size_t i = 1; i < by_host.size(); ++i) {
     gaps.push_back(host(by_host[i]) - host(by_host[i - 1]));
@@ -286,9 +312,13 @@ RawSteps SplitAtHostGaps(const PhaseInput& in, const PhaseOptions& opt,
 RawSteps SplitRawSteps(const PhaseInput& in, const PhaseOptions& opt) {
   std::vector<uint32_t> order(in.kernels.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+  const auto by_start = [&](uint32_t a, uint32_t b) {
     return in.kernels[a].start_ns < in.kernels[b].start_ns;
-  });
+  };
+  // Sources hand kernels over in start order as a rule: check before sorting.
+  if (!std::is_sorted(order.begin(), order.end(), by_start)) {
+    std::sort(order.begin(), order.end(), by_start);
+  }
   std::vector<uint64_t> token_copies;
   for (const auto& c : in.copies) {
     if (c.dtoh && c.bytes <= opt.max_token_copy_bytes) {
@@ -368,7 +398,7 @@ void AssignKernels(const PhaseInput& in, const RawSteps& raw,
   }
 }
 
-const char* BoundaryEvidence(const std::string& boundary) {
+std::string_view BoundaryEvidence(std::string_view boundary) {
   return boundary == "dtoh_copy" ? "a device-to-host copy of sampled tokens"
          : boundary == "nvtx"    ? "a new outermost NVTX range"
          : boundary == "host_gap" ? "a host gap between launches"
@@ -382,30 +412,55 @@ void LabelSteps(const PhaseInput& in, PhaseResult* r) {
   if (in.prev_step_tokens >= 0) {
     // The step before this window takes part as a neighbour, then leaves.
     step_tokens.insert(step_tokens.begin(), in.prev_step_tokens);
-    ClassifySteps(step_tokens, &phases, &evidence);
+    ClassifyStepsSparse(step_tokens, &phases, &evidence);
     step_tokens.erase(step_tokens.begin());
     phases.erase(phases.begin());
     evidence.erase(evidence.begin());
   } else {
-    ClassifySteps(step_tokens, &phases, &evidence);
+    ClassifyStepsSparse(step_tokens, &phases, &evidence);
   }
+  constexpr std::string_view kEndedBy = "; step ended by ";
   for (size_t s = 0; s < r->steps.size(); ++s) {
     StepInfo& st = r->steps[s];
-    st.phase = phases[s];
+    st.phase = std::move(phases[s]);
     st.token_count = step_tokens[s];
-    st.evidence =
-        evidence[s] + "; step ended by " + BoundaryEvidence(st.boundary);
+    // Composed in one allocation: this runs once per step.
+    const std::string_view why = evidence[s].empty()
+                                     ? std::string_view(kNoTokenEvidence)
+                                     : std::string_view(evidence[s]);
+    const std::string_view end = BoundaryEvidence(st.boundary);
+    st.evidence.clear();
+    st.evidence.reserve(why.size() + kEndedBy.size() + end.size());
+    st.evidence.append(why).append(kEndedBy).append(end);
   }
 }
 
 // A copy belongs to the last step that started at or before it.
+// ("Last" in step order, which need not be start order: the steps' starts
+// are sorted once, each with the highest step index among the starts up to
+// it, so a copy costs a binary search, not a pass over every step.)
 void AssignCopies(const PhaseInput& in, PhaseResult* r) {
+  if (in.copies.empty()) return;
+  if (r->steps.empty()) {
+    r->copy_step.assign(in.copies.size(), -1);
+    return;
+  }
+  std::vector<std::pair<uint64_t, int>> starts(r->steps.size());
+  for (size_t s = 0; s < r->steps.size(); ++s) {
+    starts[s] = {r->steps[s].start_ns, static_cast<int>(s)};
+  }
+  std::sort(starts.begin(), starts.end());
+  for (size_t i = 1; i < starts.size(); ++i) {
+    starts[i].second = std::max(starts[i].second, starts[i - 1].second);
+  }
   for (size_t c = 0; c < in.copies.size(); ++c) {
-    int best = r->steps.empty() ? -1 : 0;
-    for (size_t s = 0; s < r->steps.size(); ++s) {
-      if (r->steps[s].start_ns <= in.copies[c].start_ns) best = static_cast<int>(s);
-    }
-    r->copy_step[c] = best;
+    const uint64_t t = in.copies[c].start_ns;
+    const auto it = std::upper_bound(
+        starts.begin(), starts.end(), t,
+        [](uint64_t v, const std::pair<uint64_t, int>& e) {
+          return v < e.first;
+        });
+    r->copy_step[c] = it == starts.begin() ? 0 : std::prev(it)->second;
   }
 }
 

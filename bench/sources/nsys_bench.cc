@@ -14,7 +14,9 @@
 // Wall time, CPU time of all threads, and CPU time of the reading thread
 // alone (the merge and the pipeline; with the tables on threads of their
 // own, what bounds the wall time on a machine with cores to spare).
-//   nsys_bench [--kernels N] [--real EXPORT.sqlite] [--keep DIR]
+//   nsys_bench [--kernels N] [--shape step|100|both] [--real EXPORT.sqlite]
+//              [--keep DIR]
+// (--keep leaves the last shape's export in DIR, for a profiler.)
 #include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -348,13 +350,18 @@ int main(int argc, char** argv) {
                     std::strcmp(argv[3], "1") == 0);
   }
   uint64_t kernels = 1000000;
-  std::string real, keep;
+  std::string real, keep, shape = "both";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--kernels") == 0) {
       kernels = std::stoull(argv[i + 1]);
     }
     if (std::strcmp(argv[i], "--real") == 0) real = argv[i + 1];
     if (std::strcmp(argv[i], "--keep") == 0) keep = argv[i + 1];
+    if (std::strcmp(argv[i], "--shape") == 0) shape = argv[i + 1];
+  }
+  if (shape != "step" && shape != "100" && shape != "both") {
+    fprintf(stderr, "nsys_bench: --shape is step, 100 or both\n");
+    return 2;
   }
   if (real.empty()) {
     const char* env = std::getenv("ROOFTRACE_REAL_DATA");
@@ -373,8 +380,9 @@ int main(int argc, char** argv) {
                          ("rooftrace_nsys_bench_" + std::to_string(getpid()))
                    : fs::path(keep);
   fs::create_directories(dir);
-  int rc = Measure(real, dir, kernels, 0);
-  if (rc == 0) rc = Measure(real, dir, kernels, 20);
+  int rc = 0;
+  if (shape != "100") rc = Measure(real, dir, kernels, 0);
+  if (rc == 0 && shape != "step") rc = Measure(real, dir, kernels, 20);
   if (keep.empty()) fs::remove_all(dir);
   return rc;
 }
