@@ -26,7 +26,7 @@ StatusOr<Report> BuildTraceReport(const std::string& path,
   read.flush_records = flush_records;
   RT_ASSIGN_OR_RETURN(const SourceResult result,
                       ReadSourceInto(*source, path, read, &sink));
-  sink.FillHeader(options);
+  sink.FillHeader();
   StatusOr<Report> report = builder.Finish(path);
   if (!report.ok() && result.cut_short) {
     // Say the cut, not "the program launched no GPU work".

@@ -52,6 +52,7 @@ std::vector<DeviceRow> DeviceRowsOf(int64_t run_id, const Session& s) {
     r.cc_minor = d.cc_minor;
     r.core_clock_khz = static_cast<int64_t>(d.core_clock_khz);
     r.memory_clock_khz = static_cast<int64_t>(d.memory_clock_khz);
+    r.measured_sm_clock_khz = static_cast<int64_t>(d.measured_sm_clock_khz);
     r.memory_bus_width_bits = d.memory_bus_width_bits;
     r.l2_cache_bytes = static_cast<int64_t>(d.l2_cache_bytes);
     r.global_memory_bytes = static_cast<int64_t>(d.global_memory_bytes);

@@ -74,6 +74,8 @@ struct DeviceRow {
   std::string_view name, uuid, chip_name;
   int64_t sm_count = 0, cc_major = 0, cc_minor = 0;
   int64_t core_clock_khz = 0, memory_clock_khz = 0;
+  // The SM clock the kernels were measured at (DeviceInfo); 0: not measured.
+  int64_t measured_sm_clock_khz = 0;
   int64_t memory_bus_width_bits = 0, l2_cache_bytes = 0,
           global_memory_bytes = 0;
   std::string_view driver_version;

@@ -422,6 +422,13 @@ bool ReportBuilder::HasCollectiveKernels() const {
   return state_->any_comm_kernel;
 }
 
+void ReportBuilder::SetMeasuredSmClock(int64_t khz) {
+  if (khz <= 0 || clock_set_ || !options_.reannotate) return;
+  clock_set_ = true;
+  options_.reannotate = ScaleRoofTableToClock(
+      *options_.reannotate, static_cast<double>(khz) * 1e3);
+}
+
 void ReportBuilder::Add(const KernelRow& k) {
   State& st = *state_;
   Report& report = report_;
@@ -631,9 +638,13 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
   RT_ASSIGN_OR_RETURN(const std::vector<RoofRow> roof_rows,
                       store.Roofs(run.run_id));
   RT_ASSIGN_OR_RETURN(auto import_stats, store.ImportStats(run.run_id));
+  RT_ASSIGN_OR_RETURN(const int64_t clock_khz,
+                      store.MeasuredSmClockKhz(run.run_id));
   ReportBuilder builder(options);
+  builder.SetMeasuredSmClock(clock_khz);
   FillReportHeader(run, std::move(device_name), roof_rows,
-                   std::move(import_stats), options, &builder.header());
+                   std::move(import_stats), builder.options(),
+                   &builder.header());
   RT_RETURN_IF_ERROR(store.ForEachStep(run.run_id, [&](const StepRow& s) {
     builder.AddStep(s.phase);
     return OkStatus();

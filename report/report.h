@@ -176,6 +176,14 @@ class ReportBuilder {
   ReportBuilder& operator=(const ReportBuilder&) = delete;
 
   ReportHeader& header() { return report_.header; }
+  // The options in force: --device-profile's roofs as scaled by
+  // SetMeasuredSmClock.
+  const ReportOptions& options() const { return options_; }
+  // The SM clock (kHz) the run's kernels were measured at (0: not
+  // measured). With --device-profile, its compute roofs are scaled to it, as
+  // the import scaled the roofs it stored. Call before the first Add; only
+  // the first nonzero clock counts.
+  void SetMeasuredSmClock(int64_t khz);
   // One kernel; the view's strings are used during the call only.
   void Add(const KernelRow& k);
   // One raw metric of a kernel: the collective figures (kCollective*) are
@@ -201,6 +209,7 @@ class ReportBuilder {
 
   struct State;
   ReportOptions options_;
+  bool clock_set_ = false;
   Report report_;
   std::unique_ptr<State> state_;
 };

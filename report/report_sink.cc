@@ -38,6 +38,9 @@ StatusOr<int64_t> ReportSink::AddSession(
         devices.begin(), devices.end(),
         [](const auto& a, const auto& b) { return a.device_id < b.device_id; });
     device_name_ = std::string(first->name);
+    // --device-profile's roofs at the clock this device was measured at,
+    // before its kernels arrive.
+    builder_->SetMeasuredSmClock(first->measured_sm_clock_khz);
   }
   return ++sessions_;
 }
@@ -47,7 +50,7 @@ Status ReportSink::AddKernel(const KernelRow& kernel) {
   return OkStatus();
 }
 
-void ReportSink::FillHeader(const ReportOptions& options) {
+void ReportSink::FillHeader() {
   std::vector<RoofRow> rows = roof_rows_;
   std::stable_sort(rows.begin(), rows.end(),
                    [](const RoofRow& a, const RoofRow& b) {
@@ -57,8 +60,10 @@ void ReportSink::FillHeader(const ReportOptions& options) {
                    });
   RunRow run = run_;
   run.run_id = kTraceRunId;
-  FillReportHeader(run, device_name_, rows, std::move(import_stats_), options,
-                   &builder_->header());
+  // The builder's options: --device-profile's roofs as scaled to the
+  // measured clock.
+  FillReportHeader(run, device_name_, rows, std::move(import_stats_),
+                   builder_->options(), &builder_->header());
 }
 
 }  // namespace rooftrace

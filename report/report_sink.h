@@ -65,8 +65,9 @@ class ReportSink : public RunSink {
   }
 
   // Fills the builder's header from what the run recorded (as BuildReport
-  // does from a store), with `options` (--device-profile re-annotation).
-  void FillHeader(const ReportOptions& options);
+  // does from a store), with the builder's options (--device-profile
+  // re-annotation, its roofs scaled to the measured SM clock).
+  void FillHeader();
 
  private:
   ReportBuilder* builder_;

@@ -111,6 +111,17 @@ StatusOr<RoofTable> LoadRoofTable(const std::string& profile) {
   return t;
 }
 
+RoofTable ScaleRoofTableToClock(const RoofTable& roofs,
+                                double measured_sm_clock_hz) {
+  if (!roofs.model || measured_sm_clock_hz <= 0) return roofs;
+  const rooftrace::Roofs scaled =
+      ScaleRoofsToClock(*roofs.model, measured_sm_clock_hz);
+  if (scaled.clock_note.empty()) return roofs;  // at or above its clock
+  RoofTable t = FromModel(scaled);
+  t.source = roofs.source + "; " + scaled.clock_note;
+  return t;
+}
+
 std::string RoofDeviceMismatch(const RoofTable& roofs,
                                std::string_view run_device) {
   if (!roofs.model || roofs.model->device_name.empty() || run_device.empty()) {

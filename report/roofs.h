@@ -54,6 +54,14 @@ std::optional<RoofTable> RoofTableFromDatasheet(std::string_view device_or_key);
 // fix.
 StatusOr<RoofTable> LoadRoofTable(const std::string& profile);
 
+// `roofs` for kernels measured at an SM clock of `measured_sm_clock_hz`
+// (a stored run's devices.measured_sm_clock_khz): the compute roofs scaled as
+// the import scaled them (ScaleRoofsToClock), with its sentence added to
+// `source`. Unchanged when the table has no roof model (the store's own
+// roofs, already scaled) or the clock is 0.
+RoofTable ScaleRoofTableToClock(const RoofTable& roofs,
+                                double measured_sm_clock_hz);
+
 // Empty when `roofs` describe the GPU `run_device` names (or either is
 // unknown); else one line saying the roofs are another GPU's, so fractions
 // of roof are not this run's (e.g. an A100 profile on an H100 run).

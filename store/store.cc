@@ -36,7 +36,8 @@ CREATE TABLE IF NOT EXISTS devices (
   sm_count INTEGER, cc_major INTEGER, cc_minor INTEGER,
   core_clock_khz INTEGER, memory_clock_khz INTEGER,
   memory_bus_width_bits INTEGER, l2_cache_bytes INTEGER,
-  global_memory_bytes INTEGER, driver_version TEXT);
+  global_memory_bytes INTEGER, driver_version TEXT,
+  measured_sm_clock_khz INTEGER);
 CREATE TABLE IF NOT EXISTS roofs (
   run_id INTEGER NOT NULL, device_id INTEGER NOT NULL,
   precision TEXT NOT NULL, peak_flops_per_s REAL, dram_bytes_per_s REAL,
@@ -376,6 +377,27 @@ Status Store::MigrateFromSchema3() {
   return OkStatus();
 }
 
+// Schema 5 added the SM clock a device's kernels were measured at
+// (devices.measured_sm_clock_khz), so that a stored run re-annotated with
+// other roofs has them scaled to that clock as its import did.
+Status Store::MigrateFromSchema4() {
+  RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  if (SchemaVersion() != 4) return Exec("COMMIT");
+  Status st =
+      Exec("ALTER TABLE devices ADD COLUMN measured_sm_clock_khz INTEGER");
+  if (st.ok()) {
+    st = Exec("UPDATE schema_info SET value='5' WHERE key='schema_version'");
+  }
+  if (st.ok()) st = Exec("COMMIT");
+  if (!st.ok()) {
+    (void)Exec("ROLLBACK");
+    return FailedPrecondition(path_ +
+                              ": cannot upgrade the store from schema 4 (" +
+                              st.message() + "); write to a new store");
+  }
+  return OkStatus();
+}
+
 Status Store::RefuseForeignDatabase() {
   sqlite3_stmt* q = nullptr;
   std::string tables;
@@ -518,6 +540,9 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   if (version >= 1 && version <= 3) {
     RT_RETURN_IF_ERROR(s->MigrateFromSchema3());
   }
+  if (version >= 1 && version <= 4) {
+    RT_RETURN_IF_ERROR(s->MigrateFromSchema4());
+  }
   RT_RETURN_IF_ERROR(s->Exec(kSchema));
   RT_RETURN_IF_ERROR(s->Exec(
       ("INSERT OR IGNORE INTO schema_info VALUES ('schema_version', '" +
@@ -572,8 +597,8 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
       "INSERT INTO devices (run_id, session_id, device_id, name, uuid, "
       "chip_name, sm_count, cc_major, cc_minor, core_clock_khz, "
       "memory_clock_khz, memory_bus_width_bits, l2_cache_bytes, "
-      "global_memory_bytes, driver_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,"
-      "?,?,?)",
+      "global_memory_bytes, driver_version, measured_sm_clock_khz) VALUES "
+      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
       &s->insert_device_));
   RT_RETURN_IF_ERROR(s->Prepare(
       "UPDATE sessions SET packets=?, last_sequence=?, sequence_gaps=?, "
@@ -716,7 +741,10 @@ StatusOr<int64_t> Store::AddSession(const SessionRow& r,
         .Int(d.memory_bus_width_bits)
         .Int(d.l2_cache_bytes)
         .Int(d.global_memory_bytes)
-        .TextOrNull(d.driver_version);
+        .TextOrNull(d.driver_version)
+        .Opt(d.measured_sm_clock_khz > 0
+                 ? std::optional<int64_t>(d.measured_sm_clock_khz)
+                 : std::nullopt);
     RT_RETURN_IF_ERROR(Step(insert_device_, "cannot insert a device"));
   }
   return session_id;

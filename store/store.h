@@ -35,7 +35,7 @@ struct sqlite3_stmt;
 
 namespace rooftrace {
 
-inline constexpr int kStoreSchemaVersion = 4;
+inline constexpr int kStoreSchemaVersion = 5;
 
 class Store : public RunSink {
  public:
@@ -96,6 +96,7 @@ class Store : public RunSink {
   Status MigrateFromSchema1();
   Status MigrateFromSchema2();
   Status MigrateFromSchema3();
+  Status MigrateFromSchema4();
   Status ApplyTestPageBudget();
   // schema_info's schema_version (0: none).
   int SchemaVersion();

@@ -277,6 +277,20 @@ StatusOr<std::string> StoreReader::DeviceName(int64_t run_id) {
   return std::string();
 }
 
+StatusOr<int64_t> StoreReader::MeasuredSmClockKhz(int64_t run_id) {
+  if (!HasColumn("devices", "measured_sm_clock_khz")) return 0;
+  RT_ASSIGN_OR_RETURN(
+      sqlite3_stmt * raw,
+      Prepare("SELECT measured_sm_clock_khz FROM devices WHERE run_id = ? "
+              "ORDER BY session_id, device_id LIMIT 1"));
+  Stmt stmt(raw);
+  sqlite3_bind_int64(stmt.get(), 1, run_id);
+  const int rc = sqlite3_step(stmt.get());
+  if (rc == SQLITE_ROW) return Int(stmt.get(), 0).value_or(0);
+  if (rc != SQLITE_DONE) return StepError("devices");
+  return 0;
+}
+
 StatusOr<std::vector<std::pair<int64_t, int64_t>>> StoreReader::SessionPids(
     int64_t run_id) {
   RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw,

@@ -38,7 +38,7 @@ namespace rooftrace {
 std::string SqliteReadUri(const std::string& path);
 
 // The highest store schema major version this reader understands.
-inline constexpr int kStoreSchemaMajor = 4;
+inline constexpr int kStoreSchemaMajor = 5;
 
 class StoreReader {
  public:
@@ -65,6 +65,10 @@ class StoreReader {
   StatusOr<int64_t> KernelCount(int64_t run_id);
   // Name of the first device row of the run (empty when none).
   StatusOr<std::string> DeviceName(int64_t run_id);
+  // The SM clock (kHz) the kernels of that same device were measured at
+  // (devices.measured_sm_clock_khz, schema 5: Nsight Compute's locked
+  // clock); 0 when not measured or the store predates the column.
+  StatusOr<int64_t> MeasuredSmClockKhz(int64_t run_id);
 
   // session_id -> producer pid of the run's sessions.
   StatusOr<std::vector<std::pair<int64_t, int64_t>>> SessionPids(

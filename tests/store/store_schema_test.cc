@@ -323,9 +323,9 @@ TEST_F(StoreSchemaTest, AnAbortedAtomicRunLeavesNothing) {
   EXPECT_EQ(Rows(store_, "SELECT * FROM kernels"), before);
 }
 
-// A schema 3 store gains runs.incomplete_reason; its runs keep their rows
-// (reason NULL), and the reader reads both.
-TEST_F(StoreSchemaTest, Schema3StoreIsUpgradedToSchema4) {
+// A schema 3 store gains runs.incomplete_reason (and schema 5's column);
+// its runs keep their rows (reason NULL), and the reader reads both.
+TEST_F(StoreSchemaTest, Schema3StoreIsUpgradedToTheCurrentSchema) {
   const std::string trace = Trace();
   ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
   Exec(store_, test_support::kDowngradeToSchema3);
@@ -336,10 +336,38 @@ TEST_F(StoreSchemaTest, Schema3StoreIsUpgradedToSchema4) {
   ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
   StoreQuery q(store_);
   EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
-            "4");
+            std::to_string(kStoreSchemaVersion));
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs WHERE incomplete_reason IS "
                   "NULL"),
             2);
+  EXPECT_EQ(Layout(store_), [&] {
+    const std::string fresh = dir_.File("fresh.sqlite");
+    { EXPECT_TRUE(Store::Open(fresh).ok()); }
+    return Layout(fresh);
+  }());
+}
+
+// A schema 4 store, read as it is (no measured clock: 0), then written to:
+// it gains devices.measured_sm_clock_khz, NULL on the devices it had.
+TEST_F(StoreSchemaTest, Schema4StoreIsUpgradedToSchema5) {
+  const std::string trace = Trace();
+  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+  Exec(store_, test_support::kDowngradeToSchema4);
+  {
+    StoreReader reader;
+    ASSERT_TRUE(reader.Open(store_, store_).ok());
+    auto clock = reader.MeasuredSmClockKhz(1);
+    ASSERT_TRUE(clock.ok()) << clock.status().message();
+    EXPECT_EQ(*clock, 0);
+  }
+  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
+            "5");
+  EXPECT_GT(q.Int("SELECT COUNT(*) FROM devices"), 0);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM devices WHERE measured_sm_clock_khz "
+                  "IS NOT NULL"),
+            0);
   EXPECT_EQ(Layout(store_), [&] {
     const std::string fresh = dir_.File("fresh.sqlite");
     { EXPECT_TRUE(Store::Open(fresh).ok()); }

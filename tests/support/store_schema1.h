@@ -7,16 +7,25 @@
 
 namespace rooftrace::test_support {
 
-// Schema 4 -> 3: no runs.incomplete_reason.
+// Schema 5 -> 4: no devices.measured_sm_clock_khz.
+#define ROOFTRACE_DOWNGRADE_5_TO_4_SQL                              \
+  "ALTER TABLE devices DROP COLUMN measured_sm_clock_khz;\n"        \
+  "UPDATE schema_info SET value = '4' WHERE key = 'schema_version';\n"
+
+inline constexpr char kDowngradeToSchema4[] =
+    "BEGIN;\n" ROOFTRACE_DOWNGRADE_5_TO_4_SQL "COMMIT;\n";
+
+// Schema 5 -> 3: no runs.incomplete_reason either.
 #define ROOFTRACE_DOWNGRADE_4_TO_3_SQL                        \
+  ROOFTRACE_DOWNGRADE_5_TO_4_SQL                               \
   "ALTER TABLE runs DROP COLUMN incomplete_reason;\n"          \
   "UPDATE schema_info SET value = '3' WHERE key = 'schema_version';\n"
 
 inline constexpr char kDowngradeToSchema3[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_4_TO_3_SQL "COMMIT;\n";
 
-// Schema 4 -> 2: no provenance columns, no kernel_metrics. Run on an open
-// connection to a schema 4 store, outside a transaction.
+// Schema 5 -> 2: no provenance columns, no kernel_metrics. Run on an open
+// connection to a schema 5 store, outside a transaction.
 #define ROOFTRACE_DOWNGRADE_3_TO_2_SQL                        \
   ROOFTRACE_DOWNGRADE_4_TO_3_SQL                               \
   "DROP INDEX kernel_metrics_kernel;\n"                        \
@@ -29,7 +38,7 @@ inline constexpr char kDowngradeToSchema3[] =
 inline constexpr char kDowngradeToSchema2[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_3_TO_2_SQL "COMMIT;\n";
 
-// Schema 4 -> 1. Run on an open connection to a schema 4 store, outside a
+// Schema 5 -> 1. Run on an open connection to a schema 5 store, outside a
 // transaction.
 inline constexpr char kDowngradeToSchema1[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_3_TO_2_SQL R"sql(

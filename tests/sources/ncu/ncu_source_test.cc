@@ -13,6 +13,7 @@
 
 #include "sources/registry.h"
 #include "store/store.h"
+#include "tests/support/ncu_rows.h"
 #include "tests/support/real_data.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/temp_dir.h"
@@ -166,42 +167,11 @@ TEST(NcuRecordedTest, H100ExampleGemmFlopsAreTwoMnk) {
 
 // ------------------------------------- roofs at the clock the counters ran at
 
-// One kernel of an H100 profiled at the SM clock ncu locks (here 1.59 GHz,
-// below the 1.98 GHz boost the datasheet's peaks assume): an 8192^3 bf16
-// GEMM, 2 * 8192^3 = 1,099,511,627,776 tensor FLOPs, 402,653,184 DRAM bytes
-// read, 1.5 ms. Its roof is 989.4e12 * 1590 / 1980 = 794.518e12 FLOP/s
-// (AI 2730.67 is past the ridge), so it reached 733.008e12 / 794.518e12 =
-// 0.922581 of it, not the 0.740861 the boost-clock roof would say.
-std::string ClockedH100Csv(const std::string& clock_metric_row) {
-  auto row = [](const std::string& metric, const std::string& unit,
-                const std::string& value) {
-    return "\"0\",\"4242\",\"python3\",\"h\",\"gemm_bf16\",\"1\",\"7\","
-           "\"(128, 1, 1)\",\"(132, 1, 1)\",\"0\",\"9.0\",\"Command line "
-           "profiler metrics\",\"" + metric + "\",\"" + unit + "\",\"" +
-           value + "\"\n";
-  };
-  return std::string(
-             "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel "
-             "Name\",\"Context\",\"Stream\",\"Block Size\",\"Grid Size\","
-             "\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric "
-             "Unit\",\"Metric Value\"\n") +
-         row("device__attribute_display_name", "", "NVIDIA H100 80GB HBM3") +
-         row("dram__bytes_read.sum", "byte", "402,653,184") +
-         row("dram__bytes_write.sum", "byte", "0") +
-         row("gpu__time_duration.sum", "msecond", "1.5") +
-         row("sm__ops_path_tensor_src_bf16_dst_fp32.sum", "",
-             "1,099,511,627,776") +
-         clock_metric_row;
-}
-
+// The file: test_support::ClockedH100NcuCsv (tests/support/ncu_rows.h).
 TEST(NcuRoofClockTest, ComputeRoofsScaledToTheClockTheCountersRanAt) {
   TempDir dir("ncu_clock");
   const std::string file = dir.File("clocked.csv");
-  std::ofstream(file) << ClockedH100Csv(
-      "\"0\",\"4242\",\"python3\",\"h\",\"gemm_bf16\",\"1\",\"7\","
-      "\"(128, 1, 1)\",\"(132, 1, 1)\",\"0\",\"9.0\",\"Command line "
-      "profiler metrics\",\"sm__cycles_elapsed.avg.per_second\","
-      "\"cycle/second\",\"1,590,000,000\"\n");
+  std::ofstream(file) << test_support::ClockedH100NcuCsv("1,590,000,000");
   const std::string store = dir.File("runs.sqlite");
   auto result = Import(file, store);
   ASSERT_TRUE(result.ok()) << result.status().message();
@@ -231,7 +201,7 @@ TEST(NcuRoofClockTest, ComputeRoofsScaledToTheClockTheCountersRanAt) {
 TEST(NcuRoofClockTest, NoClockMetricKeepsBoostClockRoofs) {
   TempDir dir("ncu_clock");
   const std::string file = dir.File("unclocked.csv");
-  std::ofstream(file) << ClockedH100Csv("");
+  std::ofstream(file) << test_support::ClockedH100NcuCsv("");
   const std::string store = dir.File("runs.sqlite");
   auto result = Import(file, store);
   ASSERT_TRUE(result.ok()) << result.status().message();
