@@ -530,6 +530,34 @@ TEST_F(KinetoSyntheticTest, NcclKernelGetsMessageAndBusBandwidth) {
             "collective.message_bytes=8388608.0 bytes");
 }
 
+// The dtype as torch spells it ("torch.bfloat16", "float32": newer hooks and
+// other tools) sizes the message as c10's "BFloat16" / "Float" do.
+TEST_F(KinetoSyntheticTest, TorchSpelledDtypesSizeTheMessage) {
+  auto nccl = [](int corr, const std::string& ts, const std::string& dtype) {
+    return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+           "\"ncclDevKernel_AllReduce_Sum_RING_LL(ncclDevKernelArgsStorage<"
+           "4096ul>)\", \"pid\": 0, \"tid\": 7, \"ts\": " + ts +
+           ", \"dur\": 100, \"args\": {\"device\": 0, \"stream\": 7, "
+           "\"correlation\": " + std::to_string(corr) +
+           ", \"Collective name\": \"all_reduce\", \"dtype\": \"" + dtype +
+           "\", \"In msg nelems\": 1000, \"Out msg nelems\": 1000, "
+           "\"Group size\": 2}}";
+  };
+  const std::string path = Write(Trace({
+      Launch(100, 100, "10", 1, "cudaLaunchKernelExC"),
+      nccl(1, "20", "torch.bfloat16"),
+      Launch(100, 100, "200", 2, "cudaLaunchKernelExC"),
+      nccl(2, "300", "float32"),
+  }));
+  auto result = Import(path, Store());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Text("SELECT group_concat(shape, '; ') FROM (SELECT shape FROM "
+                   "kernels ORDER BY start_ns)"),
+            "all_reduce bf16 bytes=2000 ranks=2; "
+            "all_reduce fp32 bytes=4000 ranks=2");
+}
+
 // A kernel whose runtime call is not in the trace is kept and counted; one
 // whose cpu_op the External id names still gets the op's GEMM. ts and dur
 // are microseconds with fractional nanoseconds, displayTimeUnit "ms"
