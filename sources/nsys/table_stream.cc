@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 
 #include "sources/nsys/sqlite_file.h"
@@ -56,6 +57,13 @@ Status TableStream::Start() {
       stmt_, db_->Prepare(select_ + " FROM " + QuoteIdentifier(table_) +
                           (filter_.empty() ? "" : " WHERE " + filter_)));
   columns_ = sqlite3_column_count(stmt_.raw());
+  // A column this table lacks is selected as a literal NULL (SelectList):
+  // filled without asking SQLite for it on every row.
+  kind_.resize(static_cast<size_t>(columns_), 0);
+  for (int c = 0; c < columns_; ++c) {
+    const char* name = sqlite3_column_name(stmt_.raw(), c);
+    if (name != nullptr && std::string_view(name) == "NULL") kind_[c] = 3;
+  }
   return OkStatus();
 }
 
@@ -100,10 +108,15 @@ StatusOr<bool> TableStream::Fill(RowBatch* batch) {
     int64_t* values = &batch->values[batch->rows * batch->columns];
     uint8_t* nulls = &batch->nulls[batch->rows * batch->columns];
     for (int c = 0; c < columns_; ++c) {
-      const int kind = static_cast<size_t>(c) < kind_.size() ? kind_[c] : 0;
+      const int kind = kind_[c];
       if (kind == 0) {  // most columns: one call
         nulls[c] = 0;
         values[c] = sqlite3_column_int64(st, c);
+        continue;
+      }
+      if (kind == 3) {  // not in this table
+        nulls[c] = 1;
+        values[c] = 0;
         continue;
       }
       const bool null = sqlite3_column_type(st, c) == SQLITE_NULL;

@@ -69,7 +69,7 @@ class RowView {
 class TableStream {
  public:
   static constexpr size_t kBatchRows = 1024;
-  static constexpr size_t kQueueBatches = 4;
+  static constexpr size_t kQueueBatches = 16;
   // Column 0 is rowid, 1 is start; the wanted columns follow.
   static constexpr int kFirst = 2;
 
@@ -111,7 +111,9 @@ class TableStream {
   std::unique_ptr<RowBatch> TakeFree();
 
   std::string path_, table_, select_, filter_;
-  std::vector<char> kind_;  // per column: 0 integer, 1 nullable, 2 text
+  // Per column: 0 integer, 1 nullable, 2 text, 3 a literal NULL (a column
+  // the table lacks). Sized to the result's columns by Start().
+  std::vector<char> kind_;
   std::thread thread_;
   bool threaded_ = false;
 
