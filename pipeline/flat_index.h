@@ -8,6 +8,7 @@
 #ifndef ROOFTRACE_PIPELINE_FLAT_INDEX_H_
 #define ROOFTRACE_PIPELINE_FLAT_INDEX_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -50,13 +51,27 @@ class FlatIndex {
 
   bool empty() const { return size_ == 0; }
 
+  // The farthest any id sits from the slot its hash names (0: every id in
+  // its own slot): how long the longest Find is. For tests and benchmarks.
+  size_t LongestProbe() const {
+    size_t longest = 0;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (slots_[i].index < 0) continue;
+      longest = std::max(longest, (i - Hash(slots_[i].id)) & mask_);
+    }
+    return longest;
+  }
+
  private:
   struct Slot {
     uint64_t id = 0;
     int32_t index = -1;  // -1: empty
   };
   static size_t Hash(uint64_t id) {
-    // Ids are often consecutive: mix them so runs do not cluster.
+    // Ids are often consecutive: mix them so runs do not cluster. (Keeping
+    // blocks of eight consecutive ids in neighbouring slots, for the cache,
+    // was tried: 5% off a join whose ids are consecutive, but four times the
+    // mean probe length and a slower join of strided ids.)
     id ^= id >> 33;
     id *= 0xff51afd7ed558ccdull;
     id ^= id >> 33;
