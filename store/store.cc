@@ -335,67 +335,54 @@ Status Store::MigrateFromSchema1() {
   return OkStatus();
 }
 
-// Schema 3 added where a run came from (runs.source_*) and raw per-kernel
-// metrics (kernel_metrics). All or nothing.
-Status Store::MigrateFromSchema2() {
+// Brings a schema `from` store to `from` + 1 with `statements`, in one
+// transaction: all or nothing, and a failure names the store and the fix.
+Status Store::UpgradeSchema(int from,
+                            std::initializer_list<const char*> statements) {
   RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   // Another writer may have upgraded it while this one waited for the lock.
-  if (SchemaVersion() != 2) return Exec("COMMIT");
-  Status st = Exec("ALTER TABLE runs ADD COLUMN source_format TEXT");
-  if (st.ok()) st = Exec("ALTER TABLE runs ADD COLUMN source_file TEXT");
-  if (st.ok()) st = Exec("ALTER TABLE runs ADD COLUMN source_sha256 TEXT");
-  if (st.ok()) st = Exec(kSchema);
+  if (SchemaVersion() != from) return Exec("COMMIT");
+  Status st = OkStatus();
+  for (const char* sql : statements) {
+    if (st.ok()) st = Exec(sql);
+  }
   if (st.ok()) {
-    st = Exec("UPDATE schema_info SET value='3' WHERE key='schema_version'");
+    const std::string bump = "UPDATE schema_info SET value='" +
+                             std::to_string(from + 1) +
+                             "' WHERE key='schema_version'";
+    st = Exec(bump.c_str());
   }
   if (st.ok()) st = Exec("COMMIT");
   if (!st.ok()) {
     (void)Exec("ROLLBACK");
-    return FailedPrecondition(path_ +
-                              ": cannot upgrade the store from schema 2 "
-                              "(" + st.message() +
+    return FailedPrecondition(path_ + ": cannot upgrade the store from schema " +
+                              std::to_string(from) + " (" + st.message() +
                               "); write to a new store");
   }
   return OkStatus();
 }
 
+// Schema 3 added where a run came from (runs.source_*) and raw per-kernel
+// metrics (kernel_metrics).
+Status Store::MigrateFromSchema2() {
+  return UpgradeSchema(2, {"ALTER TABLE runs ADD COLUMN source_format TEXT",
+                           "ALTER TABLE runs ADD COLUMN source_file TEXT",
+                           "ALTER TABLE runs ADD COLUMN source_sha256 TEXT",
+                           kSchema});
+}
+
 // Schema 4 added why a run is incomplete (runs.incomplete_reason).
 Status Store::MigrateFromSchema3() {
-  RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  if (SchemaVersion() != 3) return Exec("COMMIT");
-  Status st = Exec("ALTER TABLE runs ADD COLUMN incomplete_reason TEXT");
-  if (st.ok()) {
-    st = Exec("UPDATE schema_info SET value='4' WHERE key='schema_version'");
-  }
-  if (st.ok()) st = Exec("COMMIT");
-  if (!st.ok()) {
-    (void)Exec("ROLLBACK");
-    return FailedPrecondition(path_ +
-                              ": cannot upgrade the store from schema 3 (" +
-                              st.message() + "); write to a new store");
-  }
-  return OkStatus();
+  return UpgradeSchema(3,
+                       {"ALTER TABLE runs ADD COLUMN incomplete_reason TEXT"});
 }
 
 // Schema 5 added the SM clock a device's kernels were measured at
 // (devices.measured_sm_clock_khz), so that a stored run re-annotated with
 // other roofs has them scaled to that clock as its import did.
 Status Store::MigrateFromSchema4() {
-  RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  if (SchemaVersion() != 4) return Exec("COMMIT");
-  Status st =
-      Exec("ALTER TABLE devices ADD COLUMN measured_sm_clock_khz INTEGER");
-  if (st.ok()) {
-    st = Exec("UPDATE schema_info SET value='5' WHERE key='schema_version'");
-  }
-  if (st.ok()) st = Exec("COMMIT");
-  if (!st.ok()) {
-    (void)Exec("ROLLBACK");
-    return FailedPrecondition(path_ +
-                              ": cannot upgrade the store from schema 4 (" +
-                              st.message() + "); write to a new store");
-  }
-  return OkStatus();
+  return UpgradeSchema(
+      4, {"ALTER TABLE devices ADD COLUMN measured_sm_clock_khz INTEGER"});
 }
 
 Status Store::RefuseForeignDatabase() {

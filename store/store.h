@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -97,6 +98,9 @@ class Store : public RunSink {
   Status MigrateFromSchema2();
   Status MigrateFromSchema3();
   Status MigrateFromSchema4();
+  // One version up (from -> from + 1) in one transaction.
+  Status UpgradeSchema(int from,
+                       std::initializer_list<const char*> statements);
   Status ApplyTestPageBudget();
   // schema_info's schema_version (0: none).
   int SchemaVersion();

@@ -87,6 +87,13 @@ class StoreSchemaTest : public ::testing::Test {
     return path;
   }
 
+  // The layout of a store created now: what an upgraded one must have.
+  std::map<std::string, std::vector<std::string>> FreshLayout() {
+    const std::string fresh = dir_.File("fresh.sqlite");
+    { EXPECT_TRUE(Store::Open(fresh).ok()); }
+    return Layout(fresh);
+  }
+
   test_support::TempDir dir_{"store_schema"};
   std::string store_ = dir_.File("runs.sqlite");
 };
@@ -217,11 +224,7 @@ TEST_F(StoreSchemaTest, Schema1StoreIsUpgradedInPlaceAndAppendedTo) {
             225);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_names"),
             q.Int("SELECT COUNT(DISTINCT name) FROM kernels"));
-  EXPECT_EQ(Layout(store_), [&] {
-    const std::string fresh = dir_.File("fresh.sqlite");
-    { EXPECT_TRUE(Store::Open(fresh).ok()); }
-    return Layout(fresh);
-  }());
+  EXPECT_EQ(Layout(store_), FreshLayout());
 }
 
 // A schema 1 store the upgrade cannot handle (here: a column added by hand)
@@ -277,11 +280,7 @@ TEST_F(StoreSchemaTest, Schema2StoreIsUpgradedToTheCurrentSchema) {
   EXPECT_EQ(q.Text("SELECT source_file FROM runs WHERE run_id=" +
                    std::to_string(second->run_id)),
             trace);
-  EXPECT_EQ(Layout(store_), [&] {
-    const std::string fresh = dir_.File("fresh.sqlite");
-    { EXPECT_TRUE(Store::Open(fresh).ok()); }
-    return Layout(fresh);
-  }());
+  EXPECT_EQ(Layout(store_), FreshLayout());
 }
 
 // With atomic runs, a run aborted part-way (or whose store is closed before
@@ -340,11 +339,7 @@ TEST_F(StoreSchemaTest, Schema3StoreIsUpgradedToTheCurrentSchema) {
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs WHERE incomplete_reason IS "
                   "NULL"),
             2);
-  EXPECT_EQ(Layout(store_), [&] {
-    const std::string fresh = dir_.File("fresh.sqlite");
-    { EXPECT_TRUE(Store::Open(fresh).ok()); }
-    return Layout(fresh);
-  }());
+  EXPECT_EQ(Layout(store_), FreshLayout());
 }
 
 // A schema 4 store, read as it is (no measured clock: 0), then written to:
@@ -368,11 +363,7 @@ TEST_F(StoreSchemaTest, Schema4StoreIsUpgradedToSchema5) {
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM devices WHERE measured_sm_clock_khz "
                   "IS NOT NULL"),
             0);
-  EXPECT_EQ(Layout(store_), [&] {
-    const std::string fresh = dir_.File("fresh.sqlite");
-    { EXPECT_TRUE(Store::Open(fresh).ok()); }
-    return Layout(fresh);
-  }());
+  EXPECT_EQ(Layout(store_), FreshLayout());
 }
 
 // The store fills up in the middle of a write that has already committed
