@@ -52,6 +52,24 @@ constexpr std::array<std::string_view, 2> kGraphLaunches = {
     "cuGraphLaunch",
 };
 
+// HIP's kernel launches (hip_runtime_api.h, hip_ext.h), as a PyTorch
+// profiler trace recorded on ROCm names its "cuda_runtime" events.
+constexpr std::array<std::string_view, 13> kHipKernelLaunches = {
+    "hipLaunchKernel",
+    "hipLaunchKernelExC",
+    "hipLaunchByPtr",
+    "hipExtLaunchKernel",
+    "hipModuleLaunchKernel",
+    "hipModuleLaunchKernelEx",
+    "hipExtModuleLaunchKernel",
+    "hipHccModuleLaunchKernel",
+    "hipLaunchCooperativeKernel",
+    "hipLaunchCooperativeKernelMultiDevice",
+    "hipModuleLaunchCooperativeKernel",
+    "hipModuleLaunchCooperativeKernelMultiDevice",
+    "hipExtLaunchMultiKernelMultiDevice",
+};
+
 }  // namespace
 
 std::string_view CudaApiBaseName(std::string_view name) {
@@ -59,6 +77,8 @@ std::string_view CudaApiBaseName(std::string_view name) {
     size_t n = 0;
     if (EndsWith(name, "_ptsz") || EndsWith(name, "_ptds")) {
       name.remove_suffix(5);
+    } else if (EndsWith(name, "_spt")) {  // HIP's per-thread stream forms
+      name.remove_suffix(4);
     } else if (EndsWithVersion(name, &n)) {
       name.remove_suffix(n);
     } else {
@@ -72,16 +92,22 @@ int32_t ClassifyCudaApi(std::string_view name) {
   for (std::string_view k : kKernelLaunches) {
     if (base == k) return wire::enums::kApiKernelLaunch;
   }
+  for (std::string_view k : kHipKernelLaunches) {
+    if (base == k) return wire::enums::kApiKernelLaunch;
+  }
   for (std::string_view g : kGraphLaunches) {
     if (base == g) return wire::enums::kApiGraphLaunch;
   }
+  if (base == "hipGraphLaunch") return wire::enums::kApiGraphLaunch;
   // Every copy and memset entry point: cudaMemcpy*, cudaMemset*, and the
   // driver's cuMemcpy*, cuMemset* with their cu64 twins. Graph node
   // builders (cudaGraphAddMemcpyNode) do not start with these.
-  for (std::string_view p : {"cudaMemcpy", "cuMemcpy", "cu64Memcpy"}) {
+  for (std::string_view p :
+       {"cudaMemcpy", "cuMemcpy", "cu64Memcpy", "hipMemcpy"}) {
     if (StartsWith(base, p)) return wire::enums::kApiMemcpy;
   }
-  for (std::string_view p : {"cudaMemset", "cuMemset", "cu64Memset"}) {
+  for (std::string_view p :
+       {"cudaMemset", "cuMemset", "cu64Memset", "hipMemset"}) {
     if (StartsWith(base, p)) return wire::enums::kApiMemset;
   }
   return wire::enums::kApiUnknown;

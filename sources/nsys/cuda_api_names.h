@@ -4,7 +4,10 @@
 // "__cudaLaunchKernel_v13000") or, in its backtrace rows, by the plain API
 // name ("cudaLaunchKernel"). The launch names are exactly those of
 // cupti_runtime_cbid.h and cupti_driver_cbid.h (tests check the lists
-// against the headers when the CUDA Toolkit is installed).
+// against the headers when the CUDA Toolkit is installed). HIP's launches,
+// copies and memsets are classified too: a PyTorch profiler trace recorded
+// on ROCm names its runtime events so (hipLaunchKernel,
+// hipExtModuleLaunchKernel, hipMemcpyAsync).
 //
 // Pure functions; thread-safe.
 #ifndef ROOFTRACE_SOURCES_NSYS_CUDA_API_NAMES_H_
@@ -16,7 +19,8 @@
 namespace rooftrace::nsys {
 
 // The API name without its callback-id decorations: trailing "_v<N>"
-// (version), "_ptsz" and "_ptds" (per-thread default stream) in any order.
+// (version), "_ptsz" and "_ptds" (per-thread default stream; HIP's "_spt")
+// in any order.
 // "cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync";
 // "cuMemcpyHtoD_v2_ptds" -> "cuMemcpyHtoD".
 std::string_view CudaApiBaseName(std::string_view name);

@@ -530,6 +530,25 @@ TEST_F(KinetoSyntheticTest, NcclKernelGetsMessageAndBusBandwidth) {
             "collective.message_bytes=8388608.0 bytes");
 }
 
+// A trace recorded on ROCm names its launches as HIP does: they join their
+// kernels by correlation id as CUDA's would (no kernel left unmatched).
+TEST_F(KinetoSyntheticTest, HipLaunchesJoinTheirKernels) {
+  const std::string path = Write(Trace({
+      Launch(100, 100, "10", 1, "hipLaunchKernel"),
+      Kernel(0, 7, "20", 1),
+      Launch(100, 100, "30", 2, "hipExtModuleLaunchKernel"),
+      Kernel(0, 7, "40", 2),
+  }));
+  auto result = Import(path, Store());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->kernels, 2u);
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(Stat(q, "unmatched_kernel"), 0);
+  EXPECT_EQ(q.Text("SELECT group_concat(api_start_ns, ',') FROM (SELECT "
+                   "api_start_ns FROM kernels ORDER BY start_ns)"),
+            "10000,30000");
+}
+
 // The dtype as torch spells it ("torch.bfloat16", "float32": newer hooks and
 // other tools) sizes the message as c10's "BFloat16" / "Float" do.
 TEST_F(KinetoSyntheticTest, TorchSpelledDtypesSizeTheMessage) {

@@ -68,6 +68,31 @@ TEST(CudaApiNamesTest, ClassifiesLaunchesCopiesAndOthers) {
   }
 }
 
+// HIP's calls as a PyTorch profiler trace recorded on ROCm names them: the
+// launches join their kernels by correlation id as CUDA's do.
+TEST(CudaApiNamesTest, ClassifiesHipCalls) {
+  for (const char* name :
+       {"hipLaunchKernel", "hipLaunchKernel_spt", "hipExtLaunchKernel",
+        "hipModuleLaunchKernel", "hipExtModuleLaunchKernel",
+        "hipHccModuleLaunchKernel", "hipLaunchCooperativeKernel",
+        "hipExtLaunchMultiKernelMultiDevice"}) {
+    EXPECT_EQ(ClassifyCudaApi(name), en::kApiKernelLaunch) << name;
+  }
+  EXPECT_EQ(ClassifyCudaApi("hipGraphLaunch"), en::kApiGraphLaunch);
+  EXPECT_EQ(ClassifyCudaApi("hipGraphLaunch_spt"), en::kApiGraphLaunch);
+  for (const char* name :
+       {"hipMemcpyAsync", "hipMemcpyWithStream", "hipMemcpyHtoDAsync",
+        "hipMemcpyAsync_spt"}) {
+    EXPECT_EQ(ClassifyCudaApi(name), en::kApiMemcpy) << name;
+  }
+  EXPECT_EQ(ClassifyCudaApi("hipMemsetAsync"), en::kApiMemset);
+  for (const char* name :
+       {"hipDeviceSynchronize", "hipLaunchHostFunc", "hipGraphAddMemcpyNode",
+        "hipMalloc", "hipStreamSynchronize"}) {
+    EXPECT_EQ(ClassifyCudaApi(name), en::kApiUnknown) << name;
+  }
+}
+
 // Every callback name of the CUPTI headers, where the toolkit is installed.
 std::set<std::string> CallbackNames(const std::string& file,
                                     const std::string& prefix) {
