@@ -317,7 +317,7 @@ error_code EventReader::ReadArgs(od::object args) {
       KT_TRY(ReadTriple(v, s_.grid));
     } else if (k == "block") {
       KT_TRY(ReadTriple(v, s_.block));
-    } else if (k == "Input Dims") {
+    } else if (k == "Input Dims" || k == "Input dims") {  // dims: PyTorch 1.8
       KT_TRY(ReadDims(v));
     } else if (k == "Input type") {
       KT_TRY(ReadTypes(v));
@@ -338,7 +338,7 @@ error_code EventReader::ReadArgs(od::object args) {
       else if (k == "context") s_.context = n;
       else if (k == "stream") s_.stream = n;
       else if (k == "correlation") s_.correlation = n;
-      else if (k == "External id") s_.external_id = n;
+      else if (k == "External id" || k == "external id") s_.external_id = n;
       else if (k == "registers per thread") s_.registers = n;
       else if (k == "shared memory") s_.shared = n;
       else if (k == "bytes") s_.bytes = n;
@@ -455,18 +455,25 @@ void EventReader::Dispatch() {
     return;
   }
   if (!s_.Ph("X") || !s_.has_cat) return;
-  if (s_.Cat("kernel")) {
+  // The capitalized names are the categories of PyTorch 1.8-1.9's traces
+  // (Kernel, Memcpy, Memset, Runtime, Operator), where record_function
+  // ranges, ProfilerStep#N among them, were operators.
+  if (s_.Cat("kernel") || s_.Cat("Kernel")) {
     AddGpu(GpuEvent::Kind::kKernel);
-  } else if (s_.Cat("gpu_memcpy")) {
+  } else if (s_.Cat("gpu_memcpy") || s_.Cat("Memcpy")) {
     AddGpu(GpuEvent::Kind::kMemcpy);
-  } else if (s_.Cat("gpu_memset")) {
+  } else if (s_.Cat("gpu_memset") || s_.Cat("Memset")) {
     AddGpu(GpuEvent::Kind::kMemset);
   } else if (s_.Cat("cuda_profiler_range")) {
     AddGpu(GpuEvent::Kind::kProfilerRange);
-  } else if (s_.Cat("cuda_runtime") || s_.Cat("cuda_driver")) {
+  } else if (s_.Cat("cuda_runtime") || s_.Cat("cuda_driver") ||
+             s_.Cat("Runtime")) {
     const int32_t kind = nsys::ClassifyCudaApi(s_.name);
     if (kind != 0) AddHost(HostEvent::Kind::kLaunch, kind);
-  } else if (s_.Cat("cpu_op")) {
+  } else if (s_.Cat("Operator") &&
+             s_.name.substr(0, 13) == "ProfilerStep#") {
+    AddHost(HostEvent::Kind::kAnnotation, 0);
+  } else if (s_.Cat("cpu_op") || s_.Cat("Operator")) {
     if (s_.has_comm && s_.external_id.ok) {
       // record_param_comms, nccl:all_reduce, ...: found again by External
       // id from a kernel whose own args lack the collective's.

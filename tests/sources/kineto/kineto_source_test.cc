@@ -530,6 +530,47 @@ TEST_F(KinetoSyntheticTest, NcclKernelGetsMessageAndBusBandwidth) {
             "collective.message_bytes=8388608.0 bytes");
 }
 
+// A trace of PyTorch 1.8-1.9: capitalized categories (Operator, Runtime,
+// Kernel, Memcpy), ProfilerStep#N an operator, "external id" and "Input
+// dims" in lower case. Its kernel joins its launch, sits in the step's
+// range and carries the addmm's FLOPs, as in a current trace.
+TEST_F(KinetoSyntheticTest, PyTorch18CategoriesAreRead) {
+  auto old = [](std::string e) {
+    for (const auto& [from, to] :
+         std::vector<std::pair<std::string, std::string>>{
+             {"\"cat\": \"cpu_op\"", "\"cat\": \"Operator\""},
+             {"\"cat\": \"user_annotation\"", "\"cat\": \"Operator\""},
+             {"\"cat\": \"cuda_runtime\"", "\"cat\": \"Runtime\""},
+             {"\"cat\": \"kernel\"", "\"cat\": \"Kernel\""},
+             {"External id", "external id"},
+             {"Input Dims", "Input dims"}}) {
+      for (size_t at; (at = e.find(from)) != std::string::npos;) {
+        e.replace(at, from.size(), to);
+      }
+    }
+    return e;
+  };
+  const std::string path = Write(Trace({
+      old(Annotation(100, "ProfilerStep#1", "1000", "100")),
+      old(Op(100, "aten::addmm", "1002", "10", kAddmmArgs)),
+      old(Launch(100, 100, "1003", 10)),
+      old(Kernel(0, 7, "1010", 10, "\"External id\": 7, ")),
+      "{\"ph\": \"X\", \"cat\": \"Memcpy\", \"name\": \"Memcpy HtoD "
+      "(Pageable -> Device)\", \"pid\": 0, \"tid\": 7, \"ts\": 1020, "
+      "\"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7, "
+      "\"correlation\": 11, \"bytes\": 4096}}",
+  }));
+  auto result = Import(path, Store());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->kernels, 1u);
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(Stat(q, "unmatched_kernel"), 0);
+  EXPECT_EQ(q.Text("SELECT nvtx_path || ' ' || api_start_ns || ' ' || "
+                   "flops_bf16_tc FROM kernels"),
+            "ProfilerStep#1 1003000 73996800");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM memcpys"), 1);
+}
+
 // A trace recorded on ROCm names its launches as HIP does: they join their
 // kernels by correlation id as CUDA's would (no kernel left unmatched).
 TEST_F(KinetoSyntheticTest, HipLaunchesJoinTheirKernels) {
