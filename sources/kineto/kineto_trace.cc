@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <deque>
@@ -91,6 +92,26 @@ error_code ReadNum(od::value v, Num* out) {
     out->u = n.get_uint64();
   } else {
     out->i = n.get_int64();
+  }
+  return simdjson::SUCCESS;
+}
+
+// A process or thread id: a number, or a number written as a string
+// (PyTorch 1.8's traces: "tid": "24610"). Other strings ("stream 7") are
+// not ids: `out` stays not ok.
+error_code ReadId(od::value v, Num* out) {
+  *out = Num();
+  od::json_type t;
+  KT_TRY(v.type().get(t));
+  if (t != od::json_type::string) return ReadNum(v, out);
+  std::string_view text;
+  KT_TRY(v.get_string().get(text));
+  int64_t id = 0;
+  const auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec == std::errc() && end == text.data() + text.size() && !text.empty()) {
+    out->ok = true;
+    out->i = id;
   }
   return simdjson::SUCCESS;
 }
@@ -290,9 +311,9 @@ error_code EventReader::ReadFields(od::object event) {
     } else if (k == "dur") {
       KT_TRY(ReadNum(v, &s_.dur));
     } else if (k == "pid") {
-      KT_TRY(ReadNum(v, &s_.pid));
+      KT_TRY(ReadId(v, &s_.pid));
     } else if (k == "tid") {
-      KT_TRY(ReadNum(v, &s_.tid));
+      KT_TRY(ReadId(v, &s_.tid));
     } else if (k == "id") {
       KT_TRY(ReadNum(v, &s_.id));
     } else if (k == "args") {
@@ -574,10 +595,12 @@ error_code ReadDevice(od::object o, StringReader* strings, DeviceProps* p) {
     }
     Num n;
     KT_TRY(ReadNum(v, &n));
+    // numSms / computeMajor / computeMinor; PyTorch 1.8's
+    // computeProperties say multiProcessorCount / major / minor.
     if (k == "id") p->id = n.U32();
-    else if (k == "numSms") p->sm_count = n.U32();
-    else if (k == "computeMajor") p->cc_major = n.U32();
-    else if (k == "computeMinor") p->cc_minor = n.U32();
+    else if (k == "numSms" || k == "multiProcessorCount") p->sm_count = n.U32();
+    else if (k == "computeMajor" || k == "major") p->cc_major = n.U32();
+    else if (k == "computeMinor" || k == "minor") p->cc_minor = n.U32();
     else if (k == "totalGlobalMem") p->global_memory_bytes = n.U64();
   }
   return simdjson::SUCCESS;
@@ -634,7 +657,7 @@ error_code ReadTop(od::object top, KinetoTrace* t, EventReader* reader,
       od::array events;
       KT_TRY(v.get_array().get(events));
       KT_TRY(ReadEvents(events, reader));
-    } else if (k == "deviceProperties") {
+    } else if (k == "deviceProperties" || k == "computeProperties") {
       KT_TRY(ReadDevices(v, strings, &t->devices));
     } else if (k == "schemaVersion") {
       Num n;

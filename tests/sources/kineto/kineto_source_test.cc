@@ -571,6 +571,38 @@ TEST_F(KinetoSyntheticTest, PyTorch18CategoriesAreRead) {
   EXPECT_EQ(q.Int("SELECT count(*) FROM memcpys"), 1);
 }
 
+// PyTorch 1.8 wrote its GPUs as "computeProperties" (major, minor,
+// multiProcessorCount) and thread ids as strings ("tid": "24610"; a GPU
+// event's "stream 7" is no id): the GPU is known, so its roofs are, and the
+// launch keeps its thread.
+TEST_F(KinetoSyntheticTest, PyTorch18DevicesAndStringThreadIds) {
+  const std::string path = Write(
+      "{\"schemaVersion\": 1, \"computeProperties\": [{\"id\": 0, "
+      "\"name\": \"Tesla V100-SXM2-32GB\", \"totalGlobalMem\": 34089730048, "
+      "\"major\": 7, \"minor\": 0, \"multiProcessorCount\": 80}],\n"
+      "\"traceEvents\": [\n"
+      "{\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaLaunchKernel\", "
+      "\"pid\": 300, \"tid\": \"24610\", \"ts\": 100, \"dur\": 20, "
+      "\"args\": {\"cbid\": 211, \"correlation\": 5, \"external id\": 9}},\n"
+      "{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"volta_sgemm_64x64_nn\", "
+      "\"pid\": 0, \"tid\": \"stream 7\", \"ts\": 130, \"dur\": 4, "
+      "\"args\": {\"queued\": 0, \"device\": 0, \"context\": 1, "
+      "\"stream\": 7, \"correlation\": 5, \"external id\": 9, "
+      "\"registers per thread\": 64, \"shared memory\": 8192, "
+      "\"grid\": [2, 1, 1], \"block\": [128, 1, 1]}}\n"
+      "]}\n");
+  auto result = Import(path, Store());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Text("SELECT name || ' ' || sm_count || ' ' || cc_major || '.' "
+                   "|| cc_minor FROM devices"),
+            "Tesla V100-SXM2-32GB 80 7.0");
+  EXPECT_EQ(q.Text("SELECT roof_source FROM runs"), "datasheet:v100");
+  EXPECT_EQ(q.Text("SELECT thread_id || ' ' || stream_id || ' ' || "
+                   "api_start_ns FROM kernels"),
+            "24610 7 100000");
+}
+
 // A trace recorded on ROCm names its launches as HIP does: they join their
 // kernels by correlation id as CUDA's would (no kernel left unmatched).
 TEST_F(KinetoSyntheticTest, HipLaunchesJoinTheirKernels) {
