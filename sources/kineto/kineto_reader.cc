@@ -876,6 +876,11 @@ std::string Assembler::Warning() const {
                     " profiler ranges have no kernel to go with (more "
                     "ranges than kernels): kept as kernels of their own");
   }
+  if (t_.counts.non_json_values > 0) {
+    notes.push_back(std::to_string(t_.counts.non_json_values) +
+                    " values that are not JSON (inf, nan, N/A, as PyTorch "
+                    "1.8's profiler wrote them) read as missing");
+  }
   const uint64_t unshaped = unshaped_gemms_ + t_.counts.gemm_ops_without_shapes;
   if (unshaped > 0) {
     notes.push_back(std::to_string(unshaped) +

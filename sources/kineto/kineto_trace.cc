@@ -730,6 +730,60 @@ Status SyntaxError(const std::string& path, std::string_view text,
                  simdjson::error_message(code) + ")" + fix);
 }
 
+// The values older PyTorch profilers wrote that JSON has no word for: a
+// zero-duration copy's "memory bandwidth (GB/s)": inf, an unmeasured
+// occupancy: nan, N/A. Longest first, so "-Infinity" is not read as "-inf".
+constexpr std::string_view kNonJsonValues[] = {
+    "-Infinity", "Infinity", "-inf", "-nan", "-NaN", "inf", "nan", "NaN",
+    "N/A"};
+
+// Rewrites, in place and at the same length, every such value (outside
+// strings, where a value starts) as one JSON reads as missing: `null`, or
+// `""` for three letters, padded with spaces. Returns how many it rewrote.
+// Runs only after a parse failed, over the whole text.
+uint64_t BlankNonJsonValues(std::string* text, size_t size) {
+  uint64_t rewritten = 0;
+  char* p = text->data();
+  bool in_string = false;
+  char last = 0;  // the last character outside strings that is not space
+  for (size_t i = 0; i < size; ++i) {
+    const char c = p[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character
+      } else if (c == '"') {
+        in_string = false;
+        last = '"';
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (last == ':' || last == ',' || last == '[') {
+      for (std::string_view v : kNonJsonValues) {
+        if (size - i < v.size() || std::string_view(p + i, v.size()) != v) {
+          continue;
+        }
+        const size_t end = i + v.size();
+        if (end < size && std::strchr(",]} \n\r\t", p[end]) == nullptr) {
+          continue;  // a longer word: not this value
+        }
+        const std::string_view blank = v.size() >= 4 ? "null" : "\"\"";
+        std::memcpy(p + i, blank.data(), blank.size());
+        std::memset(p + i + blank.size(), ' ', v.size() - blank.size());
+        ++rewritten;
+        i = end - 1;
+        break;
+      }
+    }
+    last = p[i];
+  }
+  return rewritten;
+}
+
 }  // namespace
 
 KinetoTrace::KinetoTrace() : impl_(std::make_unique<Impl>()) {}
@@ -905,7 +959,17 @@ StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
     if (!err) err = ReadDocument(doc, t.get(), &reader, &strings, &has_events);
   }
   if (err) {
-    return SyntaxError(path, {impl.text.data(), content_size}, err);
+    // Once: values PyTorch 1.8 wrote that are not JSON, read as missing.
+    std::string& text = impl.text;
+    const uint64_t blanked =
+        err == simdjson::CAPACITY ? 0 : BlankNonJsonValues(&text, content_size);
+    if (blanked == 0) {
+      return SyntaxError(path, {text.data(), content_size}, err);
+    }
+    StatusOr<std::unique_ptr<KinetoTrace>> again =
+        Parse(std::move(text), content_size, path, chunk_bytes);
+    if (again.ok()) (*again)->counts.non_json_values += blanked;
+    return again;
   }
   if (!has_events) {
     return InvalidArgument(path +

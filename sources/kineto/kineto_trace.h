@@ -121,6 +121,9 @@ struct ParseCounts {
   uint64_t gemm_ops_without_shapes = 0;
   uint64_t modelled_ops_without_shapes = 0;
   uint64_t chunks = 0;  // the events were read in; 0: read whole
+  // Values that are not JSON (inf, nan, NaN, Infinity, N/A: PyTorch
+  // 1.8-1.9's profiler wrote them) read as missing.
+  uint64_t non_json_values = 0;
 };
 
 class KinetoTrace {

@@ -603,6 +603,37 @@ TEST_F(KinetoSyntheticTest, PyTorch18DevicesAndStringThreadIds) {
             "24610 7 100000");
 }
 
+// PyTorch 1.8's profiler wrote values JSON has no word for: a zero-length
+// copy's bandwidth as inf, N/A, nan. They are read as missing and counted;
+// the same words inside strings (a kernel named "inf_check", an arg "nan")
+// are left alone, and so is every other number.
+TEST_F(KinetoSyntheticTest, NonJsonValuesOfOldProfilersReadAsMissing) {
+  const std::string path = Write(Trace({
+      Launch(100, 100, "10", 1),
+      "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"inf_check nan\", "
+      "\"pid\": 0, \"tid\": 7, \"ts\": 20, \"dur\": 3, \"args\": {"
+      "\"device\": 0, \"stream\": 7, \"correlation\": 1, "
+      "\"est. achieved occupancy %\": nan, \"note\": \"N/A\", "
+      "\"queued\": N/A, \"grid\": [4, 2, 1], \"block\": [128, 1, 1]}}",
+      "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD "
+      "(Pageable -> Device)\", \"pid\": 0, \"tid\": 7, \"ts\": 30, "
+      "\"dur\": 0, \"args\": {\"device\": 0, \"stream\": 7, "
+      "\"correlation\": 2, \"bytes\": 200, "
+      "\"memory bandwidth (GB/s)\": inf}}",
+  }));
+  auto result = Import(path, Store());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->kernels, 1u);
+  EXPECT_NE(result->warning.find("3 values that are not JSON"),
+            std::string::npos)
+      << result->warning;
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Text("SELECT name || ' ' || grid_x || ' ' || block_x FROM "
+                   "kernels"),
+            "inf_check nan 4 128");
+  EXPECT_EQ(q.Int("SELECT bytes FROM memcpys"), 200);
+}
+
 // A trace recorded on ROCm names its launches as HIP does: they join their
 // kernels by correlation id as CUDA's would (no kernel left unmatched).
 TEST_F(KinetoSyntheticTest, HipLaunchesJoinTheirKernels) {

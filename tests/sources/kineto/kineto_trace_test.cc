@@ -205,5 +205,33 @@ TEST(KinetoTraceChunksTest, LayoutsChunksCannotFollowAreReadWhole) {
             broken_whole.status().message());
 }
 
+// Values older profilers wrote that are not JSON (here "inf" in the 15th
+// event's args, "-Infinity" in the 3rd) make the first read fail: they are
+// blanked, counted, and the text read again, in chunks as before; a word
+// that is no such value still breaks the read as it did.
+TEST(KinetoTraceChunksTest, NonJsonValuesAreBlankedAndTheTextReadAgain) {
+  std::string json = "{\"traceEvents\": [" + Events(20, "k") + "]}";
+  const auto put_after = [&](int nth, const std::string& value) {
+    size_t at = 0;
+    for (int i = 0; i <= nth; ++i) at = json.find("\"correlation\": ", at + 1);
+    json.insert(json.find('}', at), ", \"bw\": " + value);
+  };
+  put_after(14, "inf");
+  put_after(2, "-Infinity");
+  auto chunked = ParseText(json, 64);
+  ASSERT_TRUE(chunked.ok()) << chunked.status().message();
+  EXPECT_EQ((*chunked)->counts.non_json_values, 2u);
+  EXPECT_GT((*chunked)->counts.chunks, 10u);
+  EXPECT_EQ((*chunked)->gpu.size(), 20u);
+
+  std::string wrong = "{\"traceEvents\": [" + Events(3, "k") + "]}";
+  wrong.insert(wrong.find("\"correlation\": ") + 15, "infinite ");
+  auto refused = ParseText(wrong, 64);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("JSON syntax error at byte"),
+            std::string::npos)
+      << refused.status().message();
+}
+
 }  // namespace
 }  // namespace rooftrace::kineto
