@@ -138,10 +138,6 @@ std::vector<int64_t> StepTokenCounts(const PhaseInput& in, PhaseResult* r) {
   return step_tokens;
 }
 
-}  // namespace
-
-namespace {
-
 constexpr char kNoTokenEvidence[] = "no GEMM with a token count in this step";
 
 // ClassifySteps, leaving the evidence of a step without a token count empty:
