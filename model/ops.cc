@@ -179,6 +179,10 @@ constexpr CollectiveEntry kNcclKernelOps[] = {
 
 }  // namespace
 
+bool IsNcclKernelName(std::string_view name) {
+  return name.substr(0, 4) == "nccl";
+}
+
 Collective CollectiveFromName(std::string_view name) {
   for (const CollectiveEntry& e : kCollectives) {
     if (e.name == name) return e.c;

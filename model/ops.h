@@ -129,6 +129,9 @@ enum class Collective : uint8_t {
 // "ncclDevKernel_SendRecv" is kUnknown: its direction is not in the name).
 // kUnknown for anything else (barrier, gather, scatter: not modelled).
 Collective CollectiveFromName(std::string_view name);
+// Whether a kernel is NCCL's (its name starts "nccl"), whether or not its
+// collective can be told from the name.
+bool IsNcclKernelName(std::string_view name);
 // "all_reduce", "all_gather", ...; "unknown".
 const char* CollectiveName(Collective c);
 

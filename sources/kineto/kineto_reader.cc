@@ -700,7 +700,7 @@ void Assembler::AddCollective(ProcessState& p, const GpuEvent& g, int launch,
     if (comm >= 0 || comm_of_external_.empty()) break;
     if (ext >= 0) comm = comm_of_external_.Find(static_cast<uint64_t>(ext));
   }
-  const bool nccl_name = g.name.substr(0, 4) == "nccl";
+  const bool nccl_name = IsNcclKernelName(g.name);
   if (comm < 0) {
     comm_unsized_ += nccl_name;
     return;
