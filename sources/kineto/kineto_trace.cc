@@ -929,6 +929,17 @@ bool KinetoTrace::ReadInChunks(size_t content, size_t chunk_bytes) {
   return !err && has_events;
 }
 
+// Parse of a text whose non-JSON values were just blanked: a second blanking
+// finds none, so this recurses once.
+StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::ParseAgain(
+    std::string text, size_t content_size, const std::string& path,
+    size_t chunk_bytes, uint64_t blanked) {
+  StatusOr<std::unique_ptr<KinetoTrace>> t =
+      Parse(std::move(text), content_size, path, chunk_bytes);
+  if (t.ok()) (*t)->counts.non_json_values += blanked;
+  return t;
+}
+
 StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
     std::string text, size_t content_size, const std::string& path,
     size_t chunk_bytes) {
@@ -942,8 +953,15 @@ StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
       t->impl_->parser = od::parser();  // see below
       return t;
     }
-    // Not laid out as PyTorch writes it, or damaged: read whole, afresh.
+    // A value that is not JSON (PyTorch 1.8's inf, N/A) is blanked and the
+    // chunks read again, without first indexing the whole text to find the
+    // error; otherwise the file is not laid out as PyTorch writes it, or it
+    // is damaged: read whole, afresh.
     std::string whole = std::move(t->impl_->text);
+    if (uint64_t blanked = BlankNonJsonValues(&whole, content_size)) {
+      return ParseAgain(std::move(whole), content_size, path, chunk_bytes,
+                        blanked);
+    }
     t.reset(new KinetoTrace());
     t->impl_->text = std::move(whole);
   }
@@ -959,17 +977,15 @@ StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
     if (!err) err = ReadDocument(doc, t.get(), &reader, &strings, &has_events);
   }
   if (err) {
-    // Once: values PyTorch 1.8 wrote that are not JSON, read as missing.
+    // Values PyTorch 1.8 wrote that are not JSON are read as missing.
     std::string& text = impl.text;
     const uint64_t blanked =
         err == simdjson::CAPACITY ? 0 : BlankNonJsonValues(&text, content_size);
     if (blanked == 0) {
       return SyntaxError(path, {text.data(), content_size}, err);
     }
-    StatusOr<std::unique_ptr<KinetoTrace>> again =
-        Parse(std::move(text), content_size, path, chunk_bytes);
-    if (again.ok()) (*again)->counts.non_json_values += blanked;
-    return again;
+    return ParseAgain(std::move(text), content_size, path, chunk_bytes,
+                      blanked);
   }
   if (!has_events) {
     return InvalidArgument(path +

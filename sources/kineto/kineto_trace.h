@@ -168,6 +168,9 @@ class KinetoTrace {
  private:
   KinetoTrace();
   bool ReadInChunks(size_t content, size_t chunk_bytes);
+  static StatusOr<std::unique_ptr<KinetoTrace>> ParseAgain(
+      std::string text, size_t content_size, const std::string& path,
+      size_t chunk_bytes, uint64_t blanked);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
