@@ -24,6 +24,29 @@ constexpr PointwiseEntry kPointwise[] = {
     {"_fused_rms_norm", 4},              {"copy_", 0},
     {"clone", 0},   {"contiguous", 0},   {"to", 0},
     {"_to_copy", 0}, {"fill_", 0},       {"zero_", 0},
+    // Elementary math, comparisons and selections: one each.
+    {"exp", 1},     {"exp2", 1},         {"expm1", 1},
+    {"log", 1},     {"log2", 1},         {"log10", 1},
+    {"log1p", 1},   {"sqrt", 1},         {"rsqrt", 1},
+    {"pow", 1},     {"square", 1},       {"sin", 1},
+    {"cos", 1},     {"tan", 1},          {"abs", 1},
+    {"reciprocal", 1},                   {"erf", 1},
+    {"erfc", 1},    {"sign", 1},         {"floor", 1},
+    {"ceil", 1},    {"round", 1},        {"trunc", 1},
+    {"clamp", 1},   {"clamp_min", 1},    {"clamp_max", 1},
+    {"clip", 1},    {"maximum", 1},      {"minimum", 1},
+    {"fmax", 1},    {"fmin", 1},         {"where", 1},
+    {"masked_fill", 1},                  {"eq", 1},
+    {"ne", 1},      {"lt", 1},           {"le", 1},
+    {"gt", 1},      {"ge", 1},           {"logical_and", 1},
+    {"logical_or", 1},                   {"logical_not", 1},
+    {"bitwise_and", 1},                  {"bitwise_or", 1},
+    {"bitwise_not", 1},                  {"bitwise_xor", 1},
+    {"remainder", 1},                    {"fmod", 1},
+    {"floor_divide", 1},                 {"true_divide", 1},
+    {"hardtanh", 1},                     {"leaky_relu", 2},
+    {"elu", 4},     {"softplus", 4},     {"mish", 8},
+    {"addcmul", 2}, {"addcdiv", 2},      {"lerp", 2},
 };
 
 }  // namespace
@@ -97,6 +120,14 @@ int PointwiseFlopsPerElement(std::string_view op) {
   for (const PointwiseEntry& e : kPointwise) {
     if (e.name == op) return e.flops;
   }
+  // An in-place form not listed ("exp_", "masked_fill_") is its
+  // operator's; the listed ones (copy_, fill_, zero_) matched above.
+  if (op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_') {
+    op.remove_suffix(1);
+    for (const PointwiseEntry& e : kPointwise) {
+      if (e.name == op) return e.flops;
+    }
+  }
   return -1;
 }
 
@@ -106,6 +137,63 @@ uint64_t PointwiseFlops(const PointwiseOp& p) {
 
 uint64_t PointwiseMinBytes(const PointwiseOp& p) {
   return p.input_bytes + p.output_bytes;
+}
+
+uint64_t ReductionFlops(const ReductionOp& r) { return U(r.in_elements); }
+
+uint64_t ReductionMinBytes(const ReductionOp& r) {
+  if (r.in_element_bytes <= 0 || r.out_element_bytes <= 0) return 0;
+  const uint64_t out_each = static_cast<uint64_t>(r.out_element_bytes) +
+                            (r.writes_index ? sizeof(int64_t) : 0);
+  return U(r.in_elements) * static_cast<uint64_t>(r.in_element_bytes) +
+         U(r.out_elements) * out_each;
+}
+
+uint64_t NormFlops(const NormOp& n) {
+  const uint64_t per_element =
+      (n.kind == NormKind::kRms ? 4 : 7) + (n.fused_add ? 1 : 0);
+  return U(n.rows) * U(n.cols) * per_element + 2 * U(n.rows);
+}
+
+uint64_t NormMinBytes(const NormOp& n) {
+  if (n.activation_bytes == 0) return 0;
+  return n.activation_bytes + U(n.params) * U(n.cols) *
+                                  static_cast<uint64_t>(
+                                      n.param_element_bytes > 0
+                                          ? n.param_element_bytes
+                                          : 0);
+}
+
+uint64_t GatedActivationFlops(const GatedActivationOp& g) {
+  return U(g.out_elements) * (U(g.activation_flops) + 1);
+}
+
+uint64_t GatedActivationMinBytes(const GatedActivationOp& g) {
+  return 3 * U(g.out_elements) * U(g.element_bytes);
+}
+
+uint64_t RotaryFlops(const RotaryOp& r) {
+  if (r.head_size <= 0) return 0;
+  const int64_t dim =
+      r.rotary_dim > 0 && r.rotary_dim < r.head_size ? r.rotary_dim
+                                                     : r.head_size;
+  return 3 * (U(r.qk_elements) / U(r.head_size)) * U(dim);
+}
+
+uint64_t RotaryMinBytes(const RotaryOp& r) {
+  return 2 * U(r.qk_elements) * U(r.element_bytes);
+}
+
+uint64_t CacheWriteMinBytes(const CacheWriteOp& c) {
+  if (c.source_element_bytes <= 0 || c.cache_element_bytes <= 0) return 0;
+  return U(c.kv_elements) *
+         static_cast<uint64_t>(c.source_element_bytes + c.cache_element_bytes);
+}
+
+uint64_t GatherMinBytes(const GatherOp& g) {
+  if (g.element_bytes <= 0) return 0;
+  return 2 * U(g.out_elements) * U(g.element_bytes) +
+         U(g.index_elements) * U(g.index_element_bytes);
 }
 
 Precision MatrixOpPrecision(int32_t type) {

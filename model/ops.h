@@ -72,7 +72,14 @@ uint64_t ConvMinBytes(const ConvShape& c);
 //   sum, divide); layer_norm, native_layer_norm: 7 (mean, centre, square-
 //   accumulate twice, normalise, affine scale and shift); rms_norm,
 //   _fused_rms_norm: 4 (square-accumulate, normalise, scale); copy_,
-//   clone, contiguous, to, _to_copy, fill_, zero_: 0 (data movement).
+//   clone, contiguous, to, _to_copy, fill_, zero_: 0 (data movement);
+//   the elementary math functions (exp, log, sqrt, rsqrt, pow, sin, cos,
+//   abs, reciprocal, erf, ...), comparisons, min/max of two tensors,
+//   where, masked_fill and clamp: 1 each, as TraceLens counts a unary or
+//   binary elementwise operator (a transcendental function is one
+//   special-function instruction, not the series a library might run);
+//   addcmul, addcdiv, lerp: 2. An in-place form ("exp_") is its
+//   operator's.
 // These are conventions, not measurements: the point of a pointwise
 // operator on a roofline is its bytes, whose arithmetic intensity is far
 // below any ridge whatever the count.
@@ -87,6 +94,100 @@ struct PointwiseOp {
 };
 uint64_t PointwiseFlops(const PointwiseOp& p);
 uint64_t PointwiseMinBytes(const PointwiseOp& p);
+
+// A reduction (sum, mean, max, min, argmax, prod, norm, cumsum, ...):
+// `in_elements` read, `out_elements` written (a scan writes as many as it
+// reads), plus an int64 index per output for the forms that return one
+// (argmax, max along a dimension). One FLOP per input element: the
+// combining add, multiply or comparison, as TraceLens counts a reduction
+// (the mean's final divide and a norm's square are left out: a few per
+// output, or one more per input that does not move a reduction off its
+// bandwidth).
+struct ReductionOp {
+  int64_t in_elements = 0, out_elements = 0;
+  int in_element_bytes = 0, out_element_bytes = 0;
+  bool writes_index = false;  // an int64 index per output as well
+};
+uint64_t ReductionFlops(const ReductionOp& r);
+// 0 when an element size is unknown (<= 0).
+uint64_t ReductionMinBytes(const ReductionOp& r);
+
+// A row normalisation over `rows` x `cols` activations, RMS or layer norm,
+// optionally fused with the residual add before it (vLLM's
+// fused_add_rms_norm, SGLang's fused_add_rmsnorm, aiter's add_rmsnorm).
+// FLOPs per element: RMS 4 (square, accumulate, scale by the reciprocal
+// root, scale by the weight) plus 2 per row (the mean's divide and the
+// reciprocal square root), the count TraceLens gives; layer norm 7 per
+// element (as PointwiseFlopsPerElement("layer_norm")) plus 2 per row; one
+// more per element for a fused residual add.
+// Bytes: `activation_bytes` is every activation-sized tensor the operator
+// reads or writes, each once (input and output; with a fused add the
+// residual read and the updated residual written too: four tensors), as
+// the caller counts them from the operator's arguments; the weight (and a
+// layer norm's bias) read once: `cols` x `param_element_bytes` each.
+enum class NormKind : uint8_t { kRms, kLayer };
+struct NormOp {
+  NormKind kind = NormKind::kRms;
+  int64_t rows = 0, cols = 0;
+  bool fused_add = false;
+  int params = 1;  // weight (1), weight and bias (2), none (0)
+  uint64_t activation_bytes = 0;
+  int param_element_bytes = 0;
+};
+uint64_t NormFlops(const NormOp& n);
+uint64_t NormMinBytes(const NormOp& n);
+
+// A gated activation: out[i] = act(x[i]) * x[i + d] over an input of
+// 2d per row (SGLang's and vLLM's silu_and_mul, gelu_and_mul,
+// gelu_tanh_and_mul). FLOPs per output element: the activation's
+// PointwiseFlopsPerElement plus the gating multiply (silu 4 + 1 = 5, as
+// TraceLens counts silu_and_mul). Bytes: the input (2 x out elements) read
+// and the output written once.
+struct GatedActivationOp {
+  int64_t out_elements = 0;
+  int activation_flops = 0;
+  int element_bytes = 0;
+};
+uint64_t GatedActivationFlops(const GatedActivationOp& g);
+uint64_t GatedActivationMinBytes(const GatedActivationOp& g);
+
+// Rotary position embedding applied in place to the query and key
+// (SGLang's and vLLM's rotary_embedding): of each head's `head_size`
+// elements, `rotary_dim` are rotated, at 3 FLOPs each (two multiplies by
+// cos and sin and their sum, as TraceLens counts RoPE). Bytes: the query
+// and key read and written once; the positions and the cos/sin table
+// (a few per token beside thousands of q and k elements) are left out, as
+// TraceLens leaves them out, so the figure stays a lower bound.
+struct RotaryOp {
+  int64_t qk_elements = 0;  // query and key together
+  int64_t head_size = 0, rotary_dim = 0;  // rotary_dim 0: head_size
+  int element_bytes = 0;
+};
+uint64_t RotaryFlops(const RotaryOp& r);
+uint64_t RotaryMinBytes(const RotaryOp& r);
+
+// A KV-cache write (vLLM's reshape_and_cache(_flash), SGLang's
+// store_cache): the new tokens' keys and values (`kv_elements` together)
+// read at their type's size and written into the cache at the cache's
+// (an fp8 cache stores a byte per element). No FLOPs (an fp8 cache's
+// scaling is a multiply per element, not counted: data movement). The
+// slot mapping (one index per token) is left out, as TraceLens does.
+struct CacheWriteOp {
+  int64_t kv_elements = 0;
+  int source_element_bytes = 0, cache_element_bytes = 0;
+};
+uint64_t CacheWriteMinBytes(const CacheWriteOp& c);
+
+// A gather of rows or elements by index (index_select, gather, embedding,
+// index with one index tensor): `out_elements` gathered, each read once
+// and written once, and the index read once. No FLOPs.
+struct GatherOp {
+  int64_t out_elements = 0;
+  int element_bytes = 0;
+  int64_t index_elements = 0;
+  int index_element_bytes = 0;
+};
+uint64_t GatherMinBytes(const GatherOp& g);
 
 // The precision class of a matrix-product operator (attention,
 // convolution) over `type` inputs, by GemmPrecision's rule for a product

@@ -60,9 +60,41 @@ int PointwiseOf(std::string_view name) {
   return PointwiseFlopsPerElement(name.substr(kAten.size()));
 }
 
+// The size of an element of a PyTorch "Input type" ("c10::BFloat16",
+// "long int", "bool"); 0 when not known. The floating and 8-bit types are
+// model/gemm.h's; the integer, boolean and complex types that no cuBLAS
+// type names are listed here (a copy of an int64 tensor moves 8 bytes an
+// element, though no GEMM takes one).
+int TorchTypeBytes(std::string_view type) {
+  const int32_t cuda = CudaTypeOfTorchType(type);
+  if (cuda >= 0) return ElementBytes(cuda);
+  struct Entry {
+    std::string_view name;
+    int bytes;
+  };
+  static constexpr Entry kOther[] = {
+      {"long int", 8},           {"long", 8},
+      {"int64_t", 8},            {"unsigned long", 8},
+      {"uint64_t", 8},           {"unsigned int", 4},
+      {"uint32_t", 4},           {"short int", 2},
+      {"short", 2},              {"unsigned short", 2},
+      {"uint16_t", 2},           {"bool", 1},
+      {"c10::complex<float>", 8}, {"c10::complex<double>", 16},
+      {"c10::complex<c10::Half>", 4},
+      {"c10::Float8_e8m0fnu", 1}, {"c10::Float4_e2m1fn_x2", 1},
+      {"c10::qint8", 1},         {"c10::quint8", 1},
+      {"c10::qint32", 4},
+  };
+  for (const Entry& e : kOther) {
+    if (e.name == type) return e.bytes;
+  }
+  return 0;
+}
+
+// A tensor input whose element size is known.
 bool IsTensorInput(const OpInputs& in, int i) {
   return i < in.count && in.in[i].rank >= 0 &&
-         CudaTypeOfTorchType(in.in[i].type) >= 0;
+         TorchTypeBytes(in.in[i].type) > 0;
 }
 
 int64_t Elements(const OpInput& t) {
@@ -234,7 +266,7 @@ std::optional<OpFigures> PointwiseFigures(std::string_view name,
     const int64_t n = Elements(in.in[i]);
     if (largest < 0 || n > Elements(in.in[largest])) largest = i;
     if (i == 0 && overwrites) continue;
-    const int size = ElementBytes(CudaTypeOfTorchType(in.in[i].type));
+    const int size = TorchTypeBytes(in.in[i].type);
     read += static_cast<uint64_t>(n) * static_cast<uint64_t>(size);
   }
   if (largest < 0) return std::nullopt;
@@ -245,7 +277,7 @@ std::optional<OpFigures> PointwiseFigures(std::string_view name,
   p.flops_per_element = flops_per_element;
   p.input_bytes = read;
   p.output_bytes = static_cast<uint64_t>(p.elements) *
-                   static_cast<uint64_t>(ElementBytes(type));
+                   static_cast<uint64_t>(TorchTypeBytes(out.type));
   OpFigures f;
   f.flops = PointwiseFlops(p);
   f.min_bytes = PointwiseMinBytes(p);
@@ -255,11 +287,317 @@ std::optional<OpFigures> PointwiseFigures(std::string_view name,
   return f;
 }
 
+
+// Operators of serving engines and kernel libraries (vLLM's _C ops,
+// SGLang's sgl_kernel, ROCm's aiter) with a fixed argument layout, and
+// aten's reductions and gathers.
+enum class Family : uint8_t {
+  kNorm,
+  kGatedActivation,
+  kRotary,
+  kCacheWrite,
+  kReduction,
+  kGather,
+};
+
+struct FamilyOp {
+  std::string_view name;
+  Family family;
+  // kNorm: the kind, whether a residual add is fused, and how many
+  // activation-sized tensors it reads or writes in all (input and output:
+  // 2; with a fused add, the residual read and written too: 4).
+  NormKind norm = NormKind::kRms;
+  bool fused_add = false;
+  int activations = 0;
+  // kGatedActivation: the activation's FLOPs per element (silu 4, gelu 8:
+  // model/ops.h PointwiseFlopsPerElement).
+  int activation_flops = 0;
+  // kReduction: where the dim argument is (-1: none), whether it is a scan
+  // (as many outputs as inputs), whether an int64 index is written per
+  // output (max/min along a dimension), or only an index (argmax).
+  int dim_arg = -1;
+  bool scan = false, index_with_values = false, index_only = false;
+};
+
+constexpr FamilyOp kFamilyOps[] = {
+    // Norms: (out, input, weight, eps) and the like; rows x cols and the
+    // weight are found by shape, not position, so layouts that differ only
+    // in where the output sits read alike.
+    {"aiter::rmsnorm", Family::kNorm, NormKind::kRms, false, 2},
+    {"aiter::rms_norm", Family::kNorm, NormKind::kRms, false, 2},
+    {"aiter::rmsnorm2d_fwd", Family::kNorm, NormKind::kRms, false, 2},
+    {"aiter::add_rmsnorm", Family::kNorm, NormKind::kRms, true, 4},
+    {"aiter::rmsnorm2d_fwd_with_add", Family::kNorm, NormKind::kRms, true, 4},
+    {"aiter::rmsnorm2d_fwd_ck", Family::kNorm, NormKind::kRms, false, 2},
+    {"aiter::rmsnorm2d_fwd_with_add_ck", Family::kNorm, NormKind::kRms, true,
+     4},
+    {"_C::rms_norm", Family::kNorm, NormKind::kRms, false, 2},
+    {"_C::fused_add_rms_norm", Family::kNorm, NormKind::kRms, true, 4},
+    {"sgl_kernel::rmsnorm", Family::kNorm, NormKind::kRms, false, 2},
+    {"sgl_kernel::fused_add_rmsnorm", Family::kNorm, NormKind::kRms, true, 4},
+    {"sgl_kernel::gemma_rmsnorm", Family::kNorm, NormKind::kRms, false, 2},
+    {"sgl_kernel::gemma_fused_add_rmsnorm", Family::kNorm, NormKind::kRms,
+     true, 4},
+    {"aiter::layernorm2d_fwd", Family::kNorm, NormKind::kLayer, false, 2},
+    // Gated activations: (out, input) with input [.., 2d], out [.., d].
+    {"sgl_kernel::silu_and_mul", Family::kGatedActivation, {}, false, 0, 4},
+    {"_C::silu_and_mul", Family::kGatedActivation, {}, false, 0, 4},
+    {"aiter::silu_and_mul", Family::kGatedActivation, {}, false, 0, 4},
+    {"sgl_kernel::gelu_and_mul", Family::kGatedActivation, {}, false, 0, 8},
+    {"sgl_kernel::gelu_tanh_and_mul", Family::kGatedActivation, {}, false, 0,
+     8},
+    {"_C::gelu_and_mul", Family::kGatedActivation, {}, false, 0, 8},
+    {"_C::gelu_tanh_and_mul", Family::kGatedActivation, {}, false, 0, 8},
+    // Rotary: (positions, query, key, head_size, cos_sin_cache, is_neox).
+    {"sgl_kernel::rotary_embedding", Family::kRotary},
+    {"_C::rotary_embedding", Family::kRotary},
+    // KV-cache writes: (key, value, key_cache, value_cache, slots, ...).
+    {"sglang::store_cache", Family::kCacheWrite},
+    {"_C_cache_ops::reshape_and_cache", Family::kCacheWrite},
+    {"_C_cache_ops::reshape_and_cache_flash", Family::kCacheWrite},
+    // Reductions: (self, dim, keepdim, ...) unless said.
+    {"aten::sum", Family::kReduction, {}, false, 0, 0, 1},
+    {"aten::nansum", Family::kReduction, {}, false, 0, 0, 1},
+    {"aten::mean", Family::kReduction, {}, false, 0, 0, 1},
+    {"aten::amax", Family::kReduction, {}, false, 0, 0, 1},
+    {"aten::amin", Family::kReduction, {}, false, 0, 0, 1},
+    {"aten::prod", Family::kReduction, {}, false, 0, 0, 1},
+    {"aten::logsumexp", Family::kReduction, {}, false, 0, 0, 1},
+    {"aten::var", Family::kReduction, {}, false, 0, 0, 1},
+    {"aten::std", Family::kReduction, {}, false, 0, 0, 1},
+    {"aten::all", Family::kReduction, {}, false, 0, 0, 1},
+    {"aten::any", Family::kReduction, {}, false, 0, 0, 1},
+    {"aten::norm", Family::kReduction, {}, false, 0, 0, 2},
+    {"aten::linalg_vector_norm", Family::kReduction, {}, false, 0, 0, 2},
+    {"aten::max", Family::kReduction, {}, false, 0, 0, 1, false, true},
+    {"aten::min", Family::kReduction, {}, false, 0, 0, 1, false, true},
+    {"aten::argmax", Family::kReduction, {}, false, 0, 0, 1, false, false,
+     true},
+    {"aten::argmin", Family::kReduction, {}, false, 0, 0, 1, false, false,
+     true},
+    {"aten::cumsum", Family::kReduction, {}, false, 0, 0, 1, true},
+    {"aten::cumprod", Family::kReduction, {}, false, 0, 0, 1, true},
+    // Gathers.
+    {"aten::index_select", Family::kGather},
+    {"aten::gather", Family::kGather},
+    {"aten::embedding", Family::kGather},
+};
+
+const FamilyOp* FamilyOpOf(std::string_view name) {
+  for (const FamilyOp& f : kFamilyOps) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+// The tensor input with the most elements, or -1.
+int LargestTensor(const OpInputs& in) {
+  int largest = -1;
+  for (int i = 0; i < in.count; ++i) {
+    if (!IsTensorInput(in, i)) continue;
+    if (largest < 0 || Elements(in.in[i]) > Elements(in.in[largest])) {
+      largest = i;
+    }
+  }
+  return largest;
+}
+
+// "4096x128" of a tensor's rows and last dimension.
+std::string RowsText(int64_t rows, int64_t cols) {
+  return std::to_string(rows) + "x" + std::to_string(cols);
+}
+
+std::optional<OpFigures> NormFigures(const FamilyOp& op, const OpInputs& in) {
+  const int x = LargestTensor(in);
+  if (x < 0 || in.in[x].rank < 1) return std::nullopt;
+  const OpInput& t = in.in[x];
+  NormOp n;
+  n.kind = op.norm;
+  n.fused_add = op.fused_add;
+  n.cols = t.dims[t.rank - 1];
+  if (n.cols <= 0) return std::nullopt;
+  n.rows = Elements(t) / n.cols;
+  const int size = TorchTypeBytes(t.type);
+  n.activation_bytes = static_cast<uint64_t>(op.activations) *
+                       static_cast<uint64_t>(Elements(t)) *
+                       static_cast<uint64_t>(size);
+  // The weight (and bias): one-dimensional tensors of a row's length.
+  n.params = 0;
+  for (int i = 0; i < in.count; ++i) {
+    if (i == x || !IsTensorInput(in, i)) continue;
+    const OpInput& p = in.in[i];
+    if (p.rank == 1 && p.dims[0] == n.cols) {
+      ++n.params;
+      n.param_element_bytes = TorchTypeBytes(p.type);
+    }
+  }
+  OpFigures f;
+  f.flops = NormFlops(n);
+  f.min_bytes = NormMinBytes(n);
+  f.precision = PointwisePrecision(CudaTypeOfTorchType(t.type));
+  if (f.min_bytes == 0) return std::nullopt;
+  f.shape = RowsText(n.rows, n.cols);
+  return f;
+}
+
+std::optional<OpFigures> GatedActivationFigures(const FamilyOp& op,
+                                                const OpInputs& in) {
+  const int x = LargestTensor(in);
+  if (x < 0 || in.in[x].rank < 1) return std::nullopt;
+  const OpInput& t = in.in[x];
+  const int64_t width = t.dims[t.rank - 1];
+  if (width <= 0 || width % 2 != 0) return std::nullopt;
+  GatedActivationOp g;
+  g.out_elements = Elements(t) / 2;
+  g.activation_flops = op.activation_flops;
+  g.element_bytes = TorchTypeBytes(t.type);
+  OpFigures f;
+  f.flops = GatedActivationFlops(g);
+  f.min_bytes = GatedActivationMinBytes(g);
+  f.precision = PointwisePrecision(CudaTypeOfTorchType(t.type));
+  if (f.min_bytes == 0) return std::nullopt;
+  f.shape = RowsText(g.out_elements / (width / 2), width / 2);
+  return f;
+}
+
+std::optional<OpFigures> RotaryFigures(const OpInputs& in) {
+  // Query (1) and key (2; None in some vLLM versions), head size (3), the
+  // cos/sin cache (4) whose last dimension is the rotary dimension.
+  if (!IsTensorInput(in, 1)) return std::nullopt;
+  int64_t head_size = 0;
+  if (in.count <= 3 || !ConcreteInts(in.in[3].concrete, 1, &head_size) ||
+      head_size <= 0) {
+    return std::nullopt;
+  }
+  RotaryOp r;
+  r.qk_elements = Elements(in.in[1]);
+  if (IsTensorInput(in, 2)) r.qk_elements += Elements(in.in[2]);
+  r.head_size = head_size;
+  if (IsTensorInput(in, 4) && in.in[4].rank >= 1) {
+    r.rotary_dim = in.in[4].dims[in.in[4].rank - 1];
+  }
+  r.element_bytes = TorchTypeBytes(in.in[1].type);
+  OpFigures f;
+  f.flops = RotaryFlops(r);
+  f.min_bytes = RotaryMinBytes(r);
+  f.precision = PointwisePrecision(CudaTypeOfTorchType(in.in[1].type));
+  if (f.flops == 0 || f.min_bytes == 0) return std::nullopt;
+  f.shape = "q=" + DimsText(in.in[1]);
+  if (IsTensorInput(in, 2)) f.shape += " k=" + DimsText(in.in[2]);
+  return f;
+}
+
+std::optional<OpFigures> CacheWriteFigures(const OpInputs& in) {
+  for (int i = 0; i < 4; ++i) {
+    if (!IsTensorInput(in, i)) return std::nullopt;
+  }
+  CacheWriteOp c;
+  c.kv_elements = Elements(in.in[0]) + Elements(in.in[1]);
+  c.source_element_bytes = TorchTypeBytes(in.in[0].type);
+  c.cache_element_bytes = TorchTypeBytes(in.in[2].type);
+  OpFigures f;
+  f.min_bytes = CacheWriteMinBytes(c);
+  if (f.min_bytes == 0) return std::nullopt;
+  f.shape = "k=" + DimsText(in.in[0]) + " v=" + DimsText(in.in[1]);
+  return f;
+}
+
+std::optional<OpFigures> ReductionFigures(const FamilyOp& op,
+                                          const OpInputs& in) {
+  if (!IsTensorInput(in, 0)) return std::nullopt;
+  const OpInput& x = in.in[0];
+  // max(a, b) and min(a, b) of two tensors are elementwise.
+  if (op.index_with_values && IsTensorInput(in, 1)) {
+    return PointwiseFigures(op.name, 1, in);
+  }
+  ReductionOp r;
+  r.in_elements = Elements(x);
+  r.in_element_bytes = TorchTypeBytes(x.type);
+  r.out_element_bytes = op.index_only ? 8 : r.in_element_bytes;
+  bool has_dim = false;
+  if (op.scan) {
+    r.out_elements = r.in_elements;
+  } else {
+    // The reduced dimensions: an int or a list; none (or an empty list)
+    // reduces them all.
+    int64_t dims[kMaxRank];
+    const int n = op.dim_arg < in.count ? x.rank : 0;
+    std::string_view v = n > 0 ? in.in[op.dim_arg].concrete : "";
+    int got = 0;
+    if (!v.empty()) {
+      for (char c : v) got += c == ',';
+      got = std::min(got + 1, kMaxRank);
+      if (!ConcreteInts(v, got, dims)) got = 0;
+    }
+    has_dim = got > 0;
+    r.out_elements = has_dim ? r.in_elements : 1;
+    for (int i = 0; i < got; ++i) {
+      const int64_t d = dims[i] < 0 ? dims[i] + x.rank : dims[i];
+      if (d < 0 || d >= x.rank || x.dims[d] <= 0) return std::nullopt;
+      r.out_elements /= x.dims[d];
+    }
+  }
+  r.writes_index = op.index_with_values && has_dim;
+  OpFigures f;
+  f.flops = ReductionFlops(r);
+  f.min_bytes = ReductionMinBytes(r);
+  f.precision = PointwisePrecision(CudaTypeOfTorchType(x.type));
+  if (f.min_bytes == 0) return std::nullopt;
+  f.shape = DimsText(x) + " -> " + std::to_string(r.out_elements);
+  return f;
+}
+
+std::optional<OpFigures> GatherFigures(const FamilyOp& op,
+                                       const OpInputs& in) {
+  GatherOp g;
+  int src = 0, index = 2;
+  if (op.name == "aten::embedding") index = 1;
+  if (!IsTensorInput(in, src) || !IsTensorInput(in, index)) {
+    return std::nullopt;
+  }
+  const OpInput& x = in.in[src];
+  const OpInput& ix = in.in[index];
+  if (op.name == "aten::embedding") {
+    if (x.rank != 2) return std::nullopt;
+    g.out_elements = Elements(ix) * x.dims[1];
+  } else if (op.name == "aten::gather") {
+    g.out_elements = Elements(ix);
+  } else {  // index_select(self, dim, index)
+    int64_t d = 0;
+    if (in.count <= 1 || !ConcreteInts(in.in[1].concrete, 1, &d)) {
+      return std::nullopt;
+    }
+    if (d < 0) d += x.rank;
+    if (d < 0 || d >= x.rank || x.dims[d] <= 0) return std::nullopt;
+    g.out_elements = Elements(x) / x.dims[d] * Elements(ix);
+  }
+  g.element_bytes = TorchTypeBytes(x.type);
+  g.index_elements = Elements(ix);
+  g.index_element_bytes = TorchTypeBytes(ix.type);
+  OpFigures f;
+  f.min_bytes = GatherMinBytes(g);
+  if (f.min_bytes == 0) return std::nullopt;
+  f.shape = DimsText(x) + " [" + DimsText(ix) + "]";
+  return f;
+}
+
+std::optional<OpFigures> FamilyFigures(const FamilyOp& op,
+                                       const OpInputs& in) {
+  switch (op.family) {
+    case Family::kNorm: return NormFigures(op, in);
+    case Family::kGatedActivation: return GatedActivationFigures(op, in);
+    case Family::kRotary: return RotaryFigures(in);
+    case Family::kCacheWrite: return CacheWriteFigures(in);
+    case Family::kReduction: return ReductionFigures(op, in);
+    case Family::kGather: return GatherFigures(op, in);
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 bool IsModelledOp(std::string_view name) {
   return AttentionOpOf(name) != nullptr || ConvOpOf(name) != nullptr ||
-         PointwiseOf(name) >= 0;
+         FamilyOpOf(name) != nullptr || PointwiseOf(name) >= 0;
 }
 
 std::optional<OpFigures> FiguresOfOp(std::string_view name,
@@ -268,6 +606,7 @@ std::optional<OpFigures> FiguresOfOp(std::string_view name,
     return AttentionFigures(*a, inputs);
   }
   if (const ConvOp* c = ConvOpOf(name)) return ConvFigures(*c, inputs);
+  if (const FamilyOp* f = FamilyOpOf(name)) return FamilyFigures(*f, inputs);
   const int per_element = PointwiseOf(name);
   if (per_element >= 0) return PointwiseFigures(name, per_element, inputs);
   return std::nullopt;

@@ -178,5 +178,51 @@ TEST(CollectiveTest, NamesFromPyTorchAndNcclKernels) {
   EXPECT_STREQ(CollectiveName(Collective::kReduceScatter), "reduce_scatter");
 }
 
+
+// An in-place form is its operator's; the listed in-place data movements
+// keep their own entries; a name with no operator behind it is unknown.
+TEST(PointwiseTest, InPlaceFormsAndMath) {
+  EXPECT_EQ(PointwiseFlopsPerElement("rsqrt"), 1);
+  EXPECT_EQ(PointwiseFlopsPerElement("rsqrt_"), 1);
+  EXPECT_EQ(PointwiseFlopsPerElement("addcmul_"), 2);
+  EXPECT_EQ(PointwiseFlopsPerElement("copy_"), 0);
+  EXPECT_EQ(PointwiseFlopsPerElement("sort_"), -1);
+  EXPECT_EQ(PointwiseFlopsPerElement("_"), -1);
+}
+
+// The row norms: RMS 4 an element and 2 a row, one more an element with a
+// fused add, layer norm 7; bytes the activations plus the weight.
+TEST(NormTest, FlopsAndBytes) {
+  NormOp rms{NormKind::kRms, 10, 64, false, 1, 10 * 64 * 2 * 2, 2};
+  EXPECT_EQ(NormFlops(rms), 10u * 64u * 4u + 20u);
+  EXPECT_EQ(NormMinBytes(rms), 2560u + 128u);
+  NormOp add = rms;
+  add.fused_add = true;
+  EXPECT_EQ(NormFlops(add), 10u * 64u * 5u + 20u);
+  NormOp ln{NormKind::kLayer, 10, 64, false, 2, 2560, 2};
+  EXPECT_EQ(NormFlops(ln), 10u * 64u * 7u + 20u);
+  EXPECT_EQ(NormMinBytes(ln), 2560u + 256u);
+  ln.activation_bytes = 0;
+  EXPECT_EQ(NormMinBytes(ln), 0u);
+}
+
+// Unknown element sizes give no bytes rather than a partial count.
+TEST(ReductionTest, UnknownSizesGiveNoBytes) {
+  ReductionOp r{100, 1, 4, 4, false};
+  EXPECT_EQ(ReductionFlops(r), 100u);
+  EXPECT_EQ(ReductionMinBytes(r), 404u);
+  r.writes_index = true;
+  EXPECT_EQ(ReductionMinBytes(r), 412u);
+  r.in_element_bytes = 0;
+  EXPECT_EQ(ReductionMinBytes(r), 0u);
+  EXPECT_EQ(CacheWriteMinBytes({10, 2, 0}), 0u);
+  EXPECT_EQ(CacheWriteMinBytes({10, 2, 1}), 30u);
+  EXPECT_EQ(GatherMinBytes({10, 0, 5, 8}), 0u);
+  EXPECT_EQ(RotaryFlops({256, 0, 0, 2}), 0u);
+  EXPECT_EQ(RotaryFlops({256, 128, 0, 2}), 768u);
+  EXPECT_EQ(GatedActivationFlops({10, 4, 2}), 50u);
+  EXPECT_EQ(GatedActivationMinBytes({10, 4, 2}), 60u);
+}
+
 }  // namespace
 }  // namespace rooftrace

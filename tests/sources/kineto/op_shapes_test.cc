@@ -96,8 +96,205 @@ TEST(OpShapesTest, PointwiseBytes) {
   EXPECT_EQ(copy->flops, 0u);
   EXPECT_EQ(copy->min_bytes, 2u * 32u * 4u);
   EXPECT_TRUE(IsModelledOp("aten::layer_norm"));
-  EXPECT_FALSE(IsModelledOp("aten::embedding"));
+  EXPECT_TRUE(IsModelledOp("aten::embedding"));
+  EXPECT_FALSE(IsModelledOp("aten::embedding_bag"));
   EXPECT_FALSE(FiguresOfOp("aten::add", Inputs({S("1"), S("2")})));
+}
+
+
+// The figures below are TraceLens's for the same operator calls of the
+// SGLang and vLLM traces under real-data/tracelens/.../inference/
+// (perf_csvs: RMSNorm_fwd, UnaryElementwise, RoPE_fwd, Reduce_fwd,
+// InferenceAttention_fwd): every one is equal to the FLOP and the byte.
+
+// aiter's RMS norms, with and without the fused residual add, and the
+// vLLM form whose output is not an argument: 4 FLOPs an element and 2 a
+// row (+1 an element for the add); 2 or 4 activation tensors and the
+// weight.
+TEST(OpShapesTest, RmsNormsAsTraceLensCountsThem) {
+  auto norm = FiguresOfOp(
+      "aiter::rmsnorm", Inputs({T({491520, 128}, kBf16), T({491520, 128}, kBf16),
+                                T({128}, kBf16), S("1e-06")}));
+  ASSERT_TRUE(norm.has_value());
+  EXPECT_EQ(norm->flops, 252641280u);      // 0.25264128 GFLOP
+  EXPECT_EQ(norm->min_bytes, 251658496u);  // 240.000244140625 MiB
+  EXPECT_EQ(norm->precision, Precision::kFp16);
+  EXPECT_EQ(norm->shape, "491520x128");
+  const OpInput x = T({15360, 4096}, kBf16);
+  auto add = FiguresOfOp("aiter::add_rmsnorm",
+                         Inputs({x, x, x, x, T({4096}, kBf16), S("1e-06")}));
+  ASSERT_TRUE(add.has_value());
+  EXPECT_EQ(add->flops, 314603520u);      // 0.31460352 GFLOP
+  EXPECT_EQ(add->min_bytes, 503324672u);  // 480.0078125 MiB
+  const OpInput v = T({8192, 2880}, kBf16);
+  auto vllm = FiguresOfOp("aiter::rms_norm",
+                          Inputs({v, T({2880}, kBf16), S("1e-05"), S("0")}));
+  ASSERT_TRUE(vllm.has_value());
+  EXPECT_EQ(vllm->flops, 94388224u);      // 0.094388224 GFLOP
+  EXPECT_EQ(vllm->min_bytes, 94377600u);  // 90.0054931640625 MiB
+  auto ck = FiguresOfOp(
+      "aiter::rmsnorm2d_fwd_with_add_ck",
+      Inputs({v, v, v, v, T({2880}, kBf16), S("1e-05"), S("0")}));
+  ASSERT_TRUE(ck.has_value());
+  EXPECT_EQ(ck->flops, 117981184u);       // 0.117981184 GFLOP
+  EXPECT_EQ(ck->min_bytes, 188749440u);   // 180.0054931640625 MiB
+  // vLLM's in-place fused add: input and residual each read and written.
+  auto inplace = FiguresOfOp(
+      "_C::fused_add_rms_norm", Inputs({v, v, T({2880}, kBf16), S("1e-05")}));
+  ASSERT_TRUE(inplace.has_value());
+  EXPECT_EQ(inplace->min_bytes, ck->min_bytes);
+  EXPECT_FALSE(FiguresOfOp("aiter::rmsnorm", Inputs({S("1e-06")})));
+}
+
+// silu_and_mul(out [15360, 12288], input [15360, 24576]): 5 FLOPs an
+// output element, the input read and the output written.
+TEST(OpShapesTest, GatedActivation) {
+  auto f = FiguresOfOp("sgl_kernel::silu_and_mul",
+                       Inputs({T({15360, 12288}, kBf16),
+                               T({15360, 24576}, kBf16)}));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->flops, 943718400u);        // 0.9437184 GFLOP
+  EXPECT_EQ(f->min_bytes, 1132462080u);   // 1080 MiB
+  EXPECT_EQ(f->shape, "15360x12288");
+  auto gelu = FiguresOfOp("_C::gelu_and_mul",
+                          Inputs({T({2, 4}, "float"), T({2, 8}, "float")}));
+  ASSERT_TRUE(gelu.has_value());
+  EXPECT_EQ(gelu->flops, 8u * 9u);
+  // An odd input width is not a gated activation's.
+  EXPECT_FALSE(FiguresOfOp("_C::silu_and_mul",
+                           Inputs({T({2, 3}, "float"), T({2, 7}, "float")})));
+}
+
+// rotary_embedding(positions, query, key, head_size, cos_sin_cache,
+// is_neox): 3 FLOPs a rotated element; q and k read and written.
+TEST(OpShapesTest, RotaryEmbedding) {
+  OpInputs in = Inputs({T({15360}, "long int"), T({15360, 4096}, kBf16),
+                        T({15360, 1024}, kBf16), S("128"),
+                        T({41216, 128}, kBf16), S("True")});
+  auto f = FiguresOfOp("sgl_kernel::rotary_embedding", in);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->flops, 235929600u);       // 0.2359296 GFLOP
+  EXPECT_EQ(f->min_bytes, 314572800u);   // 300 MiB
+  // A partial rotary (64 of 128 dimensions) rotates half the elements.
+  in.in[4] = T({41216, 64}, kBf16);
+  auto half = FiguresOfOp("_C::rotary_embedding", in);
+  ASSERT_TRUE(half.has_value());
+  EXPECT_EQ(half->flops, 235929600u / 2);
+  EXPECT_EQ(half->min_bytes, 314572800u);
+  // Without the head size the rotated share is unknown: no figures.
+  in.in[3] = S("");
+  EXPECT_FALSE(FiguresOfOp("_C::rotary_embedding", in));
+}
+
+// store_cache(k, v, k_cache, v_cache, loc): the new keys and values read
+// and written into the cache at the cache's element size; no FLOPs.
+TEST(OpShapesTest, KvCacheWrites) {
+  const OpInput kv = T({15360, 1024}, kBf16);
+  const OpInput cache = T({835874, 1024}, kBf16);
+  auto f = FiguresOfOp("sglang::store_cache",
+                       Inputs({kv, kv, cache, cache, T({15360}, "long int"),
+                               S("2048"), S("0")}));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->flops, 0u);
+  EXPECT_EQ(f->min_bytes, 125829120u);  // 120 MiB
+  // An fp8 cache (stored as bytes) is written at one byte an element.
+  const OpInput k3 = T({32, 8, 128}, kBf16);
+  const OpInput fp8 = T({1000, 16, 8, 128}, "unsigned char");
+  auto v = FiguresOfOp("_C_cache_ops::reshape_and_cache_flash",
+                       Inputs({k3, k3, fp8, fp8, T({32}, "long int"),
+                               S("fp8"), T({}, "float"), T({}, "float")}));
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->min_bytes, 2u * 32u * 8u * 128u * (2u + 1u));
+}
+
+// Reductions: one FLOP an input element; the input read, the output (and
+// the index max/min return along a dimension) written.
+TEST(OpShapesTest, Reductions) {
+  auto cumsum = FiguresOfOp("aten::cumsum",
+                            Inputs({T({15}, "long int"), S("0"), S("")}));
+  ASSERT_TRUE(cumsum.has_value());
+  EXPECT_EQ(cumsum->flops, 15u);
+  EXPECT_EQ(cumsum->min_bytes, 240u);  // 0.0002288818359375 MiB
+  auto max = FiguresOfOp("aten::max", Inputs({T({32}, "int")}));
+  ASSERT_TRUE(max.has_value());
+  EXPECT_EQ(max->min_bytes, 132u);  // 0.000125885009765625 MiB
+  // mean over the last dimension of [4, 8, 16] bf16: 32 outputs.
+  auto mean = FiguresOfOp("aten::mean", Inputs({T({4, 8, 16}, kBf16),
+                                                S("[-1]"), S("True")}));
+  ASSERT_TRUE(mean.has_value());
+  EXPECT_EQ(mean->flops, 512u);
+  EXPECT_EQ(mean->min_bytes, (512u + 32u) * 2u);
+  EXPECT_EQ(mean->shape, "4x8x16 -> 32");
+  // max along a dimension writes values and int64 indices; argmax only
+  // indices.
+  auto maxdim = FiguresOfOp("aten::max", Inputs({T({4, 8}, "float"), S("1"),
+                                                 S("False")}));
+  ASSERT_TRUE(maxdim.has_value());
+  EXPECT_EQ(maxdim->min_bytes, 32u * 4u + 4u * (4u + 8u));
+  auto argmax = FiguresOfOp("aten::argmax", Inputs({T({32, 151936}, "float"),
+                                                    S("-1"), S("False")}));
+  ASSERT_TRUE(argmax.has_value());
+  EXPECT_EQ(argmax->min_bytes, 32u * 151936u * 4u + 32u * 8u);
+  // max of two tensors is elementwise.
+  auto pair = FiguresOfOp("aten::max", Inputs({T({4}, "float"),
+                                               T({4}, "float")}));
+  ASSERT_TRUE(pair.has_value());
+  EXPECT_EQ(pair->min_bytes, 3u * 16u);
+  // A dimension beyond the tensor's rank: not this operator's inputs.
+  EXPECT_FALSE(FiguresOfOp("aten::sum", Inputs({T({4}, "float"), S("[3]")})));
+}
+
+// Copies and elementwise operators on integer tensors count their bytes
+// (a long int is 8): a copy from int64 counted 0 bytes for its source.
+TEST(OpShapesTest, IntegerTensorsHaveBytes) {
+  auto copy = FiguresOfOp("aten::copy_", Inputs({T({15}, "long int"),
+                                                 T({15}, "long int"),
+                                                 S("False")}));
+  ASSERT_TRUE(copy.has_value());
+  EXPECT_EQ(copy->min_bytes, 240u);  // 0.0002288818359375 MiB
+  auto widen = FiguresOfOp("aten::copy_", Inputs({T({15}, "long int"),
+                                                  T({15}, "int"), S("False")}));
+  ASSERT_TRUE(widen.has_value());
+  EXPECT_EQ(widen->min_bytes, 180u);  // 0.000171661376953125 MiB
+  auto neg = FiguresOfOp("aten::neg", Inputs({T({32}, "long int")}));
+  ASSERT_TRUE(neg.has_value());
+  EXPECT_EQ(neg->min_bytes, 512u);  // 0.00048828125 MiB
+  auto mask = FiguresOfOp("aten::copy_", Inputs({T({46}, "bool"),
+                                                 T({46}, "bool"), S("True")}));
+  ASSERT_TRUE(mask.has_value());
+  EXPECT_EQ(mask->min_bytes, 92u);
+}
+
+// Elementary math and its in-place forms are pointwise operators.
+TEST(OpShapesTest, UnaryMath) {
+  for (std::string_view op : {"aten::pow", "aten::rsqrt", "aten::exp",
+                              "aten::sin", "aten::cos", "aten::rsqrt_",
+                              "aten::masked_fill_"}) {
+    auto f = FiguresOfOp(op, Inputs({T({64, 32}, kBf16), S("2")}));
+    ASSERT_TRUE(f.has_value()) << op;
+    EXPECT_EQ(f->flops, 2048u) << op;
+    EXPECT_EQ(f->min_bytes, 2u * 2048u * 2u) << op;
+  }
+}
+
+// Gathers: the gathered elements read and written, the index read.
+TEST(OpShapesTest, Gathers) {
+  auto emb = FiguresOfOp("aten::embedding",
+                         Inputs({T({151936, 1024}, kBf16),
+                                 T({1, 141}, "long int"), S("-1")}));
+  ASSERT_TRUE(emb.has_value());
+  EXPECT_EQ(emb->flops, 0u);
+  EXPECT_EQ(emb->min_bytes, 2u * 141u * 1024u * 2u + 141u * 8u);
+  auto sel = FiguresOfOp("aten::index_select",
+                         Inputs({T({100, 64}, "float"), S("0"),
+                                 T({10}, "long int")}));
+  ASSERT_TRUE(sel.has_value());
+  EXPECT_EQ(sel->min_bytes, 2u * 640u * 4u + 80u);
+  auto gather = FiguresOfOp("aten::gather",
+                            Inputs({T({4, 100}, "float"), S("1"),
+                                    T({4, 3}, "long int")}));
+  ASSERT_TRUE(gather.has_value());
+  EXPECT_EQ(gather->min_bytes, 2u * 12u * 4u + 12u * 8u);
 }
 
 }  // namespace
