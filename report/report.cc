@@ -461,6 +461,7 @@ void ReportBuilder::Add(const KernelRow& k) {
   report.total_ns += k.duration_ns;
   if (k.flops) ++report.kernels_with_flops;
   if (k.dram_bytes) ++report.kernels_with_bytes;
+  if (k.flops || k.dram_bytes) report.ns_with_figures += k.duration_ns;
 
   std::string_view family = st.family_cache.Get(k);
   if (family.empty()) family = "(unnamed)";

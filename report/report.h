@@ -148,6 +148,9 @@ struct Report {
   int64_t total_ns = 0;
   int64_t kernels_with_flops = 0;
   int64_t kernels_with_bytes = 0;
+  // GPU time of the kernels with FLOPs or bytes (whatever their source):
+  // the share of the run that can be placed on the roofline.
+  int64_t ns_with_figures = 0;
   // Per device: wall span of its kernels, busy (kernels and copies) and
   // idle time (busy_time.h).
   std::vector<DeviceBusy> busy;

@@ -323,6 +323,7 @@ class JsonWriter : public ReportWriter {
         << ",\"kernel_count\":" << r.kernel_count << ",\"total_ns\":" << r.total_ns
         << ",\"kernels_with_flops\":" << r.kernels_with_flops
         << ",\"kernels_with_bytes\":" << r.kernels_with_bytes
+        << ",\"ns_with_figures\":" << r.ns_with_figures
         << ",\"busy\":[";
     for (size_t i = 0; i < r.busy.size(); ++i) {
       const DeviceBusy& b = r.busy[i];
@@ -437,7 +438,8 @@ class HtmlWriter : public ReportWriter {
          (h.run.flops_sources.empty() ? "unknown" : h.run.flops_sources) + "; " +
              std::to_string(r.kernels_with_flops) + " of " +
              std::to_string(r.kernel_count) + " kernels have FLOPs, " +
-             std::to_string(r.kernels_with_bytes) + " have bytes");
+             std::to_string(r.kernels_with_bytes) + " have bytes; " +
+             FiguresShare(r));
     item("kernels", std::to_string(r.kernel_count) + " kernels, " +
                         Fixed(r.total_ns * 1e-6, 3) + " ms GPU time");
     for (const DeviceBusy& b : r.busy) item("GPU busy", BusyLine(b));
@@ -496,6 +498,14 @@ class HtmlWriter : public ReportWriter {
 
 }  // namespace
 
+std::string FiguresShare(const Report& r) {
+  if (r.total_ns <= 0) return "no GPU time";
+  return Fixed(100.0 * static_cast<double>(r.ns_with_figures) /
+                   static_cast<double>(r.total_ns),
+               1) +
+         "% of GPU time has FLOPs or bytes";
+}
+
 void WriteHeaderText(const Report& r, std::ostream& out) {
   const ReportHeader& h = r.header;
   out << h.title << ": " << h.input << " (" << h.input_kind << "), run "
@@ -517,7 +527,8 @@ void WriteHeaderText(const Report& r, std::ostream& out) {
   out << "  sources:  FLOPs/bytes "
       << (h.run.flops_sources.empty() ? "unknown" : h.run.flops_sources) << "; "
       << r.kernels_with_flops << " of " << r.kernel_count
-      << " kernels have FLOPs, " << r.kernels_with_bytes << " have bytes\n";
+      << " kernels have FLOPs, " << r.kernels_with_bytes << " have bytes; "
+      << FiguresShare(r) << "\n";
   out << "  kernels:  " << r.kernel_count << " kernels, "
       << Fixed(r.total_ns * 1e-6, 3) << " ms GPU time\n";
   for (const DeviceBusy& b : r.busy) {

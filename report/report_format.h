@@ -27,6 +27,10 @@ std::unique_ptr<ReportWriter> MakeReportWriter(std::string_view format);
 // device, roofs and their source, FLOP/byte sources, import statistics.
 void WriteHeaderText(const Report& report, std::ostream& out);
 
+// "87.3% of GPU time has FLOPs or bytes": the share of the report's GPU
+// time that is placed on the roofline; "no GPU time" for an empty report.
+std::string FiguresShare(const Report& report);
+
 // "run 3 is INCOMPLETE: <why>; ..." when the run is not known complete
 // (complete = 0, or NULL: its writer never finished); "" when complete.
 std::string IncompleteRunWarning(const RunRow& run);
