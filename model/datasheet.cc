@@ -58,8 +58,18 @@ std::vector<DatasheetEntry> BuildTable() {
       {"mi300x", "AMD Instinct MI300X", {"mi300x", "", ""}, 5300 * G,
        {0, 81.7 * T, 163.4 * T, 0, 163.4 * T, 653.7 * T, 1307.4 * T,
         2614.9 * T, 2614.9 * T},
-       "CDNA3; listed for comparison (rooftrace profiles NVIDIA GPUs)",
+       "CDNA3, 304 CUs, 192GB HBM3; the roof of imported ROCm traces",
        2100 * MHz},
+      {"mi325x", "AMD Instinct MI325X", {"mi325x", "", ""}, 6000 * G,
+       {0, 81.7 * T, 163.4 * T, 0, 163.4 * T, 653.7 * T, 1307.4 * T,
+        2614.9 * T, 2614.9 * T},
+       "CDNA3, 304 CUs (MI300X's compute), 256GB HBM3e", 2100 * MHz},
+      {"mi355x", "AMD Instinct MI355X", {"mi355x", "", ""}, 8000 * G,
+       {0, 78.6 * T, 157.3 * T, 0, 78.6 * T, 0, 2516.6 * T, 5033.2 * T,
+        5033.2 * T},
+       "CDNA4, 256 CUs at 2.4 GHz (8,192 fp8 FLOPs per CU per clock), "
+       "288GB HBM3e; no TF32 matrix unit; fp4/fp6 not a class here",
+       2400 * MHz},
   };
 }
 
@@ -77,6 +87,9 @@ constexpr DatasheetLink kLinks[] = {
     {"l4", 32 * G, "PCIe 4.0 x16 (no NVLink)"},
     {"b200", 900 * G, "NVLink 5 (18 links, 1.8 TB/s both ways)"},
     {"mi300x", 448 * G, "Infinity Fabric (7 links, 896 GB/s both ways)"},
+    {"mi325x", 448 * G, "Infinity Fabric (7 links, 896 GB/s both ways)"},
+    {"mi355x", 537.6 * G,
+     "Infinity Fabric (7 links, 1,075 GB/s both ways)"},
 };
 
 std::string Lower(std::string_view s) {

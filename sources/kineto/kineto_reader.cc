@@ -194,6 +194,7 @@ class Assembler {
   void AddCollective(ProcessState& p, const GpuEvent& g, int launch,
                      uint64_t corr);
   void AddDevices();
+  const DeviceProps* PropsOf(uint32_t id) const;
   uint64_t Iid(ProcessState& p, std::string_view s);
   std::string Warning() const;
 
@@ -776,13 +777,33 @@ void Assembler::AddRangeCounters(ProcessState& p, const GpuEvent& g,
   }
 }
 
+// The description of device `id`: the deviceProperties entry of that id;
+// else, when every entry describes the same GPU model, that model. A ROCm
+// trace numbers its kernels' devices by the node's GPUs (a rank on GPU 9
+// writes "device": 9) but describes only the GPUs visible to the process,
+// from 0; on a node of one GPU model (the only kind a trace shows with
+// more than one entry) the name, SMs and memory are those of any of them.
+const DeviceProps* Assembler::PropsOf(uint32_t id) const {
+  const DeviceProps* same = nullptr;
+  for (const DeviceProps& props : t_.devices) {
+    if (props.id == id) return &props;
+    if (same == nullptr) {
+      same = &props;
+    } else if (same->name != props.name || same->sm_count != props.sm_count ||
+               same->global_memory_bytes != props.global_memory_bytes) {
+      return nullptr;
+    }
+  }
+  return same;
+}
+
 void Assembler::AddDevices() {
   for (ProcessState& p : processes_) {
     for (uint32_t id : p.devices) {
       DeviceInfo d;
       d.device_id = id;
-      for (const DeviceProps& props : t_.devices) {
-        if (props.id != id) continue;
+      if (const DeviceProps* found = PropsOf(id)) {
+        const DeviceProps& props = *found;
         d.name = std::string(props.name);
         d.sm_count = props.sm_count;
         d.cc_major = props.cc_major;

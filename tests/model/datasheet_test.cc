@@ -60,7 +60,7 @@ TEST(DatasheetTest, DensePeaksNotSparsity) {
 TEST(DatasheetTest, RequiredDevicesPresent) {
   for (const char* key : {"t4", "v100", "a100-40gb", "a100-80gb", "h100-sxm",
                           "h100-pcie", "h200", "l4", "l40s", "b200",
-                          "mi300x"}) {
+                          "mi300x", "mi325x", "mi355x"}) {
     const DatasheetEntry* e = FindDatasheetEntry(key);
     ASSERT_NE(e, nullptr) << key;
     EXPECT_GT(e->dram_bytes_per_s, 0) << key;
@@ -85,6 +85,10 @@ TEST(DatasheetTest, MatchesCudaDeviceNames) {
   EXPECT_EQ(key("Tesla T4"), "t4");
   EXPECT_EQ(key("Tesla V100-SXM2-16GB"), "v100");
   EXPECT_EQ(key("NVIDIA B200"), "b200");
+  // ROCm traces name their GPU in deviceProperties the same way.
+  EXPECT_EQ(key("AMD Instinct MI300X"), "mi300x");
+  EXPECT_EQ(key("AMD Instinct MI325X"), "mi325x");
+  EXPECT_EQ(key("AMD Instinct MI355X"), "mi355x");
   EXPECT_EQ(key("NVIDIA GeForce RTX 4090"), "none");
 }
 
@@ -97,7 +101,8 @@ TEST(DatasheetTest, BoostClocksReproduceFp32Peaks) {
                       {"a100-80gb", 108, 64}, {"a100-40gb", 108, 64},
                       {"h100-pcie", 114, 128}, {"h100-sxm", 132, 128},
                       {"h200", 132, 128},    {"l40s", 142, 128},
-                      {"l4", 58, 128},       {"mi300x", 304, 128}};
+                      {"l4", 58, 128},       {"mi300x", 304, 128},
+                      {"mi325x", 304, 128},  {"mi355x", 256, 128}};
   for (const Gpu& g : gpus) {
     const DatasheetEntry* e = FindDatasheetEntry(g.key);
     ASSERT_NE(e, nullptr) << g.key;
