@@ -198,9 +198,15 @@ class Joiner {
       jg.min_bytes = GemmMinBytes(shape);
       gemm_of_call.Emplace(g.call_id, static_cast<int>(i));
     }
+    scratch_.gemm_of_node.clear();
     for (const GemmLink& link : s_.gemm_links()) {
       const int g = gemm_of_call.Find(link.call_id);
-      if (g >= 0) gemm_of_corr.Emplace(link.correlation_id, g);
+      if (g < 0) continue;
+      if (link.graph_node_id != 0) {
+        scratch_.gemm_of_node[{link.correlation_id, link.graph_node_id}] = g;
+      } else {
+        gemm_of_corr.Emplace(link.correlation_id, g);
+      }
     }
   }
 
@@ -218,9 +224,15 @@ class Joiner {
       if (const std::string* shape = s_.String(o.shape_iid)) jo.shape = *shape;
       op_of_id.Emplace(o.op_id, static_cast<int>(i));
     }
+    scratch_.op_of_node.clear();
     for (const OpLink& link : s_.op_links()) {
       const int o = op_of_id.Find(link.op_id);
-      if (o >= 0) op_of_corr.Emplace(link.correlation_id, o);
+      if (o < 0) continue;
+      if (link.graph_node_id != 0) {
+        scratch_.op_of_node[{link.correlation_id, link.graph_node_id}] = o;
+      } else {
+        op_of_corr.Emplace(link.correlation_id, o);
+      }
     }
   }
 
@@ -309,17 +321,33 @@ class Joiner {
       } else {
         ++stats_.unmatched[wire::enums::kRecordKernel];
       }
-      if (jk.launch && jk.launch->gemm_call_id != 0) {
+      // A graph node linked on its own takes its call or operator before
+      // anything linked to its launch as a whole.
+      int node_op = -1;
+      if (k.graph_node_id != 0 && (!scratch_.gemm_of_node.empty() ||
+                                   !scratch_.op_of_node.empty())) {
+        const std::pair<uint64_t, uint64_t> key{k.correlation_id,
+                                                k.graph_node_id};
+        auto g = scratch_.gemm_of_node.find(key);
+        if (g != scratch_.gemm_of_node.end()) jk.gemm = g->second;
+        auto o = scratch_.op_of_node.find(key);
+        if (o != scratch_.op_of_node.end()) node_op = o->second;
+      }
+      if (jk.gemm < 0 && node_op < 0 && jk.launch &&
+          jk.launch->gemm_call_id != 0) {
         jk.gemm = scratch_.gemm_of_call.Find(jk.launch->gemm_call_id);
       }
-      if (jk.gemm < 0 && !scratch_.gemm_of_corr.empty()) {
+      if (jk.gemm < 0 && node_op < 0 && !scratch_.gemm_of_corr.empty()) {
         jk.gemm = scratch_.gemm_of_corr.Find(k.correlation_id);
       }
       if (jk.gemm >= 0) {
         ++out_.gemms[jk.gemm].kernel_count;
         ElectCarrier(&scratch_.gemm_carrier[jk.gemm], i);
-      } else if (!scratch_.op_of_corr.empty()) {
-        jk.op = scratch_.op_of_corr.Find(k.correlation_id);
+      } else {
+        jk.op = node_op;
+        if (jk.op < 0 && !scratch_.op_of_corr.empty()) {
+          jk.op = scratch_.op_of_corr.Find(k.correlation_id);
+        }
         if (jk.op >= 0) {
           ++out_.ops[jk.op].kernel_count;
           ElectCarrier(&scratch_.op_carrier[jk.op], i);

@@ -16,6 +16,7 @@
 #define ROOFTRACE_PIPELINE_JOIN_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,9 @@ struct JoinScratch {
   FlatIndex op_of_id, op_of_corr, metrics_of, nvtx_of;
   std::vector<char> launch_used, counters_used;
   std::vector<int> gemm_carrier, op_carrier;
+  // Links to one node of a graph launch ((correlation id, graph node id)
+  // -> index into gemms / ops): only imports of replayed graphs have any.
+  std::map<std::pair<uint64_t, uint64_t>, int> gemm_of_node, op_of_node;
   PhaseInput phase_input;
 };
 

@@ -87,9 +87,14 @@ struct GemmRecord {
 
 // A kernel the producer tied to a GEMM call by correlation id
 // (Gemm.correlation_ids), for launches that carry no gemm_call_id.
+// graph_node_id: 0 for every kernel of the correlation id; else only the
+// kernel of that graph node (a graph launch's kernels share its
+// correlation id: an importer that maps them to the operators captured in
+// the graph links each node to its own call).
 struct GemmLink {
   uint64_t correlation_id = 0;
   uint64_t call_id = 0;
+  uint64_t graph_node_id = 0;
 
   bool operator==(const GemmLink&) const = default;
 };
@@ -144,9 +149,11 @@ struct OpRecord {
   bool operator==(const OpRecord&) const = default;
 };
 
+// graph_node_id as GemmLink's.
 struct OpLink {
   uint64_t correlation_id = 0;
   uint64_t op_id = 0;
+  uint64_t graph_node_id = 0;
 
   bool operator==(const OpLink&) const = default;
 };
