@@ -17,14 +17,21 @@ int ExitCodeFor(const Status& /*status*/) {
   return kExitUsage;
 }
 
-StatusOr<AnalyzedInput> OpenAndReport(const std::string& path,
-                                      const std::string& device_profile,
-                                      const ReportOptions& base_options) {
+StatusOr<AnalyzedInput> OpenAndReport(
+    const std::string& path, const std::string& device_profile,
+    const ReportOptions& base_options,
+    const std::vector<std::string>& captures) {
   AnalyzedInput out;
   ReportOptions options = base_options;
   InputOptions input_options;
   RT_ASSIGN_OR_RETURN(const DetectedInput detected, DetectInput(path));
   const InputKind kind = detected.kind;
+  if (!captures.empty() && kind == InputKind::kStore) {
+    return InvalidArgument(
+        path + " is a run store: --capture maps a trace's replayed graphs "
+               "as it is read; import the trace with --capture instead");
+  }
+  input_options.capture_paths = captures;
   if (!device_profile.empty()) {
     RT_ASSIGN_OR_RETURN(RoofTable roofs, LoadRoofTable(device_profile));
     options.reannotate = std::move(roofs);
@@ -41,7 +48,8 @@ StatusOr<AnalyzedInput> OpenAndReport(const std::string& path,
     RT_ASSIGN_OR_RETURN(
         out.report,
         BuildTraceReport(path, input_options.device_profile_path, options,
-                         kTraceReportWindowRecords, detected.source));
+                         kTraceReportWindowRecords, detected.source,
+                         captures));
     out.report.header.input = path;
     out.report.header.input_kind = "trace";
     return out;

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "analyzer/input.h"
 #include "report/report.h"
@@ -21,9 +22,12 @@ struct AnalyzedInput {
 };
 
 // Opens `path`, applies --device-profile (empty: none) and builds the report.
-StatusOr<AnalyzedInput> OpenAndReport(const std::string& path,
-                                      const std::string& device_profile,
-                                      const ReportOptions& options);
+// `captures`: graph-capture traces for a trace's replayed graphs (analyze
+// --capture; SourceOptions::capture_paths); refused for a store.
+StatusOr<AnalyzedInput> OpenAndReport(
+    const std::string& path, const std::string& device_profile,
+    const ReportOptions& options,
+    const std::vector<std::string>& captures = {});
 
 // The exit code of a failed step: always kExitUsage (2), so that 1 keeps
 // meaning "the diff found a regression".

@@ -4,6 +4,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "analyzer/analyze.h"
 #include "analyzer/expect.h"
@@ -83,8 +84,11 @@ int AnalyzeMain(int argc, char** argv) {
       "  rooftrace analyze runs.sqlite --run 3 --format json > run3.json\n"
       "  rooftrace analyze run.sqlite --html report.html --svg roofline.svg\n"
       "  rooftrace analyze run.sqlite --device-profile h100.json   "
-      "(re-annotate with calibrated roofs)";
+      "(re-annotate with calibrated roofs)\n"
+      "  rooftrace analyze replay.json.gz --capture capture.json.gz   "
+      "(a serving engine's graph replays with their captured shapes)";
   std::string input, by, format, device_profile, svg_path, html_path, expect;
+  std::vector<std::string> captures;
   int64_t run_id = -1;
   int64_t top = 0;  // signed: a negative value is refused, not wrapped
   spec.options.add_options()
@@ -98,6 +102,10 @@ int AnalyzeMain(int argc, char** argv) {
       ("device-profile", po::value<std::string>(&device_profile),
        "recompute roofs and bounds with a calibrated profile (rooftrace "
        "calibrate) or a datasheet key (h100-sxm)")
+      ("capture", po::value<std::vector<std::string>>(&captures)->composing(),
+       "a PyTorch profiler trace recorded while the engine captured its "
+       "CUDA/HIP graphs (repeatable): the input's graph replays take the "
+       "captured operators' shapes, launch by launch")
       ("svg", po::value<std::string>(&svg_path), "write the roofline plot (SVG)")
       ("html", po::value<std::string>(&html_path),
        "write a self-contained HTML report")
@@ -138,7 +146,7 @@ int AnalyzeMain(int argc, char** argv) {
   StatusOr<Expectation> expected = Expectation{};
   if (!expect.empty()) expected = LoadExpectation(expect);
   if (!expected.ok()) return fail(expected.status().message());
-  StatusOr<AnalyzedInput> analyzed = OpenAndReport(input, device_profile, options);
+  StatusOr<AnalyzedInput> analyzed = OpenAndReport(input, device_profile, options, captures);
   if (!analyzed.ok()) {
     return fail(analyzed.status().message(), ExitCodeFor(analyzed.status()));
   }

@@ -83,6 +83,7 @@ StatusOr<std::unique_ptr<AnalyzerInput>> AnalyzerInput::Open(
   const std::string store_path = in->temp_dir_ + "/ingested.sqlite";
   SourceOptions source_options;
   source_options.device_profile_path = options.device_profile_path;
+  source_options.capture_paths = options.capture_paths;
   {
     // Read once and deleted: no journal, no syncs.
     RT_ASSIGN_OR_RETURN(

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "sources/source.h"
@@ -35,6 +36,8 @@ StatusOr<InputKind> DetectInputKind(const std::string& path);
 struct InputOptions {
   // Device profile for annotating a trace (empty: datasheet roofs).
   std::string device_profile_path;
+  // Graph-capture traces for a trace's replayed graphs (--capture).
+  std::vector<std::string> capture_paths;
 };
 
 class AnalyzerInput {

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "report/report.h"
@@ -31,7 +32,9 @@ StatusOr<Report> BuildTraceReport(const std::string& path,
                                   const std::string& device_profile_path,
                                   const ReportOptions& options,
                                   size_t flush_records = 1u << 16,
-                                  const TraceSource* source = nullptr);
+                                  const TraceSource* source = nullptr,
+                                  const std::vector<std::string>& captures =
+                                      {});
 
 }  // namespace rooftrace::analyzer
 

@@ -70,9 +70,12 @@ int ImportMain(int argc, char** argv) {
       "Examples:\n"
       "  rooftrace import trace.json.gz -o runs.sqlite\n"
       "  rooftrace import report.sqlite --device a100-80gb -o runs.sqlite\n"
-      "  rooftrace import timeline.json --counters ncu.csv -o runs.sqlite";
+      "  rooftrace import timeline.json --counters ncu.csv -o runs.sqlite\n"
+      "  rooftrace import replay.json.gz --capture capture.json.gz -o "
+      "runs.sqlite";
   std::vector<std::string> files;
   std::string out, format = "auto", device, profile, counters;
+  std::vector<std::string> captures;
   std::optional<int64_t> rank, pid;
   bool quiet = false;
   spec.options.add_options()(
@@ -93,6 +96,11 @@ int ImportMain(int argc, char** argv) {
       "counters", po::value(&counters),
       "an Nsight Compute CSV whose per-kernel counters are attached to the "
       "timeline's kernels by name and occurrence")(
+      "capture", po::value(&captures)->composing(),
+      "a PyTorch profiler trace recorded while the engine captured its "
+      "CUDA/HIP graphs (repeatable): each graph launch of the imported "
+      "traces whose kernels a capture launched takes the captured "
+      "operators' shapes, kernel by kernel")(
       "quiet,q", po::bool_switch(&quiet), "no progress lines");
   spec.hidden.add_options()("file", po::value(&files)->composing());
   spec.positional.add("file", -1);
@@ -137,6 +145,7 @@ int ImportMain(int argc, char** argv) {
   options.pid = pid;
   options.counters_path = counters;
   options.counters = counter_file;
+  options.capture_paths = captures;
   options.progress = !quiet;
   for (size_t i = 0; i < files.size(); ++i) {
     auto result =

@@ -81,6 +81,13 @@ StatusOr<SourceResult> ReadSourceInto(const TraceSource& source,
                                       const SourceOptions& given,
                                       RunSink* sink) {
   SourceOptions options = given;
+  if (!options.capture_paths.empty() && source.format() != "kineto") {
+    return InvalidArgument(
+        path + ": --capture " + options.capture_paths.front() +
+        ": only a PyTorch profiler (Kineto) trace's graph launches are "
+        "mapped to a capture, and this file is " +
+        std::string(source.format()));
+  }
   if (!options.counters_path.empty() && options.counters == nullptr) {
     RT_ASSIGN_OR_RETURN(options.counters,
                         ReadCounterFile(options.counters_path));

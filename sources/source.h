@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "base/status.h"
@@ -44,6 +45,12 @@ struct SourceOptions {
   // timeline matches them to its kernels (MatchCounters); a source without
   // one refuses them with a message naming both files.
   std::shared_ptr<const CounterFile> counters;
+  // Traces recorded while a serving engine captured its CUDA / HIP graphs
+  // (import --capture): a graph replayed in the file being read has
+  // kernels without operators or shapes; each replayed kernel takes the
+  // operator its launch had at capture time. Only the Kineto source reads
+  // them; the others refuse them.
+  std::vector<std::string> capture_paths;
   // Progress lines on stderr for long files.
   bool progress = false;
   // RecorderOptions::flush_records for sources that stream long sessions.

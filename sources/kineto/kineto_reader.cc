@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -152,6 +153,18 @@ struct ProcessState {
   std::set<uint32_t> devices;
 };
 
+// One kernel a graph capture launched, with what its operator gave: a
+// GEMM call or an operator's figures (ids and host times are those of the
+// capture; a replay copies them under its own).
+struct CapturedKernel {
+  std::string kernel;
+  std::optional<GemmRecord> gemm;
+  std::optional<OpRecord> op;
+  std::string op_name, op_shape;
+};
+// The kernels of one captured graph in launch order.
+using CapturedGraph = std::vector<CapturedKernel>;
+
 // An open range or operator (GEMM or modelled) on the thread being swept.
 struct Open {
   int host = -1;
@@ -173,6 +186,16 @@ class Assembler {
 
   Status Check();
   void Build();
+  // A capture trace (import --capture): Build() without Check()'s
+  // requirement of kernels (a capture runs few or none), then the graphs
+  // captured, per thread in capture order.
+  void BuildCapture();
+  std::vector<CapturedGraph> CapturedGraphs() const;
+  // Gives the kernels of each graph launch the operators of the captured
+  // graph whose kernels they are (same names in the same order, else the
+  // same names: the n-th kernel of a name is the n-th captured). After
+  // Build().
+  void ApplyCaptures(const std::vector<CapturedGraph>& graphs);
   // import --counters: matches the counter file's samples to the kernels
   // (counter_match.h) and adds them to their sessions. After Build().
   Status AttachCounters(RunRecorder* recorder);
@@ -207,6 +230,13 @@ class Assembler {
   // GEMM call id, or OpRecord op_id, per host event (0: none).
   std::vector<uint64_t> call_of_host_;
   std::vector<char> call_tried_;
+  // Per kernel launch (host event): the GEMM call id and the op id its
+  // operator gave (0: none), for CapturedGraphs().
+  std::vector<std::pair<uint64_t, uint64_t>> link_of_launch_;
+  // Graph launches given their captured operators, and not; kernels that
+  // took an operator or a GEMM call from a capture.
+  uint64_t graphs_mapped_ = 0, graphs_unmapped_ = 0, graph_kernels_ = 0;
+  uint64_t next_replay_id_ = 0;  // ids of replayed calls and ops
   std::deque<std::string> shapes_;  // op shape texts the iids point into
   // Every kernel in the order the counter match needs (--counters only).
   struct TimelineEntry {
@@ -307,6 +337,7 @@ namespace {
 void Assembler::Build() {
   call_of_host_.assign(t_.host.size(), 0);
   call_tried_.assign(t_.host.size(), 0);
+  link_of_launch_.assign(t_.host.size(), {0, 0});
   launch_of_corr_.Reset(t_.host.size());
   op_of_external_.Reset(t_.host.size());
   for (size_t i = 0; i < t_.host.size(); ++i) {
@@ -405,11 +436,20 @@ void Assembler::OnHostEvent(int h, std::vector<Open>* ranges,
       l.thread_id = tid;
       l.kind = e.api_kind;
       l.nvtx_range_id = ranges->empty() ? 0 : ranges->back().host + 1;
-      if (e.api_kind == en::kApiKernelLaunch) LinkLaunch(*ops, s, &l);
+      if (e.api_kind == en::kApiKernelLaunch) {
+        const size_t links = s.records().op_links.size();
+        LinkLaunch(*ops, s, &l);
+        link_of_launch_[h] = {
+            l.gemm_call_id, s.records().op_links.size() > links
+                                ? s.records().op_links.back().op_id
+                                : 0};
+      }
       s.records().launches.push_back(l);
       ++s.stats().received[en::kRecordLaunch];
       break;
     }
+    case HostEvent::Kind::kCapture:
+      break;  // read by CapturedGraphs()
   }
 }
 
@@ -877,6 +917,168 @@ Status Assembler::AttachCounters(RunRecorder* recorder) {
   return OkStatus();
 }
 
+void Assembler::BuildCapture() {
+  MakeProcesses();
+  Build();
+}
+
+std::vector<CapturedGraph> Assembler::CapturedGraphs() const {
+  std::unordered_map<uint64_t, const GemmRecord*> gemm_of;
+  std::unordered_map<uint64_t, std::pair<const OpRecord*, const Session*>>
+      op_of;
+  for (const ProcessState& p : processes_) {
+    for (const GemmRecord& g : p.session->records().gemms) {
+      gemm_of.emplace(g.call_id, &g);
+    }
+    for (const OpRecord& o : p.session->records().ops) {
+      op_of.emplace(o.op_id, std::make_pair(&o, p.session.get()));
+    }
+  }
+  std::vector<int> order(t_.host.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    const HostEvent& x = t_.host[a];
+    const HostEvent& y = t_.host[b];
+    if (x.pid != y.pid) return x.pid < y.pid;
+    if (x.tid != y.tid) return x.tid < y.tid;
+    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+    return a < b;
+  });
+  std::vector<CapturedGraph> graphs;
+  bool open = false;
+  CapturedGraph current;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int h = order[i];
+    const HostEvent& e = t_.host[h];
+    if (i > 0 && (e.pid != t_.host[order[i - 1]].pid ||
+                  e.tid != t_.host[order[i - 1]].tid)) {
+      open = false;  // a capture left open on another thread
+      current.clear();
+    }
+    if (e.kind == HostEvent::Kind::kCapture) {
+      if (e.api_kind == 2 && open && !current.empty()) {
+        graphs.push_back(std::move(current));
+      }
+      open = e.api_kind == 1;
+      current.clear();
+      continue;
+    }
+    if (!open || e.kind != HostEvent::Kind::kLaunch ||
+        e.api_kind != en::kApiKernelLaunch || e.kernel.empty()) {
+      continue;
+    }
+    CapturedKernel k;
+    k.kernel = std::string(e.kernel);
+    const auto [call, op] = link_of_launch_[h];
+    if (auto g = gemm_of.find(call); call != 0 && g != gemm_of.end()) {
+      k.gemm = *g->second;
+    } else if (auto o = op_of.find(op); op != 0 && o != op_of.end()) {
+      k.op = *o->second.first;
+      const Session& s = *o->second.second;
+      if (const std::string* n = s.String(k.op->name_iid)) k.op_name = *n;
+      if (const std::string* t = s.String(k.op->shape_iid)) k.op_shape = *t;
+    }
+    current.push_back(std::move(k));
+  }
+  return graphs;
+}
+
+void Assembler::ApplyCaptures(const std::vector<CapturedGraph>& graphs) {
+  next_replay_id_ = static_cast<uint64_t>(t_.host.size()) + 1;
+  for (ProcessState& p : processes_) {
+    if (!p.selected) continue;
+    Session& s = *p.session;
+    SessionRecords& rec = s.records();
+    std::map<uint64_t, size_t> launch_of;  // graph launches by correlation
+    for (size_t i = 0; i < rec.launches.size(); ++i) {
+      if (rec.launches[i].kind == en::kApiGraphLaunch) {
+        launch_of.emplace(rec.launches[i].correlation_id, i);
+      }
+    }
+    if (launch_of.empty()) continue;
+    std::map<uint64_t, std::vector<size_t>> kernels_of;
+    for (size_t i = 0; i < rec.kernels.size(); ++i) {
+      if (launch_of.count(rec.kernels[i].correlation_id)) {
+        kernels_of[rec.kernels[i].correlation_id].push_back(i);
+      }
+    }
+    for (auto& [corr, ks] : kernels_of) {
+      std::stable_sort(ks.begin(), ks.end(), [&](size_t a, size_t b) {
+        return rec.kernels[a].start_ns < rec.kernels[b].start_ns;
+      });
+      std::vector<std::string_view> names(ks.size());
+      for (size_t i = 0; i < ks.size(); ++i) {
+        const std::string* n = s.String(rec.kernels[ks[i]].name_iid);
+        names[i] = n ? std::string_view(*n) : std::string_view();
+      }
+      // The captured kernel of each replayed one: the same sequence, else
+      // the same names (the n-th kernel of a name is the n-th captured).
+      std::vector<const CapturedKernel*> match;
+      for (const CapturedGraph& g : graphs) {
+        if (g.size() != ks.size()) continue;
+        bool same = true;
+        for (size_t i = 0; same && i < g.size(); ++i) {
+          same = g[i].kernel == names[i];
+        }
+        if (!same) continue;
+        for (const CapturedKernel& k : g) match.push_back(&k);
+        break;
+      }
+      for (size_t gi = 0; match.empty() && gi < graphs.size(); ++gi) {
+        const CapturedGraph& g = graphs[gi];
+        if (g.size() != ks.size()) continue;
+        std::map<std::string_view, std::vector<const CapturedKernel*>> of;
+        for (const CapturedKernel& k : g) of[k.kernel].push_back(&k);
+        std::map<std::string_view, size_t> used;
+        std::vector<const CapturedKernel*> m;
+        for (std::string_view n : names) {
+          auto it = of.find(n);
+          size_t& u = used[n];
+          if (it == of.end() || u >= it->second.size()) break;
+          m.push_back(it->second[u++]);
+        }
+        if (m.size() == ks.size()) match = std::move(m);
+      }
+      if (match.empty()) {
+        ++graphs_unmapped_;
+        continue;
+      }
+      ++graphs_mapped_;
+      const LaunchRecord& launch = rec.launches[launch_of[corr]];
+      for (size_t i = 0; i < ks.size(); ++i) {
+        KernelRecord& kernel = rec.kernels[ks[i]];
+        // Graph node ids are unique within the graph launch's kernels.
+        if (kernel.graph_node_id == 0) kernel.graph_node_id = i + 1;
+        const CapturedKernel& c = *match[i];
+        if (c.gemm) {
+          GemmRecord g = *c.gemm;
+          g.call_id = next_replay_id_++;
+          g.start_ns = launch.api_start_ns;
+          g.end_ns = launch.api_end_ns;
+          g.thread_id = launch.thread_id;
+          rec.gemms.push_back(g);
+          rec.gemm_links.push_back({corr, g.call_id, kernel.graph_node_id});
+          ++s.stats().received[en::kRecordGemm];
+          ++graph_kernels_;
+        } else if (c.op) {
+          OpRecord o = *c.op;
+          o.op_id = next_replay_id_++;
+          shapes_.push_back(c.op_name);
+          o.name_iid = Iid(p, shapes_.back());
+          shapes_.push_back(c.op_shape);
+          o.shape_iid = Iid(p, shapes_.back());
+          o.start_ns = launch.api_start_ns;
+          o.end_ns = launch.api_end_ns;
+          o.thread_id = launch.thread_id;
+          rec.ops.push_back(o);
+          rec.op_links.push_back({corr, o.op_id, kernel.graph_node_id});
+          ++graph_kernels_;
+        }
+      }
+    }
+  }
+}
+
 std::string Assembler::Warning() const {
   std::vector<std::string> notes;
   if (!counter_note_.empty()) notes.push_back(counter_note_);
@@ -896,6 +1098,19 @@ std::string Assembler::Warning() const {
                     std::to_string(ranges_) +
                     " profiler ranges have no kernel to go with (more "
                     "ranges than kernels): kept as kernels of their own");
+  }
+  if (graphs_mapped_ > 0) {
+    notes.push_back(std::to_string(graphs_mapped_) +
+                    " graph launches matched a captured graph (--capture): " +
+                    std::to_string(graph_kernels_) +
+                    " replayed kernels took their captured operator's "
+                    "shapes");
+  }
+  if (graphs_unmapped_ > 0) {
+    notes.push_back(std::to_string(graphs_unmapped_) +
+                    " graph launches matched no captured graph (no capture "
+                    "launched the same kernels): their kernels have no "
+                    "operator");
   }
   if (t_.counts.non_json_values > 0) {
     notes.push_back(std::to_string(t_.counts.non_json_values) +
@@ -991,9 +1206,40 @@ Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
                       ReadWholeFile(path, KinetoTrace::Padding(), &content));
   RT_ASSIGN_OR_RETURN(std::unique_ptr<KinetoTrace> trace,
                       KinetoTrace::Parse(std::move(text), content, path));
+  // The capture traces, each read and assembled on its own (their
+  // operators' records are copied into the replay's sessions).
+  std::vector<CapturedGraph> captured;
+  for (const std::string& capture : options.capture_paths) {
+    size_t capture_content = 0;
+    StatusOr<std::string> capture_text =
+        ReadWholeFile(capture, KinetoTrace::Padding(), &capture_content);
+    if (!capture_text.ok()) {
+      return InvalidArgument("--capture: " + capture_text.status().message());
+    }
+    auto capture_trace = KinetoTrace::Parse(std::move(*capture_text),
+                                            capture_content, capture);
+    if (!capture_trace.ok()) {
+      return InvalidArgument("--capture " + capture + ": " +
+                             capture_trace.status().message());
+    }
+    const SourceOptions capture_options;
+    Assembler capture_assembler(**capture_trace, capture, capture_options);
+    capture_assembler.BuildCapture();
+    std::vector<CapturedGraph> graphs = capture_assembler.CapturedGraphs();
+    if (graphs.empty()) {
+      return InvalidArgument(
+          "--capture " + capture +
+          ": no graph capture in it (no stream BeginCapture ... EndCapture "
+          "with kernel launches that name their kernel): give the trace "
+          "torch.profiler recorded while the engine captured its CUDA "
+          "graphs (record_shapes=True)");
+    }
+    for (CapturedGraph& g : graphs) captured.push_back(std::move(g));
+  }
   Assembler assembler(*trace, path, options);
   RT_RETURN_IF_ERROR(assembler.Check());
   assembler.Build();
+  if (!captured.empty()) assembler.ApplyCaptures(captured);
   RT_RETURN_IF_ERROR(assembler.AttachCounters(recorder));
   ImportStats file;
   file[ImportStat::k_bytes] = content;

@@ -230,7 +230,7 @@ namespace {
 struct Scratch {
   od::raw_json_string ph, cat;
   bool has_ph = false, has_cat = false;
-  std::string_view name, arg_name;
+  std::string_view name, arg_name, kernel_arg;
   Num ts, dur, pid, tid, id;
   Num device, context, stream, correlation, external_id, registers, shared,
       bytes;
@@ -247,7 +247,7 @@ struct Scratch {
 
   void Reset() {
     has_ph = has_cat = has_dims = has_types = false;
-    name = arg_name = {};
+    name = arg_name = kernel_arg = {};
     ts = dur = pid = tid = id = Num();
     device = context = stream = correlation = external_id = registers =
         shared = bytes = Num();
@@ -346,6 +346,8 @@ error_code EventReader::ReadArgs(od::object args) {
       KT_TRY(ReadStrings(v, s_.concrete, &s_.concrete_count));
     } else if (k == "name") {
       KT_TRY(strings_.Get(v, &s_.arg_name));
+    } else if (k == "kernel") {
+      KT_TRY(strings_.Get(v, &s_.kernel_arg));
     } else if (k == "Collective name") {
       KT_TRY(strings_.Get(v, &s_.comm.collective));
       s_.has_comm = true;
@@ -490,7 +492,13 @@ void EventReader::Dispatch() {
   } else if (s_.Cat("cuda_runtime") || s_.Cat("cuda_driver") ||
              s_.Cat("Runtime")) {
     const int32_t kind = nsys::ClassifyCudaApi(s_.name);
-    if (kind != 0) AddHost(HostEvent::Kind::kLaunch, kind);
+    if (kind != 0) {
+      AddHost(HostEvent::Kind::kLaunch, kind);
+    } else if (s_.name.find("StreamBeginCapture") != std::string_view::npos) {
+      AddHost(HostEvent::Kind::kCapture, 1);
+    } else if (s_.name.find("StreamEndCapture") != std::string_view::npos) {
+      AddHost(HostEvent::Kind::kCapture, 2);
+    }
   } else if (s_.Cat("Operator") &&
              s_.name.substr(0, 13) == "ProfilerStep#") {
     AddHost(HostEvent::Kind::kAnnotation, 0);
@@ -557,6 +565,7 @@ void EventReader::AddHost(HostEvent::Kind kind, int32_t api) {
   h.correlation = s_.correlation.U64();
   h.has_correlation = s_.correlation.ok;
   h.external_id = s_.external_id.I64();
+  h.kernel = s_.kernel_arg;
   if (kind == HostEvent::Kind::kGemmOp ||
       kind == HostEvent::Kind::kModelledOp) {
     if (!s_.has_dims || !s_.has_types) {

@@ -78,7 +78,15 @@ struct GpuEvent {
 // analytic figures (cpu_op; op_shapes.h) or a user annotation
 // (record_function, ProfilerStep#N).
 struct HostEvent {
-  enum class Kind : uint8_t { kLaunch, kGemmOp, kModelledOp, kAnnotation };
+  // kCapture: a stream's graph capture beginning (api_kind 1) or ending
+  // (2): cudaStreamBeginCapture, hipStreamEndCapture, ...
+  enum class Kind : uint8_t {
+    kLaunch,
+    kGemmOp,
+    kModelledOp,
+    kAnnotation,
+    kCapture
+  };
   Kind kind = Kind::kLaunch;
   std::string_view name;
   uint64_t start_ns = 0, end_ns = 0;
@@ -87,6 +95,9 @@ struct HostEvent {
   bool has_correlation = false;
   int64_t external_id = -1;
   int32_t api_kind = 0;  // launches: wire::ApiKind
+  // Launches: the kernel launched, when the profiler named it in the
+  // call's args ("kernel": recent PyTorch does, on CUDA and ROCm).
+  std::string_view kernel;
   // Ops: their inputs, KinetoTrace::op_inputs[inputs, inputs +
   // input_count) (KinetoTrace::InputsOf); -1 none.
   int32_t inputs = -1;
