@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -51,6 +52,27 @@ std::string XTick(int k) {
 
 std::string Clip(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
+
+// A kernel family's name shortened for a label of `width` characters that
+// still tells it from its neighbours: namespaces before the kernel's own
+// name go ("at::native::", "{anon}::"), and when it is still too long the
+// template argument, which is what tells PyTorch's elementwise kernels
+// apart, is kept whole where it leaves the name 8 characters and the name
+// is clipped instead ("elementwis...<CUDAFunctor_add>"); a longer argument
+// is clipped after the name ("elementwise_kernel<direct_c...").
+std::string ShortLabel(const std::string& name, size_t width) {
+  const size_t open = name.find('<');
+  std::string head = name.substr(0, open);
+  std::string args = open == std::string::npos ? "" : name.substr(open);
+  const size_t ns = head.rfind("::");
+  if (ns != std::string::npos) head = head.substr(ns + 2);
+  const std::string whole = head + args;
+  if (whole.size() <= width) return whole;
+  if (args.empty() || args.size() + 8 > width) return Clip(whole, width);
+  const size_t room = width - args.size();
+  return (head.size() <= room ? head : head.substr(0, room - 3) + "...") +
+         args;
 }
 
 // One roof level (roofs with the same peak share a line and a label).
@@ -317,14 +339,51 @@ void WritePoints(const RooflinePlot& plot, const Axes& a, std::ostream& s) {
   std::sort(by_rank.begin(), by_rank.end(), [](const Placed& p, const Placed& q) {
     return p.point->label_rank > q.point->label_rank;
   });
+  // Each point's label: ShortLabel, unless another point's name shortens
+  // to the same text (hipBLASLt's "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_
+  // UserArgs_MT128x256x32_..." kernels differ only past 40 characters):
+  // then its first 10 characters and the part from where it differs from
+  // the closest of them ("Cijk_Alik_...MT128x256x32_MI16x16x1...").
+  std::map<const RooflinePlot::Point*, std::string> label_of;
+  std::map<std::string, std::vector<const RooflinePlot::Point*>> by_short;
+  for (const Placed& p : points) {
+    if (p.point->label.empty()) continue;
+    by_short[ShortLabel(p.point->label, 30)].push_back(p.point);
+  }
+  for (const auto& [short_label, group] : by_short) {
+    for (const RooflinePlot::Point* pt : group) {
+      const std::string& name = pt->label;
+      size_t differs = 0;
+      for (const RooflinePlot::Point* other : group) {
+        if (other->label == name) continue;
+        size_t i = 0;
+        while (i < name.size() && i < other->label.size() &&
+               name[i] == other->label[i]) {
+          ++i;
+        }
+        differs = std::max(differs, i);
+      }
+      label_of[pt] = differs <= 10
+                         ? short_label
+                         : Clip(name.substr(0, 10) + "..." +
+                                    name.substr(std::max<size_t>(differs, 12) - 2),
+                                30);
+    }
+  }
   struct Box { double x0, y0, x1, y1; };
   std::vector<Box> boxes;
   s << "<g font-size=\"11\" fill=\"#111\">\n";
   int labelled = 0;
+  // Labels already written: two families that shorten alike are told
+  // apart by a number (their hover titles give the full names).
+  std::map<std::string, int> written;
   for (const Placed& p : by_rank) {
     if (labelled >= kLabelledPoints) break;
     if (p.point->label.empty()) continue;
-    const std::string text = Clip(p.point->label, 30);
+    const std::string& base = label_of[p.point];
+    const int seen = written.count(base) ? written[base] : 0;
+    const std::string text =
+        seen > 0 ? Clip(base, 26) + " #" + std::to_string(seen + 1) : base;
     const double r = p.point->radius;
     const double w = 7.0 * text.size();  // generous for 11px sans-serif
     for (const double dy : {0.0, -kLabelGap, kLabelGap, -2 * kLabelGap, 2 * kLabelGap}) {
@@ -337,6 +396,7 @@ void WritePoints(const RooflinePlot& plot, const Axes& a, std::ostream& s) {
       });
       if (hit) continue;
       boxes.push_back(b);
+      ++written[base];
       s << "<text x=\"" << Num(x) << "\" y=\"" << Num(p.y + dy) << "\">"
         << XmlEscape(text) << "</text>\n";
       ++labelled;

@@ -57,8 +57,12 @@ struct RooflinePlot {
     std::string radius_text;  // the r attribute; empty: one decimal
     RooflineStyle style;
     std::string title;  // hover text
-    // Written beside the point (clipped to 30 characters) for the ten points
-    // of highest label_rank whose label fits without overlap; empty: never.
+    // Written beside the point for the ten points of highest label_rank
+    // whose label fits without overlap; empty: never. Shortened to 30
+    // characters keeping what tells kernel families apart (the namespaces
+    // go first, the template argument stays: "elementwise_kern...<
+    // direct_copy_kernel_cuda>"); labels that still shorten alike are
+    // numbered ("... #2"). The hover title has the full text.
     std::string label;
     double label_rank = 0;
   };

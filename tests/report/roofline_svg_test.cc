@@ -1,0 +1,126 @@
+// The roofline plot's point labels (report/roofline_svg.h): families that
+// share a long prefix get labels that tell them apart, and every point
+// keeps its full name in a hover title.
+#include "report/roofline_svg.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <utility>
+#include <string>
+#include <vector>
+
+namespace rooftrace {
+namespace {
+
+// The texts of the plot's <text> elements inside the label group.
+std::vector<std::string> LabelTexts(const std::string& svg) {
+  std::vector<std::string> out;
+  const size_t group = svg.find("<g font-size=\"11\" fill=\"#111\">");
+  if (group == std::string::npos) return out;
+  const size_t end = svg.find("</g>", group);
+  size_t at = group;
+  while ((at = svg.find("<text", at)) != std::string::npos && at < end) {
+    const size_t open = svg.find('>', at) + 1;
+    const size_t close = svg.find("</text>", open);
+    std::string text = svg.substr(open, close - open);
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{
+                                       "&lt;", "<"},
+                                   {"&gt;", ">"},
+                                   {"&amp;", "&"}}) {
+      for (size_t i; (i = text.find(from)) != std::string::npos;) {
+        text.replace(i, from.size(), to);
+      }
+    }
+    out.push_back(text);
+    at = close;
+  }
+  return out;
+}
+
+RooflinePlot::Point At(double ai, double flops, const std::string& label) {
+  RooflinePlot::Point p;
+  p.ai = ai;
+  p.flops_per_s = flops;
+  p.label = label;
+  p.title = label;
+  p.label_rank = flops;
+  return p;
+}
+
+// Four PyTorch elementwise families, which all clip to the same 30
+// characters ("at::native::elementwise_ker..."): each label is distinct
+// and names what the kernel does; each point has its full name on hover.
+TEST(RooflineSvgTest, FamiliesWithOnePrefixGetDistinctLabels) {
+  RooflinePlot plot;
+  plot.dram_bytes_per_s = 3.35e12;
+  plot.roofs.push_back({"bf16_tc", 989e12, true});
+  const std::vector<std::string> names = {
+      "at::native::elementwise_kernel<direct_copy_kernel_cuda>",
+      "at::native::elementwise_kernel<CUDAFunctor_add>",
+      "at::native::elementwise_kernel<bfloat16tofloat32_copy_kernel>",
+      "at::native::vectorized_elementwise_kernel<4, FillFunctor>",
+  };
+  double ai = 0.1;
+  for (const std::string& n : names) {
+    plot.points.push_back(At(ai, ai * 3e12, n));
+    ai *= 10;
+  }
+  const std::string svg = RenderRooflinePlot(plot);
+  const std::vector<std::string> labels = LabelTexts(svg);
+  ASSERT_EQ(labels.size(), names.size()) << svg;
+  EXPECT_EQ(std::set<std::string>(labels.begin(), labels.end()).size(),
+            labels.size());
+  for (const std::string& l : labels) {
+    EXPECT_LE(l.size(), 30u) << l;
+    EXPECT_EQ(l.find("at::native::"), std::string::npos) << l;
+  }
+  const std::set<std::string> got(labels.begin(), labels.end());
+  // A short template argument is kept whole (the kernel's name clipped);
+  // a long one is clipped after as much of the name as fits.
+  EXPECT_EQ(got, (std::set<std::string>{"elementwis...<CUDAFunctor_add>",
+                                        "elementwise_kernel<bfloat16...",
+                                        "elementwise_kernel<direct_c...",
+                                        "vectorized_...<4, FillFunctor>"}));
+  for (const std::string& n : names) {
+    std::string escaped;
+    for (char c : n) {
+      escaped += c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
+    }
+    EXPECT_NE(svg.find("<title>" + escaped + "</title>"), std::string::npos)
+        << n;
+  }
+}
+
+// Two families whose shortened labels are still equal are numbered.
+TEST(RooflineSvgTest, LabelsThatStillCollideAreNumbered) {
+  RooflinePlot plot;
+  plot.dram_bytes_per_s = 3.35e12;
+  plot.points.push_back(At(0.5, 1e12, "ns1::kernel"));
+  plot.points.push_back(At(50, 1e14, "ns2::kernel"));
+  const std::vector<std::string> labels = LabelTexts(RenderRooflinePlot(plot));
+  ASSERT_EQ(labels.size(), 2u);
+  EXPECT_EQ(labels[0], "kernel");
+  EXPECT_EQ(labels[1], "kernel #2");
+}
+
+
+// hipBLASLt's kernels share their first 45 characters and differ in the
+// macro tile: each label shows where its name differs.
+TEST(RooflineSvgTest, LongSharedPrefixesShowWhereNamesDiffer) {
+  RooflinePlot plot;
+  plot.dram_bytes_per_s = 5.3e12;
+  plot.points.push_back(At(
+      0.5, 1e12,
+      "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT128x256x32_MI16x16x1"));
+  plot.points.push_back(At(
+      50, 1e14,
+      "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT320x224x64_MI16x16x1"));
+  const std::vector<std::string> labels = LabelTexts(RenderRooflinePlot(plot));
+  ASSERT_EQ(labels.size(), 2u);
+  EXPECT_EQ(labels[0], "Cijk_Alik_...MT320x224x64_M...");
+  EXPECT_EQ(labels[1], "Cijk_Alik_...MT128x256x32_M...");
+}
+
+}  // namespace
+}  // namespace rooftrace
