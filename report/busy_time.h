@@ -53,6 +53,13 @@ struct DeviceBusy {
   // than busy_ns (at most idle_ns) the true busy time may be.
   int64_t late_intervals = 0;
   int64_t busy_uncertain_ns = 0;
+  // Time the GPU did nothing but communicate (collective kernels running,
+  // no other kernel), and nothing but copy (copies or memsets running, no
+  // kernel): what overlap with computation would save. -1: not measured
+  // (the timeline alone cannot tell collectives from other kernels:
+  // ReportBuilder fills these).
+  int64_t exposed_comm_ns = -1;
+  int64_t exposed_copy_ns = -1;
 };
 
 class BusyTimeline {

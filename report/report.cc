@@ -357,6 +357,10 @@ struct ReportBuilder::State {
   std::string key_buf;
   std::string family_key;
   BusyTimeline busy;
+  // The same timeline without copies, and without copies and collectives:
+  // busy minus the first is the copies' exposed time; the first minus the
+  // second the collectives'.
+  BusyTimeline kernels_busy, compute_busy;
   // Collective kernels by (session, correlation) until Finish: one small
   // entry per collective kernel, since a store gives its metrics apart
   // from its row.
@@ -403,7 +407,11 @@ void ReportBuilder::AddCopy(const MemcpyRow& m) {
                        m.end_ns.value_or(0));
 }
 
-void ReportBuilder::EndBatch() { state_->busy.EndBatch(); }
+void ReportBuilder::EndBatch() {
+  state_->busy.EndBatch();
+  state_->kernels_busy.EndBatch();
+  state_->compute_busy.EndBatch();
+}
 
 void ReportBuilder::AddKernelMetric(const KernelMetricRow& m) {
   const std::string_view name = m.name;
@@ -435,7 +443,14 @@ void ReportBuilder::Add(const KernelRow& k) {
   const ReportOptions& options = options_;
   st.busy.AddKernel(k.device_id.value_or(0), k.start_ns.value_or(0),
                     k.end_ns.value_or(0));
-  if (IsCollectiveKernel(k)) {
+  st.kernels_busy.AddKernel(k.device_id.value_or(0), k.start_ns.value_or(0),
+                            k.end_ns.value_or(0));
+  const bool collective = IsCollectiveKernel(k);
+  if (!collective) {
+    st.compute_busy.AddKernel(k.device_id.value_or(0),
+                              k.start_ns.value_or(0), k.end_ns.value_or(0));
+  }
+  if (collective) {
     State::CommKernel& ck =
         st.comm_kernels[{k.session_id, k.correlation_id.value_or(-1)}];
     ck.shape = std::string(k.shape);
@@ -581,6 +596,26 @@ StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
     report.phases.push_back(std::move(p));
   }
   report.busy = st.busy.Finish();
+  {
+    // Exposed copy time: busy time with copies minus without. Exposed
+    // communication: kernel time with collectives minus without (a device
+    // that ran only collectives has them all exposed).
+    std::map<int64_t, int64_t> kernels_ns, compute_ns;
+    for (const DeviceBusy& b : st.kernels_busy.Finish()) {
+      kernels_ns[b.device_id] = b.busy_ns;
+    }
+    for (const DeviceBusy& b : st.compute_busy.Finish()) {
+      compute_ns[b.device_id] = b.busy_ns;
+    }
+    for (DeviceBusy& b : report.busy) {
+      const int64_t k = kernels_ns.count(b.device_id) ? kernels_ns[b.device_id]
+                                                      : 0;
+      const int64_t c = compute_ns.count(b.device_id) ? compute_ns[b.device_id]
+                                                      : 0;
+      b.exposed_copy_ns = std::max<int64_t>(0, b.busy_ns - k);
+      b.exposed_comm_ns = std::max<int64_t>(0, k - c);
+    }
+  }
   report.collectives = FinishCollectives();
   return report;
 }

@@ -111,6 +111,14 @@ std::string BusyLine(const DeviceBusy& b) {
          " ms wall (first kernel start to last kernel end), idle " +
          Fixed(b.idle_ns * 1e-6, 3) + " ms = " +
          Fixed(100.0 * b.idle_share, 1) + "%" +
+         (b.exposed_comm_ns > 0 ? "; exposed communication " +
+                                      Fixed(b.exposed_comm_ns * 1e-6, 3) +
+                                      " ms"
+                                : std::string()) +
+         (b.exposed_copy_ns > 0 ? "; exposed copies " +
+                                      Fixed(b.exposed_copy_ns * 1e-6, 3) +
+                                      " ms"
+                                : std::string()) +
          (b.late_intervals == 0
               ? std::string()
               : "; approximate: " + std::to_string(b.late_intervals) +
@@ -335,8 +343,14 @@ class JsonWriter : public ReportWriter {
           << ",\"idle_share\":" << JsonNumber(b.idle_share)
           << ",\"late_intervals\":" << b.late_intervals
           << ",\"busy_uncertain_ns\":" << b.busy_uncertain_ns
-          << ",\"kernels\":" << b.kernels << ",\"copies\":" << b.copies
-          << "}";
+          << ",\"kernels\":" << b.kernels << ",\"copies\":" << b.copies;
+      if (b.exposed_comm_ns >= 0) {
+        out << ",\"exposed_comm_ns\":" << b.exposed_comm_ns;
+      }
+      if (b.exposed_copy_ns >= 0) {
+        out << ",\"exposed_copy_ns\":" << b.exposed_copy_ns;
+      }
+      out << "}";
     }
     out << "],\"collectives\":[";
     for (size_t i = 0; i < r.collectives.size(); ++i) {

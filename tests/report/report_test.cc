@@ -303,8 +303,58 @@ TEST_F(ReportTest, BusyAndIdleTimePerDevice) {
                             "\"busy_ns\":7000,\"idle_ns\":3000,\"idle_share\":"),
             std::string::npos)
       << json.str();
-  EXPECT_NE(json.str().find("\"kernels\":3,\"copies\":3},{\"device_id\":1"),
-            std::string::npos);
+  EXPECT_NE(json.str().find("\"kernels\":3,\"copies\":3,\"exposed_comm_ns\":"
+                            "0,\"exposed_copy_ns\":2000},{\"device_id\":1"),
+            std::string::npos)
+      << json.str();
+  // The copies at 5-6 and 8-9 us overlap no kernel: 2 us exposed (the one
+  // after the last kernel is outside the span).
+  EXPECT_EQ(d0.exposed_copy_ns, 2000);
+  EXPECT_EQ(d0.exposed_comm_ns, 0);
+  EXPECT_NE(text.str().find("idle 0.003 ms = 30.0%; exposed copies 0.002 ms"),
+            std::string::npos)
+      << text.str();
+}
+
+// An all-reduce from 2 to 6 us beside a GEMM from 1 to 4 us and another
+// from 5 to 8 us: communication runs alone from 4 to 5 us (1 us exposed);
+// an all-gather from 9 to 11 us overlaps nothing (2 us more).
+TEST_F(ReportTest, ExposedCommunicationIsCollectiveTimeWithNoOtherKernel) {
+  const std::string path = dir_ + "/comm.sqlite";
+  {
+    TestStore s(path);
+    s.AddRun(4, "Test GPU 2TB");
+    auto kernel = [&](const std::string& name, int64_t stream, int64_t start,
+                      int64_t end) {
+      KernelSpec k;
+      k.run_id = 4;
+      k.session_id = 4;
+      k.name = name;
+      k.stream_id = stream;
+      k.start_ns = start;
+      k.duration_ns = end - start;
+      s.AddKernel(k);
+    };
+    kernel("sm90_gemm", 7, 1000, 4000);
+    kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 8, 2000, 6000);
+    kernel("sm90_gemm", 7, 5000, 8000);
+    kernel("ncclDevKernel_AllGather_RING_LL", 8, 9000, 11000);
+  }
+  StoreReader store;
+  ASSERT_TRUE(store.Open(path, path).ok());
+  ReportOptions o;
+  o.run_id = 4;
+  StatusOr<Report> built = BuildReport(store, o);
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  ASSERT_EQ(built->busy.size(), 1u);
+  EXPECT_EQ(built->busy[0].busy_ns, 9000);
+  EXPECT_EQ(built->busy[0].exposed_comm_ns, 3000);
+  EXPECT_EQ(built->busy[0].exposed_copy_ns, 0);
+  std::ostringstream text;
+  MakeReportWriter("table")->Write(*built, text);
+  EXPECT_NE(text.str().find("; exposed communication 0.003 ms"),
+            std::string::npos)
+      << text.str();
 }
 
 // The report reads a store's kernels and copies merged in start order, so
