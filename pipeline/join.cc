@@ -164,6 +164,7 @@ class Joiner {
     out_.paths.clear();
     out_.any_counters = false;
     out_.any_analytic = false;
+    out_.any_inherited = false;
   }
 
   void IndexLaunches() {
@@ -393,9 +394,11 @@ class Joiner {
       }
       const int self = static_cast<int>(i);
       if (jk.gemm >= 0 && scratch_.gemm_carrier[jk.gemm] == self) {
+        jk.carrier = true;
         const JoinedGemm& g = out_.gemms[jk.gemm];
         ApplyAnalytic(&f, g.flops, g.precision, g.min_bytes);
       } else if (jk.op >= 0 && scratch_.op_carrier[jk.op] == self) {
+        jk.carrier = true;
         const OpRecord& o = *out_.ops[jk.op].op;
         const int p = o.precision;
         ApplyAnalytic(&f, o.flops,

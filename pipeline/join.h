@@ -46,6 +46,12 @@ struct JoinedKernel {
   KernelFacts facts;
   Annotation annotation;
   int step = -1;
+  // This kernel carries its GEMM call's or op's analytic figures (the
+  // longest of the call's kernels; see the trap above).
+  bool carrier = false;
+  // Set by SignatureFigures (pipeline/inherit.h) when this kernel inherited
+  // figures: the shape text they are of, owned by the SignatureFigures.
+  const std::string* inherited_shape = nullptr;
 };
 
 struct JoinedGemm {
@@ -103,6 +109,7 @@ struct JoinedSession {
   std::vector<std::string> paths;  // 'outer/inner'
   bool any_counters = false;
   bool any_analytic = false;
+  bool any_inherited = false;  // set by SignatureFigures
   JoinScratch scratch;
 };
 
