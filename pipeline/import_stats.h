@@ -54,10 +54,7 @@ namespace rooftrace {
                        "of the one shape their signature (name, grid, "    \
                        "block, registers, shared memory) ran in the run")  \
   X(kernels_signature_ambiguous, "kernels without figures left blank: "    \
-                                 "their signature ran two or more shapes") \
-  X(kernels_inherit_too_late, "kernels without figures stored blank "      \
-                              "before a later window showed their "        \
-                              "signature's one shape")
+                                 "their signature ran two or more shapes")
 
 enum class ImportStat : int {
 #define ROOFTRACE_STAT_ENUM_(name, meaning) k_##name,

@@ -1,5 +1,7 @@
 #include "pipeline/inherit.h"
 
+#include <algorithm>
+
 namespace rooftrace {
 namespace {
 
@@ -22,14 +24,58 @@ Precision PrecisionOf(int wire_precision) {
 
 }  // namespace
 
-size_t SignatureFigures::KeyHash::operator()(const Key& k) const {
-  uint64_t h = Mix(static_cast<uint64_t>(k.name));
-  const uint32_t fields[] = {k.grid[0],     k.grid[1],     k.grid[2],
-                             k.block[0],    k.block[1],    k.block[2],
-                             k.registers,   k.static_shared,
-                             k.dynamic_shared};
-  for (uint32_t f : fields) h = Mix(h ^ (h << 7) ^ f);
-  return static_cast<size_t>(h);
+uint64_t SignatureFigures::HashOf(const Key& k) {
+  auto pair = [](uint64_t hi, uint64_t lo) { return hi << 32 | lo; };
+  // Five words, each weighted by its own odd constant, then mixed once.
+  const uint64_t words[] = {
+      pair(static_cast<uint32_t>(k.name), k.grid[0]),
+      pair(k.grid[1], k.grid[2]),
+      pair(k.block[0], k.block[1]),
+      pair(k.block[2], k.registers),
+      pair(k.static_shared, k.dynamic_shared),
+  };
+  const uint64_t weights[] = {0x9e3779b97f4a7c15ULL, 0xbf58476d1ce4e5b9ULL,
+                              0x94d049bb133111ebULL, 0xd6e8feb86659fd93ULL,
+                              0xa0761d6478bd642fULL};
+  uint64_t h = 0;
+  for (int i = 0; i < 5; ++i) h += words[i] * weights[i];
+  return Mix(h);
+}
+
+SignatureFigures::Entry& SignatureFigures::Lookup(const Key& key) {
+  const uint64_t hash = HashOf(key);
+  if (2 * (entries_.size() + 1) > slots_.size()) {
+    // Grow: every entry placed again in a table twice the size.
+    slots_.assign(std::max<size_t>(64, 2 * slots_.size()), -1);
+    const size_t mask = slots_.size() - 1;
+    for (size_t e = 0; e < entries_.size(); ++e) {
+      size_t i = entries_[e].hash & mask;
+      while (slots_[i] >= 0) i = (i + 1) & mask;
+      slots_[i] = static_cast<int32_t>(e);
+    }
+  }
+  const size_t mask = slots_.size() - 1;
+  size_t i = hash & mask;
+  for (; slots_[i] >= 0; i = (i + 1) & mask) {
+    Entry& e = entries_[static_cast<size_t>(slots_[i])];
+    if (e.hash == hash && e.key == key) return e;
+  }
+  slots_[i] = static_cast<int32_t>(entries_.size());
+  Entry& e = entries_.emplace_back();
+  e.key = key;
+  e.hash = hash;
+  return e;
+}
+
+const SignatureFigures::Entry* SignatureFigures::Find(const Key& key) const {
+  if (slots_.empty()) return nullptr;
+  const uint64_t hash = HashOf(key);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask; slots_[i] >= 0; i = (i + 1) & mask) {
+    const Entry& e = entries_[static_cast<size_t>(slots_[i])];
+    if (e.hash == hash && e.key == key) return &e;
+  }
+  return nullptr;
 }
 
 void SignatureFigures::MapNames(const JoinedSession& joined) {
@@ -40,6 +86,7 @@ void SignatureFigures::MapNames(const JoinedSession& joined) {
     (void)added;
     window_names_[i] = it->second;
   }
+  learned_names_.resize(name_ids_.size(), 0);
 }
 
 SignatureFigures::Key SignatureFigures::KeyOf(const JoinedKernel& jk) const {
@@ -61,70 +108,85 @@ void SignatureFigures::Apply(JoinedSession* joined, const WriteScope* scope,
                              const AnnotateOptions& annotate,
                              ImportStats* stats) {
   MapNames(*joined);
-  Learn(*joined, stats);
-  Inherit(joined, roofs, annotate);
-  CountStored(*joined, scope, stats);
+  Learn(*joined);
+  InheritAndCount(joined, scope, roofs, annotate, stats);
 }
 
-void SignatureFigures::Learn(const JoinedSession& j, ImportStats* stats) {
-  // The figures a carrier's call or op gives (join.cc ApplyAnalytic's).
-  std::array<uint64_t, kNumPrecisions> flops;
-  uint64_t min_bytes = 0;
-  std::string& shape = shape_scratch_;
-  for (const JoinedKernel& k : j.kernels) {
-    if (!k.carrier) continue;
-    flops.fill(0);
-    Precision p = Precision::kUnknown;
-    uint64_t f = 0;
-    if (k.gemm >= 0) {
-      const JoinedGemm& g = j.gemms[static_cast<size_t>(k.gemm)];
-      p = g.precision;
-      f = g.flops;
-      min_bytes = g.min_bytes;
-      GemmShapeText(*g.gemm, &shape);
-    } else if (k.op >= 0) {
-      const JoinedOp& o = j.ops[static_cast<size_t>(k.op)];
-      p = PrecisionOf(o.op->precision);
-      f = o.op->flops;
-      min_bytes = o.op->min_bytes;
-      shape = o.shape;
-    } else {
-      continue;
-    }
-    if (f > 0 && p != Precision::kUnknown) flops[static_cast<int>(p)] = f;
-    // An op without figures or shape says nothing about its kernels' work.
-    if (f == 0 && min_bytes == 0 && shape.empty()) continue;
-    Entry& e = entries_[KeyOf(k)];
-    if (e.shapes == 0) {
-      e.shapes = 1;
-      e.flops = flops;
-      e.min_bytes = min_bytes;
-      e.shape = shape;
-      (*stats)[ImportStat::k_kernels_inherit_too_late] += e.stored_blank;
-      e.stored_blank = 0;
-    } else if (e.shapes == 1 &&
-               (e.flops != flops || e.min_bytes != min_bytes ||
-                e.shape != shape)) {
-      e.shapes = 2;
-    }
+void SignatureFigures::Learn(const JoinedSession& j) {
+  // The carriers only (join.h JoinScratch): a window has far fewer calls
+  // and ops than kernels.
+  for (size_t g = 0; g < j.gemms.size(); ++g) {
+    const int carrier = j.scratch.gemm_carrier[g];
+    if (carrier < 0) continue;
+    const JoinedGemm& jg = j.gemms[g];
+    GemmShapeText(*jg.gemm, &shape_scratch_);
+    LearnOne(j.kernels[static_cast<size_t>(carrier)], jg.precision, jg.flops,
+             jg.min_bytes, shape_scratch_);
+  }
+  for (size_t o = 0; o < j.ops.size(); ++o) {
+    const int carrier = j.scratch.op_carrier[o];
+    if (carrier < 0) continue;
+    const JoinedOp& jo = j.ops[o];
+    LearnOne(j.kernels[static_cast<size_t>(carrier)],
+             PrecisionOf(jo.op->precision), jo.op->flops, jo.op->min_bytes,
+             jo.shape);
   }
 }
 
-void SignatureFigures::Inherit(JoinedSession* j, const Roofs& roofs,
-                               const AnnotateOptions& annotate) const {
-  if (entries_.empty()) return;
+void SignatureFigures::LearnOne(const JoinedKernel& k, Precision p,
+                                uint64_t flops, uint64_t min_bytes,
+                                const std::string& shape) {
+  // The figures join.cc ApplyAnalytic gives a carrier.
+  const bool has_flops = flops > 0 && p != Precision::kUnknown;
+  // An op without figures or shape says nothing about its kernels' work.
+  if (!has_flops && min_bytes == 0 && shape.empty()) return;
+  std::array<uint64_t, kNumPrecisions> by_precision{};
+  if (has_flops) by_precision[static_cast<int>(p)] = flops;
+  const Key key = KeyOf(k);
+  learned_names_[static_cast<size_t>(key.name)] = 1;
+  Entry& e = Lookup(key);
+  if (e.shapes == 0) {
+    e.shapes = 1;
+    e.flops = by_precision;
+    e.min_bytes = min_bytes;
+    e.shape = shape;
+    e.has_figures = has_flops || min_bytes > 0;
+  } else if (e.shapes == 1 &&
+             (e.flops != by_precision || e.min_bytes != min_bytes ||
+              e.shape != shape)) {
+    e.shapes = 2;
+  }
+}
+
+void SignatureFigures::InheritAndCount(JoinedSession* j,
+                                       const WriteScope* scope,
+                                       const Roofs& roofs,
+                                       const AnnotateOptions& annotate,
+                                       ImportStats* stats) const {
+  // A window (most of a stream's) whose kernels without an op all have
+  // names no carrier taught is passed over without touching its kernels.
+  bool any = false;
+  for (size_t i = 0; i < j->names.size() && !any; ++i) {
+    any = j->names[i].kernels_without_op > 0 &&
+          learned_names_[static_cast<size_t>(window_names_[i])];
+  }
+  if (!any) return;
   for (JoinedKernel& k : j->kernels) {
     if (!Eligible(k)) continue;
-    KernelFacts& f = k.facts;
-    if (f.flops_source != Source::kNone || f.bytes_source != Source::kNone) {
+    const int name = window_names_[static_cast<size_t>(k.name)];
+    if (!learned_names_[static_cast<size_t>(name)]) continue;
+    const Entry* found = Find(KeyOf(k));
+    if (found == nullptr) continue;
+    const Entry& e = *found;
+    const bool stored = InScope(scope, k);
+    if (e.shapes == 2) {
+      if (stored) ++(*stats)[ImportStat::k_kernels_signature_ambiguous];
       continue;
     }
-    const auto it = entries_.find(KeyOf(k));
-    if (it == entries_.end() || it->second.shapes != 1) continue;
-    const Entry& e = it->second;
+    if (!e.has_figures) continue;
+    KernelFacts& f = k.facts;
     bool any_flops = false;
     for (uint64_t v : e.flops) any_flops |= v > 0;
-    if (!any_flops && e.min_bytes == 0) continue;
     if (any_flops) {
       f.flops = e.flops;
       f.flops_source = Source::kInherited;
@@ -136,24 +198,7 @@ void SignatureFigures::Inherit(JoinedSession* j, const Roofs& roofs,
     k.inherited_shape = &e.shape;
     k.annotation = Annotate(f, roofs, annotate);
     j->any_inherited = true;
-  }
-}
-
-void SignatureFigures::CountStored(const JoinedSession& j,
-                                   const WriteScope* scope,
-                                   ImportStats* stats) {
-  for (const JoinedKernel& k : j.kernels) {
-    if (!Eligible(k) || !InScope(scope, k)) continue;
-    if (k.inherited_shape != nullptr) {
-      ++(*stats)[ImportStat::k_kernels_inherited];
-      continue;
-    }
-    Entry& e = entries_[KeyOf(k)];
-    if (e.shapes == 0) {
-      ++e.stored_blank;
-    } else if (e.shapes == 2) {
-      ++(*stats)[ImportStat::k_kernels_signature_ambiguous];
-    }
+    if (stored) ++(*stats)[ImportStat::k_kernels_inherited];
   }
 }
 

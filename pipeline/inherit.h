@@ -21,7 +21,9 @@
 // (or session) serves the later ones. Within one join every kernel sees
 // every shape the join holds, whatever their order. Rows are not rewritten:
 //  - a kernel stored before any window showed its signature's shape stays
-//    blank (counted: kernels_inherit_too_late, when the shape arrives);
+//    blank (like any kernel without figures: not counted apart, since
+//    telling them apart would cost a signature lookup for every kernel of
+//    every window, as much as a third of the join);
 //  - a kernel that inherited while its signature had one shape keeps it if
 //    a later window shows a second; from then on the signature's kernels
 //    stay blank (kernels_signature_ambiguous).
@@ -35,6 +37,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -57,9 +60,7 @@ class SignatureFigures {
   // which must outlive the rows); then counts in `stats`, among the kernels
   // a write with `scope` stores (nullptr: all), those that inherited
   // (kernels_inherited), those left blank by an ambiguous signature
-  // (kernels_signature_ambiguous), and those stored blank in an earlier
-  // write whose signature has just shown its first shape
-  // (kernels_inherit_too_late).
+  // (kernels_signature_ambiguous).
   void Apply(JoinedSession* joined, const WriteScope* scope,
              const Roofs& roofs, const AnnotateOptions& annotate,
              ImportStats* stats);
@@ -71,36 +72,53 @@ class SignatureFigures {
 
  private:
   struct Key {
-    int name = 0;  // index into names_
+    int name = 0;  // index into name_ids_' values
     uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
     uint32_t registers = 0, static_shared = 0, dynamic_shared = 0;
     bool operator==(const Key&) const = default;
   };
-  struct KeyHash {
-    size_t operator()(const Key& k) const;
-  };
   // What a signature's carriers showed.
   struct Entry {
+    Key key;
+    uint64_t hash = 0;
     int shapes = 0;  // distinct figure sets seen: 0, 1, or 2 (two or more)
     std::array<uint64_t, kNumPrecisions> flops{};
     uint64_t min_bytes = 0;
     std::string shape;
-    // Kernels stored blank while `shapes` was 0.
-    uint64_t stored_blank = 0;
+    bool has_figures = false;  // any FLOPs, or minimum bytes
   };
 
   // The run-wide name id of each of `joined`'s names (window_names_).
   void MapNames(const JoinedSession& joined);
   Key KeyOf(const JoinedKernel& k) const;
-  void Learn(const JoinedSession& joined, ImportStats* stats);
-  void Inherit(JoinedSession* joined, const Roofs& roofs,
-               const AnnotateOptions& annotate) const;
-  void CountStored(const JoinedSession& joined, const WriteScope* scope,
-                   ImportStats* stats);
+  static uint64_t HashOf(const Key& k);
+  // The entry of `key`, made (with no shape) if there is none.
+  Entry& Lookup(const Key& key);
+  // The entry of `key`, or nullptr.
+  const Entry* Find(const Key& key) const;
+  void Learn(const JoinedSession& joined);
+  // Learns what one carrier's call or op gives it.
+  void LearnOne(const JoinedKernel& carrier, Precision precision,
+                uint64_t flops, uint64_t min_bytes, const std::string& shape);
+  // Inherits and counts, with one lookup per kernel whose name has taught
+  // a signature (this runs over every kernel of every window).
+  void InheritAndCount(JoinedSession* joined, const WriteScope* scope,
+                       const Roofs& roofs, const AnnotateOptions& annotate,
+                       ImportStats* stats) const;
 
   std::unordered_map<std::string, int> name_ids_;
   std::vector<int> window_names_;  // joined.names index -> name id
-  std::unordered_map<Key, Entry, KeyHash> entries_;
+  // By name id: a carrier of that name has taught a signature. Kernels of
+  // other names (most of a stream's: elementwise kernels without ops) are
+  // passed over without a signature lookup.
+  std::vector<char> learned_names_;
+  // Entries by signature: a deque, so the shape text a kernel points at
+  // stays where it is as entries are added; indexed by an open-addressing
+  // table of entry indices (-1: empty), at least twice the entries. With
+  // std::unordered_map and a lookup for every kernel, this pass took half
+  // the time of the join before it (500 k kernels, 10% GEMMs).
+  std::deque<Entry> entries_;
+  std::vector<int32_t> slots_;
   std::string shape_scratch_;  // Learn's, reused
 };
 

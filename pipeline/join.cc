@@ -326,6 +326,7 @@ class Joiner {
           ElectCarrier(&scratch_.op_carrier[jk.op], i);
         }
       }
+      if (jk.gemm < 0 && jk.op < 0) ++out_.names[jk.name].kernels_without_op;
       if (jk.launch && jk.launch->nvtx_range_id != 0) {
         jk.nvtx_path = nvtx_.Path(jk.launch->nvtx_range_id);
         if (jk.nvtx_path < 0) ++stats_[ImportStat::k_unmatched_nvtx_refs];
@@ -394,11 +395,9 @@ class Joiner {
       }
       const int self = static_cast<int>(i);
       if (jk.gemm >= 0 && scratch_.gemm_carrier[jk.gemm] == self) {
-        jk.carrier = true;
         const JoinedGemm& g = out_.gemms[jk.gemm];
         ApplyAnalytic(&f, g.flops, g.precision, g.min_bytes);
       } else if (jk.op >= 0 && scratch_.op_carrier[jk.op] == self) {
-        jk.carrier = true;
         const OpRecord& o = *out_.ops[jk.op].op;
         const int p = o.precision;
         ApplyAnalytic(&f, o.flops,
