@@ -86,6 +86,7 @@ std::string_view SourceName(Source s) {
   switch (s) {
     case Source::kAnalytic: return "analytic";
     case Source::kCounters: return "counters";
+    case Source::kInherited: return "inherited";
     case Source::kNone: break;
   }
   return "none";

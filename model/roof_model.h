@@ -10,7 +10,8 @@
 //
 // The trap: analytic bytes are a lower bound on DRAM traffic, so an AI
 // computed from them is an upper bound; the source of every number travels
-// with it (`counters`, `analytic`, `none`) and reports must print it.
+// with it (`counters`, `analytic`, `inherited`, `none`) and reports must
+// print it.
 #ifndef ROOFTRACE_MODEL_ROOF_MODEL_H_
 #define ROOFTRACE_MODEL_ROOF_MODEL_H_
 
@@ -72,9 +73,12 @@ Roofs RoofsFromProfile(const DeviceProfile& profile, const std::string& path);
 // why.
 Roofs ScaleRoofsToClock(Roofs roofs, double measured_sm_clock_hz);
 
-// Where a number came from.
-enum class Source { kNone = 0, kAnalytic = 1, kCounters = 2 };
-std::string_view SourceName(Source s);  // "none", "analytic", "counters"
+// Where a number came from. Values only grow (stored as their names).
+// kInherited: analytic figures of another kernel with the same signature,
+// for a kernel without its op (pipeline/inherit.h).
+enum class Source { kNone = 0, kAnalytic = 1, kCounters = 2, kInherited = 3 };
+// "none", "analytic", "counters", "inherited"
+std::string_view SourceName(Source s);
 
 enum class Bound { kUnknown = 0, kMemory, kCompute, kLatency };
 std::string_view BoundName(Bound b);  // "unknown", "memory", ...

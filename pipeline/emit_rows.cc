@@ -157,6 +157,8 @@ void FillKernelRow(const RowContext& c, int64_t session_id,
     GemmShapeText(*g->gemm, shape);
   } else if (jk.op >= 0) {
     *shape = j.ops[jk.op].shape;
+  } else if (jk.inherited_shape != nullptr) {
+    *shape = *jk.inherited_shape;
   }
   r->shape = *shape;
   r->token_count = g ? OptI(g->token_count, g->token_count >= 0)

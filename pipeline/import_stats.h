@@ -49,7 +49,12 @@ namespace rooftrace {
                        "that ended without a Goodbye")                     \
   X(records_lost_at_exit, "records a producer that ended without a "      \
                           "Goodbye had taken but that neither arrived nor " \
-                          "were in its live buffer")
+                          "were in its live buffer")                       \
+  X(kernels_inherited, "kernels without figures of their own given those " \
+                       "of the one shape their signature (name, grid, "    \
+                       "block, registers, shared memory) ran in the run")  \
+  X(kernels_signature_ambiguous, "kernels without figures left blank: "    \
+                                 "their signature ran two or more shapes")
 
 enum class ImportStat : int {
 #define ROOFTRACE_STAT_ENUM_(name, meaning) k_##name,

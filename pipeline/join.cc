@@ -164,6 +164,7 @@ class Joiner {
     out_.paths.clear();
     out_.any_counters = false;
     out_.any_analytic = false;
+    out_.any_inherited = false;
   }
 
   void IndexLaunches() {
@@ -353,6 +354,7 @@ class Joiner {
           ElectCarrier(&scratch_.op_carrier[jk.op], i);
         }
       }
+      if (jk.gemm < 0 && jk.op < 0) ++out_.names[jk.name].kernels_without_op;
       if (jk.launch && jk.launch->nvtx_range_id != 0) {
         jk.nvtx_path = nvtx_.Path(jk.launch->nvtx_range_id);
         if (jk.nvtx_path < 0) ++stats_[ImportStat::k_unmatched_nvtx_refs];

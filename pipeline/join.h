@@ -31,6 +31,9 @@ struct NameInfo {
   std::string name;       // mangled, as reported
   std::string demangled;
   std::string family;
+  // Kernels of this name with no GEMM call and no op: SignatureFigures
+  // passes over a window where no such kernel has a name it learned.
+  uint64_t kernels_without_op = 0;
 };
 
 struct JoinedKernel {
@@ -47,6 +50,9 @@ struct JoinedKernel {
   KernelFacts facts;
   Annotation annotation;
   int step = -1;
+  // Set by SignatureFigures (pipeline/inherit.h) when this kernel inherited
+  // figures: the shape text they are of, owned by the SignatureFigures.
+  const std::string* inherited_shape = nullptr;
 };
 
 struct JoinedGemm {
@@ -86,6 +92,9 @@ struct JoinScratch {
   FlatIndex launch_of, gemm_of_call, gemm_of_corr, counters_of;
   FlatIndex op_of_id, op_of_corr, metrics_of, nvtx_of;
   std::vector<char> launch_used, counters_used;
+  // Per GEMM call / op: the kernel that carries its analytic figures (the
+  // longest of its kernels; see the trap above), -1 when none ran. Valid
+  // after the join: SignatureFigures learns shapes from them.
   std::vector<int> gemm_carrier, op_carrier;
   // Links to one node of a graph launch ((correlation id, graph node id)
   // -> index into gemms / ops): only imports of replayed graphs have any.
@@ -107,6 +116,7 @@ struct JoinedSession {
   std::vector<std::string> paths;  // 'outer/inner'
   bool any_counters = false;
   bool any_analytic = false;
+  bool any_inherited = false;  // set by SignatureFigures
   JoinScratch scratch;
 };
 

@@ -144,6 +144,7 @@ constexpr char kNoTokenEvidence[] = "no GEMM with a token count in this step";
 // that sentence is the same for every such step, and a session of thousands
 // of GEMM-less steps (an nsys export) would otherwise copy it into each.
 void ClassifyStepsSparse(const std::vector<int64_t>& t,
+                         int64_t max_decode_tokens,
                          std::vector<std::string>* phases,
                          std::vector<std::string>* evidence) {
   const int n = static_cast<int>(t.size());
@@ -159,7 +160,11 @@ void ClassifyStepsSparse(const std::vector<int64_t>& t,
       if (t[j] >= 0) { next = j; break; }
     }
     const std::string tok = "GEMMs see " + Num(t[i]) + " tokens";
-    if ((prev >= 0 && t[prev] == t[i]) || (next >= 0 && t[next] == t[i])) {
+    // Token count decides before regularity: equal neighbours mean steady
+    // decode only for a count a decode batch can have (phases.h).
+    const bool above_decode = t[i] > max_decode_tokens;
+    if (!above_decode &&
+        ((prev >= 0 && t[prev] == t[i]) || (next >= 0 && t[next] == t[i]))) {
       (*phases)[i] = "decode";
       (*evidence)[i] = tok + ", as in the neighbouring step: steady decode";
       continue;
@@ -180,7 +185,12 @@ void ClassifyStepsSparse(const std::vector<int64_t>& t,
     }
     const int64_t ref = t[ref_index];
     const std::string where = ref_index == next ? "the next" : "the previous";
-    if (t[i] < ref) {
+    if (above_decode && t[i] <= ref) {
+      (*phases)[i] = "prefill";
+      (*evidence)[i] = tok + ", more than the " + Num(max_decode_tokens) +
+                       " tokens a decode step can batch: a prefill, whatever "
+                       "its neighbours";
+    } else if (t[i] < ref) {
       (*phases)[i] = "decode";
       (*evidence)[i] = tok + ", fewer than the " + Num(ref) + " of " + where +
                        " step";
@@ -202,8 +212,9 @@ void ClassifyStepsSparse(const std::vector<int64_t>& t,
 
 void ClassifySteps(const std::vector<int64_t>& t,
                    std::vector<std::string>* phases,
-                   std::vector<std::string>* evidence) {
-  ClassifyStepsSparse(t, phases, evidence);
+                   std::vector<std::string>* evidence,
+                   int64_t max_decode_tokens) {
+  ClassifyStepsSparse(t, max_decode_tokens, phases, evidence);
   for (std::string& e : *evidence) {
     if (e.empty()) e = kNoTokenEvidence;
   }
@@ -402,18 +413,19 @@ std::string_view BoundaryEvidence(std::string_view boundary) {
 }
 
 // Each step's token count, phase and evidence.
-void LabelSteps(const PhaseInput& in, PhaseResult* r) {
+void LabelSteps(const PhaseInput& in, int64_t max_decode_tokens,
+                PhaseResult* r) {
   std::vector<int64_t> step_tokens = StepTokenCounts(in, r);
   std::vector<std::string> phases, evidence;
   if (in.prev_step_tokens >= 0) {
     // The step before this window takes part as a neighbour, then leaves.
     step_tokens.insert(step_tokens.begin(), in.prev_step_tokens);
-    ClassifyStepsSparse(step_tokens, &phases, &evidence);
+    ClassifyStepsSparse(step_tokens, max_decode_tokens, &phases, &evidence);
     step_tokens.erase(step_tokens.begin());
     phases.erase(phases.begin());
     evidence.erase(evidence.begin());
   } else {
-    ClassifyStepsSparse(step_tokens, &phases, &evidence);
+    ClassifyStepsSparse(step_tokens, max_decode_tokens, &phases, &evidence);
   }
   constexpr std::string_view kEndedBy = "; step ended by ";
   for (size_t s = 0; s < r->steps.size(); ++s) {
@@ -474,7 +486,7 @@ PhaseResult DetectPhases(const PhaseInput& in, const PhaseOptions& opt) {
   const RawSteps raw = SplitRawSteps(in, opt);
   const std::vector<int> target = CompactSteps(in, raw, &r);
   AssignKernels(in, raw, target, &r);
-  LabelSteps(in, &r);
+  LabelSteps(in, opt.max_decode_tokens, &r);
   AssignCopies(in, &r);
   return r;
 }

@@ -15,12 +15,13 @@
 // weight operand is the one the source named, else the one whose pointer
 // repeats across more steps (op(A) is m x k, so a weight A leaves n as the
 // token count; a weight B leaves m).
-// A step's token count T is the largest token count of its GEMMs. Labels:
-//  - `decode`: T equals a neighbouring step's T (steady state), or is
-//    smaller than the step that follows;
-//  - `prefill`: an isolated step with T larger than the next step's T_next
-//    and a multiple of it (T_next prompts of T / T_next tokens), or a single
-//    step with T > 1;
+// A step's token count T is the count its GEMMs' FLOPs mostly see. Labels:
+//  - `prefill`: T above `max_decode_tokens` (no decode batch is that large),
+//    whatever its neighbours; an isolated step with T larger than the next
+//    step's T_next and a multiple of it (T_next prompts of T / T_next
+//    tokens); or a single step with T > 1;
+//  - `decode`: T at most `max_decode_tokens` and equal to a neighbouring
+//    step's T (steady state), or smaller than the step that follows;
 //  - `mixed`: an isolated step with T larger than T_next but not a multiple
 //    of it (a prefill chunk batched with decode tokens);
 //  - `other`: no GEMM with a known token count.
@@ -35,10 +36,26 @@
 
 namespace rooftrace {
 
+// The largest token count a decode step can have. A decode step's GEMMs
+// see one token per running sequence (a few more with speculative
+// decoding), so T is bounded by the engine's batch limit. The defaults of
+// the engines we read: vLLM's max_num_seqs (1,024 at most), trtllm-serve's
+// max_batch_size (256; trtllm-build's is 2,048). 4,096 is twice the largest
+// of them, room for a speculative token per sequence at that batch, and
+// half the 8,192-token batches both engines schedule for prefill by default
+// (vLLM's max_num_batched_tokens on large GPUs, trtllm-serve's
+// max_num_tokens). Regular steps above it are repeated prefills (a
+// benchmark re-running one prompt), not steady decode. At or below it
+// regularity still decides: a repeated 2,048-token chunk and a
+// 2,048-sequence decode have the same token counts. A run decoding more
+// sequences than this sets PhaseOptions::max_decode_tokens.
+inline constexpr int64_t kMaxDecodeTokensPerStep = 4096;
+
 struct PhaseOptions {
   uint64_t max_token_copy_bytes = 1u << 20;
   uint64_t min_host_gap_ns = 1000000;  // 1 ms
   double host_gap_factor = 20.0;
+  int64_t max_decode_tokens = kMaxDecodeTokensPerStep;
 };
 
 struct PhaseInput {
@@ -97,7 +114,8 @@ PhaseResult DetectPhases(const PhaseInput& input,
 // Fills one phase and one evidence sentence per step.
 void ClassifySteps(const std::vector<int64_t>& token_counts,
                    std::vector<std::string>* phases,
-                   std::vector<std::string>* evidence);
+                   std::vector<std::string>* evidence,
+                   int64_t max_decode_tokens = kMaxDecodeTokensPerStep);
 
 }  // namespace rooftrace
 

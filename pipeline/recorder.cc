@@ -118,9 +118,12 @@ Status RunRecorder::AddSession(Session* session) {
   JoinedSession& joined =
       session->flushed().flushes > 0 ? window_join_ : whole;
   JoinInto(session, roofs, options_.annotate, options_.phases, &joined);
+  signatures_.Apply(&joined, nullptr, roofs, options_.annotate,
+                    &session->stats());
   stats_.Add(session->stats());
   any_counters_ |= joined.any_counters;
   any_analytic_ |= joined.any_analytic;
+  any_inherited_ |= joined.any_inherited;
   const auto end = static_cast<int64_t>(session->end().end_unix_ns);
   if (end != 0 && (!run_.ended_unix_ns || end > *run_.ended_unix_ns)) {
     run_.ended_unix_ns = end;
@@ -247,6 +250,10 @@ Status RunRecorder::FlushSettled(Session* session, size_t window) {
     state.next_flush_records = 2 * session->RecordCount();
     return OkStatus();
   }
+  // Held kernels inherit too (they are joined again next window); only the
+  // stored ones are counted, with the plan's counts (which are kept).
+  signatures_.Apply(&joined, &plan.scope, roofs, options_.annotate,
+                    &plan.unmatched);
   Status s = NoteSession(*session, roofs);
   if (s.ok()) s = EmitRows(session, joined, &plan.scope, &rows_, sink_);
   if (!s.ok()) {
@@ -266,6 +273,8 @@ Status RunRecorder::FlushSettled(Session* session, size_t window) {
     any_counters_ |= k.facts.flops_source == Source::kCounters ||
                      k.facts.bytes_source == Source::kCounters;
     any_analytic_ |= k.facts.flops_source == Source::kAnalytic;
+    any_inherited_ |= k.facts.flops_source == Source::kInherited ||
+                      k.facts.bytes_source == Source::kInherited;
   }
   state.last_step_tokens = joined.steps[plan.last_step].token_count;
   state.steps += static_cast<uint64_t>(plan.last_step) + 1;
@@ -292,10 +301,18 @@ void RunRecorder::AddStats(const ImportStats& stats) {
 Status RunRecorder::Finish() {
   std::lock_guard<std::mutex> lock(mu_);
   finished_ = true;
-  run_.flops_sources = any_counters_ && any_analytic_ ? "counters+analytic"
-                       : any_counters_                ? "counters"
-                       : any_analytic_                ? "analytic"
-                                                      : "none";
+  // Each source present, '+'-joined in this order ('counters+analytic+
+  // inherited'); 'none' when none is.
+  std::string sources;
+  for (const auto& [present, name] :
+       {std::pair<bool, const char*>{any_counters_, "counters"},
+        {any_analytic_, "analytic"},
+        {any_inherited_, "inherited"}}) {
+    if (!present) continue;
+    if (!sources.empty()) sources += '+';
+    sources += name;
+  }
+  run_.flops_sources = sources.empty() ? "none" : sources;
   run_.complete = all_complete_ && sessions_ > 0 && write_error_.ok() &&
                           marked_incomplete_.empty()
                       ? 1

@@ -1,5 +1,7 @@
 // One run being recorded: turns every ended session into rows (join,
-// annotate, steps; pipeline/emit_rows.h) for its sink (the store, the
+// annotate, steps, figures of kernels without their op inherited by
+// signature across the run (pipeline/inherit.h); pipeline/emit_rows.h) for
+// its sink (the store, the
 // in-memory report) and keeps the run record and its import statistics up
 // to date. A long session is stored in windows: once
 // it holds `flush_records` records, its settled forward steps are joined,
@@ -32,6 +34,7 @@
 #include "model/roof_model.h"
 #include "pipeline/emit_rows.h"
 #include "pipeline/import_stats.h"
+#include "pipeline/inherit.h"
 #include "pipeline/join.h"
 #include "pipeline/rows.h"
 #include "pipeline/session.h"
@@ -141,7 +144,7 @@ class RunRecorder {
   RowContext rows_;  // run id and step numbering
   RunRow run_;
   ImportStats stats_;
-  bool any_counters_ = false, any_analytic_ = false;
+  bool any_counters_ = false, any_analytic_ = false, any_inherited_ = false;
   bool all_complete_ = true;
   uint64_t sessions_ = 0;
   bool run_start_from_session_ = false;
@@ -150,6 +153,10 @@ class RunRecorder {
   Status write_error_;  // the first refused write
   std::string marked_incomplete_;  // MarkIncomplete's reason
   JoinedSession window_join_;  // FlushSettled's, reused (guarded by mu_)
+  // Figures of kernels without their op, learned across the run's sessions
+  // and windows (guarded by mu_; rows point into it until the sink call
+  // returns).
+  SignatureFigures signatures_;
 };
 
 }  // namespace rooftrace

@@ -8,6 +8,7 @@
 #include <map>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "model/kernel_names.h"
 #include "model/ops.h"
@@ -22,17 +23,25 @@ namespace {
 constexpr int kSourceCounters = 1;
 constexpr int kSourceAnalytic = 2;
 constexpr int kSourceNone = 4;
+constexpr int kSourceInherited = 8;
 
 int SourceBit(std::string_view s) {
   if (s == "counters") return kSourceCounters;
   if (s == "analytic") return kSourceAnalytic;
+  if (s == "inherited") return kSourceInherited;
   return kSourceNone;
 }
 
 std::string SourceName(int bits) {
   std::string out;
-  if (bits & kSourceCounters) out = "counters";
-  if (bits & kSourceAnalytic) out += out.empty() ? "analytic" : "+analytic";
+  for (const auto& [bit, name] :
+       {std::pair<int, const char*>{kSourceCounters, "counters"},
+        {kSourceAnalytic, "analytic"},
+        {kSourceInherited, "inherited"}}) {
+    if (!(bits & bit)) continue;
+    if (!out.empty()) out += '+';
+    out += name;
+  }
   if (out.empty()) out = "none";
   return out;
 }

@@ -73,7 +73,10 @@ struct GroupRow {
   std::string phase;   // phase holding most of the group's time
   double phase_share = 0;  // that phase's share of the group's time
   std::array<int64_t, kNumPhases> phase_time_ns{};
-  std::string flops_source;  // 'counters', 'analytic', 'counters+analytic', 'none'
+  // The group's kernels' sources, '+'-joined in the order counters,
+  // analytic, inherited ('counters+analytic', 'analytic+inherited'); 'none'
+  // when no kernel has one.
+  std::string flops_source;
   std::string bytes_source;
 };
 

@@ -75,7 +75,9 @@ RoofTable FromModel(const rooftrace::Roofs& model) {
 
 Source SourceOf(std::string_view stored, bool present) {
   if (!present) return Source::kNone;
-  return stored == "counters" ? Source::kCounters : Source::kAnalytic;
+  if (stored == "counters") return Source::kCounters;
+  if (stored == "inherited") return Source::kInherited;
+  return Source::kAnalytic;
 }
 
 }  // namespace

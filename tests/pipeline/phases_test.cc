@@ -62,6 +62,32 @@ TEST(ClassifyStepsTest, SingleForwardPassSaysSo) {
   EXPECT_EQ(evidence[0], "GEMMs see 1 tokens in the only forward step");
 }
 
+// A trace of repeated forward passes over the same 8,944-token prompt (the
+// issue 28 trace): every step's GEMMs see 8,944 tokens, far more than any
+// decode batch, so each step is a prefill however regular its neighbours.
+TEST(ClassifyStepsTest, RepeatedLargeStepsArePrefills) {
+  std::vector<std::string> phases, evidence;
+  ClassifySteps({8944, 8944, 8944}, &phases, &evidence);
+  EXPECT_EQ(phases, (std::vector<std::string>{"prefill", "prefill", "prefill"}));
+  EXPECT_NE(evidence[1].find("more than the 4096 tokens"), std::string::npos)
+      << evidence[1];
+  // A prefill of 8,944 tokens before a larger chunk is still a prefill (the
+  // "fewer than the next step" rule is for decode-sized counts).
+  EXPECT_EQ(Labels({8944, 9001, 4, 4}),
+            (std::vector<std::string>{"prefill", "mixed", "decode", "decode"}));
+}
+
+// At the bound and below, regular steps stay steady decode: a large decode
+// batch (2,048 sequences, trtllm-build's default max_batch_size) repeated.
+TEST(ClassifyStepsTest, RepeatedStepsAtOrBelowTheBoundStayDecode) {
+  EXPECT_EQ(Labels({2048, 2048, 2048}),
+            (std::vector<std::string>{"decode", "decode", "decode"}));
+  EXPECT_EQ(Labels({4096, 4096}),
+            (std::vector<std::string>{"decode", "decode"}));
+  EXPECT_EQ(Labels({4097, 4097}),
+            (std::vector<std::string>{"prefill", "prefill"}));
+}
+
 // Three steps, each: a GEMM kernel (weight W at 0x1000, activation fresh
 // per step) and an elementwise kernel, then a D2H copy of 32 bytes.
 // Step 0 GEMM has n = 512 (prefill), steps 1-2 n = 4.
@@ -102,6 +128,26 @@ TEST(DetectPhasesTest, TokenCopiesDelimitSteps) {
   // Copies: the token copy ending a step belongs to it; the H2D before the
   // first kernel goes to step 0.
   EXPECT_EQ(r.copy_step, (std::vector<int>{0, 1, 2, 0, 1}));
+}
+
+// A session of three identical steps, each a GEMM over 8,944 tokens then
+// a token copy: the step detector labels all three prefill, and so does a
+// window whose previous stored step also saw 8,944 tokens.
+TEST(DetectPhasesTest, RepeatedLargeTokenStepsArePrefills) {
+  PhaseInput in = ThreeSteps();
+  for (auto& g : in.gemms) g.n = 8944;
+  const PhaseResult r = DetectPhases(in);
+  ASSERT_EQ(r.steps.size(), 3u);
+  for (const StepInfo& st : r.steps) {
+    EXPECT_EQ(st.token_count, 8944);
+    EXPECT_EQ(st.phase, "prefill") << st.evidence;
+  }
+  in.prev_step_tokens = 8944;
+  EXPECT_EQ(DetectPhases(in).steps[0].phase, "prefill");
+  // The bound is an option: raised above 8,944, regularity decides again.
+  PhaseOptions o;
+  o.max_decode_tokens = 10000;
+  EXPECT_EQ(DetectPhases(in, o).steps[1].phase, "decode");
 }
 
 // A window of a long session (RunRecorder stores settled steps as it goes)

@@ -1,0 +1,164 @@
+// Kernels without their op, end to end (issue 28, item 3): a Kineto trace
+// written here whose first kernels ran before the profiler's first CPU
+// event (their correlation ids have no runtime event and they name no
+// External id) is imported into a store; those kernels inherit the figures
+// of identical kernels that have their op, unless their signature ran two
+// shapes, and the report says `inherited`.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pipeline/recorder.h"
+#include "report/report.h"
+#include "report/report_format.h"
+#include "sources/kineto/kineto_source.h"
+#include "store/store.h"
+#include "store/store_reader.h"
+#include "tests/support/sqlite_query.h"
+#include "tests/support/temp_dir.h"
+
+namespace rooftrace {
+namespace {
+
+using test_support::StoreQuery;
+using test_support::TempDir;
+
+// One event per call, in the trace's JSON.
+std::string CpuOp(int64_t ts, const std::string& dims) {
+  return "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", "
+         "\"pid\": 100, \"tid\": 100, \"ts\": " + std::to_string(ts) +
+         ", \"dur\": 10, \"args\": {\"Input Dims\": " + dims +
+         ", \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"]}}";
+}
+
+std::string Launch(int64_t ts, int corr) {
+  return "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": "
+         "\"cudaLaunchKernel\", \"pid\": 100, \"tid\": 100, \"ts\": " +
+         std::to_string(ts) + ", \"dur\": 2, \"args\": {\"correlation\": " +
+         std::to_string(corr) + "}}";
+}
+
+// A kernel of `name` at grid 12x1x1, block 256, 154 registers, 73,728
+// bytes of shared memory: the same signature for every kernel of a name.
+std::string GpuKernel(const std::string& name, int64_t ts, int corr) {
+  return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + name +
+         "\", \"pid\": 0, \"tid\": 7, \"ts\": " + std::to_string(ts) +
+         ", \"dur\": 5, \"args\": {\"device\": 0, \"stream\": 7, "
+         "\"correlation\": " + std::to_string(corr) +
+         ", \"grid\": [12, 1, 1], \"block\": [256, 1, 1], "
+         "\"registers per thread\": 154, \"shared memory\": 73728}}";
+}
+
+std::string Trace(const std::vector<std::string>& events) {
+  std::string out =
+      "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": "
+      "\"NVIDIA H100 80GB HBM3\", \"numSms\": 132, \"computeMajor\": 9, "
+      "\"computeMinor\": 0}],\n\"traceEvents\": [\n";
+  for (size_t i = 0; i < events.size(); ++i) {
+    out += events[i] + (i + 1 < events.size() ? ",\n" : "\n");
+  }
+  return out + "]}\n";
+}
+
+constexpr char kOneShape[] = "ampere_bf16_s16816gemm_bf16_128x64_ldg8_tn";
+constexpr char kTwoShapes[] = "ampere_bf16_s16816gemm_bf16_64x64_ldg8_tn";
+constexpr char kDims141[] = "[[141, 512], [512, 512]]";
+constexpr char kDims64[] = "[[64, 512], [512, 512]]";
+
+// Two aten::mm of 141 x 512 x 512 ran `kOneShape`; two of different shapes
+// (141 and 64 tokens) ran `kTwoShapes`. Kernels 3 and 4, one of each name,
+// ran at 10-20 us, before the first CPU event (1,000 us): no runtime event
+// has their correlation id.
+TEST(KinetoInheritTest, KernelsWithoutTheirLaunchInheritFromIdenticalOnes) {
+  TempDir dir("kineto_inherit");
+  const std::string trace = dir.File("trace.json");
+  std::ofstream(trace, std::ios::binary) << Trace({
+      GpuKernel(kOneShape, 10, 3),
+      GpuKernel(kTwoShapes, 20, 4),
+      CpuOp(1000, kDims141), Launch(1002, 10), GpuKernel(kOneShape, 1010, 10),
+      CpuOp(1100, kDims141), Launch(1102, 11), GpuKernel(kOneShape, 1110, 11),
+      CpuOp(1200, kDims141), Launch(1202, 20), GpuKernel(kTwoShapes, 1210, 20),
+      CpuOp(1300, kDims64), Launch(1302, 21), GpuKernel(kTwoShapes, 1310, 21),
+  });
+  const std::string path = dir.File("runs.sqlite");
+  {
+    auto store = Store::Open(path, Store::Durability::kScratch);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    RecorderOptions ro;
+    ro.origin = "import:trace.json";
+    ro.source_format = "kineto";
+    ro.sink = store->get();
+    auto rec = RunRecorder::Create(ro);
+    ASSERT_TRUE(rec.ok()) << rec.status().message();
+    SourceResult result;
+    ASSERT_TRUE(KinetoSource().Read(trace, {}, rec->get(), &result).ok());
+    ASSERT_TRUE((*rec)->Finish().ok());
+  }
+  StoreQuery q(path);
+  auto row = [&](int corr) {
+    return q.Text(
+        "SELECT ifnull(api_start_ns, '-') || '|' || ifnull(gemm_call_id, "
+        "'-') || '|' || ifnull(shape, '') || '|' || ifnull(flops_bf16_tc, "
+        "'-') || '|' || flops_source || '|' || ifnull(dram_bytes, '-') || "
+        "'|' || bytes_source || '|' || ifnull(precision, '') || '|' || bound "
+        "FROM kernels WHERE correlation_id = " + std::to_string(corr));
+  };
+  // 2 * 141 * 512 * 512 = 73,924,608 FLOPs; (141*512 + 512*512 + 141*512)
+  // * 2 bytes = 813,056. The kernels with their op carry them as analytic.
+  const std::string teacher = row(10);
+  EXPECT_NE(teacher.find("|m=512 n=141 k=512 batch=1|73924608|analytic|"
+                         "813056|analytic|bf16_tc|"),
+            std::string::npos)
+      << teacher;
+  // Kernel 3: no launch, no call; the same figures and shape, inherited,
+  // and annotated from them (bound is not 'unknown').
+  const std::string orphan = row(3);
+  EXPECT_EQ(orphan.substr(0, orphan.rfind('|')),
+            "-|-|m=512 n=141 k=512 batch=1|73924608|inherited|813056|"
+            "inherited|bf16_tc");
+  EXPECT_EQ(orphan.substr(orphan.rfind('|') + 1),
+            teacher.substr(teacher.rfind('|') + 1));
+  // Kernel 4: its signature ran 141 and 64 tokens: blank, and counted.
+  EXPECT_EQ(row(4), "-|-||-|none|-|none||unknown");
+  auto stat = [&](const std::string& name) {
+    return q.Int("SELECT value FROM import_stats WHERE name = '" + name +
+                 "'");
+  };
+  EXPECT_EQ(stat("kernels_inherited"), 1);
+  EXPECT_EQ(stat("kernels_signature_ambiguous"), 1);
+  EXPECT_EQ(stat("unmatched_kernel"), 2);
+  EXPECT_EQ(q.Text("SELECT flops_sources FROM runs"), "analytic+inherited");
+
+  // The report says where the figures came from: the run's sources in the
+  // header and the kernel group's in its row.
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(path, path).ok());
+  ReportOptions options;
+  options.group_by = GroupBy::kKernel;
+  auto report = BuildReport(reader, options);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  std::ostringstream table;
+  MakeReportWriter("table")->Write(*report, table);
+  EXPECT_NE(table.str().find("FLOPs/bytes analytic+inherited"),
+            std::string::npos)
+      << table.str();
+  bool group_seen = false;
+  for (const GroupRow& g : report->groups) {
+    if (g.name.find("128x64") == std::string::npos) continue;
+    group_seen = true;
+    EXPECT_EQ(g.flops_source, "analytic+inherited");
+    EXPECT_EQ(g.bytes_source, "analytic+inherited");
+  }
+  EXPECT_TRUE(group_seen);
+  std::ostringstream json;
+  MakeReportWriter("json")->Write(*report, json);
+  EXPECT_NE(json.str().find("\"flops_source\":\"analytic+inherited\""),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace rooftrace
