@@ -160,6 +160,11 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
                         ParseCount("ROOFTRACE_BUFFER_MB", v, 1, 16384));
     config.buffer_bytes = mb << 20;
   }
+  if (const char* v = get("ROOFTRACE_ACTIVITY_BUFFER_MB")) {
+    RT_ASSIGN_OR_RETURN(const uint64_t mb,
+                        ParseCount("ROOFTRACE_ACTIVITY_BUFFER_MB", v, 1, 65536));
+    config.activity_buffer_bytes = mb << 20;
+  }
   if (const char* v = get("ROOFTRACE_ON_FULL")) {
     const std::string s = v;
     if (s == "drop") config.on_full = QueueFull::kDrop;
@@ -253,6 +258,8 @@ std::vector<std::string> Config::ToHelloConfig() const {
   out.push_back("ROOFTRACE_MAX_KERNELS=" + std::to_string(max_kernels));
   out.push_back("ROOFTRACE_QUEUE_RECORDS=" + std::to_string(QueueSlots()));
   out.push_back("ROOFTRACE_BUFFER_MB=" + std::to_string(buffer_bytes >> 20));
+  out.push_back("ROOFTRACE_ACTIVITY_BUFFER_MB=" +
+                std::to_string(activity_buffer_bytes >> 20));
   out.push_back(std::string("ROOFTRACE_ON_FULL=") +
                 (on_full == QueueFull::kWait ? "wait" : "drop"));
   if (!kernel_include.empty()) out.push_back("ROOFTRACE_KERNEL_INCLUDE=" + kernel_include);

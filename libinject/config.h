@@ -55,6 +55,11 @@ struct Config {
   // ROOFTRACE_BUFFER_MB; the queue gets the largest power-of-two number of
   // slots that fits with the strings' share.
   uint64_t buffer_bytes = uint64_t{32} << 20;
+  // The most memory CUPTI's activity buffers may take,
+  // ROOFTRACE_ACTIVITY_BUFFER_MB (ActivityBufferPool::ForBudget). CUPTI
+  // keeps a buffer holding an incomplete record until a forced flush, so
+  // this, not a buffer count, is what bounds how many it can hold back.
+  uint64_t activity_buffer_bytes = uint64_t{256} << 20;
   // ROOFTRACE_QUEUE_RECORDS: an explicit queue size (0: from buffer_bytes).
   uint64_t queue_records = 0;
   QueueFull on_full = QueueFull::kDrop;

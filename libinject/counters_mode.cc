@@ -6,6 +6,12 @@
 
 namespace rooftrace::inject {
 
+namespace {
+// The sequence number of this thread's profiled launch in flight (0: none);
+// a thread has at most one (the tracer's counters_launch guard).
+thread_local uint64_t t_profiled_seq = 0;
+}  // namespace
+
 StatusOr<std::unique_ptr<CountersMode>> CountersMode::Create(
     void* cupti_handle, const Config& config, StringInterner* interner) {
   StatusOr<counters::CuptiProfilerApi> api =
@@ -51,24 +57,62 @@ CountersMode::~CountersMode() = default;
 void CountersMode::OnContextCreated(CUcontext ctx, uint32_t device_ordinal) {
   // The failure line is also kept by the runtime for TakeWarnings().
   (void)runtime_->OnContextCreated(ctx, device_ordinal);
+  live_contexts_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void CountersMode::OnContextDestroyed(CUcontext ctx) {
   runtime_->OnContextDestroyed(ctx);
+  live_contexts_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 bool CountersMode::OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
                                  std::string_view kernel_name,
                                  std::string_view nvtx_path,
                                  bool in_graph_or_capture) {
-  if (runtime_->disabled()) return false;
+  const uint64_t seq = enqueue_seq_.fetch_add(1, std::memory_order_acq_rel) + 1;
   LaunchInfo launch{kernel_name, nvtx_path, in_graph_or_capture};
-  return runtime_->OnKernelLaunchBegin(ctx, correlation_id, launch);
+  const bool profiled = !runtime_->disabled() &&
+                        runtime_->OnKernelLaunchBegin(ctx, correlation_id,
+                                                      launch);
+  if (profiled) {
+    t_profiled_seq = seq;
+    profiled_begun_.fetch_add(1, std::memory_order_acq_rel);
+  } else {
+    last_unprofiled_.store(seq, std::memory_order_release);
+  }
+  return profiled;
 }
 
 void CountersMode::OnLaunchEnd(CUcontext ctx, uint64_t correlation_id,
                                bool launched) {
   runtime_->OnKernelLaunchEnd(ctx, correlation_id, launched);
+  const uint64_t seq = t_profiled_seq;
+  t_profiled_seq = 0;
+  if (seq == 0) return;
+  // Every enqueue numbered below `seq` on this context has completed.
+  uint64_t settled = settled_.load(std::memory_order_acquire);
+  while (settled < seq && !settled_.compare_exchange_weak(
+                              settled, seq, std::memory_order_acq_rel)) {
+  }
+}
+
+CountersMode::ActivityFlush CountersMode::SafeActivityFlush() {
+  const uint64_t begun = profiled_begun_.load(std::memory_order_acquire);
+  // No replayed kernel since the last flush: the buffer being filled holds
+  // records that complete as the GPU runs them.
+  if (begun == profiled_at_last_flush_) return ActivityFlush::kDefault;
+  if (live_contexts_.load(std::memory_order_acquire) <= 1 &&
+      last_unprofiled_.load(std::memory_order_acquire) <
+          settled_.load(std::memory_order_acquire)) {
+    return ActivityFlush::kForced;
+  }
+  return ActivityFlush::kNone;
+}
+
+void CountersMode::ActivityFlushed(ActivityFlush kind) {
+  if (kind == ActivityFlush::kForced) {
+    profiled_at_last_flush_ = profiled_begun_.load(std::memory_order_acquire);
+  }
 }
 
 void CountersMode::OnGraphLaunch() {

@@ -82,6 +82,34 @@ class CountersMode {
   bool needs_nvtx_path() const { return needs_nvtx_path_; }
   bool disabled() const;
 
+  // ---- Which CUPTI activity flush is safe now (sender thread).
+  // cupti_activity.h: a default cuptiActivityFlushAll "doesn't return
+  // buffers which have one or more incomplete records", and the activity
+  // record of a kernel the Range Profiler replayed is never completed (its
+  // timestamps stay 0), so a default flush after a profiled launch leaves
+  // the buffer holding that record with CUPTI until a forced flush; a flush
+  // closes the buffer it was filling all the same (H100, run 7), so each
+  // such flush strands one buffer. A forced flush returns every buffer
+  // "including the ones which have one or more incomplete activity
+  // records": safe only when the only incomplete records are replayed
+  // kernels' (their Kernel records are made from the launch, below), that
+  // is when every launch not profiled was followed by the end of a profiled
+  // launch on the only context (kernel replay runs the context's earlier
+  // work to completion before it saves memory and replays).
+  enum class ActivityFlush { kNone, kDefault, kForced };
+  ActivityFlush SafeActivityFlush();
+  // Says a flush of `kind` was made (sender thread).
+  void ActivityFlushed(ActivityFlush kind);
+  // A traced API call that enqueues GPU work and is not a profiled launch
+  // (copies, memsets, graph launches, launches not selected or not
+  // profiled): its record may be incomplete until the GPU runs it (app
+  // thread, no heap).
+  void OnUnprofiledEnqueue() {
+    last_unprofiled_.store(
+        enqueue_seq_.fetch_add(1, std::memory_order_acq_rel) + 1,
+        std::memory_order_release);
+  }
+
   // Sender thread: results evaluated so far (all of them when `final`:
   // shuts every context's profiler down first; call before CUPTI goes).
   void Flush(bool final, std::vector<KernelCountersInfo>* out);
@@ -103,6 +131,15 @@ class CountersMode {
   const bool needs_nvtx_path_;
   std::atomic<bool> graph_noted_{false};
   std::atomic<int64_t> captures_{0};  // open stream captures
+  // SafeActivityFlush's inputs: a sequence number per enqueue seen (app
+  // threads), the last one not profiled, the highest one of a profiled
+  // launch that has ended, the profiled launches begun, live contexts.
+  std::atomic<uint64_t> enqueue_seq_{0};
+  std::atomic<uint64_t> last_unprofiled_{0};
+  std::atomic<uint64_t> settled_{0};
+  std::atomic<uint64_t> profiled_begun_{0};
+  std::atomic<int> live_contexts_{0};
+  uint64_t profiled_at_last_flush_ = 0;  // sender thread
   std::mutex mu_;  // guards notes_
   std::vector<std::string> notes_;
   // Sender thread only: interned metric names per metric set.

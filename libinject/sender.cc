@@ -261,6 +261,7 @@ void Sender::DrainActivity(ActivityBufferPool* pool, ActivityDecoder* decoder,
 
 void Sender::DrainInto(Cycle* cycle, bool final_pass) {
   const Producer::ActivityHooks hooks = producer_->activity();
+  if (hooks.periodic_flush && !final_pass) hooks.periodic_flush();
   DrainActivity(hooks.pool, hooks.decoder, cycle);
   if (CountersMode* counters = producer_->counters()) {
     // Evaluating counter images runs here, on the thread that also hands
@@ -332,6 +333,15 @@ StatsInfo Sender::SnapshotStats() {
   const Producer::ActivityHooks activity = producer_->activity();
   if (activity.dropped_records) {
     s.cupti_records_dropped = activity.dropped_records();
+  }
+  if (const ActivityBufferPool* pool = activity.pool) {
+    // Returned first: a buffer is given before it is returned, so the
+    // difference never goes below zero.
+    s.activity_buffers_completed = pool->buffers_returned();
+    s.activity_buffers_requested = pool->buffers_given();
+    s.activity_buffers_outstanding =
+        s.activity_buffers_requested - s.activity_buffers_completed;
+    s.activity_buffers_refused = pool->times_exhausted();
   }
   if (CountersMode* counters = producer_->counters()) {
     const RecordCountValues c = counters->Counts();

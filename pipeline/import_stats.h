@@ -39,6 +39,14 @@ namespace rooftrace {
   X(unresolved_strings, "interned string ids never defined")                 \
   X(unmatched_nvtx_refs, "launches naming an NVTX range never received")     \
   X(producer_cupti_dropped, "records CUPTI itself dropped")                  \
+  X(producer_activity_buffers_requested, "CUPTI activity buffers the "    \
+                                         "producer handed CUPTI")          \
+  X(producer_activity_buffers_completed, "CUPTI activity buffers CUPTI "  \
+                                         "handed back")                    \
+  X(producer_activity_buffers_outstanding, "CUPTI activity buffers CUPTI " \
+                                           "still held at the last Stats") \
+  X(producer_activity_buffers_refused, "CUPTI buffer requests refused "   \
+                                       "(the pool's byte budget spent)")   \
   X(windows_stored, "settled parts of long sessions stored while they ran") \
   X(store_write_failures, "writes the store refused or that were not "    \
                           "tried after one was refused (the run is "      \

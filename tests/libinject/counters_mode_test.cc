@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <map>
+#include <thread>
 #include <set>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "libinject/process.h"
 #include "libinject/tracer.h"
 #include "tests/libinject/counters/fake_range_profiler.h"
+#include "tests/libinject/fake_activity.h"
 #include "tests/libinject/test_util.h"
 
 namespace rooftrace::inject {
@@ -56,10 +59,21 @@ class CountersModeTest : public ::testing::Test {
     options_.flush_interval_ms = 5;
   }
 
-  // Producer + tracer with counters mode attached the way Start() does it.
-  void Attach() {
+  // Producer + tracer with counters mode attached the way Start() does it;
+  // with `activity`, kernel records come from the fake CUPTI activity
+  // buffers of fake_activity.h, through a pool sized as Start() sizes it.
+  void Attach(bool activity = false) {
     producer_ = std::make_unique<Producer>(options_);
-    tracer_ = std::make_unique<CuptiTracer>(producer_.get(), CuptiApi{});
+    CuptiApi cupti;
+    if (activity) {
+      fake::Fake().Reset();
+      fake::InstallFakeActivity(&cupti);
+    }
+    tracer_ = std::make_unique<CuptiTracer>(producer_.get(), cupti);
+    if (activity) {
+      tracer_->AttachActivity(8, 4u << 20, 32);
+      tracer_->MakeBufferTarget();
+    }
     tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
                         ApiCallbackKind::kKernelLaunch);
     tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kGraphLaunchCbid,
@@ -410,6 +424,77 @@ TEST_F(CountersModeTest, NoLaunchIsProfiledWhileAStreamCaptureIsOpen) {
   EXPECT_FALSE(got.count(74));
   EXPECT_TRUE(got.count(76));
   EXPECT_EQ(CountersFiltered(packets), 2u);
+}
+
+std::map<uint64_t, int> KernelsByCorrelation(
+    const std::vector<pb::Packet>& packets) {
+  std::map<uint64_t, int> out;
+  for (const pb::Packet& p : packets) {
+    for (const pb::Kernel& k : p.kernel_batch().kernels()) {
+      ++out[k.correlation_id()];
+    }
+  }
+  return out;
+}
+
+// Run 7 on the H100 (docs/validation/2026-11-24-h100): 1,354 profiled
+// launches; every replayed kernel's activity record stays incomplete; the
+// sender's periodic flush came about once per ~30 launches (a flush a
+// second, 30 ms per profiled launch), with run 7's pool (8 buffers of
+// 4 MiB growing to 32). Each kernel must arrive exactly once and CUPTI must
+// drop nothing. Before the fix: 896 of 1,354 kernels arrived and CUPTI
+// dropped 458 (each default flush stranded a buffer; 32 stranded, the pool
+// refused).
+TEST_F(CountersModeTest, ReplayedKernelsOfRun7AreAllRecordedOnce) {
+  options_.stats_interval_ms = 1;
+  Attach(/*activity=*/true);
+  constexpr uint32_t kLaunches = 1354;
+  constexpr uint32_t kPerFlush = 28;
+  for (uint32_t i = 0; i < kLaunches; ++i) {
+    const uint32_t correlation = 1000 + i;
+    Call(kLaunchCbid, correlation, "_Z4gemmv");
+    fake::Fake().AddKernel(correlation, "_Z4gemmv", /*complete=*/false);
+    if (i % kPerFlush == kPerFlush - 1) {
+      // Longer than any flush period libinject uses: the sender may flush.
+      std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    }
+  }
+  const std::vector<pb::Packet> packets = StopAndRead();
+  const std::map<uint64_t, int> kernels = KernelsByCorrelation(packets);
+  EXPECT_EQ(fake::Fake().dropped_total(), 0u);
+  EXPECT_EQ(kernels.size(), kLaunches);
+  int twice = 0;
+  for (const auto& [correlation, n] : kernels) twice += n > 1;
+  EXPECT_EQ(twice, 0);
+  const pb::Stats* stats = LastStats(packets);
+  ASSERT_NE(stats, nullptr);
+  EXPECT_EQ(stats->cupti_records_dropped(), 0u);
+  EXPECT_EQ(stats->activity_buffers_refused(), 0u);
+  EXPECT_EQ(stats->activity_buffers_outstanding(), 0u);
+  EXPECT_EQ(stats->activity_buffers_requested(),
+            stats->activity_buffers_completed());
+  // The buffers came back while the process ran, not only at exit.
+  EXPECT_GT(fake::Fake().forced_flushes(), 1u);
+  EXPECT_EQ(fake::Fake().stranded(), 0u);
+}
+
+// A copy (or a launch not profiled) after the last profiled launch may
+// still be running: its record would come back from a forced flush without
+// timestamps, so none is made until a profiled launch has ended after it;
+// with no profiled launch since the last flush a default flush is safe.
+TEST_F(CountersModeTest, ForcedActivityFlushWaitsUntilEveryLaunchSettled) {
+  Attach();
+  CountersMode* mode = tracer_->counters();
+  EXPECT_EQ(mode->SafeActivityFlush(), CountersMode::ActivityFlush::kDefault);
+  Call(kLaunchCbid, 110, "_Z4gemmv");
+  EXPECT_EQ(mode->SafeActivityFlush(), CountersMode::ActivityFlush::kForced);
+  mode->OnUnprofiledEnqueue();  // an async copy after it
+  EXPECT_EQ(mode->SafeActivityFlush(), CountersMode::ActivityFlush::kNone);
+  Call(kLaunchCbid, 111, "_Z4gemmv");  // replay ran the copy to completion
+  EXPECT_EQ(mode->SafeActivityFlush(), CountersMode::ActivityFlush::kForced);
+  mode->ActivityFlushed(CountersMode::ActivityFlush::kForced);
+  EXPECT_EQ(mode->SafeActivityFlush(), CountersMode::ActivityFlush::kDefault);
+  StopAndRead();
 }
 
 }  // namespace
