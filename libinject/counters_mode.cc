@@ -50,7 +50,40 @@ CountersMode::CountersMode(std::unique_ptr<counters::CountersRuntime> runtime,
                            StringInterner* interner, bool needs_nvtx_path)
     : runtime_(std::move(runtime)),
       interner_(interner),
-      needs_nvtx_path_(needs_nvtx_path) {}
+      needs_nvtx_path_(needs_nvtx_path),
+      facts_(new LaunchFacts[kFactSlots]) {}
+
+void CountersMode::RecordLaunchFacts(const LaunchFacts& facts) {
+  std::lock_guard<std::mutex> lock(facts_mu_);
+  facts_[facts.correlation_id % kFactSlots] = facts;
+}
+
+bool CountersMode::FindLaunchFacts(uint64_t correlation_id,
+                                   LaunchFacts* out) const {
+  std::lock_guard<std::mutex> lock(facts_mu_);
+  const LaunchFacts& f = facts_[correlation_id % kFactSlots];
+  if (f.correlation_id != correlation_id || correlation_id == 0) return false;
+  *out = f;
+  return true;
+}
+
+KernelInfo KernelFromLaunch(const CountersMode::LaunchFacts& f,
+                            uint64_t gpu_time_ns) {
+  KernelInfo k;
+  k.correlation_id = f.correlation_id;
+  k.start_ns = f.api_start_ns;
+  k.end_ns = f.api_start_ns + gpu_time_ns;
+  k.device_id = f.device_id;
+  k.context_id = f.context_id;
+  k.stream_id = f.stream_id;
+  k.name_iid = f.name_iid;
+  for (int i = 0; i < 3; ++i) {
+    k.grid[i] = f.grid[i];
+    k.block[i] = f.block[i];
+  }
+  k.dynamic_shared_memory_bytes = f.dynamic_shared_memory_bytes;
+  return k;
+}
 
 CountersMode::~CountersMode() = default;
 

@@ -82,6 +82,29 @@ class CountersMode {
   bool needs_nvtx_path() const { return needs_nvtx_path_; }
   bool disabled() const;
 
+  // ---- Kernel records of profiled launches.
+  // CUPTI never completes the activity record of a kernel the Range
+  // Profiler replayed, so a profiled kernel's Kernel record is made from
+  // what the launch callback saw (LaunchFacts) and the counted
+  // gpu__time_duration (KernelFromLaunch), on the sender thread. The
+  // sender keeps one Kernel per correlation id (sender.cc,
+  // ReplaceReplayedKernels).
+  struct LaunchFacts {
+    uint64_t correlation_id = 0;
+    uint64_t name_iid = 0;  // the launch's symbol (mangled), interned
+    uint32_t grid[3] = {0, 0, 0};
+    uint32_t block[3] = {0, 0, 0};
+    uint32_t dynamic_shared_memory_bytes = 0;
+    uint32_t device_id = 0, context_id = 0, stream_id = 0;
+    uint64_t api_start_ns = 0, api_end_ns = 0;
+  };
+  // App thread, at a profiled launch's API exit (no heap: a fixed ring;
+  // a slot is reused after kFactSlots later profiled launches).
+  void RecordLaunchFacts(const LaunchFacts& facts);
+  // Sender thread: the facts of a profiled launch still in the ring.
+  bool FindLaunchFacts(uint64_t correlation_id, LaunchFacts* out) const;
+  static constexpr size_t kFactSlots = 16384;
+
   // ---- Which CUPTI activity flush is safe now (sender thread).
   // cupti_activity.h: a default cuptiActivityFlushAll "doesn't return
   // buffers which have one or more incomplete records", and the activity
@@ -140,11 +163,21 @@ class CountersMode {
   std::atomic<uint64_t> profiled_begun_{0};
   std::atomic<int> live_contexts_{0};
   uint64_t profiled_at_last_flush_ = 0;  // sender thread
+  // LaunchFacts by correlation id % kFactSlots. A short lock: taken once per
+  // profiled launch (which takes milliseconds of replay) and per lookup.
+  mutable std::mutex facts_mu_;
+  std::unique_ptr<LaunchFacts[]> facts_;
   std::mutex mu_;  // guards notes_
   std::vector<std::string> notes_;
   // Sender thread only: interned metric names per metric set.
   std::unordered_map<const counters::MetricSet*, std::vector<uint64_t>> iids_;
 };
+
+// The Kernel record of a profiled launch: the launch's facts, placed at
+// the start of its API call (the replayed kernel ran inside it) and lasting
+// the counted gpu__time_duration (`gpu_time_ns`).
+KernelInfo KernelFromLaunch(const CountersMode::LaunchFacts& facts,
+                            uint64_t gpu_time_ns);
 
 }  // namespace rooftrace::inject
 

@@ -33,6 +33,10 @@ constexpr uint32_t kBuiltCuptiApiVersion = CUPTI_API_VERSION;
 
 uint64_t CuptiClock() { return MonotonicNs(); }
 
+// The facts of this thread's profiled launch in flight (counters mode),
+// completed at its API exit and handed to CountersMode.
+thread_local CountersMode::LaunchFacts t_launch_facts;
+
 // "outer/inner": the names of the ranges open on this thread, in a
 // per-thread buffer that is reused (it allocates only when it grows).
 std::string_view NvtxPath(const ThreadState& t, StringInterner* interner) {
@@ -569,6 +573,11 @@ void CuptiTracer::OnApiExit(bool runtime, ApiCallbackKind kind,
         data->functionReturnValue == nullptr ||
         *static_cast<const int*>(data->functionReturnValue) == 0;
     counters_->OnLaunchEnd(data->context, data->correlationId, launched);
+    if (launched && t_launch_facts.correlation_id == data->correlationId) {
+      t_launch_facts.api_end_ns = MonotonicNs();
+      counters_->RecordLaunchFacts(t_launch_facts);
+    }
+    t_launch_facts.correlation_id = 0;
   }
   uint64_t start_ns;
   if (runtime) {
@@ -646,10 +655,12 @@ bool CuptiTracer::CountersLaunchBegin(CUpti_CallbackDomain domain,
   // global mode forbids synchronizing from every thread), nor one whose own
   // stream reports capturing.
   CUstream stream = nullptr;
-  const bool in_capture =
-      graph || counters_->CaptureInProgress() ||
-      (LaunchStream(domain, cbid, data->functionParams, &stream) &&
-       StreamCapturing(driver_, stream));
+  bool stream_known = false;
+  bool in_capture = graph || counters_->CaptureInProgress();
+  if (!in_capture) {
+    stream_known = LaunchStream(domain, cbid, data->functionParams, &stream);
+    in_capture = stream_known && StreamCapturing(driver_, stream);
+  }
   const char* symbol = data->symbolName != nullptr ? data->symbolName : "";
   const std::string_view nvtx_path = counters_->needs_nvtx_path()
                                          ? NvtxPath(t, producer_->interner())
@@ -659,7 +670,43 @@ bool CuptiTracer::CountersLaunchBegin(CUpti_CallbackDomain domain,
   const bool profiled = counters_->OnLaunchBegin(
       data->context, data->correlationId, symbol, nvtx_path, in_capture);
   t.counters_launch = data->correlationId + 1;
+  if (profiled) NoteLaunchFacts(domain, cbid, data, stream_known, stream, t);
   return profiled;
+}
+
+void CuptiTracer::NoteLaunchFacts(CUpti_CallbackDomain domain,
+                                  CUpti_CallbackId cbid,
+                                  const CUpti_CallbackData* data,
+                                  bool stream_known, CUstream stream,
+                                  const ThreadState& t) {
+  // What CUPTI's kernel record would carry, from the callback: its
+  // record of a replayed kernel never completes (counters_mode.h).
+  CountersMode::LaunchFacts& f = t_launch_facts;
+  f = CountersMode::LaunchFacts{};
+  f.correlation_id = data->correlationId;
+  f.name_iid = producer_->Intern(
+      data->symbolName != nullptr ? data->symbolName : "<unknown kernel>");
+  LaunchGeometry g;
+  if (LaunchGeometryOf(domain, cbid, data->functionParams, &g)) {
+    std::copy(g.grid, g.grid + 3, f.grid);
+    std::copy(g.block, g.block + 3, f.block);
+    f.dynamic_shared_memory_bytes = g.dynamic_shared_memory_bytes;
+  }
+  // Direct calls, not RT_CUPTI_CALL: its failure message allocates.
+  if (api_.GetDeviceId != nullptr) {
+    (void)api_.GetDeviceId(data->context, &f.device_id);
+  }
+  if (api_.GetContextId != nullptr) {
+    (void)api_.GetContextId(data->context, &f.context_id);
+  }
+  if (api_.GetStreamIdEx != nullptr && stream_known) {
+    // The null stream of a _ptsz launch reads as CU_STREAM_PER_THREAD.
+    const bool per_thread = stream == CU_STREAM_PER_THREAD;
+    (void)api_.GetStreamIdEx(data->context, per_thread ? nullptr : stream,
+                             per_thread ? 1 : 0, &f.stream_id);
+  }
+  f.api_start_ns = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? t.runtime_start_ns
+                                                          : t.driver_start_ns;
 }
 
 void CUPTIAPI CuptiTracer::BufferRequested(uint8_t** buffer, size_t* size,

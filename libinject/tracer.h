@@ -142,6 +142,10 @@ class CuptiTracer {
   bool CountersLaunchBegin(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                            ApiCallbackKind kind, const CUpti_CallbackData* data,
                            ThreadState& t);
+  // A profiled launch's facts for its Kernel record (app thread, no heap).
+  void NoteLaunchFacts(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                       const CUpti_CallbackData* data, bool stream_known,
+                       CUstream stream, const ThreadState& t);
 
   Producer* producer_;
   CuptiApi api_;

@@ -47,6 +47,8 @@ namespace rooftrace {
                                            "still held at the last Stats") \
   X(producer_activity_buffers_refused, "CUPTI buffer requests refused "   \
                                        "(the pool's byte budget spent)")   \
+  X(producer_kernels_from_launch, "kernel records made from a profiled "   \
+                                  "launch (counters mode)")                \
   X(windows_stored, "settled parts of long sessions stored while they ran") \
   X(store_write_failures, "writes the store refused or that were not "    \
                           "tried after one was refused (the run is "      \

@@ -250,6 +250,7 @@ inline constexpr uint32_t kActivityBuffersRequested = 9;
 inline constexpr uint32_t kActivityBuffersCompleted = 10;
 inline constexpr uint32_t kActivityBuffersOutstanding = 11;
 inline constexpr uint32_t kActivityBuffersRefused = 12;
+inline constexpr uint32_t kKernelsFromLaunch = 13;
 }  // namespace stats
 
 namespace goodbye {

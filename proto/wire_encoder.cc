@@ -227,6 +227,7 @@ void EncodeStats(ProtoWriter& w, uint32_t field, const StatsInfo& s) {
   w.Uint(f::stats::kActivityBuffersOutstanding,
          s.activity_buffers_outstanding);
   w.Uint(f::stats::kActivityBuffersRefused, s.activity_buffers_refused);
+  w.Uint(f::stats::kKernelsFromLaunch, s.kernels_from_launch);
   w.EndMessage(t);
 }
 

@@ -194,6 +194,8 @@ Status WireSession::OnPacketWithProtobuf(std::string_view payload) {
           p.stats().activity_buffers_outstanding();
       stats[ImportStat::k_producer_activity_buffers_refused] =
           p.stats().activity_buffers_refused();
+      stats[ImportStat::k_producer_kernels_from_launch] =
+          p.stats().kernels_from_launch();
       break;
     case wire::Packet::kGoodbye:
       OnGoodbye(p.goodbye());

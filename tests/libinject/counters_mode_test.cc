@@ -473,9 +473,87 @@ TEST_F(CountersModeTest, ReplayedKernelsOfRun7AreAllRecordedOnce) {
   EXPECT_EQ(stats->activity_buffers_outstanding(), 0u);
   EXPECT_EQ(stats->activity_buffers_requested(),
             stats->activity_buffers_completed());
+  // Every kernel was made from its launch, with the counted duration
+  // (the fake's gpu__time_duration: ordinal * 1000 + 2 ns).
+  EXPECT_EQ(stats->kernels_from_launch(), kLaunches);
+  for (const pb::Packet& p : packets) {
+    for (const pb::Kernel& k : p.kernel_batch().kernels()) {
+      EXPECT_GT(k.end_ns(), k.start_ns()) << k.correlation_id();
+    }
+  }
   // The buffers came back while the process ran, not only at exit.
   EXPECT_GT(fake::Fake().forced_flushes(), 1u);
   EXPECT_EQ(fake::Fake().stranded(), 0u);
+}
+
+// No activity record at all (CUPTI never completed it, or dropped it): the
+// profiled launch still gets its Kernel, made from the launch callback
+// (symbol, grid, block, dynamic shared memory, API start) and lasting the
+// counted gpu__time_duration.
+TEST_F(CountersModeTest, ProfiledLaunchGetsItsKernelFromTheLaunch) {
+  Attach();
+  cudaLaunchKernel_v7000_params params{};
+  params.gridDim = dim3(4, 2, 1);
+  params.blockDim = dim3(128, 1, 1);
+  params.sharedMem = 1024;
+  Call(kLaunchCbid, 10, "_Z4gemmv", 0, &params);
+  const std::vector<pb::Packet> packets = StopAndRead();
+  std::vector<pb::Kernel> kernels;
+  std::vector<pb::Launch> launches;
+  for (const pb::Packet& p : packets) {
+    for (const pb::Kernel& k : p.kernel_batch().kernels()) kernels.push_back(k);
+    for (const pb::Launch& l : p.kernel_batch().launches()) {
+      launches.push_back(l);
+    }
+  }
+  ASSERT_EQ(kernels.size(), 1u);
+  ASSERT_EQ(launches.size(), 1u);
+  const pb::Kernel& k = kernels[0];
+  EXPECT_EQ(k.correlation_id(), 10u);
+  EXPECT_EQ(testing::Strings(packets).at(k.name_iid()), "_Z4gemmv");
+  EXPECT_EQ(k.grid_x(), 4u);
+  EXPECT_EQ(k.grid_y(), 2u);
+  EXPECT_EQ(k.block_x(), 128u);
+  EXPECT_EQ(k.dynamic_shared_memory_bytes(), 1024u);
+  EXPECT_EQ(k.start_ns(), launches[0].api_start_ns());
+  EXPECT_EQ(k.end_ns() - k.start_ns(),
+            CountersByCorrelation(packets).at(10).gpu_time_ns());
+  const pb::Stats* stats = LastStats(packets);
+  ASSERT_NE(stats, nullptr);
+  EXPECT_EQ(stats->kernels_from_launch(), 1u);
+  EXPECT_EQ(Totals(packets).at(pb::RECORD_KERNEL).sent(), 1u);
+}
+
+// Should CUPTI's record of a profiled kernel carry timestamps after all, it
+// is the kernel (the GPU's own timing) and none is made from the launch.
+TEST_F(CountersModeTest, TimedCuptiRecordOfAProfiledLaunchIsKept) {
+  Attach(/*activity=*/true);
+  Call(kLaunchCbid, 30, "_Z4gemmv");
+  fake::Fake().AddKernel(30, "_Z4gemmv", /*complete=*/true, 5000, 6000);
+  const std::vector<pb::Packet> packets = StopAndRead();
+  std::vector<pb::Kernel> kernels;
+  for (const pb::Packet& p : packets) {
+    for (const pb::Kernel& k : p.kernel_batch().kernels()) kernels.push_back(k);
+  }
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].start_ns(), 5000u);
+  EXPECT_EQ(kernels[0].end_ns(), 6000u);
+  EXPECT_EQ(LastStats(packets)->kernels_from_launch(), 0u);
+}
+
+// A profiled launch whose range CUPTI lost has no counters, so nothing to
+// make its Kernel from: CUPTI's untimed record is sent as it is at exit,
+// once; the kernel is not lost.
+TEST_F(CountersModeTest, UntimedRecordWithoutCountersIsSentAtExit) {
+  Attach(/*activity=*/true);
+  g.lose_on_decode = 0;
+  Call(kLaunchCbid, 40, "_Z4gemmv");
+  fake::Fake().AddKernel(40, "_Z4gemmv", /*complete=*/false);
+  const std::vector<pb::Packet> packets = StopAndRead();
+  EXPECT_FALSE(CountersByCorrelation(packets).count(40));
+  const std::map<uint64_t, int> kernels = KernelsByCorrelation(packets);
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels.at(40), 1);
 }
 
 // A copy (or a launch not profiled) after the last profiled launch may

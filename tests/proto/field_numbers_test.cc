@@ -222,6 +222,7 @@ TEST(FieldNumbersTest, MatchTheGeneratedDescriptor) {
             Number(st, "activity_buffers_outstanding"));
   EXPECT_EQ(f::stats::kActivityBuffersRefused,
             Number(st, "activity_buffers_refused"));
+  EXPECT_EQ(f::stats::kKernelsFromLaunch, Number(st, "kernels_from_launch"));
 
   const Descriptor* gb = pb::Goodbye::descriptor();
   EXPECT_EQ(f::goodbye::kTotals, Number(gb, "totals"));

@@ -252,6 +252,7 @@ TEST_F(IngestTest, ActivityBufferFiguresOfTheLatestStatsAreStored) {
     s->set_activity_buffers_completed(30 * i);
     s->set_activity_buffers_outstanding(10 * i);
     s->set_activity_buffers_refused(i);
+    s->set_kernels_from_launch(100 * i);
     b.EmitRaw(p);
   }
   b.Goodbye();
@@ -266,6 +267,7 @@ TEST_F(IngestTest, ActivityBufferFiguresOfTheLatestStatsAreStored) {
   EXPECT_EQ(stat("producer_activity_buffers_completed"), 60);
   EXPECT_EQ(stat("producer_activity_buffers_outstanding"), 20);
   EXPECT_EQ(stat("producer_activity_buffers_refused"), 2);
+  EXPECT_EQ(stat("producer_kernels_from_launch"), 200);
 }
 
 // A file cut inside a frame keeps every complete frame, says at which byte
