@@ -142,7 +142,9 @@ class CuptiTracer {
   bool CountersLaunchBegin(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                            ApiCallbackKind kind, const CUpti_CallbackData* data,
                            ThreadState& t);
-  // A profiled launch's facts for its Kernel record (app thread, no heap).
+  // A profiled launch's facts for its Kernel record (app thread; the only
+  // allocation is the interner's, the first time a kernel name is seen, as
+  // for NVTX messages).
   void NoteLaunchFacts(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                        const CUpti_CallbackData* data, bool stream_known,
                        CUstream stream, const ThreadState& t);

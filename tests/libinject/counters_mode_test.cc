@@ -13,9 +13,9 @@
 
 #include <chrono>
 #include <map>
-#include <thread>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
