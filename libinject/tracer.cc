@@ -496,7 +496,12 @@ void CuptiTracer::OnProfilerRange(bool start) {
     return;
   }
   producer_->set_capturing(start);
-  if (!start) (void)RT_CUPTI_CALL(api_, ActivityFlushAll, 0);
+  // In counters mode a default flush here could leave a buffer holding a
+  // replayed kernel's record with CUPTI for good; the sender's periodic
+  // flush (SafeActivityFlush) collects it instead.
+  if (!start && counters_ == nullptr) {
+    (void)RT_CUPTI_CALL(api_, ActivityFlushAll, 0);
+  }
 }
 
 void CUPTIAPI CuptiTracer::CallbackTrampoline(void* userdata,

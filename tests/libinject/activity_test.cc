@@ -20,6 +20,7 @@
 #include "libinject/process.h"
 #include "libinject/thread_state.h"
 #include "libinject/tracer.h"
+#include "tests/libinject/fake_activity.h"
 #include "tests/libinject/test_util.h"
 
 namespace rooftrace::inject {
@@ -467,6 +468,40 @@ TEST(ActivityBufferPoolTest, ExhaustionIsCountedAndBuffersReturn) {
   pool.OnRequested(&again, &size, &max_records);
   EXPECT_NE(again, nullptr);
   EXPECT_EQ(size, 4096u);
+}
+
+// Trace mode: the sender asks CUPTI for its half-full buffers once a
+// second while the process runs (checked every pass, not only when a Stats
+// packet is built), with a default flush: kernel records arrive before exit.
+TEST_F(ActivityTest, TraceModeFlushesDefaultOnceASecondWhileRunning) {
+  ProducerOptions options;
+  options.config.sink.kind = SinkSpec::Kind::kFile;
+  options.config.sink.path = path_;
+  options.stats_interval_ms = 60'000;  // no Stats while it runs
+  Producer producer(options);
+  CuptiApi api;
+  fake::Fake().Reset();
+  fake::InstallFakeActivity(&api);
+  CuptiTracer tracer(&producer, api);
+  tracer.AttachActivity(2, 1 << 16);
+  tracer.MakeBufferTarget();
+  ASSERT_TRUE(producer.Start().ok());
+  fake::Fake().AddKernel(1, "k", /*complete=*/true, 10, 20);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (tracer.pool()->buffers_returned() == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(tracer.pool()->buffers_returned(), 1u);
+  EXPECT_GE(fake::Fake().normal_flushes(), 1u);
+  EXPECT_EQ(fake::Fake().forced_flushes(), 0u);
+  ASSERT_TRUE(producer.Stop());
+  int kernels = 0;
+  for (const auto& p : testing::ReadTrace(path_)) {
+    kernels += p.kernel_batch().kernels_size();
+  }
+  EXPECT_EQ(kernels, 1);
 }
 
 // Counters mode may flush CUPTI's half-full buffers 20 times as often as
