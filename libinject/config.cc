@@ -198,6 +198,14 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
                       "profile");
     }
   }
+  if (const char* v = get("ROOFTRACE_COUNTERS_FIRST")) {
+    RT_ASSIGN_OR_RETURN(config.counters_first,
+                        ParseCount("ROOFTRACE_COUNTERS_FIRST", v, 0, 1000000));
+  }
+  if (const char* v = get("ROOFTRACE_COUNTERS_EVERY")) {
+    RT_ASSIGN_OR_RETURN(config.counters_every,
+                        ParseCount("ROOFTRACE_COUNTERS_EVERY", v, 0, 1000000000));
+  }
   if (const char* v = get("ROOFTRACE_EXIT_TIMEOUT_MS")) {
     RT_ASSIGN_OR_RETURN(config.exit_timeout_ms,
                         ParseCount("ROOFTRACE_EXIT_TIMEOUT_MS", v, 0, 600000));
@@ -229,6 +237,8 @@ KernelFilterConfig Config::CountersKernelFilter() const {
   f.sample_every = sample_every;
   f.max_kernels = max_kernels;
   f.exclude_communication = !counters_communication;
+  f.signature_first = counters_first;
+  f.signature_every = counters_every;
   return f;
 }
 
@@ -268,6 +278,8 @@ std::vector<std::string> Config::ToHelloConfig() const {
   if (mode == InjectMode::kCounters) {
     out.push_back(std::string("ROOFTRACE_COUNTERS_COMMUNICATION=") +
                   (counters_communication ? "profile" : "skip"));
+    out.push_back("ROOFTRACE_COUNTERS_FIRST=" + std::to_string(counters_first));
+    out.push_back("ROOFTRACE_COUNTERS_EVERY=" + std::to_string(counters_every));
   }
   return out;
 }

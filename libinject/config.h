@@ -72,6 +72,13 @@ struct Config {
   // Counters mode: also profile communication kernels (NCCL, ...); off by
   // default (ROOFTRACE_COUNTERS_COMMUNICATION=profile turns it on).
   bool counters_communication = false;
+  // Counters mode, sampled per kernel signature (kernel_filter.h): the
+  // first ROOFTRACE_COUNTERS_FIRST launches of each signature are profiled,
+  // then one in ROOFTRACE_COUNTERS_EVERY. Both 0 (the default until the
+  // collector gives unprofiled launches their signature's figures, issue 25
+  // item 2): every selected launch is profiled.
+  uint64_t counters_first = 0;
+  uint64_t counters_every = 0;
   uint64_t exit_timeout_ms = 3000;
 
   // Queue slots and bytes for strings, from the budget (or queue_records).

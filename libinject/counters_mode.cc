@@ -101,9 +101,10 @@ void CountersMode::OnContextDestroyed(CUcontext ctx) {
 bool CountersMode::OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
                                  std::string_view kernel_name,
                                  std::string_view nvtx_path,
-                                 bool in_graph_or_capture) {
+                                 bool in_graph_or_capture,
+                                 uint64_t signature) {
   const uint64_t seq = enqueue_seq_.fetch_add(1, std::memory_order_acq_rel) + 1;
-  LaunchInfo launch{kernel_name, nvtx_path, in_graph_or_capture};
+  LaunchInfo launch{kernel_name, nvtx_path, in_graph_or_capture, signature};
   const bool profiled = !runtime_->disabled() &&
                         runtime_->OnKernelLaunchBegin(ctx, correlation_id,
                                                       launch);
@@ -130,6 +131,10 @@ void CountersMode::OnLaunchEnd(CUcontext ctx, uint64_t correlation_id,
 }
 
 CountersMode::ActivityFlush CountersMode::SafeActivityFlush() {
+  // Disabled (a failure mid-run): nothing is replayed any more, so the
+  // buffer being filled holds only records that complete; buffers kept
+  // before come back with the forced flush at exit.
+  if (runtime_->disabled()) return ActivityFlush::kDefault;
   const uint64_t begun = profiled_begun_.load(std::memory_order_acquire);
   // No replayed kernel since the last flush: the buffer being filled holds
   // records that complete as the GPU runs them.

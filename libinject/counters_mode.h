@@ -64,9 +64,10 @@ class CountersMode {
   // needs_nvtx_path(). True when the launch is profiled. OnLaunchEnd must
   // follow on the same thread after the launch either way: a launch that
   // is not profiled still shares its context's auto range.
+  // `signature`: KernelSignature of the launch (0: none).
   bool OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
                      std::string_view kernel_name, std::string_view nvtx_path,
-                     bool in_graph_or_capture);
+                     bool in_graph_or_capture, uint64_t signature = 0);
   void OnLaunchEnd(CUcontext ctx, uint64_t correlation_id, bool launched);
   // A cudaGraphLaunch: nothing in it is profiled; the first one says so.
   void OnGraphLaunch();

@@ -12,6 +12,7 @@
 #include "libinject/clock.h"
 #include "libinject/counters_mode.h"
 #include "libinject/driver_api.h"
+#include "libinject/kernel_filter.h"
 #include "libinject/log.h"
 #include "libinject/producer.h"
 #include "libinject/thread_state.h"
@@ -672,16 +673,29 @@ bool CuptiTracer::CountersLaunchBegin(CUpti_CallbackDomain domain,
                                          : std::string_view();
   // Profiled or not, the launch ends on this thread (OnApiExit): a launch
   // that is not profiled still shares its context's auto range.
-  const bool profiled = counters_->OnLaunchBegin(
-      data->context, data->correlationId, symbol, nvtx_path, in_capture);
+  LaunchGeometry geometry;
+  const bool geometry_known =
+      LaunchGeometryOf(domain, cbid, data->functionParams, &geometry);
+  // The kernel signature counters mode samples by (a launch whose geometry
+  // the API does not publish is signed by its name and GEMM shape alone).
+  const uint64_t signature =
+      KernelSignature(symbol, geometry.grid, geometry.block,
+                      geometry.dynamic_shared_memory_bytes,
+                      t.gemm_depth > 0 ? t.gemm_record : nullptr);
+  const bool profiled =
+      counters_->OnLaunchBegin(data->context, data->correlationId, symbol,
+                               nvtx_path, in_capture, signature);
   t.counters_launch = data->correlationId + 1;
-  if (profiled) NoteLaunchFacts(domain, cbid, data, stream_known, stream, t);
+  if (profiled) {
+    NoteLaunchFacts(domain, data, geometry_known ? &geometry : nullptr,
+                    stream_known, stream, t);
+  }
   return profiled;
 }
 
 void CuptiTracer::NoteLaunchFacts(CUpti_CallbackDomain domain,
-                                  CUpti_CallbackId cbid,
                                   const CUpti_CallbackData* data,
+                                  const LaunchGeometry* geometry,
                                   bool stream_known, CUstream stream,
                                   const ThreadState& t) {
   // What CUPTI's kernel record would carry, from the callback: its
@@ -691,11 +705,10 @@ void CuptiTracer::NoteLaunchFacts(CUpti_CallbackDomain domain,
   f.correlation_id = data->correlationId;
   f.name_iid = producer_->Intern(
       data->symbolName != nullptr ? data->symbolName : "<unknown kernel>");
-  LaunchGeometry g;
-  if (LaunchGeometryOf(domain, cbid, data->functionParams, &g)) {
-    std::copy(g.grid, g.grid + 3, f.grid);
-    std::copy(g.block, g.block + 3, f.block);
-    f.dynamic_shared_memory_bytes = g.dynamic_shared_memory_bytes;
+  if (geometry != nullptr) {
+    std::copy(geometry->grid, geometry->grid + 3, f.grid);
+    std::copy(geometry->block, geometry->block + 3, f.block);
+    f.dynamic_shared_memory_bytes = geometry->dynamic_shared_memory_bytes;
   }
   // Direct calls, not RT_CUPTI_CALL: its failure message allocates.
   if (api_.GetDeviceId != nullptr) {

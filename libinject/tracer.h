@@ -145,8 +145,9 @@ class CuptiTracer {
   // A profiled launch's facts for its Kernel record (app thread; the only
   // allocation is the interner's, the first time a kernel name is seen, as
   // for NVTX messages).
-  void NoteLaunchFacts(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                       const CUpti_CallbackData* data, bool stream_known,
+  void NoteLaunchFacts(CUpti_CallbackDomain domain,
+                       const CUpti_CallbackData* data,
+                       const LaunchGeometry* geometry, bool stream_known,
                        CUstream stream, const ThreadState& t);
 
   Producer* producer_;

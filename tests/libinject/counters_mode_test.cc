@@ -556,6 +556,49 @@ TEST_F(CountersModeTest, UntimedRecordWithoutCountersIsSentAtExit) {
   EXPECT_EQ(kernels.at(40), 1);
 }
 
+// Counters mode disabled by a failure mid-run (here cuptiRangeProfilerStart)
+// replays nothing more: default flushes resume, so trace mode's records
+// keep flowing although the last launch was never settled.
+TEST_F(CountersModeTest, DisabledCountersModeFlushesByDefaultAgain) {
+  Attach();
+  CountersMode* mode = tracer_->counters();
+  Call(kLaunchCbid, 120, "_Z4gemmv");
+  g.start = CUPTI_ERROR_UNKNOWN;
+  Call(kLaunchCbid, 121, "_Z4gemmv");
+  ASSERT_TRUE(mode->disabled());
+  EXPECT_EQ(mode->SafeActivityFlush(), CountersMode::ActivityFlush::kDefault);
+  StopAndRead();
+}
+
+// Sampled per kernel signature (ROOFTRACE_COUNTERS_FIRST=1,
+// ROOFTRACE_COUNTERS_EVERY=2): the same kernel at two grid sizes is two
+// signatures; each has its first launch profiled, then every second one;
+// the others are counted as filtered and keep their trace-mode record.
+TEST_F(CountersModeTest, LaunchesAreSampledPerSignature) {
+  options_.config.counters_first = 1;
+  options_.config.counters_every = 2;
+  Attach();
+  cudaLaunchKernel_v7000_params small{}, large{};
+  small.gridDim = dim3(4, 1, 1);
+  large.gridDim = dim3(64, 1, 1);
+  small.blockDim = large.blockDim = dim3(128, 1, 1);
+  for (uint32_t i = 0; i < 5; ++i) {
+    Call(kLaunchCbid, 200 + i, "_Z4gemmv", 0, &small);  // 1st, 3rd, 5th
+  }
+  for (uint32_t i = 0; i < 3; ++i) {
+    Call(kLaunchCbid, 300 + i, "_Z4gemmv", 0, &large);  // 1st, 3rd
+  }
+  const std::vector<pb::Packet> packets = StopAndRead();
+  const std::map<uint64_t, pb::KernelCounters> got =
+      CountersByCorrelation(packets);
+  std::set<uint64_t> ids;
+  for (const auto& [id, k] : got) ids.insert(id);
+  EXPECT_EQ(ids, (std::set<uint64_t>{200, 202, 204, 300, 302}));
+  EXPECT_EQ(g.starts, 5);
+  EXPECT_EQ(CountersFiltered(packets), 3u);
+  EXPECT_EQ(Totals(packets).at(pb::RECORD_LAUNCH).sent(), 8u);
+}
+
 // A copy (or a launch not profiled) after the last profiled launch may
 // still be running: its record would come back from a forced flush without
 // timestamps, so none is made until a profiled launch has ended after it;
