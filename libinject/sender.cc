@@ -328,6 +328,13 @@ void Sender::DrainInto(Cycle* cycle, bool final_pass) {
     DrainActivity(hooks.pool, hooks.decoder, cycle);  // completed meanwhile
     ReplaceReplayedKernels(counters, cycle, before, final_pass);
   }
+  // Kernel records going out without timestamps: CUPTI could not collect
+  // them, or a forced flush returned them unfinished (counters mode
+  // forces only when it believes no such record can be left: a non-zero
+  // count on a GPU says that belief was wrong).
+  for (const KernelInfo& k : cycle->kernels) {
+    kernels_untimed_ += k.start_ns == 0 && k.end_ns == 0;
+  }
   // Bounded per pass so a flood cannot starve the writes; the final pass
   // takes everything.
   const size_t limit = final_pass ? ~size_t{0} : producer_->queue_capacity();
@@ -372,6 +379,7 @@ StatsInfo Sender::SnapshotStats() {
   s.counts[wire::enums::kRecordKernel].filtered +=
       decode_counts_.kernels_filtered + kernels_replaced_;
   s.kernels_from_launch = kernels_from_launch_;
+  s.kernels_untimed = kernels_untimed_;
   s.counts[wire::enums::kRecordMemcpy].seen += decode_counts_.memcpys_seen;
   s.counts[wire::enums::kRecordDevice].seen += decode_counts_.devices_seen;
   s.packets_sent = packets_sent_;

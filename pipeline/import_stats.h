@@ -49,6 +49,8 @@ namespace rooftrace {
                                        "(the pool's byte budget spent)")   \
   X(producer_kernels_from_launch, "kernel records made from a profiled "   \
                                   "launch (counters mode)")                \
+  X(producer_kernels_untimed, "kernel records sent without timestamps "    \
+                              "(CUPTI could not collect them)")            \
   X(windows_stored, "settled parts of long sessions stored while they ran") \
   X(store_write_failures, "writes the store refused or that were not "    \
                           "tried after one was refused (the run is "      \

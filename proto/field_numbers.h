@@ -251,6 +251,7 @@ inline constexpr uint32_t kActivityBuffersCompleted = 10;
 inline constexpr uint32_t kActivityBuffersOutstanding = 11;
 inline constexpr uint32_t kActivityBuffersRefused = 12;
 inline constexpr uint32_t kKernelsFromLaunch = 13;
+inline constexpr uint32_t kKernelsUntimed = 14;
 }  // namespace stats
 
 namespace goodbye {

@@ -228,6 +228,7 @@ void EncodeStats(ProtoWriter& w, uint32_t field, const StatsInfo& s) {
          s.activity_buffers_outstanding);
   w.Uint(f::stats::kActivityBuffersRefused, s.activity_buffers_refused);
   w.Uint(f::stats::kKernelsFromLaunch, s.kernels_from_launch);
+  w.Uint(f::stats::kKernelsUntimed, s.kernels_untimed);
   w.EndMessage(t);
 }
 

@@ -130,6 +130,7 @@ struct StatsInfo {
   uint64_t activity_buffers_outstanding = 0;
   uint64_t activity_buffers_refused = 0;
   uint64_t kernels_from_launch = 0;  // Stats.kernels_from_launch
+  uint64_t kernels_untimed = 0;      // Stats.kernels_untimed
   uint32_t counter_passes = 0;
   std::vector<std::string> warnings;
   // As of this packet (they grow when CUPTI attaches after the Hello).

@@ -196,6 +196,8 @@ Status WireSession::OnPacketWithProtobuf(std::string_view payload) {
           p.stats().activity_buffers_refused();
       stats[ImportStat::k_producer_kernels_from_launch] =
           p.stats().kernels_from_launch();
+      stats[ImportStat::k_producer_kernels_untimed] =
+          p.stats().kernels_untimed();
       break;
     case wire::Packet::kGoodbye:
       OnGoodbye(p.goodbye());

@@ -476,6 +476,7 @@ TEST_F(CountersModeTest, ReplayedKernelsOfRun7AreAllRecordedOnce) {
   // Every kernel was made from its launch, with the counted duration
   // (the fake's gpu__time_duration: ordinal * 1000 + 2 ns).
   EXPECT_EQ(stats->kernels_from_launch(), kLaunches);
+  EXPECT_EQ(stats->kernels_untimed(), 0u);
   for (const pb::Packet& p : packets) {
     for (const pb::Kernel& k : p.kernel_batch().kernels()) {
       EXPECT_GT(k.end_ns(), k.start_ns()) << k.correlation_id();
@@ -554,6 +555,7 @@ TEST_F(CountersModeTest, UntimedRecordWithoutCountersIsSentAtExit) {
   const std::map<uint64_t, int> kernels = KernelsByCorrelation(packets);
   ASSERT_EQ(kernels.size(), 1u);
   EXPECT_EQ(kernels.at(40), 1);
+  EXPECT_EQ(LastStats(packets)->kernels_untimed(), 1u);
 }
 
 // Counters mode disabled by a failure mid-run (here cuptiRangeProfilerStart)

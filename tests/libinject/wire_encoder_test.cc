@@ -267,6 +267,7 @@ TEST(EncoderRoundTripTest, OtherMessagesDecodeWithLibprotobuf) {
   s.activity_buffers_outstanding = 3;
   s.activity_buffers_refused = 1;
   s.kernels_from_launch = 5;
+  s.kernels_untimed = 6;
   s.warnings = {"collector gone"};
   p = RoundTrip([&](ProtoWriter& w) { EncodeStats(w, f::packet::kStats, s); });
   ASSERT_EQ(p.stats().counts_size(), 2);  // kinds with all zeros are omitted
@@ -282,6 +283,7 @@ TEST(EncoderRoundTripTest, OtherMessagesDecodeWithLibprotobuf) {
   EXPECT_EQ(p.stats().activity_buffers_outstanding(), 3u);
   EXPECT_EQ(p.stats().activity_buffers_refused(), 1u);
   EXPECT_EQ(p.stats().kernels_from_launch(), 5u);
+  EXPECT_EQ(p.stats().kernels_untimed(), 6u);
   EXPECT_EQ(p.stats().warnings(0), "collector gone");
 
   p = RoundTrip([&](ProtoWriter& w) {

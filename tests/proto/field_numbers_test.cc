@@ -223,6 +223,7 @@ TEST(FieldNumbersTest, MatchTheGeneratedDescriptor) {
   EXPECT_EQ(f::stats::kActivityBuffersRefused,
             Number(st, "activity_buffers_refused"));
   EXPECT_EQ(f::stats::kKernelsFromLaunch, Number(st, "kernels_from_launch"));
+  EXPECT_EQ(f::stats::kKernelsUntimed, Number(st, "kernels_untimed"));
 
   const Descriptor* gb = pb::Goodbye::descriptor();
   EXPECT_EQ(f::goodbye::kTotals, Number(gb, "totals"));

@@ -253,6 +253,7 @@ TEST_F(IngestTest, ActivityBufferFiguresOfTheLatestStatsAreStored) {
     s->set_activity_buffers_outstanding(10 * i);
     s->set_activity_buffers_refused(i);
     s->set_kernels_from_launch(100 * i);
+    s->set_kernels_untimed(3 * i);
     b.EmitRaw(p);
   }
   b.Goodbye();
@@ -268,6 +269,7 @@ TEST_F(IngestTest, ActivityBufferFiguresOfTheLatestStatsAreStored) {
   EXPECT_EQ(stat("producer_activity_buffers_outstanding"), 20);
   EXPECT_EQ(stat("producer_activity_buffers_refused"), 2);
   EXPECT_EQ(stat("producer_kernels_from_launch"), 200);
+  EXPECT_EQ(stat("producer_kernels_untimed"), 6);
 }
 
 // A file cut inside a frame keeps every complete frame, says at which byte
