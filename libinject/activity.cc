@@ -19,6 +19,13 @@ ActivityBufferPool::ActivityBufferPool(size_t buffer_count,
   }
 }
 
+std::unique_ptr<ActivityBufferPool> ActivityBufferPool::ForBudget(
+    size_t budget_bytes, size_t buffer_bytes, size_t initial_count) {
+  const size_t max = std::max<size_t>(1, budget_bytes / buffer_bytes);
+  return std::make_unique<ActivityBufferPool>(std::min(initial_count, max),
+                                              buffer_bytes, max);
+}
+
 ActivityBufferPool::~ActivityBufferPool() {
   for (auto& b : buffers_) std::free(b.load(std::memory_order_relaxed));
 }
@@ -42,6 +49,7 @@ void ActivityBufferPool::OnRequested(uint8_t** buffer, size_t* size,
   if (free_.TryPop(&b) || (b = Grow()) != nullptr) {
     *buffer = b;
     *size = buffer_bytes_;
+    given_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   exhausted_.fetch_add(1, std::memory_order_relaxed);
@@ -51,6 +59,7 @@ void ActivityBufferPool::OnRequested(uint8_t** buffer, size_t* size,
 
 void ActivityBufferPool::OnCompleted(uint8_t* buffer, size_t valid_bytes) {
   if (buffer == nullptr) return;
+  returned_.fetch_add(1, std::memory_order_relaxed);
   if (valid_bytes != 0) {
     // Counted before the push, so a taker never sees the count below zero.
     completed_count_.fetch_add(1, std::memory_order_relaxed);

@@ -11,6 +11,9 @@
 // 1,407 kernel records lost). Past `max_buffers` the pool hands CUPTI no
 // buffer, so CUPTI drops records and counts them (reported as
 // Stats.cupti_records_dropped). Buffers are freed with the pool.
+// ForBudget() sizes it by bytes (ROOFTRACE_ACTIVITY_BUFFER_MB): what
+// matters is the memory CUPTI may hold, and CUPTI keeps a buffer that
+// holds an incomplete record however little of it is used.
 // Thread-safe.
 //
 // ActivityDecoder: sender thread only. Reads records with the table's
@@ -23,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "libinject/clock.h"
@@ -44,6 +48,11 @@ class ActivityBufferPool {
   // max_buffers below buffer_count means buffer_count (no growth).
   ActivityBufferPool(size_t buffer_count, size_t buffer_bytes,
                      size_t max_buffers = 0);
+  // Buffers of `buffer_bytes`, as many as `budget_bytes` holds (at least
+  // one); up to `initial_count` of them allocated now.
+  static std::unique_ptr<ActivityBufferPool> ForBudget(size_t budget_bytes,
+                                                       size_t buffer_bytes,
+                                                       size_t initial_count);
   ~ActivityBufferPool();
   ActivityBufferPool(const ActivityBufferPool&) = delete;
   ActivityBufferPool& operator=(const ActivityBufferPool&) = delete;
@@ -71,8 +80,18 @@ class ActivityBufferPool {
   size_t buffer_count() const {
     return allocated_.load(std::memory_order_acquire);
   }
+  // The most buffers it will hold.
+  size_t max_buffers() const { return buffers_.size(); }
   uint64_t times_exhausted() const {
     return exhausted_.load(std::memory_order_relaxed);
+  }
+  // Requests answered with a buffer, and buffers CUPTI handed back (empty
+  // ones included), since the pool was made.
+  uint64_t buffers_given() const {
+    return given_.load(std::memory_order_relaxed);
+  }
+  uint64_t buffers_returned() const {
+    return returned_.load(std::memory_order_relaxed);
   }
 
  private:
@@ -86,6 +105,8 @@ class ActivityBufferPool {
   BoundedQueue<uint8_t*> free_;
   BoundedQueue<Completed> completed_;
   std::atomic<uint64_t> exhausted_{0};
+  std::atomic<uint64_t> given_{0};
+  std::atomic<uint64_t> returned_{0};
 };
 
 // Counts of one decode pass (added to the producer's Stats by the caller).

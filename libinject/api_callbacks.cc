@@ -362,7 +362,109 @@ bool DriverLaunchStream(uint32_t cbid, const void* p, CUstream* stream) {
   }
 }
 
+// cudaLaunchKernel-like runtime structs: dim3 gridDim, blockDim, size_t
+// sharedMem.
+template <typename Params>
+void RuntimeDims(const void* p, LaunchGeometry* g) {
+  const auto* s = static_cast<const Params*>(p);
+  g->grid[0] = s->gridDim.x;
+  g->grid[1] = s->gridDim.y;
+  g->grid[2] = s->gridDim.z;
+  g->block[0] = s->blockDim.x;
+  g->block[1] = s->blockDim.y;
+  g->block[2] = s->blockDim.z;
+  g->dynamic_shared_memory_bytes = static_cast<uint32_t>(s->sharedMem);
+}
+
+// cuLaunchKernel-like driver structs (and CUlaunchConfig): gridDimX..Z,
+// blockDimX..Z, sharedMemBytes.
+template <typename Params>
+void DriverDims(const Params* s, LaunchGeometry* g) {
+  g->grid[0] = s->gridDimX;
+  g->grid[1] = s->gridDimY;
+  g->grid[2] = s->gridDimZ;
+  g->block[0] = s->blockDimX;
+  g->block[1] = s->blockDimY;
+  g->block[2] = s->blockDimZ;
+  g->dynamic_shared_memory_bytes = s->sharedMemBytes;
+}
+
+bool RuntimeGeometry(uint32_t cbid, const void* p, LaunchGeometry* g) {
+  switch (cbid) {
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+      RuntimeDims<cudaLaunchKernel_v7000_params>(p, g);
+      return true;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+      RuntimeDims<cudaLaunchKernel_ptsz_v7000_params>(p, g);
+      return true;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+      RuntimeDims<cudaLaunchCooperativeKernel_v9000_params>(p, g);
+      return true;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+      RuntimeDims<cudaLaunchCooperativeKernel_ptsz_v9000_params>(p, g);
+      return true;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+    case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
+      // Both structs start with the same `config` pointer.
+      const cudaLaunchConfig_t* c =
+          static_cast<const cudaLaunchKernelExC_v11060_params*>(p)->config;
+      if (c == nullptr) return false;
+      g->grid[0] = c->gridDim.x;
+      g->grid[1] = c->gridDim.y;
+      g->grid[2] = c->gridDim.z;
+      g->block[0] = c->blockDim.x;
+      g->block[1] = c->blockDim.y;
+      g->block[2] = c->blockDim.z;
+      g->dynamic_shared_memory_bytes =
+          static_cast<uint32_t>(c->dynamicSmemBytes);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+bool DriverGeometry(uint32_t cbid, const void* p, LaunchGeometry* g) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+      DriverDims(static_cast<const cuLaunchKernel_params*>(p), g);
+      return true;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      DriverDims(static_cast<const cuLaunchKernel_ptsz_params*>(p), g);
+      return true;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+      DriverDims(static_cast<const cuLaunchCooperativeKernel_params*>(p), g);
+      return true;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      DriverDims(static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(p),
+                 g);
+      return true;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      const CUlaunchConfig* c =
+          static_cast<const cuLaunchKernelEx_params*>(p)->config;
+      if (c == nullptr) return false;
+      DriverDims(c, g);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 }  // namespace
+
+bool LaunchGeometryOf(CUpti_CallbackDomain domain, uint32_t cbid,
+                      const void* params, LaunchGeometry* out) {
+  if (params == nullptr) return false;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    return RuntimeGeometry(cbid, params, out);
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    return DriverGeometry(cbid, params, out);
+  }
+  return false;
+}
 
 std::span<const TracedCallback> CaptureCallbacks(CUpti_CallbackDomain domain) {
   switch (domain) {

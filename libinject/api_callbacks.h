@@ -63,6 +63,21 @@ ApiCallbackKind ApiCallbackKindOf(CUpti_CallbackDomain domain, uint32_t cbid);
 bool LaunchStream(CUpti_CallbackDomain domain, uint32_t cbid,
                   const void* params, CUstream* stream);
 
+// Grid, block and dynamic shared memory of a kernel launch, read from the
+// same parameter structs as LaunchStream (cudaLaunchKernel and
+// cudaLaunchCooperativeKernel: gridDim, blockDim, sharedMem;
+// cudaLaunchKernelExC: its cudaLaunchConfig_t; cuLaunchKernel and
+// cuLaunchCooperativeKernel: gridDimX..blockDimZ, sharedMemBytes;
+// cuLaunchKernelEx: its CUlaunchConfig). False where CUDA 13 publishes none
+// (__cudaLaunchKernel, cuLaunchGrid*).
+struct LaunchGeometry {
+  uint32_t grid[3] = {0, 0, 0};
+  uint32_t block[3] = {0, 0, 0};
+  uint32_t dynamic_shared_memory_bytes = 0;
+};
+bool LaunchGeometryOf(CUpti_CallbackDomain domain, uint32_t cbid,
+                      const void* params, LaunchGeometry* out);
+
 // The Launch record's kind (wire::enums::ApiKind) of a traced callback;
 // kApiUnknown for the profiler start / stop calls, which make no Launch.
 uint32_t WireApiKind(ApiCallbackKind kind);

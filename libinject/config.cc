@@ -160,6 +160,11 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
                         ParseCount("ROOFTRACE_BUFFER_MB", v, 1, 16384));
     config.buffer_bytes = mb << 20;
   }
+  if (const char* v = get("ROOFTRACE_ACTIVITY_BUFFER_MB")) {
+    RT_ASSIGN_OR_RETURN(const uint64_t mb,
+                        ParseCount("ROOFTRACE_ACTIVITY_BUFFER_MB", v, 1, 65536));
+    config.activity_buffer_bytes = mb << 20;
+  }
   if (const char* v = get("ROOFTRACE_ON_FULL")) {
     const std::string s = v;
     if (s == "drop") config.on_full = QueueFull::kDrop;
@@ -193,6 +198,14 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
                       "profile");
     }
   }
+  if (const char* v = get("ROOFTRACE_COUNTERS_FIRST")) {
+    RT_ASSIGN_OR_RETURN(config.counters_first,
+                        ParseCount("ROOFTRACE_COUNTERS_FIRST", v, 0, 1000000));
+  }
+  if (const char* v = get("ROOFTRACE_COUNTERS_EVERY")) {
+    RT_ASSIGN_OR_RETURN(config.counters_every,
+                        ParseCount("ROOFTRACE_COUNTERS_EVERY", v, 0, 1000000000));
+  }
   if (const char* v = get("ROOFTRACE_EXIT_TIMEOUT_MS")) {
     RT_ASSIGN_OR_RETURN(config.exit_timeout_ms,
                         ParseCount("ROOFTRACE_EXIT_TIMEOUT_MS", v, 0, 600000));
@@ -224,6 +237,8 @@ KernelFilterConfig Config::CountersKernelFilter() const {
   f.sample_every = sample_every;
   f.max_kernels = max_kernels;
   f.exclude_communication = !counters_communication;
+  f.signature_first = counters_first;
+  f.signature_every = counters_every;
   return f;
 }
 
@@ -253,6 +268,8 @@ std::vector<std::string> Config::ToHelloConfig() const {
   out.push_back("ROOFTRACE_MAX_KERNELS=" + std::to_string(max_kernels));
   out.push_back("ROOFTRACE_QUEUE_RECORDS=" + std::to_string(QueueSlots()));
   out.push_back("ROOFTRACE_BUFFER_MB=" + std::to_string(buffer_bytes >> 20));
+  out.push_back("ROOFTRACE_ACTIVITY_BUFFER_MB=" +
+                std::to_string(activity_buffer_bytes >> 20));
   out.push_back(std::string("ROOFTRACE_ON_FULL=") +
                 (on_full == QueueFull::kWait ? "wait" : "drop"));
   if (!kernel_include.empty()) out.push_back("ROOFTRACE_KERNEL_INCLUDE=" + kernel_include);
@@ -261,6 +278,8 @@ std::vector<std::string> Config::ToHelloConfig() const {
   if (mode == InjectMode::kCounters) {
     out.push_back(std::string("ROOFTRACE_COUNTERS_COMMUNICATION=") +
                   (counters_communication ? "profile" : "skip"));
+    out.push_back("ROOFTRACE_COUNTERS_FIRST=" + std::to_string(counters_first));
+    out.push_back("ROOFTRACE_COUNTERS_EVERY=" + std::to_string(counters_every));
   }
   return out;
 }

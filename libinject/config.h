@@ -55,6 +55,11 @@ struct Config {
   // ROOFTRACE_BUFFER_MB; the queue gets the largest power-of-two number of
   // slots that fits with the strings' share.
   uint64_t buffer_bytes = uint64_t{32} << 20;
+  // The most memory CUPTI's activity buffers may take,
+  // ROOFTRACE_ACTIVITY_BUFFER_MB (ActivityBufferPool::ForBudget). CUPTI
+  // keeps a buffer holding an incomplete record until a forced flush, so
+  // this, not a buffer count, is what bounds how many it can hold back.
+  uint64_t activity_buffer_bytes = uint64_t{256} << 20;
   // ROOFTRACE_QUEUE_RECORDS: an explicit queue size (0: from buffer_bytes).
   uint64_t queue_records = 0;
   QueueFull on_full = QueueFull::kDrop;
@@ -67,6 +72,13 @@ struct Config {
   // Counters mode: also profile communication kernels (NCCL, ...); off by
   // default (ROOFTRACE_COUNTERS_COMMUNICATION=profile turns it on).
   bool counters_communication = false;
+  // Counters mode, sampled per kernel signature (kernel_filter.h): the
+  // first ROOFTRACE_COUNTERS_FIRST launches of each signature are profiled,
+  // then one in ROOFTRACE_COUNTERS_EVERY. Both 0 (the default until the
+  // collector gives unprofiled launches their signature's figures, issue 25
+  // item 2): every selected launch is profiled.
+  uint64_t counters_first = 0;
+  uint64_t counters_every = 0;
   uint64_t exit_timeout_ms = 3000;
 
   // Queue slots and bytes for strings, from the budget (or queue_records).

@@ -6,6 +6,12 @@
 
 namespace rooftrace::inject {
 
+namespace {
+// The sequence number of this thread's profiled launch in flight (0: none);
+// a thread has at most one (the tracer's counters_launch guard).
+thread_local uint64_t t_profiled_seq = 0;
+}  // namespace
+
 StatusOr<std::unique_ptr<CountersMode>> CountersMode::Create(
     void* cupti_handle, const Config& config, StringInterner* interner) {
   StatusOr<counters::CuptiProfilerApi> api =
@@ -44,31 +50,107 @@ CountersMode::CountersMode(std::unique_ptr<counters::CountersRuntime> runtime,
                            StringInterner* interner, bool needs_nvtx_path)
     : runtime_(std::move(runtime)),
       interner_(interner),
-      needs_nvtx_path_(needs_nvtx_path) {}
+      needs_nvtx_path_(needs_nvtx_path),
+      facts_(new LaunchFacts[kFactSlots]) {}
+
+void CountersMode::RecordLaunchFacts(const LaunchFacts& facts) {
+  std::lock_guard<std::mutex> lock(facts_mu_);
+  facts_[facts.correlation_id % kFactSlots] = facts;
+}
+
+bool CountersMode::FindLaunchFacts(uint64_t correlation_id,
+                                   LaunchFacts* out) const {
+  std::lock_guard<std::mutex> lock(facts_mu_);
+  const LaunchFacts& f = facts_[correlation_id % kFactSlots];
+  if (f.correlation_id != correlation_id || correlation_id == 0) return false;
+  *out = f;
+  return true;
+}
+
+KernelInfo KernelFromLaunch(const CountersMode::LaunchFacts& f,
+                            uint64_t gpu_time_ns) {
+  KernelInfo k;
+  k.correlation_id = f.correlation_id;
+  k.start_ns = f.api_start_ns;
+  k.end_ns = f.api_start_ns + gpu_time_ns;
+  k.device_id = f.device_id;
+  k.context_id = f.context_id;
+  k.stream_id = f.stream_id;
+  k.name_iid = f.name_iid;
+  for (int i = 0; i < 3; ++i) {
+    k.grid[i] = f.grid[i];
+    k.block[i] = f.block[i];
+  }
+  k.dynamic_shared_memory_bytes = f.dynamic_shared_memory_bytes;
+  return k;
+}
 
 CountersMode::~CountersMode() = default;
 
 void CountersMode::OnContextCreated(CUcontext ctx, uint32_t device_ordinal) {
   // The failure line is also kept by the runtime for TakeWarnings().
   (void)runtime_->OnContextCreated(ctx, device_ordinal);
+  live_contexts_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void CountersMode::OnContextDestroyed(CUcontext ctx) {
   runtime_->OnContextDestroyed(ctx);
+  live_contexts_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 bool CountersMode::OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
                                  std::string_view kernel_name,
                                  std::string_view nvtx_path,
-                                 bool in_graph_or_capture) {
-  if (runtime_->disabled()) return false;
-  LaunchInfo launch{kernel_name, nvtx_path, in_graph_or_capture};
-  return runtime_->OnKernelLaunchBegin(ctx, correlation_id, launch);
+                                 bool in_graph_or_capture,
+                                 uint64_t signature) {
+  const uint64_t seq = enqueue_seq_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  LaunchInfo launch{kernel_name, nvtx_path, in_graph_or_capture, signature};
+  const bool profiled = !runtime_->disabled() &&
+                        runtime_->OnKernelLaunchBegin(ctx, correlation_id,
+                                                      launch);
+  if (profiled) {
+    t_profiled_seq = seq;
+    profiled_begun_.fetch_add(1, std::memory_order_acq_rel);
+  } else {
+    last_unprofiled_.store(seq, std::memory_order_release);
+  }
+  return profiled;
 }
 
 void CountersMode::OnLaunchEnd(CUcontext ctx, uint64_t correlation_id,
                                bool launched) {
   runtime_->OnKernelLaunchEnd(ctx, correlation_id, launched);
+  const uint64_t seq = t_profiled_seq;
+  t_profiled_seq = 0;
+  if (seq == 0) return;
+  // Every enqueue numbered below `seq` on this context has completed.
+  uint64_t settled = settled_.load(std::memory_order_acquire);
+  while (settled < seq && !settled_.compare_exchange_weak(
+                              settled, seq, std::memory_order_acq_rel)) {
+  }
+}
+
+CountersMode::ActivityFlush CountersMode::SafeActivityFlush() {
+  // Disabled (a failure mid-run): nothing is replayed any more, so the
+  // buffer being filled holds only records that complete; buffers kept
+  // before come back with the forced flush at exit.
+  if (runtime_->disabled()) return ActivityFlush::kDefault;
+  const uint64_t begun = profiled_begun_.load(std::memory_order_acquire);
+  // No replayed kernel since the last flush: the buffer being filled holds
+  // records that complete as the GPU runs them.
+  if (begun == profiled_at_last_flush_) return ActivityFlush::kDefault;
+  if (live_contexts_.load(std::memory_order_acquire) <= 1 &&
+      last_unprofiled_.load(std::memory_order_acquire) <
+          settled_.load(std::memory_order_acquire)) {
+    return ActivityFlush::kForced;
+  }
+  return ActivityFlush::kNone;
+}
+
+void CountersMode::ActivityFlushed(ActivityFlush kind) {
+  if (kind == ActivityFlush::kForced) {
+    profiled_at_last_flush_ = profiled_begun_.load(std::memory_order_acquire);
+  }
 }
 
 void CountersMode::OnGraphLaunch() {

@@ -64,9 +64,10 @@ class CountersMode {
   // needs_nvtx_path(). True when the launch is profiled. OnLaunchEnd must
   // follow on the same thread after the launch either way: a launch that
   // is not profiled still shares its context's auto range.
+  // `signature`: KernelSignature of the launch (0: none).
   bool OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
                      std::string_view kernel_name, std::string_view nvtx_path,
-                     bool in_graph_or_capture);
+                     bool in_graph_or_capture, uint64_t signature = 0);
   void OnLaunchEnd(CUcontext ctx, uint64_t correlation_id, bool launched);
   // A cudaGraphLaunch: nothing in it is profiled; the first one says so.
   void OnGraphLaunch();
@@ -81,6 +82,57 @@ class CountersMode {
   }
   bool needs_nvtx_path() const { return needs_nvtx_path_; }
   bool disabled() const;
+
+  // ---- Kernel records of profiled launches.
+  // CUPTI never completes the activity record of a kernel the Range
+  // Profiler replayed, so a profiled kernel's Kernel record is made from
+  // what the launch callback saw (LaunchFacts) and the counted
+  // gpu__time_duration (KernelFromLaunch), on the sender thread. The
+  // sender keeps one Kernel per correlation id (sender.cc,
+  // ReplaceReplayedKernels).
+  struct LaunchFacts {
+    uint64_t correlation_id = 0;
+    uint64_t name_iid = 0;  // the launch's symbol (mangled), interned
+    uint32_t grid[3] = {0, 0, 0};
+    uint32_t block[3] = {0, 0, 0};
+    uint32_t dynamic_shared_memory_bytes = 0;
+    uint32_t device_id = 0, context_id = 0, stream_id = 0;
+    uint64_t api_start_ns = 0, api_end_ns = 0;
+  };
+  // App thread, at a profiled launch's API exit (no heap: a fixed ring;
+  // a slot is reused after kFactSlots later profiled launches).
+  void RecordLaunchFacts(const LaunchFacts& facts);
+  // Sender thread: the facts of a profiled launch still in the ring.
+  bool FindLaunchFacts(uint64_t correlation_id, LaunchFacts* out) const;
+  static constexpr size_t kFactSlots = 16384;
+
+  // ---- Which CUPTI activity flush is safe now (sender thread).
+  // cupti_activity.h: a default cuptiActivityFlushAll "doesn't return
+  // buffers which have one or more incomplete records", and the activity
+  // record of a kernel the Range Profiler replayed is never completed (its
+  // timestamps stay 0), so a default flush after a profiled launch leaves
+  // the buffer holding that record with CUPTI until a forced flush; a flush
+  // closes the buffer it was filling all the same (H100, run 7), so each
+  // such flush strands one buffer. A forced flush returns every buffer
+  // "including the ones which have one or more incomplete activity
+  // records": safe only when the only incomplete records are replayed
+  // kernels' (their Kernel records are made from the launch, below), that
+  // is when every launch not profiled was followed by the end of a profiled
+  // launch on the only context (kernel replay runs the context's earlier
+  // work to completion before it saves memory and replays).
+  enum class ActivityFlush { kNone, kDefault, kForced };
+  ActivityFlush SafeActivityFlush();
+  // Says a flush of `kind` was made (sender thread).
+  void ActivityFlushed(ActivityFlush kind);
+  // A traced API call that enqueues GPU work and is not a profiled launch
+  // (copies, memsets, graph launches, launches not selected or not
+  // profiled): its record may be incomplete until the GPU runs it (app
+  // thread, no heap).
+  void OnUnprofiledEnqueue() {
+    last_unprofiled_.store(
+        enqueue_seq_.fetch_add(1, std::memory_order_acq_rel) + 1,
+        std::memory_order_release);
+  }
 
   // Sender thread: results evaluated so far (all of them when `final`:
   // shuts every context's profiler down first; call before CUPTI goes).
@@ -103,11 +155,30 @@ class CountersMode {
   const bool needs_nvtx_path_;
   std::atomic<bool> graph_noted_{false};
   std::atomic<int64_t> captures_{0};  // open stream captures
+  // SafeActivityFlush's inputs: a sequence number per enqueue seen (app
+  // threads), the last one not profiled, the highest one of a profiled
+  // launch that has ended, the profiled launches begun, live contexts.
+  std::atomic<uint64_t> enqueue_seq_{0};
+  std::atomic<uint64_t> last_unprofiled_{0};
+  std::atomic<uint64_t> settled_{0};
+  std::atomic<uint64_t> profiled_begun_{0};
+  std::atomic<int> live_contexts_{0};
+  uint64_t profiled_at_last_flush_ = 0;  // sender thread
+  // LaunchFacts by correlation id % kFactSlots. A short lock: taken once per
+  // profiled launch (which takes milliseconds of replay) and per lookup.
+  mutable std::mutex facts_mu_;
+  std::unique_ptr<LaunchFacts[]> facts_;
   std::mutex mu_;  // guards notes_
   std::vector<std::string> notes_;
   // Sender thread only: interned metric names per metric set.
   std::unordered_map<const counters::MetricSet*, std::vector<uint64_t>> iids_;
 };
+
+// The Kernel record of a profiled launch: the launch's facts, placed at
+// the start of its API call (the replayed kernel ran inside it) and lasting
+// the counted gpu__time_duration (`gpu_time_ns`).
+KernelInfo KernelFromLaunch(const CountersMode::LaunchFacts& facts,
+                            uint64_t gpu_time_ns);
 
 }  // namespace rooftrace::inject
 

@@ -98,6 +98,8 @@ StatusOr<CuptiApi> ResolveCuptiApi(void* handle) {
   resolve(api.GetTimestamp, "cuptiGetTimestamp", true);
   resolve(api.Finalize, "cuptiFinalize", false);
   resolve(api.GetDeviceId, "cuptiGetDeviceId", false);
+  resolve(api.GetContextId, "cuptiGetContextId", false);
+  resolve(api.GetStreamIdEx, "cuptiGetStreamIdEx", false);
   if (missing) {
     dlclose(handle);
     return Unavailable("libcupti has no symbol " + missing_name +

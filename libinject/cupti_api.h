@@ -53,6 +53,11 @@ struct CuptiApi {
   CUptiResult (*Finalize)() = nullptr;
   // Counters mode: the device of a created context.
   CUptiResult (*GetDeviceId)(CUcontext, uint32_t*) = nullptr;
+  // Counters mode: the ids a Kernel record made from a profiled launch
+  // carries (the ones CUPTI's own kernel record would have).
+  CUptiResult (*GetContextId)(CUcontext, uint32_t*) = nullptr;
+  CUptiResult (*GetStreamIdEx)(CUcontext, CUstream, uint8_t,
+                               uint32_t*) = nullptr;
 };
 
 // Opens libcupti and resolves every entry point: the one ROOFTRACE_CUPTI_PATH

@@ -27,6 +27,7 @@ GemmScope::GemmScope(uint32_t api) : thread_(CurrentThread()) {
   record_.thread_id = thread_.tid;
   thread_.gemm_call_id = record_.call_id;
   thread_.gemm_correlation_count = 0;
+  thread_.gemm_record = &record_;
   record_.start_ns = MonotonicNs();
 }
 
@@ -48,6 +49,7 @@ GemmScope::~GemmScope() {
   if (producer_ != nullptr) {
     thread_.gemm_call_id = 0;
     thread_.gemm_correlation_count = 0;
+    thread_.gemm_record = nullptr;
   }
 }
 

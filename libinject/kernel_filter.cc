@@ -70,6 +70,9 @@ StatusOr<std::unique_ptr<KernelFilter>> KernelFilter::Create(
   }
   f->any_name_condition_ = f->include_.compiled || f->exclude_.compiled ||
                            f->communication_.compiled;
+  if (config.signature_first != 0 || config.signature_every != 0) {
+    f->signature_slots_.reset(new SignatureSlot[kSignatureSlots]);
+  }
   return f;
 }
 
@@ -104,6 +107,34 @@ bool KernelFilter::NvtxMatches(std::string_view path) const {
   return nvtx_.Search(text);
 }
 
+uint64_t KernelFilter::CountSignatureLaunch(uint64_t signature) {
+  // Linear probing from the signature's hash; a free slot is claimed with
+  // a compare-and-swap, so two threads seeing a new signature agree.
+  for (size_t i = 0; i < kSignatureSlots; ++i) {
+    SignatureSlot& slot =
+        signature_slots_[(signature + i) & (kSignatureSlots - 1)];
+    uint64_t key = slot.key.load(std::memory_order_acquire);
+    if (key == 0) {
+      if (slot.key.compare_exchange_strong(key, signature,
+                                           std::memory_order_acq_rel)) {
+        signatures_.fetch_add(1, std::memory_order_relaxed);
+        key = signature;
+      }
+    }
+    if (key == signature) {
+      return slot.launches.fetch_add(1, std::memory_order_relaxed) + 1;
+    }
+  }
+  return 0;
+}
+
+bool KernelFilter::SignatureSampled(uint64_t ordinal) const {
+  const uint64_t first = config_.signature_first;
+  if (ordinal <= first) return true;
+  const uint64_t every = config_.signature_every;
+  return every != 0 && (ordinal - first) % every == 0;
+}
+
 Selection KernelFilter::Decide(const LaunchInfo& launch) {
   if (launch.in_graph_or_capture) {
     filtered_graph_.fetch_add(1, std::memory_order_relaxed);
@@ -123,6 +154,13 @@ Selection KernelFilter::Decide(const LaunchInfo& launch) {
   if (nvtx_.compiled && !NvtxMatches(launch.nvtx_path)) {
     filtered_nvtx_.fetch_add(1, std::memory_order_relaxed);
     return Selection::kFilteredNvtx;
+  }
+  if (signature_slots_ != nullptr && launch.signature != 0) {
+    const uint64_t ordinal = CountSignatureLaunch(launch.signature);
+    if (ordinal != 0 && !SignatureSampled(ordinal)) {
+      filtered_signature_.fetch_add(1, std::memory_order_relaxed);
+      return Selection::kFilteredSignature;
+    }
   }
   const uint64_t index = candidates_.fetch_add(1, std::memory_order_relaxed);
   if (index % config_.sample_every != 0) {
@@ -155,12 +193,55 @@ FilterStats KernelFilter::Stats() const {
   s.filtered_sample = filtered_sample_.load(std::memory_order_relaxed);
   s.filtered_max = filtered_max_.load(std::memory_order_relaxed);
   s.filtered_graph = filtered_graph_.load(std::memory_order_relaxed);
+  s.filtered_signature = filtered_signature_.load(std::memory_order_relaxed);
+  s.signatures = signatures_.load(std::memory_order_relaxed);
   return s;
 }
 
 bool KernelFilter::Exhausted() const {
   return config_.max_kernels != 0 &&
          selected_.load(std::memory_order_relaxed) >= config_.max_kernels;
+}
+
+namespace {
+
+// FNV-1a, 64 bits: stable across runs and processes, so a signature means
+// the same launch shape everywhere.
+struct Fnv {
+  uint64_t h = 0xcbf29ce484222325ull;
+  void Bytes(const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) {
+      h ^= b[i];
+      h *= 0x100000001b3ull;
+    }
+  }
+  template <typename T>
+  void Value(T v) {
+    Bytes(&v, sizeof v);
+  }
+};
+
+}  // namespace
+
+uint64_t KernelSignature(std::string_view name, const uint32_t grid[3],
+                         const uint32_t block[3], uint32_t dynamic_smem,
+                         const GemmRecord* gemm) {
+  Fnv f;
+  f.Bytes(name.data(), name.size());
+  for (int i = 0; i < 3; ++i) f.Value(grid[i]);
+  for (int i = 0; i < 3; ++i) f.Value(block[i]);
+  f.Value(dynamic_smem);
+  if (gemm != nullptr) {
+    for (int64_t v : {gemm->m, gemm->n, gemm->k, gemm->batch}) f.Value(v);
+    for (int32_t v : {gemm->a_type, gemm->b_type, gemm->c_type, gemm->d_type,
+                      gemm->compute_type}) {
+      f.Value(v);
+    }
+    f.Value(gemm->trans_a);
+    f.Value(gemm->trans_b);
+  }
+  return f.h == 0 ? 1 : f.h;
 }
 
 }  // namespace rooftrace::inject

@@ -46,6 +46,7 @@
 #include <unordered_map>
 
 #include "base/status.h"
+#include "proto/capture_records.h"
 
 namespace rooftrace::inject {
 
@@ -56,6 +57,12 @@ struct KernelFilterConfig {
   uint64_t sample_every = 1;
   uint64_t max_kernels = 0;  // 0: unlimited
   bool exclude_communication = false;
+  // Counters mode, per kernel signature (LaunchInfo::signature): profile
+  // its first `signature_first` launches, then one in `signature_every`
+  // (0: none after the first ones). Both 0: off, every launch is a
+  // candidate.
+  uint64_t signature_first = 0;
+  uint64_t signature_every = 0;
 };
 
 enum class Selection {
@@ -66,12 +73,16 @@ enum class Selection {
   kFilteredSample,
   kFilteredMax,
   kFilteredGraph,  // graph launch or stream capture
+  kFilteredSignature,  // its signature was sampled enough (counters mode)
 };
 
 struct LaunchInfo {
   std::string_view kernel_name;  // as CUPTI gives it (usually mangled)
   std::string_view nvtx_path;    // "" outside any NVTX range
   bool in_graph_or_capture = false;
+  // Counters mode: the launch's kernel signature (KernelSignature); 0: none
+  // (no per-signature sampling for it).
+  uint64_t signature = 0;
 };
 
 struct FilterStats {
@@ -82,9 +93,11 @@ struct FilterStats {
   uint64_t filtered_sample = 0;
   uint64_t filtered_max = 0;
   uint64_t filtered_graph = 0;
+  uint64_t filtered_signature = 0;
+  uint64_t signatures = 0;  // distinct signatures seen
   uint64_t Filtered() const {
     return filtered_name + filtered_communication + filtered_nvtx +
-           filtered_sample + filtered_max + filtered_graph;
+           filtered_sample + filtered_max + filtered_graph + filtered_signature;
   }
 };
 
@@ -132,6 +145,10 @@ class KernelFilter {
   };
   explicit KernelFilter(const KernelFilterConfig& config) : config_(config) {}
   Selection NameVerdict(std::string_view name);
+  // The launch's ordinal within its signature (1 for the first); 0 when the
+  // signature table is full (the launch is then a candidate like any).
+  uint64_t CountSignatureLaunch(uint64_t signature);
+  bool SignatureSampled(uint64_t ordinal) const;
   bool NvtxMatches(std::string_view path) const;
 
   const KernelFilterConfig config_;
@@ -157,7 +174,24 @@ class KernelFilter {
   std::atomic<uint64_t> filtered_sample_{0};
   std::atomic<uint64_t> filtered_max_{0};
   std::atomic<uint64_t> filtered_graph_{0};
+  std::atomic<uint64_t> filtered_signature_{0};
+  std::atomic<uint64_t> signatures_{0};
+  // Launches per signature: open addressing over a table made at creation
+  // (no heap on the launching thread); a key, once set, never moves.
+  struct SignatureSlot {
+    std::atomic<uint64_t> key{0};
+    std::atomic<uint64_t> launches{0};
+  };
+  static constexpr size_t kSignatureSlots = size_t{1} << 16;
+  std::unique_ptr<SignatureSlot[]> signature_slots_;
 };
+
+// A kernel launch's signature for per-signature sampling: its mangled name,
+// grid, block and dynamic shared memory and, inside a hooked cuBLAS call,
+// the call's shape (m, n, k, batch, types, transposes). Never 0.
+uint64_t KernelSignature(std::string_view name, const uint32_t grid[3],
+                         const uint32_t block[3], uint32_t dynamic_smem,
+                         const GemmRecord* gemm);
 
 }  // namespace rooftrace::inject
 

@@ -102,6 +102,8 @@ class Producer {
     ActivityBufferPool* pool = nullptr;
     ActivityDecoder* decoder = nullptr;
     std::function<void()> flush;                // forced flush, at Stop
+    // Every sender pass: the flush the tracer finds due and safe, if any.
+    std::function<void()> periodic_flush;
     std::function<uint64_t()> dropped_records;  // CUPTI's own count
   };
   void AttachActivity(ActivityHooks hooks);

@@ -259,8 +259,54 @@ void Sender::DrainActivity(ActivityBufferPool* pool, ActivityDecoder* decoder,
   }
 }
 
+void Sender::ReplaceReplayedKernels(CountersMode* counters, Cycle* cycle,
+                                    size_t first_counters, bool final_pass) {
+  std::vector<KernelInfo>& kernels = cycle->kernels;
+  CountersMode::LaunchFacts facts;
+  // CUPTI's records of this pass.
+  size_t kept = 0;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const uint64_t id = kernels[i].correlation_id;
+    if (made_from_launch_.erase(id) > 0) {
+      ++kernels_replaced_;
+      continue;
+    }
+    if (counters->FindLaunchFacts(id, &facts)) {
+      if (kernels[i].start_ns == 0 && kernels[i].end_ns == 0) {
+        untimed_held_.emplace(id, kernels[i]);
+        continue;
+      }
+      timed_profiled_.insert(id);
+    }
+    if (kept != i) kernels[kept] = std::move(kernels[i]);
+    ++kept;
+  }
+  kernels.resize(kept);
+  // The counters of this pass.
+  for (size_t i = first_counters; i < cycle->counters.size(); ++i) {
+    const KernelCountersInfo& c = cycle->counters[i];
+    if (timed_profiled_.erase(c.correlation_id) > 0) continue;
+    // Facts gone (kFactSlots later launches): CUPTI's record stays the
+    // kernel, held or to come.
+    if (!counters->FindLaunchFacts(c.correlation_id, &facts)) continue;
+    if (untimed_held_.erase(c.correlation_id) > 0) {
+      ++kernels_replaced_;
+    } else {
+      made_from_launch_.insert(c.correlation_id);
+    }
+    kernels.push_back(KernelFromLaunch(facts, c.gpu_time_ns));
+    ++kernels_from_launch_;
+  }
+  if (final_pass) {
+    // Profiled launches whose counters never came: CUPTI's record as is.
+    for (auto& [id, k] : untimed_held_) kernels.push_back(k);
+    untimed_held_.clear();
+  }
+}
+
 void Sender::DrainInto(Cycle* cycle, bool final_pass) {
   const Producer::ActivityHooks hooks = producer_->activity();
+  if (hooks.periodic_flush && !final_pass) hooks.periodic_flush();
   DrainActivity(hooks.pool, hooks.decoder, cycle);
   if (CountersMode* counters = producer_->counters()) {
     // Evaluating counter images runs here, on the thread that also hands
@@ -280,6 +326,14 @@ void Sender::DrainInto(Cycle* cycle, bool final_pass) {
           hooks.pool != nullptr ? hooks.pool->completed_count() : size_t{0});
     }
     DrainActivity(hooks.pool, hooks.decoder, cycle);  // completed meanwhile
+    ReplaceReplayedKernels(counters, cycle, before, final_pass);
+  }
+  // Kernel records going out without timestamps: CUPTI could not collect
+  // them, or a forced flush returned them unfinished (counters mode
+  // forces only when it believes no such record can be left: a non-zero
+  // count on a GPU says that belief was wrong).
+  for (const KernelInfo& k : cycle->kernels) {
+    kernels_untimed_ += k.start_ns == 0 && k.end_ns == 0;
   }
   // Bounded per pass so a flood cannot starve the writes; the final pass
   // takes everything.
@@ -318,9 +372,14 @@ StatsInfo Sender::SnapshotStats() {
   for (int k = 0; k < wire::enums::kRecordKindCount; ++k) {
     s.counts[k].sent = sent_[k].sent;
   }
-  s.counts[wire::enums::kRecordKernel].seen += decode_counts_.kernels_seen;
+  // Kernels made from profiled launches are seen records of their own;
+  // the CUPTI records they replaced count as filtered (not sent by choice).
+  s.counts[wire::enums::kRecordKernel].seen +=
+      decode_counts_.kernels_seen + kernels_from_launch_;
   s.counts[wire::enums::kRecordKernel].filtered +=
-      decode_counts_.kernels_filtered;
+      decode_counts_.kernels_filtered + kernels_replaced_;
+  s.kernels_from_launch = kernels_from_launch_;
+  s.kernels_untimed = kernels_untimed_;
   s.counts[wire::enums::kRecordMemcpy].seen += decode_counts_.memcpys_seen;
   s.counts[wire::enums::kRecordDevice].seen += decode_counts_.devices_seen;
   s.packets_sent = packets_sent_;
@@ -332,6 +391,15 @@ StatsInfo Sender::SnapshotStats() {
   const Producer::ActivityHooks activity = producer_->activity();
   if (activity.dropped_records) {
     s.cupti_records_dropped = activity.dropped_records();
+  }
+  if (const ActivityBufferPool* pool = activity.pool) {
+    // Returned first: a buffer is given before it is returned, so the
+    // difference never goes below zero.
+    s.activity_buffers_completed = pool->buffers_returned();
+    s.activity_buffers_requested = pool->buffers_given();
+    s.activity_buffers_outstanding =
+        s.activity_buffers_requested - s.activity_buffers_completed;
+    s.activity_buffers_refused = pool->times_exhausted();
   }
   if (CountersMode* counters = producer_->counters()) {
     const RecordCountValues c = counters->Counts();

@@ -16,6 +16,8 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "libinject/activity.h"
 #include "proto/wire_encoder.h"
@@ -23,6 +25,7 @@
 
 namespace rooftrace::inject {
 
+class CountersMode;
 class Producer;
 
 class Sender {
@@ -56,6 +59,16 @@ class Sender {
   // Decodes every activity buffer CUPTI completed and hands it back.
   void DrainActivity(ActivityBufferPool* pool, ActivityDecoder* decoder,
                      Cycle* cycle);
+  // Counters mode: one Kernel per correlation id. A profiled launch's
+  // Kernel is made from its launch facts and counted time when its
+  // counters arrive (CountersMode::LaunchFacts); CUPTI's own record of it
+  // (which never completes: timestamps 0, returned by a forced flush) is
+  // held until then and dropped, or dropped on arrival when the made one
+  // went first. A CUPTI record of a profiled launch that does have
+  // timestamps is kept, and then none is made. Untimed records nothing
+  // replaced are sent as they are at exit.
+  void ReplaceReplayedKernels(CountersMode* counters, Cycle* cycle,
+                              size_t first_counters, bool final_pass);
   void EncodeCycle(const Cycle& cycle, std::string* frames, CountTable* sent);
   void EncodeStatsAndGoodbye(const Cycle& cycle, const CountTable& sent,
                              uint64_t packets_so_far,
@@ -79,6 +92,16 @@ class Sender {
   uint64_t bytes_sent_ = 0;
   uint64_t last_stats_ns_ = 0;
   DecodeCounts decode_counts_;
+  // ReplaceReplayedKernels' state, by correlation id: Kernels made and sent
+  // whose CUPTI record has not come; CUPTI records with timestamps of
+  // profiled launches whose counters have not come; CUPTI records without
+  // timestamps of profiled launches, held.
+  std::unordered_set<uint64_t> made_from_launch_;
+  std::unordered_set<uint64_t> timed_profiled_;
+  std::unordered_map<uint64_t, KernelInfo> untimed_held_;
+  uint64_t kernels_from_launch_ = 0;  // Kernels made (counted as seen)
+  uint64_t kernels_replaced_ = 0;     // CUPTI's records dropped (filtered)
+  uint64_t kernels_untimed_ = 0;      // Kernels sent with start = end = 0
   // The application threads' records of the pass being written: queue
   // positions [held_from_, held_to_), freed once its frames are written;
   // per RecordType, the sequence of the pass's first packet of that type.

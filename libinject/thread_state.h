@@ -46,6 +46,10 @@ struct ThreadState {
   uint64_t gemm_call_id = 0;
   uint64_t gemm_correlations[kMaxGemmCorrelations];
   uint32_t gemm_correlation_count = 0;
+  // The outermost hooked call's record while it is being made (its shape
+  // is a part of a launch's kernel signature in counters mode); null
+  // outside a hooked call.
+  const GemmRecord* gemm_record = nullptr;
 
   // CUPTI API callbacks: runtime depth > 0 means a driver call made by the
   // runtime (the runtime call is the one recorded).

@@ -12,6 +12,7 @@
 #include "libinject/clock.h"
 #include "libinject/counters_mode.h"
 #include "libinject/driver_api.h"
+#include "libinject/kernel_filter.h"
 #include "libinject/log.h"
 #include "libinject/producer.h"
 #include "libinject/thread_state.h"
@@ -22,15 +23,20 @@ namespace {
 
 std::atomic<CuptiTracer*> g_buffer_target{nullptr};
 
-constexpr size_t kBufferBytes = 4u << 20;
+// Buffers of 1 MiB (about 3,000 kernel records each), 8 of them at start,
+// growing on demand up to the configured byte budget
+// (Config::activity_buffer_bytes).
+constexpr size_t kBufferBytes = 1u << 20;
 constexpr size_t kBufferCount = 8;
-// Growth on demand (ActivityBufferPool): at most 128 MiB of buffers.
-constexpr size_t kMaxBufferCount = 32;
 constexpr uint32_t kMinCuptiApiVersion = 130000;
 // The CUPTI headers the record layouts are compiled from.
 constexpr uint32_t kBuiltCuptiApiVersion = CUPTI_API_VERSION;
 
 uint64_t CuptiClock() { return MonotonicNs(); }
+
+// The facts of this thread's profiled launch in flight (counters mode),
+// completed at its API exit and handed to CountersMode.
+thread_local CountersMode::LaunchFacts t_launch_facts;
 
 // "outer/inner": the names of the ranges open on this thread, in a
 // per-thread buffer that is reused (it allocates only when it grows).
@@ -145,12 +151,22 @@ uint64_t ActivityFlushPeriodNs(bool counters_mode) {
   return counters_mode ? 50'000'000ull : 1'000'000'000ull;
 }
 
+void CuptiTracer::AttachActivityBudget(size_t budget_bytes,
+                                       size_t buffer_bytes) {
+  AttachPool(ActivityBufferPool::ForBudget(budget_bytes, buffer_bytes,
+                                           kBufferCount));
+}
+
 void CuptiTracer::MakeBufferTarget() { g_buffer_target.store(this); }
 
 void CuptiTracer::AttachActivity(size_t buffer_count, size_t buffer_bytes,
                                  size_t max_buffers) {
-  pool_ = std::make_unique<ActivityBufferPool>(buffer_count, buffer_bytes,
-                                               max_buffers);
+  AttachPool(std::make_unique<ActivityBufferPool>(buffer_count, buffer_bytes,
+                                                  max_buffers));
+}
+
+void CuptiTracer::AttachPool(std::unique_ptr<ActivityBufferPool> made) {
+  pool_ = std::move(made);
   decoder_ = std::make_unique<ActivityDecoder>(&api_, producer_->interner(),
                                                producer_->kernel_filter());
   Producer::ActivityHooks hooks;
@@ -169,15 +185,29 @@ void CuptiTracer::AttachActivity(size_t buffer_count, size_t buffer_bytes,
     (void)RT_CUPTI_CALL(*api, ActivityFlushAll,
                         CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   };
-  hooks.dropped_records = [this, api, pool, last_flush]() -> uint64_t {
-    // Also the place for the periodic (non-forced) flush, so records of a
-    // slow process do not wait in half-full buffers until exit.
+  hooks.periodic_flush = [this, api, last_flush] {
+    // Every sender pass: records of a slow process should not wait in
+    // half-full buffers until exit. In counters mode only the flush that
+    // is safe now (CountersMode::SafeActivityFlush): a default flush
+    // after a replayed kernel would leave its buffer with CUPTI for good.
     const uint64_t now = MonotonicNs();
-    if (now - *last_flush >
-        ActivityFlushPeriodNs(producer_->counters() != nullptr)) {
-      *last_flush = now;
-      (void)RT_CUPTI_CALL(*api, ActivityFlushAll, 0);
+    CountersMode* counters = producer_->counters();
+    if (now - *last_flush <= ActivityFlushPeriodNs(counters != nullptr)) {
+      return;
     }
+    uint32_t flag = 0;
+    if (counters != nullptr) {
+      const CountersMode::ActivityFlush kind = counters->SafeActivityFlush();
+      if (kind == CountersMode::ActivityFlush::kNone) return;  // next pass
+      if (kind == CountersMode::ActivityFlush::kForced) {
+        flag = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED;
+      }
+      counters->ActivityFlushed(kind);
+    }
+    *last_flush = now;
+    (void)RT_CUPTI_CALL(*api, ActivityFlushAll, flag);
+  };
+  hooks.dropped_records = [this, api, pool]() -> uint64_t {
     // The global queue's count; per-stream counts are taken as their
     // buffers complete (BufferCompleted). Each call resets what it reads.
     size_t dropped = 0;
@@ -245,13 +275,15 @@ Status CuptiTracer::EnableTracing() {
   if (RT_CUPTI_CALL(api_, ActivityRegisterTimestampCallback, &CuptiClock)
           .ok()) {
     // CUPTI stamps with our clock: offset 0.
-    AttachActivity(kBufferCount, kBufferBytes, kMaxBufferCount);
+    AttachActivityBudget(producer_->config().activity_buffer_bytes,
+                         kBufferBytes);
   } else {
     uint64_t cupti_now = 0;
     const uint64_t before = MonotonicNs();
     (void)RT_CUPTI_CALL(api_, GetTimestamp, &cupti_now);
     const uint64_t after = MonotonicNs();
-    AttachActivity(kBufferCount, kBufferBytes, kMaxBufferCount);
+    AttachActivityBudget(producer_->config().activity_buffer_bytes,
+                         kBufferBytes);
     decoder_->set_clock_offset(MeasureClockOffset(before, cupti_now, after));
   }
   const DriverApi* driver = &driver_;
@@ -379,16 +411,37 @@ void CuptiTracer::Finalize() {
 
 void CuptiTracer::ReportRefusedBuffers(uint64_t refused) {
   // Refused buffer requests are not records (CUPTI counts the records it
-  // then drops in cupti_records_dropped): said once, in their own unit.
+  // then drops in cupti_records_dropped): said once, in their own unit,
+  // with where the buffers were: waiting for the sender, or held by CUPTI
+  // (kept because a record in them is incomplete, which a default flush
+  // never returns).
   if (refused == 0 || refused_buffers_said_) return;
   refused_buffers_said_ = true;
+  const uint64_t returned = pool_->buffers_returned();
+  const uint64_t outstanding = pool_->buffers_given() - returned;
+  const size_t waiting = pool_->completed_count();
+  std::string cause;
+  // Buffers waiting for the sender were handed back already, so they are
+  // not outstanding: whichever side holds more is the cause.
+  if (outstanding > waiting) {
+    cause = std::to_string(outstanding) +
+            " were held by CUPTI, which does not hand back a buffer that "
+            "holds an incomplete activity record except on a forced flush "
+            "(in counters mode: kernels the Range Profiler replayed)";
+  } else {
+    cause = std::to_string(waiting) +
+            " were waiting for the sender, which is not keeping up";
+  }
   producer_->Warn(
-      "CUPTI asked for an activity buffer while all " +
-      std::to_string(pool_->buffer_count()) + " of " +
-      std::to_string(pool_->buffer_bytes() >> 20) + " MiB were in use (" +
-      std::to_string(refused) +
-      " time(s) so far): the records it could not store are counted in "
-      "Stats.cupti_records_dropped; the sender is not keeping up");
+      "CUPTI asked for an activity buffer while the pool's " +
+      std::to_string(pool_->buffer_count()) + " buffers of " +
+      std::to_string(pool_->buffer_bytes() >> 10) +
+      " KiB (ROOFTRACE_ACTIVITY_BUFFER_MB=" +
+      std::to_string((pool_->max_buffers() * pool_->buffer_bytes()) >> 20) +
+      ") were in use (" + std::to_string(refused) + " time(s) so far): " +
+      cause +
+      "; the records CUPTI could not store are counted in "
+      "Stats.cupti_records_dropped");
 }
 
 void CuptiTracer::OnContextCreated(CUcontext context) {
@@ -444,7 +497,12 @@ void CuptiTracer::OnProfilerRange(bool start) {
     return;
   }
   producer_->set_capturing(start);
-  if (!start) (void)RT_CUPTI_CALL(api_, ActivityFlushAll, 0);
+  // In counters mode a default flush here could leave a buffer holding a
+  // replayed kernel's record with CUPTI for good; the sender's periodic
+  // flush (SafeActivityFlush) collects it instead.
+  if (!start && counters_ == nullptr) {
+    (void)RT_CUPTI_CALL(api_, ActivityFlushAll, 0);
+  }
 }
 
 void CUPTIAPI CuptiTracer::CallbackTrampoline(void* userdata,
@@ -503,7 +561,12 @@ void CuptiTracer::OnApiEnter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   } else {
     t.driver_start_ns = MonotonicNs();
   }
-  if (counters_ != nullptr) CountersLaunchBegin(domain, cbid, kind, data, t);
+  if (counters_ != nullptr &&
+      !CountersLaunchBegin(domain, cbid, kind, data, t)) {
+    // Its records may be incomplete until the GPU runs it: no forced
+    // activity flush until a profiled launch has ended after it.
+    counters_->OnUnprofiledEnqueue();
+  }
 }
 
 void CuptiTracer::OnApiExit(bool runtime, ApiCallbackKind kind,
@@ -516,6 +579,11 @@ void CuptiTracer::OnApiExit(bool runtime, ApiCallbackKind kind,
         data->functionReturnValue == nullptr ||
         *static_cast<const int*>(data->functionReturnValue) == 0;
     counters_->OnLaunchEnd(data->context, data->correlationId, launched);
+    if (launched && t_launch_facts.correlation_id == data->correlationId) {
+      t_launch_facts.api_end_ns = MonotonicNs();
+      counters_->RecordLaunchFacts(t_launch_facts);
+    }
+    t_launch_facts.correlation_id = 0;
   }
   uint64_t start_ns;
   if (runtime) {
@@ -575,7 +643,7 @@ void CuptiTracer::EmitLaunch(ApiCallbackKind kind, CUpti_CallbackId cbid,
   producer_->EmitLaunch(r);
 }
 
-void CuptiTracer::CountersLaunchBegin(CUpti_CallbackDomain domain,
+bool CuptiTracer::CountersLaunchBegin(CUpti_CallbackDomain domain,
                                       CUpti_CallbackId cbid,
                                       ApiCallbackKind kind,
                                       const CUpti_CallbackData* data,
@@ -584,7 +652,7 @@ void CuptiTracer::CountersLaunchBegin(CUpti_CallbackDomain domain,
   if ((kind != ApiCallbackKind::kKernelLaunch && !graph) ||
       t.counters_launch != 0 || !producer_->capturing() ||
       counters_->disabled()) {
-    return;
+    return false;
   }
   if (graph) counters_->OnGraphLaunch();  // says once what is not counted
   // A launch being captured into a graph runs no kernel, and profiling it
@@ -593,19 +661,70 @@ void CuptiTracer::CountersLaunchBegin(CUpti_CallbackDomain domain,
   // global mode forbids synchronizing from every thread), nor one whose own
   // stream reports capturing.
   CUstream stream = nullptr;
-  const bool in_capture =
-      graph || counters_->CaptureInProgress() ||
-      (LaunchStream(domain, cbid, data->functionParams, &stream) &&
-       StreamCapturing(driver_, stream));
+  bool stream_known = false;
+  bool in_capture = graph || counters_->CaptureInProgress();
+  if (!in_capture) {
+    stream_known = LaunchStream(domain, cbid, data->functionParams, &stream);
+    in_capture = stream_known && StreamCapturing(driver_, stream);
+  }
   const char* symbol = data->symbolName != nullptr ? data->symbolName : "";
   const std::string_view nvtx_path = counters_->needs_nvtx_path()
                                          ? NvtxPath(t, producer_->interner())
                                          : std::string_view();
   // Profiled or not, the launch ends on this thread (OnApiExit): a launch
   // that is not profiled still shares its context's auto range.
-  (void)counters_->OnLaunchBegin(data->context, data->correlationId, symbol,
-                                 nvtx_path, in_capture);
+  LaunchGeometry geometry;
+  const bool geometry_known =
+      LaunchGeometryOf(domain, cbid, data->functionParams, &geometry);
+  // The kernel signature counters mode samples by (a launch whose geometry
+  // the API does not publish is signed by its name and GEMM shape alone).
+  const uint64_t signature =
+      KernelSignature(symbol, geometry.grid, geometry.block,
+                      geometry.dynamic_shared_memory_bytes,
+                      t.gemm_depth > 0 ? t.gemm_record : nullptr);
+  const bool profiled =
+      counters_->OnLaunchBegin(data->context, data->correlationId, symbol,
+                               nvtx_path, in_capture, signature);
   t.counters_launch = data->correlationId + 1;
+  if (profiled) {
+    NoteLaunchFacts(domain, data, geometry_known ? &geometry : nullptr,
+                    stream_known, stream, t);
+  }
+  return profiled;
+}
+
+void CuptiTracer::NoteLaunchFacts(CUpti_CallbackDomain domain,
+                                  const CUpti_CallbackData* data,
+                                  const LaunchGeometry* geometry,
+                                  bool stream_known, CUstream stream,
+                                  const ThreadState& t) {
+  // What CUPTI's kernel record would carry, from the callback: its
+  // record of a replayed kernel never completes (counters_mode.h).
+  CountersMode::LaunchFacts& f = t_launch_facts;
+  f = CountersMode::LaunchFacts{};
+  f.correlation_id = data->correlationId;
+  f.name_iid = producer_->Intern(
+      data->symbolName != nullptr ? data->symbolName : "<unknown kernel>");
+  if (geometry != nullptr) {
+    std::copy(geometry->grid, geometry->grid + 3, f.grid);
+    std::copy(geometry->block, geometry->block + 3, f.block);
+    f.dynamic_shared_memory_bytes = geometry->dynamic_shared_memory_bytes;
+  }
+  // Direct calls, not RT_CUPTI_CALL: its failure message allocates.
+  if (api_.GetDeviceId != nullptr) {
+    (void)api_.GetDeviceId(data->context, &f.device_id);
+  }
+  if (api_.GetContextId != nullptr) {
+    (void)api_.GetContextId(data->context, &f.context_id);
+  }
+  if (api_.GetStreamIdEx != nullptr && stream_known) {
+    // The null stream of a _ptsz launch reads as CU_STREAM_PER_THREAD.
+    const bool per_thread = stream == CU_STREAM_PER_THREAD;
+    (void)api_.GetStreamIdEx(data->context, per_thread ? nullptr : stream,
+                             per_thread ? 1 : 0, &f.stream_id);
+  }
+  f.api_start_ns = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? t.runtime_start_ns
+                                                          : t.driver_start_ns;
 }
 
 void CUPTIAPI CuptiTracer::BufferRequested(uint8_t** buffer, size_t* size,

@@ -41,13 +41,14 @@ bool HostLinksCuda();
 // NVTX and cuBLAS capture go on.
 void StartCuptiTracing(Producer* producer);
 
-// How often the sender asks CUPTI to complete its half-full activity
-// buffers (cuptiActivityFlushAll without FORCED): once a second in trace
-// mode; every 50 ms in counters mode, where CUPTI held all 32 buffers at
-// once on the H100 while the sender had none waiting (run 7 of
-// docs/validation/2026-11-24-h100: 407 of 1,407 kernel records dropped),
-// that is CUPTI kept them open rather than completing them. Whether the
-// shorter period stops the drops is still to be measured on a GPU.
+// How often, at most, the sender asks CUPTI for its half-full activity
+// buffers (cuptiActivityFlushAll, checked every sender pass): once a second
+// in trace mode (a default flush); every 50 ms in counters mode, and then
+// only the flush CountersMode::SafeActivityFlush allows (forced once the
+// profiled kernels' records are the only incomplete ones; none while a
+// launch that was not profiled may still run). A default flush after a
+// replayed kernel is what lost records on the H100 (run 7 of
+// docs/validation/2026-11-24-h100: CUPTI held all 32 buffers).
 uint64_t ActivityFlushPeriodNs(bool counters_mode);
 
 class CuptiTracer {
@@ -84,6 +85,9 @@ class CuptiTracer {
   // (Start() does it; tests call it with fake CUPTI tables).
   void AttachActivity(size_t buffer_count, size_t buffer_bytes,
                       size_t max_buffers = 0);
+  // The same with a pool of `buffer_bytes` buffers, as many as
+  // `budget_bytes` holds (Start(): Config::activity_buffer_bytes).
+  void AttachActivityBudget(size_t budget_bytes, size_t buffer_bytes);
   ActivityBufferPool* pool() { return pool_.get(); }
   ActivityDecoder* decoder() { return decoder_.get(); }
   // Makes this tracer the target of the buffer callbacks.
@@ -112,6 +116,7 @@ class CuptiTracer {
   CuptiCall Subscribe(char* old_name, size_t old_name_size);
   Status EnableCallbacks();
   Status EnableActivityKinds(bool enable);
+  void AttachPool(std::unique_ptr<ActivityBufferPool> pool);
   // Sender thread: the pool's refused buffer requests, said once.
   void ReportRefusedBuffers(uint64_t refused);
   void OnProfilerRange(bool start);
@@ -132,10 +137,18 @@ class CuptiTracer {
                   uint32_t correlation_id, uint64_t start_ns, ThreadState& t);
   // Stream capture begin / end (counters mode).
   void OnCaptureCall(ApiCallbackKind kind, const CUpti_CallbackData* data);
-  // Counters mode at a launch API's enter (app thread).
-  void CountersLaunchBegin(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+  // Counters mode at a launch API's enter (app thread): true when the
+  // launch is profiled.
+  bool CountersLaunchBegin(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                            ApiCallbackKind kind, const CUpti_CallbackData* data,
                            ThreadState& t);
+  // A profiled launch's facts for its Kernel record (app thread; the only
+  // allocation is the interner's, the first time a kernel name is seen, as
+  // for NVTX messages).
+  void NoteLaunchFacts(CUpti_CallbackDomain domain,
+                       const CUpti_CallbackData* data,
+                       const LaunchGeometry* geometry, bool stream_known,
+                       CUstream stream, const ThreadState& t);
 
   Producer* producer_;
   CuptiApi api_;

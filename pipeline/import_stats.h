@@ -39,6 +39,18 @@ namespace rooftrace {
   X(unresolved_strings, "interned string ids never defined")                 \
   X(unmatched_nvtx_refs, "launches naming an NVTX range never received")     \
   X(producer_cupti_dropped, "records CUPTI itself dropped")                  \
+  X(producer_activity_buffers_requested, "CUPTI activity buffers the "    \
+                                         "producer handed CUPTI")          \
+  X(producer_activity_buffers_completed, "CUPTI activity buffers CUPTI "  \
+                                         "handed back")                    \
+  X(producer_activity_buffers_outstanding, "CUPTI activity buffers CUPTI " \
+                                           "still held at the last Stats") \
+  X(producer_activity_buffers_refused, "CUPTI buffer requests refused "   \
+                                       "(the pool's byte budget spent)")   \
+  X(producer_kernels_from_launch, "kernel records made from a profiled "   \
+                                  "launch (counters mode)")                \
+  X(producer_kernels_untimed, "kernel records sent without timestamps "    \
+                              "(CUPTI could not collect them)")            \
   X(windows_stored, "settled parts of long sessions stored while they ran") \
   X(store_write_failures, "writes the store refused or that were not "    \
                           "tried after one was refused (the run is "      \

@@ -246,6 +246,12 @@ inline constexpr uint32_t kCounterPasses = 5;
 inline constexpr uint32_t kWarnings = 6;
 inline constexpr uint32_t kCapabilities = 7;
 inline constexpr uint32_t kMode = 8;
+inline constexpr uint32_t kActivityBuffersRequested = 9;
+inline constexpr uint32_t kActivityBuffersCompleted = 10;
+inline constexpr uint32_t kActivityBuffersOutstanding = 11;
+inline constexpr uint32_t kActivityBuffersRefused = 12;
+inline constexpr uint32_t kKernelsFromLaunch = 13;
+inline constexpr uint32_t kKernelsUntimed = 14;
 }  // namespace stats
 
 namespace goodbye {

@@ -222,6 +222,13 @@ void EncodeStats(ProtoWriter& w, uint32_t field, const StatsInfo& s) {
   for (const auto& warning : s.warnings) w.String(f::stats::kWarnings, warning);
   for (uint32_t c : s.capabilities) w.Uint(f::stats::kCapabilities, c);
   w.Uint(f::stats::kMode, s.mode);
+  w.Uint(f::stats::kActivityBuffersRequested, s.activity_buffers_requested);
+  w.Uint(f::stats::kActivityBuffersCompleted, s.activity_buffers_completed);
+  w.Uint(f::stats::kActivityBuffersOutstanding,
+         s.activity_buffers_outstanding);
+  w.Uint(f::stats::kActivityBuffersRefused, s.activity_buffers_refused);
+  w.Uint(f::stats::kKernelsFromLaunch, s.kernels_from_launch);
+  w.Uint(f::stats::kKernelsUntimed, s.kernels_untimed);
   w.EndMessage(t);
 }
 

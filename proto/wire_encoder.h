@@ -124,6 +124,13 @@ struct StatsInfo {
   uint64_t packets_sent = 0;
   uint64_t bytes_sent = 0;
   uint64_t cupti_records_dropped = 0;
+  // CUPTI activity buffers (Stats.activity_buffers_*).
+  uint64_t activity_buffers_requested = 0;
+  uint64_t activity_buffers_completed = 0;
+  uint64_t activity_buffers_outstanding = 0;
+  uint64_t activity_buffers_refused = 0;
+  uint64_t kernels_from_launch = 0;  // Stats.kernels_from_launch
+  uint64_t kernels_untimed = 0;      // Stats.kernels_untimed
   uint32_t counter_passes = 0;
   std::vector<std::string> warnings;
   // As of this packet (they grow when CUPTI attaches after the Hello).

@@ -317,6 +317,16 @@ stage_counters() {
   check "a session in counters mode (${sessions:-0})" test "${sessions:-0}" -gt 0
   rows=$(sql "$OUT/counters.sqlite" "SELECT COUNT(*) FROM kernels WHERE flops_source = 'counters'" 2>/dev/null)
   check "counter rows present (${rows:-0} kernels with counters)" test "${rows:-0}" -gt 0
+  # Nothing lost (issue 25): CUPTI dropped no record, no activity buffer
+  # was refused, no kernel went out without timestamps. A store without
+  # the statistic reads as missing, which fails.
+  local stat value
+  for stat in producer_cupti_dropped producer_activity_buffers_refused \
+              producer_kernels_untimed; do
+    value=$(sql "$OUT/counters.sqlite" "SELECT SUM(value) FROM import_stats WHERE name = '$stat'" 2>/dev/null)
+    [ "$value" = "None" ] && value=
+    check "$stat is 0 (${value:-missing})" test "${value:-1}" -eq 0
+  done
   rt analyze "$OUT/counters.sqlite" --by kernel --top 30 2>&1 | tee -a "$REPORT"
   rt export "$OUT/counters.sqlite" --csv "$OUT/counters_csv" >/dev/null 2>&1
 }

@@ -185,6 +185,19 @@ Status WireSession::OnPacketWithProtobuf(std::string_view payload) {
       OnStats(p.stats().counts());
       stats[ImportStat::k_producer_cupti_dropped] =
           p.stats().cupti_records_dropped();
+      // Cumulative in every Stats: the latest is the session's.
+      stats[ImportStat::k_producer_activity_buffers_requested] =
+          p.stats().activity_buffers_requested();
+      stats[ImportStat::k_producer_activity_buffers_completed] =
+          p.stats().activity_buffers_completed();
+      stats[ImportStat::k_producer_activity_buffers_outstanding] =
+          p.stats().activity_buffers_outstanding();
+      stats[ImportStat::k_producer_activity_buffers_refused] =
+          p.stats().activity_buffers_refused();
+      stats[ImportStat::k_producer_kernels_from_launch] =
+          p.stats().kernels_from_launch();
+      stats[ImportStat::k_producer_kernels_untimed] =
+          p.stats().kernels_untimed();
       break;
     case wire::Packet::kGoodbye:
       OnGoodbye(p.goodbye());

@@ -20,6 +20,7 @@
 #include "libinject/process.h"
 #include "libinject/thread_state.h"
 #include "libinject/tracer.h"
+#include "tests/libinject/fake_activity.h"
 #include "tests/libinject/test_util.h"
 
 namespace rooftrace::inject {
@@ -337,9 +338,50 @@ TEST_F(ActivityTest, DroppedRecordsAreAddedUpAcrossResettingReads) {
     for (const auto& w : p.stats().warnings()) warnings += w + "\n";
   }
   EXPECT_EQ(last, 10u);
-  EXPECT_NE(warnings.find("asked for an activity buffer while all 2"),
+  EXPECT_NE(warnings.find("asked for an activity buffer while the pool's 2 "
+                          "buffers of 64 KiB"),
             std::string::npos)
       << warnings;
+}
+
+// CUPTI holds every buffer of the pool (kept because of an incomplete
+// record, none waiting for the sender) and asks for one more: the warning
+// names CUPTI's holding, not a slow sender, and Stats count the buffers.
+TEST_F(ActivityTest, RefusalWarningNamesBuffersHeldByCupti) {
+  SetDroppedSequence({});
+  ProducerOptions options;
+  options.config.sink.kind = SinkSpec::Kind::kFile;
+  options.config.sink.path = path_;
+  options.stats_interval_ms = 1;
+  options.flush_interval_ms = 1;
+  Producer producer(options);
+  CuptiTracer tracer(&producer, FakeApi());
+  tracer.AttachActivity(2, 1 << 16);
+  tracer.MakeBufferTarget();
+  ASSERT_TRUE(producer.Start().ok());
+  uint8_t* held[3] = {};
+  size_t size = 0, max_records = 0;
+  for (uint8_t*& b : held) CuptiTracer::BufferRequested(&b, &size, &max_records);
+  ASSERT_EQ(held[2], nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  ASSERT_TRUE(producer.Stop());
+  std::string warnings;
+  const pb::Stats* last = nullptr;
+  const auto packets = testing::ReadTrace(path_);
+  for (const auto& p : packets) {
+    if (!p.has_stats()) continue;
+    last = &p.stats();
+    for (const auto& w : p.stats().warnings()) warnings += w + "\n";
+  }
+  EXPECT_NE(warnings.find("2 were held by CUPTI, which does not hand back a "
+                          "buffer that holds an incomplete activity record"),
+            std::string::npos)
+      << warnings;
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->activity_buffers_requested(), 2u);
+  EXPECT_EQ(last->activity_buffers_completed(), 0u);
+  EXPECT_EQ(last->activity_buffers_outstanding(), 2u);
+  EXPECT_EQ(last->activity_buffers_refused(), 1u);
 }
 
 // What the exit path calls, in order.
@@ -428,8 +470,43 @@ TEST(ActivityBufferPoolTest, ExhaustionIsCountedAndBuffersReturn) {
   EXPECT_EQ(size, 4096u);
 }
 
-// Counters mode flushes CUPTI's half-full buffers 20 times as often as
-// trace mode (CUPTI held every buffer open there on the H100).
+// Trace mode: the sender asks CUPTI for its half-full buffers once a
+// second while the process runs (checked every pass, not only when a Stats
+// packet is built), with a default flush: kernel records arrive before exit.
+TEST_F(ActivityTest, TraceModeFlushesDefaultOnceASecondWhileRunning) {
+  ProducerOptions options;
+  options.config.sink.kind = SinkSpec::Kind::kFile;
+  options.config.sink.path = path_;
+  options.stats_interval_ms = 60'000;  // no Stats while it runs
+  Producer producer(options);
+  CuptiApi api;
+  fake::Fake().Reset();
+  fake::InstallFakeActivity(&api);
+  CuptiTracer tracer(&producer, api);
+  tracer.AttachActivity(2, 1 << 16);
+  tracer.MakeBufferTarget();
+  ASSERT_TRUE(producer.Start().ok());
+  fake::Fake().AddKernel(1, "k", /*complete=*/true, 10, 20);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (tracer.pool()->buffers_returned() == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(tracer.pool()->buffers_returned(), 1u);
+  EXPECT_GE(fake::Fake().normal_flushes(), 1u);
+  EXPECT_EQ(fake::Fake().forced_flushes(), 0u);
+  ASSERT_TRUE(producer.Stop());
+  int kernels = 0;
+  for (const auto& p : testing::ReadTrace(path_)) {
+    kernels += p.kernel_batch().kernels_size();
+  }
+  EXPECT_EQ(kernels, 1);
+}
+
+// Counters mode may flush CUPTI's half-full buffers 20 times as often as
+// trace mode (what it flushes is CountersMode::SafeActivityFlush's; the
+// sender checks every pass, counters_mode_test's Run7 test measures it).
 TEST(ActivityFlushTest, CountersModeFlushesMoreOften) {
   EXPECT_EQ(ActivityFlushPeriodNs(false), 1'000'000'000u);
   EXPECT_EQ(ActivityFlushPeriodNs(true), 50'000'000u);
@@ -469,6 +546,26 @@ TEST(ActivityBufferPoolTest, GrowsToItsLimitBeforeRefusing) {
   pool.OnRequested(&again, &size, &max_records);
   EXPECT_NE(again, nullptr);
   EXPECT_EQ(pool.buffer_count(), 4u);
+}
+
+// The pool is sized by bytes: a 1 GiB budget of 1 MiB buffers holds 1,024
+// of them, 8 made at start; a budget below one buffer still has one.
+TEST(ActivityBufferPoolTest, ByteBudgetSetsTheMostBuffers) {
+  auto pool = ActivityBufferPool::ForBudget(1u << 30, 1u << 20, 8);
+  EXPECT_EQ(pool->max_buffers(), 1024u);
+  EXPECT_EQ(pool->buffer_count(), 8u);
+  auto tiny = ActivityBufferPool::ForBudget(1000, 1u << 20, 8);
+  EXPECT_EQ(tiny->max_buffers(), 1u);
+  EXPECT_EQ(tiny->buffer_count(), 1u);
+  // Given and returned buffers are counted (Stats.activity_buffers_*).
+  uint8_t* b = nullptr;
+  size_t size = 0, max_records = 0;
+  tiny->OnRequested(&b, &size, &max_records);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(tiny->buffers_given(), 1u);
+  EXPECT_EQ(tiny->buffers_returned(), 0u);
+  tiny->OnCompleted(b, 0);
+  EXPECT_EQ(tiny->buffers_returned(), 1u);
 }
 
 CUpti_CallbackData CallbackData(CUpti_ApiCallbackSite site,

@@ -140,5 +140,71 @@ TEST(ApiCallbacksTest, KnowsLaunchesCopiesGraphsAndProfilerRange) {
   EXPECT_EQ(WireApiKind(ApiCallbackKind::kMemset), wire::enums::kApiMemset);
 }
 
+// A profiled kernel's Kernel record takes grid, block and dynamic shared
+// memory from the launch's parameter struct: the runtime's dim3 fields, the
+// driver's gridDimX.. fields, and the config structs of the Ex launches;
+// nvcc's __cudaLaunchKernel stub publishes none.
+TEST(ApiCallbacksTest, LaunchGeometryComesFromEachLaunchFamily) {
+  const auto rt = CUPTI_CB_DOMAIN_RUNTIME_API;
+  const auto drv = CUPTI_CB_DOMAIN_DRIVER_API;
+  cudaLaunchKernel_v7000_params k{};
+  k.gridDim = dim3(132, 2, 1);
+  k.blockDim = dim3(256, 1, 1);
+  k.sharedMem = 49152;
+  LaunchGeometry g;
+  ASSERT_TRUE(LaunchGeometryOf(
+      rt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &k, &g));
+  EXPECT_EQ(g.grid[0], 132u);
+  EXPECT_EQ(g.grid[1], 2u);
+  EXPECT_EQ(g.block[0], 256u);
+  EXPECT_EQ(g.dynamic_shared_memory_bytes, 49152u);
+
+  CUlaunchConfig config{};
+  config.gridDimX = 7;
+  config.gridDimY = 3;
+  config.gridDimZ = 2;
+  config.blockDimX = 64;
+  config.blockDimY = 2;
+  config.blockDimZ = 1;
+  config.sharedMemBytes = 1024;
+  cuLaunchKernelEx_params ex{};
+  ex.config = &config;
+  g = LaunchGeometry{};
+  ASSERT_TRUE(
+      LaunchGeometryOf(drv, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, &ex, &g));
+  EXPECT_EQ(g.grid[2], 2u);
+  EXPECT_EQ(g.block[1], 2u);
+  EXPECT_EQ(g.dynamic_shared_memory_bytes, 1024u);
+
+  cudaLaunchConfig_t rconfig{};
+  rconfig.gridDim = dim3(5, 1, 1);
+  rconfig.blockDim = dim3(32, 4, 1);
+  rconfig.dynamicSmemBytes = 2048;
+  cudaLaunchKernelExC_v11060_params rex{};
+  rex.config = &rconfig;
+  g = LaunchGeometry{};
+  ASSERT_TRUE(LaunchGeometryOf(
+      rt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, &rex, &g));
+  EXPECT_EQ(g.grid[0], 5u);
+  EXPECT_EQ(g.block[1], 4u);
+  EXPECT_EQ(g.dynamic_shared_memory_bytes, 2048u);
+
+  cuLaunchKernel_params d{};
+  d.gridDimX = 9;
+  d.blockDimX = 128;
+  d.sharedMemBytes = 16;
+  g = LaunchGeometry{};
+  ASSERT_TRUE(
+      LaunchGeometryOf(drv, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &d, &g));
+  EXPECT_EQ(g.grid[0], 9u);
+  EXPECT_EQ(g.block[0], 128u);
+  EXPECT_EQ(g.dynamic_shared_memory_bytes, 16u);
+
+  EXPECT_FALSE(LaunchGeometryOf(
+      rt, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, &k, &g));
+  EXPECT_FALSE(LaunchGeometryOf(
+      rt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, nullptr, &g));
+}
+
 }  // namespace
 }  // namespace rooftrace::inject

@@ -11,9 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -21,6 +23,7 @@
 #include "libinject/process.h"
 #include "libinject/tracer.h"
 #include "tests/libinject/counters/fake_range_profiler.h"
+#include "tests/libinject/fake_activity.h"
 #include "tests/libinject/test_util.h"
 
 namespace rooftrace::inject {
@@ -56,10 +59,21 @@ class CountersModeTest : public ::testing::Test {
     options_.flush_interval_ms = 5;
   }
 
-  // Producer + tracer with counters mode attached the way Start() does it.
-  void Attach() {
+  // Producer + tracer with counters mode attached the way Start() does it;
+  // with `activity`, kernel records come from the fake CUPTI activity
+  // buffers of fake_activity.h, through a pool sized as Start() sizes it.
+  void Attach(bool activity = false) {
     producer_ = std::make_unique<Producer>(options_);
-    tracer_ = std::make_unique<CuptiTracer>(producer_.get(), CuptiApi{});
+    CuptiApi cupti;
+    if (activity) {
+      fake::Fake().Reset();
+      fake::InstallFakeActivity(&cupti);
+    }
+    tracer_ = std::make_unique<CuptiTracer>(producer_.get(), cupti);
+    if (activity) {
+      tracer_->AttachActivity(8, 4u << 20, 32);
+      tracer_->MakeBufferTarget();
+    }
     tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
                         ApiCallbackKind::kKernelLaunch);
     tracer_->SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, kGraphLaunchCbid,
@@ -410,6 +424,200 @@ TEST_F(CountersModeTest, NoLaunchIsProfiledWhileAStreamCaptureIsOpen) {
   EXPECT_FALSE(got.count(74));
   EXPECT_TRUE(got.count(76));
   EXPECT_EQ(CountersFiltered(packets), 2u);
+}
+
+std::map<uint64_t, int> KernelsByCorrelation(
+    const std::vector<pb::Packet>& packets) {
+  std::map<uint64_t, int> out;
+  for (const pb::Packet& p : packets) {
+    for (const pb::Kernel& k : p.kernel_batch().kernels()) {
+      ++out[k.correlation_id()];
+    }
+  }
+  return out;
+}
+
+// Run 7 on the H100 (docs/validation/2026-11-24-h100): 1,354 profiled
+// launches; every replayed kernel's activity record stays incomplete; the
+// sender's periodic flush came about once per ~30 launches (a flush a
+// second, 30 ms per profiled launch), with run 7's pool (8 buffers of
+// 4 MiB growing to 32). Each kernel must arrive exactly once and CUPTI must
+// drop nothing. Before the fix: 896 of 1,354 kernels arrived and CUPTI
+// dropped 458 (each default flush stranded a buffer; 32 stranded, the pool
+// refused).
+TEST_F(CountersModeTest, ReplayedKernelsOfRun7AreAllRecordedOnce) {
+  options_.stats_interval_ms = 1;
+  Attach(/*activity=*/true);
+  constexpr uint32_t kLaunches = 1354;
+  constexpr uint32_t kPerFlush = 28;
+  for (uint32_t i = 0; i < kLaunches; ++i) {
+    const uint32_t correlation = 1000 + i;
+    Call(kLaunchCbid, correlation, "_Z4gemmv");
+    fake::Fake().AddKernel(correlation, "_Z4gemmv", /*complete=*/false);
+    if (i % kPerFlush == kPerFlush - 1) {
+      // Longer than any flush period libinject uses: the sender may flush.
+      std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    }
+  }
+  const std::vector<pb::Packet> packets = StopAndRead();
+  const std::map<uint64_t, int> kernels = KernelsByCorrelation(packets);
+  EXPECT_EQ(fake::Fake().dropped_total(), 0u);
+  EXPECT_EQ(kernels.size(), kLaunches);
+  int twice = 0;
+  for (const auto& [correlation, n] : kernels) twice += n > 1;
+  EXPECT_EQ(twice, 0);
+  const pb::Stats* stats = LastStats(packets);
+  ASSERT_NE(stats, nullptr);
+  EXPECT_EQ(stats->cupti_records_dropped(), 0u);
+  EXPECT_EQ(stats->activity_buffers_refused(), 0u);
+  EXPECT_EQ(stats->activity_buffers_outstanding(), 0u);
+  EXPECT_EQ(stats->activity_buffers_requested(),
+            stats->activity_buffers_completed());
+  // Every kernel was made from its launch, with the counted duration
+  // (the fake's gpu__time_duration: ordinal * 1000 + 2 ns).
+  EXPECT_EQ(stats->kernels_from_launch(), kLaunches);
+  EXPECT_EQ(stats->kernels_untimed(), 0u);
+  for (const pb::Packet& p : packets) {
+    for (const pb::Kernel& k : p.kernel_batch().kernels()) {
+      EXPECT_GT(k.end_ns(), k.start_ns()) << k.correlation_id();
+    }
+  }
+  // The buffers came back while the process ran, not only at exit.
+  EXPECT_GT(fake::Fake().forced_flushes(), 1u);
+  EXPECT_EQ(fake::Fake().stranded(), 0u);
+}
+
+// No activity record at all (CUPTI never completed it, or dropped it): the
+// profiled launch still gets its Kernel, made from the launch callback
+// (symbol, grid, block, dynamic shared memory, API start) and lasting the
+// counted gpu__time_duration.
+TEST_F(CountersModeTest, ProfiledLaunchGetsItsKernelFromTheLaunch) {
+  Attach();
+  cudaLaunchKernel_v7000_params params{};
+  params.gridDim = dim3(4, 2, 1);
+  params.blockDim = dim3(128, 1, 1);
+  params.sharedMem = 1024;
+  Call(kLaunchCbid, 10, "_Z4gemmv", 0, &params);
+  const std::vector<pb::Packet> packets = StopAndRead();
+  std::vector<pb::Kernel> kernels;
+  std::vector<pb::Launch> launches;
+  for (const pb::Packet& p : packets) {
+    for (const pb::Kernel& k : p.kernel_batch().kernels()) kernels.push_back(k);
+    for (const pb::Launch& l : p.kernel_batch().launches()) {
+      launches.push_back(l);
+    }
+  }
+  ASSERT_EQ(kernels.size(), 1u);
+  ASSERT_EQ(launches.size(), 1u);
+  const pb::Kernel& k = kernels[0];
+  EXPECT_EQ(k.correlation_id(), 10u);
+  EXPECT_EQ(testing::Strings(packets).at(k.name_iid()), "_Z4gemmv");
+  EXPECT_EQ(k.grid_x(), 4u);
+  EXPECT_EQ(k.grid_y(), 2u);
+  EXPECT_EQ(k.block_x(), 128u);
+  EXPECT_EQ(k.dynamic_shared_memory_bytes(), 1024u);
+  EXPECT_EQ(k.start_ns(), launches[0].api_start_ns());
+  EXPECT_EQ(k.end_ns() - k.start_ns(),
+            CountersByCorrelation(packets).at(10).gpu_time_ns());
+  const pb::Stats* stats = LastStats(packets);
+  ASSERT_NE(stats, nullptr);
+  EXPECT_EQ(stats->kernels_from_launch(), 1u);
+  EXPECT_EQ(Totals(packets).at(pb::RECORD_KERNEL).sent(), 1u);
+}
+
+// Should CUPTI's record of a profiled kernel carry timestamps after all, it
+// is the kernel (the GPU's own timing) and none is made from the launch.
+TEST_F(CountersModeTest, TimedCuptiRecordOfAProfiledLaunchIsKept) {
+  Attach(/*activity=*/true);
+  Call(kLaunchCbid, 30, "_Z4gemmv");
+  fake::Fake().AddKernel(30, "_Z4gemmv", /*complete=*/true, 5000, 6000);
+  const std::vector<pb::Packet> packets = StopAndRead();
+  std::vector<pb::Kernel> kernels;
+  for (const pb::Packet& p : packets) {
+    for (const pb::Kernel& k : p.kernel_batch().kernels()) kernels.push_back(k);
+  }
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].start_ns(), 5000u);
+  EXPECT_EQ(kernels[0].end_ns(), 6000u);
+  EXPECT_EQ(LastStats(packets)->kernels_from_launch(), 0u);
+}
+
+// A profiled launch whose range CUPTI lost has no counters, so nothing to
+// make its Kernel from: CUPTI's untimed record is sent as it is at exit,
+// once; the kernel is not lost.
+TEST_F(CountersModeTest, UntimedRecordWithoutCountersIsSentAtExit) {
+  Attach(/*activity=*/true);
+  g.lose_on_decode = 0;
+  Call(kLaunchCbid, 40, "_Z4gemmv");
+  fake::Fake().AddKernel(40, "_Z4gemmv", /*complete=*/false);
+  const std::vector<pb::Packet> packets = StopAndRead();
+  EXPECT_FALSE(CountersByCorrelation(packets).count(40));
+  const std::map<uint64_t, int> kernels = KernelsByCorrelation(packets);
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels.at(40), 1);
+  EXPECT_EQ(LastStats(packets)->kernels_untimed(), 1u);
+}
+
+// Counters mode disabled by a failure mid-run (here cuptiRangeProfilerStart)
+// replays nothing more: default flushes resume, so trace mode's records
+// keep flowing although the last launch was never settled.
+TEST_F(CountersModeTest, DisabledCountersModeFlushesByDefaultAgain) {
+  Attach();
+  CountersMode* mode = tracer_->counters();
+  Call(kLaunchCbid, 120, "_Z4gemmv");
+  g.start = CUPTI_ERROR_UNKNOWN;
+  Call(kLaunchCbid, 121, "_Z4gemmv");
+  ASSERT_TRUE(mode->disabled());
+  EXPECT_EQ(mode->SafeActivityFlush(), CountersMode::ActivityFlush::kDefault);
+  StopAndRead();
+}
+
+// Sampled per kernel signature (ROOFTRACE_COUNTERS_FIRST=1,
+// ROOFTRACE_COUNTERS_EVERY=2): the same kernel at two grid sizes is two
+// signatures; each has its first launch profiled, then every second one;
+// the others are counted as filtered and keep their trace-mode record.
+TEST_F(CountersModeTest, LaunchesAreSampledPerSignature) {
+  options_.config.counters_first = 1;
+  options_.config.counters_every = 2;
+  Attach();
+  cudaLaunchKernel_v7000_params small{}, large{};
+  small.gridDim = dim3(4, 1, 1);
+  large.gridDim = dim3(64, 1, 1);
+  small.blockDim = large.blockDim = dim3(128, 1, 1);
+  for (uint32_t i = 0; i < 5; ++i) {
+    Call(kLaunchCbid, 200 + i, "_Z4gemmv", 0, &small);  // 1st, 3rd, 5th
+  }
+  for (uint32_t i = 0; i < 3; ++i) {
+    Call(kLaunchCbid, 300 + i, "_Z4gemmv", 0, &large);  // 1st, 3rd
+  }
+  const std::vector<pb::Packet> packets = StopAndRead();
+  const std::map<uint64_t, pb::KernelCounters> got =
+      CountersByCorrelation(packets);
+  std::set<uint64_t> ids;
+  for (const auto& [id, k] : got) ids.insert(id);
+  EXPECT_EQ(ids, (std::set<uint64_t>{200, 202, 204, 300, 302}));
+  EXPECT_EQ(g.starts, 5);
+  EXPECT_EQ(CountersFiltered(packets), 3u);
+  EXPECT_EQ(Totals(packets).at(pb::RECORD_LAUNCH).sent(), 8u);
+}
+
+// A copy (or a launch not profiled) after the last profiled launch may
+// still be running: its record would come back from a forced flush without
+// timestamps, so none is made until a profiled launch has ended after it;
+// with no profiled launch since the last flush a default flush is safe.
+TEST_F(CountersModeTest, ForcedActivityFlushWaitsUntilEveryLaunchSettled) {
+  Attach();
+  CountersMode* mode = tracer_->counters();
+  EXPECT_EQ(mode->SafeActivityFlush(), CountersMode::ActivityFlush::kDefault);
+  Call(kLaunchCbid, 110, "_Z4gemmv");
+  EXPECT_EQ(mode->SafeActivityFlush(), CountersMode::ActivityFlush::kForced);
+  mode->OnUnprofiledEnqueue();  // an async copy after it
+  EXPECT_EQ(mode->SafeActivityFlush(), CountersMode::ActivityFlush::kNone);
+  Call(kLaunchCbid, 111, "_Z4gemmv");  // replay ran the copy to completion
+  EXPECT_EQ(mode->SafeActivityFlush(), CountersMode::ActivityFlush::kForced);
+  mode->ActivityFlushed(CountersMode::ActivityFlush::kForced);
+  EXPECT_EQ(mode->SafeActivityFlush(), CountersMode::ActivityFlush::kDefault);
+  StopAndRead();
 }
 
 }  // namespace

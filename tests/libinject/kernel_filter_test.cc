@@ -86,6 +86,71 @@ TEST(KernelFilterLaunchTest, SampleEveryNthMatchingLaunch) {
   EXPECT_EQ(s->Stats().filtered_name, 7u);
 }
 
+// Per kernel signature: the first 2 launches of each signature are
+// profiled, then one in 3 (launches 5, 8, ...); two signatures count
+// apart, however their launches interleave, and the rest are counted as
+// filtered by signature.
+TEST(KernelFilterLaunchTest, FirstKThenOneInNPerSignature) {
+  KernelFilterConfig c;
+  c.signature_first = 2;
+  c.signature_every = 3;
+  auto s = Make(c);
+  const uint32_t grid_a[3] = {4, 1, 1}, grid_b[3] = {8, 1, 1};
+  const uint32_t block[3] = {128, 1, 1};
+  const uint64_t a = KernelSignature("_Z4gemmv", grid_a, block, 0, nullptr);
+  const uint64_t b = KernelSignature("_Z4gemmv", grid_b, block, 0, nullptr);
+  ASSERT_NE(a, b);
+  std::vector<int> profiled_a, profiled_b;
+  for (int i = 1; i <= 10; ++i) {
+    if (s->Decide(LaunchInfo{"_Z4gemmv", "", false, a}) ==
+        Selection::kSelected) {
+      profiled_a.push_back(i);
+    }
+    if (i % 2 == 0 && s->Decide(LaunchInfo{"_Z4gemmv", "", false, b}) ==
+                          Selection::kSelected) {
+      profiled_b.push_back(i / 2);
+    }
+  }
+  EXPECT_EQ(profiled_a, (std::vector<int>{1, 2, 5, 8}));
+  EXPECT_EQ(profiled_b, (std::vector<int>{1, 2, 5}));
+  EXPECT_EQ(s->Stats().filtered_signature, 6u + 2u);
+  EXPECT_EQ(s->Stats().signatures, 2u);
+  EXPECT_EQ(s->Stats().selected, 7u);
+}
+
+// A signature is the name, grid, block, dynamic shared memory and, in a
+// hooked cuBLAS call, the GEMM's shape: any of them differing is another
+// signature; the same inputs give the same one.
+TEST(KernelFilterLaunchTest, SignatureSeparatesShapes) {
+  const uint32_t grid[3] = {4, 1, 1}, block[3] = {128, 1, 1};
+  const uint32_t block2[3] = {256, 1, 1};
+  GemmRecord m16{}, m32{};
+  m16.m = 16;
+  m32.m = 32;
+  const uint64_t base = KernelSignature("k", grid, block, 0, nullptr);
+  EXPECT_EQ(base, KernelSignature("k", grid, block, 0, nullptr));
+  EXPECT_NE(base, KernelSignature("k2", grid, block, 0, nullptr));
+  EXPECT_NE(base, KernelSignature("k", grid, block2, 0, nullptr));
+  EXPECT_NE(base, KernelSignature("k", grid, block, 1024, nullptr));
+  EXPECT_NE(KernelSignature("k", grid, block, 0, &m16),
+            KernelSignature("k", grid, block, 0, &m32));
+  EXPECT_NE(base, 0u);
+}
+
+// First K only (every = 0): after K launches of a signature none is.
+TEST(KernelFilterLaunchTest, FirstKOnlyWhenEveryIsZero) {
+  KernelFilterConfig c;
+  c.signature_first = 1;
+  auto s = Make(c);
+  EXPECT_EQ(s->Decide(LaunchInfo{"k", "", false, 77}), Selection::kSelected);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(s->Decide(LaunchInfo{"k", "", false, 77}),
+              Selection::kFilteredSignature);
+  }
+  // A launch without a signature is not sampled by one.
+  EXPECT_EQ(s->Decide(LaunchInfo{"k", "", false, 0}), Selection::kSelected);
+}
+
 // After max_kernels profiled launches nothing more is profiled.
 TEST(KernelFilterLaunchTest, MaxKernelsStopsProfiling) {
   KernelFilterConfig c;

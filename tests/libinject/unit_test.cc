@@ -214,6 +214,7 @@ TEST(ConfigTest, ReadsEveryVariable) {
                       {"ROOFTRACE_SAMPLE_EVERY", "10"},
                       {"ROOFTRACE_MAX_KERNELS", "5000"},
                       {"ROOFTRACE_BUFFER_MB", "64"},
+                      {"ROOFTRACE_ACTIVITY_BUFFER_MB", "512"},
                       {"ROOFTRACE_ON_FULL", "wait"},
                       {"ROOFTRACE_LIVE_BUFFER", "0"},
                       {"ROOFTRACE_CAPTURE", "profiler-api"},
@@ -222,6 +223,8 @@ TEST(ConfigTest, ReadsEveryVariable) {
                       {"ROOFTRACE_COUNTERS", "full"},
                       {"ROOFTRACE_NVTX_INCLUDE", "decode"},
                       {"ROOFTRACE_COUNTERS_COMMUNICATION", "profile"},
+                      {"ROOFTRACE_COUNTERS_FIRST", "3"},
+                      {"ROOFTRACE_COUNTERS_EVERY", "100"},
                       {"ROOFTRACE_EXIT_TIMEOUT_MS", "250"}});
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->sink.kind, SinkSpec::Kind::kTcp);
@@ -237,6 +240,11 @@ TEST(ConfigTest, ReadsEveryVariable) {
   EXPECT_EQ(c->queue_records, 1024u);
   EXPECT_EQ(c->QueueSlots(), 1024u);  // an explicit size wins over the budget
   EXPECT_EQ(c->buffer_bytes, uint64_t{64} << 20);
+  EXPECT_EQ(c->activity_buffer_bytes, uint64_t{512} << 20);
+  EXPECT_EQ(c->counters_first, 3u);
+  EXPECT_EQ(c->counters_every, 100u);
+  EXPECT_EQ(c->CountersKernelFilter().signature_first, 3u);
+  EXPECT_EQ(c->CountersKernelFilter().signature_every, 100u);
   EXPECT_EQ(c->on_full, QueueFull::kWait);
   EXPECT_FALSE(c->live_buffer);
   EXPECT_EQ(c->log_level, LogLevel::kDebug);
@@ -313,6 +321,9 @@ TEST(ConfigTest, RejectsBadValuesWithTheVariableName) {
       {"ROOFTRACE_QUEUE_RECORDS", "8"},
       {"ROOFTRACE_BUFFER_MB", "0"},
       {"ROOFTRACE_BUFFER_MB", "lots"},
+      {"ROOFTRACE_ACTIVITY_BUFFER_MB", "0"},
+      {"ROOFTRACE_COUNTERS_FIRST", "-1"},
+      {"ROOFTRACE_COUNTERS_EVERY", "often"},
       {"ROOFTRACE_ON_FULL", "block"},
       {"ROOFTRACE_LIVE_BUFFER", "maybe"},
       {"ROOFTRACE_LOG", "loud"},

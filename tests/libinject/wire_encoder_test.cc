@@ -262,6 +262,12 @@ TEST(EncoderRoundTripTest, OtherMessagesDecodeWithLibprotobuf) {
   s.packets_sent = 17;
   s.bytes_sent = 4096;
   s.cupti_records_dropped = 2;
+  s.activity_buffers_requested = 40;
+  s.activity_buffers_completed = 37;
+  s.activity_buffers_outstanding = 3;
+  s.activity_buffers_refused = 1;
+  s.kernels_from_launch = 5;
+  s.kernels_untimed = 6;
   s.warnings = {"collector gone"};
   p = RoundTrip([&](ProtoWriter& w) { EncodeStats(w, f::packet::kStats, s); });
   ASSERT_EQ(p.stats().counts_size(), 2);  // kinds with all zeros are omitted
@@ -272,6 +278,12 @@ TEST(EncoderRoundTripTest, OtherMessagesDecodeWithLibprotobuf) {
   EXPECT_EQ(p.stats().counts(0).filtered(), 1u);
   EXPECT_EQ(p.stats().counts(1).kind(), pb::RECORD_GEMM);
   EXPECT_EQ(p.stats().cupti_records_dropped(), 2u);
+  EXPECT_EQ(p.stats().activity_buffers_requested(), 40u);
+  EXPECT_EQ(p.stats().activity_buffers_completed(), 37u);
+  EXPECT_EQ(p.stats().activity_buffers_outstanding(), 3u);
+  EXPECT_EQ(p.stats().activity_buffers_refused(), 1u);
+  EXPECT_EQ(p.stats().kernels_from_launch(), 5u);
+  EXPECT_EQ(p.stats().kernels_untimed(), 6u);
   EXPECT_EQ(p.stats().warnings(0), "collector gone");
 
   p = RoundTrip([&](ProtoWriter& w) {

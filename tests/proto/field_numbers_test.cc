@@ -214,6 +214,16 @@ TEST(FieldNumbersTest, MatchTheGeneratedDescriptor) {
   EXPECT_EQ(f::stats::kWarnings, Number(st, "warnings"));
   EXPECT_EQ(f::stats::kCapabilities, Number(st, "capabilities"));
   EXPECT_EQ(f::stats::kMode, Number(st, "mode"));
+  EXPECT_EQ(f::stats::kActivityBuffersRequested,
+            Number(st, "activity_buffers_requested"));
+  EXPECT_EQ(f::stats::kActivityBuffersCompleted,
+            Number(st, "activity_buffers_completed"));
+  EXPECT_EQ(f::stats::kActivityBuffersOutstanding,
+            Number(st, "activity_buffers_outstanding"));
+  EXPECT_EQ(f::stats::kActivityBuffersRefused,
+            Number(st, "activity_buffers_refused"));
+  EXPECT_EQ(f::stats::kKernelsFromLaunch, Number(st, "kernels_from_launch"));
+  EXPECT_EQ(f::stats::kKernelsUntimed, Number(st, "kernels_untimed"));
 
   const Descriptor* gb = pb::Goodbye::descriptor();
   EXPECT_EQ(f::goodbye::kTotals, Number(gb, "totals"));

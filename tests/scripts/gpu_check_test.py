@@ -41,6 +41,11 @@ def store(path, mode, counters, joined=True, skew=0.0):
     con.execute("CREATE TABLE kernels (run_id INTEGER, name TEXT, demangled TEXT, "
                 "duration_ns INTEGER, flops INTEGER, dram_bytes INTEGER, "
                 "flops_source TEXT, api_start_ns INTEGER)")
+    con.execute("CREATE TABLE import_stats (run_id INTEGER, name TEXT, value INTEGER)")
+    for name in ("producer_cupti_dropped", "producer_activity_buffers_refused",
+                 "producer_kernels_untimed"):
+        value = int(os.environ.get("FAKE_" + name.upper(), "0"))
+        con.execute("INSERT INTO import_stats VALUES (1, ?, ?)", (name, value))
     con.execute("INSERT INTO runs VALUES (1, ?)", (mode,))
     con.execute("INSERT INTO sessions VALUES (1, 1, ?)", (mode,))
     for name, n, ns, flops, dram in KERNELS:
@@ -296,6 +301,12 @@ class GpuCheckTest(unittest.TestCase):
 
     def test_no_counter_rows_fail_counters(self):
         self.assertFailsOn(["counters"], "counter rows present", no_counter_rows="1")
+
+    # Run 7 on the H100: CUPTI dropped 407 kernel records; the counters stage
+    # must say FAIL, not PASS.
+    def test_dropped_records_fail_counters(self):
+        self.assertFailsOn(["counters"], "producer_cupti_dropped is 0 (407)",
+                           producer_cupti_dropped="407")
 
     def test_fallback_line_fails_counters(self):
         self.assertFailsOn(["counters"], "no fallback line", fallback="1")

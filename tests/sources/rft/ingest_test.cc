@@ -238,6 +238,40 @@ TEST_F(IngestTest, JoinAcrossPacketsInAnyOrderAndCountLeftovers) {
   EXPECT_EQ(q.Int("SELECT kernel_count FROM gemm_calls WHERE call_id=4"), 0);
 }
 
+// A producer's Stats say what its CUPTI activity buffers did (cumulative):
+// the latest values are the session's import statistics, beside CUPTI's
+// dropped records.
+TEST_F(IngestTest, ActivityBufferFiguresOfTheLatestStatsAreStored) {
+  TraceBuilder b;
+  b.Hello();
+  for (uint64_t i : {1u, 2u}) {
+    wire::Packet p;
+    auto* s = p.mutable_stats();
+    s->set_cupti_records_dropped(10 * i);
+    s->set_activity_buffers_requested(40 * i);
+    s->set_activity_buffers_completed(30 * i);
+    s->set_activity_buffers_outstanding(10 * i);
+    s->set_activity_buffers_refused(i);
+    s->set_kernels_from_launch(100 * i);
+    s->set_kernels_untimed(3 * i);
+    b.EmitRaw(p);
+  }
+  b.Goodbye();
+  auto r = IngestTraceFile(Write(b, "stats.rft"), store_, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  StoreQuery q(store_);
+  auto stat = [&](const std::string& name) {
+    return q.Int("SELECT value FROM import_stats WHERE name='" + name + "'");
+  };
+  EXPECT_EQ(stat("producer_cupti_dropped"), 20);
+  EXPECT_EQ(stat("producer_activity_buffers_requested"), 80);
+  EXPECT_EQ(stat("producer_activity_buffers_completed"), 60);
+  EXPECT_EQ(stat("producer_activity_buffers_outstanding"), 20);
+  EXPECT_EQ(stat("producer_activity_buffers_refused"), 2);
+  EXPECT_EQ(stat("producer_kernels_from_launch"), 200);
+  EXPECT_EQ(stat("producer_kernels_untimed"), 6);
+}
+
 // A file cut inside a frame keeps every complete frame, says at which byte
 // it broke and stores the run as incomplete for that reason (issue 18
 // item 18: it used to be a warning only); producer drops reported in
