@@ -271,6 +271,18 @@ bool IsNcclKernelName(std::string_view name) {
   return name.substr(0, 4) == "nccl";
 }
 
+bool IsCommunicationKernelName(std::string_view name) {
+  if (IsNcclKernelName(name)) return true;
+  for (std::string_view marker :
+       {"multimem_all_reduce", "one_shot_all_reduce", "two_shot_all_reduce",
+        "multimem_all_gather", "multimem_reduce_scatter",
+        "cross_device_reduce", "oneShotAllReduce", "twoShotAllReduce",
+        "allreduce_fusion_kernel"}) {
+    if (name.find(marker) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 Collective CollectiveFromName(std::string_view name) {
   for (const CollectiveEntry& e : kCollectives) {
     if (e.name == name) return e.c;

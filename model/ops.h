@@ -233,6 +233,17 @@ Collective CollectiveFromName(std::string_view name);
 // Whether a kernel is NCCL's (its name starts "nccl"), whether or not its
 // collective can be told from the name.
 bool IsNcclKernelName(std::string_view name);
+// Whether a kernel communicates between GPUs: NCCL's, or an all-reduce that
+// serving engines run outside NCCL: PyTorch's symmetric-memory kernels
+// ("c10d::symmetric_memory::multimem_all_reduce_kernel",
+// "one_shot_all_reduce_kernel", "two_shot_all_reduce_kernel"), vLLM's and
+// SGLang's custom all-reduce ("vllm::cross_device_reduce_1stage",
+// "sglang::cross_device_reduce_2stage"), TensorRT-LLM's
+// ("oneShotAllReduceKernel", "twoShotAllReduceKernel",
+// "allreduce_fusion_kernel..."). A bare "AllReduce" is not enough (CUB's
+// block reductions carry it). DeepEP's dispatch and combine are not
+// matched: their traffic depends on routing, not on a message.
+bool IsCommunicationKernelName(std::string_view name);
 // "all_reduce", "all_gather", ...; "unknown".
 const char* CollectiveName(Collective c);
 

@@ -393,7 +393,7 @@ namespace {
 // A kernel row of a collective: named by NCCL, or with the shape a source
 // gives a collective ("all_reduce bf16 bytes=... ranks=...").
 bool IsCollectiveKernel(const KernelRow& k) {
-  if (IsNcclKernelName(k.name)) return true;
+  if (IsCommunicationKernelName(k.name)) return true;
   const std::string_view word = k.shape.substr(0, k.shape.find(' '));
   return !word.empty() && CollectiveFromName(word) != Collective::kUnknown;
 }

@@ -224,5 +224,27 @@ TEST(ReductionTest, UnknownSizesGiveNoBytes) {
   EXPECT_EQ(GatedActivationMinBytes({10, 4, 2}), 60u);
 }
 
+
+// Serving engines' all-reduce kernels outside NCCL are communication; a
+// kernel that merely reduces is not.
+TEST(CollectiveTest, CommunicationKernelsBeyondNccl) {
+  for (std::string_view name :
+       {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+        "void c10d::symmetric_memory::multimem_all_reduce_kernel<c10::"
+        "BFloat16, 4>(c10::BFloat16*, unsigned long, unsigned long, "
+        "unsigned int**, unsigned long, unsigned long)",
+        "void c10d::symmetric_memory::two_shot_all_reduce_kernel<float, 8>",
+        "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>",
+        "void tensorrt_llm::kernels::oneShotAllReduceKernel<half, 4>"}) {
+    EXPECT_TRUE(IsCommunicationKernelName(name)) << name;
+  }
+  for (std::string_view name :
+       {"void at::native::reduce_kernel<512, 1>",
+        "void cub::DeviceReduceKernel<BlockAllReduce>",
+        "dpsk::ep::internode::dispatch"}) {
+    EXPECT_FALSE(IsCommunicationKernelName(name)) << name;
+  }
+}
+
 }  // namespace
 }  // namespace rooftrace
