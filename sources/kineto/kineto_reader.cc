@@ -1087,7 +1087,8 @@ std::string Assembler::Warning() const {
         std::to_string(unlaunched_) + " of " + std::to_string(kernels_) +
         " kernels have no launch event in the trace (launched before the "
         "profiler's first CPU event): kept, without host time, thread or "
-        "shapes");
+        "operator; they inherit the figures of identical kernels that have "
+        "one shape in the run");
   }
   if (uncorrelated_ > 0) {
     notes.push_back(std::to_string(uncorrelated_) +

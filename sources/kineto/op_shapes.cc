@@ -298,6 +298,7 @@ enum class Family : uint8_t {
   kCacheWrite,
   kReduction,
   kGather,
+  kQuantize,
 };
 
 struct FamilyOp {
@@ -377,6 +378,16 @@ constexpr FamilyOp kFamilyOps[] = {
      true},
     {"aten::cumsum", Family::kReduction, {}, false, 0, 0, 1, true},
     {"aten::cumprod", Family::kReduction, {}, false, 0, 0, 1, true},
+    // fp8 quantisation: (out, input, scale, ...); the scale multiply per
+    // element, and for the dynamic forms the absolute maximum too.
+    {"_C::static_scaled_fp8_quant", Family::kQuantize, {}, false, 0, 1},
+    {"_C::dynamic_scaled_fp8_quant", Family::kQuantize, {}, false, 0, 2},
+    {"_C::dynamic_per_token_scaled_fp8_quant", Family::kQuantize, {}, false,
+     0, 2},
+    {"sgl_kernel::sgl_per_token_quant_fp8", Family::kQuantize, {}, false, 0,
+     2},
+    {"sgl_kernel::sgl_per_tensor_quant_fp8", Family::kQuantize, {}, false, 0,
+     2},
     // Gathers.
     {"aten::index_select", Family::kGather},
     {"aten::gather", Family::kGather},
@@ -590,6 +601,17 @@ std::optional<OpFigures> FamilyFigures(const FamilyOp& op,
     case Family::kCacheWrite: return CacheWriteFigures(in);
     case Family::kReduction: return ReductionFigures(op, in);
     case Family::kGather: return GatherFigures(op, in);
+    case Family::kQuantize: {
+      // The output (first) is written, not read: a pointwise operator
+      // that overwrites its first input, at the output's fp8 size.
+      std::optional<OpFigures> f =
+          PointwiseFigures("aten::copy_", op.activation_flops, in);
+      if (f && f->flops > 0) {
+        f->precision = PointwisePrecision(
+            CudaTypeOfTorchType(in.count > 1 ? in.in[1].type : ""));
+      }
+      return f;
+    }
   }
   return std::nullopt;
 }

@@ -297,5 +297,22 @@ TEST(OpShapesTest, Gathers) {
   EXPECT_EQ(gather->min_bytes, 2u * 12u * 4u + 12u * 8u);
 }
 
+
+// fp8 quantisation (out, input, scale): the bf16 input read, the fp8
+// output written at a byte an element, the scale read; a multiply an
+// element (and the absolute maximum for the dynamic form).
+TEST(OpShapesTest, Fp8Quantisation) {
+  OpInputs in = Inputs({T({32, 4096}, "c10::Float8_e4m3fn"),
+                        T({32, 4096}, kBf16), T({1}, "float")});
+  auto f = FiguresOfOp("_C::static_scaled_fp8_quant", in);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->flops, 131072u);
+  EXPECT_EQ(f->min_bytes, 131072u * 2u + 4u + 131072u);
+  EXPECT_EQ(f->precision, Precision::kFp16);
+  auto d = FiguresOfOp("_C::dynamic_per_token_scaled_fp8_quant", in);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->flops, 2u * 131072u);
+}
+
 }  // namespace
 }  // namespace rooftrace::kineto
