@@ -486,6 +486,12 @@ void ReportBuilder::Add(const KernelRow& k) {
   if (k.flops) ++report.kernels_with_flops;
   if (k.dram_bytes) ++report.kernels_with_bytes;
   if (k.flops || k.dram_bytes) report.ns_with_figures += k.duration_ns;
+  {
+    int b = kNumDurationBuckets - 1;
+    while (b > 0 && k.duration_ns < kDurationBucketNs[b]) --b;
+    ++report.durations[b].kernels;
+    report.durations[b].time_ns += k.duration_ns;
+  }
 
   std::string_view family = st.family_cache.Get(k);
   if (family.empty()) family = "(unnamed)";

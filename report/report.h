@@ -137,6 +137,19 @@ struct ReportHeader {
   int64_t unmatched = 0;  // sum of unmatched_*
 };
 
+// Kernels by duration: how much of the GPU's time goes to kernels so short
+// that launch overhead, not the roof, sets their pace (a kernel of a few
+// microseconds cannot reach a roof: its ramp-up and tail are most of it).
+// Bucket i holds kernels with duration in [kDurationBucketNs[i],
+// kDurationBucketNs[i + 1]) ns, the last one everything from 1 ms up.
+inline constexpr int kNumDurationBuckets = 7;
+inline constexpr int64_t kDurationBucketNs[kNumDurationBuckets] = {
+    0, 2'000, 5'000, 10'000, 50'000, 100'000, 1'000'000};
+struct DurationBucket {
+  int64_t kernels = 0;
+  int64_t time_ns = 0;
+};
+
 struct Report {
   ReportHeader header;
   GroupBy group_by = GroupBy::kFamily;
@@ -159,6 +172,8 @@ struct Report {
   std::vector<DeviceBusy> busy;
   // Collective kernels by kind of call, by total time, descending.
   std::vector<CollectiveRow> collectives;
+  // Every kernel by its duration (kDurationBucketNs).
+  std::array<DurationBucket, kNumDurationBuckets> durations{};
 };
 
 struct ReportOptions {

@@ -177,6 +177,41 @@ void PrintAligned(const std::vector<std::string>& titles,
   for (const auto& row : cells) print(row);
 }
 
+// "< 2 us", "2-5 us", ..., ">= 1000 us": a duration bucket's range.
+std::string BucketName(int b) {
+  auto us = [](int64_t ns) { return std::to_string(ns / 1000); };
+  if (b == 0) return "< " + us(kDurationBucketNs[1]) + " us";
+  if (b == kNumDurationBuckets - 1) {
+    return ">= " + us(kDurationBucketNs[b]) + " us";
+  }
+  return us(kDurationBucketNs[b]) + "-" + us(kDurationBucketNs[b + 1]) +
+         " us";
+}
+
+// The short-kernel study: kernels and GPU time by duration.
+void DurationTableText(const Report& r, std::ostream& out) {
+  if (r.kernel_count == 0) return;
+  out << "\nKernels by duration (short kernels are launch-bound, not "
+         "roof-bound)\n";
+  std::vector<std::vector<std::string>> cells;
+  for (int b = 0; b < kNumDurationBuckets; ++b) {
+    const DurationBucket& d = r.durations[b];
+    if (d.kernels == 0) continue;
+    cells.push_back(
+        {BucketName(b), std::to_string(d.kernels),
+         Fixed(100.0 * static_cast<double>(d.kernels) /
+                   static_cast<double>(r.kernel_count),
+               1),
+         Fixed(static_cast<double>(d.time_ns) * 1e-6, 3),
+         Fixed(r.total_ns ? 100.0 * static_cast<double>(d.time_ns) /
+                                static_cast<double>(r.total_ns)
+                          : 0.0,
+               1)});
+  }
+  PrintAligned({"duration", "kernels", "kernels %", "total ms", "time %"},
+               {true, false, false, false, false}, cells, out);
+}
+
 // The phase table: the kernel table's column names for the same numbers.
 void PhaseTableText(const Report& r, std::ostream& out) {
   if (r.phases.empty()) return;
@@ -231,6 +266,7 @@ class TableWriter : public ReportWriter {
       out << buf;
     }
     PhaseTableText(r, out);
+    DurationTableText(r, out);
   }
 };
 
@@ -351,6 +387,12 @@ class JsonWriter : public ReportWriter {
         out << ",\"exposed_copy_ns\":" << b.exposed_copy_ns;
       }
       out << "}";
+    }
+    out << "],\"durations\":[";
+    for (int b = 0; b < kNumDurationBuckets; ++b) {
+      out << (b ? "," : "") << "{\"from_ns\":" << kDurationBucketNs[b]
+          << ",\"kernels\":" << r.durations[b].kernels
+          << ",\"time_ns\":" << r.durations[b].time_ns << "}";
     }
     out << "],\"collectives\":[";
     for (size_t i = 0; i < r.collectives.size(); ++i) {

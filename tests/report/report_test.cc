@@ -766,5 +766,55 @@ TEST(ReannotateProfileTest, CalibratedProfileFileSetsTheRoofs) {
   testing::RemoveTempDir(dir);
 }
 
+
+// Kernels of 1, 3, 3, 20 and 2,000 us: the short-kernel study puts them
+// in the < 2, 2-5, 10-50 and >= 1000 us buckets, with their time, in the
+// table and the JSON.
+TEST_F(ReportTest, ShortKernelStudyBucketsKernelsByDuration) {
+  const std::string path = dir_ + "/durations.sqlite";
+  {
+    TestStore s(path);
+    s.AddRun(5, "Test GPU 2TB");
+    int64_t start = 0;
+    for (int64_t us : {1, 3, 3, 20, 2000}) {
+      KernelSpec k;
+      k.run_id = 5;
+      k.session_id = 5;
+      k.name = "k" + std::to_string(us);
+      k.start_ns = start;
+      k.duration_ns = us * 1000;
+      start += k.duration_ns + 1000;
+      s.AddKernel(k);
+    }
+  }
+  StoreReader store;
+  ASSERT_TRUE(store.Open(path, path).ok());
+  ReportOptions o;
+  o.run_id = 5;
+  StatusOr<Report> built = BuildReport(store, o);
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  const auto& d = built->durations;
+  EXPECT_EQ(d[0].kernels, 1);
+  EXPECT_EQ(d[0].time_ns, 1000);
+  EXPECT_EQ(d[1].kernels, 2);
+  EXPECT_EQ(d[1].time_ns, 6000);
+  EXPECT_EQ(d[2].kernels, 0);
+  EXPECT_EQ(d[3].kernels, 1);
+  EXPECT_EQ(d[6].kernels, 1);
+  EXPECT_EQ(d[6].time_ns, 2000000);
+  std::ostringstream text, json;
+  MakeReportWriter("table")->Write(*built, text);
+  EXPECT_NE(text.str().find("2-5 us            2       40.0     0.006     0.3"),
+            std::string::npos)
+      << text.str();
+  EXPECT_EQ(text.str().find("5-10 us"), std::string::npos) << text.str();
+  MakeReportWriter("json")->Write(*built, json);
+  EXPECT_NE(json.str().find("\"durations\":[{\"from_ns\":0,\"kernels\":1,"
+                            "\"time_ns\":1000},{\"from_ns\":2000,"
+                            "\"kernels\":2,\"time_ns\":6000}"),
+            std::string::npos)
+      << json.str();
+}
+
 }  // namespace
 }  // namespace rooftrace::analyzer
