@@ -32,6 +32,16 @@ StatusOr<AnalyzedInput> OpenAndReport(
                "as it is read; import the trace with --capture instead");
   }
   input_options.capture_paths = captures;
+  if ((options.group_by == GroupBy::kOp ||
+       options.group_by == GroupBy::kCategory) &&
+      kind == InputKind::kStore) {
+    return InvalidArgument(
+        path + " is a run store, which does not keep the operator that "
+               "launched each kernel yet: --by " +
+        std::string(GroupByName(options.group_by)) +
+        " needs the trace itself (rooftrace analyze TRACE --by " +
+        GroupByName(options.group_by) + ")");
+  }
   if (!device_profile.empty()) {
     RT_ASSIGN_OR_RETURN(RoofTable roofs, LoadRoofTable(device_profile));
     options.reannotate = std::move(roofs);

@@ -67,7 +67,7 @@ int AnalyzeMain(int argc, char** argv) {
   spec.name = "analyze";
   spec.usage =
       "rooftrace analyze STORE|FILE.rft [--run ID] [--by "
-      "kernel|family|phase|nvtx|step] [--top N] [--format table|csv|json] "
+      "kernel|family|phase|nvtx|step|op|category] [--top N] [--format table|csv|json] "
       "[--device-profile P] [--svg roofline.svg] [--html report.html]";
   spec.summary =
       "Reports where a run's GPU time goes and how far each kernel is from "
@@ -94,7 +94,10 @@ int AnalyzeMain(int argc, char** argv) {
   spec.options.add_options()
       ("run", po::value<int64_t>(&run_id), "run id (default: the latest run)")
       ("by", po::value<std::string>(&by)->default_value("family"),
-       "group by kernel, family, phase, nvtx or step")
+       "group by kernel, family, phase, nvtx, step, op (the framework "
+       "operator that launched each kernel, where it is one rooftrace "
+       "models) or category (GEMM, attention, norm, elementwise, reduce, "
+       "communication, ...); op and category need a trace, not a store")
       ("top", po::value<int64_t>(&top)->default_value(0),
        "show only the N groups with the most time (0: all)")
       ("format", po::value<std::string>(&format)->default_value("table"),
@@ -131,7 +134,9 @@ int AnalyzeMain(int argc, char** argv) {
   ReportOptions options;
   const std::optional<GroupBy> group_by = GroupByFromName(by);
   if (!group_by || *group_by == GroupBy::kFamilyShape) {
-    return fail("--by '" + by + "' is not one of kernel, family, phase, nvtx, step");
+    return fail("--by '" + by +
+                "' is not one of kernel, family, phase, nvtx, step, op, "
+                "category");
   }
   options.group_by = *group_by;
   if (top < 0) {

@@ -1,5 +1,7 @@
 #include "model/ops.h"
 
+#include <initializer_list>
+
 #include "model/gemm.h"
 
 namespace rooftrace {
@@ -269,6 +271,58 @@ constexpr CollectiveEntry kNcclKernelOps[] = {
 
 bool IsNcclKernelName(std::string_view name) {
   return name.substr(0, 4) == "nccl";
+}
+
+std::string_view OpCategory(std::string_view op_name) {
+  const size_t ns = op_name.rfind("::");
+  const std::string_view op =
+      ns == std::string_view::npos ? op_name : op_name.substr(ns + 2);
+  auto has = [&](std::string_view s) {
+    return op.find(s) != std::string_view::npos;
+  };
+  auto is = [&](std::initializer_list<std::string_view> names) {
+    for (std::string_view n : names) {
+      if (op == n) return true;
+    }
+    return false;
+  };
+  if (is({"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "_scaled_mm",
+          "addmv", "mv", "einsum"})) {
+    return "GEMM";
+  }
+  if (CollectiveFromName(op) != Collective::kUnknown || has("all_reduce") ||
+      has("allreduce") || has("all_gather") || has("reduce_scatter") ||
+      has("all_to_all")) {
+    return "communication";
+  }
+  // Before attention: vLLM's reshape_and_cache_flash writes the cache of
+  // a flash backend.
+  if (has("cache")) return "kv-cache";
+  if (has("attention") || has("attn") || has("mha") || has("fmha") ||
+      has("flash")) {
+    return "attention";
+  }
+  if (has("moe") || has("expert")) return "moe";
+  if (has("conv")) return "convolution";
+  if (has("norm") && !is({"norm", "linalg_vector_norm"})) return "norm";
+  if (has("quant")) return "quantize";
+  if (is({"sum", "nansum", "mean", "amax", "amin", "max", "min", "argmax",
+          "argmin", "prod", "cumsum", "cumprod", "logsumexp", "var", "std",
+          "all", "any", "norm", "linalg_vector_norm", "softmax", "_softmax",
+          "log_softmax", "_log_softmax", "topk", "sort", "argsort"})) {
+    return "reduce";
+  }
+  if (is({"copy_", "clone", "contiguous", "to", "_to_copy", "cat", "stack",
+          "index", "index_select", "gather", "embedding", "fill_", "zero_",
+          "scatter", "scatter_", "index_put_", "repeat", "expand", "pad",
+          "constant_pad_nd", "arange", "zeros", "ones", "full", "where"})) {
+    return "data movement";
+  }
+  if (PointwiseFlopsPerElement(op) >= 0 || has("rotary") || has("rope") ||
+      has("_and_mul") || has("silu") || has("gelu")) {
+    return "elementwise";
+  }
+  return "other";
 }
 
 bool IsCommunicationKernelName(std::string_view name) {

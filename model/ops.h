@@ -244,6 +244,19 @@ bool IsNcclKernelName(std::string_view name);
 // block reductions carry it). DeepEP's dispatch and combine are not
 // matched: their traffic depends on routing, not on a message.
 bool IsCommunicationKernelName(std::string_view name);
+// The category of a framework operator, by its name, as TraceLens groups
+// operators: "GEMM" (mm, addmm, bmm, matmul, linear, _scaled_mm),
+// "attention" (names with attention, attn, mha, fmha, flash),
+// "convolution", "norm" (rms and layer norms, fused or not), "reduce"
+// (sum, mean, max, min, argmax, prod, cumsum, softmax, topk, sort, ...),
+// "communication" (collectives, all_reduce and the like), "moe" (names
+// with moe or expert), "kv-cache" (cache writes), "data movement" (copy_,
+// clone, to, cat, index, gather, embedding, fill_, zero_, ...),
+// "quantize" (quant), "elementwise" (the pointwise operators of
+// PointwiseFlopsPerElement, rotary embeddings, gated activations), and
+// "other". Namespaces ("aten::", "_C::", "aiter::") do not matter.
+std::string_view OpCategory(std::string_view op_name);
+
 // "all_reduce", "all_gather", ...; "unknown".
 const char* CollectiveName(Collective c);
 

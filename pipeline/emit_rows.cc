@@ -161,6 +161,12 @@ void FillKernelRow(const RowContext& c, int64_t session_id,
     *shape = *jk.inherited_shape;
   }
   r->shape = *shape;
+  r->op = std::string_view();
+  if (g) {
+    if (g->op_name != nullptr) r->op = *g->op_name;
+  } else if (jk.op >= 0) {
+    r->op = j.ops[jk.op].name;
+  }
   r->token_count = g ? OptI(g->token_count, g->token_count >= 0)
                      : std::nullopt;
   r->precision = a.precision == Precision::kUnknown

@@ -197,6 +197,7 @@ class Joiner {
       }
       jg.flops = GemmFlops(shape);
       jg.min_bytes = GemmMinBytes(shape);
+      jg.op_name = g.op_name_iid != 0 ? s_.String(g.op_name_iid) : nullptr;
       gemm_of_call.Emplace(g.call_id, static_cast<int>(i));
     }
     scratch_.gemm_of_node.clear();

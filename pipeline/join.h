@@ -64,6 +64,7 @@ struct JoinedGemm {
   int64_t token_count = -1;
   uint64_t kernel_count = 0;
   int step = -1;
+  const std::string* op_name = nullptr;  // GemmRecord::op_name_iid's string
 };
 
 struct JoinedOp {

@@ -77,6 +77,9 @@ struct GemmRecord {
   // reading a linear layer): 0 unknown (phases infer it from pointers that
   // repeat across steps), 1 a, 2 b. Never on the wire.
   int32_t weight_operand = 0;
+  // The framework operator that made the call (an importer: "aten::mm"),
+  // as a string iid; 0: not known. Never on the wire.
+  uint64_t op_name_iid = 0;
   // Elements of a bias the call adds to its output (GemmShape::
   // bias_elements) when an importer read it from the operation's inputs
   // (aten::addmm); 0: none or not known. Never on the wire.

@@ -142,6 +142,10 @@ struct KernelRow {
   std::optional<int64_t> thread_id;  // the launching thread
   std::optional<int64_t> api_start_ns;
   std::string_view nvtx_path;
+  // The framework operator that launched the kernel ("aten::mm",
+  // "aiter::rmsnorm"), where the source knew one; empty otherwise. Not
+  // stored (store schema 5): a report of a trace read directly has it.
+  std::string_view op;
   std::optional<int64_t> gemm_call_id;
   std::string_view shape;  // 'm=8 n=4096 k=4096 batch=1'
   std::optional<int64_t> token_count;

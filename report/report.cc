@@ -288,13 +288,16 @@ const char* GroupByName(GroupBy g) {
     case GroupBy::kNvtx: return "nvtx";
     case GroupBy::kStep: return "step";
     case GroupBy::kFamilyShape: return "family+shape";
+    case GroupBy::kOp: return "op";
+    case GroupBy::kCategory: return "category";
   }
   return "family";
 }
 
 std::optional<GroupBy> GroupByFromName(std::string_view name) {
   for (GroupBy g : {GroupBy::kKernel, GroupBy::kFamily, GroupBy::kPhase,
-                    GroupBy::kNvtx, GroupBy::kStep, GroupBy::kFamilyShape}) {
+                    GroupBy::kNvtx, GroupBy::kStep, GroupBy::kFamilyShape,
+                    GroupBy::kOp, GroupBy::kCategory}) {
     if (name == GroupByName(g)) return g;
   }
   return std::nullopt;
@@ -396,6 +399,16 @@ bool IsCollectiveKernel(const KernelRow& k) {
   if (IsCommunicationKernelName(k.name)) return true;
   const std::string_view word = k.shape.substr(0, k.shape.find(' '));
   return !word.empty() && CollectiveFromName(word) != Collective::kUnknown;
+}
+
+// The category of a kernel row: its operator's (model/ops.h OpCategory);
+// without one, a GEMM call's kernels are GEMM and collectives are
+// communication, the rest "(no operator)".
+std::string_view KernelCategory(const KernelRow& k) {
+  if (IsCollectiveKernel(k)) return "communication";
+  if (!k.op.empty()) return OpCategory(k.op);
+  if (k.gemm_call_id) return "GEMM";
+  return "(no operator)";
 }
 
 }  // namespace
@@ -527,6 +540,12 @@ void ReportBuilder::Add(const KernelRow& k) {
         key_buf += '|';
         key_buf.append(k.shape);
         key = key_buf;
+        break;
+      case GroupBy::kOp:
+        key = k.op.empty() ? std::string_view("(no operator)") : k.op;
+        break;
+      case GroupBy::kCategory:
+        key = KernelCategory(k);
         break;
     }
     Accumulator& g = Lookup(st.groups, key, &inserted);

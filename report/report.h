@@ -23,9 +23,21 @@
 
 namespace rooftrace {
 
-enum class GroupBy { kKernel, kFamily, kPhase, kNvtx, kStep, kFamilyShape };
+// kOp: the framework operator that launched each kernel (KernelRow::op);
+// kCategory: its category (model/ops.h OpCategory).
+enum class GroupBy {
+  kKernel,
+  kFamily,
+  kPhase,
+  kNvtx,
+  kStep,
+  kFamilyShape,
+  kOp,
+  kCategory
+};
 
-// "kernel", "family", "phase", "nvtx", "step", "family+shape".
+// "kernel", "family", "phase", "nvtx", "step", "family+shape", "op",
+// "category".
 const char* GroupByName(GroupBy g);
 std::optional<GroupBy> GroupByFromName(std::string_view name);
 

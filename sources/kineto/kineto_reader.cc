@@ -509,6 +509,7 @@ uint64_t Assembler::CallOf(int h, bool in_linear) {
     return 0;
   }
   g->call_id = static_cast<uint64_t>(h) + 1;
+  g->op_name_iid = Iid(*ProcessOf(e.pid), e.name);
   g->start_ns = e.start_ns;
   g->end_ns = e.end_ns;
   g->thread_id = static_cast<uint32_t>(e.tid);
@@ -972,6 +973,12 @@ std::vector<CapturedGraph> Assembler::CapturedGraphs() const {
     const auto [call, op] = link_of_launch_[h];
     if (auto g = gemm_of.find(call); call != 0 && g != gemm_of.end()) {
       k.gemm = *g->second;
+      for (const ProcessState& p : processes_) {
+        if (p.pid != e.pid) continue;
+        if (const std::string* n = p.session->String(k.gemm->op_name_iid)) {
+          k.op_name = *n;
+        }
+      }
     } else if (auto o = op_of.find(op); op != 0 && o != op_of.end()) {
       k.op = *o->second.first;
       const Session& s = *o->second.second;
@@ -1053,6 +1060,8 @@ void Assembler::ApplyCaptures(const std::vector<CapturedGraph>& graphs) {
         if (c.gemm) {
           GemmRecord g = *c.gemm;
           g.call_id = next_replay_id_++;
+          shapes_.push_back(c.op_name);
+          g.op_name_iid = c.op_name.empty() ? 0 : Iid(p, shapes_.back());
           g.start_ns = launch.api_start_ns;
           g.end_ns = launch.api_end_ns;
           g.thread_id = launch.thread_id;

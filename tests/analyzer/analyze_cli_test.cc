@@ -342,6 +342,16 @@ TEST_F(AnalyzeCliTest, BadInputExitsWithTwoAndSaysWhy) {
 
   EXPECT_EQ(Analyze({store_, "--by", "colour"}, &out, &err), 2);
   EXPECT_NE(err.find("--by 'colour' is not one of"), std::string::npos);
+  // A store keeps no operator names: --by op needs the trace itself.
+  EXPECT_EQ(Analyze({store_, "--by", "op"}, &out, &err), 2);
+  EXPECT_NE(err.find("does not keep the operator that launched each kernel"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(Analyze({store_, "--capture", dir_ + "/capture.json"}, &out, &err),
+            2);
+  EXPECT_NE(err.find("--capture maps a trace's replayed graphs"),
+            std::string::npos)
+      << err;
 
   EXPECT_EQ(Analyze({store_, "--format", "xml"}, &out, &err), 2);
   EXPECT_EQ(Analyze({}, &out, &err), 2);

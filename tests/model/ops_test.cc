@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "model/gemm.h"
 
 namespace rooftrace {
@@ -243,6 +245,41 @@ TEST(CollectiveTest, CommunicationKernelsBeyondNccl) {
         "void cub::DeviceReduceKernel<BlockAllReduce>",
         "dpsk::ep::internode::dispatch"}) {
     EXPECT_FALSE(IsCommunicationKernelName(name)) << name;
+  }
+}
+
+
+// Operators of PyTorch, vLLM, SGLang and aiter by category, whatever
+// their namespace.
+TEST(OpCategoryTest, FrameworkOperatorsByName) {
+  const std::pair<std::string_view, std::string_view> cases[] = {
+      {"aten::mm", "GEMM"},
+      {"aten::linear", "GEMM"},
+      {"aten::scaled_dot_product_attention", "attention"},
+      {"aiter::mha_batch_prefill", "attention"},
+      {"vllm::unified_attention_with_output", "attention"},
+      {"aiter::rmsnorm", "norm"},
+      {"_C::fused_add_rms_norm", "norm"},
+      {"aten::layer_norm", "norm"},
+      {"aten::norm", "reduce"},
+      {"aten::mean", "reduce"},
+      {"aten::_softmax", "reduce"},
+      {"aten::copy_", "data movement"},
+      {"aten::embedding", "data movement"},
+      {"sglang::store_cache", "kv-cache"},
+      {"_C_cache_ops::reshape_and_cache_flash", "kv-cache"},
+      {"sgl_kernel::silu_and_mul", "elementwise"},
+      {"sgl_kernel::rotary_embedding", "elementwise"},
+      {"aten::rsqrt", "elementwise"},
+      {"vllm::moe_forward", "moe"},
+      {"_C::dynamic_scaled_fp8_quant", "quantize"},
+      {"c10d::allreduce_", "communication"},
+      {"symm_mem::multimem_all_reduce_", "communication"},
+      {"aten::conv2d", "convolution"},
+      {"aten::nonzero", "other"},
+  };
+  for (const auto& [op, category] : cases) {
+    EXPECT_EQ(OpCategory(op), category) << op;
   }
 }
 

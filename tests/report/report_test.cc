@@ -816,5 +816,67 @@ TEST_F(ReportTest, ShortKernelStudyBucketsKernelsByDuration) {
       << json.str();
 }
 
+
+// Rows that name the operator that launched them group by it and by its
+// category; a kernel without one is "(no operator)", unless it is a GEMM
+// call's (GEMM) or a collective (communication).
+TEST(ReportOpTest, KernelsGroupByOperatorAndCategory) {
+  struct Spec {
+    const char* name;
+    const char* op;
+    bool gemm;
+    int64_t ns;
+  };
+  const Spec specs[] = {
+      {"sm90_gemm", "aten::mm", true, 5000},
+      {"sm90_gemm", "aten::mm", true, 3000},
+      {"rmsnorm_kernel", "aiter::rmsnorm", false, 1000},
+      {"act_and_mul_kernel", "sgl_kernel::silu_and_mul", false, 700},
+      {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "", false, 400},
+      {"cutlass_gemm", "", true, 300},
+      {"mystery_kernel", "", false, 200},
+  };
+  auto build = [&](GroupBy by) {
+    ReportOptions o;
+    o.group_by = by;
+    ReportBuilder b(o);
+    int64_t start = 0;
+    for (const Spec& sp : specs) {
+      KernelRow k;
+      k.run_id = 1;
+      k.session_id = 1;
+      k.name = sp.name;
+      k.op = sp.op;
+      if (sp.gemm) k.gemm_call_id = 1;
+      k.start_ns = start;
+      k.end_ns = start + sp.ns;
+      k.duration_ns = sp.ns;
+      start += sp.ns;
+      b.Add(k);
+    }
+    return b.Finish("ops");
+  };
+  auto names = [](const Report& r) {
+    std::string out;
+    for (const GroupRow& g : r.groups) {
+      out += (out.empty() ? "" : ",") + g.name + ":" +
+             std::to_string(g.total_ns);
+    }
+    return out;
+  };
+  StatusOr<Report> by_op = build(GroupBy::kOp);
+  ASSERT_TRUE(by_op.ok()) << by_op.status().message();
+  EXPECT_EQ(names(*by_op),
+            "aten::mm:8000,aiter::rmsnorm:1000,(no operator):900,"
+            "sgl_kernel::silu_and_mul:700");
+  StatusOr<Report> by_category = build(GroupBy::kCategory);
+  ASSERT_TRUE(by_category.ok()) << by_category.status().message();
+  EXPECT_EQ(names(*by_category),
+            "GEMM:8300,norm:1000,elementwise:700,communication:400,"
+            "(no operator):200");
+  EXPECT_EQ(GroupByFromName("op"), GroupBy::kOp);
+  EXPECT_EQ(GroupByFromName("category"), GroupBy::kCategory);
+}
+
 }  // namespace
 }  // namespace rooftrace::analyzer
