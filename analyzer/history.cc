@@ -187,6 +187,9 @@ StatusOr<HistoryResult> BuildHistory(StoreReader& store,
     ro.with_families = false;
     RT_ASSIGN_OR_RETURN(const Report report, BuildReport(store, ro));
     h.runs.back().total_ns = report.total_ns;
+    for (const PhaseRow& phase : report.phases) {
+      h.runs.back().steps += phase.steps;
+    }
     for (const GroupRow& g : report.groups) {
       auto [it, added] = group_index.emplace(g.key, h.groups.size());
       if (added) {
@@ -471,7 +474,13 @@ void WriteHistoryJson(const HistoryResult& h, std::ostream& out) {
         << ",\"labels\":" << labels_json(r.labels)
         << ",\"complete\":" << (r.complete ? "true" : "false")
         << ",\"kernel_count\":" << r.kernel_count
-        << ",\"gpu_time_ns\":" << r.total_ns << "}";
+        << ",\"gpu_time_ns\":" << r.total_ns << ",\"steps\":" << r.steps
+        << ",\"gpu_time_per_step_ns\":"
+        << JsonNumber(r.steps > 0 ? std::optional<double>(
+                                        static_cast<double>(r.total_ns) /
+                                        static_cast<double>(r.steps))
+                                  : std::nullopt)
+        << "}";
   }
   out << "],\"groups\":[";
   for (size_t i = 0; i < h.groups.size(); ++i) {

@@ -47,6 +47,7 @@ struct HistoryRun {
   std::string incomplete_reason;
   int64_t kernel_count = 0;
   int64_t total_ns = 0;  // GPU time of its kernels
+  int64_t steps = 0;     // forward steps (all phases); 0: none labelled
 };
 
 // One change point of a group's series, in the selected runs' terms.

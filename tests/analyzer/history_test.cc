@@ -152,9 +152,11 @@ TEST_F(HistoryTest, CheckFindsAnInjectedRegressionAndExits1) {
   StatusOr<json::Value> v = json::Parse(out, "history.json");
   ASSERT_TRUE(v.ok()) << v.status().message() << out;
   EXPECT_EQ(v->Find("runs")->as_array().size(), static_cast<size_t>(kRuns));
-  // Time order, not id order.
-  EXPECT_EQ(v->Find("runs")->as_array()[0].Find("run_id")->as_number(),
-            MainRunId(1));
+  // Time order, not id order; per-run totals (no steps in these runs).
+  const json::Value& first = v->Find("runs")->as_array()[0];
+  EXPECT_EQ(first.Find("run_id")->as_number(), MainRunId(1));
+  EXPECT_GT(first.Find("gpu_time_ns")->as_number(), 4 * 90000 + 6 * 18000);
+  EXPECT_TRUE(first.Find("gpu_time_per_step_ns")->is_null());
   EXPECT_EQ(v->Find("regressed")->as_number(), 1);
   const json::Value& g = v->Find("groups")->as_array()[0];
   EXPECT_EQ(g.Find("name")->as_string(), "gemm");
