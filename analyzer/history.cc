@@ -528,6 +528,135 @@ void WriteHistoryJson(const HistoryResult& h, std::ostream& out) {
   out << "]}\n";
 }
 
+namespace {
+
+// The plot of one group: mean time per launch (us) against run index.
+void WriteGroupSvg(const HistoryResult& h, const HistoryGroup& g,
+                   std::ostream& out) {
+  constexpr double kW = 360, kH = 96, kLeft = 48, kRight = 8, kTop = 8,
+                   kBottom = 16;
+  const size_t n = h.runs.size();
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const auto& v : g.mean_ns) {
+    if (v) {
+      lo = std::min(lo, *v);
+      hi = std::max(hi, *v);
+    }
+  }
+  if (!(lo <= hi)) lo = hi = 0;
+  // A flat series still gets a band, so that noise is not drawn as cliffs.
+  const double pad = std::max((hi - lo) * 0.1, std::max(hi, 1.0) * 0.01);
+  lo -= pad;
+  hi += pad;
+  auto x = [&](double run) {
+    return kLeft + (n > 1 ? run / static_cast<double>(n - 1) : 0.5) *
+                       (kW - kLeft - kRight);
+  };
+  auto y = [&](double ns) {
+    return kTop + (hi - ns) / (hi - lo) * (kH - kTop - kBottom);
+  };
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kW
+      << "\" height=\"" << kH << "\" viewBox=\"0 0 " << kW << " " << kH
+      << "\" role=\"img\">";
+  const size_t w = std::min<size_t>(h.options.window, n);
+  if (w > 0) {
+    const double x0 = std::max(x(static_cast<double>(n - w) - 0.5), kLeft);
+    out << "<rect class=\"window\" x=\"" << Fixed(x0, 1) << "\" y=\"" << kTop
+        << "\" width=\"" << Fixed(kW - kRight - x0, 1) << "\" height=\""
+        << kH - kTop - kBottom << "\"/>";
+  }
+  out << "<text class=\"axis\" x=\"" << kLeft - 4 << "\" y=\"" << kTop + 8
+      << "\">" << Fixed(hi / 1e3, 1) << "</text><text class=\"axis\" x=\""
+      << kLeft - 4 << "\" y=\"" << kH - kBottom << "\">" << Fixed(lo / 1e3, 1)
+      << "</text><text class=\"axis\" x=\"" << kLeft - 4 << "\" y=\""
+      << kH - 3 << "\">us</text>";
+  for (const HistoryChange& c : g.changes) {
+    const std::string cx = Fixed(x(static_cast<double>(c.run) - 0.5), 1);
+    out << "<line class=\"" << (c.regression ? "slower" : "faster")
+        << "\" x1=\"" << cx << "\" x2=\"" << cx << "\" y1=\"" << kTop
+        << "\" y2=\"" << kH - kBottom << "\"><title>"
+        << XmlEscape(ChangeLine(c)) << "</title></line>";
+  }
+  std::string points;
+  std::optional<size_t> last;
+  for (size_t i = 0; i < n; ++i) {
+    if (!g.mean_ns[i]) continue;
+    points += (points.empty() ? "" : " ") +
+              Fixed(x(static_cast<double>(i)), 1) + "," +
+              Fixed(y(*g.mean_ns[i]), 1);
+    last = i;
+  }
+  out << "<polyline class=\"series\" points=\"" << points << "\"/>";
+  if (last) {
+    out << "<circle class=\"latest\" cx=\""
+        << Fixed(x(static_cast<double>(*last)), 1) << "\" cy=\""
+        << Fixed(y(*g.mean_ns[*last]), 1) << "\" r=\"3.5\"><title>run "
+        << h.runs[*last].run_id << ": " << Fixed(*g.mean_ns[*last] / 1e3, 2)
+        << " us per launch</title></circle>";
+  }
+  out << "<text class=\"axis\" x=\"" << kLeft << "\" y=\"" << kH - 3
+      << "\" style=\"text-anchor:start\">run " << (n ? h.runs.front().run_id : 0)
+      << "</text><text class=\"axis\" x=\"" << kW - kRight << "\" y=\""
+      << kH - 3 << "\">run " << (n ? h.runs.back().run_id : 0) << "</text>";
+  out << "</svg>";
+}
+
+}  // namespace
+
+void WriteHistoryHtml(const HistoryResult& h, std::ostream& out) {
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<title>rooftrace history</title><style>"
+         "body{font:14px sans-serif;margin:16px;color:#222}"
+         "h1{font-size:20px;margin:0 0 8px}h2{font-size:14px;margin:0 0 4px;"
+         "word-break:break-all}p{margin:4px 0}"
+         ".verdict{font-weight:bold;font-size:16px}.bad{color:#b00}"
+         ".good{color:#060}.method{color:#555;font-size:12px}"
+         ".grid{display:flex;flex-wrap:wrap;gap:12px;margin-top:12px}"
+         ".card{border:1px solid #ccc;border-radius:4px;padding:8px;"
+         "width:360px}.card.REGRESSED{border:2px solid #b00}"
+         ".card .status{font-size:12px;color:#555}"
+         ".card.REGRESSED .status{color:#b00;font-weight:bold}"
+         ".cp{font-size:11px;color:#444}"
+         "svg .window{fill:#fff4c2}svg .series{fill:none;stroke:#2a5db0;"
+         "stroke-width:1.5}svg .latest{fill:#2a5db0}"
+         ".REGRESSED svg .latest{fill:#b00}"
+         "svg .slower{stroke:#b00;stroke-width:2;stroke-dasharray:4 2}"
+         "svg .faster{stroke:#080;stroke-width:2;stroke-dasharray:4 2}"
+         "svg .axis{font-size:10px;fill:#666;text-anchor:end}"
+         "</style></head><body>\n<h1>rooftrace history</h1>\n";
+  if (!h.incomplete_in_window.empty()) {
+    out << "<p class=\"verdict bad\">WARNING: " << XmlEscape(IncompleteLine(h))
+        << "</p>\n";
+  }
+  out << "<p class=\"verdict " << (h.regressed ? "bad" : "good") << "\">"
+      << XmlEscape(Verdict(h)) << "</p>\n<p>" << XmlEscape(h.input) << ", "
+      << h.runs.size() << " runs (" << XmlEscape(WhereText(h)) << "), by "
+      << GroupByName(h.options.group_by) << "; "
+      << XmlEscape(NotJudgedLine(h)) << ". The shaded band is "
+      << XmlEscape(WindowLine(h)) << ".</p>\n<p class=\"method\">"
+      << XmlEscape(MethodLine(h)) << ".</p>\n<div class=\"grid\">\n";
+  for (const HistoryGroup& g : h.groups) {
+    out << "<div class=\"card " << (g.verdict == HistoryVerdict::kRegressed
+                                       ? "REGRESSED"
+                                       : "")
+        << "\"><h2>" << XmlEscape(GroupTitle(g)) << "</h2><p class=\"status\">"
+        << HistoryVerdictName(g.verdict) << " &#183; latest "
+        << Fixed(Latest(g.mean_ns).value_or(0) / 1e3, 2) << " us per launch, "
+        << Percent(Latest(g.fraction_of_roof)) << " of roof, noise "
+        << Percent(g.noise) << "</p>";
+    WriteGroupSvg(h, g, out);
+    if (g.verdict == HistoryVerdict::kTooShort ||
+        g.verdict == HistoryVerdict::kTooNoisy) {
+      out << "<p class=\"cp\">" << XmlEscape(g.reason) << "</p>";
+    }
+    for (const HistoryChange& c : g.changes) {
+      out << "<p class=\"cp\">" << XmlEscape(ChangeLine(c)) << "</p>";
+    }
+    out << "</div>\n";
+  }
+  out << "</div>\n</body></html>\n";
+}
+
 void WriteHistoryJunit(const HistoryResult& h, std::ostream& out) {
   const int skipped = h.too_noisy + h.too_short;
   const std::string counts =

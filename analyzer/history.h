@@ -102,6 +102,12 @@ void JudgeHistory(HistoryResult* h);
 void WriteHistoryTable(const HistoryResult& h, std::ostream& out);
 void WriteHistoryMarkdown(const HistoryResult& h, std::ostream& out);
 void WriteHistoryJson(const HistoryResult& h, std::ostream& out);
+// A self-contained HTML trend page (no scripts, no fetches): the verdict
+// and method, then one small plot per group, worst first, of its mean time
+// per launch across the runs, with its change points marked (red: slower,
+// green: faster), the --window runs shaded and the latest run's point
+// drawn larger.
+void WriteHistoryHtml(const HistoryResult& h, std::ostream& out);
 // JUnit XML: one testcase per group; a regression is a failure, a group
 // too short or too noisy to judge is skipped with the reason.
 void WriteHistoryJunit(const HistoryResult& h, std::ostream& out);

@@ -23,7 +23,7 @@ int HistoryMain(int argc, char** argv) {
   spec.usage =
       "rooftrace history STORE [--where KEY=VALUE]... [--by "
       "family+shape|family|phase|nvtx] [--format table|markdown|json] "
-      "[--check] [--window N] [--junit FILE]";
+      "[--check] [--window N] [--junit FILE] [--html FILE]";
   spec.summary =
       "The runs of a store whose labels match every --where (the --label "
       "pairs given to profile, collect or import), in the order they "
@@ -49,7 +49,7 @@ int HistoryMain(int argc, char** argv) {
       "  rooftrace history nightly.sqlite --where branch=main --check "
       "--junit history.xml\n"
       "  rooftrace history nightly.sqlite --by phase --format markdown";
-  std::string input, by, format, junit;
+  std::string input, by, format, junit, html;
   std::vector<std::string> where_words;
   bool check = false;
   int64_t window = 5, min_segment = 5;
@@ -67,6 +67,9 @@ int HistoryMain(int argc, char** argv) {
        "the latest runs --check judges")
       ("junit", po::value<std::string>(&junit),
        "also write JUnit XML: one testcase per group")
+      ("html", po::value<std::string>(&html),
+       "also write a self-contained trend page: one plot per group, worst "
+       "first, change points marked, the window shaded")
       ("max-pvalue", po::value<double>(&max_pvalue)->default_value(0.01, "0.01"),
        "a change point's p-value must be at most this")
       ("min-change", po::value<double>(&min_change)->default_value(2.0, "2"),
@@ -144,6 +147,13 @@ int HistoryMain(int argc, char** argv) {
     WriteHistoryJunit(h, xml);
     const Status st = WriteTextFile(junit, xml.str());
     if (!st.ok()) return fail("--junit " + st.message());
+  }
+  if (!html.empty()) {
+    std::ostringstream page;
+    WriteHistoryHtml(h, page);
+    const Status st = WriteTextFile(html, page.str());
+    if (!st.ok()) return fail("--html " + st.message());
+    std::cerr << "rooftrace history: wrote " << html << "\n";
   }
   if (!check) return kExitOk;
   if (!h.incomplete_in_window.empty()) {

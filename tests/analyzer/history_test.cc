@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -305,6 +307,72 @@ TEST_F(HistoryTest, MarkdownHasTheVerdictAndARowPerGroup) {
             std::string::npos)
       << out;
   EXPECT_NE(out.find("| ok | layernorm |"), std::string::npos) << out;
+}
+
+// The width and height a PNG's header (IHDR) says, or {0, 0}.
+std::pair<uint32_t, uint32_t> PngSize(const std::string& png) {
+  if (png.size() < 24 || png.compare(1, 3, "PNG") != 0) return {0, 0};
+  auto be32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < 4; ++i) {
+      v = v << 8 | static_cast<unsigned char>(png[at + i]);
+    }
+    return v;
+  };
+  return {be32(16), be32(20)};
+}
+
+// --html writes a self-contained trend page: the verdict, one plot per
+// group with the regression first, its change point marked as slower, no
+// fetches; each plot is well-formed SVG, and headless Chromium renders the
+// page (when installed) to a screenshot that is not blank.
+TEST_F(HistoryTest, HtmlTrendPageHasOnePlotPerGroupWorstFirst) {
+  // Scenario: the regressed store, --html.
+  const std::string store = dir_ + "/nightly.sqlite";
+  BuildStore(store, RegressedFrom(36));
+  const std::string path = dir_ + "/trend.html";
+  std::string out, err;
+  ASSERT_EQ(History({store, "--where", "branch=main", "--html", path}, &out,
+                    &err),
+            0);
+  EXPECT_NE(err.find("wrote " + path), std::string::npos) << err;
+  const std::string html = ReadFile(path);
+  EXPECT_NE(html.find("REGRESSION: 1 of 2 groups judged"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("href="), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  std::vector<std::string> svgs;
+  for (size_t b = html.find("<svg"); b != std::string::npos;
+       b = html.find("<svg", b + 1)) {
+    const size_t e = html.find("</svg>", b);
+    ASSERT_NE(e, std::string::npos);
+    svgs.push_back(html.substr(b, e + 6 - b));
+    EXPECT_EQ(testing::CheckXmlWellFormed(svgs.back()), "") << svgs.back();
+  }
+  ASSERT_EQ(svgs.size(), 2u);
+  // The regressed group first, with its change point marked slower.
+  EXPECT_LT(html.find("<h2>gemm [m=4096"), html.find("<h2>layernorm"));
+  EXPECT_NE(svgs[0].find("<line class=\"slower\""), std::string::npos);
+  EXPECT_EQ(svgs[1].find("<line class="), std::string::npos);
+  EXPECT_NE(svgs[0].find("<circle class=\"latest\""), std::string::npos);
+
+  const char* chromium = "/usr/bin/chromium";
+  if (!std::filesystem::exists(chromium)) {
+    GTEST_SKIP() << "chromium not installed: headless render skipped";
+  }
+  const std::string png = dir_ + "/trend.png";
+  const std::string cmd =
+      std::string(chromium) +
+      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking --disable-component-update "
+      "--disable-sync --user-data-dir=" + dir_ + "/chromium-profile" +
+      " --screenshot=" + png + " --window-size=1000,700 file://" + path +
+      " >" + dir_ + "/chromium.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadFile(dir_ + "/chromium.log");
+  const std::string image = ReadFile(png);
+  EXPECT_EQ(PngSize(image), (std::pair<uint32_t, uint32_t>{1000, 700}));
+  // A blank page compresses to a few kB; text and plots do not.
+  EXPECT_GT(image.size(), 20000u) << image.size();
 }
 
 }  // namespace
