@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <utility>
 
+#include "report/report_format.h"
 #include "report/text_util.h"
 
 namespace rooftrace::analyzer {
@@ -136,6 +138,8 @@ DiffResult DiffReports(const Report& base, const Report& cand,
   d.different_devices = d.base_device != d.cand_device;
   d.base_roofs = base.header.roofs.source;
   d.cand_roofs = cand.header.roofs.source;
+  d.base_labels = base.header.run.labels;
+  d.cand_labels = cand.header.run.labels;
   d.match_by = base.group_by;
   d.options = options;
   d.base_total_ns = base.total_ns;
@@ -246,6 +250,24 @@ DiffResult DiffReports(const Report& base, const Report& cand,
   return d;
 }
 
+namespace {
+
+// A run's labels for a header line; "(none)" for a run without any.
+std::string LabelsOrNone(const RunLabels& labels) {
+  return labels.empty() ? "(none)" : LabelsLine(labels);
+}
+
+std::string LabelsJson(const RunLabels& labels) {
+  std::string out = "{";
+  for (size_t i = 0; i < labels.size(); ++i) {
+    out += (i ? "," : "") + JsonString(labels[i].first) + ":" +
+           JsonString(labels[i].second);
+  }
+  return out + "}";
+}
+
+}  // namespace
+
 void WriteDiffTable(const DiffResult& d, std::ostream& out) {
   out << "rooftrace diff: baseline " << d.base_input << " run " << d.base_run
       << " (" << (d.base_device.empty() ? "unknown GPU" : d.base_device)
@@ -258,6 +280,10 @@ void WriteDiffTable(const DiffResult& d, std::ostream& out) {
       << d.options.min_count << " launches and " << Fixed(d.options.min_time_ms, 3)
       << " ms per side\n";
   out << "  roofs: " << d.base_roofs << " -> " << d.cand_roofs << "\n";
+  if (!d.base_labels.empty() || !d.cand_labels.empty()) {
+    out << "  labels: " << LabelsOrNone(d.base_labels) << " -> "
+        << LabelsOrNone(d.cand_labels) << "\n";
+  }
   out << "  GPU time: " << Fixed(d.base_total_ns * 1e-6, 3) << " -> "
       << Fixed(d.cand_total_ns * 1e-6, 3) << " ms ("
       << Pct(ChangePct(static_cast<double>(d.base_total_ns),
@@ -305,6 +331,10 @@ void WriteDiffMarkdown(const DiffResult& d, std::ostream& out) {
       << GroupByName(d.match_by) << ", threshold " << Fixed(d.options.threshold_pct, 1)
       << "%, noise floor " << d.options.min_count << " launches / "
       << Fixed(d.options.min_time_ms, 3) << " ms.\n\n";
+  if (!d.base_labels.empty() || !d.cand_labels.empty()) {
+    out << "Labels: `" << LabelsOrNone(d.base_labels) << "` -> `"
+        << LabelsOrNone(d.cand_labels) << "`.\n\n";
+  }
   out << "GPU time " << Fixed(d.base_total_ns * 1e-6, 3) << " -> "
       << Fixed(d.cand_total_ns * 1e-6, 3) << " ms; phase mix: " << PhaseMix(d)
       << "\n\n";
@@ -348,10 +378,12 @@ void WriteDiffJson(const DiffResult& d, std::ostream& out) {
   out << "{\"baseline\":{\"input\":" << JsonString(d.base_input)
       << ",\"run_id\":" << d.base_run << ",\"device\":" << JsonString(d.base_device)
       << ",\"roofs\":" << JsonString(d.base_roofs)
+      << ",\"labels\":" << LabelsJson(d.base_labels)
       << ",\"total_ns\":" << d.base_total_ns << "},\"candidate\":{\"input\":"
       << JsonString(d.cand_input) << ",\"run_id\":" << d.cand_run
       << ",\"device\":" << JsonString(d.cand_device)
       << ",\"roofs\":" << JsonString(d.cand_roofs)
+      << ",\"labels\":" << LabelsJson(d.cand_labels)
       << ",\"total_ns\":" << d.cand_total_ns
       << "},\"different_devices\":" << (d.different_devices ? "true" : "false")
       << ",\"match_by\":" << JsonString(GroupByName(d.match_by))
@@ -402,9 +434,23 @@ void WriteDiffJunit(const DiffResult& d, std::ostream& out) {
          "diff\""
       << counts << ">\n<testsuite name=\"" << XmlEscape(suite) << "\"" << counts
       << " time=\"" << Fixed(d.cand_total_ns * 1e-9, 6) << "\">\n";
-  if (d.different_devices) {
-    out << "<properties><property name=\"warning\" value=\""
-        << XmlEscape(DeviceWarning(d)) << "\"/></properties>\n";
+  if (d.different_devices || !d.base_labels.empty() ||
+      !d.cand_labels.empty()) {
+    out << "<properties>";
+    if (d.different_devices) {
+      out << "<property name=\"warning\" value=\""
+          << XmlEscape(DeviceWarning(d)) << "\"/>";
+    }
+    // One property per label and side, so a CI page can show them.
+    for (const auto& [side, labels] :
+         {std::pair{"baseline", &d.base_labels},
+          std::pair{"candidate", &d.cand_labels}}) {
+      for (const auto& [key, value] : *labels) {
+        out << "<property name=\"" << side << ".label." << XmlEscape(key)
+            << "\" value=\"" << XmlEscape(value) << "\"/>";
+      }
+    }
+    out << "</properties>\n";
   }
   for (const DiffRow& r : d.rows) {
     const std::string name = r.name + (r.shape.empty() ? "" : " [" + r.shape + "]");

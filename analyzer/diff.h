@@ -53,6 +53,7 @@ struct DiffResult {
   std::string base_device, cand_device;
   bool different_devices = false;
   std::string base_roofs, cand_roofs;
+  RunLabels base_labels, cand_labels;  // the runs' --label pairs
   GroupBy match_by = GroupBy::kFamilyShape;
   DiffOptions options;
   int64_t base_total_ns = 0, cand_total_ns = 0;

@@ -57,6 +57,30 @@ std::vector<std::string> SplitAtDoubleDash(int* argc, char** argv) {
   return rest;
 }
 
+StatusOr<std::vector<std::pair<std::string, std::string>>> ParseKeyValues(
+    const std::vector<std::string>& words, const std::string& option) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& w : words) {
+    const size_t eq = w.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return InvalidArgument(
+          option + " '" + w + "': " +
+          (eq == std::string::npos ? "no '='" : "an empty key") +
+          "; give KEY=VALUE, e.g. " + option + " commit=abc123");
+    }
+    std::string key = w.substr(0, eq);
+    for (const auto& [k, v] : out) {
+      if (k == key) {
+        return InvalidArgument(option + " '" + w + "': key '" + key +
+                               "' given twice (" + k + "=" + v +
+                               "); give each key once");
+      }
+    }
+    out.emplace_back(std::move(key), w.substr(eq + 1));
+  }
+  return out;
+}
+
 int NotAvailable(const std::string& command, const std::string& reason) {
   std::cerr << "rooftrace " << command << ": not available in this build: "
             << reason << "\n";

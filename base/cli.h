@@ -8,7 +8,10 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "base/status.h"
 
 namespace rooftrace {
 
@@ -46,6 +49,14 @@ void PrintHelp(const CommandSpec& spec, std::ostream& out);
 // Splits argv at the first "--": returns the words after it and shortens
 // argc so the parser sees only the words before it.
 std::vector<std::string> SplitAtDoubleDash(int* argc, char** argv);
+
+// Parses the KEY=VALUE words of a repeatable `option` (--label, --where)
+// into pairs, in the order given. The first '=' splits: the value may hold
+// '=' and may be empty; the key may not. Refused, naming `option` and the
+// word: no '=', an empty key, a key given twice (one run has one value per
+// key, so the second would silently win).
+StatusOr<std::vector<std::pair<std::string, std::string>>> ParseKeyValues(
+    const std::vector<std::string>& words, const std::string& option);
 
 // For a subcommand this build does not provide: says so on stderr, with the
 // reason, and returns kExitUsage (never a silent success).

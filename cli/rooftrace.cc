@@ -28,6 +28,8 @@ constexpr Subcommand kSubcommands[] = {
     {"analyze", AnalyzeMain,
      "reports, roofline SVG/HTML from a store or any trace"},
     {"diff", DiffMain, "compare two runs; non-zero exit on regression (CI)"},
+    {"history", HistoryMain,
+     "a store's runs over time: change points, a CI gate (--check)"},
     {"export", ExportMain, "export a run to Perfetto JSON or CSV"},
     {"predict", PredictMain,
      "analytic roofline of a model per op and phase, before it runs"},

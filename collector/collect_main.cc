@@ -83,6 +83,7 @@ int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
 struct CollectOptions {
   std::vector<std::string> listen;
   std::string store, device_profile;
+  RunLabels labels;
   bool keep_raw = false;
   uint64_t hello_timeout_ms = 10000, stall_timeout_ms = 30000;
   std::string token;  // TCP peers must send it; empty: none asked
@@ -115,10 +116,11 @@ StatusOr<std::string> ReadToken(const std::string& token_file) {
 
 // Stores each --ingest file as a run. Returns the exit code.
 int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
-              const std::string& profile) {
+              const std::string& profile, const RunLabels& labels) {
   for (const auto& f : ingest) {
     IngestOptions io;
     io.device_profile_path = profile;
+    io.labels = labels;
     io.progress = true;
     io.stop = &g_stop;
     auto result = IngestTraceFile(f, store, io);
@@ -182,6 +184,7 @@ int Serve(const CollectOptions& co) {
     RecorderOptions ro;
     ro.origin = "collect";
     ro.device_profile_path = co.device_profile;
+    ro.labels = co.labels;
     rec = CreateStoreRecorder(ro, co.store);
   }
   if (!listening.ok() || !rec.ok()) {
@@ -241,7 +244,7 @@ int CollectMain(int argc, char** argv) {
       "Examples:\n"
       "  rooftrace collect --listen unix:/tmp/rt.sock --store runs.sqlite\n"
       "  rooftrace collect --store runs.sqlite --ingest spool/*.rft";
-  std::vector<std::string> listen, ingest;
+  std::vector<std::string> listen, ingest, label_words;
   std::string store = "runs.sqlite", profile, token_file;
   bool keep_raw = false;
   uint64_t hello_timeout_ms = 10000, stall_timeout_ms = 30000;
@@ -254,6 +257,8 @@ int CollectMain(int argc, char** argv) {
       "trace files (.rft) to store, one run each")(
       "device-profile", po::value(&profile),
       "calibrated roofs (rooftrace calibrate -o); default: datasheet")(
+      "label", po::value(&label_words)->composing(),
+      "KEY=VALUE stored with the run (repeatable): commit, branch, model, GPU, batch, anything; `rooftrace history --where KEY=VALUE` selects runs by them")(
       "keep-raw", po::bool_switch(&keep_raw),
       "keep every raw stream as STORE.raw/run<ID>-<N>.rft (without it only "
       "the streams a failed store write lost are kept)")(
@@ -269,6 +274,11 @@ int CollectMain(int argc, char** argv) {
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;
   }
+  const auto labels = ParseKeyValues(label_words, "--label");
+  if (!labels.ok()) {
+    std::cerr << "rooftrace collect: " << labels.status().message() << "\n";
+    return kExitUsage;
+  }
   for (const auto& f : ingest) {
     Status s = CheckTraceFile(f);
     if (!s.ok()) {
@@ -283,7 +293,7 @@ int CollectMain(int argc, char** argv) {
     return kExitUsage;
   }
   InstallStopHandler();
-  if (const int rc = IngestAll(ingest, store, profile); rc != kExitOk) {
+  if (const int rc = IngestAll(ingest, store, profile, *labels); rc != kExitOk) {
     return rc;
   }
   if (!ingest.empty() && listen.empty()) return kExitOk;
@@ -293,6 +303,7 @@ int CollectMain(int argc, char** argv) {
   co.listen = listen;
   co.store = store;
   co.device_profile = profile;
+  co.labels = *labels;
   co.keep_raw = keep_raw;
   co.hello_timeout_ms = hello_timeout_ms;
   co.stall_timeout_ms = stall_timeout_ms;

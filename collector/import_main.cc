@@ -75,7 +75,7 @@ int ImportMain(int argc, char** argv) {
       "runs.sqlite";
   std::vector<std::string> files;
   std::string out, format = "auto", device, profile, counters;
-  std::vector<std::string> captures;
+  std::vector<std::string> captures, label_words;
   std::optional<int64_t> rank, pid;
   bool quiet = false;
   spec.options.add_options()(
@@ -101,6 +101,8 @@ int ImportMain(int argc, char** argv) {
       "CUDA/HIP graphs (repeatable): each graph launch of the imported "
       "traces whose kernels a capture launched takes the captured "
       "operators' shapes, kernel by kernel")(
+      "label", po::value(&label_words)->composing(),
+      "KEY=VALUE stored with each run (repeatable): commit, branch, model, GPU, batch, anything; `rooftrace history --where KEY=VALUE` selects runs by them")(
       "quiet,q", po::bool_switch(&quiet), "no progress lines");
   spec.hidden.add_options()("file", po::value(&files)->composing());
   spec.positional.add("file", -1);
@@ -112,6 +114,8 @@ int ImportMain(int argc, char** argv) {
     std::cerr << kName << ": " << message << "\n";
     return kExitUsage;
   };
+  const auto labels = ParseKeyValues(label_words, "--label");
+  if (!labels.ok()) return fail(labels.status().message());
   if (files.empty()) return fail("no trace file given; see --help");
   if (out.empty()) {
     return fail("no store given: name one with -o runs.sqlite");
@@ -147,6 +151,7 @@ int ImportMain(int argc, char** argv) {
   options.counters = counter_file;
   options.capture_paths = captures;
   options.progress = !quiet;
+  options.labels = *labels;
   for (size_t i = 0; i < files.size(); ++i) {
     auto result =
         ReadSourceInto(*(*sources)[i], files[i], options, store->get());

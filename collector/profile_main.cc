@@ -132,6 +132,8 @@ struct ProfileOptions {
   // its connection); no: only the grace for producers flushing at exit.
   std::string wait_descendants = "yes";
   std::string exe, inject;  // resolved by CheckProfileOptions
+  std::vector<std::string> label_words;
+  RunLabels labels;  // parsed by CheckProfileOptions
 };
 
 // Checks every option and finds the command and the injection library.
@@ -145,6 +147,7 @@ Status CheckProfileOptions(ProfileOptions* o) {
   if (o->mode != "trace" && o->mode != "counters") {
     return InvalidArgument("--mode " + o->mode + ": use trace or counters");
   }
+  RT_ASSIGN_OR_RETURN(o->labels, ParseKeyValues(o->label_words, "--label"));
   if (o->sample_every < 1) {
     return InvalidArgument("--sample-every " +
                            std::to_string(o->sample_every) +
@@ -537,6 +540,7 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   ro.origin = "profile";
   ro.command = command;
   ro.device_profile_path = o.profile;
+  ro.labels = o.labels;
   auto rec = CreateStoreRecorder(ro, o.out);
   if (!rec.ok()) {
     fs::remove_all(dir);
@@ -667,6 +671,8 @@ int ProfileMain(int argc, char** argv) {
       "sender stalled for 1 s is given up on (drops counted)")(
       "device-profile", po::value(&o.profile),
       "calibrated roofs (rooftrace calibrate -o); default: datasheet")(
+      "label", po::value(&o.label_words)->composing(),
+      "KEY=VALUE stored with the run (repeatable): commit, branch, model, GPU, batch, anything; `rooftrace history --where KEY=VALUE` selects runs by them")(
       "top", po::value(&o.top)->default_value(15), "kernel rows in the table")(
       "wait-descendants",
       po::value(&o.wait_descendants)->default_value(o.wait_descendants),

@@ -64,6 +64,7 @@ StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
   r->run_.command = options.command;
   r->run_.source_format = options.source_format;
   r->run_.source_file = options.source_file;
+  r->run_.labels = options.labels;
   r->run_.started_unix_ns = static_cast<int64_t>(NowUnixNs());
   if (r->profile_) {
     r->run_.roof_source = "calibrated:" + options.device_profile_path;

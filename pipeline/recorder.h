@@ -53,6 +53,8 @@ struct RecorderOptions {
   // and its file; empty for a live collection.
   std::string source_format;
   std::string source_file;
+  // The user's labels (--label KEY=VALUE), stored with the run row.
+  RunLabels labels;
   // Overrides the device every session names for its roofs (a datasheet
   // key, import --device); empty: each session's own device.
   std::string device_key;

@@ -20,10 +20,16 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "model/precision.h"
 
 namespace rooftrace {
+
+// A run's labels (run_labels, schema 6): KEY=VALUE pairs the user gave
+// (`--label commit=abc123`), in the order given; keys are unique.
+using RunLabels = std::vector<std::pair<std::string, std::string>>;
 
 // runs: one row per run (a `profile`, a `collect` server lifetime, an
 // ingested or imported file).
@@ -51,6 +57,9 @@ struct RunRow {
   std::string source_format;
   std::string source_file;
   std::string source_sha256;
+  // The user's labels (table run_labels): what `history --where` selects
+  // runs by. Empty for a store older than schema 6.
+  RunLabels labels;
 };
 
 // sessions: one producer (process) of a run.

@@ -343,7 +343,12 @@ class JsonWriter : public ReportWriter {
         << ",\"complete\":"
         << (h.run.complete ? std::to_string(*h.run.complete) : "null")
         << ",\"incomplete_reason\":" << JsonString(h.run.incomplete_reason)
-        << "}"
+        << ",\"labels\":{";
+    for (size_t i = 0; i < h.run.labels.size(); ++i) {
+      out << (i ? "," : "") << JsonString(h.run.labels[i].first) << ':'
+          << JsonString(h.run.labels[i].second);
+    }
+    out << "}}"
         << ",\"device\":" << JsonString(h.device_name)
         << ",\"roof_source\":" << JsonString(h.roofs.source)
         << ",\"reannotated\":" << (h.reannotated ? "true" : "false")
@@ -483,6 +488,7 @@ class HtmlWriter : public ReportWriter {
     item("source", SourceLine(h.run, true));
     item("run", std::to_string(h.run.run_id) +
                     (h.run.command.empty() ? "" : ": " + h.run.command));
+    if (!h.run.labels.empty()) item("labels", LabelsLine(h.run.labels));
     item("device", h.device_name.empty() ? "unknown" : h.device_name);
     item("roofs", h.roofs.source + (h.reannotated ? " (re-annotated)" : "") +
                       ": " + RoofSummary(h.roofs));
@@ -562,6 +568,16 @@ std::string FiguresShare(const Report& r) {
          "% of GPU time has FLOPs or bytes";
 }
 
+std::string LabelsLine(const RunLabels& labels) {
+  std::string out;
+  for (const auto& [key, value] : labels) {
+    if (!out.empty()) out += ' ';
+    const bool quote = value.empty() || value.find(' ') != std::string::npos;
+    out += key + "=" + (quote ? "'" + value + "'" : value);
+  }
+  return out;
+}
+
 void WriteHeaderText(const Report& r, std::ostream& out) {
   const ReportHeader& h = r.header;
   out << h.title << ": " << h.input << " (" << h.input_kind << "), run "
@@ -572,6 +588,9 @@ void WriteHeaderText(const Report& r, std::ostream& out) {
   out << "  source:   " << SourceLine(h.run, false) << "\n";
   if (!h.ingest_warning.empty()) out << "  WARNING:  " << h.ingest_warning << "\n";
   if (!h.run.command.empty()) out << "  command:  " << h.run.command << "\n";
+  if (!h.run.labels.empty()) {
+    out << "  labels:   " << LabelsLine(h.run.labels) << "\n";
+  }
   out << "  device:   " << (h.device_name.empty() ? "unknown" : h.device_name)
       << "\n";
   out << "  roofs:    " << (h.roofs.source.empty() ? "none" : h.roofs.source)

@@ -31,6 +31,10 @@ void WriteHeaderText(const Report& report, std::ostream& out);
 // time that is placed on the roofline; "no GPU time" for an empty report.
 std::string FiguresShare(const Report& report);
 
+// A run's labels as "commit=abc123 branch=main" in the order given; ""
+// when it has none. A value with a space is quoted ("note='two words'").
+std::string LabelsLine(const RunLabels& labels);
+
 // "run 3 is INCOMPLETE: <why>; ..." when the run is not known complete
 // (complete = 0, or NULL: its writer never finished); "" when complete.
 std::string IncompleteRunWarning(const RunRow& run);

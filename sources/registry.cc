@@ -96,6 +96,7 @@ StatusOr<SourceResult> ReadSourceInto(const TraceSource& source,
   ro.origin = source.Origin(path);
   ro.source_format = std::string(source.format());
   ro.source_file = path;
+  ro.labels = options.labels;
   ro.device_profile_path = options.device_profile_path;
   ro.device_key = options.device_key;
   ro.flush_records = options.flush_records;

@@ -53,6 +53,8 @@ struct SourceOptions {
   std::vector<std::string> capture_paths;
   // Progress lines on stderr for long files.
   bool progress = false;
+  // Labels of the run each file becomes (import --label).
+  RunLabels labels;
   // RecorderOptions::flush_records for sources that stream long sessions.
   size_t flush_records = RecorderOptions().flush_records;
 };

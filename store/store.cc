@@ -23,6 +23,10 @@ CREATE TABLE IF NOT EXISTS runs (
   producer_version TEXT, complete INTEGER, origin TEXT,
   source_format TEXT, source_file TEXT, source_sha256 TEXT,
   incomplete_reason TEXT);
+CREATE TABLE IF NOT EXISTS run_labels (
+  run_id INTEGER NOT NULL REFERENCES runs(run_id), key TEXT NOT NULL,
+  value TEXT NOT NULL, PRIMARY KEY (run_id, key));
+CREATE INDEX IF NOT EXISTS run_labels_key ON run_labels(key, value);
 CREATE TABLE IF NOT EXISTS sessions (
   session_id INTEGER PRIMARY KEY,
   run_id INTEGER NOT NULL REFERENCES runs(run_id),
@@ -225,7 +229,7 @@ Store::~Store() {
   for (sqlite3_stmt* s :
        {insert_kernel_, select_name_, insert_name_, insert_memcpy_,
         insert_gemm_, insert_nvtx_, insert_step_, insert_roof_, insert_metric_,
-        insert_session_, insert_device_, update_session_}) {
+        insert_label_, insert_session_, insert_device_, update_session_}) {
     sqlite3_finalize(s);
   }
   if (db_ != nullptr) sqlite3_close(db_);
@@ -385,6 +389,11 @@ Status Store::MigrateFromSchema4() {
       4, {"ALTER TABLE devices ADD COLUMN measured_sm_clock_khz INTEGER"});
 }
 
+// Schema 6 added the user's labels of a run (run_labels), what `history
+// --where` selects runs by. The table is created by kSchema; older runs
+// have no labels.
+Status Store::MigrateFromSchema5() { return UpgradeSchema(5, {kSchema}); }
+
 Status Store::RefuseForeignDatabase() {
   sqlite3_stmt* q = nullptr;
   std::string tables;
@@ -530,6 +539,9 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   if (version >= 1 && version <= 4) {
     RT_RETURN_IF_ERROR(s->MigrateFromSchema4());
   }
+  if (version >= 1 && version <= 5) {
+    RT_RETURN_IF_ERROR(s->MigrateFromSchema5());
+  }
   RT_RETURN_IF_ERROR(s->Exec(kSchema));
   RT_RETURN_IF_ERROR(s->Exec(
       ("INSERT OR IGNORE INTO schema_info VALUES ('schema_version', '" +
@@ -599,14 +611,19 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
       "INSERT INTO kernel_metrics (run_id, session_id, correlation_id, name, "
       "value, unit) VALUES (?,?,?,?,?,?)",
       &s->insert_metric_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO run_labels (run_id, key, value) VALUES (?,?,?)",
+      &s->insert_label_));
   return s;
 }
 
 StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
   RT_RETURN_IF_ERROR(Commit());
   kernels_committed_ = ranges_committed_ = 0;
-  // An atomic run is one transaction from its row to FinishRun.
-  if (atomic_runs_) RT_RETURN_IF_ERROR(Begin());
+  // An atomic run is one transaction from its row to FinishRun; otherwise
+  // the run row and its labels are committed together here, so that no
+  // reader sees a labelled run without its labels.
+  RT_RETURN_IF_ERROR(Begin());
   sqlite3_stmt* st = nullptr;
   RT_RETURN_IF_ERROR(Prepare(
       "INSERT INTO runs (command, host, started_unix_ns, ended_unix_ns, mode, "
@@ -630,7 +647,14 @@ StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
   Status s = Step(st, "cannot insert the run");
   sqlite3_finalize(st);
   RT_RETURN_IF_ERROR(s);
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  const auto run_id = static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  for (const auto& [key, value] : run.labels) {
+    // Text(): an empty value is stored as '' (the user gave it), not NULL.
+    Binder(insert_label_).Int(run_id).Text(key).Text(value);
+    RT_RETURN_IF_ERROR(Step(insert_label_, "cannot insert a run label"));
+  }
+  if (!atomic_runs_) RT_RETURN_IF_ERROR(Commit());
+  return run_id;
 }
 
 Status Store::AddRoof(const RoofRow& r) {

@@ -36,7 +36,7 @@ struct sqlite3_stmt;
 
 namespace rooftrace {
 
-inline constexpr int kStoreSchemaVersion = 5;
+inline constexpr int kStoreSchemaVersion = 6;
 
 class Store : public RunSink {
  public:
@@ -98,6 +98,7 @@ class Store : public RunSink {
   Status MigrateFromSchema2();
   Status MigrateFromSchema3();
   Status MigrateFromSchema4();
+  Status MigrateFromSchema5();
   // One version up (from -> from + 1) in one transaction.
   Status UpgradeSchema(int from,
                        std::initializer_list<const char*> statements);
@@ -131,6 +132,7 @@ class Store : public RunSink {
   sqlite3_stmt* insert_step_ = nullptr;
   sqlite3_stmt* insert_roof_ = nullptr;
   sqlite3_stmt* insert_metric_ = nullptr;
+  sqlite3_stmt* insert_label_ = nullptr;
   sqlite3_stmt* insert_session_ = nullptr;
   sqlite3_stmt* insert_device_ = nullptr;
   sqlite3_stmt* update_session_ = nullptr;

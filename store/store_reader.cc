@@ -51,7 +51,7 @@ bool IsStoreTable(const std::string& t) {
   static const char* const kTables[] = {
       "runs",    "sessions",   "devices",     "roofs", "import_stats",
       "kernels", "memcpys",    "gemm_calls",  "nvtx_ranges", "steps",
-      "kernel_metrics"};
+      "kernel_metrics", "run_labels"};
   for (const char* k : kTables) {
     if (t == k) return true;
   }
@@ -193,6 +193,25 @@ Status StoreReader::Open(const std::string& path,
     runs_.push_back(std::move(r));
   }
   if (step != SQLITE_DONE) return StepError("runs");
+  // Schema 6 keeps the user's labels; older stores have none.
+  if (!HasColumn("run_labels", "key")) return OkStatus();
+  RT_ASSIGN_OR_RETURN(sqlite3_stmt * labels_raw,
+                      Prepare("SELECT run_id, key, value FROM run_labels "
+                              "ORDER BY run_id, rowid"));
+  Stmt labels(labels_raw);
+  // runs_ is in run_id order, as are the labels: one merge pass.
+  size_t i = 0;
+  while ((step = sqlite3_step(labels.get())) == SQLITE_ROW) {
+    const int64_t run_id = sqlite3_column_int64(labels.get(), 0);
+    while (i < runs_.size() && runs_[i].run_id < run_id) ++i;
+    if (i == runs_.size()) break;
+    if (runs_[i].run_id != run_id) continue;  // a label of no run
+    runs_[i].labels.emplace_back(std::string(Text(labels.get(), 1)),
+                                 std::string(Text(labels.get(), 2)));
+  }
+  if (step != SQLITE_DONE && step != SQLITE_ROW) {
+    return StepError("run_labels");
+  }
   return OkStatus();
 }
 

@@ -38,7 +38,7 @@ namespace rooftrace {
 std::string SqliteReadUri(const std::string& path);
 
 // The highest store schema major version this reader understands.
-inline constexpr int kStoreSchemaMajor = 5;
+inline constexpr int kStoreSchemaMajor = 6;
 
 class StoreReader {
  public:
@@ -54,6 +54,7 @@ class StoreReader {
   // finished store (SqliteReadUri).
   Status Open(const std::string& path, const std::string& display_name);
 
+  // Every run in run_id order, with its labels (RunRow::labels).
   std::vector<RunRow> runs() const { return runs_; }
   // `run_id` when given, else the most recent run. NotFound names the runs
   // that exist.

@@ -217,6 +217,7 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   ro.origin = "ingest:" + trace_path;
   ro.source_format = "rft";
   ro.source_file = trace_path;
+  ro.labels = options.labels;
   ro.device_profile_path = options.device_profile_path;
   ro.flush_records = options.flush_records;
   ro.sink = sink;

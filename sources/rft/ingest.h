@@ -21,6 +21,8 @@ struct IngestOptions {
   std::string device_profile_path;
   // Progress lines on stderr for long files.
   bool progress = false;
+  // Labels of the run (collect --label).
+  RunLabels labels;
   // Records a session may hold before its settled steps are stored
   // (RecorderOptions::flush_records; 0: store each session whole).
   size_t flush_records = RecorderOptions().flush_records;

@@ -582,5 +582,37 @@ TEST_F(AnalyzeCliTest, ReadOnlyFolderStoreIsReadWithoutSideFiles) {
   std::filesystem::permissions(ro, std::filesystem::perms(0755));
 }
 
+// The run's labels (schema 6's run_labels) are in every header: the table's
+// labels line, the JSON run object and the HTML report; a run without any
+// has no labels line.
+TEST_F(AnalyzeCliTest, HeaderShowsTheRunsLabels) {
+  // Scenario: run 1 labelled commit=abc123 and note='two words'.
+  {
+    TestStore s(store_ + ".labelled");
+    testing::BuildGoldenRun(s);
+    s.Exec("INSERT INTO run_labels VALUES (1, 'commit', 'abc123'), "
+           "(1, 'note', 'two words')");
+  }
+  const std::string labelled = store_ + ".labelled";
+  std::string out;
+  ASSERT_EQ(Analyze({labelled}, &out), 0);
+  EXPECT_NE(out.find("  labels:   commit=abc123 note='two words'\n"),
+            std::string::npos)
+      << out;
+  ASSERT_EQ(Analyze({labelled, "--format", "json"}, &out), 0);
+  StatusOr<json::Value> v = json::Parse(out, "analyze.json");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  const json::Value* labels = v->Find("run")->Find("labels");
+  ASSERT_NE(labels, nullptr);
+  EXPECT_EQ(labels->Find("commit")->as_string(), "abc123");
+  EXPECT_EQ(labels->Find("note")->as_string(), "two words");
+  const std::string html = dir_ + "/labels.html";
+  ASSERT_EQ(Analyze({labelled, "--html", html}, &out), 0);
+  EXPECT_NE(ReadFile(html).find("<dt>labels</dt><dd>commit=abc123 "),
+            std::string::npos);
+  ASSERT_EQ(Analyze({store_, "--run", "1"}, &out), 0);
+  EXPECT_EQ(out.find("labels:"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace rooftrace

@@ -272,5 +272,53 @@ TEST_F(DiffTest, IncompleteRunsAreRefusedUnlessAllowed) {
             1);
 }
 
+// Both runs' labels are in the diff's header in every format: the table's
+// labels line, markdown, JSON (per side) and JUnit properties.
+TEST_F(DiffTest, HeaderShowsBothRunsLabels) {
+  // Scenario: the baseline is commit=aaa branch=main, the candidate
+  // commit=bbb.
+  const std::string base = dir_ + "/base-labelled.sqlite";
+  const std::string cand = dir_ + "/cand-labelled.sqlite";
+  {
+    TestStore s(base);
+    testing::BuildGoldenRun(s);
+    s.Exec("INSERT INTO run_labels VALUES (1, 'commit', 'aaa'), "
+           "(1, 'branch', 'main')");
+  }
+  {
+    TestStore s(cand);
+    testing::BuildGoldenRun(s, 1, 1.2);
+    s.Exec("INSERT INTO run_labels VALUES (1, 'commit', 'bbb')");
+  }
+  std::string out;
+  EXPECT_EQ(Diff(With({base, cand}, kLowFloor), &out), 1);
+  EXPECT_NE(out.find("  labels: commit=aaa branch=main -> commit=bbb\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(Diff(With({base, cand, "--format", "markdown"}, kLowFloor), &out),
+            1);
+  EXPECT_NE(out.find("Labels: `commit=aaa branch=main` -> `commit=bbb`."),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(Diff(With({base, cand, "--format", "json"}, kLowFloor), &out), 1);
+  StatusOr<json::Value> v = json::Parse(out, "diff.json");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v->Find("baseline")->Find("labels")->Find("branch")->as_string(),
+            "main");
+  EXPECT_EQ(v->Find("candidate")->Find("labels")->Find("commit")->as_string(),
+            "bbb");
+  const std::string junit = dir_ + "/labels.xml";
+  EXPECT_EQ(Diff(With({base, cand, "--junit", junit}, kLowFloor), &out), 1);
+  const std::string xml = ReadFile(junit);
+  EXPECT_EQ(testing::CheckXmlWellFormed(xml, nullptr), "");
+  EXPECT_NE(xml.find("<property name=\"candidate.label.commit\" "
+                     "value=\"bbb\"/>"),
+            std::string::npos)
+      << xml;
+  // Runs without labels have no labels line.
+  EXPECT_EQ(Diff(With({base_, slow_}, kLowFloor), &out), 1);
+  EXPECT_EQ(out.find("labels:"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rooftrace

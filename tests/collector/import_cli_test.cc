@@ -63,6 +63,38 @@ TEST_F(ImportCliTest, OneRunPerFileWithProvenance) {
             2);
 }
 
+// --label pairs are stored with every run the import writes, in the order
+// given; a bad one (no '=', an empty key, a key twice) is refused before
+// anything is written, exit 2, naming the word.
+TEST_F(ImportCliTest, LabelsAreStoredWithEachRunAndBadOnesRefused) {
+  // Scenario: two files labelled commit=abc123 and batch=8.
+  const std::string a = Trace("a.rft"), b = Trace("b.rft");
+  ASSERT_EQ(Import({a, b, "-o", store_, "-q", "--label", "commit=abc123",
+                    "--label", "batch=8"}),
+            0)
+      << err_;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM run_labels"), 4);
+  EXPECT_EQ(q.Text("SELECT group_concat(key || '=' || value, ' ') FROM "
+                   "(SELECT * FROM run_labels WHERE run_id=2 ORDER BY rowid)"),
+            "commit=abc123 batch=8");
+  const std::string fresh = dir_.File("fresh.sqlite");
+  for (const auto& [word, why] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"commit", "no '='"},
+           {"=abc", "an empty key"},
+           {"commit=b", "key 'commit' given twice"}}) {
+    EXPECT_EQ(Import({a, "-o", fresh, "-q", "--label", "commit=a", "--label",
+                      word}),
+              2)
+        << word;
+    EXPECT_NE(err_.find("--label '" + word + "': "), std::string::npos)
+        << err_;
+    EXPECT_NE(err_.find(why), std::string::npos) << err_;
+    EXPECT_FALSE(std::filesystem::exists(fresh)) << word;
+  }
+}
+
 // --device overrides the roofs the file's device would give.
 TEST_F(ImportCliTest, DeviceKeyOverridesTheRoofs) {
   ASSERT_EQ(Import({Trace("a.rft"), "-o", store_, "--device", "a100-80gb",

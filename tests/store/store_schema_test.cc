@@ -358,11 +358,56 @@ TEST_F(StoreSchemaTest, Schema4StoreIsUpgradedToSchema5) {
   ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
   StoreQuery q(store_);
   EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
-            "5");
+            std::to_string(kStoreSchemaVersion));
   EXPECT_GT(q.Int("SELECT COUNT(*) FROM devices"), 0);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM devices WHERE measured_sm_clock_khz "
                   "IS NOT NULL"),
             0);
+  EXPECT_EQ(Layout(store_), FreshLayout());
+}
+
+// Labels given to a run are stored in run_labels and read back by the one
+// reader in the order given; an empty value stays '' (not NULL).
+TEST_F(StoreSchemaTest, LabelsAreStoredWithTheRunAndReadBack) {
+  // Scenario: two ingests, the first labelled, the second not.
+  const std::string trace = Trace();
+  IngestOptions labelled;
+  labelled.labels = {{"commit", "abc123"}, {"batch", "8"}, {"note", ""}};
+  ASSERT_TRUE(IngestTraceFile(trace, store_, labelled).ok());
+  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+  EXPECT_EQ(Rows(store_, "SELECT run_id, key, value FROM run_labels ORDER BY "
+                         "rowid"),
+            (std::vector<std::string>{"1|commit|abc123", "1|batch|8",
+                                      "1|note|"}));
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(store_, store_).ok());
+  const std::vector<RunRow> runs = reader.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].labels, labelled.labels);
+  EXPECT_TRUE(runs[1].labels.empty());
+}
+
+// A schema 5 store reads as it is (no labels), then written to gains
+// run_labels: its old runs have none, new runs keep theirs.
+TEST_F(StoreSchemaTest, Schema5StoreIsUpgradedToSchema6) {
+  // Scenario: one run, downgraded to schema 5; a labelled run appended.
+  const std::string trace = Trace();
+  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+  Exec(store_, test_support::kDowngradeToSchema5);
+  {
+    StoreReader reader;
+    ASSERT_TRUE(reader.Open(store_, store_).ok());
+    ASSERT_EQ(reader.runs().size(), 1u);
+    EXPECT_TRUE(reader.runs()[0].labels.empty());
+  }
+  IngestOptions labelled;
+  labelled.labels = {{"branch", "main"}};
+  ASSERT_TRUE(IngestTraceFile(trace, store_, labelled).ok());
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
+            "6");
+  EXPECT_EQ(Rows(store_, "SELECT run_id, key, value FROM run_labels"),
+            (std::vector<std::string>{"2|branch|main"}));
   EXPECT_EQ(Layout(store_), FreshLayout());
 }
 

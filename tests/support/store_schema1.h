@@ -7,15 +7,25 @@
 
 namespace rooftrace::test_support {
 
-// Schema 5 -> 4: no devices.measured_sm_clock_khz.
+// Schema 6 -> 5: no run_labels.
+#define ROOFTRACE_DOWNGRADE_6_TO_5_SQL                              \
+  "DROP INDEX run_labels_key;\n"                                    \
+  "DROP TABLE run_labels;\n"                                        \
+  "UPDATE schema_info SET value = '5' WHERE key = 'schema_version';\n"
+
+inline constexpr char kDowngradeToSchema5[] =
+    "BEGIN;\n" ROOFTRACE_DOWNGRADE_6_TO_5_SQL "COMMIT;\n";
+
+// Schema 6 -> 4: no devices.measured_sm_clock_khz either.
 #define ROOFTRACE_DOWNGRADE_5_TO_4_SQL                              \
+  ROOFTRACE_DOWNGRADE_6_TO_5_SQL                                    \
   "ALTER TABLE devices DROP COLUMN measured_sm_clock_khz;\n"        \
   "UPDATE schema_info SET value = '4' WHERE key = 'schema_version';\n"
 
 inline constexpr char kDowngradeToSchema4[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_5_TO_4_SQL "COMMIT;\n";
 
-// Schema 5 -> 3: no runs.incomplete_reason either.
+// Schema 6 -> 3: no runs.incomplete_reason either.
 #define ROOFTRACE_DOWNGRADE_4_TO_3_SQL                        \
   ROOFTRACE_DOWNGRADE_5_TO_4_SQL                               \
   "ALTER TABLE runs DROP COLUMN incomplete_reason;\n"          \
@@ -24,8 +34,8 @@ inline constexpr char kDowngradeToSchema4[] =
 inline constexpr char kDowngradeToSchema3[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_4_TO_3_SQL "COMMIT;\n";
 
-// Schema 5 -> 2: no provenance columns, no kernel_metrics. Run on an open
-// connection to a schema 5 store, outside a transaction.
+// Schema 6 -> 2: no provenance columns, no kernel_metrics. Run on an open
+// connection to a schema 6 store, outside a transaction.
 #define ROOFTRACE_DOWNGRADE_3_TO_2_SQL                        \
   ROOFTRACE_DOWNGRADE_4_TO_3_SQL                               \
   "DROP INDEX kernel_metrics_kernel;\n"                        \
@@ -38,7 +48,7 @@ inline constexpr char kDowngradeToSchema3[] =
 inline constexpr char kDowngradeToSchema2[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_3_TO_2_SQL "COMMIT;\n";
 
-// Schema 5 -> 1. Run on an open connection to a schema 5 store, outside a
+// Schema 6 -> 1. Run on an open connection to a schema 6 store, outside a
 // transaction.
 inline constexpr char kDowngradeToSchema1[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_3_TO_2_SQL R"sql(

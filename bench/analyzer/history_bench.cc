@@ -1,0 +1,107 @@
+// history_bench: `rooftrace history --check` on a generated SQLite store
+// of many runs and groups (issue 27: 1,000 runs x 200 groups), timed in
+// CPU and wall seconds, with the judging of the series (the statistics)
+// apart; prints figures, never a timed test.
+//   build/bench/history_bench [--runs N] [--groups G] [--store PATH]
+// One kernel launch per group and run (the read scales with kernels; the
+// statistics with runs x groups); one group regresses 8 % in the latest 3
+// runs, which the gate must find.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <string>
+
+#include "analyzer/changepoint.h"
+#include "analyzer/history.h"
+#include "store/store_reader.h"
+#include "tests/support/test_store.h"
+
+namespace rt = rooftrace;
+
+namespace {
+
+double Cpu() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+double Wall() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int runs = 1000, groups = 200;
+  std::string path =
+      (std::filesystem::temp_directory_path() / "history_bench.sqlite")
+          .string();
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--runs") runs = std::atoi(argv[i + 1]);
+    if (a == "--groups") groups = std::atoi(argv[i + 1]);
+    if (a == "--store") path = argv[i + 1];
+  }
+  double t0 = Wall();
+  {
+    rt::testing::TestStore s(path);
+    for (int g = 0; g < groups; ++g) {
+      rt::stats::SyntheticSeriesSpec spec;
+      spec.runs = runs;
+      spec.base = 10000 + 100 * g;
+      spec.noise = 0.02;
+      if (g == 7) {
+        spec.step_at = runs - 3;
+        spec.step = 0.08;
+      }
+      const auto ns = rt::stats::SyntheticSeries(spec, 1000 + g);
+      for (int r = 0; r < runs; ++r) {
+        if (g == 0) {
+          s.AddRun(r + 1, "Test GPU 2TB");
+          s.Exec("INSERT INTO run_labels VALUES (" + std::to_string(r + 1) +
+                 ", 'branch', 'main')");
+        }
+        rt::testing::KernelSpec k;
+        k.run_id = k.session_id = r + 1;
+        k.name = "kernel_" + std::to_string(g);
+        k.family = "family_" + std::to_string(g);
+        k.start_ns = 1000 + 100000 * g;
+        k.duration_ns = static_cast<int64_t>(ns[r]);
+        k.fraction_of_roof = 0.5 * spec.base / ns[r];
+        s.AddKernel(k);
+      }
+    }
+  }
+  std::printf("store: %d runs x %d groups (%d kernels) written in %.1f s: %s\n",
+              runs, groups, runs * groups, Wall() - t0, path.c_str());
+
+  rt::StoreReader store;
+  if (const rt::Status st = store.Open(path, path); !st.ok()) {
+    std::fprintf(stderr, "%s\n", st.message().c_str());
+    return 1;
+  }
+  rt::analyzer::HistoryOptions options;
+  options.where = {{"branch", "main"}};
+  const double cpu0 = Cpu(), wall0 = Wall();
+  auto h = rt::analyzer::BuildHistory(store, path, options);
+  if (!h.ok()) {
+    std::fprintf(stderr, "%s\n", h.status().message().c_str());
+    return 1;
+  }
+  const double cpu1 = Cpu(), wall1 = Wall();
+  // BuildHistory judged already; judging again times the statistics alone.
+  rt::analyzer::JudgeHistory(&*h);
+  const double cpu2 = Cpu(), wall2 = Wall();
+  std::printf(
+      "history --check: read and judge %.3f s CPU (%.3f s wall), of which "
+      "judging %.3f s CPU (%.3f s wall); %d of %d groups judged, %d "
+      "regressed (the injected one: %s)\n",
+      cpu1 - cpu0, wall1 - wall0, cpu2 - cpu1, wall2 - wall1,
+      h->judged, static_cast<int>(h->groups.size()), h->regressed,
+      !h->groups.empty() && h->groups[0].name == "family_7" &&
+              h->groups[0].verdict == rt::analyzer::HistoryVerdict::kRegressed
+          ? "found"
+          : "MISSED");
+  std::filesystem::remove(path);
+  return 0;
+}

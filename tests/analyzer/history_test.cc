@@ -1,0 +1,379 @@
+// `rooftrace history` on stores built here with known series: runs selected
+// by label in time order, a regression injected in one family at a known
+// run found by --check (exit 1) and absent without it (exit 0), incomplete
+// runs in the window (exit 3), groups too short or too noisy said so, and
+// bad input (exit 2).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "analyzer/changepoint.h"
+#include "analyzer/commands.h"
+#include "base/json.h"
+#include "tests/support/test_store.h"
+#include "tests/support/xml_check.h"
+
+namespace rooftrace {
+namespace {
+
+using testing::ReadFile;
+using testing::RunMain;
+using testing::TempDir;
+using testing::TestStore;
+
+constexpr int kRuns = 40;
+
+struct StoreSpec {
+  // The run (1-based, in time order) from which the GEMM family is 8 %
+  // slower; 0: never.
+  int regression_from = 0;
+  // Runs stored as incomplete (1-based).
+  std::vector<int> incomplete;
+  // A family that runs only in the first few runs.
+  bool short_family = false;
+  // A family whose time scatters 30 % from run to run.
+  bool noisy_family = false;
+};
+
+StoreSpec RegressedFrom(int night) {
+  StoreSpec s;
+  s.regression_from = night;
+  return s;
+}
+StoreSpec IncompleteAt(int night) {
+  StoreSpec s;
+  s.incomplete = {night};
+  return s;
+}
+
+// kRuns runs labelled branch=main (started in time order, but stored with
+// ids in reverse so that time order is not id order) and, in between, runs
+// of branch=other that are 50 % slower everywhere and must not count.
+// Per run: a GEMM family (4 launches, 100 us, 50 % of roof) and a
+// layernorm family (6 launches, 20 us), each run's mean drawn with 1 %
+// noise (seeded).
+void BuildStore(const std::string& path, const StoreSpec& spec) {
+  TestStore s(path);
+  stats::SyntheticSeriesSpec gemm, norm, noisy;
+  gemm.runs = norm.runs = noisy.runs = kRuns;
+  gemm.noise = norm.noise = 0.01;
+  gemm.base = 100000;
+  norm.base = 20000;
+  noisy.base = 50000;
+  noisy.noise = 0.30;
+  if (spec.regression_from > 0) {
+    gemm.step_at = spec.regression_from - 1;
+    gemm.step = 0.08;
+  }
+  const auto gemm_ns = stats::SyntheticSeries(gemm, 11);
+  const auto norm_ns = stats::SyntheticSeries(norm, 12);
+  const auto noisy_ns = stats::SyntheticSeries(noisy, 13);
+  auto add = [&](int64_t run_id, int night, const std::string& branch,
+                 double slow) {
+    s.AddRun(run_id, "Test GPU 2TB");
+    s.Exec("UPDATE runs SET started_unix_ns = " +
+           std::to_string(int64_t{1700000000} * 1000000000 +
+                          int64_t{night} * 86400 * 1000000000 +
+                          (branch == "main" ? 0 : 3600000000000)) +
+           " WHERE run_id = " + std::to_string(run_id));
+    s.Exec("INSERT INTO run_labels VALUES (" + std::to_string(run_id) +
+           ", 'branch', '" + branch + "'), (" + std::to_string(run_id) +
+           ", 'night', '" + std::to_string(night) + "')");
+    int64_t t = 1000;
+    auto kernel = [&](const std::string& family, double ns, double roof,
+                      int count) {
+      for (int i = 0; i < count; ++i) {
+        testing::KernelSpec k;
+        k.run_id = k.session_id = run_id;
+        k.name = family + "_kernel";
+        k.family = family;
+        k.shape = family == "gemm" ? std::optional<std::string>(
+                                         "m=4096 n=16 k=11008 batch=1")
+                                   : std::nullopt;
+        k.start_ns = t;
+        k.duration_ns = static_cast<int64_t>(ns * slow);
+        k.fraction_of_roof = roof * 100000 / (ns * slow);
+        k.phase = "decode";
+        k.bound = "memory";
+        s.AddKernel(k);
+        t += k.duration_ns + 1000;
+      }
+    };
+    kernel("gemm", gemm_ns[night - 1], 0.5, 4);
+    kernel("layernorm", norm_ns[night - 1], 0.2, 6);
+    if (spec.short_family && night <= 4) kernel("warmup", 30000, 0.1, 2);
+    if (spec.noisy_family) kernel("sampler", noisy_ns[night - 1], 0.1, 3);
+  };
+  for (int night = 1; night <= kRuns; ++night) {
+    const int64_t id = 2 * (kRuns - night) + 1;  // reverse id order
+    add(id, night, "main", 1.0);
+    add(id + 1, night, "other", 1.5);
+    for (int bad : spec.incomplete) {
+      if (bad == night) {
+        s.Exec("UPDATE runs SET complete = 0, incomplete_reason = 'cut' "
+               "WHERE run_id = " + std::to_string(id));
+      }
+    }
+  }
+}
+
+// The run id of main's run of `night` in BuildStore.
+int64_t MainRunId(int night) { return 2 * (kRuns - night) + 1; }
+
+class HistoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = TempDir("history"); }
+  void TearDown() override { testing::RemoveTempDir(dir_); }
+  int History(std::vector<std::string> args, std::string* out,
+              std::string* err = nullptr) {
+    std::string ignored;
+    return RunMain(HistoryMain, "history", args, out, err ? err : &ignored);
+  }
+  std::string dir_;
+};
+
+// The integration case of issue 27: the GEMM family is 8 % slower from
+// night 36 on (the latest 5 of 40 runs): --check exits 1, the JSON names
+// the group, the run, the direction and the roofline move, and JUnit has
+// one failing testcase. Runs of another branch are left out.
+TEST_F(HistoryTest, CheckFindsAnInjectedRegressionAndExits1) {
+  // Scenario: 40 nightly runs on branch=main, regression at night 36.
+  const std::string store = dir_ + "/nightly.sqlite";
+  BuildStore(store, RegressedFrom(36));
+  std::string out, err;
+  const std::string junit = dir_ + "/history.xml";
+  EXPECT_EQ(History({store, "--where", "branch=main", "--check", "--format",
+                     "json", "--junit", junit},
+                    &out, &err),
+            1)
+      << err;
+  StatusOr<json::Value> v = json::Parse(out, "history.json");
+  ASSERT_TRUE(v.ok()) << v.status().message() << out;
+  EXPECT_EQ(v->Find("runs")->as_array().size(), static_cast<size_t>(kRuns));
+  // Time order, not id order; per-run totals (no steps in these runs).
+  const json::Value& first = v->Find("runs")->as_array()[0];
+  EXPECT_EQ(first.Find("run_id")->as_number(), MainRunId(1));
+  EXPECT_GT(first.Find("gpu_time_ns")->as_number(), 4 * 90000 + 6 * 18000);
+  EXPECT_TRUE(first.Find("gpu_time_per_step_ns")->is_null());
+  EXPECT_EQ(v->Find("regressed")->as_number(), 1);
+  const json::Value& g = v->Find("groups")->as_array()[0];
+  EXPECT_EQ(g.Find("name")->as_string(), "gemm");
+  EXPECT_EQ(g.Find("verdict")->as_string(), "REGRESSED");
+  const json::Array& cps = g.Find("change_points")->as_array();
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(cps[0].Find("run_id")->as_number(), MainRunId(36));
+  EXPECT_EQ(cps[0].Find("runs_ago")->as_number(), 4);
+  EXPECT_EQ(cps[0].Find("direction")->as_string(), "slower");
+  EXPECT_NEAR(cps[0].Find("magnitude")->as_number(), 0.08, 0.02);
+  EXPECT_LT(cps[0].Find("pvalue")->as_number(), 0.01);
+  EXPECT_NEAR(cps[0].Find("fraction_of_roof_before")->as_number(), 0.5, 0.02);
+  EXPECT_NEAR(cps[0].Find("fraction_of_roof_after")->as_number(), 0.5 / 1.08,
+              0.02);
+  EXPECT_TRUE(cps[0].Find("in_window")->as_bool());
+  // The other family is judged and fine.
+  EXPECT_EQ(v->Find("groups")->as_array()[1].Find("verdict")->as_string(),
+            "ok");
+  const std::string xml = ReadFile(junit);
+  EXPECT_EQ(testing::CheckXmlWellFormed(xml, nullptr), "");
+  EXPECT_NE(xml.find("failures=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"rooftrace.history\" name=\"gemm "
+                     "[m=4096 n=16 k=11008 batch=1]\"><failure"),
+            std::string::npos)
+      << xml;
+  // The table says it in words.
+  EXPECT_EQ(History({store, "--where", "branch=main"}, &out), 0);
+  EXPECT_NE(out.find("REGRESSION: 1 of 2 groups judged regressed"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("run " + std::to_string(MainRunId(36)) +
+                     " (4 runs ago): "),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("Benjamini-Hochberg"), std::string::npos);
+}
+
+// The same history without the regression passes the gate; so does the
+// regressed one when the window ends before it starts (--window 3: the
+// change is at the 5th-latest run).
+TEST_F(HistoryTest, CheckExits0WithoutARegressionInTheWindow) {
+  // Scenario: 40 steady nights; then the regressed store with --window 3.
+  const std::string steady = dir_ + "/steady.sqlite";
+  BuildStore(steady, {});
+  std::string out, err;
+  EXPECT_EQ(History({steady, "--where", "branch=main", "--check"}, &out, &err),
+            0)
+      << out << err;
+  EXPECT_NE(out.find("no regression in the latest 5 runs"), std::string::npos)
+      << out;
+  const std::string regressed = dir_ + "/regressed.sqlite";
+  BuildStore(regressed, RegressedFrom(36));
+  EXPECT_EQ(History({regressed, "--where", "branch=main", "--check",
+                     "--window", "3"},
+                    &out),
+            0)
+      << out;
+  // The change point is still shown: it is history, not the gate.
+  EXPECT_NE(out.find("slower"), std::string::npos) << out;
+}
+
+// A run in the window that is incomplete makes --check exit 3 (no verdict
+// on figures that leave data out); outside the window it does not.
+TEST_F(HistoryTest, IncompleteRunInTheWindowExits3) {
+  // Scenario: night 39 incomplete; then night 10 incomplete.
+  const std::string store = dir_ + "/incomplete.sqlite";
+  BuildStore(store, IncompleteAt(39));
+  std::string out, err;
+  EXPECT_EQ(History({store, "--where", "branch=main", "--check"}, &out, &err),
+            3);
+  EXPECT_NE(out.find("INCOMPLETE"), std::string::npos) << out;
+  const std::string early = dir_ + "/early.sqlite";
+  BuildStore(early, IncompleteAt(10));
+  EXPECT_EQ(History({early, "--where", "branch=main", "--check"}, &out), 0)
+      << out;
+}
+
+// A family seen in 4 runs is too short, one that scatters 30 % too noisy:
+// both said so (table, JUnit skipped), neither judged nor failing the gate.
+TEST_F(HistoryTest, GroupsTooShortOrTooNoisyAreSaidSo) {
+  // Scenario: 40 steady nights with a warmup family in nights 1-4 and a
+  // sampler family with 30 % noise.
+  const std::string store = dir_ + "/mixed.sqlite";
+  StoreSpec spec;
+  spec.short_family = spec.noisy_family = true;
+  BuildStore(store, spec);
+  std::string out;
+  const std::string junit = dir_ + "/mixed.xml";
+  EXPECT_EQ(History({store, "--where", "branch=main", "--check", "--junit",
+                     junit},
+                    &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("1 too noisy, 1 too short to judge"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("ran in 4 of the 40 runs"), std::string::npos) << out;
+  EXPECT_NE(out.find("cannot be told from noise"), std::string::npos) << out;
+  const std::string xml = ReadFile(junit);
+  EXPECT_NE(xml.find("skipped=\"2\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<skipped message=\"too noisy: "), std::string::npos);
+}
+
+// Labels select runs: --where branch=other gives the other branch's runs;
+// a label no run has is refused naming the labels that exist; bad words,
+// --by and --format values exit 2.
+TEST_F(HistoryTest, WhereSelectsRunsAndBadInputExits2) {
+  // Scenario: the steady store, asked several ways.
+  const std::string store = dir_ + "/steady.sqlite";
+  BuildStore(store, {});
+  std::string out, err;
+  EXPECT_EQ(History({store, "--where", "branch=other", "--where", "night=3",
+                     "--format", "json"},
+                    &out),
+            0);
+  StatusOr<json::Value> v = json::Parse(out, "history.json");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  ASSERT_EQ(v->Find("runs")->as_array().size(), 1u);
+  EXPECT_EQ(v->Find("runs")->as_array()[0].Find("run_id")->as_number(),
+            MainRunId(3) + 1);
+  EXPECT_EQ(History({store, "--where", "branch=dev"}, &out, &err), 2);
+  EXPECT_NE(err.find("no run matches --where branch=dev"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("branch=main"), std::string::npos) << err;
+  EXPECT_EQ(History({store, "--where", "branch"}, &out, &err), 2);
+  EXPECT_NE(err.find("--where 'branch': no '='"), std::string::npos) << err;
+  EXPECT_EQ(History({store, "--by", "kernel"}, &out, &err), 2);
+  EXPECT_EQ(History({store, "--format", "csv"}, &out, &err), 2);
+  EXPECT_EQ(History({store, "--window", "0"}, &out, &err), 2);
+  EXPECT_EQ(History({dir_ + "/missing.sqlite"}, &out, &err), 2);
+}
+
+// Markdown carries the verdict and one row per group.
+TEST_F(HistoryTest, MarkdownHasTheVerdictAndARowPerGroup) {
+  // Scenario: the regressed store as markdown, grouped by family.
+  const std::string store = dir_ + "/nightly.sqlite";
+  BuildStore(store, RegressedFrom(36));
+  std::string out;
+  EXPECT_EQ(History({store, "--where", "branch=main", "--by", "family",
+                     "--format", "markdown"},
+                    &out),
+            0);
+  EXPECT_NE(out.find("### rooftrace history: regression"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("| **REGRESSED** | gemm [m=4096 n=16 k=11008 batch=1] "
+                     "| 40 |"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("| ok | layernorm |"), std::string::npos) << out;
+}
+
+// The width and height a PNG's header (IHDR) says, or {0, 0}.
+std::pair<uint32_t, uint32_t> PngSize(const std::string& png) {
+  if (png.size() < 24 || png.compare(1, 3, "PNG") != 0) return {0, 0};
+  auto be32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < 4; ++i) {
+      v = v << 8 | static_cast<unsigned char>(png[at + i]);
+    }
+    return v;
+  };
+  return {be32(16), be32(20)};
+}
+
+// --html writes a self-contained trend page: the verdict, one plot per
+// group with the regression first, its change point marked as slower, no
+// fetches; each plot is well-formed SVG, and headless Chromium renders the
+// page (when installed) to a screenshot that is not blank.
+TEST_F(HistoryTest, HtmlTrendPageHasOnePlotPerGroupWorstFirst) {
+  // Scenario: the regressed store, --html.
+  const std::string store = dir_ + "/nightly.sqlite";
+  BuildStore(store, RegressedFrom(36));
+  const std::string path = dir_ + "/trend.html";
+  std::string out, err;
+  ASSERT_EQ(History({store, "--where", "branch=main", "--html", path}, &out,
+                    &err),
+            0);
+  EXPECT_NE(err.find("wrote " + path), std::string::npos) << err;
+  const std::string html = ReadFile(path);
+  EXPECT_NE(html.find("REGRESSION: 1 of 2 groups judged"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("href="), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  std::vector<std::string> svgs;
+  for (size_t b = html.find("<svg"); b != std::string::npos;
+       b = html.find("<svg", b + 1)) {
+    const size_t e = html.find("</svg>", b);
+    ASSERT_NE(e, std::string::npos);
+    svgs.push_back(html.substr(b, e + 6 - b));
+    EXPECT_EQ(testing::CheckXmlWellFormed(svgs.back()), "") << svgs.back();
+  }
+  ASSERT_EQ(svgs.size(), 2u);
+  // The regressed group first, with its change point marked slower.
+  EXPECT_LT(html.find("<h2>gemm [m=4096"), html.find("<h2>layernorm"));
+  EXPECT_NE(svgs[0].find("<line class=\"slower\""), std::string::npos);
+  EXPECT_EQ(svgs[1].find("<line class="), std::string::npos);
+  EXPECT_NE(svgs[0].find("<circle class=\"latest\""), std::string::npos);
+
+  const char* chromium = "/usr/bin/chromium";
+  if (!std::filesystem::exists(chromium)) {
+    GTEST_SKIP() << "chromium not installed: headless render skipped";
+  }
+  const std::string png = dir_ + "/trend.png";
+  const std::string cmd =
+      std::string(chromium) +
+      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking --disable-component-update "
+      "--disable-sync --user-data-dir=" + dir_ + "/chromium-profile" +
+      " --screenshot=" + png + " --window-size=1000,700 file://" + path +
+      " >" + dir_ + "/chromium.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadFile(dir_ + "/chromium.log");
+  const std::string image = ReadFile(png);
+  EXPECT_EQ(PngSize(image), (std::pair<uint32_t, uint32_t>{1000, 700}));
+  // A blank page compresses to a few kB; text and plots do not.
+  EXPECT_GT(image.size(), 20000u) << image.size();
+}
+
+}  // namespace
+}  // namespace rooftrace
