@@ -66,7 +66,8 @@ int ImportMain(int argc, char** argv) {
       ". analyze, diff and export also read these files directly.";
   spec.epilog =
       "Every file is checked before anything is written; a file that fails "
-      "part-way leaves nothing in the store (exit 2).\n"
+      "part-way leaves nothing in the store (exit 2). So does a gzip file "
+      "that expands past --max-decompressed-mib.\n"
       "Examples:\n"
       "  rooftrace import trace.json.gz -o runs.sqlite\n"
       "  rooftrace import report.sqlite --device a100-80gb -o runs.sqlite\n"
@@ -78,6 +79,7 @@ int ImportMain(int argc, char** argv) {
   std::vector<std::string> captures;
   std::optional<int64_t> rank, pid;
   bool quiet = false;
+  uint64_t max_decompressed_mib = 0;
   spec.options.add_options()(
       "output,o", po::value(&out), "run store to write (created if missing)")(
       "format", po::value(&format)->default_value(format),
@@ -101,6 +103,11 @@ int ImportMain(int argc, char** argv) {
       "CUDA/HIP graphs (repeatable): each graph launch of the imported "
       "traces whose kernels a capture launched takes the captured "
       "operators' shapes, kernel by kernel")(
+      "max-decompressed-mib", po::value(&max_decompressed_mib),
+      "how far a gzip file may expand, in MiB; past it the file is refused "
+      "(exit 2, nothing stored). Default: $ROOFTRACE_MAX_DECOMPRESSED_MIB, "
+      "else 64x the compressed size, at least 1 GiB, at most a fifth of "
+      "this machine's memory")(
       "quiet,q", po::bool_switch(&quiet), "no progress lines");
   spec.hidden.add_options()("file", po::value(&files)->composing());
   spec.positional.add("file", -1);
@@ -124,13 +131,23 @@ int ImportMain(int argc, char** argv) {
   if (!device.empty() && !profile.empty()) {
     return fail("give --device or --device-profile, not both");
   }
+  GzipBudget gzip_budget;
+  if (vm.count("max-decompressed-mib")) {
+    if (max_decompressed_mib == 0 || max_decompressed_mib > (~0ull >> 20)) {
+      return fail("--max-decompressed-mib " +
+                  std::to_string(max_decompressed_mib) +
+                  ": give a size in MiB above 0, e.g. 16384");
+    }
+    gzip_budget.max_bytes = max_decompressed_mib << 20;
+    gzip_budget.raise_with = "--max-decompressed-mib N";
+  }
   auto sources = ChooseSources(files, format);
   if (!sources.ok()) return fail(sources.status().message());
 
   // The counter file is read once, and before the store is touched.
   std::shared_ptr<const CounterFile> counter_file;
   if (!counters.empty()) {
-    auto read = ReadCounterFile(counters);
+    auto read = ReadCounterFile(counters, gzip_budget);
     if (!read.ok()) return fail(read.status().message());
     counter_file = *read;
   }
@@ -146,6 +163,7 @@ int ImportMain(int argc, char** argv) {
   options.counters_path = counters;
   options.counters = counter_file;
   options.capture_paths = captures;
+  options.gzip_budget = gzip_budget;
   options.progress = !quiet;
   for (size_t i = 0; i < files.size(); ++i) {
     auto result =

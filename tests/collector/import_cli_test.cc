@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string>
 
+#include <zlib.h>
+
 #include "collector/commands.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "tests/support/sqlite_query.h"
@@ -34,6 +36,31 @@ class ImportCliTest : public ::testing::Test {
     FILE* f = std::fopen(path.c_str(), "wb");
     std::fputs(text.c_str(), f);
     std::fclose(f);
+    return path;
+  }
+  // A gzip Kineto trace of `kernels` launch/kernel pairs: repeated events
+  // compress about 50x, so a few MiB of JSON make a file of some KiB.
+  std::string GzipKineto(const std::string& name, int kernels) {
+    std::string text =
+        "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 "
+        "80GB HBM3\", \"numSms\": 132}],\n\"traceEvents\": [\n";
+    for (int i = 1; i <= kernels; ++i) {
+      const std::string c = std::to_string(i), ts = std::to_string(i * 10);
+      text += "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": "
+              "\"cudaLaunchKernel\", \"pid\": 100, \"tid\": 100, \"ts\": " +
+              ts + ", \"dur\": 2, \"args\": {\"correlation\": " + c +
+              "}},\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+              "\"pid\": 0, \"tid\": 7, \"ts\": " + ts +
+              ", \"dur\": 3, \"args\": {\"device\": 0, \"stream\": 7, "
+              "\"correlation\": " + c + "}}" + (i < kernels ? ",\n" : "\n");
+    }
+    text += "]}\n";
+    const std::string path = dir_.File(name);
+    gzFile f = gzopen(path.c_str(), "wb9");
+    EXPECT_NE(f, nullptr);
+    EXPECT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())),
+              static_cast<int>(text.size()));
+    gzclose(f);
     return path;
   }
   int Import(const std::vector<std::string>& args) {
@@ -149,6 +176,32 @@ TEST_F(ImportCliTest, NcuCsvAndItsBadInput) {
             std::string::npos)
       << err_;
   EXPECT_FALSE(std::filesystem::exists(fresh));
+}
+
+// A gzip file that expands past the decompressed-size budget the user set
+// (a decompression bomb, in small) is refused with exit 2 and one line
+// naming the file, the budget and the option; no run is stored. A gzip
+// file under the same budget is read.
+TEST_F(ImportCliTest, GzipPastTheDecompressedBudgetIsRefused) {
+  const std::string big = GzipKineto("big.json.gz", 20000);  // ~5 MiB
+  ASSERT_LT(std::filesystem::file_size(big), 1u << 20);
+  EXPECT_EQ(Import({big, "-o", store_, "-q", "--max-decompressed-mib", "1"}),
+            2);
+  EXPECT_EQ(err_.rfind("rooftrace import: " + big + ": ", 0), 0u) << err_;
+  EXPECT_NE(err_.find("1 MiB"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("--max-decompressed-mib"), std::string::npos) << err_;
+  EXPECT_EQ(std::count(err_.begin(), err_.end(), '\n'), 1) << err_;
+  if (std::filesystem::exists(store_)) {
+    EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM runs"), 0);
+  }
+
+  const std::string small = GzipKineto("small.json.gz", 50);
+  ASSERT_EQ(Import({small, "-o", store_, "-q", "--max-decompressed-mib", "1"}),
+            0)
+      << err_;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 1);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 50);
 }
 
 }  // namespace
