@@ -2,7 +2,9 @@
 // run store, one run per file, through the same pipeline as a live
 // collection: every registered source (sources/registry.h) is a format it
 // reads. Every file is checked before anything is written, and each run is
-// one transaction: a file that fails part-way leaves nothing in the store.
+// one transaction: a file that fails part-way leaves nothing in the store,
+// except a trace cut short, whose part before the break is stored as an
+// incomplete run (exit 3, as collect --ingest, analyze and export).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -67,7 +69,9 @@ int ImportMain(int argc, char** argv) {
   spec.epilog =
       "Every file is checked before anything is written; a file that fails "
       "part-way leaves nothing in the store (exit 2). So does a gzip file "
-      "that expands past --max-decompressed-mib.\n"
+      "that expands past --max-decompressed-mib. A trace cut short (an .rft "
+      "copy stopped part-way) is stored as an incomplete run with the "
+      "reason and the other files are still read (exit 3).\n"
       "Examples:\n"
       "  rooftrace import trace.json.gz -o runs.sqlite\n"
       "  rooftrace import report.sqlite --device a100-80gb -o runs.sqlite\n"
@@ -165,6 +169,7 @@ int ImportMain(int argc, char** argv) {
   options.capture_paths = captures;
   options.gzip_budget = gzip_budget;
   options.progress = !quiet;
+  bool incomplete = false;
   for (size_t i = 0; i < files.size(); ++i) {
     auto result =
         ReadSourceInto(*(*sources)[i], files[i], options, store->get());
@@ -177,6 +182,17 @@ int ImportMain(int argc, char** argv) {
       }
       return kExitUsage;
     }
+    if (result->cut_short) {
+      // The first line says at which byte it broke; the run says it too.
+      std::cerr << kName << ": " << result->warning << "\n"
+                << kName << ": run " << result->run_id
+                << " stored INCOMPLETE (" << result->kernels
+                << " kernels read before the break) in " << out << "; "
+                << files[i]
+                << " was cut short: copy or write it again for all of it\n";
+      incomplete = true;
+      continue;
+    }
     if (!result->warning.empty()) {
       std::cerr << kName << ": warning: " << result->warning << "\n";
     }
@@ -184,7 +200,7 @@ int ImportMain(int argc, char** argv) {
               << (*sources)[i]->format() << ") -> run " << result->run_id
               << ", " << result->kernels << " kernels, in " << out << "\n";
   }
-  return kExitOk;
+  return incomplete ? kExitIncomplete : kExitOk;
 }
 
 }  // namespace rooftrace

@@ -204,5 +204,33 @@ TEST_F(ImportCliTest, GzipPastTheDecompressedBudgetIsRefused) {
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 50);
 }
 
+// A trace cut short (an .rft copy stopped half-way) is stored as an
+// incomplete run with the reason and exits 3, the rule every command
+// follows (collect --ingest, analyze, export); the next file is still
+// read. Before, import exited 0 with a warning.
+TEST_F(ImportCliTest, CutTraceIsStoredIncompleteAndExitsThree) {
+  const std::string cut = Trace("cut.rft");
+  std::filesystem::resize_file(cut, std::filesystem::file_size(cut) / 2);
+  const std::string whole = Trace("whole.rft");
+  EXPECT_EQ(Import({cut, whole, "-o", store_, "-q"}), 3) << err_;
+  EXPECT_NE(err_.find(cut + ": ends inside frame"), std::string::npos)
+      << err_;
+  EXPECT_NE(err_.find("run 1 stored INCOMPLETE"), std::string::npos) << err_;
+  EXPECT_NE(out_.find("whole.rft (rft) -> run 2, 225 kernels"),
+            std::string::npos)
+      << out_;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs WHERE run_id=1"), 0);
+  EXPECT_NE(q.Text("SELECT incomplete_reason FROM runs WHERE run_id=1")
+                .find("ends inside frame"),
+            std::string::npos);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs WHERE run_id=2"), 1);
+  EXPECT_EQ(Import({"--help"}), 0);
+  EXPECT_NE(out_.find("stored as an incomplete run with the reason and the "
+                      "other files are still read (exit 3)"),
+            std::string::npos)
+      << out_;
+}
+
 }  // namespace
 }  // namespace rooftrace
