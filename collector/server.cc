@@ -598,9 +598,10 @@ bool CollectorServer::ChargeMemory(Connection* c) {
     return true;
   }
   ++c->stats[ImportStat::k_memory_refused_connections];
-  Close(c, "its next frame (" + wire::HumanBytes(frame) +
-               ") would take what the collector holds for all connections "
-               "to " + wire::HumanBytes(others + need) +
+  Close(c, "its next frame (" + wire::HumanBytes(frame) + ") and its " +
+               wire::HumanBytes(c->string_bytes) +
+               " of interned strings would take what the collector holds "
+               "for all connections to " + wire::HumanBytes(others + need) +
                ", over its memory budget of " +
                wire::HumanBytes(options_.memory_budget_bytes) +
                "; what it sent before is kept; raise the budget with "
