@@ -227,7 +227,8 @@ class MemoryBudgetServerTest : public ServerTest {
 // of it: two fit in the 8 MiB budget, the other two are closed with a line
 // naming the peer, the budget and the option, and counted. A well-behaved
 // producer that connects afterwards is stored whole, and the memory the
-// server tracked never passed its budget. Before, every connection could
+// server tracked never passed its budget; the refused sessions count as
+// incomplete (the run will say so). Before, every connection could
 // hold a 64 MiB frame (1,024 of them: 64 GiB).
 TEST_F(MemoryBudgetServerTest, FramesPastTheBudgetAreRefusedOthersStored) {
   LlmTraceOptions o;
@@ -276,6 +277,8 @@ TEST_F(MemoryBudgetServerTest, FramesPastTheBudgetAreRefusedOthersStored) {
   EXPECT_NE(log.find("--memory-budget-mib"), std::string::npos) << log;
   EXPECT_NE(log.find("unix peer pid"), std::string::npos) << log;
   EXPECT_EQ(recorder_->stats()[ImportStat::k_memory_refused_connections], 2u);
+  // Their sessions lost a frame: incomplete, so the run will be too.
+  EXPECT_EQ(recorder_->stats()[ImportStat::k_sessions_incomplete], 2u);
   EXPECT_GE(server_->memory_peak_bytes(), 6u << 20);
   EXPECT_LE(server_->memory_peak_bytes(), 8u << 20);
   for (int f : fds) close(f);
