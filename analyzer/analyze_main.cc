@@ -78,6 +78,10 @@ int AnalyzeMain(int argc, char** argv) {
       "summary. Reads a run store (SQLite) or a raw .rft trace, told apart by "
       "content.";
   spec.epilog =
+      "A gzip trace is decompressed within ROOFTRACE_MAX_DECOMPRESSED_MIB "
+      "(MiB; default 64x the file's size, at least 1 GiB, at most a fifth of "
+      "this machine's memory): a file that expands past it is refused, exit "
+      "2.\n"
       "Examples:\n"
       "  rooftrace analyze run.sqlite\n"
       "  rooftrace analyze run.rft --by kernel --top 20\n"

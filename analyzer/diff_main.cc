@@ -58,6 +58,10 @@ int DiffMain(int argc, char** argv) {
       "--allow-incomplete. Runs from different GPUs are compared with a loud "
       "warning.";
   spec.epilog =
+      "A gzip trace is decompressed within ROOFTRACE_MAX_DECOMPRESSED_MIB "
+      "(MiB; default 64x the file's size, at least 1 GiB, at most a fifth of "
+      "this machine's memory): a file that expands past it is refused, exit "
+      "2.\n"
       "Examples:\n"
       "  rooftrace diff nightly-prev.sqlite nightly.sqlite --junit diff.xml\n"
       "  rooftrace diff base.rft cand.rft --threshold 3 --format markdown\n"

@@ -30,6 +30,10 @@ int ExportMain(int argc, char** argv) {
       "% of roof, bound and phase in its args. --csv writes one CSV file per "
       "store table (docs/store.md), restricted to the run.";
   spec.epilog =
+      "A gzip trace is decompressed within ROOFTRACE_MAX_DECOMPRESSED_MIB "
+      "(MiB; default 64x the file's size, at least 1 GiB, at most a fifth of "
+      "this machine's memory): a file that expands past it is refused, exit "
+      "2.\n"
       "Examples:\n"
       "  rooftrace export run.sqlite --perfetto run.json\n"
       "  rooftrace export run.rft --csv run-csv/";

@@ -86,6 +86,7 @@ struct CollectOptions {
   RunLabels labels;
   bool keep_raw = false;
   uint64_t hello_timeout_ms = 10000, stall_timeout_ms = 30000;
+  uint64_t memory_budget_mib = 1024;
   std::string token;  // TCP peers must send it; empty: none asked
 };
 
@@ -164,6 +165,7 @@ int Serve(const CollectOptions& co) {
   so.listen = co.listen;
   so.hello_timeout_ms = co.hello_timeout_ms;
   so.stall_timeout_ms = co.stall_timeout_ms;
+  so.memory_budget_bytes = co.memory_budget_mib << 20;
   so.token = co.token;
   // Every stream is written raw as it arrives; without --keep-raw a stream
   // is deleted once stored, so what a failed store write lost is kept.
@@ -248,6 +250,7 @@ int CollectMain(int argc, char** argv) {
   std::string store = "runs.sqlite", profile, token_file;
   bool keep_raw = false;
   uint64_t hello_timeout_ms = 10000, stall_timeout_ms = 30000;
+  uint64_t memory_budget_mib = 1024;
   spec.options.add_options()(
       "listen", po::value(&listen)->composing(),
       "unix:PATH or tcp:HOST:PORT (repeatable; default unix:$TMPDIR/rooftrace.sock "
@@ -266,6 +269,11 @@ int CollectMain(int argc, char** argv) {
       "close connections that send no Hello in time")(
       "stall-timeout-ms", po::value(&stall_timeout_ms)->default_value(30000),
       "close connections that send nothing this long inside a frame")(
+      "memory-budget-mib", po::value(&memory_budget_mib)->default_value(1024),
+      "memory, in MiB, the collector may hold for all connections together "
+      "(frames being received, interned strings); a producer whose next "
+      "frame would pass it is closed, what it sent before is stored and "
+      "the run is incomplete")(
       "token-file", po::value(&token_file),
       "a file whose first line is the shared token TCP producers must send "
       "(their ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE); default: "
@@ -277,6 +285,12 @@ int CollectMain(int argc, char** argv) {
   const auto labels = ParseKeyValues(label_words, "--label");
   if (!labels.ok()) {
     std::cerr << "rooftrace collect: " << labels.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (memory_budget_mib == 0 || memory_budget_mib > (~0ull >> 20)) {
+    std::cerr << "rooftrace collect: --memory-budget-mib "
+              << memory_budget_mib
+              << ": give a size in MiB above 0, e.g. 1024\n";
     return kExitUsage;
   }
   for (const auto& f : ingest) {
@@ -307,6 +321,7 @@ int CollectMain(int argc, char** argv) {
   co.keep_raw = keep_raw;
   co.hello_timeout_ms = hello_timeout_ms;
   co.stall_timeout_ms = stall_timeout_ms;
+  co.memory_budget_mib = memory_budget_mib;
   co.token = *token;
   return Serve(co);
 }

@@ -2,7 +2,9 @@
 // run store, one run per file, through the same pipeline as a live
 // collection: every registered source (sources/registry.h) is a format it
 // reads. Every file is checked before anything is written, and each run is
-// one transaction: a file that fails part-way leaves nothing in the store.
+// one transaction: a file that fails part-way leaves nothing in the store,
+// except a trace cut short, whose part before the break is stored as an
+// incomplete run (exit 3, as collect --ingest, analyze and export).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -66,7 +68,10 @@ int ImportMain(int argc, char** argv) {
       ". analyze, diff and export also read these files directly.";
   spec.epilog =
       "Every file is checked before anything is written; a file that fails "
-      "part-way leaves nothing in the store (exit 2).\n"
+      "part-way leaves nothing in the store (exit 2). So does a gzip file "
+      "that expands past --max-decompressed-mib. A trace cut short (an .rft "
+      "copy stopped part-way) is stored as an incomplete run with the "
+      "reason and the other files are still read (exit 3).\n"
       "Examples:\n"
       "  rooftrace import trace.json.gz -o runs.sqlite\n"
       "  rooftrace import report.sqlite --device a100-80gb -o runs.sqlite\n"
@@ -78,6 +83,7 @@ int ImportMain(int argc, char** argv) {
   std::vector<std::string> captures, label_words;
   std::optional<int64_t> rank, pid;
   bool quiet = false;
+  uint64_t max_decompressed_mib = 0;
   spec.options.add_options()(
       "output,o", po::value(&out), "run store to write (created if missing)")(
       "format", po::value(&format)->default_value(format),
@@ -103,6 +109,11 @@ int ImportMain(int argc, char** argv) {
       "operators' shapes, kernel by kernel")(
       "label", po::value(&label_words)->composing(),
       "KEY=VALUE stored with each run (repeatable): commit, branch, model, GPU, batch, anything; `rooftrace history --where KEY=VALUE` selects runs by them")(
+      "max-decompressed-mib", po::value(&max_decompressed_mib),
+      "how far a gzip file may expand, in MiB; past it the file is refused "
+      "(exit 2, nothing stored). Default: $ROOFTRACE_MAX_DECOMPRESSED_MIB, "
+      "else 64x the compressed size, at least 1 GiB, at most a fifth of "
+      "this machine's memory")(
       "quiet,q", po::bool_switch(&quiet), "no progress lines");
   spec.hidden.add_options()("file", po::value(&files)->composing());
   spec.positional.add("file", -1);
@@ -128,13 +139,23 @@ int ImportMain(int argc, char** argv) {
   if (!device.empty() && !profile.empty()) {
     return fail("give --device or --device-profile, not both");
   }
+  GzipBudget gzip_budget;
+  if (vm.count("max-decompressed-mib")) {
+    if (max_decompressed_mib == 0 || max_decompressed_mib > (~0ull >> 20)) {
+      return fail("--max-decompressed-mib " +
+                  std::to_string(max_decompressed_mib) +
+                  ": give a size in MiB above 0, e.g. 16384");
+    }
+    gzip_budget.max_bytes = max_decompressed_mib << 20;
+    gzip_budget.raise_with = "--max-decompressed-mib N";
+  }
   auto sources = ChooseSources(files, format);
   if (!sources.ok()) return fail(sources.status().message());
 
   // The counter file is read once, and before the store is touched.
   std::shared_ptr<const CounterFile> counter_file;
   if (!counters.empty()) {
-    auto read = ReadCounterFile(counters);
+    auto read = ReadCounterFile(counters, gzip_budget);
     if (!read.ok()) return fail(read.status().message());
     counter_file = *read;
   }
@@ -150,8 +171,10 @@ int ImportMain(int argc, char** argv) {
   options.counters_path = counters;
   options.counters = counter_file;
   options.capture_paths = captures;
+  options.gzip_budget = gzip_budget;
   options.progress = !quiet;
   options.labels = *labels;
+  bool incomplete = false;
   for (size_t i = 0; i < files.size(); ++i) {
     auto result =
         ReadSourceInto(*(*sources)[i], files[i], options, store->get());
@@ -164,6 +187,17 @@ int ImportMain(int argc, char** argv) {
       }
       return kExitUsage;
     }
+    if (result->cut_short) {
+      // The first line says at which byte it broke; the run says it too.
+      std::cerr << kName << ": " << result->warning << "\n"
+                << kName << ": run " << result->run_id
+                << " stored INCOMPLETE (" << result->kernels
+                << " kernels read before the break) in " << out << "; "
+                << files[i]
+                << " was cut short: copy or write it again for all of it\n";
+      incomplete = true;
+      continue;
+    }
     if (!result->warning.empty()) {
       std::cerr << kName << ": warning: " << result->warning << "\n";
     }
@@ -171,7 +205,7 @@ int ImportMain(int argc, char** argv) {
               << (*sources)[i]->format() << ") -> run " << result->run_id
               << ", " << result->kernels << " kernels, in " << out << "\n";
   }
-  return kExitOk;
+  return incomplete ? kExitIncomplete : kExitOk;
 }
 
 }  // namespace rooftrace

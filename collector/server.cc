@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -142,6 +143,8 @@ struct CollectorServer::Connection {
   // Interned strings the current session defined (its budget).
   uint64_t strings = 0;
   uint64_t string_bytes = 0;
+  // What ChargeMemory last counted for it in memory_used_.
+  uint64_t charged = 0;
 };
 
 CollectorServer::CollectorServer(RunRecorder* recorder, ServerOptions options)
@@ -391,6 +394,8 @@ void CollectorServer::PauseAccepting(int err) {
 void CollectorServer::Close(Connection* c, const std::string& reason) {
   if (c->closed) return;
   c->closed = true;
+  memory_used_ -= c->charged;  // its buffer goes with it
+  c->charged = 0;
   if (!reason.empty()) Log("closed " + c->wire->session().name() + " (" + c->peer +
                            "): " + reason);
   close(c->fd);
@@ -495,7 +500,10 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
       WriteRaw(c, buf, static_cast<size_t>(n));
     }
     c->reader.Feed(buf, static_cast<size_t>(n));
-    if (!ReadFrames(c, draining) || !CheckBeforeHello(c)) return false;
+    if (!ReadFrames(c, draining) || !CheckBeforeHello(c) ||
+        !ChargeMemory(c)) {
+      return false;
+    }
   }
   return true;  // budget spent: the rest on the next turn
 }
@@ -575,6 +583,29 @@ bool CollectorServer::ChargeStrings(Connection* c, std::string_view payload) {
                " strings or " +
                wire::HumanBytes(options_.max_session_string_bytes) +
                " per session");
+  return false;
+}
+
+bool CollectorServer::ChargeMemory(Connection* c) {
+  const uint64_t frame = c->reader.pending_frame_bytes();
+  const uint64_t need =
+      std::max<uint64_t>(frame, c->reader.capacity_bytes()) + c->string_bytes;
+  const uint64_t others = memory_used_ - c->charged;
+  if (others + need <= options_.memory_budget_bytes) {
+    memory_used_ = others + need;
+    c->charged = need;
+    if (memory_used_ > memory_peak_.load()) memory_peak_.store(memory_used_);
+    return true;
+  }
+  ++c->stats[ImportStat::k_memory_refused_connections];
+  Close(c, "its next frame (" + wire::HumanBytes(frame) + ") and its " +
+               wire::HumanBytes(c->string_bytes) +
+               " of interned strings would take what the collector holds "
+               "for all connections to " + wire::HumanBytes(others + need) +
+               ", over its memory budget of " +
+               wire::HumanBytes(options_.memory_budget_bytes) +
+               "; what it sent before is kept; raise the budget with "
+               "collect --memory-budget-mib N");
   return false;
 }
 

@@ -10,7 +10,13 @@
 // connection is bounded by one frame (kMaxFrameBytes) plus its session's
 // records and interned strings (max_session_strings / _string_bytes);
 // before its Hello, by max_hello_frame_bytes (4 KiB before a required
-// token) plus one read. Connections beyond max_connections are refused.
+// token) plus one read. All connections together are bounded by
+// memory_budget_bytes: what each connection's frame reader holds (or the
+// frame it has announced, known from its first bytes) plus its interned
+// strings; a connection whose next frame would pass it is closed, what it
+// sent before kept (its session, without a Goodbye, is incomplete, and so
+// is the run). Session records are not counted: long sessions store them
+// as they settle. Connections beyond max_connections are refused.
 // With a token, TCP peers must open with Packet.connection_auth holding it
 // (docs/wire.md); that frame never reaches the raw stream. When accept()
 // runs out of descriptors (EMFILE/ENFILE) the listeners are paused for
@@ -57,6 +63,13 @@ struct ServerOptions {
   // closed, what it sent so far stored.
   uint64_t max_session_strings = 1 << 20;
   uint64_t max_session_string_bytes = 64ull << 20;
+  // Frames being received and interned strings, all connections together
+  // (collect --memory-budget-mib). Producers send frames of some hundred
+  // KiB (libinject's batches), so 1 GiB lets hundreds of producers send at
+  // once with room for their strings, while a peer can no longer make the
+  // collector hold 64 MiB frames on each of its 1,024 connections (64 GiB:
+  // killed for memory, its run left unfinished).
+  uint64_t memory_budget_bytes = 1ull << 30;
   // Non-empty: TCP peers must send it first (Packet.connection_auth);
   // required to listen on a non-loopback address. Unix sockets (0600)
   // do not ask for it.
@@ -96,6 +109,8 @@ class CollectorServer {
     return live_left_;
   }
   uint64_t sessions_ended() const { return ended_.load(); }
+  // The most memory_budget_bytes has ever had charged against it.
+  uint64_t memory_peak_bytes() const { return memory_peak_.load(); }
   // Raw streams kept because their sessions were not stored in full.
   const std::vector<std::string>& kept_raw() const { return kept_raw_; }
 
@@ -124,6 +139,10 @@ class CollectorServer {
   // Counts the strings `payload` defines against the session's budget;
   // closes the connection (false) once over it.
   bool ChargeStrings(Connection* c, std::string_view payload);
+  // Charges what the connection holds (its frame reader's buffer, or the
+  // frame it announced if more, and its strings) against the memory
+  // budget; closes it (false) when the others leave too little room.
+  bool ChargeMemory(Connection* c);
   // Answers a refused HelloReply with `reason`, logs it, closes.
   void Refuse(Connection* c, const std::string& reason);
   void Close(Connection* c, const std::string& reason);
@@ -147,6 +166,8 @@ class CollectorServer {
   std::vector<std::unique_ptr<Connection>> conns_;
   std::atomic<size_t> open_{0};
   std::atomic<uint64_t> ended_{0};
+  uint64_t memory_used_ = 0;  // the sum of every connection's charge
+  std::atomic<uint64_t> memory_peak_{0};
   uint64_t next_conn_id_ = 0;
   static constexpr uint64_t kAcceptPauseMs = 250;
   uint64_t accept_resume_ms_ = 0;  // listeners left out of poll until then

@@ -35,6 +35,9 @@ namespace rooftrace {
   X(refused_sessions, "connections refused (magic, version, no Hello)")     \
   X(timed_out_connections, "connections closed for sending nothing or "     \
                            "stalling inside a frame")                       \
+  X(memory_refused_connections, "connections closed because their next "   \
+                                "frame would pass the collector's memory "  \
+                                "budget (collect --memory-budget-mib)")     \
   X(sequence_gaps, "packets missing by sequence number")                     \
   X(unresolved_strings, "interned string ids never defined")                 \
   X(unmatched_nvtx_refs, "launches naming an NVTX range never received")     \

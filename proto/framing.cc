@@ -62,7 +62,17 @@ FrameReader::Result FrameReader::Fail(std::string message) {
 FrameReader::Result FrameReader::Next(std::string_view* payload) {
   if (corrupt_) return Result::kCorrupt;
   const size_t avail = buffer_.size() - start_;
-  if (avail == 0) return Result::kNeedMore;
+  if (avail == 0) {
+    // A buffer grown for a big frame is given back once it is taken, so
+    // that an idle connection holds no memory the collector's budget
+    // (collector/server.h) no longer counts.
+    constexpr size_t kKeepCapacity = 1 << 20;
+    if (buffer_.capacity() > kKeepCapacity) {
+      std::string().swap(buffer_);
+      start_ = 0;
+    }
+    return Result::kNeedMore;
+  }
   const auto* p = reinterpret_cast<const uint8_t*>(buffer_.data() + start_);
   if (p[0] != kPacketTag) {
     char msg[160];
@@ -108,6 +118,25 @@ FrameReader::Result FrameReader::Next(std::string_view* payload) {
   consumed_offset_ += header + length;
   ++frames_read_;
   return Result::kFrame;
+}
+
+size_t FrameReader::pending_frame_bytes() const {
+  const size_t avail = buffer_.size() - start_;
+  if (corrupt_ || avail == 0) return avail;
+  const auto* p = reinterpret_cast<const uint8_t*>(buffer_.data() + start_);
+  uint64_t length = 0;
+  int shift = 0;
+  for (size_t i = 1; i < avail && i <= kMaxVarintBytes; ++i) {
+    if (shift < 64) length |= static_cast<uint64_t>(p[i] & 0x7f) << shift;
+    shift += 7;
+    if ((p[i] & 0x80) == 0) {
+      // Next() refuses a length over the limit: never more than that here.
+      const uint64_t frame =
+          i + 1 + std::min<uint64_t>(length, max_frame_bytes_);
+      return std::max<size_t>(avail, static_cast<size_t>(frame));
+    }
+  }
+  return avail;
 }
 
 TraceFileReader::~TraceFileReader() {

@@ -69,6 +69,13 @@ class FrameReader {
   // Whether the buffered partial frame declares more than the limit without
   // being complete; used to close peers that would make us buffer too much.
   size_t max_frame_bytes() const { return max_frame_bytes_; }
+  // What the frame at the front will hold once complete (its header and
+  // declared payload) when its header has arrived, else what is buffered:
+  // the memory the peer has asked for, known from the frame's first bytes.
+  size_t pending_frame_bytes() const;
+  // The bytes the buffer holds allocated. Once every frame is taken, a
+  // buffer grown past 1 MiB is given back.
+  size_t capacity_bytes() const { return buffer_.capacity(); }
 
  private:
   Result Fail(std::string message);

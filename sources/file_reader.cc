@@ -1,12 +1,15 @@
 #include "sources/file_reader.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 namespace rooftrace {
@@ -63,7 +66,63 @@ size_t GzipSizeHint(const std::string& path, const struct stat& st) {
   return std::min(isize, static_cast<size_t>(st.st_size) * kMaxRatio);
 }
 
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+std::string Mib(uint64_t bytes) {
+  if (bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  char buf[48];
+  snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / kMiB);
+  return buf;
+}
+
+// The budget the caller set, else the environment's, else the default.
+// InvalidArgument for an environment value that is not a positive count.
+StatusOr<GzipBudget> ResolveBudget(const GzipBudget& given,
+                                   uint64_t compressed_bytes) {
+  GzipBudget out = given;
+  if (out.max_bytes != 0) return out;
+  if (const char* env = getenv(kGzipBudgetEnv); env != nullptr && *env) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long mib = strtoull(env, &end, 10);
+    if (errno != 0 || *end != '\0' || mib == 0 || mib > (~0ull >> 20) ||
+        env[0] == '-') {
+      return InvalidArgument(std::string(kGzipBudgetEnv) + "=" + env +
+                             ": not a size in MiB; give a whole number "
+                             "above 0, e.g. " + kGzipBudgetEnv + "=16384");
+    }
+    out.max_bytes = mib * kMiB;
+    out.raise_with = std::string(kGzipBudgetEnv) + "=N";
+    return out;
+  }
+  out.max_bytes = DefaultGzipBudget(compressed_bytes);
+  return out;
+}
+
 }  // namespace
+
+uint64_t DefaultGzipBudget(uint64_t compressed_bytes) {
+  // Trace JSON compresses 8-20x, so 64x leaves a genuine trace room; a
+  // bomb of repeated events compresses 250x and more. The 1 GiB floor
+  // keeps small files from being judged by a ratio. The ceiling: the text
+  // is held whole and parsing it costs about 4.4x the text at peak
+  // (Kineto), so a text past a fifth of memory cannot be read here anyway;
+  // refusing it with a message beats being killed part-way.
+  constexpr uint64_t kRatio = 64;
+  constexpr uint64_t kFloor = uint64_t{1} << 30;
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  const uint64_t ceiling =
+      pages > 0 && page > 0
+          ? std::max(kFloor, static_cast<uint64_t>(pages) *
+                                 static_cast<uint64_t>(page) / 5)
+          : std::numeric_limits<uint64_t>::max();
+  const uint64_t by_ratio =
+      compressed_bytes > std::numeric_limits<uint64_t>::max() / kRatio
+          ? std::numeric_limits<uint64_t>::max()
+          : compressed_bytes * kRatio;
+  return std::min(ceiling, std::max(kFloor, by_ratio));
+}
 
 StatusOr<std::string> ReadHead(const std::string& path, size_t max_bytes) {
   RT_ASSIGN_OR_RETURN(GzFile f, Open(path));
@@ -76,12 +135,23 @@ StatusOr<std::string> ReadHead(const std::string& path, size_t max_bytes) {
 }
 
 StatusOr<std::string> ReadWholeFile(const std::string& path, size_t padding,
-                                    size_t* content_size) {
+                                    size_t* content_size,
+                                    const GzipBudget& given_budget) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     return NotFound(path + ": " + std::strerror(errno));
   }
   RT_ASSIGN_OR_RETURN(GzFile f, Open(path));
+  // A plain file is read as it is (gzdirect: zlib passes it through).
+  const bool gzip = gzdirect(f.get()) == 0;
+  RT_ASSIGN_OR_RETURN(
+      const GzipBudget budget,
+      ResolveBudget(given_budget, static_cast<uint64_t>(st.st_size)));
+  // Read at most one byte past the budget: enough to know it is passed.
+  const size_t limit =
+      gzip && budget.max_bytes < std::numeric_limits<size_t>::max()
+          ? static_cast<size_t>(budget.max_bytes) + 1
+          : std::numeric_limits<size_t>::max();
   std::string out;
   // Room for the content and its padding from the start: growing the
   // string at the end would copy the whole text and hold it twice for a
@@ -89,14 +159,24 @@ StatusOr<std::string> ReadWholeFile(const std::string& path, size_t padding,
   // size in its last four bytes (modulo 4 GiB; a file that outgrows the
   // guess still reads, growing as it inflates). The extra byte lets the
   // end of the file be seen without growing.
-  const size_t expected =
-      std::max(static_cast<size_t>(st.st_size), GzipSizeHint(path, st));
+  const size_t expected = std::min(
+      limit, std::max(static_cast<size_t>(st.st_size), GzipSizeHint(path, st)));
   out.resize(expected + padding + 1);
   size_t size = 0;
   for (;;) {
-    if (size == out.size()) out.resize(out.size() * 2);
-    const size_t want =
-        std::min<size_t>(out.size() - size, size_t{1} << 30);
+    if (size >= limit) {
+      return InvalidArgument(
+          path + ": decompresses to more than " + Mib(budget.max_bytes) +
+          ", the budget for a gzip file's content (a decompression bomb, or "
+          "a trace larger than this machine should read): if the trace is "
+          "genuine, raise the budget with " +
+          (budget.raise_with.empty() ? std::string(kGzipBudgetEnv) + "=N"
+                                     : budget.raise_with) +
+          " (in MiB)");
+    }
+    if (size == out.size()) out.resize(std::min(out.size() * 2, limit));
+    const size_t want = std::min<size_t>(
+        {out.size() - size, limit - size, size_t{1} << 30});
     const int n =
         gzread(f.get(), out.data() + size, static_cast<unsigned>(want));
     if (n < 0) {

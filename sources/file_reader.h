@@ -7,6 +7,7 @@
 #define ROOFTRACE_SOURCES_FILE_READER_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "base/status.h"
@@ -17,14 +18,39 @@ namespace rooftrace {
 StatusOr<std::string> ReadHead(const std::string& path,
                                size_t max_bytes = 64 * 1024);
 
+// The environment variable that sets GzipBudget::max_bytes, in MiB, for
+// every command (analyze, export, diff have no option of their own).
+inline constexpr char kGzipBudgetEnv[] = "ROOFTRACE_MAX_DECOMPRESSED_MIB";
+
+// How far a gzip file may expand when read whole. The text is held in
+// memory whole and parsed there, so a file that inflates past the budget
+// is refused before it takes the machine's memory: an 8 MB file can hold
+// 2 GiB of repeated events. A plain file is not bounded here (its size is
+// on disk, for the user to see).
+struct GzipBudget {
+  // 0: $ROOFTRACE_MAX_DECOMPRESSED_MIB when set, else DefaultGzipBudget().
+  uint64_t max_bytes = 0;
+  // What raises it, for the refusal (e.g. "--max-decompressed-mib N");
+  // empty: the environment variable.
+  std::string raise_with;
+};
+
+// The budget for a gzip file of `compressed_bytes` when none is set:
+// 64 times the compressed size, at least 1 GiB, at most a fifth of this
+// machine's memory (but never under the 1 GiB floor).
+uint64_t DefaultGzipBudget(uint64_t compressed_bytes);
+
 // The whole of `path`, decompressed when it is gzip, followed by `padding`
 // zero bytes that are not part of the returned size's content (a parser
 // such as simdjson reads a little past the end). NotFound for a missing
-// file; Corrupt, naming the file, for a damaged or truncated gzip file.
+// file; Corrupt, naming the file, for a damaged or truncated gzip file;
+// InvalidArgument naming the file, the budget and what raises it for a gzip
+// file whose content is larger than `budget` (read no further than that).
 // The returned string's size() is content + padding; `content_size` gets
 // the content's.
 StatusOr<std::string> ReadWholeFile(const std::string& path, size_t padding,
-                                    size_t* content_size);
+                                    size_t* content_size,
+                                    const GzipBudget& budget = GzipBudget());
 
 }  // namespace rooftrace
 

@@ -71,8 +71,8 @@ StatusOr<const TraceSource*> DetectSource(const std::string& path) {
 }
 
 StatusOr<std::shared_ptr<const CounterFile>> ReadCounterFile(
-    const std::string& path) {
-  RT_ASSIGN_OR_RETURN(CounterFile file, ncu::ReadNcuCounterFile(path));
+    const std::string& path, const GzipBudget& budget) {
+  RT_ASSIGN_OR_RETURN(CounterFile file, ncu::ReadNcuCounterFile(path, budget));
   return std::make_shared<const CounterFile>(std::move(file));
 }
 
@@ -90,7 +90,8 @@ StatusOr<SourceResult> ReadSourceInto(const TraceSource& source,
   }
   if (!options.counters_path.empty() && options.counters == nullptr) {
     RT_ASSIGN_OR_RETURN(options.counters,
-                        ReadCounterFile(options.counters_path));
+                        ReadCounterFile(options.counters_path,
+                                        options.gzip_budget));
   }
   RecorderOptions ro;
   ro.origin = source.Origin(path);

@@ -36,9 +36,9 @@ StatusOr<const TraceSource*> DetectSource(const std::string& path);
 
 // The counter file of import --counters (an Nsight Compute CSV), read once
 // for every file the counters are attached to. Errors name the file and
-// the fix.
+// the fix. A gzip file is read within `budget`.
 StatusOr<std::shared_ptr<const CounterFile>> ReadCounterFile(
-    const std::string& path);
+    const std::string& path, const GzipBudget& budget = GzipBudget());
 
 // Reads `path` with `source` as one new run into `sink`: a RunRecorder with
 // the source's origin, the source's Read(), then the run's end. A

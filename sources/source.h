@@ -22,6 +22,7 @@
 #include "base/status.h"
 #include "pipeline/recorder.h"
 #include "sources/counter_match.h"
+#include "sources/file_reader.h"
 
 namespace rooftrace {
 
@@ -51,6 +52,9 @@ struct SourceOptions {
   // operator its launch had at capture time. Only the Kineto source reads
   // them; the others refuse them.
   std::vector<std::string> capture_paths;
+  // How far a gzip file (the trace, its captures, its counters) may expand
+  // when read (import --max-decompressed-mib, ROOFTRACE_MAX_DECOMPRESSED_MIB).
+  GzipBudget gzip_budget;
   // Progress lines on stderr for long files.
   bool progress = false;
   // Labels of the run each file becomes (import --label).

@@ -1213,7 +1213,8 @@ Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
                        RunRecorder* recorder, SourceResult* result) {
   size_t content = 0;
   RT_ASSIGN_OR_RETURN(std::string text,
-                      ReadWholeFile(path, KinetoTrace::Padding(), &content));
+                      ReadWholeFile(path, KinetoTrace::Padding(), &content,
+                                    options.gzip_budget));
   RT_ASSIGN_OR_RETURN(std::unique_ptr<KinetoTrace> trace,
                       KinetoTrace::Parse(std::move(text), content, path));
   // The capture traces, each read and assembled on its own (their
@@ -1222,7 +1223,8 @@ Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
   for (const std::string& capture : options.capture_paths) {
     size_t capture_content = 0;
     StatusOr<std::string> capture_text =
-        ReadWholeFile(capture, KinetoTrace::Padding(), &capture_content);
+        ReadWholeFile(capture, KinetoTrace::Padding(), &capture_content,
+                      options.gzip_budget);
     if (!capture_text.ok()) {
       return InvalidArgument("--capture: " + capture_text.status().message());
     }

@@ -239,9 +239,11 @@ std::string Warning(const Notes& n, uint64_t kernels,
 
 }  // namespace
 
-StatusOr<Report> ReadNcuFile(const std::string& path) {
+StatusOr<Report> ReadNcuFile(const std::string& path,
+                             const GzipBudget& budget) {
   size_t size = 0;
-  RT_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, 0, &size));
+  RT_ASSIGN_OR_RETURN(std::string text,
+                      ReadWholeFile(path, 0, &size, budget));
   text.resize(size);
   if (text.empty()) {
     return InvalidArgument(path + ": the file is empty; " + kHowTo);
@@ -306,8 +308,9 @@ Status ReadNcuReport(const std::string& path, const Report& report,
   return OkStatus();
 }
 
-StatusOr<CounterFile> ReadNcuCounterFile(const std::string& path) {
-  StatusOr<Report> report = ReadNcuFile(path);
+StatusOr<CounterFile> ReadNcuCounterFile(const std::string& path,
+                                         const GzipBudget& budget) {
+  StatusOr<Report> report = ReadNcuFile(path, budget);
   if (!report.ok()) {
     return Status(report.status().code(),
                   "--counters " + report.status().message());
@@ -351,7 +354,8 @@ Status NcuSource::Read(const std::string& path, const SourceOptions& options,
         "attach others to; import it without --counters, or give the "
         "timeline (an nsys export) with --counters " + path);
   }
-  RT_ASSIGN_OR_RETURN(const ncu::Report report, ncu::ReadNcuFile(path));
+  RT_ASSIGN_OR_RETURN(const ncu::Report report,
+                      ncu::ReadNcuFile(path, options.gzip_budget));
   return ncu::ReadNcuReport(path, report, options, recorder, result);
 }
 

@@ -40,7 +40,9 @@ namespace ncu {
 
 // The parsed file. Errors name the file, what is wrong and how to write
 // one: not an ncu CSV, an empty or truncated file, a header with no kernel.
-StatusOr<Report> ReadNcuFile(const std::string& path);
+// A gzip file is read within `budget` (sources/file_reader.h).
+StatusOr<Report> ReadNcuFile(const std::string& path,
+                             const GzipBudget& budget = GzipBudget());
 
 // Reads parsed text as the source does (for the fuzzer and tests): the
 // sessions go to `recorder`.
@@ -54,7 +56,8 @@ Status ReadNcuReport(const std::string& path, const Report& report,
 // Kernels without DRAM bytes are left out (the match would store zero
 // bytes as measured). ncu's "ID" is not a launch index of the timeline: it
 // counts only the launches ncu profiled (--kernel-name, --launch-skip).
-StatusOr<CounterFile> ReadNcuCounterFile(const std::string& path);
+StatusOr<CounterFile> ReadNcuCounterFile(
+    const std::string& path, const GzipBudget& budget = GzipBudget());
 
 }  // namespace ncu
 }  // namespace rooftrace

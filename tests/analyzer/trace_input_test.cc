@@ -5,6 +5,7 @@
 // one built from a store, truncated and corrupt traces reported without a
 // crash.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -314,6 +315,44 @@ TEST_F(TraceInputTest, CorruptTraceExitsWithTwo) {
   ASSERT_TRUE(b.WriteFile(hello).ok());
   EXPECT_EQ(RunMain(AnalyzeMain, "analyze", {hello}, &out, &err), 2);
   EXPECT_NE(err.find("has no kernels"), std::string::npos) << err;
+}
+
+// ROOFTRACE_MAX_DECOMPRESSED_MIB=1 and a gzip Kineto trace of 4 MiB of
+// repeated events (a decompression bomb, in small): analyze and export
+// refuse it with exit 2 and one line naming the file, the budget and the
+// variable, and export writes nothing.
+TEST_F(TraceInputTest, GzipPastTheEnvironmentBudgetIsRefused) {
+  std::string text = "{\"traceEvents\": [\n";
+  const std::string event =
+      "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, "
+      "\"tid\": 7, \"ts\": 1, \"dur\": 3, \"args\": {\"device\": 0}},\n";
+  while (text.size() < (4u << 20)) text += event;
+  text += event.substr(0, event.size() - 2) + "]}\n";
+  const std::string path = dir_ + "/bomb.json.gz";
+  gzFile f = gzopen(path.c_str(), "wb9");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())),
+            static_cast<int>(text.size()));
+  gzclose(f);
+  ASSERT_EQ(setenv("ROOFTRACE_MAX_DECOMPRESSED_MIB", "1", 1), 0);
+  std::string out, err;
+  const int analyzed = RunMain(AnalyzeMain, "analyze", {path}, &out, &err);
+  const std::string analyze_err = err;
+  const std::string json = dir_ + "/out.json";
+  const int exported =
+      RunMain(ExportMain, "export", {path, "--perfetto", json}, &out, &err);
+  unsetenv("ROOFTRACE_MAX_DECOMPRESSED_MIB");
+  EXPECT_EQ(analyzed, 2) << analyze_err;
+  EXPECT_NE(analyze_err.find(path + ": decompresses to more than 1 MiB"),
+            std::string::npos)
+      << analyze_err;
+  EXPECT_NE(analyze_err.find("ROOFTRACE_MAX_DECOMPRESSED_MIB=N"),
+            std::string::npos)
+      << analyze_err;
+  EXPECT_EQ(exported, 2) << err;
+  EXPECT_NE(err.find("decompresses to more than 1 MiB"), std::string::npos)
+      << err;
+  EXPECT_FALSE(std::filesystem::exists(json));
 }
 
 // diff and export accept traces too.

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string>
 
+#include <zlib.h>
+
 #include "collector/commands.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "tests/support/sqlite_query.h"
@@ -34,6 +36,31 @@ class ImportCliTest : public ::testing::Test {
     FILE* f = std::fopen(path.c_str(), "wb");
     std::fputs(text.c_str(), f);
     std::fclose(f);
+    return path;
+  }
+  // A gzip Kineto trace of `kernels` launch/kernel pairs: repeated events
+  // compress about 50x, so a few MiB of JSON make a file of some KiB.
+  std::string GzipKineto(const std::string& name, int kernels) {
+    std::string text =
+        "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 "
+        "80GB HBM3\", \"numSms\": 132}],\n\"traceEvents\": [\n";
+    for (int i = 1; i <= kernels; ++i) {
+      const std::string c = std::to_string(i), ts = std::to_string(i * 10);
+      text += "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": "
+              "\"cudaLaunchKernel\", \"pid\": 100, \"tid\": 100, \"ts\": " +
+              ts + ", \"dur\": 2, \"args\": {\"correlation\": " + c +
+              "}},\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+              "\"pid\": 0, \"tid\": 7, \"ts\": " + ts +
+              ", \"dur\": 3, \"args\": {\"device\": 0, \"stream\": 7, "
+              "\"correlation\": " + c + "}}" + (i < kernels ? ",\n" : "\n");
+    }
+    text += "]}\n";
+    const std::string path = dir_.File(name);
+    gzFile f = gzopen(path.c_str(), "wb9");
+    EXPECT_NE(f, nullptr);
+    EXPECT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())),
+              static_cast<int>(text.size()));
+    gzclose(f);
     return path;
   }
   int Import(const std::vector<std::string>& args) {
@@ -181,6 +208,60 @@ TEST_F(ImportCliTest, NcuCsvAndItsBadInput) {
             std::string::npos)
       << err_;
   EXPECT_FALSE(std::filesystem::exists(fresh));
+}
+
+// A gzip file that expands past the decompressed-size budget the user set
+// (a decompression bomb, in small) is refused with exit 2 and one line
+// naming the file, the budget and the option; no run is stored. A gzip
+// file under the same budget is read.
+TEST_F(ImportCliTest, GzipPastTheDecompressedBudgetIsRefused) {
+  const std::string big = GzipKineto("big.json.gz", 20000);  // ~5 MiB
+  ASSERT_LT(std::filesystem::file_size(big), 1u << 20);
+  EXPECT_EQ(Import({big, "-o", store_, "-q", "--max-decompressed-mib", "1"}),
+            2);
+  EXPECT_EQ(err_.rfind("rooftrace import: " + big + ": ", 0), 0u) << err_;
+  EXPECT_NE(err_.find("1 MiB"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("--max-decompressed-mib"), std::string::npos) << err_;
+  EXPECT_EQ(std::count(err_.begin(), err_.end(), '\n'), 1) << err_;
+  if (std::filesystem::exists(store_)) {
+    EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM runs"), 0);
+  }
+
+  const std::string small = GzipKineto("small.json.gz", 50);
+  ASSERT_EQ(Import({small, "-o", store_, "-q", "--max-decompressed-mib", "1"}),
+            0)
+      << err_;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 1);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 50);
+}
+
+// A trace cut short (an .rft copy stopped half-way) is stored as an
+// incomplete run with the reason and exits 3, the rule every command
+// follows (collect --ingest, analyze, export); the next file is still
+// read. Before, import exited 0 with a warning.
+TEST_F(ImportCliTest, CutTraceIsStoredIncompleteAndExitsThree) {
+  const std::string cut = Trace("cut.rft");
+  std::filesystem::resize_file(cut, std::filesystem::file_size(cut) / 2);
+  const std::string whole = Trace("whole.rft");
+  EXPECT_EQ(Import({cut, whole, "-o", store_, "-q"}), 3) << err_;
+  EXPECT_NE(err_.find(cut + ": ends inside frame"), std::string::npos)
+      << err_;
+  EXPECT_NE(err_.find("run 1 stored INCOMPLETE"), std::string::npos) << err_;
+  EXPECT_NE(out_.find("whole.rft (rft) -> run 2, 225 kernels"),
+            std::string::npos)
+      << out_;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs WHERE run_id=1"), 0);
+  EXPECT_NE(q.Text("SELECT incomplete_reason FROM runs WHERE run_id=1")
+                .find("ends inside frame"),
+            std::string::npos);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs WHERE run_id=2"), 1);
+  EXPECT_EQ(Import({"--help"}), 0);
+  EXPECT_NE(out_.find("stored as an incomplete run with the reason and the "
+                      "other files are still read (exit 3)"),
+            std::string::npos)
+      << out_;
 }
 
 }  // namespace

@@ -214,6 +214,76 @@ TEST_F(LimitedServerTest, SessionOverItsStringBudgetIsClosed) {
       << Log();
 }
 
+// A collector whose memory budget (frames being received and interned
+// strings, all connections together) is 8 MiB.
+class MemoryBudgetServerTest : public ServerTest {
+  void Configure(ServerOptions* so) override {
+    so->memory_budget_bytes = 8 << 20;
+    so->stall_timeout_ms = 600000;  // the held frames must not time out
+  }
+};
+
+// Four producers send a Hello, then announce a 3 MiB frame and send 1 MiB
+// of it: two fit in the 8 MiB budget, the other two are closed with a line
+// naming the peer, the budget and the option, and counted. A well-behaved
+// producer that connects afterwards is stored whole, and the memory the
+// server tracked never passed its budget; the refused sessions count as
+// incomplete (the run will say so). Before, every connection could
+// hold a 64 MiB frame (1,024 of them: 64 GiB).
+TEST_F(MemoryBudgetServerTest, FramesPastTheBudgetAreRefusedOthersStored) {
+  LlmTraceOptions o;
+  TraceBuilder hostile(o.session);
+  test_support::GenerateLlmTrace(o, &hostile);
+  std::string head;
+  head.push_back(0x0A);
+  wire::AppendVarint(&head, 3u << 20);
+  const std::string part(1 << 20, 'x');
+  std::vector<int> fds;
+  for (int i = 0; i < 4; ++i) {
+    fds.push_back(Connect());
+    Send(fds.back(), hostile.Frames()[0]);  // the Hello
+    Send(fds.back(), head);
+    Send(fds.back(), part);
+  }
+  WaitForSessions(2);
+
+  TraceBuilder good(o.session);
+  test_support::GenerateLlmTrace(o, &good);
+  const int fd = Connect();
+  bool open = true;
+  for (size_t i = 0; open && i < good.Frames().size(); ++i) {
+    open = Send(fd, good.Frames()[i]);
+  }
+  EXPECT_TRUE(open) << Log();
+  // Read the HelloReply until the server closes: it must not write to a
+  // socket this side has closed (SIGPIPE in this process).
+  shutdown(fd, SHUT_WR);
+  char buf[4096];
+  while (read(fd, buf, sizeof buf) > 0) {
+  }
+  close(fd);
+  WaitForSessions(3);
+  EXPECT_EQ(recorder_->kernels_stored(), good.sent(wire::RECORD_KERNEL))
+      << Log();
+
+  const std::string log = Log();
+  size_t refusals = 0;
+  for (size_t at = 0; (at = log.find("memory budget of 8 MiB", at)) !=
+                      std::string::npos;
+       ++at) {
+    ++refusals;
+  }
+  EXPECT_EQ(refusals, 2u) << log;
+  EXPECT_NE(log.find("--memory-budget-mib"), std::string::npos) << log;
+  EXPECT_NE(log.find("unix peer pid"), std::string::npos) << log;
+  EXPECT_EQ(recorder_->stats()[ImportStat::k_memory_refused_connections], 2u);
+  // Their sessions lost a frame: incomplete, so the run will be too.
+  EXPECT_EQ(recorder_->stats()[ImportStat::k_sessions_incomplete], 2u);
+  EXPECT_GE(server_->memory_peak_bytes(), 6u << 20);
+  EXPECT_LE(server_->memory_peak_bytes(), 8u << 20);
+  for (int f : fds) close(f);
+}
+
 // A server with a token, on a Unix socket and on TCP loopback.
 class TokenServerTest : public ServerTest {
  protected:
