@@ -990,6 +990,48 @@ std::vector<CapturedGraph> Assembler::CapturedGraphs() const {
   return graphs;
 }
 
+// The captured kernel of each kernel of a graph launch, whose names (as
+// string iids of session `s`) are `iids` in start order: the captured
+// graph with the same sequence, else one with the same names (the n-th
+// kernel of a name is the n-th captured); empty when none.
+std::vector<const CapturedKernel*> MatchCapture(
+    const Session& s, const std::vector<uint64_t>& iids,
+    const std::vector<CapturedGraph>& graphs) {
+  std::vector<std::string_view> names(iids.size());
+  for (size_t i = 0; i < iids.size(); ++i) {
+    const std::string* n = s.String(iids[i]);
+    names[i] = n ? std::string_view(*n) : std::string_view();
+  }
+  const size_t count = iids.size();
+  std::vector<const CapturedKernel*> match;
+  for (const CapturedGraph& g : graphs) {
+    if (g.size() != count) continue;
+    bool same = true;
+    for (size_t i = 0; same && i < g.size(); ++i) {
+      same = g[i].kernel == names[i];
+    }
+    if (!same) continue;
+    for (const CapturedKernel& k : g) match.push_back(&k);
+    break;
+  }
+  for (size_t gi = 0; match.empty() && gi < graphs.size(); ++gi) {
+    const CapturedGraph& g = graphs[gi];
+    if (g.size() != count) continue;
+    std::map<std::string_view, std::vector<const CapturedKernel*>> of;
+    for (const CapturedKernel& k : g) of[k.kernel].push_back(&k);
+    std::map<std::string_view, size_t> used;
+    std::vector<const CapturedKernel*> m;
+    for (std::string_view n : names) {
+      auto it = of.find(n);
+      size_t& u = used[n];
+      if (it == of.end() || u >= it->second.size()) break;
+      m.push_back(it->second[u++]);
+    }
+    if (m.size() == count) match = std::move(m);
+  }
+  return match;
+}
+
 void Assembler::ApplyCaptures(const std::vector<CapturedGraph>& graphs) {
   next_replay_id_ = static_cast<uint64_t>(t_.host.size()) + 1;
   for (ProcessState& p : processes_) {
@@ -1009,43 +1051,23 @@ void Assembler::ApplyCaptures(const std::vector<CapturedGraph>& graphs) {
         kernels_of[rec.kernels[i].correlation_id].push_back(i);
       }
     }
+    // A serving trace replays a few graphs thousands of times: the match of
+    // a sequence of kernel names (as the session's string iids) is found
+    // once.
+    std::map<std::vector<uint64_t>, std::vector<const CapturedKernel*>> seen;
     for (auto& [corr, ks] : kernels_of) {
       std::stable_sort(ks.begin(), ks.end(), [&](size_t a, size_t b) {
         return rec.kernels[a].start_ns < rec.kernels[b].start_ns;
       });
-      std::vector<std::string_view> names(ks.size());
+      std::vector<uint64_t> iids(ks.size());
       for (size_t i = 0; i < ks.size(); ++i) {
-        const std::string* n = s.String(rec.kernels[ks[i]].name_iid);
-        names[i] = n ? std::string_view(*n) : std::string_view();
+        iids[i] = rec.kernels[ks[i]].name_iid;
       }
-      // The captured kernel of each replayed one: the same sequence, else
-      // the same names (the n-th kernel of a name is the n-th captured).
-      std::vector<const CapturedKernel*> match;
-      for (const CapturedGraph& g : graphs) {
-        if (g.size() != ks.size()) continue;
-        bool same = true;
-        for (size_t i = 0; same && i < g.size(); ++i) {
-          same = g[i].kernel == names[i];
-        }
-        if (!same) continue;
-        for (const CapturedKernel& k : g) match.push_back(&k);
-        break;
+      auto known = seen.find(iids);
+      if (known == seen.end()) {
+        known = seen.emplace(iids, MatchCapture(s, iids, graphs)).first;
       }
-      for (size_t gi = 0; match.empty() && gi < graphs.size(); ++gi) {
-        const CapturedGraph& g = graphs[gi];
-        if (g.size() != ks.size()) continue;
-        std::map<std::string_view, std::vector<const CapturedKernel*>> of;
-        for (const CapturedKernel& k : g) of[k.kernel].push_back(&k);
-        std::map<std::string_view, size_t> used;
-        std::vector<const CapturedKernel*> m;
-        for (std::string_view n : names) {
-          auto it = of.find(n);
-          size_t& u = used[n];
-          if (it == of.end() || u >= it->second.size()) break;
-          m.push_back(it->second[u++]);
-        }
-        if (m.size() == ks.size()) match = std::move(m);
-      }
+      const std::vector<const CapturedKernel*>& match = known->second;
       if (match.empty()) {
         ++graphs_unmapped_;
         continue;
