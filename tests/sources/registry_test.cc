@@ -227,6 +227,31 @@ TEST_F(RegistryTest, ARunRecordsWhereItCameFrom) {
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 225);
 }
 
+// --capture maps a PyTorch trace's graph replays; given with a rooftrace
+// stream it is refused, naming both files, and nothing is stored.
+TEST_F(RegistryTest, CaptureIsRefusedForOtherFormats) {
+  const std::string trace = Trace();
+  const std::string store_path = dir_.File("capture.sqlite");
+  auto store = Store::Open(store_path);
+  ASSERT_TRUE(store.ok());
+  auto source = DetectSource(trace);
+  ASSERT_TRUE(source.ok());
+  SourceOptions o;
+  o.capture_paths = {dir_.File("capture.json")};
+  auto r = ReadSourceInto(**source, trace, o, store->get());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(trace + ": --capture " +
+                                      dir_.File("capture.json") +
+                                      ": only a PyTorch profiler (Kineto) "
+                                      "trace"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("this file is rft"), std::string::npos);
+  store->reset();
+  StoreQuery q(store_path);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 0);
+}
+
 // The digest is the standard SHA-256 (FIPS 180-2 test vector "abc").
 TEST(FileDigestTest, Sha256OfKnownBytes) {
   EXPECT_EQ(Sha256Hex("abc"),
