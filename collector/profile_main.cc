@@ -552,6 +552,9 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   // Raw streams are kept only if the store loses them (a failed write).
   so.raw_dir = o.out + ".raw";
   so.delete_stored_raw = true;
+  so.memory_budget_hint =
+      "profile's collector holds at most 1 GiB; to give it more, stream to "
+      "`rooftrace collect --memory-budget-mib N` (ROOFTRACE_SINK) instead";
   if (mkdir(so.raw_dir.c_str(), 0700) != 0 && errno != EEXIST) {
     so.raw_dir.clear();
   }

@@ -604,8 +604,8 @@ bool CollectorServer::ChargeMemory(Connection* c) {
                "for all connections to " + wire::HumanBytes(others + need) +
                ", over its memory budget of " +
                wire::HumanBytes(options_.memory_budget_bytes) +
-               "; what it sent before is kept; raise the budget with "
-               "collect --memory-budget-mib N");
+               "; what it sent before is kept; " +
+               options_.memory_budget_hint);
   return false;
 }
 

@@ -70,6 +70,10 @@ struct ServerOptions {
   // collector hold 64 MiB frames on each of its 1,024 connections (64 GiB:
   // killed for memory, its run left unfinished).
   uint64_t memory_budget_bytes = 1ull << 30;
+  // How the user raises it, for the refusal line (profile's embedded
+  // collector has no option of its own).
+  std::string memory_budget_hint =
+      "raise the budget with collect --memory-budget-mib N";
   // Non-empty: TCP peers must send it first (Packet.connection_auth);
   // required to listen on a non-loopback address. Unix sockets (0600)
   // do not ask for it.
