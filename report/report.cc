@@ -371,7 +371,9 @@ struct ReportBuilder::State {
   BusyTimeline busy;
   // The same timeline without copies, and without copies and collectives:
   // busy minus the first is the copies' exposed time; the first minus the
-  // second the collectives'.
+  // second the collectives'. Most runs have no collective: compute_busy
+  // is kept only from the first one on (any_comm_kernel), started as a
+  // copy of kernels_busy, which until then held the same intervals.
   BusyTimeline kernels_busy, compute_busy;
   // Collective kernels by (session, correlation) until Finish: one small
   // entry per collective kernel, since a store gives its metrics apart
@@ -432,7 +434,7 @@ void ReportBuilder::AddCopy(const MemcpyRow& m) {
 void ReportBuilder::EndBatch() {
   state_->busy.EndBatch();
   state_->kernels_busy.EndBatch();
-  state_->compute_busy.EndBatch();
+  if (state_->any_comm_kernel) state_->compute_busy.EndBatch();
 }
 
 void ReportBuilder::AddKernelMetric(const KernelMetricRow& m) {
@@ -465,10 +467,11 @@ void ReportBuilder::Add(const KernelRow& k) {
   const ReportOptions& options = options_;
   st.busy.AddKernel(k.device_id.value_or(0), k.start_ns.value_or(0),
                     k.end_ns.value_or(0));
+  const bool collective = IsCollectiveKernel(k);
+  if (collective && !st.any_comm_kernel) st.compute_busy = st.kernels_busy;
   st.kernels_busy.AddKernel(k.device_id.value_or(0), k.start_ns.value_or(0),
                             k.end_ns.value_or(0));
-  const bool collective = IsCollectiveKernel(k);
-  if (!collective) {
+  if (!collective && st.any_comm_kernel) {
     st.compute_busy.AddKernel(k.device_id.value_or(0),
                               k.start_ns.value_or(0), k.end_ns.value_or(0));
   }
@@ -638,8 +641,12 @@ StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
     for (const DeviceBusy& b : st.kernels_busy.Finish()) {
       kernels_ns[b.device_id] = b.busy_ns;
     }
-    for (const DeviceBusy& b : st.compute_busy.Finish()) {
-      compute_ns[b.device_id] = b.busy_ns;
+    if (st.any_comm_kernel) {
+      for (const DeviceBusy& b : st.compute_busy.Finish()) {
+        compute_ns[b.device_id] = b.busy_ns;
+      }
+    } else {
+      compute_ns = kernels_ns;
     }
     for (DeviceBusy& b : report.busy) {
       const int64_t k = kernels_ns.count(b.device_id) ? kernels_ns[b.device_id]
