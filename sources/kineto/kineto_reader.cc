@@ -924,12 +924,15 @@ void Assembler::BuildCapture() {
 }
 
 std::vector<CapturedGraph> Assembler::CapturedGraphs() const {
-  std::unordered_map<uint64_t, const GemmRecord*> gemm_of;
+  // Call and op ids are unique in the trace; each with the session whose
+  // strings its iids name.
+  std::unordered_map<uint64_t, std::pair<const GemmRecord*, const Session*>>
+      gemm_of;
   std::unordered_map<uint64_t, std::pair<const OpRecord*, const Session*>>
       op_of;
   for (const ProcessState& p : processes_) {
     for (const GemmRecord& g : p.session->records().gemms) {
-      gemm_of.emplace(g.call_id, &g);
+      gemm_of.emplace(g.call_id, std::make_pair(&g, p.session.get()));
     }
     for (const OpRecord& o : p.session->records().ops) {
       op_of.emplace(o.op_id, std::make_pair(&o, p.session.get()));
@@ -972,12 +975,10 @@ std::vector<CapturedGraph> Assembler::CapturedGraphs() const {
     k.kernel = std::string(e.kernel);
     const auto [call, op] = link_of_launch_[h];
     if (auto g = gemm_of.find(call); call != 0 && g != gemm_of.end()) {
-      k.gemm = *g->second;
-      for (const ProcessState& p : processes_) {
-        if (p.pid != e.pid) continue;
-        if (const std::string* n = p.session->String(k.gemm->op_name_iid)) {
-          k.op_name = *n;
-        }
+      k.gemm = *g->second.first;
+      const Session& s = *g->second.second;
+      if (const std::string* n = s.String(k.gemm->op_name_iid)) {
+        k.op_name = *n;
       }
     } else if (auto o = op_of.find(op); op != 0 && o != op_of.end()) {
       k.op = *o->second.first;

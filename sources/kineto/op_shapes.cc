@@ -252,13 +252,12 @@ std::optional<OpFigures> ConvFigures(const ConvOp& op, const OpInputs& in) {
 }
 
 // Every tensor input read once and the largest written once (broadcasting
-// gives the output at least the largest input's elements); copy_, fill_
-// and zero_ do not read their first input, which they overwrite.
-std::optional<OpFigures> PointwiseFigures(std::string_view name,
-                                          int flops_per_element,
-                                          const OpInputs& in) {
-  const bool overwrites = name == "aten::copy_" || name == "aten::fill_" ||
-                          name == "aten::zero_";
+// gives the output at least the largest input's elements), except the
+// first when the operator `overwrites` it without reading it (copy_,
+// fill_, zero_, a quantisation's output).
+std::optional<OpFigures> PointwiseFigures(int flops_per_element,
+                                          const OpInputs& in,
+                                          bool overwrites) {
   int largest = -1;
   uint64_t read = 0;
   for (int i = 0; i < in.count; ++i) {
@@ -311,8 +310,9 @@ struct FamilyOp {
   bool fused_add = false;
   int activations = 0;
   // kGatedActivation: the activation's FLOPs per element (silu 4, gelu 8:
-  // model/ops.h PointwiseFlopsPerElement).
-  int activation_flops = 0;
+  // model/ops.h PointwiseFlopsPerElement); kQuantize: the FLOPs per
+  // element.
+  int per_element_flops = 0;
   // kReduction: where the dim argument is (-1: none), whether it is a scan
   // (as many outputs as inputs), whether an int64 index is written per
   // output (max/min along a dimension), or only an index (argmax).
@@ -460,7 +460,7 @@ std::optional<OpFigures> GatedActivationFigures(const FamilyOp& op,
   if (width <= 0 || width % 2 != 0) return std::nullopt;
   GatedActivationOp g;
   g.out_elements = Elements(t) / 2;
-  g.activation_flops = op.activation_flops;
+  g.activation_flops = op.per_element_flops;
   g.element_bytes = TorchTypeBytes(t.type);
   OpFigures f;
   f.flops = GatedActivationFlops(g);
@@ -519,7 +519,7 @@ std::optional<OpFigures> ReductionFigures(const FamilyOp& op,
   const OpInput& x = in.in[0];
   // max(a, b) and min(a, b) of two tensors are elementwise.
   if (op.index_with_values && IsTensorInput(in, 1)) {
-    return PointwiseFigures(op.name, 1, in);
+    return PointwiseFigures(1, in, /*overwrites=*/false);
   }
   ReductionOp r;
   r.in_elements = Elements(x);
@@ -605,7 +605,7 @@ std::optional<OpFigures> FamilyFigures(const FamilyOp& op,
       // The output (first) is written, not read: a pointwise operator
       // that overwrites its first input, at the output's fp8 size.
       std::optional<OpFigures> f =
-          PointwiseFigures("aten::copy_", op.activation_flops, in);
+          PointwiseFigures(op.per_element_flops, in, /*overwrites=*/true);
       if (f && f->flops > 0) {
         f->precision = PointwisePrecision(
             CudaTypeOfTorchType(in.count > 1 ? in.in[1].type : ""));
@@ -630,7 +630,11 @@ std::optional<OpFigures> FiguresOfOp(std::string_view name,
   if (const ConvOp* c = ConvOpOf(name)) return ConvFigures(*c, inputs);
   if (const FamilyOp* f = FamilyOpOf(name)) return FamilyFigures(*f, inputs);
   const int per_element = PointwiseOf(name);
-  if (per_element >= 0) return PointwiseFigures(name, per_element, inputs);
+  if (per_element >= 0) {
+    const bool overwrites = name == "aten::copy_" || name == "aten::fill_" ||
+                            name == "aten::zero_";
+    return PointwiseFigures(per_element, inputs, overwrites);
+  }
   return std::nullopt;
 }
 
