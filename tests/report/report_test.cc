@@ -232,6 +232,22 @@ TEST(ReportSourceTest, HeadersSayWhereTheDataCameFrom) {
             std::string::npos);
 }
 
+// A kernel of run and session `run` on `device` / `stream` over
+// [start, end) ns.
+void AddTimedKernel(TestStore& s, int64_t run, const std::string& name,
+                    int64_t device, int64_t stream, int64_t start,
+                    int64_t end) {
+  KernelSpec k;
+  k.run_id = run;
+  k.session_id = run;
+  k.name = name;
+  k.device_id = device;
+  k.stream_id = stream;
+  k.start_ns = start;
+  k.duration_ns = end - start;
+  s.AddKernel(k);
+}
+
 // The timeline's busy/idle breakdown on known intervals (run 3): device 0
 // has kernels [1000, 3000) and [2000, 5000) on two streams (overlapping:
 // counted once), a copy [5000, 6000) right after, a copy [8000, 9000) in
@@ -246,15 +262,7 @@ TEST_F(ReportTest, BusyAndIdleTimePerDevice) {
     s.AddRun(3, "Test GPU 2TB");
     auto kernel = [&](int64_t device, int64_t stream, int64_t start,
                       int64_t end) {
-      KernelSpec k;
-      k.run_id = 3;
-      k.session_id = 3;
-      k.name = "k";
-      k.device_id = device;
-      k.stream_id = stream;
-      k.start_ns = start;
-      k.duration_ns = end - start;
-      s.AddKernel(k);
+      AddTimedKernel(s, 3, "k", device, stream, start, end);
     };
     kernel(0, 7, 1000, 3000);
     kernel(0, 8, 2000, 5000);
@@ -326,14 +334,7 @@ TEST_F(ReportTest, ExposedCommunicationIsCollectiveTimeWithNoOtherKernel) {
     s.AddRun(4, "Test GPU 2TB");
     auto kernel = [&](const std::string& name, int64_t stream, int64_t start,
                       int64_t end) {
-      KernelSpec k;
-      k.run_id = 4;
-      k.session_id = 4;
-      k.name = name;
-      k.stream_id = stream;
-      k.start_ns = start;
-      k.duration_ns = end - start;
-      s.AddKernel(k);
+      AddTimedKernel(s, 4, name, 0, stream, start, end);
     };
     kernel("sm90_gemm", 7, 1000, 4000);
     kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 8, 2000, 6000);
@@ -777,14 +778,9 @@ TEST_F(ReportTest, ShortKernelStudyBucketsKernelsByDuration) {
     s.AddRun(5, "Test GPU 2TB");
     int64_t start = 0;
     for (int64_t us : {1, 3, 3, 20, 2000}) {
-      KernelSpec k;
-      k.run_id = 5;
-      k.session_id = 5;
-      k.name = "k" + std::to_string(us);
-      k.start_ns = start;
-      k.duration_ns = us * 1000;
-      start += k.duration_ns + 1000;
-      s.AddKernel(k);
+      AddTimedKernel(s, 5, "k" + std::to_string(us), 0, 7, start,
+                     start + us * 1000);
+      start += us * 1000 + 1000;
     }
   }
   StoreReader store;
