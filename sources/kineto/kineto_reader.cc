@@ -80,56 +80,6 @@ bool DramBytes(std::string_view name, double value, CounterRecord* c) {
   return true;
 }
 
-// A PyTorch dtype as a collective's args spell it: record_param_comms writes
-// c10::ScalarType's name ("BFloat16", "Float"); newer hooks and other tools
-// write torch's ("bfloat16", "float32", "torch.float16").
-struct TorchDtype {
-  std::string_view scalar_type, torch_name;
-  int bytes;
-  std::string_view short_name;  // in the collective's shape text
-};
-constexpr TorchDtype kTorchDtypes[] = {
-    {"Float", "float32", 4, "fp32"},
-    {"Half", "float16", 2, "fp16"},
-    {"BFloat16", "bfloat16", 2, "bf16"},
-    {"Double", "float64", 8, "fp64"},
-    {"Long", "int64", 8, "int64"},
-    {"Int", "int32", 4, "int32"},
-    {"Short", "int16", 2, "int16"},
-    {"Char", "int8", 1, "int8"},
-    {"Byte", "uint8", 1, "uint8"},
-    {"Bool", "bool", 1, "bool"},
-    {"Float8_e4m3fn", "float8_e4m3fn", 1, "fp8_e4m3"},
-    {"Float8_e5m2", "float8_e5m2", 1, "fp8_e5m2"},
-    {"Float8_e4m3fnuz", "float8_e4m3fnuz", 1, "fp8_e4m3fnuz"},
-    {"Float8_e5m2fnuz", "float8_e5m2fnuz", 1, "fp8_e5m2fnuz"},
-    {"ComplexFloat", "complex64", 8, "complex64"},
-    {"ComplexDouble", "complex128", 16, "complex128"},
-    {"UInt16", "uint16", 2, "uint16"},
-    {"UInt32", "uint32", 4, "uint32"},
-    {"UInt64", "uint64", 8, "uint64"},
-};
-
-const TorchDtype* FindTorchDtype(std::string_view dtype) {
-  if (dtype.substr(0, 6) == "torch.") dtype.remove_prefix(6);
-  // torch's aliases of the names above.
-  if (dtype == "float") dtype = "float32";
-  if (dtype == "half") dtype = "float16";
-  if (dtype == "double") dtype = "float64";
-  if (dtype == "long") dtype = "int64";
-  if (dtype == "int") dtype = "int32";
-  for (const TorchDtype& t : kTorchDtypes) {
-    if (dtype == t.scalar_type || dtype == t.torch_name) return &t;
-  }
-  return nullptr;
-}
-
-// The element size of a collective's dtype; 0 for one not known.
-int TorchDtypeBytes(std::string_view dtype) {
-  const TorchDtype* t = FindTorchDtype(dtype);
-  return t ? t->bytes : 0;
-}
-
 // "bf16" for the shape text, else the dtype as PyTorch wrote it.
 std::string_view ShortDtype(std::string_view dtype) {
   if (dtype.empty()) return "?";
@@ -751,7 +701,7 @@ void Assembler::AddCollective(ProcessState& p, const GpuEvent& g, int launch,
   Collective c = CollectiveFromName(a.collective);
   if (c == Collective::kUnknown) c = CollectiveFromName(g.name);
   const uint64_t bytes = CollectiveMessageBytes(
-      a.in_elements, a.out_elements, TorchDtypeBytes(a.dtype));
+      a.in_elements, a.out_elements, TorchTypeBytes(a.dtype));
   const uint64_t duration = g.end_ns > g.start_ns ? g.end_ns - g.start_ns : 0;
   const CollectiveBandwidth bw =
       CollectiveBandwidthOf(c, a.group_size, bytes, duration);

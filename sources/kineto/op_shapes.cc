@@ -60,37 +60,6 @@ int PointwiseOf(std::string_view name) {
   return PointwiseFlopsPerElement(name.substr(kAten.size()));
 }
 
-// The size of an element of a PyTorch "Input type" ("c10::BFloat16",
-// "long int", "bool"); 0 when not known. The floating and 8-bit types are
-// model/gemm.h's; the integer, boolean and complex types that no cuBLAS
-// type names are listed here (a copy of an int64 tensor moves 8 bytes an
-// element, though no GEMM takes one).
-int TorchTypeBytes(std::string_view type) {
-  const int32_t cuda = CudaTypeOfTorchType(type);
-  if (cuda >= 0) return ElementBytes(cuda);
-  struct Entry {
-    std::string_view name;
-    int bytes;
-  };
-  static constexpr Entry kOther[] = {
-      {"long int", 8},           {"long", 8},
-      {"int64_t", 8},            {"unsigned long", 8},
-      {"uint64_t", 8},           {"unsigned int", 4},
-      {"uint32_t", 4},           {"short int", 2},
-      {"short", 2},              {"unsigned short", 2},
-      {"uint16_t", 2},           {"bool", 1},
-      {"c10::complex<float>", 8}, {"c10::complex<double>", 16},
-      {"c10::complex<c10::Half>", 4},
-      {"c10::Float8_e8m0fnu", 1}, {"c10::Float4_e2m1fn_x2", 1},
-      {"c10::qint8", 1},         {"c10::quint8", 1},
-      {"c10::qint32", 4},
-  };
-  for (const Entry& e : kOther) {
-    if (e.name == type) return e.bytes;
-  }
-  return 0;
-}
-
 // A tensor input whose element size is known.
 bool IsTensorInput(const OpInputs& in, int i) {
   return i < in.count && in.in[i].rank >= 0 &&
@@ -144,6 +113,62 @@ bool ConcreteTrue(const OpInputs& in, int i, bool mask_type) {
 }
 
 }  // namespace
+
+constexpr TorchDtype kTorchDtypes[] = {
+    {"Float", "float32", "float", 4, "fp32"},
+    {"Half", "float16", "c10::Half", 2, "fp16"},
+    {"BFloat16", "bfloat16", "c10::BFloat16", 2, "bf16"},
+    {"Double", "float64", "double", 8, "fp64"},
+    {"Long", "int64", "long int", 8, "int64"},
+    {"Int", "int32", "int", 4, "int32"},
+    {"Short", "int16", "short int", 2, "int16"},
+    {"Char", "int8", "signed char", 1, "int8"},
+    {"Byte", "uint8", "unsigned char", 1, "uint8"},
+    {"Bool", "bool", "bool", 1, "bool"},
+    {"Float8_e4m3fn", "float8_e4m3fn", "c10::Float8_e4m3fn", 1, "fp8_e4m3"},
+    {"Float8_e5m2", "float8_e5m2", "c10::Float8_e5m2", 1, "fp8_e5m2"},
+    {"Float8_e4m3fnuz", "float8_e4m3fnuz", "c10::Float8_e4m3fnuz", 1,
+     "fp8_e4m3fnuz"},
+    {"Float8_e5m2fnuz", "float8_e5m2fnuz", "c10::Float8_e5m2fnuz", 1,
+     "fp8_e5m2fnuz"},
+    {"Float8_e8m0fnu", "float8_e8m0fnu", "c10::Float8_e8m0fnu", 1,
+     "fp8_e8m0"},
+    // Two fp4 values a byte: the tensor's shape counts the bytes.
+    {"Float4_e2m1fn_x2", "float4_e2m1fn_x2", "c10::Float4_e2m1fn_x2", 1,
+     "fp4x2"},
+    {"ComplexHalf", "complex32", "c10::complex<c10::Half>", 4, "complex32"},
+    {"ComplexFloat", "complex64", "c10::complex<float>", 8, "complex64"},
+    {"ComplexDouble", "complex128", "c10::complex<double>", 16,
+     "complex128"},
+    {"UInt16", "uint16", "unsigned short", 2, "uint16"},
+    {"UInt32", "uint32", "unsigned int", 4, "uint32"},
+    {"UInt64", "uint64", "unsigned long", 8, "uint64"},
+    {"QInt8", "qint8", "c10::qint8", 1, "qint8"},
+    {"QUInt8", "quint8", "c10::quint8", 1, "quint8"},
+    {"QInt32", "qint32", "c10::qint32", 4, "qint32"},
+};
+
+const TorchDtype* FindTorchDtype(std::string_view dtype) {
+  if (dtype.substr(0, 6) == "torch.") dtype.remove_prefix(6);
+  // torch's aliases of the names above.
+  if (dtype == "float") dtype = "float32";
+  if (dtype == "half") dtype = "float16";
+  if (dtype == "double") dtype = "float64";
+  if (dtype == "long") dtype = "int64";
+  if (dtype == "int") dtype = "int32";
+  for (const TorchDtype& t : kTorchDtypes) {
+    if (dtype == t.scalar_type || dtype == t.torch_name ||
+        dtype == t.cpp_name) {
+      return &t;
+    }
+  }
+  return nullptr;
+}
+
+int TorchTypeBytes(std::string_view dtype) {
+  const TorchDtype* t = FindTorchDtype(dtype);
+  return t ? t->bytes : 0;
+}
 
 namespace {
 

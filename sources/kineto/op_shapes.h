@@ -30,6 +30,22 @@ struct OpFigures {
   std::string shape;  // "b=1 h=8 lq=141 lk=141 d=64", "1x141x512"
 };
 
+// A PyTorch dtype in the three spellings traces use: c10::ScalarType's
+// name (record_param_comms' "dtype": "BFloat16", "Long"), torch's
+// ("bfloat16", "int64", "torch.int64"; newer hooks and other tools) and
+// the C++ type name of an operator's "Input type" ("c10::BFloat16",
+// "long int").
+struct TorchDtype {
+  std::string_view scalar_type, torch_name, cpp_name;
+  int bytes;                    // of one element
+  std::string_view short_name;  // in shape texts: "bf16", "int64"
+};
+// The dtype of any of those spellings; nullptr for anything else
+// ("Scalar", "TensorList", "").
+const TorchDtype* FindTorchDtype(std::string_view dtype);
+// Its element size; 0 when unknown.
+int TorchTypeBytes(std::string_view dtype);
+
 // Whether `name` is one of the operators above.
 bool IsModelledOp(std::string_view name);
 
