@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "analyzer/builtin_configs.h"
+#include "model/builtin_configs.h"
 #include "base/json.h"
 
 namespace rooftrace::analyzer {
@@ -112,11 +112,23 @@ int64_t ModelConfig::ParameterCount() const {
 }
 
 std::vector<std::string> BuiltinModelNames() {
-  std::vector<std::string> out;
-  for (const BuiltinConfigText& t : BuiltinConfigTexts()) {
-    out.emplace_back(t.name);
-  }
-  return out;
+  // model/configs also holds configs that only analyze's and import's
+  // --model read (gpt-oss, DeepSeek): predict offers those it can cost.
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> out;
+    for (const BuiltinConfigText& t : BuiltinConfigTexts()) {
+      StatusOr<json::Value> v = json::Parse(t.json, t.name);
+      const json::Value* type = v.ok() ? v->Find("model_type") : nullptr;
+      if (type == nullptr || !type->is_string() ||
+          std::find(std::begin(kSupportedTypes), std::end(kSupportedTypes),
+                    type->as_string()) == std::end(kSupportedTypes)) {
+        continue;
+      }
+      out.emplace_back(t.name);
+    }
+    return out;
+  }();
+  return kNames;
 }
 
 namespace {

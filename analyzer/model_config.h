@@ -1,6 +1,6 @@
 // The architecture of a language model as `rooftrace predict` needs it,
 // read from a Hugging Face config.json or from one of the configs built
-// into the binary (analyzer/configs/*.json): decoders (Llama, Mistral,
+// into the binary (model/configs/*.json): decoders (Llama, Mistral,
 // Mixtral, Qwen2: grouped-query attention through num_key_value_heads,
 // mixture of experts through num_local_experts / num_experts_per_tok, an
 // explicit head_dim, tied embeddings, a sliding attention window) and BERT

@@ -1,5 +1,6 @@
 #include "model/ops.h"
 
+#include <algorithm>
 #include <initializer_list>
 
 #include "model/gemm.h"
@@ -196,6 +197,57 @@ uint64_t GatherMinBytes(const GatherOp& g) {
   if (g.element_bytes <= 0) return 0;
   return 2 * U(g.out_elements) * U(g.element_bytes) +
          U(g.index_elements) * U(g.index_element_bytes);
+}
+
+uint64_t ServingAttentionFlops(const ServingAttentionOp& a) {
+  if (a.heads <= 0 || a.head_dim <= 0) return 0;
+  const int64_t dv = a.head_dim_v > 0 ? a.head_dim_v : a.head_dim;
+  const uint64_t width = U(a.head_dim) + U(dv);  // Q K^T and P V
+  const uint64_t context = 2 * U(a.c_sqsk) - std::min(2 * U(a.c_sqsk),
+                                                     U(a.c_sqsq));
+  return U(a.heads) * width * (context + 2 * U(a.g_sqsk));
+}
+
+uint64_t ServingAttentionMinBytes(const ServingAttentionOp& a) {
+  if (a.q_element_bytes <= 0 || a.kv_element_bytes <= 0 || a.heads <= 0 ||
+      a.head_dim <= 0) {
+    return 0;
+  }
+  const int64_t dv = a.head_dim_v > 0 ? a.head_dim_v : a.head_dim;
+  const int64_t kv_heads = a.kv_heads > 0 ? a.kv_heads : a.heads;
+  const uint64_t new_tokens = U(a.c_sq) + U(a.g_sq);
+  const uint64_t cached = U(a.c_sk) - std::min(U(a.c_sk), U(a.c_sq)) +
+                          U(a.g_sk) - std::min(U(a.g_sk), U(a.g_sq));
+  const uint64_t q_side = new_tokens * (U(a.heads) * (U(a.head_dim) + U(dv)) +
+                                        U(kv_heads) * (U(a.head_dim) + U(dv)));
+  const uint64_t kv_side = cached * U(kv_heads) * (U(a.head_dim) + U(dv));
+  return q_side * U(a.q_element_bytes) + kv_side * U(a.kv_element_bytes);
+}
+
+uint64_t MoeGemmFlops(const MoeGemmOp& m) {
+  const uint64_t outputs =
+      m.up ? (m.gated ? 2 : 1) * U(m.inter) : U(m.hidden);
+  const uint64_t inputs = m.up ? U(m.hidden) : U(m.inter);
+  return 2 * U(m.tokens) * U(m.top_k) * inputs * outputs;
+}
+
+uint64_t MoeGemmMinBytes(const MoeGemmOp& m) {
+  if (m.activation_bytes <= 0 || m.weight_bits <= 0) return 0;
+  const uint64_t routed = U(m.tokens) * U(m.top_k);
+  const uint64_t experts_hit = std::min(U(m.experts), routed);
+  const uint64_t up_width = (m.gated ? 2 : 1) * U(m.inter);
+  const uint64_t weights = experts_hit * U(m.hidden) *
+                           (m.up ? up_width : U(m.inter));
+  const uint64_t weight_bytes = weights * U(m.weight_bits) / 8;
+  uint64_t activations = 0;
+  if (m.up) {
+    const uint64_t out_width = m.gated && !m.fused_activation ? up_width
+                                                              : U(m.inter);
+    activations = U(m.tokens) * U(m.hidden) + routed * out_width;
+  } else {
+    activations = routed * U(m.inter) + U(m.tokens) * U(m.hidden);
+  }
+  return activations * U(m.activation_bytes) + weight_bytes;
 }
 
 Precision MatrixOpPrecision(int32_t type) {

@@ -189,6 +189,64 @@ struct GatherOp {
 };
 uint64_t GatherMinBytes(const GatherOp& g);
 
+// Attention over one serving step's ragged batch, as vLLM's
+// unified_attention and the paged attention of SGLang and aiter run it:
+// prefill ("context") requests attend causally to their own new tokens
+// and to what their cache already holds; decode ("generation") requests
+// attend with each new token to their whole context. The step's
+// requests are summed up as the engines' step annotations give them: per
+// group, sq = new (query) tokens, sk = tokens attended to (cached and
+// new), sqsq = sum of sq^2, sqsk = sum of sq * sk over its requests.
+// FLOPs, per head and per Q K^T or P V product of width d: a context
+// request's scores number sq * sk less the masked half of its own
+// sq x sq block, so 2 d (sqsk) - d (sqsq) over the context group; a
+// generation request's 2 d sqsk. Summed over both products (d_qk and
+// d_v) and the query heads. These equal TraceLens's figures for the same
+// aggregates.
+// Bytes: Q read and the output written for every new token (query
+// heads), the new tokens' K and V read (KV heads) at the query's size,
+// and the cached K and V read once, (sk - sq) tokens per group, at the
+// cache's element size (an fp8 cache: 1). The per-request metadata
+// (block tables, lengths) is left out: a lower bound.
+struct ServingAttentionOp {
+  int64_t c_sq = 0, c_sk = 0, c_sqsq = 0, c_sqsk = 0;
+  int64_t g_sq = 0, g_sk = 0, g_sqsk = 0;
+  int64_t heads = 0, kv_heads = 0, head_dim = 0, head_dim_v = 0;
+  int q_element_bytes = 0, kv_element_bytes = 0;
+};
+uint64_t ServingAttentionFlops(const ServingAttentionOp& a);
+// 0 when an element size is unknown (<= 0).
+uint64_t ServingAttentionMinBytes(const ServingAttentionOp& a);
+
+// One of the two grouped GEMMs of a mixture-of-experts layer run without
+// fusing them (vLLM's moe_forward over triton_kernels' matmul_ogs, fused_moe
+// and the like): `tokens` tokens each routed to `top_k` of `experts`
+// experts. The up projection multiplies each routed token by its expert's
+// hidden x (2 inter) gate-and-up weights (hidden x inter when not gated);
+// the down projection by its inter x hidden weights. FLOPs: 2 * tokens *
+// top_k * hidden * outputs (a multiply and an add per weight used).
+// Bytes: the input activations read (up: tokens x hidden; down: tokens x
+// top_k x inter), the weights of every expert that can be hit read once
+// (min(experts, tokens x top_k) of them, at `weight_bits` per element:
+// 4 for MXFP4, 16 for bf16; block scales left out) and the output written
+// (up: tokens x top_k x inter when the activation is fused into the
+// GEMM's epilogue, else 2 inter; down: tokens x hidden, the routed rows
+// summed back into one per token). The same figures as TraceLens's
+// MoE_unfused model, except that TraceLens reads every expert's weights
+// even when fewer tokens than experts are routed.
+struct MoeGemmOp {
+  int64_t tokens = 0, hidden = 0, inter = 0;  // inter: per expert
+  int64_t experts = 0, top_k = 0;
+  bool up = true;           // the gate/up projection, else the down one
+  bool gated = true;        // up projects to 2 inter (gate and up)
+  bool fused_activation = true;  // up writes inter, not 2 inter
+  int activation_bytes = 0;
+  int weight_bits = 0;
+};
+uint64_t MoeGemmFlops(const MoeGemmOp& m);
+// 0 when an element size is unknown (<= 0).
+uint64_t MoeGemmMinBytes(const MoeGemmOp& m);
+
 // The precision class of a matrix-product operator (attention,
 // convolution) over `type` inputs, by GemmPrecision's rule for a product
 // whose compute type is not given: fp16/bf16 -> fp16/bf16-tensor, fp8 ->

@@ -283,5 +283,75 @@ TEST(OpCategoryTest, FrameworkOperatorsByName) {
   }
 }
 
+// The SGLang decode step of the MI300X trace (32 requests, 32,785 tokens
+// attended in all; Qwen3-8B: 32 query heads, 8 KV heads, 128 wide) and the
+// vLLM step of 9 prefill chunks and 37 decodes (gpt-oss: 64 heads, 8 KV
+// heads, 64 wide): TraceLens's InferenceAttention_fwd figures for the same
+// aggregates, 0.537 and 65.0 GFLOP, 128.57 and 211.83 MiB.
+TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
+  ServingAttentionOp decode;
+  decode.g_sq = 32;
+  decode.g_sk = 32785;
+  decode.g_sqsk = 32785;
+  decode.heads = 32;
+  decode.kv_heads = 8;
+  decode.head_dim = 128;
+  decode.q_element_bytes = decode.kv_element_bytes = 2;
+  EXPECT_EQ(ServingAttentionFlops(decode), 537149440u);
+  EXPECT_EQ(ServingAttentionMinBytes(decode), 134811648u);
+
+  ServingAttentionOp mixed;
+  mixed.c_sq = 8155;
+  mixed.c_sk = 8430;
+  mixed.c_sqsq = 7475785;
+  mixed.c_sqsk = 7671310;
+  mixed.g_sq = 37;
+  mixed.g_sk = 34489;
+  mixed.g_sqsk = 34489;
+  mixed.heads = 64;
+  mixed.kv_heads = 8;
+  mixed.head_dim = 64;
+  mixed.q_element_bytes = mixed.kv_element_bytes = 2;
+  EXPECT_EQ(ServingAttentionFlops(mixed), 65010180096u);
+  EXPECT_EQ(ServingAttentionMinBytes(mixed), 222115840u);
+
+  // An fp8 cache halves the cached tokens' bytes, not the new ones'.
+  ServingAttentionOp fp8 = decode;
+  fp8.kv_element_bytes = 1;
+  const uint64_t cached = (32785u - 32u) * 8u * 256u;
+  EXPECT_EQ(ServingAttentionMinBytes(fp8), 134811648u - cached);
+  fp8.q_element_bytes = 0;
+  EXPECT_EQ(ServingAttentionMinBytes(fp8), 0u);
+}
+
+// gpt-oss's MoE layer in vLLM's 8,192-token step (32 experts, top 4,
+// hidden and expert width padded to 3,072, MXFP4 weights): TraceLens's
+// MoE_unfused_fwd figures, 1,236.95 and 618.48 GFLOP, 528 and 384 MiB.
+TEST(OpsTest, MoeGemmFiguresAreTraceLensOnes) {
+  MoeGemmOp up;
+  up.tokens = 8192;
+  up.hidden = 3072;
+  up.inter = 3072;
+  up.experts = 32;
+  up.top_k = 4;
+  up.activation_bytes = 2;
+  up.weight_bits = 4;
+  EXPECT_EQ(MoeGemmFlops(up), 1236950581248u);
+  EXPECT_EQ(MoeGemmMinBytes(up), 528u << 20);
+  MoeGemmOp down = up;
+  down.up = false;
+  EXPECT_EQ(MoeGemmFlops(down), 618475290624u);
+  EXPECT_EQ(MoeGemmMinBytes(down), 384u << 20);
+  // Decoding two tokens hits at most 8 of the 32 experts' weights.
+  MoeGemmOp small = down;
+  small.tokens = 2;
+  EXPECT_EQ(MoeGemmMinBytes(small),
+            (2u * 4 * 3072 + 2u * 3072) * 2 + 8u * 3072 * 3072 / 2);
+  // Without a fused activation the up projection writes gate and up.
+  MoeGemmOp unfused = up;
+  unfused.fused_activation = false;
+  EXPECT_EQ(MoeGemmMinBytes(unfused), (528u << 20) + (192u << 20));
+}
+
 }  // namespace
 }  // namespace rooftrace

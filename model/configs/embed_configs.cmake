@@ -1,7 +1,7 @@
 # Writes a C++ source holding every configs/*.json as a string, so that the
 # built-in model configs of `rooftrace predict` work from any directory.
 # Run by analyzer/CMakeLists.txt at build time:
-#   cmake -DCONFIG_DIR=<analyzer/configs> -DOUT=<file.cc> -P embed_configs.cmake
+#   cmake -DCONFIG_DIR=<model/configs> -DOUT=<file.cc> -P embed_configs.cmake
 # The output is rewritten only when its text changes (no needless rebuilds).
 file(GLOB configs "${CONFIG_DIR}/*.json")
 list(SORT configs)
@@ -17,10 +17,10 @@ foreach(path IN LISTS configs)
   string(APPEND body "      {\"${name}\", R\"rtjson(${text})rtjson\"},\n")
 endforeach()
 set(source
-"// Generated from analyzer/configs/*.json by embed_configs.cmake; do not edit.
-#include \"analyzer/builtin_configs.h\"
+"// Generated from model/configs/*.json by embed_configs.cmake; do not edit.
+#include \"model/builtin_configs.h\"
 
-namespace rooftrace::analyzer {
+namespace rooftrace {
 
 const std::vector<BuiltinConfigText>& BuiltinConfigTexts() {
   static const std::vector<BuiltinConfigText> kTexts = {
@@ -28,7 +28,7 @@ ${body}  };
   return kTexts;
 }
 
-}  // namespace rooftrace::analyzer
+}  // namespace rooftrace
 ")
 file(WRITE "${OUT}.tmp" "${source}")
 file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)
