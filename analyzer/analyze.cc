@@ -20,18 +20,24 @@ int ExitCodeFor(const Status& /*status*/) {
 StatusOr<AnalyzedInput> OpenAndReport(
     const std::string& path, const std::string& device_profile,
     const ReportOptions& base_options,
-    const std::vector<std::string>& captures) {
+    const TraceExtras& extras) {
   AnalyzedInput out;
   ReportOptions options = base_options;
   InputOptions input_options;
   RT_ASSIGN_OR_RETURN(const DetectedInput detected, DetectInput(path));
   const InputKind kind = detected.kind;
-  if (!captures.empty() && kind == InputKind::kStore) {
+  if (!extras.captures.empty() && kind == InputKind::kStore) {
     return InvalidArgument(
         path + " is a run store: --capture maps a trace's replayed graphs "
                "as it is read; import the trace with --capture instead");
   }
-  input_options.capture_paths = captures;
+  if (extras.model && kind == InputKind::kStore) {
+    return InvalidArgument(
+        path + " is a run store: --model fills operators' figures as a "
+               "trace is read; import the trace with --model instead");
+  }
+  input_options.capture_paths = extras.captures;
+  input_options.model = extras.model;
   if ((options.group_by == GroupBy::kOp ||
        options.group_by == GroupBy::kCategory) &&
       kind == InputKind::kStore) {
@@ -59,7 +65,7 @@ StatusOr<AnalyzedInput> OpenAndReport(
         out.report,
         BuildTraceReport(path, input_options.device_profile_path, options,
                          kTraceReportWindowRecords, detected.source,
-                         captures));
+                         extras));
     out.report.header.input = path;
     out.report.header.input_kind = "trace";
     return out;

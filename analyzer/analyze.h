@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analyzer/input.h"
+#include "analyzer/trace_report.h"
 #include "report/report.h"
 #include "base/status.h"
 
@@ -22,12 +23,10 @@ struct AnalyzedInput {
 };
 
 // Opens `path`, applies --device-profile (empty: none) and builds the report.
-// `captures`: graph-capture traces for a trace's replayed graphs (analyze
-// --capture; SourceOptions::capture_paths); refused for a store.
+// `extras` (--capture, --model) are for a trace; refused for a store.
 StatusOr<AnalyzedInput> OpenAndReport(
     const std::string& path, const std::string& device_profile,
-    const ReportOptions& options,
-    const std::vector<std::string>& captures = {});
+    const ReportOptions& options, const TraceExtras& extras = {});
 
 // The exit code of a failed step: always kExitUsage (2), so that 1 keeps
 // meaning "the diff found a regression".

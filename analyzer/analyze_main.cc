@@ -90,8 +90,11 @@ int AnalyzeMain(int argc, char** argv) {
       "  rooftrace analyze run.sqlite --device-profile h100.json   "
       "(re-annotate with calibrated roofs)\n"
       "  rooftrace analyze replay.json.gz --capture capture.json.gz   "
-      "(a serving engine's graph replays with their captured shapes)";
-  std::string input, by, format, device_profile, svg_path, html_path, expect;
+      "(a serving engine's graph replays with their captured shapes)\n"
+      "  rooftrace analyze vllm.json.gz --model gpt-oss-20b   "
+      "(MoE layers' top-k and expert sizes from the model's config)";
+  std::string input, by, format, device_profile, svg_path, html_path, expect,
+      model;
   std::vector<std::string> captures;
   int64_t run_id = -1;
   int64_t top = 0;  // signed: a negative value is refused, not wrapped
@@ -113,6 +116,11 @@ int AnalyzeMain(int argc, char** argv) {
        "a PyTorch profiler trace recorded while the engine captured its "
        "CUDA/HIP graphs (repeatable): the input's graph replays take the "
        "captured operators' shapes, launch by launch")
+      ("model", po::value<std::string>(&model),
+       "the model the trace ran: a Hugging Face config.json or a built-in "
+       "name (gpt-oss-20b, DeepSeek-V3, Mixtral-8x7B, ...); gives what "
+       "operator arguments do not say (an MoE layer's top-k and expert "
+       "width); without it such layers stay blank")
       ("svg", po::value<std::string>(&svg_path), "write the roofline plot (SVG)")
       ("html", po::value<std::string>(&html_path),
        "write a self-contained HTML report")
@@ -155,7 +163,15 @@ int AnalyzeMain(int argc, char** argv) {
   StatusOr<Expectation> expected = Expectation{};
   if (!expect.empty()) expected = LoadExpectation(expect);
   if (!expected.ok()) return fail(expected.status().message());
-  StatusOr<AnalyzedInput> analyzed = OpenAndReport(input, device_profile, options, captures);
+  TraceExtras extras;
+  extras.captures = captures;
+  if (!model.empty()) {
+    StatusOr<ModelFacts> facts = LoadModelFacts(model);
+    if (!facts.ok()) return fail(facts.status().message());
+    extras.model = std::move(*facts);
+  }
+  StatusOr<AnalyzedInput> analyzed =
+      OpenAndReport(input, device_profile, options, extras);
   if (!analyzed.ok()) {
     return fail(analyzed.status().message(), ExitCodeFor(analyzed.status()));
   }

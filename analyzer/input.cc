@@ -84,6 +84,7 @@ StatusOr<std::unique_ptr<AnalyzerInput>> AnalyzerInput::Open(
   SourceOptions source_options;
   source_options.device_profile_path = options.device_profile_path;
   source_options.capture_paths = options.capture_paths;
+  source_options.model = options.model;
   {
     // Read once and deleted: no journal, no syncs.
     RT_ASSIGN_OR_RETURN(

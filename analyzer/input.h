@@ -38,6 +38,8 @@ struct InputOptions {
   std::string device_profile_path;
   // Graph-capture traces for a trace's replayed graphs (--capture).
   std::vector<std::string> capture_paths;
+  // The model the trace ran (--model; SourceOptions::model).
+  std::optional<ModelFacts> model;
 };
 
 class AnalyzerInput {

@@ -12,7 +12,7 @@ StatusOr<Report> BuildTraceReport(const std::string& path,
                                   const ReportOptions& options,
                                   size_t flush_records,
                                   const TraceSource* source,
-                                  const std::vector<std::string>& captures) {
+                                  const TraceExtras& extras) {
   if (options.run_id && *options.run_id != 1) {
     return NotFound(path + ": run " + std::to_string(*options.run_id) +
                     " not found; a trace holds one run: 1");
@@ -25,7 +25,8 @@ StatusOr<Report> BuildTraceReport(const std::string& path,
   SourceOptions read;
   read.device_profile_path = device_profile_path;
   read.flush_records = flush_records;
-  read.capture_paths = captures;
+  read.capture_paths = extras.captures;
+  read.model = extras.model;
   RT_ASSIGN_OR_RETURN(const SourceResult result,
                       ReadSourceInto(*source, path, read, &sink));
   sink.FillHeader();

@@ -12,6 +12,7 @@
 #define ROOFTRACE_ANALYZER_TRACE_REPORT_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@
 #include "sources/source.h"
 
 namespace rooftrace::analyzer {
+
+// What reading a trace takes besides the file: graph-capture traces for
+// its replayed graphs (--capture; SourceOptions::capture_paths) and the
+// model it ran (--model; SourceOptions::model).
+struct TraceExtras {
+  std::vector<std::string> captures;
+  std::optional<ModelFacts> model;
+};
 
 // Reads `path` (a trace in any format a source reads: detected, or
 // `source` when given) and builds its report. `device_profile_path` (empty:
@@ -33,8 +42,7 @@ StatusOr<Report> BuildTraceReport(const std::string& path,
                                   const ReportOptions& options,
                                   size_t flush_records = 1u << 16,
                                   const TraceSource* source = nullptr,
-                                  const std::vector<std::string>& captures =
-                                      {});
+                                  const TraceExtras& extras = {});
 
 }  // namespace rooftrace::analyzer
 

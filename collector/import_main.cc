@@ -79,7 +79,7 @@ int ImportMain(int argc, char** argv) {
       "  rooftrace import replay.json.gz --capture capture.json.gz -o "
       "runs.sqlite";
   std::vector<std::string> files;
-  std::string out, format = "auto", device, profile, counters;
+  std::string out, format = "auto", device, profile, counters, model;
   std::vector<std::string> captures, label_words;
   std::optional<int64_t> rank, pid;
   bool quiet = false;
@@ -107,6 +107,11 @@ int ImportMain(int argc, char** argv) {
       "CUDA/HIP graphs (repeatable): each graph launch of the imported "
       "traces whose kernels a capture launched takes the captured "
       "operators' shapes, kernel by kernel")(
+      "model", po::value(&model),
+      "the model the traces ran: a Hugging Face config.json or a built-in "
+      "name (gpt-oss-20b, DeepSeek-V3, Mixtral-8x7B, ...); gives what "
+      "operator arguments do not say (an MoE layer's top-k and expert "
+      "width); without it such layers stay blank")(
       "label", po::value(&label_words)->composing(),
       "KEY=VALUE stored with each run (repeatable): commit, branch, model, GPU, batch, anything; `rooftrace history --where KEY=VALUE` selects runs by them")(
       "max-decompressed-mib", po::value(&max_decompressed_mib),
@@ -149,6 +154,12 @@ int ImportMain(int argc, char** argv) {
     gzip_budget.max_bytes = max_decompressed_mib << 20;
     gzip_budget.raise_with = "--max-decompressed-mib N";
   }
+  std::optional<ModelFacts> model_facts;
+  if (!model.empty()) {
+    StatusOr<ModelFacts> facts = LoadModelFacts(model);
+    if (!facts.ok()) return fail(facts.status().message());
+    model_facts = std::move(*facts);
+  }
   auto sources = ChooseSources(files, format);
   if (!sources.ok()) return fail(sources.status().message());
 
@@ -171,6 +182,7 @@ int ImportMain(int argc, char** argv) {
   options.counters_path = counters;
   options.counters = counter_file;
   options.capture_paths = captures;
+  options.model = model_facts;
   options.gzip_budget = gzip_budget;
   options.progress = !quiet;
   options.labels = *labels;

@@ -83,6 +83,16 @@ StatusOr<ModelFacts> FromValue(StatusOr<json::Value> parsed,
     f.head_dim = f.hidden_size / f.num_heads;
   }
   f.gated_mlp = f.model_type != "bert";  // BERT's MLP is a plain GELU one
+  if (const json::Value* q = obj.Find("quantization_config");
+      q && q->is_object()) {
+    const json::Value* m = q->Find("quant_method");
+    const std::string method = m && m->is_string() ? Lower(m->as_string()) : "";
+    if (method == "mxfp4" || method == "nvfp4") {
+      f.expert_weight_bits = 4;
+    } else if (method.find("fp8") != std::string::npos) {
+      f.expert_weight_bits = 8;
+    }
+  }
   if (f.hidden_size == 0) {
     return InvalidArgument(source +
                            ": missing \"hidden_size\"; pass the model's "

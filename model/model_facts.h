@@ -35,6 +35,9 @@ struct ModelFacts {
   int64_t experts_per_token = 0;         // top-k
   int64_t num_heads = 0, num_kv_heads = 0, head_dim = 0;
   bool gated_mlp = true;  // gate and up projections (SiLU/SwiGLU MLPs)
+  // Bits per expert weight: 4 for MXFP4 ("quantization_config":
+  // {"quant_method": "mxfp4"}), 8 for fp8 methods; 0: the activations'.
+  int expert_weight_bits = 0;
 
   bool moe() const { return num_experts > 0 && experts_per_token > 0; }
 };

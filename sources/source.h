@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "model/model_facts.h"
 #include "pipeline/recorder.h"
 #include "sources/counter_match.h"
 #include "sources/file_reader.h"
@@ -52,6 +53,11 @@ struct SourceOptions {
   // operator its launch had at capture time. Only the Kineto source reads
   // them; the others refuse them.
   std::vector<std::string> capture_paths;
+  // The model the trace ran (import/analyze --model): the sizes operator
+  // arguments do not give (experts per token, an expert's width), for
+  // mixture-of-experts operators. Absent: those stay blank, and the
+  // import says how many and how to fill them.
+  std::optional<ModelFacts> model;
   // How far a gzip file (the trace, its captures, its counters) may expand
   // when read (import --max-decompressed-mib, ROOFTRACE_MAX_DECOMPRESSED_MIB).
   GzipBudget gzip_budget;

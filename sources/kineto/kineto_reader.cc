@@ -110,7 +110,14 @@ struct CapturedKernel {
   std::string kernel;
   std::optional<GemmRecord> gemm;
   std::optional<OpRecord> op;
+  // A serving attention call, costed with the step of each replay (its
+  // KV lengths are the replay's, not the capture's).
+  std::optional<ServingAttentionArgs> attention;
   std::string op_name, op_shape;
+  // The captured call or operator (unique in its capture): the kernels of
+  // one replay that share it share one replayed record, so that an
+  // operator of two kernels is counted once.
+  uint64_t op_key = 0;
 };
 // The kernels of one captured graph in launch order.
 using CapturedGraph = std::vector<CapturedKernel>;
@@ -146,6 +153,14 @@ class Assembler {
   // same names: the n-th kernel of a name is the n-th captured). After
   // Build().
   void ApplyCaptures(const std::vector<CapturedGraph>& graphs);
+  // What a capture trace's MoE layers lacked (--model), for Warning().
+  std::pair<uint64_t, uint64_t> MoeGaps() const {
+    return {moe_no_model_, moe_unfit_};
+  }
+  void AddMoeGaps(std::pair<uint64_t, uint64_t> gaps) {
+    moe_no_model_ += gaps.first;
+    moe_unfit_ += gaps.second;
+  }
   // import --counters: matches the counter file's samples to the kernels
   // (counter_match.h) and adds them to their sessions. After Build().
   Status AttachCounters(RunRecorder* recorder);
@@ -158,7 +173,12 @@ class Assembler {
   void OnHostEvent(int h, std::vector<Open>* ranges, std::vector<Open>* ops);
   uint64_t CallOf(int h, bool in_linear);
   uint64_t OpOf(int h);
-  void LinkLaunch(const std::vector<Open>& ops, Session& s, LaunchRecord* l);
+  void LinkLaunch(const std::vector<Open>& ops, Session& s, LaunchRecord* l,
+                  int launch, const ServingStep* step);
+  int StepOf(const std::vector<Open>& ranges);
+  uint64_t AddOpRecord(int h, OpFigures f, uint64_t op_id);
+  uint64_t ServingAttentionOf(int h, const ServingStep* step);
+  uint64_t MoeOf(int h, std::string_view kernel);
   void AddGpuEvents();
   std::vector<uint64_t> RangeCorrelations() const;
   std::vector<uint64_t> FlowCorrelations() const;
@@ -202,7 +222,26 @@ class Assembler {
   uint64_t ranges_ = 0, range_mismatch_ = 0, unshaped_gemms_ = 0;
   // NCCL kernels without a message size; with one but no group size.
   uint64_t comm_unsized_ = 0, comm_ungrouped_ = 0;
+  // Serving steps (pipeline/serving_step.h): per annotation, 0 not yet
+  // read, 1 a step (in steps_), 2 not a step.
+  std::vector<int8_t> step_state_;
+  std::unordered_map<int, ServingStep> steps_;
+  // Graph launches inside a step, by correlation id: the step's host event.
+  std::unordered_map<uint64_t, int> step_of_graph_launch_;
+  // Per kernel launch: the serving attention operator around it that had
+  // no step to cost it with (-1: none), for CapturedGraphs().
+  std::vector<int32_t> attention_of_launch_;
+  // MoE operators: grouped-GEMM kernels linked so far (the first is the up
+  // projection, the second the down one).
+  std::unordered_map<int, int> moe_gemms_linked_;
+  // Serving attention calls without a step's aggregates; MoE layers
+  // without --model, or whose sizes do not fit it.
+  uint64_t attention_unstepped_ = 0, moe_no_model_ = 0, moe_unfit_ = 0;
 };
+
+// The op id of an MoE operator's down projection: beside the up one's
+// (host index + 1), in a range no host index reaches.
+constexpr uint64_t kMoeDownBit = uint64_t{1} << 62;
 
 Status Assembler::Check() {
   uint64_t kernels = 0;
@@ -288,6 +327,8 @@ void Assembler::Build() {
   call_of_host_.assign(t_.host.size(), 0);
   call_tried_.assign(t_.host.size(), 0);
   link_of_launch_.assign(t_.host.size(), {0, 0});
+  step_state_.assign(t_.host.size(), 0);
+  attention_of_launch_.assign(t_.host.size(), -1);
   launch_of_corr_.Reset(t_.host.size());
   op_of_external_.Reset(t_.host.size());
   for (size_t i = 0; i < t_.host.size(); ++i) {
@@ -386,9 +427,15 @@ void Assembler::OnHostEvent(int h, std::vector<Open>* ranges,
       l.thread_id = tid;
       l.kind = e.api_kind;
       l.nvtx_range_id = ranges->empty() ? 0 : ranges->back().host + 1;
+      const int step_host = StepOf(*ranges);
+      const ServingStep* step =
+          step_host >= 0 ? &steps_.at(step_host) : nullptr;
+      if (e.api_kind == en::kApiGraphLaunch && step != nullptr) {
+        step_of_graph_launch_[e.correlation] = step_host;
+      }
       if (e.api_kind == en::kApiKernelLaunch) {
         const size_t links = s.records().op_links.size();
-        LinkLaunch(*ops, s, &l);
+        LinkLaunch(*ops, s, &l, h, step);
         link_of_launch_[h] = {
             l.gemm_call_id, s.records().op_links.size() > links
                                 ? s.records().op_links.back().op_id
@@ -403,22 +450,79 @@ void Assembler::OnHostEvent(int h, std::vector<Open>* ranges,
   }
 }
 
+// The serving engine's step among the open annotations, or null: the
+// innermost that gives the sq/sk aggregates, else the innermost step (an
+// engine may nest its plain label, step[EXTEND bs=15 toks=15360], inside
+// the detailed one).
+int Assembler::StepOf(const std::vector<Open>& ranges) {
+  int plain = -1;
+  for (auto r = ranges.rbegin(); r != ranges.rend(); ++r) {
+    int8_t& state = step_state_[r->host];
+    if (state == 0) {
+      std::optional<ServingStep> step = ParseServingStep(t_.host[r->host].name);
+      state = step ? 1 : 2;
+      if (step) steps_.emplace(r->host, *step);
+    }
+    if (state != 1) continue;
+    if (steps_.at(r->host).has_aggregates) return r->host;
+    if (plain < 0) plain = r->host;
+  }
+  return plain;
+}
+
 // Ties a kernel launch to the innermost open operator whose shapes give
 // figures: a GEMM's call (LaunchRecord::gemm_call_id) or a modelled
 // operator's OpRecord (an OpLink). An elementwise copy inside a matmul is
-// the copy's, not the GEMM's.
+// the copy's, not the GEMM's. A serving attention call takes the figures
+// of `step`; an MoE layer's grouped GEMMs its up and down projections (its
+// routing and padding kernels stay blank).
 void Assembler::LinkLaunch(const std::vector<Open>& ops, Session& s,
-                           LaunchRecord* l) {
+                           LaunchRecord* l, int launch,
+                           const ServingStep* step) {
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
-    if (t_.host[it->host].kind == HostEvent::Kind::kModelledOp) {
-      const uint64_t op = OpOf(it->host);
-      if (op == 0) continue;
-      s.records().op_links.push_back({l->correlation_id, op});
+    const HostEvent& op = t_.host[it->host];
+    if (op.kind == HostEvent::Kind::kModelledOp) {
+      uint64_t id = 0;
+      if (IsMoeOp(op.name)) {
+        const std::string_view kernel = t_.host[launch].kernel;
+        if (!IsMoeGemmKernel(kernel)) return;
+        id = MoeOf(it->host, kernel);
+        if (id == 0) return;
+      } else if (IsServingAttentionOp(op.name)) {
+        id = ServingAttentionOf(it->host, step);
+        if (id == 0) {
+          attention_of_launch_[launch] = it->host;
+          return;
+        }
+      } else {
+        id = OpOf(it->host);
+        if (id == 0) continue;
+      }
+      s.records().op_links.push_back({l->correlation_id, id});
       return;
     }
     l->gemm_call_id = CallOf(it->host, it->in_linear);
     if (l->gemm_call_id != 0) return;
   }
+}
+
+// Adds operator `h`'s OpRecord with figures `f` under `op_id`.
+uint64_t Assembler::AddOpRecord(int h, OpFigures f, uint64_t op_id) {
+  const HostEvent& e = t_.host[h];
+  ProcessState& p = *ProcessOf(e.pid);
+  OpRecord o;
+  o.op_id = op_id;
+  o.name_iid = Iid(p, e.name);
+  shapes_.push_back(std::move(f.shape));
+  o.shape_iid = Iid(p, shapes_.back());
+  o.flops = f.flops;
+  o.min_bytes = f.min_bytes;
+  o.precision = static_cast<int32_t>(f.precision);
+  o.start_ns = e.start_ns;
+  o.end_ns = e.end_ns;
+  o.thread_id = static_cast<uint32_t>(e.tid);
+  p.session->records().ops.push_back(o);
+  return op_id;
 }
 
 // The OpRecord of modelled operator `h` (made on first use): its op_id, or
@@ -429,21 +533,55 @@ uint64_t Assembler::OpOf(int h) {
   const HostEvent& e = t_.host[h];
   std::optional<OpFigures> f = FiguresOfOp(e.name, t_.InputsOf(e));
   if (!f) return 0;
-  ProcessState& p = *ProcessOf(e.pid);
-  OpRecord o;
-  o.op_id = static_cast<uint64_t>(h) + 1;
-  o.name_iid = Iid(p, e.name);
-  shapes_.push_back(std::move(f->shape));
-  o.shape_iid = Iid(p, shapes_.back());
-  o.flops = f->flops;
-  o.min_bytes = f->min_bytes;
-  o.precision = static_cast<int32_t>(f->precision);
-  o.start_ns = e.start_ns;
-  o.end_ns = e.end_ns;
-  o.thread_id = static_cast<uint32_t>(e.tid);
-  p.session->records().ops.push_back(o);
-  call_of_host_[h] = o.op_id;
-  return o.op_id;
+  call_of_host_[h] = AddOpRecord(h, std::move(*f), static_cast<uint64_t>(h) + 1);
+  return call_of_host_[h];
+}
+
+// Serving attention call `h` in `step` (made on first use); 0 when its
+// inputs are not the operator's or no step gives its KV lengths.
+uint64_t Assembler::ServingAttentionOf(int h, const ServingStep* step) {
+  if (call_tried_[h]) return call_of_host_[h];
+  call_tried_[h] = 1;
+  const HostEvent& e = t_.host[h];
+  std::optional<ServingAttentionArgs> args =
+      ServingAttentionArgsOf(e.name, t_.InputsOf(e));
+  if (!args) return 0;
+  std::optional<OpFigures> f =
+      step ? ServingAttentionFigures(*args, *step) : std::nullopt;
+  if (!f) {
+    ++attention_unstepped_;
+    return 0;
+  }
+  call_of_host_[h] = AddOpRecord(h, std::move(*f), static_cast<uint64_t>(h) + 1);
+  return call_of_host_[h];
+}
+
+// The up (first grouped GEMM `kernel`) or down (second) projection of MoE
+// operator `h`, both made on the first; 0 without --model, when the
+// model does not fit, or for a third GEMM.
+uint64_t Assembler::MoeOf(int h, std::string_view kernel) {
+  const int ordinal = moe_gemms_linked_[h]++;
+  if (ordinal > 1) return 0;
+  if (!call_tried_[h]) {
+    call_tried_[h] = 1;
+    if (!options_.model) {
+      ++moe_no_model_;
+      return 0;
+    }
+    const HostEvent& e = t_.host[h];
+    std::optional<MoeFigures> f = MoeFiguresOf(
+        t_.InputsOf(e), *options_.model, IsFusedActivationKernel(kernel));
+    if (!f) {
+      ++moe_unfit_;
+      return 0;
+    }
+    const uint64_t id = static_cast<uint64_t>(h) + 1;
+    AddOpRecord(h, std::move(f->up), id);
+    AddOpRecord(h, std::move(f->down), id | kMoeDownBit);
+    call_of_host_[h] = id;
+  }
+  const uint64_t up = call_of_host_[h];
+  return up == 0 || ordinal == 0 ? up : up | kMoeDownBit;
 }
 
 // The GEMM call of operator `h` (made on first use), or 0 when its shapes
@@ -926,15 +1064,23 @@ std::vector<CapturedGraph> Assembler::CapturedGraphs() const {
     const auto [call, op] = link_of_launch_[h];
     if (auto g = gemm_of.find(call); call != 0 && g != gemm_of.end()) {
       k.gemm = *g->second.first;
+      k.op_key = call;
       const Session& s = *g->second.second;
       if (const std::string* n = s.String(k.gemm->op_name_iid)) {
         k.op_name = *n;
       }
     } else if (auto o = op_of.find(op); op != 0 && o != op_of.end()) {
       k.op = *o->second.first;
+      k.op_key = op;
       const Session& s = *o->second.second;
       if (const std::string* n = s.String(k.op->name_iid)) k.op_name = *n;
       if (const std::string* t = s.String(k.op->shape_iid)) k.op_shape = *t;
+    } else if (const int a = attention_of_launch_[h]; a >= 0) {
+      const HostEvent& op = t_.host[a];
+      k.attention = ServingAttentionArgsOf(op.name, t_.InputsOf(op));
+      k.op_name = std::string(op.name);
+      // Bit 61: apart from call and op ids (host index + 1, bit 62).
+      k.op_key = kMoeDownBit >> 1 | (static_cast<uint64_t>(a) + 1);
     }
     current.push_back(std::move(k));
   }
@@ -1025,11 +1171,41 @@ void Assembler::ApplyCaptures(const std::vector<CapturedGraph>& graphs) {
       }
       ++graphs_mapped_;
       const LaunchRecord& launch = rec.launches[launch_of[corr]];
+      const auto step_host = step_of_graph_launch_.find(corr);
+      const ServingStep* step = step_host == step_of_graph_launch_.end()
+                                    ? nullptr
+                                    : &steps_.at(step_host->second);
+      // Captured call or op -> its replayed record, for this launch.
+      std::unordered_map<uint64_t, uint64_t> replayed;
       for (size_t i = 0; i < ks.size(); ++i) {
         KernelRecord& kernel = rec.kernels[ks[i]];
         // Graph node ids are unique within the graph launch's kernels.
         if (kernel.graph_node_id == 0) kernel.graph_node_id = i + 1;
         const CapturedKernel& c = *match[i];
+        if (auto r = replayed.find(c.op_key); c.op_key != 0 && r != replayed.end()) {
+          if (c.gemm) {
+            rec.gemm_links.push_back({corr, r->second, kernel.graph_node_id});
+          } else {
+            rec.op_links.push_back({corr, r->second, kernel.graph_node_id});
+          }
+          ++graph_kernels_;
+          continue;
+        }
+        std::optional<OpRecord> op = c.op;
+        if (!op && c.attention) {
+          std::optional<OpFigures> f =
+              step ? ServingAttentionFigures(*c.attention, *step) : std::nullopt;
+          if (!f) {
+            ++attention_unstepped_;
+            continue;
+          }
+          op.emplace();
+          op->flops = f->flops;
+          op->min_bytes = f->min_bytes;
+          op->precision = static_cast<int32_t>(f->precision);
+          shapes_.push_back(std::move(f->shape));
+          op->shape_iid = Iid(p, shapes_.back());
+        }
         if (c.gemm) {
           GemmRecord g = *c.gemm;
           g.call_id = next_replay_id_++;
@@ -1041,19 +1217,23 @@ void Assembler::ApplyCaptures(const std::vector<CapturedGraph>& graphs) {
           rec.gemms.push_back(g);
           rec.gemm_links.push_back({corr, g.call_id, kernel.graph_node_id});
           ++s.stats().received[en::kRecordGemm];
+          if (c.op_key != 0) replayed.emplace(c.op_key, g.call_id);
           ++graph_kernels_;
-        } else if (c.op) {
-          OpRecord o = *c.op;
+        } else if (op) {
+          OpRecord o = *op;
           o.op_id = next_replay_id_++;
           shapes_.push_back(c.op_name);
           o.name_iid = Iid(p, shapes_.back());
-          shapes_.push_back(c.op_shape);
-          o.shape_iid = Iid(p, shapes_.back());
+          if (c.op) {
+            shapes_.push_back(c.op_shape);
+            o.shape_iid = Iid(p, shapes_.back());
+          }
           o.start_ns = launch.api_start_ns;
           o.end_ns = launch.api_end_ns;
           o.thread_id = launch.thread_id;
           rec.ops.push_back(o);
           rec.op_links.push_back({corr, o.op_id, kernel.graph_node_id});
+          if (c.op_key != 0) replayed.emplace(c.op_key, o.op_id);
           ++graph_kernels_;
         }
       }
@@ -1112,6 +1292,28 @@ std::string Assembler::Warning() const {
                     " attention, convolution or pointwise operators without "
                     "shapes (profile with record_shapes=True): their kernels "
                     "have no analytic figures");
+  }
+  if (attention_unstepped_ > 0) {
+    notes.push_back(std::to_string(attention_unstepped_) +
+                    " serving attention calls without a step annotation "
+                    "that gives the KV lengths (vLLM's execute_N_context_..."
+                    "(sq..sk..sqsq..sqsk..) or SGLang's step[... c_sqsk=...]): "
+                    "no figures; enable the engine's detailed step "
+                    "annotations");
+  }
+  if (moe_no_model_ > 0) {
+    notes.push_back(std::to_string(moe_no_model_) +
+                    " MoE layers without their model's routing (top-k, "
+                    "expert width): no figures; pass --model CONFIG (a "
+                    "config.json or a built-in name)");
+  }
+  if (moe_unfit_ > 0) {
+    notes.push_back(std::to_string(moe_unfit_) +
+                    " MoE layers whose hidden size or expert count does not "
+                    "fit --model " +
+                    (options_.model ? options_.model->name : "") +
+                    ": no figures; pass the config of the model the trace "
+                    "ran");
   }
   if (comm_unsized_ > 0) {
     notes.push_back(std::to_string(comm_unsized_) +
@@ -1193,6 +1395,7 @@ Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
   // The capture traces, each read and assembled on its own (their
   // operators' records are copied into the replay's sessions).
   std::vector<CapturedGraph> captured;
+  std::pair<uint64_t, uint64_t> capture_moe_gaps{0, 0};
   for (const std::string& capture : options.capture_paths) {
     size_t capture_content = 0;
     StatusOr<std::string> capture_text =
@@ -1207,10 +1410,13 @@ Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
       return InvalidArgument("--capture " + capture + ": " +
                              capture_trace.status().message());
     }
-    const SourceOptions capture_options;
+    SourceOptions capture_options;
+    capture_options.model = options.model;  // MoE layers inside the graphs
     Assembler capture_assembler(**capture_trace, capture, capture_options);
     capture_assembler.BuildCapture();
     std::vector<CapturedGraph> graphs = capture_assembler.CapturedGraphs();
+    capture_moe_gaps.first += capture_assembler.MoeGaps().first;
+    capture_moe_gaps.second += capture_assembler.MoeGaps().second;
     if (graphs.empty()) {
       return InvalidArgument(
           "--capture " + capture +
@@ -1225,6 +1431,7 @@ Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
   RT_RETURN_IF_ERROR(assembler.Check());
   assembler.Build();
   if (!captured.empty()) assembler.ApplyCaptures(captured);
+  assembler.AddMoeGaps(capture_moe_gaps);
   RT_RETURN_IF_ERROR(assembler.AttachCounters(recorder));
   ImportStats file;
   file[ImportStat::k_bytes] = content;

@@ -644,7 +644,191 @@ std::optional<OpFigures> FamilyFigures(const FamilyOp& op,
 
 bool IsModelledOp(std::string_view name) {
   return AttentionOpOf(name) != nullptr || ConvOpOf(name) != nullptr ||
-         FamilyOpOf(name) != nullptr || PointwiseOf(name) >= 0;
+         FamilyOpOf(name) != nullptr || PointwiseOf(name) >= 0 ||
+         IsServingAttentionOp(name) || IsMoeOp(name);
+}
+
+namespace {
+
+// Where a serving attention operator's query, key and value are: [tokens,
+// heads, width] for the query; the key and value (new tokens or the paged
+// cache) have the KV heads and widths in their last two dimensions.
+struct ServingAttentionLayout {
+  std::string_view name;
+  int q, k, v;
+};
+constexpr ServingAttentionLayout kServingAttentionOps[] = {
+    {"vllm::unified_attention_with_output", 0, 1, 2},
+    {"vllm::unified_attention", 0, 1, 2},
+    {"aiter::mha_batch_prefill", 0, 1, 2},
+    // (out, workspace, query, key_cache, value_cache, ...)
+    {"aiter::paged_attention_ragged", 2, 3, 4},
+    {"sglang_profiler::attention_paged_attention_ragged", 2, 3, 4},
+};
+
+// SGLang's kernel-shape profiler registers each call site as its own
+// operator, "sglang_profiler::attention_paged_attention_ragged_100": the
+// operator is the name without the call site's number.
+std::string_view WithoutCallSite(std::string_view name) {
+  if (name.substr(0, 17) != "sglang_profiler::") return name;
+  size_t end = name.size();
+  while (end > 17 && name[end - 1] >= '0' && name[end - 1] <= '9') --end;
+  if (end < name.size() && end > 17 && name[end - 1] == '_') {
+    return name.substr(0, end - 1);
+  }
+  return name;
+}
+
+const ServingAttentionLayout* ServingAttentionOpOf(std::string_view name) {
+  name = WithoutCallSite(name);
+  for (const ServingAttentionLayout& a : kServingAttentionOps) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+bool Contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
+}  // namespace
+
+bool IsServingAttentionOp(std::string_view name) {
+  return ServingAttentionOpOf(name) != nullptr;
+}
+
+std::optional<ServingAttentionArgs> ServingAttentionArgsOf(
+    std::string_view name, const OpInputs& in) {
+  const ServingAttentionLayout* op = ServingAttentionOpOf(name);
+  if (op == nullptr || !IsTensorInput(in, op->q) || !IsTensorInput(in, op->k) ||
+      !IsTensorInput(in, op->v)) {
+    return std::nullopt;
+  }
+  const OpInput& q = in.in[op->q];
+  const OpInput& k = in.in[op->k];
+  const OpInput& v = in.in[op->v];
+  if (q.rank != 3 || k.rank < 3 || v.rank < 3) return std::nullopt;
+  ServingAttentionArgs a;
+  a.tokens = q.dims[0];
+  a.heads = q.dims[1];
+  a.head_dim = q.dims[2];
+  a.kv_heads = k.dims[k.rank - 2];
+  a.head_dim_v = v.dims[v.rank - 1];
+  a.q_bytes = TorchTypeBytes(q.type);
+  a.kv_bytes = TorchTypeBytes(k.type);
+  a.q_type = CudaTypeOfTorchType(q.type);
+  if (a.tokens <= 0 || a.heads <= 0 || a.kv_heads <= 0 ||
+      a.heads % a.kv_heads != 0 || k.dims[k.rank - 1] != a.head_dim ||
+      v.dims[v.rank - 2] != a.kv_heads || a.head_dim_v <= 0) {
+    return std::nullopt;
+  }
+  return a;
+}
+
+std::optional<OpFigures> ServingAttentionFigures(
+    const ServingAttentionArgs& args, const ServingStep& step) {
+  if (!step.has_aggregates || step.tokens() <= 0 ||
+      step.tokens() > args.tokens) {
+    return std::nullopt;
+  }
+  rooftrace::ServingAttentionOp op;
+  op.c_sq = step.c_sq;
+  op.c_sk = step.c_sk;
+  op.c_sqsq = step.c_sqsq;
+  op.c_sqsk = step.c_sqsk;
+  op.g_sq = step.g_sq;
+  op.g_sk = step.g_sk;
+  op.g_sqsk = step.g_sqsk;
+  op.heads = args.heads;
+  op.kv_heads = args.kv_heads;
+  op.head_dim = args.head_dim;
+  op.head_dim_v = args.head_dim_v;
+  op.q_element_bytes = args.q_bytes;
+  op.kv_element_bytes = args.kv_bytes;
+  OpFigures f;
+  f.flops = ServingAttentionFlops(op);
+  f.min_bytes = ServingAttentionMinBytes(op);
+  f.precision = MatrixOpPrecision(args.q_type);
+  f.shape = "hq=" + std::to_string(args.heads) +
+            " hkv=" + std::to_string(args.kv_heads) +
+            " d=" + std::to_string(args.head_dim) +
+            " prefill=" + std::to_string(step.context_requests) + "x" +
+            std::to_string(step.c_sq) + "/" + std::to_string(step.c_sk) +
+            " decode=" + std::to_string(step.generation_requests) + "x" +
+            std::to_string(step.g_sq) + "/" + std::to_string(step.g_sk);
+  return f;
+}
+
+bool IsMoeOp(std::string_view name) {
+  return name == "vllm::moe_forward" || name == "vllm::moe_forward_shared";
+}
+
+std::optional<MoeFigures> MoeFiguresOf(const OpInputs& in,
+                                       const ModelFacts& model,
+                                       bool fused_activation) {
+  if (!model.moe() || model.expert_intermediate_size <= 0 ||
+      !IsTensorInput(in, 0) || !IsTensorInput(in, 1)) {
+    return std::nullopt;
+  }
+  const OpInput& x = in.in[0];
+  const OpInput& logits = in.in[1];
+  if (x.rank != 2 || logits.rank != 2 || logits.dims[0] != x.dims[0]) {
+    return std::nullopt;
+  }
+  const int64_t hidden = x.dims[1];
+  // The alignment the call's hidden size was padded to (1: none).
+  int64_t align = 0;
+  for (int64_t a : {int64_t{1}, int64_t{64}, int64_t{128}, int64_t{256},
+                    int64_t{512}, int64_t{1024}}) {
+    if ((model.hidden_size + a - 1) / a * a == hidden) {
+      align = a;
+      break;
+    }
+  }
+  // Routed experts: the router's width (a shared expert is not routed).
+  if (align == 0 || logits.dims[1] != model.num_experts) return std::nullopt;
+  MoeGemmOp m;
+  m.tokens = x.dims[0];
+  m.hidden = hidden;
+  m.inter = (model.expert_intermediate_size + align - 1) / align * align;
+  m.experts = model.num_experts;
+  m.top_k = model.experts_per_token;
+  m.gated = model.gated_mlp;
+  m.fused_activation = fused_activation;
+  m.activation_bytes = TorchTypeBytes(x.type);
+  m.weight_bits = model.expert_weight_bits > 0 ? model.expert_weight_bits
+                                               : 8 * m.activation_bytes;
+  const std::string sizes = "t=" + std::to_string(m.tokens) +
+                            " h=" + std::to_string(m.hidden) +
+                            " i=" + std::to_string(m.inter) +
+                            " e=" + std::to_string(m.experts) +
+                            " k=" + std::to_string(m.top_k) +
+                            " w" + std::to_string(m.weight_bits);
+  MoeFigures out;
+  // The products run at the activations' precision: on GPUs without
+  // narrower tensor instructions the kernels widen the weights first.
+  const Precision p = MatrixOpPrecision(CudaTypeOfTorchType(x.type));
+  out.up.flops = MoeGemmFlops(m);
+  out.up.min_bytes = MoeGemmMinBytes(m);
+  out.up.precision = p;
+  out.up.shape = "moe up " + sizes;
+  m.up = false;
+  out.down.flops = MoeGemmFlops(m);
+  out.down.min_bytes = MoeGemmMinBytes(m);
+  out.down.precision = p;
+  out.down.shape = "moe down " + sizes;
+  return out;
+}
+
+bool IsMoeGemmKernel(std::string_view kernel) {
+  if (Contains(kernel, "finalize") || Contains(kernel, "routing")) return false;
+  return Contains(kernel, "matmul") || Contains(kernel, "gemm") ||
+         Contains(kernel, "bmm") || Contains(kernel, "fused_moe");
+}
+
+bool IsFusedActivationKernel(std::string_view kernel) {
+  return Contains(kernel, "swiglu") || Contains(kernel, "silu") ||
+         Contains(kernel, "gelu");
 }
 
 std::optional<OpFigures> FiguresOfOp(std::string_view name,

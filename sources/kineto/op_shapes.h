@@ -17,7 +17,9 @@
 #include <string>
 #include <string_view>
 
+#include "model/model_facts.h"
 #include "model/precision.h"
+#include "pipeline/serving_step.h"
 #include "sources/kineto/gemm_shapes.h"
 
 namespace rooftrace::kineto {
@@ -54,6 +56,50 @@ bool IsModelledOp(std::string_view name);
 // unknown type, a transposed convolution).
 std::optional<OpFigures> FiguresOfOp(std::string_view name,
                                      const OpInputs& inputs);
+
+// Operators whose figures need more than their inputs say.
+//
+// Serving attention (vllm::unified_attention(_with_output), aiter's and
+// SGLang's paged_attention_ragged, aiter::mha_batch_prefill): the inputs
+// give the heads and widths, the step annotation around the call (or
+// around the graph launch that replays it) the KV lengths
+// (pipeline/serving_step.h). What the inputs give, kept apart so that a
+// captured call can be costed with the step of each replay:
+struct ServingAttentionArgs {
+  int64_t tokens = 0;  // query rows the call was given (padding included)
+  int64_t heads = 0, kv_heads = 0, head_dim = 0, head_dim_v = 0;
+  int q_bytes = 0, kv_bytes = 0;
+  int32_t q_type = -1;  // cudaDataType_t
+};
+bool IsServingAttentionOp(std::string_view name);
+std::optional<ServingAttentionArgs> ServingAttentionArgsOf(
+    std::string_view name, const OpInputs& inputs);
+// nullopt when the step gives no sq/sk aggregates, or more tokens than
+// the call was given (the annotation is not this call's step).
+std::optional<OpFigures> ServingAttentionFigures(
+    const ServingAttentionArgs& args, const ServingStep& step);
+
+// A mixture-of-experts layer run as two grouped GEMMs (vllm::moe_forward,
+// moe_forward_shared: hidden states [tokens, hidden] and router logits
+// [tokens, experts]): top-k and an expert's width come from the model
+// (--model). Padded layouts are followed: when the call's hidden size is
+// the model's rounded up to a multiple of 64..1024 (vLLM pads gpt-oss's
+// 2880 to 3072 for MXFP4), the expert width is rounded up alike.
+struct MoeFigures {
+  OpFigures up, down;
+};
+bool IsMoeOp(std::string_view name);
+// nullopt when the inputs are not the layer's, the model is no MoE, or
+// its sizes do not fit the call (a different model's config).
+std::optional<MoeFigures> MoeFiguresOf(const OpInputs& inputs,
+                                       const ModelFacts& model,
+                                       bool fused_activation);
+// Whether a kernel an MoE operator launches is one of its grouped GEMMs
+// (triton_kernels' _matmul_ogs_*, fused_moe_kernel, bmm_*, *moe_gemm*; not
+// the routing, padding or _finalize_matmul_scatter kernels), and whether
+// its epilogue applies the gated activation (_swiglu, silu, gelu).
+bool IsMoeGemmKernel(std::string_view kernel);
+bool IsFusedActivationKernel(std::string_view kernel);
 
 }  // namespace rooftrace::kineto
 

@@ -20,6 +20,7 @@ TEST(ModelFactsTest, BuiltinMoeConfigsGiveRoutingSizes) {
   EXPECT_EQ(oss->num_experts, 32);
   EXPECT_EQ(oss->experts_per_token, 4);
   EXPECT_EQ(oss->head_dim, 64);
+  EXPECT_EQ(oss->expert_weight_bits, 4);  // MXFP4
   EXPECT_TRUE(oss->moe());
 
   StatusOr<ModelFacts> ds = LoadModelFacts("DeepSeek-V3");
