@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <deque>
+#include <optional>
 #include <unordered_map>
 
 #include "pipeline/flat_index.h"
+#include "pipeline/serving_step.h"
 #include "model/kernel_names.h"
 #include "proto/field_numbers.h"
 
@@ -53,8 +56,38 @@ class NvtxPaths {
     Compute(i, 0);
     return root_of_[i];
   }
+  // The serving engine's step (serving_step.h) among range `id` and its
+  // ancestors: the innermost that gives the sq/sk aggregates, else the
+  // innermost step; null when none is one.
+  const ServingStep* Step(uint64_t id) {
+    const int i = index_.Find(id);
+    const int k = i < 0 ? -1 : StepIndex(i, 0);
+    return k < 0 ? nullptr : &steps_[k];
+  }
 
  private:
+  int StepIndex(int i, int depth) {
+    if (step_of_.empty()) step_of_.assign(s_.nvtx_ranges().size(), -2);
+    if (step_of_[i] != -2) return step_of_[i];
+    const NvtxRecord& r = s_.nvtx_ranges()[i];
+    const std::string* name = s_.String(r.name_iid);
+    std::optional<ServingStep> own =
+        name ? ParseServingStep(*name) : std::nullopt;
+    const int parent = r.parent_range_id != 0 ? index_.Find(r.parent_range_id)
+                                              : -1;
+    // depth guard: a cycle in corrupt input must not recurse forever.
+    int chosen = parent >= 0 && depth < 64 && parent != i
+                     ? StepIndex(parent, depth + 1)
+                     : -1;
+    if (own && (own->has_aggregates || chosen < 0 ||
+                !steps_[chosen].has_aggregates)) {
+      steps_.push_back(*own);
+      chosen = static_cast<int>(steps_.size()) - 1;
+    }
+    step_of_[i] = chosen;
+    return chosen;
+  }
+
   int Compute(int i, int depth) {
     if (path_of_[i] != -2) return path_of_[i];
     const NvtxRecord& r = s_.nvtx_ranges()[i];
@@ -86,6 +119,10 @@ class NvtxPaths {
   FlatIndex& index_;
   std::vector<int> path_of_;
   std::vector<uint64_t> root_of_;
+  // Serving steps per range: -2 not computed, -1 none, else an index into
+  // steps_ (a deque: pointers handed out stay valid as it grows).
+  std::vector<int> step_of_;
+  std::deque<ServingStep> steps_;
 };
 
 }  // namespace
@@ -503,6 +540,7 @@ class Joiner {
         pk.host_ns = jk.launch->api_start_ns;
         if (jk.launch->nvtx_range_id) {
           pk.nvtx_root = nvtx_.Root(jk.launch->nvtx_range_id);
+          pk.serving_step = nvtx_.Step(jk.launch->nvtx_range_id);
         }
       }
       pk.gemm = jk.gemm;

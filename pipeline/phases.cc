@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <numeric>
 #include <string_view>
 #include <utility>
@@ -426,6 +427,32 @@ void LabelSteps(const PhaseInput& in, int64_t max_decode_tokens,
     evidence.erase(evidence.begin());
   } else {
     ClassifyStepsSparse(step_tokens, max_decode_tokens, &phases, &evidence);
+  }
+  // The engine's own word where most of a step's kernels ran inside one
+  // of its step annotations.
+  std::vector<std::map<const ServingStep*, uint64_t>> annotated(
+      r->steps.size());
+  for (size_t i = 0; i < in.kernels.size(); ++i) {
+    const int s = r->kernel_step[i];
+    if (s >= 0 && in.kernels[i].serving_step != nullptr) {
+      ++annotated[s][in.kernels[i].serving_step];
+    }
+  }
+  for (size_t s = 0; s < r->steps.size(); ++s) {
+    const ServingStep* best = nullptr;
+    uint64_t count = 0;
+    for (const auto& [step, n] : annotated[s]) {
+      if (n > count) best = step, count = n;
+    }
+    if (best == nullptr || 2 * count <= r->steps[s].kernel_count) continue;
+    phases[s] = best->mixed() ? "mixed" : best->decode() ? "decode" : "prefill";
+    step_tokens[s] = best->tokens();
+    evidence[s] = "the serving engine's step annotation: " +
+                  std::to_string(best->context_requests) +
+                  " prefill requests (" + std::to_string(best->c_sq) +
+                  " tokens), " + std::to_string(best->generation_requests) +
+                  " decode requests (" + std::to_string(best->g_sq) +
+                  " tokens)";
   }
   constexpr std::string_view kEndedBy = "; step ended by ";
   for (size_t s = 0; s < r->steps.size(); ++s) {

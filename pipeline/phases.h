@@ -25,6 +25,9 @@
 //  - `mixed`: an isolated step with T larger than T_next but not a multiple
 //    of it (a prefill chunk batched with decode tokens);
 //  - `other`: no GEMM with a known token count.
+// A step most of whose kernels ran inside one serving engine's step
+// annotation (serving_step.h) takes that annotation's phase and token
+// count instead: the engine says what it batched.
 //
 // Pure function of its input; thread-safe.
 #ifndef ROOFTRACE_PIPELINE_PHASES_H_
@@ -33,6 +36,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "pipeline/serving_step.h"
 
 namespace rooftrace {
 
@@ -64,6 +69,9 @@ struct PhaseInput {
     uint64_t host_ns = 0;               // launch API start; 0: unknown
     uint64_t nvtx_root = 0;             // outermost NVTX range; 0: none
     int gemm = -1;                      // index into gemms; -1: none
+    // The serving engine's step annotation around its launch
+    // (serving_step.h); null: none. Owned by the caller.
+    const ServingStep* serving_step = nullptr;
   };
   struct Copy {
     uint64_t start_ns = 0, end_ns = 0, bytes = 0;

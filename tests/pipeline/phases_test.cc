@@ -150,6 +150,37 @@ TEST(DetectPhasesTest, RepeatedLargeTokenStepsArePrefills) {
   EXPECT_EQ(DetectPhases(in, o).steps[1].phase, "decode");
 }
 
+// A serving engine says what it batched: the three steps ran inside its
+// step annotations, a decode of 32 requests, a mixed batch and one whose
+// kernels are mostly outside any annotation. The first two take the
+// annotation's phase and token count over the GEMMs' (512 and 4 tokens
+// would say prefill and decode); the third keeps the GEMMs' evidence.
+TEST(DetectPhasesTest, ServingStepAnnotationsSayThePhase) {
+  PhaseInput in = ThreeSteps();
+  const ServingStep decode = *ParseServingStep(
+      "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32"
+      "(sq32sk32785sqsq32sqsk32785)");
+  const ServingStep mixed = *ParseServingStep(
+      "execute_8192_context_9(sq8155sk8430sqsq7475785sqsk7671310)"
+      "_generation_37(sq37sk34489sqsq37sqsk34489)");
+  in.kernels[0].serving_step = in.kernels[1].serving_step = &decode;
+  in.kernels[2].serving_step = in.kernels[3].serving_step = &mixed;
+  in.kernels[4].serving_step = &decode;  // 1 of the step's 2: no majority
+  const PhaseResult r = DetectPhases(in);
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.steps[0].phase, "decode");
+  EXPECT_EQ(r.steps[0].token_count, 32);
+  EXPECT_NE(r.steps[0].evidence.find("step annotation: 0 prefill requests "
+                                     "(0 tokens), 32 decode requests"),
+            std::string::npos)
+      << r.steps[0].evidence;
+  EXPECT_EQ(r.steps[1].phase, "mixed");
+  EXPECT_EQ(r.steps[1].token_count, 8192);
+  EXPECT_EQ(r.steps[2].phase, "decode");
+  EXPECT_EQ(r.steps[2].token_count, 4);
+  EXPECT_EQ(r.steps[2].evidence.find("step annotation"), std::string::npos);
+}
+
 // A window of a long session (RunRecorder stores settled steps as it goes)
 // that starts in the middle of decode, just before some sequences finish:
 // steps of 8, 4, 4 tokens. On its own the first step looks like a prefill
