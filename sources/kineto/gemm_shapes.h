@@ -35,6 +35,11 @@ inline constexpr int kMaxRank = 6;
 struct OpInput {
   int rank = -1;  // -1: not a tensor (a scalar, a list, None)
   int64_t dims[kMaxRank] = {};
+  // A list of tensors (aten::cat's "TensorList"): how many, and their
+  // elements summed; 0 for anything else, -1 for a list with a shape that
+  // is not all whole numbers.
+  int list_size = 0;
+  int64_t list_elements = 0;
   std::string_view type;  // "c10::BFloat16", "float", "Scalar", ""
   // The value of a scalar or list input as the profiler wrote it ("Concrete
   // Inputs": "True", "0.125", "[4, 4]"); empty for a tensor or when not

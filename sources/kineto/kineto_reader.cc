@@ -179,6 +179,8 @@ class Assembler {
   uint64_t AddOpRecord(int h, OpFigures f, uint64_t op_id);
   uint64_t ServingAttentionOf(int h, const ServingStep* step);
   uint64_t MoeOf(int h, std::string_view kernel);
+  uint64_t CatOf(int h, int launch);
+  std::string_view KernelOfLaunch(int launch);
   void AddGpuEvents();
   std::vector<uint64_t> RangeCorrelations() const;
   std::vector<uint64_t> FlowCorrelations() const;
@@ -237,6 +239,9 @@ class Assembler {
   // Serving attention calls without a step's aggregates; MoE layers
   // without --model, or whose sizes do not fit it.
   uint64_t attention_unstepped_ = 0, moe_no_model_ = 0, moe_unfit_ = 0;
+  // Kernel names by correlation id, made on first need (CatOf).
+  std::unordered_map<uint64_t, std::string_view> kernel_of_corr_;
+  bool kernel_of_corr_made_ = false;
 };
 
 // The op id of an MoE operator's down projection: beside the up one's
@@ -488,6 +493,9 @@ void Assembler::LinkLaunch(const std::vector<Open>& ops, Session& s,
         if (!IsMoeGemmKernel(kernel)) return;
         id = MoeOf(it->host, kernel);
         if (id == 0) return;
+      } else if (IsCatOp(op.name)) {
+        id = CatOf(it->host, launch);
+        if (id == 0) continue;
       } else if (IsServingAttentionOp(op.name)) {
         id = ServingAttentionOf(it->host, step);
         if (id == 0) {
@@ -552,6 +560,37 @@ uint64_t Assembler::ServingAttentionOf(int h, const ServingStep* step) {
     ++attention_unstepped_;
     return 0;
   }
+  call_of_host_[h] = AddOpRecord(h, std::move(*f), static_cast<uint64_t>(h) + 1);
+  return call_of_host_[h];
+}
+
+// The kernel launch `launch` ran: the name its args give, else the GPU
+// event's of its correlation id; empty when neither is in the trace.
+std::string_view Assembler::KernelOfLaunch(int launch) {
+  const HostEvent& e = t_.host[launch];
+  if (!e.kernel.empty()) return e.kernel;
+  if (!kernel_of_corr_made_) {
+    kernel_of_corr_made_ = true;
+    for (const GpuEvent& g : t_.gpu) {
+      if (g.kind == GpuEvent::Kind::kKernel && g.has_correlation) {
+        kernel_of_corr_.emplace(g.correlation, g.name);
+      }
+    }
+  }
+  auto it = kernel_of_corr_.find(e.correlation);
+  return it == kernel_of_corr_.end() ? std::string_view() : it->second;
+}
+
+// Concatenation `h` (made on its first launch, whose kernel gives the
+// element size); 0 when neither its inputs nor the kernel's name give
+// figures.
+uint64_t Assembler::CatOf(int h, int launch) {
+  if (call_tried_[h]) return call_of_host_[h];
+  call_tried_[h] = 1;
+  const HostEvent& e = t_.host[h];
+  std::optional<OpFigures> f =
+      CatFigures(t_.InputsOf(e), OpaqueElementBytes(KernelOfLaunch(launch)));
+  if (!f) return 0;
   call_of_host_[h] = AddOpRecord(h, std::move(*f), static_cast<uint64_t>(h) + 1);
   return call_of_host_[h];
 }

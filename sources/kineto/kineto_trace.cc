@@ -275,6 +275,7 @@ class EventReader {
   error_code ReadArgs(od::object args);
   error_code ReadTriple(od::value v, uint32_t out[3]);
   error_code ReadDims(od::value v);
+  error_code AddListTensor(od::value shape, OpInput* in);
   error_code ReadTypes(od::value v);
   error_code ReadStrings(od::value v, std::string_view* out, int* count);
   void Dispatch();
@@ -418,16 +419,50 @@ error_code EventReader::ReadDims(od::value v) {
     for (auto d : dims) {
       od::value dv;
       KT_TRY(std::move(d).get(dv));
+      KT_TRY(dv.type().get(type));
+      if (type == od::json_type::array) {  // one tensor of a list
+        rank = -1;
+        KT_TRY(AddListTensor(dv, &in));
+        continue;
+      }
       Num n;
       KT_TRY(ReadNum(dv, &n));
       if (!n.ok || rank == kMaxRank) {
-        rank = -1;  // a list of tensors, or too many dimensions
+        rank = -1;  // too many dimensions
         continue;
       }
       if (rank >= 0) in.dims[rank++] = n.I64(0);
     }
     in.rank = rank;
   }
+  return simdjson::SUCCESS;
+}
+
+// One tensor's shape inside a list input: counted into the list's size
+// and elements (a shape that is not numbers leaves the list unknown).
+error_code EventReader::AddListTensor(od::value shape, OpInput* in) {
+  od::array dims;
+  KT_TRY(shape.get_array().get(dims));
+  int64_t elements = 1;
+  for (auto d : dims) {
+    od::value dv;
+    KT_TRY(std::move(d).get(dv));
+    Num n;
+    KT_TRY(ReadNum(dv, &n));
+    const int64_t v = n.ok ? n.I64(-1) : -1;
+    if (v < 0 || (v > 0 && elements > INT64_MAX / v)) {
+      in->list_size = -1;
+      return simdjson::SUCCESS;
+    }
+    elements *= v;
+  }
+  if (in->list_size < 0) return simdjson::SUCCESS;
+  if (in->list_elements > INT64_MAX - elements) {
+    in->list_size = -1;
+    return simdjson::SUCCESS;
+  }
+  ++in->list_size;
+  in->list_elements += elements;
   return simdjson::SUCCESS;
 }
 

@@ -645,7 +645,44 @@ std::optional<OpFigures> FamilyFigures(const FamilyOp& op,
 bool IsModelledOp(std::string_view name) {
   return AttentionOpOf(name) != nullptr || ConvOpOf(name) != nullptr ||
          FamilyOpOf(name) != nullptr || PointwiseOf(name) >= 0 ||
-         IsServingAttentionOp(name) || IsMoeOp(name);
+         IsServingAttentionOp(name) || IsMoeOp(name) || IsCatOp(name);
+}
+
+bool IsCatOp(std::string_view name) { return name == "aten::cat"; }
+
+int OpaqueElementBytes(std::string_view kernel) {
+  constexpr std::string_view kOpaque = "OpaqueType<";
+  const size_t at = kernel.find(kOpaque);
+  if (at == std::string_view::npos) return 0;
+  int bytes = 0;
+  for (size_t i = at + kOpaque.size(); i < kernel.size(); ++i) {
+    const char c = kernel[i];
+    if (c < '0' || c > '9') break;
+    bytes = bytes * 10 + (c - '0');
+    if (bytes > 64) return 0;
+  }
+  return bytes;
+}
+
+std::optional<OpFigures> CatFigures(const OpInputs& in, int element_bytes) {
+  if (in.count < 1 || element_bytes <= 0 || in.in[0].list_size <= 0) {
+    return std::nullopt;
+  }
+  const OpInput& list = in.in[0];
+  PointwiseOp p;
+  p.elements = list.list_elements;
+  p.flops_per_element = 0;
+  p.input_bytes = static_cast<uint64_t>(list.list_elements) *
+                  static_cast<uint64_t>(element_bytes);
+  p.output_bytes = p.input_bytes;  // the output holds every input
+  OpFigures f;
+  f.flops = 0;
+  f.min_bytes = PointwiseMinBytes(p);
+  f.precision = Precision::kUnknown;
+  f.shape = std::to_string(list.list_size) + " tensors " +
+            std::to_string(list.list_elements) + " elements x" +
+            std::to_string(element_bytes) + "B";
+  return f;
 }
 
 namespace {

@@ -94,6 +94,17 @@ bool IsMoeOp(std::string_view name);
 std::optional<MoeFigures> MoeFiguresOf(const OpInputs& inputs,
                                        const ModelFacts& model,
                                        bool fused_activation);
+// A concatenation (aten::cat, whose first input is a list of tensors): its
+// inputs read once and the output written, 2 x their elements, no FLOPs.
+// The profiler records a list's shapes but not its tensors' type, so the
+// element size comes from the kernel's name: PyTorch's cat kernels are
+// instantiated on an opaque type of the element's size
+// (CatArrayBatchedCopy<OpaqueType<2u>, ...>). Without it: no figures.
+bool IsCatOp(std::string_view name);
+// The N of "OpaqueType<N"; 0 when the name holds none.
+int OpaqueElementBytes(std::string_view kernel);
+std::optional<OpFigures> CatFigures(const OpInputs& inputs, int element_bytes);
+
 // Whether a kernel an MoE operator launches is one of its grouped GEMMs
 // (triton_kernels' _matmul_ogs_*, fused_moe_kernel, bmm_*, *moe_gemm*; not
 // the routing, padding or _finalize_matmul_scatter kernels), and whether

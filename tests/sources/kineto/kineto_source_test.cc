@@ -1264,6 +1264,44 @@ TEST_F(KinetoSyntheticTest, NodeDeviceIdsTakeTheOneDescribedModel) {
 // two replays separately (each its own GEMM call), and a graph launch
 // whose kernels no capture launched keeps none and is counted. A capture
 // trace without a capture in it is refused, naming the file.
+// torch.cat of two bf16 [64, 32] tensors (rotary's rotate_half, a KV
+// cache's append): the profiler records the list's shapes but not its
+// type; PyTorch's cat kernel is instantiated on a 2-byte opaque type, so
+// 4,096 elements are read and written at 2 bytes: 16,384 bytes, no FLOPs.
+// A cat whose kernel does not say its element size (a plain copy kernel)
+// stays blank rather than guessed.
+TEST_F(KinetoSyntheticTest, CatTakesItsElementSizeFromItsKernel) {
+  auto kernel = [](const std::string& name, const std::string& ts,
+                   uint64_t corr) {
+    return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + name +
+           "\", \"pid\": 0, \"tid\": 7, \"ts\": " + ts +
+           ", \"dur\": 5, \"args\": {\"device\": 0, \"stream\": 7, "
+           "\"correlation\": " + std::to_string(corr) + "}}";
+  };
+  constexpr char kCatArgs[] =
+      "\"Input Dims\": [[[64, 32], [64, 32]], []], \"Input type\": "
+      "[\"TensorList\", \"Scalar\"]";
+  const std::string trace = Write(Trace({
+      Op(100, "aten::cat", "1000", "20", kCatArgs),
+      Launch(100, 100, "1005", 1),
+      kernel("void at::native::(anonymous namespace)::CatArrayBatchedCopy<"
+             "at::native::(anonymous namespace)::OpaqueType<2u>, unsigned "
+             "int, 2, 128, 1>(...)",
+             "1010", 1),
+      Op(100, "aten::cat", "2000", "20", kCatArgs),
+      Launch(100, 100, "2005", 2),
+      kernel("void at::native::elementwise_kernel<128, 4>(...)", "2010", 2),
+  }));
+  auto result = Import(trace, Store());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Text("SELECT group_concat(r, ',') FROM (SELECT correlation_id "
+                   "|| ':' || ifnull(shape, '-') || ':' || ifnull(flops, "
+                   "'-') || ':' || ifnull(dram_bytes, '-') AS r FROM kernels "
+                   "ORDER BY start_ns)"),
+            "1:2 tensors 4096 elements x2B:-:16384,2:-:-:-");
+}
+
 TEST_F(KinetoSyntheticTest, GraphReplaysTakeTheirCapturedOperators) {
   auto launch = [](const std::string& ts, uint64_t corr,
                    const std::string& kernel) {

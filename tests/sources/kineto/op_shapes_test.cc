@@ -314,5 +314,82 @@ TEST(OpShapesTest, Fp8Quantisation) {
   EXPECT_EQ(d->flops, 2u * 131072u);
 }
 
+// vLLM's moe_forward for gpt-oss: hidden states padded from 2,880 to
+// 3,072 and router logits over 32 experts. gpt-oss's config fits (the
+// expert width is padded alike, to 3,072); Mixtral's does not (4,096
+// hidden, 8 experts), and a dense model is no MoE: no figures, not a guess.
+TEST(OpShapesTest, MoeLayerTakesTheModelThatFitsIt) {
+  const OpInputs in = Inputs({T({8192, 3072}, kBf16), T({8192, 32}, kBf16),
+                              S(""), S("")});
+  auto oss = LoadModelFacts("gpt-oss-20b");
+  ASSERT_TRUE(oss.ok());
+  auto f = MoeFiguresOf(in, *oss, /*fused_activation=*/true);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->up.flops, 1236950581248u);
+  EXPECT_EQ(f->up.min_bytes, 528u << 20);
+  EXPECT_EQ(f->down.flops, 618475290624u);
+  EXPECT_EQ(f->up.precision, Precision::kFp16Tensor);
+  EXPECT_EQ(f->up.shape, "moe up t=8192 h=3072 i=3072 e=32 k=4 w4");
+  auto mixtral = LoadModelFacts("Mixtral-8x7B");
+  ASSERT_TRUE(mixtral.ok());
+  EXPECT_FALSE(MoeFiguresOf(in, *mixtral, true).has_value());
+  auto dense = LoadModelFacts("Llama-2-7B");
+  ASSERT_TRUE(dense.ok());
+  EXPECT_FALSE(MoeFiguresOf(in, *dense, true).has_value());
+  // Which of its kernels are the grouped GEMMs, and which fuse the gate.
+  EXPECT_TRUE(IsMoeGemmKernel("_matmul_ogs_NNT_bf16xbf16xmxfp4_128x128x128x1_swiglu"));
+  EXPECT_TRUE(IsFusedActivationKernel("_matmul_ogs_NNT_bf16xbf16xmxfp4_128x128x128x1_swiglu"));
+  EXPECT_TRUE(IsMoeGemmKernel("fused_moe_kernel"));
+  EXPECT_FALSE(IsFusedActivationKernel("fused_moe_kernel"));
+  EXPECT_FALSE(IsMoeGemmKernel("_finalize_matmul_scatter_bf16"));
+  EXPECT_FALSE(IsMoeGemmKernel("_combined_routing_compute"));
+}
+
+// A serving attention call's heads and widths from its inputs (vLLM's
+// q/k/v/out; aiter's ragged paged attention with (out, workspace, q,
+// k_cache, v_cache, ...)), costed only with a step that has aggregates
+// and no more tokens than the call was given.
+TEST(OpShapesTest, ServingAttentionArgsAndSteps) {
+  auto args = ServingAttentionArgsOf(
+      "sglang_profiler::attention_paged_attention_ragged_100",
+      Inputs({T({32, 32, 128}, kBf16), T({10905190400}, "unsigned char"),
+              T({32, 32, 128}, kBf16), T({835874, 1, 8, 128}, kBf16),
+              T({835874, 1, 8, 128}, kBf16)}));
+  ASSERT_TRUE(args.has_value());
+  EXPECT_EQ(args->heads, 32);
+  EXPECT_EQ(args->kv_heads, 8);
+  EXPECT_EQ(args->head_dim_v, 128);
+  auto step = ParseServingStep(
+      "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32"
+      "(sq32sk32785sqsq32sqsk32785)");
+  ASSERT_TRUE(step.has_value());
+  auto f = ServingAttentionFigures(*args, *step);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->flops, 537149440u);
+  EXPECT_EQ(f->min_bytes, 134811648u);
+  // The plain annotation gives no KV lengths; a step of 64 tokens is not
+  // this 32-token call's.
+  EXPECT_FALSE(ServingAttentionFigures(*args, *ParseServingStep("step[DECODE bs=32]")));
+  auto big = ParseServingStep(
+      "execute_64_context_0(sq0sk0sqsq0sqsk0)_generation_64"
+      "(sq64sk65536sqsq64sqsk65536)");
+  EXPECT_FALSE(ServingAttentionFigures(*args, *big));
+  // A KV-head count that does not divide the query heads: not attention.
+  EXPECT_FALSE(ServingAttentionArgsOf(
+      "vllm::unified_attention_with_output",
+      Inputs({T({8, 32, 64}, kBf16), T({8, 5, 64}, kBf16),
+              T({8, 5, 64}, kBf16), T({8, 32, 64}, kBf16)})));
+}
+
+TEST(OpShapesTest, OpaqueElementBytesOfCatKernels) {
+  EXPECT_EQ(OpaqueElementBytes("void at::native::(anonymous namespace)::"
+                               "CatArrayBatchedCopy_contig<at::native::("
+                               "anonymous namespace)::OpaqueType<4u>, "
+                               "unsigned int, 2, 128, 1>"),
+            4);
+  EXPECT_EQ(OpaqueElementBytes("elementwise_kernel<128, 4>"), 0);
+  EXPECT_EQ(OpaqueElementBytes("OpaqueType<999999u>"), 0);
+}
+
 }  // namespace
 }  // namespace rooftrace::kineto
