@@ -349,10 +349,19 @@ RawSteps SplitRawSteps(const PhaseInput& in, const PhaseOptions& opt) {
 std::vector<int> CompactSteps(const PhaseInput& in, const RawSteps& raw,
                               PhaseResult* r) {
   const int nraw = static_cast<int>(raw.boundary.size());
-  std::vector<uint64_t> raw_kernels(nraw, 0), raw_gemms(nraw, 0);
+  std::vector<uint64_t> raw_kernels(nraw, 0), raw_gemms(nraw, 0),
+      raw_annotated(nraw, 0);
   for (size_t i = 0; i < in.kernels.size(); ++i) {
     ++raw_kernels[raw.step[i]];
     if (in.kernels[i].gemm >= 0) ++raw_gemms[raw.step[i]];
+    if (in.kernels[i].serving_step != nullptr) ++raw_annotated[raw.step[i]];
+  }
+  // A step the serving engine annotated is a step of its own, GEMMs or not
+  // (a graph replay without its capture has no GEMM evidence).
+  for (int s = 0; s < nraw; ++s) {
+    if (2 * raw_annotated[s] > raw_kernels[s]) {
+      raw_gemms[s] = std::max<uint64_t>(raw_gemms[s], 1);
+    }
   }
   bool any_gemm = false;
   for (int s = 0; s < nraw; ++s) any_gemm |= raw_gemms[s] > 0;

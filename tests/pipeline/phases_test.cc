@@ -181,6 +181,24 @@ TEST(DetectPhasesTest, ServingStepAnnotationsSayThePhase) {
   EXPECT_EQ(r.steps[2].evidence.find("step annotation"), std::string::npos);
 }
 
+// A graph replay without its capture has no GEMM evidence; a step of it
+// that the engine annotated is still a step of its own (decode), not
+// merged into the prefill before it.
+TEST(DetectPhasesTest, AnnotatedStepWithoutGemmsStaysAStep) {
+  PhaseInput in = ThreeSteps();
+  const ServingStep decode = *ParseServingStep("step[DECODE bs=4]");
+  in.gemms.pop_back();
+  in.kernels[4].gemm = -1;  // the third step's GEMM kernel: no shape
+  in.kernels[4].serving_step = in.kernels[5].serving_step = &decode;
+  const PhaseResult r = DetectPhases(in);
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.steps[2].phase, "decode");
+  EXPECT_EQ(r.steps[2].token_count, 4);
+  // Without the annotation it is bookkeeping folded into the step before.
+  in.kernels[4].serving_step = in.kernels[5].serving_step = nullptr;
+  EXPECT_EQ(DetectPhases(in).steps.size(), 2u);
+}
+
 // A window of a long session (RunRecorder stores settled steps as it goes)
 // that starts in the middle of decode, just before some sequences finish:
 // steps of 8, 4, 4 tokens. On its own the first step looks like a prefill
