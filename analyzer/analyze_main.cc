@@ -1,6 +1,12 @@
 // `rooftrace analyze`: the kernel table, phase summary, roofline SVG and
-// HTML report of one run of a store or of a .rft trace.
+// HTML report of one run of a store or of a .rft trace; with several
+// inputs (or a folder), a job's ranks side by side.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -9,8 +15,10 @@
 #include "analyzer/analyze.h"
 #include "analyzer/expect.h"
 #include "analyzer/input.h"
+#include "report/job_report.h"
 #include "report/report.h"
 #include "report/report_format.h"
+#include "report/text_util.h"
 #include "report/roofline_svg.h"
 #include "base/cli.h"
 #include "analyzer/commands.h"
@@ -61,6 +69,113 @@ Status WriteReportFiles(const Report& report, const std::string& svg_path,
 
 }  // namespace
 
+namespace {
+
+using analyzer::AnalyzedInput;
+using analyzer::DetectInput;
+using analyzer::ExitCodeFor;
+using analyzer::OpenAndReport;
+using analyzer::TraceExtras;
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The files of a job: the inputs given, a folder's files (hidden ones
+// and ones no source reads skipped, said on stderr) in natural order.
+StatusOr<std::vector<std::string>> JobFiles(
+    const std::vector<std::string>& inputs) {
+  std::vector<std::string> files;
+  for (const std::string& in : inputs) {
+    if (!IsDirectory(in)) {
+      files.push_back(in);
+      continue;
+    }
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(in, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.empty() || name[0] == '.' || !e.is_regular_file()) continue;
+      if (!DetectInput(e.path().string()).ok()) {
+        std::cerr << "rooftrace analyze: " << e.path().string()
+                  << ": skipped, not a trace or store rooftrace reads\n";
+        continue;
+      }
+      found.push_back(e.path().string());
+    }
+    if (ec) {
+      return InvalidArgument(in + ": cannot list the folder (" + ec.message() +
+                             ")");
+    }
+    if (found.empty()) {
+      return InvalidArgument(in + ": no trace or store in the folder; pass "
+                                  "the ranks' traces");
+    }
+    std::sort(found.begin(), found.end(),
+              [](const std::string& a, const std::string& b) {
+                return NaturalLess(a, b);
+              });
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  return files;
+}
+
+// `analyze RANK0 RANK1 ...` or `analyze DIR`: each input's report, then
+// the ranks side by side (report/job_report.h).
+int AnalyzeJob(const std::vector<std::string>& inputs,
+               const std::string& device_profile, const ReportOptions& base,
+               const TraceExtras& extras, const std::string& format) {
+  auto fail = [](const std::string& message, int code = kExitUsage) {
+    std::cerr << "rooftrace analyze: " << message << "\n";
+    return code;
+  };
+  StatusOr<std::vector<std::string>> files = JobFiles(inputs);
+  if (!files.ok()) return fail(files.status().message());
+  std::vector<Report> reports;
+  std::vector<int64_t> ranks;
+  std::map<int64_t, std::string> file_of_rank;
+  bool cut = false;
+  for (size_t i = 0; i < files->size(); ++i) {
+    const std::string& file = (*files)[i];
+    if (files->size() > 8) {
+      std::cerr << "rooftrace analyze: [" << i + 1 << "/" << files->size()
+                << "] " << file << "\n";
+    }
+    StatusOr<AnalyzedInput> analyzed =
+        OpenAndReport(file, device_profile, base, extras);
+    if (!analyzed.ok()) {
+      return fail(analyzed.status().message(), ExitCodeFor(analyzed.status()));
+    }
+    WarnAboutHeader(analyzed->report.header, device_profile);
+    const int64_t rank = analyzed->report.header.rank.value_or(
+        static_cast<int64_t>(i));
+    auto [it, fresh] = file_of_rank.emplace(rank, file);
+    if (!fresh) {
+      return fail(it->second + " and " + file + " are both rank " +
+                  std::to_string(rank) +
+                  ": pass one trace per rank of one job");
+    }
+    cut |= analyzed->report.header.input_cut_short;
+    ranks.push_back(rank);
+    reports.push_back(std::move(analyzed->report));
+  }
+  const JobReport job = BuildJobReport(reports, ranks);
+  if (format == "json") {
+    WriteJobJson(job, std::cout);
+  } else {
+    WriteJobTable(job, std::cout);
+  }
+  if (cut) {
+    std::cerr << "rooftrace analyze: an input was cut short: its rank holds "
+                 "only what came before the break\n";
+    return kExitIncomplete;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 int AnalyzeMain(int argc, char** argv) {
   using namespace analyzer;
   CommandSpec spec;
@@ -76,7 +191,11 @@ int AnalyzeMain(int argc, char** argv) {
       "phase; a header with the device, the roofs and their source, the "
       "FLOP/byte sources and the import statistics; and a prefill/decode "
       "summary. Reads a run store (SQLite) or a raw .rft trace, told apart by "
-      "content.";
+      "content. Given several inputs or a folder (one trace per rank of a "
+      "job), it puts the ranks side by side instead: each rank's GPU time, "
+      "busy and idle time, exposed communication, and the time it waited in "
+      "collectives for the last rank to arrive (read from the collective "
+      "kernels' durations, which need no shared clock).";
   spec.epilog =
       "A gzip trace is decompressed within ROOFTRACE_MAX_DECOMPRESSED_MIB "
       "(MiB; default 64x the file's size, at least 1 GiB, at most a fifth of "
@@ -85,6 +204,7 @@ int AnalyzeMain(int argc, char** argv) {
       "Examples:\n"
       "  rooftrace analyze run.sqlite\n"
       "  rooftrace analyze run.rft --by kernel --top 20\n"
+      "  rooftrace analyze traces/   (a job's ranks side by side)\n"
       "  rooftrace analyze runs.sqlite --run 3 --format json > run3.json\n"
       "  rooftrace analyze run.sqlite --html report.html --svg roofline.svg\n"
       "  rooftrace analyze run.sqlite --device-profile h100.json   "
@@ -129,8 +249,10 @@ int AnalyzeMain(int argc, char** argv) {
        "--format json): per op and phase, predicted vs measured time, "
        "efficiency and bound; printed under the table, or instead of the "
        "report with --format csv|json");
-  spec.hidden.add_options()("input", po::value<std::string>(&input));
-  spec.positional.add("input", 1);
+  std::vector<std::string> inputs;
+  spec.hidden.add_options()(
+      "input", po::value<std::vector<std::string>>(&inputs)->composing());
+  spec.positional.add("input", -1);
   po::variables_map vm;
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;
@@ -139,10 +261,11 @@ int AnalyzeMain(int argc, char** argv) {
     std::cerr << "rooftrace analyze: " << message << "\n";
     return code;
   };
-  if (input.empty()) {
+  if (inputs.empty()) {
     return fail("no input: pass a run store or a .rft trace, e.g. `rooftrace "
                 "analyze run.sqlite`");
   }
+  input = inputs.front();
   ReportOptions options;
   const std::optional<GroupBy> group_by = GroupByFromName(by);
   if (!group_by || *group_by == GroupBy::kFamilyShape) {
@@ -169,6 +292,16 @@ int AnalyzeMain(int argc, char** argv) {
     StatusOr<ModelFacts> facts = LoadModelFacts(model);
     if (!facts.ok()) return fail(facts.status().message());
     extras.model = std::move(*facts);
+  }
+  if (inputs.size() > 1 || (inputs.size() == 1 && IsDirectory(inputs[0]))) {
+    if (format == "csv" || !expect.empty() || !svg_path.empty() ||
+        !html_path.empty() || vm.count("run")) {
+      return fail("several inputs (a job's ranks) give the ranks side by "
+                  "side, as a table or --format json; --format csv, "
+                  "--expect, --svg, --html and --run are for one input: "
+                  "analyze each rank on its own for those");
+    }
+    return AnalyzeJob(inputs, device_profile, options, extras, format);
   }
   StatusOr<AnalyzedInput> analyzed =
       OpenAndReport(input, device_profile, options, extras);

@@ -40,6 +40,7 @@ StatusOr<Report> BuildTraceReport(const std::string& path,
   RT_RETURN_IF_ERROR(report.status());
   report->header.ingest_warning = result.warning;
   report->header.input_cut_short = result.cut_short;
+  report->header.rank = result.rank;
   return std::move(*report);
 }
 

@@ -481,6 +481,15 @@ void ReportBuilder::Add(const KernelRow& k) {
     ck.shape = std::string(k.shape);
     ck.duration_ns = k.duration_ns;
     st.any_comm_kernel = true;
+    if (k.start_ns && k.end_ns) {
+      CollectiveCall call;
+      call.key = !k.shape.empty()           ? std::string(k.shape)
+                 : !k.family.empty()        ? std::string(k.family)
+                                            : KernelFamily(k.name);
+      call.start_ns = *k.start_ns;
+      call.end_ns = *k.end_ns;
+      report.collective_calls.push_back(std::move(call));
+    }
   }
   KernelClass c;
   c.fraction = k.fraction_of_roof;
@@ -658,6 +667,12 @@ StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
     }
   }
   report.collectives = FinishCollectives();
+  // Rows may come per window or per stream: start order for comparing.
+  std::stable_sort(report.collective_calls.begin(),
+                   report.collective_calls.end(),
+                   [](const CollectiveCall& a, const CollectiveCall& b) {
+                     return a.start_ns < b.start_ns;
+                   });
   return report;
 }
 

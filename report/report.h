@@ -127,6 +127,14 @@ struct CollectiveRow {
   std::optional<double> busbw;
 };
 
+// One collective kernel as it ran, for comparing ranks (job_report.h).
+// `key` names the call: the shape a source gave it ("all_reduce bf16
+// bytes=8388608 ranks=8"), else the kernel's family.
+struct CollectiveCall {
+  std::string key;
+  int64_t start_ns = 0, end_ns = 0;
+};
+
 struct ReportHeader {
   // Who prints it: the first line of the text report says
   // "<title>: <input> (<kind>), run N".
@@ -147,6 +155,8 @@ struct ReportHeader {
   std::vector<std::pair<std::string, int64_t>> import_stats;
   int64_t dropped = 0;    // sum of producer_dropped_*
   int64_t unmatched = 0;  // sum of unmatched_*
+  // The distributed rank the input says it is (SourceResult::rank).
+  std::optional<int64_t> rank;
 };
 
 // Kernels by duration: how much of the GPU's time goes to kernels so short
@@ -184,6 +194,8 @@ struct Report {
   std::vector<DeviceBusy> busy;
   // Collective kernels by kind of call, by total time, descending.
   std::vector<CollectiveRow> collectives;
+  // Every collective kernel in start order (job_report.h compares ranks).
+  std::vector<CollectiveCall> collective_calls;
   // Every kernel by its duration (kDurationBucketNs).
   std::array<DurationBucket, kNumDurationBuckets> durations{};
 };

@@ -79,6 +79,9 @@ struct SourceResult {
   // The file broke before its end (cut short, a corrupt frame): what was
   // read is kept, the run is incomplete, `warning` says where it broke.
   bool cut_short = false;
+  // The distributed rank the file says it is (a Kineto trace's
+  // distributedInfo); absent when it says none.
+  std::optional<int64_t> rank;
 };
 
 // How a source describes the file it read, for the run row.

@@ -1375,6 +1375,7 @@ std::string Assembler::Warning() const {
 namespace {
 
 Status Assembler::Hand(RunRecorder* recorder, SourceResult* result) {
+  result->rank = t_.rank;
   for (ProcessState& p : processes_) {
     Session& s = *p.session;
     if (!p.selected) continue;
