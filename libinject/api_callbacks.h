@@ -42,8 +42,18 @@ struct TracedCallback {
   ApiCallbackKind kind;
 };
 
-// Every callback libinject enables in `domain` (runtime or driver API).
+// The callbacks of every API that enqueues GPU work in `domain` (runtime or
+// driver API): kernel and graph launches, copies, memsets. Trace mode
+// enables them in both domains: the runtime's carry the correlation id a
+// kernel record has (the driver call a runtime call makes inside is
+// skipped, one Launch per launch), the driver's see the launches of hosts
+// that call the driver directly (Triton, XLA).
 std::span<const TracedCallback> TracedCallbacks(CUpti_CallbackDomain domain);
+
+// cu(da)ProfilerStart / Stop in `domain`: enabled with
+// ROOFTRACE_CAPTURE=profiler-api (they open and close the range recorded)
+// or ROOFTRACE_CALLBACKS=full; they join nothing otherwise.
+std::span<const TracedCallback> ProfilerCallbacks(CUpti_CallbackDomain domain);
 
 // cu(da)StreamBeginCapture* and cu(da)StreamEndCapture* in `domain`:
 // counters mode follows stream capture with them.

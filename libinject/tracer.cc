@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "libinject/clock.h"
@@ -293,7 +294,10 @@ Status CuptiTracer::EnableTracing() {
   RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api_, ActivityRegisterCallbacks,
                                    &CuptiTracer::BufferRequested,
                                    &CuptiTracer::BufferCompleted));
-  if (producer_->config().capture == CaptureMode::kAll) {
+  // ROOFTRACE_TRACE_OFF=activity (measuring only): no kernel or copy
+  // records at all.
+  if (producer_->config().capture == CaptureMode::kAll &&
+      producer_->config().parts.activity) {
     RT_RETURN_IF_ERROR(EnableActivityKinds(true));
   }
   return OkStatus();
@@ -348,14 +352,32 @@ CuptiCall CuptiTracer::Subscribe(char* old_name, size_t old_name_size) {
 }
 
 Status CuptiTracer::EnableCallbacks() {
+  const Config& config = producer_->config();
+  // The profiler calls open and close the recorded range under
+  // ROOFTRACE_CAPTURE=profiler-api; otherwise they join nothing, and only
+  // ROOFTRACE_CALLBACKS=full asks for them.
+  const bool profiler = config.capture == CaptureMode::kProfilerApi ||
+                        config.callbacks == CallbackSet::kFull;
   int enabled = 0;
   for (CUpti_CallbackDomain domain :
        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
-    for (const TracedCallback& c : TracedCallbacks(domain)) {
-      RT_RETURN_IF_ERROR(
-          RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_, domain, c.cbid));
-      SetApiKind(domain, c.cbid, c.kind);
-      ++enabled;
+    // ROOFTRACE_TRACE_OFF=runtime / driver (measuring only): no Launch
+    // records from that domain.
+    if (!(domain == CUPTI_CB_DOMAIN_RUNTIME_API
+              ? config.parts.runtime_callbacks
+              : config.parts.driver_callbacks)) {
+      continue;
+    }
+    for (std::span<const TracedCallback> set :
+         {TracedCallbacks(domain),
+          profiler ? ProfilerCallbacks(domain)
+                   : std::span<const TracedCallback>()}) {
+      for (const TracedCallback& c : set) {
+        RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_,
+                                         domain, c.cbid));
+        SetApiKind(domain, c.cbid, c.kind);
+        ++enabled;
+      }
     }
   }
   // Contexts are followed for the exit path's synchronization and for
@@ -491,7 +513,8 @@ void CuptiTracer::SynchronizeContexts() {
 
 void CuptiTracer::OnProfilerRange(bool start) {
   if (producer_->config().capture != CaptureMode::kProfilerApi) return;
-  Status s = EnableActivityKinds(start);
+  Status s = producer_->config().parts.activity ? EnableActivityKinds(start)
+                                                : OkStatus();
   if (!s.ok()) {
     Say(LogLevel::kWarn, "%s", s.message().c_str());
     return;
