@@ -91,14 +91,18 @@ def verdict(low, high, bound, margin):
 
 
 def ratio_summary(bare, traced, bound, level=0.95,
-                  resamples=DEFAULT_RESAMPLES, seed=DEFAULT_SEED):
+                  resamples=DEFAULT_RESAMPLES, seed=DEFAULT_SEED, margin=None):
     """The overhead of traced over bare as a ratio, against `bound`.
 
+    margin: the widest interval that resolves the bound (default bound - 1;
+    give one for a bound of 1.0, "no slower than the other").
     Returns a dict: rounds, bare_median, traced_median, ratio (median of
     the per-round ratios), low, high (its interval), bound, verdict.
     """
     ratios = paired_ratios(bare, traced)
     low, high = bootstrap_median_interval(ratios, level, resamples, seed)
+    if margin is None:
+        margin = bound - 1
     return {
         "rounds": len(ratios),
         "bare_median": median(bare),
@@ -107,7 +111,7 @@ def ratio_summary(bare, traced, bound, level=0.95,
         "low": low,
         "high": high,
         "bound": bound,
-        "verdict": verdict(low, high, bound, bound - 1),
+        "verdict": verdict(low, high, bound, margin),
     }
 
 
@@ -130,14 +134,14 @@ def difference_summary(bare, traced, bound=None, level=0.95,
     }
 
 
-def format_ratio(name, s):
-    """One line: every figure of a ratio_summary, then its verdict."""
+def format_ratio(name, s, bare="bare", traced="traced"):
+    """One line: every figure of a ratio_summary (its verdict is the
+    caller's to print)."""
     pct = lambda r: 100 * (r - 1)  # noqa: E731
-    return (f"{name}: bare median {s['bare_median']:.4g}, traced median "
+    return (f"{name}: {bare} median {s['bare_median']:.4g}, {traced} median "
             f"{s['traced_median']:.4g}, overhead {pct(s['ratio']):+.2f}% "
             f"(95% interval {pct(s['low']):+.2f}% .. {pct(s['high']):+.2f}%, "
-            f"{s['rounds']} alternated rounds; bound {pct(s['bound']):+.2f}%): "
-            f"{s['verdict']}")
+            f"{s['rounds']} alternated rounds; bound {pct(s['bound']):+.2f}%)")
 
 
 def _check_pairs(bare, traced):

@@ -95,13 +95,27 @@ class RatioSummaryTest(unittest.TestCase):
         self.assertLessEqual(a["low"], a["ratio"])
         self.assertLessEqual(a["ratio"], a["high"])
 
-    # The printed line carries every figure and the verdict.
+    # The printed line carries every figure.
     def test_format_prints_every_figure(self):
         s = st.ratio_summary([100.0, 100.0, 100.0], [110.0, 110.0, 110.0], 1.02)
         line = st.format_ratio("batch 32 wall", s)
         for part in ("batch 32 wall", "bare median 100", "traced median 110",
-                     "+10.00%", "3 alternated rounds", "bound +2.00%", "FAIL"):
+                     "+10.00%", "3 alternated rounds", "bound +2.00%"):
             self.assertIn(part, line)
+
+
+    # "No slower than torch.profiler": a bound of 1.0 is resolved to the
+    # margin given, not to 0.
+    def test_bound_of_one_uses_the_margin_given(self):
+        other = noisy(500.0, 0.2, 10, seed=8)
+        ours = [o * 0.97 for o in other]
+        s = st.ratio_summary(other, ours, 1.0, margin=0.02)
+        self.assertAlmostEqual(s["ratio"], 0.97)
+        self.assertEqual(s["verdict"], st.PASS)
+        # Slower than the other by 1%: above the bound of 1.0.
+        slower = st.ratio_summary(other, [o * 1.01 for o in other], 1.0,
+                                  margin=0.02)
+        self.assertEqual(slower["verdict"], st.FAIL)
 
 
 class DifferenceSummaryTest(unittest.TestCase):
