@@ -531,19 +531,4 @@ ApiCallbackKind ApiCallbackKindOf(CUpti_CallbackDomain domain, uint32_t cbid) {
   return ApiCallbackKind::kNotTraced;
 }
 
-uint32_t WireApiKind(ApiCallbackKind kind) {
-  switch (kind) {
-    case ApiCallbackKind::kKernelLaunch:
-      return wire::enums::kApiKernelLaunch;
-    case ApiCallbackKind::kGraphLaunch:
-      return wire::enums::kApiGraphLaunch;
-    case ApiCallbackKind::kMemcpy:
-      return wire::enums::kApiMemcpy;
-    case ApiCallbackKind::kMemset:
-      return wire::enums::kApiMemset;
-    default:
-      return wire::enums::kApiUnknown;
-  }
-}
-
 }  // namespace rooftrace::inject

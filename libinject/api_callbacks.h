@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <span>
 
+#include "proto/field_numbers.h"
+
 namespace rooftrace::inject {
 
 enum class ApiCallbackKind : uint8_t {
@@ -90,7 +92,21 @@ bool LaunchGeometryOf(CUpti_CallbackDomain domain, uint32_t cbid,
 
 // The Launch record's kind (wire::enums::ApiKind) of a traced callback;
 // kApiUnknown for the profiler start / stop calls, which make no Launch.
-uint32_t WireApiKind(ApiCallbackKind kind);
+// Inline: every Launch record takes it.
+inline uint32_t WireApiKind(ApiCallbackKind kind) {
+  switch (kind) {
+    case ApiCallbackKind::kKernelLaunch:
+      return wire::enums::kApiKernelLaunch;
+    case ApiCallbackKind::kGraphLaunch:
+      return wire::enums::kApiGraphLaunch;
+    case ApiCallbackKind::kMemcpy:
+      return wire::enums::kApiMemcpy;
+    case ApiCallbackKind::kMemset:
+      return wire::enums::kApiMemset;
+    default:
+      return wire::enums::kApiUnknown;
+  }
+}
 
 }  // namespace rooftrace::inject
 
