@@ -11,7 +11,9 @@ Configurations (one process each, in a rotating order every round):
   bare         no injection
   trace        rooftrace trace mode as `rooftrace profile` injects it
                (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH, LD_PRELOAD),
-               the default (lean) callback set, a file sink
+               the default (lean) callback set, a file sink; a traced run
+               whose libinject did not attach CUPTI is refused (it would
+               measure nothing)
   full         trace mode with ROOFTRACE_CALLBACKS=full
   -activity, -runtime, -driver, -nvtx, -cublas
                trace mode with that part off (ROOFTRACE_TRACE_OFF): the
@@ -51,6 +53,7 @@ CONFIGS = ["bare", "trace", "full", "-activity", "-runtime", "-driver",
            "-nvtx", "-cublas", "kineto-like"]
 PARTS = {"-activity": "activity", "-runtime": "runtime", "-driver": "driver",
          "-nvtx": "nvtx", "-cublas": "cublas"}
+ATTACHED = re.compile(r"CUPTI [0-9]+ attached")
 LINE = re.compile(r"^launch api=(\S+) threads=(\d+) launches=\d+ "
                   r"cpu_ns_per_launch=([0-9.]+) wall_ns_per_launch=([0-9.]+)")
 
@@ -111,6 +114,9 @@ def config_env(name, inject, spool):
     env["LD_PRELOAD"] = inject + (":" + env["LD_PRELOAD"]
                                   if env.get("LD_PRELOAD") else "")
     env["ROOFTRACE_SINK"] = "file:" + spool
+    # Its "CUPTI ... attached" line: a run where libinject did not attach
+    # measured nothing and is refused (run_one).
+    env["ROOFTRACE_LOG"] = "info"
     if name == "full":
         env["ROOFTRACE_CALLBACKS"] = "full"
     if name in PARTS:
@@ -132,6 +138,11 @@ def run_one(a, name, spool):
     if r.returncode != 0:
         tail = (r.stderr or r.stdout).strip().splitlines()[-3:]
         return None, f"{name}: exit {r.returncode}: {' | '.join(tail)}"
+    if name not in ("bare", "kineto-like") and not ATTACHED.search(r.stderr):
+        tail = r.stderr.strip().splitlines()[-2:]
+        return None, (f"{name}: libinject did not attach CUPTI (no 'CUPTI ... "
+                      f"attached' line; set ROOFTRACE_CUPTI_PATH to CUDA 13's "
+                      f"libcupti.so.13): {' | '.join(tail)}")
     out = {}
     for line in r.stdout.splitlines():
         m = LINE.match(line)

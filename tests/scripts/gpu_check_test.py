@@ -155,7 +155,10 @@ FAKE_LAUNCH_BENCH = r'''#!/bin/sh
 # launch_bench stand-in: 2.0 µs per launch bare, FAKE_LAUNCH_ADD_NS more
 # under trace mode (500 by default), 1,000 more Kineto-like.
 ns=2000
-[ -n "$CUDA_INJECTION64_PATH" ] && ns=$((ns + ${FAKE_LAUNCH_ADD_NS:-500}))
+if [ -n "$CUDA_INJECTION64_PATH" ]; then
+  ns=$((ns + ${FAKE_LAUNCH_ADD_NS:-500}))
+  echo "rooftrace: CUPTI 130001 attached: tracing kernels and copies" >&2
+fi
 case "$*" in *--kineto-like*) ns=$((ns + 1000)) ;; esac
 for api in triple graph; do
   for t in 1 4; do

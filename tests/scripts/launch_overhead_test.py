@@ -39,6 +39,9 @@ FAKE_BENCH = textwrap.dedent('''\
     rng = random.Random(calls)
     cost = 2000.0
     if env.get("CUDA_INJECTION64_PATH"):
+        if not env.get("FAKE_NO_ATTACH"):
+            print("rooftrace: CUPTI 130001 attached: tracing kernels and copies",
+                  file=sys.stderr)
         off = [p for p in env.get("ROOFTRACE_TRACE_OFF", "").split(",") if p]
         cost += scale * sum(v for k, v in parts.items() if k not in off)
         if env.get("ROOFTRACE_CALLBACKS") == "full":
@@ -126,6 +129,15 @@ class LaunchOverheadTest(unittest.TestCase):
         self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
         self.assertIn("CANNOT JUDGE", r.stdout)
         self.assertNotIn("PASS triple x1 thread(s): trace mode adds", r.stdout)
+
+    # libinject that does not attach CUPTI (a wrong ROOFTRACE_CUPTI_PATH)
+    # measures nothing: those runs are refused, not counted as a cheap
+    # trace mode, and the result is incomplete.
+    def test_runs_where_cupti_did_not_attach_are_refused(self):
+        r = self.run_script("--rounds", "3", env={"FAKE_NO_ATTACH": "1"})
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("trace: libinject did not attach CUPTI", r.stdout)
+        self.assertNotIn("PASS", r.stdout)
 
     def test_bad_input_names_the_fix(self):
         r = subprocess.run([sys.executable, SCRIPT, "--bench",
