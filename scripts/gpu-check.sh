@@ -406,7 +406,7 @@ stage_trace() {
 stage_overhead() {
   say "== overhead ($OVERHEAD_ROUNDS alternated rounds of bare and traced: $OVERHEAD_ARGS; judged: $OVERHEAD_METRIC time, bound $MAX_OVERHEAD_PCT%)"
   resolve_cuda_libs
-  local dir="$OUT/overhead" r order name rc specs=() spec ok
+  local dir="$OUT/overhead" r order name rc specs=() spec ok kernels
   rm -rf "$dir"
   mkdir -p "$dir"
   for ((r = 1; r <= OVERHEAD_ROUNDS; r++)); do
@@ -426,6 +426,13 @@ stage_overhead() {
       if [ $rc -ne 0 ]; then
         say "  round $r: $name exited $rc (log: overhead/${name}_$r.log)"
         ok=0
+      elif [ "$name" = traced ]; then
+        # A traced run that recorded no kernel measured nothing.
+        kernels=$(sql "$dir/traced.sqlite" "SELECT COUNT(*) FROM kernels" 2>/dev/null)
+        if ! [ "${kernels:-0}" -gt 0 ] 2>/dev/null; then
+          say "  round $r: the traced run recorded no kernel (log: overhead/traced_$r.log)"
+          ok=0
+        fi
       fi
     done
     spec="$dir/bare_$r.json:$dir/traced_$r.json"

@@ -48,7 +48,7 @@ def store(path, mode, counters, joined=True, skew=0.0):
         con.execute("INSERT INTO import_stats VALUES (1, ?, ?)", (name, value))
     con.execute("INSERT INTO runs VALUES (1, ?)", (mode,))
     con.execute("INSERT INTO sessions VALUES (1, 1, ?)", (mode,))
-    for name, n, ns, flops, dram in KERNELS:
+    for name, n, ns, flops, dram in ([] if os.environ.get("FAKE_NO_KERNELS") else KERNELS):
         for i in range(n):
             con.execute("INSERT INTO kernels VALUES (1, ?, NULL, ?, ?, ?, ?, ?)",
                         (name, ns, int(flops * (1 + skew)), int(dram * (1 + skew)),
@@ -371,6 +371,15 @@ class GpuCheckTest(unittest.TestCase):
                                     knobs={"OVERHEAD_TORCH_PROFILER": "1"})
         self.assertEqual(rc, 1, report)
         self.assertIn("FAIL rooftrace against torch.profiler, batch 1", report)
+
+    # A traced run that recorded no kernel is left out of the rounds; with
+    # none left the overhead cannot be judged.
+    def test_traced_runs_without_kernels_are_left_out(self):
+        rc, report = self.run_check("overhead", no_kernels="1",
+                                    knobs={"OVERHEAD_ROUNDS": "3"})
+        self.assertEqual(rc, 3, report)
+        self.assertIn("round 1: the traced run recorded no kernel", report)
+        self.assertIn("CANNOT JUDGE overhead: 0 complete round(s)", report)
 
     # The launch stage: 0.5 µs added per launch passes; 1.5 µs fails the
     # 1 µs bound.
