@@ -272,6 +272,8 @@ void CuptiTracer::WarnIfNewer(uint32_t version) {
 }
 
 Status CuptiTracer::EnableTracing() {
+  // Counting costs an atomic add per nested callback: only when debugging.
+  count_nested_driver_ = producer_->config().log_level == LogLevel::kDebug;
   RT_RETURN_IF_ERROR(EnableCallbacks());
   if (RT_CUPTI_CALL(api_, ActivityRegisterTimestampCallback, &CuptiClock)
           .ok()) {
@@ -424,6 +426,12 @@ void CuptiTracer::Detach() {
 void CuptiTracer::Finalize() {
   if (finalized_) return;
   finalized_ = true;
+  if (count_nested_driver_) {
+    Say(LogLevel::kDebug,
+        "%llu driver API callbacks (enter and exit each) came inside runtime "
+        "calls and were skipped",
+        static_cast<unsigned long long>(nested_driver_callbacks()));
+  }
   if (subscriber_ != nullptr) {
     (void)RT_CUPTI_CALL(api_, Unsubscribe, subscriber_);
     subscriber_ = nullptr;
@@ -556,7 +564,11 @@ void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
   const auto* data = static_cast<const CUpti_CallbackData*>(cbdata);
   ThreadState& t = CurrentThread();
   if (!runtime && t.runtime_depth > 0) {
-    return;  // the driver call a runtime call makes: the runtime one counts
+    // The driver call a runtime call makes: the runtime one counts.
+    if (count_nested_driver_) [[unlikely]] {
+      nested_driver_callbacks_.fetch_add(1, std::memory_order_relaxed);
+    }
+    return;
   }
   if (data->callbackSite == CUPTI_API_ENTER) {
     OnApiEnter(domain, cbid, kind, data, t);

@@ -153,6 +153,33 @@ def run_one(a, name, spool):
     return out, None
 
 
+NESTED = re.compile(r"(\d+) driver API callbacks \(enter and exit each\) "
+                    r"came inside runtime calls")
+TOTAL = re.compile(r"^launch total=(\d+)", re.M)
+
+
+def probe_nested_driver(a):
+    """One traced run at ROOFTRACE_LOG=debug, <<<>>> launches on one thread:
+    how many driver callbacks CUPTI made inside each runtime launch (2: the
+    driver's enter and exit, i.e. every runtime launch is also seen by the
+    driver callback; 0: it is not). None and a reason when it cannot say."""
+    with tempfile.TemporaryDirectory(prefix="launch_probe_") as tmp:
+        env = config_env("trace", a.inject, os.path.join(tmp, "probe.rft"))
+        env["ROOFTRACE_LOG"] = "debug"
+        cmd = [a.bench, "--launches", "1000", "--threads", "1", "--apis",
+               "triple"]
+        try:
+            r = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                               timeout=a.timeout)
+        except subprocess.TimeoutExpired:
+            return None, "timed out"
+    nested, total = NESTED.search(r.stderr), TOTAL.search(r.stdout)
+    if r.returncode != 0 or not nested or not total or int(total.group(1)) == 0:
+        return None, (f"exit {r.returncode}; no count in its output "
+                      "(libinject older than issue 26, or CUPTI not attached)")
+    return int(nested.group(1)) / int(total.group(1)), None
+
+
 def measure(a, log=print):
     """samples[config][(api, threads)] = [µs per launch, one per round]."""
     samples = {c: {} for c in a.config_list}
@@ -257,6 +284,14 @@ def main(argv=None):
     print(f"launch_overhead: {a.rounds} rounds of {', '.join(a.config_list)}; "
           f"{a.launches} launches per thread per API; host thread CPU time "
           "(CLOCK_THREAD_CPUTIME_ID)", flush=True)
+    if "trace" in a.config_list:
+        per_launch, why = probe_nested_driver(a)
+        if per_launch is None:
+            print(f"  driver callbacks inside a runtime launch: unknown ({why})")
+        else:
+            print(f"  driver callbacks inside a runtime launch: {per_launch:.2f} "
+                  "(2.00: CUPTI calls the driver callback of every runtime "
+                  "launch too, enter and exit; 0: never)", flush=True)
     samples, errors = measure(a, log=lambda s: print(s, flush=True))
     rows, verdicts = summarize(samples, a.bound_us)
     print("\nµs of host CPU added per launch vs bare (median of per-round "

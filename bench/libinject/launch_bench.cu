@@ -19,7 +19,8 @@
 // never makes a launch wait. One line per API and thread count:
 //   launch api=triple threads=1 launches=20000 cpu_ns_per_launch=2345.6
 //       wall_ns_per_launch=2456.7
-// (one line each; scripts/launch_overhead.py reads them). Exit 0, 2 on a
+// (one line each; scripts/launch_overhead.py reads them), then
+// "launch total=N": every launch made, warm-up included. Exit 0, 2 on a
 // bad argument, 1 when CUDA fails (no GPU: one line saying so).
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -28,6 +29,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -85,6 +87,10 @@ CuLaunchKernelFn LoadCuLaunchKernel() {
 }
 CuLaunchKernelFn g_cu_launch_kernel = nullptr;
 
+// Every launch made, warm-up included (the last line, "launch total=N",
+// lets a caller relate counts libinject reports to launches).
+std::atomic<uint64_t> g_total_launches{0};
+
 struct ThreadResult {
   uint64_t cpu_ns = 0;
   uint64_t wall_ns = 0;
@@ -128,6 +134,7 @@ void RunThread(Api api, uint64_t launches, uint64_t batch, ThreadResult* out) {
     EmptyKernel<<<1, 32, 0, stream>>>(0);
     if (graph_exec != nullptr) cudaGraphLaunch(graph_exec, stream);
   }
+  g_total_launches.fetch_add(graph_exec != nullptr ? 64 : 32);
   if (!Check(cudaStreamSynchronize(stream), "warm-up")) return;
   uint64_t cpu = 0;
   uint64_t wall = 0;
@@ -155,6 +162,7 @@ void RunThread(Api api, uint64_t launches, uint64_t batch, ThreadResult* out) {
     }
     cpu += ThreadCpuNs() - c0;
     wall += WallNs() - w0;
+    g_total_launches.fetch_add(end - done);
     done = end;
     if (!Check(cudaStreamSynchronize(stream), ApiName(api))) return;
   }
@@ -343,5 +351,7 @@ int main(int argc, char** argv) {
     }
   }
   if (kineto_like && g_flush != nullptr) g_flush(1);
+  printf("launch total=%llu\n",
+         static_cast<unsigned long long>(g_total_launches.load()));
   return 0;
 }

@@ -1255,5 +1255,41 @@ TEST(CuptiTracerTest, EachLaunchApiIsOneLaunchJoinedToItsKernels) {
   }
 }
 
+
+// ROOFTRACE_LOG=debug counts the driver callbacks that come inside a
+// runtime call, so the launch benchmark can tell whether CUPTI also calls
+// the driver callback of every runtime launch: a runtime launch with its
+// nested driver call and a driver launch give 2 (enter and exit); other
+// log levels count nothing.
+TEST(CuptiTracerTest, DebugLogCountsDriverCallbacksInsideRuntimeCalls) {
+  for (const LogLevel level : {LogLevel::kDebug, LogLevel::kInfo}) {
+    ProducerOptions o;
+    o.config.sink.kind = SinkSpec::Kind::kFile;
+    o.config.sink.path = "/dev/null";
+    o.config.log_level = level;
+    Producer producer(o);
+    CuptiTracer tracer(&producer, FakeCupti::Api());
+    ASSERT_TRUE(tracer.Start().ok());
+    auto cb = [&](CUpti_CallbackDomain d, uint32_t cbid,
+                  CUpti_ApiCallbackSite site, uint32_t correlation) {
+      auto data = CallbackData(site, correlation);
+      CuptiTracer::CallbackTrampoline(&tracer, d, cbid, &data);
+    };
+    constexpr auto rt = CUPTI_CB_DOMAIN_RUNTIME_API;
+    constexpr auto drv = CUPTI_CB_DOMAIN_DRIVER_API;
+    constexpr uint32_t kRt = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+    constexpr uint32_t kDrv = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+    cb(rt, kRt, CUPTI_API_ENTER, 1);
+    cb(drv, kDrv, CUPTI_API_ENTER, 2);
+    cb(drv, kDrv, CUPTI_API_EXIT, 2);
+    cb(rt, kRt, CUPTI_API_EXIT, 1);
+    cb(drv, kDrv, CUPTI_API_ENTER, 3);
+    cb(drv, kDrv, CUPTI_API_EXIT, 3);
+    EXPECT_EQ(tracer.nested_driver_callbacks(),
+              level == LogLevel::kDebug ? 2u : 0u);
+    tracer.Finalize();
+  }
+}
+
 }  // namespace
 }  // namespace rooftrace::inject
