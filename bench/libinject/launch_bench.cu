@@ -213,12 +213,24 @@ bool EnableKinetoLike() {
   auto reg = reinterpret_cast<RegisterFn>(
       dlsym(h, "cuptiActivityRegisterCallbacks"));
   g_flush = reinterpret_cast<FlushFn>(dlsym(h, "cuptiActivityFlushAll"));
+  using ResultFn = CUptiResult (*)(CUptiResult, const char**);
+  auto result_string =
+      reinterpret_cast<ResultFn>(dlsym(h, "cuptiGetResultString"));
+  auto why = [&](CUptiResult r) {
+    const char* s = nullptr;
+    if (result_string == nullptr || result_string(r, &s) != CUPTI_SUCCESS) {
+      s = nullptr;
+    }
+    return s != nullptr ? s : "?";
+  };
   if (enable == nullptr || reg == nullptr) {
     fprintf(stderr, "launch_bench: libcupti lacks the activity API\n");
     return false;
   }
-  if (reg(&BufferRequested, &BufferCompleted) != CUPTI_SUCCESS) {
-    fprintf(stderr, "launch_bench: cuptiActivityRegisterCallbacks failed\n");
+  if (const CUptiResult r = reg(&BufferRequested, &BufferCompleted);
+      r != CUPTI_SUCCESS) {
+    fprintf(stderr, "launch_bench: cuptiActivityRegisterCallbacks: %s\n",
+            why(r));
     return false;
   }
   for (CUpti_ActivityKind kind :
@@ -226,9 +238,9 @@ bool EnableKinetoLike() {
         CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
         CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
         CUPTI_ACTIVITY_KIND_SYNCHRONIZATION}) {
-    if (enable(kind) != CUPTI_SUCCESS) {
-      fprintf(stderr, "launch_bench: cuptiActivityEnable(%d) failed\n",
-              static_cast<int>(kind));
+    if (const CUptiResult r = enable(kind); r != CUPTI_SUCCESS) {
+      fprintf(stderr, "launch_bench: cuptiActivityEnable(%d): %s\n",
+              static_cast<int>(kind), why(r));
       return false;
     }
   }
