@@ -459,7 +459,10 @@ stage_launch() {
     fail "$bench not found: build it (cmake --build BUILD --target launch_bench) and carry bench/"
     return
   fi
-  own "$CHECK_PY" scripts/launch_overhead.py --bench "$bench" --inject "$INJECT" \
+  # The benchmark needs CUDA's libraries only (libinject links nothing of
+  # rooftrace's host libraries): they stay off the Python's library path.
+  LD_LIBRARY_PATH="$CUDA_DIRS" ROOFTRACE_CUPTI_PATH="${CUPTI_LIB:-}" \
+    "$CHECK_PY" scripts/launch_overhead.py --bench "$bench" --inject "$INJECT" \
     --rounds "$LAUNCH_ROUNDS" --bound-us "$LAUNCH_BOUND_US" \
     --json "$OUT/launch_overhead.json" $LAUNCH_ARGS >"$OUT/launch_overhead.txt" 2>&1
   rc=$?
@@ -468,6 +471,9 @@ stage_launch() {
   judge "$OUT/launch_verdicts.txt"
   if [ ! -s "$OUT/launch_verdicts.txt" ]; then
     fail "launch_overhead.py gave no verdict (exit $rc; log: launch_overhead.txt)"
+  elif [ $rc -eq 3 ] && ! grep -q "^CANNOT JUDGE" "$OUT/launch_verdicts.txt"; then
+    # Every line passed, but on fewer rounds than asked: a run failed.
+    cannot_judge "launch_overhead.py is incomplete: a benchmark run failed (above)"
   fi
 }
 
