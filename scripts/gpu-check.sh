@@ -464,9 +464,11 @@ stage_launch() {
   LD_LIBRARY_PATH="$CUDA_DIRS" ROOFTRACE_CUPTI_PATH="${CUPTI_LIB:-}" \
     "$CHECK_PY" scripts/launch_overhead.py --bench "$bench" --inject "$INJECT" \
     --rounds "$LAUNCH_ROUNDS" --bound-us "$LAUNCH_BOUND_US" \
-    --json "$OUT/launch_overhead.json" $LAUNCH_ARGS >"$OUT/launch_overhead.txt" 2>&1
-  rc=$?
-  grep -v -E "^  (PASS|FAIL|CANNOT JUDGE) " "$OUT/launch_overhead.txt" | tee -a "$REPORT"
+    --json "$OUT/launch_overhead.json" $LAUNCH_ARGS 2>&1 | tee "$OUT/launch_overhead.txt"
+  rc=${PIPESTATUS[0]}
+  # Shown as it ran; into the report without the verdicts, which judge()
+  # says and counts.
+  grep -v -E "^  (PASS|FAIL|CANNOT JUDGE) " "$OUT/launch_overhead.txt" >>"$REPORT"
   grep -E "^  (PASS|FAIL|CANNOT JUDGE) " "$OUT/launch_overhead.txt" | sed 's/^  //' >"$OUT/launch_verdicts.txt"
   judge "$OUT/launch_verdicts.txt"
   if [ ! -s "$OUT/launch_verdicts.txt" ]; then
