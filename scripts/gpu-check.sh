@@ -407,6 +407,15 @@ stage_overhead() {
   say "== overhead ($OVERHEAD_ROUNDS alternated rounds of bare and traced: $OVERHEAD_ARGS; judged: $OVERHEAD_METRIC time, bound $MAX_OVERHEAD_PCT%)"
   resolve_cuda_libs
   local dir="$OUT/overhead" r order name rc specs=() spec ok kernels
+  case $OVERHEAD_METRIC in
+    wall|cpu|gpu) ;;
+    *) fail "OVERHEAD_METRIC='$OVERHEAD_METRIC' is not valid: use wall, cpu or gpu"
+       return ;;
+  esac
+  if ! [[ $OVERHEAD_ROUNDS =~ ^[0-9]+$ ]] || ((OVERHEAD_ROUNDS < 2)); then
+    fail "OVERHEAD_ROUNDS='$OVERHEAD_ROUNDS' is not valid: give 10 or more (2 at the least)"
+    return
+  fi
   rm -rf "$dir"
   mkdir -p "$dir"
   for ((r = 1; r <= OVERHEAD_ROUNDS; r++)); do

@@ -372,6 +372,15 @@ class GpuCheckTest(unittest.TestCase):
         self.assertEqual(rc, 1, report)
         self.assertIn("FAIL rooftrace against torch.profiler, batch 1", report)
 
+    def test_bad_overhead_knobs_fail_with_the_fix(self):
+        rc, report = self.run_check("overhead", knobs={"OVERHEAD_METRIC": "cpuu"})
+        self.assertEqual(rc, 1, report)
+        self.assertIn("FAIL OVERHEAD_METRIC='cpuu' is not valid: use wall, cpu or gpu",
+                      report)
+        rc, report = self.run_check("overhead", knobs={"OVERHEAD_ROUNDS": "1"})
+        self.assertEqual(rc, 1, report)
+        self.assertIn("OVERHEAD_ROUNDS='1' is not valid", report)
+
     # A traced run that recorded no kernel is left out of the rounds; with
     # none left the overhead cannot be judged.
     def test_traced_runs_without_kernels_are_left_out(self):
