@@ -11,9 +11,8 @@ namespace rooftrace::inject {
 
 namespace {
 
-// CUDA 13.0's callbacks that enqueue GPU work, and the profiler start /
-// stop calls, by domain; in each, kernel launches first, then graph
-// launches, copies, memsets, profiler calls. Copies and memsets include the
+// CUDA 13.0's callbacks that enqueue GPU work, by domain; in each, kernel
+// launches first, then graph launches, copies, memsets. Copies and memsets include the
 // _ptds / _ptsz (per-thread default stream) and cu64* forms; the graph
 // node calls (cudaGraphAddMemcpyNode, ...) enqueue nothing and are not
 // here.
@@ -101,8 +100,6 @@ constexpr TracedCallback kRuntimeCallbacks[] = {
     {CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_ptsz_v7000, kMemset},
     {CUPTI_RUNTIME_TRACE_CBID_cudaMemset3D_ptds_v7000, kMemset},
     {CUPTI_RUNTIME_TRACE_CBID_cudaMemset3DAsync_ptsz_v7000, kMemset},
-    {CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, kProfilerStart},
-    {CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, kProfilerStop},
 };
 constexpr TracedCallback kDriverCallbacks[] = {
     {CUPTI_DRIVER_TRACE_CBID_cuLaunch, kKernelLaunch},
@@ -248,6 +245,15 @@ constexpr TracedCallback kDriverCallbacks[] = {
     {CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async_ptsz, kMemset},
     {CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async_ptsz, kMemset},
     {CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async_ptsz, kMemset},
+};
+
+// cu(da)ProfilerStart / Stop: enabled only where they matter
+// (ROOFTRACE_CAPTURE=profiler-api) or with ROOFTRACE_CALLBACKS=full.
+constexpr TracedCallback kRuntimeProfilerCallbacks[] = {
+    {CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, kProfilerStart},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, kProfilerStop},
+};
+constexpr TracedCallback kDriverProfilerCallbacks[] = {
     {CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, kProfilerStart},
     {CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, kProfilerStop},
 };
@@ -466,6 +472,18 @@ bool LaunchGeometryOf(CUpti_CallbackDomain domain, uint32_t cbid,
   return false;
 }
 
+std::span<const TracedCallback> ProfilerCallbacks(
+    CUpti_CallbackDomain domain) {
+  switch (domain) {
+    case CUPTI_CB_DOMAIN_RUNTIME_API:
+      return kRuntimeProfilerCallbacks;
+    case CUPTI_CB_DOMAIN_DRIVER_API:
+      return kDriverProfilerCallbacks;
+    default:
+      return {};
+  }
+}
+
 std::span<const TracedCallback> CaptureCallbacks(CUpti_CallbackDomain domain) {
   switch (domain) {
     case CUPTI_CB_DOMAIN_RUNTIME_API:
@@ -504,25 +522,13 @@ ApiCallbackKind ApiCallbackKindOf(CUpti_CallbackDomain domain, uint32_t cbid) {
   for (const TracedCallback& c : TracedCallbacks(domain)) {
     if (c.cbid == cbid) return c.kind;
   }
+  for (const TracedCallback& c : ProfilerCallbacks(domain)) {
+    if (c.cbid == cbid) return c.kind;
+  }
   for (const TracedCallback& c : CaptureCallbacks(domain)) {
     if (c.cbid == cbid) return c.kind;
   }
   return ApiCallbackKind::kNotTraced;
-}
-
-uint32_t WireApiKind(ApiCallbackKind kind) {
-  switch (kind) {
-    case ApiCallbackKind::kKernelLaunch:
-      return wire::enums::kApiKernelLaunch;
-    case ApiCallbackKind::kGraphLaunch:
-      return wire::enums::kApiGraphLaunch;
-    case ApiCallbackKind::kMemcpy:
-      return wire::enums::kApiMemcpy;
-    case ApiCallbackKind::kMemset:
-      return wire::enums::kApiMemset;
-    default:
-      return wire::enums::kApiUnknown;
-  }
 }
 
 }  // namespace rooftrace::inject

@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <span>
 
+#include "proto/field_numbers.h"
+
 namespace rooftrace::inject {
 
 enum class ApiCallbackKind : uint8_t {
@@ -42,8 +44,18 @@ struct TracedCallback {
   ApiCallbackKind kind;
 };
 
-// Every callback libinject enables in `domain` (runtime or driver API).
+// The callbacks of every API that enqueues GPU work in `domain` (runtime or
+// driver API): kernel and graph launches, copies, memsets. Trace mode
+// enables them in both domains: the runtime's carry the correlation id a
+// kernel record has (the driver call a runtime call makes inside is
+// skipped, one Launch per launch), the driver's see the launches of hosts
+// that call the driver directly (Triton, XLA).
 std::span<const TracedCallback> TracedCallbacks(CUpti_CallbackDomain domain);
+
+// cu(da)ProfilerStart / Stop in `domain`: enabled with
+// ROOFTRACE_CAPTURE=profiler-api (they open and close the range recorded)
+// or ROOFTRACE_CALLBACKS=full; they join nothing otherwise.
+std::span<const TracedCallback> ProfilerCallbacks(CUpti_CallbackDomain domain);
 
 // cu(da)StreamBeginCapture* and cu(da)StreamEndCapture* in `domain`:
 // counters mode follows stream capture with them.
@@ -80,7 +92,21 @@ bool LaunchGeometryOf(CUpti_CallbackDomain domain, uint32_t cbid,
 
 // The Launch record's kind (wire::enums::ApiKind) of a traced callback;
 // kApiUnknown for the profiler start / stop calls, which make no Launch.
-uint32_t WireApiKind(ApiCallbackKind kind);
+// Inline: every Launch record takes it.
+inline uint32_t WireApiKind(ApiCallbackKind kind) {
+  switch (kind) {
+    case ApiCallbackKind::kKernelLaunch:
+      return wire::enums::kApiKernelLaunch;
+    case ApiCallbackKind::kGraphLaunch:
+      return wire::enums::kApiGraphLaunch;
+    case ApiCallbackKind::kMemcpy:
+      return wire::enums::kApiMemcpy;
+    case ApiCallbackKind::kMemset:
+      return wire::enums::kApiMemset;
+    default:
+      return wire::enums::kApiUnknown;
+  }
+}
 
 }  // namespace rooftrace::inject
 

@@ -61,6 +61,54 @@ StatusOr<std::string> ReadTokenFile(const std::string& path) {
 
 }  // namespace
 
+namespace {
+struct PartName {
+  const char* name;
+  bool TraceParts::*member;
+};
+constexpr PartName kPartNames[] = {
+    {"activity", &TraceParts::activity},
+    {"runtime", &TraceParts::runtime_callbacks},
+    {"driver", &TraceParts::driver_callbacks},
+    {"nvtx", &TraceParts::nvtx},
+    {"cublas", &TraceParts::cublas},
+};
+}  // namespace
+
+StatusOr<TraceParts> ParseTraceOff(const std::string& value) {
+  TraceParts parts;
+  size_t begin = 0;
+  while (begin <= value.size()) {
+    size_t end = value.find(',', begin);
+    if (end == std::string::npos) end = value.size();
+    const std::string part = value.substr(begin, end - begin);
+    bool known = false;
+    for (const PartName& p : kPartNames) {
+      if (part == p.name) {
+        parts.*(p.member) = false;
+        known = true;
+      }
+    }
+    if (!known && !(part.empty() && value.empty())) {
+      return BadValue("ROOFTRACE_TRACE_OFF", value,
+                      "a comma-separated list of activity, runtime, driver, "
+                      "nvtx, cublas (the parts of trace mode to switch off)");
+    }
+    begin = end + 1;
+  }
+  return parts;
+}
+
+std::string TraceOffValue(const TraceParts& parts) {
+  std::string out;
+  for (const PartName& p : kPartNames) {
+    if (parts.*(p.member)) continue;
+    if (!out.empty()) out += ',';
+    out += p.name;
+  }
+  return out;
+}
+
 StatusOr<SinkSpec> ParseSinkSpec(const std::string& value) {
   SinkSpec spec;
   const std::string expected =
@@ -134,6 +182,19 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
     if (s == "trace") config.mode = InjectMode::kTrace;
     else if (s == "counters") config.mode = InjectMode::kCounters;
     else return BadValue("ROOFTRACE_MODE", s, "trace or counters");
+  }
+  if (const char* v = get("ROOFTRACE_CALLBACKS")) {
+    const std::string s = v;
+    if (s == "lean") config.callbacks = CallbackSet::kLean;
+    else if (s == "full") config.callbacks = CallbackSet::kFull;
+    else {
+      return BadValue("ROOFTRACE_CALLBACKS", s,
+                      "lean (the default: the callbacks every join needs) or "
+                      "full (also the profiler start / stop callbacks)");
+    }
+  }
+  if (const char* v = get("ROOFTRACE_TRACE_OFF")) {
+    RT_ASSIGN_OR_RETURN(config.parts, ParseTraceOff(v));
   }
   if (const char* v = get("ROOFTRACE_KERNEL_INCLUDE")) config.kernel_include = v;
   if (const char* v = get("ROOFTRACE_KERNEL_EXCLUDE")) config.kernel_exclude = v;
@@ -264,6 +325,10 @@ std::vector<std::string> Config::ToHelloConfig() const {
                 (mode == InjectMode::kTrace ? "trace" : "counters"));
   out.push_back(std::string("ROOFTRACE_CAPTURE=") +
                 (capture == CaptureMode::kAll ? "all" : "profiler-api"));
+  out.push_back(std::string("ROOFTRACE_CALLBACKS=") +
+                (callbacks == CallbackSet::kLean ? "lean" : "full"));
+  // Only when something is off: a run without a part records less.
+  if (!parts.AllOn()) out.push_back("ROOFTRACE_TRACE_OFF=" + TraceOffValue(parts));
   out.push_back("ROOFTRACE_SAMPLE_EVERY=" + std::to_string(sample_every));
   out.push_back("ROOFTRACE_MAX_KERNELS=" + std::to_string(max_kernels));
   out.push_back("ROOFTRACE_QUEUE_RECORDS=" + std::to_string(QueueSlots()));

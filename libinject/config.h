@@ -37,6 +37,27 @@ enum class CaptureMode { kAll, kProfilerApi };
 // sender that makes no progress for a second is given up on).
 enum class QueueFull { kDrop, kWait };
 enum class InjectMode { kTrace, kCounters };
+// Which CUPTI API callbacks trace mode enables (ROOFTRACE_CALLBACKS,
+// api_callbacks.h): kLean, the default, is the smallest set that keeps
+// every kernel, copy and memset joined to its launch; kFull adds the
+// callbacks that join nothing in trace mode (cu(da)ProfilerStart / Stop
+// outside ROOFTRACE_CAPTURE=profiler-api), as before issue 26.
+enum class CallbackSet { kLean, kFull };
+
+// The parts of trace mode, each of which can be switched off
+// (ROOFTRACE_TRACE_OFF=activity,runtime,driver,nvtx,cublas) to measure what
+// it costs a launch (bench/launch/, docs/overhead.md). Switching one off
+// loses what it records: it is a measuring tool, not a tuning knob.
+struct TraceParts {
+  bool activity = true;           // CUPTI activity kinds (kernels, copies)
+  bool runtime_callbacks = true;  // runtime API callbacks (Launch records)
+  bool driver_callbacks = true;   // driver API callbacks (Launch records)
+  bool nvtx = true;               // NVTX injection (ranges)
+  bool cublas = true;             // cuBLAS / cuBLASLt hooks (GEMM shapes)
+  bool AllOn() const {
+    return activity && runtime_callbacks && driver_callbacks && nvtx && cublas;
+  }
+};
 
 struct Config {
   bool disabled = false;
@@ -46,6 +67,8 @@ struct Config {
   // ROOFTRACE_SPOOL_DIR): spools go into a private rooftrace-<uid> in it.
   bool spool_dir_shared = false;
   InjectMode mode = InjectMode::kTrace;
+  CallbackSet callbacks = CallbackSet::kLean;
+  TraceParts parts;
   std::string kernel_include;
   std::string kernel_exclude;
   uint64_t sample_every = 1;
@@ -99,6 +122,12 @@ using EnvLookup = std::function<const char*(const char* name)>;
 
 // Reads every ROOFTRACE_* variable through `lookup` (getenv in production).
 StatusOr<Config> ParseConfig(const EnvLookup& lookup);
+
+// "activity,runtime,driver,nvtx,cublas" (any of them, comma-separated; ""
+// for none): the parts ROOFTRACE_TRACE_OFF switches off.
+StatusOr<TraceParts> ParseTraceOff(const std::string& value);
+// The ROOFTRACE_TRACE_OFF value naming the parts that are off ("" for none).
+std::string TraceOffValue(const TraceParts& parts);
 
 // "unix:PATH" | "tcp:HOST:PORT" | "file:PATH".
 StatusOr<SinkSpec> ParseSinkSpec(const std::string& value);

@@ -31,6 +31,8 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
     NvtxGetExportTableFunc_t get_export_table) {
   Producer* producer = StartProcessProducer(EntryRoute::kNvtxInjection);
   if (producer == nullptr) return 0;
+  // ROOFTRACE_TRACE_OFF=nvtx (measuring only): NVTX calls stay no-ops.
+  if (!producer->config().parts.nvtx) return 0;
   return rooftrace::inject::InstallNvtxHandlers(get_export_table);
 }
 

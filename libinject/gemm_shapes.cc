@@ -20,6 +20,10 @@ uint32_t TransposeOf(int32_t op) {
 GemmScope::GemmScope(uint32_t api) : thread_(CurrentThread()) {
   if (thread_.gemm_depth++ != 0) return;  // nested: the outer call records
   producer_ = CurrentProducer();
+  // ROOFTRACE_TRACE_OFF=cublas (measuring only): the hooks forward alone.
+  if (producer_ != nullptr && !producer_->config().parts.cublas) {
+    producer_ = nullptr;
+  }
   if (producer_ == nullptr) return;
   record_.call_id = producer_->NextGemmCallId();
   record_.api = api;

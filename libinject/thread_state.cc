@@ -18,20 +18,21 @@ void BumpForkGeneration() {
     pthread_atfork(nullptr, nullptr, &BumpForkGeneration);
 }  // namespace
 
-ThreadState& CurrentThread() {
-  static thread_local ThreadState state;
-  const uint64_t generation = g_fork_generation.load(std::memory_order_relaxed);
-  if (state.generation != generation) {
-    state.generation = generation;
-    state.tid = static_cast<uint32_t>(syscall(SYS_gettid));
-    state.frame_count = 0;
-    state.overflow = 0;
-    state.gemm_depth = 0;
-    state.gemm_call_id = 0;
-    state.gemm_correlation_count = 0;
-    state.runtime_depth = 0;
-  }
-  return state;
+namespace internal {
+
+constinit thread_local ThreadState t_thread_state{};
+
+void StartGeneration(ThreadState& state, uint64_t generation) {
+  state.generation = generation;
+  state.tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  state.frame_count = 0;
+  state.overflow = 0;
+  state.gemm_depth = 0;
+  state.gemm_call_id = 0;
+  state.gemm_correlation_count = 0;
+  state.runtime_depth = 0;
 }
+
+}  // namespace internal
 
 }  // namespace rooftrace::inject

@@ -69,8 +69,25 @@ struct ThreadState {
 // when the library loads).
 extern std::atomic<uint64_t> g_fork_generation;
 
-// This thread's state, reset if it is from before a fork. No heap.
-ThreadState& CurrentThread();
+namespace internal {
+// Every thread's state, constant-initialized: an access is a TLS address
+// and no initialization guard (every launch callback takes it, some twice).
+extern constinit thread_local ThreadState t_thread_state;
+// A state first used in `generation` (a new thread, or the forking thread
+// continuing in the child): its own thread id, nothing open.
+void StartGeneration(ThreadState& state, uint64_t generation);
+}  // namespace internal
+
+// This thread's state, reset if it is from before a fork. No heap. Inline:
+// it is on every launch callback's path (issue 26).
+inline ThreadState& CurrentThread() {
+  ThreadState& state = internal::t_thread_state;
+  const uint64_t generation = g_fork_generation.load(std::memory_order_relaxed);
+  if (state.generation != generation) [[unlikely]] {
+    internal::StartGeneration(state, generation);
+  }
+  return state;
+}
 
 }  // namespace rooftrace::inject
 

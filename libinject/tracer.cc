@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "libinject/clock.h"
@@ -271,6 +272,8 @@ void CuptiTracer::WarnIfNewer(uint32_t version) {
 }
 
 Status CuptiTracer::EnableTracing() {
+  // Counting costs an atomic add per nested callback: only when debugging.
+  count_nested_driver_ = producer_->config().log_level == LogLevel::kDebug;
   RT_RETURN_IF_ERROR(EnableCallbacks());
   if (RT_CUPTI_CALL(api_, ActivityRegisterTimestampCallback, &CuptiClock)
           .ok()) {
@@ -293,7 +296,10 @@ Status CuptiTracer::EnableTracing() {
   RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api_, ActivityRegisterCallbacks,
                                    &CuptiTracer::BufferRequested,
                                    &CuptiTracer::BufferCompleted));
-  if (producer_->config().capture == CaptureMode::kAll) {
+  // ROOFTRACE_TRACE_OFF=activity (measuring only): no kernel or copy
+  // records at all.
+  if (producer_->config().capture == CaptureMode::kAll &&
+      producer_->config().parts.activity) {
     RT_RETURN_IF_ERROR(EnableActivityKinds(true));
   }
   return OkStatus();
@@ -348,14 +354,32 @@ CuptiCall CuptiTracer::Subscribe(char* old_name, size_t old_name_size) {
 }
 
 Status CuptiTracer::EnableCallbacks() {
+  const Config& config = producer_->config();
+  // The profiler calls open and close the recorded range under
+  // ROOFTRACE_CAPTURE=profiler-api; otherwise they join nothing, and only
+  // ROOFTRACE_CALLBACKS=full asks for them.
+  const bool profiler = config.capture == CaptureMode::kProfilerApi ||
+                        config.callbacks == CallbackSet::kFull;
   int enabled = 0;
   for (CUpti_CallbackDomain domain :
        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
-    for (const TracedCallback& c : TracedCallbacks(domain)) {
-      RT_RETURN_IF_ERROR(
-          RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_, domain, c.cbid));
-      SetApiKind(domain, c.cbid, c.kind);
-      ++enabled;
+    // ROOFTRACE_TRACE_OFF=runtime / driver (measuring only): no Launch
+    // records from that domain.
+    if (!(domain == CUPTI_CB_DOMAIN_RUNTIME_API
+              ? config.parts.runtime_callbacks
+              : config.parts.driver_callbacks)) {
+      continue;
+    }
+    for (std::span<const TracedCallback> set :
+         {TracedCallbacks(domain),
+          profiler ? ProfilerCallbacks(domain)
+                   : std::span<const TracedCallback>()}) {
+      for (const TracedCallback& c : set) {
+        RT_RETURN_IF_ERROR(RT_CUPTI_CALL(api_, EnableCallback, 1, subscriber_,
+                                         domain, c.cbid));
+        SetApiKind(domain, c.cbid, c.kind);
+        ++enabled;
+      }
     }
   }
   // Contexts are followed for the exit path's synchronization and for
@@ -402,6 +426,12 @@ void CuptiTracer::Detach() {
 void CuptiTracer::Finalize() {
   if (finalized_) return;
   finalized_ = true;
+  if (count_nested_driver_) {
+    Say(LogLevel::kDebug,
+        "%llu driver API callbacks (enter and exit each) came inside runtime "
+        "calls and were skipped",
+        static_cast<unsigned long long>(nested_driver_callbacks()));
+  }
   if (subscriber_ != nullptr) {
     (void)RT_CUPTI_CALL(api_, Unsubscribe, subscriber_);
     subscriber_ = nullptr;
@@ -491,7 +521,8 @@ void CuptiTracer::SynchronizeContexts() {
 
 void CuptiTracer::OnProfilerRange(bool start) {
   if (producer_->config().capture != CaptureMode::kProfilerApi) return;
-  Status s = EnableActivityKinds(start);
+  Status s = producer_->config().parts.activity ? EnableActivityKinds(start)
+                                                : OkStatus();
   if (!s.ok()) {
     Say(LogLevel::kWarn, "%s", s.message().c_str());
     return;
@@ -533,7 +564,11 @@ void CuptiTracer::OnCallback(CUpti_CallbackDomain domain,
   const auto* data = static_cast<const CUpti_CallbackData*>(cbdata);
   ThreadState& t = CurrentThread();
   if (!runtime && t.runtime_depth > 0) {
-    return;  // the driver call a runtime call makes: the runtime one counts
+    // The driver call a runtime call makes: the runtime one counts.
+    if (count_nested_driver_) [[unlikely]] {
+      nested_driver_callbacks_.fetch_add(1, std::memory_order_relaxed);
+    }
+    return;
   }
   if (data->callbackSite == CUPTI_API_ENTER) {
     OnApiEnter(domain, cbid, kind, data, t);

@@ -62,8 +62,19 @@ class CuptiTracer {
   // activity off, unsubscribed, no buffer callbacks. Idempotent.
   void Detach();
   // After the sender has drained: unsubscribe, cuptiFinalize (CUDA 13.0 /
-  // 13.1 crash at unload without it). Idempotent.
+  // 13.1 crash at unload without it). Idempotent. With ROOFTRACE_LOG=debug
+  // it first says how many driver callbacks came inside runtime calls.
   void Finalize();
+
+  // Driver API callbacks (enter and exit each count) that came inside a
+  // runtime call and were skipped, counted only when asked for
+  // (ROOFTRACE_LOG=debug at Start(), or tests): the launch benchmark reads
+  // from it whether CUPTI also calls the driver callback of every runtime
+  // launch (issue 26).
+  void set_count_nested_driver(bool on) { count_nested_driver_ = on; }
+  uint64_t nested_driver_callbacks() const {
+    return nested_driver_callbacks_.load(std::memory_order_relaxed);
+  }
 
   // The real callback (public for tests and the benchmark).
   void OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -168,6 +179,9 @@ class CuptiTracer {
   // resets it (cuptiActivityGetNumDroppedRecords).
   std::atomic<uint64_t> cupti_dropped_{0};
   bool refused_buffers_said_ = false;  // sender thread only
+  // nested_driver_callbacks(): touched only when counting (debug).
+  bool count_nested_driver_ = false;
+  std::atomic<uint64_t> nested_driver_callbacks_{0};
   // Live contexts (the resource callbacks); rare changes, no heap.
   static constexpr size_t kMaxContexts = 64;
   std::mutex contexts_mu_;

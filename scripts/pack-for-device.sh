@@ -18,9 +18,10 @@
 # --no-cuda leaves every CUDA library out (the device has a CUDA 13 toolkit
 # or PyTorch cu13 wheels; gpu-check.sh env checks each one).
 # --slim DIR also writes DIR (e.g. build-dev): the same layout with only
-# what gpu-check.sh runs (rooftrace, the two .so, the GPU test binaries and
-# the test app), stripped, so it fits a device tool's carry limit (tens of
-# MiB instead of the build's 1.6 GB). Run gpu-check.sh with BUILD_DIR=DIR.
+# what gpu-check.sh runs (rooftrace, the two .so, the GPU test binaries, the
+# test app and the launch benchmark), stripped, so it fits a device tool's
+# carry limit (tens of MiB instead of the build's 1.6 GB). Run gpu-check.sh
+# with BUILD_DIR=DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -83,6 +84,12 @@ if [ -n "$slim" ]; then
     [ -x "$BUILD_DIR/tests/$t" ] && cp "$BUILD_DIR/tests/$t" "$slim/tests/"
   done
   cp "$BUILD_DIR"/tests/libinject_apps/rt_* "$slim/tests/libinject_apps/"
-  find "$slim/bin" "$slim/lib" "$slim/tests" -type f -exec strip --strip-debug {} + 2>/dev/null || true
+  # The launch microbenchmark (gpu-check.sh launch).
+  if [ -x "$BUILD_DIR/bench/launch_bench" ]; then
+    mkdir -p "$slim/bench"
+    cp "$BUILD_DIR/bench/launch_bench" "$slim/bench/"
+  fi
+  find "$slim/bin" "$slim/lib" "$slim/tests" "$slim/bench" -type f \
+    -exec strip --strip-debug {} + 2>/dev/null || true
   du -sh "$slim"
 fi

@@ -21,6 +21,7 @@ PACKAGES=(
   zlib1g-dev libssl-dev libsimdjson-dev
   clang libclang-rt-14-dev
   chromium
+  valgrind
 )
 
 missing=()

@@ -5,6 +5,9 @@
 //   libinject_bench [iterations]      (default 2,000,000)
 //   libinject_bench N sender          the sender figure alone (for
 //                                     instruction counts under callgrind)
+//   libinject_bench N launch-path     N launches as CUPTI reports them
+//                                     (bench/libinject/callgrind_launch.sh
+//                                     counts instructions per launch)
 // Prints one line per figure. Target: launch callback < 200 ns.
 #include <cupti.h>
 #include <sys/stat.h>
@@ -69,6 +72,58 @@ double NsPer(std::chrono::steady_clock::duration d, uint64_t n) {
          static_cast<double>(n);
 }
 
+// libinject's own path for the launches an inference process makes, as
+// CUPTI reports them with trace mode's callbacks enabled: a runtime launch
+// (cudaLaunchKernel, or nvcc 13's __cudaLaunchKernel stub) is a runtime
+// enter, the driver enter and exit of the cuLaunchKernel it makes, and the
+// runtime exit; a driver launch (Triton) is a driver enter and exit. One
+// of each per iteration, with the sender draining between bursts.
+// callgrind_launch.sh counts instructions inside CuptiTracer::OnCallback.
+int LaunchPath(uint64_t n) {
+  const std::string path = TempPath("launch_path");
+  Producer producer(Options(path, 16384));
+  CuptiTracer tracer(&producer, CuptiApi{});
+  constexpr uint32_t kRuntime = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  constexpr uint32_t kDriver = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+  for (const TracedCallback& c : TracedCallbacks(CUPTI_CB_DOMAIN_RUNTIME_API)) {
+    tracer.SetApiKind(CUPTI_CB_DOMAIN_RUNTIME_API, c.cbid, c.kind);
+  }
+  for (const TracedCallback& c : TracedCallbacks(CUPTI_CB_DOMAIN_DRIVER_API)) {
+    tracer.SetApiKind(CUPTI_CB_DOMAIN_DRIVER_API, c.cbid, c.kind);
+  }
+  if (!producer.Start().ok()) return 1;
+  CUpti_CallbackData enter{};
+  enter.callbackSite = CUPTI_API_ENTER;
+  CUpti_CallbackData exit{};
+  exit.callbackSite = CUPTI_API_EXIT;
+  CUpti_CallbackData d_enter{};
+  d_enter.callbackSite = CUPTI_API_ENTER;
+  CUpti_CallbackData d_exit{};
+  d_exit.callbackSite = CUPTI_API_EXIT;
+  const auto rt = CUPTI_CB_DOMAIN_RUNTIME_API;
+  const auto drv = CUPTI_CB_DOMAIN_DRIVER_API;
+  const auto elapsed = TimeInBursts(producer, n, 4096, [&](uint64_t i) {
+    const uint32_t c = static_cast<uint32_t>(3 * i);
+    enter.correlationId = exit.correlationId = c;
+    d_enter.correlationId = d_exit.correlationId = c + 1;
+    CuptiTracer::CallbackTrampoline(&tracer, rt, kRuntime, &enter);
+    CuptiTracer::CallbackTrampoline(&tracer, drv, kDriver, &d_enter);
+    CuptiTracer::CallbackTrampoline(&tracer, drv, kDriver, &d_exit);
+    CuptiTracer::CallbackTrampoline(&tracer, rt, kRuntime, &exit);
+    d_enter.correlationId = d_exit.correlationId = c + 2;
+    CuptiTracer::CallbackTrampoline(&tracer, drv, kDriver, &d_enter);
+    CuptiTracer::CallbackTrampoline(&tracer, drv, kDriver, &d_exit);
+  });
+  producer.Stop();
+  printf(
+      "launch path (a runtime launch with its nested driver call, and a "
+      "driver launch): %.1f ns per pair; %llu dropped\n",
+      NsPer(elapsed, n),
+      static_cast<unsigned long long>(producer.dropped(7)));
+  unlink(path.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -76,6 +131,9 @@ int main(int argc, char** argv) {
   printf("libinject_bench: %llu iterations per figure, 1 application thread\n",
          static_cast<unsigned long long>(n));
   if (argc > 2 && std::string(argv[2]) == "sender") goto sender_only;
+  if (argc > 2 && std::string(argv[2]) == "launch-path") {
+    return LaunchPath(n);
+  }
 
   // ---- launch callback: enter + exit of one cudaLaunchKernel, live sender.
   {

@@ -18,8 +18,13 @@ Usage: hf_generate.py [--batch-sizes 1,8,32] [--prompt 512] [--new-tokens 64]
                       [--repeat 1] [--torch-profiler]
 
 --repeat N times the generate call N times per batch size (generate_ms is
-the median; the extra calls' steps are recorded with run 'repeat'), so an
-overhead comparison is not one sample against another. --torch-profiler
+the median; the extra calls' steps are recorded with run 'repeat'). Each
+call's cost is recorded three ways (wall ms, ms of CPU time of the
+generating thread, GPU ms between CUDA events): generate_ms,
+generate_cpu_ms, generate_gpu_ms (medians) and their *_all lists. An
+overhead comparison alternates bare and traced processes
+(scripts/gpu-check.sh overhead, docs/overhead.md), not one sample against
+another. --torch-profiler
 runs everything under torch.profiler with CUDA activities (Kineto, which
 also sits on CUPTI): the cost CUPTI's own tracing adds, to compare
 rooftrace's overhead with.
@@ -105,6 +110,27 @@ class StepRecorder:
         self.steps.append(step)
 
 
+def timed_generate(torch, model, kwargs):
+    """One generate call, synchronized: its output, CLOCK_MONOTONIC start and
+    end, and its cost three ways: wall ms; ms of CPU time of this (the
+    generating) thread, which a VM's stolen time and other processes do not
+    inflate; GPU ms between CUDA events recorded on the current stream just
+    before and after (the GPU's span of the call)."""
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    c0 = time.thread_time_ns()
+    t0 = time.monotonic_ns()
+    start.record()
+    with torch.inference_mode():
+        out = model.generate(**kwargs)
+    end.record()
+    torch.cuda.synchronize()
+    t1 = time.monotonic_ns()
+    c1 = time.thread_time_ns()
+    return out, t0, t1, {"wall_ms": (t1 - t0) / 1e6, "cpu_ms": (c1 - c0) / 1e6,
+                         "gpu_ms": start.elapsed_time(end)}
+
+
 def generate_all(args, torch, model, rec):
     """Warm-up, timed and repeated generate calls for each batch size."""
     batches = [int(b) for b in args.batch_sizes.split(",") if b]
@@ -125,30 +151,31 @@ def generate_all(args, torch, model, rec):
         torch.cuda.synchronize()
         rec.label = f"batch{batch}"
         first = len(rec.steps)
-        t0 = time.monotonic_ns()
-        with torch.inference_mode():
-            out = model.generate(**kwargs)
-        torch.cuda.synchronize()
-        t1 = time.monotonic_ns()
+        out, t0, t1, cost = timed_generate(torch, model, kwargs)
         last = len(rec.steps) - 1
         tokens = out[:, args.prompt:].cpu()
-        times = [(t1 - t0) / 1e6]
+        costs = [cost]
         rec.label = "repeat"
         for _ in range(args.repeat - 1):
-            r0 = time.monotonic_ns()
-            with torch.inference_mode():
-                model.generate(**kwargs)
-            torch.cuda.synchronize()
-            times.append((time.monotonic_ns() - r0) / 1e6)
+            costs.append(timed_generate(torch, model, kwargs)[3])
+        times = [c["wall_ms"] for c in costs]
+        cpu = [c["cpu_ms"] for c in costs]
+        gpu = [c["gpu_ms"] for c in costs]
         digest.update(tokens.numpy().tobytes())
         runs.append({
             "label": f"batch{batch}", "batch": batch, "prompt": args.prompt,
             "new_tokens": args.new_tokens, "generate_start_ns": t0,
             "generate_end_ns": t1, "generate_ms": statistics.median(times),
             "generate_ms_all": times,
+            "generate_cpu_ms": statistics.median(cpu),
+            "generate_cpu_ms_all": cpu,
+            "generate_gpu_ms": statistics.median(gpu),
+            "generate_gpu_ms_all": gpu,
             "first_step": first, "last_step": last,
         })
         print(f"batch {batch}: generate {statistics.median(times):.1f} ms "
+              f"wall, {statistics.median(cpu):.1f} ms CPU of the generating "
+              f"thread, {statistics.median(gpu):.1f} ms GPU "
               f"(median of {len(times)}), "
               f"{last + 1 - first} forward steps, "
               f"token ids sha256 so far {digest.hexdigest()[:16]}", flush=True)

@@ -10,8 +10,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "libinject/driver_api.h"
@@ -898,8 +901,7 @@ TEST(CuptiTracerTest, NewerCuptiIsWarnedAbout) {
   tracer13.Finalize();
 }
 
-// A successful attach enables the launch / copy / memset / profiler
-// callbacks (by id: nvcc 13's __cudaLaunchKernel stubs included, launch-like
+// A successful attach enables the launch / copy / memset callbacks (by id: nvcc 13's __cudaLaunchKernel stubs included, launch-like
 // calls that enqueue no kernel not), the context callback, the activity
 // kinds, and our clock.
 TEST(CuptiTracerTest, AttachEnablesTracedCallbacksKindsAndOurClock) {
@@ -920,15 +922,20 @@ TEST(CuptiTracerTest, AttachEnablesTracedCallbacksKindsAndOurClock) {
        {"__cudaLaunchKernel_v13000", "__cudaLaunchKernel_ptsz_v13000",
         "cudaLaunchKernel_v7000", "cudaLaunchKernelExC_v11060",
         "cudaGraphLaunch_v10000", "cudaMemcpyAsync_v3020", "cudaMemset2D_v3020",
-        "cudaProfilerStart_v4000", "cuLaunchKernel", "cuLaunchKernelEx_ptsz",
+        "cuLaunchKernel", "cuLaunchKernelEx_ptsz",
         "cuLaunchCooperativeKernel", "cuLaunchGrid", "cuGraphLaunch_ptsz",
-        "cuMemcpyHtoDAsync_v2", "cuMemsetD8_v2", "cuProfilerStop"}) {
+        "cuMemcpyHtoDAsync_v2", "cuMemsetD8_v2"}) {
     EXPECT_TRUE(names.count(traced)) << traced << " is not enabled";
   }
   for (const char* untraced :
        {"cudaLaunchHostFunc_v10000", "cudaMalloc_v3020", "cuCtxSynchronize",
         "cudaGraphAddMemcpyNode_v10000", "__cudaPushCallConfiguration_v13000",
-        "__cudaGetKernel_v13000"}) {
+        "__cudaGetKernel_v13000",
+        // The lean set (the default): the profiler calls join nothing
+        // outside ROOFTRACE_CAPTURE=profiler-api, and stream capture
+        // matters to counters mode only.
+        "cudaProfilerStart_v4000", "cuProfilerStop",
+        "cudaStreamBeginCapture_v10000", "cuStreamEndCapture"}) {
     EXPECT_FALSE(names.count(untraced)) << untraced << " is enabled";
   }
   ASSERT_GE(FakeCupti::enabled_callbacks.size(), 2u);
@@ -1056,6 +1063,232 @@ TEST(CuptiTracerTest, ProfilerStartStopTogglesActivityAndLaunches) {
   std::map<int, pb::RecordCount> totals;
   for (const auto& c : packets.back().goodbye().totals()) totals[c.kind()] = c;
   EXPECT_EQ(totals[pb::RECORD_LAUNCH].filtered(), 2u);
+}
+
+
+// The callbacks Start() enables, by domain, for a configuration.
+std::set<std::pair<int, uint32_t>> EnabledFor(const Config& config) {
+  ProducerOptions o;
+  o.config = config;
+  o.config.sink.kind = SinkSpec::Kind::kFile;
+  o.config.sink.path = "/dev/null";
+  Producer producer(o);
+  FakeCupti::enabled_callbacks.clear();
+  FakeCupti::enabled_kinds.clear();
+  CuptiTracer tracer(&producer, FakeCupti::Api());
+  EXPECT_TRUE(tracer.Start().ok());
+  tracer.Finalize();
+  return {FakeCupti::enabled_callbacks.begin(),
+          FakeCupti::enabled_callbacks.end()};
+}
+
+// Issue 26: the lean set (the default) leaves out the profiler calls, which
+// join nothing in trace mode; ROOFTRACE_CALLBACKS=full and
+// ROOFTRACE_CAPTURE=profiler-api (where they open and close the range)
+// enable them. Everything that enqueues work is in both.
+TEST(CuptiTracerTest, LeanSetEnablesProfilerCallsOnlyWhereTheyMatter) {
+  const std::pair<int, uint32_t> rt_start{
+      CUPTI_CB_DOMAIN_RUNTIME_API,
+      CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000};
+  const std::pair<int, uint32_t> drv_stop{CUPTI_CB_DOMAIN_DRIVER_API,
+                                          CUPTI_DRIVER_TRACE_CBID_cuProfilerStop};
+  Config lean;
+  const auto lean_set = EnabledFor(lean);
+  EXPECT_FALSE(lean_set.count(rt_start));
+  EXPECT_FALSE(lean_set.count(drv_stop));
+  Config full;
+  full.callbacks = CallbackSet::kFull;
+  const auto full_set = EnabledFor(full);
+  EXPECT_TRUE(full_set.count(rt_start));
+  EXPECT_TRUE(full_set.count(drv_stop));
+  EXPECT_EQ(full_set.size(), lean_set.size() + 4);
+  Config profiler_api;
+  profiler_api.capture = CaptureMode::kProfilerApi;
+  const auto range_set = EnabledFor(profiler_api);
+  EXPECT_TRUE(range_set.count(rt_start));
+  EXPECT_TRUE(range_set.count(drv_stop));
+  for (CUpti_CallbackDomain domain :
+       {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    for (const TracedCallback& c : TracedCallbacks(domain)) {
+      EXPECT_TRUE(lean_set.count({domain, c.cbid}))
+          << NameOf(domain, c.cbid) << " is not in the lean set";
+    }
+  }
+}
+
+// ROOFTRACE_TRACE_OFF switches one part off at a time (the launch
+// benchmark's table): runtime or driver callbacks, or the activity kinds.
+TEST(CuptiTracerTest, TraceOffSwitchesOffOnePartAtATime) {
+  auto count_domain = [](const std::set<std::pair<int, uint32_t>>& set,
+                         int domain) {
+    return std::count_if(set.begin(), set.end(),
+                         [&](const auto& p) { return p.first == domain; });
+  };
+  Config no_driver;
+  no_driver.parts.driver_callbacks = false;
+  auto set = EnabledFor(no_driver);
+  EXPECT_EQ(count_domain(set, CUPTI_CB_DOMAIN_DRIVER_API), 0);
+  EXPECT_EQ(count_domain(set, CUPTI_CB_DOMAIN_RUNTIME_API),
+            static_cast<long>(TracedCallbacks(CUPTI_CB_DOMAIN_RUNTIME_API).size()));
+  EXPECT_EQ(FakeCupti::enabled_kinds.size(), 6u);
+  Config no_runtime;
+  no_runtime.parts.runtime_callbacks = false;
+  set = EnabledFor(no_runtime);
+  EXPECT_EQ(count_domain(set, CUPTI_CB_DOMAIN_RUNTIME_API), 0);
+  EXPECT_GT(count_domain(set, CUPTI_CB_DOMAIN_DRIVER_API), 0);
+  Config no_activity;
+  no_activity.parts.activity = false;
+  set = EnabledFor(no_activity);
+  EXPECT_TRUE(FakeCupti::enabled_kinds.empty());
+  EXPECT_GT(count_domain(set, CUPTI_CB_DOMAIN_RUNTIME_API), 0);
+  // The context callbacks stay: the exit path synchronizes contexts.
+  EXPECT_EQ(count_domain(set, CUPTI_CB_DOMAIN_RESOURCE), 2);
+}
+
+// Issue 26: with the lean set, every launch API an inference process uses
+// is one Launch, joined to its kernels by correlation id: nvcc 13's
+// __cudaLaunchKernel stub, cudaLaunchKernel and cudaLaunchKernelExC (each
+// with the driver call the runtime makes inside it), cuLaunchKernel and
+// cuLaunchKernelEx called directly (Triton), a launch captured into a graph
+// (stream capture is not followed in trace mode), and graph launches from
+// the runtime and the driver, whose kernels carry the graph launch's
+// correlation id.
+TEST(CuptiTracerTest, EachLaunchApiIsOneLaunchJoinedToItsKernels) {
+  const std::string dir = testing::MakeTempDir("launch_once");
+  ProducerOptions o;
+  o.config.sink.kind = SinkSpec::Kind::kFile;
+  o.config.sink.path = dir + "/t.rft";
+  Producer producer(o);
+  FakeCupti::enabled_callbacks.clear();
+  CuptiTracer tracer(&producer, FakeCupti::Api());
+  ASSERT_TRUE(tracer.Start().ok());
+  ASSERT_TRUE(producer.Start().ok());
+  const std::set<std::pair<int, uint32_t>> enabled(
+      FakeCupti::enabled_callbacks.begin(), FakeCupti::enabled_callbacks.end());
+  constexpr auto rt = CUPTI_CB_DOMAIN_RUNTIME_API;
+  constexpr auto drv = CUPTI_CB_DOMAIN_DRIVER_API;
+  // One API call as CUPTI reports it: enter, the calls made inside, exit;
+  // only the callbacks Start() enabled reach the tracer.
+  struct Call {
+    CUpti_CallbackDomain domain;
+    uint32_t cbid;
+    uint32_t correlation;
+  };
+  auto deliver = [&](const Call& c, CUpti_ApiCallbackSite site) {
+    if (!enabled.count({c.domain, c.cbid})) return;
+    auto data = CallbackData(site, c.correlation);
+    CuptiTracer::CallbackTrampoline(&tracer, c.domain, c.cbid, &data);
+  };
+  auto call = [&](const Call& outer, std::vector<Call> inner = {}) {
+    deliver(outer, CUPTI_API_ENTER);
+    for (const Call& c : inner) {
+      deliver(c, CUPTI_API_ENTER);
+      deliver(c, CUPTI_API_EXIT);
+    }
+    deliver(outer, CUPTI_API_EXIT);
+  };
+  call({rt, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, 10},
+       {{drv, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 11}});
+  call({rt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 20},
+       {{drv, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, 21}});
+  call({rt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, 30},
+       {{drv, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 31}});
+  call({drv, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 40});
+  call({drv, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 50});
+  call({rt, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000, 60},
+       {{drv, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, 64}});
+  call({rt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 61},
+       {{drv, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 62}});
+  call({rt, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, 63},
+       {{drv, CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture, 65}});
+  call({rt, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, 70},
+       {{drv, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, 71}});
+  call({drv, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, 80});
+
+  // The kernels the GPU ran: one per launch, two from each graph launch
+  // (the graph captured at 61 holds them); the captured launch runs none.
+  const uint32_t kernel_correlations[] = {10, 20, 30, 40, 50, 70, 70, 80, 80};
+  uint8_t* buffer = nullptr;
+  size_t size = 0, max_records = 0;
+  CuptiTracer::BufferRequested(&buffer, &size, &max_records);
+  ASSERT_NE(buffer, nullptr);
+  size_t used = 0;
+  uint64_t t = 1'000'000;
+  for (uint32_t c : kernel_correlations) {
+    Put(buffer, &used, Kernel(c, "_Z5emptyv", t, t + 2'000));
+    t += 10'000;
+  }
+  CuptiTracer::BufferCompleted(nullptr, 0, buffer, size, used);
+  ASSERT_TRUE(producer.Stop());
+  tracer.Finalize();
+
+  std::map<uint64_t, std::vector<pb::Launch>> launches;
+  std::vector<pb::Kernel> kernels;
+  for (const auto& p : testing::ReadTrace(dir + "/t.rft")) {
+    for (const auto& l : p.kernel_batch().launches()) {
+      launches[l.correlation_id()].push_back(l);
+    }
+    for (const auto& k : p.kernel_batch().kernels()) kernels.push_back(k);
+  }
+  // Each API call is one Launch, with the outer call's correlation id.
+  std::vector<uint64_t> ids;
+  for (const auto& [id, list] : launches) {
+    ids.push_back(id);
+    EXPECT_EQ(list.size(), 1u) << "correlation " << id << " launched twice";
+  }
+  EXPECT_EQ(ids, (std::vector<uint64_t>{10, 20, 30, 40, 50, 61, 70, 80}));
+  EXPECT_EQ(launches[10][0].cbid(),
+            CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000);
+  EXPECT_EQ(launches[30][0].cbid(),
+            CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060);
+  EXPECT_EQ(launches[40][0].cbid(), CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+  for (uint64_t id : {10, 20, 30, 40, 50, 61}) {
+    EXPECT_EQ(launches[id][0].kind(), pb::API_KERNEL_LAUNCH) << id;
+  }
+  EXPECT_EQ(launches[70][0].kind(), pb::API_GRAPH_LAUNCH);
+  EXPECT_EQ(launches[80][0].kind(), pb::API_GRAPH_LAUNCH);
+  // Every kernel joins exactly one Launch (the collector's join key).
+  ASSERT_EQ(kernels.size(), std::size(kernel_correlations));
+  for (const pb::Kernel& k : kernels) {
+    EXPECT_EQ(launches.count(k.correlation_id()), 1u)
+        << "kernel of correlation " << k.correlation_id() << " has no launch";
+  }
+}
+
+
+// ROOFTRACE_LOG=debug counts the driver callbacks that come inside a
+// runtime call, so the launch benchmark can tell whether CUPTI also calls
+// the driver callback of every runtime launch: a runtime launch with its
+// nested driver call and a driver launch give 2 (enter and exit); other
+// log levels count nothing.
+TEST(CuptiTracerTest, DebugLogCountsDriverCallbacksInsideRuntimeCalls) {
+  for (const LogLevel level : {LogLevel::kDebug, LogLevel::kInfo}) {
+    ProducerOptions o;
+    o.config.sink.kind = SinkSpec::Kind::kFile;
+    o.config.sink.path = "/dev/null";
+    o.config.log_level = level;
+    Producer producer(o);
+    CuptiTracer tracer(&producer, FakeCupti::Api());
+    ASSERT_TRUE(tracer.Start().ok());
+    auto cb = [&](CUpti_CallbackDomain d, uint32_t cbid,
+                  CUpti_ApiCallbackSite site, uint32_t correlation) {
+      auto data = CallbackData(site, correlation);
+      CuptiTracer::CallbackTrampoline(&tracer, d, cbid, &data);
+    };
+    constexpr auto rt = CUPTI_CB_DOMAIN_RUNTIME_API;
+    constexpr auto drv = CUPTI_CB_DOMAIN_DRIVER_API;
+    constexpr uint32_t kRt = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+    constexpr uint32_t kDrv = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+    cb(rt, kRt, CUPTI_API_ENTER, 1);
+    cb(drv, kDrv, CUPTI_API_ENTER, 2);
+    cb(drv, kDrv, CUPTI_API_EXIT, 2);
+    cb(rt, kRt, CUPTI_API_EXIT, 1);
+    cb(drv, kDrv, CUPTI_API_ENTER, 3);
+    cb(drv, kDrv, CUPTI_API_EXIT, 3);
+    EXPECT_EQ(tracer.nested_driver_callbacks(),
+              level == LogLevel::kDebug ? 2u : 0u);
+    tracer.Finalize();
+  }
 }
 
 }  // namespace

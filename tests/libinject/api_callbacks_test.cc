@@ -51,8 +51,9 @@ ApiCallbackKind ExpectedKind(std::string name) {
 }
 
 // Every callback id CUPTI names, runtime and driver, has the kind its name
-// says: nothing that enqueues work (or begins / ends a stream capture) is
-// left out, nothing else is in.
+// says: nothing that enqueues work (or begins / ends a stream capture, or
+// starts / stops the profiler) is left out, nothing else is in, and each
+// is in the one table of its use.
 TEST(ApiCallbacksTest, EveryCallbackCuptiNamesHasTheKindItsNameSays) {
   NameFn name_of = RealCallbackName();
   ASSERT_NE(name_of, nullptr) << "cannot load " << ROOFTRACE_CUPTI_LIBRARY;
@@ -64,6 +65,7 @@ TEST(ApiCallbacksTest, EveryCallbackCuptiNamesHasTheKindItsNameSays) {
   int named = 0;
   int traced = 0;
   int capture = 0;
+  int profiler = 0;
   for (const auto& d : domains) {
     for (uint32_t cbid = 1; cbid < d.size; ++cbid) {
       const char* name = nullptr;
@@ -79,6 +81,10 @@ TEST(ApiCallbacksTest, EveryCallbackCuptiNamesHasTheKindItsNameSays) {
           want == ApiCallbackKind::kCaptureEnd) {
         ++capture;
       }
+      if (want == ApiCallbackKind::kProfilerStart ||
+          want == ApiCallbackKind::kProfilerStop) {
+        ++profiler;
+      }
     }
   }
   EXPECT_GT(named, 1000);  // both domains were read
@@ -86,8 +92,12 @@ TEST(ApiCallbacksTest, EveryCallbackCuptiNamesHasTheKindItsNameSays) {
                   TracedCallbacks(CUPTI_CB_DOMAIN_DRIVER_API).size();
   size_t capture_listed = CaptureCallbacks(CUPTI_CB_DOMAIN_RUNTIME_API).size() +
                           CaptureCallbacks(CUPTI_CB_DOMAIN_DRIVER_API).size();
-  EXPECT_EQ(static_cast<size_t>(traced - capture), listed);
+  size_t profiler_listed =
+      ProfilerCallbacks(CUPTI_CB_DOMAIN_RUNTIME_API).size() +
+      ProfilerCallbacks(CUPTI_CB_DOMAIN_DRIVER_API).size();
+  EXPECT_EQ(static_cast<size_t>(traced - capture - profiler), listed);
   EXPECT_EQ(static_cast<size_t>(capture), capture_listed);
+  EXPECT_EQ(static_cast<size_t>(profiler), profiler_listed);
 }
 
 // The nvcc 13 launch stubs by name and id, and what each kind becomes on

@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -84,6 +85,9 @@ TEST(ConfigTest, DefaultsWithoutEnvironment) {
   EXPECT_TRUE(c->live_buffer);
   EXPECT_EQ(c->exit_timeout_ms, 3000u);
   EXPECT_FALSE(c->counters_communication);
+  // Issue 26: the lean callback set, every part of trace mode on.
+  EXPECT_EQ(c->callbacks, CallbackSet::kLean);
+  EXPECT_TRUE(c->parts.AllOn());
   EXPECT_EQ(ParseWith({})->spool_dir, "/tmp");
   // A shared temporary folder: spools go into a private folder in it.
   EXPECT_TRUE(c->spool_dir_shared);
@@ -225,7 +229,9 @@ TEST(ConfigTest, ReadsEveryVariable) {
                       {"ROOFTRACE_COUNTERS_COMMUNICATION", "profile"},
                       {"ROOFTRACE_COUNTERS_FIRST", "3"},
                       {"ROOFTRACE_COUNTERS_EVERY", "100"},
-                      {"ROOFTRACE_EXIT_TIMEOUT_MS", "250"}});
+                      {"ROOFTRACE_EXIT_TIMEOUT_MS", "250"},
+                      {"ROOFTRACE_CALLBACKS", "full"},
+                      {"ROOFTRACE_TRACE_OFF", "driver,nvtx"}});
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->sink.kind, SinkSpec::Kind::kTcp);
   EXPECT_EQ(c->sink.host, "127.0.0.1");
@@ -252,6 +258,12 @@ TEST(ConfigTest, ReadsEveryVariable) {
   EXPECT_EQ(c->nvtx_include, "decode");
   EXPECT_TRUE(c->counters_communication);
   EXPECT_EQ(c->exit_timeout_ms, 250u);
+  EXPECT_EQ(c->callbacks, CallbackSet::kFull);
+  EXPECT_TRUE(c->parts.activity);
+  EXPECT_TRUE(c->parts.runtime_callbacks);
+  EXPECT_FALSE(c->parts.driver_callbacks);
+  EXPECT_FALSE(c->parts.nvtx);
+  EXPECT_TRUE(c->parts.cublas);
   EXPECT_TRUE(ParseWith({{"ROOFTRACE_DISABLE", "1"}})->disabled);
 }
 
@@ -285,6 +297,40 @@ TEST(ConfigTest, ParsesSelectionVariablesAndRejectsBadOnes) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("ROOFTRACE_MAX_KERNELS"),
             std::string::npos);
+}
+
+// ROOFTRACE_TRACE_OFF: each part by name, any combination, and the value
+// the Hello's configuration repeats.
+TEST(ConfigTest, TraceOffNamesThePartsSwitchedOff) {
+  auto all = ParseTraceOff("activity,runtime,driver,nvtx,cublas");
+  ASSERT_TRUE(all.ok());
+  EXPECT_FALSE(all->activity || all->runtime_callbacks ||
+               all->driver_callbacks || all->nvtx || all->cublas);
+  EXPECT_EQ(TraceOffValue(*all), "activity,runtime,driver,nvtx,cublas");
+  auto cublas = ParseTraceOff("cublas");
+  ASSERT_TRUE(cublas.ok());
+  EXPECT_FALSE(cublas->cublas);
+  EXPECT_TRUE(cublas->activity && cublas->nvtx && cublas->driver_callbacks);
+  EXPECT_EQ(TraceOffValue(*cublas), "cublas");
+  EXPECT_TRUE(ParseTraceOff("")->AllOn());
+  auto bad = ParseTraceOff("nvtx,kernels");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("activity, runtime, driver, nvtx, cublas"),
+            std::string::npos);
+  // The run record says what was off; nothing when everything is on.
+  Config c;
+  c.parts.nvtx = false;
+  const auto lines = c.ToHelloConfig();
+  EXPECT_NE(std::find(lines.begin(), lines.end(), "ROOFTRACE_TRACE_OFF=nvtx"),
+            lines.end());
+  EXPECT_NE(std::find(lines.begin(), lines.end(), "ROOFTRACE_CALLBACKS=lean"),
+            lines.end());
+  const auto on = Config().ToHelloConfig();
+  EXPECT_EQ(std::count_if(on.begin(), on.end(),
+                          [](const std::string& l) {
+                            return l.rfind("ROOFTRACE_TRACE_OFF", 0) == 0;
+                          }),
+            0);
 }
 
 // Sinks: the three forms; bad ones name the variable and the expected form.
@@ -330,7 +376,10 @@ TEST(ConfigTest, RejectsBadValuesWithTheVariableName) {
       {"ROOFTRACE_COUNTERS", "most"},
       {"ROOFTRACE_EXIT_TIMEOUT_MS", "1e3"},
       {"ROOFTRACE_DISABLE", "maybe"},
-      {"ROOFTRACE_COUNTERS_COMMUNICATION", "yes"}};
+      {"ROOFTRACE_COUNTERS_COMMUNICATION", "yes"},
+      {"ROOFTRACE_CALLBACKS", "some"},
+      {"ROOFTRACE_TRACE_OFF", "gpu"},
+      {"ROOFTRACE_TRACE_OFF", "driver,"}};
   for (const auto& [name, value] : bad) {
     auto c = ParseWith({{name, value}});
     ASSERT_FALSE(c.ok()) << name << "=" << value;

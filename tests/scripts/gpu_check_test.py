@@ -48,7 +48,7 @@ def store(path, mode, counters, joined=True, skew=0.0):
         con.execute("INSERT INTO import_stats VALUES (1, ?, ?)", (name, value))
     con.execute("INSERT INTO runs VALUES (1, ?)", (mode,))
     con.execute("INSERT INTO sessions VALUES (1, 1, ?)", (mode,))
-    for name, n, ns, flops, dram in KERNELS:
+    for name, n, ns, flops, dram in ([] if os.environ.get("FAKE_NO_KERNELS") else KERNELS):
         for i in range(n):
             con.execute("INSERT INTO kernels VALUES (1, ?, NULL, ?, ?, ?, ?, ?)",
                         (name, ns, int(flops * (1 + skew)), int(dram * (1 + skew)),
@@ -90,13 +90,26 @@ else:
 '''
 
 FAKE_WORKLOAD = r'''#!/usr/bin/env python3
-"""hf_generate.py stand-in: a truth file with token ids and timings."""
-import json, os, sys
+"""hf_generate.py stand-in: a truth file with token ids and timings (wall,
+generating thread's CPU, GPU), slowed by FAKE_OVERHEAD_PCT when profiled
+and FAKE_TORCH_PCT under --torch-profiler, with FAKE_NOISE_PCT of noise
+seeded by the call's number."""
+import json, os, random, sys
 truth = sys.argv[sys.argv.index("--truth") + 1]
 profiled = os.environ.get("FAKE_PROFILED") == "1"
 tokens = os.environ.get("FAKE_TOKENS_PROFILED", "t0") if profiled else "t0"
 slow = 1 + float(os.environ.get("FAKE_OVERHEAD_PCT", "0.5")) / 100 if profiled else 1
-runs = [{"batch": b, "generate_ms": 1000.0 * slow} for b in (1, 8, 32)]
+if "--torch-profiler" in sys.argv:
+    slow = 1 + float(os.environ.get("FAKE_TORCH_PCT", "3")) / 100
+counter = os.environ["FAKE_LOG"] + ".calls"
+calls = int(open(counter).read()) if os.path.exists(counter) else 0
+open(counter, "w").write(str(calls + 1))
+rng = random.Random(calls)
+noise = float(os.environ.get("FAKE_NOISE_PCT", "0.1")) / 100
+def ms(base):
+    return base * slow * (1 + rng.uniform(-noise, noise))
+runs = [{"batch": b, "generate_ms": ms(1000.0), "generate_cpu_ms": ms(900.0),
+         "generate_gpu_ms": ms(800.0)} for b in (1, 8, 32)]
 with open(truth, "w") as f:
     json.dump({"token_ids_sha256": tokens, "runs": runs}, f)
 with open(os.environ["FAKE_LOG"], "a") as f:
@@ -136,6 +149,22 @@ if [ "$FAKE_SKIPPING_TEST" = "$(basename "$0")" ]; then
   echo "[  SKIPPED ] GpuTest.Runs"
 fi
 echo "[  PASSED  ] 3 tests."
+'''
+
+FAKE_LAUNCH_BENCH = r'''#!/bin/sh
+# launch_bench stand-in: 2.0 µs per launch bare, FAKE_LAUNCH_ADD_NS more
+# under trace mode (500 by default), 1,000 more Kineto-like.
+ns=2000
+if [ -n "$CUDA_INJECTION64_PATH" ]; then
+  ns=$((ns + ${FAKE_LAUNCH_ADD_NS:-500}))
+  echo "rooftrace: CUPTI 130001 attached: tracing kernels and copies" >&2
+fi
+case "$*" in *--kineto-like*) ns=$((ns + 1000)) ;; esac
+for api in triple graph; do
+  for t in 1 4; do
+    echo "launch api=$api threads=$t launches=100 cpu_ns_per_launch=$ns wall_ns_per_launch=$ns"
+  done
+done
 '''
 
 FAKE_NVIDIA_SMI = r'''#!/bin/sh
@@ -201,6 +230,7 @@ class GpuCheckTest(unittest.TestCase):
             write(os.path.join(self.build, "tests", t), FAKE_TEST)
         write(os.path.join(self.build, "tests", "libinject_apps", "rt_gpu_kernels_app"),
               FAKE_PROBE_APP)
+        write(os.path.join(self.build, "bench", "launch_bench"), FAKE_LAUNCH_BENCH)
         bindir = os.path.join(d, "bin")
         write(os.path.join(bindir, "nvidia-smi"), FAKE_NVIDIA_SMI)
         write(os.path.join(bindir, "ncu"), FAKE_NCU)
@@ -223,8 +253,9 @@ class GpuCheckTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def run_check(self, *stages, **fake):
+    def run_check(self, *stages, knobs=None, **fake):
         env = dict(self.env, **{"FAKE_" + k.upper(): v for k, v in fake.items()})
+        env.update(knobs or {})
         p = subprocess.run(["bash", SCRIPT, *stages], env=env, capture_output=True,
                            text=True, timeout=120)
         with open(os.path.join(self.out, "gpu-check.txt")) as f:
@@ -242,7 +273,7 @@ class GpuCheckTest(unittest.TestCase):
     # Every criterion holds: exit 0, no FAIL line, every stage passed.
     def test_every_criterion_holds(self):
         rc, report = self.run_check("env", "tests", "calibrate", "bare", "trace",
-                                    "counters", "ncu")
+                                    "overhead", "launch", "counters", "ncu")
         self.assertEqual(rc, 0, report)
         self.assertNotIn("FAIL", report)
         self.assertIn("every stage passed", report)
@@ -293,8 +324,81 @@ class GpuCheckTest(unittest.TestCase):
     def test_low_phase_score_fails_trace(self):
         self.assertFailsOn(["bare", "trace"], "phase score", phase_rc="1")
 
-    def test_overhead_fails_trace(self):
-        self.assertFailsOn(["bare", "trace"], "overhead", overhead_pct="5")
+    # Issue 26: one process against one is printed, never judged.
+    def test_trace_stage_prints_its_one_sample_without_judging(self):
+        rc, report = self.run_check("bare", "trace", overhead_pct="5")
+        self.assertEqual(rc, 0, report)
+        self.assertIn("one sample, batch 32: 1000.", report)
+        self.assertIn("+5.0", report)
+        self.assertNotIn("FAIL", report)
+
+    # 0.5% slower in every round with 0.1% noise: resolved, within 2%; every
+    # figure (each metric, each batch) is printed.
+    def test_alternated_overhead_within_the_bound_passes(self):
+        rc, report = self.run_check("overhead")
+        self.assertEqual(rc, 0, report)
+        self.assertIn("round 2/10 (traced bare)", report)
+        for batch in (1, 8, 32):
+            self.assertIn(f"PASS trace-mode overhead, batch {batch}, wall time", report)
+            self.assertIn(f"trace-mode overhead, batch {batch}, cpu time", report)
+            self.assertIn(f"trace-mode overhead, batch {batch}, gpu time", report)
+        self.assertIn("10 alternated rounds", report)
+        self.assertIn("95% interval", report)
+
+    def test_overhead_above_the_bound_fails(self):
+        report = self.assertFailsOn(["overhead"], "trace-mode overhead, batch 32",
+                                    overhead_pct="5")
+        self.assertIn("overhead +5.0", report)
+
+    # Run 5 on the H100: a bare process ranged over ±30%. Such noise cannot
+    # judge 2%: the stage says so, is not passed, and the exit code is 3.
+    def test_noise_larger_than_the_bound_cannot_judge(self):
+        rc, report = self.run_check("overhead", noise_pct="30")
+        self.assertEqual(rc, 3, report)
+        self.assertIn("CANNOT JUDGE trace-mode overhead, batch 1, wall time", report)
+        self.assertNotIn("PASS trace-mode overhead, batch 1, wall", report)
+        self.assertIn("# result: incomplete: cannot judge: overhead", report)
+
+    # OVERHEAD_TORCH_PROFILER=1: torch.profiler's processes join each round,
+    # and rooftrace (0.5%) is judged against them (3%).
+    def test_rooftrace_is_judged_against_torch_profiler(self):
+        rc, report = self.run_check("overhead",
+                                    knobs={"OVERHEAD_TORCH_PROFILER": "1"})
+        self.assertEqual(rc, 0, report)
+        self.assertIn("round 1/10 (bare traced torch)", report)
+        self.assertIn("PASS rooftrace against torch.profiler, batch 1, wall time", report)
+        rc, report = self.run_check("overhead", torch_pct="0",
+                                    knobs={"OVERHEAD_TORCH_PROFILER": "1"})
+        self.assertEqual(rc, 1, report)
+        self.assertIn("FAIL rooftrace against torch.profiler, batch 1", report)
+
+    def test_bad_overhead_knobs_fail_with_the_fix(self):
+        rc, report = self.run_check("overhead", knobs={"OVERHEAD_METRIC": "cpuu"})
+        self.assertEqual(rc, 1, report)
+        self.assertIn("FAIL OVERHEAD_METRIC='cpuu' is not valid: use wall, cpu or gpu",
+                      report)
+        rc, report = self.run_check("overhead", knobs={"OVERHEAD_ROUNDS": "1"})
+        self.assertEqual(rc, 1, report)
+        self.assertIn("OVERHEAD_ROUNDS='1' is not valid", report)
+
+    # A traced run that recorded no kernel is left out of the rounds; with
+    # none left the overhead cannot be judged.
+    def test_traced_runs_without_kernels_are_left_out(self):
+        rc, report = self.run_check("overhead", no_kernels="1",
+                                    knobs={"OVERHEAD_ROUNDS": "3"})
+        self.assertEqual(rc, 3, report)
+        self.assertIn("round 1: the traced run recorded no kernel", report)
+        self.assertIn("CANNOT JUDGE overhead: 0 complete round(s)", report)
+
+    # The launch stage: 0.5 µs added per launch passes; 1.5 µs fails the
+    # 1 µs bound.
+    def test_launch_stage_judges_the_cost_per_launch(self):
+        rc, report = self.run_check("launch", knobs={"LAUNCH_ROUNDS": "3"})
+        self.assertEqual(rc, 0, report)
+        self.assertIn("PASS triple x1 thread(s): trace mode adds +0.500", report)
+        self.assertIn("part:activity", report)
+        report = self.assertFailsOn(["launch"], "trace mode adds +1.500",
+                                    launch_add_ns="1500")
 
     def test_unjoined_kernels_fail_trace(self):
         self.assertFailsOn(["bare", "trace"], "joined to their launch", unjoined="1")
