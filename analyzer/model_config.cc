@@ -1,11 +1,10 @@
 #include "analyzer/model_config.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cctype>
 
 #include "model/builtin_configs.h"
+#include "model/model_facts.h"
 #include "base/json.h"
 
 namespace rooftrace::analyzer {
@@ -13,13 +12,6 @@ namespace {
 
 constexpr const char* kSupportedTypes[] = {"llama", "mistral", "mixtral",
                                            "qwen2", "bert"};
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 std::string BuiltinList() {
   std::string out;
@@ -300,24 +292,18 @@ StatusOr<ModelConfig> ParseModelConfig(std::string_view json_text,
 }
 
 StatusOr<ModelConfig> LoadModelConfig(const std::string& name_or_path) {
-  const std::string wanted = Lower(name_or_path);
-  for (const BuiltinConfigText& t : BuiltinConfigTexts()) {
-    if (Lower(t.name) != wanted) continue;
-    StatusOr<ModelConfig> c =
-        ParseModelConfig(t.json, "built-in " + std::string(t.name));
-    if (!c.ok()) return c.status();
-    c->name = std::string(t.name);
-    c->source = "built-in";
-    return c;
+  RT_ASSIGN_OR_RETURN(const ModelConfigRef ref,
+                      FindModelConfig(name_or_path, BuiltinList()));
+  if (ref.builtin == nullptr) {
+    return FromValue(json::ParseFile(ref.path), ref.path);
   }
-  struct stat st;
-  if (stat(name_or_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return NotFound("--model " + name_or_path +
-                    ": no such file and not a built-in config; pass a "
-                    "Hugging Face config.json or one of: " +
-                    BuiltinList());
-  }
-  return FromValue(json::ParseFile(name_or_path), name_or_path);
+  const BuiltinConfigText& t = *ref.builtin;
+  StatusOr<ModelConfig> c =
+      ParseModelConfig(t.json, "built-in " + std::string(t.name));
+  if (!c.ok()) return c.status();
+  c->name = std::string(t.name);
+  c->source = "built-in";
+  return c;
 }
 
 }  // namespace rooftrace::analyzer

@@ -117,25 +117,40 @@ StatusOr<ModelFacts> ParseModelFacts(std::string_view json_text,
   return FromValue(json::Parse(json_text, source), source);
 }
 
-StatusOr<ModelFacts> LoadModelFacts(const std::string& name_or_path) {
+StatusOr<ModelConfigRef> FindModelConfig(const std::string& name_or_path,
+                                         const std::string& builtin_names) {
   const std::string wanted = Lower(name_or_path);
+  ModelConfigRef ref;
   for (const BuiltinConfigText& t : BuiltinConfigTexts()) {
-    if (Lower(t.name) != wanted) continue;
-    StatusOr<ModelFacts> f =
-        ParseModelFacts(t.json, "built-in " + std::string(t.name));
-    if (!f.ok()) return f.status();
-    f->name = std::string(t.name);
-    f->source = "built-in";
-    return f;
+    if (Lower(t.name) == wanted) {
+      ref.builtin = &t;
+      return ref;
+    }
   }
   struct stat st;
   if (stat(name_or_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
     return NotFound("--model " + name_or_path +
                     ": no such file and not a built-in config; pass a "
                     "Hugging Face config.json or one of: " +
-                    BuiltinList());
+                    builtin_names);
   }
-  return FromValue(json::ParseFile(name_or_path), name_or_path);
+  ref.path = name_or_path;
+  return ref;
+}
+
+StatusOr<ModelFacts> LoadModelFacts(const std::string& name_or_path) {
+  RT_ASSIGN_OR_RETURN(const ModelConfigRef ref,
+                      FindModelConfig(name_or_path, BuiltinList()));
+  if (ref.builtin == nullptr) {
+    return FromValue(json::ParseFile(ref.path), ref.path);
+  }
+  const BuiltinConfigText& t = *ref.builtin;
+  StatusOr<ModelFacts> f =
+      ParseModelFacts(t.json, "built-in " + std::string(t.name));
+  if (!f.ok()) return f.status();
+  f->name = std::string(t.name);
+  f->source = "built-in";
+  return f;
 }
 
 }  // namespace rooftrace

@@ -50,6 +50,18 @@ StatusOr<ModelFacts> ParseModelFacts(std::string_view json_text,
 // or a config.json path. Errors name ARG, the fix and the built-ins.
 StatusOr<ModelFacts> LoadModelFacts(const std::string& name_or_path);
 
+// Where --model ARG points: the built-in config of that name (case-
+// insensitive), else `path`, an existing regular file. NotFound names ARG
+// and the fix, offering `builtin_names` (", "-joined): predict offers the
+// configs it can cost, analyze and import all of them.
+struct BuiltinConfigText;
+struct ModelConfigRef {
+  const BuiltinConfigText* builtin = nullptr;
+  std::string path;
+};
+StatusOr<ModelConfigRef> FindModelConfig(const std::string& name_or_path,
+                                         const std::string& builtin_names);
+
 }  // namespace rooftrace
 
 #endif  // ROOFTRACE_MODEL_MODEL_FACTS_H_

@@ -1332,28 +1332,21 @@ std::string Assembler::Warning() const {
                     "shapes (profile with record_shapes=True): their kernels "
                     "have no analytic figures");
   }
-  if (attention_unstepped_ > 0) {
-    notes.push_back(std::to_string(attention_unstepped_) +
-                    " serving attention calls without a step annotation "
-                    "that gives the KV lengths (vLLM's execute_N_context_..."
-                    "(sq..sk..sqsq..sqsk..) or SGLang's step[... c_sqsk=...]): "
-                    "no figures; enable the engine's detailed step "
-                    "annotations");
-  }
-  if (moe_no_model_ > 0) {
-    notes.push_back(std::to_string(moe_no_model_) +
-                    " MoE layers without their model's routing (top-k, "
-                    "expert width): no figures; pass --model CONFIG (a "
-                    "config.json or a built-in name)");
-  }
-  if (moe_unfit_ > 0) {
-    notes.push_back(std::to_string(moe_unfit_) +
-                    " MoE layers whose hidden size or expert count does not "
-                    "fit --model " +
-                    (options_.model ? options_.model->name : "") +
-                    ": no figures; pass the config of the model the trace "
-                    "ran");
-  }
+  auto note = [&](uint64_t count, const std::string& what) {
+    if (count > 0) notes.push_back(std::to_string(count) + what);
+  };
+  note(attention_unstepped_,
+       " serving attention calls without a step annotation that gives the "
+       "KV lengths (vLLM's execute_N_context_...(sq..sk..sqsq..sqsk..) or "
+       "SGLang's step[... c_sqsk=...]): no figures; enable the engine's "
+       "detailed step annotations");
+  note(moe_no_model_,
+       " MoE layers without their model's routing (top-k, expert width): no "
+       "figures; pass --model CONFIG (a config.json or a built-in name)");
+  note(moe_unfit_,
+       " MoE layers whose hidden size or expert count does not fit --model " +
+           (options_.model ? options_.model->name : std::string()) +
+           ": no figures; pass the config of the model the trace ran");
   if (comm_unsized_ > 0) {
     notes.push_back(std::to_string(comm_unsized_) +
                     " NCCL kernels without a message size (no \"In msg "

@@ -1271,26 +1271,20 @@ TEST_F(KinetoSyntheticTest, NodeDeviceIdsTakeTheOneDescribedModel) {
 // A cat whose kernel does not say its element size (a plain copy kernel)
 // stays blank rather than guessed.
 TEST_F(KinetoSyntheticTest, CatTakesItsElementSizeFromItsKernel) {
-  auto kernel = [](const std::string& name, const std::string& ts,
-                   uint64_t corr) {
-    return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + name +
-           "\", \"pid\": 0, \"tid\": 7, \"ts\": " + ts +
-           ", \"dur\": 5, \"args\": {\"device\": 0, \"stream\": 7, "
-           "\"correlation\": " + std::to_string(corr) + "}}";
-  };
   constexpr char kCatArgs[] =
       "\"Input Dims\": [[[64, 32], [64, 32]], []], \"Input type\": "
       "[\"TensorList\", \"Scalar\"]";
   const std::string trace = Write(Trace({
       Op(100, "aten::cat", "1000", "20", kCatArgs),
       Launch(100, 100, "1005", 1),
-      kernel("void at::native::(anonymous namespace)::CatArrayBatchedCopy<"
-             "at::native::(anonymous namespace)::OpaqueType<2u>, unsigned "
-             "int, 2, 128, 1>(...)",
-             "1010", 1),
+      NamedKernel("void at::native::(anonymous namespace)::"
+                  "CatArrayBatchedCopy<at::native::(anonymous namespace)::"
+                  "OpaqueType<2u>, unsigned int, 2, 128, 1>(...)",
+                  "1010", 1),
       Op(100, "aten::cat", "2000", "20", kCatArgs),
       Launch(100, 100, "2005", 2),
-      kernel("void at::native::elementwise_kernel<128, 4>(...)", "2010", 2),
+      NamedKernel("void at::native::elementwise_kernel<128, 4>(...)", "2010",
+                  2),
   }));
   auto result = Import(trace, Store());
   ASSERT_TRUE(result.ok()) << result.status().message();
