@@ -206,6 +206,10 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
     RT_ASSIGN_OR_RETURN(config.counters_every,
                         ParseCount("ROOFTRACE_COUNTERS_EVERY", v, 0, 1000000000));
   }
+  if (const char* v = get("ROOFTRACE_COUNTERS_TOLERANCE")) {
+    RT_ASSIGN_OR_RETURN(config.counters_tolerance_pct,
+                        ParseCount("ROOFTRACE_COUNTERS_TOLERANCE", v, 0, 1000));
+  }
   if (const char* v = get("ROOFTRACE_EXIT_TIMEOUT_MS")) {
     RT_ASSIGN_OR_RETURN(config.exit_timeout_ms,
                         ParseCount("ROOFTRACE_EXIT_TIMEOUT_MS", v, 0, 600000));
@@ -280,6 +284,8 @@ std::vector<std::string> Config::ToHelloConfig() const {
                   (counters_communication ? "profile" : "skip"));
     out.push_back("ROOFTRACE_COUNTERS_FIRST=" + std::to_string(counters_first));
     out.push_back("ROOFTRACE_COUNTERS_EVERY=" + std::to_string(counters_every));
+    out.push_back("ROOFTRACE_COUNTERS_TOLERANCE=" +
+                  std::to_string(counters_tolerance_pct));
   }
   return out;
 }

@@ -222,6 +222,11 @@ class CountersRuntime {
   // disabled); for Hello/Stats.counter_passes.
   uint32_t passes() const { return passes_.load(); }
   inject::FilterStats filter_stats() const { return filter_->Stats(); }
+  // Sender thread: the samples of `signature` disagree; its launches are
+  // profiled more often from now on (KernelFilter::MarkUnsettled).
+  bool MarkSignatureUnsettled(uint64_t signature) {
+    return filter_->MarkUnsettled(signature);
+  }
   SessionStats session_stats() const;
   // Lines said once, for Stats.warnings (libinject prints them too).
   std::vector<std::string> TakeWarnings();

@@ -56,6 +56,11 @@ class CountersModeTest : public ::testing::Test {
     options_.config.sink.kind = SinkSpec::Kind::kFile;
     options_.config.sink.path = dir_ + "/t.rft";
     options_.config.mode = InjectMode::kCounters;
+    // Every selected launch profiled, as most tests below count launches
+    // of one kernel (SamplingPerSignatureIsTheDefault puts the defaults
+    // back).
+    options_.config.counters_first = 0;
+    options_.config.counters_every = 0;
     options_.flush_interval_ms = 5;
   }
 
@@ -599,6 +604,69 @@ TEST_F(CountersModeTest, LaunchesAreSampledPerSignature) {
   EXPECT_EQ(g.starts, 5);
   EXPECT_EQ(CountersFiltered(packets), 3u);
   EXPECT_EQ(Totals(packets).at(pb::RECORD_LAUNCH).sent(), 8u);
+}
+
+// Counters mode's default samples per signature: the first 2 launches of
+// each, then one in 1000.
+TEST_F(CountersModeTest, SamplingPerSignatureIsTheDefault) {
+  const Config defaults;
+  options_.config.counters_first = defaults.counters_first;
+  options_.config.counters_every = defaults.counters_every;
+  Attach();
+  for (uint32_t i = 0; i < 12; ++i) Call(kLaunchCbid, 400 + i, "_Z4gemmv");
+  const std::vector<pb::Packet> packets = StopAndRead();
+  std::set<uint64_t> ids;
+  for (const auto& [id, k] : CountersByCorrelation(packets)) ids.insert(id);
+  EXPECT_EQ(ids, (std::set<uint64_t>{400, 401}));
+  EXPECT_EQ(CountersFiltered(packets), 10u);
+}
+
+// The fake counts differ per launch (ordinal * 1000 + metric index), so the
+// first two samples of a signature spread far beyond the 5% tolerance: once
+// the sender has evaluated them the signature is profiled ten times as
+// often (one in 10 -> every launch). Launch B (another signature) hands
+// the image over after the sender asked for it. With the tolerance at 0
+// (never sample more) the same launches are profiled one in 10.
+TEST_F(CountersModeTest, SignatureWhoseSamplesDisagreeIsSampledMore) {
+  for (const uint64_t tolerance : {uint64_t{5}, uint64_t{0}}) {
+    SCOPED_TRACE(tolerance);
+    g = FakeDevice{};
+    options_.config.sink.path =
+        dir_ + "/t" + std::to_string(tolerance) + ".rft";
+    options_.config.counters_first = 2;
+    options_.config.counters_every = 10;
+    options_.config.counters_tolerance_pct = tolerance;
+    Attach();
+    CountersMode* mode = tracer_->counters();
+    cudaLaunchKernel_v7000_params a{}, b{};
+    a.gridDim = dim3(4, 1, 1);
+    b.gridDim = dim3(64, 1, 1);
+    a.blockDim = b.blockDim = dim3(128, 1, 1);
+    Call(kLaunchCbid, 500, "_Z4gemmv", 0, &a);
+    Call(kLaunchCbid, 501, "_Z4gemmv", 0, &a);
+    // The sender asks for the image every 5 ms; B's launch hands it over.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    Call(kLaunchCbid, 600, "_Z4gemmv", 0, &b);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (tolerance != 0 && mode->SelectionStats().signatures_unsettled == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_EQ(mode->SelectionStats().signatures_unsettled,
+              tolerance != 0 ? 1u : 0u);
+    for (uint32_t i = 2; i < 12; ++i) {
+      Call(kLaunchCbid, 500 + i, "_Z4gemmv", 0, &a);  // ordinals 3..12
+    }
+    const std::vector<pb::Packet> packets = StopAndRead();
+    std::set<uint64_t> ids;
+    for (const auto& [id, k] : CountersByCorrelation(packets)) {
+      if (id >= 500 && id < 600) ids.insert(id);
+    }
+    // Ordinal 12 is 2 + 10: profiled either way.
+    EXPECT_EQ(ids.size(), tolerance != 0 ? 12u : 3u);
+    EXPECT_EQ(ids.count(511), 1u);
+  }
 }
 
 // A copy (or a launch not profiled) after the last profiled launch may
