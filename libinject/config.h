@@ -84,6 +84,10 @@ struct Config {
   // ((max - min) / mean) is profiled ten times as often
   // (ROOFTRACE_COUNTERS_TOLERANCE; 0: never).
   uint64_t counters_tolerance_pct = 5;
+  // Counters mode: a metric set that fits one pass is collected without
+  // kernel replay (ROOFTRACE_COUNTERS_REPLAY=auto, the default); =kernel
+  // replays always (to measure what replay costs).
+  bool counters_kernel_replay = false;
   uint64_t exit_timeout_ms = 3000;
 
   // Queue slots and bytes for strings, from the budget (or queue_records).

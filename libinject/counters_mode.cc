@@ -36,6 +36,9 @@ StatusOr<std::unique_ptr<CountersMode>> CountersMode::CreateWithApi(
   counters::CountersOptions options;
   options.set = *set;
   options.filter = config.CountersKernelFilter();
+  options.replay = config.counters_kernel_replay
+                       ? counters::ReplayChoice::kKernel
+                       : counters::ReplayChoice::kAuto;
   StatusOr<std::unique_ptr<counters::CountersRuntime>> runtime =
       counters::CountersRuntime::Create(api, options);
   if (!runtime.ok()) {
