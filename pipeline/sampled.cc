@@ -135,10 +135,12 @@ void SampledCounters::Apply(const Session& session, JoinedSession* j,
                             const WriteScope* scope, const Roofs& roofs,
                             const AnnotateOptions& annotate,
                             ImportStats* stats) {
+  // Only libinject's counters mode samples by signature. Trace mode has no
+  // counters; an import's kernels without counters were not sampled by
+  // this rule (ncu's or nsys' selection is their own).
+  if (session.header().mode != "counters") return;
   auto found = sessions_.find(&session);
   if (found == sessions_.end()) {
-    // Trace mode, imports: nothing sampled, nothing kept.
-    if (!j->any_counters && session.header().mode != "counters") return;
     found = sessions_.emplace(&session, Signatures()).first;
   }
   Signatures& signatures = found->second;

@@ -55,8 +55,8 @@ class SampledCounters {
   // a sample before it the sampled figures (re-annotated against `roofs`;
   // the label lives in joined->sampled), and counts, among the kernels a
   // write with `scope` stores (nullptr: all), those that took sampled
-  // figures (kernels_sampled). A session that is not in counters mode and
-  // has no counters costs nothing.
+  // figures (kernels_sampled). A session that is not in libinject's
+  // counters mode (trace mode, an import) is left alone and costs nothing.
   void Apply(const Session& session, JoinedSession* joined,
              const WriteScope* scope, const Roofs& roofs,
              const AnnotateOptions& annotate, ImportStats* stats);

@@ -227,19 +227,26 @@ TEST(SampledCountersTest, GemmShapeIsPartOfTheSignatureAndSampledBeatsAnalytic) 
   EXPECT_FALSE(SignatureFigures::Eligible(same));
 }
 
-// A session in trace mode with no counters: nothing is kept or changed.
-TEST(SampledCountersTest, TraceModeSessionIsLeftAlone) {
-  Session s("trace");
-  SessionHeader h;
-  h.mode = "trace";
-  s.Start(h);
-  s.SetString(kElementwise, "vectorized_elementwise_kernel");
-  s.records().kernels.push_back(Kernel(1, kElementwise, 100000));
-  s.records().kernels.push_back(Kernel(2, kElementwise, 200000));
-  SampledCounters sampled;
-  const Joined r = JoinAndSample(&s, &sampled);
-  EXPECT_FALSE(r.j.any_sampled);
-  EXPECT_EQ(r.j.kernels[1].facts.bytes_source, Source::kNone);
+// Only libinject's counters mode samples by signature: a trace-mode
+// session, and an import whose tool chose which kernels to count (ncu,
+// nsys), keep their kernels without counters as they are.
+TEST(SampledCountersTest, TraceModeAndImportsAreLeftAlone) {
+  for (const char* mode : {"trace", "import"}) {
+    SCOPED_TRACE(mode);
+    Session s(mode);
+    SessionHeader h;
+    h.mode = mode;
+    s.Start(h);
+    s.SetString(kElementwise, "vectorized_elementwise_kernel");
+    s.records().kernels.push_back(Kernel(1, kElementwise, 100000));
+    s.records().kernels.push_back(Kernel(2, kElementwise, 200000));
+    s.records().counters.push_back(Counters(1, 1000, 500, 100));
+    SampledCounters sampled;
+    const Joined r = JoinAndSample(&s, &sampled);
+    EXPECT_FALSE(r.j.any_sampled);
+    EXPECT_EQ(r.j.kernels[1].sampled, nullptr);
+    EXPECT_EQ(r.j.kernels[1].facts.bytes_source, Source::kNone);
+  }
 }
 
 // ------------------------------------------------------ through windows
