@@ -30,13 +30,18 @@
 
 namespace rooftrace {
 
-// The device counters sampling mode reads (one value each per sample).
+// The device counters sampling mode reads (one value each per sample), in
+// the order of libinject's PmRole (libinject/counters/pm_sampler.h). PM
+// sampling has one pass: each chip gets the tensor pipe or the FMA pipe,
+// as instructions or as active cycles, whichever fits (0 when left out).
 enum class PmCounter {
-  kDramReadBytes = 0,   // dram__bytes_read.sum
-  kDramWriteBytes,      // dram__bytes_write.sum
-  kTensorInstructions,  // sm__inst_executed_pipe_tensor.sum
-  kFmaInstructions,     // sm__inst_executed_pipe_fma.sum
-  kSmCycles,            // sm__cycles_active.sum
+  kDramReadBytes = 0,  // dram__bytes_read.sum (dram__bytes_op_read on GB20x)
+  kDramWriteBytes,     // dram__bytes_write.sum
+  kTensorPipe,         // sm__inst_executed_pipe_tensor.sum or
+                       // sm__pipe_tensor_cycles_active.sum
+  kFmaPipe,            // sm__inst_executed_pipe_fma.sum or
+                       // sm__pipe_fma_cycles_active.sum
+  kSmCycles,           // sm__cycles_active.sum
   kCount
 };
 inline constexpr int kNumPmCounters = static_cast<int>(PmCounter::kCount);

@@ -13,7 +13,7 @@ namespace rooftrace {
 namespace {
 
 constexpr int kRead = static_cast<int>(PmCounter::kDramReadBytes);
-constexpr int kTensor = static_cast<int>(PmCounter::kTensorInstructions);
+constexpr int kTensor = static_cast<int>(PmCounter::kTensorPipe);
 
 PmSample Sample(uint64_t start, uint64_t end, double read, double tensor = 0) {
   PmSample s;
