@@ -33,8 +33,7 @@ size_t SampledCounters::KeyHash::operator()(const Key& k) const {
          (h >> 2);
   };
   for (int i = 0; i < 3; ++i) mix(uint64_t{k.grid[i]} << 32 | k.block[i]);
-  mix(uint64_t{k.registers} << 32 | k.dynamic_shared);
-  mix(k.static_shared);
+  mix(k.dynamic_shared);
   if (k.gemm) {
     for (int64_t v : {k.m, k.n, k.k, k.batch}) mix(static_cast<uint64_t>(v));
   }
@@ -50,8 +49,6 @@ SampledCounters::Key SampledCounters::KeyOf(const JoinedSession& j,
     k.grid[i] = r.grid[i];
     k.block[i] = r.block[i];
   }
-  k.registers = r.registers_per_thread;
-  k.static_shared = r.static_shared_memory_bytes;
   k.dynamic_shared = r.dynamic_shared_memory_bytes;
   if (jk.gemm >= 0) {
     const GemmRecord& g = *j.gemms[static_cast<size_t>(jk.gemm)].gemm;

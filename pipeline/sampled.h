@@ -12,11 +12,12 @@
 // (bytes from shapes are a lower bound; FLOPs from shapes are the same
 // signature's work that the samples counted).
 //
-// A signature is the kernel's name, grid, block, registers, static and
-// dynamic shared memory and, when the launch was made inside a GEMM call,
-// the call's shape (m, n, k, batch, types, transposes): what libinject's
-// KernelSignature hashes, plus two fields the launch cannot see but that
-// the function fixes.
+// A signature is the kernel's name, grid, block, dynamic shared memory
+// and, when the launch was made inside a GEMM call, the call's shape (m,
+// n, k, batch, types, transposes): what libinject's KernelSignature hashes.
+// Not registers or static shared memory: the function fixes them, and the
+// Kernel record libinject makes for a profiled launch (from the launch
+// callback, counters_mode.h KernelFromLaunch) does not have them.
 //
 // Only samples BEFORE a launch (by correlation id) count, so a long session
 // stored window by window gives every row exactly what a whole-session join
@@ -68,7 +69,7 @@ class SampledCounters {
   struct Key {
     std::string name;
     uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
-    uint32_t registers = 0, static_shared = 0, dynamic_shared = 0;
+    uint32_t dynamic_shared = 0;
     bool gemm = false;
     int64_t m = 0, n = 0, k = 0, batch = 0;
     int32_t types[5] = {0, 0, 0, 0, 0};

@@ -530,6 +530,53 @@ TEST_F(CountersModeTest, ProfiledLaunchGetsItsKernelFromTheLaunch) {
   EXPECT_EQ(Totals(packets).at(pb::RECORD_KERNEL).sent(), 1u);
 }
 
+// nvcc 13's <<<>>> stub publishes no launch parameters, so a profiled
+// launch made through it has no grid or block of its own; CUPTI's untimed
+// record of it has them (and registers): the Kernel sent has them too,
+// whichever of the record and the counters comes first (launch 50: the
+// record is there before the counters are evaluated; launch 60: the
+// counters are evaluated before the record comes).
+TEST_F(CountersModeTest, MadeKernelTakesGeometryFromCuptisRecord) {
+  options_.flush_interval_ms = 5;
+  Attach(/*activity=*/true);
+  Call(kStubLaunchCbid, 50, "_Z4gemmv");
+  fake::Fake().AddKernel(50, "_Z4gemmv", /*complete=*/false);
+  cudaLaunchKernel_v7000_params params{};
+  params.gridDim = dim3(8, 1, 1);
+  params.blockDim = dim3(64, 1, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Call(kLaunchCbid, 51, "_Z5otherv", 0, &params);  // hands the image over
+  fake::Fake().AddKernel(51, "_Z5otherv", /*complete=*/false);
+  Call(kStubLaunchCbid, 60, "_Z4gemmv");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Call(kLaunchCbid, 61, "_Z5otherv", 0, &params);  // hands 60's over
+  // The sender evaluates 60's counters before its record comes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  fake::Fake().AddKernel(60, "_Z4gemmv", /*complete=*/false);
+  fake::Fake().AddKernel(61, "_Z5otherv", /*complete=*/false);
+  const std::vector<pb::Packet> packets = StopAndRead();
+  std::map<uint64_t, pb::Kernel> kernels;
+  for (const pb::Packet& p : packets) {
+    for (const pb::Kernel& k : p.kernel_batch().kernels()) {
+      EXPECT_TRUE(kernels.emplace(k.correlation_id(), k).second)
+          << k.correlation_id() << " sent twice";
+    }
+  }
+  ASSERT_EQ(kernels.size(), 4u);
+  for (const uint64_t id : {50u, 60u}) {
+    const pb::Kernel& k = kernels.at(id);
+    EXPECT_EQ(k.grid_x(), 4u) << id;  // the fake record's
+    EXPECT_EQ(k.block_x(), 128u) << id;
+    EXPECT_EQ(k.registers_per_thread(), 32u) << id;
+    EXPECT_EQ(k.static_shared_memory_bytes(), 256u) << id;
+    EXPECT_GT(k.end_ns(), k.start_ns()) << id;  // the counted duration
+  }
+  // A launch that published its geometry keeps it.
+  EXPECT_EQ(kernels.at(51).grid_x(), 8u);
+  EXPECT_EQ(LastStats(packets)->kernels_from_launch(), 4u);
+  EXPECT_EQ(LastStats(packets)->kernels_untimed(), 0u);
+}
+
 // Should CUPTI's record of a profiled kernel carry timestamps after all, it
 // is the kernel (the GPU's own timing) and none is made from the launch.
 TEST_F(CountersModeTest, TimedCuptiRecordOfAProfiledLaunchIsKept) {

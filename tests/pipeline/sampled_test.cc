@@ -144,8 +144,8 @@ TEST(SampledCountersTest, OneSampleLabelHasNoSpread) {
   EXPECT_EQ(r.j.kernels[1].sampled->label, "counters (sampled 1 of 2)");
 }
 
-// Another grid, block, register count or name is another signature: its
-// launches take nothing from these samples.
+// Another grid, block, dynamic shared memory or name is another signature:
+// its launches take nothing from these samples.
 TEST(SampledCountersTest, AnotherSignatureTakesNothing) {
   Session s = MakeSession();
   s.records().kernels.push_back(Kernel(1, kElementwise, 100000));
@@ -153,7 +153,7 @@ TEST(SampledCountersTest, AnotherSignatureTakesNothing) {
   std::vector<KernelRecord> others(4, Kernel(0, kElementwise, 0));
   others[0].grid[0] = 133;
   others[1].block[0] = 128;
-  others[2].registers_per_thread = 40;
+  others[2].dynamic_shared_memory_bytes = 1024;
   others[3].name_iid = kGemmName;
   for (size_t i = 0; i < others.size(); ++i) {
     others[i].correlation_id = 10 + i;
@@ -168,6 +168,26 @@ TEST(SampledCountersTest, AnotherSignatureTakesNothing) {
     EXPECT_EQ(r.j.kernels[i].facts.bytes_source, Source::kNone) << i;
   }
   EXPECT_EQ(r.stats[ImportStat::k_kernels_sampled], 0u);
+}
+
+// The Kernel record libinject makes for a profiled launch (CUPTI never
+// completes a replayed kernel's record) has no register count or static
+// shared memory; CUPTI's records of the unprofiled launches do. They are
+// the same signature all the same.
+TEST(SampledCountersTest, RecordMadeFromTheLaunchMatchesCuptisRecords) {
+  Session s = MakeSession();
+  KernelRecord profiled = Kernel(1, kElementwise, 100000);
+  profiled.registers_per_thread = 0;
+  profiled.static_shared_memory_bytes = 0;
+  s.records().kernels.push_back(profiled);
+  KernelRecord other = Kernel(2, kElementwise, 200000);
+  other.static_shared_memory_bytes = 4096;
+  s.records().kernels.push_back(other);
+  s.records().counters.push_back(Counters(1, 1000, 500, 100));
+  SampledCounters sampled;
+  const Joined r = JoinAndSample(&s, &sampled);
+  ASSERT_NE(r.j.kernels[1].sampled, nullptr);
+  EXPECT_EQ(r.j.kernels[1].facts.dram_bytes, 1500u);
 }
 
 // A bf16 GEMM call m x 8 x 4096 launched as `corr`, its kernel 20 us.
