@@ -27,7 +27,7 @@ uint64_t Mean(double sum, uint64_t n) {
 }  // namespace
 
 size_t SampledCounters::KeyHash::operator()(const Key& k) const {
-  size_t h = std::hash<std::string>()(k.name);
+  size_t h = std::hash<int>()(k.name);
   auto mix = [&h](uint64_t v) {
     h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) +
          (h >> 2);
@@ -41,10 +41,11 @@ size_t SampledCounters::KeyHash::operator()(const Key& k) const {
 }
 
 SampledCounters::Key SampledCounters::KeyOf(const JoinedSession& j,
-                                            const JoinedKernel& jk) {
+                                            const JoinedKernel& jk,
+                                            const std::vector<int>& name_ids) {
   const KernelRecord& r = *jk.kernel;
   Key k;
-  if (jk.name >= 0) k.name = j.names[static_cast<size_t>(jk.name)].name;
+  k.name = jk.name >= 0 ? name_ids[static_cast<size_t>(jk.name)] : -1;
   for (int i = 0; i < 3; ++i) {
     k.grid[i] = r.grid[i];
     k.block[i] = r.block[i];
@@ -141,12 +142,19 @@ void SampledCounters::Apply(const Session& session, JoinedSession* j,
     found = sessions_.emplace(&session, Signatures()).first;
   }
   Signatures& signatures = found->second;
+  std::vector<int> name_ids(j->names.size());
+  for (size_t i = 0; i < j->names.size(); ++i) {
+    name_ids[i] = signatures.names
+                      .try_emplace(j->names[i].name,
+                                   static_cast<int>(signatures.names.size()))
+                      .first->second;
+  }
   // Learn every sample and launch first: within one join a launch sees
   // every sample before it, whatever the kernels' order.
   std::vector<Signature*> of(j->kernels.size(), nullptr);
   for (size_t i = 0; i < j->kernels.size(); ++i) {
     const JoinedKernel& k = j->kernels[i];
-    Signature& s = signatures[KeyOf(*j, k)];
+    Signature& s = signatures.by_key[KeyOf(*j, k, name_ids)];
     of[i] = &s;
     NoteLaunch(&s, k.kernel->correlation_id);
     if (k.counters != nullptr) Learn(&s, k);

@@ -67,7 +67,7 @@ class SampledCounters {
 
  private:
   struct Key {
-    std::string name;
+    int name = 0;  // the session's id of the kernel name (Signatures::names)
     uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
     uint32_t dynamic_shared = 0;
     bool gemm = false;
@@ -97,9 +97,16 @@ class SampledCounters {
     std::vector<Sample> samples;     // by correlation id, unique
     std::vector<uint64_t> launches;  // correlation ids, sorted, unique
   };
-  using Signatures = std::unordered_map<Key, Signature, KeyHash>;
+  // One session's: its signatures, and an id per kernel name (names are
+  // hashed once per window, not once per kernel).
+  struct Signatures {
+    std::unordered_map<Key, Signature, KeyHash> by_key;
+    std::unordered_map<std::string, int> names;
+  };
 
-  static Key KeyOf(const JoinedSession& j, const JoinedKernel& k);
+  // `name_ids`: the session's id of each of the join's names.
+  static Key KeyOf(const JoinedSession& j, const JoinedKernel& k,
+                   const std::vector<int>& name_ids);
   static void Learn(Signature* s, const JoinedKernel& k);
   static void NoteLaunch(Signature* s, uint64_t correlation_id);
   // Recomputes the running figures of samples [from, end).
