@@ -17,6 +17,10 @@
 #              counters`: tokens, counter rows, no fallback line, nothing
 #              lost (no dropped record, unmatched counters or zero
 #              duration), GPU time with counted DRAM bytes
+#   counters_full  the full workload under counters mode's defaults: tokens,
+#              generate time <= COUNTERS_MAX_SLOWDOWN x bare per batch,
+#              nothing lost, GPU time with counted DRAM bytes (after bare;
+#              not in the default list)
 #   ncu        the reduced workload under ncu with the same metrics,
 #              imported with `rooftrace import --format ncu` and compared
 #              per kernel with the counters store, for the kernels holding
@@ -37,7 +41,7 @@
 # scripts/examples/hf_generate.py"), SCORE_PHASES, NVIDIA_SMI, NCU,
 # CUDA13_LIB_PATH, MIN_DRIVER (580), MAX_OVERHEAD_PCT (2), NCU_FLOPS_PCT (1),
 # NCU_BYTES_PCT (3), NCU_TIME_SHARE (0.95), COUNTERS_TIME_SHARE (0.99),
-# SMALL_ARGS, FULL_ARGS, NCU_METRICS.
+# COUNTERS_MAX_SLOWDOWN (1.5), SMALL_ARGS, FULL_ARGS, NCU_METRICS.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -62,6 +66,7 @@ NCU_FLOPS_PCT=${NCU_FLOPS_PCT:-1}
 NCU_BYTES_PCT=${NCU_BYTES_PCT:-3}
 NCU_TIME_SHARE=${NCU_TIME_SHARE:-0.95}
 COUNTERS_TIME_SHARE=${COUNTERS_TIME_SHARE:-0.99}
+COUNTERS_MAX_SLOWDOWN=${COUNTERS_MAX_SLOWDOWN:-1.5}
 # The reduced workload for counters mode and ncu (every kernel is replayed).
 # --deterministic: without it the example's token ids differ from one bare
 # run to the next at batch > 1 (H100, 2026-11-24), and the token check
@@ -346,6 +351,27 @@ stage_counters() {
   rt export "$OUT/counters.sqlite" --csv "$OUT/counters_csv" >/dev/null 2>&1
 }
 
+# The full example under counters mode's defaults (sampled counters, one
+# pass without replay): issue 25's acceptance. Needs the bare stage's
+# truth file (same FULL_ARGS).
+stage_counters_full() {
+  say "== counters mode, full workload ($FULL_ARGS)"
+  resolve_cuda_libs
+  check "the bare stage ran first (truth_bare.json)" test -s "$OUT/truth_bare.json"
+  wall rt profile --mode counters -o "$OUT/counters_full.sqlite" $(profile_flag) -- \
+    $WORKLOAD $FULL_ARGS --truth "$OUT/truth_counters_full.json" 2>&1 | tee "$OUT/counters_full.log" | tail -40 | tee -a "$REPORT"
+  check "rooftrace profile --mode counters exits with the workload's code 0" test "${PIPESTATUS[0]}" -eq 0
+  check "identical token ids bare and under counters mode" same_tokens "$OUT/truth_bare.json" "$OUT/truth_counters_full.json"
+  check "generate time under counters mode <= ${COUNTERS_MAX_SLOWDOWN}x bare per batch" \
+    lib slowdown "$OUT/truth_bare.json" "$OUT/truth_counters_full.json" "$COUNTERS_MAX_SLOWDOWN"
+  local sampled
+  sampled=$(sql "$OUT/counters_full.sqlite" "SELECT COUNT(*) FROM kernels WHERE bytes_source LIKE 'counters (sampled%'" 2>/dev/null)
+  say "  kernels given their signature's sampled counters: ${sampled:-0}"
+  check "nothing lost and ${COUNTERS_TIME_SHARE} of GPU time counted (gpu_check_lib.py counters)" \
+    lib counters "$OUT/counters_full.sqlite" "$COUNTERS_TIME_SHARE"
+  rt analyze "$OUT/counters_full.sqlite" --by family --top 25 2>&1 | tee -a "$REPORT"
+}
+
 stage_ncu() {
   say "== ncu (same reduced workload, metrics $NCU_METRICS)"
   resolve_cuda_libs
@@ -372,7 +398,7 @@ status=0
 failed=()
 for s in "${stages[@]}"; do
   if ! declare -F "stage_$s" >/dev/null; then
-    say "unknown stage '$s' (stages: env tests calibrate bare trace counters ncu)"
+    say "unknown stage '$s' (stages: env tests calibrate bare trace counters counters_full ncu)"
     status=2
     continue
   fi

@@ -12,7 +12,9 @@ Command line (what gpu-check.sh runs; exit 0 pass, 1 fail, 2 bad input):
   gpu_check_lib.py ncu OURS.sqlite NCU.sqlite FLOPS_PCT BYTES_PCT SHARE
   gpu_check_lib.py counters STORE.sqlite MIN_TIME_SHARE
   gpu_check_lib.py tests TESTS_DIR NAME...
+  gpu_check_lib.py slowdown BARE_TRUTH.json PROFILED_TRUTH.json LIMIT
 """
+import json
 import os
 import sqlite3
 import sys
@@ -144,6 +146,30 @@ def check_counters_run(stats, kernels, zero_duration, time_ns, dram_time_ns,
     return ok, lines
 
 
+def check_slowdown(bare_runs, profiled_runs, limit):
+    """Each batch's generate time under rooftrace is at most `limit` times
+    the bare one (hf_generate.py truth files' "runs"). No runs, or not the
+    same batches, is a failure."""
+    lines = []
+    if not bare_runs or len(bare_runs) != len(profiled_runs):
+        return False, [f"BAD {len(bare_runs)} bare run(s) against "
+                       f"{len(profiled_runs)} profiled: nothing to compare"]
+    ok = True
+    for b, p in zip(bare_runs, profiled_runs):
+        if b.get("batch") != p.get("batch") or b.get("generate_ms", 0) <= 0:
+            ok = False
+            lines.append(f"BAD batch {b.get('batch')} against {p.get('batch')}: "
+                         "not comparable")
+            continue
+        ratio = p["generate_ms"] / b["generate_ms"]
+        good = ratio <= limit
+        ok = ok and good
+        lines.append(f"{'ok ' if good else 'BAD'} batch {b['batch']}: "
+                     f"{b['generate_ms']:.1f} ms bare, {p['generate_ms']:.1f} ms "
+                     f"profiled: {ratio:.2f}x (limit {limit}x)")
+    return ok, lines
+
+
 def missing_tests(tests_dir, names):
     """The expected test binaries that are not executables in tests_dir."""
     return [n for n in names
@@ -211,6 +237,15 @@ def main(argv):
         elif cmd == "counters" and len(argv) == 4:
             ok, lines = check_counters_run(*read_counters_run(argv[2]),
                                            float(argv[3]))
+        elif cmd == "slowdown" and len(argv) == 5:
+            try:
+                with open(argv[2]) as a, open(argv[3]) as b:
+                    bare, profiled = json.load(a), json.load(b)
+            except (OSError, ValueError) as e:
+                print(f"  BAD cannot read the truth files: {e}")
+                return 1
+            ok, lines = check_slowdown(bare.get("runs", []),
+                                       profiled.get("runs", []), float(argv[4]))
         elif cmd == "tests" and len(argv) >= 3:
             missing = missing_tests(argv[2], argv[3:])
             ok = not missing

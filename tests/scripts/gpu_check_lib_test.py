@@ -145,6 +145,31 @@ class CountersRunTest(unittest.TestCase):
         self.assertFalse(ok)
 
 
+class SlowdownTest(unittest.TestCase):
+    def runs(self, *ms):
+        return [{"batch": b, "generate_ms": m} for b, m in zip((1, 8, 32), ms)]
+
+    def test_within_the_limit_passes_with_each_ratio(self):
+        ok, lines = g.check_slowdown(self.runs(100, 200, 400),
+                                     self.runs(140, 250, 500), 1.5)
+        self.assertTrue(ok, lines)
+        self.assertIn("batch 1: 100.0 ms bare, 140.0 ms profiled: 1.40x", lines[0])
+
+    def test_one_batch_over_the_limit_fails(self):
+        ok, _ = g.check_slowdown(self.runs(100, 200, 400),
+                                 self.runs(140, 310, 500), 1.5)
+        self.assertFalse(ok)
+
+    # No runs, or not the same batches, compare nothing: a failure.
+    def test_nothing_comparable_fails(self):
+        self.assertFalse(g.check_slowdown([], [], 1.5)[0])
+        self.assertFalse(g.check_slowdown(self.runs(100), self.runs(100, 1), 1.5)[0])
+        ok, lines = g.check_slowdown([{"batch": 1, "generate_ms": 100}],
+                                     [{"batch": 8, "generate_ms": 100}], 1.5)
+        self.assertFalse(ok)
+        self.assertIn("not comparable", lines[0])
+
+
 class SourcesAndStoresTest(unittest.TestCase):
     def test_counted_sources(self):
         self.assertTrue(g.counted("counters"))

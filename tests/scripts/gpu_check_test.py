@@ -356,6 +356,19 @@ class GpuCheckTest(unittest.TestCase):
     def test_disagreement_with_ncu_fails_ncu(self):
         self.assertFailsOn(["counters", "ncu"], "agreement with ncu", ncu_skew="0.1")
 
+    # The full workload under counters mode: 60% slower than bare fails the
+    # 1.5x limit with the ratio printed; 0.5% passes.
+    def test_counters_full_checks_the_slowdown(self):
+        report = self.assertFailsOn(["bare", "counters_full"], "counters mode <= 1.5x",
+                                    overhead_pct="60")
+        self.assertIn("BAD batch 8: 1000.0 ms bare, 1600.0 ms profiled: 1.60x", report)
+        rc, report = self.run_check("bare", "counters_full")
+        self.assertEqual(rc, 0, report)
+        self.assertIn("ok  batch 32", report)
+
+    def test_counters_full_needs_the_bare_stage(self):
+        self.assertFailsOn(["counters_full"], "the bare stage ran first")
+
     def test_small_difference_from_ncu_passes(self):
         rc, report = self.run_check("counters", "ncu", ncu_skew="0.005")
         self.assertEqual(rc, 0, report)
