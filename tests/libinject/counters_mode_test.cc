@@ -492,6 +492,47 @@ TEST_F(CountersModeTest, ReplayedKernelsOfRun7AreAllRecordedOnce) {
   EXPECT_EQ(fake::Fake().stranded(), 0u);
 }
 
+// Counters mode's default samples per signature: most launches are not
+// profiled, so after a profiled (replayed, record never completed) launch
+// the application has almost always enqueued more before the sender looks.
+// Run 7's shape with sampling (1,354 launches, one in 10 profiled after
+// the first 2): every kernel must still arrive once and CUPTI drop none.
+TEST_F(CountersModeTest, SampledRunKeepsEveryKernelRecord) {
+  options_.stats_interval_ms = 1;
+  options_.config.counters_first = 2;
+  options_.config.counters_every = 10;
+  options_.config.counters_tolerance_pct = 0;
+  Attach(/*activity=*/true);
+  constexpr uint32_t kLaunches = 1354;
+  for (uint32_t i = 0; i < kLaunches; ++i) {
+    const uint32_t correlation = 1000 + i;
+    const uint32_t ordinal = i + 1;
+    const bool profiled = ordinal <= 2 || (ordinal - 2) % 10 == 0;
+    Call(kLaunchCbid, correlation, "_Z4gemmv");
+    // A replayed kernel's record stays incomplete; the others complete as
+    // they run.
+    fake::Fake().AddKernel(correlation, "_Z4gemmv", /*complete=*/!profiled,
+                           profiled ? 0 : 10 * i + 1, profiled ? 0 : 10 * i + 5);
+    if (i % 28 == 27) std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
+  const std::vector<pb::Packet> packets = StopAndRead();
+  const std::map<uint64_t, int> kernels = KernelsByCorrelation(packets);
+  EXPECT_EQ(fake::Fake().dropped_total(), 0u);
+  EXPECT_EQ(kernels.size(), kLaunches);
+  int twice = 0;
+  for (const auto& [correlation, n] : kernels) twice += n > 1;
+  EXPECT_EQ(twice, 0);
+  const pb::Stats* stats = LastStats(packets);
+  ASSERT_NE(stats, nullptr);
+  EXPECT_EQ(stats->cupti_records_dropped(), 0u);
+  EXPECT_EQ(stats->activity_buffers_refused(), 0u);
+  EXPECT_EQ(stats->kernels_untimed(), 0u);
+  std::printf("sampled run: %llu forced flushes, %zu buffers stranded at the "
+              "end\n",
+              static_cast<unsigned long long>(fake::Fake().forced_flushes()),
+              fake::Fake().stranded());
+}
+
 // No activity record at all (CUPTI never completed it, or dropped it): the
 // profiled launch still gets its Kernel, made from the launch callback
 // (symbol, grid, block, dynamic shared memory, API start) and lasting the
