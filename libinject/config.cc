@@ -267,6 +267,23 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
     RT_ASSIGN_OR_RETURN(config.counters_every,
                         ParseCount("ROOFTRACE_COUNTERS_EVERY", v, 0, 1000000000));
   }
+  if (const char* v = get("ROOFTRACE_COUNTERS_REPLAY")) {
+    const std::string s = v;
+    if (s == "auto")
+      config.counters_kernel_replay = false;
+    else if (s == "kernel")
+      config.counters_kernel_replay = true;
+    else {
+      return BadValue("ROOFTRACE_COUNTERS_REPLAY", s,
+                      "auto (the default: a metric set that fits one pass "
+                      "is collected without replay) or kernel (replay every "
+                      "profiled kernel)");
+    }
+  }
+  if (const char* v = get("ROOFTRACE_COUNTERS_TOLERANCE")) {
+    RT_ASSIGN_OR_RETURN(config.counters_tolerance_pct,
+                        ParseCount("ROOFTRACE_COUNTERS_TOLERANCE", v, 0, 1000));
+  }
   if (const char* v = get("ROOFTRACE_EXIT_TIMEOUT_MS")) {
     RT_ASSIGN_OR_RETURN(config.exit_timeout_ms,
                         ParseCount("ROOFTRACE_EXIT_TIMEOUT_MS", v, 0, 600000));
@@ -345,6 +362,10 @@ std::vector<std::string> Config::ToHelloConfig() const {
                   (counters_communication ? "profile" : "skip"));
     out.push_back("ROOFTRACE_COUNTERS_FIRST=" + std::to_string(counters_first));
     out.push_back("ROOFTRACE_COUNTERS_EVERY=" + std::to_string(counters_every));
+    out.push_back("ROOFTRACE_COUNTERS_TOLERANCE=" +
+                  std::to_string(counters_tolerance_pct));
+    out.push_back(std::string("ROOFTRACE_COUNTERS_REPLAY=") +
+                  (counters_kernel_replay ? "kernel" : "auto"));
   }
   return out;
 }

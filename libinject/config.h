@@ -97,11 +97,20 @@ struct Config {
   bool counters_communication = false;
   // Counters mode, sampled per kernel signature (kernel_filter.h): the
   // first ROOFTRACE_COUNTERS_FIRST launches of each signature are profiled,
-  // then one in ROOFTRACE_COUNTERS_EVERY. Both 0 (the default until the
-  // collector gives unprofiled launches their signature's figures, issue 25
-  // item 2): every selected launch is profiled.
-  uint64_t counters_first = 0;
-  uint64_t counters_every = 0;
+  // then one in ROOFTRACE_COUNTERS_EVERY; the collector gives the others
+  // their signature's sampled figures (pipeline/sampled.h). Two first
+  // launches give a spread at once; one in 1000 keeps watching long runs.
+  // EVERY=1 (or both 0) profiles every selected launch.
+  uint64_t counters_first = 2;
+  uint64_t counters_every = 1000;
+  // Percent: a signature whose samples' DRAM bytes or FLOPs spread more
+  // ((max - min) / mean) is profiled ten times as often
+  // (ROOFTRACE_COUNTERS_TOLERANCE; 0: never).
+  uint64_t counters_tolerance_pct = 5;
+  // Counters mode: a metric set that fits one pass is collected without
+  // kernel replay (ROOFTRACE_COUNTERS_REPLAY=auto, the default); =kernel
+  // replays always (to measure what replay costs).
+  bool counters_kernel_replay = false;
   uint64_t exit_timeout_ms = 3000;
 
   // Queue slots and bytes for strings, from the budget (or queue_records).

@@ -1,5 +1,7 @@
 #include "libinject/counters_mode.h"
 
+#include <algorithm>
+
 #include "libinject/counters/counter_session.h"
 #include "libinject/counters/failure_modes.h"
 #include "libinject/log.h"
@@ -34,6 +36,9 @@ StatusOr<std::unique_ptr<CountersMode>> CountersMode::CreateWithApi(
   counters::CountersOptions options;
   options.set = *set;
   options.filter = config.CountersKernelFilter();
+  options.replay = config.counters_kernel_replay
+                       ? counters::ReplayChoice::kKernel
+                       : counters::ReplayChoice::kAuto;
   StatusOr<std::unique_ptr<counters::CountersRuntime>> runtime =
       counters::CountersRuntime::Create(api, options);
   if (!runtime.ok()) {
@@ -43,15 +48,56 @@ StatusOr<std::unique_ptr<CountersMode>> CountersMode::CreateWithApi(
     return Status(runtime.status().code(), line + "; using trace mode");
   }
   return std::unique_ptr<CountersMode>(new CountersMode(
-      std::move(runtime).value(), interner, !config.nvtx_include.empty()));
+      std::move(runtime).value(), interner, !config.nvtx_include.empty(),
+      config.counters_tolerance_pct));
 }
 
 CountersMode::CountersMode(std::unique_ptr<counters::CountersRuntime> runtime,
-                           StringInterner* interner, bool needs_nvtx_path)
+                           StringInterner* interner, bool needs_nvtx_path,
+                           uint64_t tolerance_pct)
     : runtime_(std::move(runtime)),
       interner_(interner),
       needs_nvtx_path_(needs_nvtx_path),
-      facts_(new LaunchFacts[kFactSlots]) {}
+      facts_(new LaunchFacts[kFactSlots]),
+      signed_(new Signed[kFactSlots]),
+      tolerance_(static_cast<double>(tolerance_pct) / 100.0) {}
+
+uint64_t CountersMode::SignatureOf(uint64_t correlation_id) const {
+  std::lock_guard<std::mutex> lock(facts_mu_);
+  const Signed& s = signed_[correlation_id % kFactSlots];
+  return s.correlation_id == correlation_id ? s.signature : 0;
+}
+
+void CountersMode::NoteSample(uint64_t signature, uint64_t bytes,
+                              uint64_t flops) {
+  Spread& s = spreads_[signature];
+  const auto b = static_cast<double>(bytes);
+  const auto f = static_cast<double>(flops);
+  if (s.n == 0) {
+    s.min_bytes = s.max_bytes = b;
+    s.min_flops = s.max_flops = f;
+  }
+  ++s.n;
+  s.sum_bytes += b;
+  s.sum_flops += f;
+  s.min_bytes = std::min(s.min_bytes, b);
+  s.max_bytes = std::max(s.max_bytes, b);
+  s.min_flops = std::min(s.min_flops, f);
+  s.max_flops = std::max(s.max_flops, f);
+  if (tolerance_ <= 0 || s.n < 2) return;
+  const double n = static_cast<double>(s.n);
+  auto spread = [n](double min, double max, double sum) {
+    return sum > 0 ? (max - min) / (sum / n) : 0.0;
+  };
+  if (spread(s.min_bytes, s.max_bytes, s.sum_bytes) > tolerance_ ||
+      spread(s.min_flops, s.max_flops, s.sum_flops) > tolerance_) {
+    runtime_->MarkSignatureUnsettled(signature);
+  }
+}
+
+FilterStats CountersMode::SelectionStats() const {
+  return runtime_->filter_stats();
+}
 
 void CountersMode::RecordLaunchFacts(const LaunchFacts& facts) {
   std::lock_guard<std::mutex> lock(facts_mu_);
@@ -111,6 +157,11 @@ bool CountersMode::OnLaunchBegin(CUcontext ctx, uint64_t correlation_id,
   if (profiled) {
     t_profiled_seq = seq;
     profiled_begun_.fetch_add(1, std::memory_order_acq_rel);
+    if (signature != 0) {
+      // Profiled launches take milliseconds of replay: a short lock.
+      std::lock_guard<std::mutex> lock(facts_mu_);
+      signed_[correlation_id % kFactSlots] = {correlation_id, signature};
+    }
   } else {
     last_unprofiled_.store(seq, std::memory_order_release);
   }
@@ -207,6 +258,11 @@ void CountersMode::Flush(bool final, std::vector<KernelCountersInfo>* out) {
     }
     info.passes = k.passes;
     info.range_index = k.range_index;
+    if (const uint64_t signature = SignatureOf(k.correlation_id)) {
+      uint64_t flops = 0;
+      for (size_t p = 1; p < k.flops.size(); ++p) flops += k.flops[p];
+      NoteSample(signature, k.dram_read_bytes + k.dram_write_bytes, flops);
+    }
     out->push_back(std::move(info));
   }
 }

@@ -136,7 +136,13 @@ class CountersMode {
 
   // Sender thread: results evaluated so far (all of them when `final`:
   // shuts every context's profiler down first; call before CUPTI goes).
+  // Each result also feeds its signature's spread: a signature whose
+  // samples' DRAM bytes or FLOPs spread ((max - min) / mean) beyond
+  // ROOFTRACE_COUNTERS_TOLERANCE is profiled ten times as often from then
+  // on (KernelFilter::MarkUnsettled).
   void Flush(bool final, std::vector<KernelCountersInfo>* out);
+  // The kernel filter's counts (signatures seen, unsettled, ...).
+  FilterStats SelectionStats() const;
   uint32_t passes() const;
   // Lines to say and put in Stats.warnings.
   std::vector<std::string> TakeWarnings();
@@ -147,8 +153,14 @@ class CountersMode {
 
  private:
   CountersMode(std::unique_ptr<counters::CountersRuntime> runtime,
-               StringInterner* interner, bool needs_nvtx_path);
+               StringInterner* interner, bool needs_nvtx_path,
+               uint64_t tolerance_pct);
   const std::vector<uint64_t>& MetricIids(const counters::MetricSet* set);
+  // The signature a profiled launch was signed with (0: none known).
+  uint64_t SignatureOf(uint64_t correlation_id) const;
+  // Adds one result to its signature's spread; marks the signature
+  // unsettled once it is beyond the tolerance (sender thread).
+  void NoteSample(uint64_t signature, uint64_t bytes, uint64_t flops);
 
   std::unique_ptr<counters::CountersRuntime> runtime_;
   StringInterner* interner_;
@@ -168,6 +180,20 @@ class CountersMode {
   // profiled launch (which takes milliseconds of replay) and per lookup.
   mutable std::mutex facts_mu_;
   std::unique_ptr<LaunchFacts[]> facts_;
+  // Signatures of profiled launches by correlation id % kFactSlots (under
+  // facts_mu_; written at launch enter).
+  struct Signed {
+    uint64_t correlation_id = 0, signature = 0;
+  };
+  std::unique_ptr<Signed[]> signed_;
+  // Sender thread only: each signature's samples so far.
+  struct Spread {
+    uint64_t n = 0;
+    double sum_bytes = 0, min_bytes = 0, max_bytes = 0;
+    double sum_flops = 0, min_flops = 0, max_flops = 0;
+  };
+  const double tolerance_;  // a fraction; 0: never sample more
+  std::unordered_map<uint64_t, Spread> spreads_;
   std::mutex mu_;  // guards notes_
   std::vector<std::string> notes_;
   // Sender thread only: interned metric names per metric set.

@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace rooftrace::inject {
@@ -107,7 +108,8 @@ bool KernelFilter::NvtxMatches(std::string_view path) const {
   return nvtx_.Search(text);
 }
 
-uint64_t KernelFilter::CountSignatureLaunch(uint64_t signature) {
+uint64_t KernelFilter::CountSignatureLaunch(uint64_t signature,
+                                           bool* unsettled) {
   // Linear probing from the signature's hash; a free slot is claimed with
   // a compare-and-swap, so two threads seeing a new signature agree.
   for (size_t i = 0; i < kSignatureSlots; ++i) {
@@ -122,16 +124,33 @@ uint64_t KernelFilter::CountSignatureLaunch(uint64_t signature) {
       }
     }
     if (key == signature) {
+      *unsettled = slot.unsettled.load(std::memory_order_relaxed);
       return slot.launches.fetch_add(1, std::memory_order_relaxed) + 1;
     }
   }
   return 0;
 }
 
-bool KernelFilter::SignatureSampled(uint64_t ordinal) const {
+bool KernelFilter::MarkUnsettled(uint64_t signature) {
+  if (signature_slots_ == nullptr || signature == 0) return false;
+  for (size_t i = 0; i < kSignatureSlots; ++i) {
+    SignatureSlot& slot =
+        signature_slots_[(signature + i) & (kSignatureSlots - 1)];
+    const uint64_t key = slot.key.load(std::memory_order_acquire);
+    if (key == 0) return false;
+    if (key != signature) continue;
+    if (slot.unsettled.exchange(true, std::memory_order_relaxed)) return false;
+    signatures_unsettled_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  return false;
+}
+
+bool KernelFilter::SignatureSampled(uint64_t ordinal, bool unsettled) const {
   const uint64_t first = config_.signature_first;
   if (ordinal <= first) return true;
-  const uint64_t every = config_.signature_every;
+  uint64_t every = config_.signature_every;
+  if (unsettled && every != 0) every = std::max<uint64_t>(1, every / 10);
   return every != 0 && (ordinal - first) % every == 0;
 }
 
@@ -156,8 +175,9 @@ Selection KernelFilter::Decide(const LaunchInfo& launch) {
     return Selection::kFilteredNvtx;
   }
   if (signature_slots_ != nullptr && launch.signature != 0) {
-    const uint64_t ordinal = CountSignatureLaunch(launch.signature);
-    if (ordinal != 0 && !SignatureSampled(ordinal)) {
+    bool unsettled = false;
+    const uint64_t ordinal = CountSignatureLaunch(launch.signature, &unsettled);
+    if (ordinal != 0 && !SignatureSampled(ordinal, unsettled)) {
       filtered_signature_.fetch_add(1, std::memory_order_relaxed);
       return Selection::kFilteredSignature;
     }
@@ -195,6 +215,8 @@ FilterStats KernelFilter::Stats() const {
   s.filtered_graph = filtered_graph_.load(std::memory_order_relaxed);
   s.filtered_signature = filtered_signature_.load(std::memory_order_relaxed);
   s.signatures = signatures_.load(std::memory_order_relaxed);
+  s.signatures_unsettled =
+      signatures_unsettled_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -59,8 +59,9 @@ struct KernelFilterConfig {
   bool exclude_communication = false;
   // Counters mode, per kernel signature (LaunchInfo::signature): profile
   // its first `signature_first` launches, then one in `signature_every`
-  // (0: none after the first ones). Both 0: off, every launch is a
-  // candidate.
+  // (0: none after the first ones); a signature marked unsettled (its
+  // samples disagree, MarkUnsettled) one in signature_every / 10 (at least
+  // every one). Both 0: off, every launch is a candidate.
   uint64_t signature_first = 0;
   uint64_t signature_every = 0;
 };
@@ -95,6 +96,7 @@ struct FilterStats {
   uint64_t filtered_graph = 0;
   uint64_t filtered_signature = 0;
   uint64_t signatures = 0;  // distinct signatures seen
+  uint64_t signatures_unsettled = 0;  // sampled more (MarkUnsettled)
   uint64_t Filtered() const {
     return filtered_name + filtered_communication + filtered_nvtx +
            filtered_sample + filtered_max + filtered_graph + filtered_signature;
@@ -130,6 +132,11 @@ class KernelFilter {
     return Decide(LaunchInfo{kernel_name, {}, false}) == Selection::kSelected;
   }
 
+  // Counters mode (sender thread): the samples of `signature` disagree
+  // beyond the tolerance, so its later launches are profiled ten times as
+  // often. False when the signature is unknown or already marked.
+  bool MarkUnsettled(uint64_t signature);
+
   FilterStats Stats() const;
   uint64_t kept() const { return selected_.load(std::memory_order_relaxed); }
   // True once max_kernels were selected.
@@ -147,8 +154,9 @@ class KernelFilter {
   Selection NameVerdict(std::string_view name);
   // The launch's ordinal within its signature (1 for the first); 0 when the
   // signature table is full (the launch is then a candidate like any).
-  uint64_t CountSignatureLaunch(uint64_t signature);
-  bool SignatureSampled(uint64_t ordinal) const;
+  // `unsettled`: whether the signature was marked unsettled.
+  uint64_t CountSignatureLaunch(uint64_t signature, bool* unsettled);
+  bool SignatureSampled(uint64_t ordinal, bool unsettled) const;
   bool NvtxMatches(std::string_view path) const;
 
   const KernelFilterConfig config_;
@@ -176,11 +184,13 @@ class KernelFilter {
   std::atomic<uint64_t> filtered_graph_{0};
   std::atomic<uint64_t> filtered_signature_{0};
   std::atomic<uint64_t> signatures_{0};
+  std::atomic<uint64_t> signatures_unsettled_{0};
   // Launches per signature: open addressing over a table made at creation
   // (no heap on the launching thread); a key, once set, never moves.
   struct SignatureSlot {
     std::atomic<uint64_t> key{0};
     std::atomic<uint64_t> launches{0};
+    std::atomic<bool> unsettled{false};
   };
   static constexpr size_t kSignatureSlots = size_t{1} << 16;
   std::unique_ptr<SignatureSlot[]> signature_slots_;

@@ -259,10 +259,33 @@ void Sender::DrainActivity(ActivityBufferPool* pool, ActivityDecoder* decoder,
   }
 }
 
+namespace {
+
+// What CUPTI's record of a profiled launch knows and the launch callback
+// may not: registers, static shared memory, the cluster, and the geometry
+// of a launch whose API publishes no parameters.
+void CompleteFromCuptiRecord(const KernelInfo& cupti, KernelInfo* made) {
+  if (made->grid[0] == 0 && made->block[0] == 0) {
+    for (int i = 0; i < 3; ++i) {
+      made->grid[i] = cupti.grid[i];
+      made->block[i] = cupti.block[i];
+    }
+    if (made->dynamic_shared_memory_bytes == 0) {
+      made->dynamic_shared_memory_bytes = cupti.dynamic_shared_memory_bytes;
+    }
+  }
+  for (int i = 0; i < 3; ++i) made->cluster[i] = cupti.cluster[i];
+  made->registers_per_thread = cupti.registers_per_thread;
+  made->static_shared_memory_bytes = cupti.static_shared_memory_bytes;
+}
+
+}  // namespace
+
 void Sender::ReplaceReplayedKernels(CountersMode* counters, Cycle* cycle,
                                     size_t first_counters, bool final_pass) {
   std::vector<KernelInfo>& kernels = cycle->kernels;
   CountersMode::LaunchFacts facts;
+  std::vector<KernelInfo> completed;  // made kernels waiting, now complete
   // CUPTI's records of this pass.
   size_t kept = 0;
   for (size_t i = 0; i < kernels.size(); ++i) {
@@ -270,6 +293,20 @@ void Sender::ReplaceReplayedKernels(CountersMode* counters, Cycle* cycle,
     if (made_from_launch_.erase(id) > 0) {
       ++kernels_replaced_;
       continue;
+    }
+    if (auto waiting = made_waiting_.find(id); waiting != made_waiting_.end()) {
+      const bool timed = kernels[i].start_ns != 0 || kernels[i].end_ns != 0;
+      if (!timed) {
+        // The made kernel, with what CUPTI's record adds; the record goes.
+        CompleteFromCuptiRecord(kernels[i], &waiting->second);
+        completed.push_back(waiting->second);
+        ++kernels_from_launch_;
+        ++kernels_replaced_;
+        made_waiting_.erase(waiting);
+        continue;
+      }
+      // CUPTI timed it after all: its record is the kernel.
+      made_waiting_.erase(waiting);
     }
     if (counters->FindLaunchFacts(id, &facts)) {
       if (kernels[i].start_ns == 0 && kernels[i].end_ns == 0) {
@@ -289,15 +326,29 @@ void Sender::ReplaceReplayedKernels(CountersMode* counters, Cycle* cycle,
     // Facts gone (kFactSlots later launches): CUPTI's record stays the
     // kernel, held or to come.
     if (!counters->FindLaunchFacts(c.correlation_id, &facts)) continue;
-    if (untimed_held_.erase(c.correlation_id) > 0) {
+    KernelInfo made = KernelFromLaunch(facts, c.gpu_time_ns);
+    if (auto held = untimed_held_.find(c.correlation_id);
+        held != untimed_held_.end()) {
+      CompleteFromCuptiRecord(held->second, &made);
+      untimed_held_.erase(held);
       ++kernels_replaced_;
+    } else if (made.grid[0] == 0 && made.block[0] == 0) {
+      made_waiting_.emplace(c.correlation_id, made);  // for CUPTI's record
+      continue;
     } else {
       made_from_launch_.insert(c.correlation_id);
     }
-    kernels.push_back(KernelFromLaunch(facts, c.gpu_time_ns));
+    kernels.push_back(made);
     ++kernels_from_launch_;
   }
+  kernels.insert(kernels.end(), completed.begin(), completed.end());
   if (final_pass) {
+    // Made kernels whose CUPTI record never came: as made.
+    for (auto& [id, k] : made_waiting_) {
+      kernels.push_back(k);
+      ++kernels_from_launch_;
+    }
+    made_waiting_.clear();
     // Profiled launches whose counters never came: CUPTI's record as is.
     for (auto& [id, k] : untimed_held_) kernels.push_back(k);
     untimed_held_.clear();

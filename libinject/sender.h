@@ -99,6 +99,11 @@ class Sender {
   std::unordered_set<uint64_t> made_from_launch_;
   std::unordered_set<uint64_t> timed_profiled_;
   std::unordered_map<uint64_t, KernelInfo> untimed_held_;
+  // Kernels made from a launch whose API published no geometry (nvcc 13's
+  // <<<>>> stub, __cudaLaunchKernel): held until CUPTI's record of the
+  // launch gives grid, block and registers (the collector matches a
+  // profiled launch to the unprofiled ones of its signature by them).
+  std::unordered_map<uint64_t, KernelInfo> made_waiting_;
   uint64_t kernels_from_launch_ = 0;  // Kernels made (counted as seen)
   uint64_t kernels_replaced_ = 0;     // CUPTI's records dropped (filtered)
   uint64_t kernels_untimed_ = 0;      // Kernels sent with start = end = 0

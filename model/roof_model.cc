@@ -87,9 +87,14 @@ std::string_view SourceName(Source s) {
     case Source::kAnalytic: return "analytic";
     case Source::kCounters: return "counters";
     case Source::kInherited: return "inherited";
+    case Source::kSampled: return "counters (sampled)";
     case Source::kNone: break;
   }
   return "none";
+}
+
+bool IsSampledSourceName(std::string_view stored) {
+  return stored.substr(0, 17) == "counters (sampled";
 }
 
 std::string_view BoundName(Bound b) {

@@ -75,10 +75,22 @@ Roofs ScaleRoofsToClock(Roofs roofs, double measured_sm_clock_hz);
 
 // Where a number came from. Values only grow (stored as their names).
 // kInherited: analytic figures of another kernel with the same signature,
-// for a kernel without its op (pipeline/inherit.h).
-enum class Source { kNone = 0, kAnalytic = 1, kCounters = 2, kInherited = 3 };
-// "none", "analytic", "counters", "inherited"
+// for a kernel without its op (pipeline/inherit.h). kSampled: counters of
+// earlier launches of the same kernel signature, for a launch counters mode
+// did not profile (pipeline/sampled.h); its rows say
+// `counters (sampled k of n)`.
+enum class Source {
+  kNone = 0,
+  kAnalytic = 1,
+  kCounters = 2,
+  kInherited = 3,
+  kSampled = 4
+};
+// "none", "analytic", "counters", "inherited", "counters (sampled)" (a row
+// of a sampled kernel carries its own label, with k and n).
 std::string_view SourceName(Source s);
+// Whether a stored source is a sampled one ("counters (sampled ...").
+bool IsSampledSourceName(std::string_view stored);
 
 enum class Bound { kUnknown = 0, kMemory, kCompute, kLatency };
 std::string_view BoundName(Bound b);  // "unknown", "memory", ...

@@ -180,17 +180,30 @@ void FillKernelRow(const RowContext& c, int64_t session_id,
           OptI(static_cast<int64_t>(f.flops[p]), flops_known && p > 0);
     }
     const bool dram = jk.counters && jk.counters->has_dram_bytes;
+    const bool sampled_dram = f.bytes_source == Source::kSampled &&
+                              jk.sampled != nullptr &&
+                              jk.sampled->has_dram_bytes;
     r->dram_read_bytes =
         dram ? std::optional<int64_t>(jk.counters->dram_read_bytes)
-             : std::nullopt;
+        : sampled_dram
+            ? std::optional<int64_t>(jk.sampled->dram_read_bytes)
+            : std::nullopt;
     r->dram_write_bytes =
         dram ? std::optional<int64_t>(jk.counters->dram_write_bytes)
-             : std::nullopt;
+        : sampled_dram
+            ? std::optional<int64_t>(jk.sampled->dram_write_bytes)
+            : std::nullopt;
   }
-  r->flops_source = SourceName(f.flops_source);
+  // A sampled kernel's sources carry its own label (k of n, spread).
+  auto source = [&jk](Source s) {
+    return s == Source::kSampled && jk.sampled != nullptr
+               ? std::string_view(jk.sampled->label)
+               : SourceName(s);
+  };
+  r->flops_source = source(f.flops_source);
   r->dram_bytes = OptI(static_cast<int64_t>(f.dram_bytes),
                        f.bytes_source != Source::kNone);
-  r->bytes_source = SourceName(f.bytes_source);
+  r->bytes_source = source(f.bytes_source);
   r->ai = a.ai;
   r->achieved_flops_per_s = a.achieved_flops_per_s;
   r->achieved_bytes_per_s = a.achieved_bytes_per_s;

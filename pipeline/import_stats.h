@@ -69,7 +69,10 @@ namespace rooftrace {
                        "of the one shape their signature (name, grid, "    \
                        "block, registers, shared memory) ran in the run")  \
   X(kernels_signature_ambiguous, "kernels without figures left blank: "    \
-                                 "their signature ran two or more shapes")
+                                 "their signature ran two or more shapes")  \
+  X(kernels_sampled, "kernels counters mode did not profile given the "     \
+                     "mean counters of the profiled launches of their "    \
+                     "signature before them (counters (sampled k of n))")
 
 enum class ImportStat : int {
 #define ROOFTRACE_STAT_ENUM_(name, meaning) k_##name,

@@ -66,9 +66,11 @@ class SignatureFigures {
              const Roofs& roofs, const AnnotateOptions& annotate,
              ImportStats* stats);
 
-  // Whether a kernel may inherit: nothing of its own gives it figures.
+  // Whether a kernel may inherit: nothing of its own gives it figures
+  // (its own counters, or its signature's sampled counters).
   static bool Eligible(const JoinedKernel& k) {
-    return k.gemm < 0 && k.op < 0 && k.counters == nullptr;
+    return k.gemm < 0 && k.op < 0 && k.counters == nullptr &&
+           k.sampled == nullptr;
   }
 
  private:

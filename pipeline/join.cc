@@ -202,6 +202,8 @@ class Joiner {
     out_.any_counters = false;
     out_.any_analytic = false;
     out_.any_inherited = false;
+    out_.any_sampled = false;
+    out_.sampled.clear();
   }
 
   void IndexLaunches() {

@@ -16,6 +16,7 @@
 #define ROOFTRACE_PIPELINE_JOIN_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,6 +37,20 @@ struct NameInfo {
   uint64_t kernels_without_op = 0;
 };
 
+// Figures a launch counters mode did not profile takes from the profiled
+// launches of its signature before it (pipeline/sampled.h): the mean of
+// those `samples` of the signature's `launches` so far, and the label its
+// row's sources carry.
+struct SampledFigures {
+  std::string label;  // 'counters (sampled 3 of 1200, spread 0.4%)'
+  uint64_t samples = 0, launches = 0;
+  uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
+  bool has_dram_bytes = false;
+  // (max - min) / mean over the samples, the larger of DRAM bytes' and
+  // FLOPs'; 0 with one sample.
+  double spread = 0;
+};
+
 struct JoinedKernel {
   const KernelRecord* kernel = nullptr;
   const LaunchRecord* launch = nullptr;     // nullptr: launch not seen
@@ -53,6 +68,9 @@ struct JoinedKernel {
   // Set by SignatureFigures (pipeline/inherit.h) when this kernel inherited
   // figures: the shape text they are of, owned by the SignatureFigures.
   const std::string* inherited_shape = nullptr;
+  // Set by SampledCounters (pipeline/sampled.h) when this kernel took the
+  // counters of its signature's samples; owned by JoinedSession::sampled.
+  const SampledFigures* sampled = nullptr;
 };
 
 struct JoinedGemm {
@@ -118,6 +136,9 @@ struct JoinedSession {
   bool any_counters = false;
   bool any_analytic = false;
   bool any_inherited = false;  // set by SignatureFigures
+  bool any_sampled = false;    // set by SampledCounters
+  // What kernels[i].sampled points at (a deque: entries stay put).
+  std::deque<SampledFigures> sampled;
   JoinScratch scratch;
 };
 

@@ -102,6 +102,7 @@ Status RunRecorder::AddSession(Session* session) {
   }
   ++sessions_;
   if (!write_error_.ok()) {
+    sampled_.EndSession(session);
     stats_.Add(session->stats());
     DiscardRecords(session);
     return FailedPrecondition(session->name() + ": not stored: an earlier "
@@ -119,12 +120,17 @@ Status RunRecorder::AddSession(Session* session) {
   JoinedSession& joined =
       session->flushed().flushes > 0 ? window_join_ : whole;
   JoinInto(session, roofs, options_.annotate, options_.phases, &joined);
+  // Sampled counters first: a kernel that takes them inherits nothing.
+  sampled_.Apply(*session, &joined, nullptr, roofs, options_.annotate,
+                 &session->stats());
+  sampled_.EndSession(session);
   signatures_.Apply(&joined, nullptr, roofs, options_.annotate,
                     &session->stats());
   stats_.Add(session->stats());
   any_counters_ |= joined.any_counters;
   any_analytic_ |= joined.any_analytic;
   any_inherited_ |= joined.any_inherited;
+  any_sampled_ |= joined.any_sampled;
   const auto end = static_cast<int64_t>(session->end().end_unix_ns);
   if (end != 0 && (!run_.ended_unix_ns || end > *run_.ended_unix_ns)) {
     run_.ended_unix_ns = end;
@@ -253,6 +259,8 @@ Status RunRecorder::FlushSettled(Session* session, size_t window) {
   }
   // Held kernels inherit too (they are joined again next window); only the
   // stored ones are counted, with the plan's counts (which are kept).
+  sampled_.Apply(*session, &joined, &plan.scope, roofs, options_.annotate,
+                 &plan.unmatched);
   signatures_.Apply(&joined, &plan.scope, roofs, options_.annotate,
                     &plan.unmatched);
   Status s = NoteSession(*session, roofs);
@@ -276,6 +284,8 @@ Status RunRecorder::FlushSettled(Session* session, size_t window) {
     any_analytic_ |= k.facts.flops_source == Source::kAnalytic;
     any_inherited_ |= k.facts.flops_source == Source::kInherited ||
                       k.facts.bytes_source == Source::kInherited;
+    any_sampled_ |= k.facts.flops_source == Source::kSampled ||
+                    k.facts.bytes_source == Source::kSampled;
   }
   state.last_step_tokens = joined.steps[plan.last_step].token_count;
   state.steps += static_cast<uint64_t>(plan.last_step) + 1;
@@ -302,11 +312,12 @@ void RunRecorder::AddStats(const ImportStats& stats) {
 Status RunRecorder::Finish() {
   std::lock_guard<std::mutex> lock(mu_);
   finished_ = true;
-  // Each source present, '+'-joined in this order ('counters+analytic+
-  // inherited'); 'none' when none is.
+  // Each source present, '+'-joined in this order ('counters+sampled+
+  // analytic+inherited'); 'none' when none is.
   std::string sources;
   for (const auto& [present, name] :
        {std::pair<bool, const char*>{any_counters_, "counters"},
+        {any_sampled_, "sampled"},
         {any_analytic_, "analytic"},
         {any_inherited_, "inherited"}}) {
     if (!present) continue;

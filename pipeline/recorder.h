@@ -37,6 +37,7 @@
 #include "pipeline/inherit.h"
 #include "pipeline/join.h"
 #include "pipeline/rows.h"
+#include "pipeline/sampled.h"
 #include "pipeline/session.h"
 #include "pipeline/sink.h"
 
@@ -147,6 +148,7 @@ class RunRecorder {
   RunRow run_;
   ImportStats stats_;
   bool any_counters_ = false, any_analytic_ = false, any_inherited_ = false;
+  bool any_sampled_ = false;
   bool all_complete_ = true;
   uint64_t sessions_ = 0;
   bool run_start_from_session_ = false;
@@ -159,6 +161,10 @@ class RunRecorder {
   // and windows (guarded by mu_; rows point into it until the sink call
   // returns).
   SignatureFigures signatures_;
+  // Counters of profiled launches per kernel signature, per session, for
+  // the launches counters mode did not profile (guarded by mu_; rows point
+  // into the JoinedSession).
+  SampledCounters sampled_;
 };
 
 }  // namespace rooftrace

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "model/kernel_names.h"
+#include "model/roof_model.h"
 #include "model/ops.h"
 #include "pipeline/records.h"
 #include "report/text_util.h"
@@ -24,9 +25,11 @@ constexpr int kSourceCounters = 1;
 constexpr int kSourceAnalytic = 2;
 constexpr int kSourceNone = 4;
 constexpr int kSourceInherited = 8;
+constexpr int kSourceSampled = 16;  // 'counters (sampled k of n, ...)'
 
 int SourceBit(std::string_view s) {
   if (s == "counters") return kSourceCounters;
+  if (IsSampledSourceName(s)) return kSourceSampled;
   if (s == "analytic") return kSourceAnalytic;
   if (s == "inherited") return kSourceInherited;
   return kSourceNone;
@@ -36,6 +39,7 @@ std::string SourceName(int bits) {
   std::string out;
   for (const auto& [bit, name] :
        {std::pair<int, const char*>{kSourceCounters, "counters"},
+        {kSourceSampled, "sampled"},
         {kSourceAnalytic, "analytic"},
         {kSourceInherited, "inherited"}}) {
     if (!(bits & bit)) continue;

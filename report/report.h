@@ -86,8 +86,9 @@ struct GroupRow {
   double phase_share = 0;  // that phase's share of the group's time
   std::array<int64_t, kNumPhases> phase_time_ns{};
   // The group's kernels' sources, '+'-joined in the order counters,
-  // analytic, inherited ('counters+analytic', 'analytic+inherited'); 'none'
-  // when no kernel has one.
+  // sampled, analytic, inherited ('counters+sampled': some kernels measured,
+  // the others given their signature's samples; 'analytic+inherited');
+  // 'none' when no kernel has one.
   std::string flops_source;
   std::string bytes_source;
 };

@@ -77,6 +77,7 @@ Source SourceOf(std::string_view stored, bool present) {
   if (!present) return Source::kNone;
   if (stored == "counters") return Source::kCounters;
   if (stored == "inherited") return Source::kInherited;
+  if (IsSampledSourceName(stored)) return Source::kSampled;
   return Source::kAnalytic;
 }
 

@@ -26,13 +26,17 @@ CounterFailureReport ReportFromStatus(const Status& s) {
 
 StatusOr<std::unique_ptr<CounterSession>> CounterSession::Create(
     const CuptiProfilerApi& api, CUcontext ctx, uint32_t device_id,
-    const MetricConfig& config, size_t capacity) {
+    const MetricConfig& config, size_t capacity, ReplayChoice replay) {
   if (capacity == 0) return InvalidArgument("ranges per image must be >= 1");
   if (config.config_image.empty()) {
     return InvalidArgument("counter session needs a config image");
   }
-  std::unique_ptr<CounterSession> s(
-      new CounterSession(api, ctx, device_id, config, capacity));
+  // One pass needs no replay: the counters are collected as the kernel
+  // runs, without the save / replay / restore of kernel replay.
+  const bool without_replay =
+      replay == ReplayChoice::kAuto && config.passes == 1;
+  std::unique_ptr<CounterSession> s(new CounterSession(
+      api, ctx, device_id, config, capacity, without_replay));
   auto enable = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
   enable.ctx = ctx;
   RT_RETURN_IF_ERROR(
@@ -82,7 +86,7 @@ Status CounterSession::Configure() {
   c.counterDataImageSize = image_.size();
   c.pCounterDataImage = image_.data();
   c.range = CUPTI_AutoRange;
-  c.replayMode = CUPTI_KernelReplay;
+  c.replayMode = without_replay_ ? CUPTI_UserReplay : CUPTI_KernelReplay;
   c.maxRangesPerPass = capacity_;
   c.numNestingLevels = 1;  // auto range: one level
   c.minNestingLevel = 1;
@@ -154,7 +158,25 @@ Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id,
     ~Release() { flag.store(0); }
   } release{in_flight_};
 
-  RT_ASSIGN_OR_RETURN(const uint64_t dropped, StopAndDecode(correlation_id));
+  bool incomplete = false;
+  RT_ASSIGN_OR_RETURN(const uint64_t dropped,
+                      StopAndDecode(correlation_id, &incomplete));
+  if (incomplete) {
+    // Without replay the set did not fit one pass: this launch's range is
+    // partial. The ranges before it keep their launches; kernel replay
+    // from now on.
+    without_replay_ = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.ranges_dropped;
+    }
+    Warn("counters: one pass without replay did not collect the metric set "
+         "(correlation id " + std::to_string(correlation_id) +
+         " dropped); kernel replay from now on");
+    RT_RETURN_IF_ERROR(HandOverImage(/*prefix_only=*/true));
+    RT_RETURN_IF_ERROR(InitializeImage());
+    return Configure();
+  }
   // Auto range is context-wide: a launch another thread made on this
   // context between Start and Stop may have put its kernel's range into
   // the image too, and which range is whose cannot be told. The ranges of
@@ -180,6 +202,7 @@ Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id,
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.profiled;
+    if (without_replay_) ++stats_.without_replay;
   }
   if (dropped > 0) ForgetOverflowedRanges(dropped);
   if (image_ids_.size() >= capacity_ || dropped > 0 ||
@@ -191,12 +214,14 @@ Status CounterSession::OnKernelLaunchEnd(uint64_t correlation_id,
   return OkStatus();
 }
 
-StatusOr<uint64_t> CounterSession::StopAndDecode(uint64_t correlation_id) {
+StatusOr<uint64_t> CounterSession::StopAndDecode(uint64_t correlation_id,
+                                                 bool* incomplete) {
   auto stop = RT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
   stop.pRangeProfilerObject = profiler_;
   RT_RETURN_IF_ERROR(
       CounterFailureStatus(RT_CUPTI_CALL(api_, RangeProfilerStop, &stop)));
-  if (!stop.isAllPassSubmitted) {
+  *incomplete = !stop.isAllPassSubmitted && without_replay_;
+  if (!stop.isAllPassSubmitted && !without_replay_) {
     Warn(
         "counters: kernel replay did not submit every pass for correlation "
         "id " +
@@ -386,7 +411,7 @@ Status CountersRuntime::OnContextCreated(CUcontext ctx,
   if (!chip_config.ok()) return chip_config.status();
   StatusOr<std::unique_ptr<CounterSession>> session =
       CounterSession::Create(api_, ctx, device_ordinal, (*chip_config)->config,
-                             options_.ranges_per_image);
+                             options_.ranges_per_image, options_.replay);
   if (!session.ok()) return Disable(ReportFromStatus(session.status()));
   (*session)->KeepRawImages(options_.keep_raw_images);
   auto entry = std::make_shared<Entry>();
@@ -594,6 +619,7 @@ std::vector<KernelCounters> CountersRuntime::Flush(bool final) {
     flushed_stats_.images_decoded += s.images_decoded;
     flushed_stats_.evaluated += s.evaluated;
     flushed_stats_.concurrent_discarded += s.concurrent_discarded;
+    flushed_stats_.without_replay += s.without_replay;
   }
   return out;
 }
@@ -608,6 +634,7 @@ SessionStats CountersRuntime::session_stats() const {
     total.images_decoded += s.images_decoded;
     total.evaluated += s.evaluated;
     total.concurrent_discarded += s.concurrent_discarded;
+    total.without_replay += s.without_replay;
   };
   for (const auto& [ctx, e] : sessions_) add(e->session->Stats());
   for (const auto& e : retired_) add(e->session->Stats());

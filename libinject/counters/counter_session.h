@@ -1,11 +1,14 @@
 // The CUPTI Range Profiler driven per CUDA context, and the process-wide
-// facade libinject calls. Auto range + kernel replay: every selected kernel
-// launch is one range, replayed once per pass inside the launch call.
+// facade libinject calls. Auto range: every selected kernel launch is one
+// range. A metric set that fits one pass is collected as the kernel runs
+// (user replay with nothing to replay); one that needs more is replayed
+// once per pass inside the launch call (kernel replay).
 //
 // Flow per context (CounterSession):
 //   Create:     cuptiRangeProfilerEnable(ctx), GetCounterDataSize,
 //               CounterDataImageInitialize, SetConfig(config image, image,
-//               AutoRange, KernelReplay, maxRangesPerPass = capacity).
+//               AutoRange, UserReplay for one pass else KernelReplay,
+//               maxRangesPerPass = capacity).
 //   Begin:      cuptiRangeProfilerStart   (launch API enter, app thread)
 //   End:        cuptiRangeProfilerStop, DecodeData into the image
 //               (launch API exit, app thread). When the image holds
@@ -60,16 +63,35 @@ struct SessionStats {
   // Profiled launches whose range another thread's launch on the context
   // may share: their results are discarded.
   uint64_t concurrent_discarded = 0;
+  // Launches profiled in one pass without kernel replay (user replay).
+  uint64_t without_replay = 0;
+};
+
+// How a profiled kernel is run (CountersOptions::replay).
+enum class ReplayChoice {
+  // A metric set that fits one pass is collected as the kernel runs, with
+  // no replay (CUPTI_UserReplay: CUPTI neither saves and restores memory
+  // nor runs the kernel again); a set that needs more passes uses kernel
+  // replay. The default.
+  kAuto,
+  // Kernel replay always (CUPTI_KernelReplay): to measure what replay
+  // costs against kAuto on the same build.
+  kKernel,
 };
 
 class CounterSession {
  public:
   static constexpr size_t kDefaultCapacity = 64;
 
-  // `config` must outlive the session (the runtime owns both).
+  // `config` must outlive the session (the runtime owns both). With
+  // ReplayChoice::kAuto and a one-pass config the session profiles without
+  // replay; should a Stop then report a pass not submitted (the set did
+  // not fit after all), that launch's range is dropped with one warning and
+  // the session goes on with kernel replay.
   static StatusOr<std::unique_ptr<CounterSession>> Create(
       const CuptiProfilerApi& api, CUcontext ctx, uint32_t device_id,
-      const MetricConfig& config, size_t capacity = kDefaultCapacity);
+      const MetricConfig& config, size_t capacity = kDefaultCapacity,
+      ReplayChoice replay = ReplayChoice::kAuto);
   ~CounterSession();  // Shutdown() if not done
 
   // Launch API enter / exit of a selected kernel, same thread. Begin returns
@@ -120,17 +142,20 @@ class CounterSession {
   };
 
   CounterSession(const CuptiProfilerApi& api, CUcontext ctx, uint32_t device,
-                 const MetricConfig& config, size_t capacity)
+                 const MetricConfig& config, size_t capacity,
+                 bool without_replay)
       : api_(api),
         ctx_(ctx),
         device_id_(device),
         config_(config),
-        capacity_(capacity) {}
+        capacity_(capacity),
+        without_replay_(without_replay) {}
   Status Configure();  // SetConfig with the (re)initialized image
   Status InitializeImage();
   Status HandOverImage(bool prefix_only = false);  // pending_ += image
   // Stop + DecodeData of the profiled launch; the ranges CUPTI dropped.
-  StatusOr<uint64_t> StopAndDecode(uint64_t correlation_id);
+  // Sets `incomplete` when, without replay, not every pass was submitted.
+  StatusOr<uint64_t> StopAndDecode(uint64_t correlation_id, bool* incomplete);
   void ForgetOverflowedRanges(uint64_t dropped);
   void CountBusy();  // a selected launch that could not be profiled
   void Warn(std::string line);
@@ -140,6 +165,9 @@ class CounterSession {
   uint32_t device_id_;
   const MetricConfig& config_;
   size_t capacity_;
+  // User replay (one pass, no kernel replay) rather than kernel replay;
+  // owned like image_ (cleared once, when a pass proves not enough).
+  bool without_replay_;
   CUpti_RangeProfiler_Object* profiler_ = nullptr;
 
   // Owned by the thread holding in_flight_ (or Shutdown): the image and the
@@ -173,6 +201,7 @@ struct CountersOptions {
   // Which launches are profiled (the kernel filter of libinject).
   inject::KernelFilterConfig filter;
   size_t ranges_per_image = CounterSession::kDefaultCapacity;
+  ReplayChoice replay = ReplayChoice::kAuto;
   // Keep up to this many raw counter-data images per context for
   // TakeRawImages() (recording test data on a GPU); 0 in production.
   size_t keep_raw_images = 0;
@@ -222,6 +251,11 @@ class CountersRuntime {
   // disabled); for Hello/Stats.counter_passes.
   uint32_t passes() const { return passes_.load(); }
   inject::FilterStats filter_stats() const { return filter_->Stats(); }
+  // Sender thread: the samples of `signature` disagree; its launches are
+  // profiled more often from now on (KernelFilter::MarkUnsettled).
+  bool MarkSignatureUnsettled(uint64_t signature) {
+    return filter_->MarkUnsettled(signature);
+  }
   SessionStats session_stats() const;
   // Lines said once, for Stats.warnings (libinject prints them too).
   std::vector<std::string> TakeWarnings();

@@ -45,6 +45,17 @@ StatusOr<CuptiProfilerApi> ResolveCuptiProfilerApi(void* handle) {
   RT_RESOLVE_(RangeProfilerGetCounterDataSize);
   RT_RESOLVE_(RangeProfilerCounterDataImageInitialize);
   RT_RESOLVE_(RangeProfilerGetCounterDataInfo);
+  RT_RESOLVE_(PmSamplingSetConfig);
+  RT_RESOLVE_(PmSamplingEnable);
+  RT_RESOLVE_(PmSamplingDisable);
+  RT_RESOLVE_(PmSamplingStart);
+  RT_RESOLVE_(PmSamplingStop);
+  RT_RESOLVE_(PmSamplingDecodeData);
+  RT_RESOLVE_(PmSamplingGetCounterAvailability);
+  RT_RESOLVE_(PmSamplingGetCounterDataSize);
+  RT_RESOLVE_(PmSamplingCounterDataImageInitialize);
+  RT_RESOLVE_(PmSamplingGetCounterDataInfo);
+  RT_RESOLVE_(PmSamplingCounterDataGetSampleInfo);
 #undef RT_RESOLVE_
   if (!missing.empty()) {
     return FailedPrecondition(

@@ -13,6 +13,7 @@
 #ifndef ROOFTRACE_LIBINJECT_COUNTERS_CUPTI_PROFILER_API_H_
 #define ROOFTRACE_LIBINJECT_COUNTERS_CUPTI_PROFILER_API_H_
 
+#include <cupti_pmsampling.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
@@ -80,6 +81,26 @@ struct CuptiProfilerApi {
       CUpti_RangeProfiler_CounterDataImage_Initialize_Params*) = nullptr;
   CUptiResult (*RangeProfilerGetCounterDataInfo)(
       CUpti_RangeProfiler_GetCounterDataInfo_Params*) = nullptr;
+
+  // PM sampling (needs a GPU; sampling mode, pm_sampler.h).
+  CUptiResult (*PmSamplingSetConfig)(CUpti_PmSampling_SetConfig_Params*) =
+      nullptr;
+  CUptiResult (*PmSamplingEnable)(CUpti_PmSampling_Enable_Params*) = nullptr;
+  CUptiResult (*PmSamplingDisable)(CUpti_PmSampling_Disable_Params*) = nullptr;
+  CUptiResult (*PmSamplingStart)(CUpti_PmSampling_Start_Params*) = nullptr;
+  CUptiResult (*PmSamplingStop)(CUpti_PmSampling_Stop_Params*) = nullptr;
+  CUptiResult (*PmSamplingDecodeData)(CUpti_PmSampling_DecodeData_Params*) =
+      nullptr;
+  CUptiResult (*PmSamplingGetCounterAvailability)(
+      CUpti_PmSampling_GetCounterAvailability_Params*) = nullptr;
+  CUptiResult (*PmSamplingGetCounterDataSize)(
+      CUpti_PmSampling_GetCounterDataSize_Params*) = nullptr;
+  CUptiResult (*PmSamplingCounterDataImageInitialize)(
+      CUpti_PmSampling_CounterDataImage_Initialize_Params*) = nullptr;
+  CUptiResult (*PmSamplingGetCounterDataInfo)(
+      CUpti_PmSampling_GetCounterDataInfo_Params*) = nullptr;
+  CUptiResult (*PmSamplingCounterDataGetSampleInfo)(
+      CUpti_PmSampling_CounterData_GetSampleInfo_Params*) = nullptr;
 };
 
 // A zeroed CUPTI params struct with its structSize set (CUPTI checks the

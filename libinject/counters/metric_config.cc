@@ -31,10 +31,10 @@ ProfilerHost::~ProfilerHost() {
 
 StatusOr<ProfilerHost> ProfilerHost::Create(
     const CuptiProfilerApi& api, std::string_view chip,
-    const std::vector<uint8_t>& counter_availability) {
+    const std::vector<uint8_t>& counter_availability, CUpti_ProfilerType type) {
   std::string chip_name(chip);
   auto p = RT_CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
-  p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  p.profilerType = type;
   p.pChipName = chip_name.c_str();
   p.pCounterAvailabilityImage =
       counter_availability.empty() ? nullptr : counter_availability.data();
@@ -84,9 +84,11 @@ StatusOr<ProfilerHost> HostWithMetrics(const CuptiProfilerApi& api,
                                        std::string_view chip,
                                        const std::vector<uint8_t>& availability,
                                        const std::vector<const char*>& names,
-                                       CUptiResult* result) {
+                                       CUptiResult* result,
+                                       CUpti_ProfilerType type =
+                                           CUPTI_PROFILER_TYPE_RANGE_PROFILER) {
   RT_ASSIGN_OR_RETURN(ProfilerHost host,
-                      ProfilerHost::Create(api, chip, availability));
+                      ProfilerHost::Create(api, chip, availability, type));
   auto p = RT_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
   p.pHostObject = host.object();
   p.ppMetricNames = const_cast<const char**>(names.data());
@@ -137,6 +139,58 @@ StatusOr<ProfilerHost> CreateHostWithMetrics(
     const std::vector<uint8_t>& availability) {
   CUptiResult result = CUPTI_SUCCESS;
   return HostWithMetrics(api, chip, availability, metric_names, &result);
+}
+
+StatusOr<ProfilerHost> CreatePmSamplingHost(
+    const CuptiProfilerApi& api, std::string_view chip,
+    const std::vector<const char*>& metric_names,
+    const std::vector<uint8_t>& availability) {
+  CUptiResult result = CUPTI_SUCCESS;
+  return HostWithMetrics(api, chip, availability, metric_names, &result,
+                         CUPTI_PROFILER_TYPE_PM_SAMPLING);
+}
+
+StatusOr<PmSamplingConfig> BuildPmSamplingConfig(
+    const CuptiProfilerApi& api, std::string_view chip,
+    const std::vector<const char*>& metric_names,
+    const std::vector<uint8_t>& availability) {
+  if (metric_names.empty()) {
+    return InvalidArgument("no metrics to sample for chip " +
+                           std::string(chip));
+  }
+  CUptiResult result = CUPTI_SUCCESS;
+  StatusOr<ProfilerHost> host =
+      HostWithMetrics(api, chip, availability, metric_names, &result,
+                      CUPTI_PROFILER_TYPE_PM_SAMPLING);
+  if (!host.ok()) {
+    if (result != CUPTI_ERROR_INVALID_METRIC_NAME &&
+        result != CUPTI_ERROR_INVALID_PARAMETER) {
+      return host.status();
+    }
+    std::string unknown;
+    for (const char* name : metric_names) {
+      CUptiResult one = CUPTI_SUCCESS;
+      StatusOr<ProfilerHost> h =
+          HostWithMetrics(api, chip, availability, {name}, &one,
+                          CUPTI_PROFILER_TYPE_PM_SAMPLING);
+      if (!h.ok() && one != CUPTI_SUCCESS) {
+        unknown += (unknown.empty() ? "" : ", ") + std::string(name);
+      }
+    }
+    if (unknown.empty()) return host.status();
+    return InvalidArgument("chip " + std::string(chip) +
+                           ": PM sampling has no metric(s) " + unknown +
+                           ": fix libinject/counters/pm_sampler.cc's list");
+  }
+  PmSamplingConfig out;
+  RT_ASSIGN_OR_RETURN(out.config_image, ConfigImageOf(api, *host));
+  RT_ASSIGN_OR_RETURN(out.passes, PassesOf(api, out.config_image));
+  if (out.passes != 1) {
+    return InvalidArgument("chip " + std::string(chip) + ": the PM sampling "
+                           "metrics need " + std::to_string(out.passes) +
+                           " passes; PM sampling collects one");
+  }
+  return out;
 }
 
 StatusOr<MetricConfig> BuildConfigForMetrics(

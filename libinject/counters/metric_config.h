@@ -23,9 +23,11 @@ class ProfilerHost {
   // `counter_availability` is the image cuptiProfilerGetCounterAvailability
   // returns for a live context (empty: assume every counter is available,
   // which is what the CPU-only tests do).
+  // `type`: the Range Profiler's host (counters mode) or PM sampling's.
   static StatusOr<ProfilerHost> Create(
       const CuptiProfilerApi& api, std::string_view chip,
-      const std::vector<uint8_t>& counter_availability = {});
+      const std::vector<uint8_t>& counter_availability = {},
+      CUpti_ProfilerType type = CUPTI_PROFILER_TYPE_RANGE_PROFILER);
   ProfilerHost(ProfilerHost&& other) noexcept;
   ProfilerHost& operator=(ProfilerHost&& other) noexcept;
   ProfilerHost(const ProfilerHost&) = delete;
@@ -49,6 +51,23 @@ class ProfilerHost {
 // A host object with `metric_names` added (what EvaluateRange needs: the
 // same metrics the image was configured with).
 StatusOr<ProfilerHost> CreateHostWithMetrics(
+    const CuptiProfilerApi& api, std::string_view chip,
+    const std::vector<const char*>& metric_names,
+    const std::vector<uint8_t>& counter_availability = {});
+
+// PM sampling (cupti_pmsampling.h): a host of type PM_SAMPLING with
+// `metric_names` added (for evaluating samples), and its config image.
+// PM sampling cannot replay: a set that needs more than one pass is an
+// InvalidArgument naming the pass count; an unknown name one naming it.
+struct PmSamplingConfig {
+  std::vector<uint8_t> config_image;  // for cuptiPmSamplingSetConfig
+  int passes = 0;
+};
+StatusOr<PmSamplingConfig> BuildPmSamplingConfig(
+    const CuptiProfilerApi& api, std::string_view chip,
+    const std::vector<const char*>& metric_names,
+    const std::vector<uint8_t>& counter_availability = {});
+StatusOr<ProfilerHost> CreatePmSamplingHost(
     const CuptiProfilerApi& api, std::string_view chip,
     const std::vector<const char*>& metric_names,
     const std::vector<uint8_t>& counter_availability = {});

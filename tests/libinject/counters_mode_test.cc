@@ -56,6 +56,11 @@ class CountersModeTest : public ::testing::Test {
     options_.config.sink.kind = SinkSpec::Kind::kFile;
     options_.config.sink.path = dir_ + "/t.rft";
     options_.config.mode = InjectMode::kCounters;
+    // Every selected launch profiled, as most tests below count launches
+    // of one kernel (SamplingPerSignatureIsTheDefault puts the defaults
+    // back).
+    options_.config.counters_first = 0;
+    options_.config.counters_every = 0;
     options_.flush_interval_ms = 5;
   }
 
@@ -487,6 +492,47 @@ TEST_F(CountersModeTest, ReplayedKernelsOfRun7AreAllRecordedOnce) {
   EXPECT_EQ(fake::Fake().stranded(), 0u);
 }
 
+// Counters mode's default samples per signature: most launches are not
+// profiled, so after a profiled (replayed, record never completed) launch
+// the application has almost always enqueued more before the sender looks.
+// Run 7's shape with sampling (1,354 launches, one in 10 profiled after
+// the first 2): every kernel must still arrive once and CUPTI drop none.
+TEST_F(CountersModeTest, SampledRunKeepsEveryKernelRecord) {
+  options_.stats_interval_ms = 1;
+  options_.config.counters_first = 2;
+  options_.config.counters_every = 10;
+  options_.config.counters_tolerance_pct = 0;
+  Attach(/*activity=*/true);
+  constexpr uint32_t kLaunches = 1354;
+  for (uint32_t i = 0; i < kLaunches; ++i) {
+    const uint32_t correlation = 1000 + i;
+    const uint32_t ordinal = i + 1;
+    const bool profiled = ordinal <= 2 || (ordinal - 2) % 10 == 0;
+    Call(kLaunchCbid, correlation, "_Z4gemmv");
+    // A replayed kernel's record stays incomplete; the others complete as
+    // they run.
+    fake::Fake().AddKernel(correlation, "_Z4gemmv", /*complete=*/!profiled,
+                           profiled ? 0 : 10 * i + 1, profiled ? 0 : 10 * i + 5);
+    if (i % 28 == 27) std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
+  const std::vector<pb::Packet> packets = StopAndRead();
+  const std::map<uint64_t, int> kernels = KernelsByCorrelation(packets);
+  EXPECT_EQ(fake::Fake().dropped_total(), 0u);
+  EXPECT_EQ(kernels.size(), kLaunches);
+  int twice = 0;
+  for (const auto& [correlation, n] : kernels) twice += n > 1;
+  EXPECT_EQ(twice, 0);
+  const pb::Stats* stats = LastStats(packets);
+  ASSERT_NE(stats, nullptr);
+  EXPECT_EQ(stats->cupti_records_dropped(), 0u);
+  EXPECT_EQ(stats->activity_buffers_refused(), 0u);
+  EXPECT_EQ(stats->kernels_untimed(), 0u);
+  std::printf("sampled run: %llu forced flushes, %zu buffers stranded at the "
+              "end\n",
+              static_cast<unsigned long long>(fake::Fake().forced_flushes()),
+              fake::Fake().stranded());
+}
+
 // No activity record at all (CUPTI never completed it, or dropped it): the
 // profiled launch still gets its Kernel, made from the launch callback
 // (symbol, grid, block, dynamic shared memory, API start) and lasting the
@@ -523,6 +569,53 @@ TEST_F(CountersModeTest, ProfiledLaunchGetsItsKernelFromTheLaunch) {
   ASSERT_NE(stats, nullptr);
   EXPECT_EQ(stats->kernels_from_launch(), 1u);
   EXPECT_EQ(Totals(packets).at(pb::RECORD_KERNEL).sent(), 1u);
+}
+
+// nvcc 13's <<<>>> stub publishes no launch parameters, so a profiled
+// launch made through it has no grid or block of its own; CUPTI's untimed
+// record of it has them (and registers): the Kernel sent has them too,
+// whichever of the record and the counters comes first (launch 50: the
+// record is there before the counters are evaluated; launch 60: the
+// counters are evaluated before the record comes).
+TEST_F(CountersModeTest, MadeKernelTakesGeometryFromCuptisRecord) {
+  options_.flush_interval_ms = 5;
+  Attach(/*activity=*/true);
+  Call(kStubLaunchCbid, 50, "_Z4gemmv");
+  fake::Fake().AddKernel(50, "_Z4gemmv", /*complete=*/false);
+  cudaLaunchKernel_v7000_params params{};
+  params.gridDim = dim3(8, 1, 1);
+  params.blockDim = dim3(64, 1, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Call(kLaunchCbid, 51, "_Z5otherv", 0, &params);  // hands the image over
+  fake::Fake().AddKernel(51, "_Z5otherv", /*complete=*/false);
+  Call(kStubLaunchCbid, 60, "_Z4gemmv");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Call(kLaunchCbid, 61, "_Z5otherv", 0, &params);  // hands 60's over
+  // The sender evaluates 60's counters before its record comes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  fake::Fake().AddKernel(60, "_Z4gemmv", /*complete=*/false);
+  fake::Fake().AddKernel(61, "_Z5otherv", /*complete=*/false);
+  const std::vector<pb::Packet> packets = StopAndRead();
+  std::map<uint64_t, pb::Kernel> kernels;
+  for (const pb::Packet& p : packets) {
+    for (const pb::Kernel& k : p.kernel_batch().kernels()) {
+      EXPECT_TRUE(kernels.emplace(k.correlation_id(), k).second)
+          << k.correlation_id() << " sent twice";
+    }
+  }
+  ASSERT_EQ(kernels.size(), 4u);
+  for (const uint64_t id : {50u, 60u}) {
+    const pb::Kernel& k = kernels.at(id);
+    EXPECT_EQ(k.grid_x(), 4u) << id;  // the fake record's
+    EXPECT_EQ(k.block_x(), 128u) << id;
+    EXPECT_EQ(k.registers_per_thread(), 32u) << id;
+    EXPECT_EQ(k.static_shared_memory_bytes(), 256u) << id;
+    EXPECT_GT(k.end_ns(), k.start_ns()) << id;  // the counted duration
+  }
+  // A launch that published its geometry keeps it.
+  EXPECT_EQ(kernels.at(51).grid_x(), 8u);
+  EXPECT_EQ(LastStats(packets)->kernels_from_launch(), 4u);
+  EXPECT_EQ(LastStats(packets)->kernels_untimed(), 0u);
 }
 
 // Should CUPTI's record of a profiled kernel carry timestamps after all, it
@@ -599,6 +692,69 @@ TEST_F(CountersModeTest, LaunchesAreSampledPerSignature) {
   EXPECT_EQ(g.starts, 5);
   EXPECT_EQ(CountersFiltered(packets), 3u);
   EXPECT_EQ(Totals(packets).at(pb::RECORD_LAUNCH).sent(), 8u);
+}
+
+// Counters mode's default samples per signature: the first 2 launches of
+// each, then one in 1000.
+TEST_F(CountersModeTest, SamplingPerSignatureIsTheDefault) {
+  const Config defaults;
+  options_.config.counters_first = defaults.counters_first;
+  options_.config.counters_every = defaults.counters_every;
+  Attach();
+  for (uint32_t i = 0; i < 12; ++i) Call(kLaunchCbid, 400 + i, "_Z4gemmv");
+  const std::vector<pb::Packet> packets = StopAndRead();
+  std::set<uint64_t> ids;
+  for (const auto& [id, k] : CountersByCorrelation(packets)) ids.insert(id);
+  EXPECT_EQ(ids, (std::set<uint64_t>{400, 401}));
+  EXPECT_EQ(CountersFiltered(packets), 10u);
+}
+
+// The fake counts differ per launch (ordinal * 1000 + metric index), so the
+// first two samples of a signature spread far beyond the 5% tolerance: once
+// the sender has evaluated them the signature is profiled ten times as
+// often (one in 10 -> every launch). Launch B (another signature) hands
+// the image over after the sender asked for it. With the tolerance at 0
+// (never sample more) the same launches are profiled one in 10.
+TEST_F(CountersModeTest, SignatureWhoseSamplesDisagreeIsSampledMore) {
+  for (const uint64_t tolerance : {uint64_t{5}, uint64_t{0}}) {
+    SCOPED_TRACE(tolerance);
+    g = FakeDevice{};
+    options_.config.sink.path =
+        dir_ + "/t" + std::to_string(tolerance) + ".rft";
+    options_.config.counters_first = 2;
+    options_.config.counters_every = 10;
+    options_.config.counters_tolerance_pct = tolerance;
+    Attach();
+    CountersMode* mode = tracer_->counters();
+    cudaLaunchKernel_v7000_params a{}, b{};
+    a.gridDim = dim3(4, 1, 1);
+    b.gridDim = dim3(64, 1, 1);
+    a.blockDim = b.blockDim = dim3(128, 1, 1);
+    Call(kLaunchCbid, 500, "_Z4gemmv", 0, &a);
+    Call(kLaunchCbid, 501, "_Z4gemmv", 0, &a);
+    // The sender asks for the image every 5 ms; B's launch hands it over.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    Call(kLaunchCbid, 600, "_Z4gemmv", 0, &b);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (tolerance != 0 && mode->SelectionStats().signatures_unsettled == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_EQ(mode->SelectionStats().signatures_unsettled,
+              tolerance != 0 ? 1u : 0u);
+    for (uint32_t i = 2; i < 12; ++i) {
+      Call(kLaunchCbid, 500 + i, "_Z4gemmv", 0, &a);  // ordinals 3..12
+    }
+    const std::vector<pb::Packet> packets = StopAndRead();
+    std::set<uint64_t> ids;
+    for (const auto& [id, k] : CountersByCorrelation(packets)) {
+      if (id >= 500 && id < 600) ids.insert(id);
+    }
+    // Ordinal 12 is 2 + 10: profiled either way.
+    EXPECT_EQ(ids.size(), tolerance != 0 ? 12u : 3u);
+    EXPECT_EQ(ids.count(511), 1u);
+  }
 }
 
 // A copy (or a launch not profiled) after the last profiled launch may

@@ -84,6 +84,8 @@ class FakeActivity {
     k.gridY = k.gridZ = 1;
     k.blockX = 128;
     k.blockY = k.blockZ = 1;
+    k.registersPerThread = 32;
+    k.staticSharedMemory = 256;
     std::vector<Buffer> deliver;
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -118,6 +118,43 @@ TEST(KernelFilterLaunchTest, FirstKThenOneInNPerSignature) {
   EXPECT_EQ(s->Stats().selected, 7u);
 }
 
+// A signature marked unsettled (its samples disagree) is profiled ten
+// times as often from then on: one in 20 becomes one in 2, the other
+// signature keeps one in 20; an unknown signature cannot be marked and a
+// marked one is counted once.
+TEST(KernelFilterLaunchTest, UnsettledSignatureIsSampledTenTimesAsOften) {
+  KernelFilterConfig c;
+  c.signature_first = 2;
+  c.signature_every = 20;
+  auto s = Make(c);
+  const uint32_t grid_a[3] = {4, 1, 1}, grid_b[3] = {8, 1, 1};
+  const uint32_t block[3] = {128, 1, 1};
+  const uint64_t a = KernelSignature("_Z4gemmv", grid_a, block, 0, nullptr);
+  const uint64_t b = KernelSignature("_Z4gemmv", grid_b, block, 0, nullptr);
+  EXPECT_FALSE(s->MarkUnsettled(a));  // not seen yet
+  std::vector<int> profiled_a, profiled_b;
+  auto launch = [&](uint64_t sig, int i, std::vector<int>* out) {
+    if (s->Decide(LaunchInfo{"_Z4gemmv", "", false, sig}) ==
+        Selection::kSelected) {
+      out->push_back(i);
+    }
+  };
+  for (int i = 1; i <= 2; ++i) {
+    launch(a, i, &profiled_a);
+    launch(b, i, &profiled_b);
+  }
+  EXPECT_TRUE(s->MarkUnsettled(a));
+  EXPECT_FALSE(s->MarkUnsettled(a));
+  for (int i = 3; i <= 22; ++i) {
+    launch(a, i, &profiled_a);
+    launch(b, i, &profiled_b);
+  }
+  EXPECT_EQ(profiled_a,
+            (std::vector<int>{1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22}));
+  EXPECT_EQ(profiled_b, (std::vector<int>{1, 2, 22}));
+  EXPECT_EQ(s->Stats().signatures_unsettled, 1u);
+}
+
 // A signature is the name, grid, block, dynamic shared memory and, in a
 // hooked cuBLAS call, the GEMM's shape: any of them differing is another
 // signature; the same inputs give the same one.

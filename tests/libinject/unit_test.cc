@@ -229,6 +229,8 @@ TEST(ConfigTest, ReadsEveryVariable) {
                       {"ROOFTRACE_COUNTERS_COMMUNICATION", "profile"},
                       {"ROOFTRACE_COUNTERS_FIRST", "3"},
                       {"ROOFTRACE_COUNTERS_EVERY", "100"},
+                      {"ROOFTRACE_COUNTERS_TOLERANCE", "20"},
+                      {"ROOFTRACE_COUNTERS_REPLAY", "kernel"},
                       {"ROOFTRACE_EXIT_TIMEOUT_MS", "250"},
                       {"ROOFTRACE_CALLBACKS", "full"},
                       {"ROOFTRACE_TRACE_OFF", "driver,nvtx"}});
@@ -251,6 +253,8 @@ TEST(ConfigTest, ReadsEveryVariable) {
   EXPECT_EQ(c->counters_every, 100u);
   EXPECT_EQ(c->CountersKernelFilter().signature_first, 3u);
   EXPECT_EQ(c->CountersKernelFilter().signature_every, 100u);
+  EXPECT_EQ(c->counters_tolerance_pct, 20u);
+  EXPECT_TRUE(c->counters_kernel_replay);
   EXPECT_EQ(c->on_full, QueueFull::kWait);
   EXPECT_FALSE(c->live_buffer);
   EXPECT_EQ(c->log_level, LogLevel::kDebug);
@@ -370,6 +374,8 @@ TEST(ConfigTest, RejectsBadValuesWithTheVariableName) {
       {"ROOFTRACE_ACTIVITY_BUFFER_MB", "0"},
       {"ROOFTRACE_COUNTERS_FIRST", "-1"},
       {"ROOFTRACE_COUNTERS_EVERY", "often"},
+      {"ROOFTRACE_COUNTERS_TOLERANCE", "much"},
+      {"ROOFTRACE_COUNTERS_REPLAY", "never"},
       {"ROOFTRACE_ON_FULL", "block"},
       {"ROOFTRACE_LIVE_BUFFER", "maybe"},
       {"ROOFTRACE_LOG", "loud"},

@@ -285,5 +285,16 @@ TEST(AnnotateTest, NamesOfSourcesAndBounds) {
   EXPECT_EQ(BoundName(Bound::kUnknown), "unknown");
 }
 
+// A sampled kernel's stored source is its own label; every label of the
+// form counters (sampled ...) reads back as sampled, nothing else does.
+TEST(AnnotateTest, SampledSourceNamesAreRecognized) {
+  EXPECT_EQ(SourceName(Source::kSampled), "counters (sampled)");
+  EXPECT_TRUE(IsSampledSourceName("counters (sampled)"));
+  EXPECT_TRUE(IsSampledSourceName("counters (sampled 3 of 120, spread 0.4%)"));
+  EXPECT_FALSE(IsSampledSourceName("counters"));
+  EXPECT_FALSE(IsSampledSourceName("inherited"));
+  EXPECT_FALSE(IsSampledSourceName(""));
+}
+
 }  // namespace
 }  // namespace rooftrace

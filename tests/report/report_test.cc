@@ -248,6 +248,36 @@ void AddTimedKernel(TestStore& s, int64_t run, const std::string& name,
   s.AddKernel(k);
 }
 
+// Counters mode's sampled kernels (issue 25 item 2): a group with one
+// measured launch and two that took their signature's samples says
+// 'counters+sampled', whatever k, n and spread each row's label carries,
+// and its figures count all three.
+TEST_F(ReportTest, SampledKernelsGroupAsCountersPlusSampled) {
+  {
+    TestStore s(path_);
+    s.AddRun(6, "NVIDIA H100 80GB HBM3");
+    const char* sources[] = {"counters", "counters (sampled 1 of 2)",
+                             "counters (sampled 2 of 3, spread 1.0%)"};
+    for (int i = 0; i < 3; ++i) {
+      KernelSpec k;
+      k.run_id = 6;
+      k.session_id = 6;
+      k.name = "vectorized_elementwise_kernel";
+      k.start_ns = 1000 + i * 20000;
+      k.duration_ns = 10000;
+      k.dram_bytes = 1e6;
+      k.flops_source = "none";
+      k.bytes_source = sources[i];
+      s.AddKernel(k);
+    }
+  }  // the store is written when it closes
+  const Report r = Build(GroupBy::kKernel, 0, std::nullopt, 6);
+  ASSERT_EQ(r.groups.size(), 1u);
+  EXPECT_EQ(r.groups[0].bytes_source, "counters+sampled");
+  EXPECT_EQ(r.groups[0].flops_source, "none");
+  EXPECT_DOUBLE_EQ(*r.groups[0].bytes, 3e6);
+}
+
 // The timeline's busy/idle breakdown on known intervals (run 3): device 0
 // has kernels [1000, 3000) and [2000, 5000) on two streams (overlapping:
 // counted once), a copy [5000, 6000) right after, a copy [8000, 9000) in

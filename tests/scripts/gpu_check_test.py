@@ -40,20 +40,28 @@ def store(path, mode, counters, joined=True, skew=0.0):
     con.execute("CREATE TABLE sessions (session_id INTEGER, run_id INTEGER, mode TEXT)")
     con.execute("CREATE TABLE kernels (run_id INTEGER, name TEXT, demangled TEXT, "
                 "duration_ns INTEGER, flops INTEGER, dram_bytes INTEGER, "
-                "flops_source TEXT, api_start_ns INTEGER)")
+                "flops_source TEXT, bytes_source TEXT, api_start_ns INTEGER)")
     con.execute("CREATE TABLE import_stats (run_id INTEGER, name TEXT, value INTEGER)")
     for name in ("producer_cupti_dropped", "producer_activity_buffers_refused",
-                 "producer_kernels_untimed"):
+                 "producer_kernels_untimed", "producer_dropped_kernel",
+                 "producer_dropped_counters", "unmatched_counters"):
+        if os.environ.get("FAKE_MISSING_STAT") == name:
+            continue
         value = int(os.environ.get("FAKE_" + name.upper(), "0"))
         con.execute("INSERT INTO import_stats VALUES (1, ?, ?)", (name, value))
+    zero = int(os.environ.get("FAKE_ZERO_DURATION", "0")) if counters else 0
     con.execute("INSERT INTO runs VALUES (1, ?)", (mode,))
     con.execute("INSERT INTO sessions VALUES (1, 1, ?)", (mode,))
+    # The copy's later launch inherits the first one's counters (sampled).
     for name, n, ns, flops, dram in ([] if os.environ.get("FAKE_NO_KERNELS") else KERNELS):
         for i in range(n):
-            con.execute("INSERT INTO kernels VALUES (1, ?, NULL, ?, ?, ?, ?, ?)",
-                        (name, ns, int(flops * (1 + skew)), int(dram * (1 + skew)),
-                         "counters" if counters else "analytic",
-                         1000 + i if joined else None))
+            source = ("analytic" if not counters else
+                      "counters (sampled 1 of 2)" if i == 1 and name == "_Z4copyv"
+                      else "counters")
+            con.execute("INSERT INTO kernels VALUES (1, ?, NULL, ?, ?, ?, ?, ?, ?)",
+                        (name, 0 if zero > 0 and i < zero else ns,
+                         int(flops * (1 + skew)), int(dram * (1 + skew)),
+                         source, source, 1000 + i if joined else None))
     con.commit()
 
 def arg(flag, default=None):
@@ -407,16 +415,67 @@ class GpuCheckTest(unittest.TestCase):
         self.assertFailsOn(["counters"], "counter rows present", no_counter_rows="1")
 
     # Run 7 on the H100: CUPTI dropped 407 kernel records; the counters stage
-    # must say FAIL, not PASS.
+    # must say FAIL, not PASS, and print the figure.
     def test_dropped_records_fail_counters(self):
-        self.assertFailsOn(["counters"], "producer_cupti_dropped is 0 (407)",
-                           producer_cupti_dropped="407")
+        report = self.assertFailsOn(["counters"], "nothing lost",
+                                    producer_cupti_dropped="407")
+        self.assertIn("BAD producer_cupti_dropped = 407", report)
+
+    def test_unmatched_counters_fail_counters(self):
+        report = self.assertFailsOn(["counters"], "nothing lost",
+                                    unmatched_counters="5")
+        self.assertIn("BAD unmatched_counters = 5", report)
+
+    def test_zero_duration_fails_counters(self):
+        report = self.assertFailsOn(["counters"], "nothing lost", zero_duration="1")
+        self.assertIn("BAD kernels with a zero duration: 2 of 6", report)
+
+    # A store that does not have a statistic has not shown it is 0.
+    def test_missing_statistic_fails_counters(self):
+        report = self.assertFailsOn(["counters"], "nothing lost",
+                                    missing_stat="producer_dropped_kernel")
+        self.assertIn("producer_dropped_kernel = missing from the store", report)
+
+    # A GPU test binary that was never built or carried fails the stage.
+    def test_missing_gpu_test_binary_fails_tests(self):
+        os.remove(os.path.join(self.build, "tests", "kernels_gpu_test"))
+        report = self.assertFailsOn(["tests"], "every expected GPU test binary")
+        self.assertIn("BAD kernels_gpu_test", report)
+
+    # The figures each check computes are in gpu-check.txt, passing or not.
+    def test_figures_are_in_the_report(self):
+        rc, report = self.run_check("bare", "trace", "counters", "ncu")
+        self.assertEqual(rc, 0, report)
+        self.assertIn("token ids sha256", report)
+        # The trace stage's one overhead sample is printed, not judged.
+        self.assertIn("one sample, batch 8:", report)
+        self.assertIn("ok  producer_cupti_dropped = 0", report)
+        self.assertIn("GPU time with DRAM bytes from counters (measured or "
+                      "sampled): 100.00%", report)
+        self.assertIn("ok  _Z4copyv: 5.3% of GPU time, 2 launches", report)
+        self.assertIn("compared 2 kernel names holding 100.0%", report)
 
     def test_fallback_line_fails_counters(self):
         self.assertFailsOn(["counters"], "no fallback line", fallback="1")
 
     def test_disagreement_with_ncu_fails_ncu(self):
         self.assertFailsOn(["counters", "ncu"], "agreement with ncu", ncu_skew="0.1")
+
+    # The full workload under counters mode: 60% slower than bare fails the
+    # 1.5x limit with the ratio printed; 0.5% passes.
+    def test_counters_full_checks_the_slowdown(self):
+        report = self.assertFailsOn(["bare", "counters_full"], "counters mode <= 1.5x",
+                                    overhead_pct="60")
+        # The fake workload's times carry a little noise (the overhead
+        # stage's tests need it): the ratio is what is checked.
+        self.assertRegex(report, r"BAD batch 8: [0-9.]+ ms bare, [0-9.]+ ms "
+                                 r"profiled: 1\.60x \(limit 1\.5x\)")
+        rc, report = self.run_check("bare", "counters_full")
+        self.assertEqual(rc, 0, report)
+        self.assertIn("ok  batch 32", report)
+
+    def test_counters_full_needs_the_bare_stage(self):
+        self.assertFailsOn(["counters_full"], "the bare stage ran first")
 
     def test_small_difference_from_ncu_passes(self):
         rc, report = self.run_check("counters", "ncu", ncu_skew="0.005")

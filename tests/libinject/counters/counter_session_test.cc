@@ -403,5 +403,90 @@ TEST_F(CounterSessionTest, UnknownChipFallsBackWithItsName) {
   EXPECT_TRUE(rt->disabled());
 }
 
+// ---- one pass without replay (issue 25, item 3)
+
+std::unique_ptr<CountersRuntime> RuntimeWith(const CuptiProfilerApi& api,
+                                             CountersOptions o) {
+  StatusOr<std::unique_ptr<CountersRuntime>> r = CountersRuntime::Create(api, o);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? std::move(r).value() : nullptr;
+}
+
+// GH100's default set fits one pass: the session asks for user replay
+// (CUPTI neither saves, replays nor restores anything) and every launch
+// still gets its own counters.
+TEST_F(CounterSessionTest, OnePassSetIsProfiledWithoutReplay) {
+  auto rt = RuntimeWith(api_, CountersOptions{});
+  ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
+  ASSERT_EQ(rt->passes(), 1u);
+  EXPECT_EQ(g.replay_mode, CUPTI_UserReplay);
+  for (uint64_t corr = 100; corr < 103; ++corr) {
+    EXPECT_TRUE(Launch(*rt, ctx_a_, corr));
+  }
+  std::map<uint64_t, KernelCounters> got = ByCorrelation(rt->Flush(true));
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got.at(102).dram_read_bytes, 2000u);
+  EXPECT_EQ(rt->session_stats().without_replay, 3u);
+  EXPECT_EQ(rt->session_stats().ranges_dropped, 0u);
+}
+
+// A set that needs two passes (the full set: SASS counters are never
+// scheduled with hardware counters) keeps kernel replay, and so does a
+// one-pass set when kernel replay is asked for (ROOFTRACE_COUNTERS_REPLAY=
+// kernel, to measure what replay costs on the same build).
+TEST_F(CounterSessionTest, TwoPassSetAndKernelChoiceKeepKernelReplay) {
+  CountersOptions full;
+  full.set = CounterSet::kFull;
+  auto rt = RuntimeWith(api_, full);
+  ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
+  ASSERT_EQ(rt->passes(), 2u);
+  EXPECT_EQ(g.replay_mode, CUPTI_KernelReplay);
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 100));
+  EXPECT_EQ(rt->session_stats().without_replay, 0u);
+  rt->Flush(true);
+
+  g = FakeDevice{};
+  CountersOptions kernel;
+  kernel.replay = ReplayChoice::kKernel;
+  auto rt2 = RuntimeWith(api_, kernel);
+  ASSERT_TRUE(rt2->OnContextCreated(ctx_b_, 0).ok());
+  ASSERT_EQ(rt2->passes(), 1u);
+  EXPECT_EQ(g.replay_mode, CUPTI_KernelReplay);
+  EXPECT_TRUE(Launch(*rt2, ctx_b_, 200));
+  EXPECT_EQ(ByCorrelation(rt2->Flush(true)).size(), 1u);
+  EXPECT_EQ(rt2->session_stats().without_replay, 0u);
+}
+
+// Should one pass without replay not collect the set after all (Stop says
+// not every pass was submitted), that launch's partial range is dropped and
+// counted, the launches before it keep theirs, one line says so, and the
+// session goes on with kernel replay.
+TEST_F(CounterSessionTest, IncompletePassWithoutReplayFallsBackToKernelReplay) {
+  auto rt = RuntimeWith(api_, CountersOptions{});
+  ASSERT_TRUE(rt->OnContextCreated(ctx_a_, 0).ok());
+  ASSERT_EQ(g.replay_mode, CUPTI_UserReplay);
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 100));
+  g.pass_incomplete_at_next_stop = true;
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 101));
+  EXPECT_EQ(g.replay_mode, CUPTI_KernelReplay);
+  EXPECT_TRUE(Launch(*rt, ctx_a_, 102));
+  std::map<uint64_t, KernelCounters> got = ByCorrelation(rt->Flush(true));
+  EXPECT_EQ(got.size(), 2u);
+  EXPECT_EQ(got.count(100), 1u);
+  EXPECT_EQ(got.count(101), 0u);
+  ASSERT_EQ(got.count(102), 1u);
+  // The fake's third range: ordinal 2.
+  EXPECT_EQ(got.at(102).dram_read_bytes, 2000u);
+  const SessionStats s = rt->session_stats();
+  EXPECT_EQ(s.ranges_dropped, 1u);
+  EXPECT_EQ(s.without_replay, 1u);
+  EXPECT_EQ(s.profiled, 2u);
+  bool said = false;
+  for (const std::string& w : rt->TakeWarnings()) {
+    said |= w.find("kernel replay from now on") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
 }  // namespace
 }  // namespace rooftrace::counters

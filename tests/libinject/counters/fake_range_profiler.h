@@ -33,6 +33,10 @@ struct FakeDevice {
   // range (auto range is context-wide): stored after it at the next decode,
   // with ordinal kForeignOrdinal.
   int extra_ranges_at_next_decode = 0;
+  // The replay mode of the last SetConfig, and (user replay) a Stop that
+  // reports a pass not submitted: the set did not fit one pass.
+  CUpti_ProfilerReplayMode replay_mode = CUPTI_Replay_INVALID;
+  bool pass_incomplete_at_next_stop = false;
   int starts = 0, stops = 0, decodes = 0, set_configs = 0, image_inits = 0;
   int enables = 0, disables = 0, profiler_initializes = 0;
   uint64_t ordinal = 0;          // launches that ran under the profiler
@@ -105,7 +109,9 @@ inline CUptiResult FakeImageInit(
 inline CUptiResult FakeSetConfig(CUpti_RangeProfiler_SetConfig_Params* p) {
   ++g.set_configs;
   EXPECT_EQ(p->range, CUPTI_AutoRange);
-  EXPECT_EQ(p->replayMode, CUPTI_KernelReplay);
+  EXPECT_TRUE(p->replayMode == CUPTI_KernelReplay ||
+              p->replayMode == CUPTI_UserReplay);
+  g.replay_mode = p->replayMode;
   EXPECT_EQ(p->numNestingLevels, 1);
   EXPECT_GT(p->configSize, 0u);
   g_images[ObjectIndex(p->pRangeProfilerObject)] = p->pCounterDataImage;
@@ -120,6 +126,14 @@ inline CUptiResult FakeStart(CUpti_RangeProfiler_Start_Params*) {
 inline CUptiResult FakeStop(CUpti_RangeProfiler_Stop_Params* p) {
   ++g.stops;
   p->isAllPassSubmitted = 1;
+  if (g.pass_incomplete_at_next_stop && g.replay_mode == CUPTI_UserReplay) {
+    // The kernel ran and made a (partial) range; one pass was not enough.
+    g.pass_incomplete_at_next_stop = false;
+    g.pending = true;
+    g.pending_ordinal = g.ordinal++;
+    p->isAllPassSubmitted = 0;
+    return CUPTI_SUCCESS;
+  }
   if (g.no_kernel_at_next_stop) {
     g.no_kernel_at_next_stop = false;
     return CUPTI_SUCCESS;

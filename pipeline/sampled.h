@@ -1,0 +1,120 @@
+// Sampled counters (issue 25, item 2; DESIGN.md "Annotation": `counters
+// (sampled k of n)`). Counters mode profiles the first K launches of each
+// kernel signature and then one in N (libinject/kernel_filter.h); every
+// launch it did not profile takes here the mean per-launch counters of the
+// profiled launches of its signature that came before it: DRAM bytes read
+// and written, FLOPs per precision class. Its row's sources say
+// `counters (sampled k of n, spread s%)`: k profiled launches of the n
+// launches of the signature so far (this one included), and how far apart
+// the k samples were ((max - min) / mean of their DRAM bytes or FLOPs,
+// whichever is larger; left out with one sample). A launch's own counters,
+// when it has them, always win; sampled counters beat analytic figures
+// (bytes from shapes are a lower bound; FLOPs from shapes are the same
+// signature's work that the samples counted).
+//
+// A signature is the kernel's name, grid, block, dynamic shared memory
+// and, when the launch was made inside a GEMM call, the call's shape (m,
+// n, k, batch, types, transposes): what libinject's KernelSignature hashes.
+// Not registers or static shared memory: the function fixes them, and the
+// Kernel record libinject makes for a profiled launch (from the launch
+// callback, counters_mode.h KernelFromLaunch) does not have them.
+//
+// Only samples BEFORE a launch (by correlation id) count, so a long session
+// stored window by window gives every row exactly what a whole-session join
+// gives it: a window is stored only once counters at least as new as its
+// kernels arrived (pipeline/flush.h). Learning is per session (correlation
+// ids are a process's own) and survives windows; held kernels are seen
+// again by the next window and learned once (by correlation id).
+//
+// Memory: per session with counters, 8 bytes per launch (its correlation
+// id, for n) and one entry per sample, freed by EndSession().
+//
+// Not thread-safe: the recorder calls it under its lock.
+#ifndef ROOFTRACE_PIPELINE_SAMPLED_H_
+#define ROOFTRACE_PIPELINE_SAMPLED_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "model/precision.h"
+#include "model/roof_model.h"
+#include "pipeline/flush.h"
+#include "pipeline/import_stats.h"
+#include "pipeline/join.h"
+#include "pipeline/session.h"
+
+namespace rooftrace {
+
+class SampledCounters {
+ public:
+  // For one joined session or window of `session`:
+  // learns the counters of every kernel that has them and the correlation
+  // id of every launch, then gives every kernel without counters that has
+  // a sample before it the sampled figures (re-annotated against `roofs`;
+  // the label lives in joined->sampled), and counts, among the kernels a
+  // write with `scope` stores (nullptr: all), those that took sampled
+  // figures (kernels_sampled). A session that is not in libinject's
+  // counters mode (trace mode, an import) is left alone and costs nothing.
+  void Apply(const Session& session, JoinedSession* joined,
+             const WriteScope* scope, const Roofs& roofs,
+             const AnnotateOptions& annotate, ImportStats* stats);
+  // The session ended (it is stored whole, or dropped): its samples are
+  // freed. Sessions are told apart by address while they live.
+  void EndSession(const Session* session) { sessions_.erase(session); }
+
+ private:
+  struct Key {
+    int name = 0;  // the session's id of the kernel name (Signatures::names)
+    uint32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+    uint32_t dynamic_shared = 0;
+    bool gemm = false;
+    int64_t m = 0, n = 0, k = 0, batch = 0;
+    int32_t types[5] = {0, 0, 0, 0, 0};
+    int32_t trans[2] = {0, 0};
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  // One profiled launch, and running figures over the samples up to it
+  // (in correlation order): sums, and the smallest and largest of its
+  // DRAM bytes and total FLOPs.
+  struct Sample {
+    uint64_t correlation_id = 0;
+    uint64_t read = 0, write = 0;
+    std::array<uint64_t, kNumPrecisions> flops{};
+    bool has_flops = false, has_dram = false;
+    // Running over samples [0, this]:
+    double sum_read = 0, sum_write = 0;
+    std::array<double, kNumPrecisions> sum_flops{};
+    uint64_t with_flops = 0, with_dram = 0;
+    double min_bytes = 0, max_bytes = 0, min_flops = 0, max_flops = 0;
+  };
+  struct Signature {
+    std::vector<Sample> samples;     // by correlation id, unique
+    std::vector<uint64_t> launches;  // correlation ids, sorted, unique
+  };
+  // One session's: its signatures, and an id per kernel name (names are
+  // hashed once per window, not once per kernel).
+  struct Signatures {
+    std::unordered_map<Key, Signature, KeyHash> by_key;
+    std::unordered_map<std::string, int> names;
+  };
+
+  // `name_ids`: the session's id of each of the join's names.
+  static Key KeyOf(const JoinedSession& j, const JoinedKernel& k,
+                   const std::vector<int>& name_ids);
+  static void Learn(Signature* s, const JoinedKernel& k);
+  static void NoteLaunch(Signature* s, uint64_t correlation_id);
+  // Recomputes the running figures of samples [from, end).
+  static void Accumulate(Signature* s, size_t from);
+
+  std::unordered_map<const Session*, Signatures> sessions_;
+};
+
+}  // namespace rooftrace
+
+#endif  // ROOFTRACE_PIPELINE_SAMPLED_H_

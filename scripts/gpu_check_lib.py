@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""The checks of scripts/gpu-check.sh that compute figures, as pure functions.
+
+Each check returns (ok, lines): `lines` are every figure it computed, which
+the recipe prints into gpu-check.txt whether the check passes or not. A
+check never passes without evidence: nothing to compare, a statistic the
+store does not have, or a kernel it cannot find is a failure, never a
+silent pass. Standard library only (the device's Python may have nothing
+else). tests/scripts/gpu_check_lib_test.py tests every rule on CPU.
+
+Command line (what gpu-check.sh runs; exit 0 pass, 1 fail, 2 bad input):
+  gpu_check_lib.py ncu OURS.sqlite NCU.sqlite FLOPS_PCT BYTES_PCT SHARE
+  gpu_check_lib.py counters STORE.sqlite MIN_TIME_SHARE
+  gpu_check_lib.py tests TESTS_DIR NAME...
+  gpu_check_lib.py slowdown BARE_TRUTH.json PROFILED_TRUTH.json LIMIT
+"""
+import json
+import os
+import sqlite3
+import sys
+from collections import namedtuple
+
+# One kernel name's launches in a store: its GPU time and, over the launches
+# whose figures came from counters (measured, or sampled from launches of
+# the same signature), their FLOPs and DRAM bytes.
+Kernel = namedtuple("Kernel", "demangled launches time_ns flops flops_launches "
+                              "dram dram_launches")
+
+# Statistics that must be in the store of a counters-mode run, and 0:
+# nothing lost (issue 25). Missing is a failure, not a 0.
+NOTHING_LOST = (
+    "producer_cupti_dropped",             # records CUPTI dropped
+    "producer_activity_buffers_refused",  # buffer requests the pool refused
+    "producer_kernels_untimed",           # kernel records without timestamps
+    "producer_dropped_kernel",            # kernel records libinject dropped
+    "producer_dropped_counters",          # counter results libinject dropped
+    "unmatched_counters",                 # counters no kernel claimed
+)
+
+
+def counted(source):
+    """Whether a stored flops_source / bytes_source is a hardware count."""
+    return source is not None and (source == "counters" or
+                                   source.startswith("counters (sampled"))
+
+
+def rel_pct(a, b):
+    """Relative difference in percent of the larger magnitude (0 when equal)."""
+    if a == b:
+        return 0.0
+    return abs(a - b) / max(abs(a), abs(b)) * 100
+
+
+def compare_with_ncu(ours, theirs, flops_pct, bytes_pct, share):
+    """Per kernel name, our counters against ncu's, for the kernels holding
+    `share` of OUR run's whole GPU time (every kernel counts toward the
+    total, whatever its figures: memory-bound and FLOP-less kernels are
+    compared on DRAM bytes like any other). A compared kernel fails when
+    ncu does not have it, when any of our launches lacks counted DRAM
+    bytes, when the DRAM bytes per launch differ by more than bytes_pct,
+    or when either side counted FLOPs and they differ by more than
+    flops_pct."""
+    lines = []
+    total = sum(k.time_ns for k in ours.values())
+    if not ours or not theirs or total <= 0:
+        return False, ["nothing to compare: no kernels in our store "
+                       f"({len(ours)}) or in the ncu import ({len(theirs)}), "
+                       f"or no GPU time ({total} ns)"]
+    by_demangled = {k.demangled: name for name, k in theirs.items() if k.demangled}
+    ok, covered, compared = True, 0, 0
+    for name, k in sorted(ours.items(), key=lambda kv: (-kv[1].time_ns, kv[0])):
+        if covered >= share * total:
+            break
+        covered += k.time_ns
+        compared += 1
+        label = name[:60]
+        key = name if name in theirs else by_demangled.get(k.demangled or name)
+        if key is None:
+            ok = False
+            lines.append(f"BAD {label}: {k.time_ns / total * 100:.1f}% of GPU "
+                         "time, not in the ncu import")
+            continue
+        t = theirs[key]
+        if k.dram_launches < k.launches:
+            ok = False
+            lines.append(f"BAD {label}: {k.time_ns / total * 100:.1f}% of GPU "
+                         f"time, DRAM bytes counted for {k.dram_launches} of "
+                         f"{k.launches} launches")
+            continue
+        if t.launches <= 0:
+            ok = False
+            lines.append(f"BAD {label}: no launch in the ncu import")
+            continue
+        dram, ndram = k.dram / k.launches, t.dram / t.launches
+        eb = rel_pct(dram, ndram)
+        flops = k.flops / k.flops_launches if k.flops_launches else 0.0
+        nflops = t.flops / t.launches
+        ef = rel_pct(flops, nflops)
+        flops_counted = k.flops_launches == k.launches
+        good = eb <= bytes_pct
+        if nflops > 0 or flops > 0:
+            good = good and flops_counted and ef <= flops_pct
+        ok = ok and good
+        lines.append(
+            f"{'ok ' if good else 'BAD'} {label}: {k.time_ns / total * 100:.1f}% "
+            f"of GPU time, {k.launches} launches, DRAM bytes {dram:.6g} vs ncu "
+            f"{ndram:.6g} ({eb:.2f}%, limit {bytes_pct}%), FLOPs {flops:.6g} vs "
+            f"ncu {nflops:.6g} ({ef:.2f}%, limit {flops_pct}%"
+            f"{'' if flops_counted else ', FLOPs not counted for every launch'})")
+    lines.append(f"compared {compared} kernel names holding "
+                 f"{covered / total * 100:.1f}% of the GPU time "
+                 f"(required {share * 100:.0f}%)")
+    ok = ok and covered >= share * total
+    return ok, lines
+
+
+def check_counters_run(stats, kernels, zero_duration, time_ns, dram_time_ns,
+                       flops_time_ns, min_share):
+    """A counters-mode run lost nothing: every NOTHING_LOST statistic is in
+    the store and 0, no kernel has a zero duration, there are kernels, and
+    at least `min_share` of the GPU time has DRAM bytes from counters
+    (measured or sampled). The share with FLOPs from counters is printed
+    beside it (the default counter set has no CUDA-core FLOPs)."""
+    ok, lines = True, []
+    for name in NOTHING_LOST:
+        value = stats.get(name)
+        good = value is not None and value == 0
+        ok = ok and good
+        lines.append(f"{'ok ' if good else 'BAD'} {name} = "
+                     f"{'missing from the store' if value is None else value}")
+    good = kernels > 0
+    ok = ok and good
+    lines.append(f"{'ok ' if good else 'BAD'} kernels recorded: {kernels}")
+    good = zero_duration == 0 and kernels > 0
+    ok = ok and good
+    lines.append(f"{'ok ' if good else 'BAD'} kernels with a zero duration: "
+                 f"{zero_duration} of {kernels}")
+    share = dram_time_ns / time_ns if time_ns > 0 else 0.0
+    good = time_ns > 0 and share >= min_share
+    ok = ok and good
+    lines.append(f"{'ok ' if good else 'BAD'} GPU time with DRAM bytes from "
+                 f"counters (measured or sampled): {share * 100:.2f}% of "
+                 f"{time_ns} ns (required {min_share * 100:.0f}%)")
+    fshare = flops_time_ns / time_ns if time_ns > 0 else 0.0
+    lines.append(f"    GPU time with FLOPs from counters: {fshare * 100:.2f}%")
+    return ok, lines
+
+
+def check_slowdown(bare_runs, profiled_runs, limit):
+    """Each batch's generate time under rooftrace is at most `limit` times
+    the bare one (hf_generate.py truth files' "runs"). No runs, or not the
+    same batches, is a failure."""
+    lines = []
+    if not bare_runs or len(bare_runs) != len(profiled_runs):
+        return False, [f"BAD {len(bare_runs)} bare run(s) against "
+                       f"{len(profiled_runs)} profiled: nothing to compare"]
+    ok = True
+    for b, p in zip(bare_runs, profiled_runs):
+        if b.get("batch") != p.get("batch") or b.get("generate_ms", 0) <= 0:
+            ok = False
+            lines.append(f"BAD batch {b.get('batch')} against {p.get('batch')}: "
+                         "not comparable")
+            continue
+        ratio = p["generate_ms"] / b["generate_ms"]
+        good = ratio <= limit
+        ok = ok and good
+        lines.append(f"{'ok ' if good else 'BAD'} batch {b['batch']}: "
+                     f"{b['generate_ms']:.1f} ms bare, {p['generate_ms']:.1f} ms "
+                     f"profiled: {ratio:.2f}x (limit {limit}x)")
+    return ok, lines
+
+
+def missing_tests(tests_dir, names):
+    """The expected test binaries that are not executables in tests_dir."""
+    return [n for n in names
+            if not os.access(os.path.join(tests_dir, n), os.X_OK)]
+
+
+# ---------------------------------------------------------------- stores
+
+def read_kernels(path):
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    rows = con.execute(
+        "SELECT name, demangled, COALESCE(duration_ns, 0), flops, flops_source, "
+        "dram_bytes, bytes_source FROM kernels").fetchall()
+    out = {}
+    for name, dem, ns, flops, fsrc, dram, bsrc in rows:
+        k = out.get(name) or Kernel(dem, 0, 0, 0, 0, 0, 0)
+        fc = counted(fsrc) and flops is not None
+        bc = counted(bsrc) and dram is not None
+        out[name] = Kernel(k.demangled or dem, k.launches + 1, k.time_ns + ns,
+                           k.flops + (flops if fc else 0),
+                           k.flops_launches + (1 if fc else 0),
+                           k.dram + (dram if bc else 0),
+                           k.dram_launches + (1 if bc else 0))
+    return out
+
+
+def read_import(path):
+    """An ncu import: every figure it has counts as counted."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    rows = con.execute(
+        "SELECT name, demangled, COUNT(*), SUM(COALESCE(duration_ns, 0)), "
+        "SUM(COALESCE(flops, 0)), SUM(COALESCE(dram_bytes, 0)) FROM kernels "
+        "GROUP BY name").fetchall()
+    return {r[0]: Kernel(r[1], r[2], r[3], r[4], r[2], r[5], r[2]) for r in rows}
+
+
+def read_counters_run(path):
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    stats = {}
+    for name, value in con.execute(
+            "SELECT name, SUM(value) FROM import_stats GROUP BY name"):
+        stats[name] = value
+    kernels = read_kernels(path)
+    zero = con.execute("SELECT COUNT(*) FROM kernels WHERE "
+                       "COALESCE(duration_ns, 0) <= 0").fetchone()[0]
+    n = sum(k.launches for k in kernels.values())
+    time_ns = dram_ns = flops_ns = 0
+    for name, ns, fsrc, bsrc in con.execute(
+            "SELECT name, COALESCE(duration_ns, 0), flops_source, bytes_source "
+            "FROM kernels"):
+        time_ns += ns
+        dram_ns += ns if counted(bsrc) else 0
+        flops_ns += ns if counted(fsrc) else 0
+    return stats, n, zero, time_ns, dram_ns, flops_ns
+
+
+def main(argv):
+    usage = __doc__.split("Command line")[1]
+    try:
+        cmd = argv[1]
+        if cmd == "ncu" and len(argv) == 7:
+            ok, lines = compare_with_ncu(read_kernels(argv[2]), read_import(argv[3]),
+                                         float(argv[4]), float(argv[5]),
+                                         float(argv[6]))
+        elif cmd == "counters" and len(argv) == 4:
+            ok, lines = check_counters_run(*read_counters_run(argv[2]),
+                                           float(argv[3]))
+        elif cmd == "slowdown" and len(argv) == 5:
+            try:
+                with open(argv[2]) as a, open(argv[3]) as b:
+                    bare, profiled = json.load(a), json.load(b)
+            except (OSError, ValueError) as e:
+                print(f"  BAD cannot read the truth files: {e}")
+                return 1
+            ok, lines = check_slowdown(bare.get("runs", []),
+                                       profiled.get("runs", []), float(argv[4]))
+        elif cmd == "tests" and len(argv) >= 3:
+            missing = missing_tests(argv[2], argv[3:])
+            ok = not missing
+            lines = [f"BAD {n}: expected in {argv[2]}, not there (build it and "
+                     "carry it with scripts/pack-for-device.sh)" for n in missing]
+            lines.append(f"{len(argv) - 3 - len(missing)} of {len(argv) - 3} "
+                         "expected GPU test binaries present")
+        else:
+            print(f"gpu_check_lib.py: bad arguments {argv[1:]}; usage:{usage}",
+                  file=sys.stderr)
+            return 2
+    except (IndexError, ValueError) as e:
+        print(f"gpu_check_lib.py: bad arguments {argv[1:]} ({e}); usage:{usage}",
+              file=sys.stderr)
+        return 2
+    except sqlite3.Error as e:
+        print(f"  BAD cannot read the store: {e}")
+        return 1
+    for line in lines:
+        print("  " + line)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
