@@ -437,6 +437,12 @@ void IngestSpools(const std::string& dir, const std::vector<ProcessInfo>& live,
     IngestResult result;
     Status s = IngestFileInto(entry.path().string(), rec, &result, false);
     if (!s.ok()) std::cerr << "rooftrace profile: " << s.message() << "\n";
+    // The live buffers it recovered go with it once what they held is
+    // stored (the spool read to its end, no write refused).
+    if (rec->write_error().ok() && !result.cut_short) {
+      ingested->insert(ingested->end(), result.live_buffers_read.begin(),
+                       result.live_buffers_read.end());
+    }
     if (rec->write_error().ok() || raw_dir.empty()) continue;
     const fs::path to = fs::path(raw_dir) / entry.path().filename();
     fs::copy_file(entry.path(), to, fs::copy_options::overwrite_existing, ec);

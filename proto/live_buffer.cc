@@ -290,6 +290,7 @@ Status ReadLiveBuffer(const std::string& path, uid_t owner_uid, uint32_t pid,
   *out = LiveContents();
   out->pid = h->pid;
   out->start_unix_ns = h->start_unix_ns;
+  out->capacity = h->capacity;
   out->hello_frame.assign(map.data() + h->hello_offset, h->hello_bytes);
   const uint64_t cap = h->capacity;
   const auto* slots =

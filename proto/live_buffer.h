@@ -154,6 +154,7 @@ class LiveBuffer {
 struct LiveContents {
   uint32_t pid = 0;
   uint64_t start_unix_ns = 0;
+  uint64_t capacity = 0;  // slots of its queue
   std::string hello_frame;
   // Committed records in position order.
   std::vector<std::pair<uint64_t, CapturedRecord>> records;

@@ -143,12 +143,30 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
   ImportStats file_stats;
   std::string_view payload;
   uint64_t next_progress = 64ull << 20;
-  auto end_session = [&]() -> Status {
-    const std::string live = RecoverSpooled(path, session.get());
-    Status s = recorder->AddSession(&session->session());
-    if (s.ok() && !live.empty()) unlink(live.c_str());
-    session = std::make_unique<WireSession>(path);
+  // The first refused store write. Reading goes on to the end of the file
+  // all the same (nothing more is written): every kernel of the file is
+  // then counted, stored or kernels_not_stored, and the sessions too.
+  Status write_failed;
+  const auto note = [&](Status s) {
+    if (!s.ok() && !recorder->write_error().ok()) {
+      if (write_failed.ok()) write_failed = std::move(s);
+      return OkStatus();
+    }
     return s;
+  };
+  // `whole`: the session's stream was read to its end. Only then are the
+  // records its live buffer kept after it recovered: past a part not read
+  // (the rest of a cut or interrupted file) they would be stored after a
+  // hole, and its loss counted against records that are only unread. The
+  // buffer is never removed here (IngestResult::live_buffers_read).
+  auto end_session = [&](bool whole) -> Status {
+    if (whole) {
+      const std::string live = RecoverSpooled(path, session.get());
+      if (!live.empty()) result->live_buffers_read.push_back(live);
+    }
+    Status s = recorder->AddSession(&session->session());
+    session = std::make_unique<WireSession>(path);
+    return note(std::move(s));
   };
   for (;;) {
     if (stop != nullptr && stop->load()) {
@@ -166,11 +184,11 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
       Status s = session->OnPacket(payload);
       if (s.ok() && session->restart_pending()) {
         // A second Hello in one file starts the next session.
-        RT_RETURN_IF_ERROR(end_session());
+        RT_RETURN_IF_ERROR(end_session(/*whole=*/true));
         s = session->OnPacket(payload);
       }
       if (s.ok()) {
-        RT_RETURN_IF_ERROR(recorder->MaybeFlush(&session->session()));
+        RT_RETURN_IF_ERROR(note(recorder->MaybeFlush(&session->session())));
       }
       if (!s.ok()) {
         ++file_stats[ImportStat::k_refused_sessions];
@@ -206,7 +224,9 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
   result->frames += reader.frames_read();
   result->kernels += session->session().kernels().size();
   recorder->AddStats(file_stats);
-  return end_session();
+  RT_RETURN_IF_ERROR(
+      end_session(/*whole=*/!result->interrupted && !result->cut_short));
+  return write_failed;
 }
 
 StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
@@ -242,6 +262,16 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   RT_RETURN_IF_ERROR(recorder->Finish());
   result.run_id = recorder->run_id();
   result.kernels = recorder->kernels_stored();
+  // A live buffer goes once the run holds everything it held: the file was
+  // read to its end and every write was stored. (A run with a recovered
+  // session is incomplete by nature, its producer sent no Goodbye; reading
+  // the file again would add nothing.) Otherwise it stays for the next
+  // ingest, which the message asks for.
+  if (!result.interrupted && !result.cut_short) {
+    for (const std::string& live : result.live_buffers_read) {
+      unlink(live.c_str());
+    }
+  }
   return result;
 }
 
