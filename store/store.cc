@@ -419,6 +419,28 @@ Status Store::RefuseForeignDatabase() {
       "stores or a new file; name a new file");
 }
 
+Status Store::RefuseWhatIsNotAStore() {
+  // Any read of a file that is not SQLite fails with "file is not a
+  // database"; nothing is written by it.
+  if (sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr,
+                   nullptr, nullptr) != SQLITE_OK) {
+    return InvalidArgument(path_ + ": not a SQLite store (" +
+                           sqlite3_errmsg(db_) +
+                           "); give a new file name or an existing "
+                           "rooftrace store");
+  }
+  const int version = SchemaVersion();
+  if (version > kStoreSchemaVersion) {
+    return FailedPrecondition(
+        path_ + ": store schema version " + std::to_string(version) +
+        " is newer than this rooftrace writes (" +
+        std::to_string(kStoreSchemaVersion) +
+        "): upgrade rooftrace or write to a new store");
+  }
+  if (version == 0) return RefuseForeignDatabase();
+  return OkStatus();
+}
+
 int Store::SchemaVersion() {
   int version = 0;
   sqlite3_stmt* q = nullptr;
@@ -494,7 +516,12 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
     return s->Error("cannot open the store");
   }
   sqlite3_busy_timeout(s->db_, 5000);
-  // A file that is not SQLite fails here with "file is not a database".
+  // What the file is, judged by reading only: a file that is not a
+  // rooftrace store (another program's database, an nsys export, not
+  // SQLite at all) is refused before anything is written to it, so it is
+  // left byte for byte as it was (#29 D3: journal_mode=WAL rewrote its
+  // header first).
+  RT_RETURN_IF_ERROR(s->RefuseWhatIsNotAStore());
   const bool scratch = durability == Durability::kScratch;
   // 64 KiB pages (a new file only; an existing store keeps its own): a
   // fraction of the page writes and B-tree splits of 4 KiB pages. Ingest of
@@ -518,17 +545,9 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
                                      : "PRAGMA synchronous=NORMAL"));
   RT_RETURN_IF_ERROR(s->Exec("PRAGMA cache_size=-65536"));
   RT_RETURN_IF_ERROR(s->Exec("PRAGMA wal_autocheckpoint=256"));
-  // A newer major version is refused before anything is written; an older
-  // one is brought up to date.
+  // An older schema is brought up to date (a newer one and a foreign
+  // database were refused above).
   const int version = s->SchemaVersion();
-  if (version > kStoreSchemaVersion) {
-    return FailedPrecondition(
-        path + ": store schema version " + std::to_string(version) +
-        " is newer than this rooftrace writes (" +
-        std::to_string(kStoreSchemaVersion) +
-        "): upgrade rooftrace or write to a new store");
-  }
-  if (version == 0) RT_RETURN_IF_ERROR(s->RefuseForeignDatabase());
   if (version == 1) RT_RETURN_IF_ERROR(s->MigrateFromSchema1());
   if (version == 1 || version == 2) {
     RT_RETURN_IF_ERROR(s->MigrateFromSchema2());

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <chrono>
@@ -1040,6 +1041,53 @@ TEST_F(CollectorIntegrationTest, LiveSocketIsNotTakenOver) {
       << Slurp(log_);
   kill(again, SIGTERM);
   EXPECT_EQ(Wait(again), 0) << Slurp(log_);
+}
+
+// Another program's SQLite database at `path`: an nsys export's kernel
+// table and a row in it, in rollback-journal mode (SQLite's default).
+void WriteForeignDatabase(const std::string& path) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, "
+                         "end INT); INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL "
+                         "VALUES (1, 2)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+}
+
+// #29 D3: `collect --ingest`, a listening `collect` and `profile` given
+// another program's database (here an nsys export) as their store refuse
+// it with exit 2 and leave it byte for byte as it was: no header change,
+// no journal_mode=wal, no -wal/-shm beside it. (Its header used to be
+// rewritten before it was refused.)
+TEST_F(CollectorIntegrationTest, ForeignDatabaseIsLeftByteForByte) {
+  const std::string foreign = dir_ + "/export.sqlite";
+  WriteForeignDatabase(foreign);
+  const std::string before = Slurp(foreign);
+  ASSERT_GT(before.size(), 100u);
+  test_support::LlmTraceOptions o;
+  o.decode_steps = 1;
+  test_support::TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const std::string trace = dir_ + "/t.rft";
+  ASSERT_TRUE(b.WriteFile(trace).ok());
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  const std::vector<std::vector<std::string>> commands = {
+      {kCli, "collect", "--store", foreign, "--ingest", trace},
+      {kCli, "collect", "--store", foreign, "--listen", "unix:" + sock_},
+      {kCli, "profile", "-o", foreign, "--", kProducer}};
+  for (const auto& argv : commands) {
+    EXPECT_EQ(Wait(Spawn(argv, log_, {fake})), 2)
+        << argv[1] << ": " << Slurp(log_);
+    EXPECT_NE(Slurp(log_).find("another program"), std::string::npos)
+        << argv[1] << ": " << Slurp(log_);
+    EXPECT_TRUE(Slurp(foreign) == before) << argv[1] << " changed the file";
+    EXPECT_FALSE(fs::exists(foreign + "-wal")) << argv[1];
+    EXPECT_FALSE(fs::exists(foreign + "-shm")) << argv[1];
+  }
 }
 
 // A --listen that cannot start (bad spec, port out of range, port in use)
