@@ -126,13 +126,17 @@ int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
     io.stop = &g_stop;
     auto result = IngestTraceFile(f, store, io);
     if (!result.ok()) {
+      // Bad input (the file, the store) exits 2 with nothing begun or the
+      // run marked incomplete; anything else left a run incomplete: 3.
+      // Never 1, which says "regression found".
       const StatusCode code = result.status().code();
       std::cerr << "rooftrace collect: " << result.status().message() << "\n";
       return code == StatusCode::kInvalidArgument ||
-                     code == StatusCode::kNotFound
+                     code == StatusCode::kNotFound ||
+                     code == StatusCode::kCorrupt ||
+                     code == StatusCode::kFailedPrecondition
                  ? kExitUsage
-             : code == StatusCode::kResourceExhausted ? kExitIncomplete
-                                                     : kExitFailure;
+                 : kExitIncomplete;
     }
     if (!result->warning.empty()) {
       std::cerr << "rooftrace collect: " << result->warning << "\n";
@@ -210,8 +214,11 @@ int Serve(const CollectOptions& co) {
     return ReportIncompleteRun(**rec, server, co.store, f);
   }
   if (!s.ok() || !f.ok()) {
-    std::cerr << "rooftrace collect: " << (s.ok() ? f : s).message() << "\n";
-    return kExitFailure;
+    // The run may miss what came after, or is left with complete unset
+    // (readers treat it as incomplete): 3, never 1 ("regression found").
+    std::cerr << "rooftrace collect: " << (s.ok() ? f : s).message()
+              << "; run " << (*rec)->run_id() << " is incomplete\n";
+    return kExitIncomplete;
   }
   const ImportStats st = (*rec)->stats();
   std::cerr << "rooftrace collect: stopped; run " << (*rec)->run_id() << ": "

@@ -54,7 +54,28 @@ Status IngestLiveBuffer(const std::string& path, RunRecorder* recorder,
 }  // namespace
 
 Status CheckTraceFile(const std::string& path) {
-  if (IsLiveBuffer(path)) return OkStatus();  // read by IngestLiveBuffer
+  if (IsLiveBuffer(path)) {
+    // Judged by its header, before any run is begun: a damaged, oversized
+    // (a sparse 1 TiB file) or still-held buffer is bad input, never a
+    // pass over the whole file nor an empty run.
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) {
+      return NotFound(path + ": cannot read it");
+    }
+    inject::LiveReadResult state = inject::LiveReadResult::kOwnerAlive;
+    if (Status s = inject::CheckLiveBuffer(path, st.st_uid, &state);
+        !s.ok()) {
+      return InvalidArgument(s.message() +
+                             ": give a live buffer a rooftrace producer "
+                             "left, or its .rft spool");
+    }
+    if (state != inject::LiveReadResult::kRead) {
+      return InvalidArgument(
+          path + ": the process that writes this live buffer still runs; "
+                 "ingest it once that process has ended");
+    }
+    return OkStatus();  // read by IngestLiveBuffer
+  }
   wire::TraceFileReader reader;
   RT_RETURN_IF_ERROR(reader.Open(path));
   std::string_view payload;
@@ -256,9 +277,21 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
                       "; the trace file is unchanged: ingest it again once "
                       "the store has room");
   }
-  RT_RETURN_IF_ERROR(read);
-  RT_ASSIGN_OR_RETURN(std::string sha256, Sha256OfFile(trace_path));
-  recorder->SetSourceSha256(std::move(sha256));
+  if (!read.ok()) {
+    // The run was begun: it is finished as incomplete, with the reason,
+    // rather than left with `complete` unset; the error goes back as it is.
+    recorder->MarkIncomplete(read.message());
+    (void)recorder->Finish();
+    return read;
+  }
+  // A stop (SIGTERM) during the hash of a large file ends it at once: the
+  // file was read whole, the run is stored without its hash.
+  StatusOr<std::string> sha256 = Sha256OfFile(trace_path, options.stop);
+  if (sha256.ok()) {
+    recorder->SetSourceSha256(std::move(*sha256));
+  } else if (options.stop == nullptr || !options.stop->load()) {
+    return sha256.status();
+  }
   RT_RETURN_IF_ERROR(recorder->Finish());
   result.run_id = recorder->run_id();
   result.kernels = recorder->kernels_stored();
@@ -281,9 +314,12 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
                                        Store::Durability durability) {
   // The file is checked before the store is created or touched.
   RT_RETURN_IF_ERROR(CheckTraceFile(trace_path));
-  RT_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
-                      Store::Open(store_path, durability));
-  return IngestTraceFile(trace_path, store.get(), options);
+  StatusOr<std::unique_ptr<Store>> store = Store::Open(store_path, durability);
+  if (!store.ok()) {
+    // Nothing was begun: a store that cannot be opened is bad input.
+    return InvalidArgument(store.status().message());
+  }
+  return IngestTraceFile(trace_path, store->get(), options);
 }
 
 }  // namespace rooftrace

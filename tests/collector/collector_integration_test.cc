@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "proto/framing.h"
+#include "proto/live_buffer.h"
 #include "tests/support/sqlite_query.h"
 #include "sources/rft/testing/trace_builder.h"
 
@@ -1088,6 +1089,79 @@ TEST_F(CollectorIntegrationTest, ForeignDatabaseIsLeftByteForByte) {
     EXPECT_FALSE(fs::exists(foreign + "-wal")) << argv[1];
     EXPECT_FALSE(fs::exists(foreign + "-shm")) << argv[1];
   }
+}
+
+// A live buffer at `path` as a producer leaves it, its Hello that of
+// `info`; written by a child that then writes a byte to `ready` and waits
+// for one on `hold` (-1: ends at once, so its lock is gone as after a
+// SIGKILL). Returns the child's pid.
+pid_t WriteLiveBuffer(const std::string& path,
+                      const test_support::SessionInfo& info, int hold = -1,
+                      int ready = -1) {
+  test_support::TraceBuilder hello(info);
+  hello.Hello();
+  const std::string frame = hello.Framed();
+  const pid_t child = fork();
+  if (child == 0) {
+    auto live = inject::LiveBuffer::Create(path, 64, 4096, frame, info.pid,
+                                           info.start_unix_ns);
+    if (!live.ok()) _exit(1);
+    char c = 0;
+    if (ready >= 0) (void)!write(ready, &c, 1);
+    if (hold >= 0) (void)!read(hold, &c, 1);
+    _exit(0);
+  }
+  return child;
+}
+
+// #29 D12, D13: `collect --ingest` of a live buffer it cannot read exits 2
+// at once with one line naming the file, and stores nothing (the store is
+// not even created): one cut in half, one made a sparse 1 TiB file behind
+// its valid header, one its producer still holds. They used to exit 1 and
+// leave an empty run with `complete` unset; the 1 TiB file was hashed
+// whole (over 10 minutes), deaf to SIGTERM. The intact buffer is stored.
+TEST_F(CollectorIntegrationTest, UnreadableLiveBufferExitsTwoWithNoRun) {
+  test_support::SessionInfo info;
+  const std::string good = dir_ + "/good.live";
+  int status = 0;
+  const pid_t writer = WriteLiveBuffer(good, info);
+  ASSERT_EQ(waitpid(writer, &status, 0), writer);
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  const std::string cut = dir_ + "/cut.live";
+  const std::string sparse = dir_ + "/sparse.live";
+  fs::copy_file(good, cut);
+  fs::copy_file(good, sparse);
+  fs::resize_file(cut, fs::file_size(good) / 2);
+  fs::resize_file(sparse, 1ull << 40);
+  int hold[2], ready[2];
+  ASSERT_EQ(pipe(hold), 0);
+  ASSERT_EQ(pipe(ready), 0);
+  info.pid += 1;
+  const std::string held = dir_ + "/held.live";
+  const pid_t holder = WriteLiveBuffer(held, info, hold[0], ready[1]);
+  char c = 0;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);  // created and locked
+  for (const auto& [path, says] :
+       std::vector<std::pair<std::string, std::string>>{
+           {cut, "does not describe its size"},
+           {sparse, "does not describe its size"},
+           {held, "still runs"}}) {
+    EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest",
+                          path},
+                         log_)),
+              2)
+        << Slurp(log_);
+    EXPECT_NE(Slurp(log_).find(path), std::string::npos) << Slurp(log_);
+    EXPECT_NE(Slurp(log_).find(says), std::string::npos) << Slurp(log_);
+    EXPECT_FALSE(fs::exists(store_)) << path;
+  }
+  ASSERT_EQ(write(hold[1], "x", 1), 1);
+  waitpid(holder, nullptr, 0);
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest", good},
+                       log_)),
+            0)
+      << Slurp(log_);
+  EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM runs"), 1);
 }
 
 // A --listen that cannot start (bad spec, port out of range, port in use)
