@@ -175,7 +175,7 @@ Status CheckProfileOptions(ProfileOptions* o) {
   }
   o->exe = ResolveCommand(cmd);
   if (o->exe.empty()) {
-    return InvalidArgument(cmd +
+    return NotFound(cmd +
                            ": command not found or not executable: check the "
                            "name and PATH");
   }
@@ -654,7 +654,7 @@ int ProfileMain(int argc, char** argv) {
       "or the store refused a write: a full disk), with 3: the run is "
       "stored as incomplete with the reason; raw streams a failed write "
       "lost are kept in OUTPUT.raw/ to store again with `rooftrace collect "
-      "--ingest`. 2 on bad input.";
+      "--ingest`. 2 on bad input; 127 when CMD is not found.";
   spec.epilog = "Example: rooftrace profile -o run.sqlite -- python serve.py";
   spec.options.add_options()("output,o", po::value(&o.out)->default_value(o.out),
                              "SQLite run store")(
@@ -694,7 +694,10 @@ int ProfileMain(int argc, char** argv) {
   }
   if (Status s = CheckProfileOptions(&o); !s.ok()) {
     std::cerr << "rooftrace profile: " << s.message() << "\n";
-    return kExitUsage;
+    // A command that is not there exits 127, as a shell's would (and as
+    // one that fails to execute does); any other bad input 2.
+    return s.code() == StatusCode::kNotFound ? kExitCommandNotFound
+                                             : kExitUsage;
   }
   // Private directory: the socket and any fallback spool files.
   std::string tmpl = (fs::temp_directory_path() / "rooftrace-XXXXXX").string();

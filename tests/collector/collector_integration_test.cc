@@ -401,15 +401,26 @@ TEST_F(CollectorIntegrationTest, ProfileBadInvocationsExitTwo) {
                            "/librooftrace_fake_inject.so";
   EXPECT_EQ(Wait(Spawn({kCli, "profile", "-o", store_}, log_, {fake})), 2);
   EXPECT_NE(Slurp(log_).find("no command given"), std::string::npos);
-  EXPECT_EQ(Wait(Spawn({kCli, "profile", "--", "no-such-command-xyz"}, log_,
-                       {fake})),
-            2);
-  EXPECT_NE(Slurp(log_).find("command not found"), std::string::npos);
   EXPECT_EQ(Wait(Spawn({kCli, "profile", "--", "true"}, log_,
                        {"ROOFTRACE_INJECT_LIB=" + dir_ + "/missing.so"})),
             2);
   EXPECT_NE(Slurp(log_).find("injection library was not found"),
             std::string::npos);
+}
+
+// #29 D12: a command that is not there exits 127, as a shell's would (it
+// used to exit 2), with one line naming it; nothing is stored.
+TEST_F(CollectorIntegrationTest, MissingCommandExits127) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  EXPECT_EQ(Wait(Spawn({kCli, "profile", "-o", store_, "--",
+                        "no-such-command-xyz"},
+                       log_, {fake})),
+            127);
+  EXPECT_NE(Slurp(log_).find("no-such-command-xyz: command not found"),
+            std::string::npos)
+      << Slurp(log_);
+  EXPECT_FALSE(fs::exists(store_));
 }
 
 // A command that says which signals it got: it traps USR1 and QUIT,
