@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include <sqlite3.h>
 #include <zlib.h>
 
 #include "collector/commands.h"
@@ -262,6 +263,38 @@ TEST_F(ImportCliTest, CutTraceIsStoredIncompleteAndExitsThree) {
                       "other files are still read (exit 3)"),
             std::string::npos)
       << out_;
+}
+
+
+// #29 D3: `import -o` naming another program's database (an nsys export,
+// as a user who swapped the arguments would) refuses it with exit 2 and
+// leaves it byte for byte as it was, with no -wal beside it. Its header
+// used to be rewritten (journal_mode=WAL) before it was refused.
+TEST_F(ImportCliTest, ForeignOutputIsRefusedAndLeftUntouched) {
+  const std::string foreign = dir_.File("report.sqlite");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(foreign.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE StringIds (id INTEGER, value TEXT);"
+                         "INSERT INTO StringIds VALUES (1, 'kernel')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const auto bytes = [](const std::string& path) {
+    std::string out;
+    FILE* f = std::fopen(path.c_str(), "rb");
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) {
+      out.append(buf, n);
+    }
+    std::fclose(f);
+    return out;
+  };
+  const std::string before = bytes(foreign);
+  EXPECT_EQ(Import({Trace("a.rft"), "-o", foreign, "-q"}), 2) << err_;
+  EXPECT_NE(err_.find("another program"), std::string::npos) << err_;
+  EXPECT_TRUE(bytes(foreign) == before);
+  EXPECT_FALSE(std::filesystem::exists(foreign + "-wal"));
 }
 
 }  // namespace
