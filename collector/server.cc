@@ -128,6 +128,12 @@ struct CollectorServer::Connection {
   ImportStats stats;  // frames and bytes of this connection
   uint64_t opened_ms = 0;
   uint64_t last_bytes_ms = 0;  // when bytes last arrived
+  // When the frame being received began arriving (0: between frames), and
+  // how many frames have been taken (a read that completes one and begins
+  // the next starts the clock again).
+  uint64_t frame_started_ms = 0;
+  uint64_t frames_taken = 0;
+  uint64_t bytes_total = 0;
   FILE* raw = nullptr;
   std::string raw_path;
   bool stored = true;  // false once a session of it could not be stored
@@ -342,9 +348,9 @@ void CollectorServer::Accept(int listen_fd, bool token_required) {
       }
       peer = "tcp peer " + std::string(buf) + ":" + std::to_string(port);
     }
-    if (open_.load() >= options_.max_connections) {
+    if (open_.load() >= options_.max_connections && !EvictSlowestIdle(peer)) {
       Log("refused " + peer + ": " + std::to_string(options_.max_connections) +
-          " connections already open (the limit)");
+          " connections already open (the limit), none of them idle");
       ImportStats s;
       ++s[ImportStat::k_refused_sessions];
       recorder_->AddStats(s);
@@ -375,6 +381,54 @@ void CollectorServer::Accept(int listen_fd, bool token_required) {
     ++open_;
     conns_.push_back(std::move(c));
   }
+}
+
+bool CollectorServer::EvictSlowestIdle(const std::string& newcomer) {
+  const uint64_t now = NowMs();
+  Connection* victim = nullptr;
+  // Bytes per second of a connection that may go (lower goes first), and
+  // how long it has been idle or slow, for the log.
+  double victim_rate = 0;
+  uint64_t victim_for_ms = 0;
+  for (auto& c : conns_) {
+    if (c->closed) continue;
+    double rate;
+    uint64_t for_ms;
+    if (c->reader.buffered_bytes() > 0 && c->frame_started_ms != 0) {
+      // Inside a frame: slow once it has come under the floor for 1 s.
+      for_ms = now - c->frame_started_ms;
+      if (for_ms < 1000) continue;
+      rate = 1000.0 * static_cast<double>(c->reader.buffered_bytes()) /
+             static_cast<double>(for_ms);
+      if (rate >= static_cast<double>(options_.min_frame_bytes_per_s)) {
+        continue;
+      }
+    } else {
+      // Between frames (or before the Hello): idle long enough.
+      for_ms = now - c->last_bytes_ms;
+      if (for_ms < options_.evict_idle_ms) continue;
+      rate = 0;
+    }
+    if (victim == nullptr || rate < victim_rate ||
+        (rate == victim_rate && for_ms > victim_for_ms)) {
+      victim = c.get();
+      victim_rate = rate;
+      victim_for_ms = for_ms;
+    }
+  }
+  if (victim == nullptr) return false;
+  ++victim->stats[ImportStat::k_timed_out_connections];
+  Close(victim, "evicted for " + newcomer + ": all " +
+                    std::to_string(options_.max_connections) +
+                    " connection slots were taken and this one was the "
+                    "slowest (" +
+                    (victim_rate == 0
+                         ? "idle for " + std::to_string(victim_for_ms) + " ms"
+                         : std::to_string(static_cast<uint64_t>(victim_rate)) +
+                               " bytes/s for " +
+                               std::to_string(victim_for_ms) + " ms") +
+                    "); what it sent is kept");
+  return true;
 }
 
 void CollectorServer::PauseAccepting(int err) {
@@ -491,7 +545,10 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
     }
     read_bytes += static_cast<size_t>(n);
     c->last_bytes_ms = NowMs();
+    c->bytes_total += static_cast<uint64_t>(n);
     c->stats[ImportStat::k_bytes] += static_cast<uint64_t>(n);
+    const bool inside_frame = c->reader.buffered_bytes() > 0;
+    const uint64_t frames_before = c->frames_taken;
     // Until the first frame says whether it is a ConnectionAuth (never
     // written raw: it holds the token), the bytes wait in auth_buf.
     if (c->auth_pending) {
@@ -503,6 +560,12 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
     if (!ReadFrames(c, draining) || !CheckBeforeHello(c) ||
         !ChargeMemory(c)) {
       return false;
+    }
+    // The progress clock: a frame begins with the first of its bytes read.
+    if (c->reader.buffered_bytes() == 0) {
+      c->frame_started_ms = 0;
+    } else if (!inside_frame || c->frames_taken != frames_before) {
+      c->frame_started_ms = c->last_bytes_ms;
     }
   }
   return true;  // budget spent: the rest on the next turn
@@ -518,6 +581,7 @@ bool CollectorServer::ReadFrames(Connection* c, bool draining) {
       Close(c, c->reader.error() + ": not a rooftrace stream or corrupt");
       return false;
     }
+    ++c->frames_taken;
     if (c->auth_pending) {
       const AuthResult a = TakeAuth(c, payload);
       if (a == AuthResult::kRefused) return false;
@@ -617,7 +681,7 @@ void CollectorServer::Refuse(Connection* c, const std::string& reason) {
   hr->set_reason(reason);
   std::string frame;
   wire::AppendFrame(&frame, reply.SerializeAsString());
-  (void)!write(c->fd, frame.data(), frame.size());
+  (void)!send(c->fd, frame.data(), frame.size(), MSG_NOSIGNAL);
   ++c->stats[ImportStat::k_refused_sessions];
   Close(c, "refused: " + reason);
 }
@@ -657,8 +721,9 @@ bool CollectorServer::OnFrame(Connection* c, std::string_view payload,
     reply.mutable_hello_reply()->set_protocol_version(wire::kProtocolVersion);
     std::string frame;
     wire::AppendFrame(&frame, reply.SerializeAsString());
-    // Best effort: a producer that never reads replies is fine.
-    (void)!write(c->fd, frame.data(), frame.size());
+    // Best effort: a producer that never reads replies is fine (one gone
+    // already is no SIGPIPE: profile runs this server in its own process).
+    (void)!send(c->fd, frame.data(), frame.size(), MSG_NOSIGNAL);
   }
   return true;
 }
@@ -683,7 +748,11 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
     const size_t first_conn = listen_fds_.size();
     for (size_t j = first_conn; j < fds.size(); ++j) {
       Connection* c = conns_[j - first_conn].get();
-      if (fds[j].revents & (POLLIN | POLLHUP | POLLERR)) ReadFrom(c, false);
+      // An evicted connection (closed by Accept above) is not read: its
+      // descriptor may already be a new peer's.
+      if (!c->closed && (fds[j].revents & (POLLIN | POLLHUP | POLLERR))) {
+        ReadFrom(c, false);
+      }
     }
     // Timeouts: no Hello in time, or nothing received for stall_timeout_ms
     // while inside a frame. Measured from the last bytes received, not from
@@ -702,6 +771,21 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
         ++c->stats[ImportStat::k_timed_out_connections];
         Close(c.get(), "stalled inside a frame for " +
                            std::to_string(options_.stall_timeout_ms) + " ms");
+      } else if (c->wire->has_hello() && c->reader.buffered_bytes() > 0 &&
+                 c->frame_started_ms != 0 &&
+                 now - c->frame_started_ms > options_.progress_grace_ms &&
+                 c->reader.buffered_bytes() * 1000 <
+                     options_.min_frame_bytes_per_s *
+                         (now - c->frame_started_ms)) {
+        // Bytes keep coming, too few to matter: each one resets the stall
+        // timer, so only a floor on the rate frees the slot.
+        ++c->stats[ImportStat::k_timed_out_connections];
+        const uint64_t ms = now - c->frame_started_ms;
+        Close(c.get(), "sent " + std::to_string(c->reader.buffered_bytes()) +
+                           " bytes of a frame in " + std::to_string(ms) +
+                           " ms, under the floor of " +
+                           std::to_string(options_.min_frame_bytes_per_s) +
+                           " bytes/s: too slow to be a producer");
       }
     }
     std::erase_if(conns_, [](const auto& c) { return c->closed; });

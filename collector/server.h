@@ -16,7 +16,10 @@
 // strings; a connection whose next frame would pass it is closed, what it
 // sent before kept (its session, without a Goodbye, is incomplete, and so
 // is the run). Session records are not counted: long sessions store them
-// as they settle. Connections beyond max_connections are refused.
+// as they settle. A frame that arrives slower than min_frame_bytes_per_s
+// (after progress_grace_ms) is closed; when max_connections are open, a
+// new peer takes the slot of the slowest idle one, or is refused if none
+// is idle.
 // With a token, TCP peers must open with Packet.connection_auth holding it
 // (docs/wire.md); that frame never reaches the raw stream. When accept()
 // runs out of descriptors (EMFILE/ENFILE) the listeners are paused for
@@ -46,7 +49,21 @@ struct ServerOptions {
   std::vector<std::string> listen;  // "unix:PATH" | "tcp:HOST:PORT"
   uint64_t hello_timeout_ms = 10000;
   uint64_t stall_timeout_ms = 30000;
+  // Progress floor after the Hello: a frame begun more than
+  // progress_grace_ms ago that has arrived at fewer than
+  // min_frame_bytes_per_s on average is closed (a peer sending one byte
+  // a second resets the stall timer forever). libinject writes a frame at
+  // once, so only a stalled or hostile peer is that slow.
+  uint64_t min_frame_bytes_per_s = 1024;
+  uint64_t progress_grace_ms = 10000;
   size_t max_connections = 1024;
+  // When every slot is taken, a new peer takes the slot of the slowest
+  // idle one instead of being refused: one silent for evict_idle_ms
+  // between frames (or without its Hello), or one whose frame has arrived
+  // under min_frame_bytes_per_s for a second; the idlest first. An evicted
+  // producer's session is stored as far as it came (libinject falls back
+  // to its spool).
+  uint64_t evict_idle_ms = 5000;
   // Non-empty: every connection's raw stream is written to
   // DIR/run<ID>-<N>.rft as it arrives.
   std::string raw_dir;
@@ -128,6 +145,9 @@ class CollectorServer {
   // ENOBUFS, ENOMEM): stop polling the listeners for kAcceptPauseMs; logs
   // once per episode (until an accept succeeds again).
   void PauseAccepting(int err);
+  // All slots are taken: closes the slowest idle connection (see
+  // ServerOptions::evict_idle_ms) for `newcomer`; false when none may go.
+  bool EvictSlowestIdle(const std::string& newcomer);
   // Reads what is available; false when the connection is to be closed.
   bool ReadFrom(Connection* c, bool draining);
   // Takes every complete frame the reader holds; false once closed.
