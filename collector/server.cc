@@ -442,7 +442,9 @@ void CollectorServer::PauseAccepting(int err) {
       " connections open): pausing the listener " +
       std::to_string(kAcceptPauseMs) +
       " ms at a time until descriptors free up; raise the limit (ulimit -n) "
-      "or lower max_connections");
+      "to at least " + std::to_string(options_.max_connections + 64) +
+      " (the collector holds up to " +
+      std::to_string(options_.max_connections) + " connections)");
 }
 
 void CollectorServer::Close(Connection* c, const std::string& reason) {
