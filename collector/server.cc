@@ -259,6 +259,16 @@ Status CollectorServer::ListenTcp(const std::string& addr) {
         "ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE; or listen on "
         "tcp:127.0.0.1:PORT");
   }
+  if (options_.token.empty() && !options_.insecure_tcp) {
+    return FailedPrecondition(
+        "--listen " + addr +
+        ": TCP needs a shared token, on loopback too (any user of this "
+        "machine can connect to a loopback port): write one of at least "
+        "16 characters to a file only you can read (chmod 600) and pass "
+        "--token-file FILE (or set ROOFTRACE_TOKEN), and give producers "
+        "the same in ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE; or use a "
+        "unix: socket; or --insecure-tcp to accept anyone on loopback");
+  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -300,6 +310,11 @@ Status CollectorServer::ListenTcp(const std::string& addr) {
   listen_needs_token_.push_back(!options_.token.empty());
   bound_.push_back("tcp:" + std::string(buf) + ":" +
                    std::to_string(bound_port));
+  if (options_.token.empty()) {
+    Log("WARNING: --insecure-tcp: " + bound_.back() +
+        " asks for no token: any user of this machine can send data into "
+        "this run; use --token-file for a shared machine");
+  }
   return OkStatus();
 }
 
@@ -447,13 +462,16 @@ void CollectorServer::PauseAccepting(int err) {
       std::to_string(options_.max_connections) + " connections)");
 }
 
-void CollectorServer::Close(Connection* c, const std::string& reason) {
+void CollectorServer::Close(Connection* c, const std::string& reason,
+                            bool log_reason) {
   if (c->closed) return;
   c->closed = true;
   memory_used_ -= c->charged;  // its buffer goes with it
   c->charged = 0;
-  if (!reason.empty()) Log("closed " + c->wire->session().name() + " (" + c->peer +
-                           "): " + reason);
+  if (!reason.empty() && log_reason) {
+    Log("closed " + c->wire->session().name() + " (" + c->peer +
+        "): " + reason);
+  }
   close(c->fd);
   const std::string recovered_from =
       RecoverLiveBuffer(c, /*wait_ms=*/reason.empty() ? 250 : 0);
@@ -608,13 +626,14 @@ CollectorServer::AuthResult CollectorServer::TakeAuth(
   std::string().swap(c->auth_buf);
   c->auth_pending = false;
   if (c->token_required && !has_auth) {
-    Refuse(c, "sent no token: this collector requires one (set "
-              "ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE for the producer)");
+    RefuseToken(c, "sent no token: this collector requires one (set "
+                   "ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE for the "
+                   "producer)");
     return AuthResult::kRefused;
   }
   if (c->token_required && !ConstantTimeEquals(token, options_.token)) {
-    Refuse(c, "wrong token: give the producer the collector's token "
-              "(ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE)");
+    RefuseToken(c, "wrong token: give the producer the collector's token "
+                   "(ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE)");
     return AuthResult::kRefused;
   }
   return has_auth ? AuthResult::kConsumed : AuthResult::kNotAuth;
@@ -673,6 +692,42 @@ bool CollectorServer::ChargeMemory(Connection* c) {
                "; what it sent before is kept; " +
                options_.memory_budget_hint);
   return false;
+}
+
+void CollectorServer::RefuseToken(Connection* c, const std::string& reason) {
+  const uint64_t now = NowMs();
+  token_resume_ms_ = now + options_.auth_failure_pause_ms;
+  // At most kAuthLinesPerSecond lines a second; the rest are counted in
+  // the next line (25,000 wrong tries made 25,000 lines).
+  if (now - auth_window_ms_ >= 1000) {
+    auth_window_ms_ = now;
+    auth_lines_ = 0;
+  }
+  std::string line;
+  if (auth_lines_ < kAuthLinesPerSecond) {
+    ++auth_lines_;
+    line = "closed " + c->peer + ": refused: " + reason;
+    if (auth_unlogged_ > 0) {
+      line += " (and " + std::to_string(auth_unlogged_) +
+              " more refused tokens since the last line)";
+    }
+    line += "; token failures are throttled to one per " +
+            std::to_string(options_.auth_failure_pause_ms) + " ms";
+    auth_unlogged_ = 0;
+  } else {
+    ++auth_unlogged_;
+  }
+  wire::Packet reply;
+  auto* hr = reply.mutable_hello_reply();
+  hr->set_accepted(false);
+  hr->set_protocol_version(wire::kProtocolVersion);
+  hr->set_reason(reason);
+  std::string frame;
+  wire::AppendFrame(&frame, reply.SerializeAsString());
+  (void)!send(c->fd, frame.data(), frame.size(), MSG_NOSIGNAL);
+  ++c->stats[ImportStat::k_refused_sessions];
+  if (!line.empty()) Log(line);
+  Close(c, "refused: " + reason, /*log_reason=*/false);
 }
 
 void CollectorServer::Refuse(Connection* c, const std::string& reason) {
@@ -736,8 +791,14 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
     fds.clear();
     // While accepting is paused the listeners are left out (fd -1: poll
     // skips it), so that a readable listener does not wake us at once.
-    const bool accepting = NowMs() >= accept_resume_ms_;
-    for (int fd : listen_fds_) fds.push_back({accepting ? fd : -1, POLLIN, 0});
+    const uint64_t turn_ms = NowMs();
+    const bool accepting = turn_ms >= accept_resume_ms_;
+    // After a refused token the token listeners rest a moment (throttle).
+    const bool token_accepting = turn_ms >= token_resume_ms_;
+    for (size_t l = 0; l < listen_fds_.size(); ++l) {
+      const bool on = accepting && (token_accepting || !listen_needs_token_[l]);
+      fds.push_back({on ? listen_fds_[l] : -1, POLLIN, 0});
+    }
     for (auto& c : conns_) fds.push_back({c->fd, POLLIN, 0});
     const int rc = poll(fds.data(), fds.size(), 50);
     if (rc < 0 && errno != EINTR) {
@@ -766,7 +827,10 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
       if (!c->wire->has_hello() &&
           now - c->opened_ms > options_.hello_timeout_ms) {
         ++c->stats[ImportStat::k_timed_out_connections];
-        Close(c.get(), "sent no Hello within " +
+        Close(c.get(), std::string("sent no ") +
+                           (c->auth_pending && c->token_required ? "token"
+                                                                 : "Hello") +
+                           " within " +
                            std::to_string(options_.hello_timeout_ms) + " ms");
       } else if (c->reader.buffered_bytes() > 0 &&
                  now - c->last_bytes_ms > options_.stall_timeout_ms) {
@@ -802,6 +866,12 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
     if (!c->closed && ReadFrom(c.get(), true)) Close(c.get(), "");
   }
   conns_.clear();
+  if (auth_unlogged_ > 0) {
+    Log(std::to_string(auth_unlogged_) +
+        " more connections were refused for a wrong or missing token after "
+        "the last line");
+    auth_unlogged_ = 0;
+  }
   return OkStatus();
 }
 

@@ -21,7 +21,9 @@
 // new peer takes the slot of the slowest idle one, or is refused if none
 // is idle.
 // With a token, TCP peers must open with Packet.connection_auth holding it
-// (docs/wire.md); that frame never reaches the raw stream. When accept()
+// (docs/wire.md); that frame never reaches the raw stream. TCP needs a
+// token unless insecure_tcp (loopback only); wrong tokens are throttled
+// and their log lines rate-limited. When accept()
 // runs out of descriptors (EMFILE/ENFILE) the listeners are paused for
 // 250 ms at a time, with one log line per episode, instead of spinning.
 //
@@ -91,10 +93,17 @@ struct ServerOptions {
   // collector has no option of its own).
   std::string memory_budget_hint =
       "raise the budget with collect --memory-budget-mib N";
-  // Non-empty: TCP peers must send it first (Packet.connection_auth);
-  // required to listen on a non-loopback address. Unix sockets (0600)
-  // do not ask for it.
+  // Non-empty: TCP peers must send it first (Packet.connection_auth).
+  // Required for every TCP listener, loopback included (any local user can
+  // reach a loopback port), unless insecure_tcp (loopback only). Unix
+  // sockets (0600) do not ask for it.
   std::string token;
+  bool insecure_tcp = false;
+  // After each refused token the token listeners are left out of poll()
+  // this long (peers wait in the backlog): guesses are throttled to about
+  // ten a second. Refusals are logged at most once a second, the rest
+  // counted in the next line.
+  uint64_t auth_failure_pause_ms = 100;
   // Where log lines go (default: stderr with a "rooftrace collect: " prefix).
   std::function<void(const std::string&)> log;
 };
@@ -169,7 +178,12 @@ class CollectorServer {
   bool ChargeMemory(Connection* c);
   // Answers a refused HelloReply with `reason`, logs it, closes.
   void Refuse(Connection* c, const std::string& reason);
-  void Close(Connection* c, const std::string& reason);
+  // The same for a wrong or missing token: throttled and rate-limited
+  // (ServerOptions::auth_failure_pause_ms).
+  void RefuseToken(Connection* c, const std::string& reason);
+  // Ends the connection and its session; `reason` (if any) is logged
+  // unless `log_reason` is false (the caller logged it).
+  void Close(Connection* c, const std::string& reason, bool log_reason = true);
   // Writes received bytes to the connection's raw stream, if it has one.
   void WriteRaw(Connection* c, const char* data, size_t size);
   // A stream that ended without a Goodbye: the records its producer left
@@ -196,6 +210,11 @@ class CollectorServer {
   static constexpr uint64_t kAcceptPauseMs = 250;
   uint64_t accept_resume_ms_ = 0;  // listeners left out of poll until then
   bool accept_paused_ = false;     // an out-of-descriptors episode is on
+  uint64_t token_resume_ms_ = 0;   // token listeners left out until then
+  static constexpr uint64_t kAuthLinesPerSecond = 3;
+  uint64_t auth_window_ms_ = 0;    // the second refused tokens are logged in
+  uint64_t auth_lines_ = 0;        // lines logged in it
+  uint64_t auth_unlogged_ = 0;     // refusals since, not logged one by one
   std::vector<std::string> kept_raw_;
   std::map<std::string, uint64_t> live_left_;
 };

@@ -303,7 +303,8 @@ TEST_F(CollectorIntegrationTest, BadPeersClosedOthersUndisturbed) {
 
 // TCP on an ephemeral loopback port, and --ingest of a spool file.
 TEST_F(CollectorIntegrationTest, TcpLoopbackAndIngest) {
-  const pid_t collector = StartCollector({"--listen", "tcp:127.0.0.1:0"});
+  const pid_t collector =
+      StartCollector({"--listen", "tcp:127.0.0.1:0", "--insecure-tcp"});
   std::string addr;
   for (int i = 0; i < 2000 && addr.empty(); ++i) {
     const std::string log = Slurp(log_);
@@ -315,6 +316,10 @@ TEST_F(CollectorIntegrationTest, TcpLoopbackAndIngest) {
   }
   ASSERT_FALSE(addr.empty()) << Slurp(log_);
   EXPECT_EQ(addr.rfind("tcp:127.0.0.1:", 0), 0u) << addr;
+  EXPECT_NE(Slurp(log_).find("WARNING: --insecure-tcp: " + addr +
+                             " asks for no token"),
+            std::string::npos)
+      << Slurp(log_);
   EXPECT_EQ(Wait(Spawn({kProducer, "--sink", addr})), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill(collector, SIGTERM);
@@ -344,7 +349,8 @@ TEST_F(CollectorIntegrationTest, TcpLoopbackAndIngest) {
 // collect --token-file on TCP: a producer with the token (ROOFTRACE_TOKEN)
 // is stored, one without it is refused and told why (#18.13).
 TEST_F(CollectorIntegrationTest, TokenFileIsAskedOfTcpProducers) {
-  std::ofstream(dir_ + "/token") << "s3cret-token\n";
+  std::ofstream(dir_ + "/token") << "s3cret-token-of-24-chars\n";
+  fs::permissions(dir_ + "/token", fs::perms::owner_read | fs::perms::owner_write);
   const pid_t collector = StartCollector(
       {"--listen", "tcp:127.0.0.1:0", "--token-file", dir_ + "/token"});
   std::string addr;
@@ -358,7 +364,7 @@ TEST_F(CollectorIntegrationTest, TokenFileIsAskedOfTcpProducers) {
   }
   ASSERT_FALSE(addr.empty()) << Slurp(log_);
   EXPECT_EQ(Wait(Spawn({kProducer, "--sink", addr}, dir_ + "/with.log",
-                       {"ROOFTRACE_TOKEN=s3cret-token"})),
+                       {"ROOFTRACE_TOKEN=s3cret-token-of-24-chars"})),
             0)
       << Slurp(dir_ + "/with.log");
   EXPECT_EQ(Wait(Spawn({kProducer, "--sink", addr}, dir_ + "/without.log",
@@ -1175,6 +1181,54 @@ TEST_F(CollectorIntegrationTest, UnreadableLiveBufferExitsTwoWithNoRun) {
   EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM runs"), 1);
 }
 
+// #29 D15: TCP asks for a token on loopback too (any local user can reach
+// a loopback port; it used to need none there): without one, exit 2
+// naming --token-file and --insecure-tcp. A token file others may read
+// (0644) or a token under 16 characters is refused the same way, before
+// anything starts.
+TEST_F(CollectorIntegrationTest, TcpNeedsAPrivateLongTokenUnlessInsecure) {
+  const std::string good = dir_ + "/good.token", open = dir_ + "/open.token",
+                    shorter = dir_ + "/short.token";
+  std::ofstream(good) << "0123456789abcdef0123\n";
+  std::ofstream(open) << "0123456789abcdef0123\n";
+  std::ofstream(shorter) << "s3cret\n";
+  const auto owner_only = fs::perms::owner_read | fs::perms::owner_write;
+  fs::permissions(good, owner_only);
+  fs::permissions(shorter, owner_only);
+  fs::permissions(open, owner_only | fs::perms::group_read |
+                            fs::perms::others_read);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases =
+      {{{}, "TCP needs a shared token, on loopback too"},
+       {{}, "--insecure-tcp"},
+       {{"--token-file", open}, "other users may read it (mode 0644): "
+                                "chmod 600 " + open},
+       {{"--token-file", shorter}, "the token has 6 characters; use at "
+                                   "least 16"}};
+  for (const auto& [extra, message] : cases) {
+    std::vector<std::string> argv = {kCli, "collect", "--store", store_,
+                                     "--listen", "tcp:127.0.0.1:0"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    EXPECT_EQ(Wait(Spawn(argv, log_, {"ROOFTRACE_TOKEN="}), 5000), 2)
+        << Slurp(log_);
+    EXPECT_NE(Slurp(log_).find(message), std::string::npos) << Slurp(log_);
+    EXPECT_FALSE(fs::exists(store_));
+  }
+  // A short ROOFTRACE_TOKEN too; a private, long one starts.
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--listen",
+                        "tcp:127.0.0.1:0"},
+                       log_, {"ROOFTRACE_TOKEN=short"}),
+                 5000),
+            2);
+  EXPECT_NE(Slurp(log_).find("ROOFTRACE_TOKEN: the token has 5 characters"),
+            std::string::npos)
+      << Slurp(log_);
+  const pid_t collector = StartCollector(
+      {"--listen", "tcp:127.0.0.1:0", "--token-file", good});
+  EXPECT_TRUE(WaitForText(log_, "listening on tcp:127.0.0.1:")) << Slurp(log_);
+  kill(collector, SIGTERM);
+  EXPECT_EQ(Wait(collector), 0) << Slurp(log_);
+}
+
 // A --listen that cannot start (bad spec, port out of range, port in use)
 // exits 2 with one line naming it, and leaves no run row behind.
 TEST_F(CollectorIntegrationTest, FailedListenLeavesNoRun) {
@@ -1200,9 +1254,10 @@ TEST_F(CollectorIntegrationTest, FailedListenLeavesNoRun) {
   };
   for (const auto& [spec, message] : cases) {
     SCOPED_TRACE(spec);
-    // No token from the environment of whoever runs the test.
+    // No token from the environment of whoever runs the test; loopback
+    // without one is allowed by --insecure-tcp (beyond it, never).
     EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--listen",
-                          spec},
+                          spec, "--insecure-tcp"},
                          log_, {"ROOFTRACE_TOKEN="})),
               2);
     const std::string log = Slurp(log_);

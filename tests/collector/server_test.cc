@@ -413,6 +413,40 @@ TEST_F(TokenServerTest, WrongOrMissingTokenIsRefused) {
   EXPECT_EQ(recorder_->kernels_stored(), 0u);
 }
 
+// #29 D15: twenty wrong tokens in a row are each refused, but the token
+// listener rests 100 ms after each refusal (about ten guesses a second;
+// 6,246 a second before), and the log holds at most three lines a second,
+// the others counted in the next line (one line per try before).
+TEST_F(TokenServerTest, WrongTokensAreThrottledAndLoggedSparingly) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 20; ++i) {
+    const int fd = ConnectTcp();
+    ASSERT_TRUE(Send(fd, AuthFrame("wrong-token-" + std::to_string(i))));
+    char buf[4096];
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
+    close(fd);
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  WaitForSessions(20);
+  EXPECT_GE(ms, 19 * 100 - 50) << "guesses were not throttled";
+  EXPECT_EQ(recorder_->stats()[ImportStat::k_refused_sessions], 20u);
+  const std::string log = Log();
+  size_t lines = 0;
+  for (size_t at = 0; (at = log.find("refused: wrong token", at)) !=
+                      std::string::npos;
+       ++at) {
+    ++lines;
+  }
+  EXPECT_GE(lines, 1u) << log;
+  EXPECT_LE(lines, 10u) << log;
+  EXPECT_NE(log.find("more refused tokens since the last line"),
+            std::string::npos)
+      << log;
+}
+
 // The Unix socket (0600, this user's processes) asks for no token; one sent
 // there anyway is taken off the stream.
 TEST_F(TokenServerTest, UnixSocketNeedsNoToken) {
