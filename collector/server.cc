@@ -560,7 +560,13 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
       if (errno == EINTR) continue;
-      Close(c, std::string("read failed: ") + strerror(errno));
+      // A producer that sent its Goodbye and closed without reading our
+      // HelloReply resets the connection: a clean end, not a failure.
+      const bool clean = errno == ECONNRESET &&
+                         c->wire->session().end().goodbye &&
+                         c->reader.buffered_bytes() == 0;
+      Close(c, clean ? std::string()
+                     : std::string("read failed: ") + strerror(errno));
       return false;
     }
     read_bytes += static_cast<size_t>(n);

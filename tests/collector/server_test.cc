@@ -228,6 +228,34 @@ TEST_F(SlowPeerServerTest, IdlePeerIsEvictedWhenSlotsRunOut) {
   for (int f : idle) close(f);
 }
 
+// A server that also listens on TCP loopback without a token.
+class TcpServerTest : public ServerTest {
+  void Configure(ServerOptions* so) override {
+    so->listen.push_back("tcp:127.0.0.1:0");
+    so->insecure_tcp = true;
+  }
+};
+
+// #29 Messages: a producer that sent its whole session, Goodbye included,
+// and closes without reading the HelloReply resets the connection (here
+// forced with SO_LINGER 0). It is stored whole and its end is not logged
+// as "read failed: Connection reset by peer" (15 of 200 clean producers
+// were).
+TEST_F(TcpServerTest, ResetAfterGoodbyeIsACleanEnd) {
+  LlmTraceOptions o;
+  TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const int fd = ConnectTcp();
+  ASSERT_TRUE(Send(fd, b.Framed()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the reply
+  linger reset{1, 0};
+  ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
+  close(fd);
+  WaitForSessions(1);
+  EXPECT_EQ(recorder_->kernels_stored(), b.sent(wire::RECORD_KERNEL));
+  EXPECT_EQ(Log().find("reset"), std::string::npos) << Log();
+}
+
 // The first frame announces 60 MiB and keeps coming without a Hello: closed
 // once it holds more than the limit before a Hello (64 KiB here), naming the
 // peer and the limit. Before, such a peer could make the collector buffer
