@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "base/file_digest.h"
+#include "base/input_file.h"
 #include "sources/rft/ingest_internal.h"
 #include "proto/live_buffer.h"
 #include "sources/rft/live_recovery.h"
@@ -54,6 +55,8 @@ Status IngestLiveBuffer(const std::string& path, RunRecorder* recorder,
 }  // namespace
 
 Status CheckTraceFile(const std::string& path) {
+  // Before IsLiveBuffer opens it: a FIFO would block the open.
+  RT_RETURN_IF_ERROR(CheckInputIsAFile(path));
   if (IsLiveBuffer(path)) {
     // Judged by its header, before any run is begun: a damaged, oversized
     // (a sparse 1 TiB file) or still-held buffer is bad input, never a

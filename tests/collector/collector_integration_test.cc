@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1227,6 +1228,29 @@ TEST_F(CollectorIntegrationTest, TcpNeedsAPrivateLongTokenUnlessInsecure) {
   EXPECT_TRUE(WaitForText(log_, "listening on tcp:127.0.0.1:")) << Slurp(log_);
   kill(collector, SIGTERM);
   EXPECT_EQ(Wait(collector), 0) << Slurp(log_);
+}
+
+// #29 D14: `collect --ingest` of a FIFO (what a shell's <(cat x.rft)
+// gives) or of "-" exits 2 at once, naming it and the fix (write it to a
+// file): opening the FIFO used to block for ever. Nothing is stored.
+TEST_F(CollectorIntegrationTest, PipeInputIsRefusedByName) {
+  const std::string fifo = dir_ + "/trace.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& input : {fifo, std::string("-")}) {
+    EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest",
+                          input},
+                         log_),
+                   5000),
+              2)
+        << input << ": " << Slurp(log_);
+    EXPECT_NE(Slurp(log_).find(input == "-"
+                                   ? std::string("- (standard input)")
+                                   : fifo + ": a pipe or FIFO, not a file"),
+              std::string::npos)
+        << Slurp(log_);
+    EXPECT_NE(Slurp(log_).find("write it to one first"), std::string::npos);
+    EXPECT_FALSE(fs::exists(store_));
+  }
 }
 
 // A --listen that cannot start (bad spec, port out of range, port in use)

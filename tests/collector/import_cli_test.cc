@@ -2,6 +2,7 @@
 // checked before anything is written; bad options and bad files exit 2 with
 // one line naming them.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -295,6 +296,19 @@ TEST_F(ImportCliTest, ForeignOutputIsRefusedAndLeftUntouched) {
   EXPECT_NE(err_.find("another program"), std::string::npos) << err_;
   EXPECT_TRUE(bytes(foreign) == before);
   EXPECT_FALSE(std::filesystem::exists(foreign + "-wal"));
+}
+
+
+// #29 D14: `import` of a FIFO exits 2 naming it and the fix, without
+// opening it (which blocked for ever until something wrote to it).
+TEST_F(ImportCliTest, FifoIsRefusedWithoutBlocking) {
+  const std::string fifo = dir_.File("trace.fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(Import({fifo, "-o", store_, "-q"}), 2) << err_;
+  EXPECT_NE(err_.find(fifo + ": a pipe or FIFO, not a file"),
+            std::string::npos)
+      << err_;
+  EXPECT_FALSE(std::filesystem::exists(store_));
 }
 
 }  // namespace
