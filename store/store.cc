@@ -5,9 +5,12 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 #include "rooftrace_version.h"
 
@@ -404,14 +407,20 @@ Status Store::RefuseForeignDatabase() {
                          -1, &q, nullptr) != SQLITE_OK) {
     return Error("cannot read the file's tables");
   }
+  bool ours = false;
   while (sqlite3_step(q) == SQLITE_ROW) {
+    const std::string name =
+        reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+    // Our schema_info without its version row yet: a store another
+    // rooftrace is creating right now (its tables come first).
+    ours |= name == "schema_info";
     if (++count <= 3) {
       if (!tables.empty()) tables += ", ";
-      tables += reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+      tables += name;
     }
   }
   sqlite3_finalize(q);
-  if (count == 0) return OkStatus();  // a new store
+  if (count == 0 || ours) return OkStatus();  // a new store
   return InvalidArgument(
       path_ + ": an SQLite database of another program (tables " + tables +
       (count > 3 ? ", ..." : "") +
@@ -500,12 +509,26 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   std::unique_ptr<Store> s(new Store());
   s->path_ = path;
   // An existing empty file is not a store (nor a new file: it may be
-  // another program's, or meant for something else).
+  // another program's, or meant for something else). One just made by
+  // another rooftrace creating the store (SQLite creates the file empty
+  // and writes its header a moment later) gets its header within that
+  // moment: waited for, up to kNewStoreWaitMs (#29: of four concurrent
+  // `collect --ingest` into a new store, three were refused).
+  constexpr int kNewStoreWaitMs = 2000;
   struct stat st {};
-  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
-    return InvalidArgument(path +
-                           ": an empty file, not a rooftrace store: remove it "
-                           "or name a new file (rooftrace creates it)");
+  for (int waited_ms = 0;; waited_ms += 10) {
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size != 0) {
+      break;
+    }
+    // Only a file made in the last moments may be one being created.
+    const bool fresh = time(nullptr) - st.st_mtime <= 2;
+    if (!fresh || waited_ms >= kNewStoreWaitMs) {
+      return InvalidArgument(
+          path + ": an empty file, not a rooftrace store: remove it or name "
+                 "a new file (rooftrace creates it)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (sqlite3_open_v2(path.c_str(), &s->db_,
                       // NOMUTEX: the owning RunRecorder serialises every
@@ -527,8 +550,24 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   // fraction of the page writes and B-tree splits of 4 KiB pages. Ingest of
   // a 910 k-kernel trace 3.92 -> 3.44 s, its analyze 1.16 -> 1.05 s.
   RT_RETURN_IF_ERROR(s->Exec("PRAGMA page_size=65536"));
-  Status wal =
-      s->Exec(scratch ? "PRAGMA journal_mode=OFF" : "PRAGMA journal_mode=WAL");
+  const char* journal =
+      scratch ? "PRAGMA journal_mode=OFF" : "PRAGMA journal_mode=WAL";
+  Status wal = s->Exec(journal);
+  // Changing the journal mode does not wait through the busy handler:
+  // another rooftrace creating the same new store holds it for a moment.
+  const auto busy = [&s] {
+    const int rc = sqlite3_errcode(s->db_) & 0xff;
+    return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+  };
+  for (int waited_ms = 0; !wal.ok() && busy() && waited_ms < 5000;
+       waited_ms += 10) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    wal = s->Exec(journal);
+  }
+  if (!wal.ok() && busy()) {
+    return InvalidArgument(path + ": another program holds the store locked (" +
+                           wal.message() + "); try again once it is done");
+  }
   if (!wal.ok()) {
     return InvalidArgument(path + ": not a SQLite store (" + wal.message() +
                            "); give a new file name or an existing rooftrace "

@@ -1253,6 +1253,34 @@ TEST_F(CollectorIntegrationTest, PipeInputIsRefusedByName) {
   }
 }
 
+// #29 Messages: six `collect --ingest` into the same new store at once
+// all store their run. The store's file exists, empty, for a moment before
+// its header is written, and its tables before its schema version: both
+// were taken for a file that is not a store, and of four such ingests
+// three were refused with a misleading message.
+TEST_F(CollectorIntegrationTest, ConcurrentIngestsIntoANewStoreAllSucceed) {
+  test_support::LlmTraceOptions o;
+  o.decode_steps = 1;
+  test_support::TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const std::string trace = dir_ + "/t.rft";
+  ASSERT_TRUE(b.WriteFile(trace).ok());
+  std::vector<pid_t> ingests;
+  for (int i = 0; i < 6; ++i) {
+    ingests.push_back(Spawn({kCli, "collect", "--store", store_, "--ingest",
+                             trace},
+                            dir_ + "/ingest" + std::to_string(i) + ".log"));
+  }
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(Wait(ingests[i]), 0)
+        << Slurp(dir_ + "/ingest" + std::to_string(i) + ".log");
+  }
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(DISTINCT run_id) FROM runs WHERE complete = 1"),
+            6);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 6 * 50);
+}
+
 // A --listen that cannot start (bad spec, port out of range, port in use)
 // exits 2 with one line naming it, and leaves no run row behind.
 TEST_F(CollectorIntegrationTest, FailedListenLeavesNoRun) {
