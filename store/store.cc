@@ -1,11 +1,13 @@
 #include "store/store.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <optional>
@@ -529,6 +531,20 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
                  "a new file (rooftrace creates it)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // A store this user may not write (another user's, in a folder both may
+  // write) is refused before SQLite opens it: SQLite would open it
+  // read-only, leave -wal/-shm files of this user beside it, and its owner
+  // could no longer write it (#29 D10).
+  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      access(path.c_str(), W_OK) != 0) {
+    char mode[8];
+    snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
+    return InvalidArgument(
+        path + ": this user cannot write the store (owned by uid " +
+        std::to_string(st.st_uid) + ", mode " + mode +
+        "); nothing was written to it or beside it: write to a store of "
+        "your own, or ask its owner");
   }
   if (sqlite3_open_v2(path.c_str(), &s->db_,
                       // NOMUTEX: the owning RunRecorder serialises every

@@ -1281,6 +1281,56 @@ TEST_F(CollectorIntegrationTest, ConcurrentIngestsIntoANewStoreAllSucceed) {
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 6 * 50);
 }
 
+// #29 D10: user B runs `collect --ingest` into user A's store, in a folder
+// both may write. It is refused (exit 2, naming the store, its owner and
+// mode) and leaves nothing beside it: B's -wal/-shm files used to stay
+// there, after which A got "attempt to write a readonly database". Run as
+// root, B is uid 65534; otherwise the store is made read-only.
+TEST_F(CollectorIntegrationTest, AnotherUsersStoreIsRefusedWithoutSideFiles) {
+  test_support::LlmTraceOptions o;
+  o.decode_steps = 1;
+  test_support::TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const std::string trace = dir_ + "/t.rft";
+  ASSERT_TRUE(b.WriteFile(trace).ok());
+  ASSERT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest", trace},
+                       log_)),
+            0)
+      << Slurp(log_);
+  ASSERT_FALSE(fs::exists(store_ + "-wal"));
+  const bool root = getuid() == 0;
+  fs::permissions(dir_, fs::perms::all);  // a folder both users may write
+  fs::permissions(trace, fs::perms::owner_read | fs::perms::group_read |
+                             fs::perms::others_read);
+  if (!root) {
+    fs::permissions(store_, fs::perms::owner_read | fs::perms::group_read |
+                                fs::perms::others_read);
+  }
+  const std::string before = Slurp(store_);
+  const std::string err = dir_ + "/b.log";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    dup2(fd, 2);
+    dup2(fd, 1);
+    if (root && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(99);
+    ExecWith({kCli, "collect", "--store", store_, "--ingest", trace}, {});
+  }
+  EXPECT_EQ(Wait(pid), 2) << Slurp(err);
+  EXPECT_NE(Slurp(err).find(store_ + ": this user cannot write the store"),
+            std::string::npos)
+      << Slurp(err);
+  EXPECT_FALSE(fs::exists(store_ + "-wal"));
+  EXPECT_FALSE(fs::exists(store_ + "-shm"));
+  EXPECT_TRUE(Slurp(store_) == before);
+  // Its owner still writes it.
+  fs::permissions(store_, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest", trace},
+                       log_)),
+            0)
+      << Slurp(log_);
+}
+
 // A --listen that cannot start (bad spec, port out of range, port in use)
 // exits 2 with one line naming it, and leaves no run row behind.
 TEST_F(CollectorIntegrationTest, FailedListenLeavesNoRun) {
