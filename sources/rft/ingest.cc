@@ -293,6 +293,8 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   if (sha256.ok()) {
     recorder->SetSourceSha256(std::move(*sha256));
   } else if (options.stop == nullptr || !options.stop->load()) {
+    recorder->MarkIncomplete(sha256.status().message());
+    (void)recorder->Finish();
     return sha256.status();
   }
   RT_RETURN_IF_ERROR(recorder->Finish());
