@@ -133,7 +133,6 @@ struct CollectorServer::Connection {
   // the next starts the clock again).
   uint64_t frame_started_ms = 0;
   uint64_t frames_taken = 0;
-  uint64_t bytes_total = 0;
   FILE* raw = nullptr;
   std::string raw_path;
   bool stored = true;  // false once a session of it could not be stored
@@ -571,7 +570,6 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
     }
     read_bytes += static_cast<size_t>(n);
     c->last_bytes_ms = NowMs();
-    c->bytes_total += static_cast<uint64_t>(n);
     c->stats[ImportStat::k_bytes] += static_cast<uint64_t>(n);
     const bool inside_frame = c->reader.buffered_bytes() > 0;
     const uint64_t frames_before = c->frames_taken;
@@ -723,20 +721,12 @@ void CollectorServer::RefuseToken(Connection* c, const std::string& reason) {
   } else {
     ++auth_unlogged_;
   }
-  wire::Packet reply;
-  auto* hr = reply.mutable_hello_reply();
-  hr->set_accepted(false);
-  hr->set_protocol_version(wire::kProtocolVersion);
-  hr->set_reason(reason);
-  std::string frame;
-  wire::AppendFrame(&frame, reply.SerializeAsString());
-  (void)!send(c->fd, frame.data(), frame.size(), MSG_NOSIGNAL);
-  ++c->stats[ImportStat::k_refused_sessions];
   if (!line.empty()) Log(line);
-  Close(c, "refused: " + reason, /*log_reason=*/false);
+  Refuse(c, reason, /*log_reason=*/false);
 }
 
-void CollectorServer::Refuse(Connection* c, const std::string& reason) {
+void CollectorServer::Refuse(Connection* c, const std::string& reason,
+                             bool log_reason) {
   wire::Packet reply;
   auto* hr = reply.mutable_hello_reply();
   hr->set_accepted(false);
@@ -746,7 +736,7 @@ void CollectorServer::Refuse(Connection* c, const std::string& reason) {
   wire::AppendFrame(&frame, reply.SerializeAsString());
   (void)!send(c->fd, frame.data(), frame.size(), MSG_NOSIGNAL);
   ++c->stats[ImportStat::k_refused_sessions];
-  Close(c, "refused: " + reason);
+  Close(c, "refused: " + reason, log_reason);
 }
 
 bool CollectorServer::OnFrame(Connection* c, std::string_view payload,

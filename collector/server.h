@@ -176,8 +176,10 @@ class CollectorServer {
   // frame it announced if more, and its strings) against the memory
   // budget; closes it (false) when the others leave too little room.
   bool ChargeMemory(Connection* c);
-  // Answers a refused HelloReply with `reason`, logs it, closes.
-  void Refuse(Connection* c, const std::string& reason);
+  // Answers a refused HelloReply with `reason`, logs it (unless
+  // `log_reason` is false: the caller did), closes.
+  void Refuse(Connection* c, const std::string& reason,
+              bool log_reason = true);
   // The same for a wrong or missing token: throttled and rate-limited
   // (ServerOptions::auth_failure_pause_ms).
   void RefuseToken(Connection* c, const std::string& reason);
