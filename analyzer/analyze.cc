@@ -11,10 +11,13 @@ constexpr size_t kTraceReportWindowRecords = size_t{1} << 15;
 }  // namespace
 namespace analyzer {
 
-int ExitCodeFor(const Status& /*status*/) {
-  // Every error is 2, even an internal one: for diff, 1 means "regressed"
-  // and a CI job must never read a broken input as a regression verdict.
-  return kExitUsage;
+int ExitCodeFor(const Status& status) {
+  // A run that lost its kernels (ReportBuilder: kResourceExhausted) is
+  // incomplete: 3, as for every incomplete run. Every other error is 2,
+  // even an internal one: for diff, 1 means "regressed" and a CI job must
+  // never read a broken input as a regression verdict.
+  return status.code() == StatusCode::kResourceExhausted ? kExitIncomplete
+                                                         : kExitUsage;
 }
 
 StatusOr<AnalyzedInput> OpenAndReport(

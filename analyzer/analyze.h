@@ -28,8 +28,9 @@ StatusOr<AnalyzedInput> OpenAndReport(
     const std::string& path, const std::string& device_profile,
     const ReportOptions& options, const TraceExtras& extras = {});
 
-// The exit code of a failed step: always kExitUsage (2), so that 1 keeps
-// meaning "the diff found a regression".
+// The exit code of a failed step: kExitIncomplete (3) for a run that lost
+// its kernels, else kExitUsage (2), so that 1 keeps meaning "the diff
+// found a regression".
 int ExitCodeFor(const Status& status);
 
 }  // namespace rooftrace::analyzer

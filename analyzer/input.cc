@@ -10,12 +10,14 @@
 #include <filesystem>
 #include <vector>
 
+#include "base/input_file.h"
 #include "sources/registry.h"
 #include "store/store.h"
 
 namespace rooftrace::analyzer {
 
 StatusOr<DetectedInput> DetectInput(const std::string& path) {
+  RT_RETURN_IF_ERROR(CheckInputIsAFile(path));
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     return NotFound(path + ": " + std::strerror(errno) +

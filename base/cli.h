@@ -22,6 +22,8 @@ inline constexpr int kExitUsage = 2;    // bad input: option, file, run id
 // A run is incomplete: collect/profile could not store all of it (a failed
 // store write), or diff was given an incomplete run.
 inline constexpr int kExitIncomplete = 3;
+// `profile`'s command cannot be found or run (as a shell says it).
+inline constexpr int kExitCommandNotFound = 127;
 
 struct CommandSpec {
   std::string name;     // "analyze"

@@ -27,7 +27,8 @@ std::string Hex(const unsigned char* d, unsigned n) {
 
 }  // namespace
 
-StatusOr<std::string> Sha256OfFile(const std::string& path) {
+StatusOr<std::string> Sha256OfFile(const std::string& path,
+                                   const std::atomic<bool>* stop) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     return NotFound(path + ": cannot read: " + std::strerror(errno));
@@ -40,6 +41,9 @@ StatusOr<std::string> Sha256OfFile(const std::string& path) {
   std::vector<char> buf(1 << 20);
   size_t n;
   while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) {
+    if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
+      return Unavailable(path + ": reading it was interrupted");
+    }
     EVP_DigestUpdate(ctx.get(), buf.data(), n);
   }
   if (std::ferror(f)) {

@@ -6,6 +6,7 @@
 #ifndef ROOFTRACE_BASE_FILE_DIGEST_H_
 #define ROOFTRACE_BASE_FILE_DIGEST_H_
 
+#include <atomic>
 #include <string>
 #include <string_view>
 
@@ -14,8 +15,11 @@
 namespace rooftrace {
 
 // Lower-case hex SHA-256 of the file's bytes as stored (a .gz file's
-// compressed bytes). Errors name the file.
-StatusOr<std::string> Sha256OfFile(const std::string& path);
+// compressed bytes). Errors name the file. `stop` (may be null), once
+// set, ends a long read at once with kUnavailable ("interrupted"): a
+// SIGTERM during the hash of a large file is honoured.
+StatusOr<std::string> Sha256OfFile(const std::string& path,
+                                   const std::atomic<bool>* stop = nullptr);
 // The same of bytes in memory.
 std::string Sha256Hex(std::string_view bytes);
 

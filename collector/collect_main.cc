@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <cstdlib>
 #include <fstream>
@@ -88,14 +90,40 @@ struct CollectOptions {
   uint64_t hello_timeout_ms = 10000, stall_timeout_ms = 30000;
   uint64_t memory_budget_mib = 1024;
   std::string token;  // TCP peers must send it; empty: none asked
+  bool insecure_tcp = false;  // TCP on loopback without a token
 };
 
+// A token shorter than this is refused: guessing one must stay hopeless
+// even at the rate a throttled collector allows.
+constexpr size_t kMinTokenChars = 16;
+
+// `token` (from `where`) is long enough; else the error says how to make one.
+Status CheckTokenLength(const std::string& token, const std::string& where) {
+  if (token.size() >= kMinTokenChars) return OkStatus();
+  return InvalidArgument(where + ": the token has " +
+                         std::to_string(token.size()) +
+                         " characters; use at least " +
+                         std::to_string(kMinTokenChars) +
+                         " (e.g. the output of `openssl rand -hex 16`)");
+}
+
 // The shared token: the first line of --token-file, else ROOFTRACE_TOKEN,
-// else none. Errors name the file and the fix.
+// else none. The file must be a regular file only its owner can read
+// (0600), the token at least kMinTokenChars long. Errors name the file
+// and the fix.
 StatusOr<std::string> ReadToken(const std::string& token_file) {
   if (token_file.empty()) {
     const char* env = getenv("ROOFTRACE_TOKEN");
     return std::string(env != nullptr ? env : "");
+  }
+  struct stat st {};
+  if (stat(token_file.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      (st.st_mode & 077) != 0) {
+    char mode[8];
+    snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
+    return InvalidArgument("--token-file " + token_file +
+                           ": other users may read it (mode " + mode +
+                           "): chmod 600 " + token_file);
   }
   std::ifstream in(token_file);
   std::string token;
@@ -112,6 +140,7 @@ StatusOr<std::string> ReadToken(const std::string& token_file) {
     return InvalidArgument("--token-file " + token_file +
                            ": its first line is empty: write the token there");
   }
+  RT_RETURN_IF_ERROR(CheckTokenLength(token, "--token-file " + token_file));
   return token;
 }
 
@@ -126,13 +155,17 @@ int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
     io.stop = &g_stop;
     auto result = IngestTraceFile(f, store, io);
     if (!result.ok()) {
+      // Bad input (the file, the store) exits 2 with nothing begun or the
+      // run marked incomplete; anything else left a run incomplete: 3.
+      // Never 1, which says "regression found".
       const StatusCode code = result.status().code();
       std::cerr << "rooftrace collect: " << result.status().message() << "\n";
       return code == StatusCode::kInvalidArgument ||
-                     code == StatusCode::kNotFound
+                     code == StatusCode::kNotFound ||
+                     code == StatusCode::kCorrupt ||
+                     code == StatusCode::kFailedPrecondition
                  ? kExitUsage
-             : code == StatusCode::kResourceExhausted ? kExitIncomplete
-                                                     : kExitFailure;
+                 : kExitIncomplete;
     }
     if (!result->warning.empty()) {
       std::cerr << "rooftrace collect: " << result->warning << "\n";
@@ -167,6 +200,7 @@ int Serve(const CollectOptions& co) {
   so.stall_timeout_ms = co.stall_timeout_ms;
   so.memory_budget_bytes = co.memory_budget_mib << 20;
   so.token = co.token;
+  so.insecure_tcp = co.insecure_tcp;
   // Every stream is written raw as it arrives; without --keep-raw a stream
   // is deleted once stored, so what a failed store write lost is kept.
   so.raw_dir = co.store + ".raw";
@@ -210,8 +244,11 @@ int Serve(const CollectOptions& co) {
     return ReportIncompleteRun(**rec, server, co.store, f);
   }
   if (!s.ok() || !f.ok()) {
-    std::cerr << "rooftrace collect: " << (s.ok() ? f : s).message() << "\n";
-    return kExitFailure;
+    // The run may miss what came after, or is left with complete unset
+    // (readers treat it as incomplete): 3, never 1 ("regression found").
+    std::cerr << "rooftrace collect: " << (s.ok() ? f : s).message()
+              << "; run " << (*rec)->run_id() << " is incomplete\n";
+    return kExitIncomplete;
   }
   const ImportStats st = (*rec)->stats();
   std::cerr << "rooftrace collect: stopped; run " << (*rec)->run_id() << ": "
@@ -232,8 +269,9 @@ int CollectMain(int argc, char** argv) {
   spec.summary =
       "Standalone collector: accepts rooftrace producers (libinject in any "
       "number of processes and ranks) on Unix sockets (mode 0600) and/or TCP "
-      "(loopback unless a non-loopback host is named, which needs a shared "
-      "token: --token-file or ROOFTRACE_TOKEN), joins and annotates "
+      "(loopback unless a non-loopback host is named; TCP needs a shared "
+      "token, --token-file or ROOFTRACE_TOKEN, unless --insecure-tcp on "
+      "loopback), joins and annotates "
       "every kernel against the roofs, and stores one run per server "
       "lifetime. SIGINT/SIGTERM: stop accepting, store everything received, "
       "exit 0. With --ingest and no --listen: stores each file as a run and "
@@ -248,7 +286,7 @@ int CollectMain(int argc, char** argv) {
       "  rooftrace collect --store runs.sqlite --ingest spool/*.rft";
   std::vector<std::string> listen, ingest, label_words;
   std::string store = "runs.sqlite", profile, token_file;
-  bool keep_raw = false;
+  bool keep_raw = false, insecure_tcp = false;
   uint64_t hello_timeout_ms = 10000, stall_timeout_ms = 30000;
   uint64_t memory_budget_mib = 1024;
   spec.options.add_options()(
@@ -277,7 +315,11 @@ int CollectMain(int argc, char** argv) {
       "token-file", po::value(&token_file),
       "a file whose first line is the shared token TCP producers must send "
       "(their ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE); default: "
-      "$ROOFTRACE_TOKEN. Required to listen beyond loopback");
+      "$ROOFTRACE_TOKEN. Required for TCP, loopback included; the file "
+      "must be 0600 and the token at least 16 characters")(
+      "insecure-tcp", po::bool_switch(&insecure_tcp),
+      "listen on TCP loopback without a token: any user of this machine "
+      "can then send data into the run (said on every start)");
   po::variables_map vm;
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;
@@ -302,6 +344,17 @@ int CollectMain(int argc, char** argv) {
   }
   // Before any ingest, so that a bad --token-file changes nothing.
   StatusOr<std::string> token = ReadToken(token_file);
+  const bool tcp = std::any_of(listen.begin(), listen.end(),
+                               [](const std::string& l) {
+                                 return l.rfind("tcp:", 0) == 0;
+                               });
+  if (token.ok() && tcp && !token->empty()) {
+    // ROOFTRACE_TOKEN is judged only where it is used (the file always).
+    Status s = CheckTokenLength(
+        *token, token_file.empty() ? "ROOFTRACE_TOKEN" : "--token-file " +
+                                                             token_file);
+    if (!s.ok()) token = s;
+  }
   if (!token.ok()) {
     std::cerr << "rooftrace collect: " << token.status().message() << "\n";
     return kExitUsage;
@@ -323,6 +376,7 @@ int CollectMain(int argc, char** argv) {
   co.stall_timeout_ms = stall_timeout_ms;
   co.memory_budget_mib = memory_budget_mib;
   co.token = *token;
+  co.insecure_tcp = insecure_tcp;
   return Serve(co);
 }
 

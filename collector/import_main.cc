@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/cli.h"
+#include "base/input_file.h"
 #include "collector/commands.h"
 #include "model/datasheet.h"
 #include "sources/registry.h"
@@ -33,6 +34,7 @@ StatusOr<std::vector<const TraceSource*>> ChooseSources(
     RT_ASSIGN_OR_RETURN(forced, FindSource(format));
   }
   for (const std::string& f : files) {
+    RT_RETURN_IF_ERROR(CheckInputIsAFile(f));  // a FIFO would block
     if (forced != nullptr) {
       RT_ASSIGN_OR_RETURN(const std::string head, ReadHead(f));
       if (!forced->Detect(f, head)) {

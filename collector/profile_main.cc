@@ -175,7 +175,7 @@ Status CheckProfileOptions(ProfileOptions* o) {
   }
   o->exe = ResolveCommand(cmd);
   if (o->exe.empty()) {
-    return InvalidArgument(cmd +
+    return NotFound(cmd +
                            ": command not found or not executable: check the "
                            "name and PATH");
   }
@@ -437,6 +437,12 @@ void IngestSpools(const std::string& dir, const std::vector<ProcessInfo>& live,
     IngestResult result;
     Status s = IngestFileInto(entry.path().string(), rec, &result, false);
     if (!s.ok()) std::cerr << "rooftrace profile: " << s.message() << "\n";
+    // The live buffers it recovered go with it once what they held is
+    // stored (the spool read to its end, no write refused).
+    if (rec->write_error().ok() && !result.cut_short) {
+      ingested->insert(ingested->end(), result.live_buffers_read.begin(),
+                       result.live_buffers_read.end());
+    }
     if (rec->write_error().ok() || raw_dir.empty()) continue;
     const fs::path to = fs::path(raw_dir) / entry.path().filename();
     fs::copy_file(entry.path(), to, fs::copy_options::overwrite_existing, ec);
@@ -648,7 +654,7 @@ int ProfileMain(int argc, char** argv) {
       "or the store refused a write: a full disk), with 3: the run is "
       "stored as incomplete with the reason; raw streams a failed write "
       "lost are kept in OUTPUT.raw/ to store again with `rooftrace collect "
-      "--ingest`. 2 on bad input.";
+      "--ingest`. 2 on bad input; 127 when CMD is not found.";
   spec.epilog = "Example: rooftrace profile -o run.sqlite -- python serve.py";
   spec.options.add_options()("output,o", po::value(&o.out)->default_value(o.out),
                              "SQLite run store")(
@@ -688,7 +694,10 @@ int ProfileMain(int argc, char** argv) {
   }
   if (Status s = CheckProfileOptions(&o); !s.ok()) {
     std::cerr << "rooftrace profile: " << s.message() << "\n";
-    return kExitUsage;
+    // A command that is not there exits 127, as a shell's would (and as
+    // one that fails to execute does); any other bad input 2.
+    return s.code() == StatusCode::kNotFound ? kExitCommandNotFound
+                                             : kExitUsage;
   }
   // Private directory: the socket and any fallback spool files.
   std::string tmpl = (fs::temp_directory_path() / "rooftrace-XXXXXX").string();

@@ -128,6 +128,11 @@ struct CollectorServer::Connection {
   ImportStats stats;  // frames and bytes of this connection
   uint64_t opened_ms = 0;
   uint64_t last_bytes_ms = 0;  // when bytes last arrived
+  // When the frame being received began arriving (0: between frames), and
+  // how many frames have been taken (a read that completes one and begins
+  // the next starts the clock again).
+  uint64_t frame_started_ms = 0;
+  uint64_t frames_taken = 0;
   FILE* raw = nullptr;
   std::string raw_path;
   bool stored = true;  // false once a session of it could not be stored
@@ -253,6 +258,16 @@ Status CollectorServer::ListenTcp(const std::string& addr) {
         "ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE; or listen on "
         "tcp:127.0.0.1:PORT");
   }
+  if (options_.token.empty() && !options_.insecure_tcp) {
+    return FailedPrecondition(
+        "--listen " + addr +
+        ": TCP needs a shared token, on loopback too (any user of this "
+        "machine can connect to a loopback port): write one of at least "
+        "16 characters to a file only you can read (chmod 600) and pass "
+        "--token-file FILE (or set ROOFTRACE_TOKEN), and give producers "
+        "the same in ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE; or use a "
+        "unix: socket; or --insecure-tcp to accept anyone on loopback");
+  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -294,6 +309,11 @@ Status CollectorServer::ListenTcp(const std::string& addr) {
   listen_needs_token_.push_back(!options_.token.empty());
   bound_.push_back("tcp:" + std::string(buf) + ":" +
                    std::to_string(bound_port));
+  if (options_.token.empty()) {
+    Log("WARNING: --insecure-tcp: " + bound_.back() +
+        " asks for no token: any user of this machine can send data into "
+        "this run; use --token-file for a shared machine");
+  }
   return OkStatus();
 }
 
@@ -342,9 +362,9 @@ void CollectorServer::Accept(int listen_fd, bool token_required) {
       }
       peer = "tcp peer " + std::string(buf) + ":" + std::to_string(port);
     }
-    if (open_.load() >= options_.max_connections) {
+    if (open_.load() >= options_.max_connections && !EvictSlowestIdle(peer)) {
       Log("refused " + peer + ": " + std::to_string(options_.max_connections) +
-          " connections already open (the limit)");
+          " connections already open (the limit), none of them idle");
       ImportStats s;
       ++s[ImportStat::k_refused_sessions];
       recorder_->AddStats(s);
@@ -377,6 +397,54 @@ void CollectorServer::Accept(int listen_fd, bool token_required) {
   }
 }
 
+bool CollectorServer::EvictSlowestIdle(const std::string& newcomer) {
+  const uint64_t now = NowMs();
+  Connection* victim = nullptr;
+  // Bytes per second of a connection that may go (lower goes first), and
+  // how long it has been idle or slow, for the log.
+  double victim_rate = 0;
+  uint64_t victim_for_ms = 0;
+  for (auto& c : conns_) {
+    if (c->closed) continue;
+    double rate;
+    uint64_t for_ms;
+    if (c->reader.buffered_bytes() > 0 && c->frame_started_ms != 0) {
+      // Inside a frame: slow once it has come under the floor for 1 s.
+      for_ms = now - c->frame_started_ms;
+      if (for_ms < 1000) continue;
+      rate = 1000.0 * static_cast<double>(c->reader.buffered_bytes()) /
+             static_cast<double>(for_ms);
+      if (rate >= static_cast<double>(options_.min_frame_bytes_per_s)) {
+        continue;
+      }
+    } else {
+      // Between frames (or before the Hello): idle long enough.
+      for_ms = now - c->last_bytes_ms;
+      if (for_ms < options_.evict_idle_ms) continue;
+      rate = 0;
+    }
+    if (victim == nullptr || rate < victim_rate ||
+        (rate == victim_rate && for_ms > victim_for_ms)) {
+      victim = c.get();
+      victim_rate = rate;
+      victim_for_ms = for_ms;
+    }
+  }
+  if (victim == nullptr) return false;
+  ++victim->stats[ImportStat::k_timed_out_connections];
+  Close(victim, "evicted for " + newcomer + ": all " +
+                    std::to_string(options_.max_connections) +
+                    " connection slots were taken and this one was the "
+                    "slowest (" +
+                    (victim_rate == 0
+                         ? "idle for " + std::to_string(victim_for_ms) + " ms"
+                         : std::to_string(static_cast<uint64_t>(victim_rate)) +
+                               " bytes/s for " +
+                               std::to_string(victim_for_ms) + " ms") +
+                    "); what it sent is kept");
+  return true;
+}
+
 void CollectorServer::PauseAccepting(int err) {
   // The listener stays readable while connections wait: polling it again
   // at once would spin. Waiting peers stay in the backlog meanwhile.
@@ -388,16 +456,21 @@ void CollectorServer::PauseAccepting(int err) {
       " connections open): pausing the listener " +
       std::to_string(kAcceptPauseMs) +
       " ms at a time until descriptors free up; raise the limit (ulimit -n) "
-      "or lower max_connections");
+      "to at least " + std::to_string(options_.max_connections + 64) +
+      " (the collector holds up to " +
+      std::to_string(options_.max_connections) + " connections)");
 }
 
-void CollectorServer::Close(Connection* c, const std::string& reason) {
+void CollectorServer::Close(Connection* c, const std::string& reason,
+                            bool log_reason) {
   if (c->closed) return;
   c->closed = true;
   memory_used_ -= c->charged;  // its buffer goes with it
   c->charged = 0;
-  if (!reason.empty()) Log("closed " + c->wire->session().name() + " (" + c->peer +
-                           "): " + reason);
+  if (!reason.empty() && log_reason) {
+    Log("closed " + c->wire->session().name() + " (" + c->peer +
+        "): " + reason);
+  }
   close(c->fd);
   const std::string recovered_from =
       RecoverLiveBuffer(c, /*wait_ms=*/reason.empty() ? 250 : 0);
@@ -486,12 +559,20 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
       if (errno == EINTR) continue;
-      Close(c, std::string("read failed: ") + strerror(errno));
+      // A producer that sent its Goodbye and closed without reading our
+      // HelloReply resets the connection: a clean end, not a failure.
+      const bool clean = errno == ECONNRESET &&
+                         c->wire->session().end().goodbye &&
+                         c->reader.buffered_bytes() == 0;
+      Close(c, clean ? std::string()
+                     : std::string("read failed: ") + strerror(errno));
       return false;
     }
     read_bytes += static_cast<size_t>(n);
     c->last_bytes_ms = NowMs();
     c->stats[ImportStat::k_bytes] += static_cast<uint64_t>(n);
+    const bool inside_frame = c->reader.buffered_bytes() > 0;
+    const uint64_t frames_before = c->frames_taken;
     // Until the first frame says whether it is a ConnectionAuth (never
     // written raw: it holds the token), the bytes wait in auth_buf.
     if (c->auth_pending) {
@@ -503,6 +584,12 @@ bool CollectorServer::ReadFrom(Connection* c, bool draining) {
     if (!ReadFrames(c, draining) || !CheckBeforeHello(c) ||
         !ChargeMemory(c)) {
       return false;
+    }
+    // The progress clock: a frame begins with the first of its bytes read.
+    if (c->reader.buffered_bytes() == 0) {
+      c->frame_started_ms = 0;
+    } else if (!inside_frame || c->frames_taken != frames_before) {
+      c->frame_started_ms = c->last_bytes_ms;
     }
   }
   return true;  // budget spent: the rest on the next turn
@@ -518,6 +605,7 @@ bool CollectorServer::ReadFrames(Connection* c, bool draining) {
       Close(c, c->reader.error() + ": not a rooftrace stream or corrupt");
       return false;
     }
+    ++c->frames_taken;
     if (c->auth_pending) {
       const AuthResult a = TakeAuth(c, payload);
       if (a == AuthResult::kRefused) return false;
@@ -542,13 +630,14 @@ CollectorServer::AuthResult CollectorServer::TakeAuth(
   std::string().swap(c->auth_buf);
   c->auth_pending = false;
   if (c->token_required && !has_auth) {
-    Refuse(c, "sent no token: this collector requires one (set "
-              "ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE for the producer)");
+    RefuseToken(c, "sent no token: this collector requires one (set "
+                   "ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE for the "
+                   "producer)");
     return AuthResult::kRefused;
   }
   if (c->token_required && !ConstantTimeEquals(token, options_.token)) {
-    Refuse(c, "wrong token: give the producer the collector's token "
-              "(ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE)");
+    RefuseToken(c, "wrong token: give the producer the collector's token "
+                   "(ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE)");
     return AuthResult::kRefused;
   }
   return has_auth ? AuthResult::kConsumed : AuthResult::kNotAuth;
@@ -609,7 +698,35 @@ bool CollectorServer::ChargeMemory(Connection* c) {
   return false;
 }
 
-void CollectorServer::Refuse(Connection* c, const std::string& reason) {
+void CollectorServer::RefuseToken(Connection* c, const std::string& reason) {
+  const uint64_t now = NowMs();
+  token_resume_ms_ = now + options_.auth_failure_pause_ms;
+  // At most kAuthLinesPerSecond lines a second; the rest are counted in
+  // the next line (25,000 wrong tries made 25,000 lines).
+  if (now - auth_window_ms_ >= 1000) {
+    auth_window_ms_ = now;
+    auth_lines_ = 0;
+  }
+  std::string line;
+  if (auth_lines_ < kAuthLinesPerSecond) {
+    ++auth_lines_;
+    line = "closed " + c->peer + ": refused: " + reason;
+    if (auth_unlogged_ > 0) {
+      line += " (and " + std::to_string(auth_unlogged_) +
+              " more refused tokens since the last line)";
+    }
+    line += "; token failures are throttled to one per " +
+            std::to_string(options_.auth_failure_pause_ms) + " ms";
+    auth_unlogged_ = 0;
+  } else {
+    ++auth_unlogged_;
+  }
+  if (!line.empty()) Log(line);
+  Refuse(c, reason, /*log_reason=*/false);
+}
+
+void CollectorServer::Refuse(Connection* c, const std::string& reason,
+                             bool log_reason) {
   wire::Packet reply;
   auto* hr = reply.mutable_hello_reply();
   hr->set_accepted(false);
@@ -617,9 +734,9 @@ void CollectorServer::Refuse(Connection* c, const std::string& reason) {
   hr->set_reason(reason);
   std::string frame;
   wire::AppendFrame(&frame, reply.SerializeAsString());
-  (void)!write(c->fd, frame.data(), frame.size());
+  (void)!send(c->fd, frame.data(), frame.size(), MSG_NOSIGNAL);
   ++c->stats[ImportStat::k_refused_sessions];
-  Close(c, "refused: " + reason);
+  Close(c, "refused: " + reason, log_reason);
 }
 
 bool CollectorServer::OnFrame(Connection* c, std::string_view payload,
@@ -657,8 +774,9 @@ bool CollectorServer::OnFrame(Connection* c, std::string_view payload,
     reply.mutable_hello_reply()->set_protocol_version(wire::kProtocolVersion);
     std::string frame;
     wire::AppendFrame(&frame, reply.SerializeAsString());
-    // Best effort: a producer that never reads replies is fine.
-    (void)!write(c->fd, frame.data(), frame.size());
+    // Best effort: a producer that never reads replies is fine (one gone
+    // already is no SIGPIPE: profile runs this server in its own process).
+    (void)!send(c->fd, frame.data(), frame.size(), MSG_NOSIGNAL);
   }
   return true;
 }
@@ -669,8 +787,14 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
     fds.clear();
     // While accepting is paused the listeners are left out (fd -1: poll
     // skips it), so that a readable listener does not wake us at once.
-    const bool accepting = NowMs() >= accept_resume_ms_;
-    for (int fd : listen_fds_) fds.push_back({accepting ? fd : -1, POLLIN, 0});
+    const uint64_t turn_ms = NowMs();
+    const bool accepting = turn_ms >= accept_resume_ms_;
+    // After a refused token the token listeners rest a moment (throttle).
+    const bool token_accepting = turn_ms >= token_resume_ms_;
+    for (size_t l = 0; l < listen_fds_.size(); ++l) {
+      const bool on = accepting && (token_accepting || !listen_needs_token_[l]);
+      fds.push_back({on ? listen_fds_[l] : -1, POLLIN, 0});
+    }
     for (auto& c : conns_) fds.push_back({c->fd, POLLIN, 0});
     const int rc = poll(fds.data(), fds.size(), 50);
     if (rc < 0 && errno != EINTR) {
@@ -683,7 +807,11 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
     const size_t first_conn = listen_fds_.size();
     for (size_t j = first_conn; j < fds.size(); ++j) {
       Connection* c = conns_[j - first_conn].get();
-      if (fds[j].revents & (POLLIN | POLLHUP | POLLERR)) ReadFrom(c, false);
+      // An evicted connection (closed by Accept above) is not read: its
+      // descriptor may already be a new peer's.
+      if (!c->closed && (fds[j].revents & (POLLIN | POLLHUP | POLLERR))) {
+        ReadFrom(c, false);
+      }
     }
     // Timeouts: no Hello in time, or nothing received for stall_timeout_ms
     // while inside a frame. Measured from the last bytes received, not from
@@ -695,13 +823,31 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
       if (!c->wire->has_hello() &&
           now - c->opened_ms > options_.hello_timeout_ms) {
         ++c->stats[ImportStat::k_timed_out_connections];
-        Close(c.get(), "sent no Hello within " +
+        Close(c.get(), std::string("sent no ") +
+                           (c->auth_pending && c->token_required ? "token"
+                                                                 : "Hello") +
+                           " within " +
                            std::to_string(options_.hello_timeout_ms) + " ms");
       } else if (c->reader.buffered_bytes() > 0 &&
                  now - c->last_bytes_ms > options_.stall_timeout_ms) {
         ++c->stats[ImportStat::k_timed_out_connections];
         Close(c.get(), "stalled inside a frame for " +
                            std::to_string(options_.stall_timeout_ms) + " ms");
+      } else if (c->wire->has_hello() && c->reader.buffered_bytes() > 0 &&
+                 c->frame_started_ms != 0 &&
+                 now - c->frame_started_ms > options_.progress_grace_ms &&
+                 c->reader.buffered_bytes() * 1000 <
+                     options_.min_frame_bytes_per_s *
+                         (now - c->frame_started_ms)) {
+        // Bytes keep coming, too few to matter: each one resets the stall
+        // timer, so only a floor on the rate frees the slot.
+        ++c->stats[ImportStat::k_timed_out_connections];
+        const uint64_t ms = now - c->frame_started_ms;
+        Close(c.get(), "sent " + std::to_string(c->reader.buffered_bytes()) +
+                           " bytes of a frame in " + std::to_string(ms) +
+                           " ms, under the floor of " +
+                           std::to_string(options_.min_frame_bytes_per_s) +
+                           " bytes/s: too slow to be a producer");
       }
     }
     std::erase_if(conns_, [](const auto& c) { return c->closed; });
@@ -716,6 +862,12 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
     if (!c->closed && ReadFrom(c.get(), true)) Close(c.get(), "");
   }
   conns_.clear();
+  if (auth_unlogged_ > 0) {
+    Log(std::to_string(auth_unlogged_) +
+        " more connections were refused for a wrong or missing token after "
+        "the last line");
+    auth_unlogged_ = 0;
+  }
   return OkStatus();
 }
 

@@ -16,9 +16,14 @@
 // strings; a connection whose next frame would pass it is closed, what it
 // sent before kept (its session, without a Goodbye, is incomplete, and so
 // is the run). Session records are not counted: long sessions store them
-// as they settle. Connections beyond max_connections are refused.
+// as they settle. A frame that arrives slower than min_frame_bytes_per_s
+// (after progress_grace_ms) is closed; when max_connections are open, a
+// new peer takes the slot of the slowest idle one, or is refused if none
+// is idle.
 // With a token, TCP peers must open with Packet.connection_auth holding it
-// (docs/wire.md); that frame never reaches the raw stream. When accept()
+// (docs/wire.md); that frame never reaches the raw stream. TCP needs a
+// token unless insecure_tcp (loopback only); wrong tokens are throttled
+// and their log lines rate-limited. When accept()
 // runs out of descriptors (EMFILE/ENFILE) the listeners are paused for
 // 250 ms at a time, with one log line per episode, instead of spinning.
 //
@@ -46,7 +51,21 @@ struct ServerOptions {
   std::vector<std::string> listen;  // "unix:PATH" | "tcp:HOST:PORT"
   uint64_t hello_timeout_ms = 10000;
   uint64_t stall_timeout_ms = 30000;
+  // Progress floor after the Hello: a frame begun more than
+  // progress_grace_ms ago that has arrived at fewer than
+  // min_frame_bytes_per_s on average is closed (a peer sending one byte
+  // a second resets the stall timer forever). libinject writes a frame at
+  // once, so only a stalled or hostile peer is that slow.
+  uint64_t min_frame_bytes_per_s = 1024;
+  uint64_t progress_grace_ms = 10000;
   size_t max_connections = 1024;
+  // When every slot is taken, a new peer takes the slot of the slowest
+  // idle one instead of being refused: one silent for evict_idle_ms
+  // between frames (or without its Hello), or one whose frame has arrived
+  // under min_frame_bytes_per_s for a second; the idlest first. An evicted
+  // producer's session is stored as far as it came (libinject falls back
+  // to its spool).
+  uint64_t evict_idle_ms = 5000;
   // Non-empty: every connection's raw stream is written to
   // DIR/run<ID>-<N>.rft as it arrives.
   std::string raw_dir;
@@ -74,10 +93,17 @@ struct ServerOptions {
   // collector has no option of its own).
   std::string memory_budget_hint =
       "raise the budget with collect --memory-budget-mib N";
-  // Non-empty: TCP peers must send it first (Packet.connection_auth);
-  // required to listen on a non-loopback address. Unix sockets (0600)
-  // do not ask for it.
+  // Non-empty: TCP peers must send it first (Packet.connection_auth).
+  // Required for every TCP listener, loopback included (any local user can
+  // reach a loopback port), unless insecure_tcp (loopback only). Unix
+  // sockets (0600) do not ask for it.
   std::string token;
+  bool insecure_tcp = false;
+  // After each refused token the token listeners are left out of poll()
+  // this long (peers wait in the backlog): guesses are throttled to about
+  // ten a second. Refusals are logged at most once a second, the rest
+  // counted in the next line.
+  uint64_t auth_failure_pause_ms = 100;
   // Where log lines go (default: stderr with a "rooftrace collect: " prefix).
   std::function<void(const std::string&)> log;
 };
@@ -128,6 +154,9 @@ class CollectorServer {
   // ENOBUFS, ENOMEM): stop polling the listeners for kAcceptPauseMs; logs
   // once per episode (until an accept succeeds again).
   void PauseAccepting(int err);
+  // All slots are taken: closes the slowest idle connection (see
+  // ServerOptions::evict_idle_ms) for `newcomer`; false when none may go.
+  bool EvictSlowestIdle(const std::string& newcomer);
   // Reads what is available; false when the connection is to be closed.
   bool ReadFrom(Connection* c, bool draining);
   // Takes every complete frame the reader holds; false once closed.
@@ -147,9 +176,16 @@ class CollectorServer {
   // frame it announced if more, and its strings) against the memory
   // budget; closes it (false) when the others leave too little room.
   bool ChargeMemory(Connection* c);
-  // Answers a refused HelloReply with `reason`, logs it, closes.
-  void Refuse(Connection* c, const std::string& reason);
-  void Close(Connection* c, const std::string& reason);
+  // Answers a refused HelloReply with `reason`, logs it (unless
+  // `log_reason` is false: the caller did), closes.
+  void Refuse(Connection* c, const std::string& reason,
+              bool log_reason = true);
+  // The same for a wrong or missing token: throttled and rate-limited
+  // (ServerOptions::auth_failure_pause_ms).
+  void RefuseToken(Connection* c, const std::string& reason);
+  // Ends the connection and its session; `reason` (if any) is logged
+  // unless `log_reason` is false (the caller logged it).
+  void Close(Connection* c, const std::string& reason, bool log_reason = true);
   // Writes received bytes to the connection's raw stream, if it has one.
   void WriteRaw(Connection* c, const char* data, size_t size);
   // A stream that ended without a Goodbye: the records its producer left
@@ -176,6 +212,11 @@ class CollectorServer {
   static constexpr uint64_t kAcceptPauseMs = 250;
   uint64_t accept_resume_ms_ = 0;  // listeners left out of poll until then
   bool accept_paused_ = false;     // an out-of-descriptors episode is on
+  uint64_t token_resume_ms_ = 0;   // token listeners left out until then
+  static constexpr uint64_t kAuthLinesPerSecond = 3;
+  uint64_t auth_window_ms_ = 0;    // the second refused tokens are logged in
+  uint64_t auth_lines_ = 0;        // lines logged in it
+  uint64_t auth_unlogged_ = 0;     // refusals since, not logged one by one
   std::vector<std::string> kept_raw_;
   std::map<std::string, uint64_t> live_left_;
 };

@@ -27,6 +27,18 @@ void PrintNoGpuWork(int64_t run_id, int64_t dropped, std::ostream& out) {
          "work.\n";
 }
 
+// Records the producers dropped: by default a record that finds the
+// buffer full is dropped and counted (a burst can lose most of itself), so
+// the summary says so with the flag that keeps them.
+void PrintDropped(int64_t dropped, std::ostream& out) {
+  if (dropped <= 0) return;
+  out << "rooftrace profile: " << dropped
+      << " records were dropped: they found the producer's buffer full (by "
+         "default records are dropped and counted, so the program is never "
+         "slowed); --lossless keeps every record (the recording threads "
+         "wait instead), --buffer-mb N gives the buffer more room\n";
+}
+
 }  // namespace
 
 Status PrintRunSummary(const std::string& store_path, int64_t run_id,
@@ -41,6 +53,7 @@ Status PrintRunSummary(const std::string& store_path, int64_t run_id,
       if (name.rfind("producer_dropped_", 0) == 0) dropped += value;
     }
     PrintNoGpuWork(run_id, dropped, out);
+    PrintDropped(dropped, out);
     return OkStatus();
   }
   ReportOptions options;
@@ -53,6 +66,7 @@ Status PrintRunSummary(const std::string& store_path, int64_t run_id,
   report.header.input = store_path;
   report.header.input_kind = "store";
   MakeReportWriter("table")->Write(report, out);
+  PrintDropped(static_cast<int64_t>(report.header.dropped), out);
   return OkStatus();
 }
 

@@ -82,6 +82,9 @@ class Sender {
   PacketEncoder encoder_;
   std::unique_ptr<Sink> sink_;
   std::string hello_frame_;
+  // The spool SwitchToSpool opened begins with the Hello (sequence 1):
+  // WriteHello must not write it a second time (#29 D7).
+  bool hello_in_sink_ = false;
   // Frames recently written to a socket, restated in the spool if the
   // collector goes away (it may not have read them). Bounded.
   static constexpr size_t kReplayBytes = 8u << 20;

@@ -216,15 +216,21 @@ Status CheckHeader(const LiveHeader& h, uint64_t file_bytes, uint32_t pid,
         ", slot " + std::to_string(sizeof(LiveSlot)) + " bytes)");
   }
   const uint64_t cap = h.capacity;
-  if (cap < 2 || (cap & (cap - 1)) != 0 || cap > (1ull << 32) ||
+  // Bounded first, so that no size below can overflow; then the exact
+  // size: a producer sizes its file to its header (a larger file, however
+  // sparse, would be passed over for nothing).
+  if (cap < 2 || (cap & (cap - 1)) != 0 || cap > kMaxLiveCapacity ||
+      h.strings_capacity > kMaxLiveStringBytes ||
+      h.hello_bytes > kMaxLiveHelloBytes ||
       h.slots_offset != SlotsOffset() ||
       h.strings_offset != StringsOffset(cap) ||
-      h.strings_capacity > file_bytes || h.hello_bytes > file_bytes ||
       h.hello_offset != HelloOffset(cap, h.strings_capacity) ||
-      LiveBuffer::MappedBytes(cap, h.strings_capacity, h.hello_bytes) >
+      LiveBuffer::MappedBytes(cap, h.strings_capacity, h.hello_bytes) !=
           file_bytes) {
     return Corrupt("its header does not describe its size (" +
-                   std::to_string(file_bytes) + " bytes)");
+                   std::to_string(file_bytes) +
+                   " bytes): damaged, or not written by a rooftrace "
+                   "producer");
   }
   if (pid != 0 && (h.pid != pid || h.start_unix_ns != start_unix_ns)) {
     return FailedPrecondition("it belongs to another process (pid " +
@@ -250,7 +256,57 @@ void ReadStrings(const LiveHeader& h, const char* strings, LiveContents* out) {
   out->strings_not_kept = h.strings_not_kept.load(std::memory_order_relaxed);
 }
 
+// The checks ReadLiveBuffer and CheckLiveBuffer share, on the open file
+// `fd`: what it is, its owner, its lock (*result kOwnerAlive and nothing
+// more checked while held) and its header, read with pread() (nothing is
+// mapped or passed over). `*file_bytes`: its size.
+Status CheckOpenLive(int fd, uid_t owner_uid, uint32_t pid,
+                     uint64_t start_unix_ns, uint64_t* file_bytes,
+                     LiveReadResult* result) {
+  *result = LiveReadResult::kOwnerAlive;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return FailedPrecondition("not a regular file");
+  }
+  if (st.st_uid != owner_uid) {
+    return FailedPrecondition("owned by uid " + std::to_string(st.st_uid) +
+                              ", not by the producer's");
+  }
+  if (static_cast<uint64_t>(st.st_size) < SlotsOffset()) {
+    return Corrupt("too short for a header");
+  }
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  if (fcntl(fd, F_GETLK, &lock) != 0) {
+    return Unavailable("cannot query its lock: " + Errno(errno));
+  }
+  if (lock.l_type != F_UNLCK) return OkStatus();  // its producer still runs
+  *file_bytes = static_cast<uint64_t>(st.st_size);
+  alignas(LiveHeader) unsigned char bytes[sizeof(LiveHeader)];
+  if (pread(fd, bytes, sizeof bytes, 0) !=
+      static_cast<ssize_t>(sizeof bytes)) {
+    return Corrupt("cannot read its header: " + Errno(errno));
+  }
+  RT_RETURN_IF_ERROR(CheckHeader(*reinterpret_cast<const LiveHeader*>(bytes),
+                                 *file_bytes, pid, start_unix_ns));
+  *result = LiveReadResult::kRead;
+  return OkStatus();
+}
+
 }  // namespace
+
+Status CheckLiveBuffer(const std::string& path, uid_t owner_uid,
+                       LiveReadResult* result) {
+  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  uint64_t file_bytes = 0;
+  Status s = fd.get() < 0
+                 ? NotFound("cannot open it: " + Errno(errno))
+                 : CheckOpenLive(fd.get(), owner_uid, 0, 0, &file_bytes,
+                                 result);
+  if (s.ok()) return s;
+  return Status(s.code(), "live buffer " + path + ": " + s.message());
+}
 
 Status ReadLiveBuffer(const std::string& path, uid_t owner_uid, uint32_t pid,
                       uint64_t start_unix_ns, LiveContents* out,
@@ -261,35 +317,26 @@ Status ReadLiveBuffer(const std::string& path, uid_t owner_uid, uint32_t pid,
   };
   Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (fd.get() < 0) return fail(NotFound("cannot open it: " + Errno(errno)));
-  struct stat st {};
-  if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return fail(FailedPrecondition("not a regular file"));
+  uint64_t file_bytes = 0;
+  LiveReadResult state = LiveReadResult::kOwnerAlive;
+  if (Status s = CheckOpenLive(fd.get(), owner_uid, pid, start_unix_ns,
+                               &file_bytes, &state);
+      !s.ok()) {
+    return fail(s);
   }
-  if (st.st_uid != owner_uid) {
-    return fail(FailedPrecondition("owned by uid " +
-                                   std::to_string(st.st_uid) +
-                                   ", not by the producer's"));
-  }
-  if (static_cast<uint64_t>(st.st_size) < SlotsOffset()) {
-    return fail(Corrupt("too short for a header"));
-  }
-  struct flock lock {};
-  lock.l_type = F_WRLCK;
-  lock.l_whence = SEEK_SET;
-  if (fcntl(fd.get(), F_GETLK, &lock) != 0) {
-    return fail(Unavailable("cannot query its lock: " + Errno(errno)));
-  }
-  if (lock.l_type != F_UNLCK) return OkStatus();  // its producer still runs
-  const uint64_t file_bytes = static_cast<uint64_t>(st.st_size);
+  if (state != LiveReadResult::kRead) return OkStatus();  // still running
   Mapping map;
   if (Status s = map.Open(fd.get(), file_bytes); !s.ok()) return fail(s);
   const auto* h = reinterpret_cast<const LiveHeader*>(map.data());
+  // Checked again on the mapping: the file is the producer's, whose
+  // process is gone, but another may have rewritten it since.
   if (Status s = CheckHeader(*h, file_bytes, pid, start_unix_ns); !s.ok()) {
     return fail(s);
   }
   *out = LiveContents();
   out->pid = h->pid;
   out->start_unix_ns = h->start_unix_ns;
+  out->capacity = h->capacity;
   out->hello_frame.assign(map.data() + h->hello_offset, h->hello_bytes);
   const uint64_t cap = h->capacity;
   const auto* slots =

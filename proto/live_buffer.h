@@ -154,6 +154,7 @@ class LiveBuffer {
 struct LiveContents {
   uint32_t pid = 0;
   uint64_t start_unix_ns = 0;
+  uint64_t capacity = 0;  // slots of its queue
   std::string hello_frame;
   // Committed records in position order.
   std::vector<std::pair<uint64_t, CapturedRecord>> records;
@@ -165,6 +166,23 @@ struct LiveContents {
 };
 
 enum class LiveReadResult { kRead, kOwnerAlive };
+
+// The largest buffer a producer makes (ROOFTRACE_QUEUE_RECORDS and
+// ROOFTRACE_BUFFER_MB at their limits, libinject/config.cc, with room to
+// spare): a header claiming more is not a producer's.
+inline constexpr uint64_t kMaxLiveCapacity = 1ull << 26;
+inline constexpr uint64_t kMaxLiveStringBytes = 64ull << 20;
+inline constexpr uint64_t kMaxLiveHelloBytes = 64ull << 20;  // a frame's
+
+// Judges the live buffer at `path` by its header alone, without a pass
+// over the file whatever size it has (a sparse 1 TiB file is refused at
+// once): a regular file owned by `owner_uid`, reached without a link,
+// whose header has this build's layout, sizes within a producer's limits
+// and describes the file's size exactly (a producer sizes it so).
+// `*result` is kOwnerAlive while its producer still holds it. Errors name
+// the file and what is wrong with it.
+Status CheckLiveBuffer(const std::string& path, uid_t owner_uid,
+                       LiveReadResult* result);
 
 // Reads the live buffer at `path` if its owner is gone (`*result`
 // kOwnerAlive and nothing read otherwise). The file must be a regular file

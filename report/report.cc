@@ -610,6 +610,24 @@ void ReportBuilder::Add(const KernelRow& k) {
 StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
   State& st = *state_;
   Report report = std::move(report_);
+  int64_t not_stored = 0;
+  for (const auto& [name, value] : report.header.import_stats) {
+    if (name == "kernels_not_stored") not_stored = value;
+  }
+  const RunRow& run = report.header.run;
+  if (report.kernel_count == 0 && run.complete != 1 &&
+      (not_stored > 0 || !run.complete.has_value())) {
+    // A run that lost its kernels (a full disk), or whose writer never
+    // finished: not a program without GPU work. Incomplete, not bad input.
+    return Status(StatusCode::kResourceExhausted,
+                  display_name + ": run " + std::to_string(run.run_id) +
+                      " has no kernels and is INCOMPLETE (" +
+                      (run.incomplete_reason.empty()
+                           ? std::string("its writer never finished")
+                           : run.incomplete_reason) +
+                      "): its kernels were not stored; store the trace "
+                      "again");
+  }
   if (report.kernel_count == 0) {
     return InvalidArgument(display_name + ": run " +
                            std::to_string(report.header.run.run_id) +

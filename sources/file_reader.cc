@@ -32,6 +32,15 @@ Status CheckEnd(gzFile f, const std::string& path) {
   int code = Z_OK;
   const char* why = gzerror(f, &code);
   if (code == Z_OK || code == Z_STREAM_END) return OkStatus();
+  if (code == Z_ERRNO) {
+    // The file could not be read (EIO: /proc/self/mem), whatever it holds:
+    // not a damaged gzip file.
+    const int err = errno;
+    return InvalidArgument(path + ": cannot read it (" +
+                           std::string(err != 0 ? std::strerror(err)
+                                                : "read error") +
+                           "): give a trace file rooftrace can read");
+  }
   if (code == Z_BUF_ERROR) {
     return Corrupt(path +
                    ": the gzip file ends in the middle of its data (a "

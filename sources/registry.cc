@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/file_digest.h"
+#include "base/input_file.h"
 #include "sources/file_reader.h"
 #include "sources/kineto/kineto_source.h"
 #include "sources/ncu/ncu_source.h"
@@ -49,6 +50,7 @@ StatusOr<const TraceSource*> FindSource(std::string_view format) {
 }
 
 StatusOr<const TraceSource*> DetectSource(const std::string& path) {
+  RT_RETURN_IF_ERROR(CheckInputIsAFile(path));
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     return NotFound(path + ": " + std::strerror(errno));

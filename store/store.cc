@@ -1,13 +1,18 @@
 #include "store/store.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 #include "rooftrace_version.h"
 
@@ -404,19 +409,47 @@ Status Store::RefuseForeignDatabase() {
                          -1, &q, nullptr) != SQLITE_OK) {
     return Error("cannot read the file's tables");
   }
+  bool ours = false;
   while (sqlite3_step(q) == SQLITE_ROW) {
+    const std::string name =
+        reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+    // Our schema_info without its version row yet: a store another
+    // rooftrace is creating right now (its tables come first).
+    ours |= name == "schema_info";
     if (++count <= 3) {
       if (!tables.empty()) tables += ", ";
-      tables += reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
+      tables += name;
     }
   }
   sqlite3_finalize(q);
-  if (count == 0) return OkStatus();  // a new store
+  if (count == 0 || ours) return OkStatus();  // a new store
   return InvalidArgument(
       path_ + ": an SQLite database of another program (tables " + tables +
       (count > 3 ? ", ..." : "") +
       "), not a rooftrace store: rooftrace adds its tables only to its own "
       "stores or a new file; name a new file");
+}
+
+Status Store::RefuseWhatIsNotAStore() {
+  // Any read of a file that is not SQLite fails with "file is not a
+  // database"; nothing is written by it.
+  if (sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr,
+                   nullptr, nullptr) != SQLITE_OK) {
+    return InvalidArgument(path_ + ": not a SQLite store (" +
+                           sqlite3_errmsg(db_) +
+                           "); give a new file name or an existing "
+                           "rooftrace store");
+  }
+  const int version = SchemaVersion();
+  if (version > kStoreSchemaVersion) {
+    return FailedPrecondition(
+        path_ + ": store schema version " + std::to_string(version) +
+        " is newer than this rooftrace writes (" +
+        std::to_string(kStoreSchemaVersion) +
+        "): upgrade rooftrace or write to a new store");
+  }
+  if (version == 0) return RefuseForeignDatabase();
+  return OkStatus();
 }
 
 int Store::SchemaVersion() {
@@ -478,12 +511,40 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   std::unique_ptr<Store> s(new Store());
   s->path_ = path;
   // An existing empty file is not a store (nor a new file: it may be
-  // another program's, or meant for something else).
+  // another program's, or meant for something else). One just made by
+  // another rooftrace creating the store (SQLite creates the file empty
+  // and writes its header a moment later) gets its header within that
+  // moment: waited for, up to kNewStoreWaitMs (#29: of four concurrent
+  // `collect --ingest` into a new store, three were refused).
+  constexpr int kNewStoreWaitMs = 2000;
   struct stat st {};
-  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
-    return InvalidArgument(path +
-                           ": an empty file, not a rooftrace store: remove it "
-                           "or name a new file (rooftrace creates it)");
+  for (int waited_ms = 0;; waited_ms += 10) {
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size != 0) {
+      break;
+    }
+    // Only a file made in the last moments may be one being created.
+    const bool fresh = time(nullptr) - st.st_mtime <= 2;
+    if (!fresh || waited_ms >= kNewStoreWaitMs) {
+      return InvalidArgument(
+          path + ": an empty file, not a rooftrace store: remove it or name "
+                 "a new file (rooftrace creates it)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // A store this user may not write (another user's, in a folder both may
+  // write) is refused before SQLite opens it: SQLite would open it
+  // read-only, leave -wal/-shm files of this user beside it, and its owner
+  // could no longer write it (#29 D10).
+  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      access(path.c_str(), W_OK) != 0) {
+    char mode[8];
+    snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
+    return InvalidArgument(
+        path + ": this user cannot write the store (owned by uid " +
+        std::to_string(st.st_uid) + ", mode " + mode +
+        "); nothing was written to it or beside it: write to a store of "
+        "your own, or ask its owner");
   }
   if (sqlite3_open_v2(path.c_str(), &s->db_,
                       // NOMUTEX: the owning RunRecorder serialises every
@@ -494,14 +555,35 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
     return s->Error("cannot open the store");
   }
   sqlite3_busy_timeout(s->db_, 5000);
-  // A file that is not SQLite fails here with "file is not a database".
+  // What the file is, judged by reading only: a file that is not a
+  // rooftrace store (another program's database, an nsys export, not
+  // SQLite at all) is refused before anything is written to it, so it is
+  // left byte for byte as it was (#29 D3: journal_mode=WAL rewrote its
+  // header first).
+  RT_RETURN_IF_ERROR(s->RefuseWhatIsNotAStore());
   const bool scratch = durability == Durability::kScratch;
   // 64 KiB pages (a new file only; an existing store keeps its own): a
   // fraction of the page writes and B-tree splits of 4 KiB pages. Ingest of
   // a 910 k-kernel trace 3.92 -> 3.44 s, its analyze 1.16 -> 1.05 s.
   RT_RETURN_IF_ERROR(s->Exec("PRAGMA page_size=65536"));
-  Status wal =
-      s->Exec(scratch ? "PRAGMA journal_mode=OFF" : "PRAGMA journal_mode=WAL");
+  const char* journal =
+      scratch ? "PRAGMA journal_mode=OFF" : "PRAGMA journal_mode=WAL";
+  Status wal = s->Exec(journal);
+  // Changing the journal mode does not wait through the busy handler:
+  // another rooftrace creating the same new store holds it for a moment.
+  const auto busy = [&s] {
+    const int rc = sqlite3_errcode(s->db_) & 0xff;
+    return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+  };
+  for (int waited_ms = 0; !wal.ok() && busy() && waited_ms < 5000;
+       waited_ms += 10) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    wal = s->Exec(journal);
+  }
+  if (!wal.ok() && busy()) {
+    return InvalidArgument(path + ": another program holds the store locked (" +
+                           wal.message() + "); try again once it is done");
+  }
   if (!wal.ok()) {
     return InvalidArgument(path + ": not a SQLite store (" + wal.message() +
                            "); give a new file name or an existing rooftrace "
@@ -518,17 +600,9 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
                                      : "PRAGMA synchronous=NORMAL"));
   RT_RETURN_IF_ERROR(s->Exec("PRAGMA cache_size=-65536"));
   RT_RETURN_IF_ERROR(s->Exec("PRAGMA wal_autocheckpoint=256"));
-  // A newer major version is refused before anything is written; an older
-  // one is brought up to date.
+  // An older schema is brought up to date (a newer one and a foreign
+  // database were refused above).
   const int version = s->SchemaVersion();
-  if (version > kStoreSchemaVersion) {
-    return FailedPrecondition(
-        path + ": store schema version " + std::to_string(version) +
-        " is newer than this rooftrace writes (" +
-        std::to_string(kStoreSchemaVersion) +
-        "): upgrade rooftrace or write to a new store");
-  }
-  if (version == 0) RT_RETURN_IF_ERROR(s->RefuseForeignDatabase());
   if (version == 1) RT_RETURN_IF_ERROR(s->MigrateFromSchema1());
   if (version == 1 || version == 2) {
     RT_RETURN_IF_ERROR(s->MigrateFromSchema2());

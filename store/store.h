@@ -108,6 +108,9 @@ class Store : public RunSink {
   // OK for a database with no table at all (a new store); an error naming
   // the tables for another program's database (schema version 0).
   Status RefuseForeignDatabase();
+  // Reads only: refuses a file that is not SQLite, a newer schema and
+  // another program's database, before Open() writes anything.
+  Status RefuseWhatIsNotAStore();
   // The kernel_names row of a kernel's name, inserted on first use.
   StatusOr<int64_t> NameId(const KernelRow& kernel);
 

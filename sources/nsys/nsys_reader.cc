@@ -537,6 +537,20 @@ StatusOr<ExportInfo> OpenExport(const std::string& path,
   RT_ASSIGN_OR_RETURN(info.db, SqliteFile::Open(path));
   RT_ASSIGN_OR_RETURN(const std::vector<std::string> tables, info.db->Tables());
   info.tables.insert(tables.begin(), tables.end());
+  // Tables only: a view under the name of one the reader reads would run a
+  // query of the file's choosing (a recursive one never ends). nsys
+  // exports hold none.
+  RT_ASSIGN_OR_RETURN(const std::vector<std::string> views, info.db->Views());
+  for (const std::string& v : views) {
+    if (LooksLikeNsysTables({std::string(kStringTable), v}) ||
+        v == kStringTable || v == "PROCESSES" || v == "ANALYSIS_DETAILS") {
+      return InvalidArgument(
+          path + ": " + v +
+          " is a view, not a table: rooftrace reads only the tables of an "
+          "Nsight Systems export (a view may run any query); export the "
+          "report again with `nsys export --type sqlite REPORT.nsys-rep`");
+    }
+  }
   if (!LooksLikeNsysTables(info.tables)) {
     return InvalidArgument(
         path +

@@ -88,9 +88,18 @@ StatusOr<Statement> SqliteFile::Prepare(const std::string& sql) const {
 }
 
 StatusOr<std::vector<std::string>> SqliteFile::Tables() const {
+  return Names("table");
+}
+
+StatusOr<std::vector<std::string>> SqliteFile::Views() const {
+  return Names("view");
+}
+
+StatusOr<std::vector<std::string>> SqliteFile::Names(
+    const std::string& type) const {
   RT_ASSIGN_OR_RETURN(Statement s,
-                      Prepare("SELECT name FROM sqlite_master WHERE "
-                              "type IN ('table', 'view')"));
+                      Prepare("SELECT name FROM sqlite_master WHERE type = '" +
+                              type + "'"));
   std::vector<std::string> out;
   for (;;) {
     RT_ASSIGN_OR_RETURN(const bool row, s.Step());

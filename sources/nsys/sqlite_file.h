@@ -63,8 +63,12 @@ class SqliteFile {
   static StatusOr<std::unique_ptr<SqliteFile>> Open(const std::string& path);
 
   StatusOr<Statement> Prepare(const std::string& sql) const;
-  // Every table name in the file (sqlite_master).
+  // Every table name in the file (sqlite_master): tables only, never a
+  // view (a view runs a query of the file's choosing when read).
   StatusOr<std::vector<std::string>> Tables() const;
+  // Every view name in the file, so that a reader can refuse a view in
+  // place of a table it reads.
+  StatusOr<std::vector<std::string>> Views() const;
   // The column names of `table` in declaration order (PRAGMA table_info).
   StatusOr<std::vector<std::string>> Columns(const std::string& table) const;
 
@@ -75,6 +79,8 @@ class SqliteFile {
 
  private:
   SqliteFile() = default;
+  // Names of sqlite_master entries of `type` ('table', 'view').
+  StatusOr<std::vector<std::string>> Names(const std::string& type) const;
   std::string path_;
   sqlite3* db_ = nullptr;
 };

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "base/file_digest.h"
+#include "base/input_file.h"
 #include "sources/rft/ingest_internal.h"
 #include "proto/live_buffer.h"
 #include "sources/rft/live_recovery.h"
@@ -54,7 +55,30 @@ Status IngestLiveBuffer(const std::string& path, RunRecorder* recorder,
 }  // namespace
 
 Status CheckTraceFile(const std::string& path) {
-  if (IsLiveBuffer(path)) return OkStatus();  // read by IngestLiveBuffer
+  // Before IsLiveBuffer opens it: a FIFO would block the open.
+  RT_RETURN_IF_ERROR(CheckInputIsAFile(path));
+  if (IsLiveBuffer(path)) {
+    // Judged by its header, before any run is begun: a damaged, oversized
+    // (a sparse 1 TiB file) or still-held buffer is bad input, never a
+    // pass over the whole file nor an empty run.
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) {
+      return NotFound(path + ": cannot read it");
+    }
+    inject::LiveReadResult state = inject::LiveReadResult::kOwnerAlive;
+    if (Status s = inject::CheckLiveBuffer(path, st.st_uid, &state);
+        !s.ok()) {
+      return InvalidArgument(s.message() +
+                             ": give a live buffer a rooftrace producer "
+                             "left, or its .rft spool");
+    }
+    if (state != inject::LiveReadResult::kRead) {
+      return InvalidArgument(
+          path + ": the process that writes this live buffer still runs; "
+                 "ingest it once that process has ended");
+    }
+    return OkStatus();  // read by IngestLiveBuffer
+  }
   wire::TraceFileReader reader;
   RT_RETURN_IF_ERROR(reader.Open(path));
   std::string_view payload;
@@ -143,12 +167,30 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
   ImportStats file_stats;
   std::string_view payload;
   uint64_t next_progress = 64ull << 20;
-  auto end_session = [&]() -> Status {
-    const std::string live = RecoverSpooled(path, session.get());
-    Status s = recorder->AddSession(&session->session());
-    if (s.ok() && !live.empty()) unlink(live.c_str());
-    session = std::make_unique<WireSession>(path);
+  // The first refused store write. Reading goes on to the end of the file
+  // all the same (nothing more is written): every kernel of the file is
+  // then counted, stored or kernels_not_stored, and the sessions too.
+  Status write_failed;
+  const auto note = [&](Status s) {
+    if (!s.ok() && !recorder->write_error().ok()) {
+      if (write_failed.ok()) write_failed = std::move(s);
+      return OkStatus();
+    }
     return s;
+  };
+  // `whole`: the session's stream was read to its end. Only then are the
+  // records its live buffer kept after it recovered: past a part not read
+  // (the rest of a cut or interrupted file) they would be stored after a
+  // hole, and its loss counted against records that are only unread. The
+  // buffer is never removed here (IngestResult::live_buffers_read).
+  auto end_session = [&](bool whole) -> Status {
+    if (whole) {
+      const std::string live = RecoverSpooled(path, session.get());
+      if (!live.empty()) result->live_buffers_read.push_back(live);
+    }
+    Status s = recorder->AddSession(&session->session());
+    session = std::make_unique<WireSession>(path);
+    return note(std::move(s));
   };
   for (;;) {
     if (stop != nullptr && stop->load()) {
@@ -166,11 +208,11 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
       Status s = session->OnPacket(payload);
       if (s.ok() && session->restart_pending()) {
         // A second Hello in one file starts the next session.
-        RT_RETURN_IF_ERROR(end_session());
+        RT_RETURN_IF_ERROR(end_session(/*whole=*/true));
         s = session->OnPacket(payload);
       }
       if (s.ok()) {
-        RT_RETURN_IF_ERROR(recorder->MaybeFlush(&session->session()));
+        RT_RETURN_IF_ERROR(note(recorder->MaybeFlush(&session->session())));
       }
       if (!s.ok()) {
         ++file_stats[ImportStat::k_refused_sessions];
@@ -206,7 +248,9 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
   result->frames += reader.frames_read();
   result->kernels += session->session().kernels().size();
   recorder->AddStats(file_stats);
-  return end_session();
+  RT_RETURN_IF_ERROR(
+      end_session(/*whole=*/!result->interrupted && !result->cut_short));
+  return write_failed;
 }
 
 StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
@@ -236,12 +280,36 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
                       "; the trace file is unchanged: ingest it again once "
                       "the store has room");
   }
-  RT_RETURN_IF_ERROR(read);
-  RT_ASSIGN_OR_RETURN(std::string sha256, Sha256OfFile(trace_path));
-  recorder->SetSourceSha256(std::move(sha256));
+  if (!read.ok()) {
+    // The run was begun: it is finished as incomplete, with the reason,
+    // rather than left with `complete` unset; the error goes back as it is.
+    recorder->MarkIncomplete(read.message());
+    (void)recorder->Finish();
+    return read;
+  }
+  // A stop (SIGTERM) during the hash of a large file ends it at once: the
+  // file was read whole, the run is stored without its hash.
+  StatusOr<std::string> sha256 = Sha256OfFile(trace_path, options.stop);
+  if (sha256.ok()) {
+    recorder->SetSourceSha256(std::move(*sha256));
+  } else if (options.stop == nullptr || !options.stop->load()) {
+    recorder->MarkIncomplete(sha256.status().message());
+    (void)recorder->Finish();
+    return sha256.status();
+  }
   RT_RETURN_IF_ERROR(recorder->Finish());
   result.run_id = recorder->run_id();
   result.kernels = recorder->kernels_stored();
+  // A live buffer goes once the run holds everything it held: the file was
+  // read to its end and every write was stored. (A run with a recovered
+  // session is incomplete by nature, its producer sent no Goodbye; reading
+  // the file again would add nothing.) Otherwise it stays for the next
+  // ingest, which the message asks for.
+  if (!result.interrupted && !result.cut_short) {
+    for (const std::string& live : result.live_buffers_read) {
+      unlink(live.c_str());
+    }
+  }
   return result;
 }
 
@@ -251,9 +319,12 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
                                        Store::Durability durability) {
   // The file is checked before the store is created or touched.
   RT_RETURN_IF_ERROR(CheckTraceFile(trace_path));
-  RT_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
-                      Store::Open(store_path, durability));
-  return IngestTraceFile(trace_path, store.get(), options);
+  StatusOr<std::unique_ptr<Store>> store = Store::Open(store_path, durability);
+  if (!store.ok()) {
+    // Nothing was begun: a store that cannot be opened is bad input.
+    return InvalidArgument(store.status().message());
+  }
+  return IngestTraceFile(trace_path, store->get(), options);
 }
 
 }  // namespace rooftrace

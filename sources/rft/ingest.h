@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "pipeline/recorder.h"
@@ -43,6 +44,10 @@ struct IngestResult {
   // The file ends inside a frame or a frame is corrupt: `warning` says at
   // which byte, and the run is stored incomplete for that reason.
   bool cut_short = false;
+  // Live buffers of producers that ended without a Goodbye whose records
+  // were read into the run (IngestFileInto never removes them: the caller
+  // does once the run holds everything, see IngestTraceFile).
+  std::vector<std::string> live_buffers_read;
 };
 
 // Ingests `trace_path` as one new run into `sink`. Errors name the file

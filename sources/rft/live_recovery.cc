@@ -1,6 +1,8 @@
 #include "sources/rft/live_recovery.h"
 
+#include <algorithm>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "proto/field_numbers.h"
@@ -19,21 +21,46 @@ constexpr int kQueuedKinds[] = {
 
 // Records the producer took (seen, neither dropped nor filtered) but the
 // session never got, recovered ones included; its counts are the header's,
-// current to the moment it ended.
-uint64_t CountLost(const inject::LiveContents& live, Session* session) {
+// current to the moment it ended. Known only when the session holds the
+// producer's whole stream (from its Hello, no sequence missing): records
+// that went elsewhere (to a collector before the spool, or stored before
+// from its socket) are not lost, and this session cannot tell them apart.
+// At most a queue's worth can be lost (a record is lost only while it is
+// being written into its slot); counts that say more, or that drop more
+// than was seen, are not the producer's (a damaged or forged header) and
+// are not used. Returns false, counting nothing, when the loss is unknown;
+// `*why` says why.
+bool CountLost(const inject::LiveContents& live, Session* session,
+               uint64_t* lost, std::string* why) {
+  *lost = 0;
+  if (session->end().sequence_gaps != 0) {
+    *why = "part of its stream went elsewhere";
+    return false;
+  }
   ImportStats& stats = session->stats();
-  uint64_t lost = 0;
+  uint64_t total = 0;
+  for (int k : kQueuedKinds) {
+    if (live.dropped[k] > live.seen[k] ||
+        live.filtered[k] > live.seen[k] - live.dropped[k]) {
+      *why = "its counts drop more records than it saw";
+      return false;
+    }
+    const uint64_t taken = live.seen[k] - live.dropped[k] - live.filtered[k];
+    if (taken > stats.received[k]) total += taken - stats.received[k];
+    if (total > live.capacity) {
+      *why = "its counts claim more than its queue holds (" +
+             std::to_string(live.capacity) + " records)";
+      return false;
+    }
+  }
   for (int k : kQueuedKinds) {
     stats.producer_dropped[k] = std::max(stats.producer_dropped[k],
                                          live.dropped[k]);
     stats.producer_filtered[k] = std::max(stats.producer_filtered[k],
                                           live.filtered[k]);
-    const uint64_t taken = live.seen[k] - std::min(live.seen[k],
-                                                   live.dropped[k] +
-                                                       live.filtered[k]);
-    if (taken > stats.received[k]) lost += taken - stats.received[k];
   }
-  return lost;
+  *lost = total;
+  return true;
 }
 
 // Decodes `frames` (whole frames) into `ws`.
@@ -58,7 +85,8 @@ Status Apply(const inject::LiveContents& live, const std::string& path,
   // The re-encoded packets go through the same decoder as the stream's.
   RT_RETURN_IF_ERROR(Feed(frames, ws));
   out->recovered = counts.total();
-  out->lost = CountLost(live, &session);
+  std::string unknown_why;
+  const bool known = CountLost(live, &session, &out->lost, &unknown_why);
   session.stats()[ImportStat::k_records_recovered] += out->recovered;
   session.stats()[ImportStat::k_records_lost_at_exit] += out->lost;
   out->consumed_path = path;
@@ -66,9 +94,12 @@ Status Apply(const inject::LiveContents& live, const std::string& path,
   out->summary = session.name() + " ended without a Goodbye: " +
                  std::to_string(out->recovered) +
                  " records recovered from its live buffer" +
-                 (out->lost == 0 ? std::string(", none lost")
-                                 : ", " + std::to_string(out->lost) +
-                                       " lost (being written when it ended)") +
+                 (!known ? ", loss at its end not counted (" + unknown_why +
+                               ")"
+                  : out->lost == 0
+                      ? std::string(", none lost")
+                      : ", " + std::to_string(out->lost) +
+                            " lost (being written when it ended)") +
                  "; kernels CUPTI had not handed over are not counted";
   return OkStatus();
 }

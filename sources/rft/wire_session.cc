@@ -64,6 +64,16 @@ Status WireSession::OnHello(const wire::Hello& h) {
   return OkStatus();
 }
 
+bool WireSession::IsRestatedHello(const wire::Packet& p) const {
+  const wire::Hello& h = p.hello();
+  const SessionHeader& mine = session_.header();
+  return p.sequence() != 0 &&
+         p.sequence() <= session_.end().last_sequence &&
+         h.magic() == wire::kTraceMagic && h.pid() == mine.pid &&
+         h.start_unix_ns() == mine.start_unix_ns && h.host() == mine.host &&
+         h.live_buffer() == live_buffer_;
+}
+
 void WireSession::OnStats(
     const google::protobuf::RepeatedPtrField<wire::RecordCount>& counts) {
   // Cumulative: the latest report replaces earlier ones.
@@ -122,6 +132,16 @@ Status WireSession::OnPacketWithProtobuf(std::string_view payload) {
     return OkStatus();
   }
   if (has_hello() && p.has_hello()) {
+    if (IsRestatedHello(p)) {
+      // The same producer's Hello again, at a sequence this session has
+      // already had (a producer that fell back to its spool before it sent
+      // anything wrote its Hello twice): not a new session. Only the
+      // strings it restates are kept.
+      for (const auto& s : p.interned_strings()) {
+        if (s.iid() != 0) session_.SetString(s.iid(), s.str());
+      }
+      return OkStatus();
+    }
     // A new session on the same stream (concatenated spool files): the
     // caller ends this one and feeds the payload to a fresh WireSession.
     restart_pending_ = true;

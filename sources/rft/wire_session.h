@@ -56,6 +56,10 @@ class WireSession {
 
  private:
   Status OnHello(const wire::Hello& hello);
+  // A Hello of this session's producer (pid, start time, host, live
+  // buffer) at a sequence already received: a restatement, not a new
+  // session.
+  bool IsRestatedHello(const wire::Packet& p) const;
   // Decodes a packet with libprotobuf's generated parser.
   Status OnPacketWithProtobuf(std::string_view payload);
   // Per packet kind, for OnPacketWithProtobuf; each returns the unknown

@@ -73,6 +73,38 @@ class AnalyzeCliTest : public ::testing::Test {
   std::string store_;
 };
 
+// #29 Messages: a run whose store filled up before any of its kernels was
+// stored (complete 0, kernels_not_stored 40) is INCOMPLETE, not a program
+// without GPU work: analyze and diff exit 3 and say so. They said "empty
+// run; check that the profiled program launched GPU work" and exited 2.
+TEST_F(AnalyzeCliTest, RunThatLostAllItsKernelsIsIncomplete) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(store_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE runs SET complete = 0, incomplete_reason = "
+                         "'a store write failed (disk full): 40 kernels and 0 "
+                         "NVTX ranges not stored' WHERE run_id = 2;"
+                         "INSERT INTO import_stats VALUES (2, "
+                         "'kernels_not_stored', 40)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  std::string out, err;
+  EXPECT_EQ(Analyze({store_, "--run", "2"}, &out, &err), 3) << err;
+  EXPECT_NE(err.find("run 2 has no kernels and is INCOMPLETE (a store write "
+                     "failed (disk full)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("launched GPU work"), std::string::npos) << err;
+  EXPECT_EQ(RunMain(DiffMain, "diff",
+                    {store_, store_, "--baseline-run", "1",
+                     "--candidate-run", "2"},
+                    &out, &err),
+            3)
+      << err;
+  EXPECT_NE(err.find("INCOMPLETE"), std::string::npos) << err;
+}
+
 // The family table: every cell of the GEMM row, hand-computed.
 TEST_F(AnalyzeCliTest, TableCellsMatchHandComputedValues) {
   std::string out;

@@ -7,11 +7,13 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "proto/framing.h"
+#include "proto/live_buffer.h"
 #include "tests/support/sqlite_query.h"
 #include "sources/rft/testing/trace_builder.h"
 
@@ -301,7 +304,8 @@ TEST_F(CollectorIntegrationTest, BadPeersClosedOthersUndisturbed) {
 
 // TCP on an ephemeral loopback port, and --ingest of a spool file.
 TEST_F(CollectorIntegrationTest, TcpLoopbackAndIngest) {
-  const pid_t collector = StartCollector({"--listen", "tcp:127.0.0.1:0"});
+  const pid_t collector =
+      StartCollector({"--listen", "tcp:127.0.0.1:0", "--insecure-tcp"});
   std::string addr;
   for (int i = 0; i < 2000 && addr.empty(); ++i) {
     const std::string log = Slurp(log_);
@@ -313,6 +317,10 @@ TEST_F(CollectorIntegrationTest, TcpLoopbackAndIngest) {
   }
   ASSERT_FALSE(addr.empty()) << Slurp(log_);
   EXPECT_EQ(addr.rfind("tcp:127.0.0.1:", 0), 0u) << addr;
+  EXPECT_NE(Slurp(log_).find("WARNING: --insecure-tcp: " + addr +
+                             " asks for no token"),
+            std::string::npos)
+      << Slurp(log_);
   EXPECT_EQ(Wait(Spawn({kProducer, "--sink", addr})), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill(collector, SIGTERM);
@@ -342,7 +350,8 @@ TEST_F(CollectorIntegrationTest, TcpLoopbackAndIngest) {
 // collect --token-file on TCP: a producer with the token (ROOFTRACE_TOKEN)
 // is stored, one without it is refused and told why (#18.13).
 TEST_F(CollectorIntegrationTest, TokenFileIsAskedOfTcpProducers) {
-  std::ofstream(dir_ + "/token") << "s3cret-token\n";
+  std::ofstream(dir_ + "/token") << "s3cret-token-of-24-chars\n";
+  fs::permissions(dir_ + "/token", fs::perms::owner_read | fs::perms::owner_write);
   const pid_t collector = StartCollector(
       {"--listen", "tcp:127.0.0.1:0", "--token-file", dir_ + "/token"});
   std::string addr;
@@ -356,7 +365,7 @@ TEST_F(CollectorIntegrationTest, TokenFileIsAskedOfTcpProducers) {
   }
   ASSERT_FALSE(addr.empty()) << Slurp(log_);
   EXPECT_EQ(Wait(Spawn({kProducer, "--sink", addr}, dir_ + "/with.log",
-                       {"ROOFTRACE_TOKEN=s3cret-token"})),
+                       {"ROOFTRACE_TOKEN=s3cret-token-of-24-chars"})),
             0)
       << Slurp(dir_ + "/with.log");
   EXPECT_EQ(Wait(Spawn({kProducer, "--sink", addr}, dir_ + "/without.log",
@@ -399,15 +408,26 @@ TEST_F(CollectorIntegrationTest, ProfileBadInvocationsExitTwo) {
                            "/librooftrace_fake_inject.so";
   EXPECT_EQ(Wait(Spawn({kCli, "profile", "-o", store_}, log_, {fake})), 2);
   EXPECT_NE(Slurp(log_).find("no command given"), std::string::npos);
-  EXPECT_EQ(Wait(Spawn({kCli, "profile", "--", "no-such-command-xyz"}, log_,
-                       {fake})),
-            2);
-  EXPECT_NE(Slurp(log_).find("command not found"), std::string::npos);
   EXPECT_EQ(Wait(Spawn({kCli, "profile", "--", "true"}, log_,
                        {"ROOFTRACE_INJECT_LIB=" + dir_ + "/missing.so"})),
             2);
   EXPECT_NE(Slurp(log_).find("injection library was not found"),
             std::string::npos);
+}
+
+// #29 D12: a command that is not there exits 127, as a shell's would (it
+// used to exit 2), with one line naming it; nothing is stored.
+TEST_F(CollectorIntegrationTest, MissingCommandExits127) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  EXPECT_EQ(Wait(Spawn({kCli, "profile", "-o", store_, "--",
+                        "no-such-command-xyz"},
+                       log_, {fake})),
+            127);
+  EXPECT_NE(Slurp(log_).find("no-such-command-xyz: command not found"),
+            std::string::npos)
+      << Slurp(log_);
+  EXPECT_FALSE(fs::exists(store_));
 }
 
 // A command that says which signals it got: it traps USR1 and QUIT,
@@ -1042,6 +1062,275 @@ TEST_F(CollectorIntegrationTest, LiveSocketIsNotTakenOver) {
   EXPECT_EQ(Wait(again), 0) << Slurp(log_);
 }
 
+// Another program's SQLite database at `path`: an nsys export's kernel
+// table and a row in it, in rollback-journal mode (SQLite's default).
+void WriteForeignDatabase(const std::string& path) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INT, "
+                         "end INT); INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL "
+                         "VALUES (1, 2)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+}
+
+// #29 D3: `collect --ingest`, a listening `collect` and `profile` given
+// another program's database (here an nsys export) as their store refuse
+// it with exit 2 and leave it byte for byte as it was: no header change,
+// no journal_mode=wal, no -wal/-shm beside it. (Its header used to be
+// rewritten before it was refused.)
+TEST_F(CollectorIntegrationTest, ForeignDatabaseIsLeftByteForByte) {
+  const std::string foreign = dir_ + "/export.sqlite";
+  WriteForeignDatabase(foreign);
+  const std::string before = Slurp(foreign);
+  ASSERT_GT(before.size(), 100u);
+  test_support::LlmTraceOptions o;
+  o.decode_steps = 1;
+  test_support::TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const std::string trace = dir_ + "/t.rft";
+  ASSERT_TRUE(b.WriteFile(trace).ok());
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  const std::vector<std::vector<std::string>> commands = {
+      {kCli, "collect", "--store", foreign, "--ingest", trace},
+      {kCli, "collect", "--store", foreign, "--listen", "unix:" + sock_},
+      {kCli, "profile", "-o", foreign, "--", kProducer}};
+  for (const auto& argv : commands) {
+    EXPECT_EQ(Wait(Spawn(argv, log_, {fake})), 2)
+        << argv[1] << ": " << Slurp(log_);
+    EXPECT_NE(Slurp(log_).find("another program"), std::string::npos)
+        << argv[1] << ": " << Slurp(log_);
+    EXPECT_TRUE(Slurp(foreign) == before) << argv[1] << " changed the file";
+    EXPECT_FALSE(fs::exists(foreign + "-wal")) << argv[1];
+    EXPECT_FALSE(fs::exists(foreign + "-shm")) << argv[1];
+  }
+}
+
+// A live buffer at `path` as a producer leaves it, its Hello that of
+// `info`; written by a child that then writes a byte to `ready` and waits
+// for one on `hold` (-1: ends at once, so its lock is gone as after a
+// SIGKILL). Returns the child's pid.
+pid_t WriteLiveBuffer(const std::string& path,
+                      const test_support::SessionInfo& info, int hold = -1,
+                      int ready = -1) {
+  test_support::TraceBuilder hello(info);
+  hello.Hello();
+  const std::string frame = hello.Framed();
+  const pid_t child = fork();
+  if (child == 0) {
+    auto live = inject::LiveBuffer::Create(path, 64, 4096, frame, info.pid,
+                                           info.start_unix_ns);
+    if (!live.ok()) _exit(1);
+    char c = 0;
+    if (ready >= 0) (void)!write(ready, &c, 1);
+    if (hold >= 0) (void)!read(hold, &c, 1);
+    _exit(0);
+  }
+  return child;
+}
+
+// #29 D12, D13: `collect --ingest` of a live buffer it cannot read exits 2
+// at once with one line naming the file, and stores nothing (the store is
+// not even created): one cut in half, one made a sparse 1 TiB file behind
+// its valid header, one its producer still holds. They used to exit 1 and
+// leave an empty run with `complete` unset; the 1 TiB file was hashed
+// whole (over 10 minutes), deaf to SIGTERM. The intact buffer is stored.
+TEST_F(CollectorIntegrationTest, UnreadableLiveBufferExitsTwoWithNoRun) {
+  test_support::SessionInfo info;
+  const std::string good = dir_ + "/good.live";
+  int status = 0;
+  const pid_t writer = WriteLiveBuffer(good, info);
+  ASSERT_EQ(waitpid(writer, &status, 0), writer);
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  const std::string cut = dir_ + "/cut.live";
+  const std::string sparse = dir_ + "/sparse.live";
+  fs::copy_file(good, cut);
+  fs::copy_file(good, sparse);
+  fs::resize_file(cut, fs::file_size(good) / 2);
+  fs::resize_file(sparse, 1ull << 40);
+  int hold[2], ready[2];
+  ASSERT_EQ(pipe(hold), 0);
+  ASSERT_EQ(pipe(ready), 0);
+  info.pid += 1;
+  const std::string held = dir_ + "/held.live";
+  const pid_t holder = WriteLiveBuffer(held, info, hold[0], ready[1]);
+  char c = 0;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);  // created and locked
+  for (const auto& [path, says] :
+       std::vector<std::pair<std::string, std::string>>{
+           {cut, "does not describe its size"},
+           {sparse, "does not describe its size"},
+           {held, "still runs"}}) {
+    EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest",
+                          path},
+                         log_)),
+              2)
+        << Slurp(log_);
+    EXPECT_NE(Slurp(log_).find(path), std::string::npos) << Slurp(log_);
+    EXPECT_NE(Slurp(log_).find(says), std::string::npos) << Slurp(log_);
+    EXPECT_FALSE(fs::exists(store_)) << path;
+  }
+  ASSERT_EQ(write(hold[1], "x", 1), 1);
+  waitpid(holder, nullptr, 0);
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest", good},
+                       log_)),
+            0)
+      << Slurp(log_);
+  EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM runs"), 1);
+}
+
+// #29 D15: TCP asks for a token on loopback too (any local user can reach
+// a loopback port; it used to need none there): without one, exit 2
+// naming --token-file and --insecure-tcp. A token file others may read
+// (0644) or a token under 16 characters is refused the same way, before
+// anything starts.
+TEST_F(CollectorIntegrationTest, TcpNeedsAPrivateLongTokenUnlessInsecure) {
+  const std::string good = dir_ + "/good.token", open = dir_ + "/open.token",
+                    shorter = dir_ + "/short.token";
+  std::ofstream(good) << "0123456789abcdef0123\n";
+  std::ofstream(open) << "0123456789abcdef0123\n";
+  std::ofstream(shorter) << "s3cret\n";
+  const auto owner_only = fs::perms::owner_read | fs::perms::owner_write;
+  fs::permissions(good, owner_only);
+  fs::permissions(shorter, owner_only);
+  fs::permissions(open, owner_only | fs::perms::group_read |
+                            fs::perms::others_read);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases =
+      {{{}, "TCP needs a shared token, on loopback too"},
+       {{}, "--insecure-tcp"},
+       {{"--token-file", open}, "other users may read it (mode 0644): "
+                                "chmod 600 " + open},
+       {{"--token-file", shorter}, "the token has 6 characters; use at "
+                                   "least 16"}};
+  for (const auto& [extra, message] : cases) {
+    std::vector<std::string> argv = {kCli, "collect", "--store", store_,
+                                     "--listen", "tcp:127.0.0.1:0"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    EXPECT_EQ(Wait(Spawn(argv, log_, {"ROOFTRACE_TOKEN="}), 5000), 2)
+        << Slurp(log_);
+    EXPECT_NE(Slurp(log_).find(message), std::string::npos) << Slurp(log_);
+    EXPECT_FALSE(fs::exists(store_));
+  }
+  // A short ROOFTRACE_TOKEN too; a private, long one starts.
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--listen",
+                        "tcp:127.0.0.1:0"},
+                       log_, {"ROOFTRACE_TOKEN=short"}),
+                 5000),
+            2);
+  EXPECT_NE(Slurp(log_).find("ROOFTRACE_TOKEN: the token has 5 characters"),
+            std::string::npos)
+      << Slurp(log_);
+  const pid_t collector = StartCollector(
+      {"--listen", "tcp:127.0.0.1:0", "--token-file", good});
+  EXPECT_TRUE(WaitForText(log_, "listening on tcp:127.0.0.1:")) << Slurp(log_);
+  kill(collector, SIGTERM);
+  EXPECT_EQ(Wait(collector), 0) << Slurp(log_);
+}
+
+// #29 D14: `collect --ingest` of a FIFO (what a shell's <(cat x.rft)
+// gives) or of "-" exits 2 at once, naming it and the fix (write it to a
+// file): opening the FIFO used to block for ever. Nothing is stored.
+TEST_F(CollectorIntegrationTest, PipeInputIsRefusedByName) {
+  const std::string fifo = dir_ + "/trace.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& input : {fifo, std::string("-")}) {
+    EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest",
+                          input},
+                         log_),
+                   5000),
+              2)
+        << input << ": " << Slurp(log_);
+    EXPECT_NE(Slurp(log_).find(input == "-"
+                                   ? std::string("- (standard input)")
+                                   : fifo + ": a pipe or FIFO, not a file"),
+              std::string::npos)
+        << Slurp(log_);
+    EXPECT_NE(Slurp(log_).find("write it to one first"), std::string::npos);
+    EXPECT_FALSE(fs::exists(store_));
+  }
+}
+
+// #29 Messages: six `collect --ingest` into the same new store at once
+// all store their run. The store's file exists, empty, for a moment before
+// its header is written, and its tables before its schema version: both
+// were taken for a file that is not a store, and of four such ingests
+// three were refused with a misleading message.
+TEST_F(CollectorIntegrationTest, ConcurrentIngestsIntoANewStoreAllSucceed) {
+  test_support::LlmTraceOptions o;
+  o.decode_steps = 1;
+  test_support::TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const std::string trace = dir_ + "/t.rft";
+  ASSERT_TRUE(b.WriteFile(trace).ok());
+  std::vector<pid_t> ingests;
+  for (int i = 0; i < 6; ++i) {
+    ingests.push_back(Spawn({kCli, "collect", "--store", store_, "--ingest",
+                             trace},
+                            dir_ + "/ingest" + std::to_string(i) + ".log"));
+  }
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(Wait(ingests[i]), 0)
+        << Slurp(dir_ + "/ingest" + std::to_string(i) + ".log");
+  }
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(DISTINCT run_id) FROM runs WHERE complete = 1"),
+            6);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 6 * 50);
+}
+
+// #29 D10: user B runs `collect --ingest` into user A's store, in a folder
+// both may write. It is refused (exit 2, naming the store, its owner and
+// mode) and leaves nothing beside it: B's -wal/-shm files used to stay
+// there, after which A got "attempt to write a readonly database". Run as
+// root, B is uid 65534; otherwise the store is made read-only.
+TEST_F(CollectorIntegrationTest, AnotherUsersStoreIsRefusedWithoutSideFiles) {
+  test_support::LlmTraceOptions o;
+  o.decode_steps = 1;
+  test_support::TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const std::string trace = dir_ + "/t.rft";
+  ASSERT_TRUE(b.WriteFile(trace).ok());
+  ASSERT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest", trace},
+                       log_)),
+            0)
+      << Slurp(log_);
+  ASSERT_FALSE(fs::exists(store_ + "-wal"));
+  const bool root = getuid() == 0;
+  fs::permissions(dir_, fs::perms::all);  // a folder both users may write
+  fs::permissions(trace, fs::perms::owner_read | fs::perms::group_read |
+                             fs::perms::others_read);
+  if (!root) {
+    fs::permissions(store_, fs::perms::owner_read | fs::perms::group_read |
+                                fs::perms::others_read);
+  }
+  const std::string before = Slurp(store_);
+  const std::string err = dir_ + "/b.log";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    dup2(fd, 2);
+    dup2(fd, 1);
+    if (root && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(99);
+    ExecWith({kCli, "collect", "--store", store_, "--ingest", trace}, {});
+  }
+  EXPECT_EQ(Wait(pid), 2) << Slurp(err);
+  EXPECT_NE(Slurp(err).find(store_ + ": this user cannot write the store"),
+            std::string::npos)
+      << Slurp(err);
+  EXPECT_FALSE(fs::exists(store_ + "-wal"));
+  EXPECT_FALSE(fs::exists(store_ + "-shm"));
+  EXPECT_TRUE(Slurp(store_) == before);
+  // Its owner still writes it.
+  fs::permissions(store_, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest", trace},
+                       log_)),
+            0)
+      << Slurp(log_);
+}
+
 // A --listen that cannot start (bad spec, port out of range, port in use)
 // exits 2 with one line naming it, and leaves no run row behind.
 TEST_F(CollectorIntegrationTest, FailedListenLeavesNoRun) {
@@ -1067,9 +1356,10 @@ TEST_F(CollectorIntegrationTest, FailedListenLeavesNoRun) {
   };
   for (const auto& [spec, message] : cases) {
     SCOPED_TRACE(spec);
-    // No token from the environment of whoever runs the test.
+    // No token from the environment of whoever runs the test; loopback
+    // without one is allowed by --insecure-tcp (beyond it, never).
     EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--listen",
-                          spec},
+                          spec, "--insecure-tcp"},
                          log_, {"ROOFTRACE_TOKEN="})),
               2);
     const std::string log = Slurp(log_);

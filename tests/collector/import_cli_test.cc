@@ -2,12 +2,14 @@
 // checked before anything is written; bad options and bad files exit 2 with
 // one line naming them.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include <sqlite3.h>
 #include <zlib.h>
 
 #include "collector/commands.h"
@@ -262,6 +264,51 @@ TEST_F(ImportCliTest, CutTraceIsStoredIncompleteAndExitsThree) {
                       "other files are still read (exit 3)"),
             std::string::npos)
       << out_;
+}
+
+
+// #29 D3: `import -o` naming another program's database (an nsys export,
+// as a user who swapped the arguments would) refuses it with exit 2 and
+// leaves it byte for byte as it was, with no -wal beside it. Its header
+// used to be rewritten (journal_mode=WAL) before it was refused.
+TEST_F(ImportCliTest, ForeignOutputIsRefusedAndLeftUntouched) {
+  const std::string foreign = dir_.File("report.sqlite");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(foreign.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE StringIds (id INTEGER, value TEXT);"
+                         "INSERT INTO StringIds VALUES (1, 'kernel')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  const auto bytes = [](const std::string& path) {
+    std::string out;
+    FILE* f = std::fopen(path.c_str(), "rb");
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) {
+      out.append(buf, n);
+    }
+    std::fclose(f);
+    return out;
+  };
+  const std::string before = bytes(foreign);
+  EXPECT_EQ(Import({Trace("a.rft"), "-o", foreign, "-q"}), 2) << err_;
+  EXPECT_NE(err_.find("another program"), std::string::npos) << err_;
+  EXPECT_TRUE(bytes(foreign) == before);
+  EXPECT_FALSE(std::filesystem::exists(foreign + "-wal"));
+}
+
+
+// #29 D14: `import` of a FIFO exits 2 naming it and the fix, without
+// opening it (which blocked for ever until something wrote to it).
+TEST_F(ImportCliTest, FifoIsRefusedWithoutBlocking) {
+  const std::string fifo = dir_.File("trace.fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(Import({fifo, "-o", store_, "-q"}), 2) << err_;
+  EXPECT_NE(err_.find(fifo + ": a pipe or FIFO, not a file"),
+            std::string::npos)
+      << err_;
+  EXPECT_FALSE(std::filesystem::exists(store_));
 }
 
 }  // namespace

@@ -162,6 +162,100 @@ TEST_F(ServerTest, NothingInsideAFrameIsAStall) {
   EXPECT_NE(Log().find("unix peer pid"), std::string::npos) << Log();
 }
 
+// A collector whose progress floor (1,024 bytes/s) acts after 300 ms of
+// grace, whose slots run out at four connections, and which counts a peer
+// silent for 200 ms between frames as idle.
+class SlowPeerServerTest : public ServerTest {
+  void Configure(ServerOptions* so) override {
+    so->progress_grace_ms = 300;
+    so->max_connections = 4;
+    so->evict_idle_ms = 200;
+  }
+};
+
+// #29 D6: a peer that sends its Hello and then one byte of a frame every
+// 50 ms is closed once its frame has stayed under the floor past the
+// grace, with a line naming the floor. Each byte reset the 400 ms stall
+// timer, so such a peer held its slot for as long as it liked.
+TEST_F(SlowPeerServerTest, TrickleInsideAFrameIsClosed) {
+  LlmTraceOptions o;
+  TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const auto& frames = b.Frames();
+  const int fd = Connect();
+  ASSERT_TRUE(Send(fd, frames[0]));
+  bool open = true;
+  for (size_t i = 0; open && i < 60 && i < frames[1].size(); ++i) {
+    open = Send(fd, std::string_view(frames[1]).substr(i, 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_FALSE(open) << "a peer sending 20 bytes/s kept its slot for 3 s";
+  WaitForSessions(1);
+  close(fd);
+  EXPECT_NE(Log().find("under the floor of 1024 bytes/s"), std::string::npos)
+      << Log();
+}
+
+// #29 D6: all four slots are held by peers that sent a Hello and then
+// nothing. A producer that connects next takes the slot of one of them
+// (closed with a line saying why) and is stored whole. It used to be
+// refused, its records sent to its spool.
+TEST_F(SlowPeerServerTest, IdlePeerIsEvictedWhenSlotsRunOut) {
+  std::vector<int> idle;
+  for (uint32_t i = 0; i < 4; ++i) {
+    test_support::SessionInfo info;
+    info.pid = 100 + i;
+    TraceBuilder hello(info);
+    hello.Hello();
+    idle.push_back(Connect());
+    ASSERT_TRUE(Send(idle.back(), hello.Framed()));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  LlmTraceOptions o;
+  TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const int fd = Connect();
+  EXPECT_TRUE(Send(fd, b.Framed()));
+  close(fd);
+  WaitForSessions(2);  // the evicted one and the producer
+  EXPECT_EQ(recorder_->kernels_stored(), b.sent(wire::RECORD_KERNEL))
+      << Log();
+  EXPECT_NE(Log().find("evicted for unix peer pid"), std::string::npos)
+      << Log();
+  EXPECT_NE(Log().find("slots were taken and this one was the slowest (idle"),
+            std::string::npos)
+      << Log();
+  for (int f : idle) close(f);
+}
+
+// A server that also listens on TCP loopback without a token.
+class TcpServerTest : public ServerTest {
+  void Configure(ServerOptions* so) override {
+    so->listen.push_back("tcp:127.0.0.1:0");
+    so->insecure_tcp = true;
+  }
+};
+
+// #29 Messages: a producer that sent its whole session, Goodbye included,
+// and closes without reading the HelloReply resets the connection (here
+// forced with SO_LINGER 0). It is stored whole and its end is not logged
+// as "read failed: Connection reset by peer" (15 of 200 clean producers
+// were).
+TEST_F(TcpServerTest, ResetAfterGoodbyeIsACleanEnd) {
+  LlmTraceOptions o;
+  TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const int fd = ConnectTcp();
+  ASSERT_TRUE(Send(fd, b.Framed()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the reply
+  linger reset{1, 0};
+  ASSERT_EQ(setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset), 0);
+  close(fd);
+  WaitForSessions(1);
+  EXPECT_EQ(recorder_->kernels_stored(), b.sent(wire::RECORD_KERNEL));
+  EXPECT_EQ(Log().find("reset"), std::string::npos) << Log();
+}
+
 // The first frame announces 60 MiB and keeps coming without a Hello: closed
 // once it holds more than the limit before a Hello (64 KiB here), naming the
 // peer and the limit. Before, such a peer could make the collector buffer
@@ -345,6 +439,40 @@ TEST_F(TokenServerTest, WrongOrMissingTokenIsRefused) {
   EXPECT_NE(Log().find("refused: wrong token"), std::string::npos) << Log();
   EXPECT_NE(Log().find("refused: sent no token"), std::string::npos) << Log();
   EXPECT_EQ(recorder_->kernels_stored(), 0u);
+}
+
+// #29 D15: twenty wrong tokens in a row are each refused, but the token
+// listener rests 100 ms after each refusal (about ten guesses a second;
+// 6,246 a second before), and the log holds at most three lines a second,
+// the others counted in the next line (one line per try before).
+TEST_F(TokenServerTest, WrongTokensAreThrottledAndLoggedSparingly) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 20; ++i) {
+    const int fd = ConnectTcp();
+    ASSERT_TRUE(Send(fd, AuthFrame("wrong-token-" + std::to_string(i))));
+    char buf[4096];
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
+    close(fd);
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  WaitForSessions(20);
+  EXPECT_GE(ms, 19 * 100 - 50) << "guesses were not throttled";
+  EXPECT_EQ(recorder_->stats()[ImportStat::k_refused_sessions], 20u);
+  const std::string log = Log();
+  size_t lines = 0;
+  for (size_t at = 0; (at = log.find("refused: wrong token", at)) !=
+                      std::string::npos;
+       ++at) {
+    ++lines;
+  }
+  EXPECT_GE(lines, 1u) << log;
+  EXPECT_LE(lines, 10u) << log;
+  EXPECT_NE(log.find("more refused tokens since the last line"),
+            std::string::npos)
+      << log;
 }
 
 // The Unix socket (0600, this user's processes) asks for no token; one sent

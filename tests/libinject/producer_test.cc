@@ -166,11 +166,21 @@ TEST(ProducerTest, UnreachableCollectorSpoolsEverything) {
             std::string::npos);
   auto packets = testing::ReadTrace(spools[0]);
   ASSERT_TRUE(packets.front().has_hello());
-  size_t ranges = 0;
-  for (const auto& p : packets) ranges += p.nvtx_batch().ranges_size();
+  size_t ranges = 0, hellos = 0;
+  for (const auto& p : packets) {
+    ranges += p.nvtx_batch().ranges_size();
+    hellos += p.has_hello() ? 1 : 0;
+  }
   EXPECT_EQ(ranges, 300u);
+  // One Hello (#29 D7: it was written twice, both sequence 1), and the
+  // packets numbered from it without a repeat or a gap.
+  EXPECT_EQ(hellos, 1u);
+  for (size_t i = 0; i < packets.size(); ++i) {
+    EXPECT_EQ(packets[i].sequence(), i + 1);
+  }
   auto totals = Totals(packets.back());
   EXPECT_EQ(totals[pb::RECORD_NVTX_RANGE].sent(), 300u);
+  EXPECT_EQ(packets.back().goodbye().packets_sent(), packets.size());
   // The warning said on stderr is repeated in Stats.
   bool warned = false;
   for (const auto& p : packets) {

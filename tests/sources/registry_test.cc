@@ -4,6 +4,7 @@
 #include "sources/registry.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -114,6 +115,21 @@ TEST_F(RegistryTest, TruncatedGzipIsRefused) {
   EXPECT_NE(head.status().message().find("cut2.json.gz"), std::string::npos);
   EXPECT_NE(head.status().message().find("damaged"), std::string::npos)
       << head.status().message();
+}
+
+// #29 Messages: a file that cannot be read (/proc/self/mem fails with EIO
+// at offset 0) is said to be unreadable, with the system's reason, not "the
+// gzip file is damaged".
+TEST_F(RegistryTest, UnreadableFileIsNotCalledDamagedGzip) {
+  const std::string mem = "/proc/self/mem";
+  if (access(mem.c_str(), R_OK) != 0) GTEST_SKIP() << mem << " not readable";
+  auto source = DetectSource(mem);
+  ASSERT_FALSE(source.ok());
+  EXPECT_EQ(source.status().message().find("gzip"), std::string::npos)
+      << source.status().message();
+  EXPECT_NE(source.status().message().find(mem + ": cannot read it ("),
+            std::string::npos)
+      << source.status().message();
 }
 
 // Unknown content: the file is named and the formats are listed.

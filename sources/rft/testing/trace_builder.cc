@@ -33,6 +33,7 @@ void TraceBuilder::Hello() {
   }
   h->set_mode(info_.mode);
   h->set_counter_passes(info_.counter_passes);
+  if (!info_.live_buffer.empty()) h->set_live_buffer(info_.live_buffer);
   h->add_config("ROOFTRACE_MODE=" + std::string(info_.mode == wire::MODE_COUNTERS
                                                     ? "counters"
                                                     : "trace"));

@@ -54,6 +54,8 @@ struct SessionInfo {
   uint64_t start_ns = 1000000000ull;  // CLOCK_MONOTONIC at session start
   wire::Mode mode = wire::MODE_TRACE;
   uint32_t counter_passes = 0;
+  // Hello.live_buffer: the producer's live buffer file ("" for none).
+  std::string live_buffer;
 };
 
 class TraceBuilder {

@@ -817,5 +817,33 @@ TEST(NsysBadInputTest, NotAnExportOrNoCudaTables) {
       << s.message();
 }
 
+
+// #29 D5: an export whose CUPTI_ACTIVITY_KIND_KERNEL is a recursive VIEW
+// (its rows never end) is refused at once, naming the view: only tables
+// are read (sqlite_master's type), never views. It used to be read
+// forever (14.6 GB after 60 s).
+TEST(NsysBadInputTest, ViewInPlaceOfATableIsRefused) {
+  TempDir dir("nsys");
+  const std::string file = dir.File("view.sqlite");
+  BuildOldExport(file);
+  {
+    ExportBuilder b(file, /*replace=*/false);
+    b.Exec(
+        "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO kernels_once;"
+        "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS "
+        "WITH RECURSIVE forever(n) AS (SELECT 1 UNION ALL "
+        "SELECT n + 1 FROM forever) "
+        "SELECT k.* FROM forever, kernels_once k");
+  }
+  auto r = Import(file, dir.File("store.sqlite"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find(
+                "CUPTI_ACTIVITY_KIND_KERNEL is a view, not a table"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find(file), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rooftrace

@@ -3,6 +3,7 @@
 #include "sources/rft/ingest.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,7 +12,11 @@
 #include <fstream>
 
 #include "sources/rft/testing/trace_builder.h"
+#include "proto/field_numbers.h"
 #include "proto/framing.h"
+#include "proto/live_buffer.h"
+#include "sources/rft/live_recovery.h"
+#include "sources/rft/wire_session.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/temp_dir.h"
 
@@ -393,6 +398,206 @@ TEST_F(IngestTest, StopFlagEndsTheRunIncompleteWithTheReason) {
   EXPECT_NE(q.Text("SELECT incomplete_reason FROM runs").find("interrupted"),
             std::string::npos)
       << q.Text("SELECT incomplete_reason FROM runs");
+}
+
+
+// What a producer that died leaves in its live buffer: `ranges` NVTX ranges
+// (ids from `first_id`, named "step") committed in its queue and `seen`
+// ranges counted in its header. Written by a child process that ends
+// without clean-up, so the buffer's lock is gone as after a SIGKILL.
+void WriteDeadProducersBuffer(const std::string& path,
+                              const test_support::SessionInfo& info,
+                              uint64_t first_id, uint64_t ranges,
+                              uint64_t seen) {
+  const pid_t child = fork();
+  if (child == 0) {
+    auto live = inject::LiveBuffer::Create(path, 8, 4096, "hello", info.pid,
+                                           info.start_unix_ns);
+    if (!live.ok()) _exit(1);
+    (*live)->AppendString(1, "step");
+    inject::LiveSlot* slots = (*live)->slots();
+    for (uint64_t p = 0; p < ranges; ++p) {
+      inject::CapturedRecord r{};
+      r.type = inject::RecordType::kNvtxRange;
+      r.range.range_id = first_id + p;
+      r.range.name_iid = 1;
+      r.range.start_ns = 2000000000ull + p * 1000;
+      r.range.end_ns = r.range.start_ns + 500;
+      slots[p].value = r;
+      slots[p].seq.store(1);  // committed (position p stored as p + 1 - p)
+    }
+    (*live)->header()->counts.seen[wire::enums::kRecordNvtxRange].store(seen);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// A spool of that producer: its Hello naming the buffer and `ranges`
+// NVTX ranges (ids 1..), no Goodbye (it died).
+TraceBuilder SpoolOfADeadProducer(const test_support::SessionInfo& info,
+                                  uint64_t ranges) {
+  TraceBuilder b(info);
+  b.Hello();
+  for (uint64_t i = 1; i <= ranges; ++i) {
+    b.AddNvtxRange(i, "step", 1000000000ull + i * 1000,
+                   1000000000ull + i * 1000 + 500);
+  }
+  b.Flush();
+  return b;
+}
+
+// #29 D2: an ingest that does not read the whole spool (here: it was cut
+// short) stores an incomplete run and must leave the producer's live
+// buffer in place, so that ingesting the whole spool again stores every
+// record; that complete read then stores the buffer's records and removes
+// it. (The buffer used to be deleted by the first, incomplete ingest.)
+TEST_F(IngestTest, LiveBufferStaysUntilItsRecordsAreStoredWhole) {
+  test_support::SessionInfo info;
+  info.live_buffer = dir_.File("producer.live");
+  WriteDeadProducersBuffer(info.live_buffer, info, 100, 5, 8);
+  TraceBuilder b = SpoolOfADeadProducer(info, 3);
+  const std::string spool = Write(b, "spool.rft");
+  const std::string cut = dir_.File("cut.rft");
+  // The spool and the first bytes of a frame after it: cut short.
+  std::ofstream(cut, std::ios::binary) << b.Framed() << b.Frames()[1].substr(0, 5);
+
+  auto r = IngestTraceFile(cut, store_, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->cut_short);
+  EXPECT_TRUE(std::filesystem::exists(info.live_buffer))
+      << "an incomplete ingest deleted the live buffer";
+
+  const std::string again = dir_.File("again.sqlite");
+  r = IngestTraceFile(spool, again, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(r->cut_short);
+  StoreQuery q(again);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE name = 'step'"), 8);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats "
+                  "WHERE name = 'records_recovered'"),
+            5);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats "
+                  "WHERE name = 'records_lost_at_exit'"),
+            0);
+  EXPECT_FALSE(std::filesystem::exists(info.live_buffer));
+}
+
+// #29 D8: a live buffer whose header claims more records than a queue can
+// ever have lost (a forged or damaged header: 2^64 - 1 seen) does not
+// make records_lost_at_exit wrap to a huge number: its counts are not
+// used, and the records it holds are still recovered.
+TEST_F(IngestTest, ForgedLiveBufferCountsAreNotCountedAsLost) {
+  test_support::SessionInfo info;
+  info.live_buffer = dir_.File("forged.live");
+  WriteDeadProducersBuffer(info.live_buffer, info, 100, 5, ~0ull);
+  TraceBuilder b = SpoolOfADeadProducer(info, 3);
+  auto r = IngestTraceFile(Write(b, "spool.rft"), store_, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE name = 'step'"), 8);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats "
+                  "WHERE name = 'records_lost_at_exit'"),
+            0)
+      << q.Text("SELECT group_concat(name || '=' || value) FROM import_stats");
+}
+
+// #29 D8: the buffer of a producer whose first records went elsewhere (a
+// collector stored them up to sequence 40 before the buffer was found)
+// does not count those as lost: the session rebuilt from the buffer holds
+// only its tail, so the loss at exit is unknown, not "everything else".
+TEST_F(IngestTest, RecordsThatWentElsewhereAreNotCountedAsLost) {
+  test_support::SessionInfo info;
+  const std::string path = dir_.File("orphan.live");
+  // The Hello a producer keeps in its buffer.
+  TraceBuilder hello(info);
+  hello.Hello();
+  const pid_t child = fork();
+  if (child == 0) {
+    auto live = inject::LiveBuffer::Create(path, 8, 4096, hello.Framed(),
+                                           info.pid, info.start_unix_ns);
+    if (!live.ok()) _exit(1);
+    (*live)->AppendString(1, "step");
+    inject::CapturedRecord r{};
+    r.type = inject::RecordType::kNvtxRange;
+    r.range.range_id = 7;
+    r.range.name_iid = 1;
+    (*live)->slots()[0].value = r;
+    (*live)->slots()[0].seq.store(1);
+    (*live)->header()->counts.seen[wire::enums::kRecordNvtxRange].store(5000);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  WireSession ws(path);
+  auto rec = RecoverOrphanLiveBuffer(path, getuid(), 40, &ws);
+  ASSERT_TRUE(rec.ok()) << rec.status().message();
+  EXPECT_EQ(rec->recovered, 1u);
+  EXPECT_EQ(rec->lost, 0u) << rec->summary;
+  EXPECT_EQ(ws.session().stats()[ImportStat::k_records_lost_at_exit], 0u);
+  EXPECT_NE(rec->summary.find("not counted"), std::string::npos)
+      << rec->summary;
+}
+
+// #29 D7: a producer that fell back to its spool before reaching any
+// collector wrote its Hello twice, both with sequence 1. That is one
+// session: no phantom second one without a Goodbye, the run is complete
+// (it lost nothing), and no live buffer is looked for.
+TEST_F(IngestTest, RestatedHelloInASpoolIsOneSession) {
+  test_support::SessionInfo info;
+  info.live_buffer = dir_.File("retired.live");  // removed at its Goodbye
+  LlmTraceOptions o;
+  o.session = info;
+  o.decode_steps = 1;
+  TraceBuilder b(o.session);
+  GenerateLlmTrace(o, &b);
+  const std::string path = dir_.File("spool.rft");
+  std::ofstream(path, std::ios::binary) << b.Frames()[0] << b.Framed();
+  testing::internal::CaptureStderr();
+  auto r = IngestTraceFile(path, store_, {});
+  const std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM sessions"), 1);
+  EXPECT_EQ(q.Int("SELECT complete FROM runs"), 1)
+      << q.Text("SELECT incomplete_reason FROM runs");
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"), 50);
+  EXPECT_EQ(err.find("live buffer"), std::string::npos) << err;
+}
+
+
+// #29 D9: the store fills up while a long session is stored in windows.
+// Reading goes on to the end of the file (nothing more is written), so
+// what the store holds plus kernels_not_stored is every kernel of the
+// trace, and the reason names the failed write, not "no producer session".
+// (The read used to stop at the first failed window: the rest of the file
+// was counted nowhere and the session was never ended.)
+TEST_F(IngestTest, FullStoreDuringWindowsCountsEveryKernel) {
+  LlmTraceOptions o;
+  o.decode_steps = 400;
+  TraceBuilder b(o.session);
+  const auto truth = GenerateLlmTrace(o, &b);
+  const std::string trace = Write(b, "long.rft");
+  IngestOptions io;
+  io.flush_records = 4096;  // several windows
+  setenv("ROOFTRACE_TEST_STORE_PAGE_BUDGET", "10", 1);
+  auto r = IngestTraceFile(trace, store_, io);
+  unsetenv("ROOFTRACE_TEST_STORE_PAGE_BUDGET");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted)
+      << r.status().message();
+  StoreQuery q(store_);
+  const int64_t stored = q.Int("SELECT COUNT(*) FROM kernels");
+  EXPECT_GT(stored, 0);
+  EXPECT_LT(stored, static_cast<int64_t>(truth.kernels));
+  EXPECT_EQ(stored + q.Int("SELECT value FROM import_stats WHERE "
+                           "name='kernels_not_stored'"),
+            static_cast<int64_t>(truth.kernels));
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats WHERE name='sessions'"), 1);
+  const std::string reason = q.Text("SELECT incomplete_reason FROM runs");
+  EXPECT_NE(reason.find("store write failed"), std::string::npos) << reason;
+  EXPECT_EQ(reason.find("no producer session"), std::string::npos) << reason;
 }
 
 }  // namespace
