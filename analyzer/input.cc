@@ -11,11 +11,14 @@
 #include <vector>
 
 #include "sources/registry.h"
+#include "store/db.h"
 #include "store/store.h"
 
 namespace rooftrace::analyzer {
 
 StatusOr<DetectedInput> DetectInput(const std::string& path) {
+  // A PostgreSQL store: StoreReader::Open says if it is not ours.
+  if (IsPostgresUrl(path)) return DetectedInput();
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     return NotFound(path + ": " + std::strerror(errno) +

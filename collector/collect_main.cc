@@ -17,6 +17,7 @@
 #include "collector/commands.h"
 #include "sources/rft/ingest_internal.h"
 #include "pipeline/recorder.h"
+#include "store/db.h"
 #include "store/store.h"
 #include "collector/server.h"
 #include "collector/summary.h"
@@ -169,7 +170,7 @@ int Serve(const CollectOptions& co) {
   so.token = co.token;
   // Every stream is written raw as it arrives; without --keep-raw a stream
   // is deleted once stored, so what a failed store write lost is kept.
-  so.raw_dir = co.store + ".raw";
+  so.raw_dir = RawStreamDir(co.store);
   so.delete_stored_raw = !co.keep_raw;
   if (mkdir(so.raw_dir.c_str(), 0700) != 0 && errno != EEXIST) {
     std::cerr << "rooftrace collect: cannot create " << so.raw_dir << ": "

@@ -28,6 +28,7 @@
 #include "collector/commands.h"
 #include "sources/rft/ingest_internal.h"
 #include "pipeline/recorder.h"
+#include "store/db.h"
 #include "store/store.h"
 #include "collector/profile_wait.h"
 #include "collector/server.h"
@@ -550,7 +551,7 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   ServerOptions so;
   so.listen = {"unix:" + socket_path};
   // Raw streams are kept only if the store loses them (a failed write).
-  so.raw_dir = o.out + ".raw";
+  so.raw_dir = RawStreamDir(o.out);
   so.delete_stored_raw = true;
   so.memory_budget_hint =
       "profile's collector holds at most 1 GiB; to give it more, stream to "

@@ -37,6 +37,27 @@ std::string StoreDisplayName(std::string_view target) {
   return out;
 }
 
+std::string RawStreamDir(std::string_view target) {
+  if (!IsPostgresUrl(target)) return std::string(target) + ".raw";
+  // postgresql://[user@]host[:port]/database[?...]
+  const size_t scheme = target.find("://") + 3;
+  const size_t slash = target.find('/', scheme);
+  std::string db = "postgresql";
+  if (slash != std::string_view::npos) {
+    const size_t end = target.find_first_of("?#", slash + 1);
+    const std::string_view name = target.substr(
+        slash + 1, end == std::string_view::npos ? end : end - slash - 1);
+    if (!name.empty()) db.clear();
+    for (const char c : name) {
+      db += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+                    c == '_'
+                ? c
+                : '_';
+    }
+  }
+  return "rooftrace-" + db + ".raw";
+}
+
 StatusOr<std::unique_ptr<Db>> OpenDbForWrite(const std::string& target,
                                              bool scratch) {
   if (IsPostgresUrl(target)) return OpenPostgresDb(target, false);

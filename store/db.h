@@ -46,6 +46,11 @@ bool IsPostgresUrl(std::string_view target);
 // replaced by "***"; a path unchanged.
 std::string StoreDisplayName(std::string_view target);
 
+// Where a collector writing to `target` keeps the raw streams it has not
+// stored yet: "<file>.raw" beside an SQLite store; for a PostgreSQL store,
+// "rooftrace-<database>.raw" in the current folder.
+std::string RawStreamDir(std::string_view target);
+
 class DbStatement {
  public:
   virtual ~DbStatement() = default;
