@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analyzer/commands.h"
+#include "collector/commands.h"
 #include "sources/rft/ingest.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "store/db.h"
@@ -354,6 +355,42 @@ TEST_F(PostgresStoreTest, TheSameRunsGiveTheSameOutputFromBothBackends) {
     ++files;
   }
   EXPECT_GE(files, 10);
+}
+
+// `collect --store URL --ingest` and `import -o URL` write a PostgreSQL
+// store; a real Nsight Compute capture (raw metrics, a measured clock)
+// imported into both backends analyzes to the same bytes.
+TEST_F(PostgresStoreTest, CollectAndImportWriteToAUrl) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  const std::string trace = WriteTrace(dir_);
+  Output collect = RunCommand(CollectMain, "collect",
+                              {"--store", pg, "--ingest", trace}, pg);
+  ASSERT_EQ(collect.code, 0) << collect.err;
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM runs WHERE complete = 1"), 1);
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM kernels"), 225);
+
+  const std::string ncu = std::string(ROOFTRACE_SOURCE_DIR) +
+                          "/tests/data/ncu/h100_hf_generate_tiny.csv.gz";
+  const std::string sqlite = dir_.File("ncu.sqlite");
+  std::string pg_ncu;
+  RT_NEW_PG_DATABASE(pg_ncu, "_ncu");
+  std::vector<Output> outs;
+  for (const std::string& store : {sqlite, pg_ncu}) {
+    Output import = RunCommand(ImportMain, "import",
+                               {ncu, "-o", store, "--quiet"}, store);
+    ASSERT_EQ(import.code, 0) << import.err;
+    outs.push_back(RunCommand(AnalyzeMain, "analyze",
+                              {store, "--format", "json"}, store));
+  }
+  EXPECT_GT(Int(pg_ncu, "SELECT COUNT(*) FROM kernel_metrics"), 0);
+  EXPECT_EQ(Rows(sqlite, "SELECT name, value, unit FROM kernel_metrics "
+                         "ORDER BY session_id, correlation_id, rowid"),
+            Rows(pg_ncu, "SELECT name, value, unit FROM kernel_metrics "
+                         "ORDER BY session_id, correlation_id, rowid"));
+  ASSERT_EQ(outs[0].code, 0) << outs[0].err;
+  EXPECT_EQ(outs[0].out, outs[1].out);
+  EXPECT_EQ(outs[0].err, outs[1].err);
 }
 
 // Eight writers (threads, each with its own Store and connection) store
