@@ -36,13 +36,112 @@ struct ResultDeleter {
 };
 using Result = std::unique_ptr<PGresult, ResultDeleter>;
 
-class PgDb;
+// Writes queued before their results are read (kQueueWrites at most).
+constexpr int kQueueWrites = 256;
+
+// The connection, and its writes in flight: a statement that returns
+// nothing, run inside a transaction (a batch's inserts), is sent in
+// libpq's pipeline mode and its result read later, so a batch of rows
+// costs one round trip instead of one per row. Anything that needs an
+// answer first reads every queued result (Sync()); an error among them is
+// returned there, and the transaction it aborted fails its COMMIT.
+struct PgConn {
+  PGconn* conn = nullptr;
+  int queued = 0;
+
+  bool Pipelining() const {
+    return PQpipelineStatus(conn) != PQ_PIPELINE_OFF;
+  }
+  Status Queue(const char* name, int n, const char* const* values) {
+    if (!Pipelining() && PQenterPipelineMode(conn) != 1) {
+      return Unavailable(Trim(PQerrorMessage(conn)));
+    }
+    if (PQsendQueryPrepared(conn, name, n, values, nullptr, nullptr, 0) !=
+        1) {
+      Status e = Unavailable(Trim(PQerrorMessage(conn)));
+      (void)Sync();
+      return e;
+    }
+    return ++queued >= kQueueWrites ? Sync() : OkStatus();
+  }
+  // Reads the results of the queued writes: the first error among them.
+  Status Sync() {
+    if (!Pipelining()) return OkStatus();
+    Status first;
+    if (PQpipelineSync(conn) != 1) {
+      first = Unavailable(Trim(PQerrorMessage(conn)));
+    } else {
+      // Each write's result is followed by a null; the sync ends it all.
+      int nulls = 0;
+      while (true) {
+        PGresult* r = PQgetResult(conn);
+        if (r == nullptr) {
+          if (++nulls > queued + 1 || PQstatus(conn) == CONNECTION_BAD) {
+            if (first.ok()) first = Unavailable(Trim(PQerrorMessage(conn)));
+            break;
+          }
+          continue;
+        }
+        const ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_FATAL_ERROR && first.ok()) {
+          first = Unavailable(Trim(PQresultErrorMessage(r)));
+        }
+        PQclear(r);
+        if (st == PGRES_PIPELINE_SYNC) break;
+      }
+    }
+    queued = 0;
+    (void)PQexitPipelineMode(conn);
+    return first;
+  }
+};
+
+// The length of the valid UTF-8 sequence at the start of `s`, 0 if none.
+size_t Utf8Length(std::string_view s) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const auto cont = [&](size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
+  const unsigned char c = b(0);
+  if (c >= 0x01 && c < 0x80) return 1;  // NUL is no character to PostgreSQL
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
+    if (c == 0xED && b(1) >= 0xA0) return 0;  // a surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && b(1) < 0x90) return 0;
+    if (c == 0xF4 && b(1) >= 0x90) return 0;
+    return 4;
+  }
+  return 0;
+}
+
+// `v` into `out` as PostgreSQL's text takes it: valid UTF-8 without NUL.
+// A byte that is not (an application's NVTX name in another encoding) is
+// stored as U+FFFD, so one odd name does not fail a whole run's write.
+void AssignUtf8(std::string_view v, std::string* out) {
+  out->clear();
+  size_t i = 0;
+  while (i < v.size()) {
+    const size_t n = Utf8Length(v.substr(i));
+    if (n == 0) {
+      *out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out->append(v.data() + i, n);
+      i += n;
+    }
+  }
+}
 
 class PgStatement : public DbStatement {
  public:
-  PgStatement(PGconn* conn, std::string name, std::string sql, int params,
+  PgStatement(PgConn* pg, std::string name, std::string sql, int params,
               Db::Fetch fetch, bool returns_id, std::string cursor)
-      : conn_(conn),
+      : pg_(pg),
+        conn_(pg->conn),
         name_(std::move(name)),
         sql_(std::move(sql)),
         fetch_(fetch),
@@ -50,9 +149,17 @@ class PgStatement : public DbStatement {
         cursor_(std::move(cursor)),
         values_(params),
         nulls_(params, true),
-        pointers_(params) {}
+        pointers_(params) {
+    // A write that returns nothing may be queued (PgConn).
+    size_t i = sql_.find_first_not_of(" \n");
+    const std::string verb = sql_.substr(i == std::string::npos ? 0 : i, 6);
+    queueable_ = fetch_ == Db::Fetch::kAll && !returns_id_ &&
+                 (verb == "INSERT" || verb == "UPDATE" || verb == "DELETE") &&
+                 sql_.find("RETURNING") == std::string::npos;
+  }
   ~PgStatement() override {
     Reset();
+    (void)pg_->Sync();
     if (!name_.empty()) {
       Result r(PQexec(conn_, ("DEALLOCATE " + name_).c_str()));
     }
@@ -79,7 +186,7 @@ class PgStatement : public DbStatement {
   }
   void BindText(int i, std::string_view v) override {
     if (!Valid(i)) return;
-    values_[i - 1].assign(v.data(), v.size());
+    AssignUtf8(v, &values_[i - 1]);
     nulls_[i - 1] = false;
   }
   void BindNull(int i) override {
@@ -104,6 +211,7 @@ class PgStatement : public DbStatement {
   void Reset() override {
     result_.reset();
     if (cursor_open_) {
+      (void)pg_->Sync();
       Result r(PQexec(conn_, ("CLOSE " + cursor_).c_str()));
       cursor_open_ = false;
     }
@@ -179,6 +287,13 @@ class PgStatement : public DbStatement {
   }
   Status Run() {
     const int n = static_cast<int>(values_.size());
+    // Inside a transaction (a batch), a write is queued: no result to wait
+    // for now.
+    if (queueable_ &&
+        (pg_->Pipelining() || PQtransactionStatus(conn_) == PQTRANS_INTRANS)) {
+      return pg_->Queue(name_.c_str(), n, Params());
+    }
+    RT_RETURN_IF_ERROR(pg_->Sync());
     if (fetch_ == Db::Fetch::kStream) {
       // A cursor over the query, read a batch at a time; it lives in the
       // reader's transaction.
@@ -209,6 +324,7 @@ class PgStatement : public DbStatement {
     return OkStatus();
   }
   Status FetchBatch() {
+    RT_RETURN_IF_ERROR(pg_->Sync());
     result_.reset(PQexec(conn_, ("FETCH " + std::to_string(kFetchRows) +
                                  " FROM " + cursor_)
                                     .c_str()));
@@ -225,11 +341,13 @@ class PgStatement : public DbStatement {
     start_error_ = Run();
   }
 
+  PgConn* pg_;
   PGconn* conn_;
   std::string name_;
   std::string sql_;
   Db::Fetch fetch_;
   bool returns_id_;
+  bool queueable_ = false;
   std::string cursor_;
   std::vector<std::string> values_;
   std::vector<bool> nulls_;
@@ -245,14 +363,20 @@ class PgStatement : public DbStatement {
 
 class PgDb : public Db {
  public:
-  PgDb(PGconn* conn, std::string name) : conn_(conn), name_(std::move(name)) {}
-  ~PgDb() override { PQfinish(conn_); }
+  PgDb(PGconn* conn, std::string name) : conn_(conn), name_(std::move(name)) {
+    pg_.conn = conn;
+  }
+  ~PgDb() override {
+    (void)pg_.Sync();
+    PQfinish(conn_);
+  }
 
   DbBackend backend() const override { return DbBackend::kPostgres; }
   const std::string& name() const override { return name_; }
   std::string ErrorMessage() override { return Trim(PQerrorMessage(conn_)); }
 
   Status Exec(std::string_view sql) override {
+    RT_RETURN_IF_ERROR(pg_.Sync());
     Result r(PQexec(conn_, PostgresSql(sql).c_str()));
     const ExecStatusType st = PQresultStatus(r.get());
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
@@ -274,6 +398,11 @@ class PgDb : public Db {
 
   Status Begin() override { return Exec("BEGIN"); }
   Status Commit() override {
+    // A queued write that failed aborted the transaction.
+    if (Status s = pg_.Sync(); !s.ok()) {
+      (void)Rollback();
+      return s;
+    }
     // COMMIT of a transaction an error aborted "succeeds" as a ROLLBACK.
     if (PQtransactionStatus(conn_) == PQTRANS_INERROR) {
       (void)Rollback();
@@ -291,8 +420,12 @@ class PgDb : public Db {
     }
     return OkStatus();
   }
-  Status Rollback() override { return Exec("ROLLBACK"); }
+  Status Rollback() override {
+    (void)pg_.Sync();  // the error that brought us here was returned
+    return Exec("ROLLBACK");
+  }
   bool InTransaction() override {
+    (void)pg_.Sync();  // an error there leaves the transaction aborted
     const PGTransactionStatusType st = PQtransactionStatus(conn_);
     return st == PQTRANS_INTRANS || st == PQTRANS_INERROR ||
            st == PQTRANS_ACTIVE;
@@ -304,6 +437,7 @@ class PgDb : public Db {
   }
 
   StatusOr<std::vector<std::string>> Tables() override {
+    RT_RETURN_IF_ERROR(pg_.Sync());
     Result r(PQexec(conn_,
                     "SELECT table_name FROM information_schema.tables "
                     "WHERE table_schema = current_schema() AND table_type = "
@@ -320,6 +454,7 @@ class PgDb : public Db {
   bool HasColumn(std::string_view table, std::string_view column) override {
     const std::string t(table), c(column);
     const char* params[] = {t.c_str(), c.c_str()};
+    if (!pg_.Sync().ok()) return false;
     Result r(PQexecParams(conn_,
                           "SELECT 1 FROM information_schema.columns WHERE "
                           "table_schema = current_schema() AND table_name = "
@@ -333,6 +468,7 @@ class PgDb : public Db {
  private:
   StatusOr<std::unique_ptr<DbStatement>> PrepareStatement(
       const std::string& sql, Fetch fetch, bool returns_id) {
+    RT_RETURN_IF_ERROR(pg_.Sync());
     int params = 0;
     for (size_t p = sql.find('$'); p != std::string::npos;
          p = sql.find('$', p + 1)) {
@@ -347,11 +483,12 @@ class PgDb : public Db {
       }
     }
     return std::unique_ptr<DbStatement>(
-        new PgStatement(conn_, name, sql, params, fetch, returns_id,
+        new PgStatement(&pg_, name, sql, params, fetch, returns_id,
                         "rt_c" + std::to_string(++cursors_)));
   }
 
   PGconn* conn_;
+  PgConn pg_;
   std::string name_;
   int statements_ = 0;
   int cursors_ = 0;

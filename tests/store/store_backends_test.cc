@@ -435,6 +435,68 @@ TEST_F(PostgresStoreTest, ConcurrentWritersLoseNothing) {
             0);
 }
 
+// A batch's writes are queued (one round trip per batch, not per row):
+// one the server refuses (here a kernel a constraint forbids) fails the
+// batch when it is read: the write reports it, none of the batch's rows
+// is stored, and the store counts what earlier batches kept.
+TEST_F(PostgresStoreTest, ARefusedQueuedWriteFailsItsBatch) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  { ASSERT_TRUE(Store::Open(pg).ok()); }
+  Exec(pg, "ALTER TABLE kernel_rows ADD CONSTRAINT no_negative_time CHECK "
+           "(duration_ns >= 0)");
+  auto store = Store::Open(pg);
+  ASSERT_TRUE(store.ok());
+  (*store)->set_batch_rows(10);
+  RunRow run;
+  auto id = (*store)->BeginRun(run);
+  ASSERT_TRUE(id.ok());
+  SessionRow session;
+  session.run_id = *id;
+  auto sid = (*store)->AddSession(session, {});
+  ASSERT_TRUE(sid.ok());
+  Status failed;
+  int added = 0;
+  for (int i = 0; i < 25 && failed.ok(); ++i) {
+    KernelRow k;
+    k.run_id = *id;
+    k.session_id = *sid;
+    k.name = "k";
+    k.flops_source = k.bytes_source = "none";
+    k.bound = "unknown";
+    k.duration_ns = i == 14 ? -1 : 100;  // in the second batch
+    failed = (*store)->AddKernel(k);
+    if (failed.ok()) ++added;
+  }
+  if (failed.ok()) failed = (*store)->EndWrite();
+  EXPECT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("no_negative_time"), std::string::npos)
+      << failed.message();
+  uint64_t kernels = 0, ranges = 0;
+  (*store)->KeptOfFailedWrite(&kernels, &ranges);
+  EXPECT_EQ(kernels, 10u);  // the first batch, committed
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM kernel_rows"), 10);
+  EXPECT_GE(added, 14);
+}
+
+// Text PostgreSQL cannot hold (bytes that are not UTF-8, a NUL) is stored
+// with U+FFFD in their place, so that one odd name does not fail a run.
+TEST_F(PostgresStoreTest, TextThatIsNotUtf8IsStoredWithReplacements) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  auto store = Store::Open(pg);
+  ASSERT_TRUE(store.ok());
+  RunRow run;
+  run.command = std::string("serve \xff\xfe x\0y", 12);
+  run.host = "h\xc3\xa9";  // valid: kept
+  auto id = (*store)->BeginRun(run);
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  ASSERT_TRUE((*store)->EndWrite().ok());
+  EXPECT_EQ(Rows(pg, "SELECT command, host FROM runs"),
+            std::vector<std::string>{
+                "serve \xEF\xBF\xBD\xEF\xBF\xBD x\xEF\xBF\xBDy|h\xc3\xa9"});
+}
+
 // A URL that reaches no server is refused with the URL (its password
 // hidden) and the fix.
 TEST(PostgresUrlTest, AnUnreachableServerIsNamedWithTheFix) {
