@@ -75,8 +75,8 @@ int AnalyzeMain(int argc, char** argv) {
       "arithmetic intensity, achieved TFLOP/s and GB/s, % of roof, bound and "
       "phase; a header with the device, the roofs and their source, the "
       "FLOP/byte sources and the import statistics; and a prefill/decode "
-      "summary. Reads a run store (SQLite) or a raw .rft trace, told apart by "
-      "content.";
+      "summary. Reads a run store (an SQLite file or a postgresql:// URL) "
+      "or a raw .rft trace, told apart by content.";
   spec.epilog =
       "A gzip trace is decompressed within ROOFTRACE_MAX_DECOMPRESSED_MIB "
       "(MiB; default 64x the file's size, at least 1 GiB, at most a fifth of "

@@ -256,7 +256,7 @@ int CollectMain(int argc, char** argv) {
       "listen", po::value(&listen)->composing(),
       "unix:PATH or tcp:HOST:PORT (repeatable; default unix:$TMPDIR/rooftrace.sock "
       "when nothing is ingested)")(
-      "store", po::value(&store)->default_value(store), "SQLite run store")(
+      "store", po::value(&store)->default_value(store), "run store: an SQLite file or a postgresql:// URL")(
       "ingest", po::value(&ingest)->multitoken()->composing(),
       "trace files (.rft) to store, one run each")(
       "device-profile", po::value(&profile),

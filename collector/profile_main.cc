@@ -652,7 +652,7 @@ int ProfileMain(int argc, char** argv) {
       "--ingest`. 2 on bad input.";
   spec.epilog = "Example: rooftrace profile -o run.sqlite -- python serve.py";
   spec.options.add_options()("output,o", po::value(&o.out)->default_value(o.out),
-                             "SQLite run store")(
+                             "run store: an SQLite file or a postgresql:// URL")(
       "mode", po::value(&o.mode)->default_value(o.mode),
       "trace (timing + cuBLAS shapes) or counters (hardware FLOPs/bytes, "
       "kernel replay; NCCL and other communication kernels are not "

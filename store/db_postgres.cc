@@ -24,10 +24,17 @@ constexpr Oid kFloat4Oid = 700, kFloat8Oid = 701, kNumericOid = 1700;
 // Rows a streaming statement fetches at a time.
 constexpr int kFetchRows = 4096;
 
-// libpq's messages end in a newline; ours do not.
+// libpq's messages may span lines and end in a newline; ours are one line.
 std::string Trim(const char* message) {
-  std::string s = message ? message : "unknown error";
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  std::string s;
+  for (const char* p = message ? message : "unknown error"; *p; ++p) {
+    if (*p == '\n' || *p == '\t') {
+      if (!s.empty() && s.back() != ' ') s += ' ';
+    } else {
+      s += *p;
+    }
+  }
+  while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
 }
 
