@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cctype>
 #include <filesystem>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -102,6 +103,9 @@ std::string WriteTrace(const test_support::TempDir& dir) {
 }
 
 enum class Backend { kSqlite, kPostgres };
+void PrintTo(Backend b, std::ostream* os) {
+  *os << (b == Backend::kSqlite ? "sqlite" : "postgresql");
+}
 
 class StoreBackendTest : public ::testing::TestWithParam<Backend> {
  protected:

@@ -30,11 +30,12 @@ bool HasServer(const std::string& dir) {
   return !dir.empty() && IsFile(dir + "/initdb") && IsFile(dir + "/postgres");
 }
 
-// Starts argv (as `nobody` when we are root), its output appended to `log`;
-// with `tied`, it is sent SIGTERM when this process dies (a crashed test
-// leaves no server behind). Returns its pid, or -1.
-pid_t Spawn(const std::vector<std::string>& argv, const std::string& log,
-            bool tied) {
+// Starts argv in `cwd` (as `nobody` when we are root: the test's own
+// folder may be closed to it), its output appended to `log`; with `tied`,
+// it is sent SIGTERM when this process dies (a crashed test leaves no
+// server behind). Returns its pid, or -1.
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& cwd,
+            const std::string& log, bool tied) {
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid != 0) return pid;
@@ -52,6 +53,10 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log,
         _exit(126);
       }
     }
+    if (chdir(cwd.c_str()) != 0) {
+      std::fprintf(stderr, "cannot enter %s\n", cwd.c_str());
+      _exit(124);
+    }
     // After setuid (which clears it), and only if the parent still lives.
     if (tied && (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 ||
                  getppid() != parent)) {
@@ -67,8 +72,9 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log,
 }
 
 // Runs argv to its end as Spawn() does; its exit status, or -1.
-int Run(const std::vector<std::string>& argv, const std::string& log) {
-  const pid_t pid = Spawn(argv, log, false);
+int Run(const std::vector<std::string>& argv, const std::string& cwd,
+        const std::string& log) {
+  const pid_t pid = Spawn(argv, cwd, log, false);
   if (pid < 0) return -1;
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) return -1;
@@ -145,7 +151,7 @@ std::unique_ptr<PgServer> PgServer::Start(std::string* error, bool* missing) {
   const std::string log = s->dir_ + "/setup.log";
   if (Run({s->bindir_ + "/initdb", "-D", data, "-A", "trust", "-U",
            "rooftrace", "-E", "UTF8", "--locale=C", "--no-sync"},
-          log) != 0) {
+          s->dir_, log) != 0) {
     *error = "initdb failed: " + ReadAll(log);
     return nullptr;
   }
@@ -156,7 +162,7 @@ std::unique_ptr<PgServer> PgServer::Start(std::string* error, bool* missing) {
                    "unix_socket_directories=" + s->dir_, "-c", "fsync=off",
                    "-c", "synchronous_commit=off", "-c",
                    "full_page_writes=off", "-c", "max_connections=200"},
-                  s->dir_ + "/server.log", true);
+                  s->dir_, s->dir_ + "/server.log", true);
   if (s->pid_ < 0) {
     *error = "cannot start postgres";
     return nullptr;
