@@ -5,10 +5,12 @@
 // PostgreSQL store lose nothing. Skipped (saying so) only when the
 // PostgreSQL server binaries are not installed.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <ostream>
 #include <string>
@@ -395,6 +397,29 @@ TEST_F(PostgresStoreTest, CollectAndImportWriteToAUrl) {
   ASSERT_EQ(outs[0].code, 0) << outs[0].err;
   EXPECT_EQ(outs[0].out, outs[1].out);
   EXPECT_EQ(outs[0].err, outs[1].err);
+}
+
+// `profile -o URL` (the collector serving a producer process, as in
+// production) stores its run in PostgreSQL and passes the command's exit
+// code through.
+TEST_F(PostgresStoreTest, ProfileStoresItsRunInAUrl) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  const std::string tests = std::string(ROOFTRACE_BINARY_DIR) + "/tests";
+  const std::string log = dir_.File("profile.log");
+  const std::string command =
+      "cd " + dir_.path().string() + " && ROOFTRACE_INJECT_LIB=" + tests +
+      "/librooftrace_fake_inject.so " + tests + "/collector_cli profile -o '" +
+      pg + "' -- " + tests + "/test_producer --exit-code 3 > " + log +
+      " 2>&1";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3) << testing::ReadFile(log);
+  EXPECT_EQ(Rows(pg, "SELECT origin, complete FROM runs"),
+            std::vector<std::string>{"profile|1"});
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM kernels"), 125);
+  EXPECT_NE(testing::ReadFile(log).find("prefill"), std::string::npos)
+      << testing::ReadFile(log);
 }
 
 // Eight writers (threads, each with its own Store and connection) store
