@@ -190,12 +190,13 @@ int AnalyzeMain(int argc, char** argv) {
       "arithmetic intensity, achieved TFLOP/s and GB/s, % of roof, bound and "
       "phase; a header with the device, the roofs and their source, the "
       "FLOP/byte sources and the import statistics; and a prefill/decode "
-      "summary. Reads a run store (SQLite) or a raw .rft trace, told apart by "
-      "content. Given several inputs or a folder (one trace per rank of a "
-      "job), it puts the ranks side by side instead: each rank's GPU time, "
-      "busy and idle time, exposed communication, and the time it waited in "
-      "collectives for the last rank to arrive (read from the collective "
-      "kernels' durations, which need no shared clock).";
+      "summary. Reads a run store (an SQLite file or a postgresql:// URL) "
+      "or a raw .rft trace, told apart by content. Given several inputs or a "
+      "folder (one trace per rank of a job), it puts the ranks side by side "
+      "instead: each rank's GPU time, busy and idle time, exposed "
+      "communication, and the time it waited in collectives for the last "
+      "rank to arrive (read from the collective kernels' durations, which "
+      "need no shared clock).";
   spec.epilog =
       "A gzip trace is decompressed within ROOFTRACE_MAX_DECOMPRESSED_MIB "
       "(MiB; default 64x the file's size, at least 1 GiB, at most a fifth of "

@@ -12,11 +12,14 @@
 
 #include "base/input_file.h"
 #include "sources/registry.h"
+#include "store/db.h"
 #include "store/store.h"
 
 namespace rooftrace::analyzer {
 
 StatusOr<DetectedInput> DetectInput(const std::string& path) {
+  // A PostgreSQL store: StoreReader::Open says if it is not ours.
+  if (IsPostgresUrl(path)) return DetectedInput();
   RT_RETURN_IF_ERROR(CheckInputIsAFile(path));
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {

@@ -19,6 +19,7 @@
 #include "collector/commands.h"
 #include "sources/rft/ingest_internal.h"
 #include "pipeline/recorder.h"
+#include "store/db.h"
 #include "store/store.h"
 #include "collector/server.h"
 #include "collector/summary.h"
@@ -203,7 +204,7 @@ int Serve(const CollectOptions& co) {
   so.insecure_tcp = co.insecure_tcp;
   // Every stream is written raw as it arrives; without --keep-raw a stream
   // is deleted once stored, so what a failed store write lost is kept.
-  so.raw_dir = co.store + ".raw";
+  so.raw_dir = RawStreamDir(co.store);
   so.delete_stored_raw = !co.keep_raw;
   if (mkdir(so.raw_dir.c_str(), 0700) != 0 && errno != EEXIST) {
     std::cerr << "rooftrace collect: cannot create " << so.raw_dir << ": "
@@ -293,7 +294,7 @@ int CollectMain(int argc, char** argv) {
       "listen", po::value(&listen)->composing(),
       "unix:PATH or tcp:HOST:PORT (repeatable; default unix:$TMPDIR/rooftrace.sock "
       "when nothing is ingested)")(
-      "store", po::value(&store)->default_value(store), "SQLite run store")(
+      "store", po::value(&store)->default_value(store), "run store: an SQLite file or a postgresql:// URL")(
       "ingest", po::value(&ingest)->multitoken()->composing(),
       "trace files (.rft) to store, one run each")(
       "device-profile", po::value(&profile),

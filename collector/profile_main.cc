@@ -28,6 +28,7 @@
 #include "collector/commands.h"
 #include "sources/rft/ingest_internal.h"
 #include "pipeline/recorder.h"
+#include "store/db.h"
 #include "store/store.h"
 #include "collector/profile_wait.h"
 #include "collector/server.h"
@@ -556,7 +557,7 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   ServerOptions so;
   so.listen = {"unix:" + socket_path};
   // Raw streams are kept only if the store loses them (a failed write).
-  so.raw_dir = o.out + ".raw";
+  so.raw_dir = RawStreamDir(o.out);
   so.delete_stored_raw = true;
   so.memory_budget_hint =
       "profile's collector holds at most 1 GiB; to give it more, stream to "
@@ -657,7 +658,7 @@ int ProfileMain(int argc, char** argv) {
       "--ingest`. 2 on bad input; 127 when CMD is not found.";
   spec.epilog = "Example: rooftrace profile -o run.sqlite -- python serve.py";
   spec.options.add_options()("output,o", po::value(&o.out)->default_value(o.out),
-                             "SQLite run store")(
+                             "run store: an SQLite file or a postgresql:// URL")(
       "mode", po::value(&o.mode)->default_value(o.mode),
       "trace (timing + cuBLAS shapes) or counters (hardware FLOPs/bytes, "
       "kernel replay; NCCL and other communication kernels are not "

@@ -3,6 +3,10 @@
 # packages, then configures and builds into build/. Idempotent: on a set-up,
 # built tree it only re-runs the (incremental) build.
 #
+# The PostgreSQL server is installed for the tests only: they start a
+# throwaway server of their own in a temporary folder (as `nobody` when run
+# as root), so the Debian cluster the package may set up is never used.
+#
 # The CUDA Toolkit (with CUPTI) is not a Debian package of the right version:
 # when it is installed under /usr/local/cuda, libinject and kernels/ are built
 # too; without it the collector and analyzer are built and tested alone.
@@ -18,6 +22,9 @@ PACKAGES=(
   libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3
+  # The PostgreSQL store backend: libpq to build it, the server (initdb,
+  # postgres) for the tests, which start a throwaway one of their own.
+  libpq-dev postgresql postgresql-client
   zlib1g-dev libssl-dev libsimdjson-dev
   clang libclang-rt-14-dev
   chromium

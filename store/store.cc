@@ -1,10 +1,5 @@
 #include "store/store.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -193,27 +188,24 @@ class Binder {
  public:
   // Every statement binds all of its parameters, so the previous row's
   // bindings need no clearing.
-  explicit Binder(sqlite3_stmt* s) : s_(s) { sqlite3_reset(s_); }
-  Binder& Int(int64_t v) { sqlite3_bind_int64(s_, i_++, v); return *this; }
+  explicit Binder(DbStatement* s) : s_(s) { s_->Reset(); }
+  explicit Binder(const std::unique_ptr<DbStatement>& s) : Binder(s.get()) {}
+  Binder& Int(int64_t v) { s_->BindInt(i_++, v); return *this; }
   Binder& U64(uint64_t v) {
     // Device pointers and ids above 2^63 keep their bits (read back as
-    // signed); SQLite has no unsigned integer.
+    // signed); neither database has an unsigned 64-bit integer.
     return Int(static_cast<int64_t>(v));
   }
-  Binder& Real(double v) { sqlite3_bind_double(s_, i_++, v); return *this; }
-  // SQLITE_STATIC: every text bound here outlives the sqlite3_step() of its
-  // row (names and paths of the joined session, string literals, the local
-  // shape string), so SQLite reads it in place instead of copying it.
-  Binder& Text(std::string_view v) {
-    sqlite3_bind_text(s_, i_++, v.data(), static_cast<int>(v.size()),
-                      SQLITE_STATIC);
-    return *this;
-  }
+  Binder& Real(double v) { s_->BindReal(i_++, v); return *this; }
+  // Every text bound here outlives the Step() of its row (names and paths
+  // of the joined session, string literals, the local shape string), so
+  // SQLite reads it in place instead of copying it.
+  Binder& Text(std::string_view v) { s_->BindText(i_++, v); return *this; }
   // Empty text is NULL (unknown), never ''.
   Binder& TextOrNull(std::string_view v) {
     return v.empty() ? Null() : Text(v);
   }
-  Binder& Null() { sqlite3_bind_null(s_, i_++); return *this; }
+  Binder& Null() { s_->BindNull(i_++); return *this; }
   template <typename T>
   Binder& Opt(const std::optional<T>& v) {
     if (!v) return Null();
@@ -222,7 +214,7 @@ class Binder {
   }
 
  private:
-  sqlite3_stmt* s_;
+  DbStatement* s_;
   int i_ = 1;
 };
 
@@ -231,51 +223,54 @@ class Binder {
 Store::~Store() {
   // An atomic run that never finished leaves nothing behind.
   if (in_txn_) (void)(atomic_runs_ ? AbortRun() : Commit());
-  for (sqlite3_stmt* s :
-       {insert_kernel_, select_name_, insert_name_, insert_memcpy_,
-        insert_gemm_, insert_nvtx_, insert_step_, insert_roof_, insert_metric_,
-        insert_label_, insert_session_, insert_device_, update_session_}) {
-    sqlite3_finalize(s);
-  }
-  if (db_ != nullptr) sqlite3_close(db_);
 }
 
-Status Store::Error(const std::string& what) const {
+Status Store::Error(const std::string& what, const Status& cause) const {
   return Unavailable(path_ + ": " + what + ": " +
-                     (db_ ? sqlite3_errmsg(db_) : "cannot open") +
+                     (cause.ok() || cause.message().empty()
+                          ? (db_ ? db_->ErrorMessage() : "cannot open")
+                          : cause.message()) +
                      ": check the store path is a writable rooftrace store");
 }
 
-Status Store::Exec(const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    return Unavailable(path_ + ": " + msg +
-                       ": check the store path is a writable rooftrace store");
-  }
+Status Store::Exec(std::string_view sql) {
+  const Status s = db_->Exec(sql);
+  if (s.ok()) return s;
+  return Unavailable(path_ + ": " + s.message() +
+                     ": check the store path is a writable rooftrace store");
+}
+
+Status Store::Prepare(std::string_view sql,
+                      std::unique_ptr<DbStatement>* stmt) {
+  StatusOr<std::unique_ptr<DbStatement>> p = db_->Prepare(sql);
+  if (!p.ok()) return Error("cannot prepare statement", p.status());
+  *stmt = std::move(*p);
   return OkStatus();
 }
 
-Status Store::Prepare(const char* sql, sqlite3_stmt** stmt) {
-  if (sqlite3_prepare_v2(db_, sql, -1, stmt, nullptr) != SQLITE_OK) {
-    return Error("cannot prepare statement");
-  }
+Status Store::PrepareInsert(Db* db, std::string_view sql,
+                            std::string_view id_column,
+                            std::unique_ptr<DbStatement>* stmt) {
+  StatusOr<std::unique_ptr<DbStatement>> p = db->PrepareInsert(sql, id_column);
+  if (!p.ok()) return Error("cannot prepare statement", p.status());
+  *stmt = std::move(*p);
   return OkStatus();
 }
 
-Status Store::Step(sqlite3_stmt* stmt, const char* what) {
-  const int rc = sqlite3_step(stmt);
-  if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-    // SQLite may have rolled the transaction back: ids it held are gone.
+Status Store::Step(const std::unique_ptr<DbStatement>& stmt,
+                   const char* what) {
+  const StatusOr<bool> rc = stmt->Step();
+  if (!rc.ok()) {
+    // The database may have rolled the transaction back: ids it held are
+    // gone.
     name_ids_.clear();
-    Status error = Error(what);
-    sqlite3_reset(stmt);
+    Status error = Error(what, rc.status());
+    stmt->Reset();
     // The whole write goes (a full disk may have rolled back part of it
     // already), so the caller can count what was lost; an atomic run is
     // rolled back by AbortRun().
     if (in_txn_ && !atomic_runs_) {
-      if (!sqlite3_get_autocommit(db_)) (void)Exec("ROLLBACK");
+      if (db_->InTransaction()) (void)db_->Rollback();
       in_txn_ = false;
       kernels_in_txn_ = ranges_in_txn_ = 0;
     }
@@ -284,9 +279,21 @@ Status Store::Step(sqlite3_stmt* stmt, const char* what) {
   return OkStatus();
 }
 
+StatusOr<int64_t> Store::StepInsert(const std::unique_ptr<DbStatement>& stmt,
+                                    const char* what) {
+  RT_RETURN_IF_ERROR(Step(stmt, what));
+  const std::optional<int64_t> id = stmt->InsertedId();
+  if (!id) return Error(what, InternalError("the insert returned no id"));
+  return *id;
+}
+
 Status Store::Begin() {
   if (in_txn_) return OkStatus();
-  RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  const Status s = db_->Begin();
+  if (!s.ok()) {
+    return Unavailable(path_ + ": " + s.message() +
+                       ": check the store path is a writable rooftrace store");
+  }
   in_txn_ = true;
   rows_in_txn_ = 0;
   return OkStatus();
@@ -295,12 +302,13 @@ Status Store::Begin() {
 Status Store::Commit() {
   if (!in_txn_) return OkStatus();
   in_txn_ = false;
-  Status s = Exec("COMMIT");
+  Status s = db_->Commit();  // a failed COMMIT is rolled back
   if (s.ok()) {
     kernels_committed_ += kernels_in_txn_;
     ranges_committed_ += ranges_in_txn_;
-  } else if (!sqlite3_get_autocommit(db_)) {
-    (void)Exec("ROLLBACK");  // a failed COMMIT may leave it open
+  } else {
+    s = Unavailable(path_ + ": " + s.message() +
+                    ": check the store path is a writable rooftrace store");
   }
   kernels_in_txn_ = ranges_in_txn_ = 0;
   return s;
@@ -316,7 +324,8 @@ Status Store::CountRow() {
 
 // Schema 1 kept each kernel's names in its row; schema 2 keeps them once in
 // kernel_names, with a kernels view of the same columns. All or nothing: a
-// failed upgrade leaves the schema 1 store as it was.
+// failed upgrade leaves the schema 1 store as it was. SQLite only: a
+// PostgreSQL store starts at schema 6.
 Status Store::MigrateFromSchema1() {
   RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   // Another collector opening the same store may have upgraded it while
@@ -346,11 +355,14 @@ Status Store::MigrateFromSchema1() {
 
 // Brings a schema `from` store to `from` + 1 with `statements`, in one
 // transaction: all or nothing, and a failure names the store and the fix.
+// Inside Open()'s setup transaction (PostgreSQL) it is part of that one.
 Status Store::UpgradeSchema(int from,
                             std::initializer_list<const char*> statements) {
-  RT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  const bool own_txn = !db_->InTransaction();
+  if (own_txn) RT_RETURN_IF_ERROR(Begin());
+  in_txn_ = false;  // the upgrade's, not a batch of rows
   // Another writer may have upgraded it while this one waited for the lock.
-  if (SchemaVersion() != from) return Exec("COMMIT");
+  if (SchemaVersion() != from) return own_txn ? Exec("COMMIT") : OkStatus();
   Status st = OkStatus();
   for (const char* sql : statements) {
     if (st.ok()) st = Exec(sql);
@@ -359,9 +371,9 @@ Status Store::UpgradeSchema(int from,
     const std::string bump = "UPDATE schema_info SET value='" +
                              std::to_string(from + 1) +
                              "' WHERE key='schema_version'";
-    st = Exec(bump.c_str());
+    st = Exec(bump);
   }
-  if (st.ok()) st = Exec("COMMIT");
+  if (st.ok() && own_txn) st = Exec("COMMIT");
   if (!st.ok()) {
     (void)Exec("ROLLBACK");
     return FailedPrecondition(path_ + ": cannot upgrade the store from schema " +
@@ -400,32 +412,30 @@ Status Store::MigrateFromSchema4() {
 Status Store::MigrateFromSchema5() { return UpgradeSchema(5, {kSchema}); }
 
 Status Store::RefuseForeignDatabase() {
-  sqlite3_stmt* q = nullptr;
-  std::string tables;
-  int count = 0;
-  if (sqlite3_prepare_v2(db_,
-                         "SELECT name FROM sqlite_master WHERE type = 'table' "
-                         "ORDER BY name",
-                         -1, &q, nullptr) != SQLITE_OK) {
-    return Error("cannot read the file's tables");
+  StatusOr<std::vector<std::string>> tables = db_->Tables();
+  if (!tables.ok()) return Error("cannot read the file's tables", tables.status());
+  if (tables->empty()) return OkStatus();  // a new store
+  std::string names;
+  for (size_t i = 0; i < tables->size() && i < 3; ++i) {
+    if (i) names += ", ";
+    names += (*tables)[i];
   }
-  bool ours = false;
-  while (sqlite3_step(q) == SQLITE_ROW) {
-    const std::string name =
-        reinterpret_cast<const char*>(sqlite3_column_text(q, 0));
-    // Our schema_info without its version row yet: a store another
-    // rooftrace is creating right now (its tables come first).
-    ours |= name == "schema_info";
-    if (++count <= 3) {
-      if (!tables.empty()) tables += ", ";
-      tables += name;
-    }
+  if (tables->size() > 3) names += ", ...";
+  // Our schema_info without its version row yet: a store another rooftrace
+  // is creating right now (its tables come first).
+  for (const std::string& t : *tables) {
+    if (t == "schema_info") return OkStatus();
   }
-  sqlite3_finalize(q);
-  if (count == 0 || ours) return OkStatus();  // a new store
+  if (db_->backend() == DbBackend::kPostgres) {
+    return InvalidArgument(
+        path_ + ": a PostgreSQL database of another program (tables " +
+        names +
+        "), not a rooftrace store: rooftrace adds its tables only to its own "
+        "stores or an empty database; create one (createdb rooftrace) and "
+        "name it");
+  }
   return InvalidArgument(
-      path_ + ": an SQLite database of another program (tables " + tables +
-      (count > 3 ? ", ..." : "") +
+      path_ + ": an SQLite database of another program (tables " + names +
       "), not a rooftrace store: rooftrace adds its tables only to its own "
       "stores or a new file; name a new file");
 }
@@ -433,10 +443,10 @@ Status Store::RefuseForeignDatabase() {
 Status Store::RefuseWhatIsNotAStore() {
   // Any read of a file that is not SQLite fails with "file is not a
   // database"; nothing is written by it.
-  if (sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr,
-                   nullptr, nullptr) != SQLITE_OK) {
+  StatusOr<std::vector<std::string>> tables = db_->Tables();
+  if (!tables.ok()) {
     return InvalidArgument(path_ + ": not a SQLite store (" +
-                           sqlite3_errmsg(db_) +
+                           tables.status().message() +
                            "); give a new file name or an existing "
                            "rooftrace store");
   }
@@ -453,38 +463,43 @@ Status Store::RefuseWhatIsNotAStore() {
 }
 
 int Store::SchemaVersion() {
-  int version = 0;
-  sqlite3_stmt* q = nullptr;
-  if (sqlite3_prepare_v2(db_,
-                         "SELECT value FROM schema_info WHERE "
-                         "key='schema_version'",
-                         -1, &q, nullptr) == SQLITE_OK &&
-      sqlite3_step(q) == SQLITE_ROW) {
-    version = sqlite3_column_int(q, 0);
-  }
-  sqlite3_finalize(q);
-  return version;
+  // Asked first: on PostgreSQL a failed query would abort the transaction.
+  if (!db_->HasColumn("schema_info", "value")) return 0;
+  StatusOr<std::unique_ptr<DbStatement>> q = db_->Prepare(
+      "SELECT value FROM schema_info WHERE key='schema_version'");
+  if (!q.ok()) return 0;
+  StatusOr<bool> row = (*q)->Step();
+  if (!row.ok() || !*row) return 0;
+  return std::atoi(std::string((*q)->Text(0)).c_str());
 }
 
+// On a store others write at once (PostgreSQL), names are inserted and
+// committed at once on a connection of their own: a name is shared by the
+// runs of every writer, and waiting for another writer's batch to commit
+// (or deadlocking with it) over a name is not worth the atomicity: a name
+// whose kernels were rolled back is harmless.
 StatusOr<int64_t> Store::NameId(const KernelRow& k) {
   if (auto it = name_ids_.find(k.name); it != name_ids_.end()) {
     return it->second;
   }
-  int64_t id = 0;
-  Binder(select_name_).Text(k.name);
-  const int rc = sqlite3_step(select_name_);
-  if (rc == SQLITE_ROW) {
-    id = sqlite3_column_int64(select_name_, 0);
-  } else if (rc != SQLITE_DONE) {
-    return Error("cannot look up a kernel name");
-  } else {
+  std::optional<int64_t> id;
+  for (int attempt = 0; attempt < 2 && !id; ++attempt) {
+    Binder(select_name_).Text(k.name);
+    StatusOr<bool> row = select_name_->Step();
+    if (!row.ok()) return Error("cannot look up a kernel name", row.status());
+    if (*row) {
+      id = select_name_->Int(0);
+      break;
+    }
+    // ON CONFLICT DO NOTHING: another writer inserted it since; look again.
     Binder(insert_name_).Text(k.name).Text(k.demangled).Text(k.family);
     RT_RETURN_IF_ERROR(Step(insert_name_, "cannot insert a kernel name"));
-    id = sqlite3_last_insert_rowid(db_);
+    id = insert_name_->InsertedId();
   }
-  sqlite3_reset(select_name_);
-  name_ids_.emplace(std::string(k.name), id);
-  return id;
+  select_name_->Reset();
+  if (!id) return Error("cannot insert a kernel name", OkStatus());
+  name_ids_.emplace(std::string(k.name), *id);
+  return *id;
 }
 
 // Test hook: ROOFTRACE_TEST_STORE_PAGE_BUDGET=N lets the store grow by N
@@ -493,113 +508,37 @@ StatusOr<int64_t> Store::NameId(const KernelRow& k) {
 Status Store::ApplyTestPageBudget() {
   const char* budget = getenv("ROOFTRACE_TEST_STORE_PAGE_BUDGET");
   if (budget == nullptr || *budget == '\0') return OkStatus();
-  sqlite3_stmt* q = nullptr;
+  if (db_->backend() != DbBackend::kSqlite) return OkStatus();
   int64_t pages = 0;
-  if (sqlite3_prepare_v2(db_, "PRAGMA page_count", -1, &q, nullptr) ==
-          SQLITE_OK &&
-      sqlite3_step(q) == SQLITE_ROW) {
-    pages = sqlite3_column_int64(q, 0);
+  StatusOr<std::unique_ptr<DbStatement>> q = db_->Prepare("PRAGMA page_count");
+  if (q.ok()) {
+    StatusOr<bool> row = (*q)->Step();
+    if (row.ok() && *row) pages = (*q)->Int(0);
   }
-  sqlite3_finalize(q);
-  const std::string sql = "PRAGMA max_page_count=" +
-                          std::to_string(pages + std::atoll(budget));
-  return Exec(sql.c_str());
+  return Exec("PRAGMA max_page_count=" +
+              std::to_string(pages + std::atoll(budget)));
 }
 
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
                                              Durability durability) {
   std::unique_ptr<Store> s(new Store());
-  s->path_ = path;
-  // An existing empty file is not a store (nor a new file: it may be
-  // another program's, or meant for something else). One just made by
-  // another rooftrace creating the store (SQLite creates the file empty
-  // and writes its header a moment later) gets its header within that
-  // moment: waited for, up to kNewStoreWaitMs (#29: of four concurrent
-  // `collect --ingest` into a new store, three were refused).
-  constexpr int kNewStoreWaitMs = 2000;
-  struct stat st {};
-  for (int waited_ms = 0;; waited_ms += 10) {
-    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_size != 0) {
-      break;
-    }
-    // Only a file made in the last moments may be one being created.
-    const bool fresh = time(nullptr) - st.st_mtime <= 2;
-    if (!fresh || waited_ms >= kNewStoreWaitMs) {
-      return InvalidArgument(
-          path + ": an empty file, not a rooftrace store: remove it or name "
-                 "a new file (rooftrace creates it)");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  s->path_ = StoreDisplayName(path);
+  // Opened without writing (SQLite: no pragma yet): what the file is is
+  // judged first, so that a file that is not a rooftrace store (another
+  // program's database, an nsys export, not SQLite at all) is refused
+  // before anything is written to it and left byte for byte as it was
+  // (#29 D3: journal_mode=WAL rewrote its header first).
+  RT_ASSIGN_OR_RETURN(s->db_, OpenDbForWrite(path));
+  // Writers that may start at once (PostgreSQL) check and create the
+  // schema one at a time, in one transaction.
+  const bool shared = s->db_->ConcurrentWriters();
+  if (shared) {
+    RT_RETURN_IF_ERROR(s->Exec("BEGIN"));
+    RT_RETURN_IF_ERROR(s->db_->LockSchema());
   }
-  // A store this user may not write (another user's, in a folder both may
-  // write) is refused before SQLite opens it: SQLite would open it
-  // read-only, leave -wal/-shm files of this user beside it, and its owner
-  // could no longer write it (#29 D10).
-  if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      access(path.c_str(), W_OK) != 0) {
-    char mode[8];
-    snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
-    return InvalidArgument(
-        path + ": this user cannot write the store (owned by uid " +
-        std::to_string(st.st_uid) + ", mode " + mode +
-        "); nothing was written to it or beside it: write to a store of "
-        "your own, or ask its owner");
-  }
-  if (sqlite3_open_v2(path.c_str(), &s->db_,
-                      // NOMUTEX: the owning RunRecorder serialises every
-                      // call, so SQLite's own locking is pure cost.
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                          SQLITE_OPEN_NOMUTEX,
-                      nullptr) != SQLITE_OK) {
-    return s->Error("cannot open the store");
-  }
-  sqlite3_busy_timeout(s->db_, 5000);
-  // What the file is, judged by reading only: a file that is not a
-  // rooftrace store (another program's database, an nsys export, not
-  // SQLite at all) is refused before anything is written to it, so it is
-  // left byte for byte as it was (#29 D3: journal_mode=WAL rewrote its
-  // header first).
   RT_RETURN_IF_ERROR(s->RefuseWhatIsNotAStore());
-  const bool scratch = durability == Durability::kScratch;
-  // 64 KiB pages (a new file only; an existing store keeps its own): a
-  // fraction of the page writes and B-tree splits of 4 KiB pages. Ingest of
-  // a 910 k-kernel trace 3.92 -> 3.44 s, its analyze 1.16 -> 1.05 s.
-  RT_RETURN_IF_ERROR(s->Exec("PRAGMA page_size=65536"));
-  const char* journal =
-      scratch ? "PRAGMA journal_mode=OFF" : "PRAGMA journal_mode=WAL";
-  Status wal = s->Exec(journal);
-  // Changing the journal mode does not wait through the busy handler:
-  // another rooftrace creating the same new store holds it for a moment.
-  const auto busy = [&s] {
-    const int rc = sqlite3_errcode(s->db_) & 0xff;
-    return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
-  };
-  for (int waited_ms = 0; !wal.ok() && busy() && waited_ms < 5000;
-       waited_ms += 10) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    wal = s->Exec(journal);
-  }
-  if (!wal.ok() && busy()) {
-    return InvalidArgument(path + ": another program holds the store locked (" +
-                           wal.message() + "); try again once it is done");
-  }
-  if (!wal.ok()) {
-    return InvalidArgument(path + ": not a SQLite store (" + wal.message() +
-                           "); give a new file name or an existing rooftrace "
-                           "store");
-  }
-  // NORMAL in WAL: a commit survives a crash of the collector (the WAL is
-  // written before COMMIT returns); only a power loss may lose the last
-  // commits. A 64 MiB page cache keeps the kernels index in memory while a
-  // batch is written, and checkpoints every 16 MiB of WAL (256 pages)
-  // instead of 4 MiB rewrite hot index pages less often.
-  // A scratch store writes each page once and never syncs: about half the
-  // time of an analyze of a .rft (21.7 s -> 12.1 s on 1.8 M kernels).
-  RT_RETURN_IF_ERROR(s->Exec(scratch ? "PRAGMA synchronous=OFF"
-                                     : "PRAGMA synchronous=NORMAL"));
-  RT_RETURN_IF_ERROR(s->Exec("PRAGMA cache_size=-65536"));
-  RT_RETURN_IF_ERROR(s->Exec("PRAGMA wal_autocheckpoint=256"));
+  RT_RETURN_IF_ERROR(
+      s->db_->PrepareForWrites(durability == Durability::kScratch));
   // An older schema is brought up to date (a newer one and a foreign
   // database were refused above).
   const int version = s->SchemaVersion();
@@ -617,39 +556,54 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
     RT_RETURN_IF_ERROR(s->MigrateFromSchema5());
   }
   RT_RETURN_IF_ERROR(s->Exec(kSchema));
-  RT_RETURN_IF_ERROR(s->Exec(
-      ("INSERT OR IGNORE INTO schema_info VALUES ('schema_version', '" +
-       std::to_string(kStoreSchemaVersion) + "')")
-          .c_str()));
-  RT_RETURN_IF_ERROR(s->Exec(
-      (std::string("INSERT OR IGNORE INTO schema_info VALUES ('writer', "
-                   "'rooftrace ") + kRooftraceVersion + "')").c_str()));
+  RT_RETURN_IF_ERROR(
+      s->Exec("INSERT INTO schema_info VALUES ('schema_version', '" +
+              std::to_string(kStoreSchemaVersion) +
+              "') ON CONFLICT DO NOTHING"));
+  RT_RETURN_IF_ERROR(
+      s->Exec(std::string("INSERT INTO schema_info VALUES ('writer', "
+                          "'rooftrace ") +
+              kRooftraceVersion + "') ON CONFLICT DO NOTHING"));
+  if (shared) RT_RETURN_IF_ERROR(s->Exec("COMMIT"));
   RT_RETURN_IF_ERROR(s->ApplyTestPageBudget());
 
+  Db* names = s->db_.get();
+  if (shared) {
+    RT_ASSIGN_OR_RETURN(s->names_db_, OpenDbForWrite(path));
+    RT_RETURN_IF_ERROR(s->names_db_->PrepareForWrites(false));
+    names = s->names_db_.get();
+  }
   std::string insert_kernel = std::string("INSERT INTO kernel_rows (") +
                               kKernelRowColumns + ") VALUES (?";
   for (int i = 1; i < kKernelRowParams; ++i) insert_kernel += ",?";
   insert_kernel += ")";
-  RT_RETURN_IF_ERROR(s->Prepare(insert_kernel.c_str(), &s->insert_kernel_));
-  RT_RETURN_IF_ERROR(s->Prepare(
-      "SELECT name_id FROM kernel_names WHERE name=?", &s->select_name_));
-  RT_RETURN_IF_ERROR(s->Prepare(
-      "INSERT INTO kernel_names (name, demangled, family) VALUES (?,?,?)",
-      &s->insert_name_));
+  RT_RETURN_IF_ERROR(s->Prepare(insert_kernel, &s->insert_kernel_));
+  {
+    StatusOr<std::unique_ptr<DbStatement>> p =
+        names->Prepare("SELECT name_id FROM kernel_names WHERE name=?");
+    if (!p.ok()) return s->Error("cannot prepare statement", p.status());
+    s->select_name_ = std::move(*p);
+  }
+  RT_RETURN_IF_ERROR(s->PrepareInsert(
+      names,
+      "INSERT INTO kernel_names (name, demangled, family) VALUES (?,?,?) "
+      "ON CONFLICT (name) DO NOTHING",
+      "name_id", &s->insert_name_));
   RT_RETURN_IF_ERROR(s->Prepare(
       "INSERT INTO memcpys (run_id, session_id, correlation_id, kind, bytes, "
       "start_ns, end_ns, duration_ns, device_id, context_id, stream_id, "
       "src_kind, dst_kind, thread_id, nvtx_path, achieved_bytes_per_s, "
       "step_id, phase) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
       &s->insert_memcpy_));
-  RT_RETURN_IF_ERROR(s->Prepare(
+  RT_RETURN_IF_ERROR(s->PrepareInsert(
+      s->db_.get(),
       "INSERT INTO gemm_calls (run_id, session_id, call_id, api, m, n, k, "
       "batch, trans_a, trans_b, a_type, b_type, c_type, d_type, "
       "compute_type, lda, ldb, ldc, a_ptr, b_ptr, c_ptr, d_ptr, epilogue, "
       "start_ns, end_ns, thread_id, status, precision, flops, min_bytes, "
       "weight_operand, token_count, kernel_count) VALUES (?,?,?,?,?,?,?,?,?,"
       "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-      &s->insert_gemm_));
+      "gemm_call_id", &s->insert_gemm_));
   RT_RETURN_IF_ERROR(s->Prepare(
       "INSERT INTO nvtx_ranges (run_id, session_id, range_id, "
       "parent_range_id, domain, name, kind, depth, start_ns, end_ns, "
@@ -660,12 +614,13 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
       "phase, token_count, boundary, evidence, kernel_count, gemm_count, "
       "gpu_time_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
       &s->insert_step_));
-  RT_RETURN_IF_ERROR(s->Prepare(
+  RT_RETURN_IF_ERROR(s->PrepareInsert(
+      s->db_.get(),
       "INSERT INTO sessions (run_id, host, pid, ppid, start_unix_ns, "
       "start_ns, argv, producer_version, mode, counter_passes, packets, "
       "last_sequence, sequence_gaps, goodbye, complete) VALUES (?,?,?,?,?,?,"
       "?,?,?,?,?,?,?,?,?)",
-      &s->insert_session_));
+      "session_id", &s->insert_session_));
   RT_RETURN_IF_ERROR(s->Prepare(
       "INSERT INTO devices (run_id, session_id, device_id, name, uuid, "
       "chip_name, sm_count, cc_major, cc_minor, core_clock_khz, "
@@ -698,13 +653,14 @@ StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
   // the run row and its labels are committed together here, so that no
   // reader sees a labelled run without its labels.
   RT_RETURN_IF_ERROR(Begin());
-  sqlite3_stmt* st = nullptr;
-  RT_RETURN_IF_ERROR(Prepare(
+  std::unique_ptr<DbStatement> st;
+  RT_RETURN_IF_ERROR(PrepareInsert(
+      db_.get(),
       "INSERT INTO runs (command, host, started_unix_ns, ended_unix_ns, mode, "
       "device_name, roof_source, flops_sources, producer_version, complete, "
       "origin, source_format, source_file, source_sha256, "
       "incomplete_reason) VALUES (?,?,?,NULL,?,?,?,?,?,NULL,?,?,?,?,NULL)",
-      &st));
+      "run_id", &st));
   Binder(st)
       .TextOrNull(run.command)
       .TextOrNull(run.host)
@@ -718,10 +674,8 @@ StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
       .TextOrNull(run.source_format)
       .TextOrNull(run.source_file)
       .TextOrNull(run.source_sha256);
-  Status s = Step(st, "cannot insert the run");
-  sqlite3_finalize(st);
-  RT_RETURN_IF_ERROR(s);
-  const auto run_id = static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  RT_ASSIGN_OR_RETURN(const int64_t run_id,
+                      StepInsert(st, "cannot insert the run"));
   for (const auto& [key, value] : run.labels) {
     // Text(): an empty value is stored as '' (the user gave it), not NULL.
     Binder(insert_label_).Int(run_id).Text(key).Text(value);
@@ -747,7 +701,7 @@ Status Store::AddRoof(const RoofRow& r) {
 Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
   const int64_t run_id = run.run_id;
   RT_RETURN_IF_ERROR(Begin());
-  sqlite3_stmt* st = nullptr;
+  std::unique_ptr<DbStatement> st;
   RT_RETURN_IF_ERROR(Prepare(
       "UPDATE runs SET command=?, host=?, started_unix_ns=?, "
       "ended_unix_ns=?, mode=?, device_name=?, roof_source=?, "
@@ -772,19 +726,17 @@ Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
       .TextOrNull(run.source_sha256)
       .TextOrNull(run.incomplete_reason)
       .Int(run_id);
-  Status s = Step(st, "cannot update the run");
-  sqlite3_finalize(st);
-  RT_RETURN_IF_ERROR(s);
+  RT_RETURN_IF_ERROR(Step(st, "cannot update the run"));
   RT_RETURN_IF_ERROR(Prepare(
-      "INSERT OR REPLACE INTO import_stats (run_id, name, value) VALUES "
-      "(?,?,?)",
+      "INSERT INTO import_stats (run_id, name, value) VALUES (?,?,?) "
+      "ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value",
       &st));
+  Status s;
   for (const auto& [name, value] : stats.Named()) {
     Binder(st).Int(run_id).Text(name).U64(value);
     s = Step(st, "cannot write import statistics");
     if (!s.ok()) break;
   }
-  sqlite3_finalize(st);
   RT_RETURN_IF_ERROR(s);
   return Commit();
 }
@@ -808,8 +760,8 @@ StatusOr<int64_t> Store::AddSession(const SessionRow& r,
       .Int(r.sequence_gaps)
       .Int(r.goodbye ? 1 : 0)
       .Int(r.complete ? 1 : 0);
-  RT_RETURN_IF_ERROR(Step(insert_session_, "cannot insert a session"));
-  const int64_t session_id = sqlite3_last_insert_rowid(db_);
+  RT_ASSIGN_OR_RETURN(const int64_t session_id,
+                      StepInsert(insert_session_, "cannot insert a session"));
   for (const DeviceRow& d : devices) {
     Binder(insert_device_)
         .Int(d.run_id)
@@ -870,8 +822,8 @@ StatusOr<int64_t> Store::AddGemmCall(const GemmCallRow& g) {
       .TextOrNull(g.weight_operand)
       .Opt(g.token_count)
       .Int(g.kernel_count);
-  RT_RETURN_IF_ERROR(Step(insert_gemm_, "cannot insert a GEMM call"));
-  const int64_t id = sqlite3_last_insert_rowid(db_);
+  RT_ASSIGN_OR_RETURN(const int64_t id,
+                      StepInsert(insert_gemm_, "cannot insert a GEMM call"));
   RT_RETURN_IF_ERROR(CountRow());
   return id;
 }

@@ -1,13 +1,16 @@
-// The SQLite run store of docs/store.md, writer side: creates or opens the
-// file (WAL, 64 KiB pages for a new one), checks its schema version
+// The run store of docs/store.md, writer side: creates or opens the store
+// (an SQLite file: WAL, 64 KiB pages for a new one; or a PostgreSQL
+// database named by a postgresql:// URL, store/db.h), checks its schema
+// version
 // (upgrading a schema 1 store in place), and takes a run's rows
 // (pipeline/rows.h) as a RunSink: runs, sessions, devices, roofs, import
 // statistics, kernels (each name once, in kernel_names), copies, GEMM calls,
 // NVTX ranges and steps, in batched transactions. The reader side is
 // store/store_reader.h.
 //
-// Owned by one RunRecorder (or a test); not thread-safe (one sqlite3
-// connection; the recorder serialises calls). The trap: rows are committed
+// Owned by one RunRecorder (or a test); not thread-safe (one database
+// connection, two on PostgreSQL; the recorder serialises calls). Many
+// Stores, in as many processes, may write one PostgreSQL store at once. The trap: rows are committed
 // in batches of `batch_rows` and at every EndWrite(); a crash loses at most
 // the batch in flight, and a reopened store appends new runs after the old
 // ones. A refused write (a full disk) rolls back the rows since the last
@@ -30,9 +33,7 @@
 #include "pipeline/recorder.h"
 #include "pipeline/rows.h"
 #include "pipeline/sink.h"
-
-struct sqlite3;
-struct sqlite3_stmt;
+#include "store/db.h"
 
 namespace rooftrace {
 
@@ -52,8 +53,10 @@ class Store : public RunSink {
     // (the analyzer's ingest of a .rft); a crash leaves it unusable.
     kScratch,
   };
-  // Creates or opens the store at `path`. Errors name the file and the fix
-  // (not SQLite, a newer schema, not writable).
+  // Creates or opens the store at `path`, a file or a postgresql:// URL
+  // (whose database must be empty or a rooftrace store). Errors name the
+  // store and the fix (not SQLite, another program's database, a newer
+  // schema, not writable, no server).
   static StatusOr<std::unique_ptr<Store>> Open(
       const std::string& path, Durability durability = Durability::kDurable);
 
@@ -81,19 +84,28 @@ class Store : public RunSink {
   void set_atomic_runs(bool on) { atomic_runs_ = on; }
   // Rolls back what the current atomic run wrote.
   Status AbortRun();
+  // The store as messages name it (a URL without its password).
   const std::string& path() const { return path_; }
-  sqlite3* db() { return db_; }
 
  private:
   Store() = default;
-  Status Exec(const char* sql);
-  Status Prepare(const char* sql, sqlite3_stmt** stmt);
-  Status Step(sqlite3_stmt* stmt, const char* what);
+  Status Exec(std::string_view sql);
+  Status Prepare(std::string_view sql, std::unique_ptr<DbStatement>* stmt);
+  // An INSERT on `db` reporting the `id_column` it inserted.
+  Status PrepareInsert(Db* db, std::string_view sql,
+                       std::string_view id_column,
+                       std::unique_ptr<DbStatement>* stmt);
+  Status Step(const std::unique_ptr<DbStatement>& stmt, const char* what);
+  // Step() of a PrepareInsert() statement: the id it inserted.
+  StatusOr<int64_t> StepInsert(const std::unique_ptr<DbStatement>& stmt,
+                               const char* what);
   Status Begin();
   Status Commit();
   // Commits and reopens the transaction every batch_rows_ rows.
   Status CountRow();
-  Status Error(const std::string& what) const;
+  // `what` failed, for `cause` (the connection's last error when it has
+  // no message).
+  Status Error(const std::string& what, const Status& cause) const;
   Status MigrateFromSchema1();
   Status MigrateFromSchema2();
   Status MigrateFromSchema3();
@@ -115,10 +127,14 @@ class Store : public RunSink {
   StatusOr<int64_t> NameId(const KernelRow& kernel);
 
   std::string path_;
-  sqlite3* db_ = nullptr;
-  sqlite3_stmt* insert_kernel_ = nullptr;
-  sqlite3_stmt* select_name_ = nullptr;
-  sqlite3_stmt* insert_name_ = nullptr;
+  // Declared before the statements: they go first.
+  std::unique_ptr<Db> db_;
+  // PostgreSQL: a second connection, in autocommit, for kernel_names
+  // (NameId()); SQLite: none, names go through db_.
+  std::unique_ptr<Db> names_db_;
+  std::unique_ptr<DbStatement> insert_kernel_;
+  std::unique_ptr<DbStatement> select_name_;
+  std::unique_ptr<DbStatement> insert_name_;
   struct StringHash {
     using is_transparent = void;
     size_t operator()(std::string_view v) const {
@@ -126,19 +142,19 @@ class Store : public RunSink {
     }
   };
   // kernel_names ids of the names written so far (cleared when a statement
-  // fails, since SQLite may have rolled back the rows they point at).
+  // fails, since the database may have rolled back the rows they point at).
   std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>>
       name_ids_;
-  sqlite3_stmt* insert_memcpy_ = nullptr;
-  sqlite3_stmt* insert_gemm_ = nullptr;
-  sqlite3_stmt* insert_nvtx_ = nullptr;
-  sqlite3_stmt* insert_step_ = nullptr;
-  sqlite3_stmt* insert_roof_ = nullptr;
-  sqlite3_stmt* insert_metric_ = nullptr;
-  sqlite3_stmt* insert_label_ = nullptr;
-  sqlite3_stmt* insert_session_ = nullptr;
-  sqlite3_stmt* insert_device_ = nullptr;
-  sqlite3_stmt* update_session_ = nullptr;
+  std::unique_ptr<DbStatement> insert_memcpy_;
+  std::unique_ptr<DbStatement> insert_gemm_;
+  std::unique_ptr<DbStatement> insert_nvtx_;
+  std::unique_ptr<DbStatement> insert_step_;
+  std::unique_ptr<DbStatement> insert_roof_;
+  std::unique_ptr<DbStatement> insert_metric_;
+  std::unique_ptr<DbStatement> insert_label_;
+  std::unique_ptr<DbStatement> insert_session_;
+  std::unique_ptr<DbStatement> insert_device_;
+  std::unique_ptr<DbStatement> update_session_;
   size_t batch_rows_ = 20000;
   bool atomic_runs_ = false;
   size_t rows_in_txn_ = 0;

@@ -1,6 +1,5 @@
 #include "store/store_reader.h"
 
-#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <cmath>
@@ -9,91 +8,109 @@
 #include <limits>
 #include <memory>
 
+#include "store/db.h"
+
 namespace rooftrace {
 namespace {
 
-struct StmtDeleter {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using Stmt = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
+using Stmt = std::unique_ptr<DbStatement>;
 
-std::string_view Text(sqlite3_stmt* s, int col) {
-  const unsigned char* p = sqlite3_column_text(s, col);
-  if (!p) return {};
-  return std::string_view(reinterpret_cast<const char*>(p),
-                          static_cast<size_t>(sqlite3_column_bytes(s, col)));
+std::optional<int64_t> Int(DbStatement* s, int col) {
+  if (s->ColumnType(col) == DbType::kNull) return std::nullopt;
+  return s->Int(col);
 }
 
-std::optional<int64_t> Int(sqlite3_stmt* s, int col) {
-  if (sqlite3_column_type(s, col) == SQLITE_NULL) return std::nullopt;
-  return sqlite3_column_int64(s, col);
-}
-
-std::optional<double> Real(sqlite3_stmt* s, int col) {
-  if (sqlite3_column_type(s, col) == SQLITE_NULL) return std::nullopt;
-  return sqlite3_column_double(s, col);
+std::optional<double> Real(DbStatement* s, int col) {
+  if (s->ColumnType(col) == DbType::kNull) return std::nullopt;
+  return s->Real(col);
 }
 
 // A count (FLOPs, bytes) written as an integer, or as a real by a foreign
 // writer (rounded).
-std::optional<int64_t> Count(sqlite3_stmt* s, int col) {
-  switch (sqlite3_column_type(s, col)) {
-    case SQLITE_NULL:
+std::optional<int64_t> Count(DbStatement* s, int col) {
+  switch (s->ColumnType(col)) {
+    case DbType::kNull:
       return std::nullopt;
-    case SQLITE_FLOAT:
-      return std::llround(sqlite3_column_double(s, col));
+    case DbType::kReal:
+      return std::llround(s->Real(col));
     default:
-      return sqlite3_column_int64(s, col);
+      return s->Int(col);
   }
 }
 
-bool IsStoreTable(const std::string& t) {
-  static const char* const kTables[] = {
-      "runs",    "sessions",   "devices",     "roofs", "import_stats",
-      "kernels", "memcpys",    "gemm_calls",  "nvtx_ranges", "steps",
-      "kernel_metrics", "run_labels"};
-  for (const char* k : kTables) {
-    if (t == k) return true;
+// docs/store.md's tables, each with the order its rows are exported in:
+// the order SQLite returns them for `WHERE run_id = ?` (through the index
+// it picks, else in rowid order), said explicitly so that a PostgreSQL
+// store exports the same rows in the same order.
+struct StoreTable {
+  const char* name;
+  const char* order;
+};
+constexpr StoreTable kTables[] = {
+    {"runs", "run_id"},
+    {"sessions", "session_id"},
+    {"devices", "rowid"},
+    {"roofs", "rowid"},
+    {"import_stats", "name"},
+    {"kernels", "start_ns NULLS FIRST, kernel_id"},
+    {"memcpys", "memcpy_id"},
+    {"gemm_calls", "gemm_call_id"},
+    {"nvtx_ranges", "nvtx_row_id"},
+    {"steps", "step_id"},
+    {"kernel_metrics", "session_id, correlation_id, rowid"},
+    {"run_labels", "key"},
+};
+
+const StoreTable* FindStoreTable(const std::string& t) {
+  for (const StoreTable& k : kTables) {
+    if (t == k.name) return &k;
   }
-  return false;
+  return nullptr;
 }
 
 }  // namespace
 
-StoreReader::~StoreReader() {
-  if (db_) sqlite3_close(db_);
-}
+StoreReader::StoreReader() = default;
+StoreReader::~StoreReader() = default;
 
-StatusOr<sqlite3_stmt*> StoreReader::Prepare(const std::string& sql) {
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
-    const std::string err = sqlite3_errmsg(db_);
-    sqlite3_finalize(stmt);
-    return Corrupt(display_name_ + ": the store does not follow docs/store.md (" +
-                   err + "); was it written by a different rooftrace version?");
+StatusOr<std::unique_ptr<DbStatement>> StoreReader::Prepare(
+    const std::string& sql) {
+  StatusOr<std::unique_ptr<DbStatement>> stmt =
+      db_->Prepare(sql, Db::Fetch::kStream);
+  if (!stmt.ok()) {
+    return Corrupt(display_name_ +
+                   ": the store does not follow docs/store.md (" +
+                   stmt.status().message() +
+                   "); was it written by a different rooftrace version?");
   }
   return stmt;
 }
 
 bool StoreReader::HasColumn(const char* table, const char* column) {
-  sqlite3_stmt* raw = nullptr;
-  const std::string sql = std::string("PRAGMA table_info(") + table + ")";
-  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
-    sqlite3_finalize(raw);
-    return false;
-  }
-  Stmt stmt(raw);
-  while (sqlite3_step(stmt.get()) == SQLITE_ROW) {
-    if (Text(stmt.get(), 1) == column) return true;
-  }
-  return false;
+  return db_->HasColumn(table, column);
 }
 
-Status StoreReader::StepError(const char* what) {
+Status StoreReader::StepError(const char* what, const Status& cause) {
+  if (db_->backend() == DbBackend::kPostgres) {
+    return Unavailable(display_name_ + ": reading " + what +
+                       " failed: " + cause.message());
+  }
   return Corrupt(display_name_ + ": reading " + what + " failed: " +
-                 sqlite3_errmsg(db_) +
+                 cause.message() +
                  " (the file may be damaged; check it with `sqlite3 FILE "
                  "'pragma integrity_check'`)");
+}
+
+// Steps `stmt` through its rows, calling `fn` on each; `what` names the
+// table in errors.
+template <typename Fn>
+Status StoreReader::EachRow(DbStatement* stmt, const char* what, Fn&& fn) {
+  while (true) {
+    StatusOr<bool> row = stmt->Step();
+    if (!row.ok()) return StepError(what, row.status());
+    if (!*row) return OkStatus();
+    RT_RETURN_IF_ERROR(fn(stmt));
+  }
 }
 
 std::string SqliteReadUri(const std::string& path) {
@@ -115,21 +132,23 @@ std::string SqliteReadUri(const std::string& path) {
 Status StoreReader::Open(const std::string& path,
                          const std::string& display_name) {
   display_name_ = display_name;
-  if (sqlite3_open_v2(SqliteReadUri(path).c_str(), &db_,
-                      SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                      nullptr) != SQLITE_OK) {
-    return NotFound(display_name_ + ": cannot open as SQLite: " +
-                    (db_ ? sqlite3_errmsg(db_) : "out of memory"));
+  RT_ASSIGN_OR_RETURN(db_, OpenDbForRead(path, display_name));
+  if (db_->backend() == DbBackend::kPostgres) {
+    display_name_ = db_->name();  // without the password
+    // Asked first: a failed query would end the reader's transaction.
+    if (!db_->HasColumn("schema_info", "value")) {
+      return InvalidArgument(
+          display_name_ +
+          ": a PostgreSQL database but not a rooftrace store (no "
+          "schema_info table); pass a store written by `rooftrace profile "
+          "-o` or `rooftrace collect --store`");
+    }
   }
-  sqlite3_busy_timeout(db_, 5000);
   // The schema version decides whether we can read the file at all.
-  sqlite3_stmt* raw = nullptr;
-  if (sqlite3_prepare_v2(db_,
-                         "SELECT value FROM schema_info WHERE key = "
-                         "'schema_version'",
-                         -1, &raw, nullptr) != SQLITE_OK) {
-    const std::string err = sqlite3_errmsg(db_);
-    sqlite3_finalize(raw);
+  StatusOr<std::unique_ptr<DbStatement>> version = db_->Prepare(
+      "SELECT value FROM schema_info WHERE key = 'schema_version'");
+  if (!version.ok()) {
+    const std::string err(version.status().message());
     if (err.find("no such table") != std::string::npos) {
       return InvalidArgument(
           display_name_ +
@@ -139,10 +158,10 @@ Status StoreReader::Open(const std::string& path,
     }
     return Corrupt(display_name_ + ": cannot read the store: " + err);
   }
-  Stmt version(raw);
-  const int rc = sqlite3_step(version.get());
-  if (rc == SQLITE_ROW) {
-    const std::string v(Text(version.get(), 0));
+  StatusOr<bool> rc = (*version)->Step();
+  if (!rc.ok()) return StepError("schema_info", rc.status());
+  if (*rc) {
+    const std::string v((*version)->Text(0));
     const int major = std::atoi(v.c_str());
     if (major > kStoreSchemaMajor) {
       return FailedPrecondition(
@@ -151,8 +170,6 @@ Status StoreReader::Open(const std::string& path,
           std::to_string(kStoreSchemaMajor) +
           "); use a newer rooftrace to analyze it");
     }
-  } else if (rc != SQLITE_DONE) {
-    return StepError("schema_info");
   }
 
   // Schema 3 says where a run came from; older stores have no such columns.
@@ -160,7 +177,7 @@ Status StoreReader::Open(const std::string& path,
   // Schema 4 says why a run is incomplete.
   const bool reason = HasColumn("runs", "incomplete_reason");
   RT_ASSIGN_OR_RETURN(
-      sqlite3_stmt * runs_raw,
+      Stmt runs,
       Prepare(std::string("SELECT run_id, command, host, mode, device_name, "
                           "roof_source, flops_sources, producer_version, "
                           "origin, complete, started_unix_ns, "
@@ -169,50 +186,44 @@ Status StoreReader::Open(const std::string& path,
                           : "NULL, NULL, NULL") +
               (reason ? ", incomplete_reason" : ", NULL") +
               " FROM runs ORDER BY run_id"));
-  Stmt runs(runs_raw);
-  int step;
-  while ((step = sqlite3_step(runs.get())) == SQLITE_ROW) {
-    sqlite3_stmt* s = runs.get();
+  RT_RETURN_IF_ERROR(EachRow(runs.get(), "runs", [&](DbStatement* s) {
     RunRow r;
-    r.run_id = sqlite3_column_int64(s, 0);
-    r.command = Text(s, 1);
-    r.host = Text(s, 2);
-    r.mode = Text(s, 3);
-    r.device_name = Text(s, 4);
-    r.roof_source = Text(s, 5);
-    r.flops_sources = Text(s, 6);
-    r.producer_version = Text(s, 7);
-    r.origin = Text(s, 8);
+    r.run_id = s->Int(0);
+    r.command = s->Text(1);
+    r.host = s->Text(2);
+    r.mode = s->Text(3);
+    r.device_name = s->Text(4);
+    r.roof_source = s->Text(5);
+    r.flops_sources = s->Text(6);
+    r.producer_version = s->Text(7);
+    r.origin = s->Text(8);
     r.complete = Int(s, 9);
     r.started_unix_ns = Int(s, 10);
     r.ended_unix_ns = Int(s, 11);
-    r.source_format = Text(s, 12);
-    r.source_file = Text(s, 13);
-    r.source_sha256 = Text(s, 14);
-    r.incomplete_reason = Text(s, 15);
+    r.source_format = s->Text(12);
+    r.source_file = s->Text(13);
+    r.source_sha256 = s->Text(14);
+    r.incomplete_reason = s->Text(15);
     runs_.push_back(std::move(r));
-  }
-  if (step != SQLITE_DONE) return StepError("runs");
+    return OkStatus();
+  }));
+  runs.reset();
   // Schema 6 keeps the user's labels; older stores have none.
   if (!HasColumn("run_labels", "key")) return OkStatus();
-  RT_ASSIGN_OR_RETURN(sqlite3_stmt * labels_raw,
+  RT_ASSIGN_OR_RETURN(Stmt labels,
                       Prepare("SELECT run_id, key, value FROM run_labels "
                               "ORDER BY run_id, rowid"));
-  Stmt labels(labels_raw);
   // runs_ is in run_id order, as are the labels: one merge pass.
   size_t i = 0;
-  while ((step = sqlite3_step(labels.get())) == SQLITE_ROW) {
-    const int64_t run_id = sqlite3_column_int64(labels.get(), 0);
+  return EachRow(labels.get(), "run_labels", [&](DbStatement* s) {
+    const int64_t run_id = s->Int(0);
     while (i < runs_.size() && runs_[i].run_id < run_id) ++i;
-    if (i == runs_.size()) break;
-    if (runs_[i].run_id != run_id) continue;  // a label of no run
-    runs_[i].labels.emplace_back(std::string(Text(labels.get(), 1)),
-                                 std::string(Text(labels.get(), 2)));
-  }
-  if (step != SQLITE_DONE && step != SQLITE_ROW) {
-    return StepError("run_labels");
-  }
-  return OkStatus();
+    if (i == runs_.size()) return OkStatus();
+    if (runs_[i].run_id != run_id) return OkStatus();  // a label of no run
+    runs_[i].labels.emplace_back(std::string(s->Text(1)),
+                                 std::string(s->Text(2)));
+    return OkStatus();
+  });
 }
 
 StatusOr<RunRow> StoreReader::ResolveRun(
@@ -235,145 +246,139 @@ StatusOr<RunRow> StoreReader::ResolveRun(
 
 StatusOr<std::vector<RoofRow>> StoreReader::Roofs(int64_t run_id) {
   RT_ASSIGN_OR_RETURN(
-      sqlite3_stmt * raw,
+      Stmt stmt,
       Prepare("SELECT device_id, precision, peak_flops_per_s, "
               "dram_bytes_per_s, ridge_flops_per_byte, source FROM roofs "
-              "WHERE run_id = ? ORDER BY device_id, peak_flops_per_s"));
-  Stmt stmt(raw);
-  sqlite3_bind_int64(stmt.get(), 1, run_id);
+              "WHERE run_id = ? ORDER BY device_id, peak_flops_per_s "
+              "NULLS FIRST, rowid"));
+  stmt->BindInt(1, run_id);
   std::vector<RoofRow> out;
-  int rc;
-  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-    sqlite3_stmt* s = stmt.get();
+  RT_RETURN_IF_ERROR(EachRow(stmt.get(), "roofs", [&](DbStatement* s) {
     RoofRow r;
-    r.device_id = sqlite3_column_int64(s, 0);
-    r.precision = Text(s, 1);
+    r.device_id = s->Int(0);
+    r.precision = s->Text(1);
     r.peak_flops_per_s = Real(s, 2).value_or(0);
     r.dram_bytes_per_s = Real(s, 3).value_or(0);
     r.ridge_flops_per_byte = Real(s, 4).value_or(0);
-    r.source = Text(s, 5);
+    r.source = s->Text(5);
     out.push_back(std::move(r));
-  }
-  if (rc != SQLITE_DONE) return StepError("roofs");
+    return OkStatus();
+  }));
   return out;
 }
 
 StatusOr<std::vector<std::pair<std::string, int64_t>>> StoreReader::ImportStats(
     int64_t run_id) {
-  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw,
+  RT_ASSIGN_OR_RETURN(Stmt stmt,
                       Prepare("SELECT name, value FROM import_stats WHERE "
                               "run_id = ? ORDER BY name"));
-  Stmt stmt(raw);
-  sqlite3_bind_int64(stmt.get(), 1, run_id);
+  stmt->BindInt(1, run_id);
   std::vector<std::pair<std::string, int64_t>> out;
-  int rc;
-  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-    out.emplace_back(std::string(Text(stmt.get(), 0)),
-                     sqlite3_column_int64(stmt.get(), 1));
-  }
-  if (rc != SQLITE_DONE) return StepError("import_stats");
+  RT_RETURN_IF_ERROR(EachRow(stmt.get(), "import_stats", [&](DbStatement* s) {
+    out.emplace_back(std::string(s->Text(0)), s->Int(1));
+    return OkStatus();
+  }));
   return out;
 }
 
 StatusOr<int64_t> StoreReader::KernelCount(int64_t run_id) {
-  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw,
+  RT_ASSIGN_OR_RETURN(Stmt stmt,
                       Prepare("SELECT count(*) FROM kernels WHERE run_id = ?"));
-  Stmt stmt(raw);
-  sqlite3_bind_int64(stmt.get(), 1, run_id);
-  if (sqlite3_step(stmt.get()) != SQLITE_ROW) return StepError("kernels");
-  return static_cast<int64_t>(sqlite3_column_int64(stmt.get(), 0));
+  stmt->BindInt(1, run_id);
+  StatusOr<bool> row = stmt->Step();
+  if (!row.ok()) return StepError("kernels", row.status());
+  if (!*row) return StepError("kernels", Corrupt("no count"));
+  return stmt->Int(0);
 }
 
 StatusOr<std::string> StoreReader::DeviceName(int64_t run_id) {
-  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw,
+  RT_ASSIGN_OR_RETURN(Stmt stmt,
                       Prepare("SELECT name FROM devices WHERE run_id = ? "
-                              "ORDER BY session_id, device_id LIMIT 1"));
-  Stmt stmt(raw);
-  sqlite3_bind_int64(stmt.get(), 1, run_id);
-  const int rc = sqlite3_step(stmt.get());
-  if (rc == SQLITE_ROW) return std::string(Text(stmt.get(), 0));
-  if (rc != SQLITE_DONE) return StepError("devices");
+                              "ORDER BY session_id, device_id, rowid "
+                              "LIMIT 1"));
+  stmt->BindInt(1, run_id);
+  StatusOr<bool> row = stmt->Step();
+  if (!row.ok()) return StepError("devices", row.status());
+  if (*row) return std::string(stmt->Text(0));
   return std::string();
 }
 
 StatusOr<int64_t> StoreReader::MeasuredSmClockKhz(int64_t run_id) {
   if (!HasColumn("devices", "measured_sm_clock_khz")) return 0;
   RT_ASSIGN_OR_RETURN(
-      sqlite3_stmt * raw,
+      Stmt stmt,
       Prepare("SELECT measured_sm_clock_khz FROM devices WHERE run_id = ? "
-              "ORDER BY session_id, device_id LIMIT 1"));
-  Stmt stmt(raw);
-  sqlite3_bind_int64(stmt.get(), 1, run_id);
-  const int rc = sqlite3_step(stmt.get());
-  if (rc == SQLITE_ROW) return Int(stmt.get(), 0).value_or(0);
-  if (rc != SQLITE_DONE) return StepError("devices");
+              "ORDER BY session_id, device_id, rowid LIMIT 1"));
+  stmt->BindInt(1, run_id);
+  StatusOr<bool> row = stmt->Step();
+  if (!row.ok()) return StepError("devices", row.status());
+  if (*row) return Int(stmt.get(), 0).value_or(0);
   return 0;
 }
 
 StatusOr<std::vector<std::pair<int64_t, int64_t>>> StoreReader::SessionPids(
     int64_t run_id) {
-  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw,
+  RT_ASSIGN_OR_RETURN(Stmt stmt,
                       Prepare("SELECT session_id, pid FROM sessions WHERE "
                               "run_id = ? ORDER BY session_id"));
-  Stmt stmt(raw);
-  sqlite3_bind_int64(stmt.get(), 1, run_id);
+  stmt->BindInt(1, run_id);
   std::vector<std::pair<int64_t, int64_t>> out;
-  int rc;
-  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-    out.emplace_back(sqlite3_column_int64(stmt.get(), 0),
-                     Int(stmt.get(), 1).value_or(0));
-  }
-  if (rc != SQLITE_DONE) return StepError("sessions");
+  RT_RETURN_IF_ERROR(EachRow(stmt.get(), "sessions", [&](DbStatement* s) {
+    out.emplace_back(s->Int(0), Int(s, 1).value_or(0));
+    return OkStatus();
+  }));
   return out;
 }
 
 StatusOr<std::vector<std::pair<int64_t, std::string>>> StoreReader::Devices(
     int64_t run_id) {
-  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw,
+  RT_ASSIGN_OR_RETURN(Stmt stmt,
                       Prepare("SELECT DISTINCT device_id, name FROM devices "
-                              "WHERE run_id = ? ORDER BY device_id"));
-  Stmt stmt(raw);
-  sqlite3_bind_int64(stmt.get(), 1, run_id);
+                              "WHERE run_id = ? ORDER BY device_id, name "
+                              "NULLS FIRST"));
+  stmt->BindInt(1, run_id);
   std::vector<std::pair<int64_t, std::string>> out;
-  int rc;
-  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-    const int64_t id = sqlite3_column_int64(stmt.get(), 0);
-    if (!out.empty() && out.back().first == id) continue;
-    out.emplace_back(id, std::string(Text(stmt.get(), 1)));
-  }
-  if (rc != SQLITE_DONE) return StepError("devices");
+  RT_RETURN_IF_ERROR(EachRow(stmt.get(), "devices", [&](DbStatement* s) {
+    const int64_t id = s->Int(0);
+    if (!out.empty() && out.back().first == id) return OkStatus();
+    out.emplace_back(id, std::string(s->Text(1)));
+    return OkStatus();
+  }));
   return out;
 }
 
 namespace {
 
+// Start order; a tie by id, so that both backends give one order (SQLite's
+// index on (run_id, start_ns) gives it without sorting).
 constexpr const char* kKernelQuery =
     "SELECT kernel_id, name, demangled, family, shape, precision, "
     "flops_source, bytes_source, bound, phase, nvtx_path, "
     "duration_ns, start_ns, step_id, stream_id, device_id, "
     "thread_id, correlation_id, flops, dram_bytes, "
     "fraction_of_roof, roof_flops_per_s, end_ns, session_id, "
-    "token_count FROM kernels WHERE run_id = ? ORDER BY start_ns";
+    "token_count FROM kernels WHERE run_id = ? "
+    "ORDER BY start_ns NULLS FIRST, kernel_id";
 
 constexpr const char* kMemcpyQuery =
     "SELECT kind, bytes, start_ns, end_ns, stream_id, device_id, "
     "correlation_id, phase FROM memcpys WHERE run_id = ? "
-    "ORDER BY start_ns";
+    "ORDER BY start_ns NULLS FIRST, memcpy_id";
 
 // The columns of kKernelQuery's current row into `k` (run_id kept).
-void ReadKernel(sqlite3_stmt* s, KernelRow* out) {
+void ReadKernel(DbStatement* s, KernelRow* out) {
   KernelRow& k = *out;
-  k.kernel_id = sqlite3_column_int64(s, 0);
-  k.name = Text(s, 1);
-  k.demangled = Text(s, 2);
-  k.family = Text(s, 3);
-  k.shape = Text(s, 4);
-  k.precision = Text(s, 5);
-  k.flops_source = Text(s, 6);
-  k.bytes_source = Text(s, 7);
-  k.bound = Text(s, 8);
-  k.phase = Text(s, 9);
-  k.nvtx_path = Text(s, 10);
+  k.kernel_id = s->Int(0);
+  k.name = s->Text(1);
+  k.demangled = s->Text(2);
+  k.family = s->Text(3);
+  k.shape = s->Text(4);
+  k.precision = s->Text(5);
+  k.flops_source = s->Text(6);
+  k.bytes_source = s->Text(7);
+  k.bound = s->Text(8);
+  k.phase = s->Text(9);
+  k.nvtx_path = s->Text(10);
   k.start_ns = Int(s, 12);
   k.end_ns = Int(s, 22);
   const std::optional<int64_t> duration = Int(s, 11);
@@ -391,179 +396,155 @@ void ReadKernel(sqlite3_stmt* s, KernelRow* out) {
   k.dram_bytes = Count(s, 19);
   k.fraction_of_roof = Real(s, 20);
   k.roof_flops_per_s = Real(s, 21);
-  k.session_id = sqlite3_column_int64(s, 23);
+  k.session_id = s->Int(23);
   k.token_count = Int(s, 24);
 }
 
 // The columns of kMemcpyQuery's current row into `v` (run_id kept).
-void ReadMemcpy(sqlite3_stmt* s, MemcpyRow* out) {
+void ReadMemcpy(DbStatement* s, MemcpyRow* out) {
   MemcpyRow& v = *out;
-  v.kind = Text(s, 0);
-  v.bytes = sqlite3_column_int64(s, 1);
+  v.kind = s->Text(0);
+  v.bytes = s->Int(1);
   v.start_ns = Int(s, 2);
   v.end_ns = Int(s, 3);
   v.stream_id = Int(s, 4);
   v.device_id = Int(s, 5);
   v.correlation_id = Int(s, 6);
-  v.phase = Text(s, 7);
+  v.phase = s->Text(7);
 }
 
 }  // namespace
 
 Status StoreReader::ForEachKernel(
     int64_t run_id, const std::function<Status(const KernelRow&)>& fn) {
-  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw, Prepare(kKernelQuery));
-  Stmt stmt(raw);
-  sqlite3_bind_int64(stmt.get(), 1, run_id);
+  RT_ASSIGN_OR_RETURN(Stmt stmt, Prepare(kKernelQuery));
+  stmt->BindInt(1, run_id);
   KernelRow k;
   k.run_id = run_id;
-  int rc;
-  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-    ReadKernel(stmt.get(), &k);
-    RT_RETURN_IF_ERROR(fn(k));
-  }
-  if (rc != SQLITE_DONE) return StepError("kernels");
-  return OkStatus();
+  return EachRow(stmt.get(), "kernels", [&](DbStatement* s) {
+    ReadKernel(s, &k);
+    return fn(k);
+  });
 }
 
 Status StoreReader::ForEachKernelAndMemcpy(
     int64_t run_id, const std::function<Status(const KernelRow&)>& on_kernel,
     const std::function<Status(const MemcpyRow&)>& on_memcpy) {
-  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw_k, Prepare(kKernelQuery));
-  Stmt ks(raw_k);
-  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw_m, Prepare(kMemcpyQuery));
-  Stmt ms(raw_m);
-  sqlite3_bind_int64(ks.get(), 1, run_id);
-  sqlite3_bind_int64(ms.get(), 1, run_id);
+  RT_ASSIGN_OR_RETURN(Stmt ks, Prepare(kKernelQuery));
+  RT_ASSIGN_OR_RETURN(Stmt ms, Prepare(kMemcpyQuery));
+  ks->BindInt(1, run_id);
+  ms->BindInt(1, run_id);
   KernelRow k;
   k.run_id = run_id;
   MemcpyRow m;
   m.run_id = run_id;
-  int krc = sqlite3_step(ks.get());
-  int mrc = sqlite3_step(ms.get());
-  // Both queries are in start order, NULL first (as SQLite sorts it).
-  auto start = [](sqlite3_stmt* s, int col) {
-    return sqlite3_column_type(s, col) == SQLITE_NULL
+  StatusOr<bool> krow = ks->Step();
+  if (!krow.ok()) return StepError("kernels", krow.status());
+  StatusOr<bool> mrow = ms->Step();
+  if (!mrow.ok()) return StepError("memcpys", mrow.status());
+  // Both queries are in start order, NULL first.
+  auto start = [](DbStatement* s, int col) {
+    return s->ColumnType(col) == DbType::kNull
                ? std::numeric_limits<int64_t>::min()
-               : sqlite3_column_int64(s, col);
+               : s->Int(col);
   };
-  while (krc == SQLITE_ROW || mrc == SQLITE_ROW) {
-    if (krc == SQLITE_ROW &&
-        (mrc != SQLITE_ROW || start(ks.get(), 12) <= start(ms.get(), 2))) {
+  while (*krow || *mrow) {
+    if (*krow && (!*mrow || start(ks.get(), 12) <= start(ms.get(), 2))) {
       ReadKernel(ks.get(), &k);
       RT_RETURN_IF_ERROR(on_kernel(k));
-      krc = sqlite3_step(ks.get());
+      krow = ks->Step();
+      if (!krow.ok()) return StepError("kernels", krow.status());
     } else {
       ReadMemcpy(ms.get(), &m);
       RT_RETURN_IF_ERROR(on_memcpy(m));
-      mrc = sqlite3_step(ms.get());
+      mrow = ms->Step();
+      if (!mrow.ok()) return StepError("memcpys", mrow.status());
     }
   }
-  if (krc != SQLITE_DONE) return StepError("kernels");
-  if (mrc != SQLITE_DONE) return StepError("memcpys");
   return OkStatus();
 }
 
 Status StoreReader::ForEachNvtx(int64_t run_id,
                                 const std::function<Status(const NvtxRow&)>& fn) {
   RT_ASSIGN_OR_RETURN(
-      sqlite3_stmt * raw,
+      Stmt stmt,
       Prepare("SELECT name, domain, path, kind, session_id, start_ns, end_ns, "
               "thread_id, depth FROM nvtx_ranges WHERE run_id = ? "
-              "ORDER BY start_ns"));
-  Stmt stmt(raw);
-  sqlite3_bind_int64(stmt.get(), 1, run_id);
+              "ORDER BY start_ns NULLS FIRST, nvtx_row_id"));
+  stmt->BindInt(1, run_id);
   NvtxRow v;
   v.run_id = run_id;
-  int rc;
-  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-    sqlite3_stmt* s = stmt.get();
-    v.name = Text(s, 0);
-    v.domain = Text(s, 1);
-    v.path = Text(s, 2);
-    v.kind = Text(s, 3);
-    v.session_id = sqlite3_column_int64(s, 4);
+  return EachRow(stmt.get(), "nvtx_ranges", [&](DbStatement* s) {
+    v.name = s->Text(0);
+    v.domain = s->Text(1);
+    v.path = s->Text(2);
+    v.kind = s->Text(3);
+    v.session_id = s->Int(4);
     v.start_ns = Int(s, 5);
     v.end_ns = Int(s, 6);
     v.thread_id = Int(s, 7);
     v.depth = Int(s, 8);
-    RT_RETURN_IF_ERROR(fn(v));
-  }
-  if (rc != SQLITE_DONE) return StepError("nvtx_ranges");
-  return OkStatus();
+    return fn(v);
+  });
 }
 
 Status StoreReader::ForEachMemcpy(
     int64_t run_id, const std::function<Status(const MemcpyRow&)>& fn) {
-  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw, Prepare(kMemcpyQuery));
-  Stmt stmt(raw);
-  sqlite3_bind_int64(stmt.get(), 1, run_id);
+  RT_ASSIGN_OR_RETURN(Stmt stmt, Prepare(kMemcpyQuery));
+  stmt->BindInt(1, run_id);
   MemcpyRow v;
   v.run_id = run_id;
-  int rc;
-  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-    ReadMemcpy(stmt.get(), &v);
-    RT_RETURN_IF_ERROR(fn(v));
-  }
-  if (rc != SQLITE_DONE) return StepError("memcpys");
-  return OkStatus();
+  return EachRow(stmt.get(), "memcpys", [&](DbStatement* s) {
+    ReadMemcpy(s, &v);
+    return fn(v);
+  });
 }
 
 Status StoreReader::ForEachStep(
     int64_t run_id, const std::function<Status(const StepRow&)>& fn) {
   RT_ASSIGN_OR_RETURN(
-      sqlite3_stmt * raw,
+      Stmt stmt,
       Prepare("SELECT step_id, session_id, start_ns, end_ns, phase, "
               "token_count, boundary, evidence, kernel_count, gemm_count, "
               "gpu_time_ns FROM steps WHERE run_id = ? ORDER BY step_id"));
-  Stmt stmt(raw);
-  sqlite3_bind_int64(stmt.get(), 1, run_id);
+  stmt->BindInt(1, run_id);
   StepRow r;
   r.run_id = run_id;
-  int rc;
-  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-    sqlite3_stmt* s = stmt.get();
-    r.step_id = sqlite3_column_int64(s, 0);
+  return EachRow(stmt.get(), "steps", [&](DbStatement* s) {
+    r.step_id = s->Int(0);
     r.session_id = Int(s, 1).value_or(0);
     r.start_ns = Int(s, 2).value_or(0);
     r.end_ns = Int(s, 3).value_or(0);
-    r.phase = Text(s, 4);
+    r.phase = s->Text(4);
     r.token_count = Int(s, 5);
-    r.boundary = Text(s, 6);
-    r.evidence = Text(s, 7);
+    r.boundary = s->Text(6);
+    r.evidence = s->Text(7);
     r.kernel_count = Int(s, 8).value_or(0);
     r.gemm_count = Int(s, 9).value_or(0);
     r.gpu_time_ns = Int(s, 10).value_or(0);
-    RT_RETURN_IF_ERROR(fn(r));
-  }
-  if (rc != SQLITE_DONE) return StepError("steps");
-  return OkStatus();
+    return fn(r);
+  });
 }
 
 Status StoreReader::ForEachKernelMetric(
     int64_t run_id, const std::function<Status(const KernelMetricRow&)>& fn) {
   if (!HasColumn("kernel_metrics", "name")) return OkStatus();
   RT_ASSIGN_OR_RETURN(
-      sqlite3_stmt * raw,
+      Stmt stmt,
       Prepare("SELECT session_id, correlation_id, name, value, unit FROM "
               "kernel_metrics WHERE run_id = ? ORDER BY session_id, "
               "correlation_id, rowid"));
-  Stmt stmt(raw);
-  sqlite3_bind_int64(stmt.get(), 1, run_id);
+  stmt->BindInt(1, run_id);
   KernelMetricRow m;
   m.run_id = run_id;
-  int rc;
-  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-    sqlite3_stmt* s = stmt.get();
-    m.session_id = sqlite3_column_int64(s, 0);
-    m.correlation_id = sqlite3_column_int64(s, 1);
-    m.name = Text(s, 2);
+  return EachRow(stmt.get(), "kernel_metrics", [&](DbStatement* s) {
+    m.session_id = s->Int(0);
+    m.correlation_id = s->Int(1);
+    m.name = s->Text(2);
     m.value = Real(s, 3).value_or(0);
-    m.unit = Text(s, 4);
-    RT_RETURN_IF_ERROR(fn(m));
-  }
-  if (rc != SQLITE_DONE) return StepError("kernel_metrics");
-  return OkStatus();
+    m.unit = s->Text(4);
+    return fn(m);
+  });
 }
 
 Status StoreReader::ForEachTableRow(
@@ -571,29 +552,33 @@ Status StoreReader::ForEachTableRow(
     const std::function<void(const std::vector<std::string>&)>& header,
     const std::function<void(const std::vector<std::string_view>&,
                              const std::vector<bool>&)>& row) {
-  if (!IsStoreTable(table)) {
-    return InternalError("not a store table: " + table);
-  }
-  RT_ASSIGN_OR_RETURN(sqlite3_stmt * raw,
-                      Prepare("SELECT * FROM " + table + " WHERE run_id = ?"));
-  Stmt stmt(raw);
-  sqlite3_bind_int64(stmt.get(), 1, run_id);
-  const int n = sqlite3_column_count(stmt.get());
+  const StoreTable* t = FindStoreTable(table);
+  if (t == nullptr) return InternalError("not a store table: " + table);
+  RT_ASSIGN_OR_RETURN(Stmt stmt,
+                      Prepare("SELECT * FROM " + table +
+                              " WHERE run_id = ? ORDER BY " + t->order));
+  stmt->BindInt(1, run_id);
+  // The columns of docs/store.md: PostgreSQL's tables without an id
+  // column have a rowid column SQLite keeps hidden (store/db.h).
+  std::vector<int> columns;
   std::vector<std::string> names;
-  for (int i = 0; i < n; ++i) names.emplace_back(sqlite3_column_name(stmt.get(), i));
+  for (int i = 0; i < stmt->ColumnCount(); ++i) {
+    std::string name = stmt->ColumnName(i);
+    if (name == "rowid") continue;
+    columns.push_back(i);
+    names.push_back(std::move(name));
+  }
   header(names);
-  std::vector<std::string_view> values(n);
-  std::vector<bool> nulls(n);
-  int rc;
-  while ((rc = sqlite3_step(stmt.get())) == SQLITE_ROW) {
-    for (int i = 0; i < n; ++i) {
-      nulls[i] = sqlite3_column_type(stmt.get(), i) == SQLITE_NULL;
-      values[i] = Text(stmt.get(), i);
+  std::vector<std::string_view> values(columns.size());
+  std::vector<bool> nulls(columns.size());
+  return EachRow(stmt.get(), table.c_str(), [&](DbStatement* s) {
+    for (size_t i = 0; i < columns.size(); ++i) {
+      nulls[i] = s->ColumnType(columns[i]) == DbType::kNull;
+      values[i] = s->Text(columns[i]);
     }
     row(values, nulls);
-  }
-  if (rc != SQLITE_DONE) return StepError(table.c_str());
-  return OkStatus();
+    return OkStatus();
+  });
 }
 
 }  // namespace rooftrace

@@ -4,15 +4,20 @@
 // time so memory does not grow with the length of a run. Used by analyze,
 // diff, export, profile's summary and calibrate's counter validation.
 //
-// Owned by one command; not thread-safe (one sqlite3 connection).
-// The trap: row callbacks see views into SQLite's buffers, valid only for
-// the duration of the callback; copy what must outlive it. ForEachKernel
+// Reads an SQLite file or a PostgreSQL database (a postgresql:// URL)
+// through store/db.h, with the same queries and the same rows, in the same
+// order, from both.
+//
+// Owned by one command; not thread-safe (one database connection).
+// The trap: row callbacks see views into the database's buffers, valid
+// only for the duration of the callback; copy what must outlive it. ForEachKernel
 // fills the columns reports and exports read (listed there), not all.
 #ifndef ROOFTRACE_STORE_STORE_READER_H_
 #define ROOFTRACE_STORE_STORE_READER_H_
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,9 +26,6 @@
 
 #include "base/status.h"
 #include "pipeline/rows.h"
-
-struct sqlite3;
-struct sqlite3_stmt;
 
 namespace rooftrace {
 
@@ -40,14 +42,18 @@ std::string SqliteReadUri(const std::string& path);
 // The highest store schema major version this reader understands.
 inline constexpr int kStoreSchemaMajor = 6;
 
+class Db;
+class DbStatement;
+
 class StoreReader {
  public:
-  StoreReader() = default;
+  StoreReader();
   ~StoreReader();
   StoreReader(const StoreReader&) = delete;
   StoreReader& operator=(const StoreReader&) = delete;
 
-  // Opens `path` read-only and checks it is a rooftrace store of a schema
+  // Opens `path` (a file or a postgresql:// URL) read-only and checks it
+  // is a rooftrace store of a schema
   // version this reader understands. `display_name` names the input in
   // messages (the .rft file when the store is a temporary ingest). Works
   // in a folder the caller cannot write and leaves no -shm/-wal beside a
@@ -122,11 +128,15 @@ class StoreReader {
   const std::string& display_name() const { return display_name_; }
 
  private:
-  StatusOr<sqlite3_stmt*> Prepare(const std::string& sql);
+  // A streamed query (Db::Fetch::kStream); an error says the store does
+  // not follow docs/store.md.
+  StatusOr<std::unique_ptr<DbStatement>> Prepare(const std::string& sql);
   bool HasColumn(const char* table, const char* column);
-  Status StepError(const char* what);
+  Status StepError(const char* what, const Status& cause);
+  template <typename Fn>
+  Status EachRow(DbStatement* stmt, const char* what, Fn&& fn);
 
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<Db> db_;
   std::string display_name_;
   std::vector<RunRow> runs_;
 };

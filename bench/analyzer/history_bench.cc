@@ -1,7 +1,9 @@
 // history_bench: `rooftrace history --check` on a generated SQLite store
 // of many runs and groups (issue 27: 1,000 runs x 200 groups), timed in
 // CPU and wall seconds, with the judging of the series (the statistics)
-// apart; prints figures, never a timed test.
+// apart; then the same rows copied into a PostgreSQL store on a throwaway
+// server (tests/support/pg_server.h), timed alike (skipped, saying so,
+// without the server binaries). Prints figures, never a timed test.
 //   build/bench/history_bench [--runs N] [--groups G] [--store PATH]
 // One kernel launch per group and run (the read scales with kernels; the
 // statistics with runs x groups); one group regresses 8 % in the latest 3
@@ -15,7 +17,10 @@
 
 #include "analyzer/changepoint.h"
 #include "analyzer/history.h"
+#include "store/db.h"
+#include "store/store.h"
 #include "store/store_reader.h"
+#include "tests/support/pg_server.h"
 #include "tests/support/test_store.h"
 
 namespace rt = rooftrace;
@@ -27,6 +32,77 @@ double Wall() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// history --check on `store`: read and judge, then judge alone.
+int Measure(const std::string& store, const char* backend) {
+  rt::StoreReader reader;
+  if (const rt::Status st = reader.Open(store, store); !st.ok()) {
+    std::fprintf(stderr, "%s\n", st.message().c_str());
+    return 1;
+  }
+  rt::analyzer::HistoryOptions options;
+  options.where = {{"branch", "main"}};
+  const double cpu0 = Cpu(), wall0 = Wall();
+  auto h = rt::analyzer::BuildHistory(reader, store, options);
+  if (!h.ok()) {
+    std::fprintf(stderr, "%s\n", h.status().message().c_str());
+    return 1;
+  }
+  const double cpu1 = Cpu(), wall1 = Wall();
+  // BuildHistory judged already; judging again times the statistics alone.
+  rt::analyzer::JudgeHistory(&*h);
+  const double cpu2 = Cpu(), wall2 = Wall();
+  std::printf(
+      "history --check on %s: read and judge %.3f s CPU (%.3f s wall), of "
+      "which judging %.3f s CPU (%.3f s wall); %d of %d groups judged, %d "
+      "regressed (the injected one: %s)\n",
+      backend, cpu1 - cpu0, wall1 - wall0, cpu2 - cpu1, wall2 - wall1,
+      h->judged, static_cast<int>(h->groups.size()), h->regressed,
+      !h->groups.empty() && h->groups[0].name == "family_7" &&
+              h->groups[0].verdict == rt::analyzer::HistoryVerdict::kRegressed
+          ? "found"
+          : "MISSED");
+  return 0;
+}
+
+// Every row of the SQLite store `from` into the new store `to` (its schema
+// created by the writer), table by table, ids kept.
+rt::Status CopyStore(const std::string& from, const std::string& to) {
+  { RT_RETURN_IF_ERROR(rt::Store::Open(to).status()); }
+  RT_ASSIGN_OR_RETURN(auto src, rt::OpenDbForRead(from, from));
+  RT_ASSIGN_OR_RETURN(auto dst, rt::OpenDbForWrite(to));
+  RT_RETURN_IF_ERROR(dst->PrepareForWrites(false));
+  RT_ASSIGN_OR_RETURN(const std::vector<std::string> tables, src->Tables());
+  RT_RETURN_IF_ERROR(dst->Begin());
+  for (const std::string& table : tables) {
+    if (table == "schema_info") continue;
+    RT_ASSIGN_OR_RETURN(auto q, src->Prepare("SELECT * FROM " + table,
+                                             rt::Db::Fetch::kStream));
+    std::string columns, params;
+    for (int i = 0; i < q->ColumnCount(); ++i) {
+      columns += (i ? ", " : "") + q->ColumnName(i);
+      params += i ? ",?" : "?";
+    }
+    RT_ASSIGN_OR_RETURN(
+        auto insert, dst->Prepare("INSERT INTO " + table + " (" + columns +
+                                  ") VALUES (" + params + ")"));
+    while (true) {
+      RT_ASSIGN_OR_RETURN(const bool row, q->Step());
+      if (!row) break;
+      insert->Reset();
+      for (int i = 0; i < q->ColumnCount(); ++i) {
+        switch (q->ColumnType(i)) {
+          case rt::DbType::kNull: insert->BindNull(i + 1); break;
+          case rt::DbType::kInt: insert->BindInt(i + 1, q->Int(i)); break;
+          case rt::DbType::kReal: insert->BindReal(i + 1, q->Real(i)); break;
+          case rt::DbType::kText: insert->BindText(i + 1, q->Text(i)); break;
+        }
+      }
+      RT_RETURN_IF_ERROR(insert->Step().status());
+    }
+  }
+  return dst->Commit();
 }
 
 }  // namespace
@@ -75,33 +151,28 @@ int main(int argc, char** argv) {
   std::printf("store: %d runs x %d groups (%d kernels) written in %.1f s: %s\n",
               runs, groups, runs * groups, Wall() - t0, path.c_str());
 
-  rt::StoreReader store;
-  if (const rt::Status st = store.Open(path, path); !st.ok()) {
-    std::fprintf(stderr, "%s\n", st.message().c_str());
+  if (const int rc = Measure(path, "SQLite"); rc != 0) return rc;
+
+  std::string error;
+  bool missing = false;
+  std::unique_ptr<rt::test_support::PgServer> pg =
+      rt::test_support::PgServer::Start(&error, &missing);
+  if (!pg) {
+    std::printf("PostgreSQL: not measured (%s)\n", error.c_str());
+    std::filesystem::remove(path);
+    return missing ? 0 : 1;
+  }
+  const std::string url = pg->CreateDatabase("history", &error);
+  t0 = Wall();
+  if (const rt::Status st = url.empty() ? rt::Unavailable(error)
+                                        : CopyStore(path, url);
+      !st.ok()) {
+    std::fprintf(stderr, "copy into PostgreSQL: %s\n", st.message().c_str());
     return 1;
   }
-  rt::analyzer::HistoryOptions options;
-  options.where = {{"branch", "main"}};
-  const double cpu0 = Cpu(), wall0 = Wall();
-  auto h = rt::analyzer::BuildHistory(store, path, options);
-  if (!h.ok()) {
-    std::fprintf(stderr, "%s\n", h.status().message().c_str());
-    return 1;
-  }
-  const double cpu1 = Cpu(), wall1 = Wall();
-  // BuildHistory judged already; judging again times the statistics alone.
-  rt::analyzer::JudgeHistory(&*h);
-  const double cpu2 = Cpu(), wall2 = Wall();
-  std::printf(
-      "history --check: read and judge %.3f s CPU (%.3f s wall), of which "
-      "judging %.3f s CPU (%.3f s wall); %d of %d groups judged, %d "
-      "regressed (the injected one: %s)\n",
-      cpu1 - cpu0, wall1 - wall0, cpu2 - cpu1, wall2 - wall1,
-      h->judged, static_cast<int>(h->groups.size()), h->regressed,
-      !h->groups.empty() && h->groups[0].name == "family_7" &&
-              h->groups[0].verdict == rt::analyzer::HistoryVerdict::kRegressed
-          ? "found"
-          : "MISSED");
+  std::printf("the same rows copied into PostgreSQL in %.1f s\n",
+              Wall() - t0);
+  const int rc = Measure(url, "PostgreSQL");
   std::filesystem::remove(path);
-  return 0;
+  return rc;
 }

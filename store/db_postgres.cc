@@ -1,0 +1,536 @@
+// The PostgreSQL backend of store/db.h, through libpq: a shared store that
+// many collectors write at once. Statements are prepared on the server
+// once per connection; values travel as text (the server parses them as
+// the column's type), results come back as text and are parsed here.
+#include <libpq-fe.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/db.h"
+
+namespace rooftrace {
+namespace {
+
+// Type oids of the server's catalog (pg_type), fixed since PostgreSQL 7.
+constexpr Oid kInt8Oid = 20, kInt2Oid = 21, kInt4Oid = 23, kOidOid = 26;
+constexpr Oid kFloat4Oid = 700, kFloat8Oid = 701, kNumericOid = 1700;
+
+// Rows a streaming statement fetches at a time.
+constexpr int kFetchRows = 4096;
+
+// libpq's messages may span lines and end in a newline; ours are one line.
+std::string Trim(const char* message) {
+  std::string s;
+  for (const char* p = message ? message : "unknown error"; *p; ++p) {
+    if (*p == '\n' || *p == '\t') {
+      if (!s.empty() && s.back() != ' ') s += ' ';
+    } else {
+      s += *p;
+    }
+  }
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using Result = std::unique_ptr<PGresult, ResultDeleter>;
+
+// Writes queued before their results are read (kQueueWrites at most).
+constexpr int kQueueWrites = 256;
+
+// The connection, and its writes in flight: a statement that returns
+// nothing, run inside a transaction (a batch's inserts), is sent in
+// libpq's pipeline mode and its result read later, so a batch of rows
+// costs one round trip instead of one per row. Anything that needs an
+// answer first reads every queued result (Sync()); an error among them is
+// returned there, and the transaction it aborted fails its COMMIT.
+struct PgConn {
+  PGconn* conn = nullptr;
+  int queued = 0;
+
+  bool Pipelining() const {
+    return PQpipelineStatus(conn) != PQ_PIPELINE_OFF;
+  }
+  Status Queue(const char* name, int n, const char* const* values) {
+    if (!Pipelining() && PQenterPipelineMode(conn) != 1) {
+      return Unavailable(Trim(PQerrorMessage(conn)));
+    }
+    if (PQsendQueryPrepared(conn, name, n, values, nullptr, nullptr, 0) !=
+        1) {
+      Status e = Unavailable(Trim(PQerrorMessage(conn)));
+      (void)Sync();
+      return e;
+    }
+    return ++queued >= kQueueWrites ? Sync() : OkStatus();
+  }
+  // Reads the results of the queued writes: the first error among them.
+  Status Sync() {
+    if (!Pipelining()) return OkStatus();
+    Status first;
+    if (PQpipelineSync(conn) != 1) {
+      first = Unavailable(Trim(PQerrorMessage(conn)));
+    } else {
+      // Each write's result is followed by a null; the sync ends it all.
+      int nulls = 0;
+      while (true) {
+        PGresult* r = PQgetResult(conn);
+        if (r == nullptr) {
+          if (++nulls > queued + 1 || PQstatus(conn) == CONNECTION_BAD) {
+            if (first.ok()) first = Unavailable(Trim(PQerrorMessage(conn)));
+            break;
+          }
+          continue;
+        }
+        const ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_FATAL_ERROR && first.ok()) {
+          first = Unavailable(Trim(PQresultErrorMessage(r)));
+        }
+        PQclear(r);
+        if (st == PGRES_PIPELINE_SYNC) break;
+      }
+    }
+    queued = 0;
+    (void)PQexitPipelineMode(conn);
+    return first;
+  }
+};
+
+// The length of the valid UTF-8 sequence at the start of `s`, 0 if none.
+size_t Utf8Length(std::string_view s) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const auto cont = [&](size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
+  const unsigned char c = b(0);
+  if (c >= 0x01 && c < 0x80) return 1;  // NUL is no character to PostgreSQL
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
+    if (c == 0xED && b(1) >= 0xA0) return 0;  // a surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && b(1) < 0x90) return 0;
+    if (c == 0xF4 && b(1) >= 0x90) return 0;
+    return 4;
+  }
+  return 0;
+}
+
+// `v` into `out` as PostgreSQL's text takes it: valid UTF-8 without NUL.
+// A byte that is not (an application's NVTX name in another encoding) is
+// stored as U+FFFD, so one odd name does not fail a whole run's write.
+void AssignUtf8(std::string_view v, std::string* out) {
+  out->clear();
+  size_t i = 0;
+  while (i < v.size()) {
+    const size_t n = Utf8Length(v.substr(i));
+    if (n == 0) {
+      *out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out->append(v.data() + i, n);
+      i += n;
+    }
+  }
+}
+
+class PgStatement : public DbStatement {
+ public:
+  PgStatement(PgConn* pg, std::string name, std::string sql, int params,
+              Db::Fetch fetch, bool returns_id, std::string cursor)
+      : pg_(pg),
+        conn_(pg->conn),
+        name_(std::move(name)),
+        sql_(std::move(sql)),
+        fetch_(fetch),
+        returns_id_(returns_id),
+        cursor_(std::move(cursor)),
+        values_(params),
+        nulls_(params, true),
+        pointers_(params) {
+    // A write that returns nothing may be queued (PgConn).
+    size_t i = sql_.find_first_not_of(" \n");
+    const std::string verb = sql_.substr(i == std::string::npos ? 0 : i, 6);
+    queueable_ = fetch_ == Db::Fetch::kAll && !returns_id_ &&
+                 (verb == "INSERT" || verb == "UPDATE" || verb == "DELETE") &&
+                 sql_.find("RETURNING") == std::string::npos;
+  }
+  ~PgStatement() override {
+    Reset();
+    (void)pg_->Sync();
+    if (!name_.empty()) {
+      Result r(PQexec(conn_, ("DEALLOCATE " + name_).c_str()));
+    }
+  }
+
+  void BindInt(int i, int64_t v) override {
+    if (!Valid(i)) return;
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+    values_[i - 1] = buf;
+    nulls_[i - 1] = false;
+  }
+  void BindReal(int i, double v) override {
+    if (!Valid(i)) return;
+    if (std::isnan(v)) return BindNull(i);  // as SQLite stores it
+    if (std::isinf(v)) {
+      values_[i - 1] = v > 0 ? "Infinity" : "-Infinity";
+    } else {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", v);  // round-trips exactly
+      values_[i - 1] = buf;
+    }
+    nulls_[i - 1] = false;
+  }
+  void BindText(int i, std::string_view v) override {
+    if (!Valid(i)) return;
+    AssignUtf8(v, &values_[i - 1]);
+    nulls_[i - 1] = false;
+  }
+  void BindNull(int i) override {
+    if (!Valid(i)) return;
+    nulls_[i - 1] = true;
+  }
+
+  StatusOr<bool> Step() override {
+    if (!started_) Start();
+    RT_RETURN_IF_ERROR(start_error_);
+    if (!result_) return false;
+    if (++row_ < PQntuples(result_.get())) return true;
+    // A full batch of a cursor: there may be more.
+    if (fetch_ == Db::Fetch::kStream && cursor_open_ &&
+        PQntuples(result_.get()) == kFetchRows) {
+      RT_RETURN_IF_ERROR(FetchBatch());
+      row_ = 0;
+      return PQntuples(result_.get()) > 0;
+    }
+    return false;
+  }
+  void Reset() override {
+    result_.reset();
+    if (cursor_open_) {
+      (void)pg_->Sync();
+      Result r(PQexec(conn_, ("CLOSE " + cursor_).c_str()));
+      cursor_open_ = false;
+    }
+    started_ = false;
+    start_error_ = OkStatus();
+    inserted_.reset();
+    row_ = -1;
+  }
+  std::optional<int64_t> InsertedId() override { return inserted_; }
+
+  // Before the first Step() these run the statement (its first rows are
+  // then what Step() reads); an error is returned by that Step().
+  int ColumnCount() override {
+    if (!started_) Start();
+    return result_ ? PQnfields(result_.get()) : 0;
+  }
+  std::string ColumnName(int col) override {
+    if (!started_) Start();
+    return result_ ? PQfname(result_.get(), col) : "";
+  }
+  DbType ColumnType(int col) override {
+    if (PQgetisnull(result_.get(), row_, col)) return DbType::kNull;
+    switch (PQftype(result_.get(), col)) {
+      case kInt8Oid: case kInt4Oid: case kInt2Oid: case kOidOid:
+        return DbType::kInt;
+      case kFloat8Oid: case kFloat4Oid: case kNumericOid:
+        return DbType::kReal;
+      default:
+        return DbType::kText;
+    }
+  }
+  int64_t Int(int col) override {
+    if (PQgetisnull(result_.get(), row_, col)) return 0;
+    const char* v = PQgetvalue(result_.get(), row_, col);
+    if (ColumnType(col) == DbType::kReal) {
+      return static_cast<int64_t>(std::strtod(v, nullptr));
+    }
+    return std::strtoll(v, nullptr, 10);
+  }
+  double Real(int col) override {
+    if (PQgetisnull(result_.get(), row_, col)) return 0;
+    return std::strtod(PQgetvalue(result_.get(), row_, col), nullptr);
+  }
+  std::string_view Text(int col) override {
+    if (PQgetisnull(result_.get(), row_, col)) return {};
+    const char* v = PQgetvalue(result_.get(), row_, col);
+    const Oid type = PQftype(result_.get(), col);
+    if (type != kFloat8Oid && type != kFloat4Oid) {
+      return std::string_view(
+          v, static_cast<size_t>(PQgetlength(result_.get(), row_, col)));
+    }
+    // A real as SQLite prints it, so that exports of both backends match.
+    if (text_.size() <= static_cast<size_t>(col)) text_.resize(col + 1);
+    char* s = sqlite3_mprintf("%!.15g", std::strtod(v, nullptr));
+    text_[col] = s ? s : "";
+    sqlite3_free(s);
+    return text_[col];
+  }
+
+ private:
+  bool Valid(int i) const {
+    return i >= 1 && static_cast<size_t>(i) <= values_.size();
+  }
+  const char* const* Params() {
+    for (size_t i = 0; i < values_.size(); ++i) {
+      pointers_[i] = nulls_[i] ? nullptr : values_[i].c_str();
+    }
+    return pointers_.data();
+  }
+  Status Error(const PGresult* r) {
+    return Unavailable(Trim(r ? PQresultErrorMessage(r)
+                              : PQerrorMessage(conn_)));
+  }
+  Status Run() {
+    const int n = static_cast<int>(values_.size());
+    // Inside a transaction (a batch), a write is queued: no result to wait
+    // for now.
+    if (queueable_ &&
+        (pg_->Pipelining() || PQtransactionStatus(conn_) == PQTRANS_INTRANS)) {
+      return pg_->Queue(name_.c_str(), n, Params());
+    }
+    RT_RETURN_IF_ERROR(pg_->Sync());
+    if (fetch_ == Db::Fetch::kStream) {
+      // A cursor over the query, read a batch at a time; it lives in the
+      // reader's transaction.
+      Result r(PQexecParams(
+          conn_,
+          ("DECLARE " + cursor_ + " NO SCROLL CURSOR FOR " + sql_).c_str(), n,
+          nullptr, Params(), nullptr, nullptr, 0));
+      if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) return Error(r.get());
+      cursor_open_ = true;
+      return FetchBatch();
+    }
+    result_.reset(PQexecPrepared(conn_, name_.c_str(), n, Params(), nullptr,
+                                 nullptr, 0));
+    const ExecStatusType st = PQresultStatus(result_.get());
+    if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
+      Status e = Error(result_.get());
+      result_.reset();
+      return e;
+    }
+    if (returns_id_) {
+      // INSERT ... RETURNING id: one row, or none when ON CONFLICT DO
+      // NOTHING inserted nothing.
+      if (PQntuples(result_.get()) > 0 && !PQgetisnull(result_.get(), 0, 0)) {
+        inserted_ = std::strtoll(PQgetvalue(result_.get(), 0, 0), nullptr, 10);
+      }
+      result_.reset();
+    }
+    return OkStatus();
+  }
+  Status FetchBatch() {
+    RT_RETURN_IF_ERROR(pg_->Sync());
+    result_.reset(PQexec(conn_, ("FETCH " + std::to_string(kFetchRows) +
+                                 " FROM " + cursor_)
+                                    .c_str()));
+    if (PQresultStatus(result_.get()) != PGRES_TUPLES_OK) {
+      Status e = Error(result_.get());
+      result_.reset();
+      return e;
+    }
+    return OkStatus();
+  }
+  void Start() {
+    started_ = true;
+    row_ = -1;
+    start_error_ = Run();
+  }
+
+  PgConn* pg_;
+  PGconn* conn_;
+  std::string name_;
+  std::string sql_;
+  Db::Fetch fetch_;
+  bool returns_id_;
+  bool queueable_ = false;
+  std::string cursor_;
+  std::vector<std::string> values_;
+  std::vector<bool> nulls_;
+  std::vector<const char*> pointers_;
+  Result result_;
+  Status start_error_;
+  bool started_ = false;
+  bool cursor_open_ = false;
+  int row_ = -1;
+  std::optional<int64_t> inserted_;
+  std::vector<std::string> text_;
+};
+
+class PgDb : public Db {
+ public:
+  PgDb(PGconn* conn, std::string name) : conn_(conn), name_(std::move(name)) {
+    pg_.conn = conn;
+  }
+  ~PgDb() override {
+    (void)pg_.Sync();
+    PQfinish(conn_);
+  }
+
+  DbBackend backend() const override { return DbBackend::kPostgres; }
+  const std::string& name() const override { return name_; }
+  std::string ErrorMessage() override { return Trim(PQerrorMessage(conn_)); }
+
+  Status Exec(std::string_view sql) override {
+    RT_RETURN_IF_ERROR(pg_.Sync());
+    Result r(PQexec(conn_, PostgresSql(sql).c_str()));
+    const ExecStatusType st = PQresultStatus(r.get());
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+      return Unavailable(Trim(r ? PQresultErrorMessage(r.get())
+                                : PQerrorMessage(conn_)));
+    }
+    return OkStatus();
+  }
+  StatusOr<std::unique_ptr<DbStatement>> Prepare(std::string_view sql,
+                                                 Fetch fetch) override {
+    return PrepareStatement(PostgresSql(sql), fetch, false);
+  }
+  StatusOr<std::unique_ptr<DbStatement>> PrepareInsert(
+      std::string_view sql, std::string_view id_column) override {
+    return PrepareStatement(
+        PostgresSql(sql) + " RETURNING " + std::string(id_column),
+        Fetch::kAll, true);
+  }
+
+  Status Begin() override { return Exec("BEGIN"); }
+  Status Commit() override {
+    // A queued write that failed aborted the transaction.
+    if (Status s = pg_.Sync(); !s.ok()) {
+      (void)Rollback();
+      return s;
+    }
+    // COMMIT of a transaction an error aborted "succeeds" as a ROLLBACK.
+    if (PQtransactionStatus(conn_) == PQTRANS_INERROR) {
+      (void)Rollback();
+      return Unavailable(
+          "the transaction was rolled back after an earlier error");
+    }
+    Result r(PQexec(conn_, "COMMIT"));
+    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
+      Status e = Unavailable(Trim(PQresultErrorMessage(r.get())));
+      if (InTransaction()) (void)Rollback();
+      return e;
+    }
+    if (std::strcmp(PQcmdStatus(r.get()), "ROLLBACK") == 0) {
+      return Unavailable("the transaction was rolled back");
+    }
+    return OkStatus();
+  }
+  Status Rollback() override {
+    (void)pg_.Sync();  // the error that brought us here was returned
+    return Exec("ROLLBACK");
+  }
+  bool InTransaction() override {
+    (void)pg_.Sync();  // an error there leaves the transaction aborted
+    const PGTransactionStatusType st = PQtransactionStatus(conn_);
+    return st == PQTRANS_INTRANS || st == PQTRANS_INERROR ||
+           st == PQTRANS_ACTIVE;
+  }
+  Status LockSchema() override {
+    // One key for every rooftrace store ("roof"): held to the end of the
+    // transaction.
+    return Exec("SELECT pg_advisory_xact_lock(1919905638)");
+  }
+
+  StatusOr<std::vector<std::string>> Tables() override {
+    RT_RETURN_IF_ERROR(pg_.Sync());
+    Result r(PQexec(conn_,
+                    "SELECT table_name FROM information_schema.tables "
+                    "WHERE table_schema = current_schema() AND table_type = "
+                    "'BASE TABLE' ORDER BY table_name COLLATE \"C\""));
+    if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
+      return Unavailable(Trim(PQresultErrorMessage(r.get())));
+    }
+    std::vector<std::string> out;
+    for (int i = 0; i < PQntuples(r.get()); ++i) {
+      out.emplace_back(PQgetvalue(r.get(), i, 0));
+    }
+    return out;
+  }
+  bool HasColumn(std::string_view table, std::string_view column) override {
+    const std::string t(table), c(column);
+    const char* params[] = {t.c_str(), c.c_str()};
+    if (!pg_.Sync().ok()) return false;
+    Result r(PQexecParams(conn_,
+                          "SELECT 1 FROM information_schema.columns WHERE "
+                          "table_schema = current_schema() AND table_name = "
+                          "$1 AND column_name = $2",
+                          2, nullptr, params, nullptr, nullptr, 0));
+    return PQresultStatus(r.get()) == PGRES_TUPLES_OK &&
+           PQntuples(r.get()) > 0;
+  }
+  bool ConcurrentWriters() const override { return true; }
+  Status PrepareForWrites(bool) override { return OkStatus(); }
+
+ private:
+  StatusOr<std::unique_ptr<DbStatement>> PrepareStatement(
+      const std::string& sql, Fetch fetch, bool returns_id) {
+    RT_RETURN_IF_ERROR(pg_.Sync());
+    int params = 0;
+    for (size_t p = sql.find('$'); p != std::string::npos;
+         p = sql.find('$', p + 1)) {
+      params = std::max(params, std::atoi(sql.c_str() + p + 1));
+    }
+    std::string name;
+    if (fetch == Fetch::kAll) {
+      name = "rt_s" + std::to_string(++statements_);
+      Result r(PQprepare(conn_, name.c_str(), sql.c_str(), 0, nullptr));
+      if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
+        return Unavailable(Trim(PQresultErrorMessage(r.get())));
+      }
+    }
+    return std::unique_ptr<DbStatement>(
+        new PgStatement(&pg_, name, sql, params, fetch, returns_id,
+                        "rt_c" + std::to_string(++cursors_)));
+  }
+
+  PGconn* conn_;
+  PgConn pg_;
+  std::string name_;
+  int statements_ = 0;
+  int cursors_ = 0;
+};
+
+// Notices ("relation already exists, skipping") are not the user's
+// business.
+void IgnoreNotice(void*, const char*) {}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Db>> OpenPostgresDb(const std::string& url,
+                                             bool read_only) {
+  const std::string name = StoreDisplayName(url);
+  PGconn* conn = PQconnectdb(url.c_str());
+  auto db = std::make_unique<PgDb>(conn, name);
+  if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
+    return Unavailable(
+        name + ": cannot connect to PostgreSQL (" +
+        Trim(conn ? PQerrorMessage(conn) : "out of memory") +
+        "): check the URL (postgresql://USER@HOST:PORT/DATABASE, or "
+        "postgresql:///DATABASE?host=/SOCKET/DIR) and that the server runs");
+  }
+  PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
+  if (read_only) {
+    // One snapshot for every query of the reader, and cursors need a
+    // transaction to live in.
+    RT_RETURN_IF_ERROR(
+        db->Exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+  }
+  return std::unique_ptr<Db>(std::move(db));
+}
+
+}  // namespace rooftrace

@@ -1,0 +1,587 @@
+// The store's two backends (store/db.h): the same writer and the one reader
+// against SQLite and a real, throwaway PostgreSQL server
+// (tests/support/pg_server.h); a run reads back through analyze, diff,
+// export and history with the same bytes from both; many writers into one
+// PostgreSQL store lose nothing. Skipped (saying so) only when the
+// PostgreSQL server binaries are not installed.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "analyzer/commands.h"
+#include "collector/commands.h"
+#include "sources/rft/ingest.h"
+#include "sources/rft/testing/trace_builder.h"
+#include "store/db.h"
+#include "store/store.h"
+#include "store/store_reader.h"
+#include "tests/support/pg_server.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_store.h"
+
+namespace rooftrace {
+namespace {
+
+using test_support::LlmTraceOptions;
+using test_support::TraceBuilder;
+
+// A database name from the running test's name: unique per test.
+std::string DatabaseName(const std::string& suffix = "") {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = std::string("t_") + info->name() + suffix;
+  for (char& c : name) {
+    c = std::isalnum(static_cast<unsigned char>(c))
+            ? static_cast<char>(std::tolower(static_cast<unsigned char>(c)))
+            : '_';
+  }
+  return name.substr(0, 60);
+}
+
+// A fresh empty PostgreSQL database's URL; skips the test when the server
+// binaries are absent, fails it when the server cannot be started.
+#define RT_NEW_PG_DATABASE(url, suffix)                                     \
+  do {                                                                      \
+    std::string pg_error;                                                   \
+    bool pg_missing = false;                                                \
+    test_support::PgServer* pg_server =                                     \
+        test_support::SharedPgServer(&pg_error, &pg_missing);               \
+    if (pg_server == nullptr && pg_missing) GTEST_SKIP() << pg_error;       \
+    ASSERT_NE(pg_server, nullptr) << pg_error;                              \
+    url = pg_server->CreateDatabase(DatabaseName(suffix), &pg_error);       \
+    ASSERT_FALSE(url.empty()) << pg_error;                                  \
+  } while (0)
+
+// Every row of `sql` on `store`, each as "v1|v2|...", NULL as "<null>".
+std::vector<std::string> Rows(const std::string& store, const std::string& sql) {
+  auto db = OpenDbForRead(store, store);
+  if (!db.ok()) return {"<cannot open: " + db.status().message() + ">"};
+  auto q = (*db)->Prepare(sql);
+  if (!q.ok()) return {"<error: " + q.status().message() + ">"};
+  std::vector<std::string> out;
+  while (true) {
+    StatusOr<bool> row = (*q)->Step();
+    if (!row.ok()) return {"<error: " + row.status().message() + ">"};
+    if (!*row) break;
+    std::string line;
+    for (int i = 0; i < (*q)->ColumnCount(); ++i) {
+      line += i ? "|" : "";
+      line += (*q)->ColumnType(i) == DbType::kNull ? std::string("<null>")
+                                                   : std::string((*q)->Text(i));
+    }
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+int64_t Int(const std::string& store, const std::string& sql) {
+  const std::vector<std::string> rows = Rows(store, sql);
+  if (rows.size() != 1) return -1;
+  return std::atoll(rows[0].c_str());
+}
+
+void Exec(const std::string& store, const std::string& sql) {
+  auto db = OpenDbForWrite(store);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  ASSERT_TRUE((*db)->PrepareForWrites(false).ok());
+  ASSERT_TRUE((*db)->Exec(sql).ok()) << sql;
+}
+
+// A generated LLM trace (225 kernels, 8 distinct names) as a file.
+std::string WriteTrace(const test_support::TempDir& dir) {
+  LlmTraceOptions o;
+  TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const std::string path = dir.File("llm.rft");
+  EXPECT_TRUE(b.WriteFile(path).ok());
+  return path;
+}
+
+enum class Backend { kSqlite, kPostgres };
+void PrintTo(Backend b, std::ostream* os) {
+  *os << (b == Backend::kSqlite ? "sqlite" : "postgresql");
+}
+
+class StoreBackendTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kSqlite) {
+      store_ = dir_.File("runs.sqlite");
+    } else {
+      RT_NEW_PG_DATABASE(store_, "");
+    }
+    trace_ = WriteTrace(dir_);
+  }
+
+  test_support::TempDir dir_{"store_backend"};
+  std::string store_;
+  std::string trace_;
+};
+
+// The schema is created once with its version; kernel names are stored
+// once however many runs use them (a second run adds rows, not names).
+TEST_P(StoreBackendTest, KernelNamesAreStoredOnceAcrossRuns) {
+  ASSERT_TRUE(IngestTraceFile(trace_, store_, {}).ok());
+  EXPECT_EQ(Rows(store_, "SELECT value FROM schema_info WHERE "
+                         "key='schema_version'"),
+            std::vector<std::string>{std::to_string(kStoreSchemaVersion)});
+  const int64_t distinct =
+      Int(store_, "SELECT COUNT(DISTINCT name) FROM kernels");
+  EXPECT_GT(distinct, 3);
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_names"), distinct);
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_rows WHERE name_id IS "
+                        "NULL"),
+            0);
+  ASSERT_TRUE(IngestTraceFile(trace_, store_, {}).ok());
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernels"), 2 * 225);
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_names"), distinct);
+}
+
+// A run, its labels (in the order given, an empty value kept as ''), its
+// kernels, steps and statistics read back through the one reader.
+TEST_P(StoreBackendTest, ARunReadsBackThroughTheOneReader) {
+  IngestOptions o;
+  o.labels = {{"commit", "abc123"}, {"branch", "main"}, {"note", ""}};
+  auto result = IngestTraceFile(trace_, store_, o);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(store_, store_).ok());
+  const std::vector<RunRow> runs = reader.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  const RunRow& run = runs[0];
+  EXPECT_EQ(run.run_id, result->run_id);
+  EXPECT_EQ(run.complete, 1);
+  EXPECT_EQ(run.source_format, "rft");
+  EXPECT_EQ(run.labels, o.labels);
+  int kernels = 0;
+  int64_t last_start = INT64_MIN;
+  ASSERT_TRUE(reader
+                  .ForEachKernel(run.run_id,
+                                 [&](const KernelRow& k) {
+                                   ++kernels;
+                                   EXPECT_GE(k.start_ns.value_or(0),
+                                             last_start);
+                                   last_start = k.start_ns.value_or(0);
+                                   EXPECT_FALSE(k.name.empty());
+                                   return OkStatus();
+                                 })
+                  .ok());
+  EXPECT_EQ(kernels, 225);
+  EXPECT_EQ(*reader.KernelCount(run.run_id), 225);
+  int steps = 0;
+  ASSERT_TRUE(reader
+                  .ForEachStep(run.run_id,
+                               [&](const StepRow&) {
+                                 ++steps;
+                                 return OkStatus();
+                               })
+                  .ok());
+  EXPECT_GT(steps, 0);
+  auto stats = reader.ImportStats(run.run_id);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_FALSE(stats->empty());
+  EXPECT_TRUE(std::is_sorted(stats->begin(), stats->end()));
+}
+
+// With atomic runs, a run aborted part-way (or whose store is closed
+// before it finished) leaves no run, session or kernel; the run before it
+// stays as it was.
+TEST_P(StoreBackendTest, AnAbortedAtomicRunLeavesNothing) {
+  ASSERT_TRUE(IngestTraceFile(trace_, store_, {}).ok());
+  const auto before = Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id");
+  for (int close_without_finishing = 0; close_without_finishing < 2;
+       ++close_without_finishing) {
+    auto store = Store::Open(store_);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    (*store)->set_atomic_runs(true);
+    RunRow run;
+    run.origin = "import:broken";
+    auto id = (*store)->BeginRun(run);
+    ASSERT_TRUE(id.ok());
+    SessionRow session;
+    session.run_id = *id;
+    auto sid = (*store)->AddSession(session, {});
+    ASSERT_TRUE(sid.ok());
+    KernelRow k;
+    k.run_id = *id;
+    k.session_id = *sid;
+    k.name = "never_stored_kernel";
+    k.flops_source = k.bytes_source = "none";
+    k.bound = "unknown";
+    ASSERT_TRUE((*store)->AddKernel(k).ok());
+    ASSERT_TRUE((*store)->EndWrite().ok());  // not a commit in atomic mode
+    if (!close_without_finishing) {
+      ASSERT_TRUE((*store)->AbortRun().ok());
+    }
+  }
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM runs"), 1);
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM sessions"), 1);
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_rows WHERE name_id IN "
+                        "(SELECT name_id FROM kernel_names WHERE "
+                        "name='never_stored_kernel')"),
+            0);
+  EXPECT_EQ(Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id"), before);
+}
+
+// Another program's database is refused with the fix and left as it was;
+// a store of a newer schema is refused by the writer and the reader.
+TEST_P(StoreBackendTest, ForeignAndNewerStoresAreRefused) {
+  Exec(store_, "CREATE TABLE user_notes (t TEXT)");
+  auto foreign = Store::Open(store_);
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_NE(foreign.status().message().find("of another program (tables "
+                                            "user_notes)"),
+            std::string::npos)
+      << foreign.status().message();
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM user_notes"), 0);
+  Exec(store_, "DROP TABLE user_notes");
+
+  { ASSERT_TRUE(Store::Open(store_).ok()); }
+  Exec(store_, "UPDATE schema_info SET value='99' WHERE key='schema_version'");
+  auto newer = Store::Open(store_);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.status().message().find("schema version 99 is newer"),
+            std::string::npos)
+      << newer.status().message();
+  StoreReader reader;
+  const Status read = reader.Open(store_, store_);
+  EXPECT_NE(read.message().find("schema version 99 is newer"),
+            std::string::npos)
+      << read.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreBackendTest,
+                         ::testing::Values(Backend::kSqlite,
+                                           Backend::kPostgres),
+                         [](const auto& info) {
+                           return info.param == Backend::kSqlite
+                                      ? std::string("Sqlite")
+                                      : std::string("Postgres");
+                         });
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  test_support::TempDir dir_{"pg_store"};
+};
+
+// What a command prints, with the store's name replaced by STORE so that
+// the outputs of two stores can be compared.
+struct Output {
+  int code = -1;
+  std::string out, err;
+};
+Output RunCommand(int (*main_fn)(int, char**), const std::string& name,
+           std::vector<std::string> args, const std::string& store) {
+  Output o;
+  o.code = testing::RunMain(main_fn, name, args, &o.out, &o.err);
+  for (std::string* s : {&o.out, &o.err}) {
+    for (size_t p = s->find(store); p != std::string::npos;
+         p = s->find(store, p)) {
+      s->replace(p, store.size(), "STORE");
+    }
+  }
+  return o;
+}
+
+// Issue 27's acceptance: the same runs stored in SQLite and in PostgreSQL
+// read back into analyze, diff, export (Perfetto JSON and CSV) and history
+// with byte-identical output.
+TEST_F(PostgresStoreTest, TheSameRunsGiveTheSameOutputFromBothBackends) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  const std::string sqlite = dir_.File("runs.sqlite");
+  const std::string trace = WriteTrace(dir_);
+  for (const std::string& store : {sqlite, pg}) {
+    for (int night = 0; night < 3; ++night) {
+      IngestOptions o;
+      o.labels = {{"branch", "main"}, {"night", std::to_string(night)}};
+      auto r = IngestTraceFile(trace, store, o);
+      ASSERT_TRUE(r.ok()) << store << ": " << r.status().message();
+    }
+  }
+  struct Command {
+    int (*fn)(int, char**);
+    const char* name;
+    std::vector<std::string> args;  // STORE for the store
+  };
+  const std::vector<Command> commands = {
+      {AnalyzeMain, "analyze", {"STORE"}},
+      {AnalyzeMain, "analyze", {"STORE", "--run", "2", "--by",
+                                          "family", "--format", "json"}},
+      {AnalyzeMain, "analyze", {"STORE", "--by", "phase",
+                                          "--format", "csv"}},
+      {DiffMain, "diff", {"STORE", "STORE"}},
+      {HistoryMain, "history", {"STORE", "--where", "branch=main"}},
+      {HistoryMain, "history", {"STORE", "--where", "branch=main",
+                                          "--format", "json"}},
+  };
+  for (const Command& c : commands) {
+    std::vector<Output> outs;
+    for (const std::string& store : {sqlite, pg}) {
+      std::vector<std::string> args = c.args;
+      for (std::string& a : args) {
+        if (a == "STORE") a = store;
+      }
+      outs.push_back(RunCommand(c.fn, c.name, args, store));
+    }
+    const std::string what = std::string(c.name) + " " + c.args.back();
+    EXPECT_EQ(outs[0].code, outs[1].code) << what << "\n" << outs[1].err;
+    EXPECT_EQ(outs[0].out, outs[1].out) << what;
+    EXPECT_EQ(outs[0].err, outs[1].err) << what;
+    EXPECT_FALSE(outs[0].out.empty()) << what;
+  }
+  // Exports: every file byte for byte.
+  for (const std::string& store : {sqlite, pg}) {
+    const std::string tag = store == sqlite ? "sqlite" : "pg";
+    const Output json = RunCommand(
+        ExportMain, "export", {store, "--perfetto", dir_.File(tag + ".json")},
+        store);
+    ASSERT_EQ(json.code, 0) << json.err;
+    const Output csv = RunCommand(
+        ExportMain, "export", {store, "--csv", dir_.File(tag + "_csv")},
+        store);
+    ASSERT_EQ(csv.code, 0) << csv.err;
+  }
+  EXPECT_EQ(testing::ReadFile(dir_.File("sqlite.json")),
+            testing::ReadFile(dir_.File("pg.json")));
+  int files = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(dir_.File("sqlite_csv"))) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(testing::ReadFile(e.path().string()),
+              testing::ReadFile(dir_.File("pg_csv/" + name)))
+        << name;
+    ++files;
+  }
+  EXPECT_GE(files, 10);
+}
+
+// `collect --store URL --ingest` and `import -o URL` write a PostgreSQL
+// store; a real Nsight Compute capture (raw metrics, a measured clock)
+// imported into both backends analyzes to the same bytes.
+TEST_F(PostgresStoreTest, CollectAndImportWriteToAUrl) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  const std::string trace = WriteTrace(dir_);
+  Output collect = RunCommand(CollectMain, "collect",
+                              {"--store", pg, "--ingest", trace}, pg);
+  ASSERT_EQ(collect.code, 0) << collect.err;
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM runs WHERE complete = 1"), 1);
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM kernels"), 225);
+
+  const std::string ncu = std::string(ROOFTRACE_SOURCE_DIR) +
+                          "/tests/data/ncu/h100_hf_generate_tiny.csv.gz";
+  const std::string sqlite = dir_.File("ncu.sqlite");
+  std::string pg_ncu;
+  RT_NEW_PG_DATABASE(pg_ncu, "_ncu");
+  std::vector<Output> outs;
+  for (const std::string& store : {sqlite, pg_ncu}) {
+    Output import = RunCommand(ImportMain, "import",
+                               {ncu, "-o", store, "--quiet"}, store);
+    ASSERT_EQ(import.code, 0) << import.err;
+    outs.push_back(RunCommand(AnalyzeMain, "analyze",
+                              {store, "--format", "json"}, store));
+  }
+  EXPECT_GT(Int(pg_ncu, "SELECT COUNT(*) FROM kernel_metrics"), 0);
+  EXPECT_EQ(Rows(sqlite, "SELECT name, value, unit FROM kernel_metrics "
+                         "ORDER BY session_id, correlation_id, rowid"),
+            Rows(pg_ncu, "SELECT name, value, unit FROM kernel_metrics "
+                         "ORDER BY session_id, correlation_id, rowid"));
+  ASSERT_EQ(outs[0].code, 0) << outs[0].err;
+  EXPECT_EQ(outs[0].out, outs[1].out);
+  EXPECT_EQ(outs[0].err, outs[1].err);
+}
+
+// `profile -o URL` (the collector serving a producer process, as in
+// production) stores its run in PostgreSQL and passes the command's exit
+// code through.
+TEST_F(PostgresStoreTest, ProfileStoresItsRunInAUrl) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  const std::string tests = std::string(ROOFTRACE_BINARY_DIR) + "/tests";
+  const std::string log = dir_.File("profile.log");
+  const std::string command =
+      "cd " + dir_.path().string() + " && ROOFTRACE_INJECT_LIB=" + tests +
+      "/librooftrace_fake_inject.so " + tests + "/collector_cli profile -o '" +
+      pg + "' -- " + tests + "/test_producer --exit-code 3 > " + log +
+      " 2>&1";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3) << testing::ReadFile(log);
+  EXPECT_EQ(Rows(pg, "SELECT origin, complete FROM runs"),
+            std::vector<std::string>{"profile|1"});
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM kernels"), 125);
+  EXPECT_NE(testing::ReadFile(log).find("prefill"), std::string::npos)
+      << testing::ReadFile(log);
+}
+
+// Eight writers (threads, each with its own Store and connection) store
+// runs into one PostgreSQL store at once: every run is stored, complete,
+// with all its kernels, under its own run id; no name is stored twice.
+TEST_F(PostgresStoreTest, ConcurrentWritersLoseNothing) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  const std::string trace = WriteTrace(dir_);
+  constexpr int kWriters = 8, kRunsEach = 4;
+  std::atomic<int> failures{0};
+  std::vector<std::string> errors(kWriters);
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (int r = 0; r < kRunsEach; ++r) {
+        IngestOptions o;
+        o.labels = {{"writer", std::to_string(w)}};
+        auto result = IngestTraceFile(trace, pg, o);
+        if (!result.ok()) {
+          ++failures;
+          errors[w] = result.status().message();
+        }
+      }
+    });
+  }
+  for (std::thread& t : writers) t.join();
+  EXPECT_EQ(failures.load(), 0) << errors[0];
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM runs"), kWriters * kRunsEach);
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM runs WHERE complete = 1"),
+            kWriters * kRunsEach);
+  EXPECT_EQ(Int(pg, "SELECT COUNT(DISTINCT run_id) FROM runs"),
+            kWriters * kRunsEach);
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM kernels"),
+            kWriters * kRunsEach * 225);
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM run_labels WHERE key = 'writer'"),
+            kWriters * kRunsEach);
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM kernel_names"),
+            Int(pg, "SELECT COUNT(DISTINCT name) FROM kernel_names"));
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM (SELECT run_id FROM kernels GROUP "
+                    "BY run_id HAVING COUNT(*) <> 225) AS short_runs"),
+            0);
+}
+
+// A batch's writes are queued (one round trip per batch, not per row):
+// one the server refuses (here a kernel a constraint forbids) fails the
+// batch when it is read: the write reports it, none of the batch's rows
+// is stored, and the store counts what earlier batches kept.
+TEST_F(PostgresStoreTest, ARefusedQueuedWriteFailsItsBatch) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  { ASSERT_TRUE(Store::Open(pg).ok()); }
+  Exec(pg, "ALTER TABLE kernel_rows ADD CONSTRAINT no_negative_time CHECK "
+           "(duration_ns >= 0)");
+  auto store = Store::Open(pg);
+  ASSERT_TRUE(store.ok());
+  (*store)->set_batch_rows(10);
+  RunRow run;
+  auto id = (*store)->BeginRun(run);
+  ASSERT_TRUE(id.ok());
+  SessionRow session;
+  session.run_id = *id;
+  auto sid = (*store)->AddSession(session, {});
+  ASSERT_TRUE(sid.ok());
+  Status failed;
+  int added = 0;
+  for (int i = 0; i < 25 && failed.ok(); ++i) {
+    KernelRow k;
+    k.run_id = *id;
+    k.session_id = *sid;
+    k.name = "k";
+    k.flops_source = k.bytes_source = "none";
+    k.bound = "unknown";
+    k.duration_ns = i == 14 ? -1 : 100;  // in the second batch
+    failed = (*store)->AddKernel(k);
+    if (failed.ok()) ++added;
+  }
+  if (failed.ok()) failed = (*store)->EndWrite();
+  EXPECT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("no_negative_time"), std::string::npos)
+      << failed.message();
+  uint64_t kernels = 0, ranges = 0;
+  (*store)->KeptOfFailedWrite(&kernels, &ranges);
+  EXPECT_EQ(kernels, 10u);  // the first batch, committed
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM kernel_rows"), 10);
+  EXPECT_GE(added, 14);
+}
+
+// Text PostgreSQL cannot hold (bytes that are not UTF-8, a NUL) is stored
+// with U+FFFD in their place, so that one odd name does not fail a run.
+TEST_F(PostgresStoreTest, TextThatIsNotUtf8IsStoredWithReplacements) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  auto store = Store::Open(pg);
+  ASSERT_TRUE(store.ok());
+  RunRow run;
+  run.command = std::string("serve \xff\xfe x\0y", 12);
+  run.host = "h\xc3\xa9";  // valid: kept
+  auto id = (*store)->BeginRun(run);
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  ASSERT_TRUE((*store)->EndWrite().ok());
+  EXPECT_EQ(Rows(pg, "SELECT command, host FROM runs"),
+            std::vector<std::string>{
+                "serve \xEF\xBF\xBD\xEF\xBF\xBD x\xEF\xBF\xBDy|h\xc3\xa9"});
+}
+
+// A URL that reaches no server is refused with the URL (its password
+// hidden) and the fix.
+TEST(PostgresUrlTest, AnUnreachableServerIsNamedWithTheFix) {
+  const std::string url =
+      "postgresql://ci:secret@/none?host=/nonexistent-rooftrace-dir";
+  auto store = Store::Open(url);
+  ASSERT_FALSE(store.ok());
+  const std::string m(store.status().message());
+  EXPECT_NE(m.find("postgresql://ci:***@/none"), std::string::npos) << m;
+  EXPECT_EQ(m.find("secret"), std::string::npos) << m;
+  EXPECT_NE(m.find("cannot connect to PostgreSQL"), std::string::npos) << m;
+  EXPECT_NE(m.find("check the URL"), std::string::npos) << m;
+}
+
+// Which backend a store names, how messages name it, and where its raw
+// streams are kept.
+TEST(PostgresUrlTest, UrlsPickTheBackendAndHideTheirPassword) {
+  EXPECT_TRUE(IsPostgresUrl("postgresql://host/db"));
+  EXPECT_TRUE(IsPostgresUrl("postgres://host/db"));
+  EXPECT_FALSE(IsPostgresUrl("runs.sqlite"));
+  EXPECT_FALSE(IsPostgresUrl("./postgresql://x"));
+  EXPECT_EQ(StoreDisplayName("postgresql://u:pw@h:5432/db?password=x&a=b"),
+            "postgresql://u:***@h:5432/db?password=***&a=b");
+  EXPECT_EQ(StoreDisplayName("runs.sqlite"), "runs.sqlite");
+  EXPECT_EQ(RawStreamDir("runs.sqlite"), "runs.sqlite.raw");
+  EXPECT_EQ(RawStreamDir("postgresql://h/nightly?sslmode=require"),
+            "rooftrace-nightly.raw");
+  EXPECT_EQ(RawStreamDir("postgres://h"), "rooftrace-postgresql.raw");
+}
+
+// PostgreSQL's text of the store's SQL: numbered placeholders (not inside
+// literals), BIGINT and DOUBLE PRECISION columns, an identity column for
+// INTEGER PRIMARY KEY and a rowid column for a table without one, no
+// REFERENCES, no trigger, and a view that can be re-created.
+TEST(PostgresSqlTest, TheStoresSqlIsTranslated) {
+  EXPECT_EQ(PostgresSql("SELECT a FROM t WHERE b = ? AND c = '?' AND d = ?"),
+            "SELECT a FROM t WHERE b = $1 AND c = '?' AND d = $2");
+  EXPECT_EQ(PostgresSql("CREATE TABLE IF NOT EXISTS runs (run_id INTEGER "
+                        "PRIMARY KEY, host TEXT, x REAL);"),
+            "CREATE TABLE IF NOT EXISTS runs (run_id BIGINT GENERATED BY "
+            "DEFAULT AS IDENTITY PRIMARY KEY, host TEXT COLLATE \"C\", x "
+            "DOUBLE PRECISION);");
+  EXPECT_EQ(PostgresSql("CREATE TABLE l (run_id INTEGER NOT NULL REFERENCES "
+                        "runs(run_id), PRIMARY KEY (run_id));"),
+            "CREATE TABLE l (run_id BIGINT NOT NULL, PRIMARY KEY (run_id), "
+            "rowid BIGINT GENERATED ALWAYS AS IDENTITY);");
+  EXPECT_EQ(PostgresSql("CREATE VIEW IF NOT EXISTS v AS SELECT 1;\n"
+                        "CREATE TRIGGER IF NOT EXISTS g INSTEAD OF INSERT ON "
+                        "v BEGIN INSERT INTO t VALUES (NEW.a); END;\n"
+                        "-- a comment with INTEGER ?\nSELECT 2"),
+            "CREATE OR REPLACE VIEW v AS SELECT 1;\n\n\nSELECT 2");
+  // Outside DDL, words are left alone.
+  EXPECT_EQ(PostgresSql("SELECT CAST(x AS TEXT) FROM t"),
+            "SELECT CAST(x AS TEXT) FROM t");
+}
+
+}  // namespace
+}  // namespace rooftrace
