@@ -48,6 +48,10 @@ struct HistoryRun {
   int64_t kernel_count = 0;
   int64_t total_ns = 0;  // GPU time of its kernels
   int64_t steps = 0;     // forward steps (all phases); 0: none labelled
+  // Tokens per second of GPU step time, where the phases give token
+  // counts: decode steps' tokens (one per sequence) over those steps'
+  // spans, and prefill steps' (the prompts' tokens) over theirs.
+  std::optional<double> decode_tokens_per_s, prefill_tokens_per_s;
 };
 
 // One change point of a group's series, in the selected runs' terms.

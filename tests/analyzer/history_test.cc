@@ -37,6 +37,10 @@ struct StoreSpec {
   bool short_family = false;
   // A family whose time scatters 30 % from run to run.
   bool noisy_family = false;
+  // main's first and latest runs have steps with token counts: a 4,096-
+  // token prefill over 2 ms and two 32-token decodes over 1 ms each (1.25
+  // ms in the latest run).
+  bool token_steps = false;
 };
 
 StoreSpec RegressedFrom(int night) {
@@ -103,6 +107,17 @@ void BuildStore(const std::string& path, const StoreSpec& spec) {
         t += k.duration_ns + 1000;
       }
     };
+    if (spec.token_steps && branch == "main" &&
+        (night == 1 || night == kRuns)) {
+      const std::string r = std::to_string(run_id);
+      const int64_t decode_ns = night == 1 ? 1000000 : 1250000;
+      s.Exec("INSERT INTO steps (run_id, step_id, session_id, start_ns, "
+             "end_ns, phase, token_count) VALUES (" + r + ", 1, " + r +
+             ", 0, 2000000, 'prefill', 4096), (" + r + ", 2, " + r +
+             ", 2000000, " + std::to_string(2000000 + decode_ns) +
+             ", 'decode', 32), (" + r + ", 3, " + r + ", 4000000, " +
+             std::to_string(4000000 + decode_ns) + ", 'decode', 32)");
+    }
     kernel("gemm", gemm_ns[night - 1], 0.5, 4);
     kernel("layernorm", norm_ns[night - 1], 0.2, 6);
     if (spec.short_family && night <= 4) kernel("warmup", 30000, 0.1, 2);
@@ -199,6 +214,35 @@ TEST_F(HistoryTest, CheckFindsAnInjectedRegressionAndExits1) {
 // The same history without the regression passes the gate; so does the
 // regressed one when the window ends before it starts (--window 3: the
 // change is at the 5th-latest run).
+// Tokens per second where the phases give token counts (StoreSpec::
+// token_steps): decode 32,000 -> 25,600 tok/s (-20%), prefill 2,048,000;
+// the runs between have no steps and no rate.
+TEST_F(HistoryTest, TokensPerSecondWherePhasesGiveThem) {
+  const std::string store = dir_ + "/nightly.sqlite";
+  StoreSpec spec;
+  spec.token_steps = true;
+  BuildStore(store, spec);
+  std::string out, err;
+  ASSERT_EQ(History({store, "--where", "branch=main", "--format", "json"},
+                    &out, &err),
+            0)
+      << err;
+  StatusOr<json::Value> v = json::Parse(out, "history.json");
+  ASSERT_TRUE(v.ok()) << out;
+  const json::Array& runs = v->Find("runs")->as_array();
+  EXPECT_DOUBLE_EQ(runs.front().Find("decode_tokens_per_s")->as_number(),
+                   32000);
+  EXPECT_DOUBLE_EQ(runs.front().Find("prefill_tokens_per_s")->as_number(),
+                   2048000);
+  EXPECT_DOUBLE_EQ(runs.back().Find("decode_tokens_per_s")->as_number(),
+                   25600);
+  EXPECT_TRUE(runs[1].Find("decode_tokens_per_s")->is_null());
+  ASSERT_EQ(History({store, "--where", "branch=main"}, &out), 0);
+  EXPECT_NE(out.find("tokens/s: decode 32000 -> 25600 tok/s (-20.0%"),
+            std::string::npos)
+      << out;
+}
+
 TEST_F(HistoryTest, CheckExits0WithoutARegressionInTheWindow) {
   // Scenario: 40 steady nights; then the regressed store with --window 3.
   const std::string steady = dir_ + "/steady.sqlite";
