@@ -92,14 +92,15 @@ int DevicesMain(int argc, char** argv) {
       out << ",ridge_flop_per_byte,ridge_precision\n";
     } else {
       snprintf(line, sizeof line,
-               "%-11s %-22s %7s %6s %6s %6s %7s %7s %7s %7s %7s %7s\n", "key",
-               "device", "DRAM", "fp64", "fp32", "fp16", "fp64tc", "tf32tc",
-               "bf16tc", "fp8tc", "int8tc", "ridge");
+               "%-11s %-22s %7s %6s %6s %6s %6s %7s %7s %7s %7s %7s %7s %7s\n",
+               "key", "device", "DRAM", "fp64", "fp32", "fp16", "bf16",
+               "fp64tc", "tf32tc", "bf16tc", "fp8tc", "fp4tc", "int8tc",
+               "ridge");
       out << line;
       snprintf(line, sizeof line,
-               "%-11s %-22s %7s %6s %6s %6s %7s %7s %7s %7s %7s %7s\n", "",
-               "", "GB/s", "TF/s", "TF/s", "TF/s", "TF/s", "TF/s", "TF/s",
-               "TF/s", "TOP/s", "FLOP/B");
+               "%-11s %-22s %7s %6s %6s %6s %6s %7s %7s %7s %7s %7s %7s %7s\n",
+               "", "", "GB/s", "TF/s", "TF/s", "TF/s", "TF/s", "TF/s", "TF/s",
+               "TF/s", "TF/s", "TF/s", "TOP/s", "FLOP/B");
       out << line;
     }
     for (const auto& e : table) {
@@ -118,14 +119,22 @@ int DevicesMain(int argc, char** argv) {
         out << "," << r << "," << PrecisionKey(head) << "\n";
       } else {
         const auto& pk = e.peak_flops_per_s;
-        snprintf(line, sizeof line,
-                 "%-11s %-22s %7.0f %6s %6s %6s %7s %7s %7s %7s %7s %7.1f\n",
-                 std::string(e.key).c_str(), std::string(e.name).c_str(),
-                 e.dram_bytes_per_s / 1e9, Tflops(pk[1]).c_str(),
-                 Tflops(pk[2]).c_str(), Tflops(pk[3]).c_str(),
-                 Tflops(pk[4]).c_str(), Tflops(pk[5]).c_str(),
-                 Tflops(pk[6]).c_str(), Tflops(pk[7]).c_str(),
-                 Tflops(pk[8]).c_str(), ridge);
+        auto peak = [&](Precision p) {
+          return Tflops(pk[static_cast<int>(p)]);
+        };
+        snprintf(
+            line, sizeof line,
+            "%-11s %-22s %7.0f %6s %6s %6s %6s %7s %7s %7s %7s %7s %7s %7.1f\n",
+            std::string(e.key).c_str(), std::string(e.name).c_str(),
+            e.dram_bytes_per_s / 1e9, peak(Precision::kFp64).c_str(),
+            peak(Precision::kFp32).c_str(), peak(Precision::kFp16).c_str(),
+            peak(Precision::kBf16).c_str(),
+            peak(Precision::kFp64Tensor).c_str(),
+            peak(Precision::kTf32Tensor).c_str(),
+            peak(Precision::kFp16Tensor).c_str(),
+            peak(Precision::kFp8Tensor).c_str(),
+            peak(Precision::kFp4Tensor).c_str(),
+            peak(Precision::kInt8Tensor).c_str(), ridge);
         out << line;
       }
     }

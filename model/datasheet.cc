@@ -11,64 +11,70 @@ constexpr double G = 1e9;   // GB/s
 constexpr double MHz = 1e6;
 
 // Order of the peak array: unknown, fp64, fp32, fp16, fp64_tc, tf32_tc,
-// bf16_tc, fp8_tc, int8_tc. Figures are the vendors' dense datasheet peaks
-// at boost clock, and the last figure is that boost clock: each reproduces
+// bf16_tc, fp8_tc, int8_tc, bf16, fp4_tc (model/precision.h). bf16 on
+// CUDA cores is listed where it differs from fp16 (A100: half) or the
+// vendor states it (Hopper: equal); 0 elsewhere, where Roofs::Peak takes
+// fp16's. fp4_tc only on GPUs with fp4 tensor instructions (B200; MI355X:
+// twice its fp8 rate, 16,384 FLOPs per CU per clock). Figures are the
+// vendors' dense datasheet peaks at boost clock, and the last figure is
+// that boost clock: each reproduces
 // its fp32 peak as SMs x fp32 lanes x 2 x clock (datasheet_test checks it).
 // B200's figures name no boost clock: left 0, not guessed.
 std::vector<DatasheetEntry> BuildTable() {
   return {
       {"t4", "NVIDIA T4", {"t4", "", ""}, 320 * G,
-       {0, 0.25 * T, 8.1 * T, 0, 0, 0, 65 * T, 0, 130 * T},
+       {0, 0.25 * T, 8.1 * T, 0, 0, 0, 65 * T, 0, 130 * T, 0, 0},
        "Turing TU104, 70 W", 1590 * MHz},
       {"v100", "NVIDIA V100 SXM2", {"v100", "", ""}, 900 * G,
-       {0, 7.8 * T, 15.7 * T, 31.4 * T, 0, 0, 125 * T, 0, 0},
+       {0, 7.8 * T, 15.7 * T, 31.4 * T, 0, 0, 125 * T, 0, 0, 0, 0},
        "Volta GV100, SXM2", 1530 * MHz},
       {"a100-80gb", "NVIDIA A100 80GB SXM", {"a100", "80gb", ""}, 2039 * G,
        {0, 9.7 * T, 19.5 * T, 78 * T, 19.5 * T, 156 * T, 312 * T, 0,
-        624 * T},
+        624 * T, 39 * T, 0},
        "Ampere GA100, SXM4 80GB HBM2e", 1410 * MHz},
       {"a100-40gb", "NVIDIA A100 40GB SXM", {"a100", "", ""}, 1555 * G,
        {0, 9.7 * T, 19.5 * T, 78 * T, 19.5 * T, 156 * T, 312 * T, 0,
-        624 * T},
+        624 * T, 39 * T, 0},
        "Ampere GA100, SXM4 40GB HBM2", 1410 * MHz},
       {"h100-pcie", "NVIDIA H100 PCIe", {"h100", "pcie", ""}, 2000 * G,
        {0, 25.6 * T, 51.2 * T, 102.4 * T, 51.2 * T, 378 * T, 756 * T,
-        1513 * T, 1513 * T},
+        1513 * T, 1513 * T, 102.4 * T, 0},
        "Hopper GH100, PCIe 80GB HBM2e", 1755 * MHz},
       {"h100-sxm", "NVIDIA H100 SXM5 80GB", {"h100", "", ""}, 3350 * G,
        {0, 34 * T, 67 * T, 133.8 * T, 67 * T, 494.7 * T, 989.4 * T,
-        1978.9 * T, 1978.9 * T},
+        1978.9 * T, 1978.9 * T, 133.8 * T, 0},
        "Hopper GH100, SXM5 80GB HBM3", 1980 * MHz},
       {"h200", "NVIDIA H200 SXM 141GB", {"h200", "", ""}, 4800 * G,
        {0, 34 * T, 67 * T, 133.8 * T, 67 * T, 494.7 * T, 989.4 * T,
-        1978.9 * T, 1978.9 * T},
+        1978.9 * T, 1978.9 * T, 133.8 * T, 0},
        "Hopper GH100, SXM 141GB HBM3e", 1980 * MHz},
       {"l40s", "NVIDIA L40S", {"l40s", "", ""}, 864 * G,
        {0, 1.41 * T, 91.6 * T, 91.6 * T, 0, 183.2 * T, 362.1 * T, 733 * T,
-        733 * T},
+        733 * T, 0, 0},
        "Ada AD102, 48GB GDDR6", 2520 * MHz},
       {"l4", "NVIDIA L4", {"l4", "", ""}, 300 * G,
        {0, 0.49 * T, 30.3 * T, 30.3 * T, 0, 60 * T, 121 * T, 242.5 * T,
-        242.5 * T},
+        242.5 * T, 0, 0},
        "Ada AD104, 24GB GDDR6, 72 W", 2040 * MHz},
       {"b200", "NVIDIA B200", {"b200", "", ""}, 8000 * G,
-       {0, 37 * T, 0, 0, 37 * T, 1125 * T, 2250 * T, 4500 * T, 4500 * T},
+       {0, 37 * T, 0, 0, 37 * T, 1125 * T, 2250 * T, 4500 * T, 4500 * T, 0,
+        9000 * T},
        "Blackwell GB100, HGX B200 per-GPU dense figures; fp32 unpublished",
        0},
       {"mi300x", "AMD Instinct MI300X", {"mi300x", "", ""}, 5300 * G,
        {0, 81.7 * T, 163.4 * T, 0, 163.4 * T, 653.7 * T, 1307.4 * T,
-        2614.9 * T, 2614.9 * T},
+        2614.9 * T, 2614.9 * T, 0, 0},
        "CDNA3, 304 CUs, 192GB HBM3; the roof of imported ROCm traces",
        2100 * MHz},
       {"mi325x", "AMD Instinct MI325X", {"mi325x", "", ""}, 6000 * G,
        {0, 81.7 * T, 163.4 * T, 0, 163.4 * T, 653.7 * T, 1307.4 * T,
-        2614.9 * T, 2614.9 * T},
+        2614.9 * T, 2614.9 * T, 0, 0},
        "CDNA3, 304 CUs (MI300X's compute), 256GB HBM3e", 2100 * MHz},
       {"mi355x", "AMD Instinct MI355X", {"mi355x", "", ""}, 8000 * G,
        {0, 78.6 * T, 157.3 * T, 0, 78.6 * T, 0, 2516.6 * T, 5033.2 * T,
-        5033.2 * T},
+        5033.2 * T, 0, 10066.4 * T},
        "CDNA4, 256 CUs at 2.4 GHz (8,192 fp8 FLOPs per CU per clock), "
-       "288GB HBM3e; no TF32 matrix unit; fp4/fp6 not a class here",
+       "288GB HBM3e; no TF32 matrix unit; fp6 not a class here",
        2400 * MHz},
   };
 }

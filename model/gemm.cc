@@ -40,6 +40,9 @@ int ElementBytes(int32_t t) {
 Precision GemmPrecision(const GemmShape& g) {
   const int32_t in = g.a_type >= 0 ? g.a_type : g.b_type;
   if (in == kR8FE4M3 || in == kR8FE5M2) return Precision::kFp8Tensor;
+  // Two E2M1 values a byte (MXFP4, NVFP4): no whole element size, so such
+  // a GEMM's minimum bytes stay unknown (ElementBytes 0).
+  if (in == kR4FE2M1) return Precision::kFp4Tensor;
   switch (g.compute_type) {
     case k16F:
     case k16FPedantic:

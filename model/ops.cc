@@ -261,8 +261,9 @@ Precision MatrixOpPrecision(int32_t type) {
 Precision PointwisePrecision(int32_t type) {
   switch (type) {
     case cuda_type::kR16F:
-    case cuda_type::kR16BF:
       return Precision::kFp16;
+    case cuda_type::kR16BF:
+      return Precision::kBf16;
     case cuda_type::kR32F:
       return Precision::kFp32;
     case cuda_type::kR64F:

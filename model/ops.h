@@ -250,12 +250,13 @@ uint64_t MoeGemmMinBytes(const MoeGemmOp& m);
 // The precision class of a matrix-product operator (attention,
 // convolution) over `type` inputs, by GemmPrecision's rule for a product
 // whose compute type is not given: fp16/bf16 -> fp16/bf16-tensor, fp8 ->
-// fp8-tensor, int8 -> int8-tensor, fp32 -> fp32 (cuDNN may use TF32; the
-// fp32 roof is the stricter one), fp64 -> fp64-tensor (the fp64 peak where
-// a GPU has no tensor figure); kUnknown otherwise.
+// fp8-tensor, fp4 -> fp4-tensor, int8 -> int8-tensor, fp32 -> fp32 (cuDNN
+// may use TF32; the fp32 roof is the stricter one), fp64 -> fp64-tensor
+// (the fp64 peak where a GPU has no tensor figure); kUnknown otherwise.
 Precision MatrixOpPrecision(int32_t type);
-// The precision class of a pointwise operator over `type`: fp16/bf16 ->
-// fp16 (CUDA cores), fp32 -> fp32, fp64 -> fp64; kUnknown otherwise.
+// The precision class of a pointwise operator over `type`: fp16 -> fp16,
+// bf16 -> bf16 (CUDA cores, each its own class and roof), fp32 -> fp32,
+// fp64 -> fp64; kUnknown otherwise.
 Precision PointwisePrecision(int32_t type);
 
 // A collective communication call (NCCL, through torch.distributed), as

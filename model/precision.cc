@@ -12,6 +12,8 @@ std::string_view PrecisionName(Precision p) {
     case Precision::kFp16Tensor: return "fp16/bf16-tensor";
     case Precision::kFp8Tensor: return "fp8-tensor";
     case Precision::kInt8Tensor: return "int8-tensor";
+    case Precision::kBf16: return "bf16";
+    case Precision::kFp4Tensor: return "fp4-tensor";
     case Precision::kUnknown: break;
   }
   return "unknown";
@@ -27,6 +29,8 @@ std::string_view PrecisionKey(Precision p) {
     case Precision::kFp16Tensor: return "bf16_tc";
     case Precision::kFp8Tensor: return "fp8_tc";
     case Precision::kInt8Tensor: return "int8_tc";
+    case Precision::kBf16: return "bf16";
+    case Precision::kFp4Tensor: return "fp4_tc";
     case Precision::kUnknown: break;
   }
   return "unknown";

@@ -24,14 +24,18 @@ enum class Precision : int {
   kFp16Tensor = 6,  // fp16 and bf16 on tensor cores
   kFp8Tensor = 7,
   kInt8Tensor = 8,
+  // Added later, hence after the rest: values only grow (the wire's).
+  kBf16 = 9,        // bf16 on CUDA cores (fp16's is kFp16)
+  kFp4Tensor = 10,  // fp4 (E2M1: MXFP4, NVFP4) on tensor cores
 };
-inline constexpr int kNumPrecisions = 9;
+inline constexpr int kNumPrecisions = 11;
 
 // "fp64", "fp32", "fp16", "fp64-tensor", "tf32-tensor", "fp16/bf16-tensor",
-// "fp8-tensor", "int8-tensor"; "unknown" for kUnknown.
+// "fp8-tensor", "int8-tensor", "bf16", "fp4-tensor"; "unknown" for
+// kUnknown.
 std::string_view PrecisionName(Precision p);
 // Short column-safe key: "fp64", "fp32", "fp16", "fp64_tc", "tf32_tc",
-// "bf16_tc", "fp8_tc", "int8_tc".
+// "bf16_tc", "fp8_tc", "int8_tc", "bf16", "fp4_tc".
 std::string_view PrecisionKey(Precision p);
 // Either form above; nullopt for anything else.
 std::optional<Precision> PrecisionFromKey(std::string_view key);

@@ -16,6 +16,10 @@ double Roofs::Peak(Precision p) const {
       return Peak(Precision::kFp16Tensor);
     case Precision::kFp16Tensor:
       return peak_flops_per_s[static_cast<int>(Precision::kFp16)];
+    // bf16 on CUDA cores runs fp16's path where a datasheet or profile
+    // does not list it apart (the datasheet lists A100's, half of fp16's).
+    case Precision::kBf16:
+      return peak_flops_per_s[static_cast<int>(Precision::kFp16)];
     default:
       return 0;
   }

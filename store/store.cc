@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,21 @@
 
 namespace rooftrace {
 namespace {
+
+// kernel_rows has a FLOPs column for each of the first eight precision
+// classes (flops_fp64 ... flops_int8_tc, in Precision order); a class
+// added later is stored in the column of the class nearest it.
+constexpr int kNumStoredPrecisions = 9;
+int StoredPrecisionColumn(int p) {
+  switch (static_cast<Precision>(p)) {
+    case Precision::kBf16:
+      return static_cast<int>(Precision::kFp16);
+    case Precision::kFp4Tensor:
+      return static_cast<int>(Precision::kFp8Tensor);
+    default:
+      return p < kNumStoredPrecisions ? p : 0;
+  }
+}
 
 constexpr char kSchema[] = R"sql(
 CREATE TABLE IF NOT EXISTS schema_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -868,7 +884,18 @@ Status Store::AddKernel(const KernelRow& k) {
       .Opt(k.token_count)
       .TextOrNull(k.precision)
       .Opt(k.flops);
-  for (int p = 1; p < kNumPrecisions; ++p) b.Opt(k.flops_by_precision[p]);
+  // The per-precision columns are schema 1's eight; the classes added
+  // since share one with their nearest (docs/store.md): bf16's FLOPs are
+  // in flops_fp16 (16-bit float on CUDA cores), fp4-tensor's in flops_fp8_tc
+  // (8-bit and narrower on tensor cores); `precision` says which.
+  std::array<std::optional<int64_t>, kNumStoredPrecisions> columns{};
+  for (int p = 1; p < kNumPrecisions; ++p) {
+    const std::optional<int64_t>& f = k.flops_by_precision[p];
+    if (!f) continue;
+    std::optional<int64_t>& c = columns[StoredPrecisionColumn(p)];
+    c = c.value_or(0) + *f;
+  }
+  for (int c = 1; c < kNumStoredPrecisions; ++c) b.Opt(columns[c]);
   b.Text(k.flops_source)
       .Opt(k.dram_bytes).Opt(k.dram_read_bytes).Opt(k.dram_write_bytes)
       .Text(k.bytes_source)

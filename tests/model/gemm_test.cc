@@ -31,6 +31,8 @@ TEST(GemmPrecisionTest, FollowsComputeAndInputTypes) {
   EXPECT_EQ(Classify(k32FFast16F, kR32F), Precision::kFp16Tensor);
   EXPECT_EQ(Classify(k32F, kR8FE4M3), Precision::kFp8Tensor);
   EXPECT_EQ(Classify(k32F, kR8FE5M2), Precision::kFp8Tensor);
+  // fp4 (E2M1: MXFP4, NVFP4) inputs: fp4 tensor instructions.
+  EXPECT_EQ(Classify(k32F, kR4FE2M1), Precision::kFp4Tensor);
   EXPECT_EQ(Classify(k32I, kR8I), Precision::kInt8Tensor);
   EXPECT_EQ(Classify(k16F, kR16F), Precision::kFp16Tensor);
   // Legacy cudaDataType compute types.

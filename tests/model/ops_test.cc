@@ -101,7 +101,10 @@ TEST(PointwiseTest, AddAndLayerNorm) {
   EXPECT_EQ(PointwiseFlopsPerElement("gelu"), 8);
   EXPECT_EQ(PointwiseFlopsPerElement("copy_"), 0);
   EXPECT_EQ(PointwiseFlopsPerElement("embedding"), -1);
-  EXPECT_EQ(PointwisePrecision(kR16BF), Precision::kFp16);
+  // bf16 elementwise work is bf16's class, not fp16's (issue 28: a bf16
+  // kernel was labelled fp16).
+  EXPECT_EQ(PointwisePrecision(kR16BF), Precision::kBf16);
+  EXPECT_EQ(PointwisePrecision(kR16F), Precision::kFp16);
   EXPECT_EQ(PointwisePrecision(kR8I), Precision::kUnknown);
 }
 

@@ -97,6 +97,29 @@ TEST(RoofsTest, TensorClassWithoutPeakFallsBackToItsUnit) {
   EXPECT_DOUBLE_EQ(r.Peak(Precision::kFp8Tensor), 125e12);
 }
 
+// The classes added later: bf16 on CUDA cores has its own roof where the
+// datasheet lists one (A100: 39 TFLOP/s, half of fp16's 78; H100: 133.8,
+// equal) and fp16's elsewhere (L40S: 91.6); fp4 tensor GEMMs have a roof
+// on B200 (9 PFLOP/s dense) and MI355X (twice fp8), none on H100.
+TEST(RoofsTest, Bf16AndFp4Classes) {
+  EXPECT_DOUBLE_EQ(RoofsFromDatasheet("a100-80gb").Peak(Precision::kBf16),
+                   39e12);
+  EXPECT_DOUBLE_EQ(RoofsFromDatasheet("a100-80gb").Peak(Precision::kFp16),
+                   78e12);
+  EXPECT_DOUBLE_EQ(RoofsFromDatasheet("h100-sxm").Peak(Precision::kBf16),
+                   133.8e12);
+  EXPECT_DOUBLE_EQ(RoofsFromDatasheet("l40s").Peak(Precision::kBf16),
+                   91.6e12);
+  EXPECT_DOUBLE_EQ(RoofsFromDatasheet("b200").Peak(Precision::kFp4Tensor),
+                   9000e12);
+  EXPECT_DOUBLE_EQ(RoofsFromDatasheet("mi355x").Peak(Precision::kFp4Tensor),
+                   2 * RoofsFromDatasheet("mi355x").Peak(Precision::kFp8Tensor));
+  EXPECT_EQ(RoofsFromDatasheet("h100-sxm").Peak(Precision::kFp4Tensor), 0);
+  EXPECT_EQ(PrecisionKey(Precision::kBf16), "bf16");
+  EXPECT_EQ(PrecisionKey(Precision::kFp4Tensor), "fp4_tc");
+  EXPECT_EQ(PrecisionFromKey("fp4-tensor"), Precision::kFp4Tensor);
+}
+
 // A calibrated profile: measured figures win, the rest fall back to the
 // datasheet figures the profile carries; the source names the file.
 TEST(RoofsTest, CalibratedProfileRoofs) {

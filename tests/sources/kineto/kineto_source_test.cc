@@ -477,6 +477,14 @@ TEST(KinetoRealFilesTest, SglangServingOperatorsHaveTraceLensFigures) {
                    "flops || '/' || dram_bytes AS f FROM kernels WHERE shape "
                    "= '15360x4096' ORDER BY f)"),
             "251688960/251666432,314603520/503324672");
+  // bf16 norms are bf16's class (before: labelled fp16); their FLOPs are in
+  // the 16-bit CUDA-core column.
+  EXPECT_EQ(q.Text("SELECT group_concat(DISTINCT precision) FROM kernels "
+                   "WHERE shape = '15360x4096'"),
+            "bf16");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE shape = '15360x4096' "
+                  "AND flops_fp16 = flops"),
+            73);
   EXPECT_EQ(q.Text("SELECT group_concat(DISTINCT flops || '/' || dram_bytes) "
                    "FROM kernels WHERE shape = 'hq=32 hkv=8 d=128 "
                    "prefill=15x15360/15360 decode=0x0/0'"),

@@ -118,7 +118,7 @@ TEST(OpShapesTest, RmsNormsAsTraceLensCountsThem) {
   ASSERT_TRUE(norm.has_value());
   EXPECT_EQ(norm->flops, 252641280u);      // 0.25264128 GFLOP
   EXPECT_EQ(norm->min_bytes, 251658496u);  // 240.000244140625 MiB
-  EXPECT_EQ(norm->precision, Precision::kFp16);
+  EXPECT_EQ(norm->precision, Precision::kBf16);
   EXPECT_EQ(norm->shape, "491520x128");
   const OpInput x = T({15360, 4096}, kBf16);
   auto add = FiguresOfOp("aiter::add_rmsnorm",
@@ -308,7 +308,7 @@ TEST(OpShapesTest, Fp8Quantisation) {
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->flops, 131072u);
   EXPECT_EQ(f->min_bytes, 131072u * 2u + 4u + 131072u);
-  EXPECT_EQ(f->precision, Precision::kFp16);
+  EXPECT_EQ(f->precision, Precision::kBf16);
   auto d = FiguresOfOp("_C::dynamic_per_token_scaled_fp8_quant", in);
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->flops, 2u * 131072u);
