@@ -94,9 +94,16 @@ struct Accumulator {
   TimeSpread spread;  // median, extremes, standard deviation
   // Time per GEMM shape; GEMM families have few shapes, so a linear scan.
   std::vector<std::pair<std::string, int64_t>> shape_ns;
+  // The token count the first kernel of each shape saw (GEMMs), by shape.
+  std::vector<std::pair<std::string, int64_t>> shape_tokens;
 
-  void AddShape(std::string_view s, int64_t t) {
+  void AddShape(std::string_view s, int64_t t, std::optional<int64_t> tokens) {
     if (s.empty()) return;
+    if (tokens && *tokens > 0) {
+      bool known = false;
+      for (const auto& st : shape_tokens) known |= st.first == s;
+      if (!known) shape_tokens.emplace_back(std::string(s), *tokens);
+    }
     for (auto& [name, ns] : shape_ns) {
       if (name == s) {
         ns += t;
@@ -127,6 +134,11 @@ struct Accumulator {
       }
     }
     r->shape = best->first;
+    for (const auto& st : shape_tokens) {
+      if (st.first == best->first) {
+        r->framework_shape = FrameworkGemmShape(st.first, st.second);
+      }
+    }
     r->shape_count = static_cast<int64_t>(shape_ns.size());
     r->shape_share = time_ns > 0 ? static_cast<double>(best->second) /
                                        static_cast<double>(time_ns)
@@ -138,7 +150,7 @@ struct Accumulator {
     const int64_t t = k.duration_ns;
     time_ns += t;
     spread.Add(t);
-    AddShape(k.shape, t);
+    AddShape(k.shape, t, k.token_count);
     if (k.flops) {
       flops += *k.flops;
       ++flops_n;
@@ -418,6 +430,43 @@ std::string_view KernelCategory(const KernelRow& k) {
 }
 
 }  // namespace
+
+std::string FrameworkGemmShape(std::string_view cublas_shape,
+                               int64_t tokens) {
+  int64_t v[4] = {0, 0, 0, 1};  // m, n, k, batch
+  const char* keys[4] = {"m=", "n=", "k=", "batch="};
+  size_t at = 0;
+  for (int i = 0; i < 4; ++i) {
+    const std::string_view key = keys[i];
+    if (cublas_shape.substr(at, key.size()) != key) {
+      if (i == 3) break;  // batch is optional
+      return "";
+    }
+    at += key.size();
+    int64_t n = 0;
+    size_t digits = 0;
+    while (at < cublas_shape.size() && cublas_shape[at] >= '0' &&
+           cublas_shape[at] <= '9' && digits < 18) {
+      n = n * 10 + (cublas_shape[at++] - '0');
+      ++digits;
+    }
+    if (digits == 0) return "";
+    v[i] = n;
+    if (at < cublas_shape.size() && cublas_shape[at] == ' ') ++at;
+  }
+  if (at != cublas_shape.size()) return "";
+  int64_t out = 0;
+  if (tokens == v[1]) {
+    out = v[0];  // weight is op(A): C = W x, tokens along n
+  } else if (tokens == v[0]) {
+    out = v[1];  // weight is op(B): tokens along m
+  } else {
+    return "";
+  }
+  return (v[3] > 1 ? "batch=" + std::to_string(v[3]) + " " : std::string()) +
+         "tokens=" + std::to_string(tokens) + " out=" + std::to_string(out) +
+         " in=" + std::to_string(v[2]);
+}
 
 ReportBuilder::ReportBuilder(const ReportOptions& options)
     : options_(options), state_(std::make_unique<State>()) {

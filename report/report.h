@@ -61,6 +61,11 @@ struct GroupRow {
   // The GEMM shape holding most of the group's time (the group's only one
   // under family+shape grouping); empty when no kernel has a shape.
   std::string shape;
+  // `shape` in the framework's convention where the kernels' token count
+  // tells which cuBLAS dimension is the tokens' ("tokens=32 out=4096
+  // in=11008"; cuBLAS's m, n, k are column-major, so a PyTorch linear of
+  // 32 tokens, 11008 -> 4096 is m=4096 n=32 k=11008). Empty otherwise.
+  std::string framework_shape;
   int64_t shape_count = 0;  // distinct GEMM shapes in the group
   double shape_share = 0;   // `shape`'s share of the group's time, 0..1
   std::string precision;  // dominant precision class key by FLOPs
@@ -135,6 +140,11 @@ struct CollectiveCall {
   std::string key;
   int64_t start_ns = 0, end_ns = 0;
 };
+
+// FrameworkGemmShape("m=4096 n=32 k=11008 batch=1", 32) is "tokens=32
+// out=4096 in=11008" (batch=B prefixed when B > 1); empty when the text is
+// not a GEMM's or `tokens` is neither m nor n.
+std::string FrameworkGemmShape(std::string_view cublas_shape, int64_t tokens);
 
 struct ReportHeader {
   // Who prints it: the first line of the text report says

@@ -274,7 +274,7 @@ const char* const kCsvHeader =
     "name,key,family,shape,count,total_ns,mean_ns,time_share,flops,bytes,ai,"
     "achieved_flops_per_s,achieved_bytes_per_s,fraction_of_roof,bound,phase,"
     "phase_share,precision,flops_source,bytes_source,median_ns,min_ns,max_ns,"
-    "stddev_ns,shape_count,shape_share\n";
+    "stddev_ns,shape_count,shape_share,framework_shape\n";
 
 void WriteCsvRow(const GroupRow& g, std::ostream& out) {
   out << CsvField(g.name) << ',' << CsvField(g.key) << ',' << CsvField(g.family)
@@ -286,7 +286,8 @@ void WriteCsvRow(const GroupRow& g, std::ostream& out) {
       << ',' << Plain(g.phase_share) << ',' << g.precision << ','
       << g.flops_source << ',' << g.bytes_source << ',' << Plain(g.median_ns)
       << ',' << g.min_ns << ',' << g.max_ns << ',' << Plain(g.stddev_ns) << ','
-      << g.shape_count << ',' << Plain(g.shape_share) << '\n';
+      << g.shape_count << ',' << Plain(g.shape_share) << ','
+      << CsvField(g.framework_shape) << '\n';
 }
 
 class CsvWriter : public ReportWriter {
@@ -300,7 +301,9 @@ class CsvWriter : public ReportWriter {
 void WriteJsonGroup(const GroupRow& g, std::ostream& out) {
   out << "{\"name\":" << JsonString(g.name) << ",\"key\":" << JsonString(g.key)
       << ",\"family\":" << JsonString(g.family)
-      << ",\"shape\":" << JsonString(g.shape) << ",\"count\":" << g.count
+      << ",\"shape\":" << JsonString(g.shape)
+      << ",\"framework_shape\":" << JsonString(g.framework_shape)
+      << ",\"count\":" << g.count
       << ",\"shape_count\":" << g.shape_count
       << ",\"shape_share\":" << JsonNumber(g.shape_share)
       << ",\"total_ns\":" << g.total_ns << ",\"mean_ns\":" << JsonNumber(g.mean_ns)

@@ -906,3 +906,28 @@ TEST(ReportOpTest, KernelsGroupByOperatorAndCategory) {
 
 }  // namespace
 }  // namespace rooftrace::analyzer
+
+namespace rooftrace {
+namespace {
+
+// cuBLAS's column-major m, n, k read back in the framework's convention:
+// a linear of 32 tokens from 11,008 to 4,096 features is m=4096 n=32
+// k=11008 (weight op(A)); with the weight as op(B) the tokens are m. A
+// token count that is neither, or a text that is not a GEMM's, gives
+// nothing.
+TEST(FrameworkGemmShapeTest, TokensOutIn) {
+  EXPECT_EQ(FrameworkGemmShape("m=4096 n=32 k=11008 batch=1", 32),
+            "tokens=32 out=4096 in=11008");
+  EXPECT_EQ(FrameworkGemmShape("m=141 n=512 k=512 batch=1", 141),
+            "tokens=141 out=512 in=512");
+  EXPECT_EQ(FrameworkGemmShape("m=64 n=64 k=128 batch=16", 64),
+            "batch=16 tokens=64 out=64 in=128");
+  EXPECT_EQ(FrameworkGemmShape("m=4096 n=32 k=11008", 32),
+            "tokens=32 out=4096 in=11008");
+  EXPECT_EQ(FrameworkGemmShape("m=4096 n=32 k=11008 batch=1", 7), "");
+  EXPECT_EQ(FrameworkGemmShape("b=1 h=8 lq=141 lk=141 d=64", 141), "");
+  EXPECT_EQ(FrameworkGemmShape("m=4096 n=32 k=11008 batch=1 extra", 32), "");
+}
+
+}  // namespace
+}  // namespace rooftrace
