@@ -250,6 +250,16 @@ uint64_t MoeGemmMinBytes(const MoeGemmOp& m) {
   return activations * U(m.activation_bytes) + weight_bytes;
 }
 
+uint64_t MoeFinalizeFlops(const MoeGemmOp& m) {
+  return U(m.tokens) * U(m.top_k) * U(m.hidden);
+}
+
+uint64_t MoeFinalizeMinBytes(const MoeGemmOp& m) {
+  if (m.activation_bytes <= 0) return 0;
+  return (U(m.tokens) * U(m.top_k) + U(m.tokens)) * U(m.hidden) *
+         U(m.activation_bytes);
+}
+
 Precision MatrixOpPrecision(int32_t type) {
   // The GEMM classifier's rule for a product with no compute type given:
   // one rule for every matrix product, whichever operator it comes from.

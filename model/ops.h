@@ -246,6 +246,13 @@ struct MoeGemmOp {
 uint64_t MoeGemmFlops(const MoeGemmOp& m);
 // 0 when an element size is unknown (<= 0).
 uint64_t MoeGemmMinBytes(const MoeGemmOp& m);
+// The layer's finalize (combine): each token's top_k expert outputs, already
+// weighted by their gates in the down projection's epilogue, summed into
+// one row: top_k x hidden adds per token (counted as one FLOP per routed
+// element); the routed rows read and the tokens' rows written at the
+// activations' size. TraceLens does not model it.
+uint64_t MoeFinalizeFlops(const MoeGemmOp& m);
+uint64_t MoeFinalizeMinBytes(const MoeGemmOp& m);
 
 // The precision class of a matrix-product operator (attention,
 // convolution) over `type` inputs, by GemmPrecision's rule for a product

@@ -247,6 +247,8 @@ class Assembler {
 // The op id of an MoE operator's down projection: beside the up one's
 // (host index + 1), in a range no host index reaches.
 constexpr uint64_t kMoeDownBit = uint64_t{1} << 62;
+// Its finalize's: apart from both and from attention keys (bit 61).
+constexpr uint64_t kMoeFinalizeBit = uint64_t{1} << 60;
 
 Status Assembler::Check() {
   uint64_t kernels = 0;
@@ -490,9 +492,12 @@ void Assembler::LinkLaunch(const std::vector<Open>& ops, Session& s,
       uint64_t id = 0;
       if (IsMoeOp(op.name)) {
         const std::string_view kernel = t_.host[launch].kernel;
-        if (!IsMoeGemmKernel(kernel)) return;
-        id = MoeOf(it->host, kernel);
-        if (id == 0) return;
+        if (IsMoeGemmKernel(kernel)) {
+          id = MoeOf(it->host, kernel);
+        } else if (IsMoeFinalizeKernel(kernel) && call_of_host_[it->host]) {
+          id = call_of_host_[it->host] | kMoeFinalizeBit;
+        }
+        if (id == 0) return;  // routing, padding: no figures
       } else if (IsCatOp(op.name)) {
         id = CatOf(it->host, launch);
         if (id == 0) continue;
@@ -617,6 +622,7 @@ uint64_t Assembler::MoeOf(int h, std::string_view kernel) {
     const uint64_t id = static_cast<uint64_t>(h) + 1;
     AddOpRecord(h, std::move(f->up), id);
     AddOpRecord(h, std::move(f->down), id | kMoeDownBit);
+    AddOpRecord(h, std::move(f->finalize), id | kMoeFinalizeBit);
     call_of_host_[h] = id;
   }
   const uint64_t up = call_of_host_[h];

@@ -854,7 +854,16 @@ std::optional<MoeFigures> MoeFiguresOf(const OpInputs& in,
   out.down.min_bytes = MoeGemmMinBytes(m);
   out.down.precision = p;
   out.down.shape = "moe down " + sizes;
+  out.finalize.flops = MoeFinalizeFlops(m);
+  out.finalize.min_bytes = MoeFinalizeMinBytes(m);
+  out.finalize.precision = PointwisePrecision(CudaTypeOfTorchType(x.type));
+  out.finalize.shape = "moe finalize " + sizes;
   return out;
+}
+
+bool IsMoeFinalizeKernel(std::string_view kernel) {
+  return Contains(kernel, "finalize") || Contains(kernel, "moe_sum") ||
+         Contains(kernel, "combine");
 }
 
 bool IsMoeGemmKernel(std::string_view kernel) {

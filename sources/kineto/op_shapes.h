@@ -86,7 +86,7 @@ std::optional<OpFigures> ServingAttentionFigures(
 // the model's rounded up to a multiple of 64..1024 (vLLM pads gpt-oss's
 // 2880 to 3072 for MXFP4), the expert width is rounded up alike.
 struct MoeFigures {
-  OpFigures up, down;
+  OpFigures up, down, finalize;
 };
 bool IsMoeOp(std::string_view name);
 // nullopt when the inputs are not the layer's, the model is no MoE, or
@@ -111,6 +111,9 @@ std::optional<OpFigures> CatFigures(const OpInputs& inputs, int element_bytes);
 // its epilogue applies the gated activation (_swiglu, silu, gelu).
 bool IsMoeGemmKernel(std::string_view kernel);
 bool IsFusedActivationKernel(std::string_view kernel);
+// Whether it is the layer's finalize (combine) kernel
+// (_finalize_matmul_scatter, moe_sum, ...combine...).
+bool IsMoeFinalizeKernel(std::string_view kernel);
 
 }  // namespace rooftrace::kineto
 

@@ -350,6 +350,10 @@ TEST(OpsTest, MoeGemmFiguresAreTraceLensOnes) {
   small.tokens = 2;
   EXPECT_EQ(MoeGemmMinBytes(small),
             (2u * 4 * 3072 + 2u * 3072) * 2 + 8u * 3072 * 3072 / 2);
+  // The finalize sums each token's 4 routed rows: 8192 x 4 x 3072 adds;
+  // 32768 routed rows read and 8192 written, 3072 bf16 each.
+  EXPECT_EQ(MoeFinalizeFlops(up), 100663296u);
+  EXPECT_EQ(MoeFinalizeMinBytes(up), (32768u + 8192u) * 3072u * 2u);
   // Without a fused activation the up projection writes gate and up.
   MoeGemmOp unfused = up;
   unfused.fused_activation = false;
