@@ -413,6 +413,11 @@ constexpr FamilyOp kFamilyOps[] = {
      2},
     {"sgl_kernel::sgl_per_tensor_quant_fp8", Family::kQuantize, {}, false, 0,
      2},
+    // fp4 (NVFP4) quantisation: (out uint8 [m, k/2], input [m, k], block
+    // scales, global scale); each 16-element block's absolute maximum and
+    // the scale multiply.
+    {"_C::scaled_fp4_quant", Family::kQuantize, {}, false, 0, 2},
+    {"sgl_kernel::scaled_fp4_quant", Family::kQuantize, {}, false, 0, 2},
     // Gathers.
     {"aten::index_select", Family::kGather},
     {"aten::gather", Family::kGather},
@@ -627,14 +632,22 @@ std::optional<OpFigures> FamilyFigures(const FamilyOp& op,
     case Family::kReduction: return ReductionFigures(op, in);
     case Family::kGather: return GatherFigures(op, in);
     case Family::kQuantize: {
-      // The output (first) is written, not read: a pointwise operator
-      // that overwrites its first input, at the output's fp8 size.
-      std::optional<OpFigures> f =
-          PointwiseFigures(op.per_element_flops, in, /*overwrites=*/true);
-      if (f && f->flops > 0) {
-        f->precision = PointwisePrecision(
-            CudaTypeOfTorchType(in.count > 1 ? in.in[1].type : ""));
+      // (out, input, scales...): every tensor moved once at its own size
+      // (the output written: fp8 a byte per element, fp4 two elements a
+      // byte, its shape counting bytes), the FLOPs per input element.
+      if (!IsTensorInput(in, 0) || !IsTensorInput(in, 1)) return std::nullopt;
+      uint64_t bytes = 0;
+      for (int i = 0; i < in.count; ++i) {
+        if (!IsTensorInput(in, i)) continue;
+        bytes += static_cast<uint64_t>(Elements(in.in[i])) *
+                 static_cast<uint64_t>(TorchTypeBytes(in.in[i].type));
       }
+      OpFigures f;
+      f.flops = static_cast<uint64_t>(Elements(in.in[1])) *
+                static_cast<uint64_t>(op.per_element_flops);
+      f.min_bytes = bytes;
+      f.precision = PointwisePrecision(CudaTypeOfTorchType(in.in[1].type));
+      f.shape = DimsText(in.in[1]);
       return f;
     }
   }

@@ -298,9 +298,10 @@ TEST(OpShapesTest, Gathers) {
 }
 
 
-// fp8 quantisation (out, input, scale): the bf16 input read, the fp8
-// output written at a byte an element, the scale read; a multiply an
-// element (and the absolute maximum for the dynamic form).
+// fp8 and fp4 quantisation (out, input, scales): the bf16 input read, the
+// output written at its own size (fp8 a byte an element, fp4 two elements
+// a byte), the scales read; a multiply an element (and the absolute
+// maximum for the dynamic and block-scaled forms).
 TEST(OpShapesTest, Fp8Quantisation) {
   OpInputs in = Inputs({T({32, 4096}, "c10::Float8_e4m3fn"),
                         T({32, 4096}, kBf16), T({1}, "float")});
@@ -312,6 +313,15 @@ TEST(OpShapesTest, Fp8Quantisation) {
   auto d = FiguresOfOp("_C::dynamic_per_token_scaled_fp8_quant", in);
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->flops, 2u * 131072u);
+  // NVFP4: the output packs two values a byte ([32, 2048] bytes), one fp8
+  // scale per 16-element block ([32, 256]), one fp32 global scale.
+  OpInputs fp4 = Inputs({T({32, 2048}, "unsigned char"), T({32, 4096}, kBf16),
+                         T({32, 256}, "c10::Float8_e4m3fn"), T({1}, "float")});
+  auto q = FiguresOfOp("_C::scaled_fp4_quant", fp4);
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ(q->flops, 2u * 131072u);
+  EXPECT_EQ(q->min_bytes, 65536u + 262144u + 8192u + 4u);
+  EXPECT_EQ(q->shape, "32x4096");
 }
 
 // vLLM's moe_forward for gpt-oss: hidden states padded from 2,880 to
