@@ -48,7 +48,7 @@ TEST(ModelConfigTest, EveryBuiltinConfigParses) {
     EXPECT_EQ(c.name, n);
     EXPECT_EQ(c.source, "built-in");
   }
-  for (const char* n : {"gpt-oss-20b", "DeepSeek-V3"}) {
+  for (const char* n : {"gpt-oss-20b", "gpt-oss-120b", "DeepSeek-V3"}) {
     StatusOr<ModelConfig> c = LoadModelConfig(n);
     ASSERT_FALSE(c.ok()) << n;
     EXPECT_NE(c.status().message().find("model_type"), std::string::npos)

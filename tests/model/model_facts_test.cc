@@ -23,6 +23,11 @@ TEST(ModelFactsTest, BuiltinMoeConfigsGiveRoutingSizes) {
   EXPECT_EQ(oss->expert_weight_bits, 4);  // MXFP4
   EXPECT_TRUE(oss->moe());
 
+  StatusOr<ModelFacts> big = LoadModelFacts("gpt-oss-120b");
+  ASSERT_TRUE(big.ok()) << big.status().message();
+  EXPECT_EQ(big->num_experts, 128);
+  EXPECT_EQ(big->experts_per_token, 4);
+
   StatusOr<ModelFacts> ds = LoadModelFacts("DeepSeek-V3");
   ASSERT_TRUE(ds.ok()) << ds.status().message();
   EXPECT_EQ(ds->num_experts, 256);  // n_routed_experts
