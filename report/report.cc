@@ -737,7 +737,12 @@ StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
       b.exposed_comm_ns = std::max<int64_t>(0, k - c);
     }
   }
-  report.collectives = FinishCollectives();
+  for (const auto& [key, c] : st.comm_kernels) {
+    if (c.duration_ns > 0 && c.bytes > 0) {
+      report.ns_comm_with_message += c.duration_ns;
+    }
+  }
+  report.collectives = FinishCollectives();  // consumes comm_kernels
   // Rows may come per window or per stream: start order for comparing.
   std::stable_sort(report.collective_calls.begin(),
                    report.collective_calls.end(),

@@ -200,6 +200,10 @@ struct Report {
   // GPU time of the kernels with FLOPs or bytes (whatever their source):
   // the share of the run that can be placed on the roofline.
   int64_t ns_with_figures = 0;
+  // GPU time of the collective kernels whose message size is known (off the
+  // roofline, on their bus bandwidth): with ns_with_figures, the share of
+  // the run that is accounted for.
+  int64_t ns_comm_with_message = 0;
   // Per device: wall span of its kernels, busy (kernels and copies) and
   // idle time (busy_time.h).
   std::vector<DeviceBusy> busy;

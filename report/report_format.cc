@@ -376,6 +376,7 @@ class JsonWriter : public ReportWriter {
         << ",\"kernels_with_flops\":" << r.kernels_with_flops
         << ",\"kernels_with_bytes\":" << r.kernels_with_bytes
         << ",\"ns_with_figures\":" << r.ns_with_figures
+        << ",\"ns_comm_with_message\":" << r.ns_comm_with_message
         << ",\"busy\":[";
     for (size_t i = 0; i < r.busy.size(); ++i) {
       const DeviceBusy& b = r.busy[i];
@@ -565,10 +566,20 @@ class HtmlWriter : public ReportWriter {
 
 std::string FiguresShare(const Report& r) {
   if (r.total_ns <= 0) return "no GPU time";
-  return Fixed(100.0 * static_cast<double>(r.ns_with_figures) /
-                   static_cast<double>(r.total_ns),
-               1) +
-         "% of GPU time has FLOPs or bytes";
+  std::string out = Fixed(100.0 * static_cast<double>(r.ns_with_figures) /
+                              static_cast<double>(r.total_ns),
+                          1) +
+                    "% of GPU time has FLOPs or bytes";
+  if (r.ns_comm_with_message > 0) {
+    out += ", " +
+           Fixed(100.0 *
+                     static_cast<double>(r.ns_with_figures +
+                                         r.ns_comm_with_message) /
+                     static_cast<double>(r.total_ns),
+                 1) +
+           "% with the collectives' message sizes";
+  }
+  return out;
 }
 
 std::string LabelsLine(const RunLabels& labels) {

@@ -233,6 +233,10 @@ class Assembler {
   // Per kernel launch: the serving attention operator around it that had
   // no step to cost it with (-1: none), for CapturedGraphs().
   std::vector<int32_t> attention_of_launch_;
+  // Per kernel launch: the all-reduce operator outside NCCL around it
+  // (AllReduceMessageInput), whose tensor is the message; -1: none.
+  std::vector<int32_t> allreduce_of_launch_;
+  uint64_t outside_collectives_ = 0;  // their op ids
   // MoE operators: grouped-GEMM kernels linked so far (the first is the up
   // projection, the second the down one).
   std::unordered_map<int, int> moe_gemms_linked_;
@@ -336,6 +340,7 @@ void Assembler::Build() {
   link_of_launch_.assign(t_.host.size(), {0, 0});
   step_state_.assign(t_.host.size(), 0);
   attention_of_launch_.assign(t_.host.size(), -1);
+  allreduce_of_launch_.assign(t_.host.size(), -1);
   launch_of_corr_.Reset(t_.host.size());
   op_of_external_.Reset(t_.host.size());
   for (size_t i = 0; i < t_.host.size(); ++i) {
@@ -498,6 +503,9 @@ void Assembler::LinkLaunch(const std::vector<Open>& ops, Session& s,
           id = call_of_host_[it->host] | kMoeFinalizeBit;
         }
         if (id == 0) return;  // routing, padding: no figures
+      } else if (AllReduceMessageInput(op.name) >= 0) {
+        allreduce_of_launch_[launch] = it->host;  // AddCollective's
+        return;
       } else if (IsCatOp(op.name)) {
         id = CatOf(it->host, launch);
         if (id == 0) continue;
@@ -876,11 +884,27 @@ void Assembler::AddCollective(ProcessState& p, const GpuEvent& g, int launch,
     if (ext >= 0) comm = comm_of_external_.Find(static_cast<uint64_t>(ext));
   }
   const bool nccl_name = IsNcclKernelName(g.name);
-  if (comm < 0) {
+  // An all-reduce outside NCCL: its operator's tensor is the message, the
+  // trace's world size the group (distributedInfo).
+  CommArgs outside;
+  const int ar = launch >= 0 ? allreduce_of_launch_[launch] : -1;
+  if (comm < 0 && ar >= 0) {
+    const OpInputs& in = t_.InputsOf(t_.host[ar]);
+    const int m = AllReduceMessageInput(t_.host[ar].name);
+    if (m < in.count && in.in[m].rank >= 0) {
+      int64_t n = 1;
+      for (int d = 0; d < in.in[m].rank; ++d) n *= in.in[m].dims[d];
+      outside.collective = "allreduce";
+      outside.dtype = in.in[m].type;
+      outside.in_elements = outside.out_elements = n;
+      outside.group_size = t_.world_size.value_or(-1);
+    }
+  }
+  if (comm < 0 && outside.in_elements < 0) {
     comm_unsized_ += nccl_name;
     return;
   }
-  const CommArgs& a = t_.comms[comm];
+  const CommArgs& a = comm >= 0 ? t_.comms[comm] : outside;
   Collective c = CollectiveFromName(a.collective);
   if (c == Collective::kUnknown) c = CollectiveFromName(g.name);
   const uint64_t bytes = CollectiveMessageBytes(
@@ -905,7 +929,8 @@ void Assembler::AddCollective(ProcessState& p, const GpuEvent& g, int launch,
                                          : std::string("?"));
   OpRecord o;
   // Above every host event's op id (host index + 1).
-  o.op_id = (uint64_t{1} << 40) + static_cast<uint64_t>(comm);
+  o.op_id = comm >= 0 ? (uint64_t{1} << 40) + static_cast<uint64_t>(comm)
+                      : (uint64_t{1} << 41) + ++outside_collectives_;
   o.name_iid = Iid(p, a.collective.empty() ? std::string_view("collective")
                                            : a.collective);
   shapes_.push_back(std::move(shape));

@@ -713,10 +713,11 @@ error_code ReadTop(od::object top, KinetoTrace* t, EventReader* reader,
       for (auto member : info) {
         od::field m;
         KT_TRY(std::move(member).get(m));
-        if (m.key() != "rank") continue;
+        const bool rank = m.key() == "rank";
+        if (!rank && m.key() != "world_size") continue;
         Num n;
         KT_TRY(ReadNum(m.value(), &n));
-        if (n.ok) t->rank = n.I64();
+        if (n.ok) (rank ? t->rank : t->world_size) = n.I64();
       }
     }
   }

@@ -172,7 +172,8 @@ class KinetoTrace {
   std::vector<CommOp> comm_ops;
   std::vector<DeviceProps> devices;
   std::vector<std::pair<int64_t, std::string_view>> process_names;
-  std::optional<int64_t> rank;  // distributedInfo.rank
+  std::optional<int64_t> rank;        // distributedInfo.rank
+  std::optional<int64_t> world_size;  // distributedInfo.world_size
   int64_t schema_version = -1;
   ParseCounts counts;
 

@@ -658,7 +658,20 @@ std::optional<OpFigures> FamilyFigures(const FamilyOp& op,
 bool IsModelledOp(std::string_view name) {
   return AttentionOpOf(name) != nullptr || ConvOpOf(name) != nullptr ||
          FamilyOpOf(name) != nullptr || PointwiseOf(name) >= 0 ||
-         IsServingAttentionOp(name) || IsMoeOp(name) || IsCatOp(name);
+         IsServingAttentionOp(name) || IsMoeOp(name) || IsCatOp(name) ||
+         AllReduceMessageInput(name) >= 0;
+}
+
+int AllReduceMessageInput(std::string_view name) {
+  if (name == "symm_mem::multimem_all_reduce_" ||
+      name == "symm_mem::one_shot_all_reduce" ||
+      name == "symm_mem::one_shot_all_reduce_out" ||
+      name == "symm_mem::two_shot_all_reduce_" ||
+      name == "symm_mem::two_shot_all_reduce_out") {
+    return 0;
+  }
+  if (name == "_C_custom_ar::all_reduce") return 1;  // (fa, inp, out, ...)
+  return -1;
 }
 
 bool IsCatOp(std::string_view name) { return name == "aten::cat"; }

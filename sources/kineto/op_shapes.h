@@ -94,6 +94,13 @@ bool IsMoeOp(std::string_view name);
 std::optional<MoeFigures> MoeFiguresOf(const OpInputs& inputs,
                                        const ModelFacts& model,
                                        bool fused_activation);
+// An all-reduce run outside NCCL by an operator whose first tensor (vLLM's
+// custom all-reduce: its second) is the message: PyTorch's symmetric-memory
+// all-reduces (symm_mem::multimem_all_reduce_, one_shot_all_reduce,
+// two_shot_all_reduce_) and vLLM's _C_custom_ar::all_reduce. The index of
+// that tensor, or -1 for any other operator.
+int AllReduceMessageInput(std::string_view name);
+
 // A concatenation (aten::cat, whose first input is a list of tensors): its
 // inputs read once and the output written, 2 x their elements, no FLOPs.
 // The profiler records a list's shapes but not its tensors' type, so the

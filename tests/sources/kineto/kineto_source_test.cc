@@ -709,6 +709,34 @@ TEST_F(KinetoSyntheticTest, NcclKernelGetsMessageAndBusBandwidth) {
             "collective.message_bytes=8388608.0 bytes");
 }
 
+// vLLM's all-reduce through PyTorch's symmetric memory (multimem, no NCCL
+// kernel, no record_param_comms): the operator's tensor is the message,
+// 2 Mi bf16 = 4,194,304 bytes, and the trace's world size (8) the group;
+// in 50 us that is 83.89 GB/s, x 2*7/8 = 146.80 GB/s on the bus.
+TEST_F(KinetoSyntheticTest, SymmetricMemoryAllReduceGetsItsMessage) {
+  const std::string path = Write(Trace(
+      {Op(100, "symm_mem::multimem_all_reduce_", "5", "40",
+          "\"Input Dims\": [[512, 4096], [], []], \"Input type\": "
+          "[\"c10::BFloat16\", \"\", \"\"]"),
+       Launch(100, 100, "10", 1),
+       "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+       "\"c10d::symmetric_memory::multimem_all_reduce_kernel\", \"pid\": "
+       "0, \"tid\": 7, \"ts\": 20, \"dur\": 50, \"args\": {\"device\": "
+       "0, \"stream\": 7, \"correlation\": 1}}"},
+      "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, "
+      "\"world_size\": 8},"));
+  auto result = Import(path, Store());
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->rank, 3);
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Text("SELECT shape FROM kernels"),
+            "all_reduce bf16 bytes=4194304 ranks=8");
+  EXPECT_EQ(q.Text("SELECT group_concat(name || '=' || value, ', ') FROM "
+                   "(SELECT * FROM kernel_metrics ORDER BY name)"),
+            "collective.algbw=83886080000.0, collective.busbw=146800640000.0, "
+            "collective.group_size=8.0, collective.message_bytes=4194304.0");
+}
+
 // A trace of PyTorch 1.8-1.9: capitalized categories (Operator, Runtime,
 // Kernel, Memcpy), ProfilerStep#N an operator, "external id" and "Input
 // dims" in lower case. Its kernel joins its launch, sits in the step's
