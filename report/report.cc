@@ -92,25 +92,26 @@ struct Accumulator {
   int flops_sources = 0;
   int bytes_sources = 0;
   TimeSpread spread;  // median, extremes, standard deviation
-  // Time per GEMM shape; GEMM families have few shapes, so a linear scan.
-  std::vector<std::pair<std::string, int64_t>> shape_ns;
-  // The token count the first kernel of each shape saw (GEMMs), by shape.
-  std::vector<std::pair<std::string, int64_t>> shape_tokens;
+  // Time per GEMM shape, and the token count its first kernel saw (0:
+  // none); GEMM families have few shapes, so a linear scan.
+  struct ShapeTime {
+    std::string name;
+    int64_t ns = 0;
+    int64_t tokens = 0;
+  };
+  std::vector<ShapeTime> shape_ns;
 
   void AddShape(std::string_view s, int64_t t, std::optional<int64_t> tokens) {
     if (s.empty()) return;
-    if (tokens && *tokens > 0) {
-      bool known = false;
-      for (const auto& st : shape_tokens) known |= st.first == s;
-      if (!known) shape_tokens.emplace_back(std::string(s), *tokens);
-    }
-    for (auto& [name, ns] : shape_ns) {
-      if (name == s) {
-        ns += t;
+    const int64_t tok = tokens && *tokens > 0 ? *tokens : 0;
+    for (ShapeTime& st : shape_ns) {
+      if (st.name == s) {
+        st.ns += t;
+        if (st.tokens == 0) st.tokens = tok;
         return;
       }
     }
-    shape_ns.emplace_back(std::string(s), t);
+    shape_ns.push_back({std::string(s), t, tok});
   }
 
   // Median, extremes and standard deviation of the group's times into `r`.
@@ -126,21 +127,18 @@ struct Accumulator {
   // The shape holding most time (ties: the smaller name), share and count.
   void FinishShapes(GroupRow* r) const {
     if (shape_ns.empty()) return;
-    const std::pair<std::string, int64_t>* best = &shape_ns[0];
-    for (const auto& s : shape_ns) {
-      if (s.second > best->second ||
-          (s.second == best->second && s.first < best->first)) {
+    const ShapeTime* best = &shape_ns[0];
+    for (const ShapeTime& s : shape_ns) {
+      if (s.ns > best->ns || (s.ns == best->ns && s.name < best->name)) {
         best = &s;
       }
     }
-    r->shape = best->first;
-    for (const auto& st : shape_tokens) {
-      if (st.first == best->first) {
-        r->framework_shape = FrameworkGemmShape(st.first, st.second);
-      }
+    r->shape = best->name;
+    if (best->tokens > 0) {
+      r->framework_shape = FrameworkGemmShape(best->name, best->tokens);
     }
     r->shape_count = static_cast<int64_t>(shape_ns.size());
-    r->shape_share = time_ns > 0 ? static_cast<double>(best->second) /
+    r->shape_share = time_ns > 0 ? static_cast<double>(best->ns) /
                                        static_cast<double>(time_ns)
                                  : 1.0;
   }
