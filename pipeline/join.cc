@@ -76,13 +76,19 @@ class NvtxPaths {
     const int parent = r.parent_range_id != 0 ? index_.Find(r.parent_range_id)
                                               : -1;
     // depth guard: a cycle in corrupt input must not recurse forever.
-    int chosen = parent >= 0 && depth < 64 && parent != i
-                     ? StepIndex(parent, depth + 1)
-                     : -1;
-    if (own && (own->has_aggregates || chosen < 0 ||
-                !steps_[chosen].has_aggregates)) {
+    const int outer = parent >= 0 && depth < 64 && parent != i
+                          ? StepIndex(parent, depth + 1)
+                          : -1;
+    int chosen = outer;
+    if (own) {
       steps_.push_back(*own);
-      chosen = static_cast<int>(steps_.size()) - 1;
+      const ServingStep* pick = InnermostStep(
+          &steps_.back(), outer >= 0 ? &steps_[outer] : nullptr);
+      if (pick == &steps_.back()) {
+        chosen = static_cast<int>(steps_.size()) - 1;
+      } else {
+        steps_.pop_back();
+      }
     }
     step_of_[i] = chosen;
     return chosen;

@@ -171,6 +171,15 @@ bool Consistent(int64_t requests, int64_t sq, int64_t sk, int64_t sqsq,
 
 }  // namespace
 
+const ServingStep* InnermostStep(const ServingStep* inner,
+                                 const ServingStep* outer) {
+  if (inner == nullptr) return outer;
+  if (inner->has_aggregates || outer == nullptr || !outer->has_aggregates) {
+    return inner;
+  }
+  return outer;
+}
+
 std::optional<ServingStep> ParseServingStep(std::string_view annotation) {
   if (annotation.empty()) return std::nullopt;
   std::optional<ServingStep> s;

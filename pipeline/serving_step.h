@@ -45,6 +45,14 @@ struct ServingStep {
 // below its sq, sqsq below sq).
 std::optional<ServingStep> ParseServingStep(std::string_view annotation);
 
+// Of the step annotations around a call, the one it belongs to, given the
+// choice among the inner ones so far (`inner`, null: none) and the next
+// one out (`outer`, null: not a step): the innermost that gives the sq/sk
+// aggregates, else the innermost (an engine may nest its plain label,
+// step[EXTEND bs=15 toks=15360], inside the detailed one).
+const ServingStep* InnermostStep(const ServingStep* inner,
+                                 const ServingStep* outer);
+
 }  // namespace rooftrace
 
 #endif  // ROOFTRACE_PIPELINE_SERVING_STEP_H_

@@ -175,7 +175,7 @@ class Assembler {
   uint64_t OpOf(int h);
   void LinkLaunch(const std::vector<Open>& ops, Session& s, LaunchRecord* l,
                   int launch, const ServingStep* step);
-  int StepOf(const std::vector<Open>& ranges);
+  const ServingStep* StepOf(const std::vector<Open>& ranges);
   uint64_t AddOpRecord(int h, OpFigures f, uint64_t op_id);
   uint64_t ServingAttentionOf(int h, const ServingStep* step);
   uint64_t MoeOf(int h, std::string_view kernel);
@@ -228,8 +228,9 @@ class Assembler {
   // read, 1 a step (in steps_), 2 not a step.
   std::vector<int8_t> step_state_;
   std::unordered_map<int, ServingStep> steps_;
-  // Graph launches inside a step, by correlation id: the step's host event.
-  std::unordered_map<uint64_t, int> step_of_graph_launch_;
+  // Graph launches inside a step, by correlation id (into steps_, whose
+  // nodes do not move).
+  std::unordered_map<uint64_t, const ServingStep*> step_of_graph_launch_;
   // Per kernel launch: the serving attention operator around it that had
   // no step to cost it with (-1: none), for CapturedGraphs().
   std::vector<int32_t> attention_of_launch_;
@@ -248,11 +249,20 @@ class Assembler {
   bool kernel_of_corr_made_ = false;
 };
 
-// The op id of an MoE operator's down projection: beside the up one's
-// (host index + 1), in a range no host index reaches.
+// Op and call ids. A host event's own is its index + 1; the records one
+// host event gives more than one of, and those of no host event, live in
+// ranges of their own above every host index, each named here:
+// - an MoE operator's down projection and finalize: its up one's id with
+//   kMoeDownBit or kMoeFinalizeBit set;
+// - a captured serving attention call's key (CapturedKernel::op_key):
+//   kCapturedAttentionBit with its host index + 1;
+// - a collective kernel's OpRecord: kCollectiveOps + its CommArgs index,
+//   or kOutsideCollectiveOps + n for an all-reduce outside NCCL.
 constexpr uint64_t kMoeDownBit = uint64_t{1} << 62;
-// Its finalize's: apart from both and from attention keys (bit 61).
+constexpr uint64_t kCapturedAttentionBit = uint64_t{1} << 61;
 constexpr uint64_t kMoeFinalizeBit = uint64_t{1} << 60;
+constexpr uint64_t kOutsideCollectiveOps = uint64_t{1} << 41;
+constexpr uint64_t kCollectiveOps = uint64_t{1} << 40;
 
 Status Assembler::Check() {
   uint64_t kernels = 0;
@@ -439,11 +449,9 @@ void Assembler::OnHostEvent(int h, std::vector<Open>* ranges,
       l.thread_id = tid;
       l.kind = e.api_kind;
       l.nvtx_range_id = ranges->empty() ? 0 : ranges->back().host + 1;
-      const int step_host = StepOf(*ranges);
-      const ServingStep* step =
-          step_host >= 0 ? &steps_.at(step_host) : nullptr;
+      const ServingStep* step = StepOf(*ranges);
       if (e.api_kind == en::kApiGraphLaunch && step != nullptr) {
-        step_of_graph_launch_[e.correlation] = step_host;
+        step_of_graph_launch_[e.correlation] = step;
       }
       if (e.api_kind == en::kApiKernelLaunch) {
         const size_t links = s.records().op_links.size();
@@ -462,12 +470,10 @@ void Assembler::OnHostEvent(int h, std::vector<Open>* ranges,
   }
 }
 
-// The serving engine's step among the open annotations, or null: the
-// innermost that gives the sq/sk aggregates, else the innermost step (an
-// engine may nest its plain label, step[EXTEND bs=15 toks=15360], inside
-// the detailed one).
-int Assembler::StepOf(const std::vector<Open>& ranges) {
-  int plain = -1;
+// The serving engine's step among the open annotations (InnermostStep),
+// or null.
+const ServingStep* Assembler::StepOf(const std::vector<Open>& ranges) {
+  const ServingStep* chosen = nullptr;
   for (auto r = ranges.rbegin(); r != ranges.rend(); ++r) {
     int8_t& state = step_state_[r->host];
     if (state == 0) {
@@ -475,11 +481,9 @@ int Assembler::StepOf(const std::vector<Open>& ranges) {
       state = step ? 1 : 2;
       if (step) steps_.emplace(r->host, *step);
     }
-    if (state != 1) continue;
-    if (steps_.at(r->host).has_aggregates) return r->host;
-    if (plain < 0) plain = r->host;
+    if (state == 1) chosen = InnermostStep(chosen, &steps_.at(r->host));
   }
-  return plain;
+  return chosen;
 }
 
 // Ties a kernel launch to the innermost open operator whose shapes give
@@ -928,9 +932,8 @@ void Assembler::AddCollective(ProcessState& p, const GpuEvent& g, int launch,
   shape += " ranks=" + (a.group_size > 0 ? std::to_string(a.group_size)
                                          : std::string("?"));
   OpRecord o;
-  // Above every host event's op id (host index + 1).
-  o.op_id = comm >= 0 ? (uint64_t{1} << 40) + static_cast<uint64_t>(comm)
-                      : (uint64_t{1} << 41) + ++outside_collectives_;
+  o.op_id = comm >= 0 ? kCollectiveOps + static_cast<uint64_t>(comm)
+                      : kOutsideCollectiveOps + ++outside_collectives_;
   o.name_iid = Iid(p, a.collective.empty() ? std::string_view("collective")
                                            : a.collective);
   shapes_.push_back(std::move(shape));
@@ -1149,8 +1152,7 @@ std::vector<CapturedGraph> Assembler::CapturedGraphs() const {
       const HostEvent& op = t_.host[a];
       k.attention = ServingAttentionArgsOf(op.name, t_.InputsOf(op));
       k.op_name = std::string(op.name);
-      // Bit 61: apart from call and op ids (host index + 1, bit 62).
-      k.op_key = kMoeDownBit >> 1 | (static_cast<uint64_t>(a) + 1);
+      k.op_key = kCapturedAttentionBit | (static_cast<uint64_t>(a) + 1);
     }
     current.push_back(std::move(k));
   }
@@ -1241,10 +1243,9 @@ void Assembler::ApplyCaptures(const std::vector<CapturedGraph>& graphs) {
       }
       ++graphs_mapped_;
       const LaunchRecord& launch = rec.launches[launch_of[corr]];
-      const auto step_host = step_of_graph_launch_.find(corr);
-      const ServingStep* step = step_host == step_of_graph_launch_.end()
-                                    ? nullptr
-                                    : &steps_.at(step_host->second);
+      const auto found = step_of_graph_launch_.find(corr);
+      const ServingStep* step =
+          found == step_of_graph_launch_.end() ? nullptr : found->second;
       // Captured call or op -> its replayed record, for this launch.
       std::unordered_map<uint64_t, uint64_t> replayed;
       for (size_t i = 0; i < ks.size(); ++i) {
