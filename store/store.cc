@@ -427,19 +427,18 @@ Status Store::MigrateFromSchema4() {
 // have no labels.
 Status Store::MigrateFromSchema5() { return UpgradeSchema(5, {kSchema}); }
 
-Status Store::RefuseForeignDatabase() {
-  StatusOr<std::vector<std::string>> tables = db_->Tables();
-  if (!tables.ok()) return Error("cannot read the file's tables", tables.status());
-  if (tables->empty()) return OkStatus();  // a new store
+// `tables`: the store's (Db::Tables), as RefuseWhatIsNotAStore read them.
+Status Store::RefuseForeignDatabase(const std::vector<std::string>& tables) {
+  if (tables.empty()) return OkStatus();  // a new store
   std::string names;
-  for (size_t i = 0; i < tables->size() && i < 3; ++i) {
+  for (size_t i = 0; i < tables.size() && i < 3; ++i) {
     if (i) names += ", ";
-    names += (*tables)[i];
+    names += tables[i];
   }
-  if (tables->size() > 3) names += ", ...";
+  if (tables.size() > 3) names += ", ...";
   // Our schema_info without its version row yet: a store another rooftrace
   // is creating right now (its tables come first).
-  for (const std::string& t : *tables) {
+  for (const std::string& t : tables) {
     if (t == "schema_info") return OkStatus();
   }
   if (db_->backend() == DbBackend::kPostgres) {
@@ -474,7 +473,7 @@ Status Store::RefuseWhatIsNotAStore() {
         std::to_string(kStoreSchemaVersion) +
         "): upgrade rooftrace or write to a new store");
   }
-  if (version == 0) return RefuseForeignDatabase();
+  if (version == 0) return RefuseForeignDatabase(*tables);
   return OkStatus();
 }
 

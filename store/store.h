@@ -119,7 +119,7 @@ class Store : public RunSink {
   int SchemaVersion();
   // OK for a database with no table at all (a new store); an error naming
   // the tables for another program's database (schema version 0).
-  Status RefuseForeignDatabase();
+  Status RefuseForeignDatabase(const std::vector<std::string>& tables);
   // Reads only: refuses a file that is not SQLite, a newer schema and
   // another program's database, before Open() writes anything.
   Status RefuseWhatIsNotAStore();
