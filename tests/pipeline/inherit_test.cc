@@ -14,6 +14,7 @@
 #include "pipeline/recorder.h"
 #include "pipeline/session.h"
 #include "proto/field_numbers.h"
+#include "tests/support/h100_session.h"
 
 namespace rooftrace {
 namespace {
@@ -23,15 +24,7 @@ constexpr uint64_t kOtherName = 2;  // a kernel no call or op ever names
 
 // A started session on an H100 with the two kernel names.
 Session MakeSession() {
-  Session s("test");
-  SessionHeader h;
-  h.host = "host";
-  h.pid = 42;
-  h.mode = "import";
-  s.Start(h);
-  DeviceInfo d;
-  d.name = "NVIDIA H100 80GB HBM3";
-  s.AddDevice(d);
+  Session s = test_support::StartedH100Session("import");
   s.SetString(kGemmName, "sm90_xmma_gemm_bf16bf16_bf16f32");
   s.SetString(kOtherName, "vectorized_elementwise_kernel");
   return s;

@@ -18,6 +18,7 @@
 #include "pipeline/recorder.h"
 #include "pipeline/session.h"
 #include "proto/field_numbers.h"
+#include "tests/support/h100_session.h"
 
 namespace rooftrace {
 namespace {
@@ -29,15 +30,7 @@ constexpr int kTc16 = static_cast<int>(Precision::kFp16Tensor);
 
 // A started counters-mode session on an H100.
 Session MakeSession() {
-  Session s("test");
-  SessionHeader h;
-  h.host = "host";
-  h.pid = 42;
-  h.mode = "counters";
-  s.Start(h);
-  DeviceInfo d;
-  d.name = "NVIDIA H100 80GB HBM3";
-  s.AddDevice(d);
+  Session s = test_support::StartedH100Session("counters");
   s.SetString(kElementwise, "vectorized_elementwise_kernel");
   s.SetString(kGemmName, "sm90_xmma_gemm_bf16bf16_bf16f32");
   return s;

@@ -18,6 +18,7 @@
 #include "store/store_reader.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/store_schema1.h"
+#include "tests/support/aborted_run.h"
 #include "tests/support/temp_dir.h"
 
 namespace rooftrace {
@@ -290,28 +291,8 @@ TEST_F(StoreSchemaTest, AnAbortedAtomicRunLeavesNothing) {
   const auto before = Rows(store_, "SELECT * FROM kernels");
   for (int close_without_finishing = 0; close_without_finishing < 2;
        ++close_without_finishing) {
-    auto store = Store::Open(store_);
-    ASSERT_TRUE(store.ok());
-    (*store)->set_atomic_runs(true);
-    RunRow run;
-    run.origin = "import:broken";
-    auto id = (*store)->BeginRun(run);
-    ASSERT_TRUE(id.ok());
-    SessionRow session;
-    session.run_id = *id;
-    auto sid = (*store)->AddSession(session, {});
-    ASSERT_TRUE(sid.ok());
-    KernelRow k;
-    k.run_id = *id;
-    k.session_id = *sid;
-    k.name = "never_stored_kernel";
-    k.flops_source = k.bytes_source = "none";
-    k.bound = "unknown";
-    ASSERT_TRUE((*store)->AddKernel(k).ok());
-    ASSERT_TRUE((*store)->EndWrite().ok());  // not a commit in atomic mode
-    if (!close_without_finishing) {
-      ASSERT_TRUE((*store)->AbortRun().ok());
-    }
+    test_support::WriteAbortedAtomicRun(store_, close_without_finishing);
+    if (HasFatalFailure()) return;
   }
   StoreQuery q(store_);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 1);
