@@ -260,6 +260,59 @@ uint64_t MoeFinalizeMinBytes(const MoeGemmOp& m) {
          U(m.activation_bytes);
 }
 
+uint64_t MoeRoutingFlops(const MoeRoutingOp& r) {
+  return 5 * U(r.tokens) * U(r.experts);
+}
+
+uint64_t MoeRoutingMinBytes(const MoeRoutingOp& r) {
+  if (r.logit_bytes <= 0) return 0;
+  return U(r.tokens) * U(r.experts) * U(r.logit_bytes) +
+         U(r.tokens) * U(r.top_k) * (4 + U(r.logit_bytes));
+}
+
+Precision BatchedGemmNamePrecision(std::string_view kernel) {
+  // The operand types, longest spelling first where one is a suffix of
+  // another ("MxE4m3" before "E4m3"); bits per element.
+  struct Type {
+    std::string_view name;
+    int bits;
+  };
+  static constexpr Type kTypes[] = {
+      {"Bfloat16", 16}, {"Fp16", 16},  {"MxE4m3", 8}, {"MxE2m1", 4},
+      {"E4m3", 8},      {"E5m2", 8},   {"E2m1", 4},
+  };
+  constexpr std::string_view kPrefix = "bmm_";
+  size_t at = kernel.find(kPrefix);
+  if (at == std::string_view::npos) {
+    at = kernel.find("Bmm_");
+    if (at == std::string_view::npos) return Precision::kUnknown;
+  }
+  if (at > 0 && kernel[at - 1] != ' ' && kernel[at - 1] != ':') {
+    return Precision::kUnknown;  // part of another identifier
+  }
+  std::string_view rest = kernel.substr(at + kPrefix.size());
+  const size_t out_end = rest.find('_');
+  if (out_end == std::string_view::npos) return Precision::kUnknown;
+  rest = rest.substr(out_end + 1);
+  const std::string_view operands = rest.substr(0, rest.find('_'));
+  int bits[2] = {0, 0};
+  size_t pos = 0;
+  for (int i = 0; i < 2; ++i) {
+    for (const Type& t : kTypes) {
+      if (operands.substr(pos, t.name.size()) == t.name) {
+        bits[i] = t.bits;
+        pos += t.name.size();
+        break;
+      }
+    }
+    if (bits[i] == 0) return Precision::kUnknown;
+  }
+  if (pos != operands.size()) return Precision::kUnknown;
+  if (bits[0] == 16 || bits[1] == 16) return Precision::kFp16Tensor;
+  if (bits[0] == 4 && bits[1] == 4) return Precision::kFp4Tensor;
+  return Precision::kFp8Tensor;
+}
+
 Precision MatrixOpPrecision(int32_t type) {
   // The GEMM classifier's rule for a product with no compute type given:
   // one rule for every matrix product, whichever operator it comes from.

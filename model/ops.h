@@ -254,6 +254,30 @@ uint64_t MoeGemmMinBytes(const MoeGemmOp& m);
 uint64_t MoeFinalizeFlops(const MoeGemmOp& m);
 uint64_t MoeFinalizeMinBytes(const MoeGemmOp& m);
 
+// The routing of an MoE layer (a softmax or sigmoid over the router's
+// logits, then each token's top_k experts): the logits read once and each
+// token's top_k expert ids (int32) and gate weights (at the logits' size)
+// written; 5 FLOPs per logit, softmax's convention above. Routing kernels
+// that also build the experts' permutation move more: this is the floor.
+// TraceLens does not model it.
+struct MoeRoutingOp {
+  int64_t tokens = 0, experts = 0, top_k = 0;
+  int logit_bytes = 0;
+};
+uint64_t MoeRoutingFlops(const MoeRoutingOp& r);
+// 0 when the logits' element size is unknown (<= 0).
+uint64_t MoeRoutingMinBytes(const MoeRoutingOp& r);
+
+// The precision class a TensorRT-LLM-generated batched GEMM runs at, read
+// from its name: "bmm_<out>_<A><B>_<acc>_..." names its operands' types
+// ("bmm_MxE4m3_MxE2m1MxE4m3_Fp32_..." multiplies MXFP4 weights by MXFP8
+// activations). Both operands fp4 (E2m1): fp4-tensor; either 16-bit
+// (Bfloat16, Fp16): fp16/bf16-tensor; otherwise fp8 (E4m3, E5m2) alone or
+// with fp4: fp8-tensor, the rate at which Blackwell runs mixed fp8 x fp4
+// products (its fp4 rate needs fp4 on both sides). kUnknown for any other
+// name.
+Precision BatchedGemmNamePrecision(std::string_view kernel);
+
 // The precision class of a matrix-product operator (attention,
 // convolution) over `type` inputs, by GemmPrecision's rule for a product
 // whose compute type is not given: fp16/bf16 -> fp16/bf16-tensor, fp8 ->

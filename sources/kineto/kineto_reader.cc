@@ -122,6 +122,18 @@ struct CapturedKernel {
 // The kernels of one captured graph in launch order.
 using CapturedGraph = std::vector<CapturedKernel>;
 
+// MoE layers left without figures (--model): no model given, a model
+// whose sizes do not fit, a tensor-parallel degree that cannot be told.
+struct MoeGaps {
+  uint64_t no_model = 0, unfit = 0, no_parallel = 0;
+  MoeGaps& operator+=(const MoeGaps& o) {
+    no_model += o.no_model;
+    unfit += o.unfit;
+    no_parallel += o.no_parallel;
+    return *this;
+  }
+};
+
 // An open range or operator (GEMM or modelled) on the thread being swept.
 struct Open {
   int host = -1;
@@ -154,13 +166,8 @@ class Assembler {
   // Build().
   void ApplyCaptures(const std::vector<CapturedGraph>& graphs);
   // What a capture trace's MoE layers lacked (--model), for Warning().
-  std::pair<uint64_t, uint64_t> MoeGaps() const {
-    return {moe_no_model_, moe_unfit_};
-  }
-  void AddMoeGaps(std::pair<uint64_t, uint64_t> gaps) {
-    moe_no_model_ += gaps.first;
-    moe_unfit_ += gaps.second;
-  }
+  const MoeGaps& moe_gaps() const { return moe_gaps_; }
+  void AddMoeGaps(const MoeGaps& gaps) { moe_gaps_ += gaps; }
   // import --counters: matches the counter file's samples to the kernels
   // (counter_match.h) and adds them to their sessions. After Build().
   Status AttachCounters(RunRecorder* recorder);
@@ -179,6 +186,8 @@ class Assembler {
   uint64_t AddOpRecord(int h, OpFigures f, uint64_t op_id);
   uint64_t ServingAttentionOf(int h, const ServingStep* step);
   uint64_t MoeOf(int h, std::string_view kernel);
+  uint64_t MoeRoutingOf(int h);
+  int64_t TensorParallel();
   uint64_t CatOf(int h, int launch);
   std::string_view KernelOfLaunch(int launch);
   void AddGpuEvents();
@@ -243,7 +252,11 @@ class Assembler {
   std::unordered_map<int, int> moe_gemms_linked_;
   // Serving attention calls without a step's aggregates; MoE layers
   // without --model, or whose sizes do not fit it.
-  uint64_t attention_unstepped_ = 0, moe_no_model_ = 0, moe_unfit_ = 0;
+  uint64_t attention_unstepped_ = 0;
+  MoeGaps moe_gaps_;
+  int64_t tensor_parallel_ = -1;  // TensorParallel(); -1: not yet
+  // MoE operators' routing records by host index (0: none).
+  std::unordered_map<int, uint64_t> moe_routing_of_;
   // Kernel names by correlation id, made on first need (CatOf).
   std::unordered_map<uint64_t, std::string_view> kernel_of_corr_;
   bool kernel_of_corr_made_ = false;
@@ -252,8 +265,8 @@ class Assembler {
 // Op and call ids. A host event's own is its index + 1; the records one
 // host event gives more than one of, and those of no host event, live in
 // ranges of their own above every host index, each named here:
-// - an MoE operator's down projection and finalize: its up one's id with
-//   kMoeDownBit or kMoeFinalizeBit set;
+// - an MoE operator's down projection, finalize and routing: its own id
+//   with kMoeDownBit, kMoeFinalizeBit or kMoeRoutingBit set;
 // - a captured serving attention call's key (CapturedKernel::op_key):
 //   kCapturedAttentionBit with its host index + 1;
 // - a collective kernel's OpRecord: kCollectiveOps + its CommArgs index,
@@ -261,6 +274,7 @@ class Assembler {
 constexpr uint64_t kMoeDownBit = uint64_t{1} << 62;
 constexpr uint64_t kCapturedAttentionBit = uint64_t{1} << 61;
 constexpr uint64_t kMoeFinalizeBit = uint64_t{1} << 60;
+constexpr uint64_t kMoeRoutingBit = uint64_t{1} << 59;
 constexpr uint64_t kOutsideCollectiveOps = uint64_t{1} << 41;
 constexpr uint64_t kCollectiveOps = uint64_t{1} << 40;
 
@@ -500,13 +514,15 @@ void Assembler::LinkLaunch(const std::vector<Open>& ops, Session& s,
     if (op.kind == HostEvent::Kind::kModelledOp) {
       uint64_t id = 0;
       if (IsMoeOp(op.name)) {
-        const std::string_view kernel = t_.host[launch].kernel;
+        const std::string_view kernel = KernelOfLaunch(launch);
         if (IsMoeGemmKernel(kernel)) {
           id = MoeOf(it->host, kernel);
         } else if (IsMoeFinalizeKernel(kernel) && call_of_host_[it->host]) {
           id = call_of_host_[it->host] | kMoeFinalizeBit;
+        } else if (IsMoeRoutingKernel(kernel)) {
+          id = MoeRoutingOf(it->host);
         }
-        if (id == 0) return;  // routing, padding: no figures
+        if (id == 0) return;  // padding, quantisation: no figures
       } else if (AllReduceMessageInput(op.name) >= 0) {
         allreduce_of_launch_[launch] = it->host;  // AddCollective's
         return;
@@ -621,14 +637,22 @@ uint64_t Assembler::MoeOf(int h, std::string_view kernel) {
   if (!call_tried_[h]) {
     call_tried_[h] = 1;
     if (!options_.model) {
-      ++moe_no_model_;
+      ++moe_gaps_.no_model;
+      return 0;
+    }
+    MoeRun run;
+    run.fused_activation = IsFusedActivationKernel(kernel);
+    run.kernel_precision = BatchedGemmNamePrecision(kernel);
+    run.tensor_parallel = TensorParallel();
+    if (run.tensor_parallel == 0) {
+      ++moe_gaps_.no_parallel;
       return 0;
     }
     const HostEvent& e = t_.host[h];
-    std::optional<MoeFigures> f = MoeFiguresOf(
-        t_.InputsOf(e), *options_.model, IsFusedActivationKernel(kernel));
+    std::optional<MoeFigures> f =
+        MoeFiguresOf(t_.InputsOf(e), *options_.model, run);
     if (!f) {
-      ++moe_unfit_;
+      ++moe_gaps_.unfit;
       return 0;
     }
     const uint64_t id = static_cast<uint64_t>(h) + 1;
@@ -639,6 +663,43 @@ uint64_t Assembler::MoeOf(int h, std::string_view kernel) {
   }
   const uint64_t up = call_of_host_[h];
   return up == 0 || ordinal == 0 ? up : up | kMoeDownBit;
+}
+
+// The routing of MoE operator `h` (made on its first routing kernel); 0
+// without --model or when the model does not fit.
+uint64_t Assembler::MoeRoutingOf(int h) {
+  const uint64_t id = (static_cast<uint64_t>(h) + 1) | kMoeRoutingBit;
+  auto [it, made] = moe_routing_of_.emplace(h, 0);
+  if (!made || !options_.model) return it->second;
+  std::optional<OpFigures> f =
+      MoeRoutingFiguresOf(t_.InputsOf(t_.host[h]), *options_.model);
+  if (f) it->second = AddOpRecord(h, std::move(*f), id);
+  return it->second;
+}
+
+// The tensor-parallel degree of the run (made on first need): the
+// model's attention heads over the heads a serving attention call was
+// given, which are one rank's; without such a call, 1 on a single rank.
+// 0 when it cannot be told: heads that do not divide the model's, or
+// several ranks and no attention call to count them by.
+int64_t Assembler::TensorParallel() {
+  if (tensor_parallel_ >= 0) return tensor_parallel_;
+  tensor_parallel_ = t_.world_size.value_or(1) > 1 ? 0 : 1;
+  const ModelFacts& model = *options_.model;
+  for (const HostEvent& e : t_.host) {
+    if (e.kind != HostEvent::Kind::kModelledOp ||
+        !IsServingAttentionOp(e.name)) {
+      continue;
+    }
+    std::optional<ServingAttentionArgs> a =
+        ServingAttentionArgsOf(e.name, t_.InputsOf(e));
+    if (!a || a->heads <= 0) continue;
+    tensor_parallel_ = model.num_heads > 0 && model.num_heads % a->heads == 0
+                           ? model.num_heads / a->heads
+                           : 0;
+    break;
+  }
+  return tensor_parallel_;
 }
 
 // The GEMM call of operator `h` (made on first use), or 0 when its shapes
@@ -1372,10 +1433,14 @@ std::string Assembler::Warning() const {
        "KV lengths (vLLM's execute_N_context_...(sq..sk..sqsq..sqsk..) or "
        "SGLang's step[... c_sqsk=...]): no figures; enable the engine's "
        "detailed step annotations");
-  note(moe_no_model_,
+  note(moe_gaps_.no_model,
        " MoE layers without their model's routing (top-k, expert width): no "
        "figures; pass --model CONFIG (a config.json or a built-in name)");
-  note(moe_unfit_,
+  note(moe_gaps_.no_parallel,
+       " MoE layers on one of several ranks with no attention call to tell "
+       "the tensor-parallel degree by (--model's heads over the call's): "
+       "no figures");
+  note(moe_gaps_.unfit,
        " MoE layers whose hidden size or expert count does not fit --model " +
            (options_.model ? options_.model->name : std::string()) +
            ": no figures; pass the config of the model the trace ran");
@@ -1460,7 +1525,7 @@ Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
   // The capture traces, each read and assembled on its own (their
   // operators' records are copied into the replay's sessions).
   std::vector<CapturedGraph> captured;
-  std::pair<uint64_t, uint64_t> capture_moe_gaps{0, 0};
+  MoeGaps capture_moe_gaps;
   for (const std::string& capture : options.capture_paths) {
     size_t capture_content = 0;
     StatusOr<std::string> capture_text =
@@ -1480,8 +1545,7 @@ Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
     Assembler capture_assembler(**capture_trace, capture, capture_options);
     capture_assembler.BuildCapture();
     std::vector<CapturedGraph> graphs = capture_assembler.CapturedGraphs();
-    capture_moe_gaps.first += capture_assembler.MoeGaps().first;
-    capture_moe_gaps.second += capture_assembler.MoeGaps().second;
+    capture_moe_gaps += capture_assembler.moe_gaps();
     if (graphs.empty()) {
       return InvalidArgument(
           "--capture " + capture +

@@ -754,6 +754,21 @@ bool Contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
 }
 
+// `part` is lower case.
+bool ContainsNoCase(std::string_view s, std::string_view part) {
+  if (part.size() > s.size()) return false;
+  for (size_t i = 0; i + part.size() <= s.size(); ++i) {
+    size_t j = 0;
+    while (j < part.size() &&
+           (s[i + j] == part[j] ||
+            (s[i + j] >= 'A' && s[i + j] <= 'Z' && s[i + j] + 32 == part[j]))) {
+      ++j;
+    }
+    if (j == part.size()) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool IsServingAttentionOp(std::string_view name) {
@@ -828,8 +843,10 @@ bool IsMoeOp(std::string_view name) {
 
 std::optional<MoeFigures> MoeFiguresOf(const OpInputs& in,
                                        const ModelFacts& model,
-                                       bool fused_activation) {
+                                       const MoeRun& run) {
   if (!model.moe() || model.expert_intermediate_size <= 0 ||
+      run.tensor_parallel < 1 ||
+      model.expert_intermediate_size % run.tensor_parallel != 0 ||
       !IsTensorInput(in, 0) || !IsTensorInput(in, 1)) {
     return std::nullopt;
   }
@@ -853,11 +870,12 @@ std::optional<MoeFigures> MoeFiguresOf(const OpInputs& in,
   MoeGemmOp m;
   m.tokens = x.dims[0];
   m.hidden = hidden;
-  m.inter = (model.expert_intermediate_size + align - 1) / align * align;
+  const int64_t width = model.expert_intermediate_size / run.tensor_parallel;
+  m.inter = (width + align - 1) / align * align;
   m.experts = model.num_experts;
   m.top_k = model.experts_per_token;
   m.gated = model.gated_mlp;
-  m.fused_activation = fused_activation;
+  m.fused_activation = run.fused_activation;
   m.activation_bytes = TorchTypeBytes(x.type);
   m.weight_bits = model.expert_weight_bits > 0 ? model.expert_weight_bits
                                                : 8 * m.activation_bytes;
@@ -866,11 +884,17 @@ std::optional<MoeFigures> MoeFiguresOf(const OpInputs& in,
                             " i=" + std::to_string(m.inter) +
                             " e=" + std::to_string(m.experts) +
                             " k=" + std::to_string(m.top_k) +
-                            " w" + std::to_string(m.weight_bits);
+                            " w" + std::to_string(m.weight_bits) +
+                            (run.tensor_parallel > 1
+                                 ? " tp=" + std::to_string(run.tensor_parallel)
+                                 : std::string());
   MoeFigures out;
-  // The products run at the activations' precision: on GPUs without
-  // narrower tensor instructions the kernels widen the weights first.
-  const Precision p = MatrixOpPrecision(CudaTypeOfTorchType(x.type));
+  // The products run at the activations' precision (on GPUs without
+  // narrower tensor instructions the kernels widen the weights first),
+  // unless the kernel's name says its operands' types.
+  const Precision p = run.kernel_precision != Precision::kUnknown
+                          ? run.kernel_precision
+                          : MatrixOpPrecision(CudaTypeOfTorchType(x.type));
   out.up.flops = MoeGemmFlops(m);
   out.up.min_bytes = MoeGemmMinBytes(m);
   out.up.precision = p;
@@ -887,6 +911,32 @@ std::optional<MoeFigures> MoeFiguresOf(const OpInputs& in,
   return out;
 }
 
+std::optional<OpFigures> MoeRoutingFiguresOf(const OpInputs& in,
+                                             const ModelFacts& model) {
+  if (!model.moe() || !IsTensorInput(in, 1)) return std::nullopt;
+  const OpInput& logits = in.in[1];
+  if (logits.rank != 2 || logits.dims[1] != model.num_experts) {
+    return std::nullopt;
+  }
+  MoeRoutingOp r;
+  r.tokens = logits.dims[0];
+  r.experts = logits.dims[1];
+  r.top_k = model.experts_per_token;
+  r.logit_bytes = TorchTypeBytes(logits.type);
+  OpFigures f;
+  f.flops = MoeRoutingFlops(r);
+  f.min_bytes = MoeRoutingMinBytes(r);
+  f.precision = PointwisePrecision(CudaTypeOfTorchType(logits.type));
+  f.shape = "moe routing t=" + std::to_string(r.tokens) +
+            " e=" + std::to_string(r.experts) +
+            " k=" + std::to_string(r.top_k);
+  return f;
+}
+
+bool IsMoeRoutingKernel(std::string_view kernel) {
+  return ContainsNoCase(kernel, "routing") || ContainsNoCase(kernel, "topk");
+}
+
 bool IsMoeFinalizeKernel(std::string_view kernel) {
   return Contains(kernel, "finalize") || Contains(kernel, "moe_sum") ||
          Contains(kernel, "combine");
@@ -899,8 +949,9 @@ bool IsMoeGemmKernel(std::string_view kernel) {
 }
 
 bool IsFusedActivationKernel(std::string_view kernel) {
-  return Contains(kernel, "swiglu") || Contains(kernel, "silu") ||
-         Contains(kernel, "gelu");
+  // TensorRT-LLM's generated names spell it "swiGlu".
+  return ContainsNoCase(kernel, "swiglu") || ContainsNoCase(kernel, "silu") ||
+         ContainsNoCase(kernel, "gelu");
 }
 
 std::optional<OpFigures> FiguresOfOp(std::string_view name,

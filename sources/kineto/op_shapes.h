@@ -89,11 +89,29 @@ struct MoeFigures {
   OpFigures up, down, finalize;
 };
 bool IsMoeOp(std::string_view name);
+// How a layer ran, beyond what its inputs say.
+struct MoeRun {
+  // The up projection's epilogue applies the gated activation (it writes
+  // inter, not 2 inter).
+  bool fused_activation = true;
+  // The grouped GEMMs' precision class as their kernel's name gives it
+  // (model/ops.h BatchedGemmNamePrecision); kUnknown: the activations'.
+  Precision kernel_precision = Precision::kUnknown;
+  // The tensor-parallel degree: each rank holds 1/tp of every expert's
+  // width (vLLM's default for MoE under tensor parallelism). With expert
+  // parallelism instead each rank holds 1/tp of the experts whole, and
+  // the same FLOPs on average.
+  int64_t tensor_parallel = 1;
+};
 // nullopt when the inputs are not the layer's, the model is no MoE, or
 // its sizes do not fit the call (a different model's config).
 std::optional<MoeFigures> MoeFiguresOf(const OpInputs& inputs,
                                        const ModelFacts& model,
-                                       bool fused_activation);
+                                       const MoeRun& run);
+// The layer's routing (model/ops.h MoeRoutingOp) from its router logits
+// [tokens, experts] and the model's top-k; nullopt as MoeFiguresOf.
+std::optional<OpFigures> MoeRoutingFiguresOf(const OpInputs& inputs,
+                                             const ModelFacts& model);
 // An all-reduce run outside NCCL by an operator whose first tensor (vLLM's
 // custom all-reduce: its second) is the message: PyTorch's symmetric-memory
 // all-reduces (symm_mem::multimem_all_reduce_, one_shot_all_reduce,
@@ -121,6 +139,10 @@ bool IsFusedActivationKernel(std::string_view kernel);
 // Whether it is the layer's finalize (combine) kernel
 // (_finalize_matmul_scatter, moe_sum, ...combine...).
 bool IsMoeFinalizeKernel(std::string_view kernel);
+// Whether it is one of the layer's routing kernels (top-k over the
+// router's logits: ...routing..., ...topk..., case aside); the longest of
+// them carries the routing's figures.
+bool IsMoeRoutingKernel(std::string_view kernel);
 
 }  // namespace rooftrace::kineto
 

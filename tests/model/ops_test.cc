@@ -360,5 +360,45 @@ TEST(OpsTest, MoeGemmFiguresAreTraceLensOnes) {
   EXPECT_EQ(MoeGemmMinBytes(unfused), (528u << 20) + (192u << 20));
 }
 
+// Routing 8192 tokens over 32 experts, top 4, bf16 logits: 5 FLOPs per
+// logit; the logits read, an int32 id and a bf16 weight per choice
+// written. Unknown logits' size: no bytes.
+TEST(OpsTest, MoeRoutingIsItsLogitsAndChoices) {
+  MoeRoutingOp r;
+  r.tokens = 8192;
+  r.experts = 32;
+  r.top_k = 4;
+  r.logit_bytes = 2;
+  EXPECT_EQ(MoeRoutingFlops(r), 5u * 8192 * 32);
+  EXPECT_EQ(MoeRoutingMinBytes(r), 8192u * 32 * 2 + 8192u * 4 * (4 + 2));
+  r.logit_bytes = 0;
+  EXPECT_EQ(MoeRoutingMinBytes(r), 0u);
+}
+
+// TensorRT-LLM's batched GEMM names: bmm_<out>_<A><B>_<acc>_...
+TEST(OpsTest, BatchedGemmPrecisionFromItsOperandsNames) {
+  // MXFP4 weights x MXFP8 activations run at the fp8 rate.
+  EXPECT_EQ(BatchedGemmNamePrecision(
+                "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x8x512u2_s6_swiGlu_sm100f"),
+            Precision::kFp8Tensor);
+  EXPECT_EQ(BatchedGemmNamePrecision("bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128"),
+            Precision::kFp8Tensor);
+  EXPECT_EQ(BatchedGemmNamePrecision("Bmm_E4m3_E4m3E4m3_Fp32_t128"),
+            Precision::kFp8Tensor);
+  // fp4 on both sides: the fp4 rate.
+  EXPECT_EQ(BatchedGemmNamePrecision("bmm_E2m1_E2m1E2m1_Fp32_t128x8x512"),
+            Precision::kFp4Tensor);
+  // Weights widened to bf16 activations: the 16-bit rate.
+  EXPECT_EQ(BatchedGemmNamePrecision("bmm_Bfloat16_MxE2m1Bfloat16_Fp32_t128"),
+            Precision::kFp16Tensor);
+  // Not such a name, or operands it does not know: no class.
+  EXPECT_EQ(BatchedGemmNamePrecision("_matmul_ogs_NNT_bf16xbf16xmxfp4_128"),
+            Precision::kUnknown);
+  EXPECT_EQ(BatchedGemmNamePrecision("bmm_Bfloat16_Int4Bfloat16_Fp32"),
+            Precision::kUnknown);
+  EXPECT_EQ(BatchedGemmNamePrecision("cublas_bmm_fallback"),
+            Precision::kUnknown);
+}
+
 }  // namespace
 }  // namespace rooftrace

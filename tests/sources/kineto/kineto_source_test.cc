@@ -580,8 +580,15 @@ TEST(KinetoRealFilesTest, VllmMoeAndAttentionTakeModelAndStep) {
   // (32768 + 8192) rows of 3072 bf16 moved (not a TraceLens figure).
   EXPECT_EQ(figures("name LIKE '%_finalize_matmul_scatter%'"),
             "100663296/251658240");
-  // The routing kernels stay blank: no figures are guessed for them.
-  EXPECT_EQ(figures("name = '_combined_routing_compute'"), "-/-");
+  // Each layer's routing (8192 tokens over 32 experts, top 4, bf16 logits:
+  // 5 x 8192 x 32 FLOPs; the logits read, 4 ids and weights written per
+  // token, 524,288 + 196,608 B) rides on the longest of its routing
+  // kernels; the bit-matrix sums are not routing and stay blank.
+  EXPECT_EQ(q.Text("SELECT count(*) || ' ' || sum(flops) || ' ' || "
+                   "sum(dram_bytes) FROM kernels WHERE flops IS NOT NULL AND "
+                   "(name LIKE '%routing%' OR name LIKE '%topk%')"),
+            "24 31457280 17301504");
+  EXPECT_EQ(figures("name = '_sum_bitmatrix_rows'"), "-/-");
   EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE name LIKE "
                   "'%matmul_ogs%'"),
             48);
@@ -735,6 +742,105 @@ TEST_F(KinetoSyntheticTest, SymmetricMemoryAllReduceGetsItsMessage) {
                    "(SELECT * FROM kernel_metrics ORDER BY name)"),
             "collective.algbw=83886080000.0, collective.busbw=146800640000.0, "
             "collective.group_size=8.0, collective.message_bytes=4194304.0");
+}
+
+// A kernel event of the given name, on device 0, stream 7.
+std::string NamedKernel(const std::string& name, const std::string& ts,
+                        const std::string& dur, uint64_t corr) {
+  return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + name +
+         "\", \"pid\": 0, \"tid\": 7, \"ts\": " + ts + ", \"dur\": " + dur +
+         ", \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": " +
+         std::to_string(corr) + "}}";
+}
+
+// One gpt-oss-120b MoE layer of rank 0 of 8 as vLLM runs it on Blackwell
+// (TensorRT-LLM's MXFP4 x MXFP8 kernels), after an attention call that was
+// given 8 of the model's 64 heads: the tensor-parallel degree is 8.
+std::vector<std::string> TensorParallelMoeLayer(bool with_attention) {
+  std::vector<std::string> e;
+  if (with_attention) {
+    e.push_back(Op(100, "vllm::unified_attention_with_output", "1", "3",
+                   "\"Input Dims\": [[32, 8, 64], [32, 1, 64], [32, 1, 64], "
+                   "[32, 8, 64], []], \"Input type\": [\"c10::BFloat16\", "
+                   "\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", "
+                   "\"\"]"));
+  }
+  e.push_back(Op(100, "vllm::moe_forward", "5", "60",
+                 "\"Input Dims\": [[32, 2880], [32, 128], []], \"Input "
+                 "type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"\"]"));
+  const char* kernels[] = {
+      "routingIndicesClusterKernel",
+      "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x8x512u2_s6_et64x8_m128x8x32_cga1x1x1_"
+      "16dp256b_rM_TN_transOut_schPd2x1x2x1_bN_rgTma_clmp_swiGlu_dynB_sm100f",
+      "bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x8x512u2_s6_et64x8_m128x8x32_"
+      "cga1x1x1_16dp256b_rM_TN_transOut_schPd2x1x2x1_bN_rgTma_clmp_dynB_sm100f",
+      "moe::dev::finalize::finalizeKernel"};
+  for (int i = 0; i < 4; ++i) {
+    e.push_back(Launch(100, 100, std::to_string(10 + 10 * i), i + 1));
+    e.push_back(NamedKernel(kernels[i], std::to_string(100 + 20 * i), "15",
+                            i + 1));
+  }
+  return e;
+}
+
+constexpr char kEightRanks[] =
+    "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, "
+    "\"world_size\": 8},";
+
+// Each rank holds 1/8 of every expert's width (2880 / 8 = 360): the up
+// projection is 2 x 32 tokens x 4 experts x 2880 x 720 FLOPs, and reads
+// 128 experts' 4-bit slices (128 x 2880 x 720 / 2 B) plus 32 x 2880 + 128
+// x 360 bf16 activations; the down one half the FLOPs. The kernels' names
+// say MXFP8 x MXFP4: the fp8 tensor class, not the activations' bf16. The
+// routing reads 32 x 128 bf16 logits and writes 4 ids and weights per
+// token: 5 x 4096 FLOPs, 8192 + 768 B.
+TEST_F(KinetoSyntheticTest, MoeUnderTensorParallelismTakesOneRanksWidth) {
+  const std::string path =
+      Write(Trace(TensorParallelMoeLayer(true), kEightRanks));
+  StatusOr<ModelFacts> model = LoadModelFacts("gpt-oss-120b");
+  ASSERT_TRUE(model.ok());
+  SourceOptions o;
+  o.model = *model;
+  auto result = Import(path, Store(), o);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  auto row = [&](const std::string& like) {
+    return q.Text("SELECT ifnull(flops, '-') || '/' || ifnull(dram_bytes, "
+                  "'-') || ' ' || ifnull(precision, '-') || ' ' || "
+                  "ifnull(shape, '-') FROM kernels WHERE name LIKE '" +
+                  like + "'");
+  };
+  EXPECT_EQ(row("bmm_MxE4m3%"),
+            "530841600/132986880 fp8_tc moe up t=32 h=2880 i=360 e=128 k=4 "
+            "w4 tp=8");
+  EXPECT_EQ(row("bmm_Bfloat16%"),
+            "265420800/66631680 fp8_tc moe down t=32 h=2880 i=360 e=128 k=4 "
+            "w4 tp=8");
+  EXPECT_EQ(row("routing%"), "20480/8960 bf16 moe routing t=32 e=128 k=4");
+  EXPECT_EQ(row("%finalizeKernel"),
+            "368640/921600 bf16 moe finalize t=32 h=2880 i=360 e=128 k=4 w4 "
+            "tp=8");
+}
+
+// On one of several ranks with no attention call to count heads by, the
+// tensor-parallel degree is not known: the layer stays blank, and the
+// warning says why (not a guess of one rank or of all).
+TEST_F(KinetoSyntheticTest, MoeOnSeveralRanksWithoutHeadsStaysBlank) {
+  const std::string path =
+      Write(Trace(TensorParallelMoeLayer(false), kEightRanks));
+  StatusOr<ModelFacts> model = LoadModelFacts("gpt-oss-120b");
+  ASSERT_TRUE(model.ok());
+  SourceOptions o;
+  o.model = *model;
+  auto result = Import(path, Store(), o);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_NE(result->warning.find("1 MoE layers on one of several ranks"),
+            std::string::npos)
+      << result->warning;
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE name LIKE 'bmm%' AND "
+                  "flops IS NOT NULL"),
+            0);
 }
 
 // A trace of PyTorch 1.8-1.9: capitalized categories (Operator, Runtime,

@@ -333,7 +333,7 @@ TEST(OpShapesTest, MoeLayerTakesTheModelThatFitsIt) {
                               S(""), S("")});
   auto oss = LoadModelFacts("gpt-oss-20b");
   ASSERT_TRUE(oss.ok());
-  auto f = MoeFiguresOf(in, *oss, /*fused_activation=*/true);
+  auto f = MoeFiguresOf(in, *oss, MoeRun{});
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->up.flops, 1236950581248u);
   EXPECT_EQ(f->up.min_bytes, 528u << 20);
@@ -342,10 +342,10 @@ TEST(OpShapesTest, MoeLayerTakesTheModelThatFitsIt) {
   EXPECT_EQ(f->up.shape, "moe up t=8192 h=3072 i=3072 e=32 k=4 w4");
   auto mixtral = LoadModelFacts("Mixtral-8x7B");
   ASSERT_TRUE(mixtral.ok());
-  EXPECT_FALSE(MoeFiguresOf(in, *mixtral, true).has_value());
+  EXPECT_FALSE(MoeFiguresOf(in, *mixtral, MoeRun{}).has_value());
   auto dense = LoadModelFacts("Llama-2-7B");
   ASSERT_TRUE(dense.ok());
-  EXPECT_FALSE(MoeFiguresOf(in, *dense, true).has_value());
+  EXPECT_FALSE(MoeFiguresOf(in, *dense, MoeRun{}).has_value());
   // Which of its kernels are the grouped GEMMs, and which fuse the gate.
   EXPECT_TRUE(IsMoeGemmKernel("_matmul_ogs_NNT_bf16xbf16xmxfp4_128x128x128x1_swiglu"));
   EXPECT_TRUE(IsFusedActivationKernel("_matmul_ogs_NNT_bf16xbf16xmxfp4_128x128x128x1_swiglu"));
@@ -353,6 +353,25 @@ TEST(OpShapesTest, MoeLayerTakesTheModelThatFitsIt) {
   EXPECT_FALSE(IsFusedActivationKernel("fused_moe_kernel"));
   EXPECT_FALSE(IsMoeGemmKernel("_finalize_matmul_scatter_bf16"));
   EXPECT_FALSE(IsMoeGemmKernel("_combined_routing_compute"));
+  // TensorRT-LLM's generated names: the gate fused as "swiGlu", routing.
+  EXPECT_TRUE(IsFusedActivationKernel("bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128_swiGlu_sm100f"));
+  EXPECT_TRUE(IsMoeRoutingKernel("routingIndicesClusterKernel"));
+  EXPECT_TRUE(IsMoeRoutingKernel("_topk_forward"));
+  EXPECT_FALSE(IsMoeRoutingKernel("_sum_bitmatrix_rows"));
+
+  // A width the tensor-parallel degree does not divide does not fit; one
+  // it divides gives each rank its slice, rounded up as the layout is.
+  MoeRun tp7;
+  tp7.tensor_parallel = 7;
+  EXPECT_FALSE(MoeFiguresOf(in, *oss, tp7).has_value());
+  MoeRun tp2;
+  tp2.tensor_parallel = 2;
+  tp2.kernel_precision = Precision::kFp8Tensor;
+  auto half = MoeFiguresOf(in, *oss, tp2);
+  ASSERT_TRUE(half.has_value());
+  EXPECT_EQ(half->up.shape, "moe up t=8192 h=3072 i=1536 e=32 k=4 w4 tp=2");
+  EXPECT_EQ(half->up.flops, 1236950581248u / 2);
+  EXPECT_EQ(half->up.precision, Precision::kFp8Tensor);
 }
 
 // A serving attention call's heads and widths from its inputs (vLLM's
