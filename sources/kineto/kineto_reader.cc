@@ -188,6 +188,7 @@ class Assembler {
   uint64_t MoeOf(int h, std::string_view kernel);
   uint64_t MoeRoutingOf(int h);
   int64_t TensorParallel();
+  std::optional<ServingAttentionArgs> AttentionArgsOf(const HostEvent& e) const;
   uint64_t CatOf(int h, int launch);
   std::string_view KernelOfLaunch(int launch);
   void AddGpuEvents();
@@ -255,6 +256,10 @@ class Assembler {
   uint64_t attention_unstepped_ = 0;
   MoeGaps moe_gaps_;
   int64_t tensor_parallel_ = -1;  // TensorParallel(); -1: not yet
+  // The element size of the run's KV cache, from its cache writes (-1:
+  // none seen, 0: writes that disagree), for serving attention calls
+  // whose key input is the new tokens' and not the cache.
+  int kv_cache_bytes_ = -1;
   // MoE operators' routing records by host index (0: none).
   std::unordered_map<int, uint64_t> moe_routing_of_;
   // Kernel names by correlation id, made on first need (CatOf).
@@ -376,6 +381,14 @@ void Assembler::Build() {
                h.external_id >= 0) {
       op_of_external_.Emplace(static_cast<uint64_t>(h.external_id),
                                    static_cast<int32_t>(i));
+    }
+    if (h.kind == HostEvent::Kind::kModelledOp) {
+      // The KV cache's element size, one for the run (0: none or several).
+      const int bytes = KvCacheElementBytes(h.name, t_.InputsOf(h));
+      if (bytes > 0) {
+        kv_cache_bytes_ =
+            kv_cache_bytes_ < 0 || kv_cache_bytes_ == bytes ? bytes : 0;
+      }
     }
   }
   comm_of_external_.Reset(t_.comm_ops.size());
@@ -584,8 +597,7 @@ uint64_t Assembler::ServingAttentionOf(int h, const ServingStep* step) {
   if (call_tried_[h]) return call_of_host_[h];
   call_tried_[h] = 1;
   const HostEvent& e = t_.host[h];
-  std::optional<ServingAttentionArgs> args =
-      ServingAttentionArgsOf(e.name, t_.InputsOf(e));
+  std::optional<ServingAttentionArgs> args = AttentionArgsOf(e);
   if (!args) return 0;
   std::optional<OpFigures> f =
       step ? ServingAttentionFigures(*args, *step) : std::nullopt;
@@ -663,6 +675,19 @@ uint64_t Assembler::MoeOf(int h, std::string_view kernel) {
   }
   const uint64_t up = call_of_host_[h];
   return up == 0 || ordinal == 0 ? up : up | kMoeDownBit;
+}
+
+// A serving attention call's arguments, its cached keys and values read
+// at the run's KV cache size where its key input is not the cache (vLLM's
+// calls take the new tokens' keys; an fp8 cache is read at one byte).
+std::optional<ServingAttentionArgs> Assembler::AttentionArgsOf(
+    const HostEvent& e) const {
+  std::optional<ServingAttentionArgs> a =
+      ServingAttentionArgsOf(e.name, t_.InputsOf(e));
+  if (a && kv_cache_bytes_ > 0 && !ServingAttentionKeyIsCache(e.name)) {
+    a->kv_bytes = kv_cache_bytes_;
+  }
+  return a;
 }
 
 // The routing of MoE operator `h` (made on its first routing kernel); 0
@@ -1211,7 +1236,7 @@ std::vector<CapturedGraph> Assembler::CapturedGraphs() const {
       if (const std::string* t = s.String(k.op->shape_iid)) k.op_shape = *t;
     } else if (const int a = attention_of_launch_[h]; a >= 0) {
       const HostEvent& op = t_.host[a];
-      k.attention = ServingAttentionArgsOf(op.name, t_.InputsOf(op));
+      k.attention = AttentionArgsOf(op);
       k.op_name = std::string(op.name);
       k.op_key = kCapturedAttentionBit | (static_cast<uint64_t>(a) + 1);
     }

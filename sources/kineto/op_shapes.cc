@@ -719,14 +719,15 @@ namespace {
 struct ServingAttentionLayout {
   std::string_view name;
   int q, k, v;
+  bool key_is_cache;
 };
 constexpr ServingAttentionLayout kServingAttentionOps[] = {
-    {"vllm::unified_attention_with_output", 0, 1, 2},
-    {"vllm::unified_attention", 0, 1, 2},
-    {"aiter::mha_batch_prefill", 0, 1, 2},
+    {"vllm::unified_attention_with_output", 0, 1, 2, false},
+    {"vllm::unified_attention", 0, 1, 2, false},
+    {"aiter::mha_batch_prefill", 0, 1, 2, false},
     // (out, workspace, query, key_cache, value_cache, ...)
-    {"aiter::paged_attention_ragged", 2, 3, 4},
-    {"sglang_profiler::attention_paged_attention_ragged", 2, 3, 4},
+    {"aiter::paged_attention_ragged", 2, 3, 4, true},
+    {"sglang_profiler::attention_paged_attention_ragged", 2, 3, 4, true},
 };
 
 // SGLang's kernel-shape profiler registers each call site as its own
@@ -773,6 +774,19 @@ bool ContainsNoCase(std::string_view s, std::string_view part) {
 
 bool IsServingAttentionOp(std::string_view name) {
   return ServingAttentionOpOf(name) != nullptr;
+}
+
+bool ServingAttentionKeyIsCache(std::string_view name) {
+  const ServingAttentionLayout* op = ServingAttentionOpOf(name);
+  return op != nullptr && op->key_is_cache;
+}
+
+int KvCacheElementBytes(std::string_view name, const OpInputs& in) {
+  if (name != "_C_cache_ops::reshape_and_cache" &&
+      name != "_C_cache_ops::reshape_and_cache_flash") {
+    return 0;
+  }
+  return IsTensorInput(in, 2) ? TorchTypeBytes(in.in[2].type) : 0;
 }
 
 std::optional<ServingAttentionArgs> ServingAttentionArgsOf(

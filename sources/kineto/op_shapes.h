@@ -74,6 +74,13 @@ struct ServingAttentionArgs {
 bool IsServingAttentionOp(std::string_view name);
 std::optional<ServingAttentionArgs> ServingAttentionArgsOf(
     std::string_view name, const OpInputs& inputs);
+// Whether the call's key input is the paged cache itself (aiter's and
+// SGLang's ragged paged attention), not the new tokens' keys (vLLM's).
+bool ServingAttentionKeyIsCache(std::string_view name);
+// The element size of the KV cache a cache write writes into (vLLM's
+// _C_cache_ops::reshape_and_cache(_flash): key, value, key_cache, ...; an
+// fp8 cache is one byte); 0 for any other operator.
+int KvCacheElementBytes(std::string_view name, const OpInputs& inputs);
 // nullopt when the step gives no sq/sk aggregates, or more tokens than
 // the call was given (the annotation is not this call's step).
 std::optional<OpFigures> ServingAttentionFigures(

@@ -843,6 +843,41 @@ TEST_F(KinetoSyntheticTest, MoeOnSeveralRanksWithoutHeadsStaysBlank) {
             0);
 }
 
+// vLLM's attention call takes the new tokens' keys (bf16), but reads the
+// cached ones from the KV cache its cache write writes into: with an fp8
+// (uint8) cache they are read at one byte. A decode step of 4 requests over
+// 4,100 keys: 4 new tokens move 4 x (8 + 1) x 128 bf16 values (9,216 B),
+// the 4,096 cached keys and values 4,096 x 128 values at the cache's size.
+TEST_F(KinetoSyntheticTest, ServingAttentionReadsTheCacheAtItsSize) {
+  auto bytes_with_cache = [&](const std::string& cache_type) {
+    const std::string path = Write(Trace({
+        Annotation(100,
+                   "execute_4_context_0(sq0sk0sqsq0sqsk0)_generation_4"
+                   "(sq4sk4100sqsq4sqsk4100)",
+                   "1", "100"),
+        Op(100, "_C_cache_ops::reshape_and_cache_flash", "2", "5",
+           "\"Input Dims\": [[4, 1, 64], [4, 1, 64], [1024, 16, 1, 64], "
+           "[1024, 16, 1, 64], [4], [], [], []], \"Input type\": "
+           "[\"c10::BFloat16\", \"c10::BFloat16\", \"" + cache_type +
+           "\", \"" + cache_type + "\", \"long int\", \"\", \"\", \"\"]"),
+        Launch(100, 100, "3", 1),
+        NamedKernel("reshape_and_cache_flash_kernel", "20", "2", 1),
+        Op(100, "vllm::unified_attention_with_output", "10", "5",
+           "\"Input Dims\": [[4, 8, 64], [4, 1, 64], [4, 1, 64], [4, 8, 64], "
+           "[]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", "
+           "\"c10::BFloat16\", \"c10::BFloat16\", \"\"]"),
+        Launch(100, 100, "11", 2),
+        NamedKernel("fmhaSm100aKernel_QkvE4m3OBfloat16", "30", "10", 2),
+    }), "trace" + cache_type.substr(0, 3) + ".json");
+    auto result = Import(path, Store());
+    EXPECT_TRUE(result.ok()) << result.status().message();
+    StoreQuery q(dir_.File("runs" + std::to_string(n_) + ".sqlite"));
+    return q.Int("SELECT dram_bytes FROM kernels WHERE name LIKE 'fmha%'");
+  };
+  EXPECT_EQ(bytes_with_cache("unsigned char"), 9216 + 4096 * 128);
+  EXPECT_EQ(bytes_with_cache("c10::BFloat16"), 9216 + 4096 * 128 * 2);
+}
+
 // A trace of PyTorch 1.8-1.9: capitalized categories (Operator, Runtime,
 // Kernel, Memcpy), ProfilerStep#N an operator, "external id" and "Input
 // dims" in lower case. Its kernel joins its launch, sits in the step's

@@ -410,6 +410,20 @@ TEST(OpShapesTest, ServingAttentionArgsAndSteps) {
               T({8, 5, 64}, kBf16), T({8, 32, 64}, kBf16)})));
 }
 
+// vLLM's cache write names the cache's element size; ragged paged
+// attention reads the cache as its key input, vLLM's call does not.
+TEST(OpShapesTest, KvCacheElementSize) {
+  const OpInputs fp8 = Inputs({T({4, 1, 64}, kBf16), T({4, 1, 64}, kBf16),
+                               T({1024, 16, 1, 64}, "unsigned char"),
+                               T({1024, 16, 1, 64}, "unsigned char")});
+  EXPECT_EQ(KvCacheElementBytes("_C_cache_ops::reshape_and_cache_flash", fp8),
+            1);
+  EXPECT_EQ(KvCacheElementBytes("aten::copy_", fp8), 0);
+  EXPECT_TRUE(ServingAttentionKeyIsCache("aiter::paged_attention_ragged"));
+  EXPECT_FALSE(
+      ServingAttentionKeyIsCache("vllm::unified_attention_with_output"));
+}
+
 TEST(OpShapesTest, OpaqueElementBytesOfCatKernels) {
   EXPECT_EQ(OpaqueElementBytes("void at::native::(anonymous namespace)::"
                                "CatArrayBatchedCopy_contig<at::native::("
