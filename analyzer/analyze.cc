@@ -41,16 +41,6 @@ StatusOr<AnalyzedInput> OpenAndReport(
   }
   input_options.capture_paths = extras.captures;
   input_options.model = extras.model;
-  if ((options.group_by == GroupBy::kOp ||
-       options.group_by == GroupBy::kCategory) &&
-      kind == InputKind::kStore) {
-    return InvalidArgument(
-        path + " is a run store, which does not keep the operator that "
-               "launched each kernel yet: --by " +
-        std::string(GroupByName(options.group_by)) +
-        " needs the trace itself (rooftrace analyze TRACE --by " +
-        GroupByName(options.group_by) + ")");
-  }
   if (!device_profile.empty()) {
     RT_ASSIGN_OR_RETURN(RoofTable roofs, LoadRoofTable(device_profile));
     options.reannotate = std::move(roofs);
@@ -74,6 +64,17 @@ StatusOr<AnalyzedInput> OpenAndReport(
     return out;
   }
   RT_ASSIGN_OR_RETURN(out.input, AnalyzerInput::Open(path, input_options));
+  if ((options.group_by == GroupBy::kOp ||
+       options.group_by == GroupBy::kCategory) &&
+      !out.input->store().KeepsOperators()) {
+    return InvalidArgument(
+        path + " was written before stores kept the operator that launched "
+               "each kernel (store schema 7): --by " +
+        std::string(GroupByName(options.group_by)) +
+        " needs the trace itself (rooftrace analyze TRACE --by " +
+        GroupByName(options.group_by) +
+        "), or the trace imported again into a new store");
+  }
   RT_ASSIGN_OR_RETURN(out.report, BuildReport(out.input->store(), options));
   out.report.header.input = path;
   out.report.header.input_kind = kind == InputKind::kStore ? "store" : "trace";

@@ -328,6 +328,7 @@ Status EmitRows(Session* session, const JoinedSession& j,
       mrow.run_id = c->run_id;
       mrow.session_id = session_id;
       mrow.correlation_id = static_cast<int64_t>(mr.correlation_id);
+      mrow.graph_node_id = static_cast<int64_t>(mr.graph_node_id);
       const std::string* name = session->String(mr.name_iid);
       const std::string* unit = session->String(mr.unit_iid);
       mrow.name = name ? std::string_view(*name) : std::string_view("?");

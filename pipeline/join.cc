@@ -303,7 +303,10 @@ class Joiner {
     order.resize(metrics.size());
     for (size_t i = 0; i < metrics.size(); ++i) order[i] = static_cast<int>(i);
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      return metrics[a].correlation_id < metrics[b].correlation_id;
+      if (metrics[a].correlation_id != metrics[b].correlation_id) {
+        return metrics[a].correlation_id < metrics[b].correlation_id;
+      }
+      return metrics[a].graph_node_id < metrics[b].graph_node_id;
     });
     for (size_t p = 0; p < order.size(); ++p) {
       if (p == 0 || metrics[order[p]].correlation_id !=
@@ -415,15 +418,27 @@ class Joiner {
       if (!scratch_.metrics_of.empty()) {
         const int m = scratch_.metrics_of.Find(k.correlation_id);
         if (m >= 0) {
-          int e = m;
+          // The correlation's metrics, or within them, when they are of
+          // graph nodes, this kernel's node's.
           const auto& metrics = s_.metrics();
-          while (e < static_cast<int>(out_.metric_order.size()) &&
-                 metrics[out_.metric_order[e]].correlation_id ==
-                     k.correlation_id) {
-            ++e;
+          const std::vector<int>& order = out_.metric_order;
+          // Sorted by (correlation, node): binary searches, as a graph
+          // launch may hold many nodes' metrics.
+          const auto first = order.begin() + m;
+          auto last = std::partition_point(first, order.end(), [&](int i) {
+            return metrics[i].correlation_id == k.correlation_id;
+          });
+          auto begin = first;
+          if (metrics[*first].graph_node_id != 0) {
+            begin = std::partition_point(first, last, [&](int i) {
+              return metrics[i].graph_node_id < k.graph_node_id;
+            });
+            last = std::partition_point(begin, last, [&](int i) {
+              return metrics[i].graph_node_id == k.graph_node_id;
+            });
           }
-          jk.metrics_begin = m;
-          jk.metrics_end = e;
+          jk.metrics_begin = static_cast<int>(begin - order.begin());
+          jk.metrics_end = static_cast<int>(last - order.begin());
         }
       }
     }

@@ -170,6 +170,10 @@ struct MetricRecord {
   uint64_t name_iid = 0;  // the tool's metric name
   uint64_t unit_iid = 0;  // its unit as the tool wrote it (0: none)
   double value = 0;
+  // Within a graph launch `correlation_id`, the one kernel (its graph node)
+  // the value is of; 0: every kernel of the correlation. A correlation's
+  // metrics are all of one kind or the other.
+  uint64_t graph_node_id = 0;
 
   bool operator==(const MetricRecord&) const = default;
 };

@@ -152,8 +152,8 @@ struct KernelRow {
   std::optional<int64_t> api_start_ns;
   std::string_view nvtx_path;
   // The framework operator that launched the kernel ("aten::mm",
-  // "aiter::rmsnorm"), where the source knew one; empty otherwise. Not
-  // stored (store schema 5): a report of a trace read directly has it.
+  // "aiter::rmsnorm"), where the source knew one; empty otherwise. Stored
+  // since store schema 7 (kernels.op).
   std::string_view op;
   std::optional<int64_t> gemm_call_id;
   std::string_view shape;  // 'm=8 n=4096 k=4096 batch=1'
@@ -175,10 +175,13 @@ struct KernelRow {
 
 // kernel_metrics: one raw counter value of one kernel, exactly as the tool
 // that measured it recorded it (pipeline/records.h MetricRecord). Tied to
-// its kernel by (session_id, correlation_id).
+// its kernel by (session_id, correlation_id, graph_node_id).
 struct KernelMetricRow {
   int64_t run_id = 0, session_id = 0;
   int64_t correlation_id = 0;
+  // The kernel's graph node within a graph launch; 0: every kernel of the
+  // correlation (MetricRecord::graph_node_id).
+  int64_t graph_node_id = 0;
   std::string_view name;
   double value = 0;
   std::string_view unit;  // empty: none

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -389,7 +390,7 @@ struct ReportBuilder::State {
   // is kept only from the first one on (any_comm_kernel), started as a
   // copy of kernels_busy, which until then held the same intervals.
   BusyTimeline kernels_busy, compute_busy;
-  // Collective kernels by (session, correlation) until Finish: one small
+  // Collective kernels by (session, correlation, graph node) until Finish: one small
   // entry per collective kernel, since a store gives its metrics apart
   // from its row.
   struct CommKernel {
@@ -397,13 +398,17 @@ struct ReportBuilder::State {
     int64_t duration_ns = -1;  // -1: its row not seen
     double bytes = 0, algbw = 0, busbw = -1;
   };
-  struct PairHash {
-    size_t operator()(const std::pair<int64_t, int64_t>& p) const {
-      return std::hash<int64_t>()(p.first) * 31 + std::hash<int64_t>()(p.second);
+  // (session, correlation, graph node): a graph launch's kernels share
+  // its correlation.
+  using CommKey = std::tuple<int64_t, int64_t, int64_t>;
+  struct CommKeyHash {
+    size_t operator()(const CommKey& k) const {
+      return (std::hash<int64_t>()(std::get<0>(k)) * 31 +
+              std::hash<int64_t>()(std::get<1>(k))) * 31 +
+             std::hash<int64_t>()(std::get<2>(k));
     }
   };
-  std::unordered_map<std::pair<int64_t, int64_t>, CommKernel, PairHash>
-      comm_kernels;
+  std::unordered_map<CommKey, CommKernel, CommKeyHash> comm_kernels;
   bool any_comm_kernel = false;
 };
 
@@ -495,7 +500,7 @@ void ReportBuilder::AddKernelMetric(const KernelMetricRow& m) {
   const bool busbw = name == kCollectiveBusbw;
   if (!bytes && !algbw && !busbw) return;
   State::CommKernel& c =
-      state_->comm_kernels[{m.session_id, m.correlation_id}];
+      state_->comm_kernels[{m.session_id, m.correlation_id, m.graph_node_id}];
   if (bytes) c.bytes = m.value;
   if (algbw) c.algbw = m.value;
   if (busbw) c.busbw = m.value;
@@ -528,7 +533,8 @@ void ReportBuilder::Add(const KernelRow& k) {
   }
   if (collective) {
     State::CommKernel& ck =
-        st.comm_kernels[{k.session_id, k.correlation_id.value_or(-1)}];
+        st.comm_kernels[{k.session_id, k.correlation_id.value_or(-1),
+                         k.graph_node_id}];
     ck.shape = std::string(k.shape);
     ck.duration_ns = k.duration_ns;
     st.any_comm_kernel = true;

@@ -104,7 +104,7 @@ CREATE TABLE IF NOT EXISTS kernel_rows (
   dram_write_bytes INTEGER, bytes_source TEXT, ai REAL,
   achieved_flops_per_s REAL, achieved_bytes_per_s REAL,
   roof_flops_per_s REAL, fraction_of_roof REAL, bound TEXT,
-  step_id INTEGER, phase TEXT);
+  step_id INTEGER, phase TEXT, op TEXT);
 CREATE INDEX IF NOT EXISTS kernel_rows_run ON kernel_rows(run_id, start_ns);
 -- What readers query: the columns of schema 1's kernels table, in its order.
 CREATE VIEW IF NOT EXISTS kernels AS SELECT
@@ -120,7 +120,7 @@ CREATE VIEW IF NOT EXISTS kernels AS SELECT
   r.flops_int8_tc, r.flops_source, r.dram_bytes, r.dram_read_bytes,
   r.dram_write_bytes, r.bytes_source, r.ai, r.achieved_flops_per_s,
   r.achieved_bytes_per_s, r.roof_flops_per_s, r.fraction_of_roof, r.bound,
-  r.step_id, r.phase
+  r.step_id, r.phase, r.op
   FROM kernel_rows r LEFT JOIN kernel_names n ON n.name_id = r.name_id;
 -- Rows written through the view land in the two tables (a NULL name stays
 -- NULL); the collector writes kernel_rows directly.
@@ -138,7 +138,7 @@ CREATE TRIGGER IF NOT EXISTS kernels_insert INSTEAD OF INSERT ON kernels BEGIN
     flops_bf16_tc, flops_fp8_tc, flops_int8_tc, flops_source, dram_bytes,
     dram_read_bytes, dram_write_bytes, bytes_source, ai,
     achieved_flops_per_s, achieved_bytes_per_s, roof_flops_per_s,
-    fraction_of_roof, bound, step_id, phase)
+    fraction_of_roof, bound, step_id, phase, op)
   VALUES (
     NEW.kernel_id, NEW.run_id, NEW.session_id, NEW.correlation_id,
     NEW.device_id, NEW.context_id, NEW.stream_id,
@@ -155,12 +155,12 @@ CREATE TRIGGER IF NOT EXISTS kernels_insert INSTEAD OF INSERT ON kernels BEGIN
     NEW.dram_write_bytes, NEW.bytes_source, NEW.ai,
     NEW.achieved_flops_per_s, NEW.achieved_bytes_per_s,
     NEW.roof_flops_per_s, NEW.fraction_of_roof, NEW.bound, NEW.step_id,
-    NEW.phase);
+    NEW.phase, NEW.op);
 END;
 CREATE TABLE IF NOT EXISTS kernel_metrics (
   run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
   correlation_id INTEGER NOT NULL, name TEXT NOT NULL, value REAL,
-  unit TEXT);
+  unit TEXT, graph_node_id INTEGER);
 CREATE INDEX IF NOT EXISTS kernel_metrics_kernel
   ON kernel_metrics(run_id, session_id, correlation_id);
 CREATE TABLE IF NOT EXISTS memcpys (
@@ -196,8 +196,8 @@ constexpr char kKernelRowColumns[] =
     "flops_tf32_tc, flops_bf16_tc, flops_fp8_tc, flops_int8_tc, "
     "flops_source, dram_bytes, dram_read_bytes, dram_write_bytes, "
     "bytes_source, ai, achieved_flops_per_s, achieved_bytes_per_s, "
-    "roof_flops_per_s, fraction_of_roof, bound, step_id, phase";
-constexpr int kKernelRowParams = 53;
+    "roof_flops_per_s, fraction_of_roof, bound, step_id, phase, op";
+constexpr int kKernelRowParams = 54;
 
 // Binds parameters left to right.
 class Binder {
@@ -338,6 +338,21 @@ Status Store::CountRow() {
   return OkStatus();
 }
 
+// Schema 1's kernels table's columns, in its order: the kernels view's
+// first ones.
+constexpr char kSchema1KernelColumns[] =
+    "kernel_id, run_id, session_id, correlation_id, device_id, context_id, "
+    "stream_id, name, demangled, family, start_ns, end_ns, duration_ns, "
+    "grid_x, grid_y, grid_z, block_x, block_y, block_z, cluster_x, "
+    "cluster_y, cluster_z, registers_per_thread, static_shared_memory_bytes, "
+    "dynamic_shared_memory_bytes, graph_id, graph_node_id, thread_id, "
+    "api_start_ns, nvtx_path, gemm_call_id, shape, token_count, precision, "
+    "flops, flops_fp64, flops_fp32, flops_fp16, flops_fp64_tc, "
+    "flops_tf32_tc, flops_bf16_tc, flops_fp8_tc, flops_int8_tc, "
+    "flops_source, dram_bytes, dram_read_bytes, dram_write_bytes, "
+    "bytes_source, ai, achieved_flops_per_s, achieved_bytes_per_s, "
+    "roof_flops_per_s, fraction_of_roof, bound, step_id, phase";
+
 // Schema 1 kept each kernel's names in its row; schema 2 keeps them once in
 // kernel_names, with a kernels view of the same columns. All or nothing: a
 // failed upgrade leaves the schema 1 store as it was. SQLite only: a
@@ -349,8 +364,12 @@ Status Store::MigrateFromSchema1() {
   if (SchemaVersion() != 1) return Exec("COMMIT");
   Status st = Exec("ALTER TABLE kernels RENAME TO kernels_schema1");
   if (st.ok()) st = Exec(kSchema);
-  // The view's trigger splits each row; schema 1's columns are the view's.
-  if (st.ok()) st = Exec("INSERT INTO kernels SELECT * FROM kernels_schema1");
+  // The view's trigger splits each row; schema 1's columns are the view's
+  // first ones (the later ones are left NULL).
+  if (st.ok()) {
+    st = Exec(std::string("INSERT INTO kernels (") + kSchema1KernelColumns +
+              ") SELECT * FROM kernels_schema1");
+  }
   if (st.ok()) st = Exec("DROP TABLE kernels_schema1");
   if (st.ok()) {
     st = Exec("UPDATE schema_info SET value='2' WHERE key='schema_version'");
@@ -373,7 +392,7 @@ Status Store::MigrateFromSchema1() {
 // transaction: all or nothing, and a failure names the store and the fix.
 // Inside Open()'s setup transaction (PostgreSQL) it is part of that one.
 Status Store::UpgradeSchema(int from,
-                            std::initializer_list<const char*> statements) {
+                            const std::vector<const char*>& statements) {
   const bool own_txn = !db_->InTransaction();
   if (own_txn) RT_RETURN_IF_ERROR(Begin());
   in_txn_ = false;  // the upgrade's, not a batch of rows
@@ -426,6 +445,31 @@ Status Store::MigrateFromSchema4() {
 // --where` selects runs by. The table is created by kSchema; older runs
 // have no labels.
 Status Store::MigrateFromSchema5() { return UpgradeSchema(5, {kSchema}); }
+
+// Schema 7 added the framework operator that launched each kernel
+// (kernel_rows.op, in the kernels view: `analyze STORE --by op`) and the
+// graph node a raw metric is of (kernel_metrics.graph_node_id: a graph
+// launch's kernels share its correlation id). SQLite's view and its
+// trigger are made again with the column; PostgreSQL's view is replaced
+// by kSchema (it has no trigger).
+// An older store upgraded through schema 2 or 3 got these tables with the
+// columns already (kSchema makes them as they are now).
+Status Store::MigrateFromSchema6() {
+  std::vector<const char*> statements;
+  if (!db_->HasColumn("kernel_rows", "op")) {
+    statements.push_back("ALTER TABLE kernel_rows ADD COLUMN op TEXT");
+  }
+  if (!db_->HasColumn("kernel_metrics", "graph_node_id")) {
+    statements.push_back(
+        "ALTER TABLE kernel_metrics ADD COLUMN graph_node_id INTEGER");
+  }
+  if (db_->backend() == DbBackend::kSqlite) {
+    statements.push_back("DROP TRIGGER IF EXISTS kernels_insert");
+    statements.push_back("DROP VIEW IF EXISTS kernels");
+  }
+  statements.push_back(kSchema);
+  return UpgradeSchema(6, statements);
+}
 
 // `tables`: the store's (Db::Tables), as RefuseWhatIsNotAStore read them.
 Status Store::RefuseForeignDatabase(const std::vector<std::string>& tables) {
@@ -570,6 +614,9 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   if (version >= 1 && version <= 5) {
     RT_RETURN_IF_ERROR(s->MigrateFromSchema5());
   }
+  if (version >= 1 && version <= 6) {
+    RT_RETURN_IF_ERROR(s->MigrateFromSchema6());
+  }
   RT_RETURN_IF_ERROR(s->Exec(kSchema));
   RT_RETURN_IF_ERROR(
       s->Exec("INSERT INTO schema_info VALUES ('schema_version', '" +
@@ -653,7 +700,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
       &s->insert_roof_));
   RT_RETURN_IF_ERROR(s->Prepare(
       "INSERT INTO kernel_metrics (run_id, session_id, correlation_id, name, "
-      "value, unit) VALUES (?,?,?,?,?,?)",
+      "value, unit, graph_node_id) VALUES (?,?,?,?,?,?,?)",
       &s->insert_metric_));
   RT_RETURN_IF_ERROR(s->Prepare(
       "INSERT INTO run_labels (run_id, key, value) VALUES (?,?,?)",
@@ -902,7 +949,8 @@ Status Store::AddKernel(const KernelRow& k) {
       .Opt(k.roof_flops_per_s).Opt(k.fraction_of_roof)
       .Text(k.bound)
       .Opt(k.step_id)
-      .TextOrNull(k.phase);
+      .TextOrNull(k.phase)
+      .TextOrNull(k.op);
   RT_RETURN_IF_ERROR(Step(insert_kernel_, "cannot insert a kernel"));
   ++kernels_in_txn_;
   return CountRow();
@@ -949,7 +997,9 @@ Status Store::AddKernelMetric(const KernelMetricRow& m) {
       .Int(m.correlation_id)
       .Text(m.name)
       .Real(m.value)
-      .TextOrNull(m.unit);
+      .TextOrNull(m.unit)
+      .Opt(m.graph_node_id != 0 ? std::optional<int64_t>(m.graph_node_id)
+                                : std::nullopt);
   RT_RETURN_IF_ERROR(Step(insert_metric_, "cannot insert a kernel metric"));
   return CountRow();
 }

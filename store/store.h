@@ -37,7 +37,7 @@
 
 namespace rooftrace {
 
-inline constexpr int kStoreSchemaVersion = 6;
+inline constexpr int kStoreSchemaVersion = 7;
 
 class Store : public RunSink {
  public:
@@ -111,9 +111,10 @@ class Store : public RunSink {
   Status MigrateFromSchema3();
   Status MigrateFromSchema4();
   Status MigrateFromSchema5();
+  Status MigrateFromSchema6();
   // One version up (from -> from + 1) in one transaction.
   Status UpgradeSchema(int from,
-                       std::initializer_list<const char*> statements);
+                       const std::vector<const char*>& statements);
   Status ApplyTestPageBudget();
   // schema_info's schema_version (0: none).
   int SchemaVersion();

@@ -351,21 +351,25 @@ namespace {
 
 // Start order; a tie by id, so that both backends give one order (SQLite's
 // index on (run_id, start_ns) gives it without sorting).
-constexpr const char* kKernelQuery =
-    "SELECT kernel_id, name, demangled, family, shape, precision, "
-    "flops_source, bytes_source, bound, phase, nvtx_path, "
-    "duration_ns, start_ns, step_id, stream_id, device_id, "
-    "thread_id, correlation_id, flops, dram_bytes, "
-    "fraction_of_roof, roof_flops_per_s, end_ns, session_id, "
-    "token_count FROM kernels WHERE run_id = ? "
-    "ORDER BY start_ns NULLS FIRST, kernel_id";
+// `op`: the column's name, or NULL for a store from before schema 7.
+std::string KernelQuery(std::string_view op) {
+  return "SELECT kernel_id, name, demangled, family, shape, precision, "
+         "flops_source, bytes_source, bound, phase, nvtx_path, "
+         "duration_ns, start_ns, step_id, stream_id, device_id, "
+         "thread_id, correlation_id, flops, dram_bytes, "
+         "fraction_of_roof, roof_flops_per_s, end_ns, session_id, "
+         "token_count, graph_node_id, " +
+         std::string(op) +
+         " FROM kernels WHERE run_id = ? "
+         "ORDER BY start_ns NULLS FIRST, kernel_id";
+}
 
 constexpr const char* kMemcpyQuery =
     "SELECT kind, bytes, start_ns, end_ns, stream_id, device_id, "
     "correlation_id, phase FROM memcpys WHERE run_id = ? "
     "ORDER BY start_ns NULLS FIRST, memcpy_id";
 
-// The columns of kKernelQuery's current row into `k` (run_id kept).
+// The columns of KernelQuery's current row into `k` (run_id kept).
 void ReadKernel(DbStatement* s, KernelRow* out) {
   KernelRow& k = *out;
   k.kernel_id = s->Int(0);
@@ -398,6 +402,8 @@ void ReadKernel(DbStatement* s, KernelRow* out) {
   k.roof_flops_per_s = Real(s, 21);
   k.session_id = s->Int(23);
   k.token_count = Int(s, 24);
+  k.graph_node_id = Int(s, 25).value_or(0);
+  k.op = s->Text(26);
 }
 
 // The columns of kMemcpyQuery's current row into `v` (run_id kept).
@@ -417,7 +423,7 @@ void ReadMemcpy(DbStatement* s, MemcpyRow* out) {
 
 Status StoreReader::ForEachKernel(
     int64_t run_id, const std::function<Status(const KernelRow&)>& fn) {
-  RT_ASSIGN_OR_RETURN(Stmt stmt, Prepare(kKernelQuery));
+  RT_ASSIGN_OR_RETURN(Stmt stmt, Prepare(KernelQuery(OpColumn())));
   stmt->BindInt(1, run_id);
   KernelRow k;
   k.run_id = run_id;
@@ -430,7 +436,7 @@ Status StoreReader::ForEachKernel(
 Status StoreReader::ForEachKernelAndMemcpy(
     int64_t run_id, const std::function<Status(const KernelRow&)>& on_kernel,
     const std::function<Status(const MemcpyRow&)>& on_memcpy) {
-  RT_ASSIGN_OR_RETURN(Stmt ks, Prepare(kKernelQuery));
+  RT_ASSIGN_OR_RETURN(Stmt ks, Prepare(KernelQuery(OpColumn())));
   RT_ASSIGN_OR_RETURN(Stmt ms, Prepare(kMemcpyQuery));
   ks->BindInt(1, run_id);
   ms->BindInt(1, run_id);
@@ -531,8 +537,11 @@ Status StoreReader::ForEachKernelMetric(
   if (!HasColumn("kernel_metrics", "name")) return OkStatus();
   RT_ASSIGN_OR_RETURN(
       Stmt stmt,
-      Prepare("SELECT session_id, correlation_id, name, value, unit FROM "
-              "kernel_metrics WHERE run_id = ? ORDER BY session_id, "
+      Prepare(std::string("SELECT session_id, correlation_id, name, value, "
+                          "unit, ") +
+              (HasColumn("kernel_metrics", "graph_node_id") ? "graph_node_id"
+                                                            : "NULL") +
+              " FROM kernel_metrics WHERE run_id = ? ORDER BY session_id, "
               "correlation_id, rowid"));
   stmt->BindInt(1, run_id);
   KernelMetricRow m;
@@ -543,6 +552,7 @@ Status StoreReader::ForEachKernelMetric(
     m.name = s->Text(2);
     m.value = Real(s, 3).value_or(0);
     m.unit = s->Text(4);
+    m.graph_node_id = Int(s, 5).value_or(0);
     return fn(m);
   });
 }

@@ -40,7 +40,7 @@ namespace rooftrace {
 std::string SqliteReadUri(const std::string& path);
 
 // The highest store schema major version this reader understands.
-inline constexpr int kStoreSchemaMajor = 6;
+inline constexpr int kStoreSchemaMajor = 7;
 
 class Db;
 class DbStatement;
@@ -126,12 +126,17 @@ class StoreReader {
                                const std::vector<bool>& is_null)>& row);
 
   const std::string& display_name() const { return display_name_; }
+  // Whether the store keeps each kernel's framework operator (schema 7
+  // on): `analyze --by op` and `--by category` need it.
+  bool KeepsOperators() { return HasColumn("kernels", "op"); }
 
  private:
   // A streamed query (Db::Fetch::kStream); an error says the store does
   // not follow docs/store.md.
   StatusOr<std::unique_ptr<DbStatement>> Prepare(const std::string& sql);
   bool HasColumn(const char* table, const char* column);
+  // The kernels' operator column: "op", or "NULL" before schema 7.
+  const char* OpColumn() { return HasColumn("kernels", "op") ? "op" : "NULL"; }
   Status StepError(const char* what, const Status& cause);
   template <typename Fn>
   Status EachRow(DbStatement* stmt, const char* what, Fn&& fn);

@@ -103,6 +103,14 @@ struct ProcessState {
   std::set<uint32_t> devices;
 };
 
+// The collective a kernel runs, as CommArgs gives it (owning its strings:
+// a capture's outlive its trace).
+struct CollectiveArgs {
+  int32_t comm = -1;  // index into KinetoTrace::comms (-1: outside NCCL)
+  std::string collective, dtype;
+  int64_t in_elements = -1, out_elements = -1, group_size = -1;
+};
+
 // One kernel a graph capture launched, with what its operator gave: a
 // GEMM call or an operator's figures (ids and host times are those of the
 // capture; a replay copies them under its own).
@@ -113,6 +121,9 @@ struct CapturedKernel {
   // A serving attention call, costed with the step of each replay (its
   // KV lengths are the replay's, not the capture's).
   std::optional<ServingAttentionArgs> attention;
+  // A collective (an all-reduce outside NCCL, or NCCL's with its args):
+  // each replay gets its message, group and bandwidths.
+  std::optional<CollectiveArgs> collective;
   std::string op_name, op_shape;
   // The captured call or operator (unique in its capture): the kernels of
   // one replay that share it share one replayed record, so that an
@@ -198,6 +209,12 @@ class Assembler {
   void AddRangeCounters(ProcessState& p, const GpuEvent& g, uint64_t corr);
   void AddCollective(ProcessState& p, const GpuEvent& g, int launch,
                      uint64_t corr);
+  std::optional<CollectiveArgs> CollectiveOf(const GpuEvent* g,
+                                             int launch) const;
+  void EmitCollective(ProcessState& p, const CollectiveArgs& a,
+                      std::string_view kernel, uint64_t start_ns,
+                      uint64_t end_ns, uint64_t corr, uint64_t node,
+                      uint64_t op_id);
   void AddDevices();
   const DeviceProps* PropsOf(uint32_t id) const;
   uint64_t Iid(ProcessState& p, std::string_view s);
@@ -959,47 +976,72 @@ void Assembler::AddGpuEvent(const GpuEvent& g, uint64_t corr) {
   if (g.kind == GpuEvent::Kind::kKernel) AddCollective(p, g, l, corr);
 }
 
-// A collective kernel's message, algorithm and bus bandwidth (model/ops.h)
-// as raw metrics, and an OpRecord without FLOPs or bytes whose shape text
-// the kernel row shows ("all_reduce bf16 bytes=8388608 ranks=8"). The
-// arguments come from the kernel itself, else from the cpu_op of its (or
-// its launch's) External id. What is missing stays missing: no message
-// without a dtype and counts, no bus bandwidth without a group size.
-void Assembler::AddCollective(ProcessState& p, const GpuEvent& g, int launch,
-                              uint64_t corr) {
-  int comm = g.comm;
-  for (int64_t ext : {g.external_id,
+// The collective a kernel runs (its own args, else the cpu_op of its or its
+// launch's External id), or an all-reduce outside NCCL around its launch
+// (AllReduceMessageInput: the operator's tensor is the message, the trace's
+// world size the group, distributedInfo); nullopt when neither. `g` may be
+// null: a capture trace's launches have no kernels.
+std::optional<CollectiveArgs> Assembler::CollectiveOf(const GpuEvent* g,
+                                                      int launch) const {
+  int comm = g != nullptr ? g->comm : -1;
+  for (int64_t ext : {g != nullptr ? g->external_id : -1,
                       launch >= 0 ? t_.host[launch].external_id : -1}) {
     if (comm >= 0 || comm_of_external_.empty()) break;
     if (ext >= 0) comm = comm_of_external_.Find(static_cast<uint64_t>(ext));
   }
-  const bool nccl_name = IsNcclKernelName(g.name);
-  // An all-reduce outside NCCL: its operator's tensor is the message, the
-  // trace's world size the group (distributedInfo).
-  CommArgs outside;
-  const int ar = launch >= 0 ? allreduce_of_launch_[launch] : -1;
-  if (comm < 0 && ar >= 0) {
-    const OpInputs& in = t_.InputsOf(t_.host[ar]);
-    const int m = AllReduceMessageInput(t_.host[ar].name);
-    if (m < in.count && in.in[m].rank >= 0) {
-      int64_t n = 1;
-      for (int d = 0; d < in.in[m].rank; ++d) n *= in.in[m].dims[d];
-      outside.collective = "allreduce";
-      outside.dtype = in.in[m].type;
-      outside.in_elements = outside.out_elements = n;
-      outside.group_size = t_.world_size.value_or(-1);
-    }
+  CollectiveArgs out;
+  if (comm >= 0) {
+    const CommArgs& a = t_.comms[comm];
+    out.comm = comm;
+    out.collective = a.collective;
+    out.dtype = a.dtype;
+    out.in_elements = a.in_elements;
+    out.out_elements = a.out_elements;
+    out.group_size = a.group_size;
+    return out;
   }
-  if (comm < 0 && outside.in_elements < 0) {
-    comm_unsized_ += nccl_name;
+  const int ar = launch >= 0 ? allreduce_of_launch_[launch] : -1;
+  if (ar < 0) return std::nullopt;
+  const OpInputs& in = t_.InputsOf(t_.host[ar]);
+  const int m = AllReduceMessageInput(t_.host[ar].name);
+  if (m >= in.count || in.in[m].rank < 0) return std::nullopt;
+  int64_t n = 1;
+  for (int d = 0; d < in.in[m].rank; ++d) n *= in.in[m].dims[d];
+  out.collective = "allreduce";
+  out.dtype = in.in[m].type;
+  out.in_elements = out.out_elements = n;
+  out.group_size = t_.world_size.value_or(-1);
+  return out;
+}
+
+void Assembler::AddCollective(ProcessState& p, const GpuEvent& g, int launch,
+                              uint64_t corr) {
+  std::optional<CollectiveArgs> a = CollectiveOf(&g, launch);
+  if (!a) {
+    comm_unsized_ += IsNcclKernelName(g.name);
     return;
   }
-  const CommArgs& a = comm >= 0 ? t_.comms[comm] : outside;
+  const uint64_t op_id =
+      a->comm >= 0 ? kCollectiveOps + static_cast<uint64_t>(a->comm)
+                   : kOutsideCollectiveOps + ++outside_collectives_;
+  EmitCollective(p, *a, g.name, g.start_ns, g.end_ns, corr, 0, op_id);
+}
+
+// A collective kernel's message, algorithm and bus bandwidth (model/ops.h)
+// as raw metrics, and an OpRecord without FLOPs or bytes whose shape text
+// the kernel row shows ("all_reduce bf16 bytes=8388608 ranks=8"). What is
+// missing stays missing: no message without a dtype and counts, no bus
+// bandwidth without a group size. `node`: the kernel's graph node in its
+// graph launch `corr` (0: a kernel of its own launch).
+void Assembler::EmitCollective(ProcessState& p, const CollectiveArgs& a,
+                               std::string_view kernel, uint64_t start_ns,
+                               uint64_t end_ns, uint64_t corr, uint64_t node,
+                               uint64_t op_id) {
   Collective c = CollectiveFromName(a.collective);
-  if (c == Collective::kUnknown) c = CollectiveFromName(g.name);
+  if (c == Collective::kUnknown) c = CollectiveFromName(kernel);
   const uint64_t bytes = CollectiveMessageBytes(
       a.in_elements, a.out_elements, TorchTypeBytes(a.dtype));
-  const uint64_t duration = g.end_ns > g.start_ns ? g.end_ns - g.start_ns : 0;
+  const uint64_t duration = end_ns > start_ns ? end_ns - start_ns : 0;
   const CollectiveBandwidth bw =
       CollectiveBandwidthOf(c, a.group_size, bytes, duration);
   if (bytes == 0) {
@@ -1018,19 +1060,18 @@ void Assembler::AddCollective(ProcessState& p, const GpuEvent& g, int launch,
   shape += " ranks=" + (a.group_size > 0 ? std::to_string(a.group_size)
                                          : std::string("?"));
   OpRecord o;
-  o.op_id = comm >= 0 ? kCollectiveOps + static_cast<uint64_t>(comm)
-                      : kOutsideCollectiveOps + ++outside_collectives_;
+  o.op_id = op_id;
   o.name_iid = Iid(p, a.collective.empty() ? std::string_view("collective")
-                                           : a.collective);
+                                           : std::string_view(a.collective));
   shapes_.push_back(std::move(shape));
   o.shape_iid = Iid(p, shapes_.back());
-  o.start_ns = g.start_ns;
-  o.end_ns = g.end_ns;
+  o.start_ns = start_ns;
+  o.end_ns = end_ns;
   s.records().ops.push_back(o);
-  s.records().op_links.push_back({corr, o.op_id});
+  s.records().op_links.push_back({corr, o.op_id, node});
 
   auto metric = [&](std::string_view name, std::string_view unit, double v) {
-    s.records().metrics.push_back({corr, Iid(p, name), Iid(p, unit), v});
+    s.records().metrics.push_back({corr, Iid(p, name), Iid(p, unit), v, node});
   };
   if (bytes > 0) {
     metric(kCollectiveMessageBytes, "bytes", static_cast<double>(bytes));
@@ -1239,6 +1280,8 @@ std::vector<CapturedGraph> Assembler::CapturedGraphs() const {
       k.attention = AttentionArgsOf(op);
       k.op_name = std::string(op.name);
       k.op_key = kCapturedAttentionBit | (static_cast<uint64_t>(a) + 1);
+    } else {
+      k.collective = CollectiveOf(nullptr, h);
     }
     current.push_back(std::move(k));
   }
@@ -1339,6 +1382,13 @@ void Assembler::ApplyCaptures(const std::vector<CapturedGraph>& graphs) {
         // Graph node ids are unique within the graph launch's kernels.
         if (kernel.graph_node_id == 0) kernel.graph_node_id = i + 1;
         const CapturedKernel& c = *match[i];
+        if (c.collective) {
+          EmitCollective(p, *c.collective, c.kernel, kernel.start_ns,
+                         kernel.end_ns, corr, kernel.graph_node_id,
+                         kOutsideCollectiveOps + ++outside_collectives_);
+          ++graph_kernels_;
+          continue;
+        }
         if (auto r = replayed.find(c.op_key); c.op_key != 0 && r != replayed.end()) {
           if (c.gemm) {
             rec.gemm_links.push_back({corr, r->second, kernel.graph_node_id});

@@ -15,7 +15,12 @@
 
 #include "base/json.h"
 #include "analyzer/commands.h"
+#include "sources/registry.h"
+#include "store/store.h"
 #include "tests/support/golden_store.h"
+#include "tests/support/real_data.h"
+#include "tests/support/sqlite_query.h"
+#include "tests/support/store_schema1.h"
 #include "tests/support/xml_check.h"
 
 namespace rooftrace {
@@ -377,10 +382,19 @@ TEST_F(AnalyzeCliTest, BadInputExitsWithTwoAndSaysWhy) {
 
   EXPECT_EQ(Analyze({store_, "--by", "colour"}, &out, &err), 2);
   EXPECT_NE(err.find("--by 'colour' is not one of"), std::string::npos);
-  // A store keeps no operator names: --by op needs the trace itself.
-  EXPECT_EQ(Analyze({store_, "--by", "op"}, &out, &err), 2);
-  EXPECT_NE(err.find("does not keep the operator that launched each kernel"),
-            std::string::npos)
+  // A store from before schema 7 keeps no operator names: --by op and
+  // --by category need the trace, or the trace imported again.
+  const std::string old = dir_ + "/schema6.sqlite";
+  std::filesystem::copy_file(store_, old);
+  ASSERT_EQ(test_support::ExecSql(old, test_support::kDowngradeToSchema6), "");
+  for (const char* by : {"op", "category"}) {
+    EXPECT_EQ(Analyze({old, "--run", "1", "--by", by}, &out, &err), 2);
+    EXPECT_NE(err.find("was written before stores kept the operator that "
+                       "launched each kernel (store schema 7)"),
+              std::string::npos)
+        << err;
+  }
+  EXPECT_EQ(Analyze({old, "--run", "1", "--by", "family"}, &out, &err), 0)
       << err;
   EXPECT_EQ(Analyze({store_, "--capture", dir_ + "/capture.json"}, &out, &err),
             2);
@@ -647,6 +661,40 @@ TEST_F(AnalyzeCliTest, HeaderShowsTheRunsLabels) {
             std::string::npos);
   ASSERT_EQ(Analyze({store_, "--run", "1"}, &out), 0);
   EXPECT_EQ(out.find("labels:"), std::string::npos) << out;
+}
+
+// A store keeps each kernel's operator (schema 7): grouped by operator or
+// category, the imported BERT trace reads as the trace itself does.
+TEST_F(AnalyzeCliTest, StoreGroupsByOperatorAsItsTraceDoes) {
+  const char kBert[] =
+      "tracelens/tests/traces/h100/"
+      "gaunernst_bert-small-uncased__1016001.redacted.json.gz";
+  const std::string trace = test_support::RealDataFile(kBert);
+  if (trace.empty()) GTEST_SKIP() << test_support::RealDataMissing(kBert);
+  const std::string store = dir_ + "/bert.sqlite";
+  {
+    auto source = DetectSource(trace);
+    ASSERT_TRUE(source.ok()) << source.status().message();
+    auto writer = Store::Open(store);
+    ASSERT_TRUE(writer.ok()) << writer.status().message();
+    ASSERT_TRUE(ReadSourceInto(**source, trace, {}, writer->get()).ok());
+  }
+  for (const char* by : {"op", "category"}) {
+    std::string from_trace, from_store, err;
+    ASSERT_EQ(Analyze({trace, "--by", by, "--format", "csv"}, &from_trace,
+                      &err),
+              0)
+        << err;
+    ASSERT_EQ(Analyze({store, "--by", by, "--format", "csv"}, &from_store,
+                      &err),
+              0)
+        << err;
+    EXPECT_EQ(from_store, from_trace) << by;
+    EXPECT_NE(from_store.find(std::string(by) == "op" ? "\naten::addmm,"
+                                                      : "\nGEMM,"),
+              std::string::npos)
+        << from_store;
+  }
 }
 
 }  // namespace

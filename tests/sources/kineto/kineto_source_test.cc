@@ -1557,5 +1557,73 @@ TEST_F(KinetoSyntheticTest, GraphReplaysTakeTheirCapturedOperators) {
       << refused.status().message();
 }
 
+// vLLM captures its tensor-parallel all-reduce into the graphs it replays
+// (symm_mem::multimem_all_reduce_ of 2 Mi bf16 on 8 ranks): each replayed
+// all-reduce kernel gets the captured operator's message, the capture's
+// world size as its group, and bandwidths from its own duration (5 us:
+// 838.86 GB/s, x 2*7/8 on the bus); the graph's other kernel gets none of
+// them, though it shares the launch's correlation id.
+TEST_F(KinetoSyntheticTest, CapturedAllReduceGivesEachReplayItsMessage) {
+  auto launch = [](const std::string& ts, uint64_t corr,
+                   const std::string& kernel) {
+    return "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": "
+           "\"cudaLaunchKernel\", \"pid\": 100, \"tid\": 100, \"ts\": " +
+           ts + ", \"dur\": 2, \"args\": {\"correlation\": " +
+           std::to_string(corr) + ", \"kernel\": \"" + kernel + "\"}}";
+  };
+  auto api = [](const std::string& name, const std::string& ts,
+                uint64_t corr) {
+    return "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"" + name +
+           "\", \"pid\": 100, \"tid\": 100, \"ts\": " + ts +
+           ", \"dur\": 1, \"args\": {\"correlation\": " +
+           std::to_string(corr) + "}}";
+  };
+  const std::string capture = Write(
+      Trace({api("cudaStreamBeginCapture", "900", 1),
+             Op(100, "aten::add", "1000", "10",
+                "\"Input Dims\": [[512, 4096], [512, 4096], []], \"Input "
+                "type\": [\"c10::BFloat16\", \"c10::BFloat16\", "
+                "\"Scalar\"]"),
+             launch("1002", 2, "add_kernel"),
+             Op(100, "symm_mem::multimem_all_reduce_", "1020", "20",
+                "\"Input Dims\": [[512, 4096], [], []], \"Input type\": "
+                "[\"c10::BFloat16\", \"\", \"\"]"),
+             launch("1022", 3, "multimem_all_reduce_kernel"),
+             api("cudaStreamEndCapture", "1100", 4)},
+            kEightRanks),
+      "capture.json");
+  auto kernel = [](const std::string& name, const std::string& ts,
+                   uint64_t corr) {
+    return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + name +
+           "\", \"pid\": 0, \"tid\": 7, \"ts\": " + ts +
+           ", \"dur\": 5, \"args\": {\"device\": 0, \"stream\": 7, "
+           "\"correlation\": " + std::to_string(corr) + "}}";
+  };
+  const std::string replay = Write(Trace({
+      api("cudaGraphLaunch", "5000", 50),
+      kernel("add_kernel", "5010", 50),
+      kernel("multimem_all_reduce_kernel", "5020", 50),
+      api("cudaGraphLaunch", "6000", 60),
+      kernel("add_kernel", "6010", 60),
+      kernel("multimem_all_reduce_kernel", "6020", 60),
+  }, kEightRanks));
+  SourceOptions o;
+  o.capture_paths = {capture};
+  auto result = Import(replay, Store(), o);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  EXPECT_EQ(q.Text("SELECT group_concat(r, ',') FROM (SELECT correlation_id "
+                   "|| ':' || graph_node_id || ':' || ifnull(shape, '-') AS r "
+                   "FROM kernels ORDER BY start_ns)"),
+            "50:1:512x4096,50:2:all_reduce bf16 bytes=4194304 ranks=8,"
+            "60:1:512x4096,60:2:all_reduce bf16 bytes=4194304 ranks=8");
+  EXPECT_EQ(q.Text("SELECT group_concat(r, ',') FROM (SELECT correlation_id "
+                   "|| ':' || graph_node_id || ':' || name || '=' || value AS r "
+                   "FROM kernel_metrics WHERE name LIKE '%busbw' ORDER BY "
+                   "correlation_id)"),
+            "50:2:collective.busbw=1468006400000.0,"
+            "60:2:collective.busbw=1468006400000.0");
+}
+
 }  // namespace
 }  // namespace rooftrace
