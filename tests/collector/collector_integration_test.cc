@@ -1024,6 +1024,80 @@ TEST_F(CollectorIntegrationTest, ProfileIntoFullStoreExitsIncomplete) {
   EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
 }
 
+// The words of the line in `log` that follows `marker` ("" when none).
+std::vector<std::string> WordsAfter(const std::string& log,
+                                   const std::string& marker) {
+  const size_t at = log.find(marker);
+  if (at == std::string::npos) return {};
+  const size_t from = at + marker.size();
+  std::istringstream line(log.substr(from, log.find('\n', from) - from));
+  std::vector<std::string> words;
+  for (std::string w; line >> w;) words.push_back(w);
+  return words;
+}
+
+// #29: profile into a store that refuses its writes, after two producers
+// died leaving live buffers in profile's private folder: one whose stream
+// never went out (its buffer alone), one that had fallen back to a spool
+// that names its buffer. What the buffers hold could not be stored: they
+// are kept beside the store and the message's command to store them again
+// names what it needs; run as printed, it stores every range. (The buffers
+// used to go with the private folder: the spool alone gave 3 ranges of
+// 10,003 and the other buffer's 20,000 were gone.)
+TEST_F(CollectorIntegrationTest, ProfileIntoFullStoreKeepsLiveBuffers) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  const pid_t p = Spawn(
+      {kCli, "profile", "-o", store_, "--", "/bin/sh", "-c",
+       kProducer + " --dead 20000; " + kProducer + " --dead 10000 --spool"},
+      log_, {fake, "ROOFTRACE_TEST_STORE_PAGE_BUDGET=0"});
+  EXPECT_EQ(Wait(p), 3) << Slurp(log_);
+  const std::string log = Slurp(log_);
+  EXPECT_EQ(StoreQuery(store_).Int("SELECT complete FROM runs"), 0);
+  std::vector<std::string> again =
+      WordsAfter(log, "store them again with: ");
+  ASSERT_GE(again.size(), 5u) << log;
+  ASSERT_EQ(again[0], "rooftrace") << log;
+  again[0] = kCli;
+  for (size_t i = 5; i < again.size(); ++i) {
+    EXPECT_TRUE(fs::exists(again[i])) << again[i] << "\n" << log;
+  }
+  const std::string again_log = dir_ + "/again.log";
+  EXPECT_EQ(Wait(Spawn(again, again_log)), 0) << Slurp(again_log);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges "
+                  "WHERE name = 'dead' AND run_id > 1"),
+            30003)
+      << log << Slurp(again_log);
+  // The spool's buffer was found beside it, not named on the line.
+  EXPECT_EQ(q.Int("SELECT SUM(value) FROM import_stats WHERE run_id > 1 "
+                  "AND name = 'records_recovered'"),
+            30000);
+  EXPECT_EQ(Slurp(again_log).find("cannot open"), std::string::npos)
+      << Slurp(again_log);
+}
+
+// A producer that died after falling back to its spool: profile reads the
+// spool and, through it, the live buffer the spool names; the sweep for
+// buffers without a stream does not read that buffer a second time. (It
+// did: its records were stored twice, 10,003 ranges stored as 20,003.)
+TEST_F(CollectorIntegrationTest, ProfileReadsASpoolsLiveBufferOnce) {
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  EXPECT_EQ(Wait(Spawn({kCli, "profile", "-o", store_, "--", kProducer,
+                        "--dead", "10000", "--spool"},
+                       log_, {fake})),
+            0)
+      << Slurp(log_);
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE name = 'dead'"),
+            10003)
+      << Slurp(log_);
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats "
+                  "WHERE name = 'records_recovered'"),
+            10000);
+}
+
 // A second collector on the socket path of a live one refuses with a
 // clear message and leaves it alone (it used to unlink the live socket);
 // a stale socket file (no one listening) is replaced.
