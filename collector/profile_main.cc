@@ -34,6 +34,7 @@
 #include "store/store.h"
 #include "collector/profile_wait.h"
 #include "collector/server.h"
+#include "collector/server_limits.h"
 #include "collector/summary.h"
 
 namespace po = boost::program_options;
@@ -137,6 +138,9 @@ struct ProfileOptions {
   std::string exe, inject;  // resolved by CheckProfileOptions
   std::vector<std::string> label_words;
   RunLabels labels;  // parsed by CheckProfileOptions
+  // The embedded collector's limits on its peers, as given and checked.
+  ServerLimitFlags limit_flags;
+  ServerOptions limits;  // set by CheckProfileOptions
 };
 
 // Checks every option and finds the command and the injection library.
@@ -169,6 +173,7 @@ Status CheckProfileOptions(ProfileOptions* o) {
                            ": use yes or no");
   }
   RT_RETURN_IF_ERROR(CheckKernelRegex(o->kernels));
+  RT_RETURN_IF_ERROR(ApplyServerLimits(o->limit_flags, &o->limits));
   struct stat st {};
   const std::string& cmd = o->cmd[0];
   if (cmd.find('/') != std::string::npos && stat(cmd.c_str(), &st) == 0 &&
@@ -589,14 +594,12 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
     std::cerr << "rooftrace profile: " << rec.status().message() << "\n";
     return kExitUsage;
   }
-  ServerOptions so;
+  ServerOptions so = o.limits;
   so.listen = {"unix:" + socket_path};
   // Raw streams are kept only if the store loses them (a failed write).
   so.raw_dir = RawStreamDir(o.out);
   so.delete_stored_raw = true;
-  so.memory_budget_hint =
-      "profile's collector holds at most 1 GiB; to give it more, stream to "
-      "`rooftrace collect --memory-budget-mib N` (ROOFTRACE_SINK) instead";
+  so.memory_budget_hint = "raise the budget with profile --memory-budget-mib N";
   if (mkdir(so.raw_dir.c_str(), 0700) != 0 && errno != EEXIST) {
     so.raw_dir.clear();
   }
@@ -743,6 +746,10 @@ int ProfileMain(int argc, char** argv) {
       "yes: once CMD exits, wait for every process it left running; no: "
       "wait only 5 s for producers flushing at exit (for a CMD that starts "
       "a daemon); the run is marked incomplete if a producer is cut off");
+  // The embedded collector takes the command's processes on a private
+  // socket; these bound what they (or anything else there) may make it
+  // hold, as for `collect`.
+  AddServerLimitOptions(&spec.options, &o.limit_flags);
   po::variables_map vm;
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;

@@ -1098,6 +1098,106 @@ TEST_F(CollectorIntegrationTest, ProfileReadsASpoolsLiveBufferOnce) {
             10000);
 }
 
+// #29 D6: the limits a collector sets its peers are options of `collect`
+// and of `profile` (its embedded collector), listed in --help. A value
+// out of range exits 2 with one line naming the option, before anything
+// listens or runs. (They were fixed in the code, or, for profile, not
+// settable at all.)
+TEST_F(CollectorIntegrationTest, ServerLimitOptionsAreCheckedAndNamed) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"--hello-timeout-ms", "0"},       {"--stall-timeout-ms", "-1"},
+      {"--min-frame-bytes-per-s", "-5"}, {"--progress-grace-ms", "99"},
+      {"--max-connections", "0"},        {"--evict-idle-ms", "-1"},
+      {"--memory-budget-mib", "0"},      {"--max-connections", "65537"}};
+  const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
+                           "/librooftrace_fake_inject.so";
+  for (const std::string command : {"collect", "profile"}) {
+    const std::string help_log = dir_ + "/help.log";
+    ASSERT_EQ(Wait(Spawn({kCli, command, "--help"}, help_log)), 0);
+    const std::string help = Slurp(help_log);
+    for (const auto& [option, value] : bad) {
+      EXPECT_NE(help.find(option), std::string::npos) << command << option;
+      std::vector<std::string> argv = {kCli, command, option, value};
+      if (command == "collect") {
+        argv.insert(argv.end(), {"--store", store_, "--listen",
+                                 "unix:" + sock_});
+      } else {
+        argv.insert(argv.end(), {"-o", store_, "--", "/bin/true"});
+      }
+      EXPECT_EQ(Wait(Spawn(argv, log_, {fake}), 5000), 2)
+          << command << " " << option << " " << value << ": " << Slurp(log_);
+      EXPECT_NE(Slurp(log_).find(option + " " + value + ": give "),
+                std::string::npos)
+          << command << ": " << Slurp(log_);
+      EXPECT_FALSE(fs::exists(store_)) << command << " " << option;
+    }
+  }
+}
+
+// A connected Unix-socket peer of the collector at `sock` that has sent
+// the Hello of a producer with `pid` (and then `extra` bytes).
+int PeerAfterHello(const std::string& sock, uint32_t pid,
+                   const std::string& extra = "") {
+  const int fd = ConnectWhenListening(sock);
+  test_support::SessionInfo info;
+  info.pid = pid;
+  test_support::TraceBuilder b(info);
+  b.Hello();
+  const std::string bytes = b.Framed() + extra;
+  EXPECT_EQ(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(bytes.size()));
+  return fd;
+}
+
+// #29 D6: the options reach the collector. A silent peer is closed after
+// --hello-timeout-ms; a frame trickling in under --min-frame-bytes-per-s
+// is closed after --progress-grace-ms; a frame announced past
+// --memory-budget-mib is refused naming the option; with
+// --max-connections 1 a new peer takes the slot of one idle for
+// --evict-idle-ms. A real producer is then stored whole.
+TEST_F(CollectorIntegrationTest, ServerLimitOptionsTakeEffect) {
+  const pid_t collector = StartCollector(
+      {"--listen", "unix:" + sock_, "--hello-timeout-ms", "300",
+       "--min-frame-bytes-per-s", "100000", "--progress-grace-ms", "300",
+       "--max-connections", "1", "--evict-idle-ms", "200",
+       "--memory-budget-mib", "1"});
+  ASSERT_TRUE(WaitForFile(sock_)) << Slurp(log_);
+  const int silent = ConnectWhenListening(sock_);
+  EXPECT_TRUE(WaitForText(log_, "sent no Hello within 300 ms")) << Slurp(log_);
+  close(silent);
+
+  std::string big;
+  wire::AppendFrame(&big, std::string(64 << 10, 'x'));
+  const int slow = PeerAfterHello(sock_, 11, big.substr(0, 16));
+  for (int i = 0; i < 40 && !WaitForText(log_, "under the floor", 50); ++i) {
+    (void)!send(slow, "x", 1, MSG_NOSIGNAL);  // closed at the end
+  }
+  EXPECT_NE(Slurp(log_).find("under the floor of 100000 bytes/s"),
+            std::string::npos)
+      << Slurp(log_);
+  close(slow);
+
+  std::string huge;
+  wire::AppendFrame(&huge, std::string(2 << 20, 'x'));
+  const int greedy = PeerAfterHello(sock_, 12, huge.substr(0, 16));
+  EXPECT_TRUE(WaitForText(log_, "collect --memory-budget-mib N"))
+      << Slurp(log_);
+  close(greedy);
+
+  const int idle = PeerAfterHello(sock_, 13);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(Wait(Spawn({kProducer, "--sink", "unix:" + sock_})), 0)
+      << Slurp(log_);
+  EXPECT_TRUE(WaitForText(log_, "all 1 connection slots were taken"))
+      << Slurp(log_);
+  close(idle);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(collector, SIGTERM);
+  EXPECT_EQ(Wait(collector), 0) << Slurp(log_);
+  EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM kernels"), 125)
+      << Slurp(log_);
+}
+
 // A second collector on the socket path of a live one refuses with a
 // clear message and leaves it alone (it used to unlink the live socket);
 // a stale socket file (no one listening) is replaced.
