@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "base/command_name.h"
 #include "base/file_digest.h"
 #include "base/input_file.h"
 #include "sources/rft/ingest_internal.h"
@@ -47,7 +48,7 @@ Status IngestLiveBuffer(const std::string& path, RunRecorder* recorder,
         path + ": the process that writes this live buffer still runs; "
                "ingest it once that process has ended");
   }
-  fprintf(stderr, "rooftrace: %s\n", recovery.summary.c_str());
+  fprintf(stderr, "%s: %s\n", CommandName(), recovery.summary.c_str());
   result->kernels += session.session().kernels().size();
   return recorder->AddSession(&session.session());
 }
@@ -130,12 +131,12 @@ std::string RecoverSpooled(const std::string& path, WireSession* session) {
   auto recovery =
       RecoverFromLiveBuffer(session, st.st_uid, /*wait_ms=*/0, at);
   if (!recovery.ok()) {
-    fprintf(stderr, "rooftrace: %s: %s\n", path.c_str(),
+    fprintf(stderr, "%s: %s: %s\n", CommandName(), path.c_str(),
             recovery.status().message().c_str());
     return "";
   }
   if (!recovery->summary.empty()) {
-    fprintf(stderr, "rooftrace: %s: %s\n", path.c_str(),
+    fprintf(stderr, "%s: %s: %s\n", CommandName(), path.c_str(),
             recovery->summary.c_str());
   }
   return recovery->consumed_path;
@@ -160,13 +161,14 @@ std::vector<std::string> IngestOrphanLiveBuffers(
     const uint64_t through = known == received.end() ? 0 : known->second;
     auto recovery = RecoverOrphanLiveBuffer(path, st.st_uid, through, &session);
     if (!recovery.ok()) {
-      fprintf(stderr, "rooftrace: %s\n", recovery.status().message().c_str());
+      fprintf(stderr, "%s: %s\n", CommandName(),
+              recovery.status().message().c_str());
       continue;
     }
-    fprintf(stderr, "rooftrace: %s\n", recovery->summary.c_str());
+    fprintf(stderr, "%s: %s\n", CommandName(), recovery->summary.c_str());
     if (recovery->owner_alive) continue;
     if (Status s = recorder->AddSession(&session.session()); !s.ok()) {
-      fprintf(stderr, "rooftrace: %s: %s (the buffer is kept)\n",
+      fprintf(stderr, "%s: %s: %s (the buffer is kept)\n", CommandName(),
               path.c_str(), s.message().c_str());
       not_stored.push_back(path);
     } else {
@@ -241,7 +243,8 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
         break;
       }
       if (progress && reader.bytes_read() >= next_progress) {
-        fprintf(stderr, "rooftrace: %s: %s of %s read\n", path.c_str(),
+        fprintf(stderr, "%s: %s: %s of %s read\n", CommandName(),
+                path.c_str(),
                 wire::HumanBytes(reader.bytes_read()).c_str(),
                 wire::HumanBytes(reader.file_bytes()).c_str());
         next_progress += 64ull << 20;

@@ -1356,6 +1356,42 @@ TEST_F(CollectorIntegrationTest, UnreadableLiveBufferExitsTwoWithNoRun) {
   EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM runs"), 1);
 }
 
+// #29 Messages: the lines an ingest writes about live buffers begin with
+// the command that runs: a spool whose buffer cannot be read ("rooftrace
+// collect: SPOOL: live buffer ...: cannot open it"), a buffer ingested
+// alone ("... records recovered"). They said "rooftrace:".
+TEST_F(CollectorIntegrationTest, LiveBufferLinesNameTheCommand) {
+  test_support::SessionInfo info;
+  info.live_buffer = dir_ + "/gone.live";
+  test_support::TraceBuilder b(info);
+  b.Hello();
+  b.AddNvtxRange(1, "step", 1000000000ull, 1000000500ull);
+  b.Flush();
+  const std::string spool = dir_ + "/spool.rft";
+  ASSERT_TRUE(b.WriteFile(spool).ok());
+  info.pid += 1;
+  info.live_buffer.clear();
+  const std::string live = dir_ + "/dead.live";
+  int status = 0;
+  const pid_t writer = WriteLiveBuffer(live, info);
+  ASSERT_EQ(waitpid(writer, &status, 0), writer);
+  EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest", spool,
+                        live},
+                       log_)),
+            0)
+      << Slurp(log_);
+  const std::string log = Slurp(log_);
+  EXPECT_NE(log.find("rooftrace collect: " + spool + ": live buffer " +
+                     dir_ + "/gone.live"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("rooftrace collect: testhost:" +
+                     std::to_string(info.pid) + " ended without a Goodbye"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("rooftrace: "), std::string::npos) << log;
+}
+
 // #29 D15: TCP asks for a token on loopback too (any local user can reach
 // a loopback port; it used to need none there): without one, exit 2
 // naming --token-file and --insecure-tcp. A token file others may read
