@@ -459,7 +459,8 @@ void CollectorServer::PauseAccepting(int err) {
       " ms at a time until descriptors free up; raise the limit (ulimit -n) "
       "to at least " + std::to_string(options_.max_connections + 64) +
       " (the collector holds up to " +
-      std::to_string(options_.max_connections) + " connections)");
+      std::to_string(options_.max_connections) +
+      " connections), or hold fewer with --max-connections");
 }
 
 void CollectorServer::Close(Connection* c, const std::string& reason,
