@@ -18,6 +18,7 @@
 #include "base/cli.h"
 #include "collector/commands.h"
 #include "sources/rft/ingest_internal.h"
+#include "sources/stream_input.h"
 #include "pipeline/recorder.h"
 #include "store/db.h"
 #include "store/store.h"
@@ -324,12 +325,17 @@ int CollectMain(int argc, char** argv) {
     std::cerr << "rooftrace collect: " << s.message() << "\n";
     return kExitUsage;
   }
-  for (const auto& f : ingest) {
-    Status s = CheckTraceFile(f);
+  // "-", a pipe or a FIFO is read once into a private copy, ingested as a
+  // file (an SQLite database is refused from them).
+  StreamInputs streams;
+  for (auto& f : ingest) {
+    auto path = streams.Resolve(f);
+    Status s = path.ok() ? CheckTraceFile(*path) : path.status();
     if (!s.ok()) {
       std::cerr << "rooftrace collect: " << s.message() << "\n";
       return kExitUsage;
     }
+    f = *path;
   }
   // Before any ingest, so that a bad --token-file changes nothing.
   StatusOr<std::string> token = ReadToken(token_file);
