@@ -683,7 +683,10 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
     std::cerr << "rooftrace profile: run " << (*rec)->run_id()
               << " INCOMPLETE: " << leftover_reason << "\n";
   }
-  if (keep_dir) ReportLeftovers(waited, being_written, dir, o.out);
+  // (What the store refused is named by ReportIncompleteRun below.)
+  if (!waited.left_running.empty() || !being_written.empty()) {
+    ReportLeftovers(waited, being_written, dir, o.out);
+  }
   if (!(*rec)->write_error().ok()) ReportIncompleteRun(**rec, o.out, kept);
   if ((*rec)->write_error().ok() && leftover_reason.empty()) return exit_code;
   return exit_code == 0 ? kExitIncomplete : exit_code;
