@@ -15,6 +15,7 @@
 #include "analyzer/analyze.h"
 #include "analyzer/expect.h"
 #include "analyzer/input.h"
+#include "sources/stream_input.h"
 #include "report/job_report.h"
 #include "report/report.h"
 #include "report/report_format.h"
@@ -265,6 +266,19 @@ int AnalyzeMain(int argc, char** argv) {
   if (inputs.empty()) {
     return fail("no input: pass a run store or a .rft trace, e.g. `rooftrace "
                 "analyze run.sqlite`");
+  }
+  // "-", a pipe or a FIFO is read once into a private copy, read as a
+  // file (an SQLite store or export is refused from them).
+  StreamInputs streams;
+  for (std::string& in : inputs) {
+    auto path = streams.Resolve(in);
+    if (!path.ok()) return fail(path.status().message());
+    in = *path;
+  }
+  for (std::string& capture : captures) {
+    auto path = streams.Resolve(capture);
+    if (!path.ok()) return fail(path.status().message());
+    capture = *path;
   }
   input = inputs.front();
   ReportOptions options;

@@ -12,6 +12,7 @@
 #include "analyzer/commands.h"
 #include "base/files.h"
 #include "report/report_format.h"
+#include "sources/stream_input.h"
 
 namespace po = boost::program_options;
 
@@ -125,6 +126,15 @@ int DiffMain(int argc, char** argv) {
   if (vm.count("baseline-run")) base_options.run_id = base_run;
   if (vm.count("candidate-run")) cand_options.run_id = cand_run;
 
+  // "-", a pipe or a FIFO is read once into a private copy, read as a
+  // file (an SQLite store or export is refused from them).
+  StreamInputs streams;
+  for (auto [side, path] : {std::pair{"baseline ", &base_path},
+                            std::pair{"candidate ", &cand_path}}) {
+    auto resolved = streams.Resolve(*path);
+    if (!resolved.ok()) return fail(side + resolved.status().message());
+    *path = *resolved;
+  }
   auto base = OpenAndReport(base_path, device_profile, base_options);
   if (!base.ok()) {
     return fail("baseline " + base.status().message(), ExitCodeFor(base.status()));

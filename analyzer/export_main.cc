@@ -11,6 +11,7 @@
 #include "analyzer/input.h"
 #include "base/cli.h"
 #include "analyzer/commands.h"
+#include "sources/stream_input.h"
 
 namespace po = boost::program_options;
 
@@ -61,9 +62,14 @@ int ExportMain(int argc, char** argv) {
   if (perfetto.empty() == csv_dir.empty()) {
     return fail("pass exactly one of --perfetto FILE or --csv DIR");
   }
+  // "-", a pipe or a FIFO is read once into a private copy, read as a
+  // file (an SQLite store or export is refused from them).
+  StreamInputs streams;
+  auto resolved = streams.Resolve(input);
+  if (!resolved.ok()) return fail(resolved.status().message());
   InputOptions input_options;
   input_options.device_profile_path = device_profile;
-  auto opened = AnalyzerInput::Open(input, input_options);
+  auto opened = AnalyzerInput::Open(*resolved, input_options);
   if (!opened.ok()) return fail(opened.status().message(), ExitCodeFor(opened.status()));
   AnalyzerInput& in = **opened;
   if (!in.ingest_warning().empty()) {

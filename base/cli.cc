@@ -1,5 +1,7 @@
 #include "base/cli.h"
 
+#include "base/command_name.h"
+
 #include <cstring>
 #include <iostream>
 
@@ -22,6 +24,7 @@ void PrintHelp(const CommandSpec& spec, std::ostream& out) {
 std::optional<int> ParseCommandLine(const CommandSpec& spec, int argc,
                                     char** argv, po::variables_map* vm,
                                     std::ostream& out, std::ostream& err) {
+  SetCommandName(spec.name);
   po::options_description all;
   all.add(spec.options).add(spec.hidden);
   all.add_options()("help,h", "show this help");

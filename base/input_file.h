@@ -1,9 +1,10 @@
 // Inputs named on the command line (traces, stores, live buffers) are read
 // more than once: their first bytes tell their format, then they are read
-// from the start (a store is opened by SQLite, which seeks). A pipe, a
-// FIFO, a socket, a device or standard input cannot be read that way, and
-// opening a FIFO blocks until something writes to it, so they are refused
-// by name before anything opens them.
+// from the start (a store is opened by SQLite, which seeks). The commands
+// that read traces first copy a stream ("-", a pipe, a FIFO) to a file
+// (sources/stream_input.h); what reaches this check unresolved (a run
+// store for `history`, a socket, a device) is refused by name before
+// anything opens it (opening a FIFO blocks until something writes to it).
 //
 // Header-only and stateless; thread-safe.
 #ifndef ROOFTRACE_BASE_INPUT_FILE_H_
@@ -22,9 +23,10 @@ namespace rooftrace {
 // the path and the fix for "-" and anything that is not a regular file.
 inline Status CheckInputIsAFile(const std::string& path) {
   const std::string fix =
-      ": rooftrace reads an input twice (its first bytes to know its "
-      "format, then all of it), so it must be a file: write it to one "
-      "first (e.g. `cat ... > trace.rft`) and name that";
+      ": this input must be a file (a trace is read from a pipe or "
+      "standard input by analyze, diff, export, import and collect "
+      "--ingest; a run store never, SQLite reads it by seeking): write it "
+      "to one first (e.g. `cat ... > runs.sqlite`) and name that";
   if (path == "-") {
     return InvalidArgument("- (standard input) cannot be read" + fix);
   }

@@ -18,10 +18,12 @@
 #include "base/cli.h"
 #include "collector/commands.h"
 #include "sources/rft/ingest_internal.h"
+#include "sources/stream_input.h"
 #include "pipeline/recorder.h"
 #include "store/db.h"
 #include "store/store.h"
 #include "collector/server.h"
+#include "collector/server_limits.h"
 #include "collector/summary.h"
 
 namespace po = boost::program_options;
@@ -88,8 +90,8 @@ struct CollectOptions {
   std::string store, device_profile;
   RunLabels labels;
   bool keep_raw = false;
-  uint64_t hello_timeout_ms = 10000, stall_timeout_ms = 30000;
-  uint64_t memory_budget_mib = 1024;
+  // The limits on peers (--hello-timeout-ms and the rest), checked.
+  ServerOptions limits;
   std::string token;  // TCP peers must send it; empty: none asked
   bool insecure_tcp = false;  // TCP on loopback without a token
 };
@@ -195,11 +197,8 @@ int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
 // Listens, then begins the run (a --listen that cannot start leaves no
 // run behind), serves until SIGINT/SIGTERM and stores what arrived.
 int Serve(const CollectOptions& co) {
-  ServerOptions so;
+  ServerOptions so = co.limits;
   so.listen = co.listen;
-  so.hello_timeout_ms = co.hello_timeout_ms;
-  so.stall_timeout_ms = co.stall_timeout_ms;
-  so.memory_budget_bytes = co.memory_budget_mib << 20;
   so.token = co.token;
   so.insecure_tcp = co.insecure_tcp;
   // Every stream is written raw as it arrives; without --keep-raw a stream
@@ -288,8 +287,7 @@ int CollectMain(int argc, char** argv) {
   std::vector<std::string> listen, ingest, label_words;
   std::string store = "runs.sqlite", profile, token_file;
   bool keep_raw = false, insecure_tcp = false;
-  uint64_t hello_timeout_ms = 10000, stall_timeout_ms = 30000;
-  uint64_t memory_budget_mib = 1024;
+  ServerLimitFlags limit_flags;
   spec.options.add_options()(
       "listen", po::value(&listen)->composing(),
       "unix:PATH or tcp:HOST:PORT (repeatable; default unix:$TMPDIR/rooftrace.sock "
@@ -304,15 +302,6 @@ int CollectMain(int argc, char** argv) {
       "keep-raw", po::bool_switch(&keep_raw),
       "keep every raw stream as STORE.raw/run<ID>-<N>.rft (without it only "
       "the streams a failed store write lost are kept)")(
-      "hello-timeout-ms", po::value(&hello_timeout_ms)->default_value(10000),
-      "close connections that send no Hello in time")(
-      "stall-timeout-ms", po::value(&stall_timeout_ms)->default_value(30000),
-      "close connections that send nothing this long inside a frame")(
-      "memory-budget-mib", po::value(&memory_budget_mib)->default_value(1024),
-      "memory, in MiB, the collector may hold for all connections together "
-      "(frames being received, interned strings); a producer whose next "
-      "frame would pass it is closed, what it sent before is stored and "
-      "the run is incomplete")(
       "token-file", po::value(&token_file),
       "a file whose first line is the shared token TCP producers must send "
       "(their ROOFTRACE_TOKEN or ROOFTRACE_TOKEN_FILE); default: "
@@ -321,6 +310,7 @@ int CollectMain(int argc, char** argv) {
       "insecure-tcp", po::bool_switch(&insecure_tcp),
       "listen on TCP loopback without a token: any user of this machine "
       "can then send data into the run (said on every start)");
+  AddServerLimitOptions(&spec.options, &limit_flags);
   po::variables_map vm;
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;
@@ -330,18 +320,22 @@ int CollectMain(int argc, char** argv) {
     std::cerr << "rooftrace collect: " << labels.status().message() << "\n";
     return kExitUsage;
   }
-  if (memory_budget_mib == 0 || memory_budget_mib > (~0ull >> 20)) {
-    std::cerr << "rooftrace collect: --memory-budget-mib "
-              << memory_budget_mib
-              << ": give a size in MiB above 0, e.g. 1024\n";
+  ServerOptions limits;
+  if (Status s = ApplyServerLimits(limit_flags, &limits); !s.ok()) {
+    std::cerr << "rooftrace collect: " << s.message() << "\n";
     return kExitUsage;
   }
-  for (const auto& f : ingest) {
-    Status s = CheckTraceFile(f);
+  // "-", a pipe or a FIFO is read once into a private copy, ingested as a
+  // file (an SQLite database is refused from them).
+  StreamInputs streams;
+  for (auto& f : ingest) {
+    auto path = streams.Resolve(f);
+    Status s = path.ok() ? CheckTraceFile(*path) : path.status();
     if (!s.ok()) {
       std::cerr << "rooftrace collect: " << s.message() << "\n";
       return kExitUsage;
     }
+    f = *path;
   }
   // Before any ingest, so that a bad --token-file changes nothing.
   StatusOr<std::string> token = ReadToken(token_file);
@@ -373,9 +367,7 @@ int CollectMain(int argc, char** argv) {
   co.device_profile = profile;
   co.labels = *labels;
   co.keep_raw = keep_raw;
-  co.hello_timeout_ms = hello_timeout_ms;
-  co.stall_timeout_ms = stall_timeout_ms;
-  co.memory_budget_mib = memory_budget_mib;
+  co.limits = limits;
   co.token = *token;
   co.insecure_tcp = insecure_tcp;
   return Serve(co);

@@ -15,6 +15,7 @@
 #include "base/input_file.h"
 #include "collector/commands.h"
 #include "model/datasheet.h"
+#include "sources/stream_input.h"
 #include "sources/registry.h"
 #include "store/store.h"
 
@@ -162,7 +163,27 @@ int ImportMain(int argc, char** argv) {
     if (!facts.ok()) return fail(facts.status().message());
     model_facts = std::move(*facts);
   }
-  auto sources = ChooseSources(files, format);
+  // "-", a pipe or a FIFO is read once into a private copy (SQLite
+  // refused from them); `files` keeps the names given, for the messages.
+  StreamInputs streams;
+  std::vector<std::string> paths;
+  for (const std::string& f : files) {
+    auto path = streams.Resolve(f, gzip_budget);
+    if (!path.ok()) return fail(path.status().message());
+    paths.push_back(*path);
+  }
+  for (std::string* extra : {&counters}) {
+    if (extra->empty()) continue;
+    auto path = streams.Resolve(*extra, gzip_budget);
+    if (!path.ok()) return fail(path.status().message());
+    *extra = *path;
+  }
+  for (std::string& capture : captures) {
+    auto path = streams.Resolve(capture, gzip_budget);
+    if (!path.ok()) return fail(path.status().message());
+    capture = *path;
+  }
+  auto sources = ChooseSources(paths, format);
   if (!sources.ok()) return fail(sources.status().message());
 
   // The counter file is read once, and before the store is touched.
@@ -191,7 +212,7 @@ int ImportMain(int argc, char** argv) {
   bool incomplete = false;
   for (size_t i = 0; i < files.size(); ++i) {
     auto result =
-        ReadSourceInto(*(*sources)[i], files[i], options, store->get());
+        ReadSourceInto(*(*sources)[i], paths[i], options, store->get());
     if (!result.ok()) {
       (void)(*store)->AbortRun();
       std::cerr << kName << ": " << result.status().message() << "\n";

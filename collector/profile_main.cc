@@ -12,9 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iterator>
+#include <set>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -32,6 +34,7 @@
 #include "store/store.h"
 #include "collector/profile_wait.h"
 #include "collector/server.h"
+#include "collector/server_limits.h"
 #include "collector/summary.h"
 
 namespace po = boost::program_options;
@@ -135,6 +138,9 @@ struct ProfileOptions {
   std::string exe, inject;  // resolved by CheckProfileOptions
   std::vector<std::string> label_words;
   RunLabels labels;  // parsed by CheckProfileOptions
+  // The embedded collector's limits on its peers, as given and checked.
+  ServerLimitFlags limit_flags;
+  ServerOptions limits;  // set by CheckProfileOptions
 };
 
 // Checks every option and finds the command and the injection library.
@@ -167,6 +173,7 @@ Status CheckProfileOptions(ProfileOptions* o) {
                            ": use yes or no");
   }
   RT_RETURN_IF_ERROR(CheckKernelRegex(o->kernels));
+  RT_RETURN_IF_ERROR(ApplyServerLimits(o->limit_flags, &o->limits));
   struct stat st {};
   const std::string& cmd = o->cmd[0];
   if (cmd.find('/') != std::string::npos && stat(cmd.c_str(), &st) == 0 &&
@@ -416,16 +423,42 @@ WaitOutcome WaitForLeftovers(const CollectorServer& server,
   return out;
 }
 
+// Moves `path` into `to_dir` under its own name (a copy where rename
+// cannot: another filesystem). Returns where it now is; "" with a line
+// saying why when it could not be moved (it stays where it was).
+std::string MoveInto(const std::string& path, const std::string& to_dir) {
+  const fs::path to = fs::path(to_dir) / fs::path(path).filename();
+  std::error_code ec;
+  fs::rename(path, to, ec);
+  if (ec) {
+    ec.clear();
+    fs::copy_file(path, to, fs::copy_options::overwrite_existing, ec);
+    if (!ec) fs::remove(path, ec);
+  }
+  if (ec) {
+    std::cerr << "rooftrace profile: cannot keep " << path << " in "
+              << to.string() << ": " << ec.message() << "\n";
+    return "";
+  }
+  return to.string();
+}
+
 // Stores the spool files producers wrote when they could not reach the
 // socket, except those still being written (by the process their name
-// names, or by one of `live`; added to `being_written`, left alone). Once a store write has failed they cannot be stored: they are
-// copied to `raw_dir` (added to `kept`) before the private folder goes.
-// Every spool read is added to `ingested`.
+// names, or by one of `live`; added to `being_written`, left alone). Every
+// spool read is added to `ingested`, and the live buffers their sessions
+// read to `read_buffers`. Once a store write has failed they cannot be
+// stored: each spool is copied to `raw_dir` (added to `kept`) with the
+// live buffers it read moved beside it (found there when the copy is
+// ingested) before the private folder goes; what could not be moved is
+// added to `stranded`.
 void IngestSpools(const std::string& dir, const std::vector<ProcessInfo>& live,
                   RunRecorder* rec, const std::string& raw_dir,
                   std::vector<std::string>* kept,
                   std::vector<std::string>* being_written,
-                  std::vector<std::string>* ingested) {
+                  std::vector<std::string>* ingested,
+                  std::set<std::string>* read_buffers,
+                  std::vector<std::string>* stranded) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".rft") continue;
@@ -438,20 +471,27 @@ void IngestSpools(const std::string& dir, const std::vector<ProcessInfo>& live,
     IngestResult result;
     Status s = IngestFileInto(entry.path().string(), rec, &result, false);
     if (!s.ok()) std::cerr << "rooftrace profile: " << s.message() << "\n";
+    read_buffers->insert(result.live_buffers_read.begin(),
+                         result.live_buffers_read.end());
     // The live buffers it recovered go with it once what they held is
     // stored (the spool read to its end, no write refused).
     if (rec->write_error().ok() && !result.cut_short) {
       ingested->insert(ingested->end(), result.live_buffers_read.begin(),
                        result.live_buffers_read.end());
     }
-    if (rec->write_error().ok() || raw_dir.empty()) continue;
-    const fs::path to = fs::path(raw_dir) / entry.path().filename();
-    fs::copy_file(entry.path(), to, fs::copy_options::overwrite_existing, ec);
-    if (ec) {
-      std::cerr << "rooftrace profile: cannot keep " << entry.path().string()
-                << " in " << to.string() << ": " << ec.message() << "\n";
-    } else {
-      kept->push_back(to.string());
+    if (rec->write_error().ok()) continue;
+    if (raw_dir.empty()) {
+      stranded->push_back(entry.path().string());
+      continue;
+    }
+    const std::string copy = MoveInto(entry.path().string(), raw_dir);
+    if (copy.empty()) {
+      stranded->push_back(entry.path().string());
+      continue;
+    }
+    kept->push_back(copy);
+    for (const auto& buffer : result.live_buffers_read) {
+      if (MoveInto(buffer, raw_dir).empty()) stranded->push_back(buffer);
     }
   }
 }
@@ -554,14 +594,12 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
     std::cerr << "rooftrace profile: " << rec.status().message() << "\n";
     return kExitUsage;
   }
-  ServerOptions so;
+  ServerOptions so = o.limits;
   so.listen = {"unix:" + socket_path};
   // Raw streams are kept only if the store loses them (a failed write).
   so.raw_dir = RawStreamDir(o.out);
   so.delete_stored_raw = true;
-  so.memory_budget_hint =
-      "profile's collector holds at most 1 GiB; to give it more, stream to "
-      "`rooftrace collect --memory-budget-mib N` (ROOFTRACE_SINK) instead";
+  so.memory_budget_hint = "raise the budget with profile --memory-budget-mib N";
   if (mkdir(so.raw_dir.c_str(), 0700) != 0 && errno != EEXIST) {
     so.raw_dir.clear();
   }
@@ -594,19 +632,38 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
 
   std::vector<std::string> kept = server.kept_raw();
   std::vector<std::string> being_written, ingested;
+  std::set<std::string> read_buffers;
+  // Spools and buffers the store refused that could not be moved beside
+  // it: the private folder keeps them.
+  std::vector<std::string> stranded;
   IngestSpools(dir, waited.left_running, rec->get(), so.raw_dir, &kept,
-               &being_written, &ingested);
+               &being_written, &ingested, &read_buffers, &stranded);
   // Producers killed before their stream reached the server left only
-  // their live buffers (those of processes still running stay).
-  IngestOrphanLiveBuffers(dir, rec->get(), server.live_buffers_left());
+  // their live buffers (those of processes still running stay). Those the
+  // store refused are kept beside it, as the raw streams are.
+  for (const auto& buffer : IngestOrphanLiveBuffers(
+           dir, rec->get(), server.live_buffers_left(), read_buffers)) {
+    const std::string moved =
+        so.raw_dir.empty() ? "" : MoveInto(buffer, so.raw_dir);
+    if (moved.empty()) stranded.push_back(buffer);
+    kept.push_back(moved.empty() ? buffer : moved);
+  }
+  for (const auto& p : stranded) {
+    if (fs::path(p).extension() == ".rft") kept.push_back(p);
+  }
   // A process still alive may write a spool here later (its
   // ROOFTRACE_SPOOL_DIR names this folder; a producer cut off from the
   // socket spools what it had not sent): the folder stays, without what
-  // was stored.
-  const bool keep_dir = !waited.left_running.empty() || !being_written.empty();
+  // was stored. So it does when it holds what the store refused.
+  const bool keep_dir = !waited.left_running.empty() ||
+                        !being_written.empty() || !stranded.empty();
   std::error_code ec;
   if (keep_dir) {
-    for (const auto& p : ingested) fs::remove(p, ec);
+    for (const auto& p : ingested) {
+      if (std::find(stranded.begin(), stranded.end(), p) == stranded.end()) {
+        fs::remove(p, ec);
+      }
+    }
   } else {
     fs::remove_all(dir, ec);
   }
@@ -626,7 +683,10 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
     std::cerr << "rooftrace profile: run " << (*rec)->run_id()
               << " INCOMPLETE: " << leftover_reason << "\n";
   }
-  if (keep_dir) ReportLeftovers(waited, being_written, dir, o.out);
+  // (What the store refused is named by ReportIncompleteRun below.)
+  if (!waited.left_running.empty() || !being_written.empty()) {
+    ReportLeftovers(waited, being_written, dir, o.out);
+  }
   if (!(*rec)->write_error().ok()) ReportIncompleteRun(**rec, o.out, kept);
   if ((*rec)->write_error().ok() && leftover_reason.empty()) return exit_code;
   return exit_code == 0 ? kExitIncomplete : exit_code;
@@ -689,6 +749,10 @@ int ProfileMain(int argc, char** argv) {
       "yes: once CMD exits, wait for every process it left running; no: "
       "wait only 5 s for producers flushing at exit (for a CMD that starts "
       "a daemon); the run is marked incomplete if a producer is cut off");
+  // The embedded collector takes the command's processes on a private
+  // socket; these bound what they (or anything else there) may make it
+  // hold, as for `collect`.
+  AddServerLimitOptions(&spec.options, &o.limit_flags);
   po::variables_map vm;
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;

@@ -364,7 +364,8 @@ void CollectorServer::Accept(int listen_fd, bool token_required) {
     }
     if (open_.load() >= options_.max_connections && !EvictSlowestIdle(peer)) {
       Log("refused " + peer + ": " + std::to_string(options_.max_connections) +
-          " connections already open (the limit), none of them idle");
+          " connections already open (the limit, --max-connections), none "
+          "of them idle");
       ImportStats s;
       ++s[ImportStat::k_refused_sessions];
       recorder_->AddStats(s);
@@ -458,7 +459,8 @@ void CollectorServer::PauseAccepting(int err) {
       " ms at a time until descriptors free up; raise the limit (ulimit -n) "
       "to at least " + std::to_string(options_.max_connections + 64) +
       " (the collector holds up to " +
-      std::to_string(options_.max_connections) + " connections)");
+      std::to_string(options_.max_connections) +
+      " connections), or hold fewer with --max-connections");
 }
 
 void CollectorServer::Close(Connection* c, const std::string& reason,
@@ -827,12 +829,14 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
                            (c->auth_pending && c->token_required ? "token"
                                                                  : "Hello") +
                            " within " +
-                           std::to_string(options_.hello_timeout_ms) + " ms");
+                           std::to_string(options_.hello_timeout_ms) +
+                           " ms (--hello-timeout-ms)");
       } else if (c->reader.buffered_bytes() > 0 &&
                  now - c->last_bytes_ms > options_.stall_timeout_ms) {
         ++c->stats[ImportStat::k_timed_out_connections];
         Close(c.get(), "stalled inside a frame for " +
-                           std::to_string(options_.stall_timeout_ms) + " ms");
+                           std::to_string(options_.stall_timeout_ms) +
+                           " ms (--stall-timeout-ms)");
       } else if (c->wire->has_hello() && c->reader.buffered_bytes() > 0 &&
                  c->frame_started_ms != 0 &&
                  now - c->frame_started_ms > options_.progress_grace_ms &&
@@ -847,7 +851,8 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
                            " bytes of a frame in " + std::to_string(ms) +
                            " ms, under the floor of " +
                            std::to_string(options_.min_frame_bytes_per_s) +
-                           " bytes/s: too slow to be a producer");
+                           " bytes/s: too slow to be a producer "
+                           "(--min-frame-bytes-per-s)");
       }
     }
     std::erase_if(conns_, [](const auto& c) { return c->closed; });

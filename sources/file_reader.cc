@@ -110,6 +110,11 @@ StatusOr<GzipBudget> ResolveBudget(const GzipBudget& given,
 
 }  // namespace
 
+StatusOr<GzipBudget> ResolveGzipBudget(const GzipBudget& given,
+                                       uint64_t compressed_bytes) {
+  return ResolveBudget(given, compressed_bytes);
+}
+
 uint64_t DefaultGzipBudget(uint64_t compressed_bytes) {
   // Trace JSON compresses 8-20x, so 64x leaves a genuine trace room; a
   // bomb of repeated events compresses 250x and more. The 1 GiB floor

@@ -40,6 +40,12 @@ struct GzipBudget {
 // machine's memory (but never under the 1 GiB floor).
 uint64_t DefaultGzipBudget(uint64_t compressed_bytes);
 
+// The budget in force for a file of `compressed_bytes`: `given`'s when it
+// sets one, else $ROOFTRACE_MAX_DECOMPRESSED_MIB's, else the default.
+// InvalidArgument naming the variable when its value is not a size.
+StatusOr<GzipBudget> ResolveGzipBudget(const GzipBudget& given,
+                                       uint64_t compressed_bytes);
+
 // The whole of `path`, decompressed when it is gzip, followed by `padding`
 // zero bytes that are not part of the returned size's content (a parser
 // such as simdjson reads a little past the end). NotFound for a missing

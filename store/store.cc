@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "rooftrace_version.h"
+#include "base/command_name.h"
 
 namespace rooftrace {
 namespace {
@@ -382,9 +383,9 @@ Status Store::MigrateFromSchema1() {
                               "); write to a new store");
   }
   fprintf(stderr,
-          "rooftrace: %s: store upgraded from schema 1 to 2 (kernel names "
+          "%s: %s: store upgraded from schema 1 to 2 (kernel names "
           "moved to kernel_names; the kernels view has the same columns)\n",
-          path_.c_str());
+          CommandName(), path_.c_str());
   return OkStatus();
 }
 

@@ -16,6 +16,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "base/command_name.h"
 #include "proto/field_numbers.h"
 #include "sources/nsys/cuda_api_names.h"
 #include "sources/nsys/sqlite_file.h"
@@ -1094,7 +1095,7 @@ Status NsysReader::OnKernel(const RowView& r, uint64_t start) {
   ++s.stats().received[en::kRecordKernel];
   p.last_ns = std::max(p.last_ns, k.end_ns);
   if (++kernels_read_ >= next_progress_ && options_.progress) {
-    fprintf(stderr, "rooftrace: %s: %llu kernels read\n",
+    fprintf(stderr, "%s: %s: %llu kernels read\n", CommandName(),
             info_.db->path().c_str(),
             static_cast<unsigned long long>(kernels_read_));
     next_progress_ += 1000000;

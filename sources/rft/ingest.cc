@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "base/command_name.h"
 #include "base/file_digest.h"
 #include "base/input_file.h"
 #include "sources/rft/ingest_internal.h"
@@ -47,7 +48,7 @@ Status IngestLiveBuffer(const std::string& path, RunRecorder* recorder,
         path + ": the process that writes this live buffer still runs; "
                "ingest it once that process has ended");
   }
-  fprintf(stderr, "rooftrace: %s\n", recovery.summary.c_str());
+  fprintf(stderr, "%s: %s\n", CommandName(), recovery.summary.c_str());
   result->kernels += session.session().kernels().size();
   return recorder->AddSession(&session.session());
 }
@@ -111,18 +112,31 @@ namespace {
 
 // A spool whose producer ended without a Goodbye: the records it left in
 // its live buffer (named by the Hello; the spool file's owner must own it).
-// Its producer is gone or still writing; it is not waited for.
+// Its producer is gone or still writing; it is not waited for. A buffer
+// no longer where the Hello names it is looked for beside the spool under
+// the same name: the two were moved together (`profile` keeps both in
+// OUTPUT.raw/ when the store refused a write).
 std::string RecoverSpooled(const std::string& path, WireSession* session) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return "";
-  auto recovery = RecoverFromLiveBuffer(session, st.st_uid, /*wait_ms=*/0);
+  std::string at;
+  const std::string& named = session->live_buffer();
+  struct stat live_st {};
+  if (!named.empty() && lstat(named.c_str(), &live_st) != 0) {
+    const std::filesystem::path beside =
+        std::filesystem::path(path).parent_path() /
+        std::filesystem::path(named).filename();
+    if (lstat(beside.c_str(), &live_st) == 0) at = beside.string();
+  }
+  auto recovery =
+      RecoverFromLiveBuffer(session, st.st_uid, /*wait_ms=*/0, at);
   if (!recovery.ok()) {
-    fprintf(stderr, "rooftrace: %s: %s\n", path.c_str(),
+    fprintf(stderr, "%s: %s: %s\n", CommandName(), path.c_str(),
             recovery.status().message().c_str());
     return "";
   }
   if (!recovery->summary.empty()) {
-    fprintf(stderr, "rooftrace: %s: %s\n", path.c_str(),
+    fprintf(stderr, "%s: %s: %s\n", CommandName(), path.c_str(),
             recovery->summary.c_str());
   }
   return recovery->consumed_path;
@@ -130,12 +144,16 @@ std::string RecoverSpooled(const std::string& path, WireSession* session) {
 
 }  // namespace
 
-void IngestOrphanLiveBuffers(const std::string& dir, RunRecorder* recorder,
-                             const std::map<std::string, uint64_t>& received) {
+std::vector<std::string> IngestOrphanLiveBuffers(
+    const std::string& dir, RunRecorder* recorder,
+    const std::map<std::string, uint64_t>& received,
+    const std::set<std::string>& read_by_spools) {
+  std::vector<std::string> not_stored;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".live") continue;
     const std::string path = entry.path().string();
+    if (read_by_spools.count(path) != 0) continue;
     struct stat st {};
     if (lstat(path.c_str(), &st) != 0) continue;
     WireSession session(path);
@@ -143,18 +161,21 @@ void IngestOrphanLiveBuffers(const std::string& dir, RunRecorder* recorder,
     const uint64_t through = known == received.end() ? 0 : known->second;
     auto recovery = RecoverOrphanLiveBuffer(path, st.st_uid, through, &session);
     if (!recovery.ok()) {
-      fprintf(stderr, "rooftrace: %s\n", recovery.status().message().c_str());
+      fprintf(stderr, "%s: %s\n", CommandName(),
+              recovery.status().message().c_str());
       continue;
     }
-    fprintf(stderr, "rooftrace: %s\n", recovery->summary.c_str());
+    fprintf(stderr, "%s: %s\n", CommandName(), recovery->summary.c_str());
     if (recovery->owner_alive) continue;
     if (Status s = recorder->AddSession(&session.session()); !s.ok()) {
-      fprintf(stderr, "rooftrace: %s: %s (the buffer is kept)\n",
+      fprintf(stderr, "%s: %s: %s (the buffer is kept)\n", CommandName(),
               path.c_str(), s.message().c_str());
+      not_stored.push_back(path);
     } else {
       unlink(path.c_str());
     }
   }
+  return not_stored;
 }
 
 Status IngestFileInto(const std::string& path, RunRecorder* recorder,
@@ -222,7 +243,8 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
         break;
       }
       if (progress && reader.bytes_read() >= next_progress) {
-        fprintf(stderr, "rooftrace: %s: %s of %s read\n", path.c_str(),
+        fprintf(stderr, "%s: %s: %s of %s read\n", CommandName(),
+                path.c_str(),
                 wire::HumanBytes(reader.bytes_read()).c_str(),
                 wire::HumanBytes(reader.file_bytes()).c_str());
         next_progress += 64ull << 20;

@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "sources/rft/ingest.h"
@@ -26,10 +28,16 @@ Status CheckTraceFile(const std::string& path);
 // process killed before its Hello went out, or one whose lock outlived its
 // socket): `rooftrace profile` sweeps its private folder with it after the
 // command. `received` maps a buffer to the last sequence a collector
-// already stored of it (records up to it are skipped). One stderr line per
-// buffer.
-void IngestOrphanLiveBuffers(const std::string& dir, RunRecorder* recorder,
-                             const std::map<std::string, uint64_t>& received);
+// already stored of it (records up to it are skipped); `read_by_spools`
+// are buffers a spool's ingest already read (IngestResult::
+// live_buffers_read), skipped: their records are in that session. One
+// stderr line per buffer. Returns the buffers whose producers are gone
+// but whose sessions the store refused: they are left in place, for the
+// caller to keep.
+std::vector<std::string> IngestOrphanLiveBuffers(
+    const std::string& dir, RunRecorder* recorder,
+    const std::map<std::string, uint64_t>& received,
+    const std::set<std::string>& read_by_spools);
 
 Status IngestFileInto(const std::string& path, RunRecorder* recorder,
                       IngestResult* result, bool progress,

@@ -107,14 +107,15 @@ Status Apply(const inject::LiveContents& live, const std::string& path,
 }  // namespace
 
 StatusOr<LiveRecovery> RecoverFromLiveBuffer(WireSession* ws, uid_t owner_uid,
-                                             int wait_ms) {
+                                             int wait_ms,
+                                             const std::string& at) {
   LiveRecovery out;
   Session& session = ws->session();
   if (!ws->has_hello() || ws->live_buffer().empty() || session.end().goodbye) {
     return out;
   }
   out.attempted = true;
-  const std::string& path = ws->live_buffer();
+  const std::string& path = at.empty() ? ws->live_buffer() : at;
   const SessionHeader& h = session.header();
   inject::LiveContents live;
   inject::LiveReadResult result = inject::LiveReadResult::kOwnerAlive;

@@ -40,9 +40,11 @@ struct LiveRecovery {
 // that was killed closes its socket a moment before its lock goes) and
 // then leaves it alone. A buffer read is not removed here (see
 // consumed_path). An unreadable or foreign buffer is an error naming it;
-// the session is unchanged then.
+// the session is unchanged then. `at`: where the buffer is when it was
+// moved from where the Hello names it ("": there).
 StatusOr<LiveRecovery> RecoverFromLiveBuffer(WireSession* session,
-                                             uid_t owner_uid, int wait_ms);
+                                             uid_t owner_uid, int wait_ms,
+                                             const std::string& at = "");
 
 // A live buffer found without its stream: its producer died before its
 // Hello reached a collector (or the collector stopped waiting for it).

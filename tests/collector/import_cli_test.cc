@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include <sqlite3.h>
@@ -15,6 +17,7 @@
 #include "collector/commands.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "tests/support/sqlite_query.h"
+#include "tests/support/stream_feed.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_store.h"
 
@@ -299,15 +302,84 @@ TEST_F(ImportCliTest, ForeignOutputIsRefusedAndLeftUntouched) {
 }
 
 
-// #29 D14: `import` of a FIFO exits 2 naming it and the fix, without
-// opening it (which blocked for ever until something wrote to it).
-TEST_F(ImportCliTest, FifoIsRefusedWithoutBlocking) {
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// #29 D14: the formats read front to back are read from a FIFO (what a
+// shell's <(cat x) names) and from standard input ("-"), as from a file:
+// a rooftrace trace through a FIFO, a gzip Kineto trace on standard input,
+// a gzip Nsight Compute CSV through a FIFO. Importing a FIFO used to be
+// refused (before that it blocked for ever); "-" was "No such file".
+TEST_F(ImportCliTest, StreamsAreImportedLikeFiles) {
   const std::string fifo = dir_.File("trace.fifo");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_EQ(Import({fifo, "-o", store_, "-q"}), 2) << err_;
-  EXPECT_NE(err_.find(fifo + ": a pipe or FIFO, not a file"),
+  {
+    test_support::FifoFeed feed(fifo, Slurp(Trace("t.rft")));
+    EXPECT_EQ(Import({fifo, "-o", store_, "-q"}), 0) << err_;
+  }
+  {
+    test_support::StdinFeed feed(Slurp(GzipKineto("k.json.gz", 50)));
+    EXPECT_EQ(Import({"-", "-o", store_, "-q"}), 0) << err_;
+  }
+  {
+    test_support::FifoFeed feed(
+        fifo, Slurp(std::string(ROOFTRACE_TEST_DATA_DIR) +
+                    "/ncu/h100_hf_generate_tiny.csv.gz"));
+    EXPECT_EQ(Import({fifo, "-o", store_, "-q"}), 0) << err_;
+  }
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Text("SELECT group_concat(source_format || ':' || "
+                   "(SELECT COUNT(*) FROM kernels k WHERE k.run_id = "
+                   "r.run_id), ' ') FROM runs r ORDER BY run_id"),
+            "rft:225 kineto:50 ncu:249");
+  // The private copies are gone once the command ends.
+  EXPECT_FALSE(std::filesystem::exists(
+      q.Text("SELECT source_file FROM runs WHERE run_id = 1")));
+}
+
+// #29 D14: what cannot be read as a stream is refused by what it is, with
+// the fix, and nothing is stored: an SQLite database (an nsys export) on
+// standard input (SQLite seeks), standard input named twice, and a stream
+// past --max-decompressed-mib (read no further).
+TEST_F(ImportCliTest, StreamsThatCannotBeReadAreRefusedClearly) {
+  const std::string nsys = dir_.File("export.sqlite");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(nsys.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (x)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  {
+    test_support::StdinFeed feed(Slurp(nsys));
+    EXPECT_EQ(Import({"-", "-o", store_, "-q"}), 2) << err_;
+  }
+  EXPECT_NE(err_.find("- (standard input): an SQLite database (an nsys "
+                      "export or a rooftrace store) cannot be read from a "
+                      "pipe"),
             std::string::npos)
       << err_;
+  {
+    test_support::StdinFeed feed(Slurp(Trace("t.rft")));
+    EXPECT_EQ(Import({"-", "-", "-o", store_, "-q"}), 2) << err_;
+  }
+  EXPECT_NE(err_.find("named twice"), std::string::npos) << err_;
+  const std::string fifo = dir_.File("big.fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  {
+    test_support::FifoFeed feed(fifo, std::string(3 << 20, 'x'));
+    EXPECT_EQ(Import({fifo, "-o", store_, "-q", "--max-decompressed-mib",
+                      "1"}),
+              2)
+        << err_;
+  }
+  EXPECT_NE(err_.find(fifo + ": more than 1 MiB came from the stream"),
+            std::string::npos)
+      << err_;
+  EXPECT_NE(err_.find("--max-decompressed-mib N"), std::string::npos) << err_;
   EXPECT_FALSE(std::filesystem::exists(store_));
 }
 

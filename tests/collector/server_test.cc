@@ -410,6 +410,26 @@ class TokenServerTest : public ServerTest {
   }
 };
 
+// A token listener whose Hello timer is short.
+class SilentTokenServerTest : public TokenServerTest {
+ protected:
+  void Configure(ServerOptions* so) override {
+    TokenServerTest::Configure(so);
+    so->hello_timeout_ms = 200;
+  }
+};
+
+// #29 Messages: a peer that connects to a token listener and sends nothing
+// is told what it failed to send first: its token, not its Hello.
+TEST_F(SilentTokenServerTest, SilentPeerIsToldItSentNoToken) {
+  const int fd = ConnectTcp();
+  WaitForSessions(1);
+  close(fd);
+  EXPECT_NE(Log().find("sent no token within 200 ms"), std::string::npos)
+      << Log();
+  EXPECT_EQ(Log().find("no Hello"), std::string::npos) << Log();
+}
+
 // The right token first: the session is stored whole, and the token is not
 // part of the stream (the Hello that follows is its first packet).
 TEST_F(TokenServerTest, RightTokenIsAccepted) {
@@ -594,6 +614,14 @@ TEST(ServerLimitsTest, OutOfDescriptorsBacksOffAndSaysSoOnce) {
                              << " s of wall time\n" << log.str();
   EXPECT_EQ(Count(log.str(), "cannot accept"), 1u) << log.str();
   EXPECT_NE(log.str().find("Too many open files"), std::string::npos)
+      << log.str();
+  // #29 Messages: the fix names what exists: the descriptor limit and the
+  // option that sets how many connections the collector holds (it named a
+  // `max_connections` option there was none of).
+  EXPECT_NE(log.str().find("ulimit -n"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("--max-connections"), std::string::npos)
+      << log.str();
+  EXPECT_EQ(log.str().find("max_connections"), std::string::npos)
       << log.str();
 }
 

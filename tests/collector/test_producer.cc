@@ -11,6 +11,15 @@
 //                                                     $ROOFTRACE_SPOOL_DIR
 //                                                     named as libinject
 //                                                     names its own)
+//                 [--dead N]                          (die as a SIGKILLed
+//                                                     producer does: N NVTX
+//                                                     ranges committed in a
+//                                                     live buffer in
+//                                                     $ROOFTRACE_SPOOL_DIR,
+//                                                     no stream at all; with
+//                                                     --spool, a spool whose
+//                                                     Hello names it and 3
+//                                                     ranges, no Goodbye)
 // Exits with --exit-code (default 0) after closing the connection.
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -26,7 +35,9 @@
 #include <fstream>
 #include <string>
 
+#include "proto/field_numbers.h"
 #include "proto/framing.h"
+#include "proto/live_buffer.h"
 #include "sources/rft/testing/trace_builder.h"
 
 using rooftrace::test_support::GenerateLlmTrace;
@@ -61,16 +72,21 @@ int Connect(const std::string& sink) {
 
 // A spool like libinject's own (sender.cc DefaultSpoolPath):
 // $ROOFTRACE_SPOOL_DIR/rooftrace-<host>-<pid>-<start_unix_ns>.rft.
-int OpenSpool() {
+// The same name with `ext` (.rft, .live) for the process started at `ns`.
+std::string SpoolName(long long ns, const char* ext) {
   const char* dir = getenv("ROOFTRACE_SPOOL_DIR");
-  const long long ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count();
-  const std::string path = std::string(dir ? dir : ".") +
-                           "/rooftrace-test-host-" +
-                           std::to_string(getpid()) + "-" +
-                           std::to_string(ns) + ".rft";
+  return std::string(dir ? dir : ".") + "/rooftrace-test-host-" +
+         std::to_string(getpid()) + "-" + std::to_string(ns) + ext;
+}
+
+long long NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int OpenSpool(long long ns = NowNs()) {
+  const std::string path = SpoolName(ns, ".rft");
   return open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 }
 
@@ -84,6 +100,57 @@ bool WriteAll(int fd, const std::string& bytes) {
   return true;
 }
 
+// A producer that dies without clean-up (as if SIGKILLed): `ranges` NVTX
+// ranges named "dead" (ids from 1,000,000) committed in its live buffer,
+// and, with `spool`, a spool whose Hello names the buffer holding three
+// ranges (ids 1..3) and no Goodbye. Returns the exit code (never returns
+// on success: _exit, so nothing retires the buffer).
+int DieWithALiveBuffer(uint64_t ranges, bool spool) {
+  using rooftrace::test_support::SessionInfo;
+  const long long ns = NowNs();
+  SessionInfo info;
+  info.pid = static_cast<uint32_t>(getpid());
+  info.start_unix_ns = static_cast<uint64_t>(ns);
+  info.live_buffer = SpoolName(ns, ".live");
+  TraceBuilder hello(info);
+  hello.Hello();
+  uint64_t capacity = 8;
+  while (capacity < ranges) capacity *= 2;
+  auto live = rooftrace::inject::LiveBuffer::Create(
+      info.live_buffer, capacity, 4096, hello.Framed(), info.pid,
+      info.start_unix_ns);
+  if (!live.ok()) {
+    fprintf(stderr, "test_producer: %s\n", live.status().message().c_str());
+    return 92;
+  }
+  (*live)->AppendString(1, "dead");
+  rooftrace::inject::LiveSlot* slots = (*live)->slots();
+  for (uint64_t p = 0; p < ranges; ++p) {
+    rooftrace::inject::CapturedRecord r{};
+    r.type = rooftrace::inject::RecordType::kNvtxRange;
+    r.range.range_id = 1000000 + p;
+    r.range.name_iid = 1;
+    r.range.start_ns = 2000000000ull + p * 1000;
+    r.range.end_ns = r.range.start_ns + 500;
+    slots[p].value = r;
+    slots[p].seq.store(1);  // committed: position p stored as p + 1 - p
+  }
+  (*live)->header()->counts.seen[rooftrace::wire::enums::kRecordNvtxRange]
+      .store(ranges + (spool ? 3 : 0));
+  if (spool) {
+    TraceBuilder b(info);
+    b.Hello();
+    for (uint64_t i = 1; i <= 3; ++i) {
+      b.AddNvtxRange(i, "dead", 1000000000ull + i * 1000,
+                     1000000000ull + i * 1000 + 500);
+    }
+    b.Flush();
+    const int fd = OpenSpool(ns);
+    if (fd < 0 || !WriteAll(fd, b.Framed())) return 93;
+  }
+  _exit(0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,6 +159,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   long pause_after = -1;
   bool garbage = false, spool = false;
+  long dead = -1;
   LlmTraceOptions o;
   o.decode_steps = 4;
   o.max_batch_records = 50;
@@ -108,7 +176,9 @@ int main(int argc, char** argv) {
     else if (a == "--garbage") garbage = true;
     else if (a == "--nvtx") o.nvtx = true;
     else if (a == "--spool") spool = true;
+    else if (a == "--dead") dead = atol(next().c_str());
   }
+  if (dead >= 0) return DieWithALiveBuffer(static_cast<uint64_t>(dead), spool);
   const int fd = spool ? OpenSpool() : Connect(sink);
   if (fd < 0) {
     fprintf(stderr, "test_producer: cannot connect to '%s'\n", sink.c_str());
