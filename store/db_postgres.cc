@@ -58,6 +58,31 @@ constexpr int kQueueWrites = 256;
 struct PgConn {
   PGconn* conn = nullptr;
   int queued = 0;
+  // Each call that waits for the server's answer (Db::RoundTrips).
+  int64_t round_trips = 0;
+
+  // Everything that waits for an answer goes through these, so that it is
+  // counted.
+  Result Exec(const std::string& sql) {
+    ++round_trips;
+    return Result(PQexec(conn, sql.c_str()));
+  }
+  Result ExecParams(const std::string& sql, int n,
+                    const char* const* values) {
+    ++round_trips;
+    return Result(
+        PQexecParams(conn, sql.c_str(), n, nullptr, values, nullptr, nullptr, 0));
+  }
+  Result ExecPrepared(const std::string& name, int n,
+                      const char* const* values) {
+    ++round_trips;
+    return Result(PQexecPrepared(conn, name.c_str(), n, values, nullptr,
+                                 nullptr, 0));
+  }
+  Result Prepare(const std::string& name, const std::string& sql) {
+    ++round_trips;
+    return Result(PQprepare(conn, name.c_str(), sql.c_str(), 0, nullptr));
+  }
 
   bool Pipelining() const {
     return PQpipelineStatus(conn) != PQ_PIPELINE_OFF;
@@ -78,6 +103,7 @@ struct PgConn {
   Status Sync() {
     if (!Pipelining()) return OkStatus();
     Status first;
+    ++round_trips;
     if (PQpipelineSync(conn) != 1) {
       first = Unavailable(Trim(PQerrorMessage(conn)));
     } else {
@@ -171,7 +197,7 @@ class PgStatement : public DbStatement {
     Reset();
     (void)pg_->Sync();
     if (!name_.empty()) {
-      Result r(PQexec(conn_, ("DEALLOCATE " + name_).c_str()));
+      Result r = pg_->Exec("DEALLOCATE " + name_);
     }
   }
 
@@ -222,7 +248,7 @@ class PgStatement : public DbStatement {
     result_.reset();
     if (cursor_open_) {
       (void)pg_->Sync();
-      Result r(PQexec(conn_, ("CLOSE " + cursor_).c_str()));
+      Result r = pg_->Exec("CLOSE " + cursor_);
       cursor_open_ = false;
     }
     started_ = false;
@@ -307,16 +333,13 @@ class PgStatement : public DbStatement {
     if (fetch_ == Db::Fetch::kStream) {
       // A cursor over the query, read a batch at a time; it lives in the
       // reader's transaction.
-      Result r(PQexecParams(
-          conn_,
-          ("DECLARE " + cursor_ + " NO SCROLL CURSOR FOR " + sql_).c_str(), n,
-          nullptr, Params(), nullptr, nullptr, 0));
+      Result r = pg_->ExecParams(
+          "DECLARE " + cursor_ + " NO SCROLL CURSOR FOR " + sql_, n, Params());
       if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) return Error(r.get());
       cursor_open_ = true;
       return FetchBatch();
     }
-    result_.reset(PQexecPrepared(conn_, name_.c_str(), n, Params(), nullptr,
-                                 nullptr, 0));
+    result_ = pg_->ExecPrepared(name_, n, Params());
     const ExecStatusType st = PQresultStatus(result_.get());
     if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
       Status e = Error(result_.get());
@@ -335,9 +358,8 @@ class PgStatement : public DbStatement {
   }
   Status FetchBatch() {
     RT_RETURN_IF_ERROR(pg_->Sync());
-    result_.reset(PQexec(conn_, ("FETCH " + std::to_string(kFetchRows) +
-                                 " FROM " + cursor_)
-                                    .c_str()));
+    result_ = pg_->Exec("FETCH " + std::to_string(kFetchRows) + " FROM " +
+                        cursor_);
     if (PQresultStatus(result_.get()) != PGRES_TUPLES_OK) {
       Status e = Error(result_.get());
       result_.reset();
@@ -387,7 +409,7 @@ class PgDb : public Db {
 
   Status Exec(std::string_view sql) override {
     RT_RETURN_IF_ERROR(pg_.Sync());
-    Result r(PQexec(conn_, PostgresSql(sql).c_str()));
+    Result r = pg_.Exec(PostgresSql(sql));
     const ExecStatusType st = PQresultStatus(r.get());
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
       return Unavailable(Trim(r ? PQresultErrorMessage(r.get())
@@ -419,7 +441,7 @@ class PgDb : public Db {
       return Unavailable(
           "the transaction was rolled back after an earlier error");
     }
-    Result r(PQexec(conn_, "COMMIT"));
+    Result r = pg_.Exec("COMMIT");
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
       Status e = Unavailable(Trim(PQresultErrorMessage(r.get())));
       if (InTransaction()) (void)Rollback();
@@ -448,10 +470,10 @@ class PgDb : public Db {
 
   StatusOr<std::vector<std::string>> Tables() override {
     RT_RETURN_IF_ERROR(pg_.Sync());
-    Result r(PQexec(conn_,
-                    "SELECT table_name FROM information_schema.tables "
-                    "WHERE table_schema = current_schema() AND table_type = "
-                    "'BASE TABLE' ORDER BY table_name COLLATE \"C\""));
+    Result r = pg_.Exec(
+        "SELECT table_name FROM information_schema.tables "
+        "WHERE table_schema = current_schema() AND table_type = "
+        "'BASE TABLE' ORDER BY table_name COLLATE \"C\"");
     if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
       return Unavailable(Trim(PQresultErrorMessage(r.get())));
     }
@@ -465,16 +487,17 @@ class PgDb : public Db {
     const std::string t(table), c(column);
     const char* params[] = {t.c_str(), c.c_str()};
     if (!pg_.Sync().ok()) return false;
-    Result r(PQexecParams(conn_,
-                          "SELECT 1 FROM information_schema.columns WHERE "
-                          "table_schema = current_schema() AND table_name = "
-                          "$1 AND column_name = $2",
-                          2, nullptr, params, nullptr, nullptr, 0));
+    Result r = pg_.ExecParams(
+        "SELECT 1 FROM information_schema.columns WHERE "
+        "table_schema = current_schema() AND table_name = $1 AND "
+        "column_name = $2",
+        2, params);
     return PQresultStatus(r.get()) == PGRES_TUPLES_OK &&
            PQntuples(r.get()) > 0;
   }
   bool ConcurrentWriters() const override { return true; }
   Status PrepareForWrites(bool) override { return OkStatus(); }
+  int64_t RoundTrips() const override { return pg_.round_trips; }
 
  private:
   StatusOr<std::unique_ptr<DbStatement>> PrepareStatement(
@@ -488,7 +511,7 @@ class PgDb : public Db {
     std::string name;
     if (fetch == Fetch::kAll) {
       name = "rt_s" + std::to_string(++statements_);
-      Result r(PQprepare(conn_, name.c_str(), sql.c_str(), 0, nullptr));
+      Result r = pg_.Prepare(name, sql);
       if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
         return Unavailable(Trim(PQresultErrorMessage(r.get())));
       }

@@ -86,6 +86,10 @@ StatusOr<std::unique_ptr<DbStatement>> StoreReader::Prepare(
   return stmt;
 }
 
+int64_t StoreReader::round_trips() const {
+  return db_ ? db_->RoundTrips() : 0;
+}
+
 bool StoreReader::HasColumn(const char* table, const char* column) {
   return db_->HasColumn(table, column);
 }

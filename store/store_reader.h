@@ -126,6 +126,9 @@ class StoreReader {
                                const std::vector<bool>& is_null)>& row);
 
   const std::string& display_name() const { return display_name_; }
+  // Round trips to the database so far (Db::RoundTrips: PostgreSQL's; 0 on
+  // SQLite).
+  int64_t round_trips() const;
 
  private:
   // A streamed query (Db::Fetch::kStream); an error says the store does
