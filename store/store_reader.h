@@ -103,6 +103,18 @@ class StoreReader {
   // The run's forward steps in id order, all columns.
   Status ForEachStep(int64_t run_id,
                      const std::function<Status(const StepRow&)>& fn);
+
+  // Reads of many runs at once, for a command that reads the same rows of
+  // each (history): the rows of the runs `run_ids` (an id given twice
+  // counts once; one that is no run gives nothing), run by run in run_id
+  // order, each run's rows in the order and with the columns of the
+  // one-run read above, run_id set. A few queries however many runs, not
+  // one per run: on a PostgreSQL store every query costs round trips to
+  // the server. A callback error stops the scan and is returned.
+  Status ForEachKernelOfRuns(const std::vector<int64_t>& run_ids,
+                             const std::function<Status(const KernelRow&)>& fn);
+  Status ForEachStepOfRuns(const std::vector<int64_t>& run_ids,
+                           const std::function<Status(const StepRow&)>& fn);
   // Filled: session_id, name, domain, path, kind, start_ns, end_ns,
   // thread_id, depth.
   Status ForEachNvtx(int64_t run_id,
@@ -138,6 +150,9 @@ class StoreReader {
   Status StepError(const char* what, const Status& cause);
   template <typename Fn>
   Status EachRow(DbStatement* stmt, const char* what, Fn&& fn);
+  template <typename Fn>
+  Status EachRowOfRuns(const char* query, const std::vector<int64_t>& runs,
+                       const char* what, Fn&& fn);
 
   std::unique_ptr<Db> db_;
   std::string display_name_;
