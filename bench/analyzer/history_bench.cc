@@ -3,8 +3,8 @@
 // CPU and wall seconds, with the judging of the series (the statistics)
 // apart; then the same rows copied into a PostgreSQL store on a throwaway
 // server (tests/support/pg_server.h), timed alike (skipped, saying so,
-// without the server binaries), with the round trips the read cost. Prints
-// figures, never a timed test.
+// without the server binaries), with the round trips the read cost and the
+// server's CPU time. Prints figures, never a timed test.
 //   build/bench/history_bench [--runs N] [--groups G] [--store PATH]
 //                             [--repeat R]
 // --repeat measures each backend R times, alternating, so that a loaded
@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <string>
@@ -35,14 +36,46 @@ namespace rt = rooftrace;
 namespace {
 
 double Cpu() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
 double Wall() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
-// history --check on `store`: read and judge, then judge alone.
-int Measure(const std::string& store, const char* backend) {
+// CPU seconds the server `postmaster` and its children (one per
+// connection) have used: what a read costs on the server's side, on the
+// same cores here.
+double ServerCpu(pid_t postmaster) {
+  double ticks = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::FILE* f = std::fopen((e.path() / "stat").c_str(), "r");
+    if (f == nullptr) continue;
+    char line[1024];
+    const size_t n = std::fread(line, 1, sizeof line - 1, f);
+    std::fclose(f);
+    line[n] = '\0';
+    // pid (comm) state ppid ... utime stime: fields 4, 14 and 15; comm may
+    // hold spaces, so count from its closing parenthesis.
+    const char* p = std::strrchr(line, ')');
+    if (p == nullptr) continue;
+    long long ppid = 0;
+    unsigned long long utime = 0, stime = 0;
+    if (std::sscanf(p + 2,
+                    "%*c %lld %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu",
+                    &ppid, &utime, &stime) != 3) {
+      continue;
+    }
+    if (ppid == postmaster || std::atoll(line) == postmaster) {
+      ticks += static_cast<double>(utime + stime);
+    }
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// history --check on `store`: read and judge, then judge alone; with the
+// server's CPU time when `server` is its pid.
+int Measure(const std::string& store, const char* backend, pid_t server = -1) {
   rt::StoreReader reader;
   if (const rt::Status st = reader.Open(store, store); !st.ok()) {
     std::fprintf(stderr, "%s\n", st.message().c_str());
@@ -51,6 +84,7 @@ int Measure(const std::string& store, const char* backend) {
   rt::analyzer::HistoryOptions options;
   options.where = {{"branch", "main"}};
   const int64_t trips0 = reader.round_trips();
+  const double server0 = server > 0 ? ServerCpu(server) : 0;
   const double cpu0 = Cpu(), wall0 = Wall();
   auto h = rt::analyzer::BuildHistory(reader, store, options);
   if (!h.ok()) {
@@ -59,15 +93,22 @@ int Measure(const std::string& store, const char* backend) {
   }
   const double cpu1 = Cpu(), wall1 = Wall();
   const int64_t trips = reader.round_trips() - trips0;
+  char server_text[64] = "";
+  if (server > 0) {
+    std::snprintf(server_text, sizeof server_text, ", server %.3f s CPU",
+                  ServerCpu(server) - server0);
+  }
   // BuildHistory judged already; judging again times the statistics alone.
+  const double cpu_judge = Cpu(), wall_judge = Wall();
   rt::analyzer::JudgeHistory(&*h);
   const double cpu2 = Cpu(), wall2 = Wall();
   std::printf(
       "history --check on %s: read and judge %.3f s CPU (%.3f s wall), of "
-      "which judging %.3f s CPU (%.3f s wall); %lld round trips; %d of %d "
+      "which judging %.3f s CPU (%.3f s wall); %lld round trips%s; %d of %d "
       "groups judged, %d regressed (the injected one: %s)\n",
-      backend, cpu1 - cpu0, wall1 - wall0, cpu2 - cpu1, wall2 - wall1,
-      static_cast<long long>(trips),
+      backend, cpu1 - cpu0, wall1 - wall0, cpu2 - cpu_judge,
+      wall2 - wall_judge,
+      static_cast<long long>(trips), server_text,
       h->judged, static_cast<int>(h->groups.size()), h->regressed,
       !h->groups.empty() && h->groups[0].name == "family_7" &&
               h->groups[0].verdict == rt::analyzer::HistoryVerdict::kRegressed
@@ -188,7 +229,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   for (int i = 0; i < repeat && rc == 0; ++i) {
     rc = Measure(path, "SQLite");
-    if (rc == 0) rc = Measure(url, "PostgreSQL");
+    if (rc == 0) rc = Measure(url, "PostgreSQL", pg->pid());
   }
   std::filesystem::remove(path);
   return rc;
