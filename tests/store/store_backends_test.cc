@@ -338,6 +338,96 @@ TEST_P(StoreBackendTest, ManyRunsAreReadInAFewQueries) {
   EXPECT_LE(counted.round_trips() - opened, 30);
 }
 
+// A run longer than a batch (PostgreSQL fetches 4,096 rows at a time and
+// asks for the next batch before the caller has read this one): 9,000
+// kernels and 9,000 copies, each copy starting between two kernels, read
+// together come back alternating, all of them; a query of its own in the
+// middle of that (a kernel count, a run's steps) neither loses nor mixes
+// up a batch.
+TEST_P(StoreBackendTest, RunsLongerThanABatchStreamWhileOtherQueriesRun) {
+  constexpr int kRows = 9000;
+  ASSERT_TRUE(Store::Open(store_).ok());
+  {
+    auto db = OpenDbForWrite(store_);
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    ASSERT_TRUE((*db)->PrepareForWrites(false).ok());
+    ASSERT_TRUE((*db)->Begin().ok());
+    ASSERT_TRUE((*db)->Exec("INSERT INTO runs (run_id, complete) VALUES (1, "
+                            "1); INSERT INTO kernel_names (name_id, name) "
+                            "VALUES (1, 'k'); INSERT INTO steps (run_id, "
+                            "step_id) VALUES (1, 1)")
+                    .ok());
+    auto kernel = (*db)->Prepare(
+        "INSERT INTO kernel_rows (kernel_id, run_id, session_id, name_id, "
+        "start_ns, end_ns) VALUES (?, 1, 1, 1, ?, ?)");
+    auto copy = (*db)->Prepare(
+        "INSERT INTO memcpys (memcpy_id, run_id, session_id, kind, bytes, "
+        "start_ns, end_ns) VALUES (?, 1, 1, 'htod', 64, ?, ?)");
+    ASSERT_TRUE(kernel.ok() && copy.ok());
+    for (int i = 0; i < kRows; ++i) {
+      (*kernel)->Reset();
+      (*kernel)->BindInt(1, i + 1);
+      (*kernel)->BindInt(2, 10 * i);
+      (*kernel)->BindInt(3, 10 * i + 1);
+      ASSERT_TRUE((*kernel)->Step().ok());
+      (*copy)->Reset();
+      (*copy)->BindInt(1, i + 1);
+      (*copy)->BindInt(2, 10 * i + 5);
+      (*copy)->BindInt(3, 10 * i + 6);
+      ASSERT_TRUE((*copy)->Step().ok());
+    }
+    ASSERT_TRUE((*db)->Commit().ok());
+  }
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(store_, store_).ok());
+  std::string order;  // k or c per row, as read
+  int64_t last_start = -1;
+  bool in_order = true;
+  int kernels = 0;
+  auto at = [&](std::optional<int64_t> start) {
+    in_order = in_order && start.value_or(-1) > last_start;
+    last_start = start.value_or(-1);
+  };
+  ASSERT_TRUE(reader
+                  .ForEachKernelAndMemcpy(
+                      1,
+                      [&](const KernelRow& k) {
+                        order += 'k';
+                        at(k.start_ns);
+                        if (++kernels == 5000) {
+                          EXPECT_EQ(*reader.KernelCount(1), kRows);
+                          int steps = 0;
+                          EXPECT_TRUE(reader
+                                          .ForEachStep(1,
+                                                       [&](const StepRow&) {
+                                                         ++steps;
+                                                         return OkStatus();
+                                                       })
+                                          .ok());
+                          EXPECT_EQ(steps, 1);
+                        }
+                        return OkStatus();
+                      },
+                      [&](const MemcpyRow& m) {
+                        order += 'c';
+                        at(m.start_ns);
+                        return OkStatus();
+                      })
+                  .ok());
+  EXPECT_TRUE(in_order);
+  std::string expected;
+  for (int i = 0; i < kRows; ++i) expected += "kc";
+  EXPECT_EQ(order, expected);
+  // Reading the kernels alone, stopped by the caller half-way, leaves the
+  // connection fit for the next read.
+  int seen = 0;
+  const Status stopped = reader.ForEachKernel(1, [&](const KernelRow&) {
+    return ++seen == 4097 ? InternalError("enough") : OkStatus();
+  });
+  EXPECT_FALSE(stopped.ok());
+  EXPECT_EQ(*reader.KernelCount(1), kRows);
+}
+
 // With atomic runs, a run aborted part-way (or whose store is closed
 // before it finished) leaves no run, session or kernel; the run before it
 // stays as it was.
