@@ -141,6 +141,11 @@ class Db {
   // gets 64 KiB pages; waits a moment for another rooftrace creating the
   // same new file. PostgreSQL: nothing.
   virtual Status PrepareForWrites(bool scratch) = 0;
+  // The times this connection has waited for the database's answer so far
+  // (PostgreSQL: each a round trip to the server, which is what a remote
+  // store's reads cost; SQLite: 0, it answers in process). For benchmarks
+  // and tests that hold a read to a number of queries.
+  virtual int64_t RoundTrips() const = 0;
 };
 
 // Opens `target` (a file path, or a PostgreSQL URL) to write a store to,

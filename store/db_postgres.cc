@@ -49,20 +49,103 @@ using Result = std::unique_ptr<PGresult, ResultDeleter>;
 // Writes queued before their results are read (kQueueWrites at most).
 constexpr int kQueueWrites = 256;
 
-// The connection, and its writes in flight: a statement that returns
-// nothing, run inside a transaction (a batch's inserts), is sent in
-// libpq's pipeline mode and its result read later, so a batch of rows
-// costs one round trip instead of one per row. Anything that needs an
-// answer first reads every queued result (Sync()); an error among them is
-// returned there, and the transaction it aborted fails its COMMIT.
+// The connection, and what is in flight on it.
+//
+// Writes: a statement that returns nothing, run inside a transaction (a
+// batch's inserts), is sent in libpq's pipeline mode and its result read
+// later, so a batch of rows costs one round trip instead of one per row.
+// Anything that needs an answer first reads every queued result (Sync());
+// an error among them is returned there, and the transaction it aborted
+// fails its COMMIT.
+//
+// Reads: when a cursor's batch comes back full, the FETCH of its next
+// batch is sent at once (SendAhead), so that the server makes that batch
+// while the caller reads this one (on a 2-core machine the server's share
+// of history --check no longer adds to the client's). The cursor's next
+// step takes it (TakeAhead); anything else that uses the connection first
+// reads its answer and keeps it for the cursor (Land()). One FETCH ahead
+// at a time.
 struct PgConn {
   PGconn* conn = nullptr;
   int queued = 0;
+  // Each call that waits for the server's answer (Db::RoundTrips).
+  int64_t round_trips = 0;
+  // The cursor a FETCH was sent ahead for (empty: none); whether its
+  // answer is still to be read, and the answer once read.
+  std::string ahead_cursor;
+  bool ahead_pending = false;
+  Result ahead;
+
+  // Everything that waits for an answer goes through these, so that it is
+  // counted and finds the connection idle.
+  Result Exec(const std::string& sql) {
+    Land();
+    ++round_trips;
+    return Result(PQexec(conn, sql.c_str()));
+  }
+  Result ExecParams(const std::string& sql, int n,
+                    const char* const* values) {
+    Land();
+    ++round_trips;
+    return Result(
+        PQexecParams(conn, sql.c_str(), n, nullptr, values, nullptr, nullptr, 0));
+  }
+  Result ExecPrepared(const std::string& name, int n,
+                      const char* const* values) {
+    Land();
+    ++round_trips;
+    return Result(PQexecPrepared(conn, name.c_str(), n, values, nullptr,
+                                 nullptr, 0));
+  }
+  Result Prepare(const std::string& name, const std::string& sql) {
+    Land();
+    ++round_trips;
+    return Result(PQprepare(conn, name.c_str(), sql.c_str(), 0, nullptr));
+  }
+
+  // Sends `fetch` for `cursor` without waiting for it; false (nothing
+  // sent) while another FETCH is ahead or writes are queued.
+  bool SendAhead(const std::string& cursor, const std::string& fetch) {
+    if (!ahead_cursor.empty() || Pipelining()) return false;
+    if (PQsendQuery(conn, fetch.c_str()) != 1) return false;
+    ++round_trips;
+    ahead_cursor = cursor;
+    ahead_pending = true;
+    return true;
+  }
+  // Reads the answer of the FETCH ahead, if still in flight, into `ahead`
+  // (null when the connection broke).
+  void Land() {
+    if (!ahead_pending) return;
+    ahead_pending = false;
+    ahead.reset();
+    while (PGresult* r = PQgetResult(conn)) {
+      if (ahead == nullptr) {
+        ahead.reset(r);
+      } else {
+        PQclear(r);
+      }
+    }
+  }
+  // True when a FETCH was sent ahead for `cursor`: its answer into `*out`.
+  bool TakeAhead(const std::string& cursor, Result* out) {
+    if (ahead_cursor.empty() || ahead_cursor != cursor) return false;
+    Land();
+    ahead_cursor.clear();
+    *out = std::move(ahead);
+    return true;
+  }
+  // Forgets a FETCH sent ahead for `cursor` (it is being closed).
+  void DropAhead(const std::string& cursor) {
+    Result unused;
+    (void)TakeAhead(cursor, &unused);
+  }
 
   bool Pipelining() const {
     return PQpipelineStatus(conn) != PQ_PIPELINE_OFF;
   }
   Status Queue(const char* name, int n, const char* const* values) {
+    Land();
     if (!Pipelining() && PQenterPipelineMode(conn) != 1) {
       return Unavailable(Trim(PQerrorMessage(conn)));
     }
@@ -76,8 +159,10 @@ struct PgConn {
   }
   // Reads the results of the queued writes: the first error among them.
   Status Sync() {
+    Land();
     if (!Pipelining()) return OkStatus();
     Status first;
+    ++round_trips;
     if (PQpipelineSync(conn) != 1) {
       first = Unavailable(Trim(PQerrorMessage(conn)));
     } else {
@@ -171,7 +256,7 @@ class PgStatement : public DbStatement {
     Reset();
     (void)pg_->Sync();
     if (!name_.empty()) {
-      Result r(PQexec(conn_, ("DEALLOCATE " + name_).c_str()));
+      Result r = pg_->Exec("DEALLOCATE " + name_);
     }
   }
 
@@ -221,8 +306,9 @@ class PgStatement : public DbStatement {
   void Reset() override {
     result_.reset();
     if (cursor_open_) {
+      pg_->DropAhead(cursor_);
       (void)pg_->Sync();
-      Result r(PQexec(conn_, ("CLOSE " + cursor_).c_str()));
+      Result r = pg_->Exec("CLOSE " + cursor_);
       cursor_open_ = false;
     }
     started_ = false;
@@ -296,6 +382,7 @@ class PgStatement : public DbStatement {
                               : PQerrorMessage(conn_)));
   }
   Status Run() {
+    pg_->Land();  // the connection's status below is then its own
     const int n = static_cast<int>(values_.size());
     // Inside a transaction (a batch), a write is queued: no result to wait
     // for now.
@@ -307,16 +394,13 @@ class PgStatement : public DbStatement {
     if (fetch_ == Db::Fetch::kStream) {
       // A cursor over the query, read a batch at a time; it lives in the
       // reader's transaction.
-      Result r(PQexecParams(
-          conn_,
-          ("DECLARE " + cursor_ + " NO SCROLL CURSOR FOR " + sql_).c_str(), n,
-          nullptr, Params(), nullptr, nullptr, 0));
+      Result r = pg_->ExecParams(
+          "DECLARE " + cursor_ + " NO SCROLL CURSOR FOR " + sql_, n, Params());
       if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) return Error(r.get());
       cursor_open_ = true;
       return FetchBatch();
     }
-    result_.reset(PQexecPrepared(conn_, name_.c_str(), n, Params(), nullptr,
-                                 nullptr, 0));
+    result_ = pg_->ExecPrepared(name_, n, Params());
     const ExecStatusType st = PQresultStatus(result_.get());
     if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
       Status e = Error(result_.get());
@@ -334,14 +418,20 @@ class PgStatement : public DbStatement {
     return OkStatus();
   }
   Status FetchBatch() {
-    RT_RETURN_IF_ERROR(pg_->Sync());
-    result_.reset(PQexec(conn_, ("FETCH " + std::to_string(kFetchRows) +
-                                 " FROM " + cursor_)
-                                    .c_str()));
+    const std::string fetch =
+        "FETCH " + std::to_string(kFetchRows) + " FROM " + cursor_;
+    if (!pg_->TakeAhead(cursor_, &result_)) {
+      RT_RETURN_IF_ERROR(pg_->Sync());
+      result_ = pg_->Exec(fetch);
+    }
     if (PQresultStatus(result_.get()) != PGRES_TUPLES_OK) {
       Status e = Error(result_.get());
       result_.reset();
       return e;
+    }
+    // A full batch: there may be more, which the server makes meanwhile.
+    if (PQntuples(result_.get()) == kFetchRows) {
+      (void)pg_->SendAhead(cursor_, fetch);
     }
     return OkStatus();
   }
@@ -387,7 +477,7 @@ class PgDb : public Db {
 
   Status Exec(std::string_view sql) override {
     RT_RETURN_IF_ERROR(pg_.Sync());
-    Result r(PQexec(conn_, PostgresSql(sql).c_str()));
+    Result r = pg_.Exec(PostgresSql(sql));
     const ExecStatusType st = PQresultStatus(r.get());
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
       return Unavailable(Trim(r ? PQresultErrorMessage(r.get())
@@ -419,7 +509,7 @@ class PgDb : public Db {
       return Unavailable(
           "the transaction was rolled back after an earlier error");
     }
-    Result r(PQexec(conn_, "COMMIT"));
+    Result r = pg_.Exec("COMMIT");
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
       Status e = Unavailable(Trim(PQresultErrorMessage(r.get())));
       if (InTransaction()) (void)Rollback();
@@ -448,10 +538,10 @@ class PgDb : public Db {
 
   StatusOr<std::vector<std::string>> Tables() override {
     RT_RETURN_IF_ERROR(pg_.Sync());
-    Result r(PQexec(conn_,
-                    "SELECT table_name FROM information_schema.tables "
-                    "WHERE table_schema = current_schema() AND table_type = "
-                    "'BASE TABLE' ORDER BY table_name COLLATE \"C\""));
+    Result r = pg_.Exec(
+        "SELECT table_name FROM information_schema.tables "
+        "WHERE table_schema = current_schema() AND table_type = "
+        "'BASE TABLE' ORDER BY table_name COLLATE \"C\"");
     if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
       return Unavailable(Trim(PQresultErrorMessage(r.get())));
     }
@@ -465,16 +555,17 @@ class PgDb : public Db {
     const std::string t(table), c(column);
     const char* params[] = {t.c_str(), c.c_str()};
     if (!pg_.Sync().ok()) return false;
-    Result r(PQexecParams(conn_,
-                          "SELECT 1 FROM information_schema.columns WHERE "
-                          "table_schema = current_schema() AND table_name = "
-                          "$1 AND column_name = $2",
-                          2, nullptr, params, nullptr, nullptr, 0));
+    Result r = pg_.ExecParams(
+        "SELECT 1 FROM information_schema.columns WHERE "
+        "table_schema = current_schema() AND table_name = $1 AND "
+        "column_name = $2",
+        2, params);
     return PQresultStatus(r.get()) == PGRES_TUPLES_OK &&
            PQntuples(r.get()) > 0;
   }
   bool ConcurrentWriters() const override { return true; }
   Status PrepareForWrites(bool) override { return OkStatus(); }
+  int64_t RoundTrips() const override { return pg_.round_trips; }
 
  private:
   StatusOr<std::unique_ptr<DbStatement>> PrepareStatement(
@@ -488,7 +579,7 @@ class PgDb : public Db {
     std::string name;
     if (fetch == Fetch::kAll) {
       name = "rt_s" + std::to_string(++statements_);
-      Result r(PQprepare(conn_, name.c_str(), sql.c_str(), 0, nullptr));
+      Result r = pg_.Prepare(name, sql);
       if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
         return Unavailable(Trim(PQresultErrorMessage(r.get())));
       }

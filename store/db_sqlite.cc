@@ -153,6 +153,7 @@ class SqliteDb : public Db {
   }
   bool ConcurrentWriters() const override { return false; }
   Status PrepareForWrites(bool scratch) override;
+  int64_t RoundTrips() const override { return 0; }  // in process
 
  private:
   StatusOr<std::unique_ptr<DbStatement>> PrepareStatement(std::string_view sql,

@@ -2,10 +2,12 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <memory>
 
 #include "store/db.h"
@@ -84,6 +86,10 @@ StatusOr<std::unique_ptr<DbStatement>> StoreReader::Prepare(
                    "); was it written by a different rooftrace version?");
   }
   return stmt;
+}
+
+int64_t StoreReader::round_trips() const {
+  return db_ ? db_->RoundTrips() : 0;
 }
 
 bool StoreReader::HasColumn(const char* table, const char* column) {
@@ -172,6 +178,7 @@ Status StoreReader::Open(const std::string& path,
     }
   }
 
+  keeps_operators_ = HasColumn("kernels", "op");
   // Schema 3 says where a run came from; older stores have no such columns.
   const bool provenance = HasColumn("runs", "source_sha256");
   // Schema 4 says why a run is incomplete.
@@ -349,19 +356,72 @@ StatusOr<std::vector<std::pair<int64_t, std::string>>> StoreReader::Devices(
 
 namespace {
 
-// Start order; a tie by id, so that both backends give one order (SQLite's
-// index on (run_id, start_ns) gives it without sorting).
-// `op`: the column's name, or NULL for a store from before schema 7.
-std::string KernelQuery(std::string_view op) {
+// What ReadKernel reads: run_id (column 25) for reads of many runs, then
+// graph_node_id and `op` (the column, or NULL before schema 7).
+std::string KernelColumns(std::string_view op) {
   return "SELECT kernel_id, name, demangled, family, shape, precision, "
          "flops_source, bytes_source, bound, phase, nvtx_path, "
          "duration_ns, start_ns, step_id, stream_id, device_id, "
          "thread_id, correlation_id, flops, dram_bytes, "
          "fraction_of_roof, roof_flops_per_s, end_ns, session_id, "
-         "token_count, graph_node_id, " +
-         std::string(op) +
-         " FROM kernels WHERE run_id = ? "
-         "ORDER BY start_ns NULLS FIRST, kernel_id";
+         "token_count, run_id, graph_node_id, " +
+         std::string(op) + " FROM kernels ";
+}
+
+// Start order; a tie by id, so that both backends give one order (SQLite's
+// index on (run_id, start_ns) gives it without sorting).
+// `op`: the column's name, or NULL for a store from before schema 7.
+std::string KernelQuery(std::string_view op) {
+  return KernelColumns(op) +
+         "WHERE run_id = ? ORDER BY start_ns NULLS FIRST, kernel_id";
+}
+// The same for a batch of runs (RunsIn()), run by run in id order: SQLite's
+// index gives this order too, without sorting; PostgreSQL's sorts each run
+// (an incremental sort, the runs coming in order from the index).
+std::string RunsKernelQuery(std::string_view op) {
+  return KernelColumns(op) +
+         "WHERE run_id IN (%s) ORDER BY run_id, start_ns NULLS FIRST, "
+         "kernel_id";
+}
+
+// What ReadStep reads; run_id last (column 11).
+#define RT_STEP_COLUMNS                                                \
+  "SELECT step_id, session_id, start_ns, end_ns, phase, token_count, " \
+  "boundary, evidence, kernel_count, gemm_count, gpu_time_ns, run_id " \
+  "FROM steps "
+constexpr const char* kStepQuery =
+    RT_STEP_COLUMNS "WHERE run_id = ? ORDER BY step_id";
+constexpr const char* kRunsStepQuery =
+    RT_STEP_COLUMNS "WHERE run_id IN (%s) ORDER BY run_id, step_id";
+#undef RT_STEP_COLUMNS
+
+// A read of many runs asks for several at once (`run_id IN (?, ...)`): as
+// many as make about kRowsPerQuery rows at the rows per run read so far, a
+// power of two (a statement each) up to kMaxRunsPerQuery. One query per run
+// cost a PostgreSQL store 3 round trips a run (DECLARE, FETCH, CLOSE); one
+// query for many large runs may have the server sort them all before the
+// first row (its plan for a table without statistics does), spilling to
+// disk past its work_mem (4 MB by default). The first query asks for one
+// run, to learn the size of a run. history_bench's 1,000 runs of 200
+// kernels: 145 round trips, the server's CPU no higher than with 1,024 or
+// 1,000,000 rows a query.
+constexpr size_t kRowsPerQuery = 8192;
+constexpr size_t kMaxRunsPerQuery = 256;  // SQLite takes 999 parameters
+
+// `query` (with one %s) for `n` run ids: "?, ?, ..., ?".
+std::string RunsIn(const char* query, size_t n) {
+  std::string marks;
+  for (size_t i = 0; i < n; ++i) marks += i ? ", ?" : "?";
+  std::string out(query);
+  out.replace(out.find("%s"), 2, marks);
+  return out;
+}
+
+// `run_ids` sorted, each once: the order a read of many runs gives.
+std::vector<int64_t> SortedRuns(std::vector<int64_t> run_ids) {
+  std::sort(run_ids.begin(), run_ids.end());
+  run_ids.erase(std::unique(run_ids.begin(), run_ids.end()), run_ids.end());
+  return run_ids;
 }
 
 constexpr const char* kMemcpyQuery =
@@ -402,8 +462,24 @@ void ReadKernel(DbStatement* s, KernelRow* out) {
   k.roof_flops_per_s = Real(s, 21);
   k.session_id = s->Int(23);
   k.token_count = Int(s, 24);
-  k.graph_node_id = Int(s, 25).value_or(0);
-  k.op = s->Text(26);
+  k.graph_node_id = Int(s, 26).value_or(0);
+  k.op = s->Text(27);
+}
+
+// The columns of kStepQuery's current row into `r` (run_id kept).
+void ReadStep(DbStatement* s, StepRow* out) {
+  StepRow& r = *out;
+  r.step_id = s->Int(0);
+  r.session_id = Int(s, 1).value_or(0);
+  r.start_ns = Int(s, 2).value_or(0);
+  r.end_ns = Int(s, 3).value_or(0);
+  r.phase = s->Text(4);
+  r.token_count = Int(s, 5);
+  r.boundary = s->Text(6);
+  r.evidence = s->Text(7);
+  r.kernel_count = Int(s, 8).value_or(0);
+  r.gemm_count = Int(s, 9).value_or(0);
+  r.gpu_time_ns = Int(s, 10).value_or(0);
 }
 
 // The columns of kMemcpyQuery's current row into `v` (run_id kept).
@@ -431,6 +507,65 @@ Status StoreReader::ForEachKernel(
     ReadKernel(s, &k);
     return fn(k);
   });
+}
+
+// `query` (kRuns*Query) over `runs` (sorted, each once), a batch of runs
+// at a time (kRowsPerQuery); a batch's missing ids are filled with its last
+// (an id twice in IN is once).
+template <typename Fn>
+Status StoreReader::EachRowOfRuns(const char* query,
+                                  const std::vector<int64_t>& runs,
+                                  const char* what, Fn&& fn) {
+  std::map<size_t, Stmt> statements;  // by the number of ids they take
+  size_t batch = 1;
+  size_t rows = 0;
+  for (size_t begin = 0; begin < runs.size();) {
+    Stmt& stmt = statements[batch];
+    if (stmt == nullptr) {
+      RT_ASSIGN_OR_RETURN(stmt, Prepare(RunsIn(query, batch)));
+    }
+    for (size_t i = 0; i < batch; ++i) {
+      stmt->BindInt(static_cast<int>(i) + 1,
+                    runs[std::min(begin + i, runs.size() - 1)]);
+    }
+    RT_RETURN_IF_ERROR(EachRow(stmt.get(), what, [&](DbStatement* s) {
+      ++rows;
+      return fn(s);
+    }));
+    stmt->Reset();
+    begin += batch;
+    const size_t per_run = std::max<size_t>(1, rows / begin);
+    batch = 1;
+    while (batch < kMaxRunsPerQuery && 2 * batch * per_run <= kRowsPerQuery) {
+      batch *= 2;
+    }
+  }
+  return OkStatus();
+}
+
+Status StoreReader::ForEachKernelOfRuns(
+    const std::vector<int64_t>& run_ids,
+    const std::function<Status(const KernelRow&)>& fn) {
+  KernelRow k;
+  const std::string query = RunsKernelQuery(OpColumn());
+  return EachRowOfRuns(query.c_str(), SortedRuns(run_ids), "kernels",
+                       [&](DbStatement* s) {
+                         ReadKernel(s, &k);
+                         k.run_id = s->Int(25);
+                         return fn(k);
+                       });
+}
+
+Status StoreReader::ForEachStepOfRuns(
+    const std::vector<int64_t>& run_ids,
+    const std::function<Status(const StepRow&)>& fn) {
+  StepRow r;
+  return EachRowOfRuns(kRunsStepQuery, SortedRuns(run_ids), "steps",
+                       [&](DbStatement* s) {
+                         ReadStep(s, &r);
+                         r.run_id = s->Int(11);
+                         return fn(r);
+                       });
 }
 
 Status StoreReader::ForEachKernelAndMemcpy(
@@ -508,26 +643,12 @@ Status StoreReader::ForEachMemcpy(
 
 Status StoreReader::ForEachStep(
     int64_t run_id, const std::function<Status(const StepRow&)>& fn) {
-  RT_ASSIGN_OR_RETURN(
-      Stmt stmt,
-      Prepare("SELECT step_id, session_id, start_ns, end_ns, phase, "
-              "token_count, boundary, evidence, kernel_count, gemm_count, "
-              "gpu_time_ns FROM steps WHERE run_id = ? ORDER BY step_id"));
+  RT_ASSIGN_OR_RETURN(Stmt stmt, Prepare(kStepQuery));
   stmt->BindInt(1, run_id);
   StepRow r;
   r.run_id = run_id;
   return EachRow(stmt.get(), "steps", [&](DbStatement* s) {
-    r.step_id = s->Int(0);
-    r.session_id = Int(s, 1).value_or(0);
-    r.start_ns = Int(s, 2).value_or(0);
-    r.end_ns = Int(s, 3).value_or(0);
-    r.phase = s->Text(4);
-    r.token_count = Int(s, 5);
-    r.boundary = s->Text(6);
-    r.evidence = s->Text(7);
-    r.kernel_count = Int(s, 8).value_or(0);
-    r.gemm_count = Int(s, 9).value_or(0);
-    r.gpu_time_ns = Int(s, 10).value_or(0);
+    ReadStep(s, &r);
     return fn(r);
   });
 }

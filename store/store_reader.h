@@ -103,6 +103,18 @@ class StoreReader {
   // The run's forward steps in id order, all columns.
   Status ForEachStep(int64_t run_id,
                      const std::function<Status(const StepRow&)>& fn);
+
+  // Reads of many runs at once, for a command that reads the same rows of
+  // each (history): the rows of the runs `run_ids` (an id given twice
+  // counts once; one that is no run gives nothing), run by run in run_id
+  // order, each run's rows in the order and with the columns of the
+  // one-run read above, run_id set. A few queries however many runs, not
+  // one per run: on a PostgreSQL store every query costs round trips to
+  // the server. A callback error stops the scan and is returned.
+  Status ForEachKernelOfRuns(const std::vector<int64_t>& run_ids,
+                             const std::function<Status(const KernelRow&)>& fn);
+  Status ForEachStepOfRuns(const std::vector<int64_t>& run_ids,
+                           const std::function<Status(const StepRow&)>& fn);
   // Filled: session_id, name, domain, path, kind, start_ns, end_ns,
   // thread_id, depth.
   Status ForEachNvtx(int64_t run_id,
@@ -128,7 +140,10 @@ class StoreReader {
   const std::string& display_name() const { return display_name_; }
   // Whether the store keeps each kernel's framework operator (schema 7
   // on): `analyze --by op` and `--by category` need it.
-  bool KeepsOperators() { return HasColumn("kernels", "op"); }
+  bool KeepsOperators() const { return keeps_operators_; }
+  // Round trips to the database so far (Db::RoundTrips: PostgreSQL's; 0 on
+  // SQLite).
+  int64_t round_trips() const;
 
  private:
   // A streamed query (Db::Fetch::kStream); an error says the store does
@@ -136,13 +151,17 @@ class StoreReader {
   StatusOr<std::unique_ptr<DbStatement>> Prepare(const std::string& sql);
   bool HasColumn(const char* table, const char* column);
   // The kernels' operator column: "op", or "NULL" before schema 7.
-  const char* OpColumn() { return HasColumn("kernels", "op") ? "op" : "NULL"; }
+  const char* OpColumn() const { return keeps_operators_ ? "op" : "NULL"; }
   Status StepError(const char* what, const Status& cause);
   template <typename Fn>
   Status EachRow(DbStatement* stmt, const char* what, Fn&& fn);
+  template <typename Fn>
+  Status EachRowOfRuns(const char* query, const std::vector<int64_t>& runs,
+                       const char* what, Fn&& fn);
 
   std::unique_ptr<Db> db_;
   std::string display_name_;
+  bool keeps_operators_ = false;  // kernels.op (schema 7), read by Open
   std::vector<RunRow> runs_;
 };
 

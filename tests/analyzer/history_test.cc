@@ -334,6 +334,46 @@ TEST_F(HistoryTest, WhereSelectsRunsAndBadInputExits2) {
   EXPECT_EQ(History({dir_ + "/missing.sqlite"}, &out, &err), 2);
 }
 
+// Runs are read in id order but judged in time order: with ids the reverse
+// of time, a group takes its shape from the latest run (family a ran shape
+// m=2 there, m=1 before), and groups the window cannot tell apart (all too
+// short, the same share of the latest run) keep the order the earliest run
+// gave them (b, its longer kernel, first).
+TEST_F(HistoryTest, GroupsAreNamedAndOrderedInTimeOrderNotIdOrder) {
+  const std::string store = dir_ + "/reversed.sqlite";
+  {
+    testing::TestStore s(store);
+    // id 3 ran first, id 1 last.
+    for (int64_t id = 1; id <= 3; ++id) {
+      s.AddRun(id, "Test GPU 2TB");
+      s.Exec("UPDATE runs SET started_unix_ns = " + std::to_string(10 - id) +
+             " WHERE run_id = " + std::to_string(id));
+      for (const char* name : {"a", "b"}) {
+        testing::KernelSpec k;
+        k.run_id = k.session_id = id;
+        k.name = name;
+        k.family = name;
+        k.shape = name[0] == 'b' ? "m=3" : id == 1 ? "m=2" : "m=1";
+        k.start_ns = name[0] == 'a' ? 1000 : 5000;
+        k.duration_ns = name[0] == 'b' && id == 3 ? 3000 : 1000;
+        s.AddKernel(k);
+      }
+    }
+  }
+  std::string out;
+  ASSERT_EQ(History({store, "--by", "family", "--format", "json"}, &out), 0)
+      << out;
+  const size_t a = out.find("\"key\":\"a\"");
+  const size_t b = out.find("\"key\":\"b\"");
+  ASSERT_NE(a, std::string::npos) << out;
+  ASSERT_NE(b, std::string::npos) << out;
+  EXPECT_LT(b, a) << out;
+  EXPECT_NE(out.find("\"key\":\"a\",\"name\":\"a\",\"shape\":\"m=2\""),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("m=1"), std::string::npos) << out;
+}
+
 // Markdown carries the verdict and one row per group.
 TEST_F(HistoryTest, MarkdownHasTheVerdictAndARowPerGroup) {
   // Scenario: the regressed store as markdown, grouped by family.

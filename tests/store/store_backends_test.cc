@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analyzer/commands.h"
+#include "analyzer/history.h"
 #include "collector/commands.h"
 #include "sources/rft/ingest.h"
 #include "sources/rft/testing/trace_builder.h"
@@ -190,6 +191,241 @@ TEST_P(StoreBackendTest, ARunReadsBackThroughTheOneReader) {
   ASSERT_TRUE(stats.ok());
   EXPECT_FALSE(stats->empty());
   EXPECT_TRUE(std::is_sorted(stats->begin(), stats->end()));
+}
+
+// 300 runs written with ids out of time order: run r has r % 7 kernels
+// (none for every 7th), one of them without a start, and r % 3 steps. The
+// history's run labels are branch=main on every run.
+void WriteManyRuns(const std::string& store, int runs) {
+  ASSERT_TRUE(Store::Open(store).ok());
+  auto db = OpenDbForWrite(store);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  ASSERT_TRUE((*db)->PrepareForWrites(false).ok());
+  ASSERT_TRUE((*db)->Begin().ok());
+  ASSERT_TRUE((*db)->Exec("INSERT INTO kernel_names (name_id, name, family) "
+                          "VALUES (1, 'gemm_a', 'gemm'), (2, 'norm_b', "
+                          "'norm')")
+                  .ok());
+  auto run = (*db)->Prepare(
+      "INSERT INTO runs (run_id, started_unix_ns, complete) VALUES (?, ?, 1)");
+  auto label = (*db)->Prepare(
+      "INSERT INTO run_labels (run_id, key, value) VALUES (?, 'branch', "
+      "'main')");
+  auto kernel = (*db)->Prepare(
+      "INSERT INTO kernel_rows (kernel_id, run_id, session_id, name_id, "
+      "start_ns, end_ns, duration_ns, fraction_of_roof) VALUES (?, ?, 1, ?, "
+      "?, ?, ?, 0.5)");
+  auto step = (*db)->Prepare(
+      "INSERT INTO steps (run_id, step_id, session_id, start_ns, end_ns, "
+      "phase, token_count) VALUES (?, ?, 1, ?, ?, 'decode', 8)");
+  ASSERT_TRUE(run.ok() && label.ok() && kernel.ok() && step.ok());
+  int64_t kernel_id = 0;
+  for (int r = 1; r <= runs; ++r) {
+    (*run)->Reset();
+    (*run)->BindInt(1, r);
+    (*run)->BindInt(2, 1000000 - 10 * r + (r % 2) * 5000);  // not id order
+    ASSERT_TRUE((*run)->Step().ok());
+    (*label)->Reset();
+    (*label)->BindInt(1, r);
+    ASSERT_TRUE((*label)->Step().ok());
+    for (int k = 0; k < r % 7; ++k) {
+      (*kernel)->Reset();
+      (*kernel)->BindInt(1, ++kernel_id);
+      (*kernel)->BindInt(2, r);
+      (*kernel)->BindInt(3, 1 + k % 2);
+      if (k == 1) {
+        (*kernel)->BindNull(4);  // read first, as SQLite orders NULL
+      } else {
+        (*kernel)->BindInt(4, 1000 * (7 - k));  // written late to early
+      }
+      (*kernel)->BindInt(5, 1000 * (7 - k) + 500 + r);
+      (*kernel)->BindInt(6, 500 + r);
+      ASSERT_TRUE((*kernel)->Step().ok());
+    }
+    for (int s = 0; s < r % 3; ++s) {
+      (*step)->Reset();
+      (*step)->BindInt(1, r);
+      (*step)->BindInt(2, s);
+      (*step)->BindInt(3, 100 * s);
+      (*step)->BindInt(4, 100 * s + 50);
+      ASSERT_TRUE((*step)->Step().ok());
+    }
+  }
+  ASSERT_TRUE((*db)->Commit().ok());
+}
+
+// The reads of many runs (what history uses) give each asked run's rows
+// as its one-run read does, run by run in id order, whatever order the
+// ids come in, an id given twice once and one that is no run nothing; on
+// PostgreSQL they cost a few round trips, not 3 per run, and so does
+// history over the 300 runs (6 per run before: 1,800).
+TEST_P(StoreBackendTest, ManyRunsAreReadInAFewQueries) {
+  constexpr int kRuns = 300;
+  WriteManyRuns(store_, kRuns);
+  if (HasFatalFailure()) return;
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(store_, store_).ok());
+  std::vector<int64_t> ask;
+  for (int r = kRuns; r >= 1; --r) ask.push_back(r);
+  ask.push_back(5);     // twice
+  ask.push_back(9999);  // no such run
+  std::vector<std::string> expected_kernels, expected_steps;
+  for (int r = 1; r <= kRuns; ++r) {
+    ASSERT_TRUE(reader
+                    .ForEachKernel(r,
+                                   [&](const KernelRow& k) {
+                                     expected_kernels.push_back(
+                                         std::to_string(k.run_id) + "/" +
+                                         std::to_string(k.kernel_id) + "/" +
+                                         std::string(k.name));
+                                     return OkStatus();
+                                   })
+                    .ok());
+    ASSERT_TRUE(reader
+                    .ForEachStep(r,
+                                 [&](const StepRow& s) {
+                                   expected_steps.push_back(
+                                       std::to_string(s.run_id) + "/" +
+                                       std::to_string(s.step_id));
+                                   return OkStatus();
+                                 })
+                    .ok());
+  }
+  ASSERT_GT(expected_kernels.size(), 800u);
+  ASSERT_GT(expected_steps.size(), 250u);
+  const int64_t trips_before = reader.round_trips();
+  std::vector<std::string> kernels, steps;
+  ASSERT_TRUE(reader
+                  .ForEachKernelOfRuns(ask,
+                                       [&](const KernelRow& k) {
+                                         kernels.push_back(
+                                             std::to_string(k.run_id) + "/" +
+                                             std::to_string(k.kernel_id) +
+                                             "/" + std::string(k.name));
+                                         return OkStatus();
+                                       })
+                  .ok());
+  ASSERT_TRUE(reader
+                  .ForEachStepOfRuns(ask,
+                                     [&](const StepRow& s) {
+                                       steps.push_back(
+                                           std::to_string(s.run_id) + "/" +
+                                           std::to_string(s.step_id));
+                                       return OkStatus();
+                                     })
+                  .ok());
+  const int64_t trips = reader.round_trips() - trips_before;
+  EXPECT_EQ(kernels, expected_kernels);
+  EXPECT_EQ(steps, expected_steps);
+  // A kernel without a start is its run's first, on both backends: run 2
+  // wrote kernel 2 (at 7 us) and then 3 (no start).
+  ASSERT_GE(kernels.size(), 3u);
+  EXPECT_EQ(kernels[1], "2/3/norm_b");
+  EXPECT_EQ(kernels[2], "2/2/gemm_a");
+  if (GetParam() == Backend::kSqlite) {
+    EXPECT_EQ(trips, 0);
+    return;
+  }
+  EXPECT_LE(trips, 30) << "kernels and steps of " << kRuns << " runs";
+  StoreReader counted;
+  ASSERT_TRUE(counted.Open(store_, store_).ok());
+  const int64_t opened = counted.round_trips();
+  analyzer::HistoryOptions options;
+  options.where = {{"branch", "main"}};
+  auto h = analyzer::BuildHistory(counted, store_, options);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ(h->runs.size(), static_cast<size_t>(kRuns));
+  EXPECT_LE(counted.round_trips() - opened, 30);
+}
+
+// A run longer than a batch (PostgreSQL fetches 4,096 rows at a time and
+// asks for the next batch before the caller has read this one): 9,000
+// kernels and 9,000 copies, each copy starting between two kernels, read
+// together come back alternating, all of them; a query of its own in the
+// middle of that (a kernel count, a run's steps) neither loses nor mixes
+// up a batch.
+TEST_P(StoreBackendTest, RunsLongerThanABatchStreamWhileOtherQueriesRun) {
+  constexpr int kRows = 9000;
+  ASSERT_TRUE(Store::Open(store_).ok());
+  {
+    auto db = OpenDbForWrite(store_);
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    ASSERT_TRUE((*db)->PrepareForWrites(false).ok());
+    ASSERT_TRUE((*db)->Begin().ok());
+    ASSERT_TRUE((*db)->Exec("INSERT INTO runs (run_id, complete) VALUES (1, "
+                            "1); INSERT INTO kernel_names (name_id, name) "
+                            "VALUES (1, 'k'); INSERT INTO steps (run_id, "
+                            "step_id) VALUES (1, 1)")
+                    .ok());
+    auto kernel = (*db)->Prepare(
+        "INSERT INTO kernel_rows (kernel_id, run_id, session_id, name_id, "
+        "start_ns, end_ns) VALUES (?, 1, 1, 1, ?, ?)");
+    auto copy = (*db)->Prepare(
+        "INSERT INTO memcpys (memcpy_id, run_id, session_id, kind, bytes, "
+        "start_ns, end_ns) VALUES (?, 1, 1, 'htod', 64, ?, ?)");
+    ASSERT_TRUE(kernel.ok() && copy.ok());
+    for (int i = 0; i < kRows; ++i) {
+      (*kernel)->Reset();
+      (*kernel)->BindInt(1, i + 1);
+      (*kernel)->BindInt(2, 10 * i);
+      (*kernel)->BindInt(3, 10 * i + 1);
+      ASSERT_TRUE((*kernel)->Step().ok());
+      (*copy)->Reset();
+      (*copy)->BindInt(1, i + 1);
+      (*copy)->BindInt(2, 10 * i + 5);
+      (*copy)->BindInt(3, 10 * i + 6);
+      ASSERT_TRUE((*copy)->Step().ok());
+    }
+    ASSERT_TRUE((*db)->Commit().ok());
+  }
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(store_, store_).ok());
+  std::string order;  // k or c per row, as read
+  int64_t last_start = -1;
+  bool in_order = true;
+  int kernels = 0;
+  auto at = [&](std::optional<int64_t> start) {
+    in_order = in_order && start.value_or(-1) > last_start;
+    last_start = start.value_or(-1);
+  };
+  ASSERT_TRUE(reader
+                  .ForEachKernelAndMemcpy(
+                      1,
+                      [&](const KernelRow& k) {
+                        order += 'k';
+                        at(k.start_ns);
+                        if (++kernels == 5000) {
+                          EXPECT_EQ(*reader.KernelCount(1), kRows);
+                          int steps = 0;
+                          EXPECT_TRUE(reader
+                                          .ForEachStep(1,
+                                                       [&](const StepRow&) {
+                                                         ++steps;
+                                                         return OkStatus();
+                                                       })
+                                          .ok());
+                          EXPECT_EQ(steps, 1);
+                        }
+                        return OkStatus();
+                      },
+                      [&](const MemcpyRow& m) {
+                        order += 'c';
+                        at(m.start_ns);
+                        return OkStatus();
+                      })
+                  .ok());
+  EXPECT_TRUE(in_order);
+  std::string expected;
+  for (int i = 0; i < kRows; ++i) expected += "kc";
+  EXPECT_EQ(order, expected);
+  // Reading the kernels alone, stopped by the caller half-way, leaves the
+  // connection fit for the next read.
+  int seen = 0;
+  const Status stopped = reader.ForEachKernel(1, [&](const KernelRow&) {
+    return ++seen == 4097 ? InternalError("enough") : OkStatus();
+  });
+  EXPECT_FALSE(stopped.ok());
+  EXPECT_EQ(*reader.KernelCount(1), kRows);
 }
 
 // With atomic runs, a run aborted part-way (or whose store is closed

@@ -37,6 +37,9 @@ class PgServer {
   // The URL of database `name` on this server.
   std::string Url(const std::string& name) const;
   const std::string& dir() const { return dir_; }
+  // The server's main process; its connections' processes are its
+  // children (a benchmark sums their CPU time).
+  pid_t pid() const { return pid_; }
 
  private:
   PgServer() = default;
