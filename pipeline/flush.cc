@@ -90,10 +90,11 @@ class Planner {
     // Sampling mode: a kernel waits until PM samples reaching past its end
     // on its device have arrived (the sender sends them every pass), so
     // the samples that overlap it are all here when it is stored.
-    // A producer whose sampling never started sends none: not waited for.
+    // By the samples received: a producer whose sampling never started
+    // sends none and is not waited for; one whose CUDA started after its
+    // Hello (in trace mode) is.
     const bool sampling_mode =
-        wait_for_counters_ && s_.header().mode == "sampling" &&
-        s_.stats()[ImportStat::k_pm_samples] > 0;
+        wait_for_counters_ && s_.stats()[ImportStat::k_pm_samples] > 0;
     std::vector<std::pair<uint32_t, uint64_t>> newest_sample;  // per device
     if (sampling_mode) {
       for (const PmSampleRecord& p : s_.pm_samples()) {

@@ -34,7 +34,8 @@ void PmSampledBytes::Apply(const Session& session, JoinedSession* j,
                            const WriteScope* scope, const Roofs& roofs,
                            const AnnotateOptions& annotate, ImportStats* stats,
                            RecordMask* drop) {
-  if (session.header().mode != "sampling") return;
+  // Sampling mode by its samples, whatever the Hello said: a process whose
+  // CUDA started after its Hello went out in trace mode samples too.
   const std::vector<PmSampleRecord>& samples = session.pm_samples();
   if (drop != nullptr) drop->pm_samples.assign(samples.size(), 0);
   if (samples.empty()) return;

@@ -48,8 +48,9 @@ std::string PmSampledLabel(const PmKernelCounts& counts);
 
 class PmSampledBytes {
  public:
-  // For one joined session or window of `session` (a sampling-mode
-  // session; others are left alone): attributes the samples it holds,
+  // For one joined session or window of `session` (one with PM samples:
+  // sampling mode, whatever its Hello said; others cost nothing):
+  // attributes the samples it holds,
   // gives the kernels their bytes (re-annotated against `roofs`; the label
   // lives in joined->sampled) and counts, among the kernels a write with
   // `scope` stores (nullptr: all), those given bytes (kernels_pm_sampled).

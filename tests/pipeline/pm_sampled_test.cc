@@ -129,19 +129,26 @@ TEST(PmSampledBytesTest, LabelStatesTheSplitShare) {
   EXPECT_EQ(PmSampledErrorFraction("counters"), 0.0);
 }
 
-// Trace-mode and counters-mode sessions are left alone, samples or not;
-// a kernel with counters of its own keeps them.
-TEST(PmSampledBytesTest, OtherModesAndOwnCountersAreLeftAlone) {
-  for (const char* mode : {"trace", "counters"}) {
-    SCOPED_TRACE(mode);
-    Session s = MakeSession(mode);
+// A session without samples is left alone; one whose Hello said trace
+// (its CUDA, and so its sampling, started after the Hello) is sampled by
+// its samples; a kernel with counters of its own keeps them.
+TEST(PmSampledBytesTest, SamplesDecideAndOwnCountersWin) {
+  {
+    Session s = MakeSession();
+    s.records().kernels.push_back(Kernel(1, kAdd, 0, 30000));
+    PmSampledBytes pm;
+    const Joined r = JoinAndAttribute(&s, &pm);
+    EXPECT_EQ(r.j.kernels[0].sampled, nullptr);
+    EXPECT_EQ(r.j.kernels[0].facts.bytes_source, Source::kNone);
+  }
+  {
+    Session s = MakeSession("trace");
     s.records().kernels.push_back(Kernel(1, kAdd, 0, 30000));
     s.records().pm_samples.push_back(Sample(0, 1000, 400));
     PmSampledBytes pm;
     const Joined r = JoinAndAttribute(&s, &pm);
-    EXPECT_EQ(r.j.kernels[0].sampled, nullptr);
-    EXPECT_NE(r.j.kernels[0].facts.bytes_source, Source::kPmSampled);
-    EXPECT_EQ(r.stats[ImportStat::k_pm_samples_exact], 0u);
+    EXPECT_EQ(r.j.kernels[0].facts.bytes_source, Source::kPmSampled);
+    EXPECT_EQ(r.stats[ImportStat::k_pm_samples_exact], 1u);
   }
   Session s = MakeSession();
   s.records().kernels.push_back(Kernel(1, kAdd, 0, 30000));
