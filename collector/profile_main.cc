@@ -151,8 +151,9 @@ Status CheckProfileOptions(ProfileOptions* o) {
         "no command given: put the command after --, e.g. rooftrace profile "
         "-o run.sqlite -- python serve.py");
   }
-  if (o->mode != "trace" && o->mode != "counters") {
-    return InvalidArgument("--mode " + o->mode + ": use trace or counters");
+  if (o->mode != "trace" && o->mode != "counters" && o->mode != "sampling") {
+    return InvalidArgument("--mode " + o->mode +
+                           ": use trace, counters or sampling");
   }
   RT_ASSIGN_OR_RETURN(o->labels, ParseKeyValues(o->label_words, "--label"));
   if (o->sample_every < 1) {
@@ -720,10 +721,14 @@ int ProfileMain(int argc, char** argv) {
   spec.options.add_options()("output,o", po::value(&o.out)->default_value(o.out),
                              "run store: an SQLite file or a postgresql:// URL")(
       "mode", po::value(&o.mode)->default_value(o.mode),
-      "trace (timing + cuBLAS shapes) or counters (hardware FLOPs/bytes, "
-      "kernel replay; NCCL and other communication kernels are not "
-      "profiled, their replay can hang: "
-      "ROOFTRACE_COUNTERS_COMMUNICATION=profile to profile them)")(
+      "trace (timing + cuBLAS shapes), counters (hardware FLOPs/bytes per "
+      "kernel, sampled per signature; NCCL and other communication kernels "
+      "are not profiled, their replay can hang: "
+      "ROOFTRACE_COUNTERS_COMMUNICATION=profile to profile them) or "
+      "sampling (trace + device-wide PM sampling every "
+      "ROOFTRACE_SAMPLING_INTERVAL_US, default 20: DRAM bytes given to "
+      "kernels by time overlap, per-family totals with their attribution "
+      "error; nothing serialized, CUDA graphs and NCCL included)")(
       "kernels", po::value(&o.kernels),
       "only kernels whose mangled or demangled name matches REGEX (POSIX "
       "extended regular expression: |, (), [], .*, ^, $; no \\d)")(

@@ -5,6 +5,8 @@
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
+#include <cstddef>
+
 #include "proto/field_numbers.h"
 
 namespace rooftrace::inject {
@@ -395,8 +397,74 @@ void DriverDims(const Params* s, LaunchGeometry* g) {
   g->dynamic_shared_memory_bytes = s->sharedMemBytes;
 }
 
+// nvcc 13's <<<>>> entry points, __cudaLaunchKernel and
+// __cudaLaunchKernel_ptsz (crt/device_functions.h: cudaKernel_t kernel,
+// dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t
+// stream), have callback ids (505, 506) but no published parameter struct.
+// CUPTI's runtime parameter structs are the function's parameters in order
+// (generated_cuda_runtime_api_meta.h), so theirs is written here from the
+// declaration. It is cudaLaunchKernel's layout field for field (asserted
+// below): CUDA 13.0's libcudart makes __cudaLaunchKernel a jump into
+// cudaLaunchKernel, which reports cbid 211 with that very struct, so a
+// runtime that reports 505 with its own struct can only differ in the
+// kernel handle's type.
+struct NvccLaunchStubParams {
+  cudaKernel_t kernel;
+  dim3 gridDim;
+  dim3 blockDim;
+  void** args;
+  size_t sharedMem;
+  cudaStream_t stream;
+};
+static_assert(sizeof(NvccLaunchStubParams) ==
+              sizeof(cudaLaunchKernel_v7000_params));
+static_assert(offsetof(NvccLaunchStubParams, gridDim) ==
+              offsetof(cudaLaunchKernel_v7000_params, gridDim));
+static_assert(offsetof(NvccLaunchStubParams, blockDim) ==
+              offsetof(cudaLaunchKernel_v7000_params, blockDim));
+static_assert(offsetof(NvccLaunchStubParams, sharedMem) ==
+              offsetof(cudaLaunchKernel_v7000_params, sharedMem));
+static_assert(offsetof(NvccLaunchStubParams, stream) ==
+              offsetof(cudaLaunchKernel_v7000_params, stream));
+
+// What any launch's geometry satisfies (CUDA 13's limits on every GPU it
+// supports: grid x < 2^31, y and z <= 65535, a block of at most 1024
+// threads with z <= 64, under 4 GiB of dynamic shared memory). A layout
+// read without a published struct is kept only when it passes; otherwise
+// the launch is signed by its name, as before.
+bool PlausibleGeometry(const LaunchGeometry& g) {
+  if (g.grid[0] == 0 || g.grid[0] > 0x7fffffffu) return false;
+  if (g.grid[1] == 0 || g.grid[1] > 65535 || g.grid[2] == 0 ||
+      g.grid[2] > 65535) {
+    return false;
+  }
+  if (g.block[0] == 0 || g.block[1] == 0 || g.block[2] == 0 ||
+      g.block[2] > 64) {
+    return false;
+  }
+  const uint64_t threads =
+      uint64_t{g.block[0]} * g.block[1] * uint64_t{g.block[2]};
+  return threads <= 1024;
+}
+
+bool NvccStubGeometry(const void* p, LaunchGeometry* g) {
+  const auto* s = static_cast<const NvccLaunchStubParams*>(p);
+  if (s->sharedMem > 0xffffffffu) return false;
+  LaunchGeometry read;
+  RuntimeDims<NvccLaunchStubParams>(p, &read);
+  if (!PlausibleGeometry(read)) return false;
+  *g = read;
+  return true;
+}
+
 bool RuntimeGeometry(uint32_t cbid, const void* p, LaunchGeometry* g) {
   switch (cbid) {
+    // The stream of these stays unread (LaunchStream): a wrong geometry
+    // only signs a launch wrongly, a wrong stream handle handed to the
+    // driver could fault the host.
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
+      return NvccStubGeometry(p, g);
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
       RuntimeDims<cudaLaunchKernel_v7000_params>(p, g);
       return true;

@@ -80,8 +80,13 @@ bool LaunchStream(CUpti_CallbackDomain domain, uint32_t cbid,
 // cudaLaunchCooperativeKernel: gridDim, blockDim, sharedMem;
 // cudaLaunchKernelExC: its cudaLaunchConfig_t; cuLaunchKernel and
 // cuLaunchCooperativeKernel: gridDimX..blockDimZ, sharedMemBytes;
-// cuLaunchKernelEx: its CUlaunchConfig). False where CUDA 13 publishes none
-// (__cudaLaunchKernel, cuLaunchGrid*).
+// cuLaunchKernelEx: its CUlaunchConfig). nvcc 13's <<<>>> entry points
+// (__cudaLaunchKernel, __cudaLaunchKernel_ptsz: cbids 505, 506) have no
+// published struct; theirs is written from the function's declaration
+// (cudaLaunchKernel's layout) and kept only when its figures are a possible
+// launch's. CUDA 13.0's libcudart reports a <<<>>> launch as
+// cudaLaunchKernel (211, 214) anyway: its __cudaLaunchKernel jumps there.
+// False for cuLaunchGrid* and a null `params`.
 struct LaunchGeometry {
   uint32_t grid[3] = {0, 0, 0};
   uint32_t block[3] = {0, 0, 0};

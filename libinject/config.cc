@@ -181,7 +181,8 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
     const std::string s = v;
     if (s == "trace") config.mode = InjectMode::kTrace;
     else if (s == "counters") config.mode = InjectMode::kCounters;
-    else return BadValue("ROOFTRACE_MODE", s, "trace or counters");
+    else if (s == "sampling") config.mode = InjectMode::kSampling;
+    else return BadValue("ROOFTRACE_MODE", s, "trace, counters or sampling");
   }
   if (const char* v = get("ROOFTRACE_CALLBACKS")) {
     const std::string s = v;
@@ -284,6 +285,11 @@ StatusOr<Config> ParseConfig(const EnvLookup& lookup) {
     RT_ASSIGN_OR_RETURN(config.counters_tolerance_pct,
                         ParseCount("ROOFTRACE_COUNTERS_TOLERANCE", v, 0, 1000));
   }
+  if (const char* v = get("ROOFTRACE_SAMPLING_INTERVAL_US")) {
+    RT_ASSIGN_OR_RETURN(
+        config.sampling_interval_us,
+        ParseCount("ROOFTRACE_SAMPLING_INTERVAL_US", v, 1, 1000000));
+  }
   if (const char* v = get("ROOFTRACE_EXIT_TIMEOUT_MS")) {
     RT_ASSIGN_OR_RETURN(config.exit_timeout_ms,
                         ParseCount("ROOFTRACE_EXIT_TIMEOUT_MS", v, 0, 600000));
@@ -339,7 +345,9 @@ uint64_t Config::QueueSlots() const {
 std::vector<std::string> Config::ToHelloConfig() const {
   std::vector<std::string> out;
   out.push_back(std::string("ROOFTRACE_MODE=") +
-                (mode == InjectMode::kTrace ? "trace" : "counters"));
+                (mode == InjectMode::kTrace      ? "trace"
+                 : mode == InjectMode::kCounters ? "counters"
+                                                 : "sampling"));
   out.push_back(std::string("ROOFTRACE_CAPTURE=") +
                 (capture == CaptureMode::kAll ? "all" : "profiler-api"));
   out.push_back(std::string("ROOFTRACE_CALLBACKS=") +
@@ -366,6 +374,10 @@ std::vector<std::string> Config::ToHelloConfig() const {
                   std::to_string(counters_tolerance_pct));
     out.push_back(std::string("ROOFTRACE_COUNTERS_REPLAY=") +
                   (counters_kernel_replay ? "kernel" : "auto"));
+  }
+  if (mode == InjectMode::kSampling) {
+    out.push_back("ROOFTRACE_SAMPLING_INTERVAL_US=" +
+                  std::to_string(sampling_interval_us));
   }
   return out;
 }

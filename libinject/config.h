@@ -36,7 +36,8 @@ enum class CaptureMode { kAll, kProfilerApi };
 // sender to make room (lossless, for offline profiling runs; bounded: a
 // sender that makes no progress for a second is given up on).
 enum class QueueFull { kDrop, kWait };
-enum class InjectMode { kTrace, kCounters };
+// kSampling: trace mode plus device-wide PM sampling (sampling_mode.h).
+enum class InjectMode { kTrace, kCounters, kSampling };
 // Which CUPTI API callbacks trace mode enables (ROOFTRACE_CALLBACKS,
 // api_callbacks.h): kLean, the default, is the smallest set that keeps
 // every kernel, copy and memset joined to its launch; kFull adds the
@@ -111,6 +112,10 @@ struct Config {
   // kernel replay (ROOFTRACE_COUNTERS_REPLAY=auto, the default); =kernel
   // replays always (to measure what replay costs).
   bool counters_kernel_replay = false;
+  // Sampling mode: the PM sampling interval (ROOFTRACE_SAMPLING_INTERVAL_US,
+  // microseconds, 1..1000000; default 20: a 20 us kernel spans one or two
+  // samples).
+  uint64_t sampling_interval_us = 20;
   uint64_t exit_timeout_ms = 3000;
 
   // Queue slots and bytes for strings, from the budget (or queue_records).

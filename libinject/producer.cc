@@ -282,6 +282,13 @@ void Producer::AttachCounters(CountersMode* counters) {
   hello_.capabilities.push_back(wire::enums::kCapCounters);
 }
 
+void Producer::AttachSampling(SamplingMode* sampling) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sampling_ = sampling;
+  hello_.mode = wire::enums::kModeSampling;
+  hello_.capabilities.push_back(wire::enums::kCapPmSampling);
+}
+
 void Producer::Wake() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -326,6 +333,11 @@ Producer::ActivityHooks Producer::activity() {
 CountersMode* Producer::counters() {
   std::lock_guard<std::mutex> lock(mu_);
   return counters_;
+}
+
+SamplingMode* Producer::sampling() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sampling_;
 }
 
 std::vector<std::string> Producer::TakeWarnings() {

@@ -45,6 +45,7 @@
 namespace rooftrace::inject {
 
 class CountersMode;
+class SamplingMode;
 class CuptiTracer;
 class Sender;
 
@@ -114,6 +115,11 @@ class Producer {
   // and Stats carry its counts, passes and warnings. Kernel selection in
   // counters mode is the counters filter's (config.h).
   void AttachCounters(CountersMode* counters);
+  // Sampling mode, attached the same way: the Hello says MODE_SAMPLING with
+  // CAPABILITY_PM_SAMPLING, the sender collects its samples every pass
+  // (PmSampleBatch packets; the rest at Stop) and Stats carry its counts
+  // and warnings, and say MODE_TRACE once it failed.
+  void AttachSampling(SamplingMode* sampling);
 
   // Wakes the sender (a completed buffer is waiting).
   void Wake();
@@ -165,6 +171,7 @@ class Producer {
   HelloInfo hello();
   ActivityHooks activity();
   CountersMode* counters();
+  SamplingMode* sampling();
   std::vector<std::string> TakeWarnings();
   void set_spool_path(const std::string& path);
   int32_t exit_code();
@@ -218,6 +225,7 @@ class Producer {
   int32_t exit_code_ = -1;
   ActivityHooks activity_;
   CountersMode* counters_ = nullptr;  // owned by the tracer
+  SamplingMode* sampling_ = nullptr;  // owned by the tracer
   std::vector<std::string> warnings_;
   std::string spool_path_;
 

@@ -10,6 +10,7 @@
 #include "libinject/counters_mode.h"
 #include "libinject/log.h"
 #include "libinject/producer.h"
+#include "libinject/sampling_mode.h"
 #include "proto/field_numbers.h"
 #include "proto/framing.h"
 
@@ -27,13 +28,15 @@ struct Sender::Cycle {
   std::vector<MemcpyInfo> memcpys;
   std::vector<DeviceInfo> devices;
   std::vector<KernelCountersInfo> counters;
+  std::vector<PmSampleInfo> pm_samples;
   bool stats = false;
   bool goodbye = false;
   int32_t exit_code = -1;
   bool empty() const {
     return launches.empty() && gemms.empty() && ranges.empty() &&
            marks.empty() && kernels.empty() && memcpys.empty() &&
-           devices.empty() && counters.empty() && !stats && !goodbye;
+           devices.empty() && counters.empty() && pm_samples.empty() &&
+           !stats && !goodbye;
   }
 };
 
@@ -387,6 +390,11 @@ void Sender::DrainInto(Cycle* cycle, bool final_pass) {
     DrainActivity(hooks.pool, hooks.decoder, cycle);  // completed meanwhile
     ReplaceReplayedKernels(counters, cycle, before, final_pass);
   }
+  // Sampling mode: decoding and evaluating PM samples happens here, never
+  // on the application's threads; at the final pass the samplers stop.
+  if (SamplingMode* sampling = producer_->sampling()) {
+    sampling->Collect(final_pass, &cycle->pm_samples);
+  }
   // Kernel records going out without timestamps: CUPTI could not collect
   // them, or a forced flush returned them unfinished (counters mode
   // forces only when it believes no such record can be left: a non-zero
@@ -472,6 +480,20 @@ StatsInfo Sender::SnapshotStats() {
       s.warnings.push_back(std::move(line));
     }
   }
+  if (SamplingMode* sampling = producer_->sampling()) {
+    s.pm_samples = pm_samples_sent_;
+    s.pm_samples_lost = sampling->samples_lost();
+    for (std::string& line : sampling->TakeWarnings()) {
+      Say(LogLevel::kWarn, "%s", line.c_str());
+      s.warnings.push_back(std::move(line));
+    }
+    if (sampling->failed()) {
+      // Sampling never started (or stopped everywhere): what the run
+      // recorded is trace mode's.
+      s.mode = wire::enums::kModeTrace;
+      std::erase(s.capabilities, uint32_t{wire::enums::kCapPmSampling});
+    }
+  }
   return s;
 }
 
@@ -510,6 +532,10 @@ void Sender::EncodeCycle(const Cycle& c, std::string* frames,
   batches(c.counters, std::max<size_t>(1, max_batch / 4),
           f::packet::kCounterBatch, f::counter_batch::kCounters,
           EncodeKernelCounters);
+  // Eight numbers each: PM samples go in full batches.
+  batches(c.pm_samples, max_batch, f::packet::kPmSampleBatch,
+          f::pm_sample_batch::kSamples, EncodePmSample);
+  pm_samples_sent_ += c.pm_samples.size();
   first_sequence(RecordType::kGemm, !c.gemms.empty());
   batches(c.gemms, max_batch, f::packet::kGemmBatch, f::gemm_batch::kGemms,
           EncodeGemm);

@@ -109,6 +109,7 @@ class Sender {
   std::unordered_map<uint64_t, KernelInfo> made_waiting_;
   uint64_t kernels_from_launch_ = 0;  // Kernels made (counted as seen)
   uint64_t kernels_replaced_ = 0;     // CUPTI's records dropped (filtered)
+  uint64_t pm_samples_sent_ = 0;      // PmSample records encoded
   uint64_t kernels_untimed_ = 0;      // Kernels sent with start = end = 0
   // The application threads' records of the pass being written: queue
   // positions [held_from_, held_to_), freed once its frames are written;

@@ -12,6 +12,7 @@
 
 #include "libinject/clock.h"
 #include "libinject/counters_mode.h"
+#include "libinject/sampling_mode.h"
 #include "libinject/driver_api.h"
 #include "libinject/kernel_filter.h"
 #include "libinject/log.h"
@@ -252,6 +253,7 @@ Status CuptiTracer::Start() {
   Say(LogLevel::kInfo, "CUPTI %u attached: tracing kernels and copies",
       version);
   if (producer_->config().mode == InjectMode::kCounters) StartCountersMode();
+  if (producer_->config().mode == InjectMode::kSampling) StartSamplingMode();
   return OkStatus();
 }
 
@@ -318,6 +320,21 @@ void CuptiTracer::StartCountersMode() {
   }
   AttachCounters(std::move(*counters));
   Say(LogLevel::kInfo, "counters mode: profiling selected kernels");
+}
+
+void CuptiTracer::StartSamplingMode() {
+  StatusOr<std::unique_ptr<SamplingMode>> sampling =
+      SamplingMode::Create(api_.handle, producer_->config());
+  if (!sampling.ok()) {
+    producer_->Warn(sampling.status().message());  // trace mode goes on
+    return;
+  }
+  AttachSampling(std::move(*sampling));
+}
+
+void CuptiTracer::AttachSampling(std::unique_ptr<SamplingMode> sampling) {
+  sampling_ = std::move(sampling);
+  producer_->AttachSampling(sampling_.get());
 }
 
 Status CuptiTracer::EnableCountersCallbacks() {
@@ -479,10 +496,22 @@ void CuptiTracer::OnContextCreated(CUcontext context) {
     std::lock_guard<std::mutex> lock(contexts_mu_);
     if (context_count_ < kMaxContexts) contexts_[context_count_++] = context;
   }
-  if (counters_ == nullptr) return;
+  if (counters_ == nullptr && sampling_ == nullptr) return;
   uint32_t device = 0;
   if (!RT_CUPTI_CALL(api_, GetDeviceId, context, &device).ok()) device = 0;
-  counters_->OnContextCreated(context, device);
+  if (sampling_ != nullptr) {
+    // PM samples carry CUPTI's GPU timestamps: measured against our clock
+    // now, as the activity clock is when CUPTI cannot stamp with ours.
+    uint64_t cupti_now = 0;
+    const uint64_t before = MonotonicNs();
+    const bool stamped = RT_CUPTI_CALL(api_, GetTimestamp, &cupti_now).ok();
+    const uint64_t after = MonotonicNs();
+    const ClockOffset clock = stamped
+                                  ? MeasureClockOffset(before, cupti_now, after)
+                                  : ClockOffset{};
+    sampling_->OnContextCreated(context, device, clock);
+  }
+  if (counters_ != nullptr) counters_->OnContextCreated(context, device);
 }
 
 void CuptiTracer::OnContextDestroyed(CUcontext context) {

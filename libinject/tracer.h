@@ -27,6 +27,7 @@
 namespace rooftrace::inject {
 
 class CountersMode;
+class SamplingMode;
 class Producer;
 struct ThreadState;
 
@@ -111,6 +112,10 @@ class CuptiTracer {
   // tells the producer (Hello mode and capability, CounterBatch packets).
   void AttachCounters(std::unique_ptr<CountersMode> counters);
   CountersMode* counters() { return counters_.get(); }
+  // Sampling mode (ROOFTRACE_MODE=sampling): the same, with a SamplingMode
+  // (PmSampleBatch packets).
+  void AttachSampling(std::unique_ptr<SamplingMode> sampling);
+  SamplingMode* sampling() { return sampling_.get(); }
   // Resource callbacks: the live contexts (for SynchronizeContexts), and
   // one counters session per context.
   void OnContextCreated(CUcontext context);
@@ -136,6 +141,7 @@ class CuptiTracer {
   // mode running).
   Status EnableTracing();
   void StartCountersMode();
+  void StartSamplingMode();
   Status EnableCountersCallbacks();
   // OnCallback's parts (application threads).
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData* resource);
@@ -174,6 +180,7 @@ class CuptiTracer {
   std::unique_ptr<ActivityDecoder> decoder_;
   bool activity_enabled_ = false;
   std::unique_ptr<CountersMode> counters_;
+  std::unique_ptr<SamplingMode> sampling_;
   bool finalized_ = false;
   // CUPTI's dropped activity records, added up: every read of its counter
   // resets it (cuptiActivityGetNumDroppedRecords).

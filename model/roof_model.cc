@@ -92,6 +92,7 @@ std::string_view SourceName(Source s) {
     case Source::kCounters: return "counters";
     case Source::kInherited: return "inherited";
     case Source::kSampled: return "counters (sampled)";
+    case Source::kPmSampled: return "pm-sampling";
     case Source::kNone: break;
   }
   return "none";
@@ -99,6 +100,37 @@ std::string_view SourceName(Source s) {
 
 bool IsSampledSourceName(std::string_view stored) {
   return stored.substr(0, 17) == "counters (sampled";
+}
+
+bool IsPmSampledSourceName(std::string_view stored) {
+  return stored.substr(0, 11) == "pm-sampling";
+}
+
+double PmSampledErrorFraction(std::string_view stored) {
+  constexpr std::string_view kError = "error ";
+  if (!IsPmSampledSourceName(stored)) return 0;
+  const size_t at = stored.find(kError);
+  if (at == std::string_view::npos) return 0;
+  // Digits and one point, as PmSampledLabel writes them ("%.1f").
+  double whole = 0, scale = 0;
+  bool any = false;
+  for (size_t i = at + kError.size(); i < stored.size(); ++i) {
+    const char ch = stored[i];
+    if (ch >= '0' && ch <= '9') {
+      any = true;
+      if (scale == 0) {
+        whole = whole * 10 + (ch - '0');
+      } else {
+        whole += (ch - '0') * scale;
+        scale /= 10;
+      }
+    } else if (ch == '.' && scale == 0) {
+      scale = 0.1;
+    } else {
+      break;
+    }
+  }
+  return any ? whole / 100.0 : 0;
 }
 
 std::string_view BoundName(Bound b) {

@@ -78,19 +78,28 @@ Roofs ScaleRoofsToClock(Roofs roofs, double measured_sm_clock_hz);
 // for a kernel without its op (pipeline/inherit.h). kSampled: counters of
 // earlier launches of the same kernel signature, for a launch counters mode
 // did not profile (pipeline/sampled.h); its rows say
-// `counters (sampled k of n)`.
+// `counters (sampled k of n)`. kPmSampled: device-wide PM samples given to
+// the kernel by time overlap (pipeline/pm_sampled.h); its rows say
+// `pm-sampling (exact)` or `pm-sampling (attributed, error e%)`.
 enum class Source {
   kNone = 0,
   kAnalytic = 1,
   kCounters = 2,
   kInherited = 3,
-  kSampled = 4
+  kSampled = 4,
+  kPmSampled = 5
 };
 // "none", "analytic", "counters", "inherited", "counters (sampled)" (a row
 // of a sampled kernel carries its own label, with k and n).
 std::string_view SourceName(Source s);
 // Whether a stored source is a sampled one ("counters (sampled ...").
 bool IsSampledSourceName(std::string_view stored);
+// Whether a stored source is a PM-sampled one ("pm-sampling ...").
+bool IsPmSampledSourceName(std::string_view stored);
+// The attribution error a PM-sampled source states, as a fraction:
+// "pm-sampling (attributed, error 12.5%)" -> 0.125; 0 for
+// "pm-sampling (exact)" and any other text.
+double PmSampledErrorFraction(std::string_view stored);
 
 enum class Bound { kUnknown = 0, kMemory, kCompute, kLatency };
 std::string_view BoundName(Bound b);  // "unknown", "memory", ...

@@ -180,7 +180,8 @@ void FillKernelRow(const RowContext& c, int64_t session_id,
           OptI(static_cast<int64_t>(f.flops[p]), flops_known && p > 0);
     }
     const bool dram = jk.counters && jk.counters->has_dram_bytes;
-    const bool sampled_dram = f.bytes_source == Source::kSampled &&
+    const bool sampled_dram = (f.bytes_source == Source::kSampled ||
+                               f.bytes_source == Source::kPmSampled) &&
                               jk.sampled != nullptr &&
                               jk.sampled->has_dram_bytes;
     r->dram_read_bytes =
@@ -194,9 +195,11 @@ void FillKernelRow(const RowContext& c, int64_t session_id,
             ? std::optional<int64_t>(jk.sampled->dram_write_bytes)
             : std::nullopt;
   }
-  // A sampled kernel's sources carry its own label (k of n, spread).
+  // A sampled kernel's sources carry its own label (k of n, spread; or
+  // PM sampling's exact / attributed with its error).
   auto source = [&jk](Source s) {
-    return s == Source::kSampled && jk.sampled != nullptr
+    return (s == Source::kSampled || s == Source::kPmSampled) &&
+                   jk.sampled != nullptr
                ? std::string_view(jk.sampled->label)
                : SourceName(s);
   };

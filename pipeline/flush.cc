@@ -87,6 +87,33 @@ class Planner {
     for (const CounterRecord& c : s_.counters()) {
       newest_counters = std::max(newest_counters, c.correlation_id);
     }
+    // Sampling mode: a kernel waits until PM samples reaching past its end
+    // on its device have arrived (the sender sends them every pass), so
+    // the samples that overlap it are all here when it is stored.
+    // By the samples received: a producer whose sampling never started
+    // sends none and is not waited for; one whose CUDA started after its
+    // Hello (in trace mode) is.
+    const bool sampling_mode =
+        wait_for_counters_ && s_.stats()[ImportStat::k_pm_samples] > 0;
+    std::vector<std::pair<uint32_t, uint64_t>> newest_sample;  // per device
+    if (sampling_mode) {
+      for (const PmSampleRecord& p : s_.pm_samples()) {
+        auto it = std::find_if(
+            newest_sample.begin(), newest_sample.end(),
+            [&p](const auto& d) { return d.first == p.device_id; });
+        if (it == newest_sample.end()) {
+          newest_sample.emplace_back(p.device_id, p.end_ns);
+        } else {
+          it->second = std::max(it->second, p.end_ns);
+        }
+      }
+    }
+    auto sampled_past = [&newest_sample](const KernelRecord& k) {
+      for (const auto& [device, end] : newest_sample) {
+        if (device == k.device_id) return end >= k.end_ns;
+      }
+      return false;
+    };
     for (const JoinedKernel& jk : j_.kernels) {
       if (jk.step < 0 || jk.step > cut_) continue;
       const LaunchRecord* l = jk.launch;
@@ -97,6 +124,8 @@ class Planner {
       } else if (counters_mode &&
                  jk.kernel->correlation_id > newest_counters) {
         HoldFrom(jk.step, "counters not received yet");
+      } else if (sampling_mode && !sampled_past(*jk.kernel)) {
+        HoldFrom(jk.step, "PM samples not received yet");
       }
     }
     for (const JoinedMemcpy& jm : j_.memcpys) {

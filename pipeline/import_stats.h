@@ -72,7 +72,19 @@ namespace rooftrace {
                                  "their signature ran two or more shapes")  \
   X(kernels_sampled, "kernels counters mode did not profile given the "     \
                      "mean counters of the profiled launches of their "    \
-                     "signature before them (counters (sampled k of n))")
+                     "signature before them (counters (sampled k of n))")  \
+  X(pm_samples, "PM samples received (sampling mode)")                     \
+  X(producer_pm_samples, "PM samples the producers said they sent")        \
+  X(producer_pm_samples_lost, "PM samples the producers lost (hardware "   \
+                              "buffer overflow, incomplete, failed)")      \
+  X(pm_samples_exact, "PM samples that overlapped one kernel, given to it " \
+                      "whole")                                             \
+  X(pm_samples_split, "PM samples that overlapped several kernels, split " \
+                      "by overlap")                                        \
+  X(pm_samples_unattributed, "PM samples that overlapped no kernel (idle, " \
+                             "copies)")                                    \
+  X(kernels_pm_sampled, "kernels given DRAM bytes by PM sampling "          \
+                        "(pm-sampling (exact | attributed, error e%))")
 
 enum class ImportStat : int {
 #define ROOFTRACE_STAT_ENUM_(name, meaning) k_##name,

@@ -9,6 +9,7 @@ PmAttribution AttributePmSamples(const std::vector<PmSample>& samples,
                                  const std::vector<PmKernelSpan>& kernels) {
   PmAttribution out;
   out.kernels.resize(kernels.size());
+  out.fates.assign(samples.size(), PmSampleFate::kInvalid);
   // Kernels by start, samples by start: one sweep keeps the kernels that
   // may overlap the current sample (started before it ends, not ended
   // before it starts).
@@ -52,6 +53,7 @@ PmAttribution AttributePmSamples(const std::vector<PmSample>& samples,
       total += hi - lo;
     }
     if (overlaps.empty()) {
+      out.fates[si] = PmSampleFate::kUnattributed;
       ++out.samples_unattributed;
       for (int c = 0; c < kNumPmCounters; ++c) {
         out.unattributed[c] += s.values[c];
@@ -59,12 +61,14 @@ PmAttribution AttributePmSamples(const std::vector<PmSample>& samples,
       continue;
     }
     if (overlaps.size() == 1) {
+      out.fates[si] = PmSampleFate::kExact;
       ++out.samples_exact;
       PmKernelCounts& k = out.kernels[overlaps[0].first];
       ++k.exact_samples;
       for (int c = 0; c < kNumPmCounters; ++c) k.values[c] += s.values[c];
       continue;
     }
+    out.fates[si] = PmSampleFate::kSplit;
     ++out.samples_split;
     for (const auto& [index, ns] : overlaps) {
       PmKernelCounts& k = out.kernels[index];

@@ -66,8 +66,12 @@ struct PmKernelCounts {
   uint32_t exact_samples = 0, split_samples = 0;
 };
 
+// What became of one sample.
+enum class PmSampleFate : uint8_t { kExact, kSplit, kUnattributed, kInvalid };
+
 struct PmAttribution {
   std::vector<PmKernelCounts> kernels;  // parallel to the kernels given
+  std::vector<PmSampleFate> fates;      // parallel to the samples given
   PmValues unattributed{};
   uint64_t samples_exact = 0, samples_split = 0, samples_unattributed = 0;
   uint64_t samples_invalid = 0;  // end <= start: left out, counted

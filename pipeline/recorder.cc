@@ -36,6 +36,7 @@ RecordMask AllRecords(const Session& s) {
   m.counters.assign(s.counters().size(), 1);
   m.ops.assign(s.ops().size(), 1);
   m.metrics.assign(s.metrics().size(), 1);
+  m.pm_samples.assign(s.pm_samples().size(), 1);
   return m;
 }
 
@@ -103,6 +104,7 @@ Status RunRecorder::AddSession(Session* session) {
   ++sessions_;
   if (!write_error_.ok()) {
     sampled_.EndSession(session);
+    pm_sampled_.EndSession(session);
     stats_.Add(session->stats());
     DiscardRecords(session);
     return FailedPrecondition(session->name() + ": not stored: an earlier "
@@ -126,11 +128,17 @@ Status RunRecorder::AddSession(Session* session) {
   sampled_.EndSession(session);
   signatures_.Apply(&joined, nullptr, roofs, options_.annotate,
                     &session->stats());
+  pm_sampled_.Apply(*session, &joined, nullptr, roofs, options_.annotate,
+                    &session->stats());
+  pm_sampled_.EndSession(session);
   stats_.Add(session->stats());
   any_counters_ |= joined.any_counters;
   any_analytic_ |= joined.any_analytic;
   any_inherited_ |= joined.any_inherited;
   any_sampled_ |= joined.any_sampled;
+  for (const JoinedKernel& k : joined.kernels) {
+    any_pm_sampled_ |= k.facts.bytes_source == Source::kPmSampled;
+  }
   const auto end = static_cast<int64_t>(session->end().end_unix_ns);
   if (end != 0 && (!run_.ended_unix_ns || end > *run_.ended_unix_ns)) {
     run_.ended_unix_ns = end;
@@ -263,6 +271,8 @@ Status RunRecorder::FlushSettled(Session* session, size_t window) {
                  &plan.unmatched);
   signatures_.Apply(&joined, &plan.scope, roofs, options_.annotate,
                     &plan.unmatched);
+  pm_sampled_.Apply(*session, &joined, &plan.scope, roofs, options_.annotate,
+                    &plan.unmatched, &plan.drop);
   Status s = NoteSession(*session, roofs);
   if (s.ok()) s = EmitRows(session, joined, &plan.scope, &rows_, sink_);
   if (!s.ok()) {
@@ -286,6 +296,7 @@ Status RunRecorder::FlushSettled(Session* session, size_t window) {
                       k.facts.bytes_source == Source::kInherited;
     any_sampled_ |= k.facts.flops_source == Source::kSampled ||
                     k.facts.bytes_source == Source::kSampled;
+    any_pm_sampled_ |= k.facts.bytes_source == Source::kPmSampled;
   }
   state.last_step_tokens = joined.steps[plan.last_step].token_count;
   state.steps += static_cast<uint64_t>(plan.last_step) + 1;
@@ -318,6 +329,7 @@ Status RunRecorder::Finish() {
   for (const auto& [present, name] :
        {std::pair<bool, const char*>{any_counters_, "counters"},
         {any_sampled_, "sampled"},
+        {any_pm_sampled_, "pm-sampling"},
         {any_analytic_, "analytic"},
         {any_inherited_, "inherited"}}) {
     if (!present) continue;

@@ -36,6 +36,7 @@
 #include "pipeline/import_stats.h"
 #include "pipeline/inherit.h"
 #include "pipeline/join.h"
+#include "pipeline/pm_sampled.h"
 #include "pipeline/rows.h"
 #include "pipeline/sampled.h"
 #include "pipeline/session.h"
@@ -148,7 +149,7 @@ class RunRecorder {
   RunRow run_;
   ImportStats stats_;
   bool any_counters_ = false, any_analytic_ = false, any_inherited_ = false;
-  bool any_sampled_ = false;
+  bool any_sampled_ = false, any_pm_sampled_ = false;
   bool all_complete_ = true;
   uint64_t sessions_ = 0;
   bool run_start_from_session_ = false;
@@ -165,6 +166,9 @@ class RunRecorder {
   // the launches counters mode did not profile (guarded by mu_; rows point
   // into the JoinedSession).
   SampledCounters sampled_;
+  // Sampling mode: PM samples given to kernels by time overlap, last (a
+  // kernel keeps the FLOPs it inherited and takes measured bytes).
+  PmSampledBytes pm_sampled_;
 };
 
 }  // namespace rooftrace

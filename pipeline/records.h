@@ -189,6 +189,17 @@ inline constexpr char kCollectiveAlgbw[] = "collective.algbw";
 inline constexpr char kCollectiveBusbw[] = "collective.busbw";
 
 // Every record of a session, in arrival order per kind.
+// One PM sampling interval of one device (libinject's sampling mode,
+// wire.PmSample): the device-wide counts between start_ns and end_ns (host
+// clock, like kernels'), in pipeline/pm_attribution.h's PmCounter order.
+struct PmSampleRecord {
+  uint32_t device_id = 0;
+  uint64_t start_ns = 0, end_ns = 0;
+  std::array<double, 5> values{};
+
+  bool operator==(const PmSampleRecord&) const = default;
+};
+
 struct SessionRecords {
   std::vector<KernelRecord> kernels;
   std::vector<LaunchRecord> launches;
@@ -200,6 +211,7 @@ struct SessionRecords {
   std::vector<OpRecord> ops;
   std::vector<OpLink> op_links;
   std::vector<MetricRecord> metrics;
+  std::vector<PmSampleRecord> pm_samples;
 };
 
 }  // namespace rooftrace

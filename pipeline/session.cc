@@ -57,7 +57,7 @@ const std::string* Session::String(uint64_t iid) const {
 size_t Session::RecordCount() const {
   return rec_.kernels.size() + rec_.launches.size() + rec_.memcpys.size() +
          rec_.gemms.size() + rec_.nvtx.size() + rec_.counters.size() +
-         rec_.ops.size() + rec_.metrics.size();
+         rec_.ops.size() + rec_.metrics.size() + rec_.pm_samples.size();
 }
 
 void Session::DropRecords(const RecordMask& mask, size_t retain) {
@@ -78,6 +78,7 @@ void Session::DropRecords(const RecordMask& mask, size_t retain) {
   EraseFlagged(&rec_.nvtx, mask.nvtx, retain);
   EraseFlagged(&rec_.counters, mask.counters, retain);
   EraseFlagged(&rec_.metrics, mask.metrics, retain);
+  EraseFlagged(&rec_.pm_samples, mask.pm_samples, retain);
 }
 
 }  // namespace rooftrace

@@ -35,7 +35,7 @@ struct FlushedState {
 // of the accessors below (an empty vector drops none of that kind).
 struct RecordMask {
   std::vector<char> kernels, launches, memcpys, gemms, nvtx, counters, ops,
-      metrics;
+      metrics, pm_samples;
 };
 
 // Session identity and what its producer declared.
@@ -47,7 +47,7 @@ struct SessionHeader {
   uint64_t start_ns = 0;
   std::string argv;  // space-joined
   std::string producer_version;
-  std::string mode;  // "trace" | "counters" | "import" | "unknown"
+  std::string mode;  // "trace" | "counters" | "sampling" | "import" | ...
   uint32_t counter_passes = 0;
   uint32_t protocol_version = 0;
 };
@@ -113,6 +113,10 @@ class Session {
   // Correlation ids the operations held here launched, by op id.
   const std::vector<OpLink>& op_links() const { return rec_.op_links; }
   const std::vector<MetricRecord>& metrics() const { return rec_.metrics; }
+  // PM samples (sampling mode), in arrival order.
+  const std::vector<PmSampleRecord>& pm_samples() const {
+    return rec_.pm_samples;
+  }
 
   // Interned strings (kernel names, NVTX names and domains) by id.
   void SetString(uint64_t iid, std::string_view str) {

@@ -28,6 +28,7 @@ inline constexpr uint32_t kGoodbye = 11;
 inline constexpr uint32_t kHelloReply = 12;
 inline constexpr uint32_t kInternedStrings = 13;
 inline constexpr uint32_t kConnectionAuth = 14;
+inline constexpr uint32_t kPmSampleBatch = 15;
 }  // namespace packet
 
 namespace connection_auth {
@@ -229,6 +230,21 @@ namespace counter_batch {
 inline constexpr uint32_t kCounters = 1;
 }  // namespace counter_batch
 
+namespace pm_sample {
+inline constexpr uint32_t kDeviceId = 1;
+inline constexpr uint32_t kStartNs = 2;
+inline constexpr uint32_t kEndNs = 3;
+inline constexpr uint32_t kDramReadBytes = 4;
+inline constexpr uint32_t kDramWriteBytes = 5;
+inline constexpr uint32_t kTensorPipe = 6;
+inline constexpr uint32_t kFmaPipe = 7;
+inline constexpr uint32_t kSmCycles = 8;
+}  // namespace pm_sample
+
+namespace pm_sample_batch {
+inline constexpr uint32_t kSamples = 1;
+}  // namespace pm_sample_batch
+
 namespace record_count {
 inline constexpr uint32_t kKind = 1;
 inline constexpr uint32_t kSeen = 2;
@@ -252,6 +268,8 @@ inline constexpr uint32_t kActivityBuffersOutstanding = 11;
 inline constexpr uint32_t kActivityBuffersRefused = 12;
 inline constexpr uint32_t kKernelsFromLaunch = 13;
 inline constexpr uint32_t kKernelsUntimed = 14;
+inline constexpr uint32_t kPmSamples = 15;
+inline constexpr uint32_t kPmSamplesLost = 16;
 }  // namespace stats
 
 namespace goodbye {
@@ -288,9 +306,10 @@ enum Capability : uint32_t {
   kCapGemmShapes = 4,
   kCapCounters = 5,
   kCapDeviceInfo = 6,
+  kCapPmSampling = 7,
 };
 
-enum Mode : uint32_t { kModeTrace = 1, kModeCounters = 2 };
+enum Mode : uint32_t { kModeTrace = 1, kModeCounters = 2, kModeSampling = 3 };
 
 enum ApiKind : uint32_t {
   kApiUnknown = 0,

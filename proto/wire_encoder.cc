@@ -212,6 +212,19 @@ void EncodeKernelCounters(ProtoWriter& w, uint32_t field,
   w.EndMessage(t);
 }
 
+void EncodePmSample(ProtoWriter& w, uint32_t field, const PmSampleInfo& s) {
+  namespace ps = f::pm_sample;
+  const size_t t = w.BeginMessage(field);
+  w.Uint(ps::kDeviceId, s.device_id);
+  w.Uint(ps::kStartNs, s.start_ns);
+  w.Uint(ps::kEndNs, s.end_ns);
+  static constexpr uint32_t kValueFields[5] = {
+      ps::kDramReadBytes, ps::kDramWriteBytes, ps::kTensorPipe, ps::kFmaPipe,
+      ps::kSmCycles};
+  for (int i = 0; i < 5; ++i) w.Double(kValueFields[i], s.values[i]);
+  w.EndMessage(t);
+}
+
 void EncodeStats(ProtoWriter& w, uint32_t field, const StatsInfo& s) {
   const size_t t = w.BeginMessage(field);
   EncodeCounts(w, f::stats::kCounts, s.counts);
@@ -229,6 +242,8 @@ void EncodeStats(ProtoWriter& w, uint32_t field, const StatsInfo& s) {
   w.Uint(f::stats::kActivityBuffersRefused, s.activity_buffers_refused);
   w.Uint(f::stats::kKernelsFromLaunch, s.kernels_from_launch);
   w.Uint(f::stats::kKernelsUntimed, s.kernels_untimed);
+  w.Uint(f::stats::kPmSamples, s.pm_samples);
+  w.Uint(f::stats::kPmSamplesLost, s.pm_samples_lost);
   w.EndMessage(t);
 }
 

@@ -95,6 +95,16 @@ struct KernelCountersInfo {
   uint64_t range_index = 0;
 };
 
+// One PM sampling interval of one device (sampling mode): device-wide
+// counts between start_ns and end_ns (host clock), in the order of
+// wire.PmSample (DRAM read, DRAM write, tensor pipe, FMA pipe, SM cycles);
+// a counter the chip's set left out is 0.
+struct PmSampleInfo {
+  uint32_t device_id = 0;
+  uint64_t start_ns = 0, end_ns = 0;
+  double values[5] = {0, 0, 0, 0, 0};
+};
+
 struct HelloInfo {
   uint32_t pid = 0;
   uint32_t ppid = 0;
@@ -131,6 +141,8 @@ struct StatsInfo {
   uint64_t activity_buffers_refused = 0;
   uint64_t kernels_from_launch = 0;  // Stats.kernels_from_launch
   uint64_t kernels_untimed = 0;      // Stats.kernels_untimed
+  uint64_t pm_samples = 0;           // Stats.pm_samples
+  uint64_t pm_samples_lost = 0;      // Stats.pm_samples_lost
   uint32_t counter_passes = 0;
   std::vector<std::string> warnings;
   // As of this packet (they grow when CUPTI attaches after the Hello).
@@ -148,6 +160,7 @@ void EncodeNvtxRange(ProtoWriter& w, uint32_t field, const NvtxRangeRecord& r);
 void EncodeNvtxMark(ProtoWriter& w, uint32_t field, const NvtxMarkRecord& m);
 void EncodeKernelCounters(ProtoWriter& w, uint32_t field,
                           const KernelCountersInfo& counters);
+void EncodePmSample(ProtoWriter& w, uint32_t field, const PmSampleInfo& s);
 void EncodeStats(ProtoWriter& w, uint32_t field, const StatsInfo& stats);
 void EncodeGoodbye(ProtoWriter& w, uint32_t field, const CountTable& totals,
                    uint64_t packets_sent, uint64_t end_unix_ns,

@@ -27,10 +27,12 @@ constexpr int kSourceAnalytic = 2;
 constexpr int kSourceNone = 4;
 constexpr int kSourceInherited = 8;
 constexpr int kSourceSampled = 16;  // 'counters (sampled k of n, ...)'
+constexpr int kSourcePmSampled = 32;  // 'pm-sampling (exact | attributed ...)'
 
 int SourceBit(std::string_view s) {
   if (s == "counters") return kSourceCounters;
   if (IsSampledSourceName(s)) return kSourceSampled;
+  if (IsPmSampledSourceName(s)) return kSourcePmSampled;
   if (s == "analytic") return kSourceAnalytic;
   if (s == "inherited") return kSourceInherited;
   return kSourceNone;
@@ -41,6 +43,7 @@ std::string SourceName(int bits) {
   for (const auto& [bit, name] :
        {std::pair<int, const char*>{kSourceCounters, "counters"},
         {kSourceSampled, "sampled"},
+        {kSourcePmSampled, "pm-sampling"},
         {kSourceAnalytic, "analytic"},
         {kSourceInherited, "inherited"}}) {
     if (!(bits & bit)) continue;
@@ -92,6 +95,9 @@ struct Accumulator {
   std::vector<std::pair<std::string, double>> precision_flops;
   int flops_sources = 0;
   int bytes_sources = 0;
+  // PM-sampled DRAM bytes of the group and the part split samples decided
+  // (each kernel's bytes times the error its source states).
+  double pm_bytes = 0, pm_split_bytes = 0;
   TimeSpread spread;  // median, extremes, standard deviation
   // Time per GEMM shape, and the token count its first kernel saw (0:
   // none); GEMM families have few shapes, so a linear scan.
@@ -170,6 +176,11 @@ struct Accumulator {
       bytes += *k.dram_bytes;
       ++bytes_n;
       bytes_time_ns += t;
+      if (c.bytes_source == kSourcePmSampled) {
+        pm_bytes += static_cast<double>(*k.dram_bytes);
+        pm_split_bytes += static_cast<double>(*k.dram_bytes) *
+                          PmSampledErrorFraction(k.bytes_source);
+      }
     }
     if (k.flops && k.dram_bytes) {
       ai_flops += *k.flops;
@@ -242,6 +253,18 @@ struct Accumulator {
     r.bound = kBoundNames[best_bound];
     r.flops_source = SourceName(flops_sources);
     r.bytes_source = SourceName(bytes_sources);
+    if (bytes_sources & kSourcePmSampled) {
+      // The group's PM-sampled bytes, with their attribution error.
+      char pm[64];
+      if (pm_split_bytes > 0 && pm_bytes > 0) {
+        std::snprintf(pm, sizeof pm, "pm-sampling (attributed, error %.1f%%)",
+                      100.0 * pm_split_bytes / pm_bytes);
+      } else {
+        std::snprintf(pm, sizeof pm, "pm-sampling (exact)");
+      }
+      const size_t at = r.bytes_source.find("pm-sampling");
+      r.bytes_source.replace(at, std::string_view("pm-sampling").size(), pm);
+    }
     return r;
   }
 };

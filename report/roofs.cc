@@ -78,6 +78,7 @@ Source SourceOf(std::string_view stored, bool present) {
   if (stored == "counters") return Source::kCounters;
   if (stored == "inherited") return Source::kInherited;
   if (IsSampledSourceName(stored)) return Source::kSampled;
+  if (IsPmSampledSourceName(stored)) return Source::kPmSampled;
   return Source::kAnalytic;
 }
 

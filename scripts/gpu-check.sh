@@ -32,6 +32,18 @@
 #              generate time <= COUNTERS_MAX_SLOWDOWN x bare per batch,
 #              nothing lost, GPU time with counted DRAM bytes (after bare;
 #              not in the default list)
+#   sampling   the full workload under `rooftrace profile --mode sampling`
+#              (after bare and counters_full): tokens, no fallback line,
+#              generate time <= SAMPLING_MAX_SLOWDOWN x bare per batch,
+#              samples all arrived and none lost, SAMPLING_TIME_SHARE of
+#              GPU time with PM-sampled DRAM bytes, and per family whose
+#              kernels last SAMPLING_MIN_KERNEL_US or more, DRAM bytes per
+#              launch within SAMPLING_BYTES_PCT of counters mode's
+#   sampling_graphs  the full workload compiled into CUDA graphs
+#              (--compile: torch.compile mode="reduce-overhead", static KV
+#              cache) bare and under --mode sampling: tokens, samples, and
+#              SAMPLING_TIME_SHARE of GPU time with PM-sampled DRAM bytes
+#              (kernels inside graphs included)
 #   ncu        the reduced workload under ncu with the same metrics,
 #              imported with `rooftrace import --format ncu` and compared
 #              per kernel with the counters store, for the kernels holding
@@ -57,7 +69,9 @@
 # judged; all three are printed), OVERHEAD_TORCH_PROFILER (0), LAUNCH_ROUNDS
 # (10), LAUNCH_ARGS, LAUNCH_BOUND_US (1), NCU_FLOPS_PCT (1),
 # NCU_BYTES_PCT (3), NCU_TIME_SHARE (0.95), COUNTERS_TIME_SHARE (0.99),
-# COUNTERS_MAX_SLOWDOWN (1.5), SMALL_ARGS, FULL_ARGS, NCU_METRICS.
+# COUNTERS_MAX_SLOWDOWN (1.5), SAMPLING_MAX_SLOWDOWN (1.05),
+# SAMPLING_TIME_SHARE (0.95), SAMPLING_BYTES_PCT (10), SAMPLING_MIN_KERNEL_US
+# (20), SMALL_ARGS, FULL_ARGS, NCU_METRICS.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -89,6 +103,10 @@ NCU_BYTES_PCT=${NCU_BYTES_PCT:-3}
 NCU_TIME_SHARE=${NCU_TIME_SHARE:-0.95}
 COUNTERS_TIME_SHARE=${COUNTERS_TIME_SHARE:-0.99}
 COUNTERS_MAX_SLOWDOWN=${COUNTERS_MAX_SLOWDOWN:-1.5}
+SAMPLING_MAX_SLOWDOWN=${SAMPLING_MAX_SLOWDOWN:-1.05}
+SAMPLING_TIME_SHARE=${SAMPLING_TIME_SHARE:-0.95}
+SAMPLING_BYTES_PCT=${SAMPLING_BYTES_PCT:-10}
+SAMPLING_MIN_KERNEL_US=${SAMPLING_MIN_KERNEL_US:-20}
 # The reduced workload for counters mode and ncu (every kernel is replayed).
 # --deterministic: without it the example's token ids differ from one bare
 # run to the next at batch > 1 (H100, 2026-11-24), and the token check
@@ -559,6 +577,51 @@ stage_counters_full() {
   rt analyze "$OUT/counters_full.sqlite" --by family --top 25 2>&1 | tee -a "$REPORT"
 }
 
+# Sampling mode (PM sampling) on the full example: issue 25 item 4's
+# acceptance. Needs the bare stage's truth file and the counters_full
+# stage's store (same FULL_ARGS).
+stage_sampling() {
+  say "== sampling mode, full workload ($FULL_ARGS)"
+  resolve_cuda_libs
+  check "the bare stage ran first (truth_bare.json)" test -s "$OUT/truth_bare.json"
+  check "the counters_full stage ran first (counters_full.sqlite)" test -s "$OUT/counters_full.sqlite"
+  wall rt profile --mode sampling -o "$OUT/sampling.sqlite" $(profile_flag) -- \
+    $WORKLOAD $FULL_ARGS --truth "$OUT/truth_sampling.json" 2>&1 | tee "$OUT/sampling.log" | tail -40 | tee -a "$REPORT"
+  check "rooftrace profile --mode sampling exits with the workload's code 0" test "${PIPESTATUS[0]}" -eq 0
+  check "identical token ids bare and under sampling mode" same_tokens "$OUT/truth_bare.json" "$OUT/truth_sampling.json"
+  local fallback sessions
+  fallback=$(grep -E "sampling mode off|sampling mode:.*using trace mode" "$OUT/sampling.log" | head -3)
+  check "no fallback line${fallback:+: $fallback}" test -z "$fallback"
+  sessions=$(sql "$OUT/sampling.sqlite" "SELECT COUNT(*) FROM sessions WHERE mode = 'sampling'" 2>/dev/null)
+  check "a session in sampling mode (${sessions:-0})" test "${sessions:-0}" -gt 0
+  check "generate time under sampling mode <= ${SAMPLING_MAX_SLOWDOWN}x bare per batch" \
+    lib slowdown "$OUT/truth_bare.json" "$OUT/truth_sampling.json" "$SAMPLING_MAX_SLOWDOWN"
+  check "samples all arrived, none lost, ${SAMPLING_TIME_SHARE} of GPU time with PM-sampled DRAM bytes (gpu_check_lib.py sampling)" \
+    lib sampling "$OUT/sampling.sqlite" "$SAMPLING_TIME_SHARE"
+  check "per-family DRAM bytes within ${SAMPLING_BYTES_PCT}% of counters mode, families of ${SAMPLING_MIN_KERNEL_US} us kernels or longer (gpu_check_lib.py sampling_vs_counters)" \
+    lib sampling_vs_counters "$OUT/sampling.sqlite" "$OUT/counters_full.sqlite" "$SAMPLING_BYTES_PCT" "$SAMPLING_MIN_KERNEL_US"
+  rt analyze "$OUT/sampling.sqlite" --by family --top 25 2>&1 | tee -a "$REPORT"
+}
+
+# Sampling mode inside CUDA graphs: the example compiled with
+# torch.compile(mode="reduce-overhead"), bare and sampled.
+stage_sampling_graphs() {
+  say "== sampling mode, CUDA graphs ($FULL_ARGS --compile)"
+  resolve_cuda_libs
+  wall $WORKLOAD $FULL_ARGS --compile --truth "$OUT/truth_graphs_bare.json" >"$OUT/graphs_bare.log" 2>&1
+  check "the compiled workload runs bare" test $? -eq 0
+  wall rt profile --mode sampling -o "$OUT/sampling_graphs.sqlite" $(profile_flag) -- \
+    $WORKLOAD $FULL_ARGS --compile --truth "$OUT/truth_graphs_sampling.json" 2>&1 | tee "$OUT/sampling_graphs.log" | tail -40 | tee -a "$REPORT"
+  check "rooftrace profile --mode sampling exits with the workload's code 0" test "${PIPESTATUS[0]}" -eq 0
+  check "identical token ids bare and under sampling mode (CUDA graphs)" same_tokens "$OUT/truth_graphs_bare.json" "$OUT/truth_graphs_sampling.json"
+  local graph_kernels
+  graph_kernels=$(sql "$OUT/sampling_graphs.sqlite" "SELECT COUNT(*) FROM kernels WHERE graph_id IS NOT NULL AND graph_id <> 0" 2>/dev/null)
+  check "kernels ran inside CUDA graphs (${graph_kernels:-0})" test "${graph_kernels:-0}" -gt 0
+  check "samples all arrived, none lost, ${SAMPLING_TIME_SHARE} of GPU time with PM-sampled DRAM bytes, graph kernels included (gpu_check_lib.py sampling)" \
+    lib sampling "$OUT/sampling_graphs.sqlite" "$SAMPLING_TIME_SHARE"
+  rt analyze "$OUT/sampling_graphs.sqlite" --by family --top 25 2>&1 | tee -a "$REPORT"
+}
+
 stage_ncu() {
   say "== ncu (same reduced workload, metrics $NCU_METRICS)"
   resolve_cuda_libs
@@ -586,7 +649,7 @@ failed=()
 unjudged_stages=()
 for s in "${stages[@]}"; do
   if ! declare -F "stage_$s" >/dev/null; then
-    say "unknown stage '$s' (stages: env tests calibrate bare trace overhead launch counters counters_full ncu)"
+    say "unknown stage '$s' (stages: env tests calibrate bare trace overhead launch counters counters_full sampling sampling_graphs ncu)"
     status=2
     continue
   fi

@@ -13,6 +13,9 @@ Command line (what gpu-check.sh runs; exit 0 pass, 1 fail, 2 bad input):
   gpu_check_lib.py counters STORE.sqlite MIN_TIME_SHARE
   gpu_check_lib.py tests TESTS_DIR NAME...
   gpu_check_lib.py slowdown BARE_TRUTH.json PROFILED_TRUTH.json LIMIT
+  gpu_check_lib.py sampling STORE.sqlite MIN_TIME_SHARE
+  gpu_check_lib.py sampling_vs_counters SAMPLING.sqlite COUNTERS.sqlite
+                   BYTES_PCT MIN_KERNEL_US
 """
 import json
 import os
@@ -42,6 +45,24 @@ def counted(source):
     """Whether a stored flops_source / bytes_source is a hardware count."""
     return source is not None and (source == "counters" or
                                    source.startswith("counters (sampled"))
+
+
+def pm_sampled(source):
+    """Whether a stored bytes_source is sampling mode's ("pm-sampling
+    (exact)" or "pm-sampling (attributed, error e%)")."""
+    return source is not None and source.startswith("pm-sampling")
+
+
+def pm_error(source):
+    """The attribution error a pm-sampling source states, as a fraction
+    (0 for exact and anything else)."""
+    if not pm_sampled(source) or "error " not in source:
+        return 0.0
+    text = source.split("error ", 1)[1].split("%", 1)[0]
+    try:
+        return float(text) / 100
+    except ValueError:
+        return 0.0
 
 
 def rel_pct(a, b):
@@ -170,6 +191,96 @@ def check_slowdown(bare_runs, profiled_runs, limit):
     return ok, lines
 
 
+# Statistics of a sampling-mode run: must be in the store. Samples lost by
+# the producer and kernel records dropped must be 0; every sample the
+# producers sent must have arrived.
+SAMPLING_LOST = (
+    "producer_pm_samples_lost",  # overflow, incomplete or failed samples
+    "producer_cupti_dropped",    # kernel records CUPTI dropped
+    "producer_dropped_kernel",   # kernel records libinject dropped
+)
+
+
+def check_sampling_run(stats, time_ns, pm_time_ns, min_share):
+    """A sampling-mode run: samples arrived (pm_samples > 0 and equal to
+    what the producers said they sent), none lost, kernels' records not
+    dropped, and at least `min_share` of the GPU time has DRAM bytes from
+    PM sampling. The samples' fates (exact, split, unattributed) are
+    printed."""
+    ok, lines = True, []
+    for name in SAMPLING_LOST:
+        value = stats.get(name)
+        good = value is not None and value == 0
+        ok = ok and good
+        lines.append(f"{'ok ' if good else 'BAD'} {name} = "
+                     f"{'missing from the store' if value is None else value}")
+    got, sent = stats.get("pm_samples"), stats.get("producer_pm_samples")
+    good = got is not None and sent is not None and got > 0 and got == sent
+    ok = ok and good
+    lines.append(f"{'ok ' if good else 'BAD'} PM samples received {got} of "
+                 f"{sent} sent")
+    fates = [(n, stats.get(f"pm_samples_{n}")) for n in
+             ("exact", "split", "unattributed")]
+    lines.append("    samples: " + ", ".join(
+        f"{n} {'missing' if v is None else v}" for n, v in fates))
+    share = pm_time_ns / time_ns if time_ns > 0 else 0.0
+    good = time_ns > 0 and share >= min_share
+    ok = ok and good
+    lines.append(f"{'ok ' if good else 'BAD'} GPU time with DRAM bytes from "
+                 f"PM sampling: {share * 100:.2f}% of {time_ns} ns (required "
+                 f"{min_share * 100:.0f}%)")
+    return ok, lines
+
+
+# One kernel family of a store: launches, GPU time, and the DRAM bytes of
+# its launches whose bytes have the wanted provenance (with the part PM
+# sampling's split samples decided).
+Family = namedtuple("Family", "launches time_ns dram dram_launches split")
+
+
+def compare_sampling_with_counters(sampling, counters, bytes_pct, min_us):
+    """Per family whose kernels last `min_us` or more on average in the
+    sampling run, the DRAM bytes per launch from PM sampling against counters
+    mode's (measured or sampled per signature). A compared family fails
+    when any of its launches lacks PM-sampled bytes, when counters mode has
+    no counted bytes for it, or when the two differ by more than
+    `bytes_pct`. No family to compare is a failure."""
+    lines, ok, compared = [], True, 0
+    for name, f in sorted(sampling.items(), key=lambda kv: -kv[1].time_ns):
+        if f.launches == 0 or f.time_ns / f.launches < min_us * 1000:
+            continue
+        compared += 1
+        mean_us = f.time_ns / f.launches / 1000
+        label = name[:50]
+        if f.dram_launches < f.launches:
+            ok = False
+            lines.append(f"BAD {label}: {mean_us:.1f} us per launch, DRAM "
+                         f"bytes from PM sampling for {f.dram_launches} of "
+                         f"{f.launches} launches")
+            continue
+        c = counters.get(name)
+        if c is None or c.dram_launches == 0:
+            ok = False
+            lines.append(f"BAD {label}: {mean_us:.1f} us per launch, no "
+                         "counted DRAM bytes in the counters-mode store")
+            continue
+        ours, theirs = f.dram / f.launches, c.dram / c.dram_launches
+        diff = rel_pct(ours, theirs)
+        error = f.split / f.dram * 100 if f.dram > 0 else 0.0
+        good = diff <= bytes_pct
+        ok = ok and good
+        lines.append(f"{'ok ' if good else 'BAD'} {label}: {mean_us:.1f} us "
+                     f"per launch, DRAM bytes per launch {ours:.6g} "
+                     f"(pm-sampling, attribution error {error:.1f}%) vs "
+                     f"counters {theirs:.6g}: {diff:.2f}% (limit {bytes_pct}%)")
+    if compared == 0:
+        return False, [f"BAD no family with kernels of {min_us} us or more "
+                       "in the sampling run: nothing to compare"]
+    lines.append(f"compared {compared} families with kernels of {min_us} us "
+                 "or more")
+    return ok, lines
+
+
 def missing_tests(tests_dir, names):
     """The expected test binaries that are not executables in tests_dir."""
     return [n for n in names
@@ -226,6 +337,37 @@ def read_counters_run(path):
     return stats, n, zero, time_ns, dram_ns, flops_ns
 
 
+def read_families(path, wanted):
+    """Families of a store, counting the DRAM bytes whose bytes_source
+    satisfies `wanted`."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    out = {}
+    for fam, ns, dram, src in con.execute(
+            "SELECT COALESCE(family, name), COALESCE(duration_ns, 0), "
+            "dram_bytes, bytes_source FROM kernels"):
+        f = out.get(fam) or Family(0, 0, 0, 0, 0.0)
+        got = wanted(src) and dram is not None
+        out[fam] = Family(f.launches + 1, f.time_ns + ns,
+                          f.dram + (dram if got else 0),
+                          f.dram_launches + (1 if got else 0),
+                          f.split + (dram * pm_error(src) if got else 0.0))
+    return out
+
+
+def read_sampling_run(path):
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    stats = {}
+    for name, value in con.execute(
+            "SELECT name, SUM(value) FROM import_stats GROUP BY name"):
+        stats[name] = value
+    time_ns = pm_ns = 0
+    for ns, src in con.execute(
+            "SELECT COALESCE(duration_ns, 0), bytes_source FROM kernels"):
+        time_ns += ns
+        pm_ns += ns if pm_sampled(src) else 0
+    return stats, time_ns, pm_ns
+
+
 def main(argv):
     usage = __doc__.split("Command line")[1]
     try:
@@ -237,6 +379,14 @@ def main(argv):
         elif cmd == "counters" and len(argv) == 4:
             ok, lines = check_counters_run(*read_counters_run(argv[2]),
                                            float(argv[3]))
+        elif cmd == "sampling" and len(argv) == 4:
+            ok, lines = check_sampling_run(*read_sampling_run(argv[2]),
+                                           float(argv[3]))
+        elif cmd == "sampling_vs_counters" and len(argv) == 6:
+            ok, lines = compare_sampling_with_counters(
+                read_families(argv[2], pm_sampled),
+                read_families(argv[3], counted), float(argv[4]),
+                float(argv[5]))
         elif cmd == "slowdown" and len(argv) == 5:
             try:
                 with open(argv[2]) as a, open(argv[3]) as b:

@@ -20,7 +20,7 @@
 // completed when the image is re-initialized, samples whose evaluation
 // failed.
 //
-// Owned by libinject's sampling mode (not wired yet: docs/counters.md);
+// Owned by libinject's sampling mode (libinject/sampling_mode.h);
 // Start/Collect/Stop from one thread at a time. Built like libinject: no
 // exceptions.
 #ifndef ROOFTRACE_LIBINJECT_COUNTERS_PM_SAMPLER_H_

@@ -64,6 +64,10 @@ def parse_args():
                         "(CUBLAS_WORKSPACE_CONFIG, use_deterministic_algorithms): "
                         "without it batches > 1 gave other token ids from one "
                         "bare run to the next on the H100")
+    p.add_argument("--compile", action="store_true",
+                   help="static KV cache and torch.compile(mode="
+                        "\"reduce-overhead\"): the forward steps run as CUDA "
+                        "graphs (sampling mode's graph workload)")
     p.add_argument("--torch-profiler", action="store_true",
                    help="run under torch.profiler with CUDA activities "
                         "(CUPTI's own tracing cost, for comparison)")
@@ -213,6 +217,12 @@ def main():
     # Random weights would often emit EOS early; generate exactly new_tokens.
     model.generation_config.eos_token_id = None
     model.generation_config.pad_token_id = 0
+
+    if args.compile:
+        # A static cache keeps the decode step's shapes fixed, so each one
+        # replays the same CUDA graph instead of recompiling.
+        model.generation_config.cache_implementation = "static"
+        model.forward = torch.compile(model.forward, mode="reduce-overhead")
 
     rec = StepRecorder(args.prompt)
     model.register_forward_pre_hook(rec.pre, with_kwargs=True)

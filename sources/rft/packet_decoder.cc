@@ -1,5 +1,7 @@
 #include "sources/rft/packet_decoder.h"
 
+#include <cstring>
+
 #include "proto/field_numbers.h"
 #include "proto/wire_reader.h"
 
@@ -288,6 +290,37 @@ bool DecodeCounters(std::string_view bytes, int depth, uint64_t* unknown,
   return ok && nested_ok;
 }
 
+// One PmSample: varints and doubles (fixed64), read with a reader of its
+// own (ReadMessage hands fixed64 values to no callback).
+bool DecodePmSample(std::string_view bytes, int depth, uint64_t* unknown,
+                    PmSampleRecord* s) {
+  namespace pf = f::pm_sample;
+  WireReader r(bytes, depth);
+  uint32_t field, wt;
+  uint64_t v = 0;
+  std::string_view b;
+  while (r.Next(&field, &wt, &v, &b)) {
+    bool known = false;
+    if (wt == wire::kWireVarint) {
+      known = true;
+      switch (field) {
+        case pf::kDeviceId: s->device_id = U32(v); break;
+        case pf::kStartNs: s->start_ns = v; break;
+        case pf::kEndNs: s->end_ns = v; break;
+        default: known = false;
+      }
+    } else if (wt == wire::kWireFixed64 && field >= pf::kDramReadBytes &&
+               field <= pf::kSmCycles) {
+      double d;
+      std::memcpy(&d, &v, sizeof d);
+      s->values[field - pf::kDramReadBytes] = d;
+      known = true;
+    }
+    if (!known) ++*unknown;
+  }
+  return r.ok();
+}
+
 // Decodes the repeated record fields of one batch message. `decode(field,
 // bytes)` returns 1 for a record decoded, 0 for a field it does not take,
 // -1 for a malformed record.
@@ -309,6 +342,7 @@ bool ReadBatch(std::string_view bytes, uint64_t* unknown, Decode decode) {
 struct DataCounts {
   uint64_t unknown_fields = 0;
   uint64_t nvtx_marks = 0;
+  uint64_t pm_samples = 0;
   std::array<uint64_t, kNumRecordKinds> received{};
 };
 
@@ -372,6 +406,13 @@ bool DecodeData(uint32_t data_case, std::string_view bytes,
         return DecodeCounters(b, 2, unknown, &rec->counters.emplace_back())
                    ? 1 : -1;
       });
+    case f::packet::kPmSampleBatch:
+      return ReadBatch(bytes, unknown, [&](uint32_t field, std::string_view b) {
+        if (field != f::pm_sample_batch::kSamples) return 0;
+        ++d->pm_samples;
+        return DecodePmSample(b, 2, unknown, &rec->pm_samples.emplace_back())
+                   ? 1 : -1;
+      });
     default:
       return true;
   }
@@ -414,7 +455,8 @@ class Rollback {
         gemms_(r->gemms.size()),
         links_(r->gemm_links.size()),
         nvtx_(r->nvtx.size()),
-        counters_(r->counters.size()) {}
+        counters_(r->counters.size()),
+        pm_samples_(r->pm_samples.size()) {}
   ~Rollback() {
     if (keep_) return;
     r_->kernels.resize(kernels_);
@@ -424,12 +466,14 @@ class Rollback {
     r_->gemm_links.resize(links_);
     r_->nvtx.resize(nvtx_);
     r_->counters.resize(counters_);
+    r_->pm_samples.resize(pm_samples_);
   }
   void Keep() { keep_ = true; }
 
  private:
   SessionRecords* r_;
-  size_t kernels_, launches_, memcpys_, gemms_, links_, nvtx_, counters_;
+  size_t kernels_, launches_, memcpys_, gemms_, links_, nvtx_, counters_,
+      pm_samples_;
   bool keep_ = false;
 };
 
@@ -515,6 +559,7 @@ PacketDecode DecodeRecordPacket(std::string_view payload,
       case f::packet::kGemmBatch:
       case f::packet::kNvtxBatch:
       case f::packet::kCounterBatch:
+      case f::packet::kPmSampleBatch:
         if (wt != wire::kWireBytes) break;
         if (field != data_case) first_kept = d->data_parts.size();
         data_case = field;
@@ -546,6 +591,7 @@ PacketDecode DecodeRecordPacket(std::string_view payload,
   rollback.Keep();
   d->unknown_fields += counts.unknown_fields;
   d->nvtx_marks = counts.nvtx_marks;
+  d->pm_samples = counts.pm_samples;
   d->received = counts.received;
   return PacketDecode::kDecoded;
 }

@@ -39,6 +39,7 @@ struct PacketDigest {
   uint64_t sequence = 0;
   uint64_t unknown_fields = 0;  // at every level of the packet
   uint64_t nvtx_marks = 0;
+  uint64_t pm_samples = 0;  // PmSample records (no wire::RecordKind)
   std::array<uint64_t, kNumRecordKinds> received{};  // by wire::RecordKind
   // Interned strings in packet order (iid, bytes), iid 0 included.
   std::vector<std::pair<uint64_t, std::string_view>> strings;

@@ -20,6 +20,7 @@ std::string ModeName(int mode) {
   switch (mode) {
     case wire::MODE_TRACE: return "trace";
     case wire::MODE_COUNTERS: return "counters";
+    case wire::MODE_SAMPLING: return "sampling";
     default: return "unknown";
   }
 }
@@ -120,6 +121,7 @@ Status WireSession::OnPacket(std::string_view payload) {
   ImportStats& stats = session_.stats();
   for (int k = 0; k < kNumRecordKinds; ++k) stats.received[k] += d.received[k];
   session_.end().nvtx_marks += d.nvtx_marks;
+  stats[ImportStat::k_pm_samples] += d.pm_samples;
   CountPacket(d.sequence, d.unknown_fields);
   return OkStatus();
 }
@@ -201,6 +203,9 @@ Status WireSession::OnPacketWithProtobuf(std::string_view payload) {
     case wire::Packet::kCounterBatch:
       unknown += OnCounterBatch(p.counter_batch());
       break;
+    case wire::Packet::kPmSampleBatch:
+      unknown += OnPmSampleBatch(p.pm_sample_batch());
+      break;
     case wire::Packet::kStats:
       OnStats(p.stats().counts());
       stats[ImportStat::k_producer_cupti_dropped] =
@@ -218,6 +223,9 @@ Status WireSession::OnPacketWithProtobuf(std::string_view payload) {
           p.stats().kernels_from_launch();
       stats[ImportStat::k_producer_kernels_untimed] =
           p.stats().kernels_untimed();
+      stats[ImportStat::k_producer_pm_samples] = p.stats().pm_samples();
+      stats[ImportStat::k_producer_pm_samples_lost] =
+          p.stats().pm_samples_lost();
       break;
     case wire::Packet::kGoodbye:
       OnGoodbye(p.goodbye());
@@ -368,6 +376,22 @@ uint64_t WireSession::OnCounterBatch(const wire::CounterBatch& b) {
     session_.records().counters.push_back(r);
   }
   session_.stats().received[wire::RECORD_COUNTERS] += b.counters_size();
+  return unknown;
+}
+
+uint64_t WireSession::OnPmSampleBatch(const wire::PmSampleBatch& b) {
+  uint64_t unknown = Unknown(b);
+  for (const auto& s : b.samples()) {
+    PmSampleRecord r;
+    r.device_id = s.device_id();
+    r.start_ns = s.start_ns();
+    r.end_ns = s.end_ns();
+    r.values = {s.dram_read_bytes(), s.dram_write_bytes(), s.tensor_pipe(),
+                s.fma_pipe(), s.sm_cycles()};
+    unknown += Unknown(s);
+    session_.records().pm_samples.push_back(r);
+  }
+  session_.stats()[ImportStat::k_pm_samples] += b.samples_size();
   return unknown;
 }
 

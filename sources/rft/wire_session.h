@@ -69,6 +69,7 @@ class WireSession {
   uint64_t OnGemmBatch(const wire::GemmBatch& b);
   uint64_t OnNvtxBatch(const wire::NvtxBatch& b);
   uint64_t OnCounterBatch(const wire::CounterBatch& b);
+  uint64_t OnPmSampleBatch(const wire::PmSampleBatch& b);
   void OnGoodbye(const wire::Goodbye& g);
   void CountPacket(uint64_t sequence, uint64_t unknown_fields);
   void OnStats(const google::protobuf::RepeatedPtrField<wire::RecordCount>&

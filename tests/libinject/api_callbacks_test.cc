@@ -7,6 +7,9 @@
 #include <cupti.h>
 #include <dlfcn.h>
 
+#include <array>
+#include <cstdint>
+#include <cstring>
 #include <regex>
 #include <string>
 
@@ -211,9 +214,77 @@ TEST(ApiCallbacksTest, LaunchGeometryComesFromEachLaunchFamily) {
   EXPECT_EQ(g.dynamic_shared_memory_bytes, 16u);
 
   EXPECT_FALSE(LaunchGeometryOf(
-      rt, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, &k, &g));
-  EXPECT_FALSE(LaunchGeometryOf(
       rt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, nullptr, &g));
+}
+
+// The parameters of nvcc 13's <<<>>> entry (__cudaLaunchKernel(kernel,
+// gridDim, blockDim, args, sharedMem, stream)) as CUDA 13.0's libcudart
+// lays them out for its callback: 56 bytes, the kernel handle at 0, grid
+// x, y, z at 8, block at 20, args at 32, sharedMem at 40, stream at 48
+// (cudaLaunchKernel's stores, which __cudaLaunchKernel jumps into).
+std::array<unsigned char, 56> StubParams(dim3 grid, dim3 block,
+                                         uint64_t shared) {
+  std::array<unsigned char, 56> b{};
+  const uint64_t handle = 0x7f00'1234'5000;
+  const uint32_t dims[6] = {grid.x, grid.y, grid.z, block.x, block.y, block.z};
+  std::memcpy(b.data(), &handle, 8);
+  std::memcpy(b.data() + 8, dims, sizeof(dims));
+  std::memcpy(b.data() + 40, &shared, 8);
+  return b;
+}
+
+// A <<<>>> launch reported by its own callback id (505 / 506) is signed by
+// its geometry too, so two grids of one kernel are two signatures; a
+// layout whose figures are no launch's is not believed.
+TEST(ApiCallbacksTest, NvccLaunchStubGivesItsGeometry) {
+  const auto rt = CUPTI_CB_DOMAIN_RUNTIME_API;
+  alignas(8) std::array<unsigned char, 56> p =
+      StubParams(dim3(4096, 3, 1), dim3(128, 2, 1), 8192);
+  LaunchGeometry g;
+  ASSERT_TRUE(LaunchGeometryOf(
+      rt, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, p.data(), &g));
+  EXPECT_EQ(g.grid[0], 4096u);
+  EXPECT_EQ(g.grid[1], 3u);
+  EXPECT_EQ(g.grid[2], 1u);
+  EXPECT_EQ(g.block[0], 128u);
+  EXPECT_EQ(g.block[1], 2u);
+  EXPECT_EQ(g.block[2], 1u);
+  EXPECT_EQ(g.dynamic_shared_memory_bytes, 8192u);
+
+  alignas(8) std::array<unsigned char, 56> q =
+      StubParams(dim3(1, 1, 1), dim3(1024, 1, 1), 0);
+  g = LaunchGeometry{};
+  ASSERT_TRUE(LaunchGeometryOf(
+      rt, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000, q.data(),
+      &g));
+  EXPECT_EQ(g.block[0], 1024u);
+
+  // The same bytes read through cudaLaunchKernel's published struct (what
+  // CUDA 13.0's runtime reports a <<<>>> launch as) give the same figures.
+  g = LaunchGeometry{};
+  ASSERT_TRUE(LaunchGeometryOf(
+      rt, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, p.data(), &g));
+  EXPECT_EQ(g.grid[0], 4096u);
+  EXPECT_EQ(g.block[1], 2u);
+  EXPECT_EQ(g.dynamic_shared_memory_bytes, 8192u);
+
+  const std::array<unsigned char, 56> not_launches[] = {
+      StubParams(dim3(0, 1, 1), dim3(32, 1, 1), 0),        // empty grid
+      StubParams(dim3(8, 70000, 1), dim3(32, 1, 1), 0),    // y over 65535
+      StubParams(dim3(8, 1, 1), dim3(1024, 2, 1), 0),      // 2048 threads
+      StubParams(dim3(8, 1, 1), dim3(1, 1, 128), 0),       // z over 64
+      StubParams(dim3(8, 1, 1), dim3(32, 1, 1), 1ull << 33),  // 8 GiB smem
+  };
+  for (const auto& bad : not_launches) {
+    alignas(8) std::array<unsigned char, 56> b = bad;
+    LaunchGeometry untouched;
+    EXPECT_FALSE(LaunchGeometryOf(
+        rt, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, b.data(),
+        &untouched));
+    EXPECT_EQ(untouched.grid[0], 0u);
+  }
+  EXPECT_FALSE(LaunchGeometryOf(
+      rt, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, nullptr, &g));
 }
 
 }  // namespace

@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -692,6 +694,36 @@ TEST_F(CountersModeTest, LaunchesAreSampledPerSignature) {
   EXPECT_EQ(g.starts, 5);
   EXPECT_EQ(CountersFiltered(packets), 3u);
   EXPECT_EQ(Totals(packets).at(pb::RECORD_LAUNCH).sent(), 8u);
+}
+
+// nvcc 13's <<<>>> launches (callback 505, __cudaLaunchKernel) are sampled
+// per signature like the others: a kernel launched at two grid sizes is two
+// signatures, each with its first launch profiled. The parameters are laid
+// out as CUDA 13.0's libcudart lays them (kernel handle, grid at 8, block
+// at 20, args, sharedMem at 40, stream). Before, such a launch was signed
+// by its name alone and the second grid's first launch went unprofiled.
+TEST_F(CountersModeTest, NvccStubLaunchesAreSampledPerGridSize) {
+  options_.config.counters_first = 1;
+  options_.config.counters_every = 1000;
+  Attach();
+  auto stub_params = [](uint32_t grid_x) {
+    std::array<uint64_t, 7> words{};  // 56 bytes, 8-aligned
+    const uint32_t dims[6] = {grid_x, 1, 1, 256, 1, 1};
+    std::memcpy(reinterpret_cast<unsigned char*>(words.data()) + 8, dims,
+                sizeof(dims));
+    return words;
+  };
+  const std::array<uint64_t, 7> small = stub_params(4);
+  const std::array<uint64_t, 7> large = stub_params(512);
+  Call(kStubLaunchCbid, 900, "_Z3addPf", 0, small.data());  // profiled
+  Call(kStubLaunchCbid, 901, "_Z3addPf", 0, small.data());
+  Call(kStubLaunchCbid, 902, "_Z3addPf", 0, large.data());  // profiled
+  Call(kStubLaunchCbid, 903, "_Z3addPf", 0, large.data());
+  const std::vector<pb::Packet> packets = StopAndRead();
+  std::set<uint64_t> ids;
+  for (const auto& [id, k] : CountersByCorrelation(packets)) ids.insert(id);
+  EXPECT_EQ(ids, (std::set<uint64_t>{900, 902}));
+  EXPECT_EQ(CountersFiltered(packets), 2u);
 }
 
 // Counters mode's default samples per signature: the first 2 launches of

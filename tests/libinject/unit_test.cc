@@ -394,6 +394,35 @@ TEST(ConfigTest, RejectsBadValuesWithTheVariableName) {
   }
 }
 
+// ROOFTRACE_MODE=sampling with its interval (20 us by default), carried in
+// the Hello's config; an interval out of range or a mode not known is
+// refused naming the variable.
+TEST(ConfigTest, ReadsSamplingModeAndItsInterval) {
+  auto c = ParseWith({{"ROOFTRACE_MODE", "sampling"}});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->mode, InjectMode::kSampling);
+  EXPECT_EQ(c->sampling_interval_us, 20u);
+  c = ParseWith({{"ROOFTRACE_MODE", "sampling"},
+                 {"ROOFTRACE_SAMPLING_INTERVAL_US", "100"}});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->sampling_interval_us, 100u);
+  const std::vector<std::string> hello = c->ToHelloConfig();
+  EXPECT_NE(std::find(hello.begin(), hello.end(), "ROOFTRACE_MODE=sampling"),
+            hello.end());
+  EXPECT_NE(std::find(hello.begin(), hello.end(),
+                      "ROOFTRACE_SAMPLING_INTERVAL_US=100"),
+            hello.end());
+  for (const char* bad : {"0", "2000000", "fast"}) {
+    auto b = ParseWith({{"ROOFTRACE_SAMPLING_INTERVAL_US", bad}});
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.status().message().find("ROOFTRACE_SAMPLING_INTERVAL_US"),
+              std::string::npos);
+  }
+  auto m = ParseWith({{"ROOFTRACE_MODE", "pm"}});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("sampling"), std::string::npos);
+}
+
 // A held slot stays taken (and readable) until released; the sequence
 // protocol the live buffer's reader relies on: position + 1 once written,
 // position + capacity once free.

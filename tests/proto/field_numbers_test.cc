@@ -42,6 +42,18 @@ TEST(FieldNumbersTest, MatchTheGeneratedDescriptor) {
   EXPECT_EQ(f::packet::kHelloReply, Number(p, "hello_reply"));
   EXPECT_EQ(f::packet::kInternedStrings, Number(p, "interned_strings"));
   EXPECT_EQ(f::packet::kConnectionAuth, Number(p, "connection_auth"));
+  EXPECT_EQ(f::packet::kPmSampleBatch, Number(p, "pm_sample_batch"));
+  const Descriptor* ps = pb::PmSample::descriptor();
+  EXPECT_EQ(f::pm_sample::kDeviceId, Number(ps, "device_id"));
+  EXPECT_EQ(f::pm_sample::kStartNs, Number(ps, "start_ns"));
+  EXPECT_EQ(f::pm_sample::kEndNs, Number(ps, "end_ns"));
+  EXPECT_EQ(f::pm_sample::kDramReadBytes, Number(ps, "dram_read_bytes"));
+  EXPECT_EQ(f::pm_sample::kDramWriteBytes, Number(ps, "dram_write_bytes"));
+  EXPECT_EQ(f::pm_sample::kTensorPipe, Number(ps, "tensor_pipe"));
+  EXPECT_EQ(f::pm_sample::kFmaPipe, Number(ps, "fma_pipe"));
+  EXPECT_EQ(f::pm_sample::kSmCycles, Number(ps, "sm_cycles"));
+  EXPECT_EQ(f::pm_sample_batch::kSamples,
+            Number(pb::PmSampleBatch::descriptor(), "samples"));
 
   const Descriptor* is = pb::InternedString::descriptor();
   EXPECT_EQ(f::interned_string::kIid, Number(is, "iid"));
@@ -224,6 +236,8 @@ TEST(FieldNumbersTest, MatchTheGeneratedDescriptor) {
             Number(st, "activity_buffers_refused"));
   EXPECT_EQ(f::stats::kKernelsFromLaunch, Number(st, "kernels_from_launch"));
   EXPECT_EQ(f::stats::kKernelsUntimed, Number(st, "kernels_untimed"));
+  EXPECT_EQ(f::stats::kPmSamples, Number(st, "pm_samples"));
+  EXPECT_EQ(f::stats::kPmSamplesLost, Number(st, "pm_samples_lost"));
 
   const Descriptor* gb = pb::Goodbye::descriptor();
   EXPECT_EQ(f::goodbye::kTotals, Number(gb, "totals"));
@@ -242,9 +256,12 @@ TEST(FieldNumbersTest, EnumValuesMatchTheGeneratedDescriptor) {
   EXPECT_EQ(wire::enums::kCapGemmShapes, EnumValue(cap, "CAPABILITY_GEMM_SHAPES"));
   EXPECT_EQ(wire::enums::kCapCounters, EnumValue(cap, "CAPABILITY_COUNTERS"));
   EXPECT_EQ(wire::enums::kCapDeviceInfo, EnumValue(cap, "CAPABILITY_DEVICE_INFO"));
+  EXPECT_EQ(wire::enums::kCapPmSampling, EnumValue(cap, "CAPABILITY_PM_SAMPLING"));
   EXPECT_EQ(wire::enums::kModeTrace, EnumValue(pb::Mode_descriptor(), "MODE_TRACE"));
   EXPECT_EQ(wire::enums::kModeCounters,
             EnumValue(pb::Mode_descriptor(), "MODE_COUNTERS"));
+  EXPECT_EQ(wire::enums::kModeSampling,
+            EnumValue(pb::Mode_descriptor(), "MODE_SAMPLING"));
   const auto* api = pb::ApiKind_descriptor();
   EXPECT_EQ(wire::enums::kApiKernelLaunch, EnumValue(api, "API_KERNEL_LAUNCH"));
   EXPECT_EQ(wire::enums::kApiMemcpy, EnumValue(api, "API_MEMCPY"));

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "analyzer/input.h"
@@ -276,6 +277,53 @@ TEST_F(ReportTest, SampledKernelsGroupAsCountersPlusSampled) {
   EXPECT_EQ(r.groups[0].bytes_source, "counters+sampled");
   EXPECT_EQ(r.groups[0].flops_source, "none");
   EXPECT_DOUBLE_EQ(*r.groups[0].bytes, 3e6);
+}
+
+// Sampling mode's kernels (issue 25 item 4): a family's PM-sampled bytes
+// carry the family's attribution error, the split bytes of its kernels
+// over all their bytes: 1 MB exact, 1 MB with 10% split, 2 MB with 25%
+// split -> (0.1 + 0.5) / 4 = 15%. A group whose kernels took exact samples
+// only says so.
+TEST_F(ReportTest, PmSampledFamiliesCarryTheirAttributionError) {
+  {
+    TestStore s(path_);
+    s.AddRun(7, "NVIDIA H100 80GB HBM3");
+    struct {
+      const char* name;
+      double bytes;
+      const char* source;
+    } kernels[] = {
+        {"vectorized_elementwise_kernel", 1e6, "pm-sampling (exact)"},
+        {"vectorized_elementwise_kernel", 1e6,
+         "pm-sampling (attributed, error 10.0%)"},
+        {"vectorized_elementwise_kernel", 2e6,
+         "pm-sampling (attributed, error 25.0%)"},
+        {"reduce_kernel", 3e6, "pm-sampling (exact)"},
+    };
+    int i = 0;
+    for (const auto& spec : kernels) {
+      KernelSpec k;
+      k.run_id = 7;
+      k.session_id = 7;
+      k.name = spec.name;
+      k.start_ns = 1000 + i++ * 20000;
+      k.duration_ns = 10000;
+      k.dram_bytes = spec.bytes;
+      k.flops_source = "none";
+      k.bytes_source = spec.source;
+      s.AddKernel(k);
+    }
+  }
+  const Report r = Build(GroupBy::kKernel, 0, std::nullopt, 7);
+  ASSERT_EQ(r.groups.size(), 2u);
+  std::map<std::string, const GroupRow*> by;
+  for (const GroupRow& g : r.groups) by[g.name] = &g;
+  ASSERT_TRUE(by.count("vectorized_elementwise_kernel"));
+  EXPECT_EQ(by["vectorized_elementwise_kernel"]->bytes_source,
+            "pm-sampling (attributed, error 15.0%)");
+  EXPECT_DOUBLE_EQ(*by["vectorized_elementwise_kernel"]->bytes, 4e6);
+  ASSERT_TRUE(by.count("reduce_kernel"));
+  EXPECT_EQ(by["reduce_kernel"]->bytes_source, "pm-sampling (exact)");
 }
 
 // The timeline's busy/idle breakdown on known intervals (run 3): device 0

@@ -170,6 +170,150 @@ class SlowdownTest(unittest.TestCase):
         self.assertIn("not comparable", lines[0])
 
 
+class SamplingRunTest(unittest.TestCase):
+    def stats(self, **override):
+        s = {name: 0 for name in g.SAMPLING_LOST}
+        s.update(pm_samples=5000, producer_pm_samples=5000,
+                 pm_samples_exact=4000, pm_samples_split=900,
+                 pm_samples_unattributed=100)
+        s.update(override)
+        return s
+
+    def test_complete_run_passes_and_prints_every_figure(self):
+        ok, lines = g.check_sampling_run(self.stats(), 1000, 990, 0.95)
+        self.assertTrue(ok, lines)
+        text = "\n".join(lines)
+        self.assertIn("PM samples received 5000 of 5000 sent", text)
+        self.assertIn("exact 4000, split 900, unattributed 100", text)
+        self.assertIn("DRAM bytes from PM sampling: 99.00% of 1000 ns", text)
+
+    # Sampling that never started (the fallback to trace mode) leaves no
+    # sample and no PM-sampled bytes: it fails, it does not pass empty.
+    def test_no_samples_fail(self):
+        ok, lines = g.check_sampling_run(
+            self.stats(pm_samples=0, producer_pm_samples=0), 1000, 0, 0.95)
+        self.assertFalse(ok)
+        self.assertIn("BAD PM samples received 0 of 0", "\n".join(lines))
+
+    def test_lost_or_missing_samples_fail(self):
+        self.assertFalse(g.check_sampling_run(
+            self.stats(producer_pm_samples_lost=3), 1000, 990, 0.95)[0])
+        self.assertFalse(g.check_sampling_run(
+            self.stats(pm_samples=4990), 1000, 990, 0.95)[0])
+        s = self.stats()
+        del s["producer_pm_samples"]
+        self.assertFalse(g.check_sampling_run(s, 1000, 990, 0.95)[0])
+        s = self.stats()
+        del s["producer_pm_samples_lost"]
+        ok, lines = g.check_sampling_run(s, 1000, 990, 0.95)
+        self.assertFalse(ok)
+        self.assertIn("producer_pm_samples_lost = missing from the store",
+                      "\n".join(lines))
+
+    def test_low_covered_share_fails(self):
+        self.assertFalse(g.check_sampling_run(self.stats(), 1000, 900, 0.95)[0])
+
+
+class SamplingVsCountersTest(unittest.TestCase):
+    F = g.Family
+
+    # A 100 us GEMM family within 10% (8% off, 20% of its bytes split) and
+    # a 5 us elementwise family 50% off that is not compared (under 20 us).
+    def test_long_families_within_the_limit_pass(self):
+        sampling = {"gemm": self.F(10, 1_000_000, 10 * 1.08e6, 10, 2.16e6),
+                    "elementwise": self.F(100, 500_000, 100 * 1.5e3, 100, 0)}
+        counters = {"gemm": self.F(10, 1_000_000, 10 * 1e6, 10, 0),
+                    "elementwise": self.F(100, 500_000, 100 * 1e3, 100, 0)}
+        ok, lines = g.compare_sampling_with_counters(sampling, counters, 10, 20)
+        self.assertTrue(ok, lines)
+        text = "\n".join(lines)
+        self.assertIn("ok  gemm: 100.0 us per launch", text)
+        self.assertIn("attribution error 20.0%", text)
+        self.assertIn("7.41% (limit 10", text)
+        self.assertNotIn("elementwise", text)
+        self.assertIn("compared 1 families", text)
+
+    def test_family_beyond_the_limit_fails(self):
+        sampling = {"gemm": self.F(10, 1_000_000, 10 * 1.2e6, 10, 0)}
+        counters = {"gemm": self.F(10, 1_000_000, 10 * 1e6, 10, 0)}
+        ok, lines = g.compare_sampling_with_counters(sampling, counters, 10, 20)
+        self.assertFalse(ok)
+        self.assertTrue(lines[0].startswith("BAD gemm"), lines)
+
+    # Evidence missing on either side is a failure: a launch without
+    # PM-sampled bytes, a family counters mode did not count, no long
+    # family at all.
+    def test_missing_evidence_fails(self):
+        counters = {"gemm": self.F(10, 1_000_000, 10 * 1e6, 10, 0)}
+        partial = {"gemm": self.F(10, 1_000_000, 9 * 1e6, 9, 0)}
+        ok, lines = g.compare_sampling_with_counters(partial, counters, 10, 20)
+        self.assertFalse(ok)
+        self.assertIn("for 9 of 10 launches", lines[0])
+        full = {"gemm": self.F(10, 1_000_000, 10 * 1e6, 10, 0)}
+        self.assertFalse(g.compare_sampling_with_counters(
+            full, {"gemm": self.F(10, 1_000_000, 0, 0, 0)}, 10, 20)[0])
+        self.assertFalse(g.compare_sampling_with_counters(full, {}, 10, 20)[0])
+        short = {"gemm": self.F(10, 100_000, 10 * 1e6, 10, 0)}
+        ok, lines = g.compare_sampling_with_counters(short, counters, 10, 20)
+        self.assertFalse(ok)
+        self.assertIn("nothing to compare", lines[0])
+
+    def test_pm_sources(self):
+        self.assertTrue(g.pm_sampled("pm-sampling (exact)"))
+        self.assertFalse(g.pm_sampled("counters"))
+        self.assertFalse(g.pm_sampled(None))
+        self.assertAlmostEqual(
+            g.pm_error("pm-sampling (attributed, error 12.5%)"), 0.125)
+        self.assertEqual(g.pm_error("pm-sampling (exact)"), 0.0)
+
+    # The command lines over real stores: families from the kernels' view,
+    # exit 1 on a failing figure, 2 on bad arguments.
+    def test_command_lines_read_stores(self):
+        d = tempfile.mkdtemp(prefix="gpu_check_lib_")
+
+        def store(name, rows, stats):
+            path = os.path.join(d, name)
+            con = sqlite3.connect(path)
+            con.execute("CREATE TABLE kernels (name TEXT, family TEXT, "
+                        "duration_ns INTEGER, dram_bytes INTEGER, "
+                        "bytes_source TEXT)")
+            con.execute("CREATE TABLE import_stats (run_id INTEGER, "
+                        "name TEXT, value INTEGER)")
+            con.executemany("INSERT INTO kernels VALUES (?,?,?,?,?)", rows)
+            con.executemany("INSERT INTO import_stats VALUES (1, ?, ?)",
+                            stats.items())
+            con.commit()
+            return path
+
+        stats = {n: 0 for n in g.SAMPLING_LOST}
+        stats.update(pm_samples=10, producer_pm_samples=10)
+        sampling = store("s.sqlite", [
+            ("k1", "gemm", 50_000, 1000, "pm-sampling (exact)"),
+            ("k2", "gemm", 50_000, 1100,
+             "pm-sampling (attributed, error 10.0%)"),
+            ("e", "elementwise", 1_000, None, "none")], stats)
+        counters = store("c.sqlite", [
+            ("k1", "gemm", 50_000, 1000, "counters"),
+            ("k2", "gemm", 50_000, 1000, "counters (sampled 1 of 2)")], {})
+        script = os.path.join(SRC, "scripts", "gpu_check_lib.py")
+        p = subprocess.run([sys.executable, script, "sampling_vs_counters",
+                            sampling, counters, "10", "20"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("ok  gemm: 50.0 us per launch", p.stdout)
+        p = subprocess.run([sys.executable, script, "sampling_vs_counters",
+                            sampling, counters, "1", "20"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        p = subprocess.run([sys.executable, script, "sampling", sampling,
+                            "0.95"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("99.01% of 101000 ns", p.stdout)
+        p = subprocess.run([sys.executable, script, "sampling", sampling],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+
+
 class SourcesAndStoresTest(unittest.TestCase):
     def test_counted_sources(self):
         self.assertTrue(g.counted("counters"))

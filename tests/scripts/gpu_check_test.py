@@ -32,7 +32,7 @@ import json, os, sqlite3, subprocess, sys
 # (name, launches, duration_ns per launch, FLOPs, DRAM bytes per launch)
 KERNELS = [("_Z4gemmv", 4, 900, 1.0e9, 1.0e6), ("_Z4copyv", 2, 100, 0, 2.0e6)]
 
-def store(path, mode, counters, joined=True, skew=0.0):
+def store(path, mode, counters, joined=True, skew=0.0, graphs=False):
     if os.path.exists(path):
         os.remove(path)
     con = sqlite3.connect(path)
@@ -40,7 +40,8 @@ def store(path, mode, counters, joined=True, skew=0.0):
     con.execute("CREATE TABLE sessions (session_id INTEGER, run_id INTEGER, mode TEXT)")
     con.execute("CREATE TABLE kernels (run_id INTEGER, name TEXT, demangled TEXT, "
                 "duration_ns INTEGER, flops INTEGER, dram_bytes INTEGER, "
-                "flops_source TEXT, bytes_source TEXT, api_start_ns INTEGER)")
+                "flops_source TEXT, bytes_source TEXT, api_start_ns INTEGER, "
+                "family TEXT, graph_id INTEGER)")
     con.execute("CREATE TABLE import_stats (run_id INTEGER, name TEXT, value INTEGER)")
     for name in ("producer_cupti_dropped", "producer_activity_buffers_refused",
                  "producer_kernels_untimed", "producer_dropped_kernel",
@@ -49,6 +50,15 @@ def store(path, mode, counters, joined=True, skew=0.0):
             continue
         value = int(os.environ.get("FAKE_" + name.upper(), "0"))
         con.execute("INSERT INTO import_stats VALUES (1, ?, ?)", (name, value))
+    sampling = mode == "sampling" and not os.environ.get("FAKE_FALLBACK")
+    if sampling:
+        lost = int(os.environ.get("FAKE_PM_LOST", "0"))
+        for name, value in (("pm_samples", 100), ("producer_pm_samples", 100),
+                            ("producer_pm_samples_lost", lost),
+                            ("pm_samples_exact", 90), ("pm_samples_split", 10),
+                            ("pm_samples_unattributed", 0)):
+            con.execute("INSERT INTO import_stats VALUES (1, ?, ?)", (name, value))
+        skew = float(os.environ.get("FAKE_PM_SKEW", "0"))
     zero = int(os.environ.get("FAKE_ZERO_DURATION", "0")) if counters else 0
     con.execute("INSERT INTO runs VALUES (1, ?)", (mode,))
     con.execute("INSERT INTO sessions VALUES (1, 1, ?)", (mode,))
@@ -58,10 +68,16 @@ def store(path, mode, counters, joined=True, skew=0.0):
             source = ("analytic" if not counters else
                       "counters (sampled 1 of 2)" if i == 1 and name == "_Z4copyv"
                       else "counters")
-            con.execute("INSERT INTO kernels VALUES (1, ?, NULL, ?, ?, ?, ?, ?, ?)",
+            bytes_source = source
+            if sampling:
+                source = "analytic"
+                bytes_source = ("pm-sampling (exact)" if name == "_Z4gemmv" else
+                                "pm-sampling (attributed, error 5.0%)")
+            con.execute("INSERT INTO kernels VALUES (1, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (name, 0 if zero > 0 and i < zero else ns,
                          int(flops * (1 + skew)), int(dram * (1 + skew)),
-                         source, source, 1000 + i if joined else None))
+                         source, bytes_source, 1000 + i if joined else None,
+                         name, 1 if graphs else None))
     con.commit()
 
 def arg(flag, default=None):
@@ -77,8 +93,12 @@ if cmd == "profile":
     if mode == "counters" and os.environ.get("FAKE_FALLBACK"):
         print("rooftrace: counters mode off (cuptiRangeProfilerEnable): "
               "...; using trace mode", file=sys.stderr)
+    if mode == "sampling" and os.environ.get("FAKE_FALLBACK"):
+        print("rooftrace: sampling mode off (cuptiPmSamplingEnable): "
+              "...; using trace mode", file=sys.stderr)
     counters = mode == "counters" and not os.environ.get("FAKE_NO_COUNTER_ROWS")
-    store(arg("-o"), mode, counters, joined=not os.environ.get("FAKE_UNJOINED"))
+    store(arg("-o"), mode, counters, joined=not os.environ.get("FAKE_UNJOINED"),
+          graphs="--compile" in child)
     sys.exit(rc)
 elif cmd == "analyze":
     if "--html" in sys.argv:
@@ -476,6 +496,45 @@ class GpuCheckTest(unittest.TestCase):
 
     def test_counters_full_needs_the_bare_stage(self):
         self.assertFailsOn(["counters_full"], "the bare stage ran first")
+
+    # Sampling mode on the full workload after bare and counters_full:
+    # every criterion holds; each one fails alone when its evidence is bad.
+    # The fake's kernels last 0.1 and 0.9 us: every family is compared.
+    def test_sampling_stage_checks_each_acceptance_figure(self):
+        stages = ("bare", "counters_full", "sampling")
+        knobs = {"SAMPLING_MIN_KERNEL_US": "0"}
+        rc, report = self.run_check(*stages, knobs=knobs, overhead_pct="1")
+        self.assertEqual(rc, 0, report)
+        self.assertIn("PM samples received 100 of 100 sent", report)
+        self.assertIn("attribution error 5.0%", report)
+        self.assertIn("compared 2 families", report)
+        for fake, criterion in (
+                ({"overhead_pct": "8"}, "sampling mode <= 1.05x"),
+                ({"pm_lost": "4"}, "none lost"),
+                ({"pm_skew": "0.2"}, "within 10% of counters mode"),
+                ({"tokens_profiled": "t1"}, "identical token ids bare and under sampling"),
+                ({"fallback": "1"}, "no fallback line")):
+            rc, report = self.run_check(*stages, knobs=knobs, **fake)
+            self.assertEqual(rc, 1, report)
+            fails = [l for l in report.splitlines() if l.strip().startswith("FAIL")]
+            self.assertTrue(any(criterion in l for l in fails),
+                            f"{fake}: no FAIL line about {criterion!r}:\n{report}")
+        # The 20 us default: the fake's sub-microsecond kernels leave no
+        # family to compare, which fails rather than passing empty.
+        rc, report = self.run_check(*stages)
+        self.assertEqual(rc, 1, report)
+        self.assertIn("nothing to compare", report)
+
+    def test_sampling_needs_bare_and_counters_full(self):
+        self.assertFailsOn(["sampling"], "the counters_full stage ran first")
+
+    # CUDA graphs: the compiled workload's kernels ran in graphs and have
+    # PM-sampled bytes; a producer whose sampling did not start fails.
+    def test_sampling_graphs_stage(self):
+        rc, report = self.run_check("sampling_graphs")
+        self.assertEqual(rc, 0, report)
+        self.assertIn("kernels ran inside CUDA graphs (6)", report)
+        self.assertFailsOn(["sampling_graphs"], "PM-sampled DRAM bytes", fallback="1")
 
     def test_small_difference_from_ncu_passes(self):
         rc, report = self.run_check("counters", "ncu", ncu_skew="0.005")

@@ -46,6 +46,7 @@ inline std::string DiffSessions(const WireSession& wa, const WireSession& wb) {
   DiffRecords("gemm links", a.gemm_links(), b.gemm_links(), &out);
   DiffRecords("nvtx ranges", a.nvtx_ranges(), b.nvtx_ranges(), &out);
   DiffRecords("counters", a.counters(), b.counters(), &out);
+  DiffRecords("pm samples", a.pm_samples(), b.pm_samples(), &out);
   if (a.strings() != b.strings()) out += "interned strings differ; ";
   if (!(a.stats() == b.stats())) {
     for (const auto& [name, value] : a.stats().Named()) {

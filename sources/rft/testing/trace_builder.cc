@@ -211,7 +211,8 @@ wire::KernelCounters& TraceBuilder::AddCounters(uint64_t correlation_id,
 size_t TraceBuilder::PendingRecords() const {
   return kernels_.kernels_size() + kernels_.launches_size() +
          memcpys_.memcpys_size() + gemms_.gemms_size() + nvtx_.ranges_size() +
-         nvtx_.marks_size() + counters_.counters_size();
+         nvtx_.marks_size() + counters_.counters_size() +
+         pm_samples_.samples_size();
 }
 
 void TraceBuilder::MaybeAutoFlush() {
@@ -246,6 +247,25 @@ void TraceBuilder::Flush() {
     p.mutable_counter_batch()->Swap(&counters_);
     Emit(std::move(p));
   }
+  if (pm_samples_.samples_size() > 0) {
+    wire::Packet p;
+    p.mutable_pm_sample_batch()->Swap(&pm_samples_);
+    Emit(std::move(p));
+  }
+}
+
+wire::PmSample& TraceBuilder::AddPmSample(uint32_t device_id,
+                                          uint64_t start_ns, uint64_t end_ns,
+                                          double dram_read_bytes,
+                                          double dram_write_bytes) {
+  MaybeAutoFlush();
+  wire::PmSample* s = pm_samples_.add_samples();
+  s->set_device_id(device_id);
+  s->set_start_ns(start_ns);
+  s->set_end_ns(end_ns);
+  s->set_dram_read_bytes(dram_read_bytes);
+  s->set_dram_write_bytes(dram_write_bytes);
+  return *s;
 }
 
 void TraceBuilder::AddDropped(wire::RecordKind kind, uint64_t n) {

@@ -103,8 +103,15 @@ class TraceBuilder {
                                     wire::PrecisionClass precision,
                                     uint64_t flops);
 
+  // One PM sample of `device_id` (sampling mode): DRAM bytes read and
+  // written between start_ns and end_ns.
+  wire::PmSample& AddPmSample(uint32_t device_id, uint64_t start_ns,
+                              uint64_t end_ns, double dram_read_bytes,
+                              double dram_write_bytes);
+
   // Emits the pending batches as packets, in this order: kernels+launches,
-  // memcpys, gemms, nvtx, counters (one packet each when non-empty).
+  // memcpys, gemms, nvtx, counters, PM samples (one packet each when
+  // non-empty).
   void Flush();
 
   // Declares records the producer lost or filtered (reported in Stats and
@@ -151,6 +158,7 @@ class TraceBuilder {
   wire::GemmBatch gemms_;
   wire::NvtxBatch nvtx_;
   wire::CounterBatch counters_;
+  wire::PmSampleBatch pm_samples_;
   std::array<uint64_t, 9> sent_{};
   std::array<uint64_t, 9> dropped_{};
   std::array<uint64_t, 9> filtered_{};

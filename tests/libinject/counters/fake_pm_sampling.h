@@ -30,6 +30,7 @@ struct FakePmDevice {
   std::deque<Record> hardware;       // records not decoded yet
   bool overflow_at_next_decode = false;
   bool incomplete_at_next_decode = false;  // one populated, not completed
+  CUptiResult enable = CUPTI_SUCCESS;      // what Enable answers
   // What the sampler asked for.
   size_t enabled_device = ~size_t{0};
   CUpti_PmSampling_TriggerMode trigger = CUPTI_PM_SAMPLING_TRIGGER_MODE_COUNT;
@@ -57,6 +58,7 @@ inline void Put(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 inline CUptiResult FakeEnable(CUpti_PmSampling_Enable_Params* p) {
   EXPECT_EQ(p->structSize, CUpti_PmSampling_Enable_Params_STRUCT_SIZE);
   ++pm.enables;
+  if (pm.enable != CUPTI_SUCCESS) return pm.enable;
   pm.enabled_device = p->deviceIndex;
   p->pPmSamplingObject = reinterpret_cast<CUpti_PmSampling_Object*>(&pm_object);
   return CUPTI_SUCCESS;

@@ -40,6 +40,53 @@ class IngestTest : public ::testing::Test {
   std::string store_ = dir_.File("runs.sqlite");
 };
 
+// A sampling-mode trace (Hello MODE_SAMPLING, kernels, PM samples) stored:
+// the run's mode, each kernel's PM-sampled DRAM bytes and their
+// provenance in bytes_source, the run's sources and the samples' counts
+// in import_stats.
+TEST_F(IngestTest, SamplingModeTraceStoresPmSampledBytes) {
+  test_support::SessionInfo info;
+  info.mode = wire::MODE_SAMPLING;
+  TraceBuilder b(info);
+  b.Hello();
+  b.AddDevice(0, "NVIDIA H100 80GB HBM3");
+  b.AddKernel("_Z3addPfS_", 1, 1000000, 1030000);
+  b.AddLaunch(1, 990000);
+  b.AddKernel("_Z6reducePf", 2, 1040000, 1060000).set_stream_id(7);
+  b.AddLaunch(2, 991000);
+  b.AddKernel("_Z4copyPf", 3, 1050000, 1080000).set_stream_id(8);
+  b.AddLaunch(3, 992000);
+  for (uint64_t t = 1000000; t < 1100000; t += 10000) {
+    b.AddPmSample(0, t, t + 10000, 1000, 400);
+  }
+  b.Goodbye();
+  auto r = IngestTraceFile(Write(b, "sampling.rft"), store_, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Text("SELECT mode FROM runs"), "sampling");
+  EXPECT_EQ(q.Int("SELECT dram_bytes FROM kernels WHERE correlation_id=1"),
+            4200);
+  EXPECT_EQ(q.Int("SELECT dram_read_bytes FROM kernels WHERE "
+                  "correlation_id=1"),
+            3000);
+  EXPECT_EQ(q.Text("SELECT bytes_source FROM kernels WHERE correlation_id=1"),
+            "pm-sampling (exact)");
+  EXPECT_EQ(q.Text("SELECT bytes_source FROM kernels WHERE correlation_id=2"),
+            "pm-sampling (attributed, error 33.3%)");
+  EXPECT_EQ(q.Text("SELECT bytes_source FROM kernels WHERE correlation_id=3"),
+            "pm-sampling (attributed, error 20.0%)");
+  EXPECT_NE(q.Text("SELECT flops_sources FROM runs").find("pm-sampling"),
+            std::string::npos);
+  auto stat = [&](const std::string& name) {
+    return q.Int("SELECT value FROM import_stats WHERE name='" + name + "'");
+  };
+  EXPECT_EQ(stat("pm_samples"), 10);
+  EXPECT_EQ(stat("pm_samples_exact"), 6);
+  EXPECT_EQ(stat("pm_samples_split"), 1);
+  EXPECT_EQ(stat("pm_samples_unattributed"), 3);
+  EXPECT_EQ(stat("kernels_pm_sampled"), 3);
+}
+
 // Batch 4, prompt 128, 8 decode steps, 2 layers: 9 steps of 25 kernels and
 // 9 GEMMs; step 1 is prefill (512 tokens), steps 2-9 decode (4 tokens).
 TEST_F(IngestTest, LlmTraceStepsPhasesAndFlops) {

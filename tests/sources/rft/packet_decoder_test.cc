@@ -113,6 +113,36 @@ TEST(PacketDecoderTest, GeneratedStreamsDecodeLikeLibprotobuf) {
   }
 }
 
+// A sampling-mode stream: PM samples (varints and doubles) decode alike
+// through both decoders, values exact, and are counted as received.
+TEST(PacketDecoderTest, PmSamplesDecodeLikeLibprotobuf) {
+  ts::TraceBuilder b;
+  b.Hello();
+  b.AddKernel("_Z3addPf", 1, 1000, 31000);
+  b.AddPmSample(0, 1000, 21000, 4096.5, 1024.0);
+  wire::PmSample& full = b.AddPmSample(1, 21000, 41000, 0.0, 8e12);
+  full.set_tensor_pipe(3.0);
+  full.set_fma_pipe(4.0);
+  full.set_sm_cycles(5.0);
+  b.Goodbye();
+  Pair pair;
+  for (const auto& p : Payloads(b.Frames())) ASSERT_EQ(pair.Feed(p), "");
+  const std::vector<PmSampleRecord>& got = pair.fast.session().pm_samples();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].device_id, 0u);
+  EXPECT_EQ(got[0].start_ns, 1000u);
+  EXPECT_EQ(got[0].end_ns, 21000u);
+  EXPECT_EQ(got[0].values[0], 4096.5);
+  EXPECT_EQ(got[0].values[1], 1024.0);
+  EXPECT_EQ(got[1].device_id, 1u);
+  EXPECT_EQ(got[1].values[1], 8e12);
+  EXPECT_EQ(got[1].values[2], 3.0);
+  EXPECT_EQ(got[1].values[3], 4.0);
+  EXPECT_EQ(got[1].values[4], 5.0);
+  EXPECT_EQ(pair.fast.session().stats()[ImportStat::k_pm_samples], 2u);
+  EXPECT_EQ(pair.fast.session().stats()[ImportStat::k_unknown_fields], 0u);
+}
+
 TEST(PacketDecoderTest, KernelPacketFieldsAndUnknownsAreCounted) {
   Pair pair;
   ASSERT_EQ(pair.Feed(HelloPayload()), "");
