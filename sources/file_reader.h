@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "base/status.h"
@@ -51,6 +52,32 @@ uint64_t DefaultGzipBudget(uint64_t compressed_bytes);
 StatusOr<std::string> ReadWholeFile(const std::string& path, size_t padding,
                                     size_t* content_size,
                                     const GzipBudget& budget = GzipBudget());
+
+// A file read a block at a time, decompressed when it is gzip: for a
+// reader that parses as it goes and so never holds the whole text. The
+// same budget, errors and messages as ReadWholeFile: a gzip file whose
+// content passes the budget is refused once the budget is read (nothing
+// past it is returned), one cut short is Corrupt at its end.
+// Owned by one reader; not thread-safe.
+class FileStream {
+ public:
+  static StatusOr<std::unique_ptr<FileStream>> Open(
+      const std::string& path, const GzipBudget& budget = GzipBudget());
+  ~FileStream();
+
+  // Reads up to `max_bytes` into `out`; how many, 0 at the end of the file.
+  StatusOr<size_t> Read(char* out, size_t max_bytes);
+  // The content's size as far as the file tells it without reading it:
+  // a plain file's size, a gzip file's trailer (modulo 4 GiB, trusted up to
+  // 64 times the compressed size); 0 when unknown.
+  uint64_t size_hint() const { return size_hint_; }
+
+ private:
+  struct Impl;
+  explicit FileStream(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  uint64_t size_hint_ = 0;
+};
 
 }  // namespace rooftrace
 

@@ -1451,17 +1451,14 @@ bool LooksLikeKinetoTrace(std::string_view head) {
 
 Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
                        RunRecorder* recorder, SourceResult* result) {
-  size_t content = 0;
-  RT_ASSIGN_OR_RETURN(std::string text,
-                      ReadWholeFile(path, KinetoTrace::Padding(), &content,
-                                    options.gzip_budget));
   RT_ASSIGN_OR_RETURN(std::unique_ptr<KinetoTrace> trace,
-                      KinetoTrace::Parse(std::move(text), content, path));
+                      KinetoTrace::Read(path, options.gzip_budget));
   // The capture traces, each read and assembled on its own (their
   // operators' records are copied into the replay's sessions).
   std::vector<CapturedGraph> captured;
   std::pair<uint64_t, uint64_t> capture_moe_gaps{0, 0};
   for (const std::string& capture : options.capture_paths) {
+    // Capture traces are small (the engine's warm-up): read whole.
     size_t capture_content = 0;
     StatusOr<std::string> capture_text =
         ReadWholeFile(capture, KinetoTrace::Padding(), &capture_content,
@@ -1499,7 +1496,7 @@ Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
   assembler.AddMoeGaps(capture_moe_gaps);
   RT_RETURN_IF_ERROR(assembler.AttachCounters(recorder));
   ImportStats file;
-  file[ImportStat::k_bytes] = content;
+  file[ImportStat::k_bytes] = trace->content_bytes;
   recorder->AddStats(file);
   if (options.progress && trace->counts.events >= 1000000) {
     fprintf(stderr, "rooftrace: %s: %zu events parsed\n", path.c_str(),

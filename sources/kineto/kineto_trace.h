@@ -13,8 +13,9 @@
 // `displayTimeUnit` says (it only tells a viewer how to display them);
 // they are turned into integer nanoseconds, rounded to the nearest.
 //
-// Names are string_views into the text itself (or, for the rare string
-// with escapes, an unescaped copy): valid while the KinetoTrace lives.
+// Names are string_views into the trace's own copies of them (each
+// distinct string once), not into the text, which is freed once read:
+// valid while the KinetoTrace lives.
 // On-Demand checks the whole text's structure, strings and UTF-8, and
 // every value it reads; a malformed number inside a value rooftrace skips
 // (a python_function's args) may go unnoticed.
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "sources/file_reader.h"
 #include "sources/kineto/gemm_shapes.h"
 
 namespace rooftrace::kineto {
@@ -153,6 +155,16 @@ class KinetoTrace {
   static StatusOr<std::unique_ptr<KinetoTrace>> Parse(
       std::string text, size_t content_size, const std::string& path,
       size_t chunk_bytes = kChunkBytes);
+  // Reads the file at `path` (plain or gzip, within `budget`: ReadWholeFile's
+  // errors) as Parse reads its text, but streamed: the file is read a
+  // window at a time and each chunk of events parsed as it comes, so the
+  // whole text is never held (peak memory: the events kept, a window of
+  // about two chunks and its index). A small file (at most a chunk), one
+  // not laid out as PyTorch writes it, or one whose chunks do not parse
+  // is read again whole with Parse, whose answer (and error) it gives.
+  static StatusOr<std::unique_ptr<KinetoTrace>> Read(
+      const std::string& path, const GzipBudget& budget = GzipBudget(),
+      size_t chunk_bytes = kChunkBytes);
   // The padding ReadWholeFile must add for Parse.
   static size_t Padding();
   ~KinetoTrace();
@@ -176,10 +188,18 @@ class KinetoTrace {
   std::optional<int64_t> world_size;  // distributedInfo.world_size
   int64_t schema_version = -1;
   ParseCounts counts;
+  uint64_t content_bytes = 0;  // the JSON text's size
 
  private:
   KinetoTrace();
   bool ReadInChunks(size_t content, size_t chunk_bytes);
+  // Stream()'s outcome: read; a small file, whole in the text, for Parse;
+  // to be read whole.
+  enum class Streamed { kDone, kSmall, kWhole };
+  StatusOr<Streamed> Stream(FileStream* file, size_t chunk_bytes,
+                            size_t* small_size);
+  // Keeps what the trace names in the pool and frees the text.
+  void Finish();
   static StatusOr<std::unique_ptr<KinetoTrace>> ParseAgain(
       std::string text, size_t content_size, const std::string& path,
       size_t chunk_bytes, uint64_t blanked);
