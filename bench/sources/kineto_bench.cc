@@ -4,14 +4,17 @@
 // times, each copy shifted past the previous one in time with fresh
 // correlation, External and flow ids; then, each in a fresh process so that
 // its peak RSS is its own:
-//   (0) the file read and parsed (simdjson On-Demand over the padded
-//       text) into the source's event vectors, nothing else;
+//   (0) the file read and parsed (streamed: simdjson On-Demand over
+//       chunks of the text) into the source's event vectors, nothing else;
 //   (1) the Kineto source into the pipeline (join, annotate, steps), rows
 //       discarded;
 //   (2) the same into a SQLite store (what `rooftrace import` does).
-// Prints wall time, MB/s of JSON, kernels/s and peak RSS. For the issue's
-// comparison, time Python's json.load on the file kept with --keep.
-//   kineto_bench [--copies N] [--real TRACE.json.gz] [--keep DIR]
+// Prints wall time, MB/s of JSON, kernels/s, peak RSS and peak RSS over the
+// JSON's size. --events N writes instead a synthetic kernel-dense trace of
+// about N events (BuildSynthetic). For the comparison, time
+// Python's json.load on the file kept with --keep.
+//   kineto_bench [--copies N | --events N] [--real TRACE.json.gz]
+//                [--keep DIR]
 #include <simdjson.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -316,12 +319,7 @@ int Run(const std::string& mode, const std::string& file,
   const double c0 = CpuSeconds();
   uint64_t kernels = 0;
   if (mode == "parse") {
-    size_t content = 0;
-    auto text =
-        rt::ReadWholeFile(file, rt::kineto::KinetoTrace::Padding(), &content);
-    if (!text.ok()) return 1;
-    auto trace =
-        rt::kineto::KinetoTrace::Parse(std::move(*text), content, file);
+    auto trace = rt::kineto::KinetoTrace::Read(file);
     if (!trace.ok()) {
       fprintf(stderr, "%s\n", trace.status().message().c_str());
       return 1;
@@ -427,7 +425,7 @@ int main(int argc, char** argv) {
     printf("%d copies of %s: %.1f MB, %llu kernels\n", copies, real.c_str(),
            mb, static_cast<unsigned long long>(kernels));
   }
-  Child("(0) read + simdjson parse into events", "parse", file, "", mb);
+  Child("(0) streamed read + parse into events", "parse", file, "", mb);
   Child("(1) source -> pipeline, rows discarded", "source", file, "", mb);
   const std::string store = (dir / "runs.sqlite").string();
   Child("(2) source -> pipeline -> store", "store", file, store, mb);

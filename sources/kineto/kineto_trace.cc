@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "base/json_checker.h"
 #include "sources/kineto/op_shapes.h"
@@ -26,9 +26,12 @@ namespace {
 // the pool lives (blocks never move).
 class StringPool {
  public:
-  std::string_view Keep(std::string_view s) {
-    if (s.empty()) return {};
-    if (auto it = kept_.find(s); it != kept_.end()) return *it;
+  std::string_view Keep(std::string_view s) { return ById(Id(s)); }
+  // The same as a number (0: the empty string), four bytes where a view
+  // would take sixteen.
+  uint32_t Id(std::string_view s) {
+    if (s.empty()) return 0;
+    if (auto it = kept_.find(s); it != kept_.end()) return it->second;
     if (left_ < s.size()) {
       const size_t n = std::max(kBlock, s.size());
       blocks_.push_back(std::make_unique<char[]>(n));
@@ -39,13 +42,17 @@ class StringPool {
     const std::string_view kept(next_, s.size());
     next_ += s.size();
     left_ -= s.size();
-    kept_.insert(kept);
-    return kept;
+    by_id_.push_back(kept);
+    const auto id = static_cast<uint32_t>(by_id_.size() - 1);
+    kept_.emplace(kept, id);
+    return id;
   }
+  std::string_view ById(uint32_t id) const { return by_id_[id]; }
 
  private:
   static constexpr size_t kBlock = size_t{64} << 10;
-  std::unordered_set<std::string_view> kept_;
+  std::unordered_map<std::string_view, uint32_t> kept_;
+  std::vector<std::string_view> by_id_{std::string_view()};
   std::vector<std::unique_ptr<char[]>> blocks_;
   char* next_ = nullptr;
   size_t left_ = 0;
@@ -658,16 +665,28 @@ void EventReader::AddHost(HostEvent::Kind kind, int32_t api) {
              : t_.counts.modelled_ops_without_shapes);
       return;
     }
-    for (int i = 0; i < s_.inputs.count && i < s_.type_count; ++i) {
-      s_.inputs.in[i].type = pool_.Keep(s_.types[i]);
-    }
-    for (int i = 0; i < s_.inputs.count && i < s_.concrete_count; ++i) {
-      s_.inputs.in[i].concrete = pool_.Keep(s_.concrete[i]);
-    }
     h.inputs = static_cast<int32_t>(t_.op_inputs.size());
     h.input_count = s_.inputs.count;
-    t_.op_inputs.insert(t_.op_inputs.end(), s_.inputs.in,
-                        s_.inputs.in + s_.inputs.count);
+    for (int i = 0; i < s_.inputs.count; ++i) {
+      const OpInput& in = s_.inputs.in[i];
+      PackedInput p;
+      p.type = i < s_.type_count ? pool_.Id(s_.types[i]) : 0;
+      p.concrete = i < s_.concrete_count ? pool_.Id(s_.concrete[i]) : 0;
+      p.rank = in.rank;
+      p.list_size = in.list_size;
+      p.dims = static_cast<uint32_t>(t_.op_dims.size());
+      // The dimensions up to the last one not zero (the rest read as
+      // zero), then a list's element count.
+      int n = kMaxRank;
+      while (n > 0 && in.dims[n - 1] == 0) --n;
+      p.dim_count = static_cast<uint8_t>(n);
+      t_.op_dims.insert(t_.op_dims.end(), in.dims, in.dims + n);
+      if (in.list_elements != 0) {
+        p.has_list_elements = true;
+        t_.op_dims.push_back(in.list_elements);
+      }
+      t_.op_inputs.push_back(p);
+    }
   }
   t_.host.push_back(h);
 }
@@ -889,8 +908,17 @@ OpInputs KinetoTrace::InputsOf(const HostEvent& h) const {
   OpInputs in;
   if (h.inputs < 0) return in;
   in.count = std::min(h.input_count, kMaxOpInputs);
-  std::copy(op_inputs.begin() + h.inputs,
-            op_inputs.begin() + h.inputs + in.count, in.in);
+  for (int i = 0; i < in.count; ++i) {
+    const PackedInput& p = op_inputs[h.inputs + i];
+    OpInput& out = in.in[i];
+    out.rank = p.rank;
+    out.list_size = p.list_size;
+    out.type = impl_->pool.ById(p.type);
+    out.concrete = impl_->pool.ById(p.concrete);
+    const int64_t* dims = op_dims.data() + p.dims;
+    std::copy(dims, dims + p.dim_count, out.dims);
+    if (p.has_list_elements) out.list_elements = dims[p.dim_count];
+  }
   return in;
 }
 
@@ -1091,6 +1119,24 @@ StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
   return t;
 }
 
+void KinetoTrace::ReserveFor(double factor) {
+  // Room for what the file holds if the rest is like its first chunk, and
+  // a quarter more: growing a vector by doubling copies it, old and new
+  // side by side, and leaves up to half of it unused; room reserved and
+  // never used costs address space, not memory (its pages are never
+  // touched). A file whose size is unknown grows as before.
+  if (!(factor > 1) || factor > 1e6) return;
+  const double f = factor * 1.25;
+  auto reserve = [f](auto& v) {
+    v.reserve(static_cast<size_t>(static_cast<double>(v.size()) * f) + 64);
+  };
+  reserve(gpu);
+  reserve(host);
+  reserve(op_inputs);
+  reserve(op_dims);
+  reserve(flow_ends);
+}
+
 void KinetoTrace::Finish() {
   Impl& impl = *impl_;
   for (DeviceProps& d : devices) d.name = impl.pool.Keep(d.name);
@@ -1237,6 +1283,10 @@ StatusOr<KinetoTrace::Streamed> KinetoTrace::Stream(FileStream* file,
     if (last) {
       close = end;
       break;
+    }
+    if (counts.chunks == 1) {
+      ReserveFor(static_cast<double>(file->size_hint()) /
+                 static_cast<double>(content_bytes - (len - end)));
     }
     // The next chunk starts at the separator, made its '['; what the
     // window held before it goes.
