@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <type_traits>
 #include <unordered_map>
 
 #include "base/json_checker.h"
@@ -1117,6 +1118,18 @@ StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
   }
   t->Finish();
   return t;
+}
+
+void KinetoTrace::ReleaseEvents() {
+  auto drop = [](auto& v) { std::decay_t<decltype(v)>().swap(v); };
+  drop(gpu);
+  drop(host);
+  drop(metrics);
+  drop(flow_ends);
+  drop(op_inputs);
+  drop(op_dims);
+  drop(comms);
+  drop(comm_ops);
 }
 
 void KinetoTrace::ReserveFor(double factor) {

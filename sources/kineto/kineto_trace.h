@@ -184,6 +184,10 @@ class KinetoTrace {
 
   // The inputs of operator event `h` (kGemmOp / kModelledOp).
   OpInputs InputsOf(const HostEvent& h) const;
+  // Frees the events (gpu, host and what they index: inputs, metrics,
+  // flows, comms) once the reader has turned them into sessions; the
+  // rest (devices, processes, rank, counts) stays.
+  void ReleaseEvents();
 
   std::vector<GpuEvent> gpu;
   std::vector<HostEvent> host;
