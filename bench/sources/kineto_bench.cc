@@ -10,11 +10,13 @@
 //       discarded;
 //   (2) the same into a SQLite store (what `rooftrace import` does).
 // Prints wall time, MB/s of JSON, kernels/s, peak RSS and peak RSS over the
-// JSON's size. --events N writes instead a synthetic kernel-dense trace of
-// about N events (BuildSynthetic). For the comparison, time
-// Python's json.load on the file kept with --keep.
-//   kineto_bench [--copies N | --events N] [--real TRACE.json.gz]
-//                [--keep DIR]
+// JSON's size. --events N writes instead a synthetic trace of about N
+// events: --shape torch (default) as torch.profiler writes a training step
+// (BuildSynthetic), --shape lean only launches and kernels (BuildLean).
+// For the comparison, time Python's json.load on the file kept
+// with --keep.
+//   kineto_bench [--copies N | --events N [--shape torch|lean]]
+//                [--real TRACE.json.gz] [--keep DIR]
 #include <simdjson.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -307,6 +309,40 @@ bool BuildSynthetic(const std::string& out_path, uint64_t events,
   return std::fclose(f) == 0;
 }
 
+// The leanest trace the reader joins: `events` / 2 cudaLaunchKernel calls,
+// each with its kernel (50 names, correlation, device, stream), nothing
+// else: about 155 bytes of JSON an event, every one kept, so the memory
+// per byte of JSON is at its highest.
+bool BuildLean(const std::string& out_path, uint64_t events,
+               uint64_t* kernels) {
+  std::FILE* f = std::fopen(out_path.c_str(), "wb");
+  if (f == nullptr) return false;
+  std::fputs(
+      "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": "
+      "\"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": 85029158912, "
+      "\"computeMajor\": 9, \"computeMinor\": 0, \"numSms\": 132}],\n"
+      "\"traceEvents\": [\n",
+      f);
+  double ts = 1000000.0;
+  for (uint64_t i = 0; i < std::max<uint64_t>(1, events / 2); ++i) {
+    const unsigned long long c = 10000 + i;
+    std::fprintf(f,
+                 "%s{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": "
+                 "\"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": %.3f, "
+                 "\"dur\": 3.5, \"args\": {\"correlation\": %llu}},\n"
+                 "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+                 "\"kernel_%llu\", \"pid\": 0, \"tid\": 7, \"ts\": %.3f, "
+                 "\"dur\": 2.125, \"args\": {\"device\": 0, \"stream\": 7, "
+                 "\"correlation\": %llu}}",
+                 i == 0 ? "" : ",\n", ts, c,
+                 static_cast<unsigned long long>(i % 50), ts + 5, c);
+    ts += 10;
+    ++*kernels;
+  }
+  std::fputs("\n]}\n", f);
+  return std::fclose(f) == 0;
+}
+
 }  // namespace
 
 namespace {
@@ -387,6 +423,7 @@ int main(int argc, char** argv) {
   }
   int copies = 2000;
   uint64_t events = 0;  // > 0: a synthetic trace of this many events
+  std::string shape = "torch";  // of the synthetic trace: torch or lean
   std::string real, keep;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -394,6 +431,7 @@ int main(int argc, char** argv) {
     if (a == "--real") real = argv[i + 1];
     if (a == "--keep") keep = argv[i + 1];
     if (a == "--events") events = std::strtoull(argv[i + 1], nullptr, 10);
+    if (a == "--shape") shape = argv[i + 1];
   }
   if (real.empty()) {
     real = (fs::path(ROOFTRACE_SOURCE_DIR) / ".." / "shared" / "real-data" /
@@ -407,7 +445,13 @@ int main(int argc, char** argv) {
   const std::string file = (dir / "trace.json").string();
   uint64_t kernels = 0;
   if (events > 0) {
-    if (!BuildSynthetic(file, events, &kernels)) {
+    if (shape != "torch" && shape != "lean") {
+      fprintf(stderr, "kineto_bench: --shape %s: give torch or lean\n",
+              shape.c_str());
+      return 2;
+    }
+    if (!(shape == "lean" ? BuildLean(file, events, &kernels)
+                          : BuildSynthetic(file, events, &kernels))) {
       fprintf(stderr, "kineto_bench: cannot write %s\n", file.c_str());
       return 1;
     }
@@ -418,8 +462,8 @@ int main(int argc, char** argv) {
   }
   const double mb = fs::file_size(file) / 1e6;
   if (events > 0) {
-    printf("synthetic trace of about %llu events: %.1f MB, %llu kernels\n",
-           static_cast<unsigned long long>(events), mb,
+    printf("synthetic %s trace of about %llu events: %.1f MB, %llu kernels\n",
+           shape.c_str(), static_cast<unsigned long long>(events), mb,
            static_cast<unsigned long long>(kernels));
   } else {
     printf("%d copies of %s: %.1f MB, %llu kernels\n", copies, real.c_str(),
