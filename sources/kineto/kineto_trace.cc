@@ -1120,6 +1120,28 @@ StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
   return t;
 }
 
+KinetoTrace::EventMark KinetoTrace::Mark() const {
+  EventMark m;
+  m.sizes = {gpu.size(),      host.size(),  metrics.size(),
+             flow_ends.size(), op_inputs.size(), op_dims.size(),
+             comms.size(),    comm_ops.size(), process_names.size()};
+  m.counts = counts;
+  return m;
+}
+
+void KinetoTrace::RollBack(const EventMark& m) {
+  gpu.resize(m.sizes[0]);
+  host.resize(m.sizes[1]);
+  metrics.resize(m.sizes[2]);
+  flow_ends.resize(m.sizes[3]);
+  op_inputs.resize(m.sizes[4]);
+  op_dims.resize(m.sizes[5]);
+  comms.resize(m.sizes[6]);
+  comm_ops.resize(m.sizes[7]);
+  process_names.resize(m.sizes[8]);
+  counts = m.counts;
+}
+
 void KinetoTrace::ReleaseEvents() {
   auto drop = [](auto& v) { std::decay_t<decltype(v)>().swap(v); };
   drop(gpu);
@@ -1255,30 +1277,49 @@ StatusOr<KinetoTrace::Streamed> KinetoTrace::Stream(FileStream* file,
     RT_RETURN_IF_ERROR(fill(begin + chunk_bytes + 1));
     size_t at = std::min(begin + chunk_bytes, len);
     size_t end = std::string::npos;  // the chunk's ']': a separator
-    for (;;) {
-      size_t resume = len;
-      end = FindSeparator(buf, at, len, &resume);
-      if (end != std::string::npos || eof) break;
-      RT_RETURN_IF_ERROR(fill(len + chunk_bytes));
-      at = resume;
-    }
-    // At the end of the file, the last chunk ends at the last ']' of the
-    // text, which is the events' when nothing after them holds one.
-    const bool last = end == std::string::npos;
-    if (last) {
-      end = len;
-      while (end > begin + 1 && buf[end - 1] != ']') --end;
-      if (end <= begin + 1) return Streamed::kWhole;
-      --end;
-    } else {
-      buf[end] = ']';
-    }
+    bool last = false;
+    size_t last_from = len;  // the last chunk's ']' is before this
     od::document doc;
-    od::array events;
-    if (impl.parser.iterate(&buf[begin], end + 1 - begin, buf.size() - begin)
-            .get(doc) ||
-        doc.get_array().get(events) || ReadEvents(events, &reader)) {
-      return Streamed::kWhole;
+    for (int tries = 0;; ++tries) {
+      for (;;) {
+        size_t resume = len;
+        end = FindSeparator(buf, at, len, &resume);
+        if (end != std::string::npos || eof) break;
+        RT_RETURN_IF_ERROR(fill(len + chunk_bytes));
+        at = resume;
+      }
+      // At the end of the file, the last chunk ends at the last ']' of the
+      // text, which is the events' when nothing after them holds one
+      // (else, at the one before, and so on).
+      last = end == std::string::npos;
+      if (last) {
+        end = std::min(last_from, len);
+        while (end > begin + 1 && buf[end - 1] != ']') --end;
+        if (end <= begin + 1) return Streamed::kWhole;
+        --end;
+      } else {
+        buf[end] = ']';
+      }
+      const EventMark mark = Mark();
+      od::array events;
+      if (!impl.parser
+               .iterate(&buf[begin], end + 1 - begin, buf.size() - begin)
+               .get(doc) &&
+          !doc.get_array().get(events) && !ReadEvents(events, &reader)) {
+        break;
+      }
+      // A separator inside a string ("},{" in a name) ends a chunk that
+      // does not parse: the chunk is read again to the next separator,
+      // what it had read dropped. Anything else (damage, a value that is
+      // not JSON) goes on failing, and the file is read whole.
+      if (tries == kSeparatorTries) return Streamed::kWhole;
+      RollBack(mark);
+      if (last) {
+        last_from = end;  // a ']' in a string after the events
+        continue;
+      }
+      buf[end] = ',';
+      at = end + 1;
     }
     ++counts.chunks;
     const char* after = nullptr;

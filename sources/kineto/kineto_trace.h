@@ -23,6 +23,7 @@
 #ifndef ROOFTRACE_SOURCES_KINETO_KINETO_TRACE_H_
 #define ROOFTRACE_SOURCES_KINETO_KINETO_TRACE_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -220,6 +221,15 @@ class KinetoTrace {
   void Finish();
   // Reserves the event vectors for `factor` times what they hold.
   void ReserveFor(double factor);
+  // The events read so far, to drop those of a chunk read again.
+  struct EventMark {
+    std::array<size_t, 9> sizes{};
+    ParseCounts counts;
+  };
+  EventMark Mark() const;
+  void RollBack(const EventMark& mark);
+  // How many more separators a streamed chunk may try to end at.
+  static constexpr int kSeparatorTries = 64;
   static StatusOr<std::unique_ptr<KinetoTrace>> ParseAgain(
       std::string text, size_t content_size, const std::string& path,
       size_t chunk_bytes, uint64_t blanked);
