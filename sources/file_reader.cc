@@ -124,10 +124,11 @@ Status OverBudget(const std::string& path, const GzipBudget& budget) {
 uint64_t DefaultGzipBudget(uint64_t compressed_bytes) {
   // Trace JSON compresses 8-20x, so 64x leaves a genuine trace room; a
   // bomb of repeated events compresses 250x and more. The 1 GiB floor
-  // keeps small files from being judged by a ratio. The ceiling: the text
-  // is held whole and parsing it costs about 4.4x the text at peak
-  // (Kineto), so a text past a fifth of memory cannot be read here anyway;
-  // refusing it with a message beats being killed part-way.
+  // keeps small files from being judged by a ratio. The ceiling: readers
+  // that hold the text whole (ReadWholeFile: ncu's CSV, a Kineto trace that
+  // cannot be streamed) need it and more, so a text past a fifth of memory
+  // may not be read here; refusing it with a message beats being killed
+  // part-way. (A streamed Kineto trace peaks under its text's size.)
   constexpr uint64_t kRatio = 64;
   constexpr uint64_t kFloor = uint64_t{1} << 30;
   const long pages = sysconf(_SC_PHYS_PAGES);

@@ -23,10 +23,10 @@ StatusOr<std::string> ReadHead(const std::string& path,
 // every command (analyze, export, diff have no option of their own).
 inline constexpr char kGzipBudgetEnv[] = "ROOFTRACE_MAX_DECOMPRESSED_MIB";
 
-// How far a gzip file may expand when read whole. The text is held in
-// memory whole and parsed there, so a file that inflates past the budget
-// is refused before it takes the machine's memory: an 8 MB file can hold
-// 2 GiB of repeated events. A plain file is not bounded here (its size is
+// How far a gzip file may expand when read, whole (ReadWholeFile: the
+// text held in memory) or streamed (FileStream). A file that inflates past
+// the budget is refused before it takes the machine's memory or time: an
+// 8 MB file can hold 2 GiB of repeated events. A plain file is not bounded here (its size is
 // on disk, for the user to see).
 struct GzipBudget {
   // 0: $ROOFTRACE_MAX_DECOMPRESSED_MIB when set, else DefaultGzipBudget().

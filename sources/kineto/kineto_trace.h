@@ -1,7 +1,8 @@
 // One PyTorch profiler (Kineto) Chrome-trace JSON file, parsed with
-// simdjson's On-Demand API over the padded text (one pass, no tree: memory
-// is the text and the structural index of one chunk of events; Parse)
-// into flat vectors of the events rooftrace uses: GPU activity
+// simdjson's On-Demand API (one pass, no tree) into flat vectors of the
+// events rooftrace uses, either streamed from the file a window at a time
+// (Read: memory is the events kept, a window and the structural index of
+// one chunk of events, never the text) or over a padded text (Parse): GPU activity
 // (kernels, copies, memsets, CUPTI range-profiler ranges with their counter
 // values), CUDA launches and copy calls, the GEMM operators and the other
 // modelled operators (op_shapes.h) among the cpu_ops with their input
