@@ -17,7 +17,7 @@ namespace {
 
 using GzFile = std::unique_ptr<gzFile_s, int (*)(gzFile)>;
 
-StatusOr<GzFile> Open(const std::string& path) {
+StatusOr<GzFile> OpenGz(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");
   if (f == nullptr) {
     return NotFound(path + ": cannot read: " + std::strerror(errno));
@@ -108,6 +108,17 @@ StatusOr<GzipBudget> ResolveBudget(const GzipBudget& given,
   return out;
 }
 
+Status OverBudget(const std::string& path, const GzipBudget& budget) {
+  return InvalidArgument(
+      path + ": decompresses to more than " + Mib(budget.max_bytes) +
+      ", the budget for a gzip file's content (a decompression bomb, or "
+      "a trace larger than this machine should read): if the trace is "
+      "genuine, raise the budget with " +
+      (budget.raise_with.empty() ? std::string(kGzipBudgetEnv) + "=N"
+                                 : budget.raise_with) +
+      " (in MiB)");
+}
+
 }  // namespace
 
 StatusOr<GzipBudget> ResolveGzipBudget(const GzipBudget& given,
@@ -118,10 +129,11 @@ StatusOr<GzipBudget> ResolveGzipBudget(const GzipBudget& given,
 uint64_t DefaultGzipBudget(uint64_t compressed_bytes) {
   // Trace JSON compresses 8-20x, so 64x leaves a genuine trace room; a
   // bomb of repeated events compresses 250x and more. The 1 GiB floor
-  // keeps small files from being judged by a ratio. The ceiling: the text
-  // is held whole and parsing it costs about 4.4x the text at peak
-  // (Kineto), so a text past a fifth of memory cannot be read here anyway;
-  // refusing it with a message beats being killed part-way.
+  // keeps small files from being judged by a ratio. The ceiling: readers
+  // that hold the text whole (ReadWholeFile: ncu's CSV, a Kineto trace that
+  // cannot be streamed) need it and more, so a text past a fifth of memory
+  // may not be read here; refusing it with a message beats being killed
+  // part-way. (A streamed Kineto trace peaks under its text's size.)
   constexpr uint64_t kRatio = 64;
   constexpr uint64_t kFloor = uint64_t{1} << 30;
   const long pages = sysconf(_SC_PHYS_PAGES);
@@ -139,7 +151,7 @@ uint64_t DefaultGzipBudget(uint64_t compressed_bytes) {
 }
 
 StatusOr<std::string> ReadHead(const std::string& path, size_t max_bytes) {
-  RT_ASSIGN_OR_RETURN(GzFile f, Open(path));
+  RT_ASSIGN_OR_RETURN(GzFile f, OpenGz(path));
   std::string head(max_bytes, '\0');
   const int n = gzread(f.get(), head.data(), static_cast<unsigned>(max_bytes));
   if (n < 0) RT_RETURN_IF_ERROR(CheckEnd(f.get(), path));
@@ -155,7 +167,7 @@ StatusOr<std::string> ReadWholeFile(const std::string& path, size_t padding,
   if (stat(path.c_str(), &st) != 0) {
     return NotFound(path + ": " + std::strerror(errno));
   }
-  RT_ASSIGN_OR_RETURN(GzFile f, Open(path));
+  RT_ASSIGN_OR_RETURN(GzFile f, OpenGz(path));
   // A plain file is read as it is (gzdirect: zlib passes it through).
   const bool gzip = gzdirect(f.get()) == 0;
   RT_ASSIGN_OR_RETURN(
@@ -178,16 +190,7 @@ StatusOr<std::string> ReadWholeFile(const std::string& path, size_t padding,
   out.resize(expected + padding + 1);
   size_t size = 0;
   for (;;) {
-    if (size >= limit) {
-      return InvalidArgument(
-          path + ": decompresses to more than " + Mib(budget.max_bytes) +
-          ", the budget for a gzip file's content (a decompression bomb, or "
-          "a trace larger than this machine should read): if the trace is "
-          "genuine, raise the budget with " +
-          (budget.raise_with.empty() ? std::string(kGzipBudgetEnv) + "=N"
-                                     : budget.raise_with) +
-          " (in MiB)");
-    }
+    if (size >= limit) return OverBudget(path, budget);
     if (size == out.size()) out.resize(std::min(out.size() * 2, limit));
     const size_t want = std::min<size_t>(
         {out.size() - size, limit - size, size_t{1} << 30});
@@ -205,6 +208,64 @@ StatusOr<std::string> ReadWholeFile(const std::string& path, size_t padding,
   std::memset(out.data() + size, 0, padding);
   if (content_size != nullptr) *content_size = size;
   return out;
+}
+
+struct FileStream::Impl {
+  Impl(GzFile f, std::string p) : file(std::move(f)), path(std::move(p)) {}
+  GzFile file;
+  std::string path;
+  GzipBudget budget;
+  size_t limit = 0;  // one byte past the budget, for a gzip file
+  size_t read = 0;
+  bool done = false;
+};
+
+FileStream::FileStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+FileStream::~FileStream() = default;
+
+StatusOr<std::unique_ptr<FileStream>> FileStream::Open(
+    const std::string& path, const GzipBudget& given_budget) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    return NotFound(path + ": " + std::strerror(errno));
+  }
+  RT_ASSIGN_OR_RETURN(GzFile f, OpenGz(path));
+  const bool gzip = gzdirect(f.get()) == 0;
+  auto impl = std::make_unique<Impl>(std::move(f), path);
+  RT_ASSIGN_OR_RETURN(
+      impl->budget,
+      ResolveBudget(given_budget, static_cast<uint64_t>(st.st_size)));
+  impl->limit =
+      gzip && impl->budget.max_bytes < std::numeric_limits<size_t>::max()
+          ? static_cast<size_t>(impl->budget.max_bytes) + 1
+          : std::numeric_limits<size_t>::max();
+  std::unique_ptr<FileStream> stream(new FileStream(std::move(impl)));
+  stream->size_hint_ = gzip ? GzipSizeHint(path, st)
+                            : static_cast<uint64_t>(st.st_size);
+  return stream;
+}
+
+StatusOr<size_t> FileStream::Read(char* out, size_t max_bytes) {
+  Impl& s = *impl_;
+  if (s.done || max_bytes == 0) return size_t{0};
+  if (s.read >= s.limit) return OverBudget(s.path, s.budget);
+  const size_t want =
+      std::min<size_t>({max_bytes, s.limit - s.read, size_t{1} << 30});
+  const int n = gzread(s.file.get(), out, static_cast<unsigned>(want));
+  if (n < 0) {
+    RT_RETURN_IF_ERROR(CheckEnd(s.file.get(), s.path));
+    return Corrupt(s.path + ": read error");
+  }
+  if (n == 0) {
+    RT_RETURN_IF_ERROR(CheckEnd(s.file.get(), s.path));
+    s.done = true;
+    return size_t{0};
+  }
+  s.read += static_cast<size_t>(n);
+  // The byte past the budget is never handed out: the budget's error
+  // comes first.
+  if (s.read >= s.limit) return OverBudget(s.path, s.budget);
+  return static_cast<size_t>(n);
 }
 
 }  // namespace rooftrace

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "base/status.h"
@@ -22,10 +23,10 @@ StatusOr<std::string> ReadHead(const std::string& path,
 // every command (analyze, export, diff have no option of their own).
 inline constexpr char kGzipBudgetEnv[] = "ROOFTRACE_MAX_DECOMPRESSED_MIB";
 
-// How far a gzip file may expand when read whole. The text is held in
-// memory whole and parsed there, so a file that inflates past the budget
-// is refused before it takes the machine's memory: an 8 MB file can hold
-// 2 GiB of repeated events. A plain file is not bounded here (its size is
+// How far a gzip file may expand when read, whole (ReadWholeFile: the
+// text held in memory) or streamed (FileStream). A file that inflates past
+// the budget is refused before it takes the machine's memory or time: an
+// 8 MB file can hold 2 GiB of repeated events. A plain file is not bounded here (its size is
 // on disk, for the user to see).
 struct GzipBudget {
   // 0: $ROOFTRACE_MAX_DECOMPRESSED_MIB when set, else DefaultGzipBudget().
@@ -57,6 +58,32 @@ StatusOr<GzipBudget> ResolveGzipBudget(const GzipBudget& given,
 StatusOr<std::string> ReadWholeFile(const std::string& path, size_t padding,
                                     size_t* content_size,
                                     const GzipBudget& budget = GzipBudget());
+
+// A file read a block at a time, decompressed when it is gzip: for a
+// reader that parses as it goes and so never holds the whole text. The
+// same budget, errors and messages as ReadWholeFile: a gzip file whose
+// content passes the budget is refused once the budget is read (nothing
+// past it is returned), one cut short is Corrupt at its end.
+// Owned by one reader; not thread-safe.
+class FileStream {
+ public:
+  static StatusOr<std::unique_ptr<FileStream>> Open(
+      const std::string& path, const GzipBudget& budget = GzipBudget());
+  ~FileStream();
+
+  // Reads up to `max_bytes` into `out`; how many, 0 at the end of the file.
+  StatusOr<size_t> Read(char* out, size_t max_bytes);
+  // The content's size as far as the file tells it without reading it:
+  // a plain file's size, a gzip file's trailer (modulo 4 GiB, trusted up to
+  // 64 times the compressed size); 0 when unknown.
+  uint64_t size_hint() const { return size_hint_; }
+
+ private:
+  struct Impl;
+  explicit FileStream(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  uint64_t size_hint_ = 0;
+};
 
 }  // namespace rooftrace
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -183,9 +184,13 @@ class Assembler {
   // (counter_match.h) and adds them to their sessions. After Build().
   Status AttachCounters(RunRecorder* recorder);
   Status Hand(RunRecorder* recorder, SourceResult* result);
+  // Frees what only Build(), ApplyCaptures() and AttachCounters() use, so
+  // that it is not held beside the join Hand() sets off.
+  void ReleaseScratch();
 
  private:
   void MakeProcesses();
+  void ReserveRecords();
   ProcessState* ProcessOf(int64_t pid);
   void SweepHost();
   void OnHostEvent(int h, std::vector<Open>* ranges, std::vector<Open>* ops);
@@ -363,6 +368,43 @@ void Assembler::MakeProcesses() {
   }
 }
 
+// Room for each session's launches and kernels from the start: a vector
+// grown by doubling holds old and new copies at once and up to half of it
+// unused. Room a process does not fill costs address space, not memory.
+void Assembler::ReserveRecords() {
+  size_t kernels = 0;
+  for (const GpuEvent& g : t_.gpu) {
+    kernels += g.kind == GpuEvent::Kind::kKernel;
+  }
+  for (size_t i = 0; i < processes_.size(); ++i) {
+    ProcessState& p = processes_[i];
+    if (!p.selected) continue;
+    p.session->records().launches.reserve(p.launches);
+    p.session->records().kernels.reserve(
+        static_cast<int>(i) == main_
+            ? kernels
+            : std::min<size_t>(kernels, p.launches));
+  }
+}
+
+void Assembler::ReleaseScratch() {
+  auto drop = [](auto& v) { std::decay_t<decltype(v)>().swap(v); };
+  drop(call_of_host_);
+  drop(call_tried_);
+  drop(link_of_launch_);
+  drop(step_state_);
+  drop(attention_of_launch_);
+  drop(allreduce_of_launch_);
+  drop(timeline_);
+  drop(kernel_of_corr_);
+  drop(step_of_graph_launch_);
+  drop(steps_);
+  drop(moe_gemms_linked_);
+  launch_of_corr_ = FlatIndex();
+  op_of_external_ = FlatIndex();
+  comm_of_external_ = FlatIndex();
+}
+
 ProcessState* Assembler::ProcessOf(int64_t pid) {
   auto it = std::lower_bound(
       processes_.begin(), processes_.end(), pid,
@@ -387,8 +429,17 @@ void Assembler::Build() {
   step_state_.assign(t_.host.size(), 0);
   attention_of_launch_.assign(t_.host.size(), -1);
   allreduce_of_launch_.assign(t_.host.size(), -1);
-  launch_of_corr_.Reset(t_.host.size());
-  op_of_external_.Reset(t_.host.size());
+  // Each index sized for what it will hold (its slots: 32 to 64 bytes an
+  // id), not for every host event.
+  size_t launches = 0, ops = 0;
+  for (const HostEvent& h : t_.host) {
+    launches += h.kind == HostEvent::Kind::kLaunch && h.has_correlation;
+    ops += (h.kind == HostEvent::Kind::kGemmOp ||
+            h.kind == HostEvent::Kind::kModelledOp) &&
+           h.external_id >= 0;
+  }
+  launch_of_corr_.Reset(launches);
+  op_of_external_.Reset(ops);
   for (size_t i = 0; i < t_.host.size(); ++i) {
     const HostEvent& h = t_.host[i];
     if (h.kind == HostEvent::Kind::kLaunch && h.has_correlation) {
@@ -412,6 +463,7 @@ void Assembler::Build() {
   for (const CommOp& c : t_.comm_ops) {
     comm_of_external_.Emplace(static_cast<uint64_t>(c.external_id), c.comm);
   }
+  ReserveRecords();
   SweepHost();
   AddGpuEvents();
   AddDevices();
@@ -823,8 +875,14 @@ MemcpyRecord CopyOf(const GpuEvent& g, uint64_t corr) {
 
 // The correlation id each profiler range measured: the n-th range (in
 // time) is the n-th kernel, of the kernel events when the trace has them,
-// else of the kernel launches. 0 for a range beyond the last.
+// else of the kernel launches. 0 for a range beyond the last; empty for a
+// trace without ranges (most: nothing to hold per GPU event).
 std::vector<uint64_t> Assembler::RangeCorrelations() const {
+  if (std::none_of(t_.gpu.begin(), t_.gpu.end(), [](const GpuEvent& g) {
+        return g.kind == GpuEvent::Kind::kProfilerRange;
+      })) {
+    return {};
+  }
   std::vector<std::pair<uint64_t, uint64_t>> targets;  // (start, corr)
   std::vector<std::pair<uint64_t, size_t>> ranges;     // (start, index)
   bool any_kernel = false;
@@ -1591,17 +1649,14 @@ bool LooksLikeKinetoTrace(std::string_view head) {
 
 Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
                        RunRecorder* recorder, SourceResult* result) {
-  size_t content = 0;
-  RT_ASSIGN_OR_RETURN(std::string text,
-                      ReadWholeFile(path, KinetoTrace::Padding(), &content,
-                                    options.gzip_budget));
   RT_ASSIGN_OR_RETURN(std::unique_ptr<KinetoTrace> trace,
-                      KinetoTrace::Parse(std::move(text), content, path));
+                      KinetoTrace::Read(path, options.gzip_budget));
   // The capture traces, each read and assembled on its own (their
   // operators' records are copied into the replay's sessions).
   std::vector<CapturedGraph> captured;
   MoeGaps capture_moe_gaps;
   for (const std::string& capture : options.capture_paths) {
+    // Capture traces are small (the engine's warm-up): read whole.
     size_t capture_content = 0;
     StatusOr<std::string> capture_text =
         ReadWholeFile(capture, KinetoTrace::Padding(), &capture_content,
@@ -1637,8 +1692,12 @@ Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
   if (!captured.empty()) assembler.ApplyCaptures(captured);
   assembler.AddMoeGaps(capture_moe_gaps);
   RT_RETURN_IF_ERROR(assembler.AttachCounters(recorder));
+  // The events and the joins' indexes are done with: they go before the
+  // sessions are joined and stored, the import's peak.
+  assembler.ReleaseScratch();
+  trace->ReleaseEvents();
   ImportStats file;
-  file[ImportStat::k_bytes] = content;
+  file[ImportStat::k_bytes] = trace->content_bytes;
   recorder->AddStats(file);
   if (options.progress && trace->counts.events >= 1000000) {
     fprintf(stderr, "rooftrace: %s: %zu events parsed\n", path.c_str(),

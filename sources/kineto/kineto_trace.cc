@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <type_traits>
+#include <unordered_map>
 
 #include "base/json_checker.h"
 #include "sources/kineto/op_shapes.h"
@@ -17,13 +19,58 @@ namespace rooftrace::kineto {
 namespace od = simdjson::ondemand;
 using simdjson::error_code;
 
+namespace {
+
+// The strings the kept events name, each distinct one copied once, so
+// that the text they were read from can go: a trace names a few thousand
+// kernels and operators among millions of events. Views stay valid while
+// the pool lives (blocks never move).
+class StringPool {
+ public:
+  std::string_view Keep(std::string_view s) { return ById(Id(s)); }
+  // The same as a number (0: the empty string), four bytes where a view
+  // would take sixteen.
+  uint32_t Id(std::string_view s) {
+    if (s.empty()) return 0;
+    if (auto it = kept_.find(s); it != kept_.end()) return it->second;
+    if (left_ < s.size()) {
+      const size_t n = std::max(kBlock, s.size());
+      blocks_.push_back(std::make_unique<char[]>(n));
+      next_ = blocks_.back().get();
+      left_ = n;
+    }
+    std::memcpy(next_, s.data(), s.size());
+    const std::string_view kept(next_, s.size());
+    next_ += s.size();
+    left_ -= s.size();
+    by_id_.push_back(kept);
+    const auto id = static_cast<uint32_t>(by_id_.size() - 1);
+    kept_.emplace(kept, id);
+    return id;
+  }
+  std::string_view ById(uint32_t id) const { return by_id_[id]; }
+
+ private:
+  static constexpr size_t kBlock = size_t{64} << 10;
+  std::unordered_map<std::string_view, uint32_t> kept_;
+  std::vector<std::string_view> by_id_{std::string_view()};
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* next_ = nullptr;
+  size_t left_ = 0;
+};
+
+}  // namespace
+
 struct KinetoTrace::Impl {
-  std::string text;  // what the events' string views point into
-  // The top-level object without its events, when read in chunks: what
-  // the devices' names point into.
+  // The text being read (the whole file, or the window of it being
+  // streamed); freed once the events are read: what the trace keeps
+  // names strings in `pool`.
+  std::string text;
+  // The top-level object without its events, when read in chunks.
   std::string top;
   od::parser parser;
   std::deque<std::string> unescaped;  // the few strings with escapes
+  StringPool pool;
 };
 
 namespace {
@@ -265,8 +312,9 @@ struct Scratch {
 
 class EventReader {
  public:
-  EventReader(KinetoTrace* trace, std::deque<std::string>* strings)
-      : t_(*trace), strings_(strings) {}
+  EventReader(KinetoTrace* trace, std::deque<std::string>* strings,
+              StringPool* pool)
+      : t_(*trace), strings_(strings), pool_(*pool) {}
 
   error_code Read(od::object event);
 
@@ -281,9 +329,16 @@ class EventReader {
   void Dispatch();
   void AddGpu(GpuEvent::Kind kind);
   void AddHost(HostEvent::Kind kind, int32_t api);
+  CommArgs KeepComm() {
+    CommArgs c = s_.comm;
+    c.collective = pool_.Keep(c.collective);
+    c.dtype = pool_.Keep(c.dtype);
+    return c;
+  }
 
   KinetoTrace& t_;
   StringReader strings_;
+  StringPool& pool_;
   Scratch s_;
 };
 
@@ -503,7 +558,7 @@ namespace {
 void EventReader::Dispatch() {
   if (s_.Ph("M")) {
     if (s_.name == "process_name" && !s_.arg_name.empty()) {
-      t_.process_names.emplace_back(s_.pid.I64(), s_.arg_name);
+      t_.process_names.emplace_back(s_.pid.I64(), pool_.Keep(s_.arg_name));
     }
     return;
   }
@@ -543,7 +598,7 @@ void EventReader::Dispatch() {
       // id from a kernel whose own args lack the collective's.
       t_.comm_ops.push_back({s_.external_id.I64(),
                              static_cast<int32_t>(t_.comms.size())});
-      t_.comms.push_back(s_.comm);
+      t_.comms.push_back(KeepComm());
     }
     if (IsGemmOp(s_.name)) {
       AddHost(HostEvent::Kind::kGemmOp, 0);
@@ -560,7 +615,7 @@ void EventReader::Dispatch() {
 void EventReader::AddGpu(GpuEvent::Kind kind) {
   GpuEvent g;
   g.kind = kind;
-  g.name = s_.name;
+  g.name = pool_.Keep(s_.name);
   g.start_ns = s_.ts.NsOfMicros();
   g.end_ns = g.start_ns + s_.dur.NsOfMicros();
   g.pid = s_.pid.I64();
@@ -578,12 +633,14 @@ void EventReader::AddGpu(GpuEvent::Kind kind) {
   g.bytes = s_.bytes.U64();
   g.metrics_begin = static_cast<uint32_t>(t_.metrics.size());
   if (kind == GpuEvent::Kind::kProfilerRange) {
-    t_.metrics.insert(t_.metrics.end(), s_.numeric.begin(), s_.numeric.end());
+    for (const Metric& m : s_.numeric) {
+      t_.metrics.push_back({pool_.Keep(m.name), m.value});
+    }
   }
   g.metrics_end = static_cast<uint32_t>(t_.metrics.size());
   if (kind == GpuEvent::Kind::kKernel && s_.has_comm) {
     g.comm = static_cast<int32_t>(t_.comms.size());
-    t_.comms.push_back(s_.comm);
+    t_.comms.push_back(KeepComm());
   }
   t_.gpu.push_back(g);
 }
@@ -591,7 +648,7 @@ void EventReader::AddGpu(GpuEvent::Kind kind) {
 void EventReader::AddHost(HostEvent::Kind kind, int32_t api) {
   HostEvent h;
   h.kind = kind;
-  h.name = s_.name;
+  h.name = pool_.Keep(s_.name);
   h.start_ns = s_.ts.NsOfMicros();
   h.end_ns = h.start_ns + s_.dur.NsOfMicros();
   h.pid = s_.pid.I64();
@@ -600,7 +657,7 @@ void EventReader::AddHost(HostEvent::Kind kind, int32_t api) {
   h.correlation = s_.correlation.U64();
   h.has_correlation = s_.correlation.ok;
   h.external_id = s_.external_id.I64();
-  h.kernel = s_.kernel_arg;
+  h.kernel = pool_.Keep(s_.kernel_arg);
   if (kind == HostEvent::Kind::kGemmOp ||
       kind == HostEvent::Kind::kModelledOp) {
     if (!s_.has_dims || !s_.has_types) {
@@ -609,16 +666,28 @@ void EventReader::AddHost(HostEvent::Kind kind, int32_t api) {
              : t_.counts.modelled_ops_without_shapes);
       return;
     }
-    for (int i = 0; i < s_.inputs.count && i < s_.type_count; ++i) {
-      s_.inputs.in[i].type = s_.types[i];
-    }
-    for (int i = 0; i < s_.inputs.count && i < s_.concrete_count; ++i) {
-      s_.inputs.in[i].concrete = s_.concrete[i];
-    }
     h.inputs = static_cast<int32_t>(t_.op_inputs.size());
     h.input_count = s_.inputs.count;
-    t_.op_inputs.insert(t_.op_inputs.end(), s_.inputs.in,
-                        s_.inputs.in + s_.inputs.count);
+    for (int i = 0; i < s_.inputs.count; ++i) {
+      const OpInput& in = s_.inputs.in[i];
+      PackedInput p;
+      p.type = i < s_.type_count ? pool_.Id(s_.types[i]) : 0;
+      p.concrete = i < s_.concrete_count ? pool_.Id(s_.concrete[i]) : 0;
+      p.rank = in.rank;
+      p.list_size = in.list_size;
+      p.dims = static_cast<uint32_t>(t_.op_dims.size());
+      // The dimensions up to the last one not zero (the rest read as
+      // zero), then a list's element count.
+      int n = kMaxRank;
+      while (n > 0 && in.dims[n - 1] == 0) --n;
+      p.dim_count = static_cast<uint8_t>(n);
+      t_.op_dims.insert(t_.op_dims.end(), in.dims, in.dims + n);
+      if (in.list_elements != 0) {
+        p.has_list_elements = true;
+        t_.op_dims.push_back(in.list_elements);
+      }
+      t_.op_inputs.push_back(p);
+    }
   }
   t_.host.push_back(h);
 }
@@ -840,8 +909,17 @@ OpInputs KinetoTrace::InputsOf(const HostEvent& h) const {
   OpInputs in;
   if (h.inputs < 0) return in;
   in.count = std::min(h.input_count, kMaxOpInputs);
-  std::copy(op_inputs.begin() + h.inputs,
-            op_inputs.begin() + h.inputs + in.count, in.in);
+  for (int i = 0; i < in.count; ++i) {
+    const PackedInput& p = op_inputs[h.inputs + i];
+    OpInput& out = in.in[i];
+    out.rank = p.rank;
+    out.list_size = p.list_size;
+    out.type = impl_->pool.ById(p.type);
+    out.concrete = impl_->pool.ById(p.concrete);
+    const int64_t* dims = op_dims.data() + p.dims;
+    std::copy(dims, dims + p.dim_count, out.dims);
+    if (p.has_list_elements) out.list_elements = dims[p.dim_count];
+  }
   return in;
 }
 
@@ -911,7 +989,7 @@ bool KinetoTrace::ReadInChunks(size_t content, size_t chunk_bytes) {
   if (last <= open + 1) return false;
   --last;
 
-  EventReader reader(this, &impl.unescaped);
+  EventReader reader(this, &impl.unescaped, &impl.pool);
   Patches patches(&text);
   size_t close = 0;  // the array's ']', once known
   size_t begin = open;  // the chunk's '['
@@ -993,9 +1071,10 @@ StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
     return InternalError(path + ": JSON text given without its padding");
   }
   t->impl_->text = std::move(text);
+  t->content_bytes = content_size;
   if (content_size > chunk_bytes) {
     if (t->ReadInChunks(content_size, chunk_bytes)) {
-      t->impl_->parser = od::parser();  // see below
+      t->Finish();
       return t;
     }
     // A value that is not JSON (PyTorch 1.8's inf, N/A) is blanked and the
@@ -1012,7 +1091,7 @@ StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
   }
   Impl& impl = *t->impl_;
   StringReader strings(&impl.unescaped);
-  EventReader reader(t.get(), &impl.unescaped);
+  EventReader reader(t.get(), &impl.unescaped, &impl.pool);
   bool has_events = false;
   error_code err;
   {
@@ -1037,10 +1116,289 @@ StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Parse(
                            ": JSON without a \"traceEvents\" array: not a "
                            "Chrome trace (PyTorch profiler) file");
   }
-  // The events point into the text, never into the parser: its structural
-  // index goes now rather than stay beside what the pipeline builds.
-  impl.parser = od::parser();
+  t->Finish();
   return t;
+}
+
+KinetoTrace::EventMark KinetoTrace::Mark() const {
+  EventMark m;
+  m.sizes = {gpu.size(),      host.size(),  metrics.size(),
+             flow_ends.size(), op_inputs.size(), op_dims.size(),
+             comms.size(),    comm_ops.size(), process_names.size()};
+  m.counts = counts;
+  return m;
+}
+
+void KinetoTrace::RollBack(const EventMark& m) {
+  gpu.resize(m.sizes[0]);
+  host.resize(m.sizes[1]);
+  metrics.resize(m.sizes[2]);
+  flow_ends.resize(m.sizes[3]);
+  op_inputs.resize(m.sizes[4]);
+  op_dims.resize(m.sizes[5]);
+  comms.resize(m.sizes[6]);
+  comm_ops.resize(m.sizes[7]);
+  process_names.resize(m.sizes[8]);
+  counts = m.counts;
+}
+
+void KinetoTrace::ReleaseEvents() {
+  auto drop = [](auto& v) { std::decay_t<decltype(v)>().swap(v); };
+  drop(gpu);
+  drop(host);
+  drop(metrics);
+  drop(flow_ends);
+  drop(op_inputs);
+  drop(op_dims);
+  drop(comms);
+  drop(comm_ops);
+}
+
+void KinetoTrace::ReserveFor(double factor) {
+  // Room for what the file holds if the rest is like its first chunk, and
+  // a quarter more: growing a vector by doubling copies it, old and new
+  // side by side, and leaves up to half of it unused; room reserved and
+  // never used costs address space, not memory (its pages are never
+  // touched). A file whose size is unknown grows as before.
+  if (!(factor > 1) || factor > 1e6) return;
+  const double f = factor * 1.25;
+  auto reserve = [f](auto& v) {
+    v.reserve(static_cast<size_t>(static_cast<double>(v.size()) * f) + 64);
+  };
+  reserve(gpu);
+  reserve(host);
+  reserve(op_inputs);
+  reserve(op_dims);
+  reserve(flow_ends);
+}
+
+void KinetoTrace::Finish() {
+  Impl& impl = *impl_;
+  for (DeviceProps& d : devices) d.name = impl.pool.Keep(d.name);
+  // What the trace keeps names the pool, never the text nor the parser:
+  // the text and the structural index go now rather than stay beside what
+  // the pipeline builds.
+  impl.parser = od::parser();
+  std::string().swap(impl.text);
+  std::string().swap(impl.top);
+}
+
+namespace {
+
+// The first event separator at or after `from` in text[0, to): a ',' between
+// a '}' and a '{' (spaces around it allowed), the place a chunk can end
+// (ReadInChunks says why a wrong guess is safe). npos when there is none;
+// *resume is then where the search goes on once more text has come (a
+// '}' whose separator may continue past `to`).
+size_t FindSeparator(const std::string& text, size_t from, size_t to,
+                     size_t* resume) {
+  for (size_t at = from; at < to;) {
+    const void* brace = memchr(&text[at], '}', to - at);
+    if (brace == nullptr) break;
+    const size_t b =
+        static_cast<size_t>(static_cast<const char*>(brace) - text.data());
+    size_t comma = b + 1;
+    while (comma < to && IsSpace(text[comma])) ++comma;
+    size_t next = comma + 1;
+    while (next < to && IsSpace(text[next])) ++next;
+    if (next >= to) {
+      *resume = b;
+      return std::string::npos;
+    }
+    if (text[comma] == ',' && text[next] == '{') return comma;
+    at = b + 1;
+  }
+  *resume = to;
+  return std::string::npos;
+}
+
+}  // namespace
+
+// ReadInChunks over a window of the file rather than the whole text: the
+// window holds the chunk being parsed and what has been read past it, and
+// slides on; the chunks end where ReadInChunks would end them. The text
+// before the events' '[' and after their ']' is kept to be read as the
+// top-level object at the end.
+StatusOr<KinetoTrace::Streamed> KinetoTrace::Stream(FileStream* file,
+                                                    size_t chunk_bytes,
+                                                    size_t* small_size) {
+  Impl& impl = *impl_;
+  std::string& buf = impl.text;
+  size_t len = 0;
+  bool eof = false;
+  // Reads until the window holds `want` bytes or the file ends.
+  auto fill = [&](size_t want) -> Status {
+    while (!eof && len < want) {
+      if (buf.size() < want + Padding()) {
+        buf.resize(std::max(want, buf.size() * 2) + Padding());
+      }
+      RT_ASSIGN_OR_RETURN(const size_t n,
+                          file->Read(&buf[len], buf.size() - Padding() - len));
+      eof = n == 0;
+      len += n;
+      content_bytes += n;
+    }
+    return OkStatus();
+  };
+  RT_RETURN_IF_ERROR(fill(chunk_bytes + 1));
+  if (eof && len <= chunk_bytes) {  // small: read whole, as Parse does
+    buf.resize(len + Padding());
+    std::memset(&buf[len], 0, Padding());
+    *small_size = len;
+    return Streamed::kSmall;
+  }
+  size_t i = 0;
+  if (buf.compare(0, 3, "\xEF\xBB\xBF") == 0) i = 3;
+  while (i < len && IsSpace(buf[i])) ++i;
+  if (i >= len || buf[i] != '{') return Streamed::kWhole;
+  // The events' key, within the first few chunks (what precedes it is
+  // the devices and the profiler's settings: kilobytes).
+  constexpr std::string_view kKey = "\"traceEvents\"";
+  size_t key = std::string::npos;
+  for (;;) {
+    key = std::string_view(buf.data(), len).find(kKey, i);
+    if (key != std::string::npos || eof || len > 4 * chunk_bytes) break;
+    RT_RETURN_IF_ERROR(fill(len + chunk_bytes));
+  }
+  if (key == std::string::npos) return Streamed::kWhole;
+  RT_RETURN_IF_ERROR(fill(key + kKey.size() + 4096));
+  size_t open = key + kKey.size();
+  while (open < len && IsSpace(buf[open])) ++open;
+  if (open >= len || buf[open] != ':') return Streamed::kWhole;
+  ++open;
+  while (open < len && IsSpace(buf[open])) ++open;
+  if (open >= len || buf[open] != '[') return Streamed::kWhole;
+  impl.top.assign(buf, 0, open + 1);
+
+  EventReader reader(this, &impl.unescaped, &impl.pool);
+  size_t begin = open;  // the chunk's '['
+  size_t close = 0;     // the events' ']', once known
+  for (;;) {
+    RT_RETURN_IF_ERROR(fill(begin + chunk_bytes + 1));
+    size_t at = std::min(begin + chunk_bytes, len);
+    size_t end = std::string::npos;  // the chunk's ']': a separator
+    bool last = false;
+    size_t last_from = len;  // the last chunk's ']' is before this
+    od::document doc;
+    for (int tries = 0;; ++tries) {
+      for (;;) {
+        size_t resume = len;
+        end = FindSeparator(buf, at, len, &resume);
+        if (end != std::string::npos || eof) break;
+        RT_RETURN_IF_ERROR(fill(len + chunk_bytes));
+        at = resume;
+      }
+      // At the end of the file, the last chunk ends at the last ']' of the
+      // text, which is the events' when nothing after them holds one
+      // (else, at the one before, and so on).
+      last = end == std::string::npos;
+      if (last) {
+        end = std::min(last_from, len);
+        while (end > begin + 1 && buf[end - 1] != ']') --end;
+        if (end <= begin + 1) return Streamed::kWhole;
+        --end;
+      } else {
+        buf[end] = ']';
+      }
+      const EventMark mark = Mark();
+      od::array events;
+      if (!impl.parser
+               .iterate(&buf[begin], end + 1 - begin, buf.size() - begin)
+               .get(doc) &&
+          !doc.get_array().get(events) && !ReadEvents(events, &reader)) {
+        break;
+      }
+      // A separator inside a string ("},{" in a name) ends a chunk that
+      // does not parse: the chunk is read again to the next separator,
+      // what it had read dropped. Anything else (damage, a value that is
+      // not JSON) goes on failing, and the file is read whole.
+      if (tries == kSeparatorTries) return Streamed::kWhole;
+      RollBack(mark);
+      if (last) {
+        last_from = end;  // a ']' in a string after the events
+        continue;
+      }
+      buf[end] = ',';
+      at = end + 1;
+    }
+    ++counts.chunks;
+    const char* after = nullptr;
+    if (doc.current_location().get(after) == simdjson::SUCCESS) {
+      // The events' array closed inside the chunk.
+      size_t c = static_cast<size_t>(after - buf.data());
+      while (c > begin && IsSpace(buf[c - 1])) --c;
+      if (c <= begin + 1 || c > end || buf[c - 1] != ']') {
+        return Streamed::kWhole;
+      }
+      close = c - 1;
+      if (!last) buf[end] = ',';
+      break;
+    }
+    if (last) {
+      close = end;
+      break;
+    }
+    if (counts.chunks == 1) {
+      ReserveFor(static_cast<double>(file->size_hint()) /
+                 static_cast<double>(content_bytes - (len - end)));
+    }
+    // The next chunk starts at the separator, made its '['; what the
+    // window held before it goes.
+    buf[end] = '[';
+    std::memmove(&buf[0], &buf[end], len - end);
+    len -= end;
+    begin = 0;
+  }
+  // Everything but the events: what preceded them, what follows their ']'
+  // in the window and in the rest of the file.
+  impl.top.append(buf, close, len - close);
+  std::string().swap(buf);
+  for (;;) {
+    constexpr size_t kBlock = size_t{1} << 20;
+    const size_t old = impl.top.size();
+    impl.top.resize(old + kBlock);
+    RT_ASSIGN_OR_RETURN(const size_t n, file->Read(&impl.top[old], kBlock));
+    impl.top.resize(old + n);
+    content_bytes += n;
+    if (n == 0) break;
+  }
+  const size_t top_size = impl.top.size();
+  impl.top.append(Padding(), '\0');
+  StringReader strings(&impl.unescaped);
+  bool has_events = false;
+  od::document doc;
+  error_code err =
+      impl.parser.iterate(impl.top.data(), top_size, impl.top.size()).get(doc);
+  if (!err) err = ReadDocument(doc, this, &reader, &strings, &has_events);
+  if (err || !has_events) return Streamed::kWhole;
+  return Streamed::kDone;
+}
+
+StatusOr<std::unique_ptr<KinetoTrace>> KinetoTrace::Read(
+    const std::string& path, const GzipBudget& budget, size_t chunk_bytes) {
+  {
+    RT_ASSIGN_OR_RETURN(std::unique_ptr<FileStream> file,
+                        FileStream::Open(path, budget));
+    std::unique_ptr<KinetoTrace> t(new KinetoTrace());
+    size_t small = 0;
+    RT_ASSIGN_OR_RETURN(const Streamed streamed,
+                        t->Stream(file.get(), chunk_bytes, &small));
+    if (streamed == Streamed::kDone) {
+      t->Finish();
+      return t;
+    }
+    if (streamed == Streamed::kSmall) {
+      return Parse(std::move(t->impl_->text), small, path, chunk_bytes);
+    }
+  }
+  // Not laid out as PyTorch writes it (a bare array), a chunk that does
+  // not parse (damage, a value that is not JSON, a separator inside a
+  // string): read whole, afresh, as before streaming, so that the errors
+  // and what is read are Parse's.
+  size_t content = 0;
+  RT_ASSIGN_OR_RETURN(std::string text,
+                      ReadWholeFile(path, Padding(), &content, budget));
+  return Parse(std::move(text), content, path, chunk_bytes);
 }
 
 }  // namespace rooftrace::kineto

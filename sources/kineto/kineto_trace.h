@@ -1,7 +1,8 @@
 // One PyTorch profiler (Kineto) Chrome-trace JSON file, parsed with
-// simdjson's On-Demand API over the padded text (one pass, no tree: memory
-// is the text and the structural index of one chunk of events; Parse)
-// into flat vectors of the events rooftrace uses: GPU activity
+// simdjson's On-Demand API (one pass, no tree) into flat vectors of the
+// events rooftrace uses, either streamed from the file a window at a time
+// (Read: memory is the events kept, a window and the structural index of
+// one chunk of events, never the text) or over a padded text (Parse): GPU activity
 // (kernels, copies, memsets, CUPTI range-profiler ranges with their counter
 // values), CUDA launches and copy calls, the GEMM operators and the other
 // modelled operators (op_shapes.h) among the cpu_ops with their input
@@ -13,8 +14,9 @@
 // `displayTimeUnit` says (it only tells a viewer how to display them);
 // they are turned into integer nanoseconds, rounded to the nearest.
 //
-// Names are string_views into the text itself (or, for the rare string
-// with escapes, an unescaped copy): valid while the KinetoTrace lives.
+// Names are string_views into the trace's own copies of them (each
+// distinct string once), not into the text, which is freed once read:
+// valid while the KinetoTrace lives.
 // On-Demand checks the whole text's structure, strings and UTF-8, and
 // every value it reads; a malformed number inside a value rooftrace skips
 // (a python_function's args) may go unnoticed.
@@ -22,6 +24,7 @@
 #ifndef ROOFTRACE_SOURCES_KINETO_KINETO_TRACE_H_
 #define ROOFTRACE_SOURCES_KINETO_KINETO_TRACE_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -31,6 +34,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "sources/file_reader.h"
 #include "sources/kineto/gemm_shapes.h"
 
 namespace rooftrace::kineto {
@@ -112,6 +116,19 @@ struct FlowEnd {
   uint64_t id = 0;
 };
 
+// An operator's input as the trace keeps it (InputsOf gives it back as an
+// OpInput): its strings as numbers in the trace's string pool, its
+// dimensions in KinetoTrace::op_dims. 20 bytes where an OpInput takes 104:
+// shaped operators are a third of a trace's events.
+struct PackedInput {
+  uint32_t type = 0, concrete = 0;
+  int32_t rank = -1;
+  int32_t list_size = 0;
+  uint32_t dims = 0;  // op_dims[dims, dims + dim_count), list elements after
+  uint8_t dim_count = 0;
+  bool has_list_elements = false;
+};
+
 struct Metric {
   std::string_view name;
   double value = 0;
@@ -153,12 +170,26 @@ class KinetoTrace {
   static StatusOr<std::unique_ptr<KinetoTrace>> Parse(
       std::string text, size_t content_size, const std::string& path,
       size_t chunk_bytes = kChunkBytes);
+  // Reads the file at `path` (plain or gzip, within `budget`: ReadWholeFile's
+  // errors) as Parse reads its text, but streamed: the file is read a
+  // window at a time and each chunk of events parsed as it comes, so the
+  // whole text is never held (peak memory: the events kept, a window of
+  // about two chunks and its index). A small file (at most a chunk), one
+  // not laid out as PyTorch writes it, or one whose chunks do not parse
+  // is read again whole with Parse, whose answer (and error) it gives.
+  static StatusOr<std::unique_ptr<KinetoTrace>> Read(
+      const std::string& path, const GzipBudget& budget = GzipBudget(),
+      size_t chunk_bytes = kChunkBytes);
   // The padding ReadWholeFile must add for Parse.
   static size_t Padding();
   ~KinetoTrace();
 
   // The inputs of operator event `h` (kGemmOp / kModelledOp).
   OpInputs InputsOf(const HostEvent& h) const;
+  // Frees the events (gpu, host and what they index: inputs, metrics,
+  // flows, comms) once the reader has turned them into sessions; the
+  // rest (devices, processes, rank, counts) stays.
+  void ReleaseEvents();
 
   std::vector<GpuEvent> gpu;
   std::vector<HostEvent> host;
@@ -166,8 +197,9 @@ class KinetoTrace {
   std::vector<FlowEnd> flow_ends;
   // The inputs of every shaped operator, one after another: an operator
   // has two to five, and a fixed OpInputs each (ten) would be most of the
-  // events' memory.
-  std::vector<OpInput> op_inputs;
+  // events' memory. Read them with InputsOf.
+  std::vector<PackedInput> op_inputs;
+  std::vector<int64_t> op_dims;
   std::vector<CommArgs> comms;
   std::vector<CommOp> comm_ops;
   std::vector<DeviceProps> devices;
@@ -176,10 +208,29 @@ class KinetoTrace {
   std::optional<int64_t> world_size;  // distributedInfo.world_size
   int64_t schema_version = -1;
   ParseCounts counts;
+  uint64_t content_bytes = 0;  // the JSON text's size
 
  private:
   KinetoTrace();
   bool ReadInChunks(size_t content, size_t chunk_bytes);
+  // Stream()'s outcome: read; a small file, whole in the text, for Parse;
+  // to be read whole.
+  enum class Streamed { kDone, kSmall, kWhole };
+  StatusOr<Streamed> Stream(FileStream* file, size_t chunk_bytes,
+                            size_t* small_size);
+  // Keeps what the trace names in the pool and frees the text.
+  void Finish();
+  // Reserves the event vectors for `factor` times what they hold.
+  void ReserveFor(double factor);
+  // The events read so far, to drop those of a chunk read again.
+  struct EventMark {
+    std::array<size_t, 9> sizes{};
+    ParseCounts counts;
+  };
+  EventMark Mark() const;
+  void RollBack(const EventMark& mark);
+  // How many more separators a streamed chunk may try to end at.
+  static constexpr int kSeparatorTries = 64;
   static StatusOr<std::unique_ptr<KinetoTrace>> ParseAgain(
       std::string text, size_t content_size, const std::string& path,
       size_t chunk_bytes, uint64_t blanked);

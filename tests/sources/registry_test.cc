@@ -185,6 +185,75 @@ TEST_F(RegistryTest, ReadWholeFileDecompressesAndPads) {
             StatusCode::kNotFound);
 }
 
+// FileStream hands out a file in blocks of any size: plain or gzip, the
+// same bytes ReadWholeFile reads, its size told beforehand; a gzip file
+// cut short and one past its budget give ReadWholeFile's errors.
+TEST_F(RegistryTest, FileStreamReadsWhatReadWholeFileReads) {
+  std::string text;
+  for (int i = 0; i < 300000; ++i) text += std::to_string(i) + ",";
+  const std::string plain = WriteText("s.txt", text);
+  const std::string gz = WriteGzip("s.gz", text);
+  for (const std::string& path : {plain, gz}) {
+    SCOPED_TRACE(path);
+    auto stream = FileStream::Open(path);
+    ASSERT_TRUE(stream.ok()) << stream.status().message();
+    EXPECT_EQ((*stream)->size_hint(), text.size());
+    std::string read;
+    char block[7];
+    for (;;) {
+      auto n = (*stream)->Read(block, sizeof block);
+      ASSERT_TRUE(n.ok()) << n.status().message();
+      if (*n == 0) break;
+      read.append(block, *n);
+    }
+    EXPECT_EQ(read, text);
+  }
+
+  std::FILE* f = std::fopen(gz.c_str(), "rb");
+  std::string bytes(1 << 22, '\0');
+  bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f));
+  std::fclose(f);
+  const std::string cut = WriteText("cut.gz", bytes.substr(0, bytes.size() / 2));
+  size_t size = 0;
+  auto whole_cut = ReadWholeFile(cut, 0, &size);
+  auto stream_cut = FileStream::Open(cut);
+  ASSERT_TRUE(stream_cut.ok());
+  Status cut_error = OkStatus();
+  std::string buf(1 << 16, '\0');
+  for (;;) {
+    auto n = (*stream_cut)->Read(buf.data(), buf.size());
+    if (!n.ok()) {
+      cut_error = n.status();
+      break;
+    }
+    if (*n == 0) break;
+  }
+  ASSERT_FALSE(whole_cut.ok());
+  ASSERT_FALSE(cut_error.ok());
+  EXPECT_EQ(cut_error.message(), whole_cut.status().message());
+
+  GzipBudget budget;
+  budget.max_bytes = text.size() - 1;
+  auto whole_over = ReadWholeFile(gz, 0, &size, budget);
+  auto stream_over = FileStream::Open(gz, budget);
+  ASSERT_TRUE(stream_over.ok());
+  Status over_error = OkStatus();
+  size_t handed = 0;
+  for (;;) {
+    auto n = (*stream_over)->Read(buf.data(), buf.size());
+    if (!n.ok()) {
+      over_error = n.status();
+      break;
+    }
+    if (*n == 0) break;
+    handed += *n;
+  }
+  ASSERT_FALSE(whole_over.ok());
+  ASSERT_FALSE(over_error.ok());
+  EXPECT_EQ(over_error.message(), whole_over.status().message());
+  EXPECT_LE(handed, budget.max_bytes);
+}
+
 // A gzip file's trailer gives the content's size, so the text is read
 // into one buffer without growing it (growing copies the whole text); a
 // trailer that lies, too small or absurdly large, only costs a regrowth or

@@ -3,17 +3,23 @@
 // every recorded trace, read with chunks of a few KiB against one read
 // whole, field by field; and the layouts the chunks cannot follow (a bare
 // array, a chunk boundary inside a string, damage) fall back to the whole
-// read, with its errors.
+// read, with its errors. The streamed read of a file (KinetoTrace::Read:
+// a window of the file at a time, never the whole text) gives the same,
+// wherever its windows and chunks end, for plain and gzip files, and the
+// whole read's errors for damaged ones.
 #include "sources/kineto/kineto_trace.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 
 #include "sources/file_reader.h"
 #include "tests/support/real_data.h"
+#include "tests/support/temp_dir.h"
 
 namespace rooftrace::kineto {
 namespace {
@@ -77,7 +83,11 @@ void ExpectSame(const KinetoTrace& a, const KinetoTrace& b) {
     ASSERT_EQ(xi.count, yi.count);
     for (int j = 0; j < xi.count; ++j) {
       EXPECT_EQ(xi.in[j].rank, yi.in[j].rank);
-      EXPECT_EQ(xi.in[j].dims[0], yi.in[j].dims[0]);
+      for (int d = 0; d < kMaxRank; ++d) {
+        EXPECT_EQ(xi.in[j].dims[d], yi.in[j].dims[d]);
+      }
+      EXPECT_EQ(xi.in[j].list_size, yi.in[j].list_size);
+      EXPECT_EQ(xi.in[j].list_elements, yi.in[j].list_elements);
       EXPECT_EQ(xi.in[j].type, yi.in[j].type);
       EXPECT_EQ(xi.in[j].concrete, yi.in[j].concrete);
     }
@@ -231,6 +241,236 @@ TEST(KinetoTraceChunksTest, NonJsonValuesAreBlankedAndTheTextReadAgain) {
   EXPECT_NE(refused.status().message().find("JSON syntax error at byte"),
             std::string::npos)
       << refused.status().message();
+}
+
+// Files for the streamed read.
+class KinetoTraceStreamTest : public ::testing::Test {
+ protected:
+  std::string WriteText(const std::string& name, const std::string& text) {
+    const std::string path = dir_.File(name);
+    FILE* f = std::fopen(path.c_str(), "wb");
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+    return path;
+  }
+  std::string WriteGzip(const std::string& name, const std::string& text) {
+    const std::string path = dir_.File(name);
+    gzFile f = gzopen(path.c_str(), "wb");
+    gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+    gzclose(f);
+    return path;
+  }
+  test_support::TempDir dir_{"kineto_stream"};
+};
+
+// Every recorded trace, plain and gzip, streamed in windows and chunks of
+// 4 KiB, gives what reading it whole gives; a file of at most one chunk
+// is read whole.
+TEST_F(KinetoTraceStreamTest, RecordedTracesStreamTheSame) {
+  int read = 0;
+  for (const char* relative :
+       {"tracelens/tests/traces/h100/"
+        "gaunernst_bert-small-uncased__1016001.redacted.json.gz",
+        "hta/tests/data/critical_path/alexnet/"
+        "benchmark_result_2869224_1695835535_trace.json.gz",
+        "hta/tests/data/cupti_profiler/"
+        "benchmark_result_924719_1679055439_trace.json.gz",
+        "tracelens/tests/traces/inference/sglang_decode/"
+        "sglang_Qwen3-8B_decode.json.gz",
+        "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/"
+        "graph_execution.json.gz",
+        "nano-vllm-fork/profile_results/decode_gpu_0.json",
+        "deepseek-profile-data/train.json"}) {
+    SCOPED_TRACE(relative);
+    const std::string file = RealDataFile(relative);
+    if (file.empty()) continue;
+    ++read;
+    auto whole = ParseFile(file, kWhole);
+    ASSERT_TRUE(whole.ok()) << whole.status().message();
+    auto streamed = KinetoTrace::Read(file, GzipBudget(), 4096);
+    ASSERT_TRUE(streamed.ok()) << streamed.status().message();
+    EXPECT_GT((*streamed)->counts.chunks, 10u);
+    EXPECT_EQ((*streamed)->content_bytes, (*whole)->content_bytes);
+    ExpectSame(**whole, **streamed);
+    auto small = KinetoTrace::Read(file);  // one 16 MiB chunk: whole
+    ASSERT_TRUE(small.ok()) << small.status().message();
+    EXPECT_EQ((*small)->counts.chunks, 0u);
+    ExpectSame(**whole, **small);
+  }
+  if (read == 0) {
+    GTEST_SKIP() << test_support::RealDataMissing("deepseek-profile-data");
+  }
+}
+
+// Names with escapes (\", \\, \u00e9, a surrogate pair), "},{" and ']'
+// inside strings, every window and chunk size from 16 to 400 bytes: each
+// event is split across windows at every offset, some chunks end inside a
+// string (that read falls back to the whole one) and the answer is always
+// the whole read's.
+TEST_F(KinetoTraceStreamTest, AnyWindowAndChunkSizeGivesTheSame) {
+  std::string events;
+  const char* names[] = {"plain", "q\\\"uote\\\\d", "caf\\u00e9 \\ud83d\\ude00",
+                         "a},{b", "x]y", "t\\t\\n"};
+  for (int i = 0; i < 30; ++i) {
+    events += (i ? ",\n  " : "") + Event(i, names[i % 6]);
+  }
+  const std::string json =
+      " {\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": "
+      "0, \"name\": \"NVIDIA H100\", \"numSms\": 132}],\n\"traceEvents\" : "
+      "[\n  " + events + "\n], \"distributedInfo\": {\"rank\": 3}, "
+      "\"traceName\": \"a]b\"}\n";
+  const std::string path = WriteText("names.json", json);
+  auto whole = ParseText(json, kWhole);
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  ASSERT_EQ((*whole)->gpu.size(), 30u);
+  EXPECT_EQ((*whole)->gpu[1].name, "q\"uote\\d");
+  EXPECT_EQ((*whole)->gpu[2].name, "caf\xC3\xA9 \xF0\x9F\x98\x80");
+  int streamed_reads = 0;
+  for (size_t chunk = 16; chunk <= 400; ++chunk) {
+    SCOPED_TRACE("chunk bytes " + std::to_string(chunk));
+    auto streamed = KinetoTrace::Read(path, GzipBudget(), chunk);
+    ASSERT_TRUE(streamed.ok()) << streamed.status().message();
+    streamed_reads += (*streamed)->counts.chunks > 1;
+    EXPECT_EQ((*streamed)->rank, 3);
+    ExpectSame(**whole, **streamed);
+  }
+  // Most sizes stream to the end (the others met "},{" in a name).
+  EXPECT_GT(streamed_reads, 200);
+}
+
+// A gzip file streams the same as its plain text, and its budget still
+// holds: past it, the read is refused with ReadWholeFile's message (the
+// decompression bomb check) before anything is returned.
+TEST_F(KinetoTraceStreamTest, GzipStreamsWithinItsBudget) {
+  const std::string json = "{\"traceEvents\": [" + Events(400, "k") +
+                           "], \"distributedInfo\": {\"rank\": 1}}";
+  const std::string gz = WriteGzip("t.json.gz", json);
+  auto whole = ParseText(json, kWhole);
+  ASSERT_TRUE(whole.ok());
+  auto streamed = KinetoTrace::Read(gz, GzipBudget(), 1024);
+  ASSERT_TRUE(streamed.ok()) << streamed.status().message();
+  EXPECT_GT((*streamed)->counts.chunks, 10u);
+  EXPECT_EQ((*streamed)->content_bytes, json.size());
+  ExpectSame(**whole, **streamed);
+
+  GzipBudget budget;
+  budget.max_bytes = json.size() / 2;
+  budget.raise_with = "--max-decompressed-mib N";
+  auto refused = KinetoTrace::Read(gz, budget, 1024);
+  ASSERT_FALSE(refused.ok());
+  size_t content = 0;
+  auto whole_refused = ReadWholeFile(gz, 64, &content, budget);
+  ASSERT_FALSE(whole_refused.ok());
+  EXPECT_EQ(refused.status().message(), whole_refused.status().message());
+  EXPECT_NE(refused.status().message().find("--max-decompressed-mib"),
+            std::string::npos);
+  budget.max_bytes = json.size();  // exactly the content: read
+  EXPECT_TRUE(KinetoTrace::Read(gz, budget, 1024).ok());
+}
+
+// A file cut short (plain, or a gzip stream cut short) gives the error a
+// whole read gives: the syntax error with its byte offset, or the damaged
+// gzip; a missing file is NotFound.
+TEST_F(KinetoTraceStreamTest, TruncatedFilesGiveTheWholeReadsError) {
+  const std::string json = "{\"traceEvents\": [" + Events(200, "k") + "]}";
+  const std::string cut = json.substr(0, json.size() * 2 / 3);
+  const std::string plain = WriteText("cut.json", cut);
+  auto streamed = KinetoTrace::Read(plain, GzipBudget(), 512);
+  auto whole = ParseFile(plain, 512);
+  ASSERT_FALSE(streamed.ok());
+  ASSERT_FALSE(whole.ok());
+  EXPECT_EQ(streamed.status().message(), whole.status().message());
+  EXPECT_NE(streamed.status().message().find("JSON syntax error at byte"),
+            std::string::npos)
+      << streamed.status().message();
+
+  std::string bytes;
+  {
+    const std::string gz = WriteGzip("full.json.gz", json);
+    FILE* f = std::fopen(gz.c_str(), "rb");
+    char buf[4096];
+    size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+    std::fclose(f);
+  }
+  const std::string gz_cut =
+      WriteText("cut.json.gz", bytes.substr(0, bytes.size() / 2));
+  auto gz_streamed = KinetoTrace::Read(gz_cut, GzipBudget(), 512);
+  size_t content = 0;
+  auto gz_whole = ReadWholeFile(gz_cut, 64, &content);
+  ASSERT_FALSE(gz_streamed.ok());
+  ASSERT_FALSE(gz_whole.ok());
+  EXPECT_EQ(gz_streamed.status().message(), gz_whole.status().message());
+  EXPECT_EQ(gz_streamed.status().code(), StatusCode::kCorrupt);
+
+  auto missing = KinetoTrace::Read(dir_.File("none.json"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+// Values that are not JSON (inf) make a chunk fail: the file is read again
+// whole, blanked and counted as Parse does; a bare array of events and a
+// file that is no Chrome trace are read whole too, with Parse's answer.
+TEST_F(KinetoTraceStreamTest, WhatChunksCannotReadIsReadWhole) {
+  std::string json = "{\"traceEvents\": [" + Events(50, "k") + "]}";
+  json.insert(json.find('}', json.find("\"correlation\": 30")),
+              ", \"bw\": inf");
+  auto streamed = KinetoTrace::Read(WriteText("inf.json", json), GzipBudget(),
+                                    256);
+  ASSERT_TRUE(streamed.ok()) << streamed.status().message();
+  EXPECT_EQ((*streamed)->counts.non_json_values, 1u);
+  EXPECT_EQ((*streamed)->gpu.size(), 50u);
+
+  const std::string bare = "[" + Events(50, "k") + "]";
+  auto bare_streamed =
+      KinetoTrace::Read(WriteText("bare.json", bare), GzipBudget(), 256);
+  ASSERT_TRUE(bare_streamed.ok()) << bare_streamed.status().message();
+  EXPECT_EQ((*bare_streamed)->counts.chunks, 0u);
+  EXPECT_EQ((*bare_streamed)->gpu.size(), 50u);
+
+  const std::string other = "{\"events\": [" + Events(50, "k") + "]}";
+  auto other_streamed =
+      KinetoTrace::Read(WriteText("other.json", other), GzipBudget(), 256);
+  auto other_whole = ParseText(other, 256);
+  ASSERT_FALSE(other_streamed.ok());
+  ASSERT_FALSE(other_whole.ok());
+  EXPECT_EQ(other_streamed.status().message().substr(
+                other_streamed.status().message().find(':')),
+            other_whole.status().message().substr(
+                other_whole.status().message().find(':')));
+}
+
+// An operator's inputs come back from the packed form as read: six
+// dimensions with a zero among them, a scalar, a list of tensors, a
+// shape of too many dimensions (rank -1, its first six kept), types and
+// concrete values.
+TEST(KinetoTraceInputsTest, PackedInputsComeBackAsRead) {
+  const std::string op =
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::cat\", "
+      "\"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 5, \"args\": {"
+      "\"External id\": 7, \"Input Dims\": [[2, 0, 3, 4, 5, 6], [], "
+      "[[2, 3], [4, 5]], [1, 2, 3, 4, 5, 6, 7]], \"Input type\": "
+      "[\"float\", \"Scalar\", \"TensorList\", \"c10::BFloat16\"], "
+      "\"Concrete Inputs\": [\"\", \"0.5\", \"\", \"\"]}}";
+  auto t = ParseText("{\"traceEvents\": [" + op + ", " + Event(0, "k") + "]}",
+                     kWhole);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ((*t)->host.size(), 1u);
+  const OpInputs in = (*t)->InputsOf((*t)->host[0]);
+  ASSERT_EQ(in.count, 4);
+  EXPECT_EQ(in.in[0].rank, 6);
+  const int64_t dims[] = {2, 0, 3, 4, 5, 6};
+  for (int d = 0; d < 6; ++d) EXPECT_EQ(in.in[0].dims[d], dims[d]);
+  EXPECT_EQ(in.in[0].type, "float");
+  EXPECT_EQ(in.in[1].rank, 0);
+  EXPECT_EQ(in.in[1].concrete, "0.5");
+  EXPECT_EQ(in.in[2].rank, -1);
+  EXPECT_EQ(in.in[2].list_size, 2);
+  EXPECT_EQ(in.in[2].list_elements, 26);
+  EXPECT_EQ(in.in[2].type, "TensorList");
+  EXPECT_EQ(in.in[3].rank, -1);
+  for (int d = 0; d < 6; ++d) EXPECT_EQ(in.in[3].dims[d], d + 1);
+  EXPECT_EQ(in.in[3].type, "c10::BFloat16");
 }
 
 }  // namespace
