@@ -1480,50 +1480,56 @@ TEST_F(KinetoSyntheticTest, CatTakesItsElementSizeFromItsKernel) {
             "1:2 tensors 4096 elements x2B:-:16384,2:-:-:-");
 }
 
+// For graph capture and replay traces: a kernel launch that names its
+// kernel (as a capture records it), a runtime call, and a replayed kernel
+// of 5 us on device 0, stream 7.
+std::string CaptureLaunch(const std::string& ts, uint64_t corr,
+                          const std::string& kernel) {
+  return "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": "
+         "\"cudaLaunchKernel\", \"pid\": 100, \"tid\": 100, \"ts\": " +
+         ts + ", \"dur\": 2, \"args\": {\"correlation\": " +
+         std::to_string(corr) + ", \"kernel\": \"" + kernel + "\"}}";
+}
+
+std::string RuntimeCall(const std::string& name, const std::string& ts,
+                        uint64_t corr) {
+  return "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"" + name +
+         "\", \"pid\": 100, \"tid\": 100, \"ts\": " + ts +
+         ", \"dur\": 1, \"args\": {\"correlation\": " +
+         std::to_string(corr) + "}}";
+}
+
+std::string ReplayKernel(const std::string& name, const std::string& ts,
+                         uint64_t corr) {
+  return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + name +
+         "\", \"pid\": 0, \"tid\": 7, \"ts\": " + ts +
+         ", \"dur\": 5, \"args\": {\"device\": 0, \"stream\": 7, "
+         "\"correlation\": " + std::to_string(corr) + "}}";
+}
+
 TEST_F(KinetoSyntheticTest, GraphReplaysTakeTheirCapturedOperators) {
-  auto launch = [](const std::string& ts, uint64_t corr,
-                   const std::string& kernel) {
-    return "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": "
-           "\"cudaLaunchKernel\", \"pid\": 100, \"tid\": 100, \"ts\": " +
-           ts + ", \"dur\": 2, \"args\": {\"correlation\": " +
-           std::to_string(corr) + ", \"kernel\": \"" + kernel + "\"}}";
-  };
-  auto api = [](const std::string& name, const std::string& ts,
-                uint64_t corr) {
-    return "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"" + name +
-           "\", \"pid\": 100, \"tid\": 100, \"ts\": " + ts +
-           ", \"dur\": 1, \"args\": {\"correlation\": " +
-           std::to_string(corr) + "}}";
-  };
   const std::string capture = Write(
-      Trace({api("cudaStreamBeginCapture", "900", 1),
+      Trace({RuntimeCall("cudaStreamBeginCapture", "900", 1),
              Op(100, "aten::mm", "1000", "20",
                 "\"Input Dims\": [[32, 4096], [4096, 4096]], \"Input type\": "
                 "[\"c10::BFloat16\", \"c10::BFloat16\"]"),
-             launch("1005", 2, "gemm_kernel"),
+             CaptureLaunch("1005", 2, "gemm_kernel"),
              Op(100, "aten::add", "1030", "10",
                 "\"Input Dims\": [[32, 4096], [32, 4096], []], \"Input "
                 "type\": [\"c10::BFloat16\", \"c10::BFloat16\", "
                 "\"Scalar\"]"),
-             launch("1032", 3, "add_kernel"),
-             api("cudaStreamEndCapture", "1100", 4)}),
+             CaptureLaunch("1032", 3, "add_kernel"),
+             RuntimeCall("cudaStreamEndCapture", "1100", 4)}),
       "capture.json");
-  auto kernel = [](const std::string& name, const std::string& ts,
-                   uint64_t corr) {
-    return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + name +
-           "\", \"pid\": 0, \"tid\": 7, \"ts\": " + ts +
-           ", \"dur\": 5, \"args\": {\"device\": 0, \"stream\": 7, "
-           "\"correlation\": " + std::to_string(corr) + "}}";
-  };
   const std::string replay = Write(Trace({
-      api("cudaGraphLaunch", "5000", 50),
-      kernel("gemm_kernel", "5010", 50),
-      kernel("add_kernel", "5020", 50),
-      api("cudaGraphLaunch", "6000", 60),
-      kernel("gemm_kernel", "6010", 60),
-      kernel("add_kernel", "6020", 60),
-      api("cudaGraphLaunch", "7000", 70),
-      kernel("other_kernel", "7010", 70),
+      RuntimeCall("cudaGraphLaunch", "5000", 50),
+      ReplayKernel("gemm_kernel", "5010", 50),
+      ReplayKernel("add_kernel", "5020", 50),
+      RuntimeCall("cudaGraphLaunch", "6000", 60),
+      ReplayKernel("gemm_kernel", "6010", 60),
+      ReplayKernel("add_kernel", "6020", 60),
+      RuntimeCall("cudaGraphLaunch", "7000", 70),
+      ReplayKernel("other_kernel", "7010", 70),
   }));
   SourceOptions o;
   o.capture_paths = {capture};
@@ -1564,48 +1570,27 @@ TEST_F(KinetoSyntheticTest, GraphReplaysTakeTheirCapturedOperators) {
 // 838.86 GB/s, x 2*7/8 on the bus); the graph's other kernel gets none of
 // them, though it shares the launch's correlation id.
 TEST_F(KinetoSyntheticTest, CapturedAllReduceGivesEachReplayItsMessage) {
-  auto launch = [](const std::string& ts, uint64_t corr,
-                   const std::string& kernel) {
-    return "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": "
-           "\"cudaLaunchKernel\", \"pid\": 100, \"tid\": 100, \"ts\": " +
-           ts + ", \"dur\": 2, \"args\": {\"correlation\": " +
-           std::to_string(corr) + ", \"kernel\": \"" + kernel + "\"}}";
-  };
-  auto api = [](const std::string& name, const std::string& ts,
-                uint64_t corr) {
-    return "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"" + name +
-           "\", \"pid\": 100, \"tid\": 100, \"ts\": " + ts +
-           ", \"dur\": 1, \"args\": {\"correlation\": " +
-           std::to_string(corr) + "}}";
-  };
   const std::string capture = Write(
-      Trace({api("cudaStreamBeginCapture", "900", 1),
+      Trace({RuntimeCall("cudaStreamBeginCapture", "900", 1),
              Op(100, "aten::add", "1000", "10",
                 "\"Input Dims\": [[512, 4096], [512, 4096], []], \"Input "
                 "type\": [\"c10::BFloat16\", \"c10::BFloat16\", "
                 "\"Scalar\"]"),
-             launch("1002", 2, "add_kernel"),
+             CaptureLaunch("1002", 2, "add_kernel"),
              Op(100, "symm_mem::multimem_all_reduce_", "1020", "20",
                 "\"Input Dims\": [[512, 4096], [], []], \"Input type\": "
                 "[\"c10::BFloat16\", \"\", \"\"]"),
-             launch("1022", 3, "multimem_all_reduce_kernel"),
-             api("cudaStreamEndCapture", "1100", 4)},
+             CaptureLaunch("1022", 3, "multimem_all_reduce_kernel"),
+             RuntimeCall("cudaStreamEndCapture", "1100", 4)},
             kEightRanks),
       "capture.json");
-  auto kernel = [](const std::string& name, const std::string& ts,
-                   uint64_t corr) {
-    return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + name +
-           "\", \"pid\": 0, \"tid\": 7, \"ts\": " + ts +
-           ", \"dur\": 5, \"args\": {\"device\": 0, \"stream\": 7, "
-           "\"correlation\": " + std::to_string(corr) + "}}";
-  };
   const std::string replay = Write(Trace({
-      api("cudaGraphLaunch", "5000", 50),
-      kernel("add_kernel", "5010", 50),
-      kernel("multimem_all_reduce_kernel", "5020", 50),
-      api("cudaGraphLaunch", "6000", 60),
-      kernel("add_kernel", "6010", 60),
-      kernel("multimem_all_reduce_kernel", "6020", 60),
+      RuntimeCall("cudaGraphLaunch", "5000", 50),
+      ReplayKernel("add_kernel", "5010", 50),
+      ReplayKernel("multimem_all_reduce_kernel", "5020", 50),
+      RuntimeCall("cudaGraphLaunch", "6000", 60),
+      ReplayKernel("add_kernel", "6010", 60),
+      ReplayKernel("multimem_all_reduce_kernel", "6020", 60),
   }, kEightRanks));
   SourceOptions o;
   o.capture_paths = {capture};
