@@ -668,6 +668,49 @@ constexpr char kAddmmArgs[] =
     "[]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", "
     "\"c10::BFloat16\", \"Scalar\", \"Scalar\"]";
 
+// A kernel event of the given name, on device 0, stream 7.
+std::string NamedKernel(const std::string& name, const std::string& ts,
+                        const std::string& dur, uint64_t corr) {
+  return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + name +
+         "\", \"pid\": 0, \"tid\": 7, \"ts\": " + ts + ", \"dur\": " + dur +
+         ", \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": " +
+         std::to_string(corr) + "}}";
+}
+
+// One gpt-oss-120b MoE layer of rank 0 of 8 as vLLM runs it on Blackwell
+// (TensorRT-LLM's MXFP4 x MXFP8 kernels), after an attention call that was
+// given 8 of the model's 64 heads: the tensor-parallel degree is 8.
+std::vector<std::string> TensorParallelMoeLayer(bool with_attention) {
+  std::vector<std::string> e;
+  if (with_attention) {
+    e.push_back(Op(100, "vllm::unified_attention_with_output", "1", "3",
+                   "\"Input Dims\": [[32, 8, 64], [32, 1, 64], [32, 1, 64], "
+                   "[32, 8, 64], []], \"Input type\": [\"c10::BFloat16\", "
+                   "\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", "
+                   "\"\"]"));
+  }
+  e.push_back(Op(100, "vllm::moe_forward", "5", "60",
+                 "\"Input Dims\": [[32, 2880], [32, 128], []], \"Input "
+                 "type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"\"]"));
+  const char* kernels[] = {
+      "routingIndicesClusterKernel",
+      "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x8x512u2_s6_et64x8_m128x8x32_cga1x1x1_"
+      "16dp256b_rM_TN_transOut_schPd2x1x2x1_bN_rgTma_clmp_swiGlu_dynB_sm100f",
+      "bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x8x512u2_s6_et64x8_m128x8x32_"
+      "cga1x1x1_16dp256b_rM_TN_transOut_schPd2x1x2x1_bN_rgTma_clmp_dynB_sm100f",
+      "moe::dev::finalize::finalizeKernel"};
+  for (int i = 0; i < 4; ++i) {
+    e.push_back(Launch(100, 100, std::to_string(10 + 10 * i), i + 1));
+    e.push_back(NamedKernel(kernels[i], std::to_string(100 + 20 * i), "15",
+                            i + 1));
+  }
+  return e;
+}
+
+constexpr char kEightRanks[] =
+    "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, "
+    "\"world_size\": 8},";
+
 class KinetoSyntheticTest : public ::testing::Test {
  protected:
   KinetoSyntheticTest() : dir_("kineto") {}
@@ -679,6 +722,16 @@ class KinetoSyntheticTest : public ::testing::Test {
   }
   std::string Store() { return dir_.File("runs" + std::to_string(++n_) +
                                          ".sqlite"); }
+  // TensorParallelMoeLayer on rank 0 of 8, imported with --model
+  // gpt-oss-120b into a new store.
+  StatusOr<SourceResult> ImportGptOss120b(bool with_attention) {
+    const std::string path = Write(
+        Trace(TensorParallelMoeLayer(with_attention), kEightRanks));
+    RT_ASSIGN_OR_RETURN(ModelFacts model, LoadModelFacts("gpt-oss-120b"));
+    SourceOptions o;
+    o.model = model;
+    return Import(path, Store(), o);
+  }
   TempDir dir_;
   int n_ = 0;
 };
@@ -744,49 +797,6 @@ TEST_F(KinetoSyntheticTest, SymmetricMemoryAllReduceGetsItsMessage) {
             "collective.group_size=8.0, collective.message_bytes=4194304.0");
 }
 
-// A kernel event of the given name, on device 0, stream 7.
-std::string NamedKernel(const std::string& name, const std::string& ts,
-                        const std::string& dur, uint64_t corr) {
-  return "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"" + name +
-         "\", \"pid\": 0, \"tid\": 7, \"ts\": " + ts + ", \"dur\": " + dur +
-         ", \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": " +
-         std::to_string(corr) + "}}";
-}
-
-// One gpt-oss-120b MoE layer of rank 0 of 8 as vLLM runs it on Blackwell
-// (TensorRT-LLM's MXFP4 x MXFP8 kernels), after an attention call that was
-// given 8 of the model's 64 heads: the tensor-parallel degree is 8.
-std::vector<std::string> TensorParallelMoeLayer(bool with_attention) {
-  std::vector<std::string> e;
-  if (with_attention) {
-    e.push_back(Op(100, "vllm::unified_attention_with_output", "1", "3",
-                   "\"Input Dims\": [[32, 8, 64], [32, 1, 64], [32, 1, 64], "
-                   "[32, 8, 64], []], \"Input type\": [\"c10::BFloat16\", "
-                   "\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", "
-                   "\"\"]"));
-  }
-  e.push_back(Op(100, "vllm::moe_forward", "5", "60",
-                 "\"Input Dims\": [[32, 2880], [32, 128], []], \"Input "
-                 "type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"\"]"));
-  const char* kernels[] = {
-      "routingIndicesClusterKernel",
-      "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x8x512u2_s6_et64x8_m128x8x32_cga1x1x1_"
-      "16dp256b_rM_TN_transOut_schPd2x1x2x1_bN_rgTma_clmp_swiGlu_dynB_sm100f",
-      "bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x8x512u2_s6_et64x8_m128x8x32_"
-      "cga1x1x1_16dp256b_rM_TN_transOut_schPd2x1x2x1_bN_rgTma_clmp_dynB_sm100f",
-      "moe::dev::finalize::finalizeKernel"};
-  for (int i = 0; i < 4; ++i) {
-    e.push_back(Launch(100, 100, std::to_string(10 + 10 * i), i + 1));
-    e.push_back(NamedKernel(kernels[i], std::to_string(100 + 20 * i), "15",
-                            i + 1));
-  }
-  return e;
-}
-
-constexpr char kEightRanks[] =
-    "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, "
-    "\"world_size\": 8},";
-
 // Each rank holds 1/8 of every expert's width (2880 / 8 = 360): the up
 // projection is 2 x 32 tokens x 4 experts x 2880 x 720 FLOPs, and reads
 // 128 experts' 4-bit slices (128 x 2880 x 720 / 2 B) plus 32 x 2880 + 128
@@ -795,13 +805,7 @@ constexpr char kEightRanks[] =
 // routing reads 32 x 128 bf16 logits and writes 4 ids and weights per
 // token: 5 x 4096 FLOPs, 8192 + 768 B.
 TEST_F(KinetoSyntheticTest, MoeUnderTensorParallelismTakesOneRanksWidth) {
-  const std::string path =
-      Write(Trace(TensorParallelMoeLayer(true), kEightRanks));
-  StatusOr<ModelFacts> model = LoadModelFacts("gpt-oss-120b");
-  ASSERT_TRUE(model.ok());
-  SourceOptions o;
-  o.model = *model;
-  auto result = Import(path, Store(), o);
+  auto result = ImportGptOss120b(true);
   ASSERT_TRUE(result.ok()) << result.status().message();
   StoreQuery q(dir_.File("runs1.sqlite"));
   auto row = [&](const std::string& like) {
@@ -826,13 +830,7 @@ TEST_F(KinetoSyntheticTest, MoeUnderTensorParallelismTakesOneRanksWidth) {
 // tensor-parallel degree is not known: the layer stays blank, and the
 // warning says why (not a guess of one rank or of all).
 TEST_F(KinetoSyntheticTest, MoeOnSeveralRanksWithoutHeadsStaysBlank) {
-  const std::string path =
-      Write(Trace(TensorParallelMoeLayer(false), kEightRanks));
-  StatusOr<ModelFacts> model = LoadModelFacts("gpt-oss-120b");
-  ASSERT_TRUE(model.ok());
-  SourceOptions o;
-  o.model = *model;
-  auto result = Import(path, Store(), o);
+  auto result = ImportGptOss120b(false);
   ASSERT_TRUE(result.ok()) << result.status().message();
   EXPECT_NE(result->warning.find("1 MoE layers on one of several ranks"),
             std::string::npos)
