@@ -26,6 +26,7 @@
 #include "store/store.h"
 #include "store/store_reader.h"
 #include "tests/support/pg_server.h"
+#include "tests/support/store_schema1.h"
 #include "tests/support/aborted_run.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_store.h"
@@ -446,6 +447,40 @@ TEST_P(StoreBackendTest, AnAbortedAtomicRunLeavesNothing) {
                         "name='never_stored_kernel')"),
             0);
   EXPECT_EQ(Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id"), before);
+}
+
+// A schema 6 store (no kernels.op, no kernel_metrics.graph_node_id) reads
+// as it is, and a writer brings it to schema 7 in place: on SQLite its view
+// and trigger made again, on PostgreSQL its view replaced. Its run keeps
+// every kernel.
+TEST_P(StoreBackendTest, ASchema6StoreIsUpgradedToSchema7) {
+  ASSERT_TRUE(IngestTraceFile(trace_, store_, {}).ok());
+  std::string down = test_support::kDowngradeToSchema6;
+  if (GetParam() == Backend::kPostgres) {
+    // PostgreSQL's store has no trigger (PostgresSql leaves it out).
+    const std::string trigger = "DROP TRIGGER kernels_insert;\n";
+    down.erase(down.find(trigger), trigger.size());
+  }
+  Exec(store_, down);
+  const std::string version =
+      "SELECT value FROM schema_info WHERE key='schema_version'";
+  EXPECT_EQ(Int(store_, version), 6);
+  {
+    StoreReader reader;
+    ASSERT_TRUE(reader.Open(store_, store_).ok());
+    EXPECT_FALSE(reader.KeepsOperators());
+  }
+  ASSERT_TRUE(IngestTraceFile(trace_, store_, {}).ok());
+  EXPECT_EQ(Int(store_, version), 7);
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernels WHERE op IS NULL AND "
+                        "run_id = 1"),
+            225);
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_metrics WHERE "
+                        "graph_node_id IS NOT NULL"),
+            0);
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(store_, store_).ok());
+  EXPECT_TRUE(reader.KeepsOperators());
 }
 
 // Another program's database is refused with the fix and left as it was;
