@@ -205,6 +205,7 @@ class Assembler {
   uint64_t MoeRoutingOf(int h);
   int64_t TensorParallel();
   std::optional<ServingAttentionArgs> AttentionArgsOf(const HostEvent& e) const;
+  int KvCacheBytes() const;
   uint64_t CatOf(int h, int launch);
   std::string_view KernelOfLaunch(int launch);
   void AddGpuEvents();
@@ -278,10 +279,11 @@ class Assembler {
   uint64_t attention_unstepped_ = 0;
   MoeGaps moe_gaps_;
   int64_t tensor_parallel_ = -1;  // TensorParallel(); -1: not yet
-  // The element size of the run's KV cache, from its cache writes (-1:
-  // none seen, 0: writes that disagree), for serving attention calls
-  // whose key input is the new tokens' and not the cache.
-  int kv_cache_bytes_ = -1;
+  // The element size of the run's KV cache, from its cache writes (0: none,
+  // or writes that disagree), for serving attention calls whose key input
+  // is the new tokens' and not the cache; made on first need (KvCacheBytes),
+  // so that a trace without such calls pays nothing.
+  mutable std::optional<int> kv_cache_bytes_;
   // MoE operators' routing records by host index (0: none).
   std::unordered_map<int, uint64_t> moe_routing_of_;
   // Kernel names by correlation id, made on first need (CatOf).
@@ -449,14 +451,6 @@ void Assembler::Build() {
                h.external_id >= 0) {
       op_of_external_.Emplace(static_cast<uint64_t>(h.external_id),
                                    static_cast<int32_t>(i));
-    }
-    if (h.kind == HostEvent::Kind::kModelledOp) {
-      // The KV cache's element size, one for the run (0: none or several).
-      const int bytes = KvCacheElementBytes(h.name, t_.InputsOf(h));
-      if (bytes > 0) {
-        kv_cache_bytes_ =
-            kv_cache_bytes_ < 0 || kv_cache_bytes_ == bytes ? bytes : 0;
-      }
     }
   }
   comm_of_external_.Reset(t_.comm_ops.size());
@@ -753,10 +747,24 @@ std::optional<ServingAttentionArgs> Assembler::AttentionArgsOf(
     const HostEvent& e) const {
   std::optional<ServingAttentionArgs> a =
       ServingAttentionArgsOf(e.name, t_.InputsOf(e));
-  if (a && kv_cache_bytes_ > 0 && !ServingAttentionKeyIsCache(e.name)) {
-    a->kv_bytes = kv_cache_bytes_;
+  if (a && !ServingAttentionKeyIsCache(e.name) && KvCacheBytes() > 0) {
+    a->kv_bytes = KvCacheBytes();
   }
   return a;
+}
+
+int Assembler::KvCacheBytes() const {
+  if (kv_cache_bytes_) return *kv_cache_bytes_;
+  int bytes = -1;
+  for (const HostEvent& h : t_.host) {
+    if (h.kind != HostEvent::Kind::kModelledOp || !IsKvCacheWriteOp(h.name)) {
+      continue;
+    }
+    const int b = KvCacheElementBytes(t_.InputsOf(h));
+    if (b > 0) bytes = bytes < 0 || bytes == b ? b : 0;
+  }
+  kv_cache_bytes_ = std::max(bytes, 0);
+  return *kv_cache_bytes_;
 }
 
 // The routing of MoE operator `h` (made on its first routing kernel); 0

@@ -535,7 +535,7 @@ std::optional<OpFigures> CacheWriteFigures(const OpInputs& in) {
   CacheWriteOp c;
   c.kv_elements = Elements(in.in[0]) + Elements(in.in[1]);
   c.source_element_bytes = TorchTypeBytes(in.in[0].type);
-  c.cache_element_bytes = TorchTypeBytes(in.in[2].type);
+  c.cache_element_bytes = KvCacheElementBytes(in);
   OpFigures f;
   f.min_bytes = CacheWriteMinBytes(c);
   if (f.min_bytes == 0) return std::nullopt;
@@ -781,11 +781,13 @@ bool ServingAttentionKeyIsCache(std::string_view name) {
   return op != nullptr && op->key_is_cache;
 }
 
-int KvCacheElementBytes(std::string_view name, const OpInputs& in) {
-  if (name != "_C_cache_ops::reshape_and_cache" &&
-      name != "_C_cache_ops::reshape_and_cache_flash") {
-    return 0;
-  }
+bool IsKvCacheWriteOp(std::string_view name) {
+  const FamilyOp* f = FamilyOpOf(name);
+  return f != nullptr && f->family == Family::kCacheWrite;
+}
+
+int KvCacheElementBytes(const OpInputs& in) {
+  // CacheWriteFigures' layout: the cache is the third input.
   return IsTensorInput(in, 2) ? TorchTypeBytes(in.in[2].type) : 0;
 }
 

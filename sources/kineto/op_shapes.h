@@ -77,10 +77,12 @@ std::optional<ServingAttentionArgs> ServingAttentionArgsOf(
 // Whether the call's key input is the paged cache itself (aiter's and
 // SGLang's ragged paged attention), not the new tokens' keys (vLLM's).
 bool ServingAttentionKeyIsCache(std::string_view name);
-// The element size of the KV cache a cache write writes into (vLLM's
-// _C_cache_ops::reshape_and_cache(_flash): key, value, key_cache, ...; an
-// fp8 cache is one byte); 0 for any other operator.
-int KvCacheElementBytes(std::string_view name, const OpInputs& inputs);
+// Whether the operator writes the KV cache (the cache-write family:
+// vLLM's _C_cache_ops::reshape_and_cache(_flash), SGLang's store_cache),
+// and the element size of the cache such a write's inputs (key, value,
+// key_cache, ...) name: an fp8 cache is one byte; 0 when unknown.
+bool IsKvCacheWriteOp(std::string_view name);
+int KvCacheElementBytes(const OpInputs& inputs);
 // nullopt when the step gives no sq/sk aggregates, or more tokens than
 // the call was given (the annotation is not this call's step).
 std::optional<OpFigures> ServingAttentionFigures(

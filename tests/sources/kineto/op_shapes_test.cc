@@ -416,9 +416,11 @@ TEST(OpShapesTest, KvCacheElementSize) {
   const OpInputs fp8 = Inputs({T({4, 1, 64}, kBf16), T({4, 1, 64}, kBf16),
                                T({1024, 16, 1, 64}, "unsigned char"),
                                T({1024, 16, 1, 64}, "unsigned char")});
-  EXPECT_EQ(KvCacheElementBytes("_C_cache_ops::reshape_and_cache_flash", fp8),
-            1);
-  EXPECT_EQ(KvCacheElementBytes("aten::copy_", fp8), 0);
+  EXPECT_TRUE(IsKvCacheWriteOp("_C_cache_ops::reshape_and_cache_flash"));
+  EXPECT_TRUE(IsKvCacheWriteOp("sglang::store_cache"));
+  EXPECT_FALSE(IsKvCacheWriteOp("aten::copy_"));
+  EXPECT_EQ(KvCacheElementBytes(fp8), 1);
+  EXPECT_EQ(KvCacheElementBytes(Inputs({T({4, 1, 64}, kBf16)})), 0);
   EXPECT_TRUE(ServingAttentionKeyIsCache("aiter::paged_attention_ragged"));
   EXPECT_FALSE(
       ServingAttentionKeyIsCache("vllm::unified_attention_with_output"));
