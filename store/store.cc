@@ -12,6 +12,7 @@
 
 #include "rooftrace_version.h"
 #include "base/command_name.h"
+#include "store/store_reader.h"
 
 namespace rooftrace {
 namespace {
@@ -30,6 +31,10 @@ int StoredPrecisionColumn(int p) {
       return p < kNumStoredPrecisions ? p : 0;
   }
 }
+
+// The writer writes the schema the reader reads: one bump, both sides.
+static_assert(kStoreSchemaVersion == kStoreSchemaMajor,
+              "store.h's schema version and store_reader.h's differ");
 
 constexpr char kSchema[] = R"sql(
 CREATE TABLE IF NOT EXISTS schema_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
