@@ -181,6 +181,20 @@ class CollectorIntegrationTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // A generated LLM trace of `decode_steps` decode steps as dir_/t.rft,
+  // with the kernels it holds in `kernels`; empty when it could not be
+  // written.
+  std::string WriteLlmTrace(int decode_steps, int64_t* kernels = nullptr) {
+    test_support::LlmTraceOptions o;
+    o.decode_steps = decode_steps;
+    test_support::TraceBuilder b(o.session);
+    test_support::GenerateLlmTrace(o, &b);
+    const std::string trace = dir_ + "/t.rft";
+    if (!b.WriteFile(trace).ok()) return std::string();
+    if (kernels) *kernels = static_cast<int64_t>(b.sent(wire::RECORD_KERNEL));
+    return trace;
+  }
+
   pid_t StartCollector(std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = {kCli, "collect", "--store", store_};
     if (extra.empty()) extra = {"--listen", "unix:" + sock_};
@@ -966,12 +980,8 @@ TEST_F(CollectorIntegrationTest, StoredStreamsLeaveNoRawFiles) {
 
 // --ingest into a full store: exit 3, the run says why, the file is kept.
 TEST_F(CollectorIntegrationTest, IngestIntoFullStoreExitsIncomplete) {
-  test_support::LlmTraceOptions o;
-  o.decode_steps = 60;
-  test_support::TraceBuilder b(o.session);
-  test_support::GenerateLlmTrace(o, &b);
-  const std::string trace = dir_ + "/t.rft";
-  ASSERT_TRUE(b.WriteFile(trace).ok());
+  const std::string trace = WriteLlmTrace(60);
+  ASSERT_FALSE(trace.empty());
   EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest", trace},
                        log_, {"ROOFTRACE_TEST_STORE_PAGE_BUDGET=0"})),
             3);
@@ -1260,12 +1270,8 @@ TEST_F(CollectorIntegrationTest, ForeignDatabaseIsLeftByteForByte) {
   WriteForeignDatabase(foreign);
   const std::string before = Slurp(foreign);
   ASSERT_GT(before.size(), 100u);
-  test_support::LlmTraceOptions o;
-  o.decode_steps = 1;
-  test_support::TraceBuilder b(o.session);
-  test_support::GenerateLlmTrace(o, &b);
-  const std::string trace = dir_ + "/t.rft";
-  ASSERT_TRUE(b.WriteFile(trace).ok());
+  const std::string trace = WriteLlmTrace(1);
+  ASSERT_FALSE(trace.empty());
   const std::string fake = "ROOFTRACE_INJECT_LIB=" + kTests +
                            "/librooftrace_fake_inject.so";
   const std::vector<std::vector<std::string>> commands = {
@@ -1446,12 +1452,10 @@ TEST_F(CollectorIntegrationTest, TcpNeedsAPrivateLongTokenUnlessInsecure) {
 // fix, and nothing is stored. (A FIFO was refused by name; before that,
 // opening it blocked for ever.)
 TEST_F(CollectorIntegrationTest, PipeAndStdinAreIngestedAsStreams) {
-  test_support::LlmTraceOptions o;
-  o.decode_steps = 4;
-  test_support::TraceBuilder b(o.session);
-  test_support::GenerateLlmTrace(o, &b);
-  const std::string trace = dir_ + "/t.rft";
-  ASSERT_TRUE(b.WriteFile(trace).ok());
+  int64_t kernels = 0;
+  const std::string trace = WriteLlmTrace(4, &kernels);
+  ASSERT_GT(kernels, 0);
+  ASSERT_FALSE(trace.empty());
   const std::string fifo = dir_ + "/trace.fifo";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   const pid_t from_fifo =
@@ -1469,7 +1473,7 @@ TEST_F(CollectorIntegrationTest, PipeAndStdinAreIngestedAsStreams) {
   StoreQuery q(store_);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 2);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"),
-            2 * static_cast<int64_t>(b.sent(wire::RECORD_KERNEL)));
+            2 * kernels);
   const std::string other = dir_ + "/other.sqlite";
   EXPECT_EQ(Wait(Spawn({"/bin/sh", "-c",
                         "cat " + store_ + " | " + kCli + " collect --store " +
@@ -1489,12 +1493,8 @@ TEST_F(CollectorIntegrationTest, PipeAndStdinAreIngestedAsStreams) {
 // were taken for a file that is not a store, and of four such ingests
 // three were refused with a misleading message.
 TEST_F(CollectorIntegrationTest, ConcurrentIngestsIntoANewStoreAllSucceed) {
-  test_support::LlmTraceOptions o;
-  o.decode_steps = 1;
-  test_support::TraceBuilder b(o.session);
-  test_support::GenerateLlmTrace(o, &b);
-  const std::string trace = dir_ + "/t.rft";
-  ASSERT_TRUE(b.WriteFile(trace).ok());
+  const std::string trace = WriteLlmTrace(1);
+  ASSERT_FALSE(trace.empty());
   std::vector<pid_t> ingests;
   for (int i = 0; i < 6; ++i) {
     ingests.push_back(Spawn({kCli, "collect", "--store", store_, "--ingest",
@@ -1517,12 +1517,8 @@ TEST_F(CollectorIntegrationTest, ConcurrentIngestsIntoANewStoreAllSucceed) {
 // there, after which A got "attempt to write a readonly database". Run as
 // root, B is uid 65534; otherwise the store is made read-only.
 TEST_F(CollectorIntegrationTest, AnotherUsersStoreIsRefusedWithoutSideFiles) {
-  test_support::LlmTraceOptions o;
-  o.decode_steps = 1;
-  test_support::TraceBuilder b(o.session);
-  test_support::GenerateLlmTrace(o, &b);
-  const std::string trace = dir_ + "/t.rft";
-  ASSERT_TRUE(b.WriteFile(trace).ok());
+  const std::string trace = WriteLlmTrace(1);
+  ASSERT_FALSE(trace.empty());
   ASSERT_EQ(Wait(Spawn({kCli, "collect", "--store", store_, "--ingest", trace},
                        log_)),
             0)
