@@ -11,29 +11,19 @@
 
 #include "pipeline/join.h"
 #include "pipeline/session.h"
+#include "tests/support/null_sink.h"
 
 namespace rooftrace {
 namespace {
 
 // Records what it is given; asks for `needs`.
-class RecordingSink : public RunSink {
+class RecordingSink : public test_support::NullSink {
  public:
   explicit RecordingSink(RowNeeds needs) : needs_(needs) {}
   RowNeeds Needs() const override { return needs_; }
-  StatusOr<int64_t> BeginRun(const RunRow&) override { return 1; }
-  Status FinishRun(const RunRow&, const ImportStats&) override {
-    return OkStatus();
-  }
-  Status AddRoof(const RoofRow&) override { return OkStatus(); }
-  StatusOr<int64_t> AddSession(const SessionRow&,
-                               const std::vector<DeviceRow>&) override {
-    return 1;
-  }
-  Status UpdateSession(const SessionRow&) override { return OkStatus(); }
   StatusOr<int64_t> AddGemmCall(const GemmCallRow&) override {
     return ++gemm_calls;
   }
-  Status AddStep(const StepRow&) override { return OkStatus(); }
   Status AddKernel(const KernelRow& k) override {
     kernels.push_back(k);
     shapes.emplace_back(k.shape);  // the view is valid during the call only
@@ -52,7 +42,6 @@ class RecordingSink : public RunSink {
     ++ranges;
     return OkStatus();
   }
-  Status EndWrite() override { return OkStatus(); }
 
   int64_t gemm_calls = 0, metrics = 0, copies = 0, ranges = 0;
   std::vector<KernelRow> kernels;

@@ -15,6 +15,7 @@
 #include "pipeline/session.h"
 #include "proto/field_numbers.h"
 #include "tests/support/h100_session.h"
+#include "tests/support/null_sink.h"
 
 namespace rooftrace {
 namespace {
@@ -225,35 +226,23 @@ TEST(SignatureFiguresTest, OperationFiguresAreInheritedWithItsShapeText) {
 
 // Keeps what the tests read of each kernel row (the row's views die with
 // the call).
-class KernelRowsSink : public RunSink {
+class KernelRowsSink : public test_support::NullSink {
  public:
   struct Row {
     int64_t correlation_id;
     std::string shape, flops_source, bytes_source;
     std::optional<int64_t> flops;
   };
-  StatusOr<int64_t> BeginRun(const RunRow&) override { return 1; }
   Status FinishRun(const RunRow& run, const ImportStats&) override {
     flops_sources = run.flops_sources;
     return OkStatus();
   }
-  Status AddRoof(const RoofRow&) override { return OkStatus(); }
-  StatusOr<int64_t> AddSession(const SessionRow&,
-                               const std::vector<DeviceRow>&) override {
-    return 1;
-  }
-  Status UpdateSession(const SessionRow&) override { return OkStatus(); }
-  StatusOr<int64_t> AddGemmCall(const GemmCallRow&) override { return 1; }
-  Status AddStep(const StepRow&) override { return OkStatus(); }
   Status AddKernel(const KernelRow& k) override {
     rows.push_back({k.correlation_id.value_or(0), std::string(k.shape),
                     std::string(k.flops_source), std::string(k.bytes_source),
                     k.flops});
     return OkStatus();
   }
-  Status AddKernelMetric(const KernelMetricRow&) override { return OkStatus(); }
-  Status AddMemcpy(const MemcpyRow&) override { return OkStatus(); }
-  Status AddNvtx(const NvtxRow&) override { return OkStatus(); }
   Status EndWrite() override {
     ++writes;
     return OkStatus();

@@ -17,6 +17,7 @@
 #include "pipeline/session.h"
 #include "proto/field_numbers.h"
 #include "tests/support/h100_session.h"
+#include "tests/support/null_sink.h"
 
 namespace rooftrace {
 namespace {
@@ -165,35 +166,23 @@ TEST(PmSampledBytesTest, SamplesDecideAndOwnCountersWin) {
 
 // ------------------------------------------------------ through windows
 
-class KernelRowsSink : public RunSink {
+class KernelRowsSink : public test_support::NullSink {
  public:
   struct Row {
     std::string bytes_source;
     std::optional<int64_t> dram_bytes, dram_read_bytes;
     bool operator==(const Row&) const = default;
   };
-  StatusOr<int64_t> BeginRun(const RunRow&) override { return 1; }
   Status FinishRun(const RunRow& run, const ImportStats& s) override {
     flops_sources = run.flops_sources;
     stats = s;
     return OkStatus();
   }
-  Status AddRoof(const RoofRow&) override { return OkStatus(); }
-  StatusOr<int64_t> AddSession(const SessionRow&,
-                               const std::vector<DeviceRow>&) override {
-    return 1;
-  }
-  Status UpdateSession(const SessionRow&) override { return OkStatus(); }
-  StatusOr<int64_t> AddGemmCall(const GemmCallRow&) override { return 1; }
-  Status AddStep(const StepRow&) override { return OkStatus(); }
   Status AddKernel(const KernelRow& k) override {
     rows[k.correlation_id.value_or(0)] = {std::string(k.bytes_source),
                                           k.dram_bytes, k.dram_read_bytes};
     return OkStatus();
   }
-  Status AddKernelMetric(const KernelMetricRow&) override { return OkStatus(); }
-  Status AddMemcpy(const MemcpyRow&) override { return OkStatus(); }
-  Status AddNvtx(const NvtxRow&) override { return OkStatus(); }
   Status EndWrite() override {
     ++writes;
     return OkStatus();

@@ -19,6 +19,7 @@
 #include "pipeline/session.h"
 #include "proto/field_numbers.h"
 #include "tests/support/h100_session.h"
+#include "tests/support/null_sink.h"
 
 namespace rooftrace {
 namespace {
@@ -265,36 +266,24 @@ TEST(SampledCountersTest, TraceModeAndImportsAreLeftAlone) {
 // ------------------------------------------------------ through windows
 
 // Keeps what the tests read of each kernel row.
-class KernelRowsSink : public RunSink {
+class KernelRowsSink : public test_support::NullSink {
  public:
   struct Row {
     std::string flops_source, bytes_source;
     std::optional<int64_t> flops, dram_bytes, dram_read_bytes;
     bool operator==(const Row&) const = default;
   };
-  StatusOr<int64_t> BeginRun(const RunRow&) override { return 1; }
   Status FinishRun(const RunRow& run, const ImportStats& stats) override {
     flops_sources = run.flops_sources;
     sampled = stats[ImportStat::k_kernels_sampled];
     return OkStatus();
   }
-  Status AddRoof(const RoofRow&) override { return OkStatus(); }
-  StatusOr<int64_t> AddSession(const SessionRow&,
-                               const std::vector<DeviceRow>&) override {
-    return 1;
-  }
-  Status UpdateSession(const SessionRow&) override { return OkStatus(); }
-  StatusOr<int64_t> AddGemmCall(const GemmCallRow&) override { return 1; }
-  Status AddStep(const StepRow&) override { return OkStatus(); }
   Status AddKernel(const KernelRow& k) override {
     rows[k.correlation_id.value_or(0)] = {
         std::string(k.flops_source), std::string(k.bytes_source), k.flops,
         k.dram_bytes, k.dram_read_bytes};
     return OkStatus();
   }
-  Status AddKernelMetric(const KernelMetricRow&) override { return OkStatus(); }
-  Status AddMemcpy(const MemcpyRow&) override { return OkStatus(); }
-  Status AddNvtx(const NvtxRow&) override { return OkStatus(); }
   Status EndWrite() override {
     ++writes;
     return OkStatus();
