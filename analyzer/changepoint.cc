@@ -28,47 +28,120 @@ Moments MomentsOf(const std::vector<double>& x, int begin, int end) {
   return m;
 }
 
-// The E-Divisive split of x[begin, end): the tau with the largest
-// q-hat(tau) = m k / (m + k) * E-hat, where E-hat is the energy distance
+// Counts and sums of the values of a set, indexed by their rank in the
+// segment (a Fenwick tree each), so that the summed distance from one
+// value to every member is two prefix queries: for v of rank r,
+//   sum |v - y| = v c - s + (S - s) - v (C - c)
+// with c, s the count and sum of the members ranked below r, C and S of
+// all of them. Equal values may fall on either side: they add 0 either way.
+class RankedSet {
+ public:
+  explicit RankedSet(int n) : count_(n + 1, 0), sum_(n + 1, 0.0) {}
+
+  void Add(int rank, double v, int sign) {
+    total_count_ += sign;
+    total_sum_ += sign * v;
+    for (int i = rank + 1; i < static_cast<int>(count_.size()); i += i & -i) {
+      count_[i] += sign;
+      sum_[i] += sign * v;
+    }
+  }
+
+  double DistanceSum(int rank, double v) const {
+    int c = 0;
+    double s = 0;
+    for (int i = rank; i > 0; i -= i & -i) {
+      c += count_[i];
+      s += sum_[i];
+    }
+    return (v * c - s) + ((total_sum_ - s) - v * (total_count_ - c));
+  }
+
+ private:
+  std::vector<int> count_;
+  std::vector<double> sum_;
+  int total_count_ = 0;
+  double total_sum_ = 0;
+};
+
+}  // namespace
+
+// q-hat(tau) for each split of x[begin, end) with min_seg runs a side:
+//   q-hat(tau) = m k / (m + k) * E-hat, where E-hat is the energy distance
 // (alpha = 1) between X = x[begin, tau) (m runs) and Y = x[tau, end)
 // (k runs):
 //   E-hat = 2/(m k) sum|X_i - Y_j| - 1/C(m,2) sum_{i<i'}|X_i - X_i'|
 //           - 1/C(k,2) sum_{j<j'}|Y_j - Y_j'|
 // (Matteson & James 2014, eq. 5-6, with the series' end as kappa, as
 // Otava does). The three sums are kept up to date as tau moves right, one
-// run at a time, so a segment of n runs costs O(n^2), not O(n^3).
-int BestSplit(const std::vector<double>& x, int begin, int end, int min_seg) {
+// run at a time; each move needs the summed distance from the moving run
+// to either side, which two rank-indexed sets give in O(log n), so a
+// segment of n runs costs O(n log n). (The sums run by run cost O(n^2):
+// 0.24 s of history_bench's 1,000 runs x 200 groups.) The values are
+// taken relative to the segment's first, which changes no distance and
+// keeps the sums small.
+std::vector<double> EnergySplitStatistics(const std::vector<double>& x,
+                                          int begin, int end, int min_seg) {
   const int first = begin + min_seg, last = end - min_seg;
+  std::vector<double> out;
+  if (first > last) return out;
+  const int n = end - begin;
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    v[i] = x[begin + i] - x[begin];
+    // Not a number has no rank: no split can be told (and none is better).
+    if (!std::isfinite(v[i])) {
+      return std::vector<double>(static_cast<size_t>(last - first + 1), NAN);
+    }
+  }
+  std::vector<int> order(static_cast<size_t>(n)), rank(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return v[a] != v[b] ? v[a] < v[b] : a < b;
+  });
+  for (int r = 0; r < n; ++r) rank[order[r]] = r;
+  RankedSet left(n), right(n);
   double within_left = 0, within_right = 0, cross = 0;
-  for (int i = begin; i < first; ++i) {
-    for (int j = i + 1; j < first; ++j) within_left += std::fabs(x[i] - x[j]);
-    for (int j = first; j < end; ++j) cross += std::fabs(x[i] - x[j]);
+  const int cut = first - begin;
+  for (int i = 0; i < cut; ++i) {
+    within_left += left.DistanceSum(rank[i], v[i]);
+    left.Add(rank[i], v[i], +1);
   }
-  for (int i = first; i < end; ++i) {
-    for (int j = i + 1; j < end; ++j) within_right += std::fabs(x[i] - x[j]);
+  for (int i = cut; i < n; ++i) {
+    within_right += right.DistanceSum(rank[i], v[i]);
+    right.Add(rank[i], v[i], +1);
   }
-  int best = first;
-  double best_q = -std::numeric_limits<double>::infinity();
-  for (int tau = first;; ++tau) {
-    const double m = tau - begin, k = end - tau;
+  for (int i = 0; i < cut; ++i) cross += right.DistanceSum(rank[i], v[i]);
+  out.reserve(static_cast<size_t>(last - first + 1));
+  for (int t = cut;; ++t) {
+    const double m = t, k = n - t;
     const double e = 2.0 * cross / (m * k) - within_left / (m * (m - 1) / 2) -
                      within_right / (k * (k - 1) / 2);
-    const double q = m * k / (m + k) * e;
-    // Strictly greater: on a tie the earlier split wins, deterministically.
-    if (q > best_q) {
-      best_q = q;
-      best = tau;
-    }
-    if (tau == last) break;
-    // Run tau moves from the right side to the left.
-    double to_left = 0, to_right = 0;
-    for (int i = begin; i < tau; ++i) to_left += std::fabs(x[i] - x[tau]);
-    for (int j = tau + 1; j < end; ++j) to_right += std::fabs(x[tau] - x[j]);
+    out.push_back(m * k / (m + k) * e);
+    if (begin + t == last) break;
+    // Run t moves from the right side to the left.
+    right.Add(rank[t], v[t], -1);
+    const double to_left = left.DistanceSum(rank[t], v[t]);
+    const double to_right = right.DistanceSum(rank[t], v[t]);
+    left.Add(rank[t], v[t], +1);
     within_left += to_left;
     within_right -= to_right;
     cross += to_right - to_left;
   }
-  return best;
+  return out;
+}
+
+namespace {
+
+// The E-Divisive split of x[begin, end): the tau with the largest q-hat.
+int BestSplit(const std::vector<double>& x, int begin, int end, int min_seg) {
+  const std::vector<double> q = EnergySplitStatistics(x, begin, end, min_seg);
+  int best = 0;
+  // Strictly greater: on a tie the earlier split wins, deterministically.
+  for (size_t i = 1; i < q.size(); ++i) {
+    if (q[i] > q[best]) best = static_cast<int>(i);
+  }
+  return begin + min_seg + best;
 }
 
 // The change point at `at` judged between the runs [begin, at) and

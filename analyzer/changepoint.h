@@ -53,6 +53,13 @@ struct ChangePoint {
 std::vector<ChangePoint> DetectChangePoints(const std::vector<double>& series,
                                             const ChangePointOptions& options);
 
+// E-Divisive's statistic q-hat for each split of series[begin, end) that
+// leaves at least `min_seg` runs a side, in split order (the first entry
+// splits at begin + min_seg); empty when there is no such split. The
+// split DetectChangePoints tries is the largest. O(n log n).
+std::vector<double> EnergySplitStatistics(const std::vector<double>& series,
+                                          int begin, int end, int min_seg);
+
 // The p-value a gate judges a group by: the smallest p-value of the change
 // points of a series of `runs` that are regressions (`higher_is_worse`: the
 // mean went up, as time per launch; else down, as % of roof) and touch the

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "analyzer/changepoint.h"
@@ -93,6 +94,63 @@ TEST(DetectChangePointsTest, NoiselessStepsAreFoundExactly) {
   EXPECT_LT(cps[0].pvalue, 1e-6);
   EXPECT_EQ(cps[0].runs_before, 20);
   EXPECT_EQ(cps[0].runs_after, 20);
+}
+
+// q-hat of one split straight from its definition (Matteson & James eq.
+// 5-6), every pair summed: what EnergySplitStatistics keeps up to date.
+double QHatByDefinition(const std::vector<double>& x, int begin, int tau,
+                        int end) {
+  double cross = 0, left = 0, right = 0;
+  for (int i = begin; i < tau; ++i) {
+    for (int j = tau; j < end; ++j) cross += std::fabs(x[i] - x[j]);
+    for (int j = i + 1; j < tau; ++j) left += std::fabs(x[i] - x[j]);
+  }
+  for (int i = tau; i < end; ++i) {
+    for (int j = i + 1; j < end; ++j) right += std::fabs(x[i] - x[j]);
+  }
+  const double m = tau - begin, k = end - tau;
+  const double e =
+      2 * cross / (m * k) - left / (m * (m - 1) / 2) - right / (k * (k - 1) / 2);
+  return m * k / (m + k) * e;
+}
+
+// The statistic kept up to date through rank-indexed sums equals its
+// definition at every split, on steps, drifts, noise and ties.
+TEST(EnergySplitStatisticsTest, EqualsTheDefinitionAtEverySplit) {
+  // Scenario: seeded series (a step, a drift, pure noise, values repeated
+  // from a few levels), whole and in a middle segment; min_seg 2 and 5.
+  std::vector<std::vector<double>> series;
+  SyntheticSeriesSpec step = Nightly();
+  step.base = 10000;
+  step.step_at = 31;
+  step.step = 0.05;
+  series.push_back(SyntheticSeries(step, 7));
+  SyntheticSeriesSpec drift = Nightly();
+  drift.drift_from = 10;
+  drift.drift_per_run = 0.003;
+  series.push_back(SyntheticSeries(drift, 8));
+  series.push_back(SyntheticSeries(Nightly(), 9));
+  std::vector<double> ties(60);
+  for (size_t i = 0; i < ties.size(); ++i) ties[i] = 100.0 + (i * 7) % 3;
+  series.push_back(ties);
+  for (const std::vector<double>& x : series) {
+    const int n = static_cast<int>(x.size());
+    for (const auto& [begin, end] : {std::pair{0, n}, std::pair{13, 47}}) {
+      for (int min_seg : {2, 5}) {
+        const std::vector<double> q =
+            EnergySplitStatistics(x, begin, end, min_seg);
+        ASSERT_EQ(q.size(), static_cast<size_t>(end - begin - 2 * min_seg + 1));
+        for (size_t i = 0; i < q.size(); ++i) {
+          const int tau = begin + min_seg + static_cast<int>(i);
+          const double want = QHatByDefinition(x, begin, tau, end);
+          EXPECT_NEAR(q[i], want, 1e-9 * (1 + std::fabs(want)))
+              << "split at " << tau << " of [" << begin << ", " << end << ")";
+        }
+      }
+    }
+  }
+  // Too short to split with min_seg runs a side: no statistic.
+  EXPECT_TRUE(EnergySplitStatistics(series[0], 0, 9, 5).empty());
 }
 
 // How many of `seeds` series of `spec` have a rising change point within
