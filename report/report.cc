@@ -297,15 +297,26 @@ Accumulator& Lookup(GroupMap& map, std::string_view key, bool* inserted) {
   return it->second;
 }
 
+// Most time first; equal times by key (layer.2 before layer.10), then in
+// the map's order. The rows are sorted by index and moved once: a GroupRow
+// is large, and swapping rows was a tenth of `history`'s time (1,000
+// reports of 200 groups).
 std::vector<GroupRow> SortedRows(const GroupMap& map, int64_t total_ns) {
   std::vector<GroupRow> rows;
   rows.reserve(map.size());
   for (const auto& [key, acc] : map) rows.push_back(acc.Finish(key, total_ns));
-  std::sort(rows.begin(), rows.end(), [](const GroupRow& a, const GroupRow& b) {
-    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
-    return NaturalLess(a.key, b.key);  // layer.2 before layer.10
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&rows](size_t a, size_t b) {
+    const GroupRow& x = rows[a];
+    const GroupRow& y = rows[b];
+    if (x.total_ns != y.total_ns) return x.total_ns > y.total_ns;
+    return NaturalLess(x.key, y.key);
   });
-  return rows;
+  std::vector<GroupRow> sorted;
+  sorted.reserve(rows.size());
+  for (size_t i : order) sorted.push_back(std::move(rows[i]));
+  return sorted;
 }
 
 }  // namespace
