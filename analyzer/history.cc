@@ -272,6 +272,11 @@ StatusOr<HistoryResult> BuildHistory(StoreReader& store,
   std::vector<size_t> named_by;                       // per group
   const bool by_kernels = options.group_by == GroupBy::kFamilyShape ||
                           options.group_by == GroupBy::kFamily;
+  // Groups by name, operator or category read the columns a grouping by
+  // family, shape, phase or range has no use for.
+  const bool grouping_columns = options.group_by != GroupBy::kKernel &&
+                                options.group_by != GroupBy::kOp &&
+                                options.group_by != GroupBy::kCategory;
   // The run whose kernels are being read, at `at` in h.runs. A run without
   // kernels adds to no series (and has no report).
   std::optional<ReportBuilder> builder;
@@ -330,7 +335,8 @@ StatusOr<HistoryResult> BuildHistory(StoreReader& store,
         builder->Add(k);
         ++h.runs[at].kernel_count;
         return OkStatus();
-      }));
+      }, grouping_columns ? StoreReader::KernelColumnSet::kGrouping
+                          : StoreReader::KernelColumnSet::kAll));
   RT_RETURN_IF_ERROR(finish_run());
   std::vector<size_t> order(h.groups.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;

@@ -358,14 +358,19 @@ namespace {
 
 // What ReadKernel reads: run_id (column 25) for reads of many runs, then
 // graph_node_id and `op` (the column, or NULL before schema 7).
-std::string KernelColumns(std::string_view op) {
-  return "SELECT kernel_id, name, demangled, family, shape, precision, "
-         "flops_source, bytes_source, bound, phase, nvtx_path, "
-         "duration_ns, start_ns, step_id, stream_id, device_id, "
-         "thread_id, correlation_id, flops, dram_bytes, "
-         "fraction_of_roof, roof_flops_per_s, end_ns, session_id, "
-         "token_count, run_id, graph_node_id, " +
-         std::string(op) + " FROM kernels ";
+// `all` false: NULL in place of the columns KernelColumnSet::kGrouping
+// leaves out, so that every column keeps its place.
+std::string KernelColumns(std::string_view op, bool all = true) {
+  auto col = [all](const char* name) { return all ? name : "NULL"; };
+  return std::string("SELECT ") + col("kernel_id") + ", name, " +
+         col("demangled") +
+         ", family, shape, precision, flops_source, bytes_source, bound, "
+         "phase, nvtx_path, duration_ns, start_ns, step_id, " +
+         col("stream_id") + ", device_id, " + col("thread_id") +
+         ", correlation_id, flops, dram_bytes, fraction_of_roof, " +
+         col("roof_flops_per_s") +
+         ", end_ns, session_id, token_count, run_id, graph_node_id, " +
+         (all ? std::string(op) : std::string("NULL")) + " FROM kernels ";
 }
 
 // Start order; a tie by id, so that both backends give one order (SQLite's
@@ -378,8 +383,8 @@ std::string KernelQuery(std::string_view op) {
 // The same for a batch of runs (RunsIn()), run by run in id order: SQLite's
 // index gives this order too, without sorting; PostgreSQL's sorts each run
 // (an incremental sort, the runs coming in order from the index).
-std::string RunsKernelQuery(std::string_view op) {
-  return KernelColumns(op) +
+std::string RunsKernelQuery(std::string_view op, bool all) {
+  return KernelColumns(op, all) +
          "WHERE run_id IN (%s) ORDER BY run_id, start_ns NULLS FIRST, "
          "kernel_id";
 }
@@ -545,9 +550,11 @@ Status StoreReader::EachRowOfRuns(const char* query,
 
 Status StoreReader::ForEachKernelOfRuns(
     const std::vector<int64_t>& run_ids,
-    const std::function<Status(const KernelRow&)>& fn) {
+    const std::function<Status(const KernelRow&)>& fn,
+    KernelColumnSet columns) {
   KernelRow k;
-  const std::string query = RunsKernelQuery(OpColumn());
+  const std::string query =
+      RunsKernelQuery(OpColumn(), columns == KernelColumnSet::kAll);
   return EachRowOfRuns(query.c_str(), SortedRuns(run_ids), "kernels",
                        [&](DbStatement* s) {
                          ReadKernel(s, &k);

@@ -111,8 +111,14 @@ class StoreReader {
   // one-run read above, run_id set. A few queries however many runs, not
   // one per run: on a PostgreSQL store every query costs round trips to
   // the server. A callback error stops the scan and is returned.
+  // `columns` kGrouping leaves out the columns a report grouped by family,
+  // shape, phase or NVTX range never reads (kernel_id, demangled,
+  // stream_id, thread_id, roof_flops_per_s, op: zero, empty or unset in
+  // the rows), which the database then neither reads nor sends.
+  enum class KernelColumnSet { kAll, kGrouping };
   Status ForEachKernelOfRuns(const std::vector<int64_t>& run_ids,
-                             const std::function<Status(const KernelRow&)>& fn);
+                             const std::function<Status(const KernelRow&)>& fn,
+                             KernelColumnSet columns = KernelColumnSet::kAll);
   Status ForEachStepOfRuns(const std::vector<int64_t>& run_ids,
                            const std::function<Status(const StepRow&)>& fn);
   // Filled: session_id, name, domain, path, kind, start_ns, end_ns,
