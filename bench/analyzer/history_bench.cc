@@ -6,7 +6,9 @@
 // without the server binaries), with the round trips the read cost and the
 // server's CPU time. Prints figures, never a timed test.
 //   build/bench/history_bench [--runs N] [--groups G] [--store PATH]
-//                             [--repeat R]
+//                             [--repeat R] [--keep]
+// --keep leaves the SQLite store in place (to profile `rooftrace history`
+// on it).
 // --repeat measures each backend R times, alternating, so that a loaded
 // machine's noise shows as a range.
 // One kernel launch per group and run (the read scales with kernels; the
@@ -75,7 +77,11 @@ double ServerCpu(pid_t postmaster) {
 
 // history --check on `store`: read and judge, then judge alone; with the
 // server's CPU time when `server` is its pid.
+// The store is opened inside the timed part, as the command opens it (on
+// PostgreSQL: the connection, the schema check and the runs).
 int Measure(const std::string& store, const char* backend, pid_t server = -1) {
+  const double server0 = server > 0 ? ServerCpu(server) : 0;
+  const double cpu0 = Cpu(), wall0 = Wall();
   rt::StoreReader reader;
   if (const rt::Status st = reader.Open(store, store); !st.ok()) {
     std::fprintf(stderr, "%s\n", st.message().c_str());
@@ -83,16 +89,13 @@ int Measure(const std::string& store, const char* backend, pid_t server = -1) {
   }
   rt::analyzer::HistoryOptions options;
   options.where = {{"branch", "main"}};
-  const int64_t trips0 = reader.round_trips();
-  const double server0 = server > 0 ? ServerCpu(server) : 0;
-  const double cpu0 = Cpu(), wall0 = Wall();
   auto h = rt::analyzer::BuildHistory(reader, store, options);
   if (!h.ok()) {
     std::fprintf(stderr, "%s\n", h.status().message().c_str());
     return 1;
   }
   const double cpu1 = Cpu(), wall1 = Wall();
-  const int64_t trips = reader.round_trips() - trips0;
+  const int64_t trips = reader.round_trips();
   char server_text[64] = "";
   if (server > 0) {
     std::snprintf(server_text, sizeof server_text, ", server %.3f s CPU",
@@ -103,7 +106,7 @@ int Measure(const std::string& store, const char* backend, pid_t server = -1) {
   rt::analyzer::JudgeHistory(&*h);
   const double cpu2 = Cpu(), wall2 = Wall();
   std::printf(
-      "history --check on %s: read and judge %.3f s CPU (%.3f s wall), of "
+      "history --check on %s: open, read and judge %.3f s CPU (%.3f s wall), of "
       "which judging %.3f s CPU (%.3f s wall); %lld round trips%s; %d of %d "
       "groups judged, %d regressed (the injected one: %s)\n",
       backend, cpu1 - cpu0, wall1 - wall0, cpu2 - cpu_judge,
@@ -160,16 +163,30 @@ rt::Status CopyStore(const std::string& from, const std::string& to) {
 
 int main(int argc, char** argv) {
   int runs = 1000, groups = 200, repeat = 1;
+  bool keep = false;
   // Named by the process, so that two benches at once do not share a file.
   std::string path = (std::filesystem::temp_directory_path() /
                       ("history_bench-" + std::to_string(getpid()) + ".sqlite"))
                          .string();
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--runs") runs = std::atoi(argv[i + 1]);
-    if (a == "--groups") groups = std::atoi(argv[i + 1]);
-    if (a == "--store") path = argv[i + 1];
-    if (a == "--repeat") repeat = std::max(1, std::atoi(argv[i + 1]));
+    const bool has_value = i + 1 < argc;
+    if (a == "--keep") {
+      keep = true;
+    } else if (a == "--runs" && has_value) {
+      runs = std::atoi(argv[++i]);
+    } else if (a == "--groups" && has_value) {
+      groups = std::atoi(argv[++i]);
+    } else if (a == "--store" && has_value) {
+      path = argv[++i];
+    } else if (a == "--repeat" && has_value) {
+      repeat = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr,
+                   "usage: history_bench [--runs N] [--groups G] "
+                   "[--store PATH] [--repeat R] [--keep]\n");
+      return a == "--help" ? 0 : 2;
+    }
   }
   double t0 = Wall();
   {
@@ -213,7 +230,7 @@ int main(int argc, char** argv) {
       if (const int rc = Measure(path, "SQLite"); rc != 0) return rc;
     }
     std::printf("PostgreSQL: not measured (%s)\n", error.c_str());
-    std::filesystem::remove(path);
+    if (!keep) std::filesystem::remove(path);
     return missing ? 0 : 1;
   }
   const std::string url = pg->CreateDatabase("history", &error);
@@ -231,6 +248,6 @@ int main(int argc, char** argv) {
     rc = Measure(path, "SQLite");
     if (rc == 0) rc = Measure(url, "PostgreSQL", pg->pid());
   }
-  std::filesystem::remove(path);
+  if (!keep) std::filesystem::remove(path);
   return rc;
 }
