@@ -255,6 +255,87 @@ void WriteManyRuns(const std::string& store, int runs) {
   ASSERT_TRUE((*db)->Commit().ok());
 }
 
+// The grouping read (history's) leaves out exactly the columns it names,
+// and gives every other column as the full read does.
+TEST_P(StoreBackendTest, GroupingReadLeavesOutOnlyItsColumns) {
+  ASSERT_TRUE(Store::Open(store_).ok());
+  {
+    auto db = OpenDbForWrite(store_);
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    ASSERT_TRUE((*db)->PrepareForWrites(false).ok());
+    ASSERT_TRUE((*db)->Begin().ok());
+    ASSERT_TRUE(
+        (*db)->Exec("INSERT INTO kernel_names (name_id, name, demangled, "
+                    "family) VALUES (1, '_Z4gemmv', 'gemm()', 'gemm')")
+            .ok());
+    ASSERT_TRUE((*db)->Exec("INSERT INTO runs (run_id, complete) VALUES (1, 1)")
+                    .ok());
+    ASSERT_TRUE(
+        (*db)->Exec(
+                 "INSERT INTO kernel_rows (kernel_id, run_id, session_id, "
+                 "correlation_id, device_id, stream_id, name_id, start_ns, "
+                 "end_ns, duration_ns, graph_node_id, thread_id, nvtx_path, "
+                 "shape, token_count, precision, flops, flops_source, "
+                 "dram_bytes, bytes_source, roof_flops_per_s, "
+                 "fraction_of_roof, bound, step_id, phase, op) VALUES (7, 1, "
+                 "2, 30, 1, 4, 1, 1000, 3000, 2000, 9, 55, 'step/layer', "
+                 "'m=8 n=64 k=64', 8, 'bf16_tc', 65536, 'analytic', 4096, "
+                 "'analytic', 1.5e12, 0.25, 'memory', 3, 'decode', "
+                 "'aten::mm')")
+            .ok());
+    ASSERT_TRUE((*db)->Commit().ok());
+  }
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(store_, store_).ok());
+  // Every column the reader fills, as text, with the leave-outs marked.
+  auto read = [&](StoreReader::KernelColumnSet columns) {
+    std::vector<std::string> out;
+    EXPECT_TRUE(
+        reader
+            .ForEachKernelOfRuns(
+                {1},
+                [&](const KernelRow& k) {
+                  auto i = [](std::optional<int64_t> v) {
+                    return v ? std::to_string(*v) : std::string("-");
+                  };
+                  auto d = [](std::optional<double> v) {
+                    return v ? std::to_string(*v) : std::string("-");
+                  };
+                  out = {std::to_string(k.kernel_id), std::string(k.name),
+                         std::string(k.demangled), std::string(k.family),
+                         std::string(k.shape), std::string(k.precision),
+                         std::string(k.flops_source),
+                         std::string(k.bytes_source), std::string(k.bound),
+                         std::string(k.phase), std::string(k.nvtx_path),
+                         std::to_string(k.duration_ns), i(k.start_ns),
+                         i(k.end_ns), i(k.step_id), i(k.stream_id),
+                         i(k.device_id), i(k.thread_id), i(k.correlation_id),
+                         i(k.flops), i(k.dram_bytes), d(k.fraction_of_roof),
+                         d(k.roof_flops_per_s), std::to_string(k.session_id),
+                         i(k.token_count), std::to_string(k.run_id),
+                         std::to_string(k.graph_node_id), std::string(k.op)};
+                  return OkStatus();
+                },
+                columns)
+            .ok());
+    return out;
+  };
+  const std::vector<std::string> all = read(StoreReader::KernelColumnSet::kAll);
+  std::vector<std::string> expected = all;
+  ASSERT_EQ(expected.size(), 28u);
+  EXPECT_EQ(all[0], "7");
+  EXPECT_EQ(all[2], "gemm()");
+  EXPECT_EQ(all[27], "aten::mm");
+  // kernel_id, demangled, stream_id, thread_id, roof_flops_per_s, op.
+  expected[0] = "0";
+  expected[2] = "";
+  expected[15] = "-";
+  expected[17] = "-";
+  expected[22] = "-";
+  expected[27] = "";
+  EXPECT_EQ(read(StoreReader::KernelColumnSet::kGrouping), expected);
+}
+
 // The reads of many runs (what history uses) give each asked run's rows
 // as its one-run read does, run by run in id order, whatever order the
 // ids come in, an id given twice once and one that is no run nothing; on
