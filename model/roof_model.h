@@ -106,14 +106,16 @@ std::string_view BoundName(Bound b);  // "unknown", "memory", ...
 
 // --------------------------------------------------------------- kernels
 
-// What is known about one kernel execution.
+// What is known about one kernel execution. (The two sources sit side by
+// side: one per kernel of a run is held until its rows are written, and
+// padding after each would cost 8 bytes a kernel.)
 struct KernelFacts {
   uint64_t duration_ns = 0;
   // FLOPs per Precision; all zero with flops_source kNone when unknown.
   std::array<uint64_t, kNumPrecisions> flops{};
-  Source flops_source = Source::kNone;
   // DRAM bytes moved (read + write); unknown when bytes_source is kNone.
   uint64_t dram_bytes = 0;
+  Source flops_source = Source::kNone;
   Source bytes_source = Source::kNone;
 };
 

@@ -116,7 +116,8 @@ void FillKernelRow(const RowContext& c, int64_t session_id,
   const KernelRecord& k = *jk.kernel;
   const NameInfo& name = j.names[jk.name];
   const KernelFacts& f = jk.facts;
-  const Annotation& a = jk.annotation;
+  // Annotated here, not kept per kernel from the join (join.h).
+  const Annotation a = j.AnnotationOf(jk);
   const JoinedGemm* g = jk.gemm >= 0 ? &j.gemms[jk.gemm] : nullptr;
   r->run_id = c.run_id;
   r->session_id = session_id;

@@ -104,12 +104,10 @@ SignatureFigures::Key SignatureFigures::KeyOf(const JoinedKernel& jk) const {
 }
 
 void SignatureFigures::Apply(JoinedSession* joined, const WriteScope* scope,
-                             const Roofs& roofs,
-                             const AnnotateOptions& annotate,
                              ImportStats* stats) {
   MapNames(*joined);
   Learn(*joined);
-  InheritAndCount(joined, scope, roofs, annotate, stats);
+  InheritAndCount(joined, scope, stats);
 }
 
 void SignatureFigures::Learn(const JoinedSession& j) {
@@ -160,8 +158,6 @@ void SignatureFigures::LearnOne(const JoinedKernel& k, Precision p,
 
 void SignatureFigures::InheritAndCount(JoinedSession* j,
                                        const WriteScope* scope,
-                                       const Roofs& roofs,
-                                       const AnnotateOptions& annotate,
                                        ImportStats* stats) const {
   // A window (most of a stream's) whose kernels without an op all have
   // names no carrier taught is passed over without touching its kernels.
@@ -196,7 +192,6 @@ void SignatureFigures::InheritAndCount(JoinedSession* j,
       f.bytes_source = Source::kInherited;
     }
     k.inherited_shape = &e.shape;
-    k.annotation = Annotate(f, roofs, annotate);
     j->any_inherited = true;
     if (stored) ++(*stats)[ImportStat::k_kernels_inherited];
   }

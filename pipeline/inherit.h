@@ -56,14 +56,12 @@ class SignatureFigures {
   // For one joined session or window, in order: learns the shape and
   // analytic figures of every carrier in it (held kernels of a window too:
   // learning the same shape twice changes nothing); gives every kernel
-  // without figures of its own those of its signature's one shape,
-  // re-annotated against `roofs` (its shape text points into this object,
-  // which must outlive the rows); then counts in `stats`, among the kernels
-  // a write with `scope` stores (nullptr: all), those that inherited
-  // (kernels_inherited) and those left blank by an ambiguous signature
-  // (kernels_signature_ambiguous).
+  // without figures of its own those of its signature's one shape (its
+  // shape text points into this object, which must outlive the rows);
+  // then counts in `stats`, among the kernels a write with `scope` stores
+  // (nullptr: all), those that inherited (kernels_inherited) and those left
+  // blank by an ambiguous signature (kernels_signature_ambiguous).
   void Apply(JoinedSession* joined, const WriteScope* scope,
-             const Roofs& roofs, const AnnotateOptions& annotate,
              ImportStats* stats);
 
   // Whether a kernel may inherit: nothing of its own gives it figures
@@ -106,7 +104,6 @@ class SignatureFigures {
   // Inherits and counts, with one lookup per kernel whose name has taught
   // a signature (this runs over every kernel of every window).
   void InheritAndCount(JoinedSession* joined, const WriteScope* scope,
-                       const Roofs& roofs, const AnnotateOptions& annotate,
                        ImportStats* stats) const;
 
   std::unordered_map<std::string, int> name_ids_;

@@ -187,7 +187,7 @@ class Joiner {
     IndexCounters();
     IndexMetrics();
     JoinKernels();
-    AnnotateKernels();
+    FillFacts();
     JoinCopies();
     JoinRanges();
     CountLeftovers();
@@ -210,6 +210,8 @@ class Joiner {
     out_.any_inherited = false;
     out_.any_sampled = false;
     out_.sampled.clear();
+    out_.roofs = roofs_;
+    out_.annotate = annotate_;
   }
 
   void IndexLaunches() {
@@ -460,7 +462,10 @@ class Joiner {
     }
   }
 
-  void AnnotateKernels() {
+  // Each kernel's duration and figures: its counters', else the analytic
+  // ones of the call or op it carries. (It is annotated when its row is
+  // emitted: JoinedSession::AnnotationOf.)
+  void FillFacts() {
     for (size_t i = 0; i < out_.kernels.size(); ++i) {
       JoinedKernel& jk = out_.kernels[i];
       KernelFacts& f = jk.facts;
@@ -494,7 +499,6 @@ class Joiner {
                                                   : Precision::kUnknown,
                       o.min_bytes);
       }
-      jk.annotation = Annotate(f, roofs_, annotate_);
     }
   }
 

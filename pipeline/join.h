@@ -62,9 +62,11 @@ struct JoinedKernel {
   int metrics_begin = 0, metrics_end = 0;
   int name = -1;                            // index into names
   int nvtx_path = -1;                       // index into paths
-  KernelFacts facts;
-  Annotation annotation;
   int step = -1;
+  // What is known of the kernel. Its annotation is not kept beside it: a
+  // row is annotated as it is emitted (JoinedSession::AnnotationOf), which
+  // saves a third of this struct per kernel of a whole-run join.
+  KernelFacts facts;
   // Set by SignatureFigures (pipeline/inherit.h) when this kernel inherited
   // figures: the shape text they are of, owned by the SignatureFigures.
   const std::string* inherited_shape = nullptr;
@@ -123,6 +125,10 @@ struct JoinScratch {
 
 struct JoinedSession {
   std::vector<JoinedKernel> kernels;
+  // What the kernels are annotated against (JoinInto's arguments, copied:
+  // the caller's roofs may be a temporary).
+  Roofs roofs;
+  AnnotateOptions annotate;
   std::vector<JoinedGemm> gemms;
   std::vector<JoinedOp> ops;
   // Indexes of Session::metrics() grouped by correlation id (kernels point
@@ -140,6 +146,13 @@ struct JoinedSession {
   // What kernels[i].sampled points at (a deque: entries stay put).
   std::deque<SampledFigures> sampled;
   JoinScratch scratch;
+
+  // The annotation of kernel `k` against `roofs`: a pure function of its
+  // facts, so the same whenever it is asked for, once the facts are final
+  // (after SampledCounters, SignatureFigures and PmSampledBytes).
+  Annotation AnnotationOf(const JoinedKernel& k) const {
+    return Annotate(k.facts, roofs, annotate);
+  }
 };
 
 // 'm=8 n=4096 k=4096 batch=1': how a kernel row names its GEMM's shape.

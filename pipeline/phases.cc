@@ -276,29 +276,34 @@ RawSteps SplitAtNvtxRoots(const PhaseInput& in,
 
 // A step ends at each pause between launches longer than
 // max(min_host_gap_ns, host_gap_factor x the median launch interval).
+// `by_host` is the kernels in start order (SplitRawSteps' `order`, which
+// it gives up): this split runs for a whole import without steps, where
+// a copy of the order, the gaps grown by doubling and a second copy of
+// them for the median cost 20 to 30 bytes a kernel beside everything the
+// join holds; now the gaps alone (8), freed before the split.
 RawSteps SplitAtHostGaps(const PhaseInput& in, const PhaseOptions& opt,
-                         const std::vector<uint32_t>& order) {
+                         std::vector<uint32_t> by_host) {
   auto host = [&](uint32_t i) {
     return in.kernels[i].host_ns ? in.kernels[i].host_ns
                                  : in.kernels[i].start_ns;
   };
-  std::vector<uint32_t> by_host = order;
   const auto by_host_time = [&](uint32_t a, uint32_t b) {
     return host(a) < host(b);
   };
   if (!std::is_sorted(by_host.begin(), by_host.end(), by_host_time)) {
     std::stable_sort(by_host.begin(), by_host.end(), by_host_time);
   }
-  std::vector<uint64_t> gaps;
-  for (size_t i = 1; i < by_host.size(); ++i) {
-    gaps.push_back(host(by_host[i]) - host(by_host[i - 1]));
-  }
+  auto gap_before = [&](size_t i) {
+    return host(by_host[i]) - host(by_host[i - 1]);
+  };
   uint64_t threshold = opt.min_host_gap_ns;
-  if (!gaps.empty()) {
-    std::vector<uint64_t> sorted = gaps;
-    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2,
-                     sorted.end());
-    const double median = static_cast<double>(sorted[sorted.size() / 2]);
+  if (by_host.size() > 1) {
+    // Reordered by nth_element; the split below takes each gap again.
+    std::vector<uint64_t> gaps(by_host.size() - 1);
+    for (size_t i = 1; i < by_host.size(); ++i) gaps[i - 1] = gap_before(i);
+    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2,
+                     gaps.end());
+    const double median = static_cast<double>(gaps[gaps.size() / 2]);
     threshold = std::max<uint64_t>(
         threshold, static_cast<uint64_t>(opt.host_gap_factor * median));
   }
@@ -306,7 +311,7 @@ RawSteps SplitAtHostGaps(const PhaseInput& in, const PhaseOptions& opt,
   raw.step.assign(in.kernels.size(), 0);
   int step = 0;
   for (size_t i = 0; i < by_host.size(); ++i) {
-    if (i > 0 && gaps[i - 1] > threshold) {
+    if (i > 0 && gap_before(i) > threshold) {
       ++step;
       raw.boundary.push_back("host_gap");
     }
@@ -340,7 +345,7 @@ RawSteps SplitRawSteps(const PhaseInput& in, const PhaseOptions& opt) {
       std::any_of(in.kernels.begin(), in.kernels.end(),
                   [](const PhaseInput::Kernel& k) { return k.nvtx_root != 0; });
   if (any_nvtx) return SplitAtNvtxRoots(in, order);
-  return SplitAtHostGaps(in, opt, order);
+  return SplitAtHostGaps(in, opt, std::move(order));
 }
 
 // Drops empty raw steps and merges GEMM-less ones into the next step with

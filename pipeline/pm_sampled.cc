@@ -31,8 +31,7 @@ std::string PmSampledLabel(const PmKernelCounts& c) {
 }
 
 void PmSampledBytes::Apply(const Session& session, JoinedSession* j,
-                           const WriteScope* scope, const Roofs& roofs,
-                           const AnnotateOptions& annotate, ImportStats* stats,
+                           const WriteScope* scope, ImportStats* stats,
                            RecordMask* drop) {
   // Sampling mode by its samples, whatever the Hello said: a process whose
   // CUDA started after its Hello went out in trace mode samples too.
@@ -107,7 +106,6 @@ void PmSampledBytes::Apply(const Session& session, JoinedSession* j,
       f.dram_bytes = out.dram_read_bytes + out.dram_write_bytes;
       f.bytes_source = Source::kPmSampled;
       k.sampled = &out;
-      k.annotation = Annotate(f, roofs, annotate);
       if (InScope(scope, k)) ++(*stats)[ImportStat::k_kernels_pm_sampled];
     }
 

@@ -51,16 +51,15 @@ class PmSampledBytes {
   // For one joined session or window of `session` (one with PM samples:
   // sampling mode, whatever its Hello said; others cost nothing):
   // attributes the samples it holds,
-  // gives the kernels their bytes (re-annotated against `roofs`; the label
-  // lives in joined->sampled) and counts, among the kernels a write with
-  // `scope` stores (nullptr: all), those given bytes (kernels_pm_sampled).
+  // gives the kernels their bytes (the label lives in joined->sampled) and
+  // counts, among the kernels a write with `scope` stores (nullptr: all),
+  // those given bytes (kernels_pm_sampled).
   // With `scope` null (the session's end) every sample is retired and
   // counted; with a scope, `drop` (the flush plan's) is told which samples
   // can go, those are counted, and the stored kernels that overlap the
   // samples kept are remembered.
   void Apply(const Session& session, JoinedSession* joined,
-             const WriteScope* scope, const Roofs& roofs,
-             const AnnotateOptions& annotate, ImportStats* stats,
+             const WriteScope* scope, ImportStats* stats,
              RecordMask* drop = nullptr);
   // The session ended (stored whole, or dropped): its spans are freed.
   void EndSession(const Session* session) { kept_.erase(session); }

@@ -123,13 +123,10 @@ Status RunRecorder::AddSession(Session* session) {
       session->flushed().flushes > 0 ? window_join_ : whole;
   JoinInto(session, roofs, options_.annotate, options_.phases, &joined);
   // Sampled counters first: a kernel that takes them inherits nothing.
-  sampled_.Apply(*session, &joined, nullptr, roofs, options_.annotate,
-                 &session->stats());
+  sampled_.Apply(*session, &joined, nullptr, &session->stats());
   sampled_.EndSession(session);
-  signatures_.Apply(&joined, nullptr, roofs, options_.annotate,
-                    &session->stats());
-  pm_sampled_.Apply(*session, &joined, nullptr, roofs, options_.annotate,
-                    &session->stats());
+  signatures_.Apply(&joined, nullptr, &session->stats());
+  pm_sampled_.Apply(*session, &joined, nullptr, &session->stats());
   pm_sampled_.EndSession(session);
   stats_.Add(session->stats());
   any_counters_ |= joined.any_counters;
@@ -267,12 +264,10 @@ Status RunRecorder::FlushSettled(Session* session, size_t window) {
   }
   // Held kernels inherit too (they are joined again next window); only the
   // stored ones are counted, with the plan's counts (which are kept).
-  sampled_.Apply(*session, &joined, &plan.scope, roofs, options_.annotate,
-                 &plan.unmatched);
-  signatures_.Apply(&joined, &plan.scope, roofs, options_.annotate,
-                    &plan.unmatched);
-  pm_sampled_.Apply(*session, &joined, &plan.scope, roofs, options_.annotate,
-                    &plan.unmatched, &plan.drop);
+  sampled_.Apply(*session, &joined, &plan.scope, &plan.unmatched);
+  signatures_.Apply(&joined, &plan.scope, &plan.unmatched);
+  pm_sampled_.Apply(*session, &joined, &plan.scope, &plan.unmatched,
+                    &plan.drop);
   Status s = NoteSession(*session, roofs);
   if (s.ok()) s = EmitRows(session, joined, &plan.scope, &rows_, sink_);
   if (!s.ok()) {

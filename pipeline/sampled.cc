@@ -130,9 +130,7 @@ void SampledCounters::Accumulate(Signature* s, size_t from) {
 }
 
 void SampledCounters::Apply(const Session& session, JoinedSession* j,
-                            const WriteScope* scope, const Roofs& roofs,
-                            const AnnotateOptions& annotate,
-                            ImportStats* stats) {
+                            const WriteScope* scope, ImportStats* stats) {
   // Only libinject's counters mode samples by signature. Trace mode has no
   // counters; an import's kernels without counters were not sampled by
   // this rule (ncu's or nsys' selection is their own).
@@ -215,7 +213,6 @@ void SampledCounters::Apply(const Session& session, JoinedSession* j,
     }
     out.label = label;
     k.sampled = &out;
-    k.annotation = Annotate(f, roofs, annotate);
     j->any_sampled = true;
     if (InScope(scope, k)) ++(*stats)[ImportStat::k_kernels_sampled];
   }

@@ -53,14 +53,13 @@ class SampledCounters {
   // For one joined session or window of `session`:
   // learns the counters of every kernel that has them and the correlation
   // id of every launch, then gives every kernel without counters that has
-  // a sample before it the sampled figures (re-annotated against `roofs`;
-  // the label lives in joined->sampled), and counts, among the kernels a
-  // write with `scope` stores (nullptr: all), those that took sampled
-  // figures (kernels_sampled). A session that is not in libinject's
+  // a sample before it the sampled figures (the label lives in
+  // joined->sampled), and counts, among the kernels a write with `scope`
+  // stores (nullptr: all), those that took sampled figures
+  // (kernels_sampled). A session that is not in libinject's
   // counters mode (trace mode, an import) is left alone and costs nothing.
   void Apply(const Session& session, JoinedSession* joined,
-             const WriteScope* scope, const Roofs& roofs,
-             const AnnotateOptions& annotate, ImportStats* stats);
+             const WriteScope* scope, ImportStats* stats);
   // The session ended (it is stored whole, or dropped): its samples are
   // freed. Sessions are told apart by address while they live.
   void EndSession(const Session* session) { sessions_.erase(session); }

@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
     const double b = CpuSeconds();
     rt::SampledCounters sampled;
     rt::ImportStats stats;
-    sampled.Apply(s, &j, nullptr, roofs, {}, &stats);
+    sampled.Apply(s, &j, nullptr, &stats);
     const double c = CpuSeconds();
     join_best = std::min(join_best, b - a);
     sampled_best = std::min(sampled_best, c - b);

@@ -235,6 +235,9 @@ class Assembler {
   // GEMM call id, or OpRecord op_id, per host event (0: none).
   std::vector<uint64_t> call_of_host_;
   std::vector<char> call_tried_;
+  // Built by BuildCapture(): link_of_launch_ and attention_of_launch_ are
+  // filled (for CapturedGraphs()); Build() alone leaves them empty.
+  bool capture_ = false;
   // Per kernel launch (host event): the GEMM call id and the op id its
   // operator gave (0: none), for CapturedGraphs().
   std::vector<std::pair<uint64_t, uint64_t>> link_of_launch_;
@@ -427,11 +430,17 @@ namespace {
 void Assembler::Build() {
   call_of_host_.assign(t_.host.size(), 0);
   call_tried_.assign(t_.host.size(), 0);
-  link_of_launch_.assign(t_.host.size(), {0, 0});
   step_state_.assign(t_.host.size(), 0);
-  attention_of_launch_.assign(t_.host.size(), -1);
   allreduce_of_launch_.assign(t_.host.size(), -1);
-  // Each index sized for what it will hold (its slots: 32 to 64 bytes an
+  // Only a capture trace's graphs (CapturedGraphs) read what each launch's
+  // operator gave it: a trace read for its sessions does without these 20
+  // bytes a host event, held at the import's peak beside every event and
+  // record.
+  if (capture_) {
+    link_of_launch_.assign(t_.host.size(), {0, 0});
+    attention_of_launch_.assign(t_.host.size(), -1);
+  }
+  // Each index sized for what it will hold (its slots: 24 to 48 bytes an
   // id), not for every host event.
   size_t launches = 0, ops = 0;
   for (const HostEvent& h : t_.host) {
@@ -459,6 +468,8 @@ void Assembler::Build() {
   }
   ReserveRecords();
   SweepHost();
+  // Read by StepOf() during the sweep only.
+  std::vector<int8_t>().swap(step_state_);
   AddGpuEvents();
   AddDevices();
 }
@@ -546,10 +557,12 @@ void Assembler::OnHostEvent(int h, std::vector<Open>* ranges,
       if (e.api_kind == en::kApiKernelLaunch) {
         const size_t links = s.records().op_links.size();
         LinkLaunch(*ops, s, &l, h, step);
-        link_of_launch_[h] = {
-            l.gemm_call_id, s.records().op_links.size() > links
-                                ? s.records().op_links.back().op_id
-                                : 0};
+        if (capture_) {
+          link_of_launch_[h] = {
+              l.gemm_call_id, s.records().op_links.size() > links
+                                  ? s.records().op_links.back().op_id
+                                  : 0};
+        }
       }
       s.records().launches.push_back(l);
       ++s.stats().received[en::kRecordLaunch];
@@ -608,7 +621,7 @@ void Assembler::LinkLaunch(const std::vector<Open>& ops, Session& s,
       } else if (IsServingAttentionOp(op.name)) {
         id = ServingAttentionOf(it->host, step);
         if (id == 0) {
-          attention_of_launch_[launch] = it->host;
+          if (capture_) attention_of_launch_[launch] = it->host;
           return;
         }
       } else {
@@ -1273,6 +1286,7 @@ Status Assembler::AttachCounters(RunRecorder* recorder) {
 }
 
 void Assembler::BuildCapture() {
+  capture_ = true;
   MakeProcesses();
   Build();
 }

@@ -89,7 +89,7 @@ Joined JoinAndInherit(Session* s, SignatureFigures* sig) {
   const Roofs roofs = RoofsFromDatasheet("NVIDIA H100 80GB HBM3");
   Joined out;
   JoinInto(s, roofs, {}, {}, &out.j);
-  sig->Apply(&out.j, nullptr, roofs, {}, &out.stats);
+  sig->Apply(&out.j, nullptr, &out.stats);
   return out;
 }
 
@@ -112,10 +112,11 @@ TEST(SignatureFiguresTest, KernelWithoutLaunchInheritsTheOneShape) {
   EXPECT_EQ(orphan.facts.dram_bytes, kBytes);
   ASSERT_NE(orphan.inherited_shape, nullptr);
   EXPECT_EQ(*orphan.inherited_shape, "m=4096 n=8 k=4096 batch=1");
-  ASSERT_TRUE(orphan.annotation.ai.has_value());
-  EXPECT_DOUBLE_EQ(*orphan.annotation.ai,
+  const Annotation a = r.j.AnnotationOf(orphan);
+  ASSERT_TRUE(a.ai.has_value());
+  EXPECT_DOUBLE_EQ(*a.ai,
                    static_cast<double>(kFlops) / static_cast<double>(kBytes));
-  EXPECT_EQ(orphan.annotation.precision, Precision::kFp16Tensor);
+  EXPECT_EQ(a.precision, Precision::kFp16Tensor);
   EXPECT_TRUE(r.j.any_inherited);
   EXPECT_EQ(r.stats[ImportStat::k_kernels_inherited], 1u);
   EXPECT_EQ(r.stats[ImportStat::k_kernels_signature_ambiguous], 0u);
@@ -138,7 +139,7 @@ TEST(SignatureFiguresTest, AmbiguousSignatureStaysBlankAndIsCounted) {
   EXPECT_EQ(orphan.facts.flops_source, Source::kNone);
   EXPECT_EQ(orphan.facts.bytes_source, Source::kNone);
   EXPECT_EQ(orphan.inherited_shape, nullptr);
-  EXPECT_FALSE(orphan.annotation.flops.has_value());
+  EXPECT_FALSE(r.j.AnnotationOf(orphan).flops.has_value());
   EXPECT_FALSE(r.j.any_inherited);
   EXPECT_EQ(r.stats[ImportStat::k_kernels_inherited], 0u);
   EXPECT_EQ(r.stats[ImportStat::k_kernels_signature_ambiguous], 1u);

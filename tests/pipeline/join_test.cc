@@ -81,9 +81,10 @@ TEST(JoinTest, OperationFiguresGoToItsLongestKernel) {
   EXPECT_EQ(small.facts.bytes_source, Source::kNone);
   EXPECT_EQ(j.ops[0].shape, "b=8 h=12 sq=128 sk=128 d=64");
   // 1e9 FLOP / 5e7 B = 20 FLOP/B, below the H100 bf16 ridge: memory bound.
-  ASSERT_TRUE(big.annotation.ai.has_value());
-  EXPECT_DOUBLE_EQ(*big.annotation.ai, 20.0);
-  EXPECT_EQ(big.annotation.bound, Bound::kMemory);
+  const Annotation a = j.AnnotationOf(big);
+  ASSERT_TRUE(a.ai.has_value());
+  EXPECT_DOUBLE_EQ(*a.ai, 20.0);
+  EXPECT_EQ(a.bound, Bound::kMemory);
   EXPECT_TRUE(j.any_analytic);
 }
 

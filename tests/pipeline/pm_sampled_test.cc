@@ -65,7 +65,7 @@ Joined JoinAndAttribute(Session* s, PmSampledBytes* pm) {
   const Roofs roofs = RoofsFromDatasheet("NVIDIA H100 80GB HBM3");
   Joined out;
   JoinInto(s, roofs, {}, {}, &out.j);
-  pm->Apply(*s, &out.j, nullptr, roofs, {}, &out.stats);
+  pm->Apply(*s, &out.j, nullptr, &out.stats);
   return out;
 }
 

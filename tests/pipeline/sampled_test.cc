@@ -72,7 +72,7 @@ Joined JoinAndSample(Session* s, SampledCounters* sampled) {
   const Roofs roofs = RoofsFromDatasheet("NVIDIA H100 80GB HBM3");
   Joined out;
   JoinInto(s, roofs, {}, {}, &out.j);
-  sampled->Apply(*s, &out.j, nullptr, roofs, {}, &out.stats);
+  sampled->Apply(*s, &out.j, nullptr, &out.stats);
   return out;
 }
 
@@ -111,8 +111,9 @@ TEST(SampledCountersTest, UnprofiledLaunchesTakeTheMeanOfEarlierSamples) {
   // Bytes 1500..1600 (6.5% of 1550), FLOPs 100..110 (9.5% of 105).
   EXPECT_NEAR(k[3].sampled->spread, 10.0 / 105.0, 1e-12);
   EXPECT_EQ(k[3].sampled->label, "counters (sampled 2 of 4, spread 9.5%)");
-  ASSERT_TRUE(k[3].annotation.ai.has_value());
-  EXPECT_DOUBLE_EQ(*k[3].annotation.ai, 105.0 / 1550.0);
+  const Annotation a3 = r.j.AnnotationOf(k[3]);
+  ASSERT_TRUE(a3.ai.has_value());
+  EXPECT_DOUBLE_EQ(*a3.ai, 105.0 / 1550.0);
 
   ASSERT_NE(k[5].sampled, nullptr);
   EXPECT_EQ(k[5].sampled->samples, 3u);
