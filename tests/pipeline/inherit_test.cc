@@ -16,6 +16,7 @@
 #include "proto/field_numbers.h"
 #include "tests/support/h100_session.h"
 #include "tests/support/null_sink.h"
+#include "tests/support/record_steps.h"
 
 namespace rooftrace {
 namespace {
@@ -287,23 +288,15 @@ void AddStep(Session* s, int step, int orphans, bool gemm) {
 // inherits, however long after the shape
 // was learned (steps 14-19 have no GEMM at all).
 TEST(SignatureFiguresTest, WindowsKeepWhatEarlierWindowsLearned) {
-  auto sink = std::make_unique<KernelRowsSink>();
-  KernelRowsSink* rows = sink.get();
-  RecorderOptions ro;
-  ro.origin = "test";
-  ro.flush_records = 24;
-  auto rec = RunRecorder::Create(ro, std::move(sink));
-  ASSERT_TRUE(rec.ok()) << rec.status().message();
-  Session s = MakeSession();
-  for (int step = 0; step < 20; ++step) {
-    AddStep(&s, step, 2, step >= 10 && step < 14);
-    ASSERT_TRUE((*rec)->MaybeFlush(&s).ok());
-  }
-  ASSERT_TRUE((*rec)->AddSession(&s).ok());
-  ASSERT_TRUE((*rec)->Finish().ok());
+  const auto recorded = test_support::RecordSteps<KernelRowsSink>(
+      MakeSession(), 20, 24, [](Session* s, int step) {
+        AddStep(s, step, 2, step >= 10 && step < 14);
+      });
+  const KernelRowsSink* rows = recorded.sink.get();
+  ASSERT_NE(rows, nullptr);
   // The test is about windows: several writes, the first before step 10.
   ASSERT_GT(rows->writes, 2);
-  const ImportStats stats = (*rec)->stats();
+  const ImportStats& stats = recorded.stats;
   ASSERT_GT(stats[ImportStat::k_windows_stored], 1u);
   ASSERT_EQ(rows->rows.size(), 40u + 4u);
   uint64_t blank = 0, inherited = 0;

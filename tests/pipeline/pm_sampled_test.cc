@@ -18,6 +18,7 @@
 #include "proto/field_numbers.h"
 #include "tests/support/h100_session.h"
 #include "tests/support/null_sink.h"
+#include "tests/support/record_steps.h"
 
 namespace rooftrace {
 namespace {
@@ -221,27 +222,10 @@ void AddStep(Session* s, int step) {
 }
 
 std::unique_ptr<KernelRowsSink> Record(size_t flush_records) {
-  auto sink = std::make_unique<KernelRowsSink>();
-  KernelRowsSink* rows = sink.get();
-  RecorderOptions ro;
-  ro.origin = "test";
-  ro.flush_records = flush_records;
-  auto rec = RunRecorder::Create(ro, std::move(sink));
-  EXPECT_TRUE(rec.ok()) << rec.status().message();
-  if (!rec.ok()) return nullptr;
-  Session s = MakeSession();
-  for (int step = 0; step < 20; ++step) {
-    AddStep(&s, step);
-    EXPECT_TRUE((*rec)->MaybeFlush(&s).ok());
-  }
-  EXPECT_TRUE((*rec)->AddSession(&s).ok());
-  EXPECT_TRUE((*rec)->Finish().ok());
-  auto out = std::make_unique<KernelRowsSink>();
-  out->rows = rows->rows;
-  out->writes = rows->writes;
-  out->stats = rows->stats;
-  out->flops_sources = rows->flops_sources;
-  return out;
+  return test_support::RecordSteps<KernelRowsSink>(
+             MakeSession(), 20, flush_records,
+             [](Session* s, int step) { AddStep(s, step); })
+      .sink;
 }
 
 // A long session stored in windows gives every row what the whole-session
