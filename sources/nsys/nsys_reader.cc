@@ -339,6 +339,24 @@ Status ReadProcesses(ExportInfo* info, bool need_ranks) {
   return OkStatus();
 }
 
+// `expr` over `table`'s first row into `*out`, when the export has the
+// table and its `column` (nsys versions differ); left as it is otherwise.
+Status ReadScalar(const ExportInfo& info, const char* table,
+                  const char* column, const char* expr, uint64_t* out) {
+  if (!info.tables.count(table)) return OkStatus();
+  RT_ASSIGN_OR_RETURN(const std::vector<std::string> cols,
+                      info.db->Columns(table));
+  if (std::find(cols.begin(), cols.end(), column) == cols.end()) {
+    return OkStatus();
+  }
+  RT_ASSIGN_OR_RETURN(Statement s, info.db->Prepare(
+                                       std::string("SELECT ") + expr +
+                                       " FROM " + table));
+  RT_ASSIGN_OR_RETURN(const bool row, s.Step());
+  if (row) *out = U64(s.Int(0));
+  return OkStatus();
+}
+
 Status ReadTargetInfo(ExportInfo* info) {
   const SqliteFile& db = *info->db;
   if (info->tables.count("TARGET_INFO_SYSTEM_ENV")) {
@@ -347,28 +365,11 @@ Status ReadTargetInfo(ExportInfo* info) {
     info->host = kv["Hostname"];
     info->driver_version = kv["CudaDriverVersion"];
   }
-  if (info->tables.count("TARGET_INFO_SESSION_START_TIME")) {
-    RT_ASSIGN_OR_RETURN(const std::vector<std::string> cols,
-                        db.Columns("TARGET_INFO_SESSION_START_TIME"));
-    if (std::find(cols.begin(), cols.end(), "utcEpochNs") != cols.end()) {
-      RT_ASSIGN_OR_RETURN(
-          Statement s,
-          db.Prepare("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME"));
-      RT_ASSIGN_OR_RETURN(const bool row, s.Step());
-      if (row) info->start_unix_ns = U64(s.Int(0));
-    }
-  }
-  if (info->tables.count("ANALYSIS_DETAILS")) {
-    RT_ASSIGN_OR_RETURN(const std::vector<std::string> cols,
-                        db.Columns("ANALYSIS_DETAILS"));
-    if (std::find(cols.begin(), cols.end(), "stopTime") != cols.end()) {
-      RT_ASSIGN_OR_RETURN(
-          Statement s,
-          db.Prepare("SELECT max(stopTime) FROM ANALYSIS_DETAILS"));
-      RT_ASSIGN_OR_RETURN(const bool row, s.Step());
-      if (row) info->stop_ns = U64(s.Int(0));
-    }
-  }
+  RT_RETURN_IF_ERROR(ReadScalar(*info, "TARGET_INFO_SESSION_START_TIME",
+                                "utcEpochNs", "utcEpochNs",
+                                &info->start_unix_ns));
+  RT_RETURN_IF_ERROR(ReadScalar(*info, "ANALYSIS_DETAILS", "stopTime",
+                                "max(stopTime)", &info->stop_ns));
   RT_RETURN_IF_ERROR(LoadLayout(info, "TARGET_INFO_GPU"));
   const Layout& gpu = info->layout("TARGET_INFO_GPU");
   if (gpu.present) {
