@@ -6,7 +6,6 @@
 // crash.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -20,6 +19,7 @@
 #include "analyzer/commands.h"
 #include "tests/support/stream_feed.h"
 #include "tests/support/test_store.h"
+#include "tests/support/write_file.h"
 #include "sources/rft/testing/trace_builder.h"
 
 namespace rooftrace {
@@ -382,11 +382,8 @@ TEST_F(TraceInputTest, GzipPastTheEnvironmentBudgetIsRefused) {
   while (text.size() < (4u << 20)) text += event;
   text += event.substr(0, event.size() - 2) + "]}\n";
   const std::string path = dir_ + "/bomb.json.gz";
-  gzFile f = gzopen(path.c_str(), "wb9");
-  ASSERT_NE(f, nullptr);
-  ASSERT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())),
-            static_cast<int>(text.size()));
-  gzclose(f);
+  test_support::WriteGzipFile(path, text);
+  ASSERT_FALSE(HasFailure());
   ASSERT_EQ(setenv("ROOFTRACE_MAX_DECOMPRESSED_MIB", "1", 1), 0);
   std::string out, err;
   const int analyzed = RunMain(AnalyzeMain, "analyze", {path}, &out, &err);

@@ -12,13 +12,13 @@
 #include <string>
 
 #include <sqlite3.h>
-#include <zlib.h>
 
 #include "collector/commands.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/stream_feed.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/write_file.h"
 #include "tests/support/test_store.h"
 
 namespace rooftrace {
@@ -60,13 +60,7 @@ class ImportCliTest : public ::testing::Test {
               "\"correlation\": " + c + "}}" + (i < kernels ? ",\n" : "\n");
     }
     text += "]}\n";
-    const std::string path = dir_.File(name);
-    gzFile f = gzopen(path.c_str(), "wb9");
-    EXPECT_NE(f, nullptr);
-    EXPECT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())),
-              static_cast<int>(text.size()));
-    gzclose(f);
-    return path;
+    return test_support::WriteGzipFile(dir_.File(name), text);
   }
   int Import(const std::vector<std::string>& args) {
     out_.clear();

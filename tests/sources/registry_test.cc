@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cstdio>
 #include <string>
@@ -16,6 +15,7 @@
 #include "store/store.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/write_file.h"
 
 namespace rooftrace {
 namespace {
@@ -28,18 +28,10 @@ using test_support::TraceBuilder;
 class RegistryTest : public ::testing::Test {
  protected:
   std::string WriteText(const std::string& name, const std::string& text) {
-    const std::string path = dir_.File(name);
-    FILE* f = std::fopen(path.c_str(), "wb");
-    std::fwrite(text.data(), 1, text.size(), f);
-    std::fclose(f);
-    return path;
+    return test_support::WriteTextFile(dir_.File(name), text);
   }
   std::string WriteGzip(const std::string& name, const std::string& text) {
-    const std::string path = dir_.File(name);
-    gzFile f = gzopen(path.c_str(), "wb");
-    gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
-    gzclose(f);
-    return path;
+    return test_support::WriteGzipFile(dir_.File(name), text);
   }
   std::string Trace() {
     LlmTraceOptions o;

@@ -10,7 +10,6 @@
 #include "sources/kineto/kineto_trace.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -20,6 +19,7 @@
 #include "sources/file_reader.h"
 #include "tests/support/real_data.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/write_file.h"
 
 namespace rooftrace::kineto {
 namespace {
@@ -247,18 +247,10 @@ TEST(KinetoTraceChunksTest, NonJsonValuesAreBlankedAndTheTextReadAgain) {
 class KinetoTraceStreamTest : public ::testing::Test {
  protected:
   std::string WriteText(const std::string& name, const std::string& text) {
-    const std::string path = dir_.File(name);
-    FILE* f = std::fopen(path.c_str(), "wb");
-    std::fwrite(text.data(), 1, text.size(), f);
-    std::fclose(f);
-    return path;
+    return test_support::WriteTextFile(dir_.File(name), text);
   }
   std::string WriteGzip(const std::string& name, const std::string& text) {
-    const std::string path = dir_.File(name);
-    gzFile f = gzopen(path.c_str(), "wb");
-    gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
-    gzclose(f);
-    return path;
+    return test_support::WriteGzipFile(dir_.File(name), text);
   }
   test_support::TempDir dir_{"kineto_stream"};
 };
