@@ -127,10 +127,7 @@ StatusOr<std::vector<std::string>> JobFiles(
 int AnalyzeJob(const std::vector<std::string>& inputs,
                const std::string& device_profile, const ReportOptions& base,
                const TraceExtras& extras, const std::string& format) {
-  auto fail = [](const std::string& message, int code = kExitUsage) {
-    std::cerr << "rooftrace analyze: " << message << "\n";
-    return code;
-  };
+  const CommandFailure fail{"rooftrace analyze"};
   StatusOr<std::vector<std::string>> files = JobFiles(inputs);
   if (!files.ok()) return fail(files.status().message());
   std::vector<Report> reports;
@@ -259,10 +256,7 @@ int AnalyzeMain(int argc, char** argv) {
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;
   }
-  auto fail = [](const std::string& message, int code = kExitUsage) {
-    std::cerr << "rooftrace analyze: " << message << "\n";
-    return code;
-  };
+  const CommandFailure fail{"rooftrace analyze"};
   if (inputs.empty()) {
     return fail("no input: pass a run store or a .rft trace, e.g. `rooftrace "
                 "analyze run.sqlite`");

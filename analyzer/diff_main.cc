@@ -100,10 +100,7 @@ int DiffMain(int argc, char** argv) {
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;
   }
-  auto fail = [](const std::string& message, int code = kExitUsage) {
-    std::cerr << "rooftrace diff: " << message << "\n";
-    return code;
-  };
+  const CommandFailure fail{"rooftrace diff"};
   if (base_path.empty() || cand_path.empty()) {
     return fail("needs two inputs: rooftrace diff BASELINE CANDIDATE");
   }

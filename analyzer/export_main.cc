@@ -54,10 +54,7 @@ int ExportMain(int argc, char** argv) {
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;
   }
-  auto fail = [](const std::string& message, int code = kExitUsage) {
-    std::cerr << "rooftrace export: " << message << "\n";
-    return code;
-  };
+  const CommandFailure fail{"rooftrace export"};
   if (input.empty()) return fail("no input: pass a run store or a .rft trace");
   if (perfetto.empty() == csv_dir.empty()) {
     return fail("pass exactly one of --perfetto FILE or --csv DIR");

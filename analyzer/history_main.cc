@@ -86,10 +86,7 @@ int HistoryMain(int argc, char** argv) {
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;
   }
-  auto fail = [](const std::string& message, int code = kExitUsage) {
-    std::cerr << "rooftrace history: " << message << "\n";
-    return code;
-  };
+  const CommandFailure fail{"rooftrace history"};
   if (input.empty()) {
     return fail("no store given: rooftrace history STORE (a store written by "
                 "profile -o, collect --store or import -o)");

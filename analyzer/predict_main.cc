@@ -237,10 +237,7 @@ int PredictMain(int argc, char** argv) {
     return *rc;
   }
   a.link_gb_given = vm.count("link-bandwidth") > 0;
-  auto fail = [](const std::string& message) {
-    std::cerr << "rooftrace predict: " << message << "\n";
-    return kExitUsage;
-  };
+  const CommandFailure fail{"rooftrace predict"};
   PredictOptions options;
   if (Status st = ToPredictOptions(a, builtins, &options); !st.ok()) {
     return fail(st.message());

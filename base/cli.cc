@@ -104,4 +104,9 @@ int PlaceholderMain(const std::string& command, const std::string& usage,
   return NotAvailable(command, reason);
 }
 
+int CommandFailure::operator()(const std::string& message, int code) const {
+  std::cerr << prefix << ": " << message << "\n";
+  return code;
+}
+
 }  // namespace rooftrace

@@ -36,6 +36,14 @@ struct CommandSpec {
   boost::program_options::options_description hidden{"Hidden"};
 };
 
+// How a command refuses: `fail("no input: ...")` prints "rooftrace NAME:
+// no input: ..." on stderr and gives the exit code to return (bad usage
+// unless said otherwise).
+struct CommandFailure {
+  std::string prefix;  // "rooftrace export"
+  int operator()(const std::string& message, int code = kExitUsage) const;
+};
+
 // Parses argv (argv[0] is the subcommand name). Adds -h/--help itself.
 // Returns std::nullopt when the command should run, otherwise the exit code
 // to return: 0 after printing help to `out`, 2 after printing the error and

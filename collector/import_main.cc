@@ -129,10 +129,7 @@ int ImportMain(int argc, char** argv) {
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
     return *rc;
   }
-  auto fail = [](const std::string& message) {
-    std::cerr << kName << ": " << message << "\n";
-    return kExitUsage;
-  };
+  const CommandFailure fail{kName};
   const auto labels = ParseKeyValues(label_words, "--label");
   if (!labels.ok()) return fail(labels.status().message());
   if (files.empty()) return fail("no trace file given; see --help");
