@@ -444,6 +444,22 @@ std::map<uint64_t, int> KernelsByCorrelation(
   return out;
 }
 
+// Checks that each of `launches` kernels arrived exactly once and that
+// CUPTI (the fake) dropped none; the last Stats packet, null (a failure)
+// when there is none.
+const pb::Stats* EveryKernelArrivedOnce(const std::vector<pb::Packet>& packets,
+                                        size_t launches) {
+  const std::map<uint64_t, int> kernels = KernelsByCorrelation(packets);
+  EXPECT_EQ(fake::Fake().dropped_total(), 0u);
+  EXPECT_EQ(kernels.size(), launches);
+  int twice = 0;
+  for (const auto& [correlation, n] : kernels) twice += n > 1;
+  EXPECT_EQ(twice, 0);
+  const pb::Stats* stats = LastStats(packets);
+  EXPECT_NE(stats, nullptr);
+  return stats;
+}
+
 // Run 7 on the H100 (docs/validation/2026-11-24-h100): 1,354 profiled
 // launches; every replayed kernel's activity record stays incomplete; the
 // sender's periodic flush came about once per ~30 launches (a flush a
@@ -467,13 +483,7 @@ TEST_F(CountersModeTest, ReplayedKernelsOfRun7AreAllRecordedOnce) {
     }
   }
   const std::vector<pb::Packet> packets = StopAndRead();
-  const std::map<uint64_t, int> kernels = KernelsByCorrelation(packets);
-  EXPECT_EQ(fake::Fake().dropped_total(), 0u);
-  EXPECT_EQ(kernels.size(), kLaunches);
-  int twice = 0;
-  for (const auto& [correlation, n] : kernels) twice += n > 1;
-  EXPECT_EQ(twice, 0);
-  const pb::Stats* stats = LastStats(packets);
+  const pb::Stats* stats = EveryKernelArrivedOnce(packets, kLaunches);
   ASSERT_NE(stats, nullptr);
   EXPECT_EQ(stats->cupti_records_dropped(), 0u);
   EXPECT_EQ(stats->activity_buffers_refused(), 0u);
@@ -518,13 +528,7 @@ TEST_F(CountersModeTest, SampledRunKeepsEveryKernelRecord) {
     if (i % 28 == 27) std::this_thread::sleep_for(std::chrono::milliseconds(60));
   }
   const std::vector<pb::Packet> packets = StopAndRead();
-  const std::map<uint64_t, int> kernels = KernelsByCorrelation(packets);
-  EXPECT_EQ(fake::Fake().dropped_total(), 0u);
-  EXPECT_EQ(kernels.size(), kLaunches);
-  int twice = 0;
-  for (const auto& [correlation, n] : kernels) twice += n > 1;
-  EXPECT_EQ(twice, 0);
-  const pb::Stats* stats = LastStats(packets);
+  const pb::Stats* stats = EveryKernelArrivedOnce(packets, kLaunches);
   ASSERT_NE(stats, nullptr);
   EXPECT_EQ(stats->cupti_records_dropped(), 0u);
   EXPECT_EQ(stats->activity_buffers_refused(), 0u);
