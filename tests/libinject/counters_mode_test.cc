@@ -26,6 +26,7 @@
 #include "libinject/tracer.h"
 #include "tests/libinject/counters/fake_range_profiler.h"
 #include "tests/libinject/fake_activity.h"
+#include "tests/libinject/mode_test.h"
 #include "tests/libinject/test_util.h"
 
 namespace rooftrace::inject {
@@ -45,25 +46,18 @@ constexpr uint32_t kEndCaptureCbid =
     CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000;
 CUcontext const kContext = reinterpret_cast<CUcontext>(0x5000);
 
-class CountersModeTest : public ::testing::Test {
+class CountersModeTest : public ModeTest {
  protected:
   void SetUp() override {
     g = FakeDevice{};
-    StatusOr<counters::CuptiProfilerApi> real =
-        counters::LoadCuptiProfilerApi(ROOFTRACE_CUPTI_LIBRARY);
-    ASSERT_TRUE(real.ok()) << real.status().message();
-    api_ = *real;
+    SetUpMode("counters_mode", InjectMode::kCounters, kContext);
+    if (HasFatalFailure()) return;
     counters::fake::InstallFakes(&api_);
-    dir_ = testing::MakeTempDir("counters_mode");
-    options_.config.sink.kind = SinkSpec::Kind::kFile;
-    options_.config.sink.path = dir_ + "/t.rft";
-    options_.config.mode = InjectMode::kCounters;
     // Every selected launch profiled, as most tests below count launches
     // of one kernel (SamplingPerSignatureIsTheDefault puts the defaults
     // back).
     options_.config.counters_first = 0;
     options_.config.counters_every = 0;
-    options_.flush_interval_ms = 5;
   }
 
   // Producer + tracer with counters mode attached the way Start() does it;
@@ -96,43 +90,8 @@ class CountersModeTest : public ::testing::Test {
     ASSERT_TRUE(mode.ok()) << mode.status().message();
     tracer_->AttachCounters(std::move(mode).value());
     ASSERT_TRUE(producer_->Start().ok());
-    CUpti_ResourceData created{};
-    created.context = kContext;
-    CuptiTracer::CallbackTrampoline(tracer_.get(), CUPTI_CB_DOMAIN_RESOURCE,
-                                    CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
-                                    &created);
+    CreateContext();
   }
-
-  // One API call through the callbacks (enter, then exit with `result`),
-  // with the API's parameter struct when given.
-  void Call(uint32_t cbid, uint32_t correlation, const char* symbol,
-            int result = 0, const void* params = nullptr) {
-    CUpti_CallbackData d{};
-    d.correlationId = correlation;
-    d.context = kContext;
-    d.symbolName = symbol;
-    d.functionName = "cudaLaunchKernel";
-    d.functionParams = params;
-    d.functionReturnValue = &result;
-    d.callbackSite = CUPTI_API_ENTER;
-    CuptiTracer::CallbackTrampoline(tracer_.get(), CUPTI_CB_DOMAIN_RUNTIME_API,
-                                    cbid, &d);
-    d.callbackSite = CUPTI_API_EXIT;
-    CuptiTracer::CallbackTrampoline(tracer_.get(), CUPTI_CB_DOMAIN_RUNTIME_API,
-                                    cbid, &d);
-  }
-
-  std::vector<pb::Packet> StopAndRead() {
-    EXPECT_TRUE(producer_->Stop());
-    tracer_.reset();
-    return testing::ReadTrace(options_.config.sink.path);
-  }
-
-  counters::CuptiProfilerApi api_;
-  std::string dir_;
-  ProducerOptions options_;
-  std::unique_ptr<Producer> producer_;
-  std::unique_ptr<CuptiTracer> tracer_;
 };
 
 std::map<uint64_t, pb::KernelCounters> CountersByCorrelation(
@@ -157,14 +116,6 @@ std::map<int, pb::RecordCount> Totals(const std::vector<pb::Packet>& packets) {
   std::map<int, pb::RecordCount> out;
   for (const auto& c : packets.back().goodbye().totals()) out[c.kind()] = c;
   return out;
-}
-
-const pb::Stats* LastStats(const std::vector<pb::Packet>& packets) {
-  const pb::Stats* last = nullptr;
-  for (const pb::Packet& p : packets) {
-    if (p.has_stats()) last = &p.stats();
-  }
-  return last;
 }
 
 // Three profiled launches come out as one KernelCounters each, keyed by

@@ -18,6 +18,7 @@
 #include "libinject/tracer.h"
 #include "tests/libinject/counters/fake_pm_sampling.h"
 #include "tests/libinject/counters/fake_range_profiler.h"
+#include "tests/libinject/mode_test.h"
 #include "tests/libinject/test_util.h"
 
 namespace rooftrace::inject {
@@ -36,23 +37,16 @@ CUptiResult FakeTimestamp(uint64_t* t) {
   return CUPTI_SUCCESS;
 }
 
-class SamplingModeTest : public ::testing::Test {
+class SamplingModeTest : public ModeTest {
  protected:
   void SetUp() override {
     counters::fake::g = counters::fake::FakeDevice{};
     pm = counters::fake_pm::FakePmDevice{};
-    StatusOr<counters::CuptiProfilerApi> real =
-        counters::LoadCuptiProfilerApi(ROOFTRACE_CUPTI_LIBRARY);
-    ASSERT_TRUE(real.ok()) << real.status().message();
-    api_ = *real;
+    SetUpMode("sampling_mode", InjectMode::kSampling, kContext);
+    if (HasFatalFailure()) return;
     counters::fake::InstallFakes(&api_);
     counters::fake_pm::InstallFakes(&api_);
-    dir_ = testing::MakeTempDir("sampling_mode");
-    options_.config.sink.kind = SinkSpec::Kind::kFile;
-    options_.config.sink.path = dir_ + "/t.rft";
-    options_.config.mode = InjectMode::kSampling;
     options_.config.sampling_interval_us = 50;
-    options_.flush_interval_ms = 5;
   }
 
   // Producer + tracer with sampling mode attached as Start() attaches it,
@@ -70,41 +64,14 @@ class SamplingModeTest : public ::testing::Test {
     tracer_->AttachSampling(std::move(mode).value());
     ASSERT_TRUE(producer_->Start().ok());
     before_ns_ = MonotonicNs();
-    CUpti_ResourceData created{};
-    created.context = kContext;
-    CuptiTracer::CallbackTrampoline(tracer_.get(), CUPTI_CB_DOMAIN_RESOURCE,
-                                    CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
-                                    &created);
+    CreateContext();
     after_ns_ = MonotonicNs();
   }
 
   void Launch(uint32_t correlation) {
-    int result = 0;
-    CUpti_CallbackData d{};
-    d.correlationId = correlation;
-    d.context = kContext;
-    d.symbolName = "_Z3addPf";
-    d.functionName = "cudaLaunchKernel";
-    d.functionReturnValue = &result;
-    for (CUpti_ApiCallbackSite site : {CUPTI_API_ENTER, CUPTI_API_EXIT}) {
-      d.callbackSite = site;
-      CuptiTracer::CallbackTrampoline(tracer_.get(),
-                                      CUPTI_CB_DOMAIN_RUNTIME_API, kLaunchCbid,
-                                      &d);
-    }
+    Call(kLaunchCbid, correlation, "_Z3addPf");
   }
 
-  std::vector<pb::Packet> StopAndRead() {
-    EXPECT_TRUE(producer_->Stop());
-    tracer_.reset();
-    return testing::ReadTrace(options_.config.sink.path);
-  }
-
-  counters::CuptiProfilerApi api_;
-  std::string dir_;
-  ProducerOptions options_;
-  std::unique_ptr<Producer> producer_;
-  std::unique_ptr<CuptiTracer> tracer_;
   uint64_t before_ns_ = 0, after_ns_ = 0;
 };
 
@@ -118,13 +85,6 @@ std::vector<pb::PmSample> Samples(const std::vector<pb::Packet>& packets) {
   return out;
 }
 
-const pb::Stats* LastStats(const std::vector<pb::Packet>& packets) {
-  const pb::Stats* last = nullptr;
-  for (const pb::Packet& p : packets) {
-    if (p.has_stats()) last = &p.stats();
-  }
-  return last;
-}
 
 std::string Warnings(const std::vector<pb::Packet>& packets) {
   std::string out;
