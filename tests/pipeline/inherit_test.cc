@@ -15,6 +15,7 @@
 #include "pipeline/session.h"
 #include "proto/field_numbers.h"
 #include "tests/support/h100_session.h"
+#include "tests/support/joined_on_h100.h"
 #include "tests/support/null_sink.h"
 #include "tests/support/record_steps.h"
 
@@ -81,17 +82,11 @@ constexpr uint64_t kFlops = 268435456;
 constexpr uint64_t kBytes = 33685504;
 constexpr int kTc16 = static_cast<int>(Precision::kFp16Tensor);
 
-struct Joined {
-  JoinedSession j;
-  ImportStats stats;
-};
+using test_support::Joined;
 
 Joined JoinAndInherit(Session* s, SignatureFigures* sig) {
-  const Roofs roofs = RoofsFromDatasheet("NVIDIA H100 80GB HBM3");
-  Joined out;
-  JoinInto(s, roofs, {}, {}, &out.j);
-  sig->Apply(&out.j, nullptr, &out.stats);
-  return out;
+  return test_support::JoinOnH100(
+      s, [&](Joined* out) { sig->Apply(&out->j, nullptr, &out->stats); });
 }
 
 // Two GEMMs of the same shape launched normally, and one kernel of the same

@@ -17,6 +17,7 @@
 #include "pipeline/session.h"
 #include "proto/field_numbers.h"
 #include "tests/support/h100_session.h"
+#include "tests/support/joined_on_h100.h"
 #include "tests/support/null_sink.h"
 #include "tests/support/record_steps.h"
 
@@ -57,17 +58,12 @@ PmSampleRecord Sample(uint64_t start, double read, double write) {
   return p;
 }
 
-struct Joined {
-  JoinedSession j;
-  ImportStats stats;
-};
+using test_support::Joined;
 
 Joined JoinAndAttribute(Session* s, PmSampledBytes* pm) {
-  const Roofs roofs = RoofsFromDatasheet("NVIDIA H100 80GB HBM3");
-  Joined out;
-  JoinInto(s, roofs, {}, {}, &out.j);
-  pm->Apply(*s, &out.j, nullptr, &out.stats);
-  return out;
+  return test_support::JoinOnH100(s, [&](Joined* out) {
+    pm->Apply(*s, &out->j, nullptr, &out->stats);
+  });
 }
 
 // Kernel 1 runs alone for 30 us: its three samples are its own (exact).

@@ -19,6 +19,7 @@
 #include "pipeline/session.h"
 #include "proto/field_numbers.h"
 #include "tests/support/h100_session.h"
+#include "tests/support/joined_on_h100.h"
 #include "tests/support/null_sink.h"
 #include "tests/support/record_steps.h"
 
@@ -64,17 +65,12 @@ CounterRecord Counters(uint64_t corr, uint64_t read, uint64_t write,
   return c;
 }
 
-struct Joined {
-  JoinedSession j;
-  ImportStats stats;
-};
+using test_support::Joined;
 
 Joined JoinAndSample(Session* s, SampledCounters* sampled) {
-  const Roofs roofs = RoofsFromDatasheet("NVIDIA H100 80GB HBM3");
-  Joined out;
-  JoinInto(s, roofs, {}, {}, &out.j);
-  sampled->Apply(*s, &out.j, nullptr, &out.stats);
-  return out;
+  return test_support::JoinOnH100(s, [&](Joined* out) {
+    sampled->Apply(*s, &out->j, nullptr, &out->stats);
+  });
 }
 
 // Six launches of one elementwise signature; launches 2, 3 and 5 were
