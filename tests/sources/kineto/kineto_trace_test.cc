@@ -112,19 +112,29 @@ void ExpectSame(const KinetoTrace& a, const KinetoTrace& b) {
             b.counts.modelled_ops_without_shapes);
 }
 
+// Recorded Kineto traces (under ../shared/real-data) of training and
+// serving, plain and gzip, that the chunked and streamed reads must read as
+// the whole read does.
+constexpr const char* kRecordedTraces[] = {
+    "tracelens/tests/traces/h100/"
+    "gaunernst_bert-small-uncased__1016001.redacted.json.gz",
+    "hta/tests/data/critical_path/alexnet/"
+    "benchmark_result_2869224_1695835535_trace.json.gz",
+    "hta/tests/data/cupti_profiler/"
+    "benchmark_result_924719_1679055439_trace.json.gz",
+    "tracelens/tests/traces/inference/sglang_decode/"
+    "sglang_Qwen3-8B_decode.json.gz",
+    "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/"
+    "graph_execution.json.gz",
+    "nano-vllm-fork/profile_results/decode_gpu_0.json",
+    "deepseek-profile-data/train.json",
+};
+
 // Every recorded trace read in chunks of 4 KiB (hundreds of chunks) gives
 // what reading it whole gives.
 TEST(KinetoTraceChunksTest, RecordedTracesReadTheSameInChunks) {
   int read = 0;
-  for (const char* relative :
-       {"tracelens/tests/traces/h100/"
-        "gaunernst_bert-small-uncased__1016001.redacted.json.gz",
-        "hta/tests/data/critical_path/alexnet/"
-        "benchmark_result_2869224_1695835535_trace.json.gz",
-        "hta/tests/data/cupti_profiler/"
-        "benchmark_result_924719_1679055439_trace.json.gz",
-        "nano-vllm-fork/profile_results/decode_gpu_0.json",
-        "deepseek-profile-data/train.json"}) {
+  for (const char* relative : kRecordedTraces) {
     SCOPED_TRACE(relative);
     const std::string file = RealDataFile(relative);
     if (file.empty()) continue;
@@ -260,19 +270,7 @@ class KinetoTraceStreamTest : public ::testing::Test {
 // is read whole.
 TEST_F(KinetoTraceStreamTest, RecordedTracesStreamTheSame) {
   int read = 0;
-  for (const char* relative :
-       {"tracelens/tests/traces/h100/"
-        "gaunernst_bert-small-uncased__1016001.redacted.json.gz",
-        "hta/tests/data/critical_path/alexnet/"
-        "benchmark_result_2869224_1695835535_trace.json.gz",
-        "hta/tests/data/cupti_profiler/"
-        "benchmark_result_924719_1679055439_trace.json.gz",
-        "tracelens/tests/traces/inference/sglang_decode/"
-        "sglang_Qwen3-8B_decode.json.gz",
-        "tracelens/tests/traces/inference/vllm_prefilldecode_piecewise/"
-        "graph_execution.json.gz",
-        "nano-vllm-fork/profile_results/decode_gpu_0.json",
-        "deepseek-profile-data/train.json"}) {
+  for (const char* relative : kRecordedTraces) {
     SCOPED_TRACE(relative);
     const std::string file = RealDataFile(relative);
     if (file.empty()) continue;
