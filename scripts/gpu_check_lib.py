@@ -135,6 +135,19 @@ def compare_with_ncu(ours, theirs, flops_pct, bytes_pct, share):
     return ok, lines
 
 
+def all_zero(stats, names):
+    """Whether each statistic in `names` is in the store and 0, with one
+    ok/BAD line each (a missing one is BAD: it was never counted)."""
+    ok, lines = True, []
+    for name in names:
+        value = stats.get(name)
+        good = value is not None and value == 0
+        ok = ok and good
+        lines.append(f"{'ok ' if good else 'BAD'} {name} = "
+                     f"{'missing from the store' if value is None else value}")
+    return ok, lines
+
+
 def check_counters_run(stats, kernels, zero_duration, time_ns, dram_time_ns,
                        flops_time_ns, min_share):
     """A counters-mode run lost nothing: every NOTHING_LOST statistic is in
@@ -142,13 +155,7 @@ def check_counters_run(stats, kernels, zero_duration, time_ns, dram_time_ns,
     at least `min_share` of the GPU time has DRAM bytes from counters
     (measured or sampled). The share with FLOPs from counters is printed
     beside it (the default counter set has no CUDA-core FLOPs)."""
-    ok, lines = True, []
-    for name in NOTHING_LOST:
-        value = stats.get(name)
-        good = value is not None and value == 0
-        ok = ok and good
-        lines.append(f"{'ok ' if good else 'BAD'} {name} = "
-                     f"{'missing from the store' if value is None else value}")
+    ok, lines = all_zero(stats, NOTHING_LOST)
     good = kernels > 0
     ok = ok and good
     lines.append(f"{'ok ' if good else 'BAD'} kernels recorded: {kernels}")
@@ -207,13 +214,7 @@ def check_sampling_run(stats, time_ns, pm_time_ns, min_share):
     dropped, and at least `min_share` of the GPU time has DRAM bytes from
     PM sampling. The samples' fates (exact, split, unattributed) are
     printed."""
-    ok, lines = True, []
-    for name in SAMPLING_LOST:
-        value = stats.get(name)
-        good = value is not None and value == 0
-        ok = ok and good
-        lines.append(f"{'ok ' if good else 'BAD'} {name} = "
-                     f"{'missing from the store' if value is None else value}")
+    ok, lines = all_zero(stats, SAMPLING_LOST)
     got, sent = stats.get("pm_samples"), stats.get("producer_pm_samples")
     good = got is not None and sent is not None and got > 0 and got == sent
     ok = ok and good
