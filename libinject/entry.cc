@@ -6,9 +6,11 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "libinject/log.h"
 #include "libinject/nvtx_injection.h"
+#include "libinject/ops_route.h"
 #include "libinject/process.h"
 #include "libinject/tracer.h"
 
@@ -34,6 +36,23 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
   // ROOFTRACE_TRACE_OFF=nvtx (measuring only): NVTX calls stay no-ops.
   if (!producer->config().parts.nvtx) return 0;
   return rooftrace::inject::InstallNvtxHandlers(get_export_table);
+}
+
+// The ops route (ops_route.h): the injected Python startup hook hands over
+// a window of torch operators through ctypes. Returns the operators
+// accepted, or -1 when there is no producer (disabled, standing aside), so
+// that the hook turns itself off. Never throws; safe from any thread.
+__attribute__((visibility("default"))) long long RooftraceSubmitOps(
+    const char* buf, size_t len) {
+  Producer* producer = rooftrace::inject::CurrentProducer();
+  if (producer == nullptr) return -1;
+  const rooftrace::inject::OpsSubmitted done =
+      rooftrace::inject::SubmitOps(producer, buf, len);
+  if (done.malformed > 0) {
+    producer->Warn("ops route: " + std::to_string(done.malformed) +
+                   " operator records were malformed and skipped");
+  }
+  return static_cast<long long>(done.accepted);
 }
 
 }  // extern "C"

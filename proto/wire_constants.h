@@ -27,6 +27,13 @@ inline constexpr size_t kMaxFrameBytes = 64u << 20;
 // Longest varint for a 64-bit value.
 inline constexpr size_t kMaxVarintBytes = 10;
 
+// The NVTX domain of the ops route's operator ranges (libinject/ops_route.h):
+// each range is one torch operator, named "NAME<TAB>{ARGS}" where ARGS is a
+// JSON object with a Kineto cpu_op's record_shapes fields ("Input Dims",
+// "Input type", "Input Strides", "Concrete Inputs") and, for a
+// record_function range, "Scope": "user". Read by sources/rft/live_ops.h.
+inline constexpr char kTorchOpsDomain[] = "rooftrace.torch_ops";
+
 }  // namespace rooftrace::wire
 
 #endif  // ROOFTRACE_PROTO_WIRE_CONSTANTS_H_

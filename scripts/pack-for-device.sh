@@ -79,6 +79,8 @@ if [ -n "$slim" ]; then
   cp -r "$BUILD_DIR/devlibs" "$slim/"
   cp "$BUILD_DIR/bin/rooftrace" "$slim/bin/"
   cp "$BUILD_DIR"/lib/*.so "$slim/lib/"
+  # The ops route's Python startup hook (profile --ops torch).
+  cp -r "$BUILD_DIR/lib/python" "$slim/lib/"
   source scripts/gpu_tests.sh  # from the repository root (cd above)
   for t in "${GPU_TESTS[@]}"; do
     [ -x "$BUILD_DIR/tests/$t" ] && cp "$BUILD_DIR/tests/$t" "$slim/tests/"

@@ -333,7 +333,8 @@ std::set<std::string> Symbols(const std::string& flags) {
   return names;
 }
 
-// The library exports exactly its entry points and the cuBLAS hooks, and
+// The library exports exactly its entry points (the ops route's included)
+// and the cuBLAS hooks, and
 // needs no C++ runtime, CUDA, CUPTI or protobuf library at load time.
 TEST(HostSafetyTest, ExportsExactlyTheEntryPointsAndHooks) {
   const std::set<std::string> expected = {
@@ -350,7 +351,7 @@ TEST(HostSafetyTest, ExportsExactlyTheEntryPointsAndHooks) {
       "cublasHgemmStridedBatched_64", "cublasGemmStridedBatchedEx_64",
       "cublasSgemmBatched_64",      "cublasDgemmBatched_64",
       "cublasHgemmBatched_64",      "cublasGemmBatchedEx_64",
-      "cublasLtMatmul"};
+      "cublasLtMatmul",             "RooftraceSubmitOps"};
   EXPECT_EQ(Symbols("--defined-only"), expected);
   for (const std::string& u : Symbols("--undefined-only")) {
     EXPECT_EQ(u.find("GLIBCXX"), std::string::npos) << u;
