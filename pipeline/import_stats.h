@@ -84,7 +84,12 @@ namespace rooftrace {
   X(pm_samples_unattributed, "PM samples that overlapped no kernel (idle, " \
                              "copies)")                                    \
   X(kernels_pm_sampled, "kernels given DRAM bytes by PM sampling "          \
-                        "(pm-sampling (exact | attributed, error e%))")
+                        "(pm-sampling (exact | attributed, error e%))")      \
+  X(ops_received, "torch operators the ops route received (profile --ops "  \
+                  "torch)")                                                  \
+  X(ops_malformed, "operator ranges of the ops route that could not be "    \
+                   "read (skipped)")                                         \
+  X(kernels_from_ops, "kernels tied to an operator of the ops route")
 
 enum class ImportStat : int {
 #define ROOFTRACE_STAT_ENUM_(name, meaning) k_##name,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include "pipeline/flush.h"
 #include "pipeline/join.h"
@@ -110,6 +111,9 @@ Status RunRecorder::AddSession(Session* session) {
     return FailedPrecondition(session->name() + ": not stored: an earlier "
                               "write to the store failed (" +
                               write_error_.message() + ")");
+  }
+  if (options_.preparer != nullptr) {
+    RT_RETURN_IF_ERROR(options_.preparer->Prepare(session));
   }
   const Roofs& roofs = RoofsFor(FirstDevice(*session));
   // The join adds the session's unmatched_* counts to its statistics.
@@ -228,6 +232,12 @@ Status RunRecorder::MaybeFlush(Session* session, size_t open_sessions) {
     return OkStatus();
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (options_.preparer != nullptr && write_error_.ok() &&
+      options_.preparer->KeepWhole(*session)) {
+    // Held whole until it ends (SessionPreparer): never asked again.
+    session->flushed().next_flush_records = SIZE_MAX;
+    return OkStatus();
+  }
   if (!write_error_.ok()) {
     // Nothing more is written: drop the window so memory stays bounded
     // (the raw stream, if the caller keeps one, still has it).

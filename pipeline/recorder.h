@@ -48,6 +48,22 @@ namespace rooftrace {
 // forward steps of a small model, so that settled steps exist to store.
 inline constexpr size_t kMinWindowRecords = 4096;
 
+// Work a source does on a session's records before the pipeline joins
+// them. The live ops route's (sources/rft/live_ops.h) ties the operator
+// ranges a Python host sent to the kernels they launched and costs them
+// with the importer's op models. Called with the recorder's lock held, for
+// one session at a time.
+class SessionPreparer {
+ public:
+  virtual ~SessionPreparer() = default;
+  // Whether `session` must be joined whole when it ends, never in windows:
+  // a window stored early would miss what only arrives later (operators
+  // come after the kernels they launched). Asked when a window is due.
+  virtual bool KeepWhole(const Session& session) const = 0;
+  // Called once, when `session` has ended, before it is joined.
+  virtual Status Prepare(Session* session) = 0;
+};
+
 struct RecorderOptions {
   std::string origin;   // 'profile' | 'collect' | 'ingest:<file>'
   std::string command;  // profile: the command; else the first session's argv
@@ -77,6 +93,8 @@ struct RecorderOptions {
   // Where the rows go: not owned, must outlive the recorder (see also
   // Create()'s owned sink).
   RunSink* sink = nullptr;
+  // Run on every started session before it is joined; null: none.
+  std::shared_ptr<SessionPreparer> preparer;
 };
 
 class RunRecorder {

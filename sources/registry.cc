@@ -13,6 +13,7 @@
 #include "sources/kineto/kineto_source.h"
 #include "sources/ncu/ncu_source.h"
 #include "sources/nsys/nsys_source.h"
+#include "sources/rft/live_ops.h"
 #include "sources/rft/rft_source.h"
 
 namespace rooftrace {
@@ -104,6 +105,8 @@ StatusOr<SourceResult> ReadSourceInto(const TraceSource& source,
   ro.device_key = options.device_key;
   ro.flush_records = options.flush_records;
   ro.sink = sink;
+  // A stream's operator ranges (the ops route) are costed by the importer.
+  ro.preparer = LiveOpsPreparer(options);
   RT_ASSIGN_OR_RETURN(auto recorder, RunRecorder::Create(ro));
   // The file's hash is computed beside the read (the file is in the page
   // cache for both), on the other core.

@@ -184,6 +184,10 @@ class Assembler {
   // (counter_match.h) and adds them to their sessions. After Build().
   Status AttachCounters(RunRecorder* recorder);
   Status Hand(RunRecorder* recorder, SourceResult* result);
+  // The selected processes' sessions as Build() left them (not started,
+  // not handed to a recorder), for AssembleKinetoText.
+  std::vector<std::unique_ptr<Session>> TakeSessions();
+  std::string warning() const { return Warning(); }
   // Frees what only Build(), ApplyCaptures() and AttachCounters() use, so
   // that it is not held beside the join Hand() sets off.
   void ReleaseScratch();
@@ -1655,7 +1659,28 @@ Status Assembler::Hand(RunRecorder* recorder, SourceResult* result) {
   return OkStatus();
 }
 
+std::vector<std::unique_ptr<Session>> Assembler::TakeSessions() {
+  std::vector<std::unique_ptr<Session>> out;
+  for (ProcessState& p : processes_) {
+    if (p.selected && p.session != nullptr) out.push_back(std::move(p.session));
+  }
+  return out;
+}
+
 }  // namespace
+
+StatusOr<std::vector<std::unique_ptr<Session>>> AssembleKinetoText(
+    std::string text, size_t content_size, const std::string& name,
+    const SourceOptions& options, std::string* warning) {
+  text.resize(content_size + KinetoTrace::Padding(), '\0');
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<KinetoTrace> trace,
+                      KinetoTrace::Parse(std::move(text), content_size, name));
+  Assembler assembler(*trace, name, options);
+  RT_RETURN_IF_ERROR(assembler.Check());
+  assembler.Build();
+  if (warning != nullptr) *warning = assembler.warning();
+  return assembler.TakeSessions();
+}
 
 bool LooksLikeKinetoTrace(std::string_view head) {
   size_t i = 0;

@@ -25,8 +25,10 @@
 #ifndef ROOFTRACE_SOURCES_KINETO_KINETO_READER_H_
 #define ROOFTRACE_SOURCES_KINETO_KINETO_READER_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "pipeline/recorder.h"
@@ -44,6 +46,17 @@ bool LooksLikeKinetoTrace(std::string_view head);
 // recorder before the whole file has been parsed and checked.
 Status ReadKinetoTrace(const std::string& path, const SourceOptions& options,
                        RunRecorder* recorder, SourceResult* result);
+
+// The importer's assembly of a Kineto trace held in memory: `text`
+// (`content_size` bytes of JSON; it is padded here) parsed and assembled as
+// ReadKinetoTrace does, without counters or captures, into one session per
+// selected process, neither started nor handed to a recorder. The live ops
+// route (sources/rft/live_ops.h) builds such a trace from a live session so
+// that its operators are tied to kernels and costed by this same code.
+// `warning` (may be null) receives the import's warning text.
+StatusOr<std::vector<std::unique_ptr<Session>>> AssembleKinetoText(
+    std::string text, size_t content_size, const std::string& name,
+    const SourceOptions& options, std::string* warning);
 
 }  // namespace rooftrace::kineto
 

@@ -12,6 +12,7 @@
 #include "base/input_file.h"
 #include "sources/rft/ingest_internal.h"
 #include "proto/live_buffer.h"
+#include "sources/rft/live_ops.h"
 #include "sources/rft/live_recovery.h"
 #include "sources/rft/wire_session.h"
 #include "proto/framing.h"
@@ -287,6 +288,8 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   ro.device_profile_path = options.device_profile_path;
   ro.flush_records = options.flush_records;
   ro.sink = sink;
+  // Operator ranges (the ops route) are costed by the importer.
+  ro.preparer = LiveOpsPreparer(SourceOptions());
   RT_ASSIGN_OR_RETURN(auto recorder, RunRecorder::Create(ro));
   IngestResult result;
   Status read = IngestFileInto(trace_path, recorder.get(), &result,

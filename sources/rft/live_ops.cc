@@ -1,0 +1,341 @@
+#include "sources/rft/live_ops.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "proto/field_numbers.h"
+#include "proto/wire_constants.h"
+#include "sources/kineto/kineto_reader.h"
+
+namespace rooftrace {
+namespace {
+
+// Appends `s` as a JSON string literal. Bytes that are not printable ASCII
+// are written as \u00XX of their value: the text is only ever read back by
+// the importer, and a name keeps its length and position.
+void AppendString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(static_cast<char>(c));
+    } else if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\u%04x", c);
+      out->append(buf);
+    } else {
+      out->push_back(static_cast<char>(c));
+    }
+  }
+  out->push_back('"');
+}
+
+// Nanoseconds as Chrome-trace microseconds with three decimals (the
+// importer rounds them back to the same nanosecond).
+void AppendMicros(std::string* out, uint64_t ns) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+  out->append(buf);
+}
+
+void AppendUint(std::string* out, uint64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "%" PRIu64, v);
+  out->append(buf);
+}
+
+// The start of one complete ("X") event up to its args.
+void BeginEvent(std::string* out, std::string_view cat, std::string_view name,
+                uint64_t pid, uint64_t tid, uint64_t start_ns,
+                uint64_t end_ns) {
+  if (out->back() != '[') out->push_back(',');
+  out->append("{\"ph\":\"X\",\"cat\":\"");
+  out->append(cat);
+  out->append("\",\"name\":");
+  AppendString(out, name);
+  out->append(",\"pid\":");
+  AppendUint(out, pid);
+  out->append(",\"tid\":");
+  AppendUint(out, tid);
+  out->append(",\"ts\":");
+  AppendMicros(out, start_ns);
+  out->append(",\"dur\":");
+  AppendMicros(out, end_ns > start_ns ? end_ns - start_ns : 0);
+}
+
+// The CUDA call name the importer classifies as launch kind `kind`
+// (sources/nsys/cuda_api_names.h); empty for kinds it does not keep.
+std::string_view LaunchName(int32_t kind) {
+  switch (kind) {
+    case wire::enums::kApiKernelLaunch: return "cudaLaunchKernel";
+    case wire::enums::kApiGraphLaunch: return "cudaGraphLaunch";
+    case wire::enums::kApiMemcpy: return "cudaMemcpyAsync";
+    case wire::enums::kApiMemset: return "cudaMemsetAsync";
+    default: return "";
+  }
+}
+
+// One operator range read: its name and its args object's text.
+struct OpText {
+  std::string_view name, args;
+  bool annotation = false;  // a record_function range ("Scope": "user")
+};
+
+// Splits "NAME<TAB>{ARGS}" and checks ARGS is one JSON object; false for
+// anything else.
+bool ReadOpText(std::string_view text, simdjson::dom::parser* parser,
+                OpText* out) {
+  const size_t tab = text.rfind('\t');
+  if (tab == std::string_view::npos || tab == 0) return false;
+  out->name = text.substr(0, tab);
+  out->args = text.substr(tab + 1);
+  if (out->args.size() < 2 || out->args.front() != '{' ||
+      out->args.back() != '}') {
+    return false;
+  }
+  simdjson::dom::object object;
+  if (parser->parse(out->args.data(), out->args.size()).get(object) !=
+      simdjson::SUCCESS) {
+    return false;
+  }
+  std::string_view scope;
+  out->annotation =
+      object["Scope"].get(scope) == simdjson::SUCCESS && scope == "user";
+  return true;
+}
+
+// The largest key of `map` (0 when empty).
+template <typename Map>
+uint64_t MaxKey(const Map& map) {
+  uint64_t m = 0;
+  for (const auto& [k, v] : map) m = std::max<uint64_t>(m, k);
+  return m;
+}
+
+// Adds what the importer gave `from` (GEMM calls, operators, their links,
+// collectives' metrics) to `to`, under ids of its own. Returns the kernels'
+// correlation ids that received something.
+std::unordered_set<uint64_t> Transplant(const Session& from, Session* to) {
+  SessionRecords& rec = to->records();
+  // Strings: new ids above every id the live session has.
+  uint64_t next_iid = MaxKey(to->strings()) + 1;
+  std::unordered_map<uint64_t, uint64_t> iids;
+  auto iid = [&](uint64_t old) -> uint64_t {
+    if (old == 0) return 0;
+    auto [it, fresh] = iids.try_emplace(old, 0);
+    if (fresh) {
+      const std::string* s = from.String(old);
+      if (s == nullptr) return it->second;
+      it->second = next_iid++;
+      to->SetString(it->second, *s);
+    }
+    return it->second;
+  };
+  uint64_t call_base = 0, op_base = 0;
+  for (const GemmRecord& g : rec.gemms) call_base = std::max(call_base, g.call_id);
+  for (const GemmLink& l : rec.gemm_links) {
+    call_base = std::max(call_base, l.call_id);
+  }
+  for (const LaunchRecord& l : rec.launches) {
+    call_base = std::max(call_base, l.gemm_call_id);
+  }
+  for (const OpRecord& o : rec.ops) op_base = std::max(op_base, o.op_id);
+  // Launches libinject already tied to a cuBLAS call keep it.
+  std::unordered_set<uint64_t> cublas;
+  for (const LaunchRecord& l : rec.launches) {
+    if (l.gemm_call_id != 0) cublas.insert(l.correlation_id);
+  }
+  for (const GemmLink& l : rec.gemm_links) cublas.insert(l.correlation_id);
+
+  std::unordered_set<uint64_t> given;
+  std::unordered_set<uint64_t> calls_used;
+  auto link_call = [&](uint64_t corr, uint64_t call, uint64_t node) {
+    if (call == 0 || cublas.count(corr) != 0) return;
+    rec.gemm_links.push_back({corr, call_base + call, node});
+    calls_used.insert(call);
+    given.insert(corr);
+  };
+  for (const LaunchRecord& l : from.launches()) {
+    link_call(l.correlation_id, l.gemm_call_id, 0);
+  }
+  for (const GemmLink& l : from.gemm_links()) {
+    link_call(l.correlation_id, l.call_id, l.graph_node_id);
+  }
+  for (const GemmRecord& g : from.gemms()) {
+    if (calls_used.count(g.call_id) == 0) continue;
+    GemmRecord c = g;
+    c.call_id = call_base + g.call_id;
+    c.op_name_iid = iid(g.op_name_iid);
+    rec.gemms.push_back(c);
+  }
+  std::unordered_set<uint64_t> ops_used;
+  for (const OpLink& l : from.op_links()) {
+    rec.op_links.push_back({l.correlation_id, op_base + l.op_id,
+                            l.graph_node_id});
+    ops_used.insert(l.op_id);
+    given.insert(l.correlation_id);
+  }
+  for (const OpRecord& o : from.ops()) {
+    if (ops_used.count(o.op_id) == 0) continue;
+    OpRecord c = o;
+    c.op_id = op_base + o.op_id;
+    c.name_iid = iid(o.name_iid);
+    c.shape_iid = iid(o.shape_iid);
+    rec.ops.push_back(c);
+  }
+  for (const MetricRecord& m : from.metrics()) {
+    MetricRecord c = m;
+    c.name_iid = iid(m.name_iid);
+    c.unit_iid = iid(m.unit_iid);
+    rec.metrics.push_back(c);
+  }
+  return given;
+}
+
+class Preparer : public SessionPreparer {
+ public:
+  explicit Preparer(const SourceOptions& options) : options_(options) {}
+  bool KeepWhole(const Session& session) const override {
+    return HoldsOpsRanges(session);
+  }
+  Status Prepare(Session* session) override {
+    RT_ASSIGN_OR_RETURN(LiveOpsResult r, CostLiveOps(session, options_));
+    if (!r.warning.empty()) {
+      fprintf(stderr, "rooftrace: %s: ops route: %s\n",
+              session->name().c_str(), r.warning.c_str());
+    }
+    return OkStatus();
+  }
+
+ private:
+  SourceOptions options_;
+};
+
+// The string ids naming the ops route's domain in `session`.
+std::vector<uint64_t> OpsDomainIids(const Session& session) {
+  std::vector<uint64_t> out;
+  for (const auto& [iid, s] : session.strings()) {
+    if (s == wire::kTorchOpsDomain) out.push_back(iid);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool HoldsOpsRanges(const Session& session) {
+  const std::vector<uint64_t> domains = OpsDomainIids(session);
+  if (domains.empty()) return false;
+  for (const NvtxRecord& r : session.nvtx_ranges()) {
+    if (std::find(domains.begin(), domains.end(), r.domain_iid) !=
+        domains.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+StatusOr<LiveOpsResult> CostLiveOps(Session* session,
+                                    const SourceOptions& options) {
+  LiveOpsResult result;
+  const std::vector<uint64_t> domains = OpsDomainIids(*session);
+  if (domains.empty()) return result;
+  const uint64_t pid = session->header().pid;
+  std::string text = "{\"traceEvents\":[";
+  simdjson::dom::parser parser;
+  for (const NvtxRecord& r : session->nvtx_ranges()) {
+    const std::string* name = session->String(r.name_iid);
+    if (name == nullptr || r.end_ns < r.start_ns) continue;
+    const bool op = std::find(domains.begin(), domains.end(), r.domain_iid) !=
+                    domains.end();
+    if (!op) {
+      // The host's own NVTX ranges: annotations, as record_function's.
+      BeginEvent(&text, "user_annotation", *name, pid, r.thread_id,
+                 r.start_ns, r.end_ns);
+      text.append("}");
+      continue;
+    }
+    ++result.ops;
+    OpText t;
+    if (!ReadOpText(*name, &parser, &t)) {
+      ++result.malformed;
+      continue;
+    }
+    BeginEvent(&text, t.annotation ? "user_annotation" : "cpu_op", t.name,
+               pid, r.thread_id, r.start_ns, r.end_ns);
+    text.append(",\"args\":");
+    text.append(t.args);
+    text.append("}");
+  }
+  session->stats()[ImportStat::k_ops_received] += result.ops;
+  session->stats()[ImportStat::k_ops_malformed] += result.malformed;
+  if (result.ops == result.malformed) return result;
+  for (const LaunchRecord& l : session->launches()) {
+    const std::string_view name = LaunchName(l.kind);
+    if (name.empty()) continue;
+    BeginEvent(&text, "cuda_runtime", name, pid, l.thread_id, l.api_start_ns,
+               l.api_end_ns);
+    text.append(",\"args\":{\"correlation\":");
+    AppendUint(&text, l.correlation_id);
+    text.append("}}");
+  }
+  bool kernels = false;
+  for (const KernelRecord& k : session->kernels()) {
+    const std::string* name = session->String(k.name_iid);
+    BeginEvent(&text, "kernel", name != nullptr ? *name : "?", k.device_id,
+               k.stream_id, k.start_ns, k.end_ns);
+    text.append(",\"args\":{\"device\":");
+    AppendUint(&text, k.device_id);
+    text.append(",\"stream\":");
+    AppendUint(&text, k.stream_id);
+    text.append(",\"correlation\":");
+    AppendUint(&text, k.correlation_id);
+    text.append(",\"grid\":[");
+    for (int i = 0; i < 3; ++i) {
+      if (i > 0) text.push_back(',');
+      AppendUint(&text, k.grid[i]);
+    }
+    text.append("],\"block\":[");
+    for (int i = 0; i < 3; ++i) {
+      if (i > 0) text.push_back(',');
+      AppendUint(&text, k.block[i]);
+    }
+    text.append("]}}");
+    kernels = true;
+  }
+  text.append("]}");
+  // A host without GPU work (a CPU-only torch): operators are kept as
+  // ranges, nothing to cost.
+  if (!kernels) return result;
+  const size_t size = text.size();
+  StatusOr<std::vector<std::unique_ptr<Session>>> assembled =
+      kineto::AssembleKinetoText(std::move(text), size,
+                                 session->name() + " (ops route)", options,
+                                 &result.warning);
+  if (!assembled.ok()) {
+    return InternalError(session->name() + ": the ops route's operators could "
+                    "not be assembled: " + assembled.status().message());
+  }
+  std::unordered_set<uint64_t> given;
+  for (const std::unique_ptr<Session>& s : *assembled) {
+    for (uint64_t corr : Transplant(*s, session)) given.insert(corr);
+  }
+  for (const KernelRecord& k : session->kernels()) {
+    result.kernels += given.count(k.correlation_id);
+  }
+  session->stats()[ImportStat::k_kernels_from_ops] += result.kernels;
+  return result;
+}
+
+std::shared_ptr<SessionPreparer> LiveOpsPreparer(const SourceOptions& options) {
+  return std::make_shared<Preparer>(options);
+}
+
+}  // namespace rooftrace
