@@ -25,6 +25,7 @@
 #include "collector/server.h"
 #include "collector/server_limits.h"
 #include "collector/summary.h"
+#include "sources/rft/live_ops.h"
 
 namespace po = boost::program_options;
 
@@ -221,6 +222,8 @@ int Serve(const CollectOptions& co) {
     ro.origin = "collect";
     ro.device_profile_path = co.device_profile;
     ro.labels = co.labels;
+    // Operators of Python hosts (the ops route) are costed by the importer.
+    ro.preparer = LiveOpsPreparer(SourceOptions());
     rec = CreateStoreRecorder(ro, co.store);
   }
   if (!listening.ok() || !rec.ok()) {

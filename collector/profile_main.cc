@@ -36,6 +36,7 @@
 #include "collector/server.h"
 #include "collector/server_limits.h"
 #include "collector/summary.h"
+#include "sources/rft/live_ops.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -135,7 +136,10 @@ struct ProfileOptions {
   // yes: after the command, wait for every process it left running (and
   // its connection); no: only the grace for producers flushing at exit.
   std::string wait_descendants = "yes";
+  // The ops route (--ops): "torch" or "off".
+  std::string ops = "off";
   std::string exe, inject;  // resolved by CheckProfileOptions
+  std::string ops_hook;     // the startup hook's folder, for --ops torch
   std::vector<std::string> label_words;
   RunLabels labels;  // parsed by CheckProfileOptions
   // The embedded collector's limits on its peers, as given and checked.
@@ -154,6 +158,11 @@ Status CheckProfileOptions(ProfileOptions* o) {
   if (o->mode != "trace" && o->mode != "counters" && o->mode != "sampling") {
     return InvalidArgument("--mode " + o->mode +
                            ": use trace, counters or sampling");
+  }
+  if (o->ops != "torch" && o->ops != "off") {
+    return InvalidArgument("--ops " + o->ops +
+                           ": use torch (a Python host's torch operators) "
+                           "or off");
   }
   RT_ASSIGN_OR_RETURN(o->labels, ParseKeyValues(o->label_words, "--label"));
   if (o->sample_every < 1) {
@@ -198,6 +207,19 @@ Status CheckProfileOptions(ProfileOptions* o) {
         ": build rooftrace with CUDA (cmake -DROOFTRACE_WITH_CUDA=ON) or set "
         "ROOFTRACE_INJECT_LIB to librooftrace_inject.so");
   }
+  if (o->ops == "torch") {
+    // The hook is installed beside the library (<lib>/python).
+    const size_t slash = o->inject.rfind('/');
+    o->ops_hook = (slash == std::string::npos ? std::string(".")
+                                              : o->inject.substr(0, slash)) +
+                  "/python";
+    if (access((o->ops_hook + "/sitecustomize.py").c_str(), R_OK) != 0) {
+      return InvalidArgument(
+          "--ops torch: the Python startup hook is missing (" + o->ops_hook +
+          "/sitecustomize.py, installed beside the injection library): "
+          "rebuild rooftrace, or run without --ops");
+    }
+  }
   return OkStatus();
 }
 
@@ -218,7 +240,10 @@ std::vector<std::string> ChildEnvironment(const ProfileOptions& o,
         kv.rfind("ROOFTRACE_KERNEL_INCLUDE=", 0) == 0 ||
         kv.rfind("ROOFTRACE_SAMPLE_EVERY=", 0) == 0 ||
         kv.rfind("ROOFTRACE_BUFFER_MB=", 0) == 0 ||
-        kv.rfind("ROOFTRACE_ON_FULL=", 0) == 0) {
+        kv.rfind("ROOFTRACE_ON_FULL=", 0) == 0 ||
+        kv.rfind("ROOFTRACE_OPS=", 0) == 0 ||
+        (!o.ops_hook.empty() && (kv.rfind("PYTHONPATH=", 0) == 0 ||
+                                 kv.rfind("ROOFTRACE_INJECT_LIB=", 0) == 0))) {
       continue;
     }
     env.push_back(kv);
@@ -238,6 +263,15 @@ std::vector<std::string> ChildEnvironment(const ProfileOptions& o,
   env.push_back(std::string("ROOFTRACE_ON_FULL=") +
                 (o.lossless ? "wait" : "drop"));
   if (!o.kernels.empty()) env.push_back("ROOFTRACE_KERNEL_INCLUDE=" + o.kernels);
+  if (!o.ops_hook.empty()) {
+    // The ops route: our sitecustomize first on the path (it runs the
+    // host's own next), told where the library it hands operators to is.
+    const char* path = getenv("PYTHONPATH");
+    env.push_back("PYTHONPATH=" + o.ops_hook +
+                  (path && *path ? std::string(":") + path : std::string()));
+    env.push_back("ROOFTRACE_OPS=torch");
+    env.push_back("ROOFTRACE_INJECT_LIB=" + o.inject);
+  }
   return env;
 }
 
@@ -589,6 +623,8 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   ro.command = command;
   ro.device_profile_path = o.profile;
   ro.labels = o.labels;
+  // Operators of a Python host (--ops torch) are costed by the importer.
+  ro.preparer = LiveOpsPreparer(SourceOptions());
   auto rec = CreateStoreRecorder(ro, o.out);
   if (!rec.ok()) {
     fs::remove_all(dir);
@@ -744,6 +780,16 @@ int ProfileMain(int argc, char** argv) {
       "dropping: nothing is lost, but a host recording faster than "
       "rooftrace sends (a few million records/s per process) is slowed; a "
       "sender stalled for 1 s is given up on (drops counted)")(
+      "ops", po::value(&o.ops)->default_value(o.ops),
+      "torch: a Python CMD reports every torch operator it runs (name, "
+      "input dims, types, strides, scalars, thread, times) through a "
+      "startup hook that runs torch's own profiler with CPU activity only "
+      "(never a second CUPTI subscriber); each kernel is costed from the "
+      "operator that launched it, by the same op models as `import` of a "
+      "torch.profiler trace (flops/bytes source: analytic). A CMD that is "
+      "not Python, has no torch, or profiles itself runs as without it, "
+      "with one line saying why the route is off. Cost: docs/overhead.md. "
+      "off: kernels, cuBLAS shapes and NVTX only")(
       "device-profile", po::value(&o.profile),
       "calibrated roofs (rooftrace calibrate -o); default: datasheet")(
       "label", po::value(&o.label_words)->composing(),

@@ -29,6 +29,9 @@ PACKAGES=(
   clang libclang-rt-14-dev
   chromium
   valgrind
+  # The ops route's end-to-end test runs a real torch model (CPU build)
+  # under profile --ops torch.
+  python3-torch
 )
 
 missing=()
