@@ -69,6 +69,7 @@ class _Route:
         self.depth = 0
         self.sent = 0
         self.other_threads = 0
+        self.descs = {}
         self.lock = threading.Lock()
 
     # ---- profiler windows
@@ -127,43 +128,43 @@ class _Route:
             if e.name() == "rooftrace::window":
                 seq_tid = e.start_thread_id()
                 break
+        has_ns = bool(events) and hasattr(events[0], "start_ns")
+        has_strides = bool(events) and hasattr(events[0], "strides")
+        has_concrete = bool(events) and hasattr(events[0], "concrete_inputs")
+        has_scope = bool(events) and hasattr(events[0], "scope")
+        descs = self.descs
+        tid = self.native_tid
         lines = []
         for e in events:
-            name = e.name()
-            if name == "rooftrace::window":
-                continue
             if seq_tid is not None and e.start_thread_id() != seq_tid:
                 self.other_threads += 1
                 continue
-            if hasattr(e, "start_ns"):
-                start = e.start_ns()
-                dur = e.duration_ns()
+            name = e.name()
+            if name == "rooftrace::window":
+                continue
+            if has_ns:
+                begin = e.start_ns() - offset_ns
+                end = begin + e.duration_ns()
             else:
-                start = e.start_us() * 1000
-                dur = e.duration_us() * 1000
-            begin = start - offset_ns
+                begin = e.start_us() * 1000 - offset_ns
+                end = begin + e.duration_us() * 1000
             if begin <= 0:
                 continue
-            args = {}
             shapes = e.shapes()
-            if shapes:
-                args["Input Dims"] = shapes
-                args["Input type"] = e.dtypes()
-                strides = getattr(e, "strides", None)
-                if strides is not None:
-                    args["Input Strides"] = strides()
-                concrete = getattr(e, "concrete_inputs", None)
-                if concrete is not None:
-                    args["Concrete Inputs"] = [
-                        "" if c is None else str(c) for c in concrete()]
-            if getattr(e, "scope", None) is not None and \
-                    int(e.scope()) == _USER_SCOPE:
-                args["Scope"] = "user"
-            desc = name.replace("\t", " ") + "\t" + json.dumps(
-                args, separators=(",", ":"), default=str)
-            lines.append("%d %d %d 0\t%s\n" % (
-                begin, begin + dur, self.native_tid,
-                desc.replace("\n", " ")))
+            dtypes = e.dtypes()
+            strides = e.strides() if has_strides else None
+            concrete = e.concrete_inputs() if has_concrete else None
+            user = has_scope and int(e.scope()) == _USER_SCOPE
+            # Operators repeat with the same inputs (every layer, every
+            # step): each distinct one is described once.
+            key = (name, str(shapes), str(dtypes), str(strides),
+                   str(concrete), user)
+            desc = descs.get(key)
+            if desc is None:
+                desc = _describe(name, shapes, dtypes, strides, concrete, user)
+                if len(descs) < 100000:
+                    descs[key] = desc
+            lines.append("%d %d %d 0\t%s\n" % (begin, end, tid, desc))
         return lines
 
     # ---- when to end a window: after a top-level module call
@@ -190,6 +191,24 @@ class _Route:
         self.flush(restart=False)
         _say("off: the program starts torch's profiler itself; its "
              "operators up to now were sent")
+
+
+def _describe(name, shapes, dtypes, strides, concrete, user):
+    """'NAME<TAB>{ARGS}' with a Kineto cpu_op's record_shapes fields."""
+    args = {}
+    if shapes:
+        args["Input Dims"] = shapes
+        args["Input type"] = dtypes
+        if strides is not None:
+            args["Input Strides"] = strides
+        if concrete is not None:
+            args["Concrete Inputs"] = ["" if c is None else str(c)
+                                       for c in concrete]
+    if user:
+        args["Scope"] = "user"
+    text = name.replace("\t", " ") + "\t" + json.dumps(
+        args, separators=(",", ":"), default=str)
+    return text.replace("\n", " ")
 
 
 _route = None

@@ -3,7 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <cinttypes>
+#include <charconv>
 #include <cstdio>
 #include <string_view>
 #include <unordered_map>
@@ -40,16 +40,19 @@ void AppendString(std::string* out, std::string_view s) {
 
 // Nanoseconds as Chrome-trace microseconds with three decimals (the
 // importer rounds them back to the same nanosecond).
-void AppendMicros(std::string* out, uint64_t ns) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
-  out->append(buf);
-}
-
 void AppendUint(std::string* out, uint64_t v) {
   char buf[24];
-  snprintf(buf, sizeof buf, "%" PRIu64, v);
-  out->append(buf);
+  const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, r.ptr);
+}
+
+void AppendMicros(std::string* out, uint64_t ns) {
+  AppendUint(out, ns / 1000);
+  const uint64_t frac = ns % 1000;
+  const char digits[4] = {'.', static_cast<char>('0' + frac / 100),
+                          static_cast<char>('0' + frac / 10 % 10),
+                          static_cast<char>('0' + frac % 10)};
+  out->append(digits, 4);
 }
 
 // The start of one complete ("X") event up to its args.
