@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "proto/wire_constants.h"
+#include "sources/rft/testing/trace_builder.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/temp_dir.h"
 
@@ -27,6 +29,8 @@ namespace {
 namespace fs = std::filesystem;
 using test_support::StoreQuery;
 using test_support::TempDir;
+using test_support::SessionInfo;
+using test_support::TraceBuilder;
 
 const std::string kRooftrace = std::string(ROOFTRACE_BINARY_DIR) +
                                "/bin/rooftrace";
@@ -268,6 +272,70 @@ TEST_F(OpsRouteTest, AnUnknownOpsValueIsRefused) {
   EXPECT_NE(Slurp(dir_.File("e")).find("--ops jax: use torch"),
             std::string::npos)
       << Slurp(dir_.File("e"));
+}
+
+// A stream as a Python host under --ops torch sends it: `analyze --by op`
+// names the operator of each costed kernel, and `import` stores it with
+// analytic figures, as for an imported torch.profiler trace (the linear's
+// GEMM with its bias: 2 M N K + M N).
+TEST_F(OpsRouteTest, AnalyzeAndImportOfALiveStreamNameEachKernelsOperator) {
+  SessionInfo info;
+  info.pid = 4242;
+  TraceBuilder b(info);
+  b.Hello();
+  b.AddDevice(0, "NVIDIA H100 80GB HBM3");
+  const uint64_t domain = b.Intern(wire::kTorchOpsDomain);
+  const std::string linear =
+      "aten::linear\t{\"Input Dims\":[[16,1024],[2816,1024],[2816]],"
+      "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\","
+      "\"c10::BFloat16\"]}";
+  const std::string silu =
+      "aten::silu\t{\"Input Dims\":[[16,2816]],\"Input type\":"
+      "[\"c10::BFloat16\"]}";
+  uint64_t t = 1'000'000'000, corr = 1, range = 1;
+  for (int step = 0; step < 4; ++step) {
+    for (const std::string* op : {&linear, &silu}) {
+      wire::NvtxRange& r = b.AddNvtxRange(range++, *op, t, t + 40'000, 0, 0,
+                                          info.pid);
+      r.set_domain_iid(domain);
+      b.AddLaunch(corr, t + 10'000);
+      b.AddKernel(op == &linear ? "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn"
+                                : "vectorized_elementwise_kernel<silu>",
+                  corr, t + 50'000, t + 80'000);
+      ++corr;
+      t += 100'000;
+    }
+  }
+  b.Goodbye(0);
+  const std::string rft = dir_.File("live.rft");
+  ASSERT_TRUE(b.WriteFile(rft).ok());
+  ASSERT_EQ(RunCommand({kRooftrace, "analyze", rft, "--by", "op"},
+                       dir_.File("a.out"), dir_.File("a.err")),
+            0)
+      << Slurp(dir_.File("a.err"));
+  const std::string table = Slurp(dir_.File("a.out"));
+  EXPECT_NE(table.find("aten::linear"), std::string::npos) << table;
+  EXPECT_NE(table.find("aten::silu"), std::string::npos) << table;
+  ASSERT_EQ(RunCommand({kRooftrace, "import", rft, "-o", store_},
+                       dir_.File("i.out"), dir_.File("i.err")),
+            0)
+      << Slurp(dir_.File("i.err"));
+  StoreQuery q(store_);
+  const std::string stored = q.Text(
+      "SELECT group_concat(op || ' ' || ifnull(flops, '-') || ' ' || "
+      "flops_source, '; ') FROM kernels");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE op = 'aten::linear' "
+                  "AND flops = 2 * 16 * 1024 * 2816 + 16 * 2816 AND flops_source = "
+                  "'analytic'"),
+            4)
+      << stored;
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE op = 'aten::silu' "
+                  "AND flops = 4 * 16 * 2816 AND bytes_source = 'analytic'"),
+            4)
+      << stored;
+  EXPECT_EQ(q.Int("SELECT value FROM import_stats WHERE name = "
+                  "'kernels_from_ops'"),
+            8);
 }
 
 }  // namespace
