@@ -712,7 +712,8 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   }
   if (!so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // only if empty
   std::cerr << "\n";
-  if (Status s = PrintRunSummary(o.out, (*rec)->run_id(), std::cerr, o.top);
+  if (Status s = PrintRunSummary(o.out, (*rec)->run_id(), std::cerr, o.top,
+                                 o.ops == "torch");
       !s.ok()) {
     std::cerr << "rooftrace profile: " << s.message() << "\n";
   }

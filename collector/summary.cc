@@ -1,6 +1,9 @@
 #include "collector/summary.h"
 
 #include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "report/report.h"
 #include "report/report_format.h"
@@ -39,12 +42,40 @@ void PrintDropped(int64_t dropped, std::ostream& out) {
          "wait instead), --buffer-mb N gives the buffer more room\n";
 }
 
+// What the ops route (--ops torch) brought: operators received and the
+// kernels costed from them, or why there may be none.
+void PrintOpsRoute(const std::vector<std::pair<std::string, int64_t>>& stats,
+                   std::ostream& out) {
+  int64_t received = 0, malformed = 0, kernels = 0;
+  for (const auto& [name, value] : stats) {
+    if (name == "ops_received") received = value;
+    if (name == "ops_malformed") malformed = value;
+    if (name == "kernels_from_ops") kernels = value;
+  }
+  if (received == 0) {
+    out << "rooftrace profile: --ops torch: no torch operator was received: "
+           "the command is not Python, never imported torch, or the route "
+           "turned itself off (a line 'rooftrace: ops route off: ...' above "
+           "says why)\n";
+    return;
+  }
+  out << "rooftrace profile: ops route: " << received
+      << " torch operators received, " << kernels
+      << " kernels tied to one (figures: analytic, from its inputs)";
+  if (malformed > 0) out << "; " << malformed << " unreadable, skipped";
+  out << "\n";
+}
+
 }  // namespace
 
 Status PrintRunSummary(const std::string& store_path, int64_t run_id,
-                       std::ostream& out, int top_kernels) {
+                       std::ostream& out, int top_kernels, bool ops_route) {
   StoreReader store;
   RT_RETURN_IF_ERROR(store.Open(store_path, store_path));
+  if (ops_route) {
+    RT_ASSIGN_OR_RETURN(const auto stats, store.ImportStats(run_id));
+    PrintOpsRoute(stats, out);
+  }
   RT_ASSIGN_OR_RETURN(const int64_t kernels, store.KernelCount(run_id));
   if (kernels == 0) {
     RT_ASSIGN_OR_RETURN(const auto stats, store.ImportStats(run_id));

@@ -14,8 +14,11 @@
 
 namespace rooftrace {
 
+// `ops_route`: profile ran with --ops torch; one line then says what the
+// route received (or that nothing came, and the likely reasons).
 Status PrintRunSummary(const std::string& store_path, int64_t run_id,
-                       std::ostream& out, int top_kernels = 15);
+                       std::ostream& out, int top_kernels = 15,
+                       bool ops_route = false);
 
 }  // namespace rooftrace
 

@@ -167,6 +167,9 @@ TEST_F(OpsRouteTest, ARealTorchModelReportsItsOperators) {
   ASSERT_EQ(sums.size(), 1u) << bare_out_;
   EXPECT_EQ(LinesStartingWith(out_, "model: sum="), sums) << out_;
   EXPECT_TRUE(LinesStartingWith(err_, "rooftrace: ops route").empty()) << err_;
+  EXPECT_EQ(LinesStartingWith(err_, "rooftrace profile: ops route: ").size(),
+            1u)
+      << err_;
   const std::vector<std::string> tid = LinesStartingWith(out_, "model: tid=");
   ASSERT_EQ(tid.size(), 1u) << out_;
   StoreQuery q(store_);
@@ -251,6 +254,11 @@ TEST_F(OpsRouteTest, TheHostsSitecustomizeStillRuns) {
             std::vector<std::string>{"main: ran"});
   EXPECT_TRUE(LinesStartingWith(err_, "rooftrace: ops route").empty()) << err_;
   EXPECT_EQ(err_.find("Traceback"), std::string::npos) << err_;
+  // The summary says no operator came, and why that may be.
+  EXPECT_EQ(LinesStartingWith(err_, "rooftrace profile: --ops torch: no torch "
+                                    "operator was received").size(),
+            1u)
+      << err_;
 }
 
 // A command that is not Python runs as without the flag.
