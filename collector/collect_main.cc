@@ -284,6 +284,16 @@ int CollectMain(int argc, char** argv) {
       "raw streams it lost are kept in STORE.raw/ to ingest again; 2 on bad "
       "input.";
   spec.epilog =
+      "Producers: each process to profile gets CUDA_INJECTION64_PATH, "
+      "NVTX_INJECTION64_PATH and LD_PRELOAD naming "
+      "librooftrace_inject.so, and ROOFTRACE_SINK=unix:PATH (or "
+      "tcp:HOST:PORT, or file:PATH for a spool to --ingest later). The ops "
+      "route of a Python host (torch operators with shapes, types and "
+      "strides; what `profile --ops torch` sets): also "
+      "PYTHONPATH=<lib>/python:$PYTHONPATH (the startup hook installed "
+      "beside the library), ROOFTRACE_OPS=torch and "
+      "ROOFTRACE_INJECT_LIB=<lib>/librooftrace_inject.so; the collector "
+      "costs their operators as `import` costs a torch.profiler trace's.\n"
       "Examples:\n"
       "  rooftrace collect --listen unix:/tmp/rt.sock --store runs.sqlite\n"
       "  rooftrace collect --store runs.sqlite --ingest spool/*.rft";
