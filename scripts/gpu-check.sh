@@ -44,6 +44,12 @@
 #              cache) bare and under --mode sampling: tokens, samples, and
 #              SAMPLING_TIME_SHARE of GPU time with PM-sampled DRAM bytes
 #              (kernels inside graphs included)
+#   ops        the example under `rooftrace profile --ops torch` (the live
+#              ops route; after bare): tokens, the route not turned off,
+#              operators received and tied to kernels, OPS_TIME_SHARE of
+#              GPU time with FLOPs or bytes, and per (kernel, op, shape) the
+#              figures of an import of a torch.profiler trace
+#              (record_shapes) of the same workload run bare
 #   ncu        the reduced workload under ncu with the same metrics,
 #              imported with `rooftrace import --format ncu` and compared
 #              per kernel with the counters store, for the kernels holding
@@ -71,7 +77,7 @@
 # NCU_BYTES_PCT (3), NCU_TIME_SHARE (0.95), COUNTERS_TIME_SHARE (0.99),
 # COUNTERS_MAX_SLOWDOWN (1.5), SAMPLING_MAX_SLOWDOWN (1.05),
 # SAMPLING_TIME_SHARE (0.95), SAMPLING_BYTES_PCT (10), SAMPLING_MIN_KERNEL_US
-# (20), SMALL_ARGS, FULL_ARGS, NCU_METRICS.
+# (20), OPS_TIME_SHARE (0.90), SMALL_ARGS, FULL_ARGS, NCU_METRICS.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -98,6 +104,7 @@ OVERHEAD_TORCH_PROFILER=${OVERHEAD_TORCH_PROFILER:-0}
 LAUNCH_ROUNDS=${LAUNCH_ROUNDS:-10}
 LAUNCH_ARGS=${LAUNCH_ARGS:-}
 LAUNCH_BOUND_US=${LAUNCH_BOUND_US:-1}
+OPS_TIME_SHARE=${OPS_TIME_SHARE:-0.90}
 NCU_FLOPS_PCT=${NCU_FLOPS_PCT:-1}
 NCU_BYTES_PCT=${NCU_BYTES_PCT:-3}
 NCU_TIME_SHARE=${NCU_TIME_SHARE:-0.95}
@@ -438,6 +445,30 @@ stage_trace() {
   check "analyze writes the HTML report and the roofline" test -s "$OUT/report.html" -a -s "$OUT/roofline.svg"
 }
 
+# The live ops route (issue 35): the example under --ops torch, then the
+# same workload bare under torch.profiler (record_shapes) imported; the
+# two runs' figures compared per (kernel, op, shape). Needs the bare
+# stage's truth file (same FULL_ARGS).
+stage_ops() {
+  say "== ops route (profile --ops torch: $FULL_ARGS)"
+  resolve_cuda_libs
+  wall rt profile --ops torch -o "$OUT/ops.sqlite" $(profile_flag) -- \
+    $WORKLOAD $FULL_ARGS --truth "$OUT/truth_ops.json" 2>&1 | tee "$OUT/ops.log" | tail -60 | tee -a "$REPORT"
+  check "rooftrace profile --ops torch exits with the workload's code 0" test "${PIPESTATUS[0]}" -eq 0
+  check "identical token ids bare and with the ops route" same_tokens "$OUT/truth_bare.json" "$OUT/truth_ops.json"
+  local off
+  off=$(grep -E "rooftrace: ops route off" "$OUT/ops.log" | head -3)
+  check "the ops route stayed on${off:+: $off}" test -z "$off"
+  wall $WORKLOAD $FULL_ARGS --torch-trace "$OUT/torch_trace.json" \
+    --truth "$OUT/truth_torch_trace.json" >"$OUT/torch_trace.log" 2>&1
+  check "the workload runs bare under torch.profiler (record_shapes)" test $? -eq 0
+  rt import "$OUT/torch_trace.json" -o "$OUT/ops_import.sqlite" $(profile_flag) 2>&1 | tail -20 | tee -a "$REPORT"
+  check "rooftrace import of the torch.profiler trace" test "${PIPESTATUS[0]}" -eq 0
+  check "ops route: operators tied to kernels, >= $OPS_TIME_SHARE of GPU time with figures, figures equal to the import's (gpu_check_lib.py ops)" \
+    lib ops "$OUT/ops.sqlite" "$OUT/ops_import.sqlite" "$OPS_TIME_SHARE"
+  rt analyze "$OUT/ops.sqlite" --by op --top 25 2>&1 | tee -a "$REPORT"
+}
+
 # Bare and traced processes alternated OVERHEAD_ROUNDS times (the first of
 # each round alternates too), each writing its truth file with wall, CPU
 # and GPU time per batch; then per batch the median ratio and its interval.
@@ -649,7 +680,7 @@ failed=()
 unjudged_stages=()
 for s in "${stages[@]}"; do
   if ! declare -F "stage_$s" >/dev/null; then
-    say "unknown stage '$s' (stages: env tests calibrate bare trace overhead launch counters counters_full sampling sampling_graphs ncu)"
+    say "unknown stage '$s' (stages: env tests calibrate bare trace ops overhead launch counters counters_full sampling sampling_graphs ncu)"
     status=2
     continue
   fi

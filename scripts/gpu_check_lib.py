@@ -16,6 +16,7 @@ Command line (what gpu-check.sh runs; exit 0 pass, 1 fail, 2 bad input):
   gpu_check_lib.py sampling STORE.sqlite MIN_TIME_SHARE
   gpu_check_lib.py sampling_vs_counters SAMPLING.sqlite COUNTERS.sqlite
                    BYTES_PCT MIN_KERNEL_US
+  gpu_check_lib.py ops LIVE.sqlite IMPORT.sqlite MIN_TIME_SHARE
 """
 import json
 import os
@@ -282,6 +283,70 @@ def compare_sampling_with_counters(sampling, counters, bytes_pct, min_us):
     return ok, lines
 
 
+# One stored kernel as the ops route's check reads it.
+OpsKernel = namedtuple("OpsKernel", "name op shape time_ns flops dram")
+
+
+def check_ops_route(stats, live, imported, min_share):
+    """The ops route's run (profile --ops torch) against an import of a
+    torch.profiler trace of the same workload: operators were received and
+    tied to kernels, `min_share` of the live run's GPU time has FLOPs or
+    bytes, and every (kernel, op, shape) both stores cost has the same
+    per-kernel figures in both (two runs: kernels are matched by what they
+    are, not one by one)."""
+    lines = []
+    ok = True
+    for name in ("ops_received", "kernels_from_ops"):
+        if name not in stats:
+            lines.append(f"BAD statistic {name} is not in the store (was "
+                         "the run made with --ops torch?)")
+            ok = False
+        elif stats[name] <= 0:
+            lines.append(f"BAD {name} = {stats[name]}: the route brought "
+                         "nothing")
+            ok = False
+        else:
+            lines.append(f"{name} = {stats[name]}")
+
+    def share(rows):
+        total = sum(k.time_ns for k in rows)
+        covered = sum(k.time_ns for k in rows
+                      if k.flops is not None or k.dram is not None)
+        return covered / total if total else 0.0
+
+    live_share, import_share = share(live), share(imported)
+    lines.append(f"GPU time with FLOPs or bytes: live {100 * live_share:.1f}%, "
+                 f"import of the torch.profiler trace {100 * import_share:.1f}%"
+                 f" (needed: {100 * min_share:.1f}% live)")
+    if not live or live_share < min_share:
+        ok = False
+        lines.insert(0, f"BAD live coverage {100 * live_share:.1f}% < "
+                        f"{100 * min_share:.1f}%")
+
+    def figures(rows):
+        out = {}
+        for k in rows:
+            if k.op and (k.flops is not None or k.dram is not None):
+                out.setdefault((k.name, k.op, k.shape), set()).add(
+                    (k.flops, k.dram))
+        return out
+
+    a, b = figures(live), figures(imported)
+    both = sorted(set(a) & set(b))
+    differ = [key for key in both if a[key] != b[key]]
+    lines.append(f"(kernel, op, shape) costed in both runs: {len(both)} "
+                 f"(live only {len(set(a) - set(b))}, import only "
+                 f"{len(set(b) - set(a))}); equal figures: "
+                 f"{len(both) - len(differ)}, different: {len(differ)}")
+    for key in differ[:5]:
+        lines.insert(0, f"BAD {key[1]} {key[2]} ({key[0][:60]}): live "
+                        f"{sorted(a[key])} import {sorted(b[key])}")
+    if not both:
+        lines.insert(0, "BAD nothing to compare: no (kernel, op, shape) is "
+                        "costed in both runs")
+    return ok and bool(both) and not differ, lines
+
+
 def missing_tests(tests_dir, names):
     """The expected test binaries that are not executables in tests_dir."""
     return [n for n in names
@@ -355,6 +420,18 @@ def read_families(path, wanted):
     return out
 
 
+def read_ops_run(path):
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    stats = {}
+    for name, value in con.execute(
+            "SELECT name, SUM(value) FROM import_stats GROUP BY name"):
+        stats[name] = value
+    rows = [OpsKernel(*r) for r in con.execute(
+        "SELECT name, COALESCE(op, ''), COALESCE(shape, ''), "
+        "COALESCE(duration_ns, 0), flops, dram_bytes FROM kernels")]
+    return stats, rows
+
+
 def read_sampling_run(path):
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     stats = {}
@@ -388,6 +465,10 @@ def main(argv):
                 read_families(argv[2], pm_sampled),
                 read_families(argv[3], counted), float(argv[4]),
                 float(argv[5]))
+        elif cmd == "ops" and len(argv) == 5:
+            stats, live = read_ops_run(argv[2])
+            _, imported = read_ops_run(argv[3])
+            ok, lines = check_ops_route(stats, live, imported, float(argv[4]))
         elif cmd == "slowdown" and len(argv) == 5:
             try:
                 with open(argv[2]) as a, open(argv[3]) as b:

@@ -71,6 +71,11 @@ def parse_args():
     p.add_argument("--torch-profiler", action="store_true",
                    help="run under torch.profiler with CUDA activities "
                         "(CUPTI's own tracing cost, for comparison)")
+    p.add_argument("--torch-trace", default="",
+                   help="run under torch.profiler with CPU and CUDA "
+                        "activities and record_shapes, and write its trace "
+                        "here (Chrome JSON, for rooftrace import: the ops "
+                        "route's comparison)")
     args = p.parse_args()
     if args.repeat < 1:
         p.error("--repeat must be 1 or more")
@@ -232,8 +237,15 @@ def main():
     if args.torch_profiler:
         profiler = torch.profiler.profile(
             activities=[torch.profiler.ProfilerActivity.CUDA])
+    elif args.torch_trace:
+        profiler = torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU,
+                        torch.profiler.ProfilerActivity.CUDA],
+            record_shapes=True)
     with profiler:
         runs, digest = generate_all(args, torch, model, rec)
+    if args.torch_trace:
+        profiler.export_chrome_trace(args.torch_trace)
 
     print(f"generated token ids sha256: {digest.hexdigest()}", flush=True)
     if args.truth:

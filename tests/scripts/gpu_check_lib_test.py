@@ -266,6 +266,36 @@ class SamplingVsCountersTest(unittest.TestCase):
             g.pm_error("pm-sampling (attributed, error 12.5%)"), 0.125)
         self.assertEqual(g.pm_error("pm-sampling (exact)"), 0.0)
 
+    # The ops route's check: operators received, coverage, and the same
+    # figures per (kernel, op, shape) as the import; each missing piece of
+    # evidence fails.
+    def test_ops_route_against_the_import(self):
+        K = g.OpsKernel
+        stats = {"ops_received": 500, "kernels_from_ops": 90}
+        live = [K("gemm", "aten::mm", "m=1 n=2 k=3", 900, 12, 34),
+                K("gemm", "aten::mm", "m=1 n=2 k=3", 900, 12, 34),
+                K("copy", "", "", 50, None, None)]
+        imported = [K("gemm", "aten::mm", "m=1 n=2 k=3", 950, 12, 34)]
+        ok, lines = g.check_ops_route(stats, live, imported, 0.9)
+        self.assertTrue(ok, lines)
+        self.assertIn("equal figures: 1, different: 0", lines[-1])
+        # A figure that differs fails and is named.
+        other = [K("gemm", "aten::mm", "m=1 n=2 k=3", 950, 12, 35)]
+        ok, lines = g.check_ops_route(stats, live, other, 0.9)
+        self.assertFalse(ok)
+        self.assertTrue(lines[0].startswith("BAD aten::mm"), lines)
+        # Coverage below the bound fails.
+        ok, lines = g.check_ops_route(stats, live, imported, 0.99)
+        self.assertFalse(ok)
+        # No operators, or no statistic, fails.
+        self.assertFalse(g.check_ops_route(
+            {"ops_received": 0, "kernels_from_ops": 0}, live, imported, 0.9)[0])
+        self.assertFalse(g.check_ops_route({}, live, imported, 0.9)[0])
+        # Nothing in common to compare fails.
+        ok, lines = g.check_ops_route(stats, live, [], 0.9)
+        self.assertFalse(ok)
+        self.assertIn("nothing to compare", lines[0])
+
     # The command lines over real stores: families from the kernels' view,
     # exit 1 on a failing figure, 2 on bad arguments.
     def test_command_lines_read_stores(self):

@@ -32,7 +32,7 @@ import json, os, sqlite3, subprocess, sys
 # (name, launches, duration_ns per launch, FLOPs, DRAM bytes per launch)
 KERNELS = [("_Z4gemmv", 4, 900, 1.0e9, 1.0e6), ("_Z4copyv", 2, 100, 0, 2.0e6)]
 
-def store(path, mode, counters, joined=True, skew=0.0, graphs=False):
+def store(path, mode, counters, joined=True, skew=0.0, graphs=False, ops=False):
     if os.path.exists(path):
         os.remove(path)
     con = sqlite3.connect(path)
@@ -41,7 +41,7 @@ def store(path, mode, counters, joined=True, skew=0.0, graphs=False):
     con.execute("CREATE TABLE kernels (run_id INTEGER, name TEXT, demangled TEXT, "
                 "duration_ns INTEGER, flops INTEGER, dram_bytes INTEGER, "
                 "flops_source TEXT, bytes_source TEXT, api_start_ns INTEGER, "
-                "family TEXT, graph_id INTEGER)")
+                "family TEXT, graph_id INTEGER, op TEXT, shape TEXT)")
     con.execute("CREATE TABLE import_stats (run_id INTEGER, name TEXT, value INTEGER)")
     for name in ("producer_cupti_dropped", "producer_activity_buffers_refused",
                  "producer_kernels_untimed", "producer_dropped_kernel",
@@ -50,6 +50,9 @@ def store(path, mode, counters, joined=True, skew=0.0, graphs=False):
             continue
         value = int(os.environ.get("FAKE_" + name.upper(), "0"))
         con.execute("INSERT INTO import_stats VALUES (1, ?, ?)", (name, value))
+    if ops and os.environ.get("FAKE_OPS_RECEIVED") != "0":
+        for name, value in (("ops_received", 100), ("kernels_from_ops", 4)):
+            con.execute("INSERT INTO import_stats VALUES (1, ?, ?)", (name, value))
     sampling = mode == "sampling" and not os.environ.get("FAKE_FALLBACK")
     if sampling:
         lost = int(os.environ.get("FAKE_PM_LOST", "0"))
@@ -73,11 +76,13 @@ def store(path, mode, counters, joined=True, skew=0.0, graphs=False):
                 source = "analytic"
                 bytes_source = ("pm-sampling (exact)" if name == "_Z4gemmv" else
                                 "pm-sampling (attributed, error 5.0%)")
-            con.execute("INSERT INTO kernels VALUES (1, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?)",
+            con.execute("INSERT INTO kernels VALUES (1, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (name, 0 if zero > 0 and i < zero else ns,
                          int(flops * (1 + skew)), int(dram * (1 + skew)),
                          source, bytes_source, 1000 + i if joined else None,
-                         name, 1 if graphs else None))
+                         name, 1 if graphs else None,
+                         "aten::mm" if ops or "--ops" in sys.argv else None,
+                         "m=1 n=2 k=3" if ops or "--ops" in sys.argv else None))
     con.commit()
 
 def arg(flag, default=None):
@@ -96,9 +101,12 @@ if cmd == "profile":
     if mode == "sampling" and os.environ.get("FAKE_FALLBACK"):
         print("rooftrace: sampling mode off (cuptiPmSamplingEnable): "
               "...; using trace mode", file=sys.stderr)
+    if "--ops" in sys.argv and os.environ.get("FAKE_OPS_OFF"):
+        print("rooftrace: ops route off: torch's profiler is already running",
+              file=sys.stderr)
     counters = mode == "counters" and not os.environ.get("FAKE_NO_COUNTER_ROWS")
     store(arg("-o"), mode, counters, joined=not os.environ.get("FAKE_UNJOINED"),
-          graphs="--compile" in child)
+          graphs="--compile" in child, ops="--ops" in sys.argv)
     sys.exit(rc)
 elif cmd == "analyze":
     if "--html" in sys.argv:
@@ -109,6 +117,10 @@ elif cmd == "export":
     os.makedirs(arg("--csv"), exist_ok=True)
 elif cmd == "calibrate":
     json.dump({"device": "fake"}, open(arg("-o"), "w"))
+elif cmd == "import" and sys.argv[2].endswith(".json"):
+    # A torch.profiler trace (the ops stage): analytic figures per op.
+    store(arg("-o"), "import", False, ops=True,
+          skew=float(os.environ.get("FAKE_OPS_SKEW", "0")))
 elif cmd == "import":
     store(arg("-o"), "trace", True, skew=float(os.environ.get("FAKE_NCU_SKEW", "0")))
 elif cmd == "collect":
@@ -124,6 +136,9 @@ and FAKE_TORCH_PCT under --torch-profiler, with FAKE_NOISE_PCT of noise
 seeded by the call's number."""
 import json, os, random, sys
 truth = sys.argv[sys.argv.index("--truth") + 1]
+if "--torch-trace" in sys.argv:
+    with open(sys.argv[sys.argv.index("--torch-trace") + 1], "w") as f:
+        f.write('{"traceEvents": []}')
 profiled = os.environ.get("FAKE_PROFILED") == "1"
 tokens = os.environ.get("FAKE_TOKENS_PROFILED", "t0") if profiled else "t0"
 slow = 1 + float(os.environ.get("FAKE_OVERHEAD_PCT", "0.5")) / 100 if profiled else 1
@@ -427,6 +442,24 @@ class GpuCheckTest(unittest.TestCase):
         self.assertIn("part:activity", report)
         report = self.assertFailsOn(["launch"], "trace mode adds +1.500",
                                     launch_add_ns="1500")
+
+    # The ops stage: the live route's run against an import of a
+    # torch.profiler trace of the same workload.
+    def test_ops_stage_passes_with_equal_figures(self):
+        rc, report = self.run_check("bare", "ops")
+        self.assertEqual(rc, 0, report)
+        self.assertIn("stage ops: passed", report)
+        self.assertIn("equal figures: 2, different: 0", report)
+
+    def test_ops_figures_unlike_the_imports_fail_ops(self):
+        self.assertFailsOn(["bare", "ops"], "figures equal to the import's",
+                           ops_skew="0.1")
+
+    def test_ops_route_turned_off_fails_ops(self):
+        self.assertFailsOn(["bare", "ops"], "the ops route stayed on",
+                           ops_off="1")
+        self.assertFailsOn(["bare", "ops"], "operators tied to kernels",
+                           ops_received="0")
 
     def test_unjoined_kernels_fail_trace(self):
         self.assertFailsOn(["bare", "trace"], "joined to their launch", unjoined="1")
