@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <optional>
 #include <charconv>
 #include <cstdio>
 #include <string_view>
@@ -90,6 +91,9 @@ std::string_view LaunchName(int32_t kind) {
 struct OpText {
   std::string_view name, args;
   bool annotation = false;  // a record_function range ("Scope": "user")
+  // The args have dims but no "Input type" (torch's NVTX emission): its
+  // inputs are typed from the operator's kernels.
+  bool untyped = false;
 };
 
 // Splits "NAME<TAB>{ARGS}" and checks ARGS is one JSON object; false for
@@ -112,7 +116,64 @@ bool ReadOpText(std::string_view text, simdjson::dom::parser* parser,
   std::string_view scope;
   out->annotation =
       object["Scope"].get(scope) == simdjson::SUCCESS && scope == "user";
+  simdjson::dom::array dims, types;
+  out->untyped = object["Input Dims"].get(dims) == simdjson::SUCCESS &&
+                 object["Input type"].get(types) != simdjson::SUCCESS;
   return true;
+}
+
+// The position just past the bracketed list starting at `text[i]` ('['),
+// or npos when it does not close.
+size_t ListEnd(std::string_view text, size_t i) {
+  int depth = 0;
+  for (; i < text.size(); ++i) {
+    if (text[i] == '[') ++depth;
+    if (text[i] == ']' && --depth == 0) return i + 1;
+  }
+  return std::string_view::npos;
+}
+
+// The type an untyped operator's tensors are given: its kernels' (the
+// first of them whose name says one); empty when none does.
+std::string_view TypeFromKernels(
+    const std::vector<std::pair<uint64_t, uint64_t>>& launches,
+    uint64_t start_ns, uint64_t end_ns,
+    const std::unordered_map<uint64_t, std::string_view>& kernel_of_corr) {
+  auto it = std::lower_bound(launches.begin(), launches.end(),
+                             std::make_pair(start_ns, uint64_t{0}));
+  for (; it != launches.end() && it->first <= end_ns; ++it) {
+    auto k = kernel_of_corr.find(it->second);
+    if (k == kernel_of_corr.end()) continue;
+    const std::string_view type = TorchTypeOfKernelName(k->second);
+    if (!type.empty()) return type;
+  }
+  return "";
+}
+
+// `args` ({"Input Dims":[...]}) with "Input type": `type` for each of its
+// inputs, "Scalar" for those without dimensions ([]).
+std::string TypedArgs(std::string_view args, std::string_view type,
+                      simdjson::dom::parser* parser) {
+  simdjson::dom::object object;
+  simdjson::dom::array dims;
+  if (parser->parse(args.data(), args.size()).get(object) !=
+          simdjson::SUCCESS ||
+      object["Input Dims"].get(dims) != simdjson::SUCCESS) {
+    return std::string(args);
+  }
+  std::string types = ",\"Input type\":[";
+  int i = 0;
+  for (simdjson::dom::element d : dims) {
+    if (i++ > 0) types += ",";
+    simdjson::dom::array a;
+    const bool scalar = d.get(a) != simdjson::SUCCESS || a.size() == 0;
+    types += "\"";
+    types += scalar ? std::string_view("Scalar") : type;
+    types += "\"";
+  }
+  types += "]}";
+  std::string out(args.substr(0, args.size() - 1));
+  return out + types;
 }
 
 // The largest key of `map` (0 when empty).
@@ -233,12 +294,66 @@ std::vector<uint64_t> OpsDomainIids(const Session& session) {
 
 }  // namespace
 
+std::optional<std::string> EmitNvtxOpText(std::string_view text) {
+  // "NAME, seq = N, op_id = M, sizes = [[16, 1024], [1024, 2816], []],
+  // input_op_ids = [...]": torch's NVTX emission (emit_nvtx with
+  // record_shapes), fields in that order, each but the name optional; only
+  // a range with sizes is an operator to cost.
+  const size_t sizes = text.find(", sizes = [");
+  if (sizes == std::string_view::npos || sizes == 0) return std::nullopt;
+  size_t name_end = sizes;
+  for (std::string_view field : {", seq = ", ", op_id = "}) {
+    const size_t at = text.find(field);
+    if (at != std::string_view::npos && at < name_end) name_end = at;
+  }
+  const std::string_view name = text.substr(0, name_end);
+  if (name.find('\t') != std::string_view::npos) return std::nullopt;
+  const size_t begin = sizes + 10;  // the '['
+  const size_t end = ListEnd(text, begin);
+  if (end == std::string_view::npos) return std::nullopt;
+  const std::string_view rest = text.substr(end);
+  if (!rest.empty() && rest.substr(0, 17) != ", input_op_ids = ") {
+    return std::nullopt;
+  }
+  return std::string(name) + "\t{\"Input Dims\":" +
+         std::string(text.substr(begin, end - begin)) + "}";
+}
+
+std::string_view TorchTypeOfKernelName(std::string_view kernel) {
+  auto has = [&](std::string_view s) {
+    return kernel.find(s) != std::string_view::npos;
+  };
+  // Names that say a type outright: one of them, or none (a cast names
+  // two). "f32" alone is often a GEMM's accumulator ("bf16f32_f32"), so it
+  // counts only when nothing else is named.
+  const bool bf16 = has("bf16") || has("BFloat16") || has("bfloat16");
+  std::string rest(kernel);
+  for (size_t at; (at = rest.find("bf16")) != std::string::npos;) {
+    rest.erase(at, 4);
+  }
+  const bool f16 = rest.find("f16") != std::string::npos || has("fp16") ||
+                   has("Half") || has("half");
+  const bool f64 = has("double") || has("fp64") || has("dgemm");
+  const bool f32 = has("float");
+  const int named = bf16 + f16 + f64 + f32;
+  if (named == 0 && (has("fp32") || has("f32") || has("sgemm") ||
+                     has("tf32"))) {
+    return "float";
+  }
+  if (named != 1) return "";
+  return bf16 ? "c10::BFloat16" : f16 ? "c10::Half" : f64 ? "double" : "float";
+}
+
 bool HoldsOpsRanges(const Session& session) {
   const std::vector<uint64_t> domains = OpsDomainIids(session);
-  if (domains.empty()) return false;
   for (const NvtxRecord& r : session.nvtx_ranges()) {
     if (std::find(domains.begin(), domains.end(), r.domain_iid) !=
         domains.end()) {
+      return true;
+    }
+    const std::string* name = session.String(r.name_iid);
+    if (name != nullptr && name->find(", sizes = [") != std::string::npos &&
+        EmitNvtxOpText(*name)) {
       return true;
     }
   }
@@ -248,17 +363,29 @@ bool HoldsOpsRanges(const Session& session) {
 StatusOr<LiveOpsResult> CostLiveOps(Session* session,
                                     const SourceOptions& options) {
   LiveOpsResult result;
+  if (!HoldsOpsRanges(*session)) return result;
   const std::vector<uint64_t> domains = OpsDomainIids(*session);
-  if (domains.empty()) return result;
   const uint64_t pid = session->header().pid;
+  // Untyped operators (torch's NVTX emission) take their kernels' type:
+  // launches per thread by time, kernels' names by correlation.
+  std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>>
+      launches_of_thread;
+  std::unordered_map<uint64_t, std::string_view> kernel_of_corr;
   std::string text = "{\"traceEvents\":[";
   simdjson::dom::parser parser;
+  std::string emitted;
   for (const NvtxRecord& r : session->nvtx_ranges()) {
     const std::string* name = session->String(r.name_iid);
     if (name == nullptr || r.end_ns < r.start_ns) continue;
     const bool op = std::find(domains.begin(), domains.end(), r.domain_iid) !=
                     domains.end();
-    if (!op) {
+    std::string_view op_text;
+    if (op) {
+      op_text = *name;
+    } else if (std::optional<std::string> e = EmitNvtxOpText(*name)) {
+      emitted = std::move(*e);
+      op_text = emitted;
+    } else {
       // The host's own NVTX ranges: annotations, as record_function's.
       BeginEvent(&text, "user_annotation", *name, pid, r.thread_id,
                  r.start_ns, r.end_ns);
@@ -267,9 +394,30 @@ StatusOr<LiveOpsResult> CostLiveOps(Session* session,
     }
     ++result.ops;
     OpText t;
-    if (!ReadOpText(*name, &parser, &t)) {
+    if (!ReadOpText(op_text, &parser, &t)) {
       ++result.malformed;
       continue;
+    }
+    std::string typed;
+    if (t.untyped) {
+      if (kernel_of_corr.empty()) {
+        for (const KernelRecord& k : session->kernels()) {
+          const std::string* kn = session->String(k.name_iid);
+          if (kn != nullptr) kernel_of_corr.emplace(k.correlation_id, *kn);
+        }
+        for (const LaunchRecord& l : session->launches()) {
+          launches_of_thread[l.thread_id].emplace_back(l.api_start_ns,
+                                                       l.correlation_id);
+        }
+        for (auto& [tid, v] : launches_of_thread) std::sort(v.begin(), v.end());
+      }
+      const std::string_view type = TypeFromKernels(
+          launches_of_thread[r.thread_id], r.start_ns, r.end_ns,
+          kernel_of_corr);
+      if (!type.empty()) {
+        typed = TypedArgs(t.args, type, &parser);
+        t.args = typed;
+      }
     }
     BeginEvent(&text, t.annotation ? "user_annotation" : "cpu_op", t.name,
                pid, r.thread_id, r.start_ns, r.end_ns);

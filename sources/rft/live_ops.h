@@ -24,7 +24,9 @@
 #define ROOFTRACE_SOURCES_RFT_LIVE_OPS_H_
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 #include "pipeline/recorder.h"
@@ -41,8 +43,23 @@ struct LiveOpsResult {
   std::string warning;     // the importer's warning, if any
 };
 
-// Whether `session` holds any operator range.
+// Whether `session` holds any operator range: of the ops route's domain,
+// or a range of torch's NVTX emission with shapes (EmitNvtxOpText).
 bool HoldsOpsRanges(const Session& session);
+
+// torch's NVTX emission with shapes (emit_nvtx(record_shapes=True), and
+// nsys --pytorch=autograd-shapes-nvtx) names a range "aten::addmm, seq =
+// 12, op_id = 7, sizes = [[16, 1024], [1024, 2816], []], input_op_ids =
+// [...]": that range as the ops route's text, "NAME<TAB>{"Input Dims":
+// [...]}", or nullopt for any other text. It has no types: CostLiveOps
+// gives its tensors the type its kernels' names say
+// (TorchTypeOfKernelName), and leaves it uncosted when none says one.
+std::optional<std::string> EmitNvtxOpText(std::string_view text);
+
+// The torch type a kernel's name says its data is ("c10::BFloat16" for
+// ..._bf16_..., "c10::Half", "float", "double"); empty when it names none,
+// or more than one.
+std::string_view TorchTypeOfKernelName(std::string_view kernel);
 
 // Ties `session`'s operator ranges to its kernels and costs them (above).
 // A session without operator ranges is left untouched. Errors only for a

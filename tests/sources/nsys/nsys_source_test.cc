@@ -595,6 +595,65 @@ TEST(NsysVersionsTest, LongExportIsStoredInWindows) {
   EXPECT_EQ(Stat(q, "unmatched_launch"), 0);
 }
 
+// An export of a program run under torch's NVTX emission with shapes
+// (nsys --pytorch=autograd-shapes-nvtx): each kernel is costed from the
+// operator range around its launch, its type from the kernel's name, as
+// the live ops route costs it; a session stored in windows is held whole
+// for it, so no operator misses its kernel.
+TEST(NsysVersionsTest, TorchNvtxShapeRangesCostTheirKernels) {
+  TempDir dir("nsys");
+  const std::string file = dir.File("shapes.sqlite");
+  constexpr int kSteps = 1500;
+  {
+    ExportBuilder b(file);
+    b.Exec(test_support::kOldLayout);
+    b.Exec(Insert("StringIds",
+                  "(1,'sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn'),"
+                  "(2,'cudaLaunchKernel_v7000')"));
+    const std::string gp = std::to_string(GlobalPid(7));
+    const std::string tid = std::to_string(GlobalTid(7, 7));
+    for (int s = 0; s < kSteps; ++s) {
+      const int64_t t0 = int64_t{s} * 100000;
+      b.Exec(Insert("NVTX_EVENTS",
+                    "(" + std::to_string(t0) + "," +
+                        std::to_string(t0 + 90000) +
+                        ",59,NULL,NULL,NULL,'aten::addmm, seq = " +
+                        std::to_string(s) + ", op_id = " +
+                        std::to_string(s + 1) +
+                        ", sizes = [[2816], [16, 1024], [1024, 2816], [], "
+                        "[]], input_op_ids = [(1, 0)]'," +
+                        tid + ",NULL)"));
+      const int64_t corr = s + 1;
+      const int64_t l = t0 + 1000;
+      b.Exec(Insert("CUPTI_ACTIVITY_KIND_RUNTIME",
+                    "(" + std::to_string(l) + "," + std::to_string(l + 100) +
+                        ",0," + tid + "," + std::to_string(corr) + ",2,0)"));
+      b.Exec(Insert("CUPTI_ACTIVITY_KIND_KERNEL",
+                    "(" + std::to_string(l + 500) + "," +
+                        std::to_string(l + 1500) + ",0,1,7," +
+                        std::to_string(corr) + "," + gp +
+                        ",1,1,0,0,16,1,1,1,32,1,1,0,0,0,0,1,NULL)"));
+    }
+    ASSERT_EQ(b.first_error(), "");
+  }
+  const std::string store = dir.File("runs.sqlite");
+  SourceOptions o;
+  o.flush_records = 4096;
+  auto result = Import(file, store, o);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->kernels, uint64_t{kSteps});
+  StoreQuery q(store);
+  // addmm(bias, x[16,1024], w[1024,2816]) in bf16: 2 M N K + M N.
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE op = 'aten::addmm' "
+                  "AND flops = 2 * 16 * 1024 * 2816 + 16 * 2816 AND "
+                  "precision = 'bf16_tc' AND flops_source = 'analytic'"),
+            kSteps)
+      << q.Text("SELECT op || ' ' || ifnull(flops, '-') || ' ' || "
+                "ifnull(precision, '-') FROM kernels LIMIT 1");
+  EXPECT_EQ(Stat(q, "ops_received"), kSteps);
+  EXPECT_EQ(Stat(q, "kernels_from_ops"), kSteps);
+}
+
 // Tables read on threads of their own or on the reading thread: the same
 // rows, the same order (the old export has an unsorted table, the long one
 // several windows).

@@ -183,6 +183,57 @@ TEST(LiveOpsTest, ASessionWithoutOperatorRangesIsLeftAlone) {
   EXPECT_TRUE(s.op_links().empty());
 }
 
+// torch's NVTX emission with shapes: the name, then sizes as JSON; other
+// texts are not operators.
+TEST(LiveOpsTest, ReadsTorchsNvtxShapeRanges) {
+  EXPECT_EQ(EmitNvtxOpText("aten::addmm, seq = 12, op_id = 7, sizes = "
+                           "[[2816], [16, 1024], [1024, 2816], [], []], "
+                           "input_op_ids = [(5, 0), (6, 0)]"),
+            "aten::addmm\t{\"Input Dims\":[[2816], [16, 1024], [1024, "
+            "2816], [], []]}");
+  EXPECT_EQ(EmitNvtxOpText("aten::silu, op_id = 3, sizes = [[16, 2816]]"),
+            "aten::silu\t{\"Input Dims\":[[16, 2816]]}");
+  EXPECT_FALSE(EmitNvtxOpText("aten::addmm, seq = 12, op_id = 7"));
+  EXPECT_FALSE(EmitNvtxOpText("forward"));
+  EXPECT_FALSE(EmitNvtxOpText("aten::mm, sizes = [[16, 1024]"));
+  EXPECT_FALSE(EmitNvtxOpText("aten::mm, sizes = [[1]] trailing"));
+  EXPECT_EQ(TorchTypeOfKernelName("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn"),
+            "c10::BFloat16");
+  EXPECT_EQ(TorchTypeOfKernelName("ampere_fp16_s16816gemm_fp16_128x128"),
+            "c10::Half");
+  EXPECT_EQ(TorchTypeOfKernelName(
+                "void at::native::vectorized_elementwise_kernel<4, "
+                "at::native::silu_kernel, float>"),
+            "float");
+  EXPECT_EQ(TorchTypeOfKernelName("void at::native::reduce_kernel<512>"), "");
+  EXPECT_EQ(TorchTypeOfKernelName("cast_kernel<float, c10::Half>"), "");
+}
+
+// A live session (or an nsys export) with torch's NVTX shape ranges: each
+// operator is typed from its kernel's name and costed like the ops route's;
+// one whose kernels name no type stays blank.
+TEST(LiveOpsTest, CostsTorchsNvtxShapeRangesTypedByTheirKernels) {
+  Session s = LiveSession();
+  AddRange(&s, kUserDomain,
+           "aten::addmm, seq = 4, op_id = 9, sizes = [[2816], [16, 1024], "
+           "[1024, 2816], [], []], input_op_ids = [(1, 0)]",
+           11, 1'010'000, 1'150'000);
+  AddKernel(&s, 1, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn", 11, 1'050'000);
+  AddRange(&s, kUserDomain, "aten::silu, op_id = 10, sizes = [[16, 2816]]",
+           11, 1'300'000, 1'400'000);
+  AddKernel(&s, 2, "void at::native::reduce_kernel<512>", 11, 1'350'000);
+  EXPECT_TRUE(HoldsOpsRanges(s));
+  StatusOr<LiveOpsResult> r = CostLiveOps(&s, SourceOptions());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->ops, 2u);
+  EXPECT_EQ(r->kernels, 1u);
+  ASSERT_EQ(s.gemms().size(), 1u);
+  EXPECT_EQ(s.gemms()[0].m, 2816);
+  EXPECT_EQ(s.gemms()[0].k, 1024);
+  EXPECT_EQ(s.gemms()[0].a_type, 14);  // CUDA_R_16BF
+  EXPECT_TRUE(s.ops().empty());
+}
+
 // ---- live equals post-hoc, on the recorded real traces
 
 // What the equality compares of each stored kernel.
