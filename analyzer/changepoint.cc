@@ -1,5 +1,7 @@
 #include "analyzer/changepoint.h"
 
+#include "analyzer/changepoint_latest.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -163,7 +165,21 @@ ChangePoint Judge(const std::vector<double>& x, int begin, int at, int end,
   cp.mean_after = b.mean;
   cp.runs_before = a.n;
   cp.runs_after = b.n;
+  cp.sd_before = std::sqrt(a.var);
+  cp.sd_after = std::sqrt(b.var);
   cp.magnitude = a.mean != 0 ? b.mean / a.mean - 1 : 0;
+  if (a.mean != 0) {
+    // se of mean_after / mean_before by the delta method, on the pooled
+    // variance the test uses.
+    const int df = a.n + b.n - 2;
+    const double pooled = ((a.n - 1) * a.var + (b.n - 1) * b.var) / df;
+    const double ratio = b.mean / a.mean;
+    const double se = std::sqrt(pooled / b.n + ratio * ratio * pooled / a.n) /
+                      std::fabs(a.mean);
+    const double half = StudentTQuantileUpper(0.025, df) * se;
+    cp.magnitude_low = cp.magnitude - half;
+    cp.magnitude_high = cp.magnitude + half;
+  }
   const int positions = std::max(1, (end - begin) - 2 * min_seg + 1);
   cp.pvalue = std::min(
       1.0, StudentTTestPValue(a.mean, a.var, a.n, b.mean, b.var, b.n) * positions);
@@ -326,6 +342,7 @@ std::vector<double> SyntheticSeries(const SyntheticSeriesSpec& spec,
             : std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
     double level = spec.base;
     if (spec.step_at >= 0 && i >= spec.step_at) level *= 1.0 + spec.step;
+    if (i == spec.spike_at) level *= 1.0 + spec.spike;
     if (spec.drift_from >= 0 && i >= spec.drift_from) {
       level *= std::pow(1.0 + spec.drift_per_run, i - spec.drift_from + 1);
     }

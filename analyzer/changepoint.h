@@ -42,8 +42,12 @@ struct ChangePoint {
   // Means of the runs between the neighbouring change points (or the ends
   // of the series) before and after `index`.
   double mean_before = 0, mean_after = 0;
+  double sd_before = 0, sd_after = 0;  // the runs' standard deviations
   int runs_before = 0, runs_after = 0;
   double magnitude = 0;  // mean_after / mean_before - 1 (signed)
+  // Its 95 % interval (Student's t on the pooled variance, the ratio's
+  // delta-method interval).
+  double magnitude_low = 0, magnitude_high = 0;
   double pvalue = 1;     // Student's t-test, corrected for the positions tried
 };
 
@@ -88,7 +92,8 @@ std::vector<bool> BenjaminiHochberg(const std::vector<double>& pvalues,
 // `base` with multiplicative noise of relative size `noise` (Gaussian:
 // its standard deviation; uniform: its half-width, every run within
 // +-noise of its level), a
-// step of relative size `step` from run `step_at` on (-1: none) and a
+// step of relative size `step` from run `step_at` on (-1: none), a
+// one-night spike of relative size `spike` at run `spike_at` (-1: none) and a
 // drift of `drift_per_run` per run from run `drift_from` on (-1: none),
 // compounding. The same seed gives the same series on every platform
 // (mt19937_64 and Box-Muller written here, not std::normal_distribution,
@@ -103,6 +108,8 @@ struct SyntheticSeriesSpec {
   double step = 0.0;
   int drift_from = -1;
   double drift_per_run = 0.0;
+  int spike_at = -1;
+  double spike = 0.0;
 };
 std::vector<double> SyntheticSeries(const SyntheticSeriesSpec& spec,
                                     uint64_t seed);
