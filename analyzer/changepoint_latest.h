@@ -33,17 +33,18 @@ struct NoiseEstimate {
 // runs.
 NoiseEstimate RunToRunNoise(const std::vector<double>& x, int end);
 
-// The noise pooled across the groups of the same runs: the median of
-// their estimates (a few regressed or noisy groups do not move it), worth
-// `prior_dof` degrees of freedom at most and never more than the groups'
-// own together. {0, 0} when no group has an estimate.
+// The noise pooled across the groups of the same runs: the dof-weighted
+// mean of their variances (unbiased; a median of few-dof estimates reads
+// low), worth `prior_dof` degrees of freedom at most and never more than
+// the groups' own together. {0, 0} when no group has an estimate.
 NoiseEstimate PooledNoise(const std::vector<NoiseEstimate>& groups,
                           double prior_dof);
 
 // A group's own estimate moderated by the pooled one (Smyth 2004, the
-// moderated t of limma, with a fixed prior): the variances weighted by
-// their dof, the dof added. A short history leans on the pool, a long one
-// on itself.
+// moderated t of limma, with a fixed prior): the pool tops the group's
+// own dof up to the pool's dof, the variances weighted by their dof. A
+// short history leans on the pool, one of 10 dof or more on itself
+// (families differ in noise: a pool is biased for any one of them).
 NoiseEstimate ModeratedNoise(const NoiseEstimate& own,
                              const NoiseEstimate& pooled);
 
@@ -74,7 +75,7 @@ struct LatestNightOptions {
   // no average of many: the noise is widened by this for the confirmation.
   // Without it a store of 10 noise-only groups failed 3.3 % of nights (the
   // nominal Benjamini-Hochberg bound is 5 %), with it under 2 %.
-  double two_night_margin = 1.25;
+  double two_night_margin = 1.15;
 };
 
 // The test of the latest runs of one series.

@@ -671,8 +671,8 @@ void JudgeHistory(HistoryResult* h) {
   for (size_t gi : candidates) {
     HistoryGroup& g = h->groups[gi];
     const Series& s = series[gi];
-    // The pool without this group's own estimate would be fairer, but the
-    // median of many barely moves; with a single group there is no pool.
+    // The pool includes this group's own estimate (one of many); with a
+    // single group there is no pool.
     stats::NoiseEstimate pooled = h->pooled_noise;
     if (candidates.size() < 2) pooled = {};
     const stats::NoiseEstimate noise = stats::ModeratedNoise(s.own, pooled);

@@ -314,19 +314,23 @@ TEST(RunToRunNoiseTest, ReadsTheNoiseAndIgnoresAStepAndASpike) {
   EXPECT_EQ(RunToRunNoise({100.0}, 1).dof, 0);
 }
 
-// The pool is the median of the groups (one wild group does not move it),
-// worth at most the prior's dof; moderation weighs by dof.
-TEST(PooledNoiseTest, MedianOfGroupsModeratedByDof) {
-  // Scenario: groups at 1, 2, 2, 3 and 40 % noise.
-  const std::vector<NoiseEstimate> groups = {
-      {0.01, 5}, {0.02, 5}, {0.02, 5}, {0.03, 5}, {0.40, 5}};
+// The pool is the dof-weighted mean of the variances, worth at most the
+// prior's dof; moderation tops a group's own dof up to the pool's.
+TEST(PooledNoiseTest, MeanVarianceToppingUpShortHistories) {
+  // Scenario: groups at 1, 2 and 3 % noise, 5 dof each.
+  const std::vector<NoiseEstimate> groups = {{0.01, 5}, {0.02, 5}, {0.03, 5}};
   const NoiseEstimate pooled = PooledNoise(groups, 10);
-  EXPECT_DOUBLE_EQ(pooled.sigma, 0.02);
+  EXPECT_NEAR(pooled.sigma, std::sqrt((1e-4 + 4e-4 + 9e-4) / 3), 1e-12);
   EXPECT_DOUBLE_EQ(pooled.dof, 10);
   EXPECT_DOUBLE_EQ(PooledNoise({{0.02, 3}}, 10).dof, 3);
-  const NoiseEstimate m = ModeratedNoise({0.04, 10}, pooled);
-  EXPECT_NEAR(m.sigma, std::sqrt((10 * 0.0016 + 10 * 0.0004) / 20), 1e-12);
-  EXPECT_DOUBLE_EQ(m.dof, 20);
+  // 4 dof of its own: 6 from the pool.
+  const NoiseEstimate m = ModeratedNoise({0.04, 4}, pooled);
+  EXPECT_NEAR(m.sigma,
+              std::sqrt((4 * 0.0016 + 6 * pooled.sigma * pooled.sigma) / 10),
+              1e-12);
+  EXPECT_DOUBLE_EQ(m.dof, 10);
+  // 30 dof of its own: the pool adds nothing.
+  EXPECT_DOUBLE_EQ(ModeratedNoise({0.04, 30}, pooled).sigma, 0.04);
 }
 
 // The latest nights of a noiseless series: a 10 % step on the latest two
