@@ -10,12 +10,6 @@
 #include <utility>
 
 namespace rooftrace::stats {
-namespace {
-
-struct Moments {
-  double mean = 0, var = 0;  // var: unbiased (n - 1)
-  int n = 0;
-};
 
 Moments MomentsOf(const std::vector<double>& x, int begin, int end) {
   Moments m;
@@ -29,6 +23,8 @@ Moments MomentsOf(const std::vector<double>& x, int begin, int end) {
   m.var = m.n > 1 ? ss / (m.n - 1) : 0;
   return m;
 }
+
+namespace {
 
 // Counts and sums of the values of a set, indexed by their rank in the
 // segment (a Fenwick tree each), so that the summed distance from one

@@ -71,6 +71,13 @@ std::vector<double> EnergySplitStatistics(const std::vector<double>& series,
 double RegressionPValue(const std::vector<ChangePoint>& change_points,
                         int runs, int window, bool higher_is_worse = true);
 
+// The mean, unbiased variance (n - 1) and size of x[begin, end).
+struct Moments {
+  double mean = 0, var = 0;
+  int n = 0;
+};
+Moments MomentsOf(const std::vector<double>& x, int begin, int end);
+
 // Two-sided p-value of Student's two-sample t-test (pooled variance)
 // between two samples given by their means, unbiased variances and sizes
 // (each >= 2). 1 when both variances are 0 and the means are equal, 0 when

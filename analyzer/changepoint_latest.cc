@@ -30,24 +30,6 @@ double Median(std::vector<double> v) {  // of a non-empty list
   return (*std::max_element(v.begin(), v.begin() + mid) + hi) / 2;
 }
 
-struct Sample {
-  double mean = 0, sd = 0;
-  int n = 0;
-};
-
-Sample SampleOf(const std::vector<double>& x, int begin, int end) {
-  Sample s;
-  s.n = end - begin;
-  if (s.n <= 0) return s;
-  double sum = 0;
-  for (int i = begin; i < end; ++i) sum += x[i];
-  s.mean = sum / s.n;
-  double ss = 0;
-  for (int i = begin; i < end; ++i) ss += (x[i] - s.mean) * (x[i] - s.mean);
-  s.sd = s.n > 1 ? std::sqrt(ss / (s.n - 1)) : 0;
-  return s;
-}
-
 // One-sided p-value of a move of `dev` (relative, the worse way positive)
 // with standard error `se` (relative) on `dof` degrees of freedom.
 double UpperP(double dev, double se, double dof) {
@@ -155,7 +137,7 @@ LatestNightTest TestLatestNights(const std::vector<double>& x,
   for (int k = 1; k <= options.max_tail; ++k) {
     const int onset = n - k;
     if (onset - baseline_begin < std::max(1, options.min_baseline)) break;
-    const Sample base = SampleOf(x, baseline_begin, onset);
+    const Moments base = MomentsOf(x, baseline_begin, onset);
     if (!(base.mean > 0)) break;
     const double se_run = noise.sigma * std::sqrt(1.0 + 1.0 / base.n);
     bool all = true;
@@ -174,26 +156,28 @@ LatestNightTest TestLatestNights(const std::vector<double>& x,
     out.onset = onset;
   }
   if (out.tail == 0) return out;
-  const Sample base = SampleOf(x, baseline_begin, out.onset);
-  const Sample tail = SampleOf(x, out.onset, n);
-  out.mean_before = base.mean;
-  out.sd_before = base.sd;
-  out.runs_before = base.n;
-  out.mean_after = tail.mean;
-  out.sd_after = tail.sd;
-  out.runs_after = tail.n;
-  out.magnitude = tail.mean / base.mean - 1;
+  const Moments base = MomentsOf(x, baseline_begin, out.onset);
+  const Moments tail = MomentsOf(x, out.onset, n);
+  ChangePoint& c = out.change;
+  c.index = out.onset;
+  c.mean_before = base.mean;
+  c.sd_before = std::sqrt(base.var);
+  c.runs_before = base.n;
+  c.mean_after = tail.mean;
+  c.sd_after = std::sqrt(tail.var);
+  c.runs_after = tail.n;
+  c.magnitude = tail.mean / base.mean - 1;
   // Under "no change" the tail's mean and the baseline's differ by noise
   // alone: relative standard error sigma sqrt(1/k + 1/m). The interval
   // scales it by the tail's level (the noise is relative), a delta-method
   // interval of the ratio.
   const double shape = std::sqrt(1.0 / tail.n + 1.0 / base.n);
   const double se0 = noise.sigma * shape;
-  const double dev = sign * out.magnitude;
-  out.pvalue = UpperP(dev, se0, noise.dof);
+  const double dev = sign * c.magnitude;
+  c.pvalue = UpperP(dev, se0, noise.dof);
   if (out.tail >= 2) {
-    const Sample b2 = SampleOf(x, baseline_begin, n - 2);
-    const Sample t2 = SampleOf(x, n - 2, n);
+    const Moments b2 = MomentsOf(x, baseline_begin, n - 2);
+    const Moments t2 = MomentsOf(x, n - 2, n);
     out.pvalue_confirm =
         UpperP(sign * (t2.mean / b2.mean - 1),
                options.two_night_margin * noise.sigma *
@@ -202,9 +186,9 @@ LatestNightTest TestLatestNights(const std::vector<double>& x,
   }
   out.pvalue_wide = UpperP(dev, se0 * options.one_night_margin, noise.dof);
   const double half = StudentTQuantileUpper(0.025, noise.dof) * se0 *
-                      (1 + out.magnitude);
-  out.magnitude_low = out.magnitude - half;
-  out.magnitude_high = out.magnitude + half;
+                      (1 + c.magnitude);
+  c.magnitude_low = c.magnitude - half;
+  c.magnitude_high = c.magnitude + half;
   return out;
 }
 

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "analyzer/changepoint.h"
+
 namespace rooftrace::stats {
 
 // A relative noise level (standard deviation over the level, 0.02: 2 %)
@@ -84,15 +86,12 @@ struct LatestNightTest {
   // (0: tonight is not). It starts at run `onset` (index into the series).
   int tail = 0;
   int onset = 0;
-  // The baseline [baseline_begin, onset) and the tail, in the series'
-  // units: mean, standard deviation (0 for one run), runs.
-  double mean_before = 0, sd_before = 0, mean_after = 0, sd_after = 0;
-  int runs_before = 0, runs_after = 0;
-  // mean_after / mean_before - 1 (signed) and its 95 % interval.
-  double magnitude = 0, magnitude_low = 0, magnitude_high = 0;
-  // One-sided p-value that the tail's mean is worse than the baseline's
-  // (Student's t on the moderated noise); 1 without a tail.
-  double pvalue = 1;
+  // The tail against the baseline [baseline_begin, onset), in a change
+  // point's terms (index: onset; before: the baseline, after: the tail;
+  // sd 0 for one run; magnitude and its 95 % interval). Its pvalue: one
+  // sided, that the tail's mean is worse than the baseline's (Student's t
+  // on the moderated noise); 1 without a tail.
+  ChangePoint change;
   // With a tail of 2 or more: the p-value of the latest two nights' mean
   // against the runs before them, what a tail must pass to be regressed
   // (the next night confirms). Always the latest two, whatever the tail's

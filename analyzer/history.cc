@@ -570,6 +570,7 @@ void JudgeHistory(HistoryResult* h) {
     HistoryGroup& g = h->groups[gi];
     Series& s = series[gi];
     g.values.assign(h->runs.size(), std::nullopt);
+    g.present = 0;
     g.changes.clear();
     g.watch.clear();
     g.night_noise = 0;
@@ -682,27 +683,11 @@ void JudgeHistory(HistoryResult* h) {
         s.x, begin, noise, metric.higher_is_worse, lo);
     double gate = g.check_pvalue, suspect = 1;
     if (t.tail > 0 && s.at[t.onset] >= n - window) {
-      HistoryChange ch;
-      ch.kind = HistoryChangeKind::kLatestNights;
-      ch.run = static_cast<size_t>(s.at[t.onset]);
-      ch.run_id = h->runs[ch.run].run_id;
-      ch.runs_ago = n - 1 - static_cast<int>(ch.run);
-      ch.mean_before = t.mean_before;
-      ch.mean_after = t.mean_after;
-      ch.sd_before = t.sd_before;
-      ch.sd_after = t.sd_after;
-      ch.runs_before = t.runs_before;
-      ch.runs_after = t.runs_after;
-      ch.magnitude = t.magnitude;
-      ch.magnitude_low = t.magnitude_low;
-      ch.magnitude_high = t.magnitude_high;
-      ch.pvalue = t.pvalue;
-      ch.regression = true;  // the tail only forms the worse way
-      ch.in_window = true;
-      ch.roof_before = RoofMean(g, s.at, begin, t.onset);
-      ch.roof_after = RoofMean(g, s.at, t.onset, g.present);
+      const HistoryChange ch =
+          FromChangePoint(*h, g, s.at, t.change, begin, g.present,
+                          HistoryChangeKind::kLatestNights);
       g.changes.push_back(ch);
-      suspect = t.pvalue;
+      suspect = t.change.pvalue;
       // Two nights or more that agree confirm it; one night alone must be
       // significant even with the noise widened.
       gate = std::min(gate, t.tail >= 2 ? t.pvalue_confirm : t.pvalue_wide);

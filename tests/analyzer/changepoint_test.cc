@@ -347,16 +347,16 @@ TEST(TestLatestNightsTest, FindsTheTailPlacesAndSizesIt) {
   const LatestNightTest t = TestLatestNights(x, 0, noise, true, {});
   EXPECT_EQ(t.tail, 2);
   EXPECT_EQ(t.onset, 10);
-  EXPECT_DOUBLE_EQ(t.mean_before, 100);
-  EXPECT_EQ(t.runs_before, 10);
-  EXPECT_DOUBLE_EQ(t.mean_after, 110);
-  EXPECT_EQ(t.runs_after, 2);
-  EXPECT_NEAR(t.sd_before, std::sqrt(10.0 / 9), 1e-9);
-  EXPECT_NEAR(t.magnitude, 0.10, 1e-12);
-  EXPECT_LT(t.magnitude_low, 0.10);
-  EXPECT_GT(t.magnitude_high, 0.10);
-  EXPECT_LT(t.pvalue, 1e-6);
-  EXPECT_GT(t.pvalue_wide, t.pvalue);
+  EXPECT_DOUBLE_EQ(t.change.mean_before, 100);
+  EXPECT_EQ(t.change.runs_before, 10);
+  EXPECT_DOUBLE_EQ(t.change.mean_after, 110);
+  EXPECT_EQ(t.change.runs_after, 2);
+  EXPECT_NEAR(t.change.sd_before, std::sqrt(10.0 / 9), 1e-9);
+  EXPECT_NEAR(t.change.magnitude, 0.10, 1e-12);
+  EXPECT_LT(t.change.magnitude_low, 0.10);
+  EXPECT_GT(t.change.magnitude_high, 0.10);
+  EXPECT_LT(t.change.pvalue, 1e-6);
+  EXPECT_GT(t.pvalue_wide, t.change.pvalue);
   // Lower is worse (tokens/s): a rise is no tail.
   EXPECT_EQ(TestLatestNights(x, 0, noise, false, {}).tail, 0);
   // A spike on night 11, back to 100 on night 12: nothing tonight.
