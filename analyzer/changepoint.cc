@@ -252,28 +252,45 @@ double StudentTTestPValue(double mean1, double var1, int n1, double mean2,
   return StudentTTwoSided(std::fabs(mean2 - mean1) / se, df);
 }
 
-std::vector<ChangePoint> DetectChangePoints(const std::vector<double>& series,
-                                            const ChangePointOptions& options) {
+namespace {
+
+// The hierarchical search: split the segment where E-Divisive says, keep
+// the split if it passes the loose test, then look inside each side the
+// same way. The splits do not depend on the threshold, so the strict
+// search's tree is this one cut where a split fails the strict test:
+// `strict` gets the splits whose every ancestor, and they, pass it.
+void Search(const std::vector<double>& series, int min_seg,
+            const ChangePointOptions& loose, const ChangePointOptions& strict,
+            std::vector<int>* found_loose, std::vector<int>* found_strict) {
   const int n = static_cast<int>(series.size());
-  const int min_seg = std::max(2, options.min_segment);
-  std::vector<int> found;
-  // Hierarchical: split the whole series where E-Divisive says, keep the
-  // split if it passes, then look inside each side the same way.
-  std::vector<std::pair<int, int>> todo = {{0, n}};
+  struct Segment {
+    int begin, end;
+    bool strict;  // every split above it passed the strict test
+  };
+  std::vector<Segment> todo = {{0, n, true}};
   while (!todo.empty()) {
-    const auto [begin, end] = todo.back();
+    const Segment seg = todo.back();
     todo.pop_back();
-    if (end - begin < 2 * min_seg) continue;
-    const int at = BestSplit(series, begin, end, min_seg);
-    if (!Passes(Judge(series, begin, at, end, min_seg), options)) continue;
-    found.push_back(at);
-    todo.emplace_back(begin, at);
-    todo.emplace_back(at, end);
+    if (seg.end - seg.begin < 2 * min_seg) continue;
+    const int at = BestSplit(series, seg.begin, seg.end, min_seg);
+    const ChangePoint cp = Judge(series, seg.begin, at, seg.end, min_seg);
+    if (!Passes(cp, loose)) continue;
+    const bool strict_too = seg.strict && Passes(cp, strict);
+    found_loose->push_back(at);
+    if (strict_too) found_strict->push_back(at);
+    todo.push_back({seg.begin, at, strict_too});
+    todo.push_back({at, seg.end, strict_too});
   }
+}
+
+// Each change point is judged again between its final neighbours (a split
+// found first was judged against runs that later splits cut away); the
+// weakest that no longer passes goes, until all pass.
+std::vector<ChangePoint> Rejudge(const std::vector<double>& series,
+                                 std::vector<int> found, int min_seg,
+                                 const ChangePointOptions& options) {
+  const int n = static_cast<int>(series.size());
   std::sort(found.begin(), found.end());
-  // Each change point is judged again between its final neighbours (a
-  // split found first was judged against runs that later splits cut away);
-  // the weakest that no longer passes goes, until all pass.
   while (true) {
     std::vector<ChangePoint> judged;
     for (size_t i = 0; i < found.size(); ++i) {
@@ -291,6 +308,30 @@ std::vector<ChangePoint> DetectChangePoints(const std::vector<double>& series,
     if (weakest < 0) return judged;
     found.erase(found.begin() + weakest);
   }
+}
+
+}  // namespace
+
+std::vector<ChangePoint> DetectChangePoints(const std::vector<double>& series,
+                                            const ChangePointOptions& options) {
+  const int min_seg = std::max(2, options.min_segment);
+  std::vector<int> found, unused;
+  Search(series, min_seg, options, options, &found, &unused);
+  return Rejudge(series, std::move(found), min_seg, options);
+}
+
+void DetectChangePointsTwoLevels(const std::vector<double>& series,
+                                 const ChangePointOptions& options,
+                                 double loose_pvalue,
+                                 std::vector<ChangePoint>* strong,
+                                 std::vector<ChangePoint>* weak) {
+  const int min_seg = std::max(2, options.min_segment);
+  ChangePointOptions loose = options;
+  loose.max_pvalue = std::max(options.max_pvalue, loose_pvalue);
+  std::vector<int> found_loose, found_strict;
+  Search(series, min_seg, loose, options, &found_loose, &found_strict);
+  *strong = Rejudge(series, std::move(found_strict), min_seg, options);
+  *weak = Rejudge(series, std::move(found_loose), min_seg, loose);
 }
 
 double RegressionPValue(const std::vector<ChangePoint>& change_points,

@@ -57,6 +57,16 @@ struct ChangePoint {
 std::vector<ChangePoint> DetectChangePoints(const std::vector<double>& series,
                                             const ChangePointOptions& options);
 
+// DetectChangePoints at `options` (strong) and at max_pvalue
+// `loose_pvalue` (weak, the strong ones among them), from one search: the
+// splits do not depend on the threshold, so this costs one search, not
+// two. Equal to two calls.
+void DetectChangePointsTwoLevels(const std::vector<double>& series,
+                                 const ChangePointOptions& options,
+                                 double loose_pvalue,
+                                 std::vector<ChangePoint>* strong,
+                                 std::vector<ChangePoint>* weak);
+
 // E-Divisive's statistic q-hat for each split of series[begin, end) that
 // leaves at least `min_seg` runs a side, in split order (the first entry
 // splits at begin + min_seg); empty when there is no such split. The

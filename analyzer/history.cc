@@ -605,7 +605,11 @@ void JudgeHistory(HistoryResult* h) {
     // E-Divisive needs min_segment runs a side; shorter series are judged
     // by the latest-night test alone.
     const stats::ChangePointOptions& cpo = h->options.change_points;
-    s.cps = stats::DetectChangePoints(s.x, cpo);
+    // Watch: the change points a looser first pass finds that the strict
+    // one does not (one search for both).
+    std::vector<stats::ChangePoint> weak;
+    stats::DetectChangePointsTwoLevels(s.x, cpo, h->options.watch_pvalue,
+                                       &s.cps, &weak);
     // Noise: the spread of the runs around the levels between change
     // points, relative to the series' mean.
     double ss = 0, total = 0;
@@ -631,11 +635,6 @@ void JudgeHistory(HistoryResult* h) {
     }
     g.check_pvalue =
         stats::RegressionPValue(in_runs, n, window, metric.higher_is_worse);
-    // Watch: the change points a looser first pass finds that the strict
-    // one does not.
-    stats::ChangePointOptions loose = cpo;
-    loose.max_pvalue = std::max(cpo.max_pvalue, h->options.watch_pvalue);
-    const auto weak = stats::DetectChangePoints(s.x, loose);
     for (size_t c = 0; c < weak.size(); ++c) {
       const bool strong = std::any_of(
           s.cps.begin(), s.cps.end(),
