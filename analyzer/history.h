@@ -1,9 +1,11 @@
 // `rooftrace history`: the runs of a store that carry the asked labels, in
 // time order, and per group (family+shape, family, phase or NVTX range) the
 // series of mean time per launch and % of roof across them; where each
-// series moved (change points, analyzer/changepoint.h) and whether a
-// regression landed in the latest runs, with false alarms held across all
-// the groups judged at once (Benjamini-Hochberg). docs/history.md.
+// series moved (change points, analyzer/changepoint.h), whether the latest
+// nights moved (analyzer/changepoint_latest.h: suspected, regressed) and
+// whether a regression landed in the latest runs, with false alarms held
+// across all the groups judged at once (Benjamini-Hochberg); the figure
+// judged is --metric's. docs/history.md.
 //
 // BuildHistory reads the store; the rest is pure. Not thread-safe (one
 // StoreReader).
@@ -145,7 +147,10 @@ struct HistoryGroup {
   double night_noise = 0;
   std::vector<HistoryChange> changes;  // change points, then latest nights
   std::vector<HistoryChange> watch;    // weak findings, not judged
-  double check_pvalue = 1;  // the gate's p-value (stats::RegressionPValue)
+  // The gate's p-value: the smallest of its change points' regression
+  // p-value in the window (stats::RegressionPValue) and its latest nights'
+  // (two nights confirming, or one with the noise widened).
+  double check_pvalue = 1;
   HistoryVerdict verdict = HistoryVerdict::kOk;
   std::string reason;  // one sentence for a verdict other than ok
 };
