@@ -1,5 +1,7 @@
 #include "analyzer/changepoint.h"
 
+#include "analyzer/changepoint_latest.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,12 +10,6 @@
 #include <utility>
 
 namespace rooftrace::stats {
-namespace {
-
-struct Moments {
-  double mean = 0, var = 0;  // var: unbiased (n - 1)
-  int n = 0;
-};
 
 Moments MomentsOf(const std::vector<double>& x, int begin, int end) {
   Moments m;
@@ -27,6 +23,8 @@ Moments MomentsOf(const std::vector<double>& x, int begin, int end) {
   m.var = m.n > 1 ? ss / (m.n - 1) : 0;
   return m;
 }
+
+namespace {
 
 // Counts and sums of the values of a set, indexed by their rank in the
 // segment (a Fenwick tree each), so that the summed distance from one
@@ -163,7 +161,21 @@ ChangePoint Judge(const std::vector<double>& x, int begin, int at, int end,
   cp.mean_after = b.mean;
   cp.runs_before = a.n;
   cp.runs_after = b.n;
+  cp.sd_before = std::sqrt(a.var);
+  cp.sd_after = std::sqrt(b.var);
   cp.magnitude = a.mean != 0 ? b.mean / a.mean - 1 : 0;
+  if (a.mean != 0) {
+    // se of mean_after / mean_before by the delta method, on the pooled
+    // variance the test uses.
+    const int df = a.n + b.n - 2;
+    const double pooled = ((a.n - 1) * a.var + (b.n - 1) * b.var) / df;
+    const double ratio = b.mean / a.mean;
+    const double se = std::sqrt(pooled / b.n + ratio * ratio * pooled / a.n) /
+                      std::fabs(a.mean);
+    const double half = StudentTQuantileUpper(0.025, df) * se;
+    cp.magnitude_low = cp.magnitude - half;
+    cp.magnitude_high = cp.magnitude + half;
+  }
   const int positions = std::max(1, (end - begin) - 2 * min_seg + 1);
   cp.pvalue = std::min(
       1.0, StudentTTestPValue(a.mean, a.var, a.n, b.mean, b.var, b.n) * positions);
@@ -240,28 +252,45 @@ double StudentTTestPValue(double mean1, double var1, int n1, double mean2,
   return StudentTTwoSided(std::fabs(mean2 - mean1) / se, df);
 }
 
-std::vector<ChangePoint> DetectChangePoints(const std::vector<double>& series,
-                                            const ChangePointOptions& options) {
+namespace {
+
+// The hierarchical search: split the segment where E-Divisive says, keep
+// the split if it passes the loose test, then look inside each side the
+// same way. The splits do not depend on the threshold, so the strict
+// search's tree is this one cut where a split fails the strict test:
+// `strict` gets the splits whose every ancestor, and they, pass it.
+void Search(const std::vector<double>& series, int min_seg,
+            const ChangePointOptions& loose, const ChangePointOptions& strict,
+            std::vector<int>* found_loose, std::vector<int>* found_strict) {
   const int n = static_cast<int>(series.size());
-  const int min_seg = std::max(2, options.min_segment);
-  std::vector<int> found;
-  // Hierarchical: split the whole series where E-Divisive says, keep the
-  // split if it passes, then look inside each side the same way.
-  std::vector<std::pair<int, int>> todo = {{0, n}};
+  struct Segment {
+    int begin, end;
+    bool strict;  // every split above it passed the strict test
+  };
+  std::vector<Segment> todo = {{0, n, true}};
   while (!todo.empty()) {
-    const auto [begin, end] = todo.back();
+    const Segment seg = todo.back();
     todo.pop_back();
-    if (end - begin < 2 * min_seg) continue;
-    const int at = BestSplit(series, begin, end, min_seg);
-    if (!Passes(Judge(series, begin, at, end, min_seg), options)) continue;
-    found.push_back(at);
-    todo.emplace_back(begin, at);
-    todo.emplace_back(at, end);
+    if (seg.end - seg.begin < 2 * min_seg) continue;
+    const int at = BestSplit(series, seg.begin, seg.end, min_seg);
+    const ChangePoint cp = Judge(series, seg.begin, at, seg.end, min_seg);
+    if (!Passes(cp, loose)) continue;
+    const bool strict_too = seg.strict && Passes(cp, strict);
+    found_loose->push_back(at);
+    if (strict_too) found_strict->push_back(at);
+    todo.push_back({seg.begin, at, strict_too});
+    todo.push_back({at, seg.end, strict_too});
   }
+}
+
+// Each change point is judged again between its final neighbours (a split
+// found first was judged against runs that later splits cut away); the
+// weakest that no longer passes goes, until all pass.
+std::vector<ChangePoint> Rejudge(const std::vector<double>& series,
+                                 std::vector<int> found, int min_seg,
+                                 const ChangePointOptions& options) {
+  const int n = static_cast<int>(series.size());
   std::sort(found.begin(), found.end());
-  // Each change point is judged again between its final neighbours (a
-  // split found first was judged against runs that later splits cut away);
-  // the weakest that no longer passes goes, until all pass.
   while (true) {
     std::vector<ChangePoint> judged;
     for (size_t i = 0; i < found.size(); ++i) {
@@ -279,6 +308,30 @@ std::vector<ChangePoint> DetectChangePoints(const std::vector<double>& series,
     if (weakest < 0) return judged;
     found.erase(found.begin() + weakest);
   }
+}
+
+}  // namespace
+
+std::vector<ChangePoint> DetectChangePoints(const std::vector<double>& series,
+                                            const ChangePointOptions& options) {
+  const int min_seg = std::max(2, options.min_segment);
+  std::vector<int> found, unused;
+  Search(series, min_seg, options, options, &found, &unused);
+  return Rejudge(series, std::move(found), min_seg, options);
+}
+
+void DetectChangePointsTwoLevels(const std::vector<double>& series,
+                                 const ChangePointOptions& options,
+                                 double loose_pvalue,
+                                 std::vector<ChangePoint>* strong,
+                                 std::vector<ChangePoint>* weak) {
+  const int min_seg = std::max(2, options.min_segment);
+  ChangePointOptions loose = options;
+  loose.max_pvalue = std::max(options.max_pvalue, loose_pvalue);
+  std::vector<int> found_loose, found_strict;
+  Search(series, min_seg, loose, options, &found_loose, &found_strict);
+  *strong = Rejudge(series, std::move(found_strict), min_seg, options);
+  *weak = Rejudge(series, std::move(found_loose), min_seg, loose);
 }
 
 double RegressionPValue(const std::vector<ChangePoint>& change_points,
@@ -326,6 +379,7 @@ std::vector<double> SyntheticSeries(const SyntheticSeriesSpec& spec,
             : std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
     double level = spec.base;
     if (spec.step_at >= 0 && i >= spec.step_at) level *= 1.0 + spec.step;
+    if (i == spec.spike_at) level *= 1.0 + spec.spike;
     if (spec.drift_from >= 0 && i >= spec.drift_from) {
       level *= std::pow(1.0 + spec.drift_per_run, i - spec.drift_from + 1);
     }

@@ -42,8 +42,12 @@ struct ChangePoint {
   // Means of the runs between the neighbouring change points (or the ends
   // of the series) before and after `index`.
   double mean_before = 0, mean_after = 0;
+  double sd_before = 0, sd_after = 0;  // the runs' standard deviations
   int runs_before = 0, runs_after = 0;
   double magnitude = 0;  // mean_after / mean_before - 1 (signed)
+  // Its 95 % interval (Student's t on the pooled variance, the ratio's
+  // delta-method interval).
+  double magnitude_low = 0, magnitude_high = 0;
   double pvalue = 1;     // Student's t-test, corrected for the positions tried
 };
 
@@ -52,6 +56,16 @@ struct ChangePoint {
 // needs none). Series shorter than 2 * min_segment have none.
 std::vector<ChangePoint> DetectChangePoints(const std::vector<double>& series,
                                             const ChangePointOptions& options);
+
+// DetectChangePoints at `options` (strong) and at max_pvalue
+// `loose_pvalue` (weak, the strong ones among them), from one search: the
+// splits do not depend on the threshold, so this costs one search, not
+// two. Equal to two calls.
+void DetectChangePointsTwoLevels(const std::vector<double>& series,
+                                 const ChangePointOptions& options,
+                                 double loose_pvalue,
+                                 std::vector<ChangePoint>* strong,
+                                 std::vector<ChangePoint>* weak);
 
 // E-Divisive's statistic q-hat for each split of series[begin, end) that
 // leaves at least `min_seg` runs a side, in split order (the first entry
@@ -66,6 +80,13 @@ std::vector<double> EnergySplitStatistics(const std::vector<double>& series,
 // latest `window` runs (index >= runs - window); 1 when there is none.
 double RegressionPValue(const std::vector<ChangePoint>& change_points,
                         int runs, int window, bool higher_is_worse = true);
+
+// The mean, unbiased variance (n - 1) and size of x[begin, end).
+struct Moments {
+  double mean = 0, var = 0;
+  int n = 0;
+};
+Moments MomentsOf(const std::vector<double>& x, int begin, int end);
 
 // Two-sided p-value of Student's two-sample t-test (pooled variance)
 // between two samples given by their means, unbiased variances and sizes
@@ -88,7 +109,8 @@ std::vector<bool> BenjaminiHochberg(const std::vector<double>& pvalues,
 // `base` with multiplicative noise of relative size `noise` (Gaussian:
 // its standard deviation; uniform: its half-width, every run within
 // +-noise of its level), a
-// step of relative size `step` from run `step_at` on (-1: none) and a
+// step of relative size `step` from run `step_at` on (-1: none), a
+// one-night spike of relative size `spike` at run `spike_at` (-1: none) and a
 // drift of `drift_per_run` per run from run `drift_from` on (-1: none),
 // compounding. The same seed gives the same series on every platform
 // (mt19937_64 and Box-Muller written here, not std::normal_distribution,
@@ -103,6 +125,8 @@ struct SyntheticSeriesSpec {
   double step = 0.0;
   int drift_from = -1;
   double drift_per_run = 0.0;
+  int spike_at = -1;
+  double spike = 0.0;
 };
 std::vector<double> SyntheticSeries(const SyntheticSeriesSpec& spec,
                                     uint64_t seed);

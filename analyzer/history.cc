@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -66,17 +67,60 @@ std::string GroupTitle(const HistoryGroup& g) {
   return g.name + (g.shape.empty() ? "" : " [" + g.shape + "]");
 }
 
-// "run 45 (15 runs ago): 100.0 -> 105.1 us per launch (+5.1%, slower),
-// p=3.2e-05; % of roof 71.0% -> 58.0%"
-std::string ChangeLine(const HistoryChange& c) {
-  return "run " + std::to_string(c.run_id) + " (" +
-         (c.runs_ago == 0 ? std::string("the latest run")
-                          : std::to_string(c.runs_ago) + " runs ago") +
-         "): " + Fixed(c.mean_ns_before / 1e3, 2) + " -> " +
-         Fixed(c.mean_ns_after / 1e3, 2) + " us per launch (" +
-         Signed(c.magnitude) + ", " + (c.regression ? "slower" : "faster") +
-         "), p=" + PValue(c.pvalue) + "; % of roof " + Percent(c.roof_before) +
-         " -> " + Percent(c.roof_after) + (c.in_window ? " [window]" : "");
+// The shown value of a figure of the judged metric ("100.05 us per launch").
+std::string MetricText(const HistoryResult& h, double v) {
+  const HistoryMetricInfo& m = MetricInfo(h.options.metric);
+  return Fixed(v * m.scale, 2) + " " + m.unit;
+}
+
+// "slower"/"faster" for times, "worse"/"better" for the rest.
+std::string Direction(const HistoryResult& h, bool worse) {
+  const HistoryMetricInfo& m = MetricInfo(h.options.metric);
+  if (m.higher_is_worse && h.options.metric != HistoryMetric::kTimeShare) {
+    return worse ? "slower" : "faster";
+  }
+  return worse ? "worse" : "better";
+}
+
+const char* LatestStateName(LatestState s) {
+  switch (s) {
+    case LatestState::kWatch: return "watch";
+    case LatestState::kSuspected: return "suspected";
+    case LatestState::kRegressed: return "regressed";
+  }
+  return "?";
+}
+
+// "run 45 (15 runs ago): 100.0 -> 105.1 us per launch (+5.1% [+4.2%,
+// +6.0%], slower), sd 1.02 -> 0.98, 30 -> 15 runs, p=3.2e-05; % of roof
+// 71.0% -> 58.0%"; a latest-night finding says so after the run, a weak
+// change point starts with "watch:".
+std::string ChangeLine(const HistoryResult& h, const HistoryChange& c) {
+  const HistoryMetricInfo& m = MetricInfo(h.options.metric);
+  std::string out =
+      std::string(c.kind == HistoryChangeKind::kWatch ? "watch: " : "") +
+      "run " + std::to_string(c.run_id) + " (" +
+      (c.runs_ago == 0 ? std::string("the latest run")
+                       : std::to_string(c.runs_ago) + " runs ago") +
+      ")";
+  if (c.kind == HistoryChangeKind::kLatestNights) {
+    out += " [latest " + std::to_string(c.runs_after) +
+           (c.runs_after == 1 ? " night, " : " nights, ") +
+           LatestStateName(c.state) + "]";
+  }
+  out += ": " + MetricText(h, c.mean_before) + " -> " +
+         MetricText(h, c.mean_after) + " (" + Signed(c.magnitude) + " [" +
+         Signed(c.magnitude_low) + ", " + Signed(c.magnitude_high) + "], " +
+         Direction(h, c.regression) + "), sd " +
+         Fixed(c.sd_before * m.scale, 2) + " -> " +
+         Fixed(c.sd_after * m.scale, 2) + ", " +
+         std::to_string(c.runs_before) + " -> " +
+         std::to_string(c.runs_after) + " runs, p=" + PValue(c.pvalue);
+  if (c.roof_before || c.roof_after) {
+    out += "; % of roof " + Percent(c.roof_before) + " -> " +
+           Percent(c.roof_after);
+  }
+  return out + (c.in_window ? " [window]" : "");
 }
 
 std::optional<double> Latest(const std::vector<std::optional<double>>& v) {
@@ -88,12 +132,23 @@ std::optional<double> Latest(const std::vector<std::optional<double>>& v) {
 
 std::string MethodLine(const HistoryResult& h) {
   const auto& cp = h.options.change_points;
-  return "E-Divisive means change points, each judged by Student's t-test "
-         "(p <= " + PValue(cp.max_pvalue) +
-         " after correction for the split positions tried) and kept when "
-         "mean time per launch moved >= " + Fixed(cp.min_magnitude * 100, 1) +
-         "%; gate: Benjamini-Hochberg, false discovery rate " +
-         Fixed(h.options.fdr, 2) + " across the " + std::to_string(h.judged) +
+  const HistoryMetricInfo& m = MetricInfo(h.options.metric);
+  return std::string("judged on ") + m.title + " (" +
+         (m.higher_is_worse ? "higher" : "lower") +
+         " is worse); E-Divisive means change points, each judged by "
+         "Student's t-test (p <= " + PValue(cp.max_pvalue) +
+         " after correction for the split positions tried; watch: p <= " +
+         PValue(h.options.watch_pvalue) + ") and kept when it moved >= " +
+         Fixed(cp.min_magnitude * 100, 1) +
+         "%; latest nights against the runs since the last change point, "
+         "noise from the run-to-run spread moderated by the spread pooled "
+         "across the groups (" + Fixed(h.pooled_noise.sigma * 100, 2) +
+         "%): suspected beyond the band, regressed when the next night "
+         "confirms or one night is significant with the noise x" +
+         Fixed(h.options.latest.one_night_margin, 1) +
+         "; gate: Benjamini-Hochberg, false discovery rate " +
+         Fixed(h.options.fdr, 2) + " (suspected: " +
+         Fixed(h.options.suspect_fdr, 2) + ") across the " + std::to_string(h.judged) +
          " groups judged";
 }
 
@@ -113,7 +168,11 @@ std::string Verdict(const HistoryResult& h) {
            WindowLine(h);
   }
   return "no regression in " + WindowLine(h) + " (" +
-         std::to_string(h.judged) + " groups judged)";
+         std::to_string(h.judged) + " groups judged" +
+         (h.suspected > 0 ? "; " + std::to_string(h.suspected) +
+                                " suspected on the latest nights"
+                          : std::string()) +
+         ")";
 }
 
 // The decode and prefill tokens/s of the first and the latest run with
@@ -167,6 +226,20 @@ std::string WhereText(const HistoryResult& h) {
   return h.options.where.empty() ? "all runs" : LabelsLine(h.options.where);
 }
 
+// The latest value of the judged figure, shown ("-" when none).
+std::string LatestText(const HistoryResult& h, const HistoryGroup& g) {
+  const std::optional<double> v = Latest(g.values);
+  if (!v) return "-";
+  return Fixed(*v * MetricInfo(h.options.metric).scale, 2);
+}
+
+// A verdict that is not a judgement says why in words.
+bool HasReasonOnly(const HistoryGroup& g) {
+  return g.verdict == HistoryVerdict::kTooShort ||
+         g.verdict == HistoryVerdict::kTooNoisy ||
+         g.verdict == HistoryVerdict::kNotJudged;
+}
+
 }  // namespace
 
 const char* HistoryVerdictName(HistoryVerdict v) {
@@ -175,8 +248,42 @@ const char* HistoryVerdictName(HistoryVerdict v) {
     case HistoryVerdict::kRegressed: return "REGRESSED";
     case HistoryVerdict::kTooShort: return "too short";
     case HistoryVerdict::kTooNoisy: return "too noisy";
+    case HistoryVerdict::kSuspected: return "suspected";
+    case HistoryVerdict::kNotJudged: return "not judged";
   }
   return "?";
+}
+
+namespace {
+constexpr HistoryMetricInfo kMetrics[] = {
+    {"time", "time per launch", "us per launch", 1e-3, true, false},
+    {"roof", "% of roof", "% of roof", 100, false, false},
+    {"share", "share of GPU time", "% of GPU time", 100, true, false},
+    {"gpu-time", "GPU time per run", "ms", 1e-6, true, true},
+    {"gpu-time-per-step", "GPU time per step", "ms per step", 1e-6, true,
+     true},
+    {"decode-tokens/s", "decode tokens/s", "tok/s", 1, false, true},
+    {"prefill-tokens/s", "prefill tokens/s", "tok/s", 1, false, true},
+};
+}  // namespace
+
+const HistoryMetricInfo& MetricInfo(HistoryMetric m) {
+  return kMetrics[static_cast<int>(m)];
+}
+
+std::optional<HistoryMetric> MetricFromName(const std::string& name) {
+  for (size_t i = 0; i < std::size(kMetrics); ++i) {
+    if (name == kMetrics[i].name) return static_cast<HistoryMetric>(i);
+  }
+  return std::nullopt;
+}
+
+std::string MetricNames() {
+  std::string out;
+  for (const HistoryMetricInfo& m : kMetrics) {
+    out += (out.empty() ? "" : ", ") + std::string(m.name);
+  }
+  return out;
 }
 
 StatusOr<HistoryResult> BuildHistory(StoreReader& store,
@@ -351,87 +458,193 @@ StatusOr<HistoryResult> BuildHistory(StoreReader& store,
   return h;
 }
 
+namespace {
+
+// The judged figure of `g` in run `i` (options.metric).
+std::optional<double> MetricValue(const HistoryResult& h,
+                                  const HistoryGroup& g, size_t i) {
+  const HistoryRun& r = h.runs[i];
+  switch (h.options.metric) {
+    case HistoryMetric::kTimePerLaunch: return g.mean_ns[i];
+    case HistoryMetric::kRoof: return g.fraction_of_roof[i];
+    case HistoryMetric::kTimeShare: return g.time_share[i];
+    case HistoryMetric::kGpuTime:
+      if (r.total_ns <= 0) return std::nullopt;
+      return static_cast<double>(r.total_ns);
+    case HistoryMetric::kGpuTimePerStep:
+      if (r.total_ns <= 0 || r.steps <= 0) return std::nullopt;
+      return static_cast<double>(r.total_ns) / static_cast<double>(r.steps);
+    case HistoryMetric::kDecodeTokensPerS: return r.decode_tokens_per_s;
+    case HistoryMetric::kPrefillTokensPerS: return r.prefill_tokens_per_s;
+  }
+  return std::nullopt;
+}
+
+// The time-weighted % of roof of g over the series positions [begin, end)
+// (`at` maps them to runs); nullopt when none has it.
+std::optional<double> RoofMean(const HistoryGroup& g,
+                               const std::vector<int>& at, int begin,
+                               int end) {
+  double sum = 0;
+  int count = 0;
+  for (int i = begin; i < end; ++i) {
+    if (const auto& f = g.fraction_of_roof[at[i]]) {
+      sum += *f;
+      ++count;
+    }
+  }
+  if (count == 0) return std::nullopt;
+  return sum / count;
+}
+
+// A change point of the series (positions through `at`) in run terms.
+HistoryChange FromChangePoint(const HistoryResult& h, const HistoryGroup& g,
+                              const std::vector<int>& at,
+                              const stats::ChangePoint& cp, int before,
+                              int after, HistoryChangeKind kind) {
+  const int n = static_cast<int>(h.runs.size());
+  const int window = std::min(std::max(h.options.window, 1), n);
+  HistoryChange ch;
+  ch.kind = kind;
+  ch.run = static_cast<size_t>(at[cp.index]);
+  ch.run_id = h.runs[ch.run].run_id;
+  ch.runs_ago = n - 1 - static_cast<int>(ch.run);
+  ch.mean_before = cp.mean_before;
+  ch.mean_after = cp.mean_after;
+  ch.sd_before = cp.sd_before;
+  ch.sd_after = cp.sd_after;
+  ch.runs_before = cp.runs_before;
+  ch.runs_after = cp.runs_after;
+  ch.magnitude = cp.magnitude;
+  ch.magnitude_low = cp.magnitude_low;
+  ch.magnitude_high = cp.magnitude_high;
+  ch.pvalue = cp.pvalue;
+  ch.regression = MetricInfo(h.options.metric).higher_is_worse
+                      ? cp.magnitude > 0
+                      : cp.magnitude < 0;
+  ch.in_window = static_cast<int>(ch.run) >= n - window;
+  // % of roof over the same runs as the means.
+  ch.roof_before = RoofMean(g, at, before, cp.index);
+  ch.roof_after = RoofMean(g, at, cp.index, after);
+  return ch;
+}
+
+}  // namespace
+
 void JudgeHistory(HistoryResult* h) {
   const int n = static_cast<int>(h->runs.size());
   const int window = std::min(std::max(h->options.window, 1), n);
-  const int min_seg = std::max(2, h->options.change_points.min_segment);
-  h->judged = h->regressed = h->too_short = h->too_noisy = 0;
+  const HistoryMetricInfo& metric = MetricInfo(h->options.metric);
+  h->judged = h->regressed = h->suspected = h->too_short = h->too_noisy = 0;
   h->incomplete_in_window.clear();
   for (int i = n - window; i < n; ++i) {
     if (!h->runs[i].complete) h->incomplete_in_window.push_back(h->runs[i].run_id);
   }
-  std::vector<size_t> judged;
+  // A per-run figure is one series: the run's own "group", judged alone;
+  // the groups' series are shown, not judged.
+  if (metric.per_run) {
+    h->groups.erase(std::remove_if(h->groups.begin(), h->groups.end(),
+                                   [](const HistoryGroup& g) {
+                                     return g.key == "run";
+                                   }),
+                    h->groups.end());
+    HistoryGroup run;
+    run.key = "run";
+    run.name = std::string("per run: ") + metric.title;
+    run.mean_ns.resize(h->runs.size());
+    run.fraction_of_roof.resize(h->runs.size());
+    run.time_share.resize(h->runs.size());
+    h->groups.insert(h->groups.begin(), std::move(run));
+  }
+  // The series the runs give each group: its figure where it ran.
+  struct Series {
+    std::vector<double> x;
+    std::vector<int> at;  // series position -> run
+    std::vector<stats::ChangePoint> cps;
+    stats::NoiseEstimate own;
+  };
+  std::vector<Series> series(h->groups.size());
+  std::vector<size_t> candidates;  // neither too short nor too noisy
+  std::vector<stats::NoiseEstimate> owns;
   for (size_t gi = 0; gi < h->groups.size(); ++gi) {
     HistoryGroup& g = h->groups[gi];
-    // The runs the group ran in: its series skips the others.
-    std::vector<double> x;
-    std::vector<int> at;
+    Series& s = series[gi];
+    g.values.assign(h->runs.size(), std::nullopt);
+    g.present = 0;
+    g.changes.clear();
+    g.watch.clear();
+    g.night_noise = 0;
+    g.check_pvalue = 1;
+    g.reason.clear();
+    if (metric.per_run && g.key != "run") {
+      for (int i = 0; i < n; ++i) {
+        if (g.mean_ns[i]) ++g.present;
+      }
+      g.verdict = HistoryVerdict::kNotJudged;
+      g.reason = std::string("--metric ") + metric.name +
+                 " is a per-run figure: the groups are shown, not judged";
+      continue;
+    }
     for (int i = 0; i < n; ++i) {
-      if (g.mean_ns[i]) {
-        x.push_back(*g.mean_ns[i]);
-        at.push_back(i);
+      g.values[i] = MetricValue(*h, g, static_cast<size_t>(i));
+      if (g.values[i]) {
+        s.x.push_back(*g.values[i]);
+        s.at.push_back(i);
       }
     }
-    g.present = static_cast<int>(x.size());
-    g.changes.clear();
-    if (g.present < 2 * min_seg) {
+    g.present = static_cast<int>(s.x.size());
+    // Three runs: two to measure a baseline and its noise against, and
+    // tonight (with the noise pooled across the groups).
+    if (g.present < 3) {
       g.verdict = HistoryVerdict::kTooShort;
       g.reason = "ran in " + std::to_string(g.present) + " of the " +
-                 std::to_string(n) + " runs; a change needs " +
-                 std::to_string(min_seg) + " runs on each side to be judged";
+                 std::to_string(n) + " runs; judging needs 3";
       ++h->too_short;
       continue;
     }
-    const auto cps = stats::DetectChangePoints(x, h->options.change_points);
+    // E-Divisive needs min_segment runs a side; shorter series are judged
+    // by the latest-night test alone.
+    const stats::ChangePointOptions& cpo = h->options.change_points;
+    // Watch: the change points a looser first pass finds that the strict
+    // one does not (one search for both).
+    std::vector<stats::ChangePoint> weak;
+    stats::DetectChangePointsTwoLevels(s.x, cpo, h->options.watch_pvalue,
+                                       &s.cps, &weak);
     // Noise: the spread of the runs around the levels between change
     // points, relative to the series' mean.
     double ss = 0, total = 0;
-    for (size_t s = 0; s <= cps.size(); ++s) {
-      const int begin = s == 0 ? 0 : cps[s - 1].index;
-      const int end = s == cps.size() ? g.present : cps[s].index;
+    for (size_t c = 0; c <= s.cps.size(); ++c) {
+      const int begin = c == 0 ? 0 : s.cps[c - 1].index;
+      const int end = c == s.cps.size() ? g.present : s.cps[c].index;
       double mean = 0;
-      for (int i = begin; i < end; ++i) mean += x[i] / (end - begin);
-      for (int i = begin; i < end; ++i) ss += (x[i] - mean) * (x[i] - mean);
+      for (int i = begin; i < end; ++i) mean += s.x[i] / (end - begin);
+      for (int i = begin; i < end; ++i) ss += (s.x[i] - mean) * (s.x[i] - mean);
     }
-    for (double v : x) total += v;
-    const int dof = std::max(1, g.present - static_cast<int>(cps.size()) - 1);
+    for (double v : s.x) total += v;
+    const int dof = std::max(1, g.present - static_cast<int>(s.cps.size()) - 1);
     g.noise = total > 0 ? std::sqrt(ss / dof) / (total / g.present) : 0;
     std::vector<stats::ChangePoint> in_runs;
-    for (size_t c = 0; c < cps.size(); ++c) {
-      const stats::ChangePoint& cp = cps[c];
-      HistoryChange ch;
-      ch.run = static_cast<size_t>(at[cp.index]);
-      ch.run_id = h->runs[ch.run].run_id;
-      ch.runs_ago = n - 1 - static_cast<int>(ch.run);
-      ch.mean_ns_before = cp.mean_before;
-      ch.mean_ns_after = cp.mean_after;
-      ch.magnitude = cp.magnitude;
-      ch.pvalue = cp.pvalue;
-      ch.regression = cp.magnitude > 0;
-      ch.in_window = static_cast<int>(ch.run) >= n - window;
-      // % of roof over the same runs as the means.
-      const int before = c == 0 ? 0 : cps[c - 1].index;
-      const int after = c + 1 == cps.size() ? g.present : cps[c + 1].index;
-      auto roof_mean = [&](int begin, int end) -> std::optional<double> {
-        double sum = 0;
-        int count = 0;
-        for (int i = begin; i < end; ++i) {
-          if (const auto& f = g.fraction_of_roof[at[i]]) {
-            sum += *f;
-            ++count;
-          }
-        }
-        if (count == 0) return std::nullopt;
-        return sum / count;
-      };
-      ch.roof_before = roof_mean(before, cp.index);
-      ch.roof_after = roof_mean(cp.index, after);
-      g.changes.push_back(ch);
-      stats::ChangePoint mapped = cp;
-      mapped.index = static_cast<int>(ch.run);
+    for (size_t c = 0; c < s.cps.size(); ++c) {
+      const int before = c == 0 ? 0 : s.cps[c - 1].index;
+      const int after = c + 1 == s.cps.size() ? g.present : s.cps[c + 1].index;
+      g.changes.push_back(FromChangePoint(*h, g, s.at, s.cps[c], before, after,
+                                          HistoryChangeKind::kChangePoint));
+      stats::ChangePoint mapped = s.cps[c];
+      mapped.index = static_cast<int>(g.changes.back().run);
       in_runs.push_back(mapped);
     }
-    g.check_pvalue = stats::RegressionPValue(in_runs, n, window);
+    g.check_pvalue =
+        stats::RegressionPValue(in_runs, n, window, metric.higher_is_worse);
+    for (size_t c = 0; c < weak.size(); ++c) {
+      const bool strong = std::any_of(
+          s.cps.begin(), s.cps.end(),
+          [&](const stats::ChangePoint& cp) { return cp.index == weak[c].index; });
+      if (strong) continue;
+      const int before = c == 0 ? 0 : weak[c - 1].index;
+      const int after = c + 1 == weak.size() ? g.present : weak[c + 1].index;
+      g.watch.push_back(FromChangePoint(*h, g, s.at, weak[c], before, after,
+                                        HistoryChangeKind::kWatch));
+    }
     if (g.noise > h->options.max_noise) {
       g.verdict = HistoryVerdict::kTooNoisy;
       g.reason = "its runs scatter " + Fixed(g.noise * 100, 1) +
@@ -442,37 +655,98 @@ void JudgeHistory(HistoryResult* h) {
       ++h->too_noisy;
       continue;
     }
+    // The run-to-run noise of every run but tonight's.
+    s.own = stats::RunToRunNoise(s.x, g.present - 1);
+    owns.push_back(s.own);
     g.verdict = HistoryVerdict::kOk;
-    g.reason.clear();
-    judged.push_back(gi);
+    candidates.push_back(gi);
   }
-  h->judged = static_cast<int>(judged.size());
-  std::vector<double> p;
-  for (size_t gi : judged) p.push_back(h->groups[gi].check_pvalue);
-  const std::vector<bool> rejected =
-      stats::BenjaminiHochberg(p, h->options.fdr);
-  for (size_t j = 0; j < judged.size(); ++j) {
-    if (!rejected[j]) continue;
-    HistoryGroup& g = h->groups[judged[j]];
-    g.verdict = HistoryVerdict::kRegressed;
-    for (const HistoryChange& c : g.changes) {
-      if (c.regression && c.in_window && c.pvalue == g.check_pvalue) {
-        g.reason = ChangeLine(c);
-        break;
+  h->pooled_noise = stats::PooledNoise(owns, h->options.pooled_noise_dof);
+
+  // The latest nights of each judged group against its baseline: the runs
+  // since its last change point.
+  std::vector<double> gate_p, suspect_p;
+  stats::LatestNightOptions lo = h->options.latest;
+  lo.min_magnitude = h->options.change_points.min_magnitude;
+  for (size_t gi : candidates) {
+    HistoryGroup& g = h->groups[gi];
+    const Series& s = series[gi];
+    // The pool includes this group's own estimate (one of many); with a
+    // single group there is no pool.
+    stats::NoiseEstimate pooled = h->pooled_noise;
+    if (candidates.size() < 2) pooled = {};
+    const stats::NoiseEstimate noise = stats::ModeratedNoise(s.own, pooled);
+    g.night_noise = noise.sigma;
+    const int begin = s.cps.empty() ? 0 : s.cps.back().index;
+    const stats::LatestNightTest t = stats::TestLatestNights(
+        s.x, begin, noise, metric.higher_is_worse, lo);
+    double gate = g.check_pvalue, suspect = 1;
+    if (t.tail > 0 && s.at[t.onset] >= n - window) {
+      const HistoryChange ch =
+          FromChangePoint(*h, g, s.at, t.change, begin, g.present,
+                          HistoryChangeKind::kLatestNights);
+      g.changes.push_back(ch);
+      suspect = t.change.pvalue;
+      // Two nights or more that agree confirm it; one night alone must be
+      // significant even with the noise widened.
+      gate = std::min(gate, t.tail >= 2 ? t.pvalue_confirm : t.pvalue_wide);
+    }
+    gate_p.push_back(gate);
+    suspect_p.push_back(suspect);
+  }
+  h->judged = static_cast<int>(candidates.size());
+  const std::vector<bool> regressed =
+      stats::BenjaminiHochberg(gate_p, h->options.fdr);
+  const std::vector<bool> suspected =
+      stats::BenjaminiHochberg(suspect_p, h->options.suspect_fdr);
+  for (size_t j = 0; j < candidates.size(); ++j) {
+    HistoryGroup& g = h->groups[candidates[j]];
+    g.check_pvalue = gate_p[j];
+    HistoryChange* latest = nullptr;
+    for (HistoryChange& c : g.changes) {
+      if (c.kind == HistoryChangeKind::kLatestNights) latest = &c;
+    }
+    if (regressed[j]) {
+      g.verdict = HistoryVerdict::kRegressed;
+      ++h->regressed;
+    } else if (suspected[j] && latest != nullptr) {
+      g.verdict = HistoryVerdict::kSuspected;
+      ++h->suspected;
+    }
+    if (latest != nullptr) {
+      latest->state = regressed[j]   ? LatestState::kRegressed
+                      : suspected[j] ? LatestState::kSuspected
+                                     : LatestState::kWatch;
+      if (latest->state == LatestState::kWatch) {
+        // Beyond the band but not significant across the groups: a weak
+        // finding, listed with the watch change points.
+        g.watch.push_back(*latest);
+        g.changes.erase(g.changes.begin() + (latest - g.changes.data()));
+        latest = nullptr;
       }
     }
-    ++h->regressed;
+    if (g.verdict == HistoryVerdict::kOk) continue;
+    // The reason: the finding the verdict rests on.
+    for (const HistoryChange& c : g.changes) {
+      if (c.kind == HistoryChangeKind::kLatestNights ||
+          (c.regression && c.in_window && c.pvalue == gate_p[j])) {
+        g.reason = ChangeLine(*h, c);
+        if (c.kind == HistoryChangeKind::kChangePoint) break;
+      }
+    }
   }
-  // Regressions first, then the groups judged, then those that were not;
-  // within each, by the latest share of GPU time.
+  // Regressions first, then suspected, the groups judged, then those that
+  // were not; within each, by the latest share of GPU time.
   auto rank = [](HistoryVerdict v) {
     switch (v) {
       case HistoryVerdict::kRegressed: return 0;
-      case HistoryVerdict::kOk: return 1;
-      case HistoryVerdict::kTooNoisy: return 2;
-      case HistoryVerdict::kTooShort: return 3;
+      case HistoryVerdict::kSuspected: return 1;
+      case HistoryVerdict::kOk: return 2;
+      case HistoryVerdict::kTooNoisy: return 3;
+      case HistoryVerdict::kTooShort: return 4;
+      case HistoryVerdict::kNotJudged: return 5;
     }
-    return 4;
+    return 6;
   };
   std::stable_sort(h->groups.begin(), h->groups.end(),
                    [&](const HistoryGroup& a, const HistoryGroup& b) {
@@ -482,6 +756,35 @@ void JudgeHistory(HistoryResult* h) {
                      return Latest(a.time_share).value_or(0) >
                             Latest(b.time_share).value_or(0);
                    });
+}
+
+HistoryResult HistoryOfSeries(const std::vector<std::vector<double>>& series,
+                              const HistoryOptions& options) {
+  HistoryResult h;
+  h.input = "generated";
+  h.options = options;
+  size_t runs = 0;
+  for (const auto& s : series) runs = std::max(runs, s.size());
+  for (size_t i = 0; i < runs; ++i) {
+    HistoryRun r;
+    r.run_id = static_cast<int64_t>(i) + 1;
+    r.complete = true;
+    h.runs.push_back(r);
+  }
+  for (size_t gi = 0; gi < series.size(); ++gi) {
+    HistoryGroup g;
+    g.key = g.name = "series " + std::to_string(gi);
+    g.mean_ns.resize(runs);
+    g.fraction_of_roof.resize(runs);
+    g.time_share.resize(runs);
+    for (size_t i = 0; i < series[gi].size(); ++i) {
+      g.mean_ns[i] = series[gi][i];
+      g.time_share[i] = 1.0 / static_cast<double>(series.size());
+    }
+    h.groups.push_back(std::move(g));
+  }
+  JudgeHistory(&h);
+  return h;
 }
 
 void WriteHistoryTable(const HistoryResult& h, std::ostream& out) {
@@ -506,12 +809,13 @@ void WriteHistoryTable(const HistoryResult& h, std::ostream& out) {
     out << "  WARNING:  " << IncompleteLine(h) << "\n";
   }
   out << "\n"
-      << "status     runs  latest us  % roof  noise  group\n";
+      << "status     runs     latest  % roof  noise  group  (latest: "
+      << MetricInfo(h.options.metric).unit << ")\n";
   for (const HistoryGroup& g : h.groups) {
     std::string status = HistoryVerdictName(g.verdict);
     status.resize(std::max<size_t>(status.size(), 9), ' ');
     std::string runs = std::to_string(g.present);
-    std::string latest = Fixed(Latest(g.mean_ns).value_or(0) / 1e3, 2);
+    std::string latest = LatestText(h, g);
     std::string roof = Percent(Latest(g.fraction_of_roof));
     std::string noise = Percent(g.noise);
     out << status << "  " << std::string(4 - std::min<size_t>(4, runs.size()), ' ')
@@ -519,12 +823,12 @@ void WriteHistoryTable(const HistoryResult& h, std::ostream& out) {
         << latest << "  " << std::string(6 - std::min<size_t>(6, roof.size()), ' ')
         << roof << "  " << std::string(5 - std::min<size_t>(5, noise.size()), ' ')
         << noise << "  " << GroupTitle(g) << "\n";
-    if (g.verdict == HistoryVerdict::kTooShort ||
-        g.verdict == HistoryVerdict::kTooNoisy) {
-      out << "           " << g.reason << "\n";
-    }
+    if (HasReasonOnly(g)) out << "           " << g.reason << "\n";
     for (const HistoryChange& c : g.changes) {
-      out << "           " << ChangeLine(c) << "\n";
+      out << "           " << ChangeLine(h, c) << "\n";
+    }
+    for (const HistoryChange& c : g.watch) {
+      out << "           " << ChangeLine(h, c) << "\n";
     }
   }
 }
@@ -539,8 +843,8 @@ void WriteHistoryMarkdown(const HistoryResult& h, std::ostream& out) {
       << "), by " << GroupByName(h.options.group_by) << ". " << Verdict(h)
       << "; " << NotJudgedLine(h) << ".\n\n"
       << "Method: " << MethodLine(h) << ".\n\n"
-      << "| status | group | runs | latest us | % roof | noise | change "
-         "points |\n|---|---|---:|---:|---:|---:|---|\n";
+      << "| status | group | runs | latest (" << MetricInfo(h.options.metric).unit
+      << ") | % roof | noise | changes |\n|---|---|---:|---:|---:|---:|---|\n";
   auto cell = [](std::string s) {
     std::string o;
     for (char c : s) o += c == '|' ? std::string("\\|") : std::string(1, c);
@@ -548,17 +852,16 @@ void WriteHistoryMarkdown(const HistoryResult& h, std::ostream& out) {
   };
   for (const HistoryGroup& g : h.groups) {
     std::string changes;
-    if (g.verdict == HistoryVerdict::kTooShort ||
-        g.verdict == HistoryVerdict::kTooNoisy) {
-      changes = g.reason;
-    }
-    for (const HistoryChange& c : g.changes) {
-      changes += (changes.empty() ? "" : "<br>") + ChangeLine(c);
+    if (HasReasonOnly(g)) changes = g.reason;
+    for (const auto* list : {&g.changes, &g.watch}) {
+      for (const HistoryChange& c : *list) {
+        changes += (changes.empty() ? "" : "<br>") + ChangeLine(h, c);
+      }
     }
     out << "| " << (g.verdict == HistoryVerdict::kRegressed ? "**REGRESSED**"
                                                            : HistoryVerdictName(g.verdict))
         << " | " << cell(GroupTitle(g)) << " | " << g.present << " | "
-        << Fixed(Latest(g.mean_ns).value_or(0) / 1e3, 2) << " | "
+        << LatestText(h, g) << " | "
         << Percent(Latest(g.fraction_of_roof)) << " | " << Percent(g.noise)
         << " | " << cell(changes) << " |\n";
   }
@@ -580,8 +883,59 @@ void WriteHistoryJson(const HistoryResult& h, std::ostream& out) {
     }
     return o + "]";
   };
+  const HistoryMetricInfo& metric = MetricInfo(h.options.metric);
+  // Everything a bot needs to open a ticket: what moved, from which run
+  // (and its labels: the commit), by how much with its interval, the
+  // figures before and after, how sure, and what the verdict rests on.
+  auto changes = [&](const std::vector<HistoryChange>& list) {
+    std::string o = "[";
+    for (size_t c = 0; c < list.size(); ++c) {
+      const HistoryChange& ch = list[c];
+      const char* kind = ch.kind == HistoryChangeKind::kChangePoint
+                             ? "change point"
+                         : ch.kind == HistoryChangeKind::kWatch
+                             ? "watch"
+                             : "latest nights";
+      o += std::string(c ? "," : "") + "{\"kind\":" + JsonString(kind) +
+           ",\"state\":" +
+           (ch.kind == HistoryChangeKind::kLatestNights
+                ? JsonString(LatestStateName(ch.state))
+                : std::string("null")) +
+           ",\"run_id\":" + std::to_string(ch.run_id) +
+           ",\"run_index\":" + std::to_string(ch.run) +
+           ",\"runs_ago\":" + std::to_string(ch.runs_ago) +
+           ",\"labels\":" + labels_json(h.runs[ch.run].labels) +
+           ",\"direction\":" + JsonString(Direction(h, ch.regression)) +
+           ",\"worse\":" + (ch.regression ? "true" : "false") +
+           ",\"magnitude\":" + JsonNumber(ch.magnitude) +
+           ",\"magnitude_ci95\":[" + JsonNumber(ch.magnitude_low) + "," +
+           JsonNumber(ch.magnitude_high) + "]" +
+           ",\"pvalue\":" + JsonNumber(ch.pvalue) +
+           ",\"before\":{\"mean\":" + JsonNumber(ch.mean_before) +
+           ",\"sd\":" + JsonNumber(ch.sd_before) +
+           ",\"runs\":" + std::to_string(ch.runs_before) + "}" +
+           ",\"after\":{\"mean\":" + JsonNumber(ch.mean_after) +
+           ",\"sd\":" + JsonNumber(ch.sd_after) +
+           ",\"runs\":" + std::to_string(ch.runs_after) + "}";
+      if (h.options.metric == HistoryMetric::kTimePerLaunch) {
+        o += ",\"mean_ns_before\":" + JsonNumber(ch.mean_before) +
+             ",\"mean_ns_after\":" + JsonNumber(ch.mean_after);
+      }
+      o += ",\"fraction_of_roof_before\":" + JsonNumber(ch.roof_before) +
+           ",\"fraction_of_roof_after\":" + JsonNumber(ch.roof_after) +
+           ",\"in_window\":" + (ch.in_window ? "true" : "false") +
+           ",\"text\":" + JsonString(ChangeLine(h, ch)) + "}";
+    }
+    return o + "]";
+  };
   const auto& cp = h.options.change_points;
   out << "{\"input\":" << JsonString(h.input)
+      << ",\"metric\":{\"name\":" << JsonString(metric.name)
+      << ",\"title\":" << JsonString(metric.title)
+      << ",\"unit\":" << JsonString(metric.unit)
+      << ",\"scale\":" << JsonNumber(metric.scale)
+      << ",\"worse\":" << JsonString(metric.higher_is_worse ? "higher" : "lower")
+      << "}"
       << ",\"where\":" << labels_json(h.options.where)
       << ",\"group_by\":" << JsonString(GroupByName(h.options.group_by))
       << ",\"window\":" << h.options.window
@@ -593,9 +947,22 @@ void WriteHistoryJson(const HistoryResult& h, std::ostream& out) {
       << ",\"min_segment\":" << cp.min_segment
       << ",\"across_groups\":\"benjamini-hochberg\",\"fdr\":"
       << JsonNumber(h.options.fdr)
-      << ",\"max_noise\":" << JsonNumber(h.options.max_noise) << "}"
-      << ",\"verdict\":" << JsonString(h.regressed ? "regression" : "ok")
+      << ",\"max_noise\":" << JsonNumber(h.options.max_noise)
+      << ",\"latest_nights\":\"student-t against the runs since the last "
+         "change point, run-to-run noise moderated by the pooled noise\""
+      << ",\"band_pvalue\":" << JsonNumber(h.options.latest.band_pvalue)
+      << ",\"tail_range_sd\":" << JsonNumber(h.options.latest.tail_range_sd)
+      << ",\"suspect_fdr\":" << JsonNumber(h.options.suspect_fdr)
+      << ",\"one_night_margin\":" << JsonNumber(h.options.latest.one_night_margin)
+      << ",\"two_night_margin\":" << JsonNumber(h.options.latest.two_night_margin)
+      << ",\"pooled_noise\":" << JsonNumber(h.pooled_noise.sigma)
+      << ",\"pooled_noise_dof\":" << JsonNumber(h.pooled_noise.dof)
+      << ",\"watch_pvalue\":" << JsonNumber(h.options.watch_pvalue) << "}"
+      << ",\"verdict\":" << JsonString(h.regressed   ? "regression"
+                                        : h.suspected ? "suspected"
+                                                      : "ok")
       << ",\"judged\":" << h.judged << ",\"regressed\":" << h.regressed
+      << ",\"suspected\":" << h.suspected
       << ",\"too_noisy\":" << h.too_noisy << ",\"too_short\":" << h.too_short
       << ",\"incomplete_in_window\":[";
   for (size_t i = 0; i < h.incomplete_in_window.size(); ++i) {
@@ -633,35 +1000,31 @@ void WriteHistoryJson(const HistoryResult& h, std::ostream& out) {
         << ",\"mean_ns\":" << series(g.mean_ns)
         << ",\"fraction_of_roof\":" << series(g.fraction_of_roof)
         << ",\"time_share\":" << series(g.time_share)
-        << ",\"change_points\":[";
-    for (size_t c = 0; c < g.changes.size(); ++c) {
-      const HistoryChange& ch = g.changes[c];
-      out << (c ? "," : "") << "{\"run_id\":" << ch.run_id
-          << ",\"run_index\":" << ch.run << ",\"runs_ago\":" << ch.runs_ago
-          << ",\"direction\":" << JsonString(ch.regression ? "slower" : "faster")
-          << ",\"magnitude\":" << JsonNumber(ch.magnitude)
-          << ",\"pvalue\":" << JsonNumber(ch.pvalue)
-          << ",\"mean_ns_before\":" << JsonNumber(ch.mean_ns_before)
-          << ",\"mean_ns_after\":" << JsonNumber(ch.mean_ns_after)
-          << ",\"fraction_of_roof_before\":" << JsonNumber(ch.roof_before)
-          << ",\"fraction_of_roof_after\":" << JsonNumber(ch.roof_after)
-          << ",\"in_window\":" << (ch.in_window ? "true" : "false") << "}";
-    }
-    out << "]}";
+        << ",\"values\":" << series(g.values)
+        << ",\"night_noise\":" << JsonNumber(g.night_noise)
+        << ",\"change_points\":" << changes(g.changes)
+        << ",\"watch\":" << changes(g.watch) << "}";
   }
   out << "]}\n";
 }
 
 namespace {
 
-// The plot of one group: mean time per launch (us) against run index.
+// The plot of one group: its judged figure (the metric; time per launch
+// for a group a per-run metric does not judge) against run index.
 void WriteGroupSvg(const HistoryResult& h, const HistoryGroup& g,
                    std::ostream& out) {
   constexpr double kW = 360, kH = 96, kLeft = 48, kRight = 8, kTop = 8,
                    kBottom = 16;
   const size_t n = h.runs.size();
+  const bool judged = std::any_of(g.values.begin(), g.values.end(),
+                                  [](const auto& v) { return v.has_value(); });
+  const std::vector<std::optional<double>>& ys = judged ? g.values : g.mean_ns;
+  const double scale = judged ? MetricInfo(h.options.metric).scale : 1e-3;
+  const std::string unit =
+      judged ? std::string(MetricInfo(h.options.metric).unit) : "us";
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (const auto& v : g.mean_ns) {
+  for (const auto& v : ys) {
     if (v) {
       lo = std::min(lo, *v);
       hi = std::max(hi, *v);
@@ -690,33 +1053,50 @@ void WriteGroupSvg(const HistoryResult& h, const HistoryGroup& g,
         << kH - kTop - kBottom << "\"/>";
   }
   out << "<text class=\"axis\" x=\"" << kLeft - 4 << "\" y=\"" << kTop + 8
-      << "\">" << Fixed(hi / 1e3, 1) << "</text><text class=\"axis\" x=\""
-      << kLeft - 4 << "\" y=\"" << kH - kBottom << "\">" << Fixed(lo / 1e3, 1)
+      << "\">" << Fixed(hi * scale, 1) << "</text><text class=\"axis\" x=\""
+      << kLeft - 4 << "\" y=\"" << kH - kBottom << "\">" << Fixed(lo * scale, 1)
       << "</text><text class=\"axis\" x=\"" << kLeft - 4 << "\" y=\""
-      << kH - 3 << "\">us</text>";
-  for (const HistoryChange& c : g.changes) {
+      << kH - 3 << "\">" << XmlEscape(unit.substr(0, unit.find(' ')))
+      << "</text>";
+  // Change points: red (worse) or green (better) dashes; the latest
+  // nights: orange when suspected; watch: grey dots.
+  std::vector<const HistoryChange*> marks;
+  for (const HistoryChange& c : g.changes) marks.push_back(&c);
+  for (const HistoryChange& c : g.watch) marks.push_back(&c);
+  for (const HistoryChange* m : marks) {
+    const HistoryChange& c = *m;
     const std::string cx = Fixed(x(static_cast<double>(c.run) - 0.5), 1);
-    out << "<line class=\"" << (c.regression ? "slower" : "faster")
+    const char* cls =
+        c.kind == HistoryChangeKind::kWatch ||
+                (c.kind == HistoryChangeKind::kLatestNights &&
+                 c.state == LatestState::kWatch)
+            ? "watch"
+        : c.kind == HistoryChangeKind::kLatestNights &&
+                c.state == LatestState::kSuspected
+            ? "suspected"
+        : c.regression ? "slower"
+                       : "faster";
+    out << "<line class=\"" << cls
         << "\" x1=\"" << cx << "\" x2=\"" << cx << "\" y1=\"" << kTop
         << "\" y2=\"" << kH - kBottom << "\"><title>"
-        << XmlEscape(ChangeLine(c)) << "</title></line>";
+        << XmlEscape(ChangeLine(h, c)) << "</title></line>";
   }
   std::string points;
   std::optional<size_t> last;
   for (size_t i = 0; i < n; ++i) {
-    if (!g.mean_ns[i]) continue;
+    if (!ys[i]) continue;
     points += (points.empty() ? "" : " ") +
               Fixed(x(static_cast<double>(i)), 1) + "," +
-              Fixed(y(*g.mean_ns[i]), 1);
+              Fixed(y(*ys[i]), 1);
     last = i;
   }
   out << "<polyline class=\"series\" points=\"" << points << "\"/>";
   if (last) {
     out << "<circle class=\"latest\" cx=\""
         << Fixed(x(static_cast<double>(*last)), 1) << "\" cy=\""
-        << Fixed(y(*g.mean_ns[*last]), 1) << "\" r=\"3.5\"><title>run "
-        << h.runs[*last].run_id << ": " << Fixed(*g.mean_ns[*last] / 1e3, 2)
-        << " us per launch</title></circle>";
+        << Fixed(y(*ys[*last]), 1) << "\" r=\"3.5\"><title>run "
+        << h.runs[*last].run_id << ": " << Fixed(*ys[*last] * scale, 2) << " "
+        << XmlEscape(unit) << "</title></circle>";
   }
   out << "<text class=\"axis\" x=\"" << kLeft << "\" y=\"" << kH - 3
       << "\" style=\"text-anchor:start\">run " << (n ? h.runs.front().run_id : 0)
@@ -746,6 +1126,9 @@ void WriteHistoryHtml(const HistoryResult& h, std::ostream& out) {
          ".REGRESSED svg .latest{fill:#b00}"
          "svg .slower{stroke:#b00;stroke-width:2;stroke-dasharray:4 2}"
          "svg .faster{stroke:#080;stroke-width:2;stroke-dasharray:4 2}"
+         "svg .suspected{stroke:#e08000;stroke-width:2;stroke-dasharray:4 2}"
+         "svg .watch{stroke:#999;stroke-width:1;stroke-dasharray:1 2}"
+         ".card.suspected{border:2px solid #e08000}"
          "svg .axis{font-size:10px;fill:#666;text-anchor:end}"
          "</style></head><body>\n<h1>rooftrace history</h1>\n";
   if (!h.incomplete_in_window.empty()) {
@@ -762,19 +1145,27 @@ void WriteHistoryHtml(const HistoryResult& h, std::ostream& out) {
   for (const HistoryGroup& g : h.groups) {
     out << "<div class=\"card " << (g.verdict == HistoryVerdict::kRegressed
                                        ? "REGRESSED"
+                                   : g.verdict == HistoryVerdict::kSuspected
+                                       ? "suspected"
                                        : "")
         << "\"><h2>" << XmlEscape(GroupTitle(g)) << "</h2><p class=\"status\">"
         << HistoryVerdictName(g.verdict) << " &#183; latest "
-        << Fixed(Latest(g.mean_ns).value_or(0) / 1e3, 2) << " us per launch, "
+        << LatestText(h, g) << " "
+        << (std::any_of(g.values.begin(), g.values.end(),
+                        [](const auto& v) { return v.has_value(); })
+                ? MetricInfo(h.options.metric).unit
+                : "")
+        << ", "
         << Percent(Latest(g.fraction_of_roof)) << " of roof, noise "
         << Percent(g.noise) << "</p>";
     WriteGroupSvg(h, g, out);
-    if (g.verdict == HistoryVerdict::kTooShort ||
-        g.verdict == HistoryVerdict::kTooNoisy) {
+    if (HasReasonOnly(g)) {
       out << "<p class=\"cp\">" << XmlEscape(g.reason) << "</p>";
     }
-    for (const HistoryChange& c : g.changes) {
-      out << "<p class=\"cp\">" << XmlEscape(ChangeLine(c)) << "</p>";
+    for (const auto* list : {&g.changes, &g.watch}) {
+      for (const HistoryChange& c : *list) {
+        out << "<p class=\"cp\">" << XmlEscape(ChangeLine(h, c)) << "</p>";
+      }
     }
     out << "</div>\n";
   }
@@ -782,7 +1173,8 @@ void WriteHistoryHtml(const HistoryResult& h, std::ostream& out) {
 }
 
 void WriteHistoryJunit(const HistoryResult& h, std::ostream& out) {
-  const int skipped = h.too_noisy + h.too_short;
+  int skipped = 0;
+  for (const HistoryGroup& g : h.groups) skipped += HasReasonOnly(g);
   const std::string counts =
       " tests=\"" + std::to_string(h.groups.size()) + "\" failures=\"" +
       std::to_string(h.regressed) + "\" errors=\"0\" skipped=\"" +
@@ -805,7 +1197,14 @@ void WriteHistoryJunit(const HistoryResult& h, std::ostream& out) {
         << XmlEscape(GroupTitle(g)) << "\"";
     switch (g.verdict) {
       case HistoryVerdict::kOk:
-        out << "/>\n";
+      case HistoryVerdict::kSuspected:
+        // Suspected passes (exit 0 without --strict); it says so.
+        if (g.verdict == HistoryVerdict::kSuspected) {
+          out << "><system-out>" << XmlEscape("suspected: " + g.reason)
+              << "</system-out></testcase>\n";
+        } else {
+          out << "/>\n";
+        }
         break;
       case HistoryVerdict::kRegressed:
         out << "><failure message=\"" << XmlEscape(g.reason)
@@ -813,6 +1212,7 @@ void WriteHistoryJunit(const HistoryResult& h, std::ostream& out) {
         break;
       case HistoryVerdict::kTooShort:
       case HistoryVerdict::kTooNoisy:
+      case HistoryVerdict::kNotJudged:
         out << "><skipped message=\""
             << XmlEscape(std::string(HistoryVerdictName(g.verdict)) + ": " +
                          g.reason)

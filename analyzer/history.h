@@ -1,9 +1,11 @@
 // `rooftrace history`: the runs of a store that carry the asked labels, in
 // time order, and per group (family+shape, family, phase or NVTX range) the
 // series of mean time per launch and % of roof across them; where each
-// series moved (change points, analyzer/changepoint.h) and whether a
-// regression landed in the latest runs, with false alarms held across all
-// the groups judged at once (Benjamini-Hochberg). docs/history.md.
+// series moved (change points, analyzer/changepoint.h), whether the latest
+// nights moved (analyzer/changepoint_latest.h: suspected, regressed) and
+// whether a regression landed in the latest runs, with false alarms held
+// across all the groups judged at once (Benjamini-Hochberg); the figure
+// judged is --metric's. docs/history.md.
 //
 // BuildHistory reads the store; the rest is pure. Not thread-safe (one
 // StoreReader).
@@ -17,11 +19,36 @@
 #include <vector>
 
 #include "analyzer/changepoint.h"
+#include "analyzer/changepoint_latest.h"
 #include "base/status.h"
 #include "report/report.h"
 #include "store/store_reader.h"
 
 namespace rooftrace::analyzer {
+
+// What history judges: a group's figure (time per launch, % of roof, share
+// of GPU time) or a per-run figure (one series for the whole run).
+enum class HistoryMetric {
+  kTimePerLaunch,
+  kRoof,
+  kTimeShare,
+  kGpuTime,
+  kGpuTimePerStep,
+  kDecodeTokensPerS,
+  kPrefillTokensPerS,
+};
+struct HistoryMetricInfo {
+  const char* name;   // the --metric word: "time", "roof", ...
+  const char* title;  // "time per launch"
+  const char* unit;   // "us per launch"
+  double scale;       // shown value = value * scale
+  bool higher_is_worse;
+  bool per_run;  // one series for the run, not one per group
+};
+const HistoryMetricInfo& MetricInfo(HistoryMetric m);
+// The metric named `name`; nullopt when none is (MetricNames lists them).
+std::optional<HistoryMetric> MetricFromName(const std::string& name);
+std::string MetricNames();  // "time, roof, ..."
 
 struct HistoryOptions {
   RunLabels where;  // every pair must match a run's labels
@@ -33,10 +60,24 @@ struct HistoryOptions {
   // Hochberg); with no real change anywhere it bounds the chance that any
   // group fails the gate.
   double fdr = 0.05;
+  // The false discovery rate of "suspected" (an early warning, exit 0
+  // unless --strict): looser than the gate's, so that tonight's step is
+  // flagged tonight.
+  double suspect_fdr = 0.10;
   // A group whose runs scatter more than this (coefficient of variation of
-  // mean time per launch around its levels) is too noisy to judge: a move
+  // the judged figure around its levels) is too noisy to judge: a move
   // of min_magnitude would hide in it.
   double max_noise = 0.10;
+  // The latest-night test (changepoint_latest.h); its min_magnitude is
+  // change_points.min_magnitude.
+  stats::LatestNightOptions latest;
+  // Degrees of freedom the noise pooled across the groups is worth at most
+  // (a short history leans on it; changepoint_latest.h ModeratedNoise).
+  double pooled_noise_dof = 10;
+  // Change points found at this looser p-value but not at max_pvalue are
+  // listed as "watch" (a first pass, as Otava's weak change points).
+  double watch_pvalue = 0.2;
+  HistoryMetric metric = HistoryMetric::kTimePerLaunch;
 };
 
 struct HistoryRun {
@@ -54,21 +95,43 @@ struct HistoryRun {
   std::optional<double> decode_tokens_per_s, prefill_tokens_per_s;
 };
 
-// One change point of a group's series, in the selected runs' terms.
+// How a change was found: an E-Divisive change point, the latest-night
+// test (changepoint_latest.h), or a weak change point (the watch pass).
+enum class HistoryChangeKind { kChangePoint, kLatestNights, kWatch };
+// What a latest-night finding amounts to after the control across groups.
+enum class LatestState { kWatch, kSuspected, kRegressed };
+
+// One change of a group's series, in the selected runs' terms.
 struct HistoryChange {
+  HistoryChangeKind kind = HistoryChangeKind::kChangePoint;
+  LatestState state = LatestState::kWatch;  // kLatestNights only
   size_t run = 0;  // index into HistoryResult::runs of the first moved run
   int64_t run_id = 0;
   int runs_ago = 0;  // 0: the latest run
-  double mean_ns_before = 0, mean_ns_after = 0;
-  double magnitude = 0;  // relative change of mean time per launch
+  // The judged figure (metric's units, unscaled) before and after: mean,
+  // standard deviation, runs.
+  double mean_before = 0, mean_after = 0, sd_before = 0, sd_after = 0;
+  int runs_before = 0, runs_after = 0;
+  double magnitude = 0;  // relative change of the figure
+  double magnitude_low = 0, magnitude_high = 0;  // its 95 % interval
   double pvalue = 1;
-  bool regression = false;  // slower
+  bool regression = false;  // the metric's worse way
   // Time-weighted % of roof (0..1) of the same runs before and after.
   std::optional<double> roof_before, roof_after;
   bool in_window = false;
 };
 
-enum class HistoryVerdict { kOk, kRegressed, kTooShort, kTooNoisy };
+// kSuspected: the latest night moved beyond the noise band (exit 0, or 1
+// with --strict); kNotJudged: the metric is per run, so the groups' series
+// are shown, not judged.
+enum class HistoryVerdict {
+  kOk,
+  kRegressed,
+  kSuspected,
+  kTooShort,
+  kTooNoisy,
+  kNotJudged,
+};
 const char* HistoryVerdictName(HistoryVerdict v);  // "ok", "REGRESSED", ...
 
 struct HistoryGroup {
@@ -76,10 +139,18 @@ struct HistoryGroup {
   // Per selected run (HistoryResult::runs order); unset where the group
   // did not run.
   std::vector<std::optional<double>> mean_ns, fraction_of_roof, time_share;
+  // The judged figure per run (options.metric), unset where absent.
+  std::vector<std::optional<double>> values;
   int present = 0;  // runs with the group
   double noise = 0;  // coefficient of variation around its levels
-  std::vector<HistoryChange> changes;
-  double check_pvalue = 1;  // the gate's p-value (stats::RegressionPValue)
+  // Run-to-run noise the latest-night test used (own moderated by pooled).
+  double night_noise = 0;
+  std::vector<HistoryChange> changes;  // change points, then latest nights
+  std::vector<HistoryChange> watch;    // weak findings, not judged
+  // The gate's p-value: the smallest of its change points' regression
+  // p-value in the window (stats::RegressionPValue) and its latest nights'
+  // (two nights confirming, or one with the noise widened).
+  double check_pvalue = 1;
   HistoryVerdict verdict = HistoryVerdict::kOk;
   std::string reason;  // one sentence for a verdict other than ok
 };
@@ -89,7 +160,9 @@ struct HistoryResult {
   HistoryOptions options;
   std::vector<HistoryRun> runs;  // time order
   std::vector<HistoryGroup> groups;  // regressions first, then by time
-  int judged = 0, regressed = 0, too_short = 0, too_noisy = 0;
+  int judged = 0, regressed = 0, suspected = 0, too_short = 0, too_noisy = 0;
+  // The noise pooled across the judged groups (changepoint_latest.h).
+  stats::NoiseEstimate pooled_noise;
   // Runs of the window that are not complete (ids).
   std::vector<int64_t> incomplete_in_window;
 };
@@ -102,6 +175,11 @@ StatusOr<HistoryResult> BuildHistory(StoreReader& store,
 
 // Judges the groups' series (change points, noise, the gate); pure.
 void JudgeHistory(HistoryResult* h);
+
+// A history of generated series (tests, bench): one group per series, one
+// run per value (ids 1..), every run complete, judged with `options`.
+HistoryResult HistoryOfSeries(const std::vector<std::vector<double>>& series,
+                              const HistoryOptions& options);
 
 void WriteHistoryTable(const HistoryResult& h, std::ostream& out);
 void WriteHistoryMarkdown(const HistoryResult& h, std::ostream& out);

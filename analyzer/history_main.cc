@@ -23,20 +23,30 @@ int HistoryMain(int argc, char** argv) {
   spec.usage =
       "rooftrace history STORE [--where KEY=VALUE]... [--by "
       "family+shape|family|phase|nvtx] [--format table|markdown|json] "
-      "[--check] [--window N] [--junit FILE] [--html FILE]";
+      "[--check [--strict]] [--window N] [--metric NAME] [--junit FILE] "
+      "[--html FILE]";
   spec.summary =
       "The runs of a store whose labels match every --where (the --label "
       "pairs given to profile, collect or import), in the order they "
       "started, and per group the series of mean time per launch and % of "
-      "roof across them. Where a series moved it shows a change point: the "
+      "roof across them. --metric chooses the figure judged (time per "
+      "launch by default; % of roof, share of GPU time, or a per-run figure: "
+      "GPU time, GPU time per step, decode or prefill tokens/s), each with "
+      "its worse direction (a drop in tokens/s is a regression). "
+      "Where a series moved it shows a change point: the "
       "run, the direction, the size, its p-value, and the group's % of roof "
       "before and after. Change points are found by E-Divisive means and "
       "judged by Student's t-test (p <= --max-pvalue, corrected for the "
       "split positions tried) and a minimum size (--min-change); a group "
       "that ran in too few runs, or whose runs scatter too much to judge "
-      "(--max-noise), is said to be so. --check makes it a CI gate: exit 1 "
-      "when a regression (slower per launch) starts in the latest --window "
-      "runs, 0 otherwise; false alarms are held across all the groups "
+      "(--max-noise), is said to be so. The latest nights are also tested "
+      "against the runs since the last change point (from 3 runs on): "
+      "suspected on the first night beyond the noise band, regressed when "
+      "the next night confirms it or one night is far beyond it. Weaker "
+      "change points (--watch-pvalue) are listed as watch. --check makes it "
+      "a CI gate: exit 1 when a regression starts in the latest --window "
+      "runs (with --strict also when one is suspected), 0 otherwise; false "
+      "alarms are held across all the groups "
       "judged at once with Benjamini-Hochberg (--fdr), so hundreds of groups "
       "do not make a gate that fails most nights. Exit 3 with --check when "
       "a run in the window is incomplete; 2 on bad input. docs/history.md "
@@ -49,9 +59,10 @@ int HistoryMain(int argc, char** argv) {
       "  rooftrace history nightly.sqlite --where branch=main --check "
       "--junit history.xml\n"
       "  rooftrace history nightly.sqlite --by phase --format markdown";
-  std::string input, by, format, junit, html;
+  std::string input, by, format, junit, html, metric_name;
   std::vector<std::string> where_words;
-  bool check = false;
+  bool check = false, strict = false;
+  double watch_pvalue = 0.2;
   int64_t window = 5, min_segment = 5;
   double max_pvalue = 0.01, min_change = 2.0, fdr = 0.05, max_noise = 10.0;
   spec.options.add_options()
@@ -63,6 +74,16 @@ int HistoryMain(int argc, char** argv) {
        "table, markdown or json (on stdout)")
       ("check", po::bool_switch(&check),
        "exit 1 when a regression starts in the latest --window runs")
+      ("strict", po::bool_switch(&strict),
+       "with --check, exit 1 also when a group is suspected (one night "
+       "beyond its noise band, not yet confirmed)")
+      ("metric", po::value<std::string>(&metric_name)->default_value("time"),
+       "the figure judged: time (per launch), roof, share, gpu-time, "
+       "gpu-time-per-step, decode-tokens/s or prefill-tokens/s")
+      ("watch-pvalue",
+       po::value<double>(&watch_pvalue)->default_value(0.2, "0.2"),
+       "change points up to this p-value (above --max-pvalue) are listed "
+       "as watch")
       ("window", po::value<int64_t>(&window)->default_value(5),
        "the latest runs --check judges")
       ("junit", po::value<std::string>(&junit),
@@ -106,6 +127,17 @@ int HistoryMain(int argc, char** argv) {
   if (format != "table" && format != "markdown" && format != "json") {
     return fail("--format '" + format + "' is not one of table, markdown, json");
   }
+  const std::optional<HistoryMetric> metric = MetricFromName(metric_name);
+  if (!metric) {
+    return fail("--metric '" + metric_name + "' is not one of " +
+                MetricNames());
+  }
+  options.metric = *metric;
+  if (strict && !check) return fail("--strict needs --check (it sets the exit code)");
+  if (!(watch_pvalue > 0 && watch_pvalue < 1)) {
+    return fail("--watch-pvalue must be between 0 and 1");
+  }
+  options.watch_pvalue = watch_pvalue;
   if (window < 1) return fail("--window must be at least 1 run");
   if (min_segment < 2) return fail("--min-segment must be at least 2 runs");
   if (!(max_pvalue > 0 && max_pvalue < 1) || !(fdr > 0 && fdr < 1)) {
@@ -163,6 +195,11 @@ int HistoryMain(int argc, char** argv) {
     std::cerr << "rooftrace history: " << h.regressed
               << " group(s) regressed in the latest " << options.window
               << " runs\n";
+    return kExitFailure;
+  }
+  if (strict && h.suspected > 0) {
+    std::cerr << "rooftrace history: " << h.suspected
+              << " group(s) suspected on the latest nights (--strict)\n";
     return kExitFailure;
   }
   return kExitOk;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analyzer/changepoint.h"
+#include "analyzer/changepoint_latest.h"
 
 namespace rooftrace::stats {
 namespace {
@@ -277,6 +278,149 @@ TEST(RegressionPValueTest, CountsOnlyRegressionsTouchingTheWindow) {
   EXPECT_DOUBLE_EQ(RegressionPValue(cps, 60, 2), 1.0);
   EXPECT_DOUBLE_EQ(RegressionPValue(cps, 60, 5, /*higher_is_worse=*/false),
                    1e-8);
+}
+
+
+// The t quantile inverts the tail: 2.228 is the two-sided 5 % point for 10
+// degrees of freedom (0.025 a side), 12.706 for 1.
+TEST(StudentTQuantileTest, MatchesTables) {
+  EXPECT_NEAR(StudentTQuantileUpper(0.025, 10), 2.228, 1e-3);
+  EXPECT_NEAR(StudentTQuantileUpper(0.025, 1), 12.706, 1e-3);
+  EXPECT_NEAR(StudentTQuantileUpper(0.975, 10), -2.228, 1e-3);
+  EXPECT_NEAR(StudentTUpper(2.228, 10), 0.025, 1e-4);
+}
+
+// Run-to-run noise: Gaussian noise of 2 % reads as about 2 %; a step and a
+// one-night spike in the series barely move it (successive differences
+// and their median), where a standard deviation would double.
+TEST(RunToRunNoiseTest, ReadsTheNoiseAndIgnoresAStepAndASpike) {
+  // Scenario: 400 runs of 2 % noise; then 40 runs with a 15 % step at 20
+  // and a 40 % spike at 10.
+  SyntheticSeriesSpec spec;
+  spec.runs = 400;
+  spec.noise = 0.02;
+  const NoiseEstimate long_run = RunToRunNoise(SyntheticSeries(spec, 7), 400);
+  EXPECT_NEAR(long_run.sigma, 0.02, 0.003);
+  // 2/3 dof per difference kept: Gaussian noise keeps nearly all 399.
+  EXPECT_NEAR(long_run.dof, 2.0 / 3.0 * 399, 2.0 / 3.0 * 2);
+  spec.runs = 40;
+  const double quiet = RunToRunNoise(SyntheticSeries(spec, 8), 40).sigma;
+  spec.step_at = 20;
+  spec.step = 0.15;
+  spec.spike_at = 10;
+  spec.spike = 0.40;
+  const double moved = RunToRunNoise(SyntheticSeries(spec, 8), 40).sigma;
+  EXPECT_LT(moved, quiet * 1.25) << quiet << " -> " << moved;
+  EXPECT_EQ(RunToRunNoise({100.0}, 1).dof, 0);
+}
+
+// The pool is the dof-weighted mean of the variances, worth at most the
+// prior's dof; moderation tops a group's own dof up to the pool's.
+TEST(PooledNoiseTest, MeanVarianceToppingUpShortHistories) {
+  // Scenario: groups at 1, 2 and 3 % noise, 5 dof each.
+  const std::vector<NoiseEstimate> groups = {{0.01, 5}, {0.02, 5}, {0.03, 5}};
+  const NoiseEstimate pooled = PooledNoise(groups, 10);
+  EXPECT_NEAR(pooled.sigma, std::sqrt((1e-4 + 4e-4 + 9e-4) / 3), 1e-12);
+  EXPECT_DOUBLE_EQ(pooled.dof, 10);
+  EXPECT_DOUBLE_EQ(PooledNoise({{0.02, 3}}, 10).dof, 3);
+  // 4 dof of its own: 6 from the pool.
+  const NoiseEstimate m = ModeratedNoise({0.04, 4}, pooled);
+  EXPECT_NEAR(m.sigma,
+              std::sqrt((4 * 0.0016 + 6 * pooled.sigma * pooled.sigma) / 10),
+              1e-12);
+  EXPECT_DOUBLE_EQ(m.dof, 10);
+  // 30 dof of its own: the pool adds nothing.
+  EXPECT_DOUBLE_EQ(ModeratedNoise({0.04, 30}, pooled).sigma, 0.04);
+}
+
+// The latest nights of a noiseless series: a 10 % step on the latest two
+// nights is a tail of 2 placed at its run, sized exactly, before/after
+// figures given; the night after a one-night spike there is no tail; a
+// drop is the worse way only when lower is worse.
+TEST(TestLatestNightsTest, FindsTheTailPlacesAndSizesIt) {
+  // Scenario: 10 runs at 100 (+-1 alternating), then 110, 110.
+  std::vector<double> x;
+  for (int i = 0; i < 10; ++i) x.push_back(i % 2 ? 101 : 99);
+  x.push_back(110);
+  x.push_back(110);
+  const NoiseEstimate noise{0.01, 20};
+  const LatestNightTest t = TestLatestNights(x, 0, noise, true, {});
+  EXPECT_EQ(t.tail, 2);
+  EXPECT_EQ(t.onset, 10);
+  EXPECT_DOUBLE_EQ(t.change.mean_before, 100);
+  EXPECT_EQ(t.change.runs_before, 10);
+  EXPECT_DOUBLE_EQ(t.change.mean_after, 110);
+  EXPECT_EQ(t.change.runs_after, 2);
+  EXPECT_NEAR(t.change.sd_before, std::sqrt(10.0 / 9), 1e-9);
+  EXPECT_NEAR(t.change.magnitude, 0.10, 1e-12);
+  EXPECT_LT(t.change.magnitude_low, 0.10);
+  EXPECT_GT(t.change.magnitude_high, 0.10);
+  EXPECT_LT(t.change.pvalue, 1e-6);
+  EXPECT_GT(t.pvalue_wide, t.change.pvalue);
+  // Lower is worse (tokens/s): a rise is no tail.
+  EXPECT_EQ(TestLatestNights(x, 0, noise, false, {}).tail, 0);
+  // A spike on night 11, back to 100 on night 12: nothing tonight.
+  x[10] = 130;
+  x[11] = 100;
+  EXPECT_EQ(TestLatestNights(x, 0, noise, true, {}).tail, 0);
+  // The baseline starts at the last change point: with runs 0-9 at 110
+  // and a change point at 10, tonight's 110 is a move only against 0-9.
+  std::vector<double> y(12, 110.0);
+  for (int i = 0; i < 10; ++i) y[i] = 100;
+  EXPECT_EQ(TestLatestNights(y, 10, noise, true, {}).tail, 0);
+  EXPECT_EQ(TestLatestNights(y, 0, noise, true, {}).tail, 2);
+}
+
+// The 95 % interval of a change point's size holds the true step in about
+// 95 % of seeds (8 % step at run 30 of 60, 3 % noise).
+TEST(DetectChangePointsTest, SizeIntervalCoversTheTrueStep) {
+  // Scenario: 400 seeds.
+  SyntheticSeriesSpec spec = Nightly();
+  spec.step_at = 30;
+  spec.step = 0.08;
+  int found = 0, covered = 0;
+  for (int seed = 1; seed <= 400; ++seed) {
+    for (const ChangePoint& cp :
+         DetectChangePoints(SyntheticSeries(spec, 7000 + seed), {})) {
+      if (cp.index != 30) continue;
+      ++found;
+      covered += cp.magnitude_low <= 0.08 && 0.08 <= cp.magnitude_high;
+      EXPECT_GT(cp.sd_before, 0);
+    }
+  }
+  ASSERT_GT(found, 200);
+  EXPECT_GE(covered, found * 90 / 100) << covered << " of " << found;
+}
+
+// One search for both levels gives what two searches give: the strong
+// change points at 0.01, the weak ones at 0.2 (a 3 % step in 3 % noise is
+// often only weak).
+TEST(DetectChangePointsTest, TwoLevelsEqualTwoSearches) {
+  // Scenario: 200 seeds of 60 runs, 3 % noise, a 3 % step at run 30.
+  SyntheticSeriesSpec spec = Nightly();
+  spec.step_at = 30;
+  spec.step = 0.03;
+  ChangePointOptions loose;
+  loose.max_pvalue = 0.2;
+  int weak_only = 0;
+  for (int seed = 1; seed <= 200; ++seed) {
+    const std::vector<double> x = SyntheticSeries(spec, 9000 + seed);
+    std::vector<ChangePoint> strong, weak;
+    DetectChangePointsTwoLevels(x, {}, 0.2, &strong, &weak);
+    const auto want_strong = DetectChangePoints(x, {});
+    const auto want_weak = DetectChangePoints(x, loose);
+    ASSERT_EQ(strong.size(), want_strong.size()) << seed;
+    ASSERT_EQ(weak.size(), want_weak.size()) << seed;
+    for (size_t i = 0; i < strong.size(); ++i) {
+      EXPECT_EQ(strong[i].index, want_strong[i].index);
+      EXPECT_DOUBLE_EQ(strong[i].pvalue, want_strong[i].pvalue);
+    }
+    for (size_t i = 0; i < weak.size(); ++i) {
+      EXPECT_EQ(weak[i].index, want_weak[i].index);
+    }
+    weak_only += strong.empty() && !weak.empty();
+  }
+  EXPECT_GT(weak_only, 0);
 }
 
 }  // namespace
