@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -37,7 +38,7 @@
 
 namespace rooftrace {
 
-inline constexpr int kStoreSchemaVersion = 7;
+inline constexpr int kStoreSchemaVersion = 8;
 
 class Store : public RunSink {
  public:
@@ -112,6 +113,7 @@ class Store : public RunSink {
   Status MigrateFromSchema4();
   Status MigrateFromSchema5();
   Status MigrateFromSchema6();
+  Status MigrateFromSchema7();
   // One version up (from -> from + 1) in one transaction.
   Status UpgradeSchema(int from,
                        const std::vector<const char*>& statements);
@@ -126,6 +128,15 @@ class Store : public RunSink {
   Status RefuseWhatIsNotAStore();
   // The kernel_names row of a kernel's name, inserted on first use.
   StatusOr<int64_t> NameId(const KernelRow& kernel);
+  // The kernel_variants row of what a kernel shares with its other
+  // launches (its name, configuration, stream, shape, figures, phase,
+  // operator), inserted on first use.
+  StatusOr<int64_t> VariantId(const KernelRow& kernel, int64_t name_id);
+  // PostgreSQL: a new variant's id, from a block taken from its sequence.
+  StatusOr<int64_t> NextVariantId();
+  // Inserts the launches AddKernel has kept (one multi-row INSERT when
+  // there are kLaunchBatch of them).
+  Status FlushLaunches();
 
   std::string path_;
   // Declared before the statements: they go first.
@@ -133,7 +144,10 @@ class Store : public RunSink {
   // PostgreSQL: a second connection, in autocommit, for kernel_names
   // (NameId()); SQLite: none, names go through db_.
   std::unique_ptr<Db> names_db_;
-  std::unique_ptr<DbStatement> insert_kernel_;
+  // kernel_launches: one row, and kLaunchBatch rows.
+  std::unique_ptr<DbStatement> insert_launch_, insert_launches_;
+  std::unique_ptr<DbStatement> insert_variant_;
+  std::unique_ptr<DbStatement> reserve_variant_ids_;  // PostgreSQL only
   std::unique_ptr<DbStatement> select_name_;
   std::unique_ptr<DbStatement> insert_name_;
   struct StringHash {
@@ -146,6 +160,25 @@ class Store : public RunSink {
   // fails, since the database may have rolled back the rows they point at).
   std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>>
       name_ids_;
+  // kernel_variants ids of the variants written so far, by VariantKey
+  // (cleared as name_ids_ is, and when it holds kMaxCachedVariants).
+  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>>
+      variant_ids_;
+  std::string variant_key_;  // the current kernel's, reused
+  std::vector<int64_t> reserved_variant_ids_;
+  // A launch AddKernel has taken and not yet inserted: its launch columns
+  // (its text copied: a KernelRow's views need not outlive AddKernel).
+  struct PendingLaunch {
+    int64_t run_id = 0, session_id = 0, variant_id = 0;
+    std::optional<int64_t> correlation_id, start_ns, end_ns;
+    int64_t duration_ns = 0;
+    std::optional<int64_t> api_start_ns, gemm_call_id, step_id;
+    std::string nvtx_path;  // empty: NULL
+    std::optional<double> achieved_flops_per_s, achieved_bytes_per_s;
+    std::optional<double> fraction_of_roof;
+  };
+  std::vector<PendingLaunch> pending_;  // kLaunchBatch, reused
+  size_t n_pending_ = 0;
   std::unique_ptr<DbStatement> insert_memcpy_;
   std::unique_ptr<DbStatement> insert_gemm_;
   std::unique_ptr<DbStatement> insert_nvtx_;
