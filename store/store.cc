@@ -230,6 +230,9 @@ constexpr int kLaunchParams = 14;  // with variant_id
 // about half what 32 of one row do (the statement's own work is per
 // execution), and PostgreSQL a 32th of the messages.
 constexpr size_t kLaunchBatch = 32;
+// PostgreSQL: launches a COPY sends (one round trip, and the server's
+// work per row a fraction of an INSERT's).
+constexpr size_t kCopyBatch = 4096;
 // Variants remembered by a writer at most: in counters mode most launches
 // have figures of their own, so the map would grow with the run.
 constexpr size_t kMaxCachedVariants = 1 << 16;
@@ -314,25 +317,27 @@ Status Store::PrepareInsert(Db* db, std::string_view sql,
 Status Store::Step(const std::unique_ptr<DbStatement>& stmt,
                    const char* what) {
   const StatusOr<bool> rc = stmt->Step();
-  if (!rc.ok()) {
-    // The database may have rolled the transaction back: ids it held are
-    // gone, and so are the launches kept for it.
-    name_ids_.clear();
-    variant_ids_.clear();
-    n_pending_ = 0;
-    Status error = Error(what, rc.status());
-    stmt->Reset();
-    // The whole write goes (a full disk may have rolled back part of it
-    // already), so the caller can count what was lost; an atomic run is
-    // rolled back by AbortRun().
-    if (in_txn_ && !atomic_runs_) {
-      if (db_->InTransaction()) (void)db_->Rollback();
-      in_txn_ = false;
-      kernels_in_txn_ = ranges_in_txn_ = 0;
-    }
-    return error;
+  return rc.ok() ? OkStatus() : WriteFailed(stmt, what, rc.status());
+}
+
+Status Store::WriteFailed(const std::unique_ptr<DbStatement>& stmt,
+                          const char* what, const Status& cause) {
+  // The database may have rolled the transaction back: ids it held are
+  // gone, and so are the launches kept for it.
+  name_ids_.clear();
+  variant_ids_.clear();
+  n_pending_ = 0;
+  Status error = Error(what, cause);
+  stmt->Reset();
+  // The whole write goes (a full disk may have rolled back part of it
+  // already), so the caller can count what was lost; an atomic run is
+  // rolled back by AbortRun().
+  if (in_txn_ && !atomic_runs_) {
+    if (db_->InTransaction()) (void)db_->Rollback();
+    in_txn_ = false;
+    kernels_in_txn_ = ranges_in_txn_ = 0;
   }
-  return OkStatus();
+  return error;
 }
 
 StatusOr<int64_t> Store::StepInsert(const std::unique_ptr<DbStatement>& stmt,
@@ -739,6 +744,13 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
     RT_RETURN_IF_ERROR(s->Prepare(insert_launch + launch_values(kLaunchBatch),
                                   &s->insert_launches_));
     s->pending_.resize(kLaunchBatch);
+    if (shared) {
+      StatusOr<std::unique_ptr<DbStatement>> copy = s->db_->PrepareCopy(
+          "kernel_launches", std::string("variant_id, ") + kLaunchColumns);
+      if (!copy.ok()) return s->Error("cannot prepare statement", copy.status());
+      s->copy_launches_ = std::move(*copy);
+      s->pending_.resize(kCopyBatch);
+    }
     std::string variant_values = "?";
     for (int i = 1; i < kVariantParams; ++i) variant_values += ",?";
     if (shared) {
@@ -1174,6 +1186,17 @@ Status Store::FlushLaunches() {
         .Opt(l.achieved_flops_per_s).Opt(l.achieved_bytes_per_s)
         .Opt(l.fraction_of_roof);
   };
+  if (copy_launches_ != nullptr) {
+    for (size_t i = 0; i < n; ++i) {
+      Binder b(copy_launches_);
+      bind(b, pending_[i]);
+      RT_RETURN_IF_ERROR(Step(copy_launches_, "cannot insert a kernel"));
+    }
+    const Status sent = copy_launches_->Flush();
+    return sent.ok() ? sent
+                     : WriteFailed(copy_launches_, "cannot insert a kernel",
+                                   sent);
+  }
   if (n == kLaunchBatch) {
     Binder b(insert_launches_);
     for (size_t i = 0; i < n; ++i) bind(b, pending_[i]);
@@ -1207,7 +1230,7 @@ Status Store::AddKernel(const KernelRow& k) {
   l.achieved_bytes_per_s = k.achieved_bytes_per_s;
   l.fraction_of_roof = k.fraction_of_roof;
   ++kernels_in_txn_;
-  if (n_pending_ == kLaunchBatch) RT_RETURN_IF_ERROR(FlushLaunches());
+  if (n_pending_ == pending_.size()) RT_RETURN_IF_ERROR(FlushLaunches());
   return CountRow();
 }
 

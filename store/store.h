@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -97,6 +98,10 @@ class Store : public RunSink {
                        std::string_view id_column,
                        std::unique_ptr<DbStatement>* stmt);
   Status Step(const std::unique_ptr<DbStatement>& stmt, const char* what);
+  // What a failed write of `stmt` does (rolls the batch back, forgets the
+  // ids it held): the error naming `what` and `cause`.
+  Status WriteFailed(const std::unique_ptr<DbStatement>& stmt,
+                     const char* what, const Status& cause);
   // Step() of a PrepareInsert() statement: the id it inserted.
   StatusOr<int64_t> StepInsert(const std::unique_ptr<DbStatement>& stmt,
                                const char* what);
@@ -148,6 +153,7 @@ class Store : public RunSink {
   std::unique_ptr<DbStatement> insert_launch_, insert_launches_;
   std::unique_ptr<DbStatement> insert_variant_;
   std::unique_ptr<DbStatement> reserve_variant_ids_;  // PostgreSQL only
+  std::unique_ptr<DbStatement> copy_launches_;        // PostgreSQL only
   std::unique_ptr<DbStatement> select_name_;
   std::unique_ptr<DbStatement> insert_name_;
   struct StringHash {
@@ -160,9 +166,28 @@ class Store : public RunSink {
   // fails, since the database may have rolled back the rows they point at).
   std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>>
       name_ids_;
+  // A variant key's hash, 8 bytes a step: the key is a few hundred bytes
+  // of fixed-width numbers, hashed once per kernel.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const {
+      uint64_t h = 0x9E3779B97F4A7C15ull ^ v.size();
+      size_t i = 0;
+      for (; i + 8 <= v.size(); i += 8) {
+        uint64_t w;
+        std::memcpy(&w, v.data() + i, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 29;
+      }
+      for (; i < v.size(); ++i) {
+        h = (h ^ static_cast<unsigned char>(v[i])) * 0xC4CEB9FE1A85EC53ull;
+      }
+      return static_cast<size_t>(h ^ (h >> 32));
+    }
+  };
   // kernel_variants ids of the variants written so far, by VariantKey
   // (cleared as name_ids_ is, and when it holds kMaxCachedVariants).
-  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>>
+  std::unordered_map<std::string, int64_t, KeyHash, std::equal_to<>>
       variant_ids_;
   std::string variant_key_;  // the current kernel's, reused
   std::vector<int64_t> reserved_variant_ids_;
@@ -177,7 +202,8 @@ class Store : public RunSink {
     std::optional<double> achieved_flops_per_s, achieved_bytes_per_s;
     std::optional<double> fraction_of_roof;
   };
-  std::vector<PendingLaunch> pending_;  // kLaunchBatch, reused
+  // kLaunchBatch of them (PostgreSQL: kCopyBatch), reused.
+  std::vector<PendingLaunch> pending_;
   size_t n_pending_ = 0;
   std::unique_ptr<DbStatement> insert_memcpy_;
   std::unique_ptr<DbStatement> insert_gemm_;

@@ -624,6 +624,58 @@ TEST_P(StoreBackendTest, ASchema7StoreIsUpgradedToSchema8) {
   EXPECT_EQ(tables, std::vector<std::string>{"0"});
 }
 
+// Launches go 32 to a statement on SQLite and by COPY on PostgreSQL: a
+// text with the characters COPY escapes (tab, newline, backslash) and
+// numbers of every kind read back as written, whether a row went in a full
+// batch or in the remainder.
+TEST_P(StoreBackendTest, LaunchesReadBackAsWrittenInBatchesAndAlone) {
+  auto store = Store::Open(store_);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  RunRow run;
+  auto run_id = (*store)->BeginRun(run);
+  ASSERT_TRUE(run_id.ok());
+  SessionRow session;
+  session.run_id = *run_id;
+  auto session_id = (*store)->AddSession(session, {});
+  ASSERT_TRUE(session_id.ok());
+  const std::string path = "a\tb\nc\\d \\N";
+  constexpr int kKernels = 37;  // one batch of 32 on SQLite, then 5 alone
+  for (int i = 0; i < kKernels; ++i) {
+    KernelRow k;
+    k.run_id = *run_id;
+    k.session_id = *session_id;
+    k.name = i % 2 ? "odd" : "even";
+    k.start_ns = 1000 * i;
+    k.end_ns = 1000 * i + 10 + i;
+    k.duration_ns = 10 + i;
+    k.correlation_id = i == 3 ? std::nullopt : std::optional<int64_t>(i);
+    k.nvtx_path = i == 5 ? std::string_view() : std::string_view(path);
+    k.achieved_flops_per_s = 1.0 / 3.0 + i;
+    k.fraction_of_roof = i == 7 ? std::nullopt : std::optional<double>(-0.1);
+    k.flops_source = k.bytes_source = "none";
+    k.bound = "unknown";
+    ASSERT_TRUE((*store)->AddKernel(k).ok());
+  }
+  ASSERT_TRUE((*store)->EndWrite().ok());
+  store->reset();
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernels"), kKernels);
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernels WHERE nvtx_path = '" +
+                            std::string("a\tb\nc\\d \\N") + "'"),
+            kKernels - 1);
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernels WHERE nvtx_path IS "
+                        "NULL"),
+            1);
+  EXPECT_EQ(Rows(store_, "SELECT CASE WHEN correlation_id IS NULL THEN 1 "
+                         "ELSE 0 END, duration_ns, achieved_flops_per_s, "
+                         "CASE WHEN fraction_of_roof IS NULL THEN 1 ELSE 0 "
+                         "END, fraction_of_roof, name FROM kernels WHERE "
+                         "start_ns IN (3000, 7000, 36000) ORDER BY start_ns"),
+            (std::vector<std::string>{
+                "1|13|3.33333333333333|0|-0.1|odd",
+                "0|17|7.33333333333333|1|<null>|odd",
+                "0|46|36.3333333333333|0|-0.1|even"}));
+}
+
 // A second run of the same kernels shares the first run's variants: a
 // launch's row holds only what changes launch by launch.
 TEST_P(StoreBackendTest, LaunchesShareTheirVariants) {
