@@ -1064,6 +1064,8 @@ class VariantKey {
     out_->append(v);
     return *this;
   }
+  // Binder stores an empty one as NULL: the same value either way.
+  VariantKey& TextOrNull(std::string_view v) { return Text(v); }
 
  private:
   std::string* out_;
@@ -1093,7 +1095,12 @@ StatusOr<int64_t> Store::NextVariantId() {
   return id;
 }
 
-StatusOr<int64_t> Store::VariantId(const KernelRow& k, int64_t name_id) {
+namespace {
+
+// Hands `out` (a Binder or a VariantKey) kernel_variants' columns of `k`
+// after variant_id, in kVariantColumns' order.
+template <typename Out>
+void VariantColumns(const KernelRow& k, int64_t name_id, Out& out) {
   // The per-precision columns are schema 1's eight; the classes added
   // since share one with their nearest (docs/store.md): bf16's FLOPs are
   // in flops_fp16 (16-bit float on CUDA cores), fp4-tensor's in flops_fp8_tc
@@ -1105,44 +1112,7 @@ StatusOr<int64_t> Store::VariantId(const KernelRow& k, int64_t name_id) {
     std::optional<int64_t>& c = columns[StoredPrecisionColumn(p)];
     c = c.value_or(0) + *f;
   }
-  VariantKey key(&variant_key_);
-  key.Int(name_id).Opt(k.device_id).Opt(k.context_id).Opt(k.stream_id);
-  for (int64_t v : k.grid) key.Int(v);
-  for (int64_t v : k.block) key.Int(v);
-  for (int64_t v : k.cluster) key.Int(v);
-  key.Int(k.registers_per_thread)
-      .Int(k.static_shared_memory_bytes)
-      .Int(k.dynamic_shared_memory_bytes)
-      .Int(k.graph_id)
-      .Int(k.graph_node_id)
-      .Opt(k.thread_id)
-      .Text(k.shape)
-      .Opt(k.token_count)
-      .Text(k.precision)
-      .Opt(k.flops);
-  for (int c = 1; c < kNumStoredPrecisions; ++c) key.Opt(columns[c]);
-  key.Text(k.flops_source)
-      .Opt(k.dram_bytes)
-      .Opt(k.dram_read_bytes)
-      .Opt(k.dram_write_bytes)
-      .Text(k.bytes_source)
-      .Opt(k.ai)
-      .Opt(k.roof_flops_per_s)
-      .Text(k.bound)
-      .Text(k.phase)
-      .Text(k.op);
-  if (auto it = variant_ids_.find(std::string_view(variant_key_));
-      it != variant_ids_.end()) {
-    return it->second;
-  }
-  const bool explicit_id = reserve_variant_ids_ != nullptr;
-  int64_t id = 0;
-  if (explicit_id) {
-    RT_ASSIGN_OR_RETURN(id, NextVariantId());
-  }
-  Binder b(insert_variant_);
-  if (explicit_id) b.Int(id);
-  b.Int(name_id).Opt(k.device_id).Opt(k.context_id).Opt(k.stream_id)
+  out.Int(name_id).Opt(k.device_id).Opt(k.context_id).Opt(k.stream_id)
       .Int(k.grid[0]).Int(k.grid[1]).Int(k.grid[2])
       .Int(k.block[0]).Int(k.block[1]).Int(k.block[2])
       .Int(k.cluster[0]).Int(k.cluster[1]).Int(k.cluster[2])
@@ -1154,8 +1124,8 @@ StatusOr<int64_t> Store::VariantId(const KernelRow& k, int64_t name_id) {
       .Opt(k.token_count)
       .TextOrNull(k.precision)
       .Opt(k.flops);
-  for (int c = 1; c < kNumStoredPrecisions; ++c) b.Opt(columns[c]);
-  b.Text(k.flops_source)
+  for (int c = 1; c < kNumStoredPrecisions; ++c) out.Opt(columns[c]);
+  out.Text(k.flops_source)
       .Opt(k.dram_bytes).Opt(k.dram_read_bytes).Opt(k.dram_write_bytes)
       .Text(k.bytes_source)
       .Opt(k.ai)
@@ -1163,6 +1133,25 @@ StatusOr<int64_t> Store::VariantId(const KernelRow& k, int64_t name_id) {
       .Text(k.bound)
       .TextOrNull(k.phase)
       .TextOrNull(k.op);
+}
+
+}  // namespace
+
+StatusOr<int64_t> Store::VariantId(const KernelRow& k, int64_t name_id) {
+  VariantKey key(&variant_key_);
+  VariantColumns(k, name_id, key);
+  if (auto it = variant_ids_.find(std::string_view(variant_key_));
+      it != variant_ids_.end()) {
+    return it->second;
+  }
+  const bool explicit_id = reserve_variant_ids_ != nullptr;
+  int64_t id = 0;
+  if (explicit_id) {
+    RT_ASSIGN_OR_RETURN(id, NextVariantId());
+  }
+  Binder b(insert_variant_);
+  if (explicit_id) b.Int(id);
+  VariantColumns(k, name_id, b);
   if (explicit_id) {
     RT_RETURN_IF_ERROR(Step(insert_variant_, "cannot insert a kernel"));
   } else {

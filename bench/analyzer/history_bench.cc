@@ -34,6 +34,7 @@
 #include "tests/support/test_store.h"
 
 namespace rt = rooftrace;
+namespace ts = rooftrace::test_support;
 
 namespace {
 
@@ -45,42 +46,13 @@ double Wall() {
       .count();
 }
 
-// CPU seconds the server `postmaster` and its children (one per
-// connection) have used: what a read costs on the server's side, on the
-// same cores here.
-double ServerCpu(pid_t postmaster) {
-  double ticks = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::FILE* f = std::fopen((e.path() / "stat").c_str(), "r");
-    if (f == nullptr) continue;
-    char line[1024];
-    const size_t n = std::fread(line, 1, sizeof line - 1, f);
-    std::fclose(f);
-    line[n] = '\0';
-    // pid (comm) state ppid ... utime stime: fields 4, 14 and 15; comm may
-    // hold spaces, so count from its closing parenthesis.
-    const char* p = std::strrchr(line, ')');
-    if (p == nullptr) continue;
-    long long ppid = 0;
-    unsigned long long utime = 0, stime = 0;
-    if (std::sscanf(p + 2,
-                    "%*c %lld %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu",
-                    &ppid, &utime, &stime) != 3) {
-      continue;
-    }
-    if (ppid == postmaster || std::atoll(line) == postmaster) {
-      ticks += static_cast<double>(utime + stime);
-    }
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 // history --check on `store`: read and judge, then judge alone; with the
-// server's CPU time when `server` is its pid.
+// server's CPU time when `server` is given.
 // The store is opened inside the timed part, as the command opens it (on
 // PostgreSQL: the connection, the schema check and the runs).
-int Measure(const std::string& store, const char* backend, pid_t server = -1) {
-  const double server0 = server > 0 ? ServerCpu(server) : 0;
+int Measure(const std::string& store, const char* backend,
+            const ts::PgServer* server = nullptr) {
+  const double server0 = server ? server->CpuSeconds() : 0;
   const double cpu0 = Cpu(), wall0 = Wall();
   rt::StoreReader reader;
   if (const rt::Status st = reader.Open(store, store); !st.ok()) {
@@ -97,9 +69,9 @@ int Measure(const std::string& store, const char* backend, pid_t server = -1) {
   const double cpu1 = Cpu(), wall1 = Wall();
   const int64_t trips = reader.round_trips();
   char server_text[64] = "";
-  if (server > 0) {
+  if (server != nullptr) {
     std::snprintf(server_text, sizeof server_text, ", server %.3f s CPU",
-                  ServerCpu(server) - server0);
+                  server->CpuSeconds() - server0);
   }
   // BuildHistory judged already; judging again times the statistics alone.
   const double cpu_judge = Cpu(), wall_judge = Wall();
@@ -246,7 +218,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   for (int i = 0; i < repeat && rc == 0; ++i) {
     rc = Measure(path, "SQLite");
-    if (rc == 0) rc = Measure(url, "PostgreSQL", pg->pid());
+    if (rc == 0) rc = Measure(url, "PostgreSQL", pg.get());
   }
   if (!keep) std::filesystem::remove(path);
   return rc;

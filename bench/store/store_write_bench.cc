@@ -12,16 +12,12 @@
 // 3. (1) into a new PostgreSQL database on a throwaway server
 //    (tests/support/pg_server.h: fsync off, a Unix socket): wall and CPU,
 //    this process's and the server's.
-#include <sys/resource.h>
-#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -40,33 +36,6 @@ double Wall() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-// CPU seconds of `pid` and its children still running (a PostgreSQL
-// server's backends), from /proc.
-double ProcessTreeCpu(pid_t pid) {
-  double total = 0;
-  const long tick = sysconf(_SC_CLK_TCK);
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename();
-    if (name.empty() || name[0] < '0' || name[0] > '9') continue;
-    std::ifstream f(e.path() / "stat");
-    std::string line;
-    if (!std::getline(f, line)) continue;
-    const size_t close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    std::string state;
-    long ppid = 0, skip = 0;
-    unsigned long long utime = 0, stime = 0;
-    rest >> state >> ppid;
-    for (int i = 0; i < 9; ++i) rest >> skip;
-    rest >> utime >> stime;
-    if (std::stol(name) == pid || ppid == pid) {
-      total += static_cast<double>(utime + stime) / tick;
-    }
-  }
-  return total;
 }
 
 // The texts a row points at (KernelRow holds views).
@@ -149,7 +118,8 @@ struct Timing {
 
 // (1) and (3): n kernels through Store::AddKernel, committed.
 Timing WriteThroughStore(const std::string& target, const Texts& t,
-                         int64_t n, pid_t server = -1) {
+                         int64_t n,
+                         const ts::PgServer* server = nullptr) {
   auto store = rt::Store::Open(target);
   if (!store.ok()) Fail(store.status().message());
   rt::RunRow run;
@@ -161,7 +131,7 @@ Timing WriteThroughStore(const std::string& target, const Texts& t,
   auto session_id = (*store)->AddSession(session, {});
   if (!session_id.ok()) Fail(session_id.status().message());
   Timing timing;
-  const double s0 = server > 0 ? ProcessTreeCpu(server) : 0;
+  const double s0 = server ? server->CpuSeconds() : 0;
   const double w0 = Wall(), c0 = Cpu();
   for (int64_t i = 0; i < n; ++i) {
     const rt::Status s =
@@ -172,7 +142,7 @@ Timing WriteThroughStore(const std::string& target, const Texts& t,
   if (!s.ok()) Fail(s.message());
   timing.wall = Wall() - w0;
   timing.cpu = Cpu() - c0;
-  if (server > 0) timing.server_cpu = ProcessTreeCpu(server) - s0;
+  if (server) timing.server_cpu = server->CpuSeconds() - s0;
   return timing;
 }
 
@@ -312,7 +282,7 @@ int main(int argc, char** argv) {
   const std::string url = server->CreateDatabase("bench", &error);
   if (url.empty()) Fail(error);
   { auto store = rt::Store::Open(url); if (!store.ok()) Fail(store.status().message()); }
-  const Timing t = WriteThroughStore(url, texts, pg_kernels, server->pid());
+  const Timing t = WriteThroughStore(url, texts, pg_kernels, server.get());
   Print("PostgreSQL, Store::AddKernel", pg_kernels, t);
   std::printf("%-40s %.2f s CPU in the server\n", "", t.server_cpu);
   return 0;
