@@ -27,6 +27,7 @@
 
 #include "analyzer/changepoint.h"
 #include "analyzer/history.h"
+#include "bench/support/bench_clock.h"
 #include "store/db.h"
 #include "store/store.h"
 #include "store/store_reader.h"
@@ -38,13 +39,8 @@ namespace ts = rooftrace::test_support;
 
 namespace {
 
-double Cpu() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
-
-double Wall() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using rooftrace::bench::CpuSeconds;
+using rooftrace::bench::WallSeconds;
 
 // history --check on `store`: read and judge, then judge alone; with the
 // server's CPU time when `server` is given.
@@ -53,7 +49,7 @@ double Wall() {
 int Measure(const std::string& store, const char* backend,
             const ts::PgServer* server = nullptr) {
   const double server0 = server ? server->CpuSeconds() : 0;
-  const double cpu0 = Cpu(), wall0 = Wall();
+  const double cpu0 = CpuSeconds(), wall0 = WallSeconds();
   rt::StoreReader reader;
   if (const rt::Status st = reader.Open(store, store); !st.ok()) {
     std::fprintf(stderr, "%s\n", st.message().c_str());
@@ -66,7 +62,7 @@ int Measure(const std::string& store, const char* backend,
     std::fprintf(stderr, "%s\n", h.status().message().c_str());
     return 1;
   }
-  const double cpu1 = Cpu(), wall1 = Wall();
+  const double cpu1 = CpuSeconds(), wall1 = WallSeconds();
   const int64_t trips = reader.round_trips();
   char server_text[64] = "";
   if (server != nullptr) {
@@ -74,9 +70,9 @@ int Measure(const std::string& store, const char* backend,
                   server->CpuSeconds() - server0);
   }
   // BuildHistory judged already; judging again times the statistics alone.
-  const double cpu_judge = Cpu(), wall_judge = Wall();
+  const double cpu_judge = CpuSeconds(), wall_judge = WallSeconds();
   rt::analyzer::JudgeHistory(&*h);
-  const double cpu2 = Cpu(), wall2 = Wall();
+  const double cpu2 = CpuSeconds(), wall2 = WallSeconds();
   std::printf(
       "history --check on %s: open, read and judge %.3f s CPU (%.3f s wall), of "
       "which judging %.3f s CPU (%.3f s wall); %lld round trips%s; %d of %d "
@@ -160,7 +156,7 @@ int main(int argc, char** argv) {
       return a == "--help" ? 0 : 2;
     }
   }
-  double t0 = Wall();
+  double t0 = WallSeconds();
   {
     rt::testing::TestStore s(path);
     for (int g = 0; g < groups; ++g) {
@@ -191,7 +187,7 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("store: %d runs x %d groups (%d kernels) written in %.1f s: %s\n",
-              runs, groups, runs * groups, Wall() - t0, path.c_str());
+              runs, groups, runs * groups, WallSeconds() - t0, path.c_str());
 
   std::string error;
   bool missing = false;
@@ -206,7 +202,7 @@ int main(int argc, char** argv) {
     return missing ? 0 : 1;
   }
   const std::string url = pg->CreateDatabase("history", &error);
-  t0 = Wall();
+  t0 = WallSeconds();
   if (const rt::Status st = url.empty() ? rt::Unavailable(error)
                                         : CopyStore(path, url);
       !st.ok()) {
@@ -214,7 +210,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("the same rows copied into PostgreSQL in %.1f s\n",
-              Wall() - t0);
+              WallSeconds() - t0);
   int rc = 0;
   for (int i = 0; i < repeat && rc == 0; ++i) {
     rc = Measure(path, "SQLite");

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/support/bench_clock.h"
 #include "pipeline/rows.h"
 #include "store/db.h"
 #include "store/store.h"
@@ -31,12 +32,8 @@ namespace ts = rooftrace::test_support;
 
 namespace {
 
-double Cpu() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
-double Wall() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using rooftrace::bench::CpuSeconds;
+using rooftrace::bench::WallSeconds;
 
 // The texts a row points at (KernelRow holds views).
 struct Texts {
@@ -132,7 +129,7 @@ Timing WriteThroughStore(const std::string& target, const Texts& t,
   if (!session_id.ok()) Fail(session_id.status().message());
   Timing timing;
   const double s0 = server ? server->CpuSeconds() : 0;
-  const double w0 = Wall(), c0 = Cpu();
+  const double w0 = WallSeconds(), c0 = CpuSeconds();
   for (int64_t i = 0; i < n; ++i) {
     const rt::Status s =
         (*store)->AddKernel(MakeKernel(t, *run_id, *session_id, i));
@@ -140,8 +137,8 @@ Timing WriteThroughStore(const std::string& target, const Texts& t,
   }
   const rt::Status s = (*store)->EndWrite();
   if (!s.ok()) Fail(s.message());
-  timing.wall = Wall() - w0;
-  timing.cpu = Cpu() - c0;
+  timing.wall = WallSeconds() - w0;
+  timing.cpu = CpuSeconds() - c0;
   if (server) timing.server_cpu = server->CpuSeconds() - s0;
   return timing;
 }
@@ -168,7 +165,7 @@ Timing WriteThroughView(const std::string& path, const Texts& t, int64_t n) {
   if (!insert.ok()) Fail(insert.status().message());
   rt::DbStatement& q = **insert;
   Timing timing;
-  const double w0 = Wall(), c0 = Cpu();
+  const double w0 = WallSeconds(), c0 = CpuSeconds();
   if (!(*db)->Begin().ok()) Fail("cannot begin");
   for (int64_t i = 0; i < n; ++i) {
     const rt::KernelRow k = MakeKernel(t, 1, 1, i);
@@ -223,8 +220,8 @@ Timing WriteThroughView(const std::string& path, const Texts& t, int64_t n) {
     }
   }
   if (!(*db)->Commit().ok()) Fail("cannot commit");
-  timing.wall = Wall() - w0;
-  timing.cpu = Cpu() - c0;
+  timing.wall = WallSeconds() - w0;
+  timing.cpu = CpuSeconds() - c0;
   return timing;
 }
 
