@@ -2,11 +2,13 @@
 // (an SQLite file: WAL, 64 KiB pages for a new one; or a PostgreSQL
 // database named by a postgresql:// URL, store/db.h), checks its schema
 // version
-// (upgrading a schema 1 store in place), and takes a run's rows
+// (upgrading an older store in place), and takes a run's rows
 // (pipeline/rows.h) as a RunSink: runs, sessions, devices, roofs, import
-// statistics, kernels (each name once, in kernel_names), copies, GEMM calls,
-// NVTX ranges and steps, in batched transactions. The reader side is
-// store/store_reader.h.
+// statistics, kernels (each name once, in kernel_names; what like launches
+// share once per writer, in kernel_variants; a narrow kernel_launches row
+// per launch, 32 an INSERT on SQLite, by COPY on PostgreSQL), copies, GEMM
+// calls, NVTX ranges and steps, in batched transactions. The reader side
+// is store/store_reader.h.
 //
 // Owned by one RunRecorder (or a test); not thread-safe (one database
 // connection, two on PostgreSQL; the recorder serialises calls). Many
