@@ -7,6 +7,59 @@
 
 namespace rooftrace::test_support {
 
+// The kernels view over kernel_rows and its trigger as schemas 2-7 made
+// them: with schema 7's operator, OP_VIEW ", r.op", OP_COLUMN ", op" and
+// OP_VALUE ", NEW.op"; before it, three empty strings.
+#define ROOFTRACE_KERNEL_ROWS_VIEW_SQL(OP_VIEW, OP_COLUMN, OP_VALUE) \
+  "CREATE VIEW kernels AS SELECT\n"\
+  "  r.kernel_id, r.run_id, r.session_id, r.correlation_id, r.device_id,\n"\
+  "  r.context_id, r.stream_id, n.name, n.demangled, n.family,\n"\
+  "  r.start_ns, r.end_ns, r.duration_ns, r.grid_x, r.grid_y, r.grid_z,\n"\
+  "  r.block_x, r.block_y, r.block_z, r.cluster_x, r.cluster_y, r.cluster_z,\n"\
+  "  r.registers_per_thread, r.static_shared_memory_bytes,\n"\
+  "  r.dynamic_shared_memory_bytes, r.graph_id, r.graph_node_id, r.thread_id,\n"\
+  "  r.api_start_ns, r.nvtx_path, r.gemm_call_id, r.shape, r.token_count,\n"\
+  "  r.precision, r.flops, r.flops_fp64, r.flops_fp32, r.flops_fp16,\n"\
+  "  r.flops_fp64_tc, r.flops_tf32_tc, r.flops_bf16_tc, r.flops_fp8_tc,\n"\
+  "  r.flops_int8_tc, r.flops_source, r.dram_bytes, r.dram_read_bytes,\n"\
+  "  r.dram_write_bytes, r.bytes_source, r.ai, r.achieved_flops_per_s,\n"\
+  "  r.achieved_bytes_per_s, r.roof_flops_per_s, r.fraction_of_roof, r.bound,\n"\
+  "  r.step_id, r.phase" OP_VIEW "\n"\
+  "  FROM kernel_rows r LEFT JOIN kernel_names n ON n.name_id = r.name_id;\n"\
+  "CREATE TRIGGER kernels_insert INSTEAD OF INSERT ON kernels BEGIN\n"\
+  "  INSERT OR IGNORE INTO kernel_names (name, demangled, family)\n"\
+  "    SELECT NEW.name, NEW.demangled, NEW.family WHERE NEW.name IS NOT NULL;\n"\
+  "  INSERT INTO kernel_rows (\n"\
+  "    kernel_id, run_id, session_id, correlation_id, device_id, context_id,\n"\
+  "    stream_id, name_id, start_ns, end_ns, duration_ns, grid_x, grid_y,\n"\
+  "    grid_z, block_x, block_y, block_z, cluster_x, cluster_y, cluster_z,\n"\
+  "    registers_per_thread, static_shared_memory_bytes,\n"\
+  "    dynamic_shared_memory_bytes, graph_id, graph_node_id, thread_id,\n"\
+  "    api_start_ns, nvtx_path, gemm_call_id, shape, token_count, precision,\n"\
+  "    flops, flops_fp64, flops_fp32, flops_fp16, flops_fp64_tc, flops_tf32_tc,\n"\
+  "    flops_bf16_tc, flops_fp8_tc, flops_int8_tc, flops_source, dram_bytes,\n"\
+  "    dram_read_bytes, dram_write_bytes, bytes_source, ai,\n"\
+  "    achieved_flops_per_s, achieved_bytes_per_s, roof_flops_per_s,\n"\
+  "    fraction_of_roof, bound, step_id, phase" OP_COLUMN ")\n"\
+  "  VALUES (\n"\
+  "    NEW.kernel_id, NEW.run_id, NEW.session_id, NEW.correlation_id,\n"\
+  "    NEW.device_id, NEW.context_id, NEW.stream_id,\n"\
+  "    (SELECT name_id FROM kernel_names WHERE name = NEW.name), NEW.start_ns,\n"\
+  "    NEW.end_ns, NEW.duration_ns, NEW.grid_x, NEW.grid_y, NEW.grid_z,\n"\
+  "    NEW.block_x, NEW.block_y, NEW.block_z, NEW.cluster_x, NEW.cluster_y,\n"\
+  "    NEW.cluster_z, NEW.registers_per_thread, NEW.static_shared_memory_bytes,\n"\
+  "    NEW.dynamic_shared_memory_bytes, NEW.graph_id, NEW.graph_node_id,\n"\
+  "    NEW.thread_id, NEW.api_start_ns, NEW.nvtx_path, NEW.gemm_call_id,\n"\
+  "    NEW.shape, NEW.token_count, NEW.precision, NEW.flops, NEW.flops_fp64,\n"\
+  "    NEW.flops_fp32, NEW.flops_fp16, NEW.flops_fp64_tc, NEW.flops_tf32_tc,\n"\
+  "    NEW.flops_bf16_tc, NEW.flops_fp8_tc, NEW.flops_int8_tc,\n"\
+  "    NEW.flops_source, NEW.dram_bytes, NEW.dram_read_bytes,\n"\
+  "    NEW.dram_write_bytes, NEW.bytes_source, NEW.ai,\n"\
+  "    NEW.achieved_flops_per_s, NEW.achieved_bytes_per_s,\n"\
+  "    NEW.roof_flops_per_s, NEW.fraction_of_roof, NEW.bound, NEW.step_id,\n"\
+  "    NEW.phase" OP_VALUE ");\n"\
+  "END;\n"
+
 // Schema 8 -> 7: each kernel one kernel_rows row again (a launch and its
 // variant joined), with schema 7's index, view and trigger.
 #define ROOFTRACE_DOWNGRADE_8_TO_7_SQL \
@@ -65,54 +118,7 @@ namespace rooftrace::test_support {
   "DROP INDEX kernel_launches_run;\n"\
   "DROP TABLE kernel_launches;\n"\
   "DROP TABLE kernel_variants;\n"\
-  "CREATE VIEW kernels AS SELECT\n"\
-  "  r.kernel_id, r.run_id, r.session_id, r.correlation_id, r.device_id,\n"\
-  "  r.context_id, r.stream_id, n.name, n.demangled, n.family,\n"\
-  "  r.start_ns, r.end_ns, r.duration_ns, r.grid_x, r.grid_y, r.grid_z,\n"\
-  "  r.block_x, r.block_y, r.block_z, r.cluster_x, r.cluster_y, r.cluster_z,\n"\
-  "  r.registers_per_thread, r.static_shared_memory_bytes,\n"\
-  "  r.dynamic_shared_memory_bytes, r.graph_id, r.graph_node_id, r.thread_id,\n"\
-  "  r.api_start_ns, r.nvtx_path, r.gemm_call_id, r.shape, r.token_count,\n"\
-  "  r.precision, r.flops, r.flops_fp64, r.flops_fp32, r.flops_fp16,\n"\
-  "  r.flops_fp64_tc, r.flops_tf32_tc, r.flops_bf16_tc, r.flops_fp8_tc,\n"\
-  "  r.flops_int8_tc, r.flops_source, r.dram_bytes, r.dram_read_bytes,\n"\
-  "  r.dram_write_bytes, r.bytes_source, r.ai, r.achieved_flops_per_s,\n"\
-  "  r.achieved_bytes_per_s, r.roof_flops_per_s, r.fraction_of_roof, r.bound,\n"\
-  "  r.step_id, r.phase, r.op\n"\
-  "  FROM kernel_rows r LEFT JOIN kernel_names n ON n.name_id = r.name_id;\n"\
-  "CREATE TRIGGER kernels_insert INSTEAD OF INSERT ON kernels BEGIN\n"\
-  "  INSERT OR IGNORE INTO kernel_names (name, demangled, family)\n"\
-  "    SELECT NEW.name, NEW.demangled, NEW.family WHERE NEW.name IS NOT NULL;\n"\
-  "  INSERT INTO kernel_rows (\n"\
-  "    kernel_id, run_id, session_id, correlation_id, device_id, context_id,\n"\
-  "    stream_id, name_id, start_ns, end_ns, duration_ns, grid_x, grid_y,\n"\
-  "    grid_z, block_x, block_y, block_z, cluster_x, cluster_y, cluster_z,\n"\
-  "    registers_per_thread, static_shared_memory_bytes,\n"\
-  "    dynamic_shared_memory_bytes, graph_id, graph_node_id, thread_id,\n"\
-  "    api_start_ns, nvtx_path, gemm_call_id, shape, token_count, precision,\n"\
-  "    flops, flops_fp64, flops_fp32, flops_fp16, flops_fp64_tc, flops_tf32_tc,\n"\
-  "    flops_bf16_tc, flops_fp8_tc, flops_int8_tc, flops_source, dram_bytes,\n"\
-  "    dram_read_bytes, dram_write_bytes, bytes_source, ai,\n"\
-  "    achieved_flops_per_s, achieved_bytes_per_s, roof_flops_per_s,\n"\
-  "    fraction_of_roof, bound, step_id, phase, op)\n"\
-  "  VALUES (\n"\
-  "    NEW.kernel_id, NEW.run_id, NEW.session_id, NEW.correlation_id,\n"\
-  "    NEW.device_id, NEW.context_id, NEW.stream_id,\n"\
-  "    (SELECT name_id FROM kernel_names WHERE name = NEW.name), NEW.start_ns,\n"\
-  "    NEW.end_ns, NEW.duration_ns, NEW.grid_x, NEW.grid_y, NEW.grid_z,\n"\
-  "    NEW.block_x, NEW.block_y, NEW.block_z, NEW.cluster_x, NEW.cluster_y,\n"\
-  "    NEW.cluster_z, NEW.registers_per_thread, NEW.static_shared_memory_bytes,\n"\
-  "    NEW.dynamic_shared_memory_bytes, NEW.graph_id, NEW.graph_node_id,\n"\
-  "    NEW.thread_id, NEW.api_start_ns, NEW.nvtx_path, NEW.gemm_call_id,\n"\
-  "    NEW.shape, NEW.token_count, NEW.precision, NEW.flops, NEW.flops_fp64,\n"\
-  "    NEW.flops_fp32, NEW.flops_fp16, NEW.flops_fp64_tc, NEW.flops_tf32_tc,\n"\
-  "    NEW.flops_bf16_tc, NEW.flops_fp8_tc, NEW.flops_int8_tc,\n"\
-  "    NEW.flops_source, NEW.dram_bytes, NEW.dram_read_bytes,\n"\
-  "    NEW.dram_write_bytes, NEW.bytes_source, NEW.ai,\n"\
-  "    NEW.achieved_flops_per_s, NEW.achieved_bytes_per_s,\n"\
-  "    NEW.roof_flops_per_s, NEW.fraction_of_roof, NEW.bound, NEW.step_id,\n"\
-  "    NEW.phase, NEW.op);\n"\
-  "END;\n"\
+  ROOFTRACE_KERNEL_ROWS_VIEW_SQL(", r.op", ", op", ", NEW.op")    \
   "UPDATE schema_info SET value = '7' WHERE key = 'schema_version';\n"
 
 inline constexpr char kDowngradeToSchema7[] =
@@ -129,54 +135,7 @@ inline constexpr char kDowngradeToSchema7[] =
   "DROP VIEW kernels;\n"                                            \
   "ALTER TABLE kernel_rows DROP COLUMN op;\n"                       \
   "ALTER TABLE kernel_metrics DROP COLUMN graph_node_id;\n"         \
-  "CREATE VIEW IF NOT EXISTS kernels AS SELECT\n"\
-  "  r.kernel_id, r.run_id, r.session_id, r.correlation_id, r.device_id,\n"\
-  "  r.context_id, r.stream_id, n.name, n.demangled, n.family,\n"\
-  "  r.start_ns, r.end_ns, r.duration_ns, r.grid_x, r.grid_y, r.grid_z,\n"\
-  "  r.block_x, r.block_y, r.block_z, r.cluster_x, r.cluster_y, r.cluster_z,\n"\
-  "  r.registers_per_thread, r.static_shared_memory_bytes,\n"\
-  "  r.dynamic_shared_memory_bytes, r.graph_id, r.graph_node_id, r.thread_id,\n"\
-  "  r.api_start_ns, r.nvtx_path, r.gemm_call_id, r.shape, r.token_count,\n"\
-  "  r.precision, r.flops, r.flops_fp64, r.flops_fp32, r.flops_fp16,\n"\
-  "  r.flops_fp64_tc, r.flops_tf32_tc, r.flops_bf16_tc, r.flops_fp8_tc,\n"\
-  "  r.flops_int8_tc, r.flops_source, r.dram_bytes, r.dram_read_bytes,\n"\
-  "  r.dram_write_bytes, r.bytes_source, r.ai, r.achieved_flops_per_s,\n"\
-  "  r.achieved_bytes_per_s, r.roof_flops_per_s, r.fraction_of_roof, r.bound,\n"\
-  "  r.step_id, r.phase\n"\
-  "  FROM kernel_rows r LEFT JOIN kernel_names n ON n.name_id = r.name_id;\n"\
-  "CREATE TRIGGER IF NOT EXISTS kernels_insert INSTEAD OF INSERT ON kernels BEGIN\n"\
-  "  INSERT OR IGNORE INTO kernel_names (name, demangled, family)\n"\
-  "    SELECT NEW.name, NEW.demangled, NEW.family WHERE NEW.name IS NOT NULL;\n"\
-  "  INSERT INTO kernel_rows (\n"\
-  "    kernel_id, run_id, session_id, correlation_id, device_id, context_id,\n"\
-  "    stream_id, name_id, start_ns, end_ns, duration_ns, grid_x, grid_y,\n"\
-  "    grid_z, block_x, block_y, block_z, cluster_x, cluster_y, cluster_z,\n"\
-  "    registers_per_thread, static_shared_memory_bytes,\n"\
-  "    dynamic_shared_memory_bytes, graph_id, graph_node_id, thread_id,\n"\
-  "    api_start_ns, nvtx_path, gemm_call_id, shape, token_count, precision,\n"\
-  "    flops, flops_fp64, flops_fp32, flops_fp16, flops_fp64_tc, flops_tf32_tc,\n"\
-  "    flops_bf16_tc, flops_fp8_tc, flops_int8_tc, flops_source, dram_bytes,\n"\
-  "    dram_read_bytes, dram_write_bytes, bytes_source, ai,\n"\
-  "    achieved_flops_per_s, achieved_bytes_per_s, roof_flops_per_s,\n"\
-  "    fraction_of_roof, bound, step_id, phase)\n"\
-  "  VALUES (\n"\
-  "    NEW.kernel_id, NEW.run_id, NEW.session_id, NEW.correlation_id,\n"\
-  "    NEW.device_id, NEW.context_id, NEW.stream_id,\n"\
-  "    (SELECT name_id FROM kernel_names WHERE name = NEW.name), NEW.start_ns,\n"\
-  "    NEW.end_ns, NEW.duration_ns, NEW.grid_x, NEW.grid_y, NEW.grid_z,\n"\
-  "    NEW.block_x, NEW.block_y, NEW.block_z, NEW.cluster_x, NEW.cluster_y,\n"\
-  "    NEW.cluster_z, NEW.registers_per_thread, NEW.static_shared_memory_bytes,\n"\
-  "    NEW.dynamic_shared_memory_bytes, NEW.graph_id, NEW.graph_node_id,\n"\
-  "    NEW.thread_id, NEW.api_start_ns, NEW.nvtx_path, NEW.gemm_call_id,\n"\
-  "    NEW.shape, NEW.token_count, NEW.precision, NEW.flops, NEW.flops_fp64,\n"\
-  "    NEW.flops_fp32, NEW.flops_fp16, NEW.flops_fp64_tc, NEW.flops_tf32_tc,\n"\
-  "    NEW.flops_bf16_tc, NEW.flops_fp8_tc, NEW.flops_int8_tc,\n"\
-  "    NEW.flops_source, NEW.dram_bytes, NEW.dram_read_bytes,\n"\
-  "    NEW.dram_write_bytes, NEW.bytes_source, NEW.ai,\n"\
-  "    NEW.achieved_flops_per_s, NEW.achieved_bytes_per_s,\n"\
-  "    NEW.roof_flops_per_s, NEW.fraction_of_roof, NEW.bound, NEW.step_id,\n"\
-  "    NEW.phase);\n"\
-  "END;\n"\
+  ROOFTRACE_KERNEL_ROWS_VIEW_SQL("", "", "")                      \
   "UPDATE schema_info SET value = '6' WHERE key = 'schema_version';\n"
 
 inline constexpr char kDowngradeToSchema6[] =
