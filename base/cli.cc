@@ -1,6 +1,7 @@
 #include "base/cli.h"
 
 #include "base/command_name.h"
+#include "base/url_secrets.h"
 
 #include <cstring>
 #include <iostream>
@@ -40,11 +41,17 @@ std::optional<int> ParseCommandLine(const CommandSpec& spec, int argc,
     }
     po::notify(*vm);
   } catch (const po::error& e) {
-    err << "rooftrace " << spec.name << ": " << e.what() << "\n"
+    ScrubPasswordsFromArgs(argc, argv);
+    // The parser quotes a bad word, which may be a store URL.
+    err << "rooftrace " << spec.name << ": " << HidePasswords(e.what())
+        << "\n"
         << "Usage: " << spec.usage << "\n"
         << "Run 'rooftrace " << spec.name << " --help' for the options.\n";
     return kExitUsage;
   }
+  // The values are copied: a store URL's password need not stay where
+  // `ps` shows it.
+  ScrubPasswordsFromArgs(argc, argv);
   return std::nullopt;
 }
 
@@ -105,7 +112,9 @@ int PlaceholderMain(const std::string& command, const std::string& usage,
 }
 
 int CommandFailure::operator()(const std::string& message, int code) const {
-  std::cerr << prefix << ": " << message << "\n";
+  // A message may name a store by its URL (or quote libpq, which echoes
+  // one): never its password.
+  std::cerr << prefix << ": " << HidePasswords(message) << "\n";
   return code;
 }
 

@@ -46,6 +46,9 @@ void InstallStopHandler() {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // A PostgreSQL store that stops answering then holds the process no
+  // longer than a second (store/db.h SetDbStopCheck).
+  SetDbStopCheck([] { return g_stop.load(); });
 }
 
 std::string DefaultSocket() {
@@ -57,7 +60,8 @@ std::string DefaultSocket() {
 // A store write failed: say what was lost, where the raw streams are and
 // how to store them again. Returns the exit code.
 int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
-                        const std::string& store, const Status& finish) {
+                        const std::string& store_target, const Status& finish) {
+  const std::string store = StoreDisplayName(store_target);
   const ImportStats st = rec.stats();
   std::cerr << "rooftrace collect: stopped; run " << rec.run_id()
             << " INCOMPLETE: " << rec.write_error().message() << "; "
@@ -150,6 +154,7 @@ StatusOr<std::string> ReadToken(const std::string& token_file) {
 // Stores each --ingest file as a run. Returns the exit code.
 int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
               const std::string& profile, const RunLabels& labels) {
+  const std::string shown = StoreDisplayName(store);
   for (const auto& f : ingest) {
     IngestOptions io;
     io.device_profile_path = profile;
@@ -189,7 +194,7 @@ int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
       return kExitIncomplete;
     }
     std::cout << "rooftrace collect: " << f << " -> run " << result->run_id
-              << " (" << result->kernels << " kernels) in " << store << "\n";
+              << " (" << result->kernels << " kernels) in " << shown << "\n";
   }
   return kExitOk;
 }
@@ -233,7 +238,8 @@ int Serve(const CollectOptions& co) {
   // CollectMain installed the SIGINT/SIGTERM handler before any ingest.
   for (const auto& b : server.bound()) {
     std::cerr << "rooftrace collect: listening on " << b << ", run "
-              << (*rec)->run_id() << " in " << co.store << "\n";
+              << (*rec)->run_id() << " in " << StoreDisplayName(co.store)
+              << "\n";
   }
   Status s = server.Run(&g_stop);
   Status f = (*rec)->Finish();
@@ -253,8 +259,8 @@ int Serve(const CollectOptions& co) {
   const ImportStats st = (*rec)->stats();
   std::cerr << "rooftrace collect: stopped; run " << (*rec)->run_id() << ": "
             << st[ImportStat::k_sessions] << " sessions, "
-            << (*rec)->kernels_stored() << " kernels stored in " << co.store
-            << "\n";
+            << (*rec)->kernels_stored() << " kernels stored in "
+            << StoreDisplayName(co.store) << "\n";
   return kExitOk;
 }
 

@@ -17,6 +17,7 @@
 #include "model/datasheet.h"
 #include "sources/stream_input.h"
 #include "sources/registry.h"
+#include "store/db.h"
 #include "store/store.h"
 
 namespace po = boost::program_options;
@@ -194,6 +195,7 @@ int ImportMain(int argc, char** argv) {
   auto store = Store::Open(out);
   if (!store.ok()) return fail(store.status().message());
   (*store)->set_atomic_runs(true);
+  const std::string shown = StoreDisplayName(out);  // without a password
   SourceOptions options;
   options.device_key = device;
   options.device_profile_path = profile;
@@ -215,7 +217,7 @@ int ImportMain(int argc, char** argv) {
       std::cerr << kName << ": " << result.status().message() << "\n";
       if (i > 0) {
         std::cerr << kName << ": the " << i
-                  << " file(s) before it are stored in " << out << "\n";
+                  << " file(s) before it are stored in " << shown << "\n";
       }
       return kExitUsage;
     }
@@ -224,7 +226,7 @@ int ImportMain(int argc, char** argv) {
       std::cerr << kName << ": " << result->warning << "\n"
                 << kName << ": run " << result->run_id
                 << " stored INCOMPLETE (" << result->kernels
-                << " kernels read before the break) in " << out << "; "
+                << " kernels read before the break) in " << shown << "; "
                 << files[i]
                 << " was cut short: copy or write it again for all of it\n";
       incomplete = true;
@@ -235,7 +237,7 @@ int ImportMain(int argc, char** argv) {
     }
     std::cout << kName << ": " << files[i] << " ("
               << (*sources)[i]->format() << ") -> run " << result->run_id
-              << ", " << result->kernels << " kernels, in " << out << "\n";
+              << ", " << result->kernels << " kernels, in " << shown << "\n";
   }
   return incomplete ? kExitIncomplete : kExitOk;
 }

@@ -257,8 +257,14 @@ class ForwardedSignals {
     for (size_t i = 0; i < kNumForwarded; ++i) {
       sigaction(kForwardedSignals[i], &sa, &old_[i]);
     }
+    // A stop asked while a PostgreSQL store does not answer gives up on
+    // it: the raw streams are kept and the run is left incomplete.
+    SetDbStopCheck([] { return g_stop_signal.load() != 0; });
   }
-  ~ForwardedSignals() { Restore(); }
+  ~ForwardedSignals() {
+    SetDbStopCheck(nullptr);
+    Restore();
+  }
   ForwardedSignals(const ForwardedSignals&) = delete;
   ForwardedSignals& operator=(const ForwardedSignals&) = delete;
   // The dispositions profile was given (async-signal-safe: for a child
@@ -507,7 +513,8 @@ void ReportIncompleteRun(const RunRecorder& rec, const std::string& out,
             << st[ImportStat::k_nvtx_ranges_not_stored]
             << " NVTX ranges not stored";
   if (!kept.empty()) {
-    std::cerr << "; store them again with: rooftrace collect --store " << out
+    std::cerr << "; store them again with: rooftrace collect --store "
+              << StoreDisplayName(out)
               << " --ingest";
     for (const auto& path : kept) std::cerr << " " << path;
   }
@@ -573,7 +580,7 @@ void ReportLeftovers(const WaitOutcome& w,
   }
   std::cerr << "; once they have ended, store them with: rooftrace collect "
                "--store "
-            << out << " --ingest " << dir << "/*.rft\n";
+            << StoreDisplayName(out) << " --ingest " << dir << "/*.rft\n";
 }
 
 // Serves the producers while the command runs and while what it left
