@@ -111,6 +111,23 @@ int PlaceholderMain(const std::string& command, const std::string& usage,
   return NotAvailable(command, reason);
 }
 
+std::string ShellWord(const std::string& word) {
+  const bool plain =
+      !word.empty() &&
+      word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
+                             "vwxyz0123456789_@%+=:,./-") == std::string::npos;
+  if (plain) return word;
+  std::string out = "'";
+  for (const char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 int CommandFailure::operator()(const std::string& message, int code) const {
   // A message may name a store by its URL (or quote libpq, which echoes
   // one): never its password.

@@ -68,6 +68,12 @@ std::vector<std::string> SplitAtDoubleDash(int* argc, char** argv);
 StatusOr<std::vector<std::pair<std::string, std::string>>> ParseKeyValues(
     const std::vector<std::string>& words, const std::string& option);
 
+// `word` as a POSIX shell reads it back as one word: unchanged when it
+// holds only characters no shell treats specially, else in single quotes
+// (a quote inside as '\''). For the commands rooftrace prints for people to
+// run: a store URL's '&' and '?' must not split or glob them.
+std::string ShellWord(const std::string& word);
+
 // For a subcommand this build does not provide: says so on stderr, with the
 // reason, and returns kExitUsage (never a silent success).
 int NotAvailable(const std::string& command, const std::string& reason);

@@ -79,10 +79,13 @@ int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
                  "data is gone\n";
   } else {
     std::cerr << "rooftrace collect: " << server.kept_raw().size()
-              << " raw stream(s) kept; once the store has room, store them "
-                 "again with: rooftrace collect --store " << store
-              << " --ingest";
-    for (const auto& path : server.kept_raw()) std::cerr << " " << path;
+              << " raw stream(s) kept; once the store can be written again "
+                 "(room on its disk, its server up), store them again with: "
+                 "rooftrace collect --store "
+              << ShellWord(store) << " --ingest";
+    for (const auto& path : server.kept_raw()) {
+      std::cerr << " " << ShellWord(path);
+    }
     std::cerr << "\n";
   }
   return kExitIncomplete;

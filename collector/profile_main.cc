@@ -514,9 +514,8 @@ void ReportIncompleteRun(const RunRecorder& rec, const std::string& out,
             << " NVTX ranges not stored";
   if (!kept.empty()) {
     std::cerr << "; store them again with: rooftrace collect --store "
-              << StoreDisplayName(out)
-              << " --ingest";
-    for (const auto& path : kept) std::cerr << " " << path;
+              << ShellWord(StoreDisplayName(out)) << " --ingest";
+    for (const auto& path : kept) std::cerr << " " << ShellWord(path);
   }
   std::cerr << "\n";
 }
@@ -580,7 +579,8 @@ void ReportLeftovers(const WaitOutcome& w,
   }
   std::cerr << "; once they have ended, store them with: rooftrace collect "
                "--store "
-            << StoreDisplayName(out) << " --ingest " << dir << "/*.rft\n";
+            << ShellWord(StoreDisplayName(out)) << " --ingest "
+            << ShellWord(dir) << "/*.rft\n";
 }
 
 // Serves the producers while the command runs and while what it left
