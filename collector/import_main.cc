@@ -87,7 +87,7 @@ int ImportMain(int argc, char** argv) {
   std::vector<std::string> captures, label_words;
   std::optional<int64_t> rank, pid;
   bool quiet = false;
-  uint64_t max_decompressed_mib = 0;
+  int64_t max_decompressed_mib = 0;  // signed: -1 is refused, not wrapped
   spec.options.add_options()(
       "output,o", po::value(&out), "run store to write (created if missing)")(
       "format", po::value(&format)->default_value(format),
@@ -147,12 +147,13 @@ int ImportMain(int argc, char** argv) {
   }
   GzipBudget gzip_budget;
   if (vm.count("max-decompressed-mib")) {
-    if (max_decompressed_mib == 0 || max_decompressed_mib > (~0ull >> 20)) {
+    if (max_decompressed_mib <= 0 ||
+        static_cast<uint64_t>(max_decompressed_mib) > (~0ull >> 20)) {
       return fail("--max-decompressed-mib " +
                   std::to_string(max_decompressed_mib) +
                   ": give a size in MiB above 0, e.g. 16384");
     }
-    gzip_budget.max_bytes = max_decompressed_mib << 20;
+    gzip_budget.max_bytes = static_cast<uint64_t>(max_decompressed_mib) << 20;
     gzip_budget.raise_with = "--max-decompressed-mib N";
   }
   std::optional<ModelFacts> model_facts;

@@ -127,8 +127,10 @@ StatusOr<ModelConfigRef> FindModelConfig(const std::string& name_or_path,
       return ref;
     }
   }
+  // Whatever exists is read as a file (a FIFO too); a device or a folder
+  // is refused by the bounded read, by name.
   struct stat st;
-  if (stat(name_or_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (stat(name_or_path.c_str(), &st) != 0) {
     return NotFound("--model " + name_or_path +
                     ": no such file and not a built-in config; pass a "
                     "Hugging Face config.json or one of: " +
@@ -142,7 +144,9 @@ StatusOr<ModelFacts> LoadModelFacts(const std::string& name_or_path) {
   RT_ASSIGN_OR_RETURN(const ModelConfigRef ref,
                       FindModelConfig(name_or_path, BuiltinList()));
   if (ref.builtin == nullptr) {
-    return FromValue(json::ParseFile(ref.path), ref.path);
+    return FromValue(json::ParseFile(ref.path, kMaxModelConfigBytes,
+                                     "--model", "a model's config.json"),
+                     ref.path);
   }
   const BuiltinConfigText& t = *ref.builtin;
   StatusOr<ModelFacts> f =

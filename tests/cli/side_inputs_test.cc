@@ -1,0 +1,233 @@
+// Issue 37 P1.2: every input a command names beside its main one
+// (--device-profile, --expect, --capture, --counters, --model) is read
+// within a cap that fits its kind, like the main input: a device
+// (/dev/zero) is refused by name at once, a FIFO is read as a stream (a
+// valid one works) and one that never ends is refused at the cap. Each
+// command runs as the real binary under a deadline, so that the old
+// behaviour (reading /dev/zero into memory for minutes) fails the test
+// instead of hanging it.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sources/rft/testing/trace_builder.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_store.h"
+
+namespace rooftrace {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Ran {
+  int code = -1;  // -1: still running at the deadline (then killed)
+  std::string out;
+  int64_t ms = 0;
+};
+
+// `rooftrace ARGS...` with `env` added and `input` (a path) on standard
+// input, stdout and stderr into one text, killed when still running after
+// `limit`.
+Ran Rooftrace(const std::vector<std::string>& args, const std::string& log,
+              const std::vector<std::string>& env = {},
+              const std::string& input = "/dev/null",
+              std::chrono::seconds limit = std::chrono::seconds(20)) {
+  const auto start = Clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int in = open(input.c_str(), O_RDONLY);
+    dup2(in, 0);
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
+    const std::string bin = std::string(ROOFTRACE_BINARY_DIR) + "/bin/rooftrace";
+    std::vector<char*> argv = {const_cast<char*>(bin.c_str())};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  Ran r;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (Clock::now() - start > limit) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      r.out = testing::ReadFile(log);
+      return r;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  r.ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
+                                                               start)
+             .count();
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = testing::ReadFile(log);
+  return r;
+}
+
+// A FIFO at `path` fed by a thread, until the reader goes: `text` once,
+// or (empty) `fill` bytes for ever.
+class Fifo {
+ public:
+  Fifo(const std::string& path, std::string text, char fill = '\0')
+      : path_(path), text_(std::move(text)), fill_(fill) {
+    EXPECT_EQ(mkfifo(path.c_str(), 0600), 0);
+    thread_ = std::thread([this] {
+      const int fd = open(path_.c_str(), O_WRONLY);
+      if (fd < 0) return;
+      signal(SIGPIPE, SIG_IGN);
+      if (!text_.empty()) {
+        (void)!write(fd, text_.data(), text_.size());
+      } else {
+        const std::string zeros(1 << 16, fill_);
+        while (!done_ && write(fd, zeros.data(), zeros.size()) > 0) {
+        }
+      }
+      close(fd);
+    });
+  }
+  ~Fifo() {
+    done_ = true;
+    // A writer still waiting for a reader: open the other end once.
+    const int fd = open(path_.c_str(), O_RDONLY | O_NONBLOCK);
+    thread_.join();
+    if (fd >= 0) close(fd);
+    unlink(path_.c_str());
+  }
+
+ private:
+  std::string path_, text_;
+  char fill_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+// A PyTorch profiler (Kineto) trace of one kernel: what --capture maps.
+std::string WriteKinetoTrace(const test_support::TempDir& dir) {
+  const std::string path = dir.File("kineto.json");
+  std::ofstream(path)
+      << "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, "
+         "\"name\": \"NVIDIA H100 80GB HBM3\"}], \"traceEvents\": [{\"ph\": "
+         "\"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, "
+         "\"tid\": 7, \"ts\": 1, \"dur\": 2, \"args\": {\"device\": 0, "
+         "\"stream\": 7, \"correlation\": 1}}]}\n";
+  return path;
+}
+
+std::string WriteTrace(const test_support::TempDir& dir) {
+  test_support::LlmTraceOptions o;
+  test_support::TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const std::string path = dir.File("llm.rft");
+  EXPECT_TRUE(b.WriteFile(path).ok());
+  return path;
+}
+
+// /dev/zero as each side input of each command that takes it: exit 2
+// within seconds, naming the option's file and saying it is a device.
+TEST(SideInputsTest, DevicesAreRefusedAtOnce) {
+  test_support::TempDir dir{"side_inputs_device"};
+  const std::string trace = WriteTrace(dir);
+  const std::string kineto = WriteKinetoTrace(dir);
+  const std::string store = dir.File("runs.sqlite");
+  const std::string z = "/dev/zero";
+  const std::vector<std::vector<std::string>> commands = {
+      {"analyze", trace, "--device-profile", z},
+      {"analyze", trace, "--expect", z},
+      {"analyze", kineto, "--capture", z},
+      {"analyze", trace, "--model", z},
+      {"import", trace, "-o", store, "--device-profile", z},
+      {"import", trace, "-o", store, "--counters", z},
+      {"import", kineto, "-o", store, "--capture", z},
+      {"import", trace, "-o", store, "--model", z},
+      {"collect", "--store", store, "--ingest", trace, "--device-profile", z},
+      {"diff", trace, trace, "--device-profile", z},
+      {"predict", "--model", z, "--device", "h100-sxm"},
+  };
+  for (const auto& c : commands) {
+    const Ran r = Rooftrace(c, dir.File("log"));
+    const std::string what = c[0] + " " + c[c.size() - 2] + " " + c.back();
+    EXPECT_EQ(r.code, 2) << what << ": " << r.out;
+    EXPECT_LT(r.ms, 10000) << what;
+    EXPECT_NE(r.out.find(z), std::string::npos) << what << ": " << r.out;
+    EXPECT_NE(r.out.find("a device"), std::string::npos)
+        << what << ": " << r.out;
+  }
+}
+
+// A FIFO that never ends, as a device profile, a model config and a
+// prediction: refused at its kind's cap (a profile: 1 MiB) within
+// seconds, saying it is larger than such a file holds; as a --capture
+// trace, refused at the stream budget (ROOFTRACE_MAX_DECOMPRESSED_MIB).
+// A FIFO carrying a real config is read (it used to be "no such file").
+TEST(SideInputsTest, FifosAreReadWithinTheirCap) {
+  test_support::TempDir dir{"side_inputs_fifo"};
+  const std::string trace = WriteTrace(dir);
+  const std::string kineto = WriteKinetoTrace(dir);
+  for (const char* option : {"--device-profile", "--model", "--expect"}) {
+    const std::string fifo = dir.File("endless");
+    Fifo endless(fifo, "");
+    const Ran r = Rooftrace({"analyze", trace, option, fifo}, dir.File("log"));
+    EXPECT_EQ(r.code, 2) << option << ": " << r.out;
+    EXPECT_LT(r.ms, 10000) << option;
+    EXPECT_NE(r.out.find(fifo), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("larger than"), std::string::npos) << r.out;
+  }
+  {
+    const std::string fifo = dir.File("endless_capture");
+    Fifo endless(fifo, "", ' ');
+    const Ran r = Rooftrace({"analyze", kineto, "--capture", fifo},
+                            dir.File("log"),
+                            {"ROOFTRACE_MAX_DECOMPRESSED_MIB=8"});
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_LT(r.ms, 10000);
+    EXPECT_NE(r.out.find("8 MiB"), std::string::npos) << r.out;
+  }
+  const std::string config = testing::ReadFile(
+      std::string(ROOFTRACE_SOURCE_DIR) + "/model/configs/Llama-3-8B.json");
+  ASSERT_FALSE(config.empty());
+  const std::string fifo = dir.File("config");
+  Fifo carrying(fifo, config);
+  const Ran r = Rooftrace({"predict", "--model", fifo, "--device", "h100-sxm"},
+                          dir.File("log"));
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+// Issue 37 P2.14: a negative --max-decompressed-mib is refused as given
+// (it was echoed as 18446744073709551615), and /dev/zero on standard input
+// is refused by its first byte (it was copied, 4.8 GB, before the format
+// was looked at).
+TEST(SideInputsTest, NegativeBudgetAndZerosOnStdinAreRefusedAsGiven) {
+  test_support::TempDir dir{"side_inputs_messages"};
+  const std::string trace = WriteTrace(dir);
+  const Ran negative =
+      Rooftrace({"import", trace, "-o", dir.File("runs.sqlite"),
+                 "--max-decompressed-mib", "-1"},
+                dir.File("log"));
+  EXPECT_EQ(negative.code, 2) << negative.out;
+  EXPECT_NE(negative.out.find("--max-decompressed-mib -1:"),
+            std::string::npos)
+      << negative.out;
+  EXPECT_EQ(negative.out.find("18446744073709551615"), std::string::npos);
+  const Ran zeros =
+      Rooftrace({"analyze", "-"}, dir.File("log"), {}, "/dev/zero");
+  EXPECT_EQ(zeros.code, 2) << zeros.out;
+  EXPECT_LT(zeros.ms, 5000);
+  EXPECT_NE(zeros.out.find("zero byte"), std::string::npos) << zeros.out;
+}
+
+}  // namespace
+}  // namespace rooftrace
