@@ -111,6 +111,16 @@ int PlaceholderMain(const std::string& command, const std::string& usage,
   return NotAvailable(command, reason);
 }
 
+int ExitCodeForFailedRun(const Status& status) {
+  const StatusCode code = status.code();
+  return code == StatusCode::kInvalidArgument ||
+                 code == StatusCode::kNotFound ||
+                 code == StatusCode::kCorrupt ||
+                 code == StatusCode::kFailedPrecondition
+             ? kExitUsage
+             : kExitIncomplete;
+}
+
 std::string ShellWord(const std::string& word) {
   const bool plain =
       !word.empty() &&

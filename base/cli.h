@@ -68,6 +68,14 @@ std::vector<std::string> SplitAtDoubleDash(int* argc, char** argv);
 StatusOr<std::vector<std::pair<std::string, std::string>>> ParseKeyValues(
     const std::vector<std::string>& words, const std::string& option);
 
+// The exit code of a command that failed while it stored a run (import,
+// collect --ingest): 2 for bad input (kInvalidArgument, kNotFound,
+// kCorrupt, kFailedPrecondition: the file, the store's kind, an option),
+// 3 for anything else (the store failed: a crashed or silent server, a
+// full disk), which leaves a run incomplete or unstored. One rule for both
+// commands (docs/reliability.md); never 1, which says "regression found".
+int ExitCodeForFailedRun(const Status& status);
+
 // `word` as a POSIX shell reads it back as one word: unchanged when it
 // holds only characters no shell treats specially, else in single quotes
 // (a quote inside as '\''). For the commands rooftrace prints for people to

@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "base/json_checker.h"
+#include "base/json_quote.h"
 
 namespace rooftrace::json {
 
@@ -261,6 +262,13 @@ void WriteValue(const Value& v, int indent, int depth, std::string* out) {
 }
 
 }  // namespace
+
+std::string Quote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  WriteString(s, &out);
+  return out;
+}
 
 StatusOr<Value> Parse(std::string_view text, std::string_view source) {
   return ParseBytes(text.data(), text.size(), /*padded=*/false, source);

@@ -168,15 +168,8 @@ int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
     if (!result.ok()) {
       // Bad input (the file, the store) exits 2 with nothing begun or the
       // run marked incomplete; anything else left a run incomplete: 3.
-      // Never 1, which says "regression found".
-      const StatusCode code = result.status().code();
       std::cerr << "rooftrace collect: " << result.status().message() << "\n";
-      return code == StatusCode::kInvalidArgument ||
-                     code == StatusCode::kNotFound ||
-                     code == StatusCode::kCorrupt ||
-                     code == StatusCode::kFailedPrecondition
-                 ? kExitUsage
-                 : kExitIncomplete;
+      return ExitCodeForFailedRun(result.status());
     }
     if (!result->warning.empty()) {
       std::cerr << "rooftrace collect: " << result->warning << "\n";

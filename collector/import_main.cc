@@ -220,7 +220,7 @@ int ImportMain(int argc, char** argv) {
         std::cerr << kName << ": the " << i
                   << " file(s) before it are stored in " << shown << "\n";
       }
-      return kExitUsage;
+      return ExitCodeForFailedRun(result.status());
     }
     if (result->cut_short) {
       // The first line says at which byte it broke; the run says it too.

@@ -9,7 +9,8 @@
 
 namespace rooftrace {
 
-// A JSON string literal with quotes; control characters as \u00XX.
+// A JSON string literal with quotes (base/json_quote.h: control
+// characters as \u00XX, invalid UTF-8 as U+FFFD).
 std::string JsonString(std::string_view s);
 // A JSON number that round-trips (integers exact, else 17 digits), or null
 // when absent or not finite.

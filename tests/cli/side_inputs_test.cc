@@ -1,4 +1,5 @@
-// Issue 37 P1.2: every input a command names beside its main one
+// Issue 37 P1.2 (and the round's other command-line checks, P2.9 and
+// P2.14): every input a command names beside its main one
 // (--device-profile, --expect, --capture, --counters, --model) is read
 // within a cap that fits its kind, like the main input: a device
 // (/dev/zero) is refused by name at once, a FIFO is read as a stream (a
@@ -16,12 +17,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "sources/rft/testing/trace_builder.h"
+#include "tests/support/child_process.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_store.h"
 
@@ -38,42 +40,21 @@ struct Ran {
 
 // `rooftrace ARGS...` with `env` added and `input` (a path) on standard
 // input, stdout and stderr into one text, killed when still running after
-// `limit`.
+// 20 s.
 Ran Rooftrace(const std::vector<std::string>& args, const std::string& log,
               const std::vector<std::string>& env = {},
-              const std::string& input = "/dev/null",
-              std::chrono::seconds limit = std::chrono::seconds(20)) {
+              const std::string& input = "/dev/null") {
   const auto start = Clock::now();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int in = open(input.c_str(), O_RDONLY);
-    dup2(in, 0);
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    for (const std::string& e : env) putenv(const_cast<char*>(e.c_str()));
-    const std::string bin = std::string(ROOFTRACE_BINARY_DIR) + "/bin/rooftrace";
-    std::vector<char*> argv = {const_cast<char*>(bin.c_str())};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  std::vector<std::string> words = {std::string(ROOFTRACE_BINARY_DIR) +
+                                    "/bin/rooftrace"};
+  words.insert(words.end(), args.begin(), args.end());
   Ran r;
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (Clock::now() - start > limit) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      r.out = testing::ReadFile(log);
-      return r;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  r.ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
-                                                               start)
-             .count();
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.code = test_support::WaitExitWithin(
+      test_support::SpawnLogged(
+          words, std::filesystem::path(log).parent_path().string(), log, env,
+          input),
+      std::chrono::seconds(20));
+  r.ms = test_support::MsSince(start);
   r.out = testing::ReadFile(log);
   return r;
 }
@@ -127,20 +108,11 @@ std::string WriteKinetoTrace(const test_support::TempDir& dir) {
   return path;
 }
 
-std::string WriteTrace(const test_support::TempDir& dir) {
-  test_support::LlmTraceOptions o;
-  test_support::TraceBuilder b(o.session);
-  test_support::GenerateLlmTrace(o, &b);
-  const std::string path = dir.File("llm.rft");
-  EXPECT_TRUE(b.WriteFile(path).ok());
-  return path;
-}
-
 // /dev/zero as each side input of each command that takes it: exit 2
 // within seconds, naming the option's file and saying it is a device.
 TEST(SideInputsTest, DevicesAreRefusedAtOnce) {
   test_support::TempDir dir{"side_inputs_device"};
-  const std::string trace = WriteTrace(dir);
+  const std::string trace = test_support::WriteLlmTrace(dir);
   const std::string kineto = WriteKinetoTrace(dir);
   const std::string store = dir.File("runs.sqlite");
   const std::string z = "/dev/zero";
@@ -175,7 +147,7 @@ TEST(SideInputsTest, DevicesAreRefusedAtOnce) {
 // A FIFO carrying a real config is read (it used to be "no such file").
 TEST(SideInputsTest, FifosAreReadWithinTheirCap) {
   test_support::TempDir dir{"side_inputs_fifo"};
-  const std::string trace = WriteTrace(dir);
+  const std::string trace = test_support::WriteLlmTrace(dir);
   const std::string kineto = WriteKinetoTrace(dir);
   for (const char* option : {"--device-profile", "--model", "--expect"}) {
     const std::string fifo = dir.File("endless");
@@ -212,7 +184,7 @@ TEST(SideInputsTest, FifosAreReadWithinTheirCap) {
 // was looked at).
 TEST(SideInputsTest, NegativeBudgetAndZerosOnStdinAreRefusedAsGiven) {
   test_support::TempDir dir{"side_inputs_messages"};
-  const std::string trace = WriteTrace(dir);
+  const std::string trace = test_support::WriteLlmTrace(dir);
   const Ran negative =
       Rooftrace({"import", trace, "-o", dir.File("runs.sqlite"),
                  "--max-decompressed-mib", "-1"},
@@ -227,6 +199,36 @@ TEST(SideInputsTest, NegativeBudgetAndZerosOnStdinAreRefusedAsGiven) {
   EXPECT_EQ(zeros.code, 2) << zeros.out;
   EXPECT_LT(zeros.ms, 5000);
   EXPECT_NE(zeros.out.find("zero byte"), std::string::npos) << zeros.out;
+}
+
+// Issue 37 P2.9: a kernel name a trace spells with a lone surrogate
+// (\ud800, decoded to the bytes ED A0 80) is written as U+FFFD (one per
+// byte, as a decoder replaces a sequence that cannot start) by every
+// JSON writer (analyze --format json, export --perfetto: one escaper,
+// base/json_quote.h), so that strict parsers read the files.
+TEST(SideInputsTest, LoneSurrogatesAreWrittenAsValidUtf8) {
+  test_support::TempDir dir{"side_inputs_utf8"};
+  const std::string trace = dir.File("surrogate.json");
+  std::ofstream(trace)
+      << "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, "
+         "\"name\": \"NVIDIA H100 80GB HBM3\"}], \"traceEvents\": [{\"ph\": "
+         "\"X\", \"cat\": \"kernel\", \"name\": \"k\\ud800x\", \"pid\": 0, "
+         "\"tid\": 7, \"ts\": 1, \"dur\": 2, \"args\": {\"device\": 0, "
+         "\"stream\": 7, \"correlation\": 1}}]}\n";
+  const Ran json = Rooftrace({"analyze", trace, "--by", "kernel", "--format",
+                              "json"},
+                             dir.File("log"));
+  ASSERT_EQ(json.code, 0) << json.out;
+  const std::string perfetto = dir.File("p.json");
+  const Ran exported =
+      Rooftrace({"export", trace, "--perfetto", perfetto}, dir.File("log"));
+  ASSERT_EQ(exported.code, 0) << exported.out;
+  for (const std::string& text : {json.out, testing::ReadFile(perfetto)}) {
+    EXPECT_EQ(text.find("\xED\xA0\x80"), std::string::npos);
+    EXPECT_NE(text.find("k\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDx"),
+              std::string::npos)
+        << text;
+  }
 }
 
 }  // namespace

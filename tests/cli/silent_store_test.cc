@@ -25,8 +25,8 @@
 #include <thread>
 #include <vector>
 
-#include "sources/rft/testing/trace_builder.h"
 #include "store/db.h"
+#include "tests/support/child_process.h"
 #include "tests/support/pg_server.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_store.h"
@@ -99,50 +99,8 @@ std::string Rooftrace() {
   return std::string(ROOFTRACE_BINARY_DIR) + "/bin/rooftrace";
 }
 
-// Starts `args` in `folder` with stdout and stderr into `log`; its pid.
-pid_t Spawn(const std::vector<std::string>& args, const std::string& folder,
-            const std::string& log) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (chdir(folder.c_str()) != 0) _exit(126);
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    std::vector<char*> argv;
-    for (const std::string& a : args) {
-      argv.push_back(const_cast<char*>(a.c_str()));
-    }
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-// The exit code (128 + the signal for one that killed it), or -1 when it
-// had not ended within `limit`, after which it is killed.
-int WaitExit(pid_t pid, std::chrono::milliseconds limit) {
-  const auto end = Clock::now() + limit;
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (Clock::now() > end) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string WriteTrace(const test_support::TempDir& dir) {
-  test_support::LlmTraceOptions o;
-  test_support::TraceBuilder b(o.session);
-  test_support::GenerateLlmTrace(o, &b);
-  const std::string path = dir.File("llm.rft");
-  EXPECT_TRUE(b.WriteFile(path).ok());
-  return path;
-}
+using test_support::SpawnLogged;
+using test_support::WaitExitWithin;
 
 // Every command that opens a store, on a server that accepts and never
 // answers: once it has connected, SIGTERM ends it within 2 s (collect with
@@ -150,7 +108,7 @@ std::string WriteTrace(const test_support::TempDir& dir) {
 // signal), and the trace it was given is unchanged.
 TEST(SilentStoreTest, EveryCommandEndsWithinTwoSecondsOfSigterm) {
   test_support::TempDir dir{"silent_store"};
-  const std::string trace = WriteTrace(dir);
+  const std::string trace = test_support::WriteLlmTrace(dir);
   const std::string before = testing::ReadFile(trace);
   SilentServer server;
   const std::string url = server.Url();
@@ -168,7 +126,7 @@ TEST(SilentStoreTest, EveryCommandEndsWithinTwoSecondsOfSigterm) {
     args.insert(args.end(), words.begin(), words.end());
     const int accepted = server.accepted();
     const std::string log = dir.File("log");
-    const pid_t pid = Spawn(args, dir.path().string(), log);
+    const pid_t pid = SpawnLogged(args, dir.path().string(), log);
     for (int i = 0; i < 500 && server.accepted() == accepted; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -176,13 +134,12 @@ TEST(SilentStoreTest, EveryCommandEndsWithinTwoSecondsOfSigterm) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     const auto sent = Clock::now();
     kill(pid, SIGTERM);
-    const int code = WaitExit(pid, std::chrono::seconds(5));
-    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
-        Clock::now() - sent);
+    const int code = WaitExitWithin(pid, std::chrono::seconds(5));
+    const int64_t took = test_support::MsSince(sent);
     const std::string shown = testing::ReadFile(log);
     EXPECT_NE(code, -1) << words[0] << " " << words[1]
                         << " still ran 5 s after SIGTERM";
-    EXPECT_LT(took.count(), 2000) << words[0] << " " << words[1];
+    EXPECT_LT(took, 2000) << words[0] << " " << words[1];
     EXPECT_NE(code, 0) << shown;
     if (words[0] == "collect") {
       EXPECT_TRUE(code == 2 || code == 3) << code << ": " << shown;
@@ -201,11 +158,10 @@ TEST(SilentStoreTest, ConnectGivesUpAfterConnectTimeout) {
   const std::string url = server.Url() + "?connect_timeout=2";
   const auto start = Clock::now();
   auto db = OpenDbForRead(url, url);
-  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
-      Clock::now() - start);
+  const int64_t took = test_support::MsSince(start);
   ASSERT_FALSE(db.ok());
-  EXPECT_GE(took.count(), 1900);
-  EXPECT_LT(took.count(), 4000);
+  EXPECT_GE(took, 1900);
+  EXPECT_LT(took, 4000);
   const std::string m(db.status().message());
   EXPECT_NE(m.find("no answer within 2 s"), std::string::npos) << m;
   EXPECT_NE(m.find("connect_timeout"), std::string::npos) << m;
@@ -247,7 +203,7 @@ TEST(SilentStoreTest, StalledServerMidCollectKeepsTheRawStream) {
   const std::string sock = dir.File("c.sock");
   const std::string log = dir.File("collect.log");
   const pid_t collector =
-      Spawn({Rooftrace(), "collect", "--listen", "unix:" + sock, "--store",
+      SpawnLogged({Rooftrace(), "collect", "--listen", "unix:" + sock, "--store",
              url},
             dir.path().string(), log);
   for (int i = 0; i < 500 &&
@@ -260,21 +216,20 @@ TEST(SilentStoreTest, StalledServerMidCollectKeepsTheRawStream) {
   const std::vector<pid_t> stalled = ChildrenOf(pg->pid());
   ASSERT_FALSE(stalled.empty());
   for (const pid_t p : stalled) kill(p, SIGSTOP);
-  const pid_t producer = Spawn({Tests() + "/test_producer", "--sink",
+  const pid_t producer = SpawnLogged({Tests() + "/test_producer", "--sink",
                                 "unix:" + sock},
                                dir.path().string(), dir.File("producer.log"));
-  EXPECT_EQ(WaitExit(producer, std::chrono::seconds(30)), 0);
+  EXPECT_EQ(WaitExitWithin(producer, std::chrono::seconds(30)), 0);
   // The collector is storing the session now, and the server says nothing.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const auto sent = Clock::now();
   kill(collector, SIGTERM);
-  const int code = WaitExit(collector, std::chrono::seconds(10));
-  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
-      Clock::now() - sent);
+  const int code = WaitExitWithin(collector, std::chrono::seconds(10));
+  const int64_t took = test_support::MsSince(sent);
   for (const pid_t p : stalled) kill(p, SIGCONT);
   const std::string shown = testing::ReadFile(log);
   EXPECT_EQ(code, 3) << shown;
-  EXPECT_LT(took.count(), 2000) << shown;
+  EXPECT_LT(took, 2000) << shown;
   EXPECT_NE(shown.find("interrupted"), std::string::npos) << shown;
   const std::string again = "store them again with: ";
   const size_t at = shown.find(again);

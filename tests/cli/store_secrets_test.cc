@@ -26,8 +26,8 @@
 #include "analyzer/commands.h"
 #include "base/url_secrets.h"
 #include "collector/commands.h"
-#include "sources/rft/testing/trace_builder.h"
 #include "store/db.h"
+#include "tests/support/child_process.h"
 #include "tests/support/pg_server.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_store.h"
@@ -124,15 +124,6 @@ std::string ParameterUrl(const test_support::PgServer& server,
          "&password=" + kPassword;
 }
 
-std::string WriteTrace(const test_support::TempDir& dir) {
-  test_support::LlmTraceOptions o;
-  test_support::TraceBuilder b(o.session);
-  test_support::GenerateLlmTrace(o, &b);
-  const std::string path = dir.File("llm.rft");
-  EXPECT_TRUE(b.WriteFile(path).ok());
-  return path;
-}
-
 // Everything a command showed: its streams and the files it wrote.
 struct Shown {
   int code = -1;
@@ -158,25 +149,11 @@ Shown RunShown(int (*fn)(int, char**), const std::string& name,
   return s;
 }
 
-// Starts `args` (a program and its words) in the folder of `log`, with
-// stdout and stderr into `log` (a collector on a PostgreSQL store keeps its
-// raw streams in its current folder); its pid.
+// Starts `args` in the folder of `log` (a collector on a PostgreSQL store
+// keeps its raw streams in its current folder).
 pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
-  const std::string folder =
-      std::filesystem::path(log).parent_path().string();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (chdir(folder.c_str()) != 0) _exit(126);
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
+  return test_support::SpawnLogged(
+      args, std::filesystem::path(log).parent_path().string(), log);
 }
 
 bool WaitForText(const std::string& file, const std::string& text) {
@@ -188,9 +165,7 @@ bool WaitForText(const std::string& file, const std::string& text) {
 }
 
 int WaitExit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return test_support::WaitExitWithin(pid, std::chrono::seconds(60));
 }
 
 std::string Tests() { return std::string(ROOFTRACE_BINARY_DIR) + "/tests"; }
@@ -235,7 +210,7 @@ Shown ListeningCollector(const test_support::TempDir& dir,
 // "***" in its place. Malformed URLs (libpq quotes them) likewise.
 TEST(StoreSecretsTest, NoOutputOfAnyCommandShowsThePassword) {
   test_support::TempDir dir{"store_secrets"};
-  const std::string trace = WriteTrace(dir);
+  const std::string trace = test_support::WriteLlmTrace(dir);
   const std::string sqlite = dir.File("runs.sqlite");
   ASSERT_EQ(RunShown(CollectMain, "collect",
                 {"--store", sqlite, "--ingest", trace, "--label", "b=m"})
@@ -325,6 +300,9 @@ TEST(StoreSecretsTest, NoOutputOfAnyCommandShowsThePassword) {
         ListeningCollector(dir, url, db + "_refused", &cmdline), 3);
     add("collect --ingest, store refusing",
         RunShown(CollectMain, "collect", {"--store", url, "--ingest", trace}), 3);
+    // The same store failure exits 3 from import too (it was 2 there).
+    add("import, store refusing",
+        RunShown(ImportMain, "import", {trace, "-o", url, "--quiet"}), 3);
 
     for (const Case& c : cases) {
       EXPECT_EQ(c.shown.code, c.code) << c.what << ":\n" << c.shown.text;
@@ -375,7 +353,7 @@ TEST(StoreSecretsTest, NoOutputOfAnyCommandShowsThePassword) {
 // it holds a password.
 TEST(StoreSecretsTest, SqliteStoresAreShownByTheirPath) {
   test_support::TempDir dir{"store_secrets_sqlite"};
-  const std::string trace = WriteTrace(dir);
+  const std::string trace = test_support::WriteLlmTrace(dir);
   const std::string store = dir.File("user:pw@password=x.sqlite");
   const Shown collect =
       RunShown(CollectMain, "collect", {"--store", store, "--ingest", trace});
@@ -396,7 +374,7 @@ TEST(StoreSecretsTest, SqliteStoresAreShownByTheirPath) {
 TEST(StoreSecretsTest, LibpqPasswordSourcesWork) {
   test_support::TempDir dir{"store_secrets_libpq"};
   RT_PASSWORD_SERVER(server, "secrets_libpq");
-  const std::string trace = WriteTrace(dir);
+  const std::string trace = test_support::WriteLlmTrace(dir);
   const std::string url = "postgresql:///secrets_libpq?host=" + server->dir() +
                           "&user=" + kUser;
   unsetenv("PGPASSWORD");
