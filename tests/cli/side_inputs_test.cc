@@ -231,5 +231,32 @@ TEST(SideInputsTest, LoneSurrogatesAreWrittenAsValidUtf8) {
   }
 }
 
+// Issue 37 P2.10: a label holding terminal escape sequences (a title
+// change, a screen clear, a bell) is printed with them as '?' by the text
+// outputs of analyze, diff and history.
+TEST(SideInputsTest, TerminalEscapesInLabelsAreNotPrinted) {
+  test_support::TempDir dir{"side_inputs_escapes"};
+  const std::string trace = test_support::WriteLlmTrace(dir);
+  const std::string store = dir.File("runs.sqlite");
+  const std::string label = "note=\x1b]0;owned\x07\x1b[2Jx\xc2\x9b";
+  ASSERT_EQ(Rooftrace({"collect", "--store", store, "--ingest", trace,
+                       "--label", label, "--label", "b=m"},
+                      dir.File("log"))
+                .code,
+            0);
+  for (const std::vector<std::string>& c :
+       std::vector<std::vector<std::string>>{
+           {"analyze", store},
+           {"diff", store, store},
+           {"history", store, "--where", "b=m"}}) {
+    const Ran r = Rooftrace(c, dir.File("log"));
+    EXPECT_EQ(r.code, 0) << c[0] << ": " << r.out;
+    EXPECT_NE(r.out.find("note=?]0;owned??[2Jx?"), std::string::npos)
+        << c[0] << ": " << r.out;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << c[0];
+    EXPECT_EQ(r.out.find('\x07'), std::string::npos) << c[0];
+  }
+}
+
 }  // namespace
 }  // namespace rooftrace
