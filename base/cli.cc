@@ -138,6 +138,16 @@ std::string ShellWord(const std::string& word) {
   return out + "'";
 }
 
+std::string KeyValueWords(
+    const std::string& option,
+    const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::string out;
+  for (const auto& [key, value] : pairs) {
+    out += " " + option + " " + ShellWord(key + "=" + value);
+  }
+  return out;
+}
+
 int CommandFailure::operator()(const std::string& message, int code) const {
   // A message may name a store by its URL (or quote libpq, which echoes
   // one): never its password.

@@ -82,6 +82,13 @@ int ExitCodeForFailedRun(const Status& status);
 // run: a store URL's '&' and '?' must not split or glob them.
 std::string ShellWord(const std::string& word);
 
+// The words that give `pairs` back to ParseKeyValues: " OPTION 'K=V'"
+// for each, as shell words (ShellWord), each after a space; "" for none.
+// A printed command that stores a run again carries its labels with them.
+std::string KeyValueWords(
+    const std::string& option,
+    const std::vector<std::pair<std::string, std::string>>& pairs);
+
 // For a subcommand this build does not provide: says so on stderr, with the
 // reason, and returns kExitUsage (never a silent success).
 int NotAvailable(const std::string& command, const std::string& reason);

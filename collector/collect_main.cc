@@ -60,7 +60,8 @@ std::string DefaultSocket() {
 // A store write failed: say what was lost, where the raw streams are and
 // how to store them again. Returns the exit code.
 int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
-                        const std::string& store_target, const Status& finish) {
+                        const std::string& store_target, const RunLabels& labels,
+                        const Status& finish) {
   const std::string store = StoreDisplayName(store_target);
   const ImportStats st = rec.stats();
   std::cerr << "rooftrace collect: stopped; run " << rec.run_id()
@@ -82,7 +83,8 @@ int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
               << " raw stream(s) kept; once the store can be written again "
                  "(room on its disk, its server up), store them again with: "
                  "rooftrace collect --store "
-              << ShellWord(store) << " --ingest";
+              << ShellWord(store) << KeyValueWords("--label", labels)
+              << " --ingest";
     for (const auto& path : server.kept_raw()) {
       std::cerr << " " << ShellWord(path);
     }
@@ -243,7 +245,7 @@ int Serve(const CollectOptions& co) {
     rmdir(so.raw_dir.c_str());  // only if empty
   }
   if (!(*rec)->write_error().ok()) {
-    return ReportIncompleteRun(**rec, server, co.store, f);
+    return ReportIncompleteRun(**rec, server, co.store, co.labels, f);
   }
   if (!s.ok() || !f.ok()) {
     // The run may miss what came after, or is left with complete unset

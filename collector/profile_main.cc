@@ -505,6 +505,7 @@ void IngestSpools(const std::string& dir, const std::vector<ProcessInfo>& live,
 
 // A store write failed: what was lost and how to store it again.
 void ReportIncompleteRun(const RunRecorder& rec, const std::string& out,
+                         const RunLabels& labels,
                          const std::vector<std::string>& kept) {
   const ImportStats st = rec.stats();
   std::cerr << "rooftrace profile: run " << rec.run_id()
@@ -514,7 +515,8 @@ void ReportIncompleteRun(const RunRecorder& rec, const std::string& out,
             << " NVTX ranges not stored";
   if (!kept.empty()) {
     std::cerr << "; store them again with: rooftrace collect --store "
-              << ShellWord(StoreDisplayName(out)) << " --ingest";
+              << ShellWord(StoreDisplayName(out))
+              << KeyValueWords("--label", labels) << " --ingest";
     for (const auto& path : kept) std::cerr << " " << ShellWord(path);
   }
   std::cerr << "\n";
@@ -695,7 +697,9 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   if (!waited.left_running.empty() || !being_written.empty()) {
     ReportLeftovers(waited, being_written, dir, o.out);
   }
-  if (!(*rec)->write_error().ok()) ReportIncompleteRun(**rec, o.out, kept);
+  if (!(*rec)->write_error().ok()) {
+    ReportIncompleteRun(**rec, o.out, o.labels, kept);
+  }
   if ((*rec)->write_error().ok() && leftover_reason.empty()) return exit_code;
   return exit_code == 0 ? kExitIncomplete : exit_code;
 }

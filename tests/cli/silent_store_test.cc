@@ -190,7 +190,8 @@ std::vector<pid_t> ChildrenOf(pid_t parent) {
 // A collector whose PostgreSQL server stalls (its processes stopped) while
 // a producer's session is being stored: SIGTERM ends it within 2 s with
 // exit 3, the stream kept raw and the command that stores it; with the
-// server running again that command stores all 125 kernels.
+// server running again that command stores all 125 kernels, with the
+// run's labels.
 TEST(SilentStoreTest, StalledServerMidCollectKeepsTheRawStream) {
   std::string error;
   bool missing = false;
@@ -204,7 +205,7 @@ TEST(SilentStoreTest, StalledServerMidCollectKeepsTheRawStream) {
   const std::string log = dir.File("collect.log");
   const pid_t collector =
       SpawnLogged({Rooftrace(), "collect", "--listen", "unix:" + sock, "--store",
-             url},
+             url, "--label", "night=7 b"},
             dir.path().string(), log);
   for (int i = 0; i < 500 &&
                   testing::ReadFile(log).find("listening") == std::string::npos;
@@ -253,6 +254,13 @@ TEST(SilentStoreTest, StalledServerMidCollectKeepsTheRawStream) {
   ASSERT_TRUE(q.ok());
   ASSERT_TRUE(*(*q)->Step());
   EXPECT_EQ((*q)->Int(0), 125);
+  // The recovered run carries the labels of the run it recovers (#37.4).
+  auto labels = (*db)->Prepare(
+      "SELECT value FROM run_labels WHERE key = 'night' AND run_id = (SELECT "
+      "MAX(run_id) FROM runs)");
+  ASSERT_TRUE(labels.ok());
+  ASSERT_TRUE(*(*labels)->Step());
+  EXPECT_EQ((*labels)->Text(0), "7 b");
 }
 
 }  // namespace
