@@ -161,9 +161,9 @@ TEST(SideInputsTest, FifosAreReadWithinTheirCap) {
   {
     const std::string fifo = dir.File("endless_capture");
     Fifo endless(fifo, "", ' ');
-    const Ran r = Rooftrace({"analyze", kineto, "--capture", fifo},
-                            dir.File("log"),
-                            {"ROOFTRACE_MAX_DECOMPRESSED_MIB=8"});
+    const Ran r =
+        Rooftrace({"analyze", kineto, "--capture", fifo}, dir.File("log"),
+                  {"ROOFTRACE_MAX_DECOMPRESSED_MIB=8"});
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_LT(r.ms, 10000);
     EXPECT_NE(r.out.find("8 MiB"), std::string::npos) << r.out;
@@ -190,8 +190,7 @@ TEST(SideInputsTest, NegativeBudgetAndZerosOnStdinAreRefusedAsGiven) {
                  "--max-decompressed-mib", "-1"},
                 dir.File("log"));
   EXPECT_EQ(negative.code, 2) << negative.out;
-  EXPECT_NE(negative.out.find("--max-decompressed-mib -1:"),
-            std::string::npos)
+  EXPECT_NE(negative.out.find("--max-decompressed-mib -1:"), std::string::npos)
       << negative.out;
   EXPECT_EQ(negative.out.find("18446744073709551615"), std::string::npos);
   const Ran zeros =
@@ -215,9 +214,9 @@ TEST(SideInputsTest, LoneSurrogatesAreWrittenAsValidUtf8) {
          "\"X\", \"cat\": \"kernel\", \"name\": \"k\\ud800x\", \"pid\": 0, "
          "\"tid\": 7, \"ts\": 1, \"dur\": 2, \"args\": {\"device\": 0, "
          "\"stream\": 7, \"correlation\": 1}}]}\n";
-  const Ran json = Rooftrace({"analyze", trace, "--by", "kernel", "--format",
-                              "json"},
-                             dir.File("log"));
+  const Ran json =
+      Rooftrace({"analyze", trace, "--by", "kernel", "--format", "json"},
+                dir.File("log"));
   ASSERT_EQ(json.code, 0) << json.out;
   const std::string perfetto = dir.File("p.json");
   const Ran exported =

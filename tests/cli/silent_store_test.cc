@@ -204,11 +204,11 @@ TEST(SilentStoreTest, StalledServerMidCollectKeepsTheRawStream) {
   const std::string sock = dir.File("c.sock");
   const std::string log = dir.File("collect.log");
   const pid_t collector =
-      SpawnLogged({Rooftrace(), "collect", "--listen", "unix:" + sock, "--store",
-             url, "--label", "night=7 b"},
-            dir.path().string(), log);
-  for (int i = 0; i < 500 &&
-                  testing::ReadFile(log).find("listening") == std::string::npos;
+      SpawnLogged({Rooftrace(), "collect", "--listen", "unix:" + sock,
+                   "--store", url, "--label", "night=7 b"},
+                  dir.path().string(), log);
+  for (int i = 0;
+       i < 500 && testing::ReadFile(log).find("listening") == std::string::npos;
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -217,9 +217,9 @@ TEST(SilentStoreTest, StalledServerMidCollectKeepsTheRawStream) {
   const std::vector<pid_t> stalled = ChildrenOf(pg->pid());
   ASSERT_FALSE(stalled.empty());
   for (const pid_t p : stalled) kill(p, SIGSTOP);
-  const pid_t producer = SpawnLogged({Tests() + "/test_producer", "--sink",
-                                "unix:" + sock},
-                               dir.path().string(), dir.File("producer.log"));
+  const pid_t producer =
+      SpawnLogged({Tests() + "/test_producer", "--sink", "unix:" + sock},
+                  dir.path().string(), dir.File("producer.log"));
   EXPECT_EQ(WaitExitWithin(producer, std::chrono::seconds(30)), 0);
   // The collector is storing the session now, and the server says nothing.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));

@@ -67,8 +67,7 @@ std::string Superuser(const test_support::PgServer& server,
 test_support::PgServer* ServerWithPasswordRole(const std::string& name,
                                                std::string* error,
                                                bool* missing) {
-  test_support::PgServer* server =
-      test_support::SharedPgServer(error, missing);
+  test_support::PgServer* server = test_support::SharedPgServer(error, missing);
   if (server == nullptr) return nullptr;
   static bool role_made = false;
   if (!role_made) {
@@ -86,8 +85,8 @@ test_support::PgServer* ServerWithPasswordRole(const std::string& name,
     role_made = true;
     // The reload is asynchronous: wait until a connection without the
     // password is refused.
-    const std::string probe = "postgresql:///postgres?host=" + server->dir() +
-                              "&user=" + kUser;
+    const std::string probe =
+        "postgresql:///postgres?host=" + server->dir() + "&user=" + kUser;
     for (int i = 0; i < 100 && PQping(probe.c_str()) == PQPING_OK; ++i) {
       PGconn* c = PQconnectdb(probe.c_str());
       const bool in = PQstatus(c) == CONNECTION_OK;
@@ -103,12 +102,12 @@ test_support::PgServer* ServerWithPasswordRole(const std::string& name,
 
 // `var`: ServerWithPasswordRole(db); skips the test when the server
 // binaries are absent, fails it when the server cannot be started.
-#define RT_PASSWORD_SERVER(var, db)                                    \
-  std::string var##_error;                                             \
-  bool var##_missing = false;                                          \
-  test_support::PgServer* var =                                        \
-      ServerWithPasswordRole(db, &var##_error, &var##_missing);        \
-  if (var == nullptr && var##_missing) GTEST_SKIP() << var##_error;    \
+#define RT_PASSWORD_SERVER(var, db)                                 \
+  std::string var##_error;                                          \
+  bool var##_missing = false;                                       \
+  test_support::PgServer* var =                                     \
+      ServerWithPasswordRole(db, &var##_error, &var##_missing);     \
+  if (var == nullptr && var##_missing) GTEST_SKIP() << var##_error; \
   ASSERT_NE(var, nullptr) << var##_error
 
 // The store's URL with the password in its user information.
@@ -131,8 +130,8 @@ struct Shown {
 };
 
 Shown RunShown(int (*fn)(int, char**), const std::string& name,
-          const std::vector<std::string>& args,
-          const std::vector<std::string>& files = {}) {
+               const std::vector<std::string>& args,
+               const std::vector<std::string>& files = {}) {
   Shown s;
   std::string out, err;
   s.code = testing::RunMain(fn, name, args, &out, &err);
@@ -192,10 +191,10 @@ Shown ListeningCollector(const test_support::TempDir& dir,
   }
   *cmdline = testing::ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
   const std::string producer_log = dir.File(tag + "_producer.log");
-  EXPECT_EQ(WaitExit(Spawn({Tests() + "/test_producer", "--sink",
-                            "unix:" + sock},
-                           producer_log)),
-            0)
+  EXPECT_EQ(
+      WaitExit(Spawn({Tests() + "/test_producer", "--sink", "unix:" + sock},
+                     producer_log)),
+      0)
       << testing::ReadFile(producer_log);
   kill(pid, SIGTERM);
   s.code = WaitExit(pid);
@@ -213,7 +212,7 @@ TEST(StoreSecretsTest, NoOutputOfAnyCommandShowsThePassword) {
   const std::string trace = test_support::WriteLlmTrace(dir);
   const std::string sqlite = dir.File("runs.sqlite");
   ASSERT_EQ(RunShown(CollectMain, "collect",
-                {"--store", sqlite, "--ingest", trace, "--label", "b=m"})
+                     {"--store", sqlite, "--ingest", trace, "--label", "b=m"})
                 .code,
             0);
   int form = 0;
@@ -233,47 +232,50 @@ TEST(StoreSecretsTest, NoOutputOfAnyCommandShowsThePassword) {
     };
     add("collect --ingest",
         RunShown(CollectMain, "collect",
-            {"--store", url, "--ingest", trace, "--label", "b=m"}));
+                 {"--store", url, "--ingest", trace, "--label", "b=m"}));
     add("import", RunShown(ImportMain, "import",
-                      {trace, "-o", url, "--label", "b=m", "--quiet"}));
+                           {trace, "-o", url, "--label", "b=m", "--quiet"}));
     add("analyze", RunShown(AnalyzeMain, "analyze", {url}));
     add("analyze csv", RunShown(AnalyzeMain, "analyze",
-                           {url, "--format", "csv", "--by", "kernel"}));
-    add("analyze json", RunShown(AnalyzeMain, "analyze", {url, "--format", "json"}));
+                                {url, "--format", "csv", "--by", "kernel"}));
+    add("analyze json",
+        RunShown(AnalyzeMain, "analyze", {url, "--format", "json"}));
     add("analyze html svg",
         RunShown(AnalyzeMain, "analyze",
-            {url, "--html", f + "r.html", "--svg", f + "r.svg"},
-            {f + "r.html", f + "r.svg"}));
-    add("analyze bad run", RunShown(AnalyzeMain, "analyze", {url, "--run", "99"}),
-        2);
+                 {url, "--html", f + "r.html", "--svg", f + "r.svg"},
+                 {f + "r.html", f + "r.svg"}));
+    add("analyze bad run",
+        RunShown(AnalyzeMain, "analyze", {url, "--run", "99"}), 2);
     add("analyze --capture on a store",
         RunShown(AnalyzeMain, "analyze", {url, "--capture", trace}), 2);
     add("analyze bad option value",
         RunShown(AnalyzeMain, "analyze", {"--run", url, url}), 2);
     for (const char* format : {"table", "markdown", "json"}) {
-      add("diff", RunShown(DiffMain, "diff",
-                      {url, url, "--format", format, "--junit",
-                       f + "diff.xml"},
-                      {f + "diff.xml"}));
+      add("diff",
+          RunShown(DiffMain, "diff",
+                   {url, url, "--format", format, "--junit", f + "diff.xml"},
+                   {f + "diff.xml"}));
       add("history", RunShown(HistoryMain, "history",
-                         {url, "--where", "b=m", "--format", format,
-                          "--junit", f + "h.xml", "--html", f + "h.html"},
-                         {f + "h.xml", f + "h.html"}));
+                              {url, "--where", "b=m", "--format", format,
+                               "--junit", f + "h.xml", "--html", f + "h.html"},
+                              {f + "h.xml", f + "h.html"}));
     }
-    add("diff sqlite against the url", RunShown(DiffMain, "diff", {sqlite, url}));
+    add("diff sqlite against the url",
+        RunShown(DiffMain, "diff", {sqlite, url}));
     add("history --where nothing",
         RunShown(HistoryMain, "history", {url, "--where", "b=none"}), 2);
     add("export perfetto",
         RunShown(ExportMain, "export", {url, "--perfetto", f + "p.json"},
-            {f + "p.json"}));
+                 {f + "p.json"}));
     add("export csv",
         RunShown(ExportMain, "export", {url, "--csv", f + "csv"}, {f + "csv"}));
     // profile -o URL, the collector serving a producer process.
     const std::string profile_log = f + "profile.log";
     const std::string command =
         "cd " + dir.path().string() + " && ROOFTRACE_INJECT_LIB=" + Tests() +
-        "/librooftrace_fake_inject.so " + Tests() + "/collector_cli profile -o '" +
-        url + "' -- " + Tests() + "/test_producer > " + profile_log + " 2>&1";
+        "/librooftrace_fake_inject.so " + Tests() +
+        "/collector_cli profile -o '" + url + "' -- " + Tests() +
+        "/test_producer > " + profile_log + " 2>&1";
     Shown profile;
     const int status = std::system(command.c_str());
     profile.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -299,7 +301,8 @@ TEST(StoreSecretsTest, NoOutputOfAnyCommandShowsThePassword) {
     add("collect --listen, store refusing",
         ListeningCollector(dir, url, db + "_refused", &cmdline), 3);
     add("collect --ingest, store refusing",
-        RunShown(CollectMain, "collect", {"--store", url, "--ingest", trace}), 3);
+        RunShown(CollectMain, "collect", {"--store", url, "--ingest", trace}),
+        3);
     // The same store failure exits 3 from import too (it was 2 there).
     add("import, store refusing",
         RunShown(ImportMain, "import", {trace, "-o", url, "--quiet"}), 3);
@@ -313,13 +316,14 @@ TEST(StoreSecretsTest, NoOutputOfAnyCommandShowsThePassword) {
     // The store is still named, without its password.
     const std::string masked = StoreDisplayName(url);
     ASSERT_NE(masked.find("***"), std::string::npos) << masked;
-    for (const char* named : {"collect --ingest", "import", "analyze json",
-                              "collect --listen",
-                              "collect --listen, store refusing"}) {
+    for (const char* named :
+         {"collect --ingest", "import", "analyze json", "collect --listen",
+          "collect --listen, store refusing"}) {
       for (const Case& c : cases) {
         if (std::string(c.what) == named) {
           EXPECT_NE(c.shown.text.find(masked), std::string::npos)
-              << c.what << ":\n" << c.shown.text;
+              << c.what << ":\n"
+              << c.shown.text;
         }
       }
     }
@@ -328,22 +332,24 @@ TEST(StoreSecretsTest, NoOutputOfAnyCommandShowsThePassword) {
   // took for a port or a host.
   RT_PASSWORD_SERVER(server, "secrets_bad");
   for (const std::string& bad :
-       {std::string("postgresql://") + kUser + ":" + kPassword + "/x@/db?host=" +
-            server->dir(),
+       {std::string("postgresql://") + kUser + ":" + kPassword +
+            "/x@/db?host=" + server->dir(),
         std::string("postgresql://") + kUser + ":" + kPassword + "@[::1/db",
         std::string("postgresql://") + kUser + ":" + kPassword +
             "@/db?host=" + server->dir() + "&nonsense=1",
         std::string("postgresql://") + kUser + ":" + kPassword +
             "@127.0.0.1:99999/db"}) {
     using Main = int (*)(int, char**);
-    for (auto [fn, name] : {std::pair<Main, const char*>{AnalyzeMain, "analyze"},
-                            std::pair<Main, const char*>{HistoryMain, "history"}}) {
+    for (auto [fn, name] :
+         {std::pair<Main, const char*>{AnalyzeMain, "analyze"},
+          std::pair<Main, const char*>{HistoryMain, "history"}}) {
       const Shown s = RunShown(fn, name, {bad});
       EXPECT_EQ(s.code, 2) << bad << ": " << s.text;
       EXPECT_EQ(s.text.find(kPiece), std::string::npos) << s.text;
       EXPECT_NE(s.text.find("PostgreSQL"), std::string::npos) << s.text;
     }
-    const Shown s = RunShown(CollectMain, "collect", {"--store", bad, "--ingest", trace});
+    const Shown s =
+        RunShown(CollectMain, "collect", {"--store", bad, "--ingest", trace});
     EXPECT_NE(s.code, 0) << s.text;
     EXPECT_EQ(s.text.find(kPiece), std::string::npos) << s.text;
   }
@@ -360,7 +366,8 @@ TEST(StoreSecretsTest, SqliteStoresAreShownByTheirPath) {
   ASSERT_EQ(collect.code, 0) << collect.text;
   EXPECT_NE(collect.text.find("in " + store), std::string::npos)
       << collect.text;
-  const Shown json = RunShown(AnalyzeMain, "analyze", {store, "--format", "json"});
+  const Shown json =
+      RunShown(AnalyzeMain, "analyze", {store, "--format", "json"});
   ASSERT_EQ(json.code, 0) << json.text;
   EXPECT_NE(json.text.find("\"input\":\"" + store + "\""), std::string::npos)
       << json.text;
@@ -375,8 +382,8 @@ TEST(StoreSecretsTest, LibpqPasswordSourcesWork) {
   test_support::TempDir dir{"store_secrets_libpq"};
   RT_PASSWORD_SERVER(server, "secrets_libpq");
   const std::string trace = test_support::WriteLlmTrace(dir);
-  const std::string url = "postgresql:///secrets_libpq?host=" + server->dir() +
-                          "&user=" + kUser;
+  const std::string url =
+      "postgresql:///secrets_libpq?host=" + server->dir() + "&user=" + kUser;
   unsetenv("PGPASSWORD");
   setenv("PGPASSFILE", dir.File("none").c_str(), 1);
   const Shown refused =
@@ -403,8 +410,8 @@ TEST(StoreSecretsTest, LibpqPasswordSourcesWork) {
                           << "\ndbname=secrets_libpq\nuser=" << kUser
                           << "\npassword=" << kPassword << "\n";
   setenv("PGSERVICEFILE", services.c_str(), 1);
-  const Shown with_service = RunShown(
-      HistoryMain, "history", {"postgresql://?service=rooftrace_test"});
+  const Shown with_service = RunShown(HistoryMain, "history",
+                                      {"postgresql://?service=rooftrace_test"});
   unsetenv("PGSERVICEFILE");
   unsetenv("PGPASSFILE");
   EXPECT_EQ(with_service.code, 0) << with_service.text;
