@@ -1,6 +1,7 @@
 #include "analyzer/analyze.h"
 
 #include "base/cli.h"
+#include "store/db.h"
 
 #include "analyzer/trace_report.h"
 
@@ -25,18 +26,20 @@ StatusOr<AnalyzedInput> OpenAndReport(
     const ReportOptions& base_options,
     const TraceExtras& extras) {
   AnalyzedInput out;
+  // How the input is shown: a store URL without its password.
+  const std::string shown = StoreDisplayName(path);
   ReportOptions options = base_options;
   InputOptions input_options;
   RT_ASSIGN_OR_RETURN(const DetectedInput detected, DetectInput(path));
   const InputKind kind = detected.kind;
   if (!extras.captures.empty() && kind == InputKind::kStore) {
     return InvalidArgument(
-        path + " is a run store: --capture maps a trace's replayed graphs "
+        shown + " is a run store: --capture maps a trace's replayed graphs "
                "as it is read; import the trace with --capture instead");
   }
   if (extras.model && kind == InputKind::kStore) {
     return InvalidArgument(
-        path + " is a run store: --model fills operators' figures as a "
+        shown + " is a run store: --model fills operators' figures as a "
                "trace is read; import the trace with --model instead");
   }
   input_options.capture_paths = extras.captures;
@@ -59,7 +62,7 @@ StatusOr<AnalyzedInput> OpenAndReport(
         BuildTraceReport(path, input_options.device_profile_path, options,
                          kTraceReportWindowRecords, detected.source,
                          extras));
-    out.report.header.input = path;
+    out.report.header.input = shown;
     out.report.header.input_kind = "trace";
     return out;
   }
@@ -68,7 +71,7 @@ StatusOr<AnalyzedInput> OpenAndReport(
        options.group_by == GroupBy::kCategory) &&
       !out.input->store().KeepsOperators()) {
     return InvalidArgument(
-        path + " was written before stores kept the operator that launched "
+        shown + " was written before stores kept the operator that launched "
                "each kernel (store schema 7): --by " +
         std::string(GroupByName(options.group_by)) +
         " needs the trace itself (rooftrace analyze TRACE --by " +
@@ -76,7 +79,7 @@ StatusOr<AnalyzedInput> OpenAndReport(
         "), or the trace imported again into a new store");
   }
   RT_ASSIGN_OR_RETURN(out.report, BuildReport(out.input->store(), options));
-  out.report.header.input = path;
+  out.report.header.input = shown;
   out.report.header.input_kind = kind == InputKind::kStore ? "store" : "trace";
   out.report.header.ingest_warning = out.input->ingest_warning();
   out.report.header.input_cut_short = out.input->cut_short();

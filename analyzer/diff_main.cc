@@ -13,6 +13,7 @@
 #include "base/files.h"
 #include "report/report_format.h"
 #include "sources/stream_input.h"
+#include "store/db.h"
 
 namespace po = boost::program_options;
 
@@ -33,7 +34,7 @@ bool CompleteOrAllowed(const std::string& base_path, const RunRow& base,
     if (w.empty()) continue;
     incomplete = true;
     std::cerr << "rooftrace diff: " << (allow_incomplete ? "WARNING: " : "")
-              << side << " " << path << ": " << w << "\n";
+              << side << " " << StoreDisplayName(path) << ": " << w << "\n";
   }
   return !incomplete || allow_incomplete;
 }

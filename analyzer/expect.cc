@@ -262,7 +262,13 @@ StatusOr<Expectation> ParseExpectation(std::string_view json_text,
 }
 
 StatusOr<Expectation> LoadExpectation(const std::string& path) {
-  return FromParsed(json::ParseFile(path), path);
+  // A prediction lists a model's ops per phase: megabytes at most.
+  constexpr uint64_t kMaxPredictionBytes = uint64_t{64} << 20;
+  // FromParsed puts "--expect" before the message.
+  return FromParsed(json::ParseFile(path, kMaxPredictionBytes, "",
+                                    "a prediction (rooftrace predict "
+                                    "--format json)"),
+                    path);
 }
 
 std::optional<double> ExpectRow::efficiency() const {

@@ -11,6 +11,7 @@
 #include "analyzer/input.h"
 #include "base/cli.h"
 #include "base/files.h"
+#include "store/db.h"
 
 namespace po = boost::program_options;
 
@@ -162,10 +163,12 @@ int HistoryMain(int argc, char** argv) {
                 "--label KEY=VALUE) and give the store");
   }
   StoreReader store;
-  if (const Status st = store.Open(input, input); !st.ok()) {
+  // Every output names the store without its password.
+  const std::string shown = StoreDisplayName(input);
+  if (const Status st = store.Open(input, shown); !st.ok()) {
     return fail(st.message());
   }
-  const StatusOr<HistoryResult> history = BuildHistory(store, input, options);
+  const StatusOr<HistoryResult> history = BuildHistory(store, shown, options);
   if (!history.ok()) return fail(history.status().message());
   const HistoryResult& h = *history;
   if (format == "table") WriteHistoryTable(h, std::cout);

@@ -71,7 +71,7 @@ StatusOr<std::unique_ptr<AnalyzerInput>> AnalyzerInput::Open(
   in->kind_ = detected.kind;
   in->path_ = path;
   if (detected.kind == InputKind::kStore) {
-    RT_RETURN_IF_ERROR(in->store_.Open(path, path));
+    RT_RETURN_IF_ERROR(in->store_.Open(path, StoreDisplayName(path)));
     return in;
   }
   const char* tmp = std::getenv("TMPDIR");

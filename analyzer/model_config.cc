@@ -295,7 +295,9 @@ StatusOr<ModelConfig> LoadModelConfig(const std::string& name_or_path) {
   RT_ASSIGN_OR_RETURN(const ModelConfigRef ref,
                       FindModelConfig(name_or_path, BuiltinList()));
   if (ref.builtin == nullptr) {
-    return FromValue(json::ParseFile(ref.path), ref.path);
+    return FromValue(json::ParseFile(ref.path, kMaxModelConfigBytes,
+                                     "--model", "a model's config.json"),
+                     ref.path);
   }
   const BuiltinConfigText& t = *ref.builtin;
   StatusOr<ModelConfig> c =

@@ -1,6 +1,7 @@
 #include "base/cli.h"
 
 #include "base/command_name.h"
+#include "base/url_secrets.h"
 
 #include <cstring>
 #include <iostream>
@@ -40,11 +41,17 @@ std::optional<int> ParseCommandLine(const CommandSpec& spec, int argc,
     }
     po::notify(*vm);
   } catch (const po::error& e) {
-    err << "rooftrace " << spec.name << ": " << e.what() << "\n"
+    ScrubPasswordsFromArgs(argc, argv);
+    // The parser quotes a bad word, which may be a store URL.
+    err << "rooftrace " << spec.name << ": " << HidePasswords(e.what())
+        << "\n"
         << "Usage: " << spec.usage << "\n"
         << "Run 'rooftrace " << spec.name << " --help' for the options.\n";
     return kExitUsage;
   }
+  // The values are copied: a store URL's password need not stay where
+  // `ps` shows it.
+  ScrubPasswordsFromArgs(argc, argv);
   return std::nullopt;
 }
 
@@ -104,8 +111,47 @@ int PlaceholderMain(const std::string& command, const std::string& usage,
   return NotAvailable(command, reason);
 }
 
+int ExitCodeForFailedRun(const Status& status) {
+  const StatusCode code = status.code();
+  return code == StatusCode::kInvalidArgument ||
+                 code == StatusCode::kNotFound ||
+                 code == StatusCode::kCorrupt ||
+                 code == StatusCode::kFailedPrecondition
+             ? kExitUsage
+             : kExitIncomplete;
+}
+
+std::string ShellWord(const std::string& word) {
+  const bool plain =
+      !word.empty() &&
+      word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
+                             "vwxyz0123456789_@%+=:,./-") == std::string::npos;
+  if (plain) return word;
+  std::string out = "'";
+  for (const char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string KeyValueWords(
+    const std::string& option,
+    const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::string out;
+  for (const auto& [key, value] : pairs) {
+    out += " " + option + " " + ShellWord(key + "=" + value);
+  }
+  return out;
+}
+
 int CommandFailure::operator()(const std::string& message, int code) const {
-  std::cerr << prefix << ": " << message << "\n";
+  // A message may name a store by its URL (or quote libpq, which echoes
+  // one): never its password.
+  std::cerr << prefix << ": " << HidePasswords(message) << "\n";
   return code;
 }
 

@@ -68,6 +68,27 @@ std::vector<std::string> SplitAtDoubleDash(int* argc, char** argv);
 StatusOr<std::vector<std::pair<std::string, std::string>>> ParseKeyValues(
     const std::vector<std::string>& words, const std::string& option);
 
+// The exit code of a command that failed while it stored a run (import,
+// collect --ingest): 2 for bad input (kInvalidArgument, kNotFound,
+// kCorrupt, kFailedPrecondition: the file, the store's kind, an option),
+// 3 for anything else (the store failed: a crashed or silent server, a
+// full disk), which leaves a run incomplete or unstored. One rule for both
+// commands (docs/reliability.md); never 1, which says "regression found".
+int ExitCodeForFailedRun(const Status& status);
+
+// `word` as a POSIX shell reads it back as one word: unchanged when it
+// holds only characters no shell treats specially, else in single quotes
+// (a quote inside as '\''). For the commands rooftrace prints for people to
+// run: a store URL's '&' and '?' must not split or glob them.
+std::string ShellWord(const std::string& word);
+
+// The words that give `pairs` back to ParseKeyValues: " OPTION 'K=V'"
+// for each, as shell words (ShellWord), each after a space; "" for none.
+// A printed command that stores a run again carries its labels with them.
+std::string KeyValueWords(
+    const std::string& option,
+    const std::vector<std::pair<std::string, std::string>>& pairs);
+
 // For a subcommand this build does not provide: says so on stderr, with the
 // reason, and returns kExitUsage (never a silent success).
 int NotAvailable(const std::string& command, const std::string& reason);

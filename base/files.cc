@@ -118,4 +118,58 @@ Status WriteTextFile(const std::string& path, std::string_view text) {
   return OkStatus();
 }
 
+StatusOr<std::string> ReadBoundedFile(const std::string& path,
+                                      uint64_t max_bytes,
+                                      const std::string& what,
+                                      const std::string& kind) {
+  const std::string name = what.empty() ? path : what + " " + path;
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    return NotFound(name + ": cannot open (" + Why(errno) +
+                    "): check the path");
+  }
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+    const char* is = S_ISDIR(st.st_mode)                             ? "a folder"
+                     : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                     : S_ISSOCK(st.st_mode)                        ? "a socket"
+                                                                   : "not a file";
+    return InvalidArgument(name + ": " + is + ", not a file: give a file (or "
+                           "a pipe) that holds " + kind);
+  }
+  auto too_big = [&] {
+    return InvalidArgument(
+        name + ": larger than " + std::to_string(max_bytes) +
+        " bytes, more than " + kind + " holds: give the right file");
+  };
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return too_big();
+  }
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return InvalidArgument(name + ": cannot open it (" + Why(errno) +
+                           "): check its permissions");
+  }
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      close(fd);
+      return InvalidArgument(name + ": cannot read it (" + Why(err) +
+                             "): give a readable file");
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    // A file that grew, or a stream: stop one read past the cap.
+    if (text.size() > max_bytes) {
+      close(fd);
+      return too_big();
+    }
+  }
+  close(fd);
+  return text;
+}
+
 }  // namespace rooftrace

@@ -15,6 +15,7 @@
 #ifndef ROOFTRACE_BASE_FILES_H_
 #define ROOFTRACE_BASE_FILES_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,24 @@ namespace rooftrace {
 // "out/r.html: cannot write (No such file or directory): check that the
 // folder exists and is writable".
 Status WriteTextFile(const std::string& path, std::string_view text);
+
+// Reading the small inputs a command names beside its main one (a device
+// profile, a model config, a prediction): a cap that fits their kind,
+// since /dev/zero or a FIFO that never ends would otherwise be read into
+// memory for ever.
+//
+// The whole of `path` when it holds at most `max_bytes`: a regular file,
+// or a FIFO or pipe (`<(cmd)`, read front to back as it arrives; opening
+// one waits for its writer). NotFound for a missing path. InvalidArgument,
+// naming `what` (the option: "--device-profile"), the path, the reason
+// and the fix: a device, a socket or a folder; more than `max_bytes`
+// (reading stops one byte past it); a read error. `kind` says what the
+// file should hold ("a device profile"), for the messages; `what` may be
+// empty (the path alone names the file).
+StatusOr<std::string> ReadBoundedFile(const std::string& path,
+                                      uint64_t max_bytes,
+                                      const std::string& what,
+                                      const std::string& kind);
 
 }  // namespace rooftrace
 

@@ -1,5 +1,7 @@
 #include "base/json.h"
 
+#include "base/files.h"
+
 #include <simdjson.h>
 
 #include <cerrno>
@@ -14,6 +16,7 @@
 #include <unordered_set>
 
 #include "base/json_checker.h"
+#include "base/json_quote.h"
 
 namespace rooftrace::json {
 
@@ -260,29 +263,21 @@ void WriteValue(const Value& v, int indent, int depth, std::string* out) {
 
 }  // namespace
 
+std::string Quote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  WriteString(s, &out);
+  return out;
+}
+
 StatusOr<Value> Parse(std::string_view text, std::string_view source) {
   return ParseBytes(text.data(), text.size(), /*padded=*/false, source);
 }
 
-StatusOr<Value> ParseFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return NotFound(path + ": cannot open (" + std::strerror(errno) +
-                    "): check the path");
-  }
-  // Read with room for simdjson's padding after the text, so the text is
-  // parsed where it lies instead of copied once more.
-  std::string text;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec) text.reserve(size + simdjson::SIMDJSON_PADDING);
-  char buf[1 << 16];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<size_t>(in.gcount()));
-  }
-  if (in.bad()) {
-    return NotFound(path + ": read failed (" + std::strerror(errno) + ")");
-  }
+StatusOr<Value> ParseFile(const std::string& path, uint64_t max_bytes,
+                          const std::string& what, const std::string& kind) {
+  RT_ASSIGN_OR_RETURN(std::string text,
+                      ReadBoundedFile(path, max_bytes, what, kind));
   const size_t len = text.size();
   text.append(simdjson::SIMDJSON_PADDING, '\0');
   return ParseBytes(text.data(), len, /*padded=*/true, path);

@@ -164,9 +164,16 @@ class ObjectReader {
   const std::string& fix_;
 };
 
-// Reads and parses a whole file; errors name the file (kNotFound when it
-// cannot be read). Write files with WriteTextFile (base/files.h).
-StatusOr<Value> ParseFile(const std::string& path);
+// Reads (ReadBoundedFile: at most `max_bytes`, a FIFO too, never a
+// device) and parses a whole file; errors name the file (kNotFound when it
+// does not exist). `what` and `kind` as ReadBoundedFile's. Write files
+// with WriteTextFile (base/files.h).
+// The default cap: far above any JSON file rooftrace reads whole.
+inline constexpr uint64_t kMaxJsonFileBytes = uint64_t{256} << 20;
+StatusOr<Value> ParseFile(const std::string& path,
+                          uint64_t max_bytes = kMaxJsonFileBytes,
+                          const std::string& what = "",
+                          const std::string& kind = "a JSON file");
 
 struct WriteOptions {
   int indent = 2;  // 0: one line, no spaces

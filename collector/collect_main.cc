@@ -47,6 +47,9 @@ void InstallStopHandler() {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // A PostgreSQL store that stops answering then holds the process no
+  // longer than a second (store/db.h SetDbStopCheck).
+  SetDbStopCheck([] { return g_stop.load(); });
 }
 
 std::string DefaultSocket() {
@@ -58,7 +61,9 @@ std::string DefaultSocket() {
 // A store write failed: say what was lost, where the raw streams are and
 // how to store them again. Returns the exit code.
 int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
-                        const std::string& store, const Status& finish) {
+                        const std::string& store_target, const RunLabels& labels,
+                        const Status& finish) {
+  const std::string store = StoreDisplayName(store_target);
   const ImportStats st = rec.stats();
   std::cerr << "rooftrace collect: stopped; run " << rec.run_id()
             << " INCOMPLETE: " << rec.write_error().message() << "; "
@@ -76,10 +81,14 @@ int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
                  "data is gone\n";
   } else {
     std::cerr << "rooftrace collect: " << server.kept_raw().size()
-              << " raw stream(s) kept; once the store has room, store them "
-                 "again with: rooftrace collect --store " << store
+              << " raw stream(s) kept; once the store can be written again "
+                 "(room on its disk, its server up), store them again with: "
+                 "rooftrace collect --store "
+              << ShellWord(store) << KeyValueWords("--label", labels)
               << " --ingest";
-    for (const auto& path : server.kept_raw()) std::cerr << " " << path;
+    for (const auto& path : server.kept_raw()) {
+      std::cerr << " " << ShellWord(path);
+    }
     std::cerr << "\n";
   }
   return kExitIncomplete;
@@ -151,6 +160,7 @@ StatusOr<std::string> ReadToken(const std::string& token_file) {
 // Stores each --ingest file as a run. Returns the exit code.
 int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
               const std::string& profile, const RunLabels& labels) {
+  const std::string shown = StoreDisplayName(store);
   for (const auto& f : ingest) {
     IngestOptions io;
     io.device_profile_path = profile;
@@ -161,15 +171,8 @@ int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
     if (!result.ok()) {
       // Bad input (the file, the store) exits 2 with nothing begun or the
       // run marked incomplete; anything else left a run incomplete: 3.
-      // Never 1, which says "regression found".
-      const StatusCode code = result.status().code();
       std::cerr << "rooftrace collect: " << result.status().message() << "\n";
-      return code == StatusCode::kInvalidArgument ||
-                     code == StatusCode::kNotFound ||
-                     code == StatusCode::kCorrupt ||
-                     code == StatusCode::kFailedPrecondition
-                 ? kExitUsage
-                 : kExitIncomplete;
+      return ExitCodeForFailedRun(result.status());
     }
     if (!result->warning.empty()) {
       std::cerr << "rooftrace collect: " << result->warning << "\n";
@@ -190,7 +193,7 @@ int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
       return kExitIncomplete;
     }
     std::cout << "rooftrace collect: " << f << " -> run " << result->run_id
-              << " (" << result->kernels << " kernels) in " << store << "\n";
+              << " (" << result->kernels << " kernels) in " << shown << "\n";
   }
   return kExitOk;
 }
@@ -236,7 +239,8 @@ int Serve(const CollectOptions& co) {
   // CollectMain installed the SIGINT/SIGTERM handler before any ingest.
   for (const auto& b : server.bound()) {
     std::cerr << "rooftrace collect: listening on " << b << ", run "
-              << (*rec)->run_id() << " in " << co.store << "\n";
+              << (*rec)->run_id() << " in " << StoreDisplayName(co.store)
+              << "\n";
   }
   Status s = server.Run(&g_stop);
   Status f = (*rec)->Finish();
@@ -244,7 +248,7 @@ int Serve(const CollectOptions& co) {
     rmdir(so.raw_dir.c_str());  // only if empty
   }
   if (!(*rec)->write_error().ok()) {
-    return ReportIncompleteRun(**rec, server, co.store, f);
+    return ReportIncompleteRun(**rec, server, co.store, co.labels, f);
   }
   if (!s.ok() || !f.ok()) {
     // The run may miss what came after, or is left with complete unset
@@ -256,8 +260,8 @@ int Serve(const CollectOptions& co) {
   const ImportStats st = (*rec)->stats();
   std::cerr << "rooftrace collect: stopped; run " << (*rec)->run_id() << ": "
             << st[ImportStat::k_sessions] << " sessions, "
-            << (*rec)->kernels_stored() << " kernels stored in " << co.store
-            << "\n";
+            << (*rec)->kernels_stored() << " kernels stored in "
+            << StoreDisplayName(co.store) << "\n";
   return kExitOk;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/cli.h"
+#include "base/json_quote.h"
 #include "collector/commands.h"
 #include "model/datasheet.h"
 
@@ -18,15 +19,6 @@ std::string Tflops(double v) {
   char buf[32];
   snprintf(buf, sizeof buf, "%.1f", v / 1e12);
   return buf;
-}
-
-std::string JsonEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    out.push_back(c);
-  }
-  return out;
 }
 
 }  // namespace
@@ -61,8 +53,8 @@ int DevicesMain(int argc, char** argv) {
     for (size_t i = 0; i < table.size(); ++i) {
       const auto& e = table[i];
       const Precision head = HeadlinePrecision(e);
-      out << "  {\"key\": \"" << e.key << "\", \"name\": \""
-          << JsonEscape(e.name) << "\", \"dram_bytes_per_s\": "
+      out << "  {\"key\": \"" << e.key << "\", \"name\": "
+          << json::Quote(e.name) << ", \"dram_bytes_per_s\": "
           << e.dram_bytes_per_s << ", \"peak_flops_per_s\": {";
       bool first = true;
       for (int p = 1; p < kNumPrecisions; ++p) {
@@ -76,7 +68,7 @@ int DevicesMain(int argc, char** argv) {
           << "\", \"ridge_flops_per_byte\": "
           << RidgePoint(e.peak_flops_per_s[static_cast<int>(head)],
                         e.dram_bytes_per_s)
-          << ", \"note\": \"" << JsonEscape(e.note) << "\"}"
+          << ", \"note\": " << json::Quote(e.note) << "}"
           << (i + 1 < table.size() ? "," : "") << "\n";
     }
     out << "]\n";

@@ -17,6 +17,7 @@
 #include "model/datasheet.h"
 #include "sources/stream_input.h"
 #include "sources/registry.h"
+#include "store/db.h"
 #include "store/store.h"
 
 namespace po = boost::program_options;
@@ -86,7 +87,7 @@ int ImportMain(int argc, char** argv) {
   std::vector<std::string> captures, label_words;
   std::optional<int64_t> rank, pid;
   bool quiet = false;
-  uint64_t max_decompressed_mib = 0;
+  int64_t max_decompressed_mib = 0;  // signed: -1 is refused, not wrapped
   spec.options.add_options()(
       "output,o", po::value(&out), "run store to write (created if missing)")(
       "format", po::value(&format)->default_value(format),
@@ -146,12 +147,13 @@ int ImportMain(int argc, char** argv) {
   }
   GzipBudget gzip_budget;
   if (vm.count("max-decompressed-mib")) {
-    if (max_decompressed_mib == 0 || max_decompressed_mib > (~0ull >> 20)) {
+    if (max_decompressed_mib <= 0 ||
+        static_cast<uint64_t>(max_decompressed_mib) > (~0ull >> 20)) {
       return fail("--max-decompressed-mib " +
                   std::to_string(max_decompressed_mib) +
                   ": give a size in MiB above 0, e.g. 16384");
     }
-    gzip_budget.max_bytes = max_decompressed_mib << 20;
+    gzip_budget.max_bytes = static_cast<uint64_t>(max_decompressed_mib) << 20;
     gzip_budget.raise_with = "--max-decompressed-mib N";
   }
   std::optional<ModelFacts> model_facts;
@@ -194,6 +196,7 @@ int ImportMain(int argc, char** argv) {
   auto store = Store::Open(out);
   if (!store.ok()) return fail(store.status().message());
   (*store)->set_atomic_runs(true);
+  const std::string shown = StoreDisplayName(out);  // without a password
   SourceOptions options;
   options.device_key = device;
   options.device_profile_path = profile;
@@ -215,16 +218,16 @@ int ImportMain(int argc, char** argv) {
       std::cerr << kName << ": " << result.status().message() << "\n";
       if (i > 0) {
         std::cerr << kName << ": the " << i
-                  << " file(s) before it are stored in " << out << "\n";
+                  << " file(s) before it are stored in " << shown << "\n";
       }
-      return kExitUsage;
+      return ExitCodeForFailedRun(result.status());
     }
     if (result->cut_short) {
       // The first line says at which byte it broke; the run says it too.
       std::cerr << kName << ": " << result->warning << "\n"
                 << kName << ": run " << result->run_id
                 << " stored INCOMPLETE (" << result->kernels
-                << " kernels read before the break) in " << out << "; "
+                << " kernels read before the break) in " << shown << "; "
                 << files[i]
                 << " was cut short: copy or write it again for all of it\n";
       incomplete = true;
@@ -235,7 +238,7 @@ int ImportMain(int argc, char** argv) {
     }
     std::cout << kName << ": " << files[i] << " ("
               << (*sources)[i]->format() << ") -> run " << result->run_id
-              << ", " << result->kernels << " kernels, in " << out << "\n";
+              << ", " << result->kernels << " kernels, in " << shown << "\n";
   }
   return incomplete ? kExitIncomplete : kExitOk;
 }

@@ -291,8 +291,14 @@ class ForwardedSignals {
     for (size_t i = 0; i < kNumForwarded; ++i) {
       sigaction(kForwardedSignals[i], &sa, &old_[i]);
     }
+    // A stop asked while a PostgreSQL store does not answer gives up on
+    // it: the raw streams are kept and the run is left incomplete.
+    SetDbStopCheck([] { return g_stop_signal.load() != 0; });
   }
-  ~ForwardedSignals() { Restore(); }
+  ~ForwardedSignals() {
+    SetDbStopCheck(nullptr);
+    Restore();
+  }
   ForwardedSignals(const ForwardedSignals&) = delete;
   ForwardedSignals& operator=(const ForwardedSignals&) = delete;
   // The dispositions profile was given (async-signal-safe: for a child
@@ -533,6 +539,7 @@ void IngestSpools(const std::string& dir, const std::vector<ProcessInfo>& live,
 
 // A store write failed: what was lost and how to store it again.
 void ReportIncompleteRun(const RunRecorder& rec, const std::string& out,
+                         const RunLabels& labels,
                          const std::vector<std::string>& kept) {
   const ImportStats st = rec.stats();
   std::cerr << "rooftrace profile: run " << rec.run_id()
@@ -541,9 +548,10 @@ void ReportIncompleteRun(const RunRecorder& rec, const std::string& out,
             << st[ImportStat::k_nvtx_ranges_not_stored]
             << " NVTX ranges not stored";
   if (!kept.empty()) {
-    std::cerr << "; store them again with: rooftrace collect --store " << out
-              << " --ingest";
-    for (const auto& path : kept) std::cerr << " " << path;
+    std::cerr << "; store them again with: rooftrace collect --store "
+              << ShellWord(StoreDisplayName(out))
+              << KeyValueWords("--label", labels) << " --ingest";
+    for (const auto& path : kept) std::cerr << " " << ShellWord(path);
   }
   std::cerr << "\n";
 }
@@ -607,7 +615,8 @@ void ReportLeftovers(const WaitOutcome& w,
   }
   std::cerr << "; once they have ended, store them with: rooftrace collect "
                "--store "
-            << out << " --ingest " << dir << "/*.rft\n";
+            << ShellWord(StoreDisplayName(out)) << " --ingest "
+            << ShellWord(dir) << "/*.rft\n";
 }
 
 // Serves the producers while the command runs and while what it left
@@ -725,7 +734,9 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   if (!waited.left_running.empty() || !being_written.empty()) {
     ReportLeftovers(waited, being_written, dir, o.out);
   }
-  if (!(*rec)->write_error().ok()) ReportIncompleteRun(**rec, o.out, kept);
+  if (!(*rec)->write_error().ok()) {
+    ReportIncompleteRun(**rec, o.out, o.labels, kept);
+  }
   if ((*rec)->write_error().ok() && leftover_reason.empty()) return exit_code;
   return exit_code == 0 ? kExitIncomplete : exit_code;
 }

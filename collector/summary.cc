@@ -7,6 +7,7 @@
 
 #include "report/report.h"
 #include "report/report_format.h"
+#include "store/db.h"
 #include "store/store_reader.h"
 
 namespace rooftrace {
@@ -94,7 +95,7 @@ Status PrintRunSummary(const std::string& store_path, int64_t run_id,
   options.with_families = false;
   RT_ASSIGN_OR_RETURN(Report report, BuildReport(store, options));
   report.header.title = "rooftrace profile";
-  report.header.input = store_path;
+  report.header.input = StoreDisplayName(store_path);
   report.header.input_kind = "store";
   MakeReportWriter("table")->Write(report, out);
   PrintDropped(static_cast<int64_t>(report.header.dropped), out);

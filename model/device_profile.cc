@@ -278,14 +278,19 @@ StatusOr<DeviceProfile> DeviceProfileFromJson(std::string_view text,
 }
 
 StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // A profile is a few kilobytes: /dev/zero or an endless FIFO is refused
+  // at the cap instead of filling memory.
+  StatusOr<std::string> text =
+      ReadBoundedFile(path, kMaxDeviceProfileBytes, "", "a device profile");
+  if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
     return NotFound(path + ": cannot open the device profile (" +
-                    std::strerror(errno) + "); check the path, or " + kFix);
+                    std::strerror(ENOENT) + "); check the path, or " + kFix);
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return DeviceProfileFromJson(text.str(), path);
+  if (!text.ok()) {
+    return Status(text.status().code(),
+                  text.status().message() + " (" + kFix + ")");
+  }
+  return DeviceProfileFromJson(*text, path);
 }
 
 Status SaveDeviceProfile(const DeviceProfile& profile,

@@ -112,6 +112,9 @@ StatusOr<DeviceProfile> DeviceProfileFromJson(std::string_view text,
 
 // Errors name the file and the fix (kNotFound: missing file; kCorrupt: not
 // JSON or not a profile; kInvalidArgument: a value out of range).
+// At most kMaxDeviceProfileBytes (ReadBoundedFile: a FIFO too, never a
+// device).
+inline constexpr uint64_t kMaxDeviceProfileBytes = uint64_t{1} << 20;
 StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& path);
 Status SaveDeviceProfile(const DeviceProfile& profile,
                          const std::string& path);

@@ -61,6 +61,9 @@ struct ModelConfigRef {
 };
 StatusOr<ModelConfigRef> FindModelConfig(const std::string& name_or_path,
                                          const std::string& builtin_names);
+// The most a config.json file given to --model may hold (a real one is a
+// few kilobytes): read with json::ParseFile's bound, a FIFO too.
+inline constexpr uint64_t kMaxModelConfigBytes = uint64_t{4} << 20;
 
 }  // namespace rooftrace
 

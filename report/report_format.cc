@@ -589,7 +589,9 @@ std::string LabelsLine(const RunLabels& labels) {
     const bool quote = value.empty() || value.find(' ') != std::string::npos;
     out += key + "=" + (quote ? "'" + value + "'" : value);
   }
-  return out;
+  // A label is anyone's text: an escape sequence in it must not reach the
+  // terminal (retitle it, clear it, hide lines).
+  return NoControlCharacters(out);
 }
 
 void WriteHeaderText(const Report& r, std::ostream& out) {

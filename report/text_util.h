@@ -9,13 +9,18 @@
 
 namespace rooftrace {
 
-// A JSON string literal with quotes; control characters as \u00XX.
+// A JSON string literal with quotes (base/json_quote.h: control
+// characters as \u00XX, invalid UTF-8 as U+FFFD).
 std::string JsonString(std::string_view s);
 // A JSON number that round-trips (integers exact, else 17 digits), or null
 // when absent or not finite.
 std::string JsonNumber(std::optional<double> v);
 // Text or attribute content for XML / HTML.
 std::string XmlEscape(std::string_view s);
+// `s` with every control character (C0 and DEL as bytes, C1 as their
+// UTF-8 encodings C2 80..C2 9F) shown as '?': text from traces and users
+// (labels) printed on a terminal cannot carry escape sequences.
+std::string NoControlCharacters(std::string_view s);
 // One CSV field (RFC 4180): quoted when it holds a comma, quote or newline.
 std::string CsvField(std::string_view s);
 // printf("%.*f") ("%.3g" from 1e15 up), or `missing` when absent or not

@@ -119,6 +119,20 @@ Status OverBudget(const std::string& path, const GzipBudget& budget) {
       " (in MiB)");
 }
 
+// A device (/dev/zero, a tape) or a socket never ends: refused by name
+// before anything is read from it. A FIFO reaching here (one not copied
+// by StreamInputs) is read within the budget like a gzip file's content.
+Status RefuseDevice(const std::string& path, const struct stat& st) {
+  if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode) &&
+      !S_ISSOCK(st.st_mode)) {
+    return OkStatus();
+  }
+  return InvalidArgument(path + ": " +
+                         (S_ISSOCK(st.st_mode) ? "a socket" : "a device") +
+                         ", not a file: give the trace file (or a pipe "
+                         "that carries it)");
+}
+
 }  // namespace
 
 StatusOr<GzipBudget> ResolveGzipBudget(const GzipBudget& given,
@@ -167,6 +181,7 @@ StatusOr<std::string> ReadWholeFile(const std::string& path, size_t padding,
   if (stat(path.c_str(), &st) != 0) {
     return NotFound(path + ": " + std::strerror(errno));
   }
+  RT_RETURN_IF_ERROR(RefuseDevice(path, st));
   RT_ASSIGN_OR_RETURN(GzFile f, OpenGz(path));
   // A plain file is read as it is (gzdirect: zlib passes it through).
   const bool gzip = gzdirect(f.get()) == 0;
@@ -175,7 +190,8 @@ StatusOr<std::string> ReadWholeFile(const std::string& path, size_t padding,
       ResolveBudget(given_budget, static_cast<uint64_t>(st.st_size)));
   // Read at most one byte past the budget: enough to know it is passed.
   const size_t limit =
-      gzip && budget.max_bytes < std::numeric_limits<size_t>::max()
+      (gzip || !S_ISREG(st.st_mode)) &&
+              budget.max_bytes < std::numeric_limits<size_t>::max()
           ? static_cast<size_t>(budget.max_bytes) + 1
           : std::numeric_limits<size_t>::max();
   std::string out;
@@ -229,6 +245,7 @@ StatusOr<std::unique_ptr<FileStream>> FileStream::Open(
   if (stat(path.c_str(), &st) != 0) {
     return NotFound(path + ": " + std::strerror(errno));
   }
+  RT_RETURN_IF_ERROR(RefuseDevice(path, st));
   RT_ASSIGN_OR_RETURN(GzFile f, OpenGz(path));
   const bool gzip = gzdirect(f.get()) == 0;
   auto impl = std::make_unique<Impl>(std::move(f), path);
@@ -236,7 +253,8 @@ StatusOr<std::unique_ptr<FileStream>> FileStream::Open(
       impl->budget,
       ResolveBudget(given_budget, static_cast<uint64_t>(st.st_size)));
   impl->limit =
-      gzip && impl->budget.max_bytes < std::numeric_limits<size_t>::max()
+      (gzip || !S_ISREG(st.st_mode)) &&
+              impl->budget.max_bytes < std::numeric_limits<size_t>::max()
           ? static_cast<size_t>(impl->budget.max_bytes) + 1
           : std::numeric_limits<size_t>::max();
   std::unique_ptr<FileStream> stream(new FileStream(std::move(impl)));

@@ -143,6 +143,15 @@ StatusOr<std::string> StreamInputs::Resolve(const std::string& path,
                                strerror(errno) + ")");
       break;
     }
+    // No format rooftrace reads begins with a zero byte (a trace's first
+    // frame tag, gzip's magic, JSON, CSV, SQLite's header): /dev/zero on
+    // standard input is refused before gigabytes are copied.
+    if (total == 0 && buf[0] == '\0') {
+      failed = InvalidArgument(
+          name + ": begins with a zero byte, which no trace rooftrace reads "
+                 "does (/dev/zero?): give a trace");
+      break;
+    }
     if (head.size() < sizeof kSqliteMagic) {
       head.append(buf, std::min(static_cast<size_t>(n),
                                 sizeof kSqliteMagic - head.size()));

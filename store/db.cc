@@ -2,6 +2,8 @@
 // how messages name it, and PostgreSQL's text of the store's SQL.
 #include "store/db.h"
 
+#include "base/url_secrets.h"
+
 #include <cctype>
 #include <string>
 #include <vector>
@@ -14,27 +16,10 @@ bool IsPostgresUrl(std::string_view target) {
 }
 
 std::string StoreDisplayName(std::string_view target) {
-  std::string out(target);
-  if (!IsPostgresUrl(target)) return out;
-  // postgresql://user:password@host/db: the password stays out of messages.
-  const size_t scheme = out.find("://") + 3;
-  const size_t at = out.find('@', scheme);
-  const size_t slash = out.find('/', scheme);
-  if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
-    const size_t colon = out.find(':', scheme);
-    if (colon != std::string::npos && colon < at) {
-      out.replace(colon + 1, at - colon - 1, "***");
-    }
-  }
-  // ...?password=secret likewise.
-  for (size_t p = out.find("password=", scheme); p != std::string::npos;
-       p = out.find("password=", p + 1)) {
-    const size_t start = p + 9;
-    const size_t end = out.find('&', start);
-    out.replace(start, (end == std::string::npos ? out.size() : end) - start,
-                "***");
-  }
-  return out;
+  if (!IsPostgresUrl(target)) return std::string(target);
+  // postgresql://user:password@host/db, ...?password=: the password stays
+  // out of everything people see.
+  return HidePasswords(target, /*whole_url=*/true);
 }
 
 std::string RawStreamDir(std::string_view target) {

@@ -42,9 +42,38 @@ enum class DbType { kNull, kInt, kReal, kText };
 // which every command takes where it takes a store path.
 bool IsPostgresUrl(std::string_view target);
 
-// `target` as messages name it: a PostgreSQL URL with its password
-// replaced by "***"; a path unchanged.
+// `target` as people see it, in every output (messages, reports, the
+// lines a collector prints): a PostgreSQL URL with its password (user
+// information or `password=` parameter, base/url_secrets.h) replaced by
+// "***"; a path unchanged. The one function that renders a store location.
 std::string StoreDisplayName(std::string_view target);
+
+// How long a PostgreSQL store may keep rooftrace waiting.
+//
+// `connect_ms`: to connect, the server's greeting and authentication
+// included; libpq's `connect_timeout` (the URL's, else PGCONNECT_TIMEOUT)
+// when set, else 10 s. `answer_ms`: for any answer once connected, the
+// longest silence of the server inside one round trip
+// ($ROOFTRACE_DB_TIMEOUT_S, default 300 s): past it the statement is
+// cancelled (PQcancel) and fails, as a server that went away would.
+struct DbWaitLimits {
+  int64_t connect_ms = 10000;
+  int64_t answer_ms = 300000;
+};
+// The limits for `url` from its parameters and the environment.
+// InvalidArgument naming the variable or parameter for a value that is not
+// a whole number of seconds above 0.
+StatusOr<DbWaitLimits> DbWaitLimitsFor(const std::string& url);
+
+// The check a command's SIGINT/SIGTERM handler answers (true once a stop
+// was asked; nullptr: none). Every wait for a PostgreSQL server looks at it
+// at least every 100 ms: during a connect it gives up at once; once
+// connected, a server silent for a second after the stop has its
+// statement cancelled and the wait fails ("interrupted"), so that the
+// command stores nothing more, keeps its raw data and exits within about a
+// second. A server that keeps answering is waited for (a collector's last
+// flush after SIGTERM is stored).
+void SetDbStopCheck(bool (*stopped)());
 
 // Where a collector writing to `target` keeps the raw streams it has not
 // stored yet: "<file>.raw" beside an SQLite store; for a PostgreSQL store,

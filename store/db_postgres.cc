@@ -3,18 +3,26 @@
 // once per connection; values travel as text (the server parses them as
 // the column's type), results come back as text and are parsed here.
 #include <libpq-fe.h>
+#include <poll.h>
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "base/url_secrets.h"
 #include "store/db.h"
 
 namespace rooftrace {
@@ -49,7 +57,79 @@ using Result = std::unique_ptr<PGresult, ResultDeleter>;
 // Writes queued before their results are read (kQueueWrites at most).
 constexpr int kQueueWrites = 256;
 
+// How often a wait for the server looks at the stop check, and how long a
+// server may stay silent after a stop before its statement is cancelled.
+// A wait begun more than kStopGraceMs after the stop (another
+// connection's, the run's last update) gives up after kLateGraceMs of
+// silence, so that all of them together end within about a second.
+constexpr int kPollSliceMs = 100;
+constexpr int64_t kStopGraceMs = 1000;
+constexpr int64_t kLateGraceMs = 200;
+// How long a cancel request may take before the command goes on without
+// its answer (PQcancel waits for the server to close the request's
+// connection, which a server that never answers does not do).
+constexpr int kCancelWaitMs = 200;
+
+std::atomic<bool (*)()> g_stop_check{nullptr};
+// When a wait first saw the stop (steady ms; 0: not yet).
+std::atomic<int64_t> g_stop_seen_ms{0};
+
+bool StopAsked() {
+  bool (*stopped)() = g_stop_check.load();
+  return stopped != nullptr && stopped();
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Waits up to `ms` for `events` on `fd`: >0 ready, 0 not yet, <0 an error
+// (errno; EINTR, a signal, counts as not yet).
+int PollFor(int fd, short events, int ms) {
+  pollfd p{fd, events, 0};
+  const int n = poll(&p, 1, ms);
+  if (n < 0 && errno == EINTR) return 0;
+  return n;
+}
+
+// Asks the server to cancel what `conn` runs. libpq's PQcancel connects
+// to the server again and waits for it to close that connection, which a
+// server that accepts and never answers does not do: it runs on a thread
+// of its own, waited for at most kCancelWaitMs and then left behind (it
+// holds only its PGcancel, freed when it ends).
+void CancelStatement(PGconn* conn) {
+  PGcancel* cancel = PQgetCancel(conn);
+  if (cancel == nullptr) return;
+  struct Done {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto done = std::make_shared<Done>();
+  std::thread([cancel, done] {
+    char error[256];
+    (void)PQcancel(cancel, error, sizeof error);
+    PQfreeCancel(cancel);
+    std::lock_guard<std::mutex> lock(done->mu);
+    done->done = true;
+    done->cv.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(done->mu);
+  done->cv.wait_for(lock, std::chrono::milliseconds(kCancelWaitMs),
+                    [&] { return done->done; });
+}
+
 // The connection, and what is in flight on it.
+//
+// Every wait for the server goes through Await(): the connection is in
+// libpq's nonblocking mode, and the socket is polled in slices of
+// kPollSliceMs, so that a server that says nothing (paused, or not a
+// PostgreSQL server at all) is given up on: after answer_ms of silence,
+// or a second after the command was asked to stop (SetDbStopCheck). The
+// statement is then cancelled and the connection marked failed: every
+// later call on it fails at once with the same reason.
 //
 // Writes: a statement that returns nothing, run inside a transaction (a
 // batch's inserts), is sent in libpq's pipeline mode and its result read
@@ -75,38 +155,125 @@ struct PgConn {
   std::string ahead_cursor;
   bool ahead_pending = false;
   Result ahead;
+  // The longest silence of the server inside one wait (0: no limit).
+  int64_t answer_ms = 0;
+  // Set once a wait was given up: why. The connection is then unusable.
+  Status failed;
+
+  // The error text for a failed call: why a wait was given up, else the
+  // result's (null: the connection's) message.
+  std::string ErrorText(const PGresult* r) const {
+    if (!failed.ok()) return std::string(failed.message());
+    return Trim(r != nullptr ? PQresultErrorMessage(r) : PQerrorMessage(conn));
+  }
+
+  // Sends what libpq holds and waits until PQgetResult() will not block,
+  // within the limits above.
+  Status Await() {
+    if (!failed.ok()) return failed;
+    int64_t heard = NowMs();  // when the server last showed life
+    for (;;) {
+      const int unsent = PQflush(conn);
+      if (unsent < 0) return Broken();
+      if (unsent == 0 && PQisBusy(conn) == 0) return OkStatus();
+      const int ready =
+          PollFor(PQsocket(conn),
+                  static_cast<short>(POLLIN | (unsent > 0 ? POLLOUT : 0)),
+                  kPollSliceMs);
+      if (ready < 0) return Broken();
+      const int64_t now = NowMs();
+      if (ready > 0) {
+        if (PQconsumeInput(conn) != 1) return Broken();
+        heard = now;
+      }
+      if (StopAsked()) {
+        int64_t first = 0;
+        (void)g_stop_seen_ms.compare_exchange_strong(first, now);
+        first = g_stop_seen_ms.load();
+        const int64_t grace =
+            now >= first + kStopGraceMs ? kLateGraceMs : kStopGraceMs;
+        if (now - std::max(heard, first) >= grace) {
+          return GiveUp(
+              "interrupted: asked to stop while the server was not "
+              "answering; its statement was cancelled");
+        }
+      }
+      if (answer_ms > 0 && now - heard >= answer_ms) {
+        return GiveUp("the server did not answer for " +
+                      std::to_string(answer_ms / 1000) +
+                      " s; its statement was cancelled (raise the limit "
+                      "with ROOFTRACE_DB_TIMEOUT_S=SECONDS)");
+      }
+    }
+  }
+  Status GiveUp(const std::string& why) {
+    CancelStatement(conn);
+    failed = Unavailable(why);
+    return failed;
+  }
+  Status Broken() {
+    failed = Unavailable(Trim(PQerrorMessage(conn)));
+    return failed;
+  }
+  // The next result of what was sent (null at its end, or when the wait
+  // was given up: `failed` then says why).
+  PGresult* NextResult() {
+    if (!Await().ok()) return nullptr;
+    return PQgetResult(conn);
+  }
+  // What PQexec() gives for what was sent: the last result, or the first
+  // error; null when the wait was given up or nothing could be sent.
+  Result Collect(bool sent) {
+    if (!sent) {
+      if (failed.ok() && PQstatus(conn) == CONNECTION_BAD) (void)Broken();
+      return nullptr;
+    }
+    Result last;
+    while (PGresult* r = NextResult()) {
+      if (last != nullptr && PQresultStatus(last.get()) == PGRES_FATAL_ERROR) {
+        PQclear(r);
+      } else {
+        last.reset(r);
+      }
+    }
+    if (!failed.ok()) return nullptr;
+    return last;
+  }
 
   // Everything that waits for an answer goes through these, so that it is
   // counted and finds the connection idle.
   Result Exec(const std::string& sql) {
     Land();
     ++round_trips;
-    return Result(PQexec(conn, sql.c_str()));
+    return Collect(failed.ok() && PQsendQuery(conn, sql.c_str()) == 1);
   }
   Result ExecParams(const std::string& sql, int n,
                     const char* const* values) {
     Land();
     ++round_trips;
-    return Result(
-        PQexecParams(conn, sql.c_str(), n, nullptr, values, nullptr, nullptr, 0));
+    return Collect(failed.ok() &&
+                   PQsendQueryParams(conn, sql.c_str(), n, nullptr, values,
+                                     nullptr, nullptr, 0) == 1);
   }
   Result ExecPrepared(const std::string& name, int n,
                       const char* const* values) {
     Land();
     ++round_trips;
-    return Result(PQexecPrepared(conn, name.c_str(), n, values, nullptr,
-                                 nullptr, 0));
+    return Collect(failed.ok() &&
+                   PQsendQueryPrepared(conn, name.c_str(), n, values, nullptr,
+                                       nullptr, 0) == 1);
   }
   Result Prepare(const std::string& name, const std::string& sql) {
     Land();
     ++round_trips;
-    return Result(PQprepare(conn, name.c_str(), sql.c_str(), 0, nullptr));
+    return Collect(failed.ok() && PQsendPrepare(conn, name.c_str(),
+                                                sql.c_str(), 0, nullptr) == 1);
   }
 
   // Sends `fetch` for `cursor` without waiting for it; false (nothing
   // sent) while another FETCH is ahead or writes are queued.
   bool SendAhead(const std::string& cursor, const std::string& fetch) {
-    if (!ahead_cursor.empty() || Pipelining()) return false;
+    if (!failed.ok() || !ahead_cursor.empty() || Pipelining()) return false;
     if (PQsendQuery(conn, fetch.c_str()) != 1) return false;
     ++round_trips;
     ahead_cursor = cursor;
@@ -119,7 +286,7 @@ struct PgConn {
     if (!ahead_pending) return;
     ahead_pending = false;
     ahead.reset();
-    while (PGresult* r = PQgetResult(conn)) {
+    while (PGresult* r = NextResult()) {
       if (ahead == nullptr) {
         ahead.reset(r);
       } else {
@@ -146,6 +313,7 @@ struct PgConn {
   }
   Status Queue(const char* name, int n, const char* const* values) {
     Land();
+    if (!failed.ok()) return failed;
     if (!Pipelining() && PQenterPipelineMode(conn) != 1) {
       return Unavailable(Trim(PQerrorMessage(conn)));
     }
@@ -163,14 +331,20 @@ struct PgConn {
     if (!Pipelining()) return OkStatus();
     Status first;
     ++round_trips;
-    if (PQpipelineSync(conn) != 1) {
+    if (!failed.ok()) {
+      first = failed;
+    } else if (PQpipelineSync(conn) != 1) {
       first = Unavailable(Trim(PQerrorMessage(conn)));
     } else {
       // Each write's result is followed by a null; the sync ends it all.
       int nulls = 0;
       while (true) {
-        PGresult* r = PQgetResult(conn);
+        PGresult* r = NextResult();
         if (r == nullptr) {
+          if (!failed.ok()) {
+            if (first.ok()) first = failed;
+            break;
+          }
           if (++nulls > queued + 1 || PQstatus(conn) == CONNECTION_BAD) {
             if (first.ok()) first = Unavailable(Trim(PQerrorMessage(conn)));
             break;
@@ -186,7 +360,9 @@ struct PgConn {
       }
     }
     queued = 0;
-    (void)PQexitPipelineMode(conn);
+    // Only an idle connection leaves pipeline mode; one given up on stays
+    // failed anyway.
+    if (failed.ok()) (void)PQexitPipelineMode(conn);
     return first;
   }
 };
@@ -378,8 +554,7 @@ class PgStatement : public DbStatement {
     return pointers_.data();
   }
   Status Error(const PGresult* r) {
-    return Unavailable(Trim(r ? PQresultErrorMessage(r)
-                              : PQerrorMessage(conn_)));
+    return Unavailable(pg_->ErrorText(r));
   }
   Status Run() {
     pg_->Land();  // the connection's status below is then its own
@@ -567,8 +742,10 @@ class PgCopyStatement : public DbStatement {
 
 class PgDb : public Db {
  public:
-  PgDb(PGconn* conn, std::string name) : conn_(conn), name_(std::move(name)) {
+  PgDb(PGconn* conn, std::string name, int64_t answer_ms)
+      : conn_(conn), name_(std::move(name)) {
     pg_.conn = conn;
+    pg_.answer_ms = answer_ms;
   }
   ~PgDb() override {
     (void)pg_.Sync();
@@ -577,15 +754,14 @@ class PgDb : public Db {
 
   DbBackend backend() const override { return DbBackend::kPostgres; }
   const std::string& name() const override { return name_; }
-  std::string ErrorMessage() override { return Trim(PQerrorMessage(conn_)); }
+  std::string ErrorMessage() override { return pg_.ErrorText(nullptr); }
 
   Status Exec(std::string_view sql) override {
     RT_RETURN_IF_ERROR(pg_.Sync());
     Result r = pg_.Exec(PostgresSql(sql));
     const ExecStatusType st = PQresultStatus(r.get());
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-      return Unavailable(Trim(r ? PQresultErrorMessage(r.get())
-                                : PQerrorMessage(conn_)));
+      return Unavailable(pg_.ErrorText(r.get()));
     }
     return OkStatus();
   }
@@ -626,7 +802,7 @@ class PgDb : public Db {
     }
     Result r = pg_.Exec("COMMIT");
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
-      Status e = Unavailable(Trim(PQresultErrorMessage(r.get())));
+      Status e = Unavailable(pg_.ErrorText(r.get()));
       if (InTransaction()) (void)Rollback();
       return e;
     }
@@ -658,7 +834,7 @@ class PgDb : public Db {
         "WHERE table_schema = current_schema() AND table_type = "
         "'BASE TABLE' ORDER BY table_name COLLATE \"C\"");
     if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
-      return Unavailable(Trim(PQresultErrorMessage(r.get())));
+      return Unavailable(pg_.ErrorText(r.get()));
     }
     std::vector<std::string> out;
     for (int i = 0; i < PQntuples(r.get()); ++i) {
@@ -696,7 +872,7 @@ class PgDb : public Db {
       name = "rt_s" + std::to_string(++statements_);
       Result r = pg_.Prepare(name, sql);
       if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
-        return Unavailable(Trim(PQresultErrorMessage(r.get())));
+        return Unavailable(pg_.ErrorText(r.get()));
       }
     }
     return std::unique_ptr<DbStatement>(
@@ -715,20 +891,132 @@ class PgDb : public Db {
 // business.
 void IgnoreNotice(void*, const char*) {}
 
+// libpq's `connect_timeout` as a limit in ms (libpq: 0 or less waits for
+// ever, 1 is taken as 2); nullopt when `text` is not a number.
+std::optional<int64_t> ConnectTimeoutMs(const char* text) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0') return std::nullopt;
+  if (v <= 0) return int64_t{0};
+  return std::min<long long>(std::max<long long>(v, 2), 1LL << 40) * 1000;
+}
+
+// Connects to `url` without blocking, within `limits.connect_ms` and
+// giving up at once when the command is asked to stop. Errors name the
+// store by `name` and never quote the URL's password (libpq echoes a
+// malformed URL, or the part of it it took for a host or a port).
+StatusOr<PGconn*> Connect(const std::string& url, const std::string& name,
+                          const DbWaitLimits& limits) {
+  const std::vector<std::string> secrets = UrlPasswords(url);
+  const std::string fix =
+      "): check the URL (postgresql://USER@HOST:PORT/DATABASE, or "
+      "postgresql:///DATABASE?host=/SOCKET/DIR; a password belongs in "
+      "PGPASSWORD or ~/.pgpass) and that the server runs";
+  auto failure = [&](PGconn* conn, const std::string& why) {
+    if (conn != nullptr) PQfinish(conn);
+    return Unavailable(name + ": cannot connect to PostgreSQL (" +
+                       RemoveSecrets(HidePasswords(why), secrets) + fix);
+  };
+  PGconn* conn = PQconnectStart(url.c_str());
+  if (conn == nullptr) return failure(nullptr, "out of memory");
+  const int64_t deadline =
+      limits.connect_ms > 0 ? NowMs() + limits.connect_ms : 0;
+  PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+  while (st != PGRES_POLLING_OK) {
+    if (st == PGRES_POLLING_FAILED || PQstatus(conn) == CONNECTION_BAD) {
+      return failure(conn, Trim(PQerrorMessage(conn)));
+    }
+    const short events = st == PGRES_POLLING_READING ? POLLIN : POLLOUT;
+    int ready = 0;
+    while (ready == 0) {
+      if (StopAsked()) {
+        PQfinish(conn);
+        return Unavailable(name +
+                           ": interrupted while connecting to PostgreSQL");
+      }
+      if (deadline != 0 && NowMs() >= deadline) {
+        return failure(
+            conn, "no answer within " +
+                      std::to_string(limits.connect_ms / 1000) +
+                      " s; set connect_timeout in the URL or "
+                      "PGCONNECT_TIMEOUT for another limit");
+      }
+      ready = PollFor(PQsocket(conn), events, kPollSliceMs);
+    }
+    if (ready < 0) return failure(conn, std::strerror(errno));
+    st = PQconnectPoll(conn);
+  }
+  return conn;
+}
+
 }  // namespace
+
+void SetDbStopCheck(bool (*stopped)()) {
+  g_stop_check.store(stopped);
+  g_stop_seen_ms.store(0);
+}
+
+StatusOr<DbWaitLimits> DbWaitLimitsFor(const std::string& url) {
+  DbWaitLimits limits;
+  // connect_timeout: the URL's, else the environment's (libpq's own
+  // option, read here because a nonblocking connect does not apply it).
+  const char* connect = std::getenv("PGCONNECT_TIMEOUT");
+  std::string from_url;
+  char* error = nullptr;
+  if (PQconninfoOption* options = PQconninfoParse(url.c_str(), &error)) {
+    for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+      if (std::strcmp(o->keyword, "connect_timeout") == 0 &&
+          o->val != nullptr) {
+        from_url = o->val;
+      }
+    }
+    PQconninfoFree(options);
+  }
+  PQfreemem(error);  // a malformed URL is reported by the connect
+  if (!from_url.empty()) connect = from_url.c_str();
+  if (connect != nullptr && *connect != '\0') {
+    const std::optional<int64_t> ms = ConnectTimeoutMs(connect);
+    if (!ms) {
+      return InvalidArgument(
+          std::string(from_url.empty() ? "PGCONNECT_TIMEOUT" :
+                                         "the URL's connect_timeout") +
+          " '" + connect + "': not a number of seconds; give a whole number "
+          "(0: no limit)");
+    }
+    limits.connect_ms = *ms;
+  }
+  if (const char* answer = std::getenv("ROOFTRACE_DB_TIMEOUT_S");
+      answer != nullptr && *answer != '\0') {
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(answer, &end, 10);
+    if (errno != 0 || *end != '\0' || v < 0 || v > (1LL << 30)) {
+      return InvalidArgument(std::string("ROOFTRACE_DB_TIMEOUT_S=") + answer +
+                             ": not a number of seconds; give a whole "
+                             "number (0: no limit), e.g. "
+                             "ROOFTRACE_DB_TIMEOUT_S=600");
+    }
+    limits.answer_ms = v * 1000;
+  }
+  return limits;
+}
 
 StatusOr<std::unique_ptr<Db>> OpenPostgresDb(const std::string& url,
                                              bool read_only) {
   const std::string name = StoreDisplayName(url);
-  PGconn* conn = PQconnectdb(url.c_str());
-  auto db = std::make_unique<PgDb>(conn, name);
-  if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
-    return Unavailable(
-        name + ": cannot connect to PostgreSQL (" +
-        Trim(conn ? PQerrorMessage(conn) : "out of memory") +
-        "): check the URL (postgresql://USER@HOST:PORT/DATABASE, or "
-        "postgresql:///DATABASE?host=/SOCKET/DIR) and that the server runs");
+  StatusOr<DbWaitLimits> limits = DbWaitLimitsFor(url);
+  if (!limits.ok()) {
+    return InvalidArgument(name + ": " + limits.status().message());
   }
+  RT_ASSIGN_OR_RETURN(PGconn* conn, Connect(url, name, *limits));
+  // Every later wait is Await()'s: nothing blocks in libpq.
+  if (PQsetnonblocking(conn, 1) != 0) {
+    const std::string why = Trim(PQerrorMessage(conn));
+    PQfinish(conn);
+    return Unavailable(name + ": cannot use the connection (" + why + ")");
+  }
+  auto db = std::make_unique<PgDb>(conn, name, limits->answer_ms);
   PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
   if (read_only) {
     // One snapshot for every query of the reader, and cursors need a

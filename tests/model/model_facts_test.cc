@@ -72,5 +72,39 @@ TEST(ModelFactsTest, BadConfigsAreRefusedWithTheFix) {
       << missing.status().message();
 }
 
+// Issue 37 P2.11: a config whose values cannot be a model's is refused,
+// naming the field: more experts per token than experts (1,000 of 32 gave
+// 8.86 PFLOP/s "achieved"), a size past any model's (9e15 gave 2.4e19
+// bytes), more key-value heads than heads. Real configs still load.
+TEST(ModelFactsTest, ImpossibleConfigsAreRefused) {
+  StatusOr<ModelFacts> topk = ParseModelFacts(
+      R"({"hidden_size": 4096, "num_local_experts": 32,
+          "num_experts_per_tok": 1000, "intermediate_size": 14336})",
+      "m.json");
+  ASSERT_FALSE(topk.ok());
+  EXPECT_NE(topk.status().message().find("\"num_experts_per_tok\" is 1000, "
+                                         "more than its 32 experts"),
+            std::string::npos)
+      << topk.status().message();
+  StatusOr<ModelFacts> huge = ParseModelFacts(
+      R"({"hidden_size": 9000000000000000, "intermediate_size": 14336})",
+      "h.json");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("\"hidden_size\" is 9000000000000000"),
+            std::string::npos)
+      << huge.status().message();
+  StatusOr<ModelFacts> heads = ParseModelFacts(
+      R"({"hidden_size": 4096, "num_attention_heads": 32,
+          "num_key_value_heads": 64})",
+      "k.json");
+  ASSERT_FALSE(heads.ok());
+  EXPECT_NE(heads.status().message().find("num_key_value_heads"),
+            std::string::npos);
+  for (const char* name : {"gpt-oss-20b", "DeepSeek-V3", "Mixtral-8x7B",
+                           "Llama-3-70B"}) {
+    EXPECT_TRUE(LoadModelFacts(name).ok()) << name;
+  }
+}
+
 }  // namespace
 }  // namespace rooftrace
