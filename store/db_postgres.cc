@@ -230,10 +230,17 @@ struct PgConn {
     }
     Result last;
     while (PGresult* r = NextResult()) {
+      const ExecStatusType status = PQresultStatus(r);
       if (last != nullptr && PQresultStatus(last.get()) == PGRES_FATAL_ERROR) {
         PQclear(r);
       } else {
         last.reset(r);
+      }
+      // As PQexec: a COPY hands the connection over to the copy (libpq
+      // gives its COPY result again until the data is sent).
+      if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT ||
+          status == PGRES_COPY_BOTH) {
+        break;
       }
     }
     if (!failed.ok()) return nullptr;
@@ -711,14 +718,16 @@ class PgCopyStatement : public DbStatement {
         PQputCopyEnd(conn, nullptr) != 1) {
       sent = Unavailable(Trim(PQerrorMessage(conn)));
     }
-    // The COPY's result, then the null that ends it.
+    // The COPY's result, then the null that ends it, waited for within the
+    // connection's limits (a silent server gives up, SIGTERM is honoured).
     Status first = sent;
-    while (PGresult* end = PQgetResult(conn)) {
+    while (PGresult* end = pg_->NextResult()) {
       if (PQresultStatus(end) != PGRES_COMMAND_OK && first.ok()) {
         first = Unavailable(Trim(PQresultErrorMessage(end)));
       }
       PQclear(end);
     }
+    if (first.ok() && !pg_->failed.ok()) first = pg_->failed;
     return first;
   }
   int ColumnCount() override { return 0; }
