@@ -113,6 +113,13 @@ StatusOr<DeviceProfile> DeviceProfileFromJson(std::string_view text,
 // Errors name the file and the fix (kNotFound: missing file; kCorrupt: not
 // JSON or not a profile; kInvalidArgument: a value out of range).
 StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& path);
+
+// Every command's --device-profile takes a file written by `rooftrace
+// calibrate` or, when no file has that name, a datasheet key ("mi300x",
+// "datasheet:h100-sxm"): the datasheet key for the second case, empty for
+// anything else (a file, or a name that is neither: LoadDeviceProfile then
+// says so). One rule, so that no command refuses a key another accepts.
+std::string DatasheetKeyOfProfileArg(const std::string& arg);
 Status SaveDeviceProfile(const DeviceProfile& profile,
                          const std::string& path);
 
