@@ -892,6 +892,20 @@ TEST_F(ReportTest, ShortKernelStudyBucketsKernelsByDuration) {
 }
 
 
+// A kernel row of run 1 named `name` that runs `ns` from *start on; *start
+// moves to its end.
+KernelRow KernelAt(const char* name, int64_t ns, int64_t* start) {
+  KernelRow k;
+  k.run_id = 1;
+  k.session_id = 1;
+  k.name = name;
+  k.start_ns = *start;
+  k.end_ns = *start + ns;
+  k.duration_ns = ns;
+  *start += ns;
+  return k;
+}
+
 // Rows that name the operator that launched them group by it and by its
 // category; a kernel without one is "(no operator)", unless it is a GEMM
 // call's (GEMM) or a collective (communication).
@@ -917,16 +931,9 @@ TEST(ReportOpTest, KernelsGroupByOperatorAndCategory) {
     ReportBuilder b(o);
     int64_t start = 0;
     for (const Spec& sp : specs) {
-      KernelRow k;
-      k.run_id = 1;
-      k.session_id = 1;
-      k.name = sp.name;
+      KernelRow k = KernelAt(sp.name, sp.ns, &start);
       k.op = sp.op;
       if (sp.gemm) k.gemm_call_id = 1;
-      k.start_ns = start;
-      k.end_ns = start + sp.ns;
-      k.duration_ns = sp.ns;
-      start += sp.ns;
       b.Add(k);
     }
     return b.Finish("ops");
@@ -973,20 +980,13 @@ TEST(ReportAboveRoofTest, KernelsAboveTheirRoofAreFlaggedNotPlotted) {
                         {"gemm_kernel", 0.8, 6000}};
   int64_t start = 0;
   for (const Spec& sp : specs) {
-    KernelRow k;
-    k.run_id = 1;
-    k.session_id = 1;
-    k.name = sp.name;
+    KernelRow k = KernelAt(sp.name, sp.ns, &start);
     k.phase = "decode";
     k.flops = 1e9;
     k.dram_bytes = 1e8;
     k.precision = "bf16";
     k.fraction_of_roof = sp.fraction;
     k.bound = "memory";
-    k.start_ns = start;
-    k.end_ns = start + sp.ns;
-    k.duration_ns = sp.ns;
-    start += sp.ns;
     b.Add(k);
   }
   b.header().roofs.dram_bytes_per_s = 1e12;
@@ -1016,37 +1016,35 @@ TEST(ReportAboveRoofTest, KernelsAboveTheirRoofAreFlaggedNotPlotted) {
             1);
   EXPECT_NEAR(*points["gather_kernel (decode, above roof)"]->fraction_of_roof,
               2.15, 1e-12);
-  // Header, row and plot say so.
-  std::ostringstream text, json, csv;
-  MakeReportWriter("table")->Write(*r, text);
-  EXPECT_NE(text.str().find("WARNING:  1 kernel (30.0% of GPU time) computed "
-                            "above 100% of their roof"),
+  // Header, row and plot say so, in every format.
+  auto written = [&](const char* format) {
+    std::ostringstream out;
+    MakeReportWriter(format)->Write(*r, out);
+    return out.str();
+  };
+  const std::string text = written("table");
+  EXPECT_NE(text.find("WARNING:  1 kernel (30.0% of GPU time) computed "
+                      "above 100% of their roof"),
             std::string::npos)
-      << text.str();
-  EXPECT_NE(text.str().find("model exceeds roof: figures suspect (1 of 2 "
-                            "kernels)"),
+      << text;
+  EXPECT_NE(text.find("model exceeds roof: figures suspect (1 of 2 kernels)"),
             std::string::npos)
-      << text.str();
-  MakeReportWriter("json")->Write(*r, json);
-  EXPECT_NE(json.str().find("\"kernels_above_roof\":1,\"ns_above_roof\":3000"),
+      << text;
+  EXPECT_NE(written("json").find(
+                "\"kernels_above_roof\":1,\"ns_above_roof\":3000"),
             std::string::npos);
-  MakeReportWriter("csv")->Write(*r, csv);
-  EXPECT_NE(csv.str().find(",1,3000,model exceeds roof: figures suspect (1 "
-                           "of 2 kernels)\n"),
-            std::string::npos)
-      << csv.str();
+  EXPECT_NE(written("csv").find(",1,3000,model exceeds roof: figures suspect "
+                                "(1 of 2 kernels)\n"),
+            std::string::npos);
+  EXPECT_NE(written("html").find("ABOVE ROOF"), std::string::npos);
   const std::string svg = RenderRooflineSvg(*r);
   EXPECT_NE(svg.find("MODEL EXCEEDS ROOF: figures suspect"), std::string::npos);
   EXPECT_NE(svg.find("are hollow diamonds"), std::string::npos);
   // A run without such kernels prints no warning and no note column.
   ReportBuilder clean(o);
-  KernelRow k;
-  k.run_id = 1;
-  k.session_id = 1;
-  k.name = "gemm_kernel";
+  int64_t at = 0;
+  KernelRow k = KernelAt("gemm_kernel", 10, &at);
   k.fraction_of_roof = 1.0;  // at the roof: not above it
-  k.start_ns = 0;
-  k.end_ns = k.duration_ns = 10;
   clean.Add(k);
   StatusOr<Report> c = clean.Finish("clean");
   ASSERT_TRUE(c.ok());
@@ -1078,18 +1076,11 @@ TEST(ReportOpTest, NoOperatorRowShowsNoOneKernelsShapeOrPrecision) {
   };
   int64_t start = 0;
   for (const Spec& sp : specs) {
-    KernelRow k;
-    k.run_id = 1;
-    k.session_id = 1;
-    k.name = sp.name;
+    KernelRow k = KernelAt(sp.name, 1000, &start);
     k.op = sp.op;
     k.shape = sp.shape;
     k.precision = sp.precision;
     k.flops = sp.flops;
-    k.start_ns = start;
-    k.end_ns = start + 1000;
-    k.duration_ns = 1000;
-    start += 1000;
     b.Add(k);
   }
   StatusOr<Report> r = b.Finish("ops");
