@@ -724,9 +724,18 @@ double ShardedComputeBoundD(int shards, double elem_bytes, double peak,
 
 // ------------------------------------------------------------ device
 
-StatusOr<PredictDevice> ResolvePredictDevice(const std::string& device,
-                                             const std::string& profile,
+StatusOr<PredictDevice> ResolvePredictDevice(const std::string& device_arg,
+                                             const std::string& profile_arg,
                                              double link_gb_per_s) {
+  if (!device_arg.empty() && !profile_arg.empty()) {
+    return InvalidArgument("--device " + device_arg +
+                           " and --device-profile " + profile_arg +
+                           ": pass one (the profile already names its GPU)");
+  }
+  // --device-profile KEY is --device KEY, as in every command.
+  const std::string profile_key = DatasheetKeyOfProfileArg(profile_arg);
+  const std::string device = profile_key.empty() ? device_arg : profile_key;
+  const std::string profile = profile_key.empty() ? profile_arg : "";
   if (!device.empty() && !profile.empty()) {
     return InvalidArgument("--device " + device + " and --device-profile " +
                            profile +

@@ -20,6 +20,8 @@ constexpr double MHz = 1e6;
 // that boost clock: each reproduces
 // its fp32 peak as SMs x fp32 lanes x 2 x clock (datasheet_test checks it).
 // B200's figures name no boost clock: left 0, not guessed.
+// Vector fp16/bf16 (the fp16 and bf16 classes) of B200 and the Instinct
+// parts: docs/device-profile.md names where each comes from.
 std::vector<DatasheetEntry> BuildTable() {
   return {
       {"t4", "NVIDIA T4", {"t4", "", ""}, 320 * G,
@@ -57,24 +59,35 @@ std::vector<DatasheetEntry> BuildTable() {
         242.5 * T, 0, 0},
        "Ada AD104, 24GB GDDR6, 72 W", 2040 * MHz},
       {"b200", "NVIDIA B200", {"b200", "", ""}, 8000 * G,
-       {0, 37 * T, 0, 0, 37 * T, 1125 * T, 2250 * T, 4500 * T, 4500 * T, 0,
-        9000 * T},
-       "Blackwell GB100, HGX B200 per-GPU dense figures; fp32 unpublished",
+       {0, 37 * T, 75 * T, 150 * T, 37 * T, 1125 * T, 2250 * T, 4500 * T,
+        4500 * T, 150 * T, 9000 * T},
+       "Blackwell GB100, HGX B200 per-GPU dense figures (fp32 600 TFLOP/s "
+       "per 8 GPUs); fp16/bf16 on CUDA cores twice fp32 (compute capability "
+       "10.0: 256 16-bit FMA results per SM per clock, 128 fp32)",
        0},
+      // CDNA3/CDNA4 vector (non-matrix) fp16 and bf16: the datasheets give
+      // matrix figures only. Packed 16-bit FMAs (v_pk_fma_f16) issue at the
+      // packed fp32 rate the fp32 vector peak counts (256 FLOPs per CU per
+      // clock); bf16 vector math runs in fp32 (no packed bf16 FMA), so both
+      // take the fp32 vector peak.
       {"mi300x", "AMD Instinct MI300X", {"mi300x", "", ""}, 5300 * G,
-       {0, 81.7 * T, 163.4 * T, 0, 163.4 * T, 653.7 * T, 1307.4 * T,
-        2614.9 * T, 2614.9 * T, 0, 0},
-       "CDNA3, 304 CUs, 192GB HBM3; the roof of imported ROCm traces",
+       {0, 81.7 * T, 163.4 * T, 163.4 * T, 163.4 * T, 653.7 * T, 1307.4 * T,
+        2614.9 * T, 2614.9 * T, 163.4 * T, 0},
+       "CDNA3, 304 CUs, 192GB HBM3; the roof of imported ROCm traces; "
+       "fp16/bf16 vector at the fp32 vector peak",
        2100 * MHz},
       {"mi325x", "AMD Instinct MI325X", {"mi325x", "", ""}, 6000 * G,
-       {0, 81.7 * T, 163.4 * T, 0, 163.4 * T, 653.7 * T, 1307.4 * T,
-        2614.9 * T, 2614.9 * T, 0, 0},
-       "CDNA3, 304 CUs (MI300X's compute), 256GB HBM3e", 2100 * MHz},
+       {0, 81.7 * T, 163.4 * T, 163.4 * T, 163.4 * T, 653.7 * T, 1307.4 * T,
+        2614.9 * T, 2614.9 * T, 163.4 * T, 0},
+       "CDNA3, 304 CUs (MI300X's compute), 256GB HBM3e; fp16/bf16 vector "
+       "at the fp32 vector peak",
+       2100 * MHz},
       {"mi355x", "AMD Instinct MI355X", {"mi355x", "", ""}, 8000 * G,
-       {0, 78.6 * T, 157.3 * T, 0, 78.6 * T, 0, 2516.6 * T, 5033.2 * T,
-        5033.2 * T, 0, 10066.4 * T},
+       {0, 78.6 * T, 157.3 * T, 157.3 * T, 78.6 * T, 0, 2516.6 * T,
+        5033.2 * T, 5033.2 * T, 157.3 * T, 10066.4 * T},
        "CDNA4, 256 CUs at 2.4 GHz (8,192 fp8 FLOPs per CU per clock), "
-       "288GB HBM3e; no TF32 matrix unit; fp6 not a class here",
+       "288GB HBM3e; no TF32 matrix unit; fp6 not a class here; fp16/bf16 "
+       "vector at the fp32 vector peak",
        2400 * MHz},
   };
 }

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -284,7 +285,10 @@ StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& path) {
       ReadBoundedFile(path, kMaxDeviceProfileBytes, "", "a device profile");
   if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
     return NotFound(path + ": cannot open the device profile (" +
-                    std::strerror(ENOENT) + "); check the path, or " + kFix);
+                    std::strerror(ENOENT) +
+                    "), and it is not a datasheet key; check the path, pass "
+                    "a key listed by `rooftrace devices` (e.g. h100-sxm), "
+                    "or " + kFix);
   }
   if (!text.ok()) {
     return Status(text.status().code(),
@@ -296,6 +300,16 @@ StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& path) {
 Status SaveDeviceProfile(const DeviceProfile& profile,
                          const std::string& path) {
   return WriteTextFile(path, DeviceProfileToJson(profile));
+}
+
+std::string DatasheetKeyOfProfileArg(const std::string& arg) {
+  if (arg.empty()) return "";
+  std::error_code ec;
+  if (std::filesystem::exists(arg, ec)) return "";  // a file wins
+  std::string key = arg;
+  if (key.rfind("datasheet:", 0) == 0) key = key.substr(10);
+  const DatasheetEntry* entry = FindDatasheetEntry(key);
+  return entry == nullptr ? std::string() : std::string(entry->key);
 }
 
 }  // namespace rooftrace

@@ -116,6 +116,13 @@ StatusOr<DeviceProfile> DeviceProfileFromJson(std::string_view text,
 // device).
 inline constexpr uint64_t kMaxDeviceProfileBytes = uint64_t{1} << 20;
 StatusOr<DeviceProfile> LoadDeviceProfile(const std::string& path);
+
+// Every command's --device-profile takes a file written by `rooftrace
+// calibrate` or, when no file has that name, a datasheet key ("mi300x",
+// "datasheet:h100-sxm"): the datasheet key for the second case, empty for
+// anything else (a file, or a name that is neither: LoadDeviceProfile then
+// says so). One rule, so that no command refuses a key another accepts.
+std::string DatasheetKeyOfProfileArg(const std::string& arg);
 Status SaveDeviceProfile(const DeviceProfile& profile,
                          const std::string& path);
 

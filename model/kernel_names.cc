@@ -36,14 +36,24 @@ std::string ReplaceAnonymous(std::string_view name) {
 }
 
 // Drops template arguments, the parameter list and a leading return type:
-// "void ns::k<float, 4>(float*)" -> "ns::k".
+// "void ns::k<float, 4>(float*)" -> "ns::k". Template arguments may hold
+// parenthesised expressions whose '>' is a comparison, not a bracket
+// ("std::enable_if<((8)>(0)), void>::type vllm::k<...>(...)"): inside
+// template arguments, '<' and '>' count only outside parentheses.
 std::string StripSignature(std::string_view raw) {
   const std::string name = ReplaceAnonymous(raw);
   std::string out;
   int angle = 0;
+  int paren = 0;  // parentheses open inside template arguments
   for (size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
-    if (c == '<') {
+    if (angle > 0 && c == '(') {
+      ++paren;
+    } else if (angle > 0 && c == ')') {
+      if (paren > 0) --paren;
+    } else if (paren > 0) {
+      continue;
+    } else if (c == '<') {
       ++angle;
     } else if (c == '>') {
       if (angle > 0) --angle;
@@ -66,7 +76,11 @@ std::string_view OuterTemplateArgs(std::string_view name) {
   const size_t open = name.find('<');
   if (open == std::string_view::npos) return {};
   int depth = 0;
+  int paren = 0;  // a '>' inside parentheses is a comparison
   for (size_t i = open; i < name.size(); ++i) {
+    if (name[i] == '(') ++paren;
+    if (name[i] == ')' && paren > 0) --paren;
+    if (paren > 0) continue;
     if (name[i] == '<') ++depth;
     if (name[i] == '>' && --depth == 0) {
       return name.substr(open + 1, i - open - 1);

@@ -1,5 +1,7 @@
 #include "model/ops.h"
 
+#include <cstdint>
+
 #include <algorithm>
 #include <initializer_list>
 
@@ -191,6 +193,20 @@ uint64_t CacheWriteMinBytes(const CacheWriteOp& c) {
   if (c.source_element_bytes <= 0 || c.cache_element_bytes <= 0) return 0;
   return U(c.kv_elements) *
          static_cast<uint64_t>(c.source_element_bytes + c.cache_element_bytes);
+}
+
+int64_t StoredElements(const int64_t* dims, const int64_t* strides,
+                       int rank) {
+  // 128 bits: a wide stride times a long dimension must not wrap.
+  __int128 elements = 1, span = 1;
+  for (int i = 0; i < rank; ++i) {
+    if (dims[i] <= 0) return 0;
+    elements *= dims[i];
+    const int64_t stride = strides[i] < 0 ? -strides[i] : strides[i];
+    span += static_cast<__int128>(dims[i] - 1) * stride;
+  }
+  const __int128 stored = span < elements ? span : elements;
+  return stored > INT64_MAX ? INT64_MAX : static_cast<int64_t>(stored);
 }
 
 uint64_t GatherMinBytes(const GatherOp& g) {

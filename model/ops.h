@@ -178,9 +178,20 @@ struct CacheWriteOp {
 };
 uint64_t CacheWriteMinBytes(const CacheWriteOp& c);
 
+// The elements a tensor's memory holds, from its dimensions and strides
+// (in elements, as a profiler records them): the smaller of their product
+// and the span the strides reach, 1 + sum of (dim - 1) x |stride|. A
+// stride-0 (broadcast, expanded) dimension is so read once, not once per
+// index: [15360, 4096] with strides [1, 0] holds 15,360 elements, not
+// 62,914,560. Contiguous and merely non-contiguous views (a slice of a
+// wider row) hold their product. 0 when a dimension is 0.
+int64_t StoredElements(const int64_t* dims, const int64_t* strides, int rank);
+
 // A gather of rows or elements by index (index_select, gather, embedding,
 // index with one index tensor): `out_elements` gathered, each read once
-// and written once, and the index read once. No FLOPs.
+// and written once, and the index read once: `index_elements` is the
+// index's stored elements (StoredElements: a broadcast index, as
+// gather's expanded one, is read once per stored element). No FLOPs.
 struct GatherOp {
   int64_t out_elements = 0;
   int element_bytes = 0;

@@ -29,6 +29,14 @@ double Roofs::Ridge(Precision p) const {
   return RidgePoint(Peak(p), dram_bytes_per_s);
 }
 
+double Roofs::LowestPeak() const {
+  double lowest = 0;
+  for (double peak : peak_flops_per_s) {
+    if (peak > 0 && (lowest == 0 || peak < lowest)) lowest = peak;
+  }
+  return lowest;
+}
+
 Roofs RoofsFromDatasheet(std::string_view device_name_or_key) {
   Roofs r;
   r.device_name = std::string(device_name_or_key);
@@ -185,6 +193,24 @@ Annotation Annotate(const KernelFacts& f, const Roofs& roofs,
       a.bound = Bound::kLatency;
     } else {
       a.bound = *a.ai < peak / bw ? Bound::kMemory : Bound::kCompute;
+    }
+  } else if (flop_kernel && a.ai && bw > 0) {
+    // FLOPs and bytes, but no peak for their precision. The roof at this
+    // intensity is min(P, AI*B) <= AI*B whatever P is: below the ridge of
+    // every roof the device has (AI*B under its lowest peak), the kernel is
+    // memory-bound on AI*B. Above one, the bound is unknown; but bytes
+    // moved faster than B put it above any roof, and bytes/s over B is
+    // then a lower bound of its fraction.
+    const double lowest = roofs.LowestPeak();
+    const double bytes_fraction = *a.achieved_bytes_per_s / bw;
+    if (lowest > 0 && *a.ai * bw < lowest) {
+      a.roof_flops_per_s = *a.ai * bw;
+      a.fraction_of_roof = bytes_fraction;
+      a.bound = short_kernel && bytes_fraction < options.latency_fraction
+                    ? Bound::kLatency
+                    : Bound::kMemory;
+    } else if (bytes_fraction > 1.0) {
+      a.fraction_of_roof = bytes_fraction;
     }
   } else if (flop_kernel && peak > 0) {
     // FLOPs without bytes: only the compute roof applies.

@@ -54,6 +54,10 @@ struct Roofs {
   double Peak(Precision p) const;
   // Peak(p) / dram_bytes_per_s in FLOP/byte; 0 when either is unknown.
   double Ridge(Precision p) const;
+  // The lowest compute peak the device has (of any precision); 0 when none
+  // is known. Below its ridge a kernel is memory-bound whatever its
+  // precision's own peak.
+  double LowestPeak() const;
 };
 
 // Datasheet roofs for a CUDA device name ("NVIDIA H100 80GB HBM3") or a
@@ -144,6 +148,10 @@ struct Annotation {
 //    achieved / roof, bound memory when AI < ridge else compute;
 //  - without FLOPs (copies, layout kernels): judged on bandwidth alone,
 //    fraction = (Q/t) / B, bound memory;
+//  - with FLOPs and bytes but no peak for their precision: memory-bound
+//    on AI*B when AI is below the ridge of every roof the device has
+//    (LowestPeak), else bound unknown, with fraction (Q/t) / B only when
+//    that is above 1 (above any roof: a lower bound of its fraction);
 //  - with FLOPs but no bytes: fraction = achieved / P, bound unknown;
 //  - short kernels far below both roofs: latency;
 //  - unknown roofs or zero duration: the achieved figures only, bound unknown.

@@ -52,7 +52,13 @@ StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
     const RecorderOptions& options, std::unique_ptr<RunSink> sink) {
   std::unique_ptr<RunRecorder> r(new RunRecorder());
   r->options_ = options;
-  if (!options.device_profile_path.empty()) {
+  if (const std::string key =
+          DatasheetKeyOfProfileArg(options.device_profile_path);
+      !key.empty()) {
+    // --device-profile KEY: the datasheet's roofs, as --device KEY.
+    r->options_.device_key = key;
+    r->options_.device_profile_path.clear();
+  } else if (!options.device_profile_path.empty()) {
     RT_ASSIGN_OR_RETURN(DeviceProfile p,
                         LoadDeviceProfile(options.device_profile_path));
     r->profile_ = std::move(p);

@@ -21,6 +21,9 @@
 namespace rooftrace {
 namespace {
 
+// The group of kernels no operator launched (--by op, --by category).
+constexpr std::string_view kNoOperator = "(no operator)";
+
 // Bits of a group's FLOP / byte sources.
 constexpr int kSourceCounters = 1;
 constexpr int kSourceAnalytic = 2;
@@ -65,6 +68,7 @@ struct StringHash {
 // worked out once per kernel.
 struct KernelClass {
   std::optional<double> fraction;  // of its roof
+  bool above_roof = false;         // AboveRoof(fraction)
   int phase = 0;                   // PhaseIndex
   int bound = 0;                   // BoundIndex
   int flops_source = 0, bytes_source = 0;  // SourceBit
@@ -75,6 +79,9 @@ struct Accumulator {
   std::string name;
   std::string family;
   std::string shape;
+  // A catch-all group ("(no operator)"): kernels of unrelated work, so no
+  // one kernel's shape or precision speaks for it.
+  bool catch_all = false;
   int64_t count = 0;
   int64_t time_ns = 0;
   double flops = 0;
@@ -87,6 +94,8 @@ struct Accumulator {
   double ai_bytes = 0;
   double fraction_weighted = 0;  // sum of fraction * t
   int64_t fraction_time_ns = 0;
+  int64_t above_roof_count = 0;  // kernels with a fraction above 1
+  int64_t above_roof_ns = 0;
   std::array<int64_t, kNumPhases> phase_ns{};
   std::array<int64_t, kNumBounds> bound_ns{};
   // Launch counts break ties (zero-length kernels still have a phase).
@@ -190,6 +199,10 @@ struct Accumulator {
       fraction_weighted += *c.fraction * static_cast<double>(t);
       fraction_time_ns += t;
     }
+    if (c.above_roof) {
+      ++above_roof_count;
+      above_roof_ns += t;
+    }
     phase_ns[c.phase] += t;
     bound_ns[c.bound] += t;
     ++phase_n[c.phase];
@@ -224,6 +237,8 @@ struct Accumulator {
     if (fraction_time_ns > 0) {
       r.fraction_of_roof = fraction_weighted / fraction_time_ns;
     }
+    r.above_roof_count = above_roof_count;
+    r.above_roof_ns = above_roof_ns;
     double best = -1;
     for (const auto& [p, f] : precision_flops) {
       if (f > best) {
@@ -251,6 +266,12 @@ struct Accumulator {
       }
     }
     r.bound = kBoundNames[best_bound];
+    if (catch_all) {
+      r.shape.clear();
+      r.framework_shape.clear();
+      r.shape_share = 0;
+      r.precision.clear();
+    }
     r.flops_source = SourceName(flops_sources);
     r.bytes_source = SourceName(bytes_sources);
     if (bytes_sources & kSourcePmSampled) {
@@ -320,6 +341,16 @@ std::vector<GroupRow> SortedRows(const GroupMap& map, int64_t total_ns) {
 }
 
 }  // namespace
+
+std::string AboveRoofNote(const GroupRow& g) {
+  if (g.above_roof_count <= 0) return "";
+  std::string note = "model exceeds roof: figures suspect";
+  if (g.above_roof_count < g.count) {
+    note += " (" + std::to_string(g.above_roof_count) + " of " +
+            std::to_string(g.count) + " kernels)";
+  }
+  return note;
+}
 
 std::string ShapeLabel(const GroupRow& g) {
   if (g.shape.empty() || g.shape_count <= 1) return g.shape;
@@ -406,7 +437,9 @@ struct ReportBuilder::State {
   // phase) points. The pointers stay valid: the maps' nodes do not move.
   struct FamilySlots {
     Accumulator* group = nullptr;
-    std::array<Accumulator*, kNumPhases> by_phase{};
+    // [phase]: the kernels within their roof; [kNumPhases + phase]: those
+    // above it, a point of their own.
+    std::array<Accumulator*, 2 * kNumPhases> by_phase{};
   };
   std::array<int64_t, kNumPhases> steps{};
   GroupMap groups;
@@ -463,7 +496,7 @@ std::string_view KernelCategory(const KernelRow& k) {
   if (IsCollectiveKernel(k)) return "communication";
   if (!k.op.empty()) return OpCategory(k.op);
   if (k.gemm_call_id) return "GEMM";
-  return "(no operator)";
+  return kNoOperator;
 }
 
 }  // namespace
@@ -593,6 +626,7 @@ void ReportBuilder::Add(const KernelRow& k) {
     c.fraction = a.fraction_of_roof;
     bound = a.bound;
   }
+  c.above_roof = AboveRoof(c.fraction);
   c.phase = PhaseIndex(k.phase);
   c.bound = BoundIndex(bound);
   c.flops_source = SourceBit(k.flops_source);
@@ -602,6 +636,10 @@ void ReportBuilder::Add(const KernelRow& k) {
   if (k.flops) ++report.kernels_with_flops;
   if (k.dram_bytes) ++report.kernels_with_bytes;
   if (k.flops || k.dram_bytes) report.ns_with_figures += k.duration_ns;
+  if (c.above_roof) {
+    ++report.kernels_above_roof;
+    report.ns_above_roof += k.duration_ns;
+  }
   {
     int b = kNumDurationBuckets - 1;
     while (b > 0 && k.duration_ns < kDurationBucketNs[b]) --b;
@@ -645,7 +683,7 @@ void ReportBuilder::Add(const KernelRow& k) {
         key = key_buf;
         break;
       case GroupBy::kOp:
-        key = k.op.empty() ? std::string_view("(no operator)") : k.op;
+        key = k.op.empty() ? kNoOperator : k.op;
         break;
       case GroupBy::kCategory:
         key = KernelCategory(k);
@@ -655,6 +693,9 @@ void ReportBuilder::Add(const KernelRow& k) {
     if (inserted) {
       g.family = std::string(family);
       g.shape = std::string(k.shape);
+      g.catch_all = (options.group_by == GroupBy::kOp ||
+                     options.group_by == GroupBy::kCategory) &&
+                    key == kNoOperator;
       switch (options.group_by) {
         case GroupBy::kKernel:
           g.name = ShortKernelName(k.demangled.empty() ? key : k.demangled);
@@ -676,17 +717,21 @@ void ReportBuilder::Add(const KernelRow& k) {
   group->Add(k, c);
   if (options.with_families) {
     // One plot point per family and phase: prefill and decode launches of
-    // one GEMM family sit at very different intensities.
-    Accumulator*& f = slots.by_phase[c.phase];
+    // one GEMM family sit at very different intensities. Kernels above
+    // their roof are a point of their own, never averaged into the rest.
+    Accumulator*& f =
+        slots.by_phase[c.phase + (c.above_roof ? kNumPhases : 0)];
     if (f == nullptr) {
       const char* phase = kPhaseNames[c.phase];
       st.family_key.assign(family);
       st.family_key += '\x1f';
       st.family_key += phase;
+      if (c.above_roof) st.family_key += "\x1f" "above roof";
       f = &Lookup(st.families, st.family_key, &inserted);
       if (inserted) {
         f->family = std::string(family);
-        f->name = f->family + " (" + phase + ")";
+        f->name = f->family + " (" + phase +
+                  (c.above_roof ? ", above roof)" : ")");
       }
     }
     f->Add(k, c);

@@ -96,7 +96,25 @@ struct GroupRow {
   // 'none' when no kernel has one.
   std::string flops_source;
   std::string bytes_source;
+  // Kernels of the group computed above 100% of their roof (compute or
+  // DRAM) and their time: the analytic model gave more FLOPs or bytes than
+  // the GPU can do in the kernel's time, so its figures are suspect
+  // (AboveRoofNote). Counted, never hidden: their fraction stays in
+  // fraction_of_roof.
+  int64_t above_roof_count = 0;
+  int64_t above_roof_ns = 0;
 };
+
+// Whether a kernel's fraction of its roof is above 100%: no kernel can run
+// faster than its roof, so its modelled FLOPs or bytes are wrong.
+inline bool AboveRoof(const std::optional<double>& fraction_of_roof) {
+  return fraction_of_roof && *fraction_of_roof > 1.0;
+}
+
+// "model exceeds roof: figures suspect" for a group whose every kernel is
+// above its roof, with "(k of n kernels)" when only some are; empty when
+// none is.
+std::string AboveRoofNote(const GroupRow& g);
 
 // The group's shape for a person: the dominant one alone when it is the
 // only one, else with its share and the count:
@@ -190,7 +208,8 @@ struct Report {
   int64_t groups_omitted = 0;      // groups past --top
   int64_t omitted_ns = 0;
   // Every (family, phase) pair, for the roofline plot: name "family (phase)",
-  // key the family.
+  // key the family. A family's kernels above their roof are a point of their
+  // own, "family (phase, above roof)", whose above_roof_count is its count.
   std::vector<GroupRow> families;
   std::vector<PhaseRow> phases;    // phases with kernels, in kPhaseNames order
   int64_t kernel_count = 0;
@@ -204,6 +223,11 @@ struct Report {
   // roofline, on their bus bandwidth): with ns_with_figures, the share of
   // the run that is accounted for.
   int64_t ns_comm_with_message = 0;
+  // Kernels computed above 100% of their roof (AboveRoof) and their GPU
+  // time: findings, shown in the header and in their rows, and drawn apart
+  // on the roofline (report.families holds them as their own points).
+  int64_t kernels_above_roof = 0;
+  int64_t ns_above_roof = 0;
   // Per device: wall span of its kernels, busy (kernels and copies) and
   // idle time (busy_time.h).
   std::vector<DeviceBusy> busy;

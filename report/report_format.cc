@@ -66,8 +66,32 @@ const std::vector<Column>& TableColumns() {
        [](const GroupRow& g) { return Fixed(Scaled(g.fraction_of_roof, 100), 1); }},
       {"bound", true, [](const GroupRow& g) { return g.bound; }},
       {"phase", true, PhaseCell},
+      {"note", true, AboveRoofNote},
   };
   return kColumns;
+}
+
+// The note column is printed only when a row has a note.
+bool AnyNote(const std::vector<GroupRow>& rows) {
+  for (const GroupRow& g : rows) {
+    if (g.above_roof_count > 0) return true;
+  }
+  return false;
+}
+
+// "12 kernels (3.4% of GPU time) computed above 100% of their roof: the
+// model exceeds the roof, figures suspect (rows marked)"; empty when none.
+std::string AboveRoofLine(const Report& r) {
+  if (r.kernels_above_roof <= 0) return "";
+  return std::to_string(r.kernels_above_roof) +
+         (r.kernels_above_roof == 1 ? " kernel (" : " kernels (") +
+         Fixed(r.total_ns > 0 ? 100.0 * static_cast<double>(r.ns_above_roof) /
+                                    static_cast<double>(r.total_ns)
+                              : 0.0,
+               1) +
+         "% of GPU time) computed above 100% of their roof: the model "
+         "exceeds the roof, figures suspect (rows marked, drawn apart on the "
+         "roofline)";
 }
 
 constexpr size_t kNameWidth = 60;
@@ -240,7 +264,10 @@ class TableWriter : public ReportWriter {
           << r.groups.size() + r.groups_omitted << ")";
     }
     out << "\n";
-    const auto& cols = TableColumns();
+    const auto& all_cols = TableColumns();
+    const size_t ncols = AnyNote(r.groups) ? all_cols.size()
+                                           : all_cols.size() - 1;
+    const std::vector<Column> cols(all_cols.begin(), all_cols.begin() + ncols);
     std::vector<std::string> titles;
     std::vector<bool> left;
     for (const Column& c : cols) {
@@ -274,7 +301,8 @@ const char* const kCsvHeader =
     "name,key,family,shape,count,total_ns,mean_ns,time_share,flops,bytes,ai,"
     "achieved_flops_per_s,achieved_bytes_per_s,fraction_of_roof,bound,phase,"
     "phase_share,precision,flops_source,bytes_source,median_ns,min_ns,max_ns,"
-    "stddev_ns,shape_count,shape_share,framework_shape\n";
+    "stddev_ns,shape_count,shape_share,framework_shape,above_roof_count,"
+    "above_roof_ns,note\n";
 
 void WriteCsvRow(const GroupRow& g, std::ostream& out) {
   out << CsvField(g.name) << ',' << CsvField(g.key) << ',' << CsvField(g.family)
@@ -287,7 +315,8 @@ void WriteCsvRow(const GroupRow& g, std::ostream& out) {
       << g.flops_source << ',' << g.bytes_source << ',' << Plain(g.median_ns)
       << ',' << g.min_ns << ',' << g.max_ns << ',' << Plain(g.stddev_ns) << ','
       << g.shape_count << ',' << Plain(g.shape_share) << ','
-      << CsvField(g.framework_shape) << '\n';
+      << CsvField(g.framework_shape) << ',' << g.above_roof_count << ','
+      << g.above_roof_ns << ',' << CsvField(AboveRoofNote(g)) << '\n';
 }
 
 class CsvWriter : public ReportWriter {
@@ -327,7 +356,10 @@ void WriteJsonGroup(const GroupRow& g, std::ostream& out) {
   }
   out << "},\"precision\":" << JsonString(g.precision)
       << ",\"flops_source\":" << JsonString(g.flops_source)
-      << ",\"bytes_source\":" << JsonString(g.bytes_source) << "}";
+      << ",\"bytes_source\":" << JsonString(g.bytes_source)
+      << ",\"above_roof_count\":" << g.above_roof_count
+      << ",\"above_roof_ns\":" << g.above_roof_ns
+      << ",\"note\":" << JsonString(AboveRoofNote(g)) << "}";
 }
 
 class JsonWriter : public ReportWriter {
@@ -377,6 +409,8 @@ class JsonWriter : public ReportWriter {
         << ",\"kernels_with_bytes\":" << r.kernels_with_bytes
         << ",\"ns_with_figures\":" << r.ns_with_figures
         << ",\"ns_comm_with_message\":" << r.ns_comm_with_message
+        << ",\"kernels_above_roof\":" << r.kernels_above_roof
+        << ",\"ns_above_roof\":" << r.ns_above_roof
         << ",\"busy\":[";
     for (size_t i = 0; i < r.busy.size(); ++i) {
       const DeviceBusy& b = r.busy[i];
@@ -435,7 +469,11 @@ class JsonWriter : public ReportWriter {
 };
 
 void HtmlTable(const std::vector<GroupRow>& rows, std::ostream& out) {
-  const auto& cols = TableColumns();
+  const auto& all_cols = TableColumns();
+  const std::vector<Column> cols(
+      all_cols.begin(),
+      all_cols.begin() + (AnyNote(rows) ? all_cols.size()
+                                        : all_cols.size() - 1));
   out << "<div class=\"wide\"><table class=\"num\"><thead><tr>";
   for (const Column& c : cols) {
     out << "<th" << (c.left ? " class=\"l\"" : "") << ">" << XmlEscape(c.title)
@@ -506,6 +544,10 @@ class HtmlWriter : public ReportWriter {
              std::to_string(r.kernel_count) + " kernels have FLOPs, " +
              std::to_string(r.kernels_with_bytes) + " have bytes; " +
              FiguresShare(r));
+    if (const std::string above = AboveRoofLine(r); !above.empty()) {
+      out << "<dt class=\"warn\">ABOVE ROOF</dt><dd class=\"warn\">"
+          << XmlEscape(above) << "</dd>\n";
+    }
     item("kernels", std::to_string(r.kernel_count) + " kernels, " +
                         Fixed(r.total_ns * 1e-6, 3) + " ms GPU time");
     for (const DeviceBusy& b : r.busy) item("GPU busy", BusyLine(b));
@@ -620,6 +662,9 @@ void WriteHeaderText(const Report& r, std::ostream& out) {
       << r.kernels_with_flops << " of " << r.kernel_count
       << " kernels have FLOPs, " << r.kernels_with_bytes << " have bytes; "
       << FiguresShare(r) << "\n";
+  if (const std::string above = AboveRoofLine(r); !above.empty()) {
+    out << "  WARNING:  " << above << "\n";
+  }
   out << "  kernels:  " << r.kernel_count << " kernels, "
       << Fixed(r.total_ns * 1e-6, 3) << " ms GPU time\n";
   for (const DeviceBusy& b : r.busy) {

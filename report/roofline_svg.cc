@@ -443,6 +443,9 @@ std::vector<RooflinePlot::Roof> ReportRoofs(
   return out;
 }
 
+// Points above their roof: red, a colour no phase has.
+constexpr char kAboveRoofColor[] = "#d62728";
+
 // A family's hover text: its numbers, bound, phase and precision.
 std::string FamilyTitle(const GroupRow& g) {
   auto scaled = [](const std::optional<double>& v, double f) {
@@ -522,6 +525,7 @@ std::string RenderRooflineSvg(const Report& report,
                 std::to_string(report.kernel_count) + " kernels";
   plot.dram_bytes_per_s = roofs.dram_bytes_per_s;
   plot.roofs = ReportRoofs(roofs, placed);
+  int64_t above = 0;
   for (const GroupRow* g : placed) {
     RooflinePlot::Point p;
     p.ai = *g->ai;
@@ -529,6 +533,15 @@ std::string RenderRooflineSvg(const Report& report,
     p.radius = 3.0 + 22.0 * std::sqrt(g->time_share);
     p.style.color = PhaseColor(PhaseIndex(g->phase));
     p.title = FamilyTitle(*g);
+    if (g->above_roof_count > 0) {
+      // Above its roof: a finding, not a measurement; a hollow red
+      // diamond, never a point like the others (its phase is in the title).
+      ++above;
+      p.style.color = kAboveRoofColor;
+      p.style.marker = RooflineMarker::kDiamond;
+      p.style.filled = false;
+      p.title = "MODEL EXCEEDS ROOF: figures suspect\n" + p.title;
+    }
     // The family alone: the colour already says the phase.
     p.label = g->key.empty() ? g->name : g->key;
     p.label_rank = static_cast<double>(g->total_ns);
@@ -536,6 +549,11 @@ std::string RenderRooflineSvg(const Report& report,
   }
   for (const PhaseRow& ph : report.phases) {
     plot.legend_keys.push_back({{PhaseColor(PhaseIndex(ph.phase))}, ph.phase});
+  }
+  if (above > 0) {
+    plot.legend_keys.push_back(
+        {{kAboveRoofColor, RooflineMarker::kDiamond, false},
+         "model exceeds roof: figures suspect"});
   }
   plot.legend = !text.legend.empty() ? text.legend
                 : plot.roofs.empty() && roofs.dram_bytes_per_s <= 0
@@ -550,6 +568,17 @@ std::string RenderRooflineSvg(const Report& report,
                 " families without FLOPs or bytes are not plotted (" +
                 Fixed(report.total_ns ? 100.0 * unplaced_ns / report.total_ns : 0.0, 1) +
                 "% of GPU time; see the table)";
+  }
+  if (report.kernels_above_roof > 0) {
+    plot.note += (plot.note.empty() ? "" : "; ") +
+                 std::to_string(report.kernels_above_roof) +
+                 " kernels computed above their roof (" +
+                 Fixed(report.total_ns ? 100.0 * report.ns_above_roof /
+                                             report.total_ns
+                                       : 0.0,
+                       1) +
+                 "% of GPU time) are hollow diamonds: the model exceeds the "
+                 "roof, their figures are suspect";
   }
   return RenderRooflinePlot(plot);
 }

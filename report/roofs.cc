@@ -91,11 +91,12 @@ std::optional<RoofTable> RoofTableFromDatasheet(std::string_view device_or_key) 
 }
 
 StatusOr<RoofTable> LoadRoofTable(const std::string& profile) {
-  std::string key = profile;
-  if (key.rfind("datasheet:", 0) == 0) key = key.substr(10);
+  if (const std::string key = DatasheetKeyOfProfileArg(profile);
+      !key.empty()) {
+    if (std::optional<RoofTable> t = RoofTableFromDatasheet(key)) return *t;
+  }
   struct stat st;
   if (stat(profile.c_str(), &st) != 0) {
-    if (std::optional<RoofTable> t = RoofTableFromDatasheet(key)) return *t;
     return NotFound("--device-profile " + profile +
                     ": no such file and not a datasheet key; pass a profile "
                     "written by `rooftrace calibrate` or a key listed by "

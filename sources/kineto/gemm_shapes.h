@@ -45,7 +45,15 @@ struct OpInput {
   // Inputs": "True", "0.125", "[4, 4]"); empty for a tensor or when not
   // recorded.
   std::string_view concrete;
+  // The tensor's strides in elements ("Input Strides"), kept only when they
+  // make it hold fewer elements than its shape (model/ops.h
+  // StoredElements: a stride-0 broadcast or expanded dimension, an
+  // overlapping view). has_strides false: every element stored once
+  // (contiguous, a plain non-contiguous view, or no strides recorded).
+  bool has_strides = false;
+  int64_t strides[kMaxRank] = {};
 };
+
 
 struct OpInputs {
   int count = 0;

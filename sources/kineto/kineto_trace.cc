@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "base/json_checker.h"
+#include "model/ops.h"
 #include "sources/kineto/op_shapes.h"
 #include "sources/nsys/cuda_api_names.h"
 
@@ -288,6 +289,13 @@ struct Scratch {
   int type_count = 0;
   std::string_view concrete[kMaxOpInputs];
   int concrete_count = 0;
+  // "Input Strides" as the trace wrote it (read only for the operators
+  // whose figures use it: AddHost), then one row per input (rank -1: not
+  // one tensor's).
+  std::string_view strides_json;
+  int64_t strides[kMaxOpInputs][kMaxRank] = {};
+  int stride_rank[kMaxOpInputs] = {};
+  int stride_count = 0;
   std::vector<Metric> numeric;  // every numeric arg, for profiler ranges
   CommArgs comm;
   bool has_comm = false;  // a "Collective name" arg
@@ -302,6 +310,8 @@ struct Scratch {
     inputs.count = 0;
     type_count = 0;
     concrete_count = 0;
+    strides_json = {};
+    stride_count = 0;
     numeric.clear();
     comm = CommArgs();
     has_comm = false;
@@ -325,6 +335,7 @@ class EventReader {
   error_code ReadDims(od::value v);
   error_code AddListTensor(od::value shape, OpInput* in);
   error_code ReadTypes(od::value v);
+  void ParseStrides();
   error_code ReadStrings(od::value v, std::string_view* out, int* count);
   void Dispatch();
   void AddGpu(GpuEvent::Kind kind);
@@ -400,6 +411,15 @@ error_code EventReader::ReadArgs(od::object args) {
       KT_TRY(ReadTypes(v));
     } else if (k == "Concrete Inputs") {
       KT_TRY(ReadStrings(v, s_.concrete, &s_.concrete_count));
+    } else if (k == "Input Strides") {
+      // Skipped over as text here: most cpu_ops are not modelled, and
+      // reading every stride cost 3% of a serving trace's parse.
+      od::json_type type;
+      KT_TRY(v.type().get(type));
+      if (type != od::json_type::array) continue;
+      od::array strides;
+      KT_TRY(v.get_array().get(strides));
+      KT_TRY(strides.raw_json().get(s_.strides_json));
     } else if (k == "name") {
       KT_TRY(strings_.Get(v, &s_.arg_name));
     } else if (k == "kernel") {
@@ -519,6 +539,45 @@ error_code EventReader::AddListTensor(od::value shape, OpInput* in) {
   ++in->list_size;
   in->list_elements += elements;
   return simdjson::SUCCESS;
+}
+
+// "Input Strides" (s_.strides_json): one array per input, as "Input
+// Dims" (numbers for a tensor, arrays for a list, empty for a scalar), in
+// elements. The text is On-Demand's raw JSON of an array it has checked
+// the structure of; a number that does not read leaves its input without
+// strides.
+void EventReader::ParseStrides() {
+  std::string_view t = s_.strides_json;
+  s_.stride_count = 0;
+  int depth = 0;
+  int at = -1;  // the input being read
+  for (size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    if (c == '[') {
+      ++depth;
+      if (depth == 2) {
+        if (s_.stride_count == kMaxOpInputs) return;
+        at = s_.stride_count++;
+        s_.stride_rank[at] = 0;
+      } else if (depth > 2 && at >= 0) {
+        s_.stride_rank[at] = -1;  // a list's tensors: not kept
+      }
+    } else if (c == ']') {
+      --depth;
+    } else if (depth == 2 && at >= 0 && (c == '-' || (c >= '0' && c <= '9'))) {
+      int64_t v = 0;
+      const auto r = std::from_chars(t.data() + i, t.data() + t.size(), v);
+      const bool whole = r.ptr == t.data() + t.size() ||
+                         (*r.ptr != '.' && *r.ptr != 'e' && *r.ptr != 'E');
+      if (r.ec != std::errc() || !whole || s_.stride_rank[at] < 0 ||
+          s_.stride_rank[at] == kMaxRank) {
+        s_.stride_rank[at] = -1;
+      } else {
+        s_.strides[at][s_.stride_rank[at]++] = v;
+      }
+      if (r.ptr > t.data() + i) i = static_cast<size_t>(r.ptr - t.data()) - 1;
+    }
+  }
 }
 
 error_code EventReader::ReadTypes(od::value v) {
@@ -645,6 +704,13 @@ void EventReader::AddGpu(GpuEvent::Kind kind) {
   t_.gpu.push_back(g);
 }
 
+// The product of a tensor input's dimensions.
+int64_t ElementsOf(const OpInput& in) {
+  int64_t p = 1;
+  for (int i = 0; i < in.rank; ++i) p *= in.dims[i];
+  return p;
+}
+
 void EventReader::AddHost(HostEvent::Kind kind, int32_t api) {
   HostEvent h;
   h.kind = kind;
@@ -668,6 +734,7 @@ void EventReader::AddHost(HostEvent::Kind kind, int32_t api) {
     }
     h.inputs = static_cast<int32_t>(t_.op_inputs.size());
     h.input_count = s_.inputs.count;
+    if (!s_.strides_json.empty()) ParseStrides();
     for (int i = 0; i < s_.inputs.count; ++i) {
       const OpInput& in = s_.inputs.in[i];
       PackedInput p;
@@ -685,6 +752,17 @@ void EventReader::AddHost(HostEvent::Kind kind, int32_t api) {
       if (in.list_elements != 0) {
         p.has_list_elements = true;
         t_.op_dims.push_back(in.list_elements);
+      }
+      // Strides are kept only where they change what the tensor holds (a
+      // broadcast dimension): most tensors are contiguous, and a trace's
+      // memory is mostly its operators' inputs.
+      if (i < s_.stride_count && in.rank > 0 &&
+          s_.stride_rank[i] == in.rank &&
+          StoredElements(in.dims, s_.strides[i], in.rank) <
+              ElementsOf(in)) {
+        p.has_strides = true;
+        t_.op_dims.insert(t_.op_dims.end(), s_.strides[i],
+                          s_.strides[i] + in.rank);
       }
       t_.op_inputs.push_back(p);
     }
@@ -919,6 +997,12 @@ OpInputs KinetoTrace::InputsOf(const HostEvent& h) const {
     const int64_t* dims = op_dims.data() + p.dims;
     std::copy(dims, dims + p.dim_count, out.dims);
     if (p.has_list_elements) out.list_elements = dims[p.dim_count];
+    if (p.has_strides) {
+      const int64_t* strides =
+          dims + p.dim_count + (p.has_list_elements ? 1 : 0);
+      out.has_strides = true;
+      std::copy(strides, strides + p.rank, out.strides);
+    }
   }
   return in;
 }

@@ -118,7 +118,8 @@ struct FlowEnd {
 
 // An operator's input as the trace keeps it (InputsOf gives it back as an
 // OpInput): its strings as numbers in the trace's string pool, its
-// dimensions in KinetoTrace::op_dims. 20 bytes where an OpInput takes 104:
+// dimensions (and broadcast strides) in KinetoTrace::op_dims. 24 bytes
+// where an OpInput takes 160:
 // shaped operators are a third of a trace's events.
 struct PackedInput {
   uint32_t type = 0, concrete = 0;
@@ -127,6 +128,9 @@ struct PackedInput {
   uint32_t dims = 0;  // op_dims[dims, dims + dim_count), list elements after
   uint8_t dim_count = 0;
   bool has_list_elements = false;
+  // `rank` strides follow (after the list elements): kept only when they
+  // store fewer elements than the shape (OpInput::has_strides).
+  bool has_strides = false;
 };
 
 struct Metric {

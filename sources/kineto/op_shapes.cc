@@ -72,6 +72,12 @@ int64_t Elements(const OpInput& t) {
   return p;
 }
 
+// What reading `t` reads (StoredElementsOf).
+int64_t ReadElements(const OpInput& t) {
+  return t.has_strides ? StoredElements(t.dims, t.strides, t.rank)
+                       : Elements(t);
+}
+
 std::string DimsText(const OpInput& t) {
   std::string s;
   for (int i = 0; i < t.rank; ++i) {
@@ -291,7 +297,9 @@ std::optional<OpFigures> PointwiseFigures(int flops_per_element,
     if (largest < 0 || n > Elements(in.in[largest])) largest = i;
     if (i == 0 && overwrites) continue;
     const int size = TorchTypeBytes(in.in[i].type);
-    read += static_cast<uint64_t>(n) * static_cast<uint64_t>(size);
+    // A broadcast (stride-0) input is read once per stored element.
+    read += static_cast<uint64_t>(ReadElements(in.in[i])) *
+            static_cast<uint64_t>(size);
   }
   if (largest < 0) return std::nullopt;
   const OpInput& out = in.in[largest];
@@ -553,6 +561,7 @@ std::optional<OpFigures> ReductionFigures(const FamilyOp& op,
   }
   ReductionOp r;
   r.in_elements = Elements(x);
+  const int64_t stored_in = ReadElements(x);
   r.in_element_bytes = TorchTypeBytes(x.type);
   r.out_element_bytes = op.index_only ? 8 : r.in_element_bytes;
   bool has_dim = false;
@@ -580,7 +589,8 @@ std::optional<OpFigures> ReductionFigures(const FamilyOp& op,
   }
   r.writes_index = op.index_with_values && has_dim;
   OpFigures f;
-  f.flops = ReductionFlops(r);
+  f.flops = ReductionFlops(r);  // one per logical element
+  r.in_elements = stored_in;     // but a broadcast input is read once
   f.min_bytes = ReductionMinBytes(r);
   f.precision = PointwisePrecision(CudaTypeOfTorchType(x.type));
   if (f.min_bytes == 0) return std::nullopt;
@@ -613,7 +623,9 @@ std::optional<OpFigures> GatherFigures(const FamilyOp& op,
     g.out_elements = Elements(x) / x.dims[d] * Elements(ix);
   }
   g.element_bytes = TorchTypeBytes(x.type);
-  g.index_elements = Elements(ix);
+  // gather's index is often expanded from one column ([n, d], strides
+  // [1, 0]): read once per stored element.
+  g.index_elements = ReadElements(ix);
   g.index_element_bytes = TorchTypeBytes(ix.type);
   OpFigures f;
   f.min_bytes = GatherMinBytes(g);
@@ -639,7 +651,7 @@ std::optional<OpFigures> FamilyFigures(const FamilyOp& op,
       uint64_t bytes = 0;
       for (int i = 0; i < in.count; ++i) {
         if (!IsTensorInput(in, i)) continue;
-        bytes += static_cast<uint64_t>(Elements(in.in[i])) *
+        bytes += static_cast<uint64_t>(ReadElements(in.in[i])) *
                  static_cast<uint64_t>(TorchTypeBytes(in.in[i].type));
       }
       OpFigures f;
@@ -654,6 +666,8 @@ std::optional<OpFigures> FamilyFigures(const FamilyOp& op,
   return std::nullopt;
 }
 }  // namespace
+
+int64_t StoredElementsOf(const OpInput& t) { return ReadElements(t); }
 
 bool IsModelledOp(std::string_view name) {
   return AttentionOpOf(name) != nullptr || ConvOpOf(name) != nullptr ||

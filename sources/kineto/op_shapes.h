@@ -1,6 +1,8 @@
 // The analytic figures of a PyTorch operator other than a GEMM, from the
 // shapes, types and scalar values the profiler recorded for its inputs
-// (record_shapes=True: "Input Dims", "Input type", "Concrete Inputs"):
+// (record_shapes=True: "Input Dims", "Input type", "Concrete Inputs",
+// "Input Strides"; every tensor an operator reads is counted at its stored
+// elements, StoredElementsOf):
 // attention (scaled_dot_product_attention and the flash, efficient and
 // cuDNN forms it dispatches to), convolution (conv1d/2d/3d, convolution,
 // _convolution, cudnn_convolution; not transposed) and the pointwise
@@ -47,6 +49,12 @@ struct TorchDtype {
 const TorchDtype* FindTorchDtype(std::string_view dtype);
 // Its element size; 0 when unknown.
 int TorchTypeBytes(std::string_view dtype);
+
+// The elements input `t`'s memory holds, what an operator reading it
+// reads: model/ops.h StoredElements of its dimensions and strides when the
+// trace gave strides that store fewer (a stride-0 broadcast or expanded
+// dimension is read once), else the product of its dimensions.
+int64_t StoredElementsOf(const OpInput& t);
 
 // Whether `name` is one of the operators above.
 bool IsModelledOp(std::string_view name);

@@ -158,7 +158,7 @@ TEST_F(AnalyzeCliTest, CsvColumnsCarryRawUnits) {
   std::getline(in, gemm);
   const std::vector<std::string> h = SplitCsv(header);
   const std::vector<std::string> v = SplitCsv(gemm);
-  ASSERT_EQ(h.size(), 27u);
+  ASSERT_EQ(h.size(), 30u);  // above_roof_count, above_roof_ns, note last
   ASSERT_EQ(v.size(), h.size()) << gemm;
   auto cell = [&](const std::string& name) {
     for (size_t i = 0; i < h.size(); ++i) {
@@ -195,6 +195,8 @@ TEST_F(AnalyzeCliTest, CsvColumnsCarryRawUnits) {
   // The framework's convention needs the kernels' token count, which this
   // run's GEMM has not: empty, not guessed.
   EXPECT_EQ(cell("framework_shape"), "");
+  EXPECT_EQ(cell("above_roof_count"), "0");  // the golden run is within
+  EXPECT_EQ(cell("note"), "");
   EXPECT_EQ(cell("shape_count"), "2");
   EXPECT_NEAR(num("shape_share"), 300000.0 / 340000.0, 1e-9);
 }

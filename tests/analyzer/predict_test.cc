@@ -548,6 +548,22 @@ TEST(PredictTest, BadInputNamesTheOptionAndTheFix) {
   EXPECT_FALSE(ResolvePredictDevice("h100-sxm", "p.json", 0).ok());
 }
 
+// --device-profile KEY is --device KEY, as in every other command.
+TEST(PredictTest, DeviceProfileTakesADatasheetKey) {
+  StatusOr<PredictDevice> by_profile = ResolvePredictDevice("", "mi300x", 0);
+  ASSERT_TRUE(by_profile.ok()) << by_profile.status().message();
+  StatusOr<PredictDevice> by_key = ResolvePredictDevice("mi300x", "", 0);
+  ASSERT_TRUE(by_key.ok()) << by_key.status().message();
+  EXPECT_EQ(by_profile->name, by_key->name);
+  EXPECT_EQ(by_profile->roof_source, "datasheet:mi300x");
+  EXPECT_EQ(by_profile->dram_bytes_per_s, by_key->dram_bytes_per_s);
+  StatusOr<PredictDevice> none = ResolvePredictDevice("", "gtx-9999", 0);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("not a datasheet key"),
+            std::string::npos)
+      << none.status().message();
+}
+
 // int4 weights with bf16 compute: a quarter of the bf16 weight bytes.
 TEST(PredictTest, Int4WeightsWithBf16Compute) {
   PredictOptions o;

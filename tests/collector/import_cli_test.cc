@@ -135,6 +135,34 @@ TEST_F(ImportCliTest, DeviceKeyOverridesTheRoofs) {
               312e12 / 2039e9, 1e-9);
 }
 
+// --device-profile takes a datasheet key as analyze does ("mi300x",
+// "datasheet:a100-80gb"): the key's roofs, not a refusal for a missing
+// file; a name that is neither a file nor a key is refused, naming both.
+TEST_F(ImportCliTest, DeviceProfileTakesADatasheetKey) {
+  ASSERT_EQ(Import({Trace("a.rft"), "-o", store_, "--device-profile",
+                    "mi300x", "-q"}),
+            0)
+      << err_;
+  {
+    StoreQuery q(store_);
+    EXPECT_EQ(q.Text("SELECT roof_source FROM runs"), "datasheet:mi300x");
+  }
+  const std::string other = dir_.File("other.sqlite");
+  ASSERT_EQ(Import({Trace("b.rft"), "-o", other, "--device-profile",
+                    "datasheet:a100-80gb", "-q"}),
+            0)
+      << err_;
+  {
+    StoreQuery q(other);
+    EXPECT_EQ(q.Text("SELECT roof_source FROM runs"), "datasheet:a100-80gb");
+  }
+  EXPECT_EQ(Import({Trace("c.rft"), "-o", dir_.File("bad.sqlite"),
+                    "--device-profile", "gtx-9999", "-q"}),
+            2);
+  EXPECT_NE(err_.find("gtx-9999"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("not a datasheet key"), std::string::npos) << err_;
+}
+
 // A bad second file is found before the first is stored: nothing written,
 // not even the store file.
 TEST_F(ImportCliTest, EveryFileIsCheckedFirst) {

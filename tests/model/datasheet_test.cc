@@ -57,6 +57,22 @@ TEST(DatasheetTest, DensePeaksNotSparsity) {
 }
 
 // Every required device is present with a bandwidth and a bf16 peak.
+// Vector (non-tensor) 16-bit peaks for B200 and the Instinct parts, where
+// bf16 norm and activation kernels run (docs/device-profile.md names the
+// sources): B200 twice its fp32 (75 TFLOP/s), CDNA3/CDNA4 at their fp32
+// vector peak.
+TEST(DatasheetTest, VectorSixteenBitPeaks) {
+  EXPECT_NEAR(Peak("b200", Precision::kFp32), 75e12, 1e9);
+  EXPECT_NEAR(Peak("b200", Precision::kFp16), 150e12, 1e9);
+  EXPECT_NEAR(Peak("b200", Precision::kBf16), 150e12, 1e9);
+  for (const char* key : {"mi300x", "mi325x"}) {
+    EXPECT_NEAR(Peak(key, Precision::kFp16), 163.4e12, 1e9) << key;
+    EXPECT_NEAR(Peak(key, Precision::kBf16), 163.4e12, 1e9) << key;
+  }
+  EXPECT_NEAR(Peak("mi355x", Precision::kFp16), 157.3e12, 1e9);
+  EXPECT_NEAR(Peak("mi355x", Precision::kBf16), 157.3e12, 1e9);
+}
+
 TEST(DatasheetTest, RequiredDevicesPresent) {
   for (const char* key : {"t4", "v100", "a100-40gb", "a100-80gb", "h100-sxm",
                           "h100-pcie", "h200", "l4", "l40s", "b200",

@@ -148,6 +148,22 @@ TEST(KernelNamesTest, AnonymousNamespaceKeepsTheKernelName) {
   EXPECT_EQ(KernelFamily("my_plain_kernel"), "my_plain_kernel");
 }
 
+// vLLM's fused_add_rms_norm_kernel returns std::enable_if<...>::type, whose
+// template argument holds a comparison "(8)>(0)": the family is the kernel,
+// not the return type.
+TEST(KernelNamesTest, EnableIfReturnTypeIsSkipped) {
+  const char* mangled =
+      "_ZN4vllm25fused_add_rms_norm_kernelIN3c108BFloat16ELi8EEENSt9enable_"
+      "ifIXaagtT0_Li0EsrNS_12_typeConvertIT_EE6existsEvE4typeEPS5_lS8_PKS5_"
+      "fii";
+  ASSERT_NE(Demangle(mangled), mangled);  // the demangler accepts it
+  EXPECT_EQ(KernelFamily(mangled), "vllm::fused_add_rms_norm_kernel");
+  EXPECT_EQ(ShortKernelName(mangled), "vllm::fused_add_rms_norm_kernel");
+  EXPECT_EQ(KernelFamily("std::enable_if<((4)>(0)), void>::type "
+                         "vllm::rms_norm_kernel<float, 4>(float*, int)"),
+            "vllm::rms_norm_kernel");
+}
+
 // A name the demangler rejects still yields its qualified base name.
 TEST(KernelNamesTest, UndemangleableNamesFallBackToTheMangledPrefix) {
   const char* bad = "_Z19silu_and_mul_kernelXX";

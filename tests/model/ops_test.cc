@@ -13,6 +13,29 @@ namespace {
 
 using namespace cuda_type;  // NOLINT
 
+// What a tensor's memory holds from its dimensions and strides: the
+// product for contiguous and sliced views, once per stored element for a
+// stride-0 dimension, the span for an overlapping window.
+TEST(StoredElementsTest, StrideZeroDimensionsAreStoredOnce) {
+  const int64_t dims[] = {15360, 4096};
+  const int64_t contiguous[] = {4096, 1};
+  const int64_t slice[] = {6144, 1};  // a view of a wider row
+  const int64_t expanded[] = {1, 0};  // a column expanded along rows
+  const int64_t scalar[] = {0, 0};    // one value expanded to all
+  EXPECT_EQ(StoredElements(dims, contiguous, 2), 15360 * 4096);
+  EXPECT_EQ(StoredElements(dims, slice, 2), 15360 * 4096);
+  EXPECT_EQ(StoredElements(dims, expanded, 2), 15360);
+  EXPECT_EQ(StoredElements(dims, scalar, 2), 1);
+  // unfold(0, 4, 1) of 10 elements: 7 windows of 4 over 10 elements.
+  const int64_t windows[] = {7, 4}, overlap[] = {1, 1};
+  EXPECT_EQ(StoredElements(windows, overlap, 2), 10);
+  const int64_t flipped[] = {-4096, -1};
+  EXPECT_EQ(StoredElements(dims, flipped, 2), 15360 * 4096);
+  const int64_t empty[] = {0, 4096};
+  EXPECT_EQ(StoredElements(empty, contiguous, 2), 0);
+  EXPECT_EQ(StoredElements(dims, contiguous, 0), 1);  // a 0-d tensor
+}
+
 // BERT-small's attention (the H100 Kineto trace): B=1, H=8, L=141, D=64,
 // bf16. FLOPs 4 * 1 * 8 * 141 * 141 * 64 = 40,716,288; bytes
 // 4 * (1 * 8 * 141 * 64) * 2 = 4 * 72,192 * 2 = 577,536.

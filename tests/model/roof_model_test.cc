@@ -232,6 +232,51 @@ TEST(AnnotateTest, UnknownsStayUnknown) {
   EXPECT_EQ(b.bound, Bound::kUnknown);
 }
 
+// A kernel whose precision has no peak on the device (bf16 on CUDA cores
+// where only tensor peaks are known) but with FLOPs and bytes: below the
+// ridge of every roof the device has it is memory-bound on AI*B; above the
+// lowest ridge the bound stays unknown, unless its bytes moved faster than
+// DRAM allows, which is above any roof.
+TEST(AnnotateTest, UnknownPeakBelowEveryRidgeIsMemoryBound) {
+  Roofs r;
+  r.dram_bytes_per_s = 1e12;
+  r.peak_flops_per_s[static_cast<int>(Precision::kFp64)] = 50e12;  // ridge 50
+  r.peak_flops_per_s[static_cast<int>(Precision::kFp16Tensor)] = 1000e12;
+  ASSERT_EQ(r.Peak(Precision::kBf16), 0);  // no fp16 vector peak either
+  EXPECT_EQ(r.LowestPeak(), 50e12);
+  KernelFacts f;
+  f.duration_ns = 100000;  // 100 us
+  f.flops[static_cast<int>(Precision::kBf16)] = 4'000'000'000;  // 40 TFLOP/s
+  f.flops_source = Source::kAnalytic;
+  f.dram_bytes = 50'000'000'000 / 1000;  // 50 MB: 0.5 TB/s, AI 80
+  f.bytes_source = Source::kAnalytic;
+  // AI 80 is past the fp64 ridge (50): the peak decides, and it is unknown.
+  Annotation a = Annotate(f, r);
+  EXPECT_EQ(a.bound, Bound::kUnknown);
+  EXPECT_FALSE(a.fraction_of_roof.has_value());
+  // AI 8 (500 MB): below every ridge, memory-bound on AI*B = 8 TFLOP/s;
+  // 40 TFLOP/s achieved is 5x that (500 MB in 100 us: 5 TB/s).
+  f.dram_bytes = 500'000'000;
+  a = Annotate(f, r);
+  EXPECT_EQ(a.bound, Bound::kMemory);
+  ASSERT_TRUE(a.fraction_of_roof.has_value());
+  EXPECT_NEAR(*a.fraction_of_roof, 5.0, 1e-12);
+  EXPECT_NEAR(*a.roof_flops_per_s, 8e12, 1);
+  // 1 ms instead: 0.5 TB/s, half of the memory roof.
+  f.duration_ns = 1'000'000;
+  a = Annotate(f, r);
+  EXPECT_EQ(a.bound, Bound::kMemory);
+  EXPECT_NEAR(*a.fraction_of_roof, 0.5, 1e-12);
+  // Past the lowest ridge but bytes faster than DRAM: above any roof,
+  // bound unknown, fraction at least bytes/s over B.
+  f.dram_bytes = 40'000'000;  // AI 100; 40 MB in 10 us = 4 TB/s
+  f.duration_ns = 10000;
+  a = Annotate(f, r);
+  EXPECT_EQ(a.bound, Bound::kUnknown);
+  ASSERT_TRUE(a.fraction_of_roof.has_value());
+  EXPECT_NEAR(*a.fraction_of_roof, 4.0, 1e-12);
+}
+
 // Counters measured at 1.59 GHz on an H100 SXM (boost 1.98 GHz): an
 // 8192^3 bf16 GEMM in 1.5 ms is judged against 989.4e12 * 1590 / 1980 =
 // 794.518e12 FLOP/s. 2 * 8192^3 = 1,099,511,627,776 FLOPs over 402,653,184

@@ -14,6 +14,7 @@
 #include "analyzer/input.h"
 #include "analyzer/trace_report.h"
 #include "report/report_format.h"
+#include "report/roofline_svg.h"
 #include "report/roofs.h"
 #include "report/text_util.h"
 #include "model/device_profile.h"
@@ -891,6 +892,20 @@ TEST_F(ReportTest, ShortKernelStudyBucketsKernelsByDuration) {
 }
 
 
+// A kernel row of run 1 named `name` that runs `ns` from *start on; *start
+// moves to its end.
+KernelRow KernelAt(const char* name, int64_t ns, int64_t* start) {
+  KernelRow k;
+  k.run_id = 1;
+  k.session_id = 1;
+  k.name = name;
+  k.start_ns = *start;
+  k.end_ns = *start + ns;
+  k.duration_ns = ns;
+  *start += ns;
+  return k;
+}
+
 // Rows that name the operator that launched them group by it and by its
 // category; a kernel without one is "(no operator)", unless it is a GEMM
 // call's (GEMM) or a collective (communication).
@@ -916,16 +931,9 @@ TEST(ReportOpTest, KernelsGroupByOperatorAndCategory) {
     ReportBuilder b(o);
     int64_t start = 0;
     for (const Spec& sp : specs) {
-      KernelRow k;
-      k.run_id = 1;
-      k.session_id = 1;
-      k.name = sp.name;
+      KernelRow k = KernelAt(sp.name, sp.ns, &start);
       k.op = sp.op;
       if (sp.gemm) k.gemm_call_id = 1;
-      k.start_ns = start;
-      k.end_ns = start + sp.ns;
-      k.duration_ns = sp.ns;
-      start += sp.ns;
       b.Add(k);
     }
     return b.Finish("ops");
@@ -950,6 +958,145 @@ TEST(ReportOpTest, KernelsGroupByOperatorAndCategory) {
             "(no operator):200");
   EXPECT_EQ(GroupByFromName("op"), GroupBy::kOp);
   EXPECT_EQ(GroupByFromName("category"), GroupBy::kCategory);
+}
+
+// A kernel computed above 100% of its roof (the model gave more bytes or
+// FLOPs than the GPU can move in its time) is a finding: counted in the
+// header with its share, its row says "model exceeds roof: figures
+// suspect", and on the roofline it is a hollow red diamond of its own, not
+// averaged into its family's point.
+TEST(ReportAboveRoofTest, KernelsAboveTheirRoofAreFlaggedNotPlotted) {
+  ReportOptions o;
+  o.group_by = GroupBy::kFamily;
+  ReportBuilder b(o);
+  struct Spec {
+    const char* name;
+    double fraction;
+    int64_t ns;
+  };
+  // gather: one launch at 215% of its roof, one at 60%; gemm within.
+  const Spec specs[] = {{"gather_kernel", 2.15, 3000},
+                        {"gather_kernel", 0.6, 1000},
+                        {"gemm_kernel", 0.8, 6000}};
+  int64_t start = 0;
+  for (const Spec& sp : specs) {
+    KernelRow k = KernelAt(sp.name, sp.ns, &start);
+    k.phase = "decode";
+    k.flops = 1e9;
+    k.dram_bytes = 1e8;
+    k.precision = "bf16";
+    k.fraction_of_roof = sp.fraction;
+    k.bound = "memory";
+    b.Add(k);
+  }
+  b.header().roofs.dram_bytes_per_s = 1e12;
+  StatusOr<Report> r = b.Finish("roof");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->kernels_above_roof, 1);
+  EXPECT_EQ(r->ns_above_roof, 3000);
+  ASSERT_EQ(r->groups.size(), 2u);
+  const GroupRow& gemm = r->groups[0];
+  const GroupRow& gather = r->groups[1];
+  EXPECT_EQ(gemm.above_roof_count, 0);
+  EXPECT_EQ(AboveRoofNote(gemm), "");
+  EXPECT_EQ(gather.above_roof_count, 1);
+  EXPECT_EQ(gather.above_roof_ns, 3000);
+  EXPECT_EQ(AboveRoofNote(gather),
+            "model exceeds roof: figures suspect (1 of 2 kernels)");
+  // Plot points: the gather's launch within its roof and the one above it
+  // are two points; the one above carries the flag on all its kernels.
+  std::map<std::string, const GroupRow*> points;
+  for (const GroupRow& f : r->families) points[f.name] = &f;
+  ASSERT_EQ(points.size(), 3u);
+  ASSERT_TRUE(points.count("gather_kernel (decode)"));
+  ASSERT_TRUE(points.count("gather_kernel (decode, above roof)"));
+  EXPECT_EQ(points["gather_kernel (decode)"]->above_roof_count, 0);
+  EXPECT_EQ(points["gather_kernel (decode, above roof)"]->count, 1);
+  EXPECT_EQ(points["gather_kernel (decode, above roof)"]->above_roof_count,
+            1);
+  EXPECT_NEAR(*points["gather_kernel (decode, above roof)"]->fraction_of_roof,
+              2.15, 1e-12);
+  // Header, row and plot say so, in every format.
+  auto written = [&](const char* format) {
+    std::ostringstream out;
+    MakeReportWriter(format)->Write(*r, out);
+    return out.str();
+  };
+  const std::string text = written("table");
+  EXPECT_NE(text.find("WARNING:  1 kernel (30.0% of GPU time) computed "
+                      "above 100% of their roof"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("model exceeds roof: figures suspect (1 of 2 kernels)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(written("json").find(
+                "\"kernels_above_roof\":1,\"ns_above_roof\":3000"),
+            std::string::npos);
+  EXPECT_NE(written("csv").find(",1,3000,model exceeds roof: figures suspect "
+                                "(1 of 2 kernels)\n"),
+            std::string::npos);
+  EXPECT_NE(written("html").find("ABOVE ROOF"), std::string::npos);
+  const std::string svg = RenderRooflineSvg(*r);
+  EXPECT_NE(svg.find("MODEL EXCEEDS ROOF: figures suspect"), std::string::npos);
+  EXPECT_NE(svg.find("are hollow diamonds"), std::string::npos);
+  // A run without such kernels prints no warning and no note column.
+  ReportBuilder clean(o);
+  int64_t at = 0;
+  KernelRow k = KernelAt("gemm_kernel", 10, &at);
+  k.fraction_of_roof = 1.0;  // at the roof: not above it
+  clean.Add(k);
+  StatusOr<Report> c = clean.Finish("clean");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->kernels_above_roof, 0);
+  std::ostringstream clean_text;
+  MakeReportWriter("table")->Write(*c, clean_text);
+  EXPECT_EQ(clean_text.str().find("above 100%"), std::string::npos);
+  EXPECT_EQ(clean_text.str().find("note"), std::string::npos);
+}
+
+// The "(no operator)" row gathers unrelated kernels: it shows their summed
+// FLOPs but no one kernel's shape or precision, while an operator's row
+// keeps its dominant shape and precision.
+TEST(ReportOpTest, NoOperatorRowShowsNoOneKernelsShapeOrPrecision) {
+  ReportOptions o;
+  o.group_by = GroupBy::kOp;
+  ReportBuilder b(o);
+  struct Spec {
+    const char* name;
+    const char* op;
+    const char* shape;
+    const char* precision;
+    double flops;
+  };
+  const Spec specs[] = {
+      {"sm90_gemm", "", "m=4096 n=4096 k=4096 batch=1", "bf16_tc", 1.2e12},
+      {"rmsnorm_kernel", "", "", "fp32", 1e6},
+      {"sm90_gemm", "aten::mm", "m=32 n=4096 k=4096 batch=1", "bf16_tc", 1e9},
+  };
+  int64_t start = 0;
+  for (const Spec& sp : specs) {
+    KernelRow k = KernelAt(sp.name, 1000, &start);
+    k.op = sp.op;
+    k.shape = sp.shape;
+    k.precision = sp.precision;
+    k.flops = sp.flops;
+    b.Add(k);
+  }
+  StatusOr<Report> r = b.Finish("ops");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->groups.size(), 2u);
+  const GroupRow& none = r->groups[0];
+  ASSERT_EQ(none.name, "(no operator)");
+  EXPECT_EQ(none.shape, "");
+  EXPECT_EQ(none.framework_shape, "");
+  EXPECT_EQ(none.precision, "");
+  ASSERT_TRUE(none.flops.has_value());
+  EXPECT_DOUBLE_EQ(*none.flops, 1.2e12 + 1e6);
+  const GroupRow& mm = r->groups[1];
+  EXPECT_EQ(mm.name, "aten::mm");
+  EXPECT_EQ(mm.shape, "m=32 n=4096 k=4096 batch=1");
+  EXPECT_EQ(mm.precision, "bf16_tc");
 }
 
 }  // namespace

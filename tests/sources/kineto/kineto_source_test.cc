@@ -447,6 +447,29 @@ TEST(KinetoRealFilesTest, DeepseekDeepEpKernelsAreNotCollectives) {
       << result->warning;
 }
 
+// The same prefill gathers the logits' rows with torch.gather over an
+// index expanded from one column (dims [15360, 4096], strides [1, 0]: 15,360
+// int64s in memory). Its kernel's bytes are the gathered bf16 elements read
+// and written and the stored index: 2 x 62,914,560 x 2 + 15,360 x 8 =
+// 251,781,120 (at its logical size the index made it 754,974,720, three
+// times the traffic, and the kernel 215% of the DRAM roof).
+TEST(KinetoRealFilesTest, SglangGatherWithABroadcastIndexReadsItOnce) {
+  REAL_FILE_OR_SKIP(f, kSglangPrefill);
+  auto result = f.Import();
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(f.store());
+  const std::string where =
+      " FROM kernels WHERE op = 'aten::gather' AND shape = "
+      "'151936x4096 [15360x4096]'";
+  ASSERT_EQ(q.Int("SELECT count(*)" + where), 1);
+  const double strided = 2.0 * 15360 * 4096 * 2 + 15360 * 8;
+  const double bytes = q.Real("SELECT dram_bytes" + where);
+  EXPECT_NEAR(bytes, strided, 0.01 * strided);
+  EXPECT_EQ(bytes, strided);
+  // Within the MI300X's 5.3 TB/s now.
+  EXPECT_LE(q.Real("SELECT fraction_of_roof" + where), 1.0);
+}
+
 // SGLang serving Qwen3-8B on MI300X (ROCm), a prefill of 15,360 tokens:
 // the serving engine's own operators (aiter's norms, sgl_kernel's
 // silu_and_mul and rotary, store_cache) give their kernels the figures

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "sources/file_reader.h"
+#include "sources/kineto/op_shapes.h"
 #include "tests/support/real_data.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/write_file.h"
@@ -434,19 +435,39 @@ TEST_F(KinetoTraceStreamTest, WhatChunksCannotReadIsReadWhole) {
 // dimensions with a zero among them, a scalar, a list of tensors, a
 // shape of too many dimensions (rank -1, its first six kept), types and
 // concrete values.
-TEST(KinetoTraceInputsTest, PackedInputsComeBackAsRead) {
+// The inputs of the one operator `name` with `args` (the JSON of its
+// "args" members after "External id"), read back from a parsed trace,
+// which is kept: the inputs' strings are its.
+struct OneOp {
+  std::unique_ptr<KinetoTrace> trace;
+  OpInputs in;
+};
+OneOp InputsOfOneOp(const std::string& name, const std::string& args) {
   const std::string op =
-      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::cat\", "
-      "\"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 5, \"args\": {"
-      "\"External id\": 7, \"Input Dims\": [[2, 0, 3, 4, 5, 6], [], "
-      "[[2, 3], [4, 5]], [1, 2, 3, 4, 5, 6, 7]], \"Input type\": "
-      "[\"float\", \"Scalar\", \"TensorList\", \"c10::BFloat16\"], "
-      "\"Concrete Inputs\": [\"\", \"0.5\", \"\", \"\"]}}";
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" + name +
+      "\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 5, \"args\": {"
+      "\"External id\": 7, " + args + "}}";
   auto t = ParseText("{\"traceEvents\": [" + op + ", " + Event(0, "k") + "]}",
                      kWhole);
-  ASSERT_TRUE(t.ok()) << t.status().message();
-  ASSERT_EQ((*t)->host.size(), 1u);
-  const OpInputs in = (*t)->InputsOf((*t)->host[0]);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  if (!t.ok() || (*t)->host.size() != 1u) {
+    ADD_FAILURE() << "not one operator";
+    return OneOp();
+  }
+  OneOp one;
+  one.trace = std::move(*t);
+  one.in = one.trace->InputsOf(one.trace->host[0]);
+  return one;
+}
+
+TEST(KinetoTraceInputsTest, PackedInputsComeBackAsRead) {
+  const OneOp op = InputsOfOneOp(
+      "aten::cat",
+      "\"Input Dims\": [[2, 0, 3, 4, 5, 6], [], "
+      "[[2, 3], [4, 5]], [1, 2, 3, 4, 5, 6, 7]], \"Input type\": "
+      "[\"float\", \"Scalar\", \"TensorList\", \"c10::BFloat16\"], "
+      "\"Concrete Inputs\": [\"\", \"0.5\", \"\", \"\"]");
+  const OpInputs& in = op.in;
   ASSERT_EQ(in.count, 4);
   EXPECT_EQ(in.in[0].rank, 6);
   const int64_t dims[] = {2, 0, 3, 4, 5, 6};
@@ -461,6 +482,54 @@ TEST(KinetoTraceInputsTest, PackedInputsComeBackAsRead) {
   EXPECT_EQ(in.in[3].rank, -1);
   for (int d = 0; d < 6; ++d) EXPECT_EQ(in.in[3].dims[d], d + 1);
   EXPECT_EQ(in.in[3].type, "c10::BFloat16");
+}
+
+// "Input Strides" are kept where they store fewer elements than the shape
+// (a stride-0 dimension: gather's expanded index), and nowhere else: a
+// contiguous tensor and a sliced view come back without strides. An
+// input's strides of another rank than its dims are not trusted.
+TEST(KinetoTraceInputsTest, BroadcastStridesAreKept) {
+  const OneOp op = InputsOfOneOp(
+      "aten::gather",
+      "\"Input Dims\": [[151936, 4096], [], "
+      "[15360, 4096], [], [15360, 4096], [8, 4]], \"Input type\": "
+      "[\"c10::BFloat16\", \"Scalar\", \"long int\", \"Scalar\", "
+      "\"c10::BFloat16\", \"float\"], \"Input Strides\": [[4096, 1], [], "
+      "[1, 0], [], [6144, 1], [0]], \"Concrete Inputs\": [\"\", \"0\", "
+      "\"\", \"False\", \"\", \"\"]");
+  const OpInputs& in = op.in;
+  ASSERT_EQ(in.count, 6);
+  EXPECT_FALSE(in.in[0].has_strides);  // contiguous
+  ASSERT_TRUE(in.in[2].has_strides);   // the expanded index
+  EXPECT_EQ(in.in[2].strides[0], 1);
+  EXPECT_EQ(in.in[2].strides[1], 0);
+  EXPECT_EQ(in.in[2].dims[0], 15360);
+  EXPECT_EQ(in.in[2].dims[1], 4096);
+  EXPECT_EQ(in.in[2].concrete, "");
+  EXPECT_EQ(in.in[3].concrete, "False");
+  EXPECT_FALSE(in.in[4].has_strides);  // a slice: every element once
+  EXPECT_FALSE(in.in[5].has_strides);  // one stride for two dims
+  EXPECT_EQ(StoredElementsOf(in.in[2]), 15360);
+  EXPECT_EQ(StoredElementsOf(in.in[4]), 15360 * 4096);
+}
+
+// Strides may come before the dims; a list's, a fractional one and a
+// non-number are not trusted (the input reads as contiguous).
+TEST(KinetoTraceInputsTest, StridesInAnyOrderAndOddOnesIgnored) {
+  const OneOp op = InputsOfOneOp(
+      "aten::add",
+      "\"Input Strides\": [[0, 1], [[1], [1]], [0.5, 1], [\"x\", 0]], "
+      "\"Input Dims\": [[64, 1024], [[2], [3]], [64, 1024], [64, 1024]], "
+      "\"Input type\": [\"float\", \"TensorList\", \"float\", "
+      "\"float\"]");
+  const OpInputs& in = op.in;
+  ASSERT_EQ(in.count, 4);
+  ASSERT_TRUE(in.in[0].has_strides);
+  EXPECT_EQ(StoredElementsOf(in.in[0]), 1024);
+  EXPECT_FALSE(in.in[1].has_strides);
+  EXPECT_FALSE(in.in[2].has_strides);
+  EXPECT_FALSE(in.in[3].has_strides);
+  EXPECT_EQ(StoredElementsOf(in.in[3]), 64 * 1024);
 }
 
 }  // namespace

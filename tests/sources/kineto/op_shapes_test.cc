@@ -298,6 +298,49 @@ TEST(OpShapesTest, Gathers) {
 }
 
 
+// Strides decide bytes: a stride-0 (broadcast, expanded) dimension is read
+// once. SGLang's prefill gathers the last token's logits with an index
+// expanded from one column: gather(self [151936, 4096], 0, index [15360,
+// 4096] strides [1, 0], out [15360, 4096]). The index holds 15,360 int64s,
+// not 62,914,560: 2 x 62,914,560 x 2 bytes gathered and written plus
+// 122,880 of index, where the logical size counted 503 MB more.
+TEST(OpShapesTest, BroadcastStridesAreReadOnce) {
+  OpInput index = T({15360, 4096}, "long int");
+  index.has_strides = true;
+  index.strides[0] = 1;
+  index.strides[1] = 0;
+  EXPECT_EQ(StoredElementsOf(index), 15360);
+  auto gather = FiguresOfOp(
+      "aten::gather", Inputs({T({151936, 4096}, kBf16), S("0"), index,
+                              S("False"), T({15360, 4096}, kBf16)}));
+  ASSERT_TRUE(gather.has_value());
+  EXPECT_EQ(gather->min_bytes, 2u * 62914560u * 2u + 15360u * 8u);
+  // An expanded operand of an elementwise op: [256] with stride 0 is one
+  // element, copied into 256.
+  OpInput one = T({256}, "int");
+  one.has_strides = true;
+  one.strides[0] = 0;
+  auto copy = FiguresOfOp("aten::copy_", Inputs({T({256}, "int"), one,
+                                                 S("False")}));
+  ASSERT_TRUE(copy.has_value());
+  EXPECT_EQ(copy->min_bytes, 256u * 4u + 1u * 4u);
+  // A bias broadcast along rows by expand: read once per column.
+  OpInput bias = T({64, 1024}, "float");
+  bias.has_strides = true;
+  bias.strides[0] = 0;
+  bias.strides[1] = 1;
+  auto add = FiguresOfOp("aten::add", Inputs({T({64, 1024}, "float"), bias,
+                                              S("1")}));
+  ASSERT_TRUE(add.has_value());
+  EXPECT_EQ(add->flops, 64u * 1024u);  // FLOPs per logical element
+  EXPECT_EQ(add->min_bytes, (65536u + 1024u + 65536u) * 4u);
+  // A reduction over an expanded tensor reads it once, adds per element.
+  auto sum = FiguresOfOp("aten::sum", Inputs({bias, S("[0]"), S("False")}));
+  ASSERT_TRUE(sum.has_value());
+  EXPECT_EQ(sum->flops, 65536u);
+  EXPECT_EQ(sum->min_bytes, (1024u + 1024u) * 4u);
+}
+
 // fp8 and fp4 quantisation (out, input, scales): the bf16 input read, the
 // output written at its own size (fp8 a byte an element, fp4 two elements
 // a byte), the scales read; a multiply an element (and the absolute
