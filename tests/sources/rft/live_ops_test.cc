@@ -259,8 +259,10 @@ class KernelSink : public test_support::NullSink {
 };
 
 // The args JSON of operator event `h` as torch's profiler writes a cpu_op's
-// ("Input Dims", "Input type", "Concrete Inputs"), from what the importer
-// kept of it. A tensor list keeps its count and total elements.
+// ("Input Dims", "Input type", "Input Strides", "Concrete Inputs"), from
+// what the importer kept of it. A tensor list keeps its count and total
+// elements; strides are written where the importer kept them (inputs with
+// a broadcast dimension), [] elsewhere.
 std::string ArgsOf(const kineto::KinetoTrace& t, const kineto::HostEvent& h) {
   const kineto::OpInputs in = t.InputsOf(h);
   auto quoted = [](std::string_view v) {
@@ -271,10 +273,16 @@ std::string ArgsOf(const kineto::KinetoTrace& t, const kineto::HostEvent& h) {
     }
     return out + "\"";
   };
-  std::string dims = "[", types = "[", concrete = "[";
+  std::string dims = "[", types = "[", concrete = "[", strides = "[";
   for (int i = 0; i < in.count; ++i) {
     const kineto::OpInput& x = in.in[i];
-    if (i > 0) dims += ",", types += ",", concrete += ",";
+    if (i > 0) dims += ",", types += ",", concrete += ",", strides += ",";
+    strides += "[";
+    for (int d = 0; x.has_strides && d < x.rank; ++d) {
+      if (d > 0) strides += ",";
+      strides += std::to_string(x.strides[d]);
+    }
+    strides += "]";
     dims += "[";
     if (x.list_size > 0) {
       // Shapes summing to the list's elements (the importer keeps no more).
@@ -294,7 +302,8 @@ std::string ArgsOf(const kineto::KinetoTrace& t, const kineto::HostEvent& h) {
     concrete += quoted(x.concrete);
   }
   return "{\"Input Dims\":" + dims + "],\"Input type\":" + types +
-         "],\"Concrete Inputs\":" + concrete + "]}";
+         "],\"Input Strides\":" + strides + "],\"Concrete Inputs\":" +
+         concrete + "]}";
 }
 
 // Imported and live forms of one recorded trace's sessions.
