@@ -151,7 +151,7 @@ std::string PostgresSql(std::string_view sql) {
       has_id = false;
       depth = 0;
       // The kernels view's INSTEAD OF trigger: PostgreSQL's store is
-      // written by the collector only, into its tables.
+      // written by the collector only, into kernel_rows.
       if (Is(t, "CREATE") && word_at(second, "TRIGGER")) {
         size_t j = second;
         while (j < tokens.size()) {

@@ -100,9 +100,6 @@ class DbStatement {
   // The id the last run of a PrepareInsert() statement inserted; nullopt
   // when it inserted nothing (ON CONFLICT DO NOTHING).
   virtual std::optional<int64_t> InsertedId() = 0;
-  // A PrepareCopy() statement: sends the rows its Step()s took. Others:
-  // nothing to send.
-  virtual Status Flush() { return OkStatus(); }
 
   // The current row. Text() of a number is its text as SQLite prints it
   // (an integer's digits; a real as "%!.15g": 5.0, 0.333333333333333),
@@ -143,18 +140,6 @@ class Db {
   // table's INTEGER PRIMARY KEY) it inserted, through InsertedId().
   virtual StatusOr<std::unique_ptr<DbStatement>> PrepareInsert(
       std::string_view sql, std::string_view id_column) = 0;
-
-  // Bulk rows into `table` (`columns`, comma-separated): each Step() takes
-  // the bound row and Flush() sends those taken so far in one go, inside
-  // the current transaction. PostgreSQL: COPY ... FROM STDIN, a fraction
-  // of the server's work of INSERTs; SQLite: an error (a multi-row
-  // INSERT is its fast path).
-  virtual StatusOr<std::unique_ptr<DbStatement>> PrepareCopy(
-      std::string_view table, std::string_view columns) {
-    (void)table;
-    (void)columns;
-    return FailedPrecondition("bulk copy is PostgreSQL's");
-  }
 
   // A write transaction (SQLite: BEGIN IMMEDIATE, the write lock at once).
   virtual Status Begin() = 0;

@@ -643,112 +643,6 @@ class PgStatement : public DbStatement {
   std::vector<std::string> text_;
 };
 
-// A PrepareCopy() statement: rows in COPY's text format (tab-separated,
-// \N for NULL, text escaped), sent by Flush() as one COPY ... FROM STDIN.
-// Numbers are written as PgStatement binds them, so that a row reads back
-// the same whichever way it went in.
-class PgCopyStatement : public DbStatement {
- public:
-  PgCopyStatement(PgConn* pg, std::string sql, int columns)
-      : pg_(pg), sql_(std::move(sql)), columns_(columns) {}
-
-  void BindInt(int i, int64_t v) override {
-    Field(i);
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-    row_ += buf;
-  }
-  void BindReal(int i, double v) override {
-    if (std::isnan(v)) return BindNull(i);  // as SQLite stores it
-    Field(i);
-    if (std::isinf(v)) {
-      row_ += v > 0 ? "Infinity" : "-Infinity";
-    } else {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.17g", v);  // round-trips exactly
-      row_ += buf;
-    }
-  }
-  void BindText(int i, std::string_view v) override {
-    Field(i);
-    AssignUtf8(v, &text_);
-    for (const char c : text_) {
-      switch (c) {
-        case '\\': row_ += "\\\\"; break;
-        case '\t': row_ += "\\t"; break;
-        case '\n': row_ += "\\n"; break;
-        case '\r': row_ += "\\r"; break;
-        default: row_ += c;
-      }
-    }
-  }
-  void BindNull(int i) override {
-    Field(i);
-    row_ += "\\N";
-  }
-  // Takes the bound row (every column bound, in order).
-  StatusOr<bool> Step() override {
-    if (fields_ != columns_) {
-      return InternalError("a copied row has " + std::to_string(fields_) +
-                           " of its " + std::to_string(columns_) + " values");
-    }
-    data_ += row_;
-    data_ += '\n';
-    Reset();
-    return false;
-  }
-  void Reset() override {
-    row_.clear();
-    fields_ = 0;
-  }
-  std::optional<int64_t> InsertedId() override { return std::nullopt; }
-  Status Flush() override {
-    if (data_.empty()) return OkStatus();
-    std::string data;
-    data.swap(data_);
-    RT_RETURN_IF_ERROR(pg_->Sync());  // queued writes first
-    PGconn* conn = pg_->conn;
-    Result r = pg_->Exec(sql_);
-    if (PQresultStatus(r.get()) != PGRES_COPY_IN) {
-      return Unavailable(Trim(r ? PQresultErrorMessage(r.get())
-                                : PQerrorMessage(conn)));
-    }
-    Status sent;
-    if (PQputCopyData(conn, data.data(), static_cast<int>(data.size())) != 1 ||
-        PQputCopyEnd(conn, nullptr) != 1) {
-      sent = Unavailable(Trim(PQerrorMessage(conn)));
-    }
-    // The COPY's result, then the null that ends it, waited for within the
-    // connection's limits (a silent server gives up, SIGTERM is honoured).
-    Status first = sent;
-    while (PGresult* end = pg_->NextResult()) {
-      if (PQresultStatus(end) != PGRES_COMMAND_OK && first.ok()) {
-        first = Unavailable(Trim(PQresultErrorMessage(end)));
-      }
-      PQclear(end);
-    }
-    if (first.ok() && !pg_->failed.ok()) first = pg_->failed;
-    return first;
-  }
-  int ColumnCount() override { return 0; }
-  std::string ColumnName(int) override { return ""; }
-  DbType ColumnType(int) override { return DbType::kNull; }
-  int64_t Int(int) override { return 0; }
-  double Real(int) override { return 0; }
-  std::string_view Text(int) override { return {}; }
-
- private:
-  void Field(int) {
-    if (fields_++ > 0) row_ += '\t';
-  }
-
-  PgConn* pg_;
-  std::string sql_;
-  int columns_;
-  int fields_ = 0;
-  std::string row_, text_, data_;
-};
-
 class PgDb : public Db {
  public:
   PgDb(PGconn* conn, std::string name, int64_t answer_ms)
@@ -777,17 +671,6 @@ class PgDb : public Db {
   StatusOr<std::unique_ptr<DbStatement>> Prepare(std::string_view sql,
                                                  Fetch fetch) override {
     return PrepareStatement(PostgresSql(sql), fetch, false);
-  }
-  StatusOr<std::unique_ptr<DbStatement>> PrepareCopy(
-      std::string_view table, std::string_view columns) override {
-    RT_RETURN_IF_ERROR(pg_.Sync());
-    const int n =
-        1 + static_cast<int>(std::count(columns.begin(), columns.end(), ','));
-    return std::unique_ptr<DbStatement>(new PgCopyStatement(
-        &pg_,
-        "COPY " + std::string(table) + " (" + std::string(columns) +
-            ") FROM STDIN",
-        n));
   }
   StatusOr<std::unique_ptr<DbStatement>> PrepareInsert(
       std::string_view sql, std::string_view id_column) override {

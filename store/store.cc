@@ -17,7 +17,7 @@
 namespace rooftrace {
 namespace {
 
-// kernel_variants has a FLOPs column for each of the first eight precision
+// kernel_rows has a FLOPs column for each of the first eight precision
 // classes (flops_fp64 ... flops_int8_tc, in Precision order); a class
 // added later is stored in the column of the class nearest it.
 constexpr int kNumStoredPrecisions = 9;
@@ -82,103 +82,86 @@ CREATE TABLE IF NOT EXISTS gemm_calls (
   epilogue INTEGER, start_ns INTEGER, end_ns INTEGER, thread_id INTEGER,
   status INTEGER, precision TEXT, flops INTEGER, min_bytes INTEGER,
   weight_operand TEXT, token_count INTEGER, kernel_count INTEGER);
--- A kernel name is stored once; kernel_variants point at it. Names are most of a
+-- A kernel name is stored once; kernel_rows point at it. Names are most of a
 -- kernel's bytes (a CUTLASS instance's mangled and demangled names run to
 -- hundreds of characters), and a run has a few hundred distinct ones.
 CREATE TABLE IF NOT EXISTS kernel_names (
   name_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, demangled TEXT,
   family TEXT);
--- A kernel launch is two rows: what varies launch by launch
--- (kernel_launches: ids, times, the step, the NVTX path, the achieved
--- rates) and what its launches share (kernel_variants: name, launch
--- configuration, stream, shape, figures, phase, operator), written once
--- and pointed at. SQLite's cost of a row grows with its columns (a
--- 54-column row is 3x a 12-column one), so a launch's row is kept narrow
--- (schema 8; docs/store.md "Schema versions").
-CREATE TABLE IF NOT EXISTS kernel_variants (
-  variant_id INTEGER PRIMARY KEY,
-  name_id INTEGER REFERENCES kernel_names(name_id),
-  device_id INTEGER, context_id INTEGER, stream_id INTEGER,
+CREATE TABLE IF NOT EXISTS kernel_rows (
+  kernel_id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
+  correlation_id INTEGER, device_id INTEGER, context_id INTEGER,
+  stream_id INTEGER, name_id INTEGER REFERENCES kernel_names(name_id),
+  start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER,
   grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
   block_x INTEGER, block_y INTEGER, block_z INTEGER,
   cluster_x INTEGER, cluster_y INTEGER, cluster_z INTEGER,
   registers_per_thread INTEGER,
   static_shared_memory_bytes INTEGER, dynamic_shared_memory_bytes INTEGER,
-  graph_id INTEGER, graph_node_id INTEGER, thread_id INTEGER,
+  graph_id INTEGER, graph_node_id INTEGER,
+  thread_id INTEGER, api_start_ns INTEGER, nvtx_path TEXT,
+  gemm_call_id INTEGER REFERENCES gemm_calls(gemm_call_id),
   shape TEXT, token_count INTEGER, precision TEXT, flops INTEGER,
   flops_fp64 INTEGER, flops_fp32 INTEGER, flops_fp16 INTEGER,
   flops_fp64_tc INTEGER, flops_tf32_tc INTEGER, flops_bf16_tc INTEGER,
   flops_fp8_tc INTEGER, flops_int8_tc INTEGER,
   flops_source TEXT, dram_bytes INTEGER, dram_read_bytes INTEGER,
   dram_write_bytes INTEGER, bytes_source TEXT, ai REAL,
-  roof_flops_per_s REAL, bound TEXT, phase TEXT, op TEXT);
-CREATE TABLE IF NOT EXISTS kernel_launches (
-  kernel_id INTEGER PRIMARY KEY,
-  run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
-  variant_id INTEGER REFERENCES kernel_variants(variant_id),
-  correlation_id INTEGER, start_ns INTEGER, end_ns INTEGER,
-  duration_ns INTEGER, api_start_ns INTEGER,
-  gemm_call_id INTEGER REFERENCES gemm_calls(gemm_call_id),
-  step_id INTEGER, nvtx_path TEXT, achieved_flops_per_s REAL,
-  achieved_bytes_per_s REAL, fraction_of_roof REAL);
-CREATE INDEX IF NOT EXISTS kernel_launches_run
-  ON kernel_launches(run_id, start_ns);
+  achieved_flops_per_s REAL, achieved_bytes_per_s REAL,
+  roof_flops_per_s REAL, fraction_of_roof REAL, bound TEXT,
+  step_id INTEGER, phase TEXT, op TEXT);
+CREATE INDEX IF NOT EXISTS kernel_rows_run ON kernel_rows(run_id, start_ns);
 -- What readers query: the columns of schema 1's kernels table, in its order.
 CREATE VIEW IF NOT EXISTS kernels AS SELECT
-  l.kernel_id, l.run_id, l.session_id, l.correlation_id, v.device_id,
-  v.context_id, v.stream_id, n.name, n.demangled, n.family,
-  l.start_ns, l.end_ns, l.duration_ns, v.grid_x, v.grid_y, v.grid_z,
-  v.block_x, v.block_y, v.block_z, v.cluster_x, v.cluster_y, v.cluster_z,
-  v.registers_per_thread, v.static_shared_memory_bytes,
-  v.dynamic_shared_memory_bytes, v.graph_id, v.graph_node_id, v.thread_id,
-  l.api_start_ns, l.nvtx_path, l.gemm_call_id, v.shape, v.token_count,
-  v.precision, v.flops, v.flops_fp64, v.flops_fp32, v.flops_fp16,
-  v.flops_fp64_tc, v.flops_tf32_tc, v.flops_bf16_tc, v.flops_fp8_tc,
-  v.flops_int8_tc, v.flops_source, v.dram_bytes, v.dram_read_bytes,
-  v.dram_write_bytes, v.bytes_source, v.ai, l.achieved_flops_per_s,
-  l.achieved_bytes_per_s, v.roof_flops_per_s, l.fraction_of_roof, v.bound,
-  l.step_id, v.phase, v.op
-  FROM kernel_launches l
-  LEFT JOIN kernel_variants v ON v.variant_id = l.variant_id
-  LEFT JOIN kernel_names n ON n.name_id = v.name_id;
--- Rows written through the view (SQL writers: tests, scripts, the schema 1
--- upgrade) land in the three tables, a variant each (a NULL name stays
--- NULL); the collector writes the tables directly, a variant once.
+  r.kernel_id, r.run_id, r.session_id, r.correlation_id, r.device_id,
+  r.context_id, r.stream_id, n.name, n.demangled, n.family,
+  r.start_ns, r.end_ns, r.duration_ns, r.grid_x, r.grid_y, r.grid_z,
+  r.block_x, r.block_y, r.block_z, r.cluster_x, r.cluster_y, r.cluster_z,
+  r.registers_per_thread, r.static_shared_memory_bytes,
+  r.dynamic_shared_memory_bytes, r.graph_id, r.graph_node_id, r.thread_id,
+  r.api_start_ns, r.nvtx_path, r.gemm_call_id, r.shape, r.token_count,
+  r.precision, r.flops, r.flops_fp64, r.flops_fp32, r.flops_fp16,
+  r.flops_fp64_tc, r.flops_tf32_tc, r.flops_bf16_tc, r.flops_fp8_tc,
+  r.flops_int8_tc, r.flops_source, r.dram_bytes, r.dram_read_bytes,
+  r.dram_write_bytes, r.bytes_source, r.ai, r.achieved_flops_per_s,
+  r.achieved_bytes_per_s, r.roof_flops_per_s, r.fraction_of_roof, r.bound,
+  r.step_id, r.phase, r.op
+  FROM kernel_rows r LEFT JOIN kernel_names n ON n.name_id = r.name_id;
+-- Rows written through the view land in the two tables (a NULL name stays
+-- NULL); the collector writes kernel_rows directly.
 CREATE TRIGGER IF NOT EXISTS kernels_insert INSTEAD OF INSERT ON kernels BEGIN
   INSERT OR IGNORE INTO kernel_names (name, demangled, family)
     SELECT NEW.name, NEW.demangled, NEW.family WHERE NEW.name IS NOT NULL;
-  INSERT INTO kernel_variants (
-    name_id, device_id, context_id, stream_id, grid_x, grid_y, grid_z,
-    block_x, block_y, block_z, cluster_x, cluster_y, cluster_z,
+  INSERT INTO kernel_rows (
+    kernel_id, run_id, session_id, correlation_id, device_id, context_id,
+    stream_id, name_id, start_ns, end_ns, duration_ns, grid_x, grid_y,
+    grid_z, block_x, block_y, block_z, cluster_x, cluster_y, cluster_z,
     registers_per_thread, static_shared_memory_bytes,
     dynamic_shared_memory_bytes, graph_id, graph_node_id, thread_id,
-    shape, token_count, precision, flops, flops_fp64, flops_fp32,
-    flops_fp16, flops_fp64_tc, flops_tf32_tc, flops_bf16_tc, flops_fp8_tc,
-    flops_int8_tc, flops_source, dram_bytes, dram_read_bytes,
-    dram_write_bytes, bytes_source, ai, roof_flops_per_s, bound, phase, op)
+    api_start_ns, nvtx_path, gemm_call_id, shape, token_count, precision,
+    flops, flops_fp64, flops_fp32, flops_fp16, flops_fp64_tc, flops_tf32_tc,
+    flops_bf16_tc, flops_fp8_tc, flops_int8_tc, flops_source, dram_bytes,
+    dram_read_bytes, dram_write_bytes, bytes_source, ai,
+    achieved_flops_per_s, achieved_bytes_per_s, roof_flops_per_s,
+    fraction_of_roof, bound, step_id, phase, op)
   VALUES (
-    (SELECT name_id FROM kernel_names WHERE name = NEW.name),
-    NEW.device_id, NEW.context_id, NEW.stream_id, NEW.grid_x, NEW.grid_y,
-    NEW.grid_z, NEW.block_x, NEW.block_y, NEW.block_z, NEW.cluster_x,
-    NEW.cluster_y, NEW.cluster_z, NEW.registers_per_thread,
-    NEW.static_shared_memory_bytes, NEW.dynamic_shared_memory_bytes,
-    NEW.graph_id, NEW.graph_node_id, NEW.thread_id, NEW.shape,
-    NEW.token_count, NEW.precision, NEW.flops, NEW.flops_fp64,
+    NEW.kernel_id, NEW.run_id, NEW.session_id, NEW.correlation_id,
+    NEW.device_id, NEW.context_id, NEW.stream_id,
+    (SELECT name_id FROM kernel_names WHERE name = NEW.name), NEW.start_ns,
+    NEW.end_ns, NEW.duration_ns, NEW.grid_x, NEW.grid_y, NEW.grid_z,
+    NEW.block_x, NEW.block_y, NEW.block_z, NEW.cluster_x, NEW.cluster_y,
+    NEW.cluster_z, NEW.registers_per_thread, NEW.static_shared_memory_bytes,
+    NEW.dynamic_shared_memory_bytes, NEW.graph_id, NEW.graph_node_id,
+    NEW.thread_id, NEW.api_start_ns, NEW.nvtx_path, NEW.gemm_call_id,
+    NEW.shape, NEW.token_count, NEW.precision, NEW.flops, NEW.flops_fp64,
     NEW.flops_fp32, NEW.flops_fp16, NEW.flops_fp64_tc, NEW.flops_tf32_tc,
     NEW.flops_bf16_tc, NEW.flops_fp8_tc, NEW.flops_int8_tc,
     NEW.flops_source, NEW.dram_bytes, NEW.dram_read_bytes,
-    NEW.dram_write_bytes, NEW.bytes_source, NEW.ai, NEW.roof_flops_per_s,
-    NEW.bound, NEW.phase, NEW.op);
-  INSERT INTO kernel_launches (
-    kernel_id, run_id, session_id, variant_id, correlation_id, start_ns,
-    end_ns, duration_ns, api_start_ns, gemm_call_id, step_id, nvtx_path,
-    achieved_flops_per_s, achieved_bytes_per_s, fraction_of_roof)
-  VALUES (
-    NEW.kernel_id, NEW.run_id, NEW.session_id, last_insert_rowid(),
-    NEW.correlation_id, NEW.start_ns, NEW.end_ns, NEW.duration_ns,
-    NEW.api_start_ns, NEW.gemm_call_id, NEW.step_id, NEW.nvtx_path,
+    NEW.dram_write_bytes, NEW.bytes_source, NEW.ai,
     NEW.achieved_flops_per_s, NEW.achieved_bytes_per_s,
-    NEW.fraction_of_roof);
+    NEW.roof_flops_per_s, NEW.fraction_of_roof, NEW.bound, NEW.step_id,
+    NEW.phase, NEW.op);
 END;
 CREATE TABLE IF NOT EXISTS kernel_metrics (
   run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
@@ -207,38 +190,20 @@ CREATE TABLE IF NOT EXISTS steps (
   gpu_time_ns INTEGER, PRIMARY KEY (run_id, step_id));
 )sql";
 
-// kernel_variants' columns after variant_id, in the order VariantId binds
-// them (schema 7's kernel_rows had them under the same names).
-constexpr char kVariantColumns[] =
-    "name_id, device_id, context_id, stream_id, grid_x, grid_y, grid_z, "
+// kernel_rows' columns after kernel_id, in the order AddKernel binds them.
+constexpr char kKernelRowColumns[] =
+    "run_id, session_id, correlation_id, device_id, context_id, stream_id, "
+    "name_id, start_ns, end_ns, duration_ns, grid_x, grid_y, grid_z, "
     "block_x, block_y, block_z, cluster_x, cluster_y, cluster_z, "
     "registers_per_thread, static_shared_memory_bytes, "
     "dynamic_shared_memory_bytes, graph_id, graph_node_id, thread_id, "
-    "shape, token_count, precision, flops, flops_fp64, flops_fp32, "
-    "flops_fp16, flops_fp64_tc, flops_tf32_tc, flops_bf16_tc, flops_fp8_tc, "
-    "flops_int8_tc, flops_source, dram_bytes, dram_read_bytes, "
-    "dram_write_bytes, bytes_source, ai, roof_flops_per_s, bound, phase, op";
-constexpr int kVariantParams = 41;
-// kernel_launches' columns after kernel_id and variant_id, in the order
-// FlushLaunches binds them (after variant_id).
-constexpr char kLaunchColumns[] =
-    "run_id, session_id, correlation_id, start_ns, end_ns, duration_ns, "
-    "api_start_ns, gemm_call_id, step_id, nvtx_path, achieved_flops_per_s, "
-    "achieved_bytes_per_s, fraction_of_roof";
-constexpr int kLaunchParams = 14;  // with variant_id
-// Launches per multi-row INSERT: one statement of 32 rows costs SQLite
-// about half what 32 of one row do (the statement's own work is per
-// execution), and PostgreSQL a 32th of the messages.
-constexpr size_t kLaunchBatch = 32;
-// PostgreSQL: launches a COPY sends (one round trip, and the server's
-// work per row a fraction of an INSERT's).
-constexpr size_t kCopyBatch = 4096;
-// Variants remembered by a writer at most: in counters mode most launches
-// have figures of their own, so the map would grow with the run.
-constexpr size_t kMaxCachedVariants = 1 << 16;
-// Variant ids a PostgreSQL writer takes from the sequence at once, so that
-// a new variant costs no round trip of its own.
-constexpr int kVariantIdBlock = 1024;
+    "api_start_ns, nvtx_path, gemm_call_id, shape, token_count, precision, "
+    "flops, flops_fp64, flops_fp32, flops_fp16, flops_fp64_tc, "
+    "flops_tf32_tc, flops_bf16_tc, flops_fp8_tc, flops_int8_tc, "
+    "flops_source, dram_bytes, dram_read_bytes, dram_write_bytes, "
+    "bytes_source, ai, achieved_flops_per_s, achieved_bytes_per_s, "
+    "roof_flops_per_s, fraction_of_roof, bound, step_id, phase, op";
+constexpr int kKernelRowParams = 54;
 
 // Binds parameters left to right.
 class Binder {
@@ -317,27 +282,23 @@ Status Store::PrepareInsert(Db* db, std::string_view sql,
 Status Store::Step(const std::unique_ptr<DbStatement>& stmt,
                    const char* what) {
   const StatusOr<bool> rc = stmt->Step();
-  return rc.ok() ? OkStatus() : WriteFailed(stmt, what, rc.status());
-}
-
-Status Store::WriteFailed(const std::unique_ptr<DbStatement>& stmt,
-                          const char* what, const Status& cause) {
-  // The database may have rolled the transaction back: ids it held are
-  // gone, and so are the launches kept for it.
-  name_ids_.clear();
-  variant_ids_.clear();
-  n_pending_ = 0;
-  Status error = Error(what, cause);
-  stmt->Reset();
-  // The whole write goes (a full disk may have rolled back part of it
-  // already), so the caller can count what was lost; an atomic run is
-  // rolled back by AbortRun().
-  if (in_txn_ && !atomic_runs_) {
-    if (db_->InTransaction()) (void)db_->Rollback();
-    in_txn_ = false;
-    kernels_in_txn_ = ranges_in_txn_ = 0;
+  if (!rc.ok()) {
+    // The database may have rolled the transaction back: ids it held are
+    // gone.
+    name_ids_.clear();
+    Status error = Error(what, rc.status());
+    stmt->Reset();
+    // The whole write goes (a full disk may have rolled back part of it
+    // already), so the caller can count what was lost; an atomic run is
+    // rolled back by AbortRun().
+    if (in_txn_ && !atomic_runs_) {
+      if (db_->InTransaction()) (void)db_->Rollback();
+      in_txn_ = false;
+      kernels_in_txn_ = ranges_in_txn_ = 0;
+    }
+    return error;
   }
-  return error;
+  return OkStatus();
 }
 
 StatusOr<int64_t> Store::StepInsert(const std::unique_ptr<DbStatement>& stmt,
@@ -362,7 +323,6 @@ Status Store::Begin() {
 
 Status Store::Commit() {
   if (!in_txn_) return OkStatus();
-  RT_RETURN_IF_ERROR(FlushLaunches());
   in_txn_ = false;
   Status s = db_->Commit();  // a failed COMMIT is rolled back
   if (s.ok()) {
@@ -502,10 +462,7 @@ Status Store::MigrateFromSchema5() { return UpgradeSchema(5, {kSchema}); }
 // columns already (kSchema makes them as they are now).
 Status Store::MigrateFromSchema6() {
   std::vector<const char*> statements;
-  // A schema 1 store upgraded here never had kernel_rows (its kernels went
-  // into schema 8's tables through the view).
-  if (db_->HasColumn("kernel_rows", "kernel_id") &&
-      !db_->HasColumn("kernel_rows", "op")) {
+  if (!db_->HasColumn("kernel_rows", "op")) {
     statements.push_back("ALTER TABLE kernel_rows ADD COLUMN op TEXT");
   }
   if (!db_->HasColumn("kernel_metrics", "graph_node_id")) {
@@ -518,45 +475,6 @@ Status Store::MigrateFromSchema6() {
   }
   statements.push_back(kSchema);
   return UpgradeSchema(6, statements);
-}
-
-// Schema 8 split each kernel row in two (a narrow kernel_launches row per
-// launch, pointing at a kernel_variants row its like launches share; the
-// kernels view joins them back with the same columns). Each schema 7 row
-// becomes a launch and a variant of its own, with its kernel_id as both
-// ids; the old table and its index go.
-Status Store::MigrateFromSchema7() {
-  static const std::string copy_variants =
-      std::string("INSERT INTO kernel_variants (variant_id, ") +
-      kVariantColumns + ") SELECT kernel_id, " + kVariantColumns +
-      " FROM kernel_rows";
-  static const std::string copy_launches =
-      std::string("INSERT INTO kernel_launches (kernel_id, variant_id, ") +
-      kLaunchColumns + ") SELECT kernel_id, kernel_id, " + kLaunchColumns +
-      " FROM kernel_rows";
-  std::vector<const char*> statements;
-  if (db_->backend() == DbBackend::kSqlite) {
-    statements.push_back("DROP TRIGGER IF EXISTS kernels_insert");
-  }
-  statements.push_back("DROP VIEW IF EXISTS kernels");
-  statements.push_back(kSchema);
-  if (db_->HasColumn("kernel_rows", "kernel_id")) {
-    statements.push_back(copy_variants.c_str());
-    statements.push_back(copy_launches.c_str());
-    statements.push_back("DROP TABLE kernel_rows");
-  }
-  if (db_->backend() == DbBackend::kPostgres) {
-    // Ids written explicitly do not move an identity's sequence.
-    statements.push_back(
-        "SELECT setval(pg_get_serial_sequence('kernel_variants', "
-        "'variant_id'), COALESCE((SELECT max(variant_id) FROM "
-        "kernel_variants), 0) + 1, false)");
-    statements.push_back(
-        "SELECT setval(pg_get_serial_sequence('kernel_launches', "
-        "'kernel_id'), COALESCE((SELECT max(kernel_id) FROM "
-        "kernel_launches), 0) + 1, false)");
-  }
-  return UpgradeSchema(7, statements);
 }
 
 // `tables`: the store's (Db::Tables), as RefuseWhatIsNotAStore read them.
@@ -705,9 +623,6 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   if (version >= 1 && version <= 6) {
     RT_RETURN_IF_ERROR(s->MigrateFromSchema6());
   }
-  if (version >= 1 && version <= 7) {
-    RT_RETURN_IF_ERROR(s->MigrateFromSchema7());
-  }
   RT_RETURN_IF_ERROR(s->Exec(kSchema));
   RT_RETURN_IF_ERROR(
       s->Exec("INSERT INTO schema_info VALUES ('schema_version', '" +
@@ -726,53 +641,11 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
     RT_RETURN_IF_ERROR(s->names_db_->PrepareForWrites(false));
     names = s->names_db_.get();
   }
-  {
-    auto launch_values = [](size_t rows) {
-      std::string values;
-      for (size_t r = 0; r < rows; ++r) {
-        values += r ? ",(?" : "(?";
-        for (int i = 1; i < kLaunchParams; ++i) values += ",?";
-        values += ")";
-      }
-      return values;
-    };
-    const std::string insert_launch =
-        std::string("INSERT INTO kernel_launches (variant_id, ") +
-        kLaunchColumns + ") VALUES ";
-    RT_RETURN_IF_ERROR(
-        s->Prepare(insert_launch + launch_values(1), &s->insert_launch_));
-    RT_RETURN_IF_ERROR(s->Prepare(insert_launch + launch_values(kLaunchBatch),
-                                  &s->insert_launches_));
-    s->pending_.resize(kLaunchBatch);
-    if (shared) {
-      StatusOr<std::unique_ptr<DbStatement>> copy = s->db_->PrepareCopy(
-          "kernel_launches", std::string("variant_id, ") + kLaunchColumns);
-      if (!copy.ok()) return s->Error("cannot prepare statement", copy.status());
-      s->copy_launches_ = std::move(*copy);
-      s->pending_.resize(kCopyBatch);
-    }
-    std::string variant_values = "?";
-    for (int i = 1; i < kVariantParams; ++i) variant_values += ",?";
-    if (shared) {
-      // Ids from a block taken from the sequence: the insert is queued
-      // with the batch instead of waiting for its RETURNING.
-      RT_RETURN_IF_ERROR(s->Prepare(
-          std::string("INSERT INTO kernel_variants (variant_id, ") +
-              kVariantColumns + ") VALUES (?," + variant_values + ")",
-          &s->insert_variant_));
-      RT_RETURN_IF_ERROR(s->Prepare(
-          "SELECT nextval(pg_get_serial_sequence('kernel_variants', "
-          "'variant_id')) FROM generate_series(1, " +
-              std::to_string(kVariantIdBlock) + ")",
-          &s->reserve_variant_ids_));
-    } else {
-      RT_RETURN_IF_ERROR(s->PrepareInsert(
-          s->db_.get(),
-          std::string("INSERT INTO kernel_variants (") + kVariantColumns +
-              ") VALUES (" + variant_values + ")",
-          "variant_id", &s->insert_variant_));
-    }
-  }
+  std::string insert_kernel = std::string("INSERT INTO kernel_rows (") +
+                              kKernelRowColumns + ") VALUES (?";
+  for (int i = 1; i < kKernelRowParams; ++i) insert_kernel += ",?";
+  insert_kernel += ")";
+  RT_RETURN_IF_ERROR(s->Prepare(insert_kernel, &s->insert_kernel_));
   {
     StatusOr<std::unique_ptr<DbStatement>> p =
         names->Prepare("SELECT name_id FROM kernel_names WHERE name=?");
@@ -1042,65 +915,27 @@ Status Store::AddStep(const StepRow& st) {
   return CountRow();
 }
 
-namespace {
-
-// A variant's identity: its columns' values, as bytes (a NULL and a value
-// apart, each text with its length).
-class VariantKey {
- public:
-  explicit VariantKey(std::string* out) : out_(out) { out_->clear(); }
-  VariantKey& Int(int64_t v) {
-    out_->append(reinterpret_cast<const char*>(&v), sizeof v);
-    return *this;
-  }
-  template <typename T>
-  VariantKey& Opt(const std::optional<T>& v) {
-    out_->push_back(v ? 1 : 0);
-    if (v) out_->append(reinterpret_cast<const char*>(&*v), sizeof *v);
-    return *this;
-  }
-  VariantKey& Text(std::string_view v) {
-    Int(static_cast<int64_t>(v.size()));
-    out_->append(v);
-    return *this;
-  }
-  // Binder stores an empty one as NULL: the same value either way.
-  VariantKey& TextOrNull(std::string_view v) { return Text(v); }
-
- private:
-  std::string* out_;
-};
-
-}  // namespace
-
-StatusOr<int64_t> Store::NextVariantId() {
-  if (reserved_variant_ids_.empty()) {
-    reserve_variant_ids_->Reset();
-    for (;;) {
-      StatusOr<bool> row = reserve_variant_ids_->Step();
-      if (!row.ok()) {
-        return Error("cannot take kernel variant ids", row.status());
-      }
-      if (!*row) break;
-      reserved_variant_ids_.push_back(reserve_variant_ids_->Int(0));
-    }
-    reserve_variant_ids_->Reset();
-    if (reserved_variant_ids_.empty()) {
-      return Error("cannot take kernel variant ids",
-                   InternalError("the sequence returned none"));
-    }
-  }
-  const int64_t id = reserved_variant_ids_.back();
-  reserved_variant_ids_.pop_back();
-  return id;
-}
-
-namespace {
-
-// Hands `out` (a Binder or a VariantKey) kernel_variants' columns of `k`
-// after variant_id, in kVariantColumns' order.
-template <typename Out>
-void VariantColumns(const KernelRow& k, int64_t name_id, Out& out) {
+Status Store::AddKernel(const KernelRow& k) {
+  RT_RETURN_IF_ERROR(Begin());
+  RT_ASSIGN_OR_RETURN(const int64_t name_id, NameId(k));
+  Binder b(insert_kernel_);
+  b.Int(k.run_id).Int(k.session_id).Opt(k.correlation_id)
+      .Opt(k.device_id).Opt(k.context_id).Opt(k.stream_id)
+      .Int(name_id)
+      .Opt(k.start_ns).Opt(k.end_ns).Int(k.duration_ns)
+      .Int(k.grid[0]).Int(k.grid[1]).Int(k.grid[2])
+      .Int(k.block[0]).Int(k.block[1]).Int(k.block[2])
+      .Int(k.cluster[0]).Int(k.cluster[1]).Int(k.cluster[2])
+      .Int(k.registers_per_thread)
+      .Int(k.static_shared_memory_bytes).Int(k.dynamic_shared_memory_bytes)
+      .Int(k.graph_id).Int(k.graph_node_id)
+      .Opt(k.thread_id).Opt(k.api_start_ns)
+      .TextOrNull(k.nvtx_path)
+      .Opt(k.gemm_call_id)
+      .TextOrNull(k.shape)
+      .Opt(k.token_count)
+      .TextOrNull(k.precision)
+      .Opt(k.flops);
   // The per-precision columns are schema 1's eight; the classes added
   // since share one with their nearest (docs/store.md): bf16's FLOPs are
   // in flops_fp16 (16-bit float on CUDA cores), fp4-tensor's in flops_fp8_tc
@@ -1112,114 +947,18 @@ void VariantColumns(const KernelRow& k, int64_t name_id, Out& out) {
     std::optional<int64_t>& c = columns[StoredPrecisionColumn(p)];
     c = c.value_or(0) + *f;
   }
-  out.Int(name_id).Opt(k.device_id).Opt(k.context_id).Opt(k.stream_id)
-      .Int(k.grid[0]).Int(k.grid[1]).Int(k.grid[2])
-      .Int(k.block[0]).Int(k.block[1]).Int(k.block[2])
-      .Int(k.cluster[0]).Int(k.cluster[1]).Int(k.cluster[2])
-      .Int(k.registers_per_thread)
-      .Int(k.static_shared_memory_bytes).Int(k.dynamic_shared_memory_bytes)
-      .Int(k.graph_id).Int(k.graph_node_id)
-      .Opt(k.thread_id)
-      .TextOrNull(k.shape)
-      .Opt(k.token_count)
-      .TextOrNull(k.precision)
-      .Opt(k.flops);
-  for (int c = 1; c < kNumStoredPrecisions; ++c) out.Opt(columns[c]);
-  out.Text(k.flops_source)
+  for (int c = 1; c < kNumStoredPrecisions; ++c) b.Opt(columns[c]);
+  b.Text(k.flops_source)
       .Opt(k.dram_bytes).Opt(k.dram_read_bytes).Opt(k.dram_write_bytes)
       .Text(k.bytes_source)
-      .Opt(k.ai)
-      .Opt(k.roof_flops_per_s)
+      .Opt(k.ai).Opt(k.achieved_flops_per_s).Opt(k.achieved_bytes_per_s)
+      .Opt(k.roof_flops_per_s).Opt(k.fraction_of_roof)
       .Text(k.bound)
+      .Opt(k.step_id)
       .TextOrNull(k.phase)
       .TextOrNull(k.op);
-}
-
-}  // namespace
-
-StatusOr<int64_t> Store::VariantId(const KernelRow& k, int64_t name_id) {
-  VariantKey key(&variant_key_);
-  VariantColumns(k, name_id, key);
-  if (auto it = variant_ids_.find(std::string_view(variant_key_));
-      it != variant_ids_.end()) {
-    return it->second;
-  }
-  const bool explicit_id = reserve_variant_ids_ != nullptr;
-  int64_t id = 0;
-  if (explicit_id) {
-    RT_ASSIGN_OR_RETURN(id, NextVariantId());
-  }
-  Binder b(insert_variant_);
-  if (explicit_id) b.Int(id);
-  VariantColumns(k, name_id, b);
-  if (explicit_id) {
-    RT_RETURN_IF_ERROR(Step(insert_variant_, "cannot insert a kernel"));
-  } else {
-    RT_ASSIGN_OR_RETURN(id,
-                        StepInsert(insert_variant_, "cannot insert a kernel"));
-  }
-  if (variant_ids_.size() >= kMaxCachedVariants) variant_ids_.clear();
-  variant_ids_.emplace(variant_key_, id);
-  return id;
-}
-
-Status Store::FlushLaunches() {
-  const size_t n = n_pending_;
-  n_pending_ = 0;
-  if (n == 0) return OkStatus();
-  auto bind = [](Binder& b, const PendingLaunch& l) {
-    b.Int(l.variant_id).Int(l.run_id).Int(l.session_id)
-        .Opt(l.correlation_id).Opt(l.start_ns).Opt(l.end_ns)
-        .Int(l.duration_ns).Opt(l.api_start_ns).Opt(l.gemm_call_id)
-        .Opt(l.step_id).TextOrNull(l.nvtx_path)
-        .Opt(l.achieved_flops_per_s).Opt(l.achieved_bytes_per_s)
-        .Opt(l.fraction_of_roof);
-  };
-  if (copy_launches_ != nullptr) {
-    for (size_t i = 0; i < n; ++i) {
-      Binder b(copy_launches_);
-      bind(b, pending_[i]);
-      RT_RETURN_IF_ERROR(Step(copy_launches_, "cannot insert a kernel"));
-    }
-    const Status sent = copy_launches_->Flush();
-    return sent.ok() ? sent
-                     : WriteFailed(copy_launches_, "cannot insert a kernel",
-                                   sent);
-  }
-  if (n == kLaunchBatch) {
-    Binder b(insert_launches_);
-    for (size_t i = 0; i < n; ++i) bind(b, pending_[i]);
-    return Step(insert_launches_, "cannot insert a kernel");
-  }
-  for (size_t i = 0; i < n; ++i) {
-    Binder b(insert_launch_);
-    bind(b, pending_[i]);
-    RT_RETURN_IF_ERROR(Step(insert_launch_, "cannot insert a kernel"));
-  }
-  return OkStatus();
-}
-
-Status Store::AddKernel(const KernelRow& k) {
-  RT_RETURN_IF_ERROR(Begin());
-  RT_ASSIGN_OR_RETURN(const int64_t name_id, NameId(k));
-  RT_ASSIGN_OR_RETURN(const int64_t variant_id, VariantId(k, name_id));
-  PendingLaunch& l = pending_[n_pending_++];
-  l.run_id = k.run_id;
-  l.session_id = k.session_id;
-  l.variant_id = variant_id;
-  l.correlation_id = k.correlation_id;
-  l.start_ns = k.start_ns;
-  l.end_ns = k.end_ns;
-  l.duration_ns = k.duration_ns;
-  l.api_start_ns = k.api_start_ns;
-  l.gemm_call_id = k.gemm_call_id;
-  l.step_id = k.step_id;
-  l.nvtx_path.assign(k.nvtx_path);
-  l.achieved_flops_per_s = k.achieved_flops_per_s;
-  l.achieved_bytes_per_s = k.achieved_bytes_per_s;
-  l.fraction_of_roof = k.fraction_of_roof;
+  RT_RETURN_IF_ERROR(Step(insert_kernel_, "cannot insert a kernel"));
   ++kernels_in_txn_;
-  if (n_pending_ == pending_.size()) RT_RETURN_IF_ERROR(FlushLaunches());
   return CountRow();
 }
 
@@ -1286,10 +1025,7 @@ Status Store::AbortRun() {
   if (!in_txn_) return OkStatus();
   in_txn_ = false;
   kernels_in_txn_ = ranges_in_txn_ = 0;
-  // The names and variants it inserted are gone too, with its launches.
-  name_ids_.clear();
-  variant_ids_.clear();
-  n_pending_ = 0;
+  name_ids_.clear();  // the names it inserted are gone too
   return Exec("ROLLBACK");
 }
 

@@ -2,13 +2,11 @@
 // (an SQLite file: WAL, 64 KiB pages for a new one; or a PostgreSQL
 // database named by a postgresql:// URL, store/db.h), checks its schema
 // version
-// (upgrading an older store in place), and takes a run's rows
+// (upgrading a schema 1 store in place), and takes a run's rows
 // (pipeline/rows.h) as a RunSink: runs, sessions, devices, roofs, import
-// statistics, kernels (each name once, in kernel_names; what like launches
-// share once per writer, in kernel_variants; a narrow kernel_launches row
-// per launch, 32 an INSERT on SQLite, by COPY on PostgreSQL), copies, GEMM
-// calls, NVTX ranges and steps, in batched transactions. The reader side
-// is store/store_reader.h.
+// statistics, kernels (each name once, in kernel_names), copies, GEMM calls,
+// NVTX ranges and steps, in batched transactions. The reader side is
+// store/store_reader.h.
 //
 // Owned by one RunRecorder (or a test); not thread-safe (one database
 // connection, two on PostgreSQL; the recorder serialises calls). Many
@@ -23,10 +21,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <initializer_list>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -41,7 +37,7 @@
 
 namespace rooftrace {
 
-inline constexpr int kStoreSchemaVersion = 8;
+inline constexpr int kStoreSchemaVersion = 7;
 
 class Store : public RunSink {
  public:
@@ -100,10 +96,6 @@ class Store : public RunSink {
                        std::string_view id_column,
                        std::unique_ptr<DbStatement>* stmt);
   Status Step(const std::unique_ptr<DbStatement>& stmt, const char* what);
-  // What a failed write of `stmt` does (rolls the batch back, forgets the
-  // ids it held): the error naming `what` and `cause`.
-  Status WriteFailed(const std::unique_ptr<DbStatement>& stmt,
-                     const char* what, const Status& cause);
   // Step() of a PrepareInsert() statement: the id it inserted.
   StatusOr<int64_t> StepInsert(const std::unique_ptr<DbStatement>& stmt,
                                const char* what);
@@ -120,7 +112,6 @@ class Store : public RunSink {
   Status MigrateFromSchema4();
   Status MigrateFromSchema5();
   Status MigrateFromSchema6();
-  Status MigrateFromSchema7();
   // One version up (from -> from + 1) in one transaction.
   Status UpgradeSchema(int from,
                        const std::vector<const char*>& statements);
@@ -135,15 +126,6 @@ class Store : public RunSink {
   Status RefuseWhatIsNotAStore();
   // The kernel_names row of a kernel's name, inserted on first use.
   StatusOr<int64_t> NameId(const KernelRow& kernel);
-  // The kernel_variants row of what a kernel shares with its other
-  // launches (its name, configuration, stream, shape, figures, phase,
-  // operator), inserted on first use.
-  StatusOr<int64_t> VariantId(const KernelRow& kernel, int64_t name_id);
-  // PostgreSQL: a new variant's id, from a block taken from its sequence.
-  StatusOr<int64_t> NextVariantId();
-  // Inserts the launches AddKernel has kept (one multi-row INSERT when
-  // there are kLaunchBatch of them).
-  Status FlushLaunches();
 
   std::string path_;
   // Declared before the statements: they go first.
@@ -151,11 +133,7 @@ class Store : public RunSink {
   // PostgreSQL: a second connection, in autocommit, for kernel_names
   // (NameId()); SQLite: none, names go through db_.
   std::unique_ptr<Db> names_db_;
-  // kernel_launches: one row, and kLaunchBatch rows.
-  std::unique_ptr<DbStatement> insert_launch_, insert_launches_;
-  std::unique_ptr<DbStatement> insert_variant_;
-  std::unique_ptr<DbStatement> reserve_variant_ids_;  // PostgreSQL only
-  std::unique_ptr<DbStatement> copy_launches_;        // PostgreSQL only
+  std::unique_ptr<DbStatement> insert_kernel_;
   std::unique_ptr<DbStatement> select_name_;
   std::unique_ptr<DbStatement> insert_name_;
   struct StringHash {
@@ -168,45 +146,6 @@ class Store : public RunSink {
   // fails, since the database may have rolled back the rows they point at).
   std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>>
       name_ids_;
-  // A variant key's hash, 8 bytes a step: the key is a few hundred bytes
-  // of fixed-width numbers, hashed once per kernel.
-  struct KeyHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view v) const {
-      uint64_t h = 0x9E3779B97F4A7C15ull ^ v.size();
-      size_t i = 0;
-      for (; i + 8 <= v.size(); i += 8) {
-        uint64_t w;
-        std::memcpy(&w, v.data() + i, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 29;
-      }
-      for (; i < v.size(); ++i) {
-        h = (h ^ static_cast<unsigned char>(v[i])) * 0xC4CEB9FE1A85EC53ull;
-      }
-      return static_cast<size_t>(h ^ (h >> 32));
-    }
-  };
-  // kernel_variants ids of the variants written so far, by VariantKey
-  // (cleared as name_ids_ is, and when it holds kMaxCachedVariants).
-  std::unordered_map<std::string, int64_t, KeyHash, std::equal_to<>>
-      variant_ids_;
-  std::string variant_key_;  // the current kernel's, reused
-  std::vector<int64_t> reserved_variant_ids_;
-  // A launch AddKernel has taken and not yet inserted: its launch columns
-  // (its text copied: a KernelRow's views need not outlive AddKernel).
-  struct PendingLaunch {
-    int64_t run_id = 0, session_id = 0, variant_id = 0;
-    std::optional<int64_t> correlation_id, start_ns, end_ns;
-    int64_t duration_ns = 0;
-    std::optional<int64_t> api_start_ns, gemm_call_id, step_id;
-    std::string nvtx_path;  // empty: NULL
-    std::optional<double> achieved_flops_per_s, achieved_bytes_per_s;
-    std::optional<double> fraction_of_roof;
-  };
-  // kLaunchBatch of them (PostgreSQL: kCopyBatch), reused.
-  std::vector<PendingLaunch> pending_;
-  size_t n_pending_ = 0;
   std::unique_ptr<DbStatement> insert_memcpy_;
   std::unique_ptr<DbStatement> insert_gemm_;
   std::unique_ptr<DbStatement> insert_nvtx_;

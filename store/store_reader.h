@@ -40,7 +40,7 @@ namespace rooftrace {
 std::string SqliteReadUri(const std::string& path);
 
 // The highest store schema major version this reader understands.
-inline constexpr int kStoreSchemaMajor = 8;
+inline constexpr int kStoreSchemaMajor = 7;
 
 class Db;
 class DbStatement;

@@ -149,20 +149,10 @@ void BuildStore(const std::string& path, int64_t n) {
     sqlite3_reset(s);
   }
   sqlite3_finalize(s);
-  // Rows go into a wide scratch table first (schema 7's kernel_rows, the
-  // columns used here), then into the store's launches and variants, one
-  // variant each, as a schema 7 store's upgrade puts them.
-  Exec(db,
-       "CREATE TEMP TABLE kernel_rows (kernel_id INTEGER PRIMARY KEY, "
-       "run_id, session_id, correlation_id, device_id, stream_id, name_id, "
-       "start_ns, end_ns, duration_ns, thread_id, nvtx_path, shape, "
-       "precision, flops, flops_source, dram_bytes, bytes_source, ai, "
-       "achieved_flops_per_s, achieved_bytes_per_s, roof_flops_per_s, "
-       "fraction_of_roof, bound, step_id, phase)");
   // Parameter 4 (the family, before names had their own table) is unused.
   sqlite3_prepare_v2(
       db,
-      "INSERT INTO temp.kernel_rows (run_id, session_id, correlation_id, "
+      "INSERT INTO kernel_rows (run_id, session_id, correlation_id, "
       "device_id, stream_id, name_id, start_ns, end_ns, duration_ns, "
       "thread_id, nvtx_path, shape, precision, flops, flops_source, dram_bytes, "
       "bytes_source, ai, achieved_flops_per_s, achieved_bytes_per_s, "
@@ -241,23 +231,6 @@ void BuildStore(const std::string& path, int64_t n) {
     Exec(db, "COMMIT");
   }
   sqlite3_finalize(s);
-  Exec(db, "BEGIN");
-  Exec(db,
-       "INSERT INTO kernel_variants (variant_id, name_id, device_id, "
-       "stream_id, thread_id, shape, precision, flops, flops_source, "
-       "dram_bytes, bytes_source, ai, roof_flops_per_s, bound, phase) SELECT "
-       "kernel_id, name_id, device_id, stream_id, thread_id, shape, "
-       "precision, flops, flops_source, dram_bytes, bytes_source, ai, "
-       "roof_flops_per_s, bound, phase FROM temp.kernel_rows");
-  Exec(db,
-       "INSERT INTO kernel_launches (kernel_id, run_id, session_id, "
-       "variant_id, correlation_id, start_ns, end_ns, duration_ns, "
-       "nvtx_path, achieved_flops_per_s, achieved_bytes_per_s, "
-       "fraction_of_roof, step_id) SELECT kernel_id, run_id, session_id, "
-       "kernel_id, correlation_id, start_ns, end_ns, duration_ns, nvtx_path, "
-       "achieved_flops_per_s, achieved_bytes_per_s, fraction_of_roof, "
-       "step_id FROM temp.kernel_rows");
-  Exec(db, "COMMIT");
   sqlite3_close(db);
 }
 

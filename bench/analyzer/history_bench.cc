@@ -27,7 +27,6 @@
 
 #include "analyzer/changepoint.h"
 #include "analyzer/history.h"
-#include "bench/support/bench_clock.h"
 #include "store/db.h"
 #include "store/store.h"
 #include "store/store_reader.h"
@@ -35,21 +34,54 @@
 #include "tests/support/test_store.h"
 
 namespace rt = rooftrace;
-namespace ts = rooftrace::test_support;
 
 namespace {
 
-using rooftrace::bench::CpuSeconds;
-using rooftrace::bench::WallSeconds;
+double Cpu() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+double Wall() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// CPU seconds the server `postmaster` and its children (one per
+// connection) have used: what a read costs on the server's side, on the
+// same cores here.
+double ServerCpu(pid_t postmaster) {
+  double ticks = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::FILE* f = std::fopen((e.path() / "stat").c_str(), "r");
+    if (f == nullptr) continue;
+    char line[1024];
+    const size_t n = std::fread(line, 1, sizeof line - 1, f);
+    std::fclose(f);
+    line[n] = '\0';
+    // pid (comm) state ppid ... utime stime: fields 4, 14 and 15; comm may
+    // hold spaces, so count from its closing parenthesis.
+    const char* p = std::strrchr(line, ')');
+    if (p == nullptr) continue;
+    long long ppid = 0;
+    unsigned long long utime = 0, stime = 0;
+    if (std::sscanf(p + 2,
+                    "%*c %lld %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu",
+                    &ppid, &utime, &stime) != 3) {
+      continue;
+    }
+    if (ppid == postmaster || std::atoll(line) == postmaster) {
+      ticks += static_cast<double>(utime + stime);
+    }
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
 
 // history --check on `store`: read and judge, then judge alone; with the
-// server's CPU time when `server` is given.
+// server's CPU time when `server` is its pid.
 // The store is opened inside the timed part, as the command opens it (on
 // PostgreSQL: the connection, the schema check and the runs).
-int Measure(const std::string& store, const char* backend,
-            const ts::PgServer* server = nullptr) {
-  const double server0 = server ? server->CpuSeconds() : 0;
-  const double cpu0 = CpuSeconds(), wall0 = WallSeconds();
+int Measure(const std::string& store, const char* backend, pid_t server = -1) {
+  const double server0 = server > 0 ? ServerCpu(server) : 0;
+  const double cpu0 = Cpu(), wall0 = Wall();
   rt::StoreReader reader;
   if (const rt::Status st = reader.Open(store, store); !st.ok()) {
     std::fprintf(stderr, "%s\n", st.message().c_str());
@@ -62,17 +94,17 @@ int Measure(const std::string& store, const char* backend,
     std::fprintf(stderr, "%s\n", h.status().message().c_str());
     return 1;
   }
-  const double cpu1 = CpuSeconds(), wall1 = WallSeconds();
+  const double cpu1 = Cpu(), wall1 = Wall();
   const int64_t trips = reader.round_trips();
   char server_text[64] = "";
-  if (server != nullptr) {
+  if (server > 0) {
     std::snprintf(server_text, sizeof server_text, ", server %.3f s CPU",
-                  server->CpuSeconds() - server0);
+                  ServerCpu(server) - server0);
   }
   // BuildHistory judged already; judging again times the statistics alone.
-  const double cpu_judge = CpuSeconds(), wall_judge = WallSeconds();
+  const double cpu_judge = Cpu(), wall_judge = Wall();
   rt::analyzer::JudgeHistory(&*h);
-  const double cpu2 = CpuSeconds(), wall2 = WallSeconds();
+  const double cpu2 = Cpu(), wall2 = Wall();
   std::printf(
       "history --check on %s: open, read and judge %.3f s CPU (%.3f s wall), of "
       "which judging %.3f s CPU (%.3f s wall); %lld round trips%s; %d of %d "
@@ -156,7 +188,7 @@ int main(int argc, char** argv) {
       return a == "--help" ? 0 : 2;
     }
   }
-  double t0 = WallSeconds();
+  double t0 = Wall();
   {
     rt::testing::TestStore s(path);
     for (int g = 0; g < groups; ++g) {
@@ -187,7 +219,7 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("store: %d runs x %d groups (%d kernels) written in %.1f s: %s\n",
-              runs, groups, runs * groups, WallSeconds() - t0, path.c_str());
+              runs, groups, runs * groups, Wall() - t0, path.c_str());
 
   std::string error;
   bool missing = false;
@@ -202,7 +234,7 @@ int main(int argc, char** argv) {
     return missing ? 0 : 1;
   }
   const std::string url = pg->CreateDatabase("history", &error);
-  t0 = WallSeconds();
+  t0 = Wall();
   if (const rt::Status st = url.empty() ? rt::Unavailable(error)
                                         : CopyStore(path, url);
       !st.ok()) {
@@ -210,11 +242,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("the same rows copied into PostgreSQL in %.1f s\n",
-              WallSeconds() - t0);
+              Wall() - t0);
   int rc = 0;
   for (int i = 0; i < repeat && rc == 0; ++i) {
     rc = Measure(path, "SQLite");
-    if (rc == 0) rc = Measure(url, "PostgreSQL", pg.get());
+    if (rc == 0) rc = Measure(url, "PostgreSQL", pg->pid());
   }
   if (!keep) std::filesystem::remove(path);
   return rc;

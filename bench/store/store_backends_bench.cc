@@ -21,7 +21,6 @@
 #include <string>
 #include <vector>
 
-#include "bench/support/bench_clock.h"
 #include "sources/rft/ingest.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "store/db.h"
@@ -32,8 +31,12 @@ namespace ts = rooftrace::test_support;
 
 namespace {
 
-using rooftrace::bench::CpuSeconds;
-using rooftrace::bench::WallSeconds;
+double Cpu() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+double Wall() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 std::string WriteTrace(const std::string& path, int layers, int steps) {
   ts::LlmTraceOptions o;
@@ -87,9 +90,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (const std::string& store : {sqlite, one}) {
-    const double c0 = CpuSeconds(), w0 = WallSeconds();
+    const double c0 = Cpu(), w0 = Wall();
     auto r = rt::IngestTraceFile(big, store, {});
-    const double c1 = CpuSeconds(), w1 = WallSeconds();
+    const double c1 = Cpu(), w1 = Wall();
     if (!r.ok()) {
       std::fprintf(stderr, "%s\n", r.status().message().c_str());
       return 1;
@@ -110,7 +113,7 @@ int main(int argc, char** argv) {
   }
   // The schema first, as a long-running store has it.
   { (void)rt::IngestTraceFile(small, shared, {}); }
-  const double w0 = WallSeconds();
+  const double w0 = Wall();
   std::vector<pid_t> children;
   for (int w = 0; w < writers; ++w) {
     const pid_t pid = fork();
@@ -136,7 +139,7 @@ int main(int argc, char** argv) {
     waitpid(c, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed_writers;
   }
-  const double w1 = WallSeconds();
+  const double w1 = Wall();
   const int64_t expected = static_cast<int64_t>(writers) * runs;
   const int64_t stored =
       Count(shared, "SELECT COUNT(*) FROM run_labels WHERE key = 'writer'");

@@ -292,7 +292,7 @@ TEST(StoreSecretsTest, NoOutputOfAnyCommandShowsThePassword) {
     {
       PGconn* c = PQconnectdb(owner_url.c_str());
       PGresult* r = PQexec(c,
-                           "ALTER TABLE kernel_launches ADD CONSTRAINT refuse_all "
+                           "ALTER TABLE kernel_rows ADD CONSTRAINT refuse_all "
                            "CHECK (duration_ns < 0) NOT VALID");
       EXPECT_EQ(PQresultStatus(r), PGRES_COMMAND_OK) << PQerrorMessage(c);
       PQclear(r);

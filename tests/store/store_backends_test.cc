@@ -140,8 +140,8 @@ TEST_P(StoreBackendTest, KernelNamesAreStoredOnceAcrossRuns) {
       Int(store_, "SELECT COUNT(DISTINCT name) FROM kernels");
   EXPECT_GT(distinct, 3);
   EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_names"), distinct);
-  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_variants WHERE name_id "
-                        "IS NULL"),
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_rows WHERE name_id IS "
+                        "NULL"),
             0);
   ASSERT_TRUE(IngestTraceFile(trace_, store_, {}).ok());
   EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernels"), 2 * 225);
@@ -203,11 +203,9 @@ void WriteManyRuns(const std::string& store, int runs) {
   ASSERT_TRUE(db.ok()) << db.status().message();
   ASSERT_TRUE((*db)->PrepareForWrites(false).ok());
   ASSERT_TRUE((*db)->Begin().ok());
-  // Variant i is of name i.
   ASSERT_TRUE((*db)->Exec("INSERT INTO kernel_names (name_id, name, family) "
                           "VALUES (1, 'gemm_a', 'gemm'), (2, 'norm_b', "
-                          "'norm'); INSERT INTO kernel_variants (variant_id, "
-                          "name_id) VALUES (1, 1), (2, 2)")
+                          "'norm')")
                   .ok());
   auto run = (*db)->Prepare(
       "INSERT INTO runs (run_id, started_unix_ns, complete) VALUES (?, ?, 1)");
@@ -215,9 +213,9 @@ void WriteManyRuns(const std::string& store, int runs) {
       "INSERT INTO run_labels (run_id, key, value) VALUES (?, 'branch', "
       "'main')");
   auto kernel = (*db)->Prepare(
-      "INSERT INTO kernel_launches (kernel_id, run_id, session_id, "
-      "variant_id, start_ns, end_ns, duration_ns, fraction_of_roof) VALUES "
-      "(?, ?, 1, ?, ?, ?, ?, 0.5)");
+      "INSERT INTO kernel_rows (kernel_id, run_id, session_id, name_id, "
+      "start_ns, end_ns, duration_ns, fraction_of_roof) VALUES (?, ?, 1, ?, "
+      "?, ?, ?, 0.5)");
   auto step = (*db)->Prepare(
       "INSERT INTO steps (run_id, step_id, session_id, start_ns, end_ns, "
       "phase, token_count) VALUES (?, ?, 1, ?, ?, 'decode', 8)");
@@ -274,17 +272,16 @@ TEST_P(StoreBackendTest, GroupingReadLeavesOutOnlyItsColumns) {
                     .ok());
     ASSERT_TRUE(
         (*db)->Exec(
-                 "INSERT INTO kernel_variants (variant_id, name_id, "
-                 "device_id, stream_id, graph_node_id, thread_id, shape, "
-                 "token_count, precision, flops, flops_source, dram_bytes, "
-                 "bytes_source, roof_flops_per_s, bound, phase, op) VALUES "
-                 "(5, 1, 1, 4, 9, 55, 'm=8 n=64 k=64', 8, 'bf16_tc', 65536, "
-                 "'analytic', 4096, 'analytic', 1.5e12, 'memory', 'decode', "
-                 "'aten::mm'); INSERT INTO kernel_launches (kernel_id, "
-                 "run_id, session_id, variant_id, correlation_id, start_ns, "
-                 "end_ns, duration_ns, nvtx_path, fraction_of_roof, step_id) "
-                 "VALUES (7, 1, 2, 5, 30, 1000, 3000, 2000, 'step/layer', "
-                 "0.25, 3)")
+                 "INSERT INTO kernel_rows (kernel_id, run_id, session_id, "
+                 "correlation_id, device_id, stream_id, name_id, start_ns, "
+                 "end_ns, duration_ns, graph_node_id, thread_id, nvtx_path, "
+                 "shape, token_count, precision, flops, flops_source, "
+                 "dram_bytes, bytes_source, roof_flops_per_s, "
+                 "fraction_of_roof, bound, step_id, phase, op) VALUES (7, 1, "
+                 "2, 30, 1, 4, 1, 1000, 3000, 2000, 9, 55, 'step/layer', "
+                 "'m=8 n=64 k=64', 8, 'bf16_tc', 65536, 'analytic', 4096, "
+                 "'analytic', 1.5e12, 0.25, 'memory', 3, 'decode', "
+                 "'aten::mm')")
             .ok());
     ASSERT_TRUE((*db)->Commit().ok());
   }
@@ -439,14 +436,12 @@ TEST_P(StoreBackendTest, RunsLongerThanABatchStreamWhileOtherQueriesRun) {
     ASSERT_TRUE((*db)->Begin().ok());
     ASSERT_TRUE((*db)->Exec("INSERT INTO runs (run_id, complete) VALUES (1, "
                             "1); INSERT INTO kernel_names (name_id, name) "
-                            "VALUES (1, 'k'); INSERT INTO kernel_variants "
-                            "(variant_id, name_id) VALUES (1, 1); "
-                            "INSERT INTO steps (run_id, "
+                            "VALUES (1, 'k'); INSERT INTO steps (run_id, "
                             "step_id) VALUES (1, 1)")
                     .ok());
     auto kernel = (*db)->Prepare(
-        "INSERT INTO kernel_launches (kernel_id, run_id, session_id, "
-        "variant_id, start_ns, end_ns) VALUES (?, 1, 1, 1, ?, ?)");
+        "INSERT INTO kernel_rows (kernel_id, run_id, session_id, name_id, "
+        "start_ns, end_ns) VALUES (?, 1, 1, 1, ?, ?)");
     auto copy = (*db)->Prepare(
         "INSERT INTO memcpys (memcpy_id, run_id, session_id, kind, bytes, "
         "start_ns, end_ns) VALUES (?, 1, 1, 'htod', 64, ?, ?)");
@@ -528,34 +523,26 @@ TEST_P(StoreBackendTest, AnAbortedAtomicRunLeavesNothing) {
   }
   EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM runs"), 1);
   EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM sessions"), 1);
-  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_variants WHERE name_id IN "
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_rows WHERE name_id IN "
                         "(SELECT name_id FROM kernel_names WHERE "
                         "name='never_stored_kernel')"),
             0);
   EXPECT_EQ(Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id"), before);
 }
 
-// A downgrade of a store (tests/support/store_schema1.h) as `backend`
-// runs it: PostgreSQL's store has no trigger to drop (PostgresSql leaves
-// out the ones it makes).
-std::string Downgrade(const char* sql, Backend backend) {
-  std::string down = sql;
-  if (backend == Backend::kPostgres) {
-    const std::string trigger = "DROP TRIGGER kernels_insert;\n";
-    for (size_t at; (at = down.find(trigger)) != std::string::npos;) {
-      down.erase(at, trigger.size());
-    }
-  }
-  return down;
-}
-
 // A schema 6 store (no kernels.op, no kernel_metrics.graph_node_id) reads
-// as it is, and a writer brings it to the current schema in place: on
-// SQLite its view and trigger made again, on PostgreSQL its view replaced.
-// Its run keeps every kernel.
-TEST_P(StoreBackendTest, ASchema6StoreIsUpgradedInPlace) {
+// as it is, and a writer brings it to schema 7 in place: on SQLite its view
+// and trigger made again, on PostgreSQL its view replaced. Its run keeps
+// every kernel.
+TEST_P(StoreBackendTest, ASchema6StoreIsUpgradedToSchema7) {
   ASSERT_TRUE(IngestTraceFile(trace_, store_, {}).ok());
-  Exec(store_, Downgrade(test_support::kDowngradeToSchema6, GetParam()));
+  std::string down = test_support::kDowngradeToSchema6;
+  if (GetParam() == Backend::kPostgres) {
+    // PostgreSQL's store has no trigger (PostgresSql leaves it out).
+    const std::string trigger = "DROP TRIGGER kernels_insert;\n";
+    down.erase(down.find(trigger), trigger.size());
+  }
+  Exec(store_, down);
   const std::string version =
       "SELECT value FROM schema_info WHERE key='schema_version'";
   EXPECT_EQ(Int(store_, version), 6);
@@ -565,7 +552,7 @@ TEST_P(StoreBackendTest, ASchema6StoreIsUpgradedInPlace) {
     EXPECT_FALSE(reader.KeepsOperators());
   }
   ASSERT_TRUE(IngestTraceFile(trace_, store_, {}).ok());
-  EXPECT_EQ(Int(store_, version), kStoreSchemaVersion);
+  EXPECT_EQ(Int(store_, version), 7);
   EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernels WHERE op IS NULL AND "
                         "run_id = 1"),
             225);
@@ -575,124 +562,6 @@ TEST_P(StoreBackendTest, ASchema6StoreIsUpgradedInPlace) {
   StoreReader reader;
   ASSERT_TRUE(reader.Open(store_, store_).ok());
   EXPECT_TRUE(reader.KeepsOperators());
-}
-
-// A schema 7 store (one wide kernel_rows row per kernel) reads as it is,
-// and a writer brings it to schema 8 in place: each old row becomes a
-// launch and a variant with its kernel_id, read back unchanged through the
-// view, and the next run's ids follow them (PostgreSQL's sequences moved
-// past the copied ids, or the next insert would collide).
-TEST_P(StoreBackendTest, ASchema7StoreIsUpgradedToSchema8) {
-  ASSERT_TRUE(IngestTraceFile(trace_, store_, {}).ok());
-  const std::string all = "SELECT * FROM kernels ORDER BY kernel_id";
-  const std::vector<std::string> before = Rows(store_, all);
-  ASSERT_EQ(before.size(), 225u);
-  Exec(store_, Downgrade(test_support::kDowngradeToSchema7, GetParam()));
-  const std::string version =
-      "SELECT value FROM schema_info WHERE key='schema_version'";
-  EXPECT_EQ(Int(store_, version), 7);
-  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_rows"), 225);
-  EXPECT_EQ(Rows(store_, all), before);
-  {
-    StoreReader reader;
-    ASSERT_TRUE(reader.Open(store_, store_).ok());
-    int kernels = 0;
-    ASSERT_TRUE(reader
-                    .ForEachKernel(1, [&](const KernelRow&) {
-                      ++kernels;
-                      return OkStatus();
-                    })
-                    .ok());
-    EXPECT_EQ(kernels, 225);
-  }
-  ASSERT_TRUE(IngestTraceFile(trace_, store_, {}).ok());
-  EXPECT_EQ(Int(store_, version), 8);
-  EXPECT_EQ(Rows(store_, "SELECT * FROM kernels WHERE run_id = 1 ORDER BY "
-                         "kernel_id"),
-            before);
-  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernels"), 450);
-  EXPECT_EQ(Int(store_, "SELECT COUNT(DISTINCT kernel_id) FROM kernels"), 450);
-  EXPECT_EQ(Int(store_, "SELECT MIN(kernel_id) FROM kernels WHERE run_id = 2"),
-            Int(store_, "SELECT MAX(kernel_id) FROM kernels WHERE run_id = 1") +
-                1);
-  const auto tables = Rows(
-      store_, GetParam() == Backend::kPostgres
-                  ? "SELECT count(*) FROM information_schema.tables WHERE "
-                    "table_name = 'kernel_rows'"
-                  : "SELECT count(*) FROM sqlite_master WHERE name = "
-                    "'kernel_rows'");
-  EXPECT_EQ(tables, std::vector<std::string>{"0"});
-}
-
-// Launches go 32 to a statement on SQLite and by COPY on PostgreSQL: a
-// text with the characters COPY escapes (tab, newline, backslash) and
-// numbers of every kind read back as written, whether a row went in a full
-// batch or in the remainder.
-TEST_P(StoreBackendTest, LaunchesReadBackAsWrittenInBatchesAndAlone) {
-  auto store = Store::Open(store_);
-  ASSERT_TRUE(store.ok()) << store.status().message();
-  RunRow run;
-  auto run_id = (*store)->BeginRun(run);
-  ASSERT_TRUE(run_id.ok());
-  SessionRow session;
-  session.run_id = *run_id;
-  auto session_id = (*store)->AddSession(session, {});
-  ASSERT_TRUE(session_id.ok());
-  const std::string path = "a\tb\nc\\d \\N";
-  constexpr int kKernels = 37;  // one batch of 32 on SQLite, then 5 alone
-  for (int i = 0; i < kKernels; ++i) {
-    KernelRow k;
-    k.run_id = *run_id;
-    k.session_id = *session_id;
-    k.name = i % 2 ? "odd" : "even";
-    k.start_ns = 1000 * i;
-    k.end_ns = 1000 * i + 10 + i;
-    k.duration_ns = 10 + i;
-    k.correlation_id = i == 3 ? std::nullopt : std::optional<int64_t>(i);
-    k.nvtx_path = i == 5 ? std::string_view() : std::string_view(path);
-    k.achieved_flops_per_s = 1.0 / 3.0 + i;
-    k.fraction_of_roof = i == 7 ? std::nullopt : std::optional<double>(-0.1);
-    k.flops_source = k.bytes_source = "none";
-    k.bound = "unknown";
-    ASSERT_TRUE((*store)->AddKernel(k).ok());
-  }
-  ASSERT_TRUE((*store)->EndWrite().ok());
-  store->reset();
-  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernels"), kKernels);
-  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernels WHERE nvtx_path = '" +
-                            std::string("a\tb\nc\\d \\N") + "'"),
-            kKernels - 1);
-  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernels WHERE nvtx_path IS "
-                        "NULL"),
-            1);
-  EXPECT_EQ(Rows(store_, "SELECT CASE WHEN correlation_id IS NULL THEN 1 "
-                         "ELSE 0 END, duration_ns, achieved_flops_per_s, "
-                         "CASE WHEN fraction_of_roof IS NULL THEN 1 ELSE 0 "
-                         "END, fraction_of_roof, name FROM kernels WHERE "
-                         "start_ns IN (3000, 7000, 36000) ORDER BY start_ns"),
-            (std::vector<std::string>{
-                "1|13|3.33333333333333|0|-0.1|odd",
-                "0|17|7.33333333333333|1|<null>|odd",
-                "0|46|36.3333333333333|0|-0.1|even"}));
-}
-
-// A second run of the same kernels shares the first run's variants: a
-// launch's row holds only what changes launch by launch.
-TEST_P(StoreBackendTest, LaunchesShareTheirVariants) {
-  ASSERT_TRUE(IngestTraceFile(trace_, store_, {}).ok());
-  const int64_t variants = Int(store_, "SELECT COUNT(*) FROM kernel_variants");
-  EXPECT_GT(variants, 0);
-  EXPECT_LT(variants, 225);
-  ASSERT_TRUE(IngestTraceFile(trace_, store_, {}).ok());
-  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_launches"), 450);
-  // The second run is another Store: its writer starts with no variants
-  // in memory, so it writes its own.
-  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_variants"),
-            2 * variants);
-  EXPECT_EQ(Rows(store_, "SELECT name, shape, flops, phase FROM kernels "
-                         "WHERE run_id = 1 ORDER BY start_ns, kernel_id"),
-            Rows(store_, "SELECT name, shape, flops, phase FROM kernels "
-                         "WHERE run_id = 2 ORDER BY start_ns, kernel_id"));
 }
 
 // Another program's database is refused with the fix and left as it was;
@@ -937,7 +806,7 @@ TEST_F(PostgresStoreTest, ARefusedQueuedWriteFailsItsBatch) {
   std::string pg;
   RT_NEW_PG_DATABASE(pg, "");
   { ASSERT_TRUE(Store::Open(pg).ok()); }
-  Exec(pg, "ALTER TABLE kernel_launches ADD CONSTRAINT no_negative_time CHECK "
+  Exec(pg, "ALTER TABLE kernel_rows ADD CONSTRAINT no_negative_time CHECK "
            "(duration_ns >= 0)");
   auto store = Store::Open(pg);
   ASSERT_TRUE(store.ok());
@@ -969,7 +838,7 @@ TEST_F(PostgresStoreTest, ARefusedQueuedWriteFailsItsBatch) {
   uint64_t kernels = 0, ranges = 0;
   (*store)->KeptOfFailedWrite(&kernels, &ranges);
   EXPECT_EQ(kernels, 10u);  // the first batch, committed
-  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM kernel_launches"), 10);
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM kernel_rows"), 10);
   EXPECT_GE(added, 14);
 }
 

@@ -108,8 +108,7 @@ TEST_F(StoreSchemaTest, TheCollectorWritesTheDocumentedSchema) {
   const auto written = Layout(store_);
   EXPECT_EQ(written, Layout(doc));
   EXPECT_TRUE(written.contains("view kernels"));
-  EXPECT_TRUE(written.contains("table kernel_launches"));
-  EXPECT_TRUE(written.contains("table kernel_variants"));
+  EXPECT_TRUE(written.contains("table kernel_rows"));
   EXPECT_TRUE(written.contains("trigger kernels_insert"));
   EXPECT_EQ(StoreQuery(store_).Text(
                 "SELECT value FROM schema_info WHERE key='schema_version'"),
@@ -162,8 +161,7 @@ TEST_F(StoreSchemaTest, KernelNamesAreStoredOnceAcrossRuns) {
   const int64_t distinct = q.Int("SELECT COUNT(DISTINCT name) FROM kernels");
   EXPECT_GT(distinct, 3);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_names"), distinct);
-  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_variants WHERE name_id IS NULL"),
-            0);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_rows WHERE name_id IS NULL"), 0);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels WHERE family IS NULL OR "
                   "demangled IS NULL"),
             0);
@@ -255,8 +253,7 @@ TEST_F(StoreSchemaTest, FailedUpgradeLeavesTheStoreUntouched) {
   EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
             "1");
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM sqlite_master WHERE "
-                  "name IN ('kernel_rows', 'kernel_launches', "
-                  "'kernel_variants', 'kernels_schema1')"),
+                  "name='kernel_rows' OR name='kernels_schema1'"),
             0);
   EXPECT_EQ(Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id"), before);
 }
@@ -404,7 +401,7 @@ TEST_F(StoreSchemaTest, Schema5StoreIsUpgradedToSchema6) {
 // A schema 6 store reads as it is (no operators: --by op is refused for
 // it), then written to gains kernels.op and kernel_metrics.graph_node_id,
 // its view and trigger made again; its old kernels keep every column.
-TEST_F(StoreSchemaTest, Schema6StoreIsUpgradedInPlace) {
+TEST_F(StoreSchemaTest, Schema6StoreIsUpgradedToSchema7) {
   const std::string trace = Trace();
   ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
   const std::vector<std::string> before =
@@ -426,7 +423,7 @@ TEST_F(StoreSchemaTest, Schema6StoreIsUpgradedInPlace) {
   ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
   StoreQuery q(store_);
   EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
-            std::to_string(kStoreSchemaVersion));
+            "7");
   EXPECT_EQ(Layout(store_), FreshLayout());
   // The first run's rows as they were, with a NULL operator after them.
   std::vector<std::string> old_rows =
@@ -440,31 +437,6 @@ TEST_F(StoreSchemaTest, Schema6StoreIsUpgradedInPlace) {
   EXPECT_TRUE(reader.KeepsOperators());
 }
 
-// A schema 7 store (one wide kernel_rows row per kernel), written to, is
-// laid out as a new store: kernel_rows and its index gone, its rows split
-// into launches and variants, the view and trigger made again.
-TEST_F(StoreSchemaTest, Schema7StoreIsUpgradedToSchema8) {
-  const std::string trace = Trace();
-  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
-  const std::vector<std::string> before =
-      Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id");
-  Exec(store_, test_support::kDowngradeToSchema7);
-  EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM kernel_rows"), 225);
-  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
-  EXPECT_EQ(Layout(store_), FreshLayout());
-  EXPECT_EQ(Rows(store_,
-                 "SELECT * FROM kernels WHERE run_id = 1 ORDER BY kernel_id"),
-            before);
-  // Rows written as SQL through the view after the upgrade land in the new
-  // tables.
-  Exec(store_,
-       "INSERT INTO kernels (run_id, session_id, name, duration_ns, shape) "
-       "VALUES (9, 9, 'sql_written', 5, 'm=1')");
-  EXPECT_EQ(Rows(store_, "SELECT name, duration_ns, shape FROM kernels "
-                         "WHERE run_id = 9"),
-            std::vector<std::string>{"sql_written|5|m=1"});
-}
-
 // The store fills up in the middle of a write that has already committed
 // batches of it: what the store holds plus kernels_not_stored is every
 // kernel, exactly (the committed batches are not counted as lost).
@@ -475,7 +447,7 @@ TEST_F(StoreSchemaTest, FullStoreCountsExactlyWhatIsMissing) {
   ASSERT_TRUE(store.ok()) << store.status().message();
   (*store)->set_batch_rows(100);
   LlmTraceOptions o;
-  o.decode_steps = 600;  // more than 14 pages of narrow launch rows
+  o.decode_steps = 200;
   TraceBuilder b(o.session);
   const auto truth = test_support::GenerateLlmTrace(o, &b);
   const std::string trace = dir_.File("long.rft");
@@ -487,7 +459,7 @@ TEST_F(StoreSchemaTest, FullStoreCountsExactlyWhatIsMissing) {
   EXPECT_EQ(result.status().code(), StatusCode::kResourceExhausted);
   store->reset();
   StoreQuery q(store_);
-  const int64_t stored = q.Int("SELECT COUNT(*) FROM kernel_launches");
+  const int64_t stored = q.Int("SELECT COUNT(*) FROM kernel_rows");
   EXPECT_GT(stored, 0);
   EXPECT_EQ(stored + q.Int("SELECT value FROM import_stats WHERE "
                            "name='kernels_not_stored'"),

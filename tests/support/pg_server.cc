@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <thread>
 #include <fstream>
@@ -199,33 +198,6 @@ PgServer::~PgServer() {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
-}
-
-double PgServer::CpuSeconds() const {
-  double ticks = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::FILE* f = std::fopen((e.path() / "stat").c_str(), "r");
-    if (f == nullptr) continue;
-    char line[1024];
-    const size_t n = std::fread(line, 1, sizeof line - 1, f);
-    std::fclose(f);
-    line[n] = '\0';
-    // pid (comm) state ppid ... utime stime: fields 4, 14 and 15; comm may
-    // hold spaces, so count from its closing parenthesis.
-    const char* p = std::strrchr(line, ')');
-    if (p == nullptr) continue;
-    long long ppid = 0;
-    unsigned long long utime = 0, stime = 0;
-    if (std::sscanf(p + 2,
-                    "%*c %lld %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu",
-                    &ppid, &utime, &stime) != 3) {
-      continue;
-    }
-    if (ppid == pid_ || std::atoll(line) == pid_) {
-      ticks += static_cast<double>(utime + stime);
-    }
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 std::string PgServer::Url(const std::string& name) const {

@@ -40,10 +40,6 @@ class PgServer {
   // The server's main process; its connections' processes are its
   // children (a benchmark sums their CPU time).
   pid_t pid() const { return pid_; }
-  // CPU seconds (user + system) the server's main process and its
-  // connections' processes still running have used so far: what a
-  // benchmark's work costs on the server's side.
-  double CpuSeconds() const;
 
  private:
   PgServer() = default;

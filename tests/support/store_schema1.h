@@ -7,11 +7,17 @@
 
 namespace rooftrace::test_support {
 
-// The kernels view over kernel_rows and its trigger as schemas 2-7 made
-// them: with schema 7's operator, OP_VIEW ", r.op", OP_COLUMN ", op" and
-// OP_VALUE ", NEW.op"; before it, three empty strings.
-#define ROOFTRACE_KERNEL_ROWS_VIEW_SQL(OP_VIEW, OP_COLUMN, OP_VALUE) \
-  "CREATE VIEW kernels AS SELECT\n"\
+// Schema 7 -> 6: no kernels.op, no kernel_metrics.graph_node_id; the
+// kernels view and its trigger as schema 6 made them. SQLite's DROP COLUMN
+// looks back from the column for the comma before it: a comma in a comment
+// on the line before would be taken for it (docs/store.md keeps those
+// comments free of commas, since TestStore makes stores from its DDL).
+#define ROOFTRACE_DOWNGRADE_7_TO_6_SQL                              \
+  "DROP TRIGGER kernels_insert;\n"                                  \
+  "DROP VIEW kernels;\n"                                            \
+  "ALTER TABLE kernel_rows DROP COLUMN op;\n"                       \
+  "ALTER TABLE kernel_metrics DROP COLUMN graph_node_id;\n"         \
+  "CREATE VIEW IF NOT EXISTS kernels AS SELECT\n"\
   "  r.kernel_id, r.run_id, r.session_id, r.correlation_id, r.device_id,\n"\
   "  r.context_id, r.stream_id, n.name, n.demangled, n.family,\n"\
   "  r.start_ns, r.end_ns, r.duration_ns, r.grid_x, r.grid_y, r.grid_z,\n"\
@@ -24,9 +30,9 @@ namespace rooftrace::test_support {
   "  r.flops_int8_tc, r.flops_source, r.dram_bytes, r.dram_read_bytes,\n"\
   "  r.dram_write_bytes, r.bytes_source, r.ai, r.achieved_flops_per_s,\n"\
   "  r.achieved_bytes_per_s, r.roof_flops_per_s, r.fraction_of_roof, r.bound,\n"\
-  "  r.step_id, r.phase" OP_VIEW "\n"\
+  "  r.step_id, r.phase\n"\
   "  FROM kernel_rows r LEFT JOIN kernel_names n ON n.name_id = r.name_id;\n"\
-  "CREATE TRIGGER kernels_insert INSTEAD OF INSERT ON kernels BEGIN\n"\
+  "CREATE TRIGGER IF NOT EXISTS kernels_insert INSTEAD OF INSERT ON kernels BEGIN\n"\
   "  INSERT OR IGNORE INTO kernel_names (name, demangled, family)\n"\
   "    SELECT NEW.name, NEW.demangled, NEW.family WHERE NEW.name IS NOT NULL;\n"\
   "  INSERT INTO kernel_rows (\n"\
@@ -40,7 +46,7 @@ namespace rooftrace::test_support {
   "    flops_bf16_tc, flops_fp8_tc, flops_int8_tc, flops_source, dram_bytes,\n"\
   "    dram_read_bytes, dram_write_bytes, bytes_source, ai,\n"\
   "    achieved_flops_per_s, achieved_bytes_per_s, roof_flops_per_s,\n"\
-  "    fraction_of_roof, bound, step_id, phase" OP_COLUMN ")\n"\
+  "    fraction_of_roof, bound, step_id, phase)\n"\
   "  VALUES (\n"\
   "    NEW.kernel_id, NEW.run_id, NEW.session_id, NEW.correlation_id,\n"\
   "    NEW.device_id, NEW.context_id, NEW.stream_id,\n"\
@@ -57,91 +63,14 @@ namespace rooftrace::test_support {
   "    NEW.dram_write_bytes, NEW.bytes_source, NEW.ai,\n"\
   "    NEW.achieved_flops_per_s, NEW.achieved_bytes_per_s,\n"\
   "    NEW.roof_flops_per_s, NEW.fraction_of_roof, NEW.bound, NEW.step_id,\n"\
-  "    NEW.phase" OP_VALUE ");\n"\
-  "END;\n"
-
-// Schema 8 -> 7: each kernel one kernel_rows row again (a launch and its
-// variant joined), with schema 7's index, view and trigger.
-#define ROOFTRACE_DOWNGRADE_8_TO_7_SQL \
-  "DROP TRIGGER kernels_insert;\n"\
-  "DROP VIEW kernels;\n"\
-  "CREATE TABLE kernel_rows (\n"\
-  "  kernel_id INTEGER PRIMARY KEY,\n"\
-  "  run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,\n"\
-  "  correlation_id INTEGER, device_id INTEGER, context_id INTEGER,\n"\
-  "  stream_id INTEGER, name_id INTEGER REFERENCES kernel_names(name_id),\n"\
-  "  start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER,\n"\
-  "  grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,\n"\
-  "  block_x INTEGER, block_y INTEGER, block_z INTEGER,\n"\
-  "  cluster_x INTEGER, cluster_y INTEGER, cluster_z INTEGER,\n"\
-  "  registers_per_thread INTEGER,\n"\
-  "  static_shared_memory_bytes INTEGER, dynamic_shared_memory_bytes INTEGER,\n"\
-  "  graph_id INTEGER, graph_node_id INTEGER,\n"\
-  "  thread_id INTEGER, api_start_ns INTEGER, nvtx_path TEXT,\n"\
-  "  gemm_call_id INTEGER REFERENCES gemm_calls(gemm_call_id),\n"\
-  "  shape TEXT, token_count INTEGER, precision TEXT, flops INTEGER,\n"\
-  "  flops_fp64 INTEGER, flops_fp32 INTEGER, flops_fp16 INTEGER,\n"\
-  "  flops_fp64_tc INTEGER, flops_tf32_tc INTEGER, flops_bf16_tc INTEGER,\n"\
-  "  flops_fp8_tc INTEGER, flops_int8_tc INTEGER,\n"\
-  "  flops_source TEXT, dram_bytes INTEGER, dram_read_bytes INTEGER,\n"\
-  "  dram_write_bytes INTEGER, bytes_source TEXT, ai REAL,\n"\
-  "  achieved_flops_per_s REAL, achieved_bytes_per_s REAL,\n"\
-  "  roof_flops_per_s REAL, fraction_of_roof REAL, bound TEXT,\n"\
-  "  step_id INTEGER, phase TEXT, op TEXT);\n"\
-  "CREATE INDEX kernel_rows_run ON kernel_rows(run_id, start_ns);\n"\
-  "INSERT INTO kernel_rows (kernel_id, run_id, session_id,\n"\
-  "  correlation_id, start_ns, end_ns, duration_ns, api_start_ns,\n"\
-  "  gemm_call_id, step_id, nvtx_path, achieved_flops_per_s,\n"\
-  "  achieved_bytes_per_s, fraction_of_roof, name_id, device_id,\n"\
-  "  context_id, stream_id, grid_x, grid_y, grid_z, block_x, block_y,\n"\
-  "  block_z, cluster_x, cluster_y, cluster_z, registers_per_thread,\n"\
-  "  static_shared_memory_bytes, dynamic_shared_memory_bytes, graph_id,\n"\
-  "  graph_node_id, thread_id, shape, token_count, precision, flops,\n"\
-  "  flops_fp64, flops_fp32, flops_fp16, flops_fp64_tc, flops_tf32_tc,\n"\
-  "  flops_bf16_tc, flops_fp8_tc, flops_int8_tc, flops_source,\n"\
-  "  dram_bytes, dram_read_bytes, dram_write_bytes, bytes_source, ai,\n"\
-  "  roof_flops_per_s, bound, phase, op) SELECT l.kernel_id, l.run_id,\n"\
-  "  l.session_id, l.correlation_id, l.start_ns, l.end_ns, l.duration_ns,\n"\
-  "  l.api_start_ns, l.gemm_call_id, l.step_id, l.nvtx_path,\n"\
-  "  l.achieved_flops_per_s, l.achieved_bytes_per_s, l.fraction_of_roof,\n"\
-  "  v.name_id, v.device_id, v.context_id, v.stream_id, v.grid_x,\n"\
-  "  v.grid_y, v.grid_z, v.block_x, v.block_y, v.block_z, v.cluster_x,\n"\
-  "  v.cluster_y, v.cluster_z, v.registers_per_thread,\n"\
-  "  v.static_shared_memory_bytes, v.dynamic_shared_memory_bytes,\n"\
-  "  v.graph_id, v.graph_node_id, v.thread_id, v.shape, v.token_count,\n"\
-  "  v.precision, v.flops, v.flops_fp64, v.flops_fp32, v.flops_fp16,\n"\
-  "  v.flops_fp64_tc, v.flops_tf32_tc, v.flops_bf16_tc, v.flops_fp8_tc,\n"\
-  "  v.flops_int8_tc, v.flops_source, v.dram_bytes, v.dram_read_bytes,\n"\
-  "  v.dram_write_bytes, v.bytes_source, v.ai, v.roof_flops_per_s,\n"\
-  "  v.bound, v.phase, v.op FROM kernel_launches l LEFT JOIN\n"\
-  "  kernel_variants v ON v.variant_id = l.variant_id;\n"\
-  "DROP INDEX kernel_launches_run;\n"\
-  "DROP TABLE kernel_launches;\n"\
-  "DROP TABLE kernel_variants;\n"\
-  ROOFTRACE_KERNEL_ROWS_VIEW_SQL(", r.op", ", op", ", NEW.op")    \
-  "UPDATE schema_info SET value = '7' WHERE key = 'schema_version';\n"
-
-inline constexpr char kDowngradeToSchema7[] =
-    "BEGIN;\n" ROOFTRACE_DOWNGRADE_8_TO_7_SQL "COMMIT;\n";
-
-// Schema 8 -> 6: no kernels.op, no kernel_metrics.graph_node_id; the
-// kernels view and its trigger as schema 6 made them. SQLite's DROP COLUMN
-// looks back from the column for the comma before it: a comma in a comment
-// on the line before would be taken for it (docs/store.md keeps those
-// comments free of commas, since TestStore makes stores from its DDL).
-#define ROOFTRACE_DOWNGRADE_7_TO_6_SQL                              \
-  ROOFTRACE_DOWNGRADE_8_TO_7_SQL                                    \
-  "DROP TRIGGER kernels_insert;\n"                                  \
-  "DROP VIEW kernels;\n"                                            \
-  "ALTER TABLE kernel_rows DROP COLUMN op;\n"                       \
-  "ALTER TABLE kernel_metrics DROP COLUMN graph_node_id;\n"         \
-  ROOFTRACE_KERNEL_ROWS_VIEW_SQL("", "", "")                      \
+  "    NEW.phase);\n"\
+  "END;\n"\
   "UPDATE schema_info SET value = '6' WHERE key = 'schema_version';\n"
 
 inline constexpr char kDowngradeToSchema6[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_7_TO_6_SQL "COMMIT;\n";
 
-// Schema 8 -> 5: no run_labels either.
+// Schema 7 -> 5: no run_labels either.
 #define ROOFTRACE_DOWNGRADE_6_TO_5_SQL                              \
   ROOFTRACE_DOWNGRADE_7_TO_6_SQL                                    \
   "DROP INDEX run_labels_key;\n"                                    \
@@ -151,7 +80,7 @@ inline constexpr char kDowngradeToSchema6[] =
 inline constexpr char kDowngradeToSchema5[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_6_TO_5_SQL "COMMIT;\n";
 
-// Schema 8 -> 4: no devices.measured_sm_clock_khz either.
+// Schema 7 -> 4: no devices.measured_sm_clock_khz either.
 #define ROOFTRACE_DOWNGRADE_5_TO_4_SQL                              \
   ROOFTRACE_DOWNGRADE_6_TO_5_SQL                                    \
   "ALTER TABLE devices DROP COLUMN measured_sm_clock_khz;\n"        \
@@ -160,7 +89,7 @@ inline constexpr char kDowngradeToSchema5[] =
 inline constexpr char kDowngradeToSchema4[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_5_TO_4_SQL "COMMIT;\n";
 
-// Schema 8 -> 3: no runs.incomplete_reason either.
+// Schema 7 -> 3: no runs.incomplete_reason either.
 #define ROOFTRACE_DOWNGRADE_4_TO_3_SQL                        \
   ROOFTRACE_DOWNGRADE_5_TO_4_SQL                               \
   "ALTER TABLE runs DROP COLUMN incomplete_reason;\n"          \
@@ -169,8 +98,8 @@ inline constexpr char kDowngradeToSchema4[] =
 inline constexpr char kDowngradeToSchema3[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_4_TO_3_SQL "COMMIT;\n";
 
-// Schema 8 -> 2: no provenance columns, no kernel_metrics. Run on an open
-// connection to a schema 8 store, outside a transaction.
+// Schema 7 -> 2: no provenance columns, no kernel_metrics. Run on an open
+// connection to a schema 7 store, outside a transaction.
 #define ROOFTRACE_DOWNGRADE_3_TO_2_SQL                        \
   ROOFTRACE_DOWNGRADE_4_TO_3_SQL                               \
   "DROP INDEX kernel_metrics_kernel;\n"                        \
@@ -183,7 +112,7 @@ inline constexpr char kDowngradeToSchema3[] =
 inline constexpr char kDowngradeToSchema2[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_3_TO_2_SQL "COMMIT;\n";
 
-// Schema 8 -> 1. Run on an open connection to a schema 8 store, outside a
+// Schema 7 -> 1. Run on an open connection to a schema 7 store, outside a
 // transaction.
 inline constexpr char kDowngradeToSchema1[] =
     "BEGIN;\n" ROOFTRACE_DOWNGRADE_3_TO_2_SQL R"sql(

@@ -199,7 +199,7 @@ TEST_F(NsysRealFileTest, PidAndRankFilters) {
   auto c = Import(file_, store, wrong_rank);
   EXPECT_EQ(c.status().message(), e2.message());
   EXPECT_EQ(StoreQuery(store).Int("SELECT count(*) FROM sessions"), 0);
-  EXPECT_EQ(StoreQuery(store).Int("SELECT count(*) FROM kernel_launches"), 0);
+  EXPECT_EQ(StoreQuery(store).Int("SELECT count(*) FROM kernel_rows"), 0);
 }
 
 // --counters naming a file that is not an Nsight Compute CSV: refused
