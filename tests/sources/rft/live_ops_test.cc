@@ -17,6 +17,7 @@
 #include "sources/file_reader.h"
 #include "sources/kineto/kineto_reader.h"
 #include "sources/kineto/kineto_trace.h"
+#include "tests/support/h100_session.h"
 #include "tests/support/null_sink.h"
 #include "tests/support/real_data.h"
 
@@ -31,17 +32,7 @@ constexpr uint64_t kDomain = 900, kUserDomain = 901;
 // A live session as libinject's stream leaves it: one H100, the ops
 // route's domain defined.
 Session LiveSession() {
-  Session s("live");
-  SessionHeader h;
-  h.host = "host";
-  h.pid = 42;
-  h.mode = "trace";
-  s.Start(h);
-  DeviceInfo d;
-  d.name = "NVIDIA H100 80GB HBM3";
-  d.sm_count = 132;
-  d.cc_major = 9;
-  s.AddDevice(d);
+  Session s = test_support::StartedH100Session("trace");
   s.SetString(kDomain, wire::kTorchOpsDomain);
   s.SetString(kUserDomain, "user");
   return s;
