@@ -355,6 +355,12 @@ def missing_tests(tests_dir, names):
 
 # ---------------------------------------------------------------- stores
 
+def read_stats(con):
+    """A store's import statistics, summed over its runs, by name."""
+    return dict(con.execute(
+        "SELECT name, SUM(value) FROM import_stats GROUP BY name"))
+
+
 def read_kernels(path):
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     rows = con.execute(
@@ -385,10 +391,7 @@ def read_import(path):
 
 def read_counters_run(path):
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    stats = {}
-    for name, value in con.execute(
-            "SELECT name, SUM(value) FROM import_stats GROUP BY name"):
-        stats[name] = value
+    stats = read_stats(con)
     kernels = read_kernels(path)
     zero = con.execute("SELECT COUNT(*) FROM kernels WHERE "
                        "COALESCE(duration_ns, 0) <= 0").fetchone()[0]
@@ -422,10 +425,7 @@ def read_families(path, wanted):
 
 def read_ops_run(path):
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    stats = {}
-    for name, value in con.execute(
-            "SELECT name, SUM(value) FROM import_stats GROUP BY name"):
-        stats[name] = value
+    stats = read_stats(con)
     rows = [OpsKernel(*r) for r in con.execute(
         "SELECT name, COALESCE(op, ''), COALESCE(shape, ''), "
         "COALESCE(duration_ns, 0), flops, dram_bytes FROM kernels")]
@@ -434,10 +434,7 @@ def read_ops_run(path):
 
 def read_sampling_run(path):
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    stats = {}
-    for name, value in con.execute(
-            "SELECT name, SUM(value) FROM import_stats GROUP BY name"):
-        stats[name] = value
+    stats = read_stats(con)
     time_ns = pm_ns = 0
     for ns, src in con.execute(
             "SELECT COALESCE(duration_ns, 0), bytes_source FROM kernels"):

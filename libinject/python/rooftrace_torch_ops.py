@@ -94,9 +94,15 @@ class _Route:
         """Ends the current window; returns its events (or [])."""
         P = self.torch.autograd.profiler
         self.on = False
-        self.own_profile = None
+        prof, self.own_profile = self.own_profile, None
         disable = getattr(P, "_disable_profiler", None)
-        result = disable() if disable is not None else None
+        if disable is not None:
+            result = disable()  # the events, without torch's own parsing
+        else:
+            # A torch without the low-level call: the profile's own exit
+            # (it also parses the events, slower) leaves them on it.
+            prof.__exit__(None, None, None)
+            result = getattr(prof, "kineto_results", None)
         return result.events() if result is not None else []
 
     def flush(self, restart):

@@ -12,32 +12,13 @@
 #include <utility>
 #include <vector>
 
+#include "base/json_quote.h"
 #include "proto/field_numbers.h"
 #include "proto/wire_constants.h"
 #include "sources/kineto/kineto_reader.h"
 
 namespace rooftrace {
 namespace {
-
-// Appends `s` as a JSON string literal. Bytes that are not printable ASCII
-// are written as \u00XX of their value: the text is only ever read back by
-// the importer, and a name keeps its length and position.
-void AppendString(std::string* out, std::string_view s) {
-  out->push_back('"');
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(static_cast<char>(c));
-    } else if (c < 0x20 || c >= 0x7f) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\u%04x", c);
-      out->append(buf);
-    } else {
-      out->push_back(static_cast<char>(c));
-    }
-  }
-  out->push_back('"');
-}
 
 // Nanoseconds as Chrome-trace microseconds with three decimals (the
 // importer rounds them back to the same nanosecond).
@@ -64,7 +45,7 @@ void BeginEvent(std::string* out, std::string_view cat, std::string_view name,
   out->append("{\"ph\":\"X\",\"cat\":\"");
   out->append(cat);
   out->append("\",\"name\":");
-  AppendString(out, name);
+  out->append(json::Quote(name));
   out->append(",\"pid\":");
   AppendUint(out, pid);
   out->append(",\"tid\":");

@@ -544,6 +544,21 @@ TEST(NsysVersionsTest, UnknownVersionReadsWhatItCanAndSaysWhat) {
   EXPECT_EQ(qd.Text("SELECT roof_source FROM runs"), "datasheet:h100-sxm");
 }
 
+// One kernel launch of the old layout: a cudaLaunchKernel call (name id
+// 2) at `l` and its kernel (name id 1) 500 ns later, on stream 7.
+void AddLaunchedKernel(ExportBuilder* b, int64_t l,
+                       int64_t corr, const std::string& gp,
+                       const std::string& tid) {
+  b->Exec(Insert("CUPTI_ACTIVITY_KIND_RUNTIME",
+                 "(" + std::to_string(l) + "," + std::to_string(l + 100) +
+                     ",0," + tid + "," + std::to_string(corr) + ",2,0)"));
+  b->Exec(Insert("CUPTI_ACTIVITY_KIND_KERNEL",
+                 "(" + std::to_string(l + 500) + "," +
+                     std::to_string(l + 1500) + ",0,1,7," +
+                     std::to_string(corr) + "," + gp +
+                     ",1,1,0,0,16,1,1,1,32,1,1,0,0,0,0,1,NULL)"));
+}
+
 // A long export is stored in windows (the session never holds it whole),
 // and every kernel still meets its launch and its range.
 TEST(NsysVersionsTest, LongExportIsStoredInWindows) {
@@ -566,14 +581,7 @@ TEST(NsysVersionsTest, LongExportIsStoredInWindows) {
       for (int i = 0; i < kPerStep; ++i) {
         const int64_t corr = int64_t{s} * kPerStep + i + 1;
         const int64_t l = t0 + 1000 + i * 2000;
-        b.Exec(Insert("CUPTI_ACTIVITY_KIND_RUNTIME",
-                      "(" + std::to_string(l) + "," + std::to_string(l + 100) +
-                          ",0," + tid + "," + std::to_string(corr) + ",2,0)"));
-        b.Exec(Insert("CUPTI_ACTIVITY_KIND_KERNEL",
-                      "(" + std::to_string(l + 500) + "," +
-                          std::to_string(l + 1500) + ",0,1,7," +
-                          std::to_string(corr) + "," + gp +
-                          ",1,1,0,0,16,1,1,1,32,1,1,0,0,0,0,1,NULL)"));
+        AddLaunchedKernel(&b, l, corr, gp, tid);
       }
     }
     ASSERT_EQ(b.first_error(), "");
@@ -625,14 +633,7 @@ TEST(NsysVersionsTest, TorchNvtxShapeRangesCostTheirKernels) {
                         tid + ",NULL)"));
       const int64_t corr = s + 1;
       const int64_t l = t0 + 1000;
-      b.Exec(Insert("CUPTI_ACTIVITY_KIND_RUNTIME",
-                    "(" + std::to_string(l) + "," + std::to_string(l + 100) +
-                        ",0," + tid + "," + std::to_string(corr) + ",2,0)"));
-      b.Exec(Insert("CUPTI_ACTIVITY_KIND_KERNEL",
-                    "(" + std::to_string(l + 500) + "," +
-                        std::to_string(l + 1500) + ",0,1,7," +
-                        std::to_string(corr) + "," + gp +
-                        ",1,1,0,0,16,1,1,1,32,1,1,0,0,0,0,1,NULL)"));
+      AddLaunchedKernel(&b, l, corr, gp, tid);
     }
     ASSERT_EQ(b.first_error(), "");
   }

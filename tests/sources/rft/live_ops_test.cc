@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/json_quote.h"
 #include "pipeline/recorder.h"
 #include "proto/field_numbers.h"
 #include "proto/wire_constants.h"
@@ -256,14 +257,6 @@ class KernelSink : public test_support::NullSink {
 // a broadcast dimension), [] elsewhere.
 std::string ArgsOf(const kineto::KinetoTrace& t, const kineto::HostEvent& h) {
   const kineto::OpInputs in = t.InputsOf(h);
-  auto quoted = [](std::string_view v) {
-    std::string out = "\"";
-    for (char c : v) {
-      if (c == '"' || c == '\\') out.push_back('\\');
-      out.push_back(c);
-    }
-    return out + "\"";
-  };
   std::string dims = "[", types = "[", concrete = "[", strides = "[";
   for (int i = 0; i < in.count; ++i) {
     const kineto::OpInput& x = in.in[i];
@@ -289,8 +282,8 @@ std::string ArgsOf(const kineto::KinetoTrace& t, const kineto::HostEvent& h) {
       }
     }
     dims += "]";
-    types += quoted(x.type);
-    concrete += quoted(x.concrete);
+    types += json::Quote(x.type);
+    concrete += json::Quote(x.concrete);
   }
   return "{\"Input Dims\":" + dims + "],\"Input type\":" + types +
          "],\"Input Strides\":" + strides + "],\"Concrete Inputs\":" +
