@@ -196,12 +196,15 @@ std::vector<std::vector<double>> SyntheticStore(const SyntheticStoreSpec& spec,
                                                 uint64_t seed) {
   std::mt19937_64 gen(seed);
   std::vector<std::vector<double>> out;
-  for (int g = 0; g < spec.groups; ++g) {
+  const int groups =
+      spec.bases.empty() ? spec.groups : static_cast<int>(spec.bases.size());
+  for (int g = 0; g < groups; ++g) {
     // 2^-53 steps: a uniform factor in [0, 1), the same everywhere.
     const double u = static_cast<double>(gen() >> 11) / 9007199254740992.0;
     SyntheticSeriesSpec s;
     s.runs = spec.runs;
-    s.base = 1000.0 * (g + 1);  // ns: families of different sizes
+    // ns: families of different sizes
+    s.base = spec.bases.empty() ? 1000.0 * (g + 1) : spec.bases[g];
     s.noise = g == 0 ? spec.noise : spec.noise * (0.5 + u);
     if (g == 0) {
       s.step_at = spec.step_at;

@@ -122,9 +122,12 @@ LatestNightTest TestLatestNights(const std::vector<double>& x,
 // others `noise` x a factor in [0.5, 1.5] drawn per group (families
 // differ); group 0 may step by `step` from night `step_at` on
 // and spike by `spike` on night `spike_at` (-1: none). Deterministic per
-// seed (SyntheticSeries).
+// seed (SyntheticSeries). `bases`, when given, are the groups' times per
+// launch (ns; a real run's families, largest first: group 0 is the one that
+// moves) and their count replaces `groups`; else group g is 1000 x (g + 1).
 struct SyntheticStoreSpec {
   int groups = 10;
+  std::vector<double> bases;
   int runs = 40;
   double noise = 0.02;
   int step_at = -1;

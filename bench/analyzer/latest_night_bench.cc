@@ -13,8 +13,12 @@
 //     the size at the first report (points);
 //   - a one-night +30 % spike on the night before the latest: stores that
 //     pass (exit 0) the night after it.
+// --trace FILE builds the stores from a real run instead: one group per
+// kernel family of FILE (any input `analyze` reads), at its time per
+// launch, the family with the most time being group 0 (the one that
+// moves); the noise is still generated.
 // Prints figures (docs/history.md quotes them), never a timed test.
-//   build/bench/latest_night_bench [--seeds N]
+//   build/bench/latest_night_bench [--seeds N] [--trace FILE]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/analyze.h"
 #include "analyzer/changepoint_latest.h"
 #include "analyzer/history.h"
 
@@ -70,23 +75,55 @@ std::string Pct(int k, int n) {
   return buf;
 }
 
+// The time per launch of every kernel family of `path`, the family with
+// the most time first (analyze's family grouping); empty when it cannot
+// be read (said on stderr).
+std::vector<double> FamilyBases(const std::string& path) {
+  rt::ReportOptions options;
+  options.group_by = rt::GroupBy::kFamily;
+  options.top = 0;
+  auto analyzed = rt::analyzer::OpenAndReport(path, "", options);
+  if (!analyzed.ok()) {
+    std::fprintf(stderr, "%s: %s\n", path.c_str(),
+                 analyzed.status().message().c_str());
+    return {};
+  }
+  const rt::Report& r = analyzed->report;
+  std::vector<double> bases;
+  for (const rt::GroupRow& g : r.groups) {  // by total time, descending
+    if (g.count > 0 && g.mean_ns > 0) bases.push_back(g.mean_ns);
+  }
+  if (!bases.empty()) {
+    std::printf("groups: the %zu kernel families of %s; group 0 is %s, "
+                "%.1f%% of its kernel time, %.0f ns a launch\n",
+                bases.size(), path.c_str(), r.groups[0].name.c_str(),
+                100.0 * r.groups[0].time_share, bases[0]);
+  }
+  return bases;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int seeds = 100;
+  std::vector<double> bases;  // empty: 10 generated groups
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--seeds" && i + 1 < argc) {
       seeds = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--trace" && i + 1 < argc) {
+      bases = FamilyBases(argv[++i]);
+      if (bases.empty()) return 2;
     } else {
-      std::fprintf(stderr, "usage: latest_night_bench [--seeds N]\n");
+      std::fprintf(stderr,
+                   "usage: latest_night_bench [--seeds N] [--trace FILE]\n");
       return 2;
     }
   }
   constexpr int kFollow = 10;  // nights watched after a step lands
-  std::printf("%d stores per cell, 10 groups each (group 0 at the noise "
+  std::printf("%d stores per cell, %zu groups each (group 0 at the noise "
               "level, the others at level x 0.5-1.5), default options\n\n",
-              seeds);
+              seeds, bases.empty() ? size_t{10} : bases.size());
   std::printf("| runs | noise | noise only: exit 1 %% | --strict exit 1 %% | "
               "+30%% spike: exit 0 next night %% |\n|---:|---:|---:|---:|---:|\n");
   const int lengths[] = {3, 5, 8, 40};
@@ -97,6 +134,7 @@ int main(int argc, char** argv) {
       int fail = 0, strict = 0, spike_ok = 0;
       for (int seed = 1; seed <= seeds; ++seed) {
         rt::stats::SyntheticStoreSpec spec;
+        spec.bases = bases;
         spec.runs = runs;
         spec.noise = noise;
         const Night n = Judge(rt::stats::SyntheticStore(spec, seed), runs);
@@ -128,6 +166,7 @@ int main(int argc, char** argv) {
         std::vector<double> delays, errors;
         for (int seed = 1; seed <= seeds; ++seed) {
           rt::stats::SyntheticStoreSpec spec;
+          spec.bases = bases;
           spec.runs = runs + kFollow;
           spec.noise = noise;
           spec.step_at = runs;

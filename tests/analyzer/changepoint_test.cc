@@ -423,5 +423,35 @@ TEST(DetectChangePointsTest, TwoLevelsEqualTwoSearches) {
   EXPECT_GT(weak_only, 0);
 }
 
+// A store built from a real run's families (latest_night_bench --trace):
+// one series per given time per launch, around it, group 0 the one that
+// steps; without bases, 10 groups of 1,000 x (g + 1).
+TEST(SyntheticStoreTest, BasesGiveTheGroupsAndTheirLevels) {
+  SyntheticStoreSpec spec;
+  spec.runs = 200;
+  spec.noise = 0.02;
+  spec.bases = {52000, 700, 3100};
+  spec.step_at = 100;
+  spec.step = 0.10;
+  const std::vector<std::vector<double>> store = SyntheticStore(spec, 7);
+  ASSERT_EQ(store.size(), 3u);
+  for (size_t g = 0; g < store.size(); ++g) {
+    ASSERT_EQ(store[g].size(), 200u);
+    double before = 0, after = 0;
+    for (int r = 0; r < 100; ++r) before += store[g][r] / 100;
+    for (int r = 100; r < 200; ++r) after += store[g][r] / 100;
+    // 100 runs of <= 3 % noise: the mean within 1 % of its level.
+    EXPECT_NEAR(before / spec.bases[g], 1.0, 0.01) << "group " << g;
+    const double level = g == 0 ? 1.10 : 1.0;
+    EXPECT_NEAR(after / spec.bases[g], level, 0.01) << "group " << g;
+  }
+  spec.bases.clear();
+  const std::vector<std::vector<double>> generated = SyntheticStore(spec, 7);
+  ASSERT_EQ(generated.size(), 10u);
+  double mean9 = 0;
+  for (int r = 0; r < 100; ++r) mean9 += generated[9][r] / 100;
+  EXPECT_NEAR(mean9 / 10000.0, 1.0, 0.01);
+}
+
 }  // namespace
 }  // namespace rooftrace::stats
