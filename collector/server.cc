@@ -541,12 +541,18 @@ void CollectorServer::SettleRaw(Connection* c) {
 }
 
 bool CollectorServer::ReadFrom(Connection* c, bool draining) {
-  static thread_local char buf[256 * 1024];
+  // The server's one thread reads into one buffer, on the heap: as a
+  // static thread_local array it was static TLS that every thread of the
+  // process paid for (collect --metrics-listen's HTTP threads, whose
+  // stacks are small, could not start).
+  constexpr size_t kBufBytes = 256 * 1024;
+  if (read_buf_.empty()) read_buf_.resize(kBufBytes);
+  char* const buf = read_buf_.data();
   // Outside the drain, one call reads at most this much, so that a producer
   // that never stops sending does not keep the others waiting.
-  constexpr size_t kReadBudget = 4 * sizeof buf;
+  constexpr size_t kReadBudget = 4 * kBufBytes;
   for (size_t read_bytes = 0; draining || read_bytes < kReadBudget;) {
-    const ssize_t n = read(c->fd, buf, sizeof buf);
+    const ssize_t n = read(c->fd, buf, kBufBytes);
     if (n == 0) {
       if (c->reader.buffered_bytes() > 0) {
         ++c->stats[ImportStat::k_truncated_streams];

@@ -219,6 +219,7 @@ class CollectorServer {
   uint64_t auth_unlogged_ = 0;     // refusals since, not logged one by one
   std::vector<std::string> kept_raw_;
   std::map<std::string, uint64_t> live_left_;
+  std::vector<char> read_buf_;  // ReadFrom's, allocated on first use
 };
 
 }  // namespace rooftrace
