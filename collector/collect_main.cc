@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +26,8 @@
 #include "collector/server.h"
 #include "collector/server_limits.h"
 #include "collector/summary.h"
+#include "collector/metrics.h"
+#include "collector/window_sink.h"
 #include "sources/rft/live_ops.h"
 
 namespace po = boost::program_options;
@@ -50,6 +53,13 @@ void InstallStopHandler() {
   // A PostgreSQL store that stops answering then holds the process no
   // longer than a second (store/db.h SetDbStopCheck).
   SetDbStopCheck([] { return g_stop.load(); });
+}
+
+uint64_t NowUnixNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
 }
 
 std::string DefaultSocket() {
@@ -104,6 +114,9 @@ struct CollectOptions {
   ServerOptions limits;
   std::string token;  // TCP peers must send it; empty: none asked
   bool insecure_tcp = false;  // TCP on loopback without a token
+  uint64_t window_ns = 0;     // --window: a run per window; 0: one run
+  std::string metrics_listen;  // --metrics-listen; empty: no /metrics
+  size_t metrics_top = 50;     // --metrics-top
 };
 
 // A token shorter than this is refused: guessing one must stay hopeless
@@ -216,10 +229,31 @@ int Serve(const CollectOptions& co) {
                  "lose them)\n";
     so.raw_dir.clear();
   }
+  std::unique_ptr<CollectorMetrics> metrics;
+  if (!co.metrics_listen.empty()) {
+    MetricsOptions mo;
+    mo.listen = co.metrics_listen;
+    mo.top = co.metrics_top;
+    mo.token = co.token;
+    auto started = CollectorMetrics::Start(mo);
+    if (!started.ok()) {
+      if (!so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // if empty
+      std::cerr << "rooftrace collect: " << started.status().message()
+                << "\n";
+      return kExitUsage;
+    }
+    metrics = std::move(*started);
+    std::cerr << "rooftrace collect: metrics on http://" << metrics->bound()
+              << "/metrics (top " << co.metrics_top << " families"
+              << (co.token.empty() ? "" : "; basic auth, the token as "
+                                          "password")
+              << ")\n";
+  }
   CollectorServer server(nullptr, so);
   Status listening = server.Listen();
   StatusOr<std::unique_ptr<RunRecorder>> rec =
       InvalidArgument("no recorder");
+  WindowSink* windows = nullptr;  // owned by the recorder
   if (listening.ok()) {
     RecorderOptions ro;
     ro.origin = "collect";
@@ -227,7 +261,15 @@ int Serve(const CollectOptions& co) {
     ro.labels = co.labels;
     // Operators of Python hosts (the ops route) are costed by the importer.
     ro.preparer = LiveOpsPreparer(SourceOptions());
-    rec = CreateStoreRecorder(ro, co.store);
+    auto store = Store::Open(co.store, Store::Durability::kDurable);
+    if (!store.ok()) {
+      rec = store.status();
+    } else {
+      auto sink = std::make_unique<WindowSink>(
+          std::move(*store), co.window_ns > 0, metrics.get());
+      windows = sink.get();
+      rec = RunRecorder::Create(ro, std::move(sink));
+    }
   }
   if (!listening.ok() || !rec.ok()) {
     if (!so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // if empty
@@ -235,12 +277,32 @@ int Serve(const CollectOptions& co) {
               << (listening.ok() ? rec.status() : listening).message() << "\n";
     return kExitUsage;
   }
+  if (co.window_ns > 0) {
+    RunRecorder* recorder = rec->get();
+    server.set_window(co.window_ns / 1000000, [recorder, windows](
+                                                  const ImportStats& open) {
+      ImportStats so_far = recorder->stats();
+      so_far.Add(open);
+      const int64_t ended = windows->current_run_id();
+      const uint64_t index = windows->window_index();
+      Status s = windows->EndWindow(recorder->run_row(), so_far,
+                                    static_cast<int64_t>(NowUnixNs()));
+      if (!s.ok()) {
+        std::cerr << "rooftrace collect: window " << index << " (run "
+                  << ended << "): " << s.message() << "\n";
+      }
+    });
+  }
   server.set_recorder(rec->get());
   // CollectMain installed the SIGINT/SIGTERM handler before any ingest.
   for (const auto& b : server.bound()) {
     std::cerr << "rooftrace collect: listening on " << b << ", run "
-              << (*rec)->run_id() << " in " << StoreDisplayName(co.store)
-              << "\n";
+              << (*rec)->run_id() << " in " << StoreDisplayName(co.store);
+    if (co.window_ns > 0) {
+      std::cerr << " (window 0; a new run every "
+                << co.window_ns / 1000000 << " ms)";
+    }
+    std::cerr << "\n";
   }
   Status s = server.Run(&g_stop);
   Status f = (*rec)->Finish();
@@ -258,6 +320,18 @@ int Serve(const CollectOptions& co) {
     return kExitIncomplete;
   }
   const ImportStats st = (*rec)->stats();
+  if (co.window_ns > 0) {
+    const auto& runs = windows->ended_runs();
+    std::cerr << "rooftrace collect: stopped; " << runs.size()
+              << " windows stored as runs "
+              << (runs.empty() ? 0 : runs.front()) << ".."
+              << (runs.empty() ? 0 : runs.back()) << " ("
+              << windows->idle_windows() << " idle windows, no run): "
+              << st[ImportStat::k_sessions] << " sessions, "
+              << (*rec)->kernels_stored() << " kernels stored in "
+              << StoreDisplayName(co.store) << "\n";
+    return kExitOk;
+  }
   std::cerr << "rooftrace collect: stopped; run " << (*rec)->run_id() << ": "
             << st[ImportStat::k_sessions] << " sessions, "
             << (*rec)->kernels_stored() << " kernels stored in "
@@ -272,7 +346,8 @@ int CollectMain(int argc, char** argv) {
   spec.name = "collect";
   spec.usage =
       "rooftrace collect [--listen unix:PATH|tcp:HOST:PORT]... --store S "
-      "[--token-file FILE] [--ingest FILE.rft...]";
+      "[--token-file FILE] [--window DURATION] [--metrics-listen ADDR] "
+      "[--ingest FILE.rft...]";
   spec.summary =
       "Standalone collector: accepts rooftrace producers (libinject in any "
       "number of processes and ranks) on Unix sockets (mode 0600) and/or TCP "
@@ -304,6 +379,8 @@ int CollectMain(int argc, char** argv) {
   std::vector<std::string> listen, ingest, label_words;
   std::string store = "runs.sqlite", profile, token_file;
   bool keep_raw = false, insecure_tcp = false;
+  std::string window, metrics_listen;
+  size_t metrics_top = 50;
   ServerLimitFlags limit_flags;
   spec.options.add_options()(
       "listen", po::value(&listen)->composing(),
@@ -326,7 +403,19 @@ int CollectMain(int argc, char** argv) {
       "must be 0600 and the token at least 16 characters")(
       "insecure-tcp", po::bool_switch(&insecure_tcp),
       "listen on TCP loopback without a token: any user of this machine "
-      "can then send data into the run (said on every start)");
+      "can then send data into the run (said on every start)")(
+      "window", po::value(&window),
+      "cut the collection into consecutive windows of DURATION (500ms, "
+      "60s, 5m, 1h), each stored as its own run with the --label labels "
+      "plus window=N and window_start=UTC time: history, diff and the "
+      "trend page read a server's windows as runs")(
+      "metrics-listen", po::value(&metrics_listen),
+      "serve Prometheus metrics on http://ADDR/metrics (HOST:PORT or PORT; "
+      "loopback unless a host is named, which needs the token, asked as "
+      "the basic-auth password)")(
+      "metrics-top", po::value(&metrics_top)->default_value(metrics_top),
+      "families with series of their own in the metrics; the rest are "
+      "family=\"other\"");
   AddServerLimitOptions(&spec.options, &limit_flags);
   po::variables_map vm;
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
@@ -336,6 +425,15 @@ int CollectMain(int argc, char** argv) {
   if (!labels.ok()) {
     std::cerr << "rooftrace collect: " << labels.status().message() << "\n";
     return kExitUsage;
+  }
+  uint64_t window_ns = 0;
+  if (!window.empty()) {
+    auto ns = ParseWindowDuration(window, "--window");
+    if (!ns.ok()) {
+      std::cerr << "rooftrace collect: " << ns.status().message() << "\n";
+      return kExitUsage;
+    }
+    window_ns = *ns;
   }
   ServerOptions limits;
   if (Status s = ApplyServerLimits(limit_flags, &limits); !s.ok()) {
@@ -379,6 +477,9 @@ int CollectMain(int argc, char** argv) {
   if (listen.empty()) listen.push_back(DefaultSocket());
 
   CollectOptions co;
+  co.window_ns = window_ns;
+  co.metrics_listen = metrics_listen;
+  co.metrics_top = metrics_top;
   co.listen = listen;
   co.store = store;
   co.device_profile = profile;
