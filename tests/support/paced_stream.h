@@ -29,6 +29,9 @@ struct PacedStream {
   uint64_t step_factor = 2;
   uint64_t flops_per_kernel = 1000000;  // both families
   uint64_t bytes_per_kernel = 4096;     // read 3/4, write 1/4
+  // false: no KernelCounters (a trace-mode stream: kernels without FLOPs
+  // or bytes; the session's mode is the caller's SessionInfo).
+  bool counters = true;
   // Batch `drop_batch` reports `dropped` kernels the producer lost.
   uint64_t drop_batch = UINT64_MAX, dropped = 0;
 
@@ -71,8 +74,10 @@ inline void SendPacedStream(const PacedStream& s, TraceBuilder* b) {
       b->AddKernel(a ? "rt_paced_a_kernel" : "rt_paced_b_kernel", corr,
                    gpu_ns, gpu_ns + dur);
       gpu_ns += dur + 500;
-      b->AddCounters(corr, read, s.bytes_per_kernel - read,
-                     wire::PRECISION_FP32, s.flops_per_kernel);
+      if (s.counters) {
+        b->AddCounters(corr, read, s.bytes_per_kernel - read,
+                       wire::PRECISION_FP32, s.flops_per_kernel);
+      }
     }
     host_ns += 1000;
     b->AddNvtxRange(range, "step", range_start, host_ns);
