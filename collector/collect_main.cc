@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -53,13 +52,6 @@ void InstallStopHandler() {
   // A PostgreSQL store that stops answering then holds the process no
   // longer than a second (store/db.h SetDbStopCheck).
   SetDbStopCheck([] { return g_stop.load(); });
-}
-
-uint64_t NowUnixNs() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count());
 }
 
 std::string DefaultSocket() {
@@ -251,9 +243,7 @@ int Serve(const CollectOptions& co) {
   }
   CollectorServer server(nullptr, so);
   Status listening = server.Listen();
-  StatusOr<std::unique_ptr<RunRecorder>> rec =
-      InvalidArgument("no recorder");
-  WindowSink* windows = nullptr;  // owned by the recorder
+  StatusOr<WindowedRecorder> rec = InvalidArgument("no recorder");
   if (listening.ok()) {
     RecorderOptions ro;
     ro.origin = "collect";
@@ -261,15 +251,8 @@ int Serve(const CollectOptions& co) {
     ro.labels = co.labels;
     // Operators of Python hosts (the ops route) are costed by the importer.
     ro.preparer = LiveOpsPreparer(SourceOptions());
-    auto store = Store::Open(co.store, Store::Durability::kDurable);
-    if (!store.ok()) {
-      rec = store.status();
-    } else {
-      auto sink = std::make_unique<WindowSink>(
-          std::move(*store), co.window_ns > 0, metrics.get());
-      windows = sink.get();
-      rec = RunRecorder::Create(ro, std::move(sink));
-    }
+    rec = CreateWindowedRecorder(ro, co.store, co.window_ns > 0,
+                                 metrics.get());
   }
   if (!listening.ok() || !rec.ok()) {
     if (!so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // if empty
@@ -278,26 +261,18 @@ int Serve(const CollectOptions& co) {
     return kExitUsage;
   }
   if (co.window_ns > 0) {
-    RunRecorder* recorder = rec->get();
-    server.set_window(co.window_ns / 1000000, [recorder, windows](
-                                                  const ImportStats& open) {
-      ImportStats so_far = recorder->stats();
-      so_far.Add(open);
-      const int64_t ended = windows->current_run_id();
-      const uint64_t index = windows->window_index();
-      Status s = windows->EndWindow(recorder->run_row(), so_far,
-                                    static_cast<int64_t>(NowUnixNs()));
-      if (!s.ok()) {
-        std::cerr << "rooftrace collect: window " << index << " (run "
-                  << ended << "): " << s.message() << "\n";
-      }
-    });
+    server.set_window(co.window_ns / 1000000,
+                      WindowEnder(*rec, [](const std::string& line) {
+                        std::cerr << "rooftrace collect: " << line << "\n";
+                      }));
   }
-  server.set_recorder(rec->get());
+  RunRecorder* const recorder = rec->recorder.get();
+  const WindowSink* const windows = rec->windows;
+  server.set_recorder(recorder);
   // CollectMain installed the SIGINT/SIGTERM handler before any ingest.
   for (const auto& b : server.bound()) {
     std::cerr << "rooftrace collect: listening on " << b << ", run "
-              << (*rec)->run_id() << " in " << StoreDisplayName(co.store);
+              << recorder->run_id() << " in " << StoreDisplayName(co.store);
     if (co.window_ns > 0) {
       std::cerr << " (window 0; a new run every "
                 << co.window_ns / 1000000 << " ms)";
@@ -305,21 +280,21 @@ int Serve(const CollectOptions& co) {
     std::cerr << "\n";
   }
   Status s = server.Run(&g_stop);
-  Status f = (*rec)->Finish();
+  Status f = recorder->Finish();
   if (!co.keep_raw && !so.raw_dir.empty()) {
     rmdir(so.raw_dir.c_str());  // only if empty
   }
-  if (!(*rec)->write_error().ok()) {
-    return ReportIncompleteRun(**rec, server, co.store, co.labels, f);
+  if (!recorder->write_error().ok()) {
+    return ReportIncompleteRun(*recorder, server, co.store, co.labels, f);
   }
   if (!s.ok() || !f.ok()) {
     // The run may miss what came after, or is left with complete unset
     // (readers treat it as incomplete): 3, never 1 ("regression found").
     std::cerr << "rooftrace collect: " << (s.ok() ? f : s).message()
-              << "; run " << (*rec)->run_id() << " is incomplete\n";
+              << "; run " << recorder->run_id() << " is incomplete\n";
     return kExitIncomplete;
   }
-  const ImportStats st = (*rec)->stats();
+  const ImportStats st = recorder->stats();
   if (co.window_ns > 0) {
     const auto& runs = windows->ended_runs();
     std::cerr << "rooftrace collect: stopped; " << runs.size()
@@ -328,13 +303,13 @@ int Serve(const CollectOptions& co) {
               << (runs.empty() ? 0 : runs.back()) << " ("
               << windows->idle_windows() << " idle windows, no run): "
               << st[ImportStat::k_sessions] << " sessions, "
-              << (*rec)->kernels_stored() << " kernels stored in "
+              << recorder->kernels_stored() << " kernels stored in "
               << StoreDisplayName(co.store) << "\n";
     return kExitOk;
   }
-  std::cerr << "rooftrace collect: stopped; run " << (*rec)->run_id() << ": "
+  std::cerr << "rooftrace collect: stopped; run " << recorder->run_id() << ": "
             << st[ImportStat::k_sessions] << " sessions, "
-            << (*rec)->kernels_stored() << " kernels stored in "
+            << recorder->kernels_stored() << " kernels stored in "
             << StoreDisplayName(co.store) << "\n";
   return kExitOk;
 }

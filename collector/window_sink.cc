@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "model/kernel_names.h"
+#include "store/store.h"
 
 namespace rooftrace {
 namespace {
@@ -322,6 +323,32 @@ Status WindowSink::EndWrite() {
   RT_RETURN_IF_ERROR(store_->EndWrite());
   if (observer_ != nullptr) observer_->OnWriteEnd();
   return OkStatus();
+}
+
+StatusOr<WindowedRecorder> CreateWindowedRecorder(
+    const RecorderOptions& options, const std::string& store_path,
+    bool windowed, WindowObserver* observer) {
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                      Store::Open(store_path, Store::Durability::kDurable));
+  auto sink = std::make_unique<WindowSink>(std::move(store), windowed,
+                                           observer);
+  WindowedRecorder w;
+  w.windows = sink.get();
+  RT_ASSIGN_OR_RETURN(w.recorder, RunRecorder::Create(options, std::move(sink)));
+  return w;
+}
+
+std::function<void(const ImportStats&)> WindowEnder(
+    const WindowedRecorder& w, std::function<void(const std::string&)> log) {
+  RunRecorder* recorder = w.recorder.get();
+  WindowSink* windows = w.windows;
+  return [recorder, windows, log](const ImportStats& open) {
+    ImportStats so_far = recorder->stats();
+    so_far.Add(open);
+    const uint64_t index = windows->window_index();
+    Status s = windows->EndWindow(recorder->run_row(), so_far, NowUnixNs());
+    if (!s.ok()) log("window " + std::to_string(index) + ": " + s.message());
+  };
 }
 
 }  // namespace rooftrace

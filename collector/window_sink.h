@@ -28,8 +28,11 @@
 #include <string_view>
 #include <vector>
 
+#include <functional>
+
 #include "base/status.h"
 #include "pipeline/import_stats.h"
+#include "pipeline/recorder.h"
 #include "pipeline/rows.h"
 #include "pipeline/sink.h"
 
@@ -148,6 +151,24 @@ class WindowSink : public RunSink {
   // Sources of the window's kernels (runs.flops_sources).
   std::set<std::string, std::less<>> sources_;
 };
+
+// A RunRecorder storing into the store at `store_path` through a
+// WindowSink (what `collect` and `profile` run).
+struct WindowedRecorder {
+  std::unique_ptr<RunRecorder> recorder;
+  WindowSink* windows = nullptr;  // owned by the recorder
+};
+// `windowed`: runs cut by WindowSink::EndWindow; `observer` may be null.
+// Errors name the store and the fix.
+StatusOr<WindowedRecorder> CreateWindowedRecorder(
+    const RecorderOptions& options, const std::string& store_path,
+    bool windowed, WindowObserver* observer);
+
+// ServerOptions::on_window_end for `w`: ends its window with the
+// recorder's statistics plus the open sessions'; a failure is logged with
+// `log` (the next window still begins).
+std::function<void(const ImportStats&)> WindowEnder(
+    const WindowedRecorder& w, std::function<void(const std::string&)> log);
 
 }  // namespace rooftrace
 

@@ -64,18 +64,18 @@ std::string WaitForText(const std::string& path, const std::string& text,
   return Slurp(path);
 }
 
-// The producer's words for `s` (test_producer --paced).
+// The producer's words for `s` (test_producer --paced) sending to `sink`.
 std::vector<std::string> ProducerArgs(const PacedStream& s,
                                       const std::string& sink) {
   std::vector<std::string> a = {kProducer,
-                                "--sink",
-                                sink,
                                 "--paced",
                                 std::to_string(s.batches),
                                 "--batch-ms",
                                 std::to_string(s.batch_ms),
                                 "--kernels-per-batch",
                                 std::to_string(s.kernels_per_batch)};
+  // Empty: the producer takes ROOFTRACE_SINK (profile sets it).
+  if (!sink.empty()) a.insert(a.end(), {"--sink", sink});
   if (s.step_batch != UINT64_MAX) {
     a.insert(a.end(), {"--step-batch", std::to_string(s.step_batch)});
   }
@@ -235,6 +235,36 @@ TEST(CollectWindowTest, WindowsAreRunsThatAddUpToTheStream) {
                   "'producer_dropped_kernel'"),
             7);
   EXPECT_NE(log.find("windows stored as runs"), std::string::npos) << log;
+}
+
+// profile --window: the command's producers stored window by window, each
+// window a run of origin profile; the summary names the windows' runs.
+TEST(CollectWindowTest, ProfileStoresTheCommandInWindows) {
+  TempDir dir("profile_window");
+  PacedStream s;
+  s.batches = 20;
+  s.batch_ms = 50;
+  s.kernels_per_batch = 20;
+  std::vector<std::string> args = {kCli, "profile", "-o",
+                                   dir.File("runs.sqlite"), "--window",
+                                   "200ms", "--label", "model=p", "--"};
+  for (const std::string& a : ProducerArgs(s, "")) args.push_back(a);
+  const std::string log = dir.File("profile.log");
+  const std::string fake =
+      "ROOFTRACE_INJECT_LIB=" + kTests + "/librooftrace_fake_inject.so";
+  const pid_t p = SpawnLogged(args, dir.path().string(), log, {fake});
+  EXPECT_EQ(WaitExitWithin(p, milliseconds(60000)), 0) << Slurp(log);
+  StoreQuery q(dir.File("runs.sqlite"));
+  const int64_t runs = q.Int("SELECT COUNT(*) FROM runs");
+  EXPECT_GE(runs, 3) << Slurp(log);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs WHERE origin = 'profile'"), runs);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM run_labels WHERE key = 'window'"),
+            runs);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels"),
+            static_cast<int64_t>(s.AKernels() + s.BKernels()));
+  EXPECT_GE(q.Int("SELECT COUNT(DISTINCT run_id) FROM kernels"), 2);
+  EXPECT_NE(Slurp(log).find("windows stored as runs"), std::string::npos)
+      << Slurp(log);
 }
 
 // A bad --window is refused before anything is stored.
