@@ -1,5 +1,5 @@
 // `rooftrace collect`: the standalone collector (many producers, one run per
-// server lifetime) and post-hoc ingest of .rft files (one run per file).
+// server lifetime or per --window, Prometheus metrics) and post-hoc ingest of .rft files (one run per file).
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -330,7 +330,8 @@ int CollectMain(int argc, char** argv) {
       "token, --token-file or ROOFTRACE_TOKEN, unless --insecure-tcp on "
       "loopback), joins and annotates "
       "every kernel against the roofs, and stores one run per server "
-      "lifetime. SIGINT/SIGTERM: stop accepting, store everything received, "
+      "lifetime (with --window, one per window; --metrics-listen serves "
+      "per-family figures to Prometheus). SIGINT/SIGTERM: stop accepting, store everything received, "
       "exit 0. With --ingest and no --listen: stores each file as a run and "
       "exits (SIGINT/SIGTERM: the file being read is stored as an "
       "incomplete run, exit 3). Exit 3 when the store refused a write (a "

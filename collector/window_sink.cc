@@ -258,23 +258,17 @@ Status WindowSink::UpdateSession(const SessionRow& session) {
 }
 
 StatusOr<int64_t> WindowSink::AddGemmCall(const GemmCallRow& gemm) {
-  GemmCallRow g = gemm;
-  g.run_id = run_id_;
-  RT_ASSIGN_OR_RETURN(g.session_id, SessionInWindow(gemm.session_id));
+  RT_ASSIGN_OR_RETURN(const GemmCallRow g, InWindow(gemm));
   return store_->AddGemmCall(g);
 }
 
 Status WindowSink::AddStep(const StepRow& step) {
-  StepRow s = step;
-  s.run_id = run_id_;
-  RT_ASSIGN_OR_RETURN(s.session_id, SessionInWindow(step.session_id));
+  RT_ASSIGN_OR_RETURN(const StepRow s, InWindow(step));
   return store_->AddStep(s);
 }
 
 Status WindowSink::AddKernel(const KernelRow& kernel) {
-  KernelRow k = kernel;
-  k.run_id = run_id_;
-  RT_ASSIGN_OR_RETURN(k.session_id, SessionInWindow(kernel.session_id));
+  RT_ASSIGN_OR_RETURN(const KernelRow k, InWindow(kernel));
   for (std::string_view src : {k.flops_source, k.bytes_source}) {
     if (!src.empty() && src != "none" && !sources_.contains(src)) {
       sources_.emplace(src);
@@ -299,23 +293,17 @@ Status WindowSink::AddKernel(const KernelRow& kernel) {
 }
 
 Status WindowSink::AddKernelMetric(const KernelMetricRow& metric) {
-  KernelMetricRow m = metric;
-  m.run_id = run_id_;
-  RT_ASSIGN_OR_RETURN(m.session_id, SessionInWindow(metric.session_id));
+  RT_ASSIGN_OR_RETURN(const KernelMetricRow m, InWindow(metric));
   return store_->AddKernelMetric(m);
 }
 
 Status WindowSink::AddMemcpy(const MemcpyRow& memcpy) {
-  MemcpyRow m = memcpy;
-  m.run_id = run_id_;
-  RT_ASSIGN_OR_RETURN(m.session_id, SessionInWindow(memcpy.session_id));
+  RT_ASSIGN_OR_RETURN(const MemcpyRow m, InWindow(memcpy));
   return store_->AddMemcpy(m);
 }
 
 Status WindowSink::AddNvtx(const NvtxRow& range) {
-  NvtxRow n = range;
-  n.run_id = run_id_;
-  RT_ASSIGN_OR_RETURN(n.session_id, SessionInWindow(range.session_id));
+  RT_ASSIGN_OR_RETURN(const NvtxRow n, InWindow(range));
   return store_->AddNvtx(n);
 }
 

@@ -132,6 +132,14 @@ class WindowSink : public RunSink {
   // The current window's id for the recorder's session `id`, adding the
   // session's row (and devices) to the window first if it has none there.
   StatusOr<int64_t> SessionInWindow(int64_t id);
+  // `row` with the current window's run and session ids.
+  template <typename Row>
+  StatusOr<Row> InWindow(const Row& row) {
+    Row r = row;
+    r.run_id = run_id_;
+    RT_ASSIGN_OR_RETURN(r.session_id, SessionInWindow(row.session_id));
+    return r;
+  }
 
   std::unique_ptr<RunSink> store_;
   const bool windowed_;

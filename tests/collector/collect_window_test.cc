@@ -64,6 +64,15 @@ std::string WaitForText(const std::string& path, const std::string& text,
   return Slurp(path);
 }
 
+// A paced stream of `batches` batches `batch_ms` apart, 20 kernels each.
+PacedStream Stream(uint64_t batches, uint64_t batch_ms) {
+  PacedStream s;
+  s.batches = batches;
+  s.batch_ms = batch_ms;
+  s.kernels_per_batch = 20;
+  return s;
+}
+
 // The producer's words for `s` (test_producer --paced) sending to `sink`.
 std::vector<std::string> ProducerArgs(const PacedStream& s,
                                       const std::string& sink) {
@@ -192,10 +201,7 @@ int FreePort() {
 // loss sits in the window it happened in, and every window is complete.
 TEST(CollectWindowTest, WindowsAreRunsThatAddUpToTheStream) {
   TempDir dir("collect_window");
-  PacedStream s;
-  s.batches = 24;
-  s.batch_ms = 50;
-  s.kernels_per_batch = 20;
+  PacedStream s = Stream(24, 50);
   s.drop_batch = 8;
   s.dropped = 7;
   const std::string log =
@@ -241,10 +247,7 @@ TEST(CollectWindowTest, WindowsAreRunsThatAddUpToTheStream) {
 // window a run of origin profile; the summary names the windows' runs.
 TEST(CollectWindowTest, ProfileStoresTheCommandInWindows) {
   TempDir dir("profile_window");
-  PacedStream s;
-  s.batches = 20;
-  s.batch_ms = 50;
-  s.kernels_per_batch = 20;
+  PacedStream s = Stream(20, 50);
   std::vector<std::string> args = {kCli, "profile", "-o",
                                    dir.File("runs.sqlite"), "--window",
                                    "200ms", "--label", "model=p", "--"};
@@ -286,14 +289,11 @@ TEST(CollectWindowTest, BadWindowIsRefusedWithTheForms) {
 // `history --check` over the server's windows finds it, and only it.
 TEST(CollectWindowTest, HistoryOverWindowsFindsAStepInOneFamily) {
   TempDir dir("collect_window_step");
-  PacedStream s;
   // 3 s in windows of 200 ms: about 15 windows, the step 1.1 s before the
   // end: history places a step once it has 5 runs after it
   // (--min-segment), and --window 8 takes a step 5 to 8 runs ago as new
   // (how many windows follow it depends on this machine's timing).
-  s.batches = 150;
-  s.batch_ms = 20;
-  s.kernels_per_batch = 20;
+  PacedStream s = Stream(150, 20);
   s.step_batch = 95;
   // The window that holds the step mixes both levels (one run of the
   // series off its level by up to half the step): --max-noise 25 keeps
@@ -327,10 +327,7 @@ TEST(CollectWindowTest, HistoryOverWindowsFindsAStepInOneFamily) {
 // hold the stream's totals; with a token, a scrape without it is refused.
 TEST(CollectMetricsTest, TopFamiliesOtherAndTokenOnTheEndpoint) {
   TempDir dir("collect_metrics");
-  PacedStream s;
-  s.batches = 10;
-  s.batch_ms = 50;
-  s.kernels_per_batch = 20;
+  PacedStream s = Stream(10, 50);
   std::string scraped, refused;
   const std::string token = "0123456789abcdef0123";
   setenv("ROOFTRACE_TOKEN", token.c_str(), 1);
@@ -391,10 +388,7 @@ TEST(CollectMetricsTest, PrometheusStoresTheExactTotals) {
                     "scripts/setup.sh installs it)";
   }
   TempDir dir("collect_prometheus");
-  PacedStream s;
-  s.batches = 20;
-  s.batch_ms = 50;
-  s.kernels_per_batch = 20;
+  PacedStream s = Stream(20, 50);
   s.drop_batch = 3;
   s.dropped = 5;
   const int prom_port = FreePort();
