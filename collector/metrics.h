@@ -74,6 +74,10 @@ class CollectorMetrics : public WindowObserver {
 
   // Series per kernel-figure metric now (host x device x family x phase).
   size_t series() const { return counters_.size(); }
+  // Whether `family` has series of its own (else it is counted as other).
+  bool admitted(const std::string& family) const {
+    return admitted_.contains(family);
+  }
 
  private:
   CollectorMetrics() = default;
