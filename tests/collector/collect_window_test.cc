@@ -24,6 +24,7 @@
 #include "base/json.h"
 #include "tests/support/child_process.h"
 #include "tests/support/paced_stream.h"
+#include "tests/support/pg_server.h"
 #include "tests/support/sqlite_query.h"
 #include "tests/support/temp_dir.h"
 
@@ -100,10 +101,12 @@ std::vector<std::string> ProducerArgs(const PacedStream& s,
 // the collector's log.
 std::string CollectPaced(const TempDir& dir, const PacedStream& s,
                          const std::vector<std::string>& extra,
-                         const std::function<void()>& before_stop = {}) {
+                         const std::function<void()>& before_stop = {},
+                         const std::string& store = "") {
   const std::string sock = "unix:" + dir.File("c.sock");
-  std::vector<std::string> args = {kCli, "collect", "--listen", sock,
-                                   "--store", dir.File("runs.sqlite")};
+  std::vector<std::string> args = {
+      kCli, "collect", "--listen", sock, "--store",
+      store.empty() ? dir.File("runs.sqlite") : store};
   args.insert(args.end(), extra.begin(), extra.end());
   const std::string log = dir.File("collect.log");
   const pid_t collector = SpawnLogged(args, dir.path().string(), log);
@@ -241,6 +244,44 @@ TEST(CollectWindowTest, WindowsAreRunsThatAddUpToTheStream) {
                   "'producer_dropped_kernel'"),
             7);
   EXPECT_NE(log.find("windows stored as runs"), std::string::npos) << log;
+}
+
+// The same windows in a PostgreSQL store (a real throwaway server), read
+// back by `rooftrace history`: every window a complete, labelled run,
+// together the whole stream.
+TEST(CollectWindowTest, WindowsInAPostgresqlStore) {
+  std::string error;
+  bool missing = false;
+  test_support::PgServer* pg = test_support::SharedPgServer(&error, &missing);
+  if (pg == nullptr && missing) GTEST_SKIP() << error;
+  ASSERT_NE(pg, nullptr) << error;
+  const std::string url = pg->CreateDatabase("windows", &error);
+  ASSERT_FALSE(url.empty()) << error;
+  TempDir dir("collect_window_pg");
+  PacedStream s = Stream(24, 50);
+  const std::string log = CollectPaced(
+      dir, s, {"--window", "300ms", "--label", "model=pg"}, {}, url);
+  const pid_t h = SpawnLogged({kRooftrace, "history", url, "--where",
+                               "model=pg", "--by", "family", "--format",
+                               "json"},
+                              dir.path().string(), dir.File("history.json"));
+  ASSERT_EQ(WaitExitWithin(h, milliseconds(60000)), 0)
+      << Slurp(dir.File("history.json"));
+  auto json = json::ParseFile(dir.File("history.json"));
+  ASSERT_TRUE(json.ok()) << json.status().message();
+  const json::Value* runs = json->Find("runs");
+  ASSERT_TRUE(runs != nullptr && runs->is_array());
+  double kernels = 0;
+  int with_kernels = 0;
+  for (const json::Value& r : runs->as_array()) {
+    EXPECT_TRUE(r.Find("complete")->as_bool());
+    ASSERT_NE(r.Find("labels")->Find("window"), nullptr);
+    kernels += r.Find("kernel_count")->as_number();
+    with_kernels += r.Find("kernel_count")->as_number() > 0;
+  }
+  EXPECT_GE(runs->as_array().size(), 3u) << log;
+  EXPECT_GE(with_kernels, 3) << log;
+  EXPECT_EQ(kernels, static_cast<double>(s.AKernels() + s.BKernels()));
 }
 
 // profile --window: the command's producers stored window by window, each
