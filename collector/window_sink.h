@@ -12,7 +12,14 @@
 // in, and each window's run gets every roof seen so far, so a window reads
 // alone. A window's import statistics are what the collector's cumulative
 // statistics (ended sessions and open ones) grew by during it: a window in
-// which a producer lost records carries those losses, as a run does.
+// which a producer lost records carries those losses, as a run does. A
+// window's run begins with its first row or statistics (the first window's
+// at once, so a store that cannot take a run fails the start): a window in
+// which nothing arrived stores no run and is counted (idle_windows()).
+//
+// The trap: a window holds the rows that settled during it (the server
+// stores each open session's settled steps at the window's end), not the
+// kernels that ran in it; a session's last two steps wait for the next.
 //
 // Owned by the recorder (RunRecorder::Create's sink); EndWindow() is called
 // by the collector's server thread between writes, which is the thread
@@ -123,9 +130,7 @@ class WindowSink : public RunSink {
   };
   // The run row a window is stored with.
   RunRow WindowRun(const RunRow& base, int64_t end_unix_ns) const;
-  // Begins the current window's run in the store, if not yet: a window's
-  // run begins with its first row or statistics, so that an idle server
-  // leaves no empty runs (idle_windows() counts them).
+  // Begins the current window's run in the store, if not yet.
   Status BeginWindow();
   // Moves on to the next window, starting at `start_unix_ns`.
   void NextWindow(int64_t start_unix_ns);
