@@ -240,6 +240,12 @@ int Serve(const CollectOptions& co) {
               << (co.token.empty() ? "" : "; basic auth, the token as "
                                           "password")
               << ")\n";
+    if (co.window_ns == 0) {
+      std::cerr << "rooftrace collect: without --window the counters move "
+                   "only when a session's rows are stored (every 64 Ki "
+                   "records or at its end) and the per-window gauges only "
+                   "at exit: add --window 60s for live figures\n";
+    }
   }
   CollectorServer server(nullptr, so);
   Status listening = server.Listen();
