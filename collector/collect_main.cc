@@ -1,5 +1,5 @@
 // `rooftrace collect`: the standalone collector (many producers, one run per
-// server lifetime) and post-hoc ingest of .rft files (one run per file).
+// server lifetime or per --window, Prometheus metrics) and post-hoc ingest of .rft files (one run per file).
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,6 +25,8 @@
 #include "collector/server.h"
 #include "collector/server_limits.h"
 #include "collector/summary.h"
+#include "collector/metrics.h"
+#include "collector/window_sink.h"
 #include "sources/rft/live_ops.h"
 
 namespace po = boost::program_options;
@@ -104,6 +106,9 @@ struct CollectOptions {
   ServerOptions limits;
   std::string token;  // TCP peers must send it; empty: none asked
   bool insecure_tcp = false;  // TCP on loopback without a token
+  uint64_t window_ns = 0;     // --window: a run per window; 0: one run
+  std::string metrics_listen;  // --metrics-listen; empty: no /metrics
+  size_t metrics_top = 50;     // --metrics-top
 };
 
 // A token shorter than this is refused: guessing one must stay hopeless
@@ -216,10 +221,35 @@ int Serve(const CollectOptions& co) {
                  "lose them)\n";
     so.raw_dir.clear();
   }
+  std::unique_ptr<CollectorMetrics> metrics;
+  if (!co.metrics_listen.empty()) {
+    MetricsOptions mo;
+    mo.listen = co.metrics_listen;
+    mo.top = co.metrics_top;
+    mo.token = co.token;
+    auto started = CollectorMetrics::Start(mo);
+    if (!started.ok()) {
+      if (!so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // if empty
+      std::cerr << "rooftrace collect: " << started.status().message()
+                << "\n";
+      return kExitUsage;
+    }
+    metrics = std::move(*started);
+    std::cerr << "rooftrace collect: metrics on http://" << metrics->bound()
+              << "/metrics (top " << co.metrics_top << " families"
+              << (co.token.empty() ? "" : "; basic auth, the token as "
+                                          "password")
+              << ")\n";
+    if (co.window_ns == 0) {
+      std::cerr << "rooftrace collect: without --window the counters move "
+                   "only when a session's rows are stored (every 64 Ki "
+                   "records or at its end) and the per-window gauges only "
+                   "at exit: add --window 60s for live figures\n";
+    }
+  }
   CollectorServer server(nullptr, so);
   Status listening = server.Listen();
-  StatusOr<std::unique_ptr<RunRecorder>> rec =
-      InvalidArgument("no recorder");
+  StatusOr<WindowedRecorder> rec = InvalidArgument("no recorder");
   if (listening.ok()) {
     RecorderOptions ro;
     ro.origin = "collect";
@@ -227,7 +257,8 @@ int Serve(const CollectOptions& co) {
     ro.labels = co.labels;
     // Operators of Python hosts (the ops route) are costed by the importer.
     ro.preparer = LiveOpsPreparer(SourceOptions());
-    rec = CreateStoreRecorder(ro, co.store);
+    rec = CreateWindowedRecorder(ro, co.store, co.window_ns > 0,
+                                 metrics.get());
   }
   if (!listening.ok() || !rec.ok()) {
     if (!so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // if empty
@@ -235,32 +266,56 @@ int Serve(const CollectOptions& co) {
               << (listening.ok() ? rec.status() : listening).message() << "\n";
     return kExitUsage;
   }
-  server.set_recorder(rec->get());
+  if (co.window_ns > 0) {
+    server.set_window(co.window_ns / 1000000,
+                      WindowEnder(*rec, [](const std::string& line) {
+                        std::cerr << "rooftrace collect: " << line << "\n";
+                      }));
+  }
+  RunRecorder* const recorder = rec->recorder.get();
+  const WindowSink* const windows = rec->windows;
+  server.set_recorder(recorder);
   // CollectMain installed the SIGINT/SIGTERM handler before any ingest.
   for (const auto& b : server.bound()) {
     std::cerr << "rooftrace collect: listening on " << b << ", run "
-              << (*rec)->run_id() << " in " << StoreDisplayName(co.store)
-              << "\n";
+              << recorder->run_id() << " in " << StoreDisplayName(co.store);
+    if (co.window_ns > 0) {
+      std::cerr << " (window 0; a new run every "
+                << co.window_ns / 1000000 << " ms)";
+    }
+    std::cerr << "\n";
   }
   Status s = server.Run(&g_stop);
-  Status f = (*rec)->Finish();
+  Status f = recorder->Finish();
   if (!co.keep_raw && !so.raw_dir.empty()) {
     rmdir(so.raw_dir.c_str());  // only if empty
   }
-  if (!(*rec)->write_error().ok()) {
-    return ReportIncompleteRun(**rec, server, co.store, co.labels, f);
+  if (!recorder->write_error().ok()) {
+    return ReportIncompleteRun(*recorder, server, co.store, co.labels, f);
   }
   if (!s.ok() || !f.ok()) {
     // The run may miss what came after, or is left with complete unset
     // (readers treat it as incomplete): 3, never 1 ("regression found").
     std::cerr << "rooftrace collect: " << (s.ok() ? f : s).message()
-              << "; run " << (*rec)->run_id() << " is incomplete\n";
+              << "; run " << recorder->run_id() << " is incomplete\n";
     return kExitIncomplete;
   }
-  const ImportStats st = (*rec)->stats();
-  std::cerr << "rooftrace collect: stopped; run " << (*rec)->run_id() << ": "
+  const ImportStats st = recorder->stats();
+  if (co.window_ns > 0) {
+    const auto& runs = windows->ended_runs();
+    std::cerr << "rooftrace collect: stopped; " << runs.size()
+              << " windows stored as runs "
+              << (runs.empty() ? 0 : runs.front()) << ".."
+              << (runs.empty() ? 0 : runs.back()) << " ("
+              << windows->idle_windows() << " idle windows, no run): "
+              << st[ImportStat::k_sessions] << " sessions, "
+              << recorder->kernels_stored() << " kernels stored in "
+              << StoreDisplayName(co.store) << "\n";
+    return kExitOk;
+  }
+  std::cerr << "rooftrace collect: stopped; run " << recorder->run_id() << ": "
             << st[ImportStat::k_sessions] << " sessions, "
-            << (*rec)->kernels_stored() << " kernels stored in "
+            << recorder->kernels_stored() << " kernels stored in "
             << StoreDisplayName(co.store) << "\n";
   return kExitOk;
 }
@@ -272,7 +327,8 @@ int CollectMain(int argc, char** argv) {
   spec.name = "collect";
   spec.usage =
       "rooftrace collect [--listen unix:PATH|tcp:HOST:PORT]... --store S "
-      "[--token-file FILE] [--ingest FILE.rft...]";
+      "[--token-file FILE] [--window DURATION] [--metrics-listen ADDR] "
+      "[--ingest FILE.rft...]";
   spec.summary =
       "Standalone collector: accepts rooftrace producers (libinject in any "
       "number of processes and ranks) on Unix sockets (mode 0600) and/or TCP "
@@ -280,7 +336,8 @@ int CollectMain(int argc, char** argv) {
       "token, --token-file or ROOFTRACE_TOKEN, unless --insecure-tcp on "
       "loopback), joins and annotates "
       "every kernel against the roofs, and stores one run per server "
-      "lifetime. SIGINT/SIGTERM: stop accepting, store everything received, "
+      "lifetime (with --window, one per window; --metrics-listen serves "
+      "per-family figures to Prometheus). SIGINT/SIGTERM: stop accepting, store everything received, "
       "exit 0. With --ingest and no --listen: stores each file as a run and "
       "exits (SIGINT/SIGTERM: the file being read is stored as an "
       "incomplete run, exit 3). Exit 3 when the store refused a write (a "
@@ -304,6 +361,8 @@ int CollectMain(int argc, char** argv) {
   std::vector<std::string> listen, ingest, label_words;
   std::string store = "runs.sqlite", profile, token_file;
   bool keep_raw = false, insecure_tcp = false;
+  std::string window, metrics_listen;
+  size_t metrics_top = 50;
   ServerLimitFlags limit_flags;
   spec.options.add_options()(
       "listen", po::value(&listen)->composing(),
@@ -326,7 +385,19 @@ int CollectMain(int argc, char** argv) {
       "must be 0600 and the token at least 16 characters")(
       "insecure-tcp", po::bool_switch(&insecure_tcp),
       "listen on TCP loopback without a token: any user of this machine "
-      "can then send data into the run (said on every start)");
+      "can then send data into the run (said on every start)")(
+      "window", po::value(&window),
+      "cut the collection into consecutive windows of DURATION (500ms, "
+      "60s, 5m, 1h), each stored as its own run with the --label labels "
+      "plus window=N and window_start=UTC time: history, diff and the "
+      "trend page read a server's windows as runs")(
+      "metrics-listen", po::value(&metrics_listen),
+      "serve Prometheus metrics on http://ADDR/metrics (HOST:PORT or PORT; "
+      "loopback unless a host is named, which needs the token, asked as "
+      "the basic-auth password)")(
+      "metrics-top", po::value(&metrics_top)->default_value(metrics_top),
+      "families with series of their own in the metrics; the rest are "
+      "family=\"other\"");
   AddServerLimitOptions(&spec.options, &limit_flags);
   po::variables_map vm;
   if (auto rc = ParseCommandLine(spec, argc, argv, &vm, std::cout, std::cerr)) {
@@ -336,6 +407,15 @@ int CollectMain(int argc, char** argv) {
   if (!labels.ok()) {
     std::cerr << "rooftrace collect: " << labels.status().message() << "\n";
     return kExitUsage;
+  }
+  uint64_t window_ns = 0;
+  if (!window.empty()) {
+    auto ns = ParseWindowDuration(window, "--window");
+    if (!ns.ok()) {
+      std::cerr << "rooftrace collect: " << ns.status().message() << "\n";
+      return kExitUsage;
+    }
+    window_ns = *ns;
   }
   ServerOptions limits;
   if (Status s = ApplyServerLimits(limit_flags, &limits); !s.ok()) {
@@ -379,6 +459,9 @@ int CollectMain(int argc, char** argv) {
   if (listen.empty()) listen.push_back(DefaultSocket());
 
   CollectOptions co;
+  co.window_ns = window_ns;
+  co.metrics_listen = metrics_listen;
+  co.metrics_top = metrics_top;
   co.listen = listen;
   co.store = store;
   co.device_profile = profile;

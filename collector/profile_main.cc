@@ -36,6 +36,7 @@
 #include "collector/server.h"
 #include "collector/server_limits.h"
 #include "collector/summary.h"
+#include "collector/window_sink.h"
 #include "sources/rft/live_ops.h"
 
 namespace po = boost::program_options;
@@ -142,6 +143,8 @@ struct ProfileOptions {
   std::string ops_hook;     // the startup hook's folder, for --ops torch
   std::vector<std::string> label_words;
   RunLabels labels;  // parsed by CheckProfileOptions
+  std::string window;      // --window: a run per window of this length
+  uint64_t window_ns = 0;  // parsed by CheckProfileOptions; 0: one run
   // The embedded collector's limits on its peers, as given and checked.
   ServerLimitFlags limit_flags;
   ServerOptions limits;  // set by CheckProfileOptions
@@ -165,6 +168,10 @@ Status CheckProfileOptions(ProfileOptions* o) {
                            "or off");
   }
   RT_ASSIGN_OR_RETURN(o->labels, ParseKeyValues(o->label_words, "--label"));
+  if (!o->window.empty()) {
+    RT_ASSIGN_OR_RETURN(o->window_ns,
+                        ParseWindowDuration(o->window, "--window"));
+  }
   if (o->sample_every < 1) {
     return InvalidArgument("--sample-every " +
                            std::to_string(o->sample_every) +
@@ -634,12 +641,13 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   ro.labels = o.labels;
   // Operators of a Python host (--ops torch) are costed by the importer.
   ro.preparer = LiveOpsPreparer(SourceOptions());
-  auto rec = CreateStoreRecorder(ro, o.out);
-  if (!rec.ok()) {
+  auto windowed = CreateWindowedRecorder(ro, o.out, o.window_ns > 0, nullptr);
+  if (!windowed.ok()) {
     fs::remove_all(dir);
-    std::cerr << "rooftrace profile: " << rec.status().message() << "\n";
+    std::cerr << "rooftrace profile: " << windowed.status().message() << "\n";
     return kExitUsage;
   }
+  std::unique_ptr<RunRecorder>* const rec = &windowed->recorder;
   ServerOptions so = o.limits;
   so.listen = {"unix:" + socket_path};
   // Raw streams are kept only if the store loses them (a failed write).
@@ -652,6 +660,10 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   so.log = [](const std::string& line) {
     std::cerr << "rooftrace profile: " << line << "\n";
   };
+  if (o.window_ns > 0) {
+    so.window_ms = o.window_ns / 1000000;
+    so.on_window_end = WindowEnder(*windowed, so.log);
+  }
   CollectorServer server(rec->get(), so);
   if (Status s = server.Listen(); !s.ok()) {
     fs::remove_all(dir);
@@ -721,13 +733,25 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   }
   if (!so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // only if empty
   std::cerr << "\n";
-  if (Status s = PrintRunSummary(o.out, (*rec)->run_id(), std::cerr, o.top,
+  // With --window, the summary is the last window's; the line after it
+  // names every window's run.
+  const std::vector<int64_t>& window_runs = windowed->windows->ended_runs();
+  const int64_t shown =
+      window_runs.empty() ? (*rec)->run_id() : window_runs.back();
+  if (Status s = PrintRunSummary(o.out, shown, std::cerr, o.top,
                                  o.ops == "torch");
       !s.ok()) {
     std::cerr << "rooftrace profile: " << s.message() << "\n";
   }
+  if (o.window_ns > 0 && !window_runs.empty()) {
+    std::cerr << "rooftrace profile: " << window_runs.size()
+              << " windows stored as runs " << window_runs.front() << ".."
+              << window_runs.back() << " ("
+              << windowed->windows->idle_windows()
+              << " idle windows, no run); the summary above is the last\n";
+  }
   if (!leftover_reason.empty()) {
-    std::cerr << "rooftrace profile: run " << (*rec)->run_id()
+    std::cerr << "rooftrace profile: run " << shown
               << " INCOMPLETE: " << leftover_reason << "\n";
   }
   // (What the store refused is named by ReportIncompleteRun below.)
@@ -806,6 +830,11 @@ int ProfileMain(int argc, char** argv) {
       "calibrated roofs (rooftrace calibrate -o); default: datasheet")(
       "label", po::value(&o.label_words)->composing(),
       "KEY=VALUE stored with the run (repeatable): commit, branch, model, GPU, batch, anything; `rooftrace history --where KEY=VALUE` selects runs by them")(
+      "window", po::value(&o.window),
+      "cut the run into consecutive windows of DURATION (500ms, 60s, 5m, "
+      "1h), each stored as its own run with the --label labels plus "
+      "window=N and window_start=UTC time (as collect --window); the "
+      "summary printed is the last window's")(
       "top", po::value(&o.top)->default_value(15), "kernel rows in the table")(
       "wait-descendants",
       po::value(&o.wait_descendants)->default_value(o.wait_descendants),

@@ -541,12 +541,18 @@ void CollectorServer::SettleRaw(Connection* c) {
 }
 
 bool CollectorServer::ReadFrom(Connection* c, bool draining) {
-  static thread_local char buf[256 * 1024];
+  // The server's one thread reads into one buffer, on the heap: as a
+  // static thread_local array it was static TLS that every thread of the
+  // process paid for (collect --metrics-listen's HTTP threads, whose
+  // stacks are small, could not start).
+  constexpr size_t kBufBytes = 256 * 1024;
+  if (read_buf_.empty()) read_buf_.resize(kBufBytes);
+  char* const buf = read_buf_.data();
   // Outside the drain, one call reads at most this much, so that a producer
   // that never stops sending does not keep the others waiting.
-  constexpr size_t kReadBudget = 4 * sizeof buf;
+  constexpr size_t kReadBudget = 4 * kBufBytes;
   for (size_t read_bytes = 0; draining || read_bytes < kReadBudget;) {
-    const ssize_t n = read(c->fd, buf, sizeof buf);
+    const ssize_t n = read(c->fd, buf, kBufBytes);
     if (n == 0) {
       if (c->reader.buffered_bytes() > 0) {
         ++c->stats[ImportStat::k_truncated_streams];
@@ -783,8 +789,26 @@ bool CollectorServer::OnFrame(Connection* c, std::string_view payload,
   return true;
 }
 
+void CollectorServer::EndWindow() {
+  ImportStats open;
+  for (auto& c : conns_) {
+    if (c->closed) continue;
+    Status f = recorder_->FlushDue(&c->wire->session(), conns_.size());
+    if (!f.ok()) {
+      c->stored = false;
+      Log("cannot store part of the session of " + c->peer + ": " +
+          f.message());
+    }
+    // As Close() will count them: the connection's own and its session's.
+    open.Add(c->stats);
+    open.Add(c->wire->session().stats());
+  }
+  options_.on_window_end(open);
+}
+
 Status CollectorServer::Run(const std::atomic<bool>* stop) {
   std::vector<pollfd> fds;
+  uint64_t window_end_ms = NowMs() + options_.window_ms;
   while (!stop->load()) {
     fds.clear();
     // While accepting is paused the listeners are left out (fd -1: poll
@@ -856,6 +880,13 @@ Status CollectorServer::Run(const std::atomic<bool>* stop) {
       }
     }
     std::erase_if(conns_, [](const auto& c) { return c->closed; });
+    if (options_.window_ms > 0 && options_.on_window_end &&
+        NowMs() >= window_end_ms) {
+      EndWindow();
+      // A window is never shortened to catch up after a slow store write.
+      window_end_ms = std::max(window_end_ms + options_.window_ms,
+                               NowMs() + options_.window_ms / 2);
+    }
   }
   // Stop accepting; read what every producer already sent; end sessions.
   for (int fd : listen_fds_) close(fd);

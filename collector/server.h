@@ -104,6 +104,13 @@ struct ServerOptions {
   // ten a second. Refusals are logged at most once a second, the rest
   // counted in the next line.
   uint64_t auth_failure_pause_ms = 100;
+  // Non-zero: every window_ms (from Run()'s start) the settled part of
+  // every open session is stored (RunRecorder::FlushDue), then
+  // on_window_end is called with the statistics the open sessions hold so
+  // far, so that the caller closes the window's run (collect --window).
+  // Called on Run()'s thread, between packets.
+  uint64_t window_ms = 0;
+  std::function<void(const ImportStats& open_sessions)> on_window_end;
   // Where log lines go (default: stderr with a "rooftrace collect: " prefix).
   std::function<void(const std::string&)> log;
 };
@@ -121,6 +128,12 @@ class CollectorServer {
   // Unix socket path another collector listens on is refused, a stale
   // one replaced.
   Status Listen();
+  // ServerOptions::window_ms and on_window_end, once the recorder exists.
+  void set_window(uint64_t window_ms,
+                  std::function<void(const ImportStats&)> on_window_end) {
+    options_.window_ms = window_ms;
+    options_.on_window_end = std::move(on_window_end);
+  }
   // Where sessions go; must be set before Run().
   void set_recorder(RunRecorder* recorder) { recorder_ = recorder; }
   // Addresses actually bound ("tcp:127.0.0.1:40123" when port 0 was asked).
@@ -193,6 +206,9 @@ class CollectorServer {
   // `wait_ms` for a dying producer's lock to go. Returns the buffer read
   // ("" when none), for Close() to remove once the session is stored.
   std::string RecoverLiveBuffer(Connection* c, int wait_ms);
+  // A --window has ended: stores what every open session has settled and
+  // hands the open sessions' statistics to options_.on_window_end.
+  void EndWindow();
   // Deletes a stored connection's raw stream, or keeps it and says where.
   void SettleRaw(Connection* c);
 
@@ -219,6 +235,7 @@ class CollectorServer {
   uint64_t auth_unlogged_ = 0;     // refusals since, not logged one by one
   std::vector<std::string> kept_raw_;
   std::map<std::string, uint64_t> live_left_;
+  std::vector<char> read_buf_;  // ReadFrom's, allocated on first use
 };
 
 }  // namespace rooftrace

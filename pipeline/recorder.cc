@@ -253,6 +253,24 @@ Status RunRecorder::MaybeFlush(Session* session, size_t open_sessions) {
   return FlushSettled(session, window);
 }
 
+Status RunRecorder::FlushDue(Session* session, size_t open_sessions) {
+  if (!session->started() || session->RecordCount() == 0) return OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (options_.preparer != nullptr && write_error_.ok() &&
+      options_.preparer->KeepWhole(*session)) {
+    return OkStatus();  // joined whole when it ends (SessionPreparer)
+  }
+  if (!write_error_.ok()) {
+    DiscardRecords(session);
+    return OkStatus();
+  }
+  // A session kept whole (flush_records 0) still holds the records of a
+  // window at most: the window's rows must reach its run.
+  const size_t window =
+      std::max(WindowRecords(open_sessions), kMinWindowRecords);
+  return FlushSettled(session, window);
+}
+
 // Joins what the session holds, stores the settled steps (flush.h) and drops
 // their records. The windowed join's statistics are thrown away: the held
 // records would be counted again by the next window; the plan counts what

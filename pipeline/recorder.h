@@ -116,6 +116,12 @@ class RunRecorder {
   // `open_sessions`: how many sessions the caller has open at once (the
   // session's share of memory_records).
   Status MaybeFlush(Session* session, size_t open_sessions = 1);
+  // A time window of the caller (collect --window) has ended: stores what
+  // of `session` is settled now, whatever its size (MaybeFlush waits for
+  // a window of records), so that the rows reach the sink before the
+  // caller closes the window's run. What is not settled yet (the last
+  // steps, a range still open) stays held for the next window.
+  Status FlushDue(Session* session, size_t open_sessions = 1);
   // The window of a session while `open_sessions` are open (0: none).
   size_t WindowRecords(size_t open_sessions) const;
   // Statistics of a connection or file that produced no session.

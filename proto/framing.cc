@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <sys/stat.h>
 
 namespace rooftrace::wire {
@@ -164,7 +165,12 @@ Status TraceFileReader::Open(const std::string& path, size_t max_frame_bytes) {
 
 TraceFileReader::Result TraceFileReader::Next(std::string_view* payload) {
   constexpr size_t kChunk = 1 << 20;
-  static thread_local char chunk[kChunk];
+  // On the heap, once per reading thread: a static thread_local array
+  // would be static TLS that every thread of the process pays for, and
+  // threads with small stacks (an embedded HTTP server's) cannot start.
+  static thread_local std::unique_ptr<char[]> chunk_holder;
+  if (!chunk_holder) chunk_holder = std::make_unique<char[]>(kChunk);
+  char* const chunk = chunk_holder.get();
   for (;;) {
     switch (reader_.Next(payload)) {
       case FrameReader::Result::kFrame:

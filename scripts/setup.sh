@@ -32,6 +32,10 @@ PACKAGES=(
   # The ops route's end-to-end test runs a real torch model (CPU build)
   # under profile --ops torch.
   python3-torch
+  # collect --metrics-listen serves /metrics through prometheus-cpp; its
+  # test scrapes it with a real Prometheus server (and checks the example
+  # Grafana dashboard's queries with it).
+  prometheus-cpp-dev prometheus
 )
 
 missing=()

@@ -20,6 +20,12 @@
 //                                                     --spool, a spool whose
 //                                                     Hello names it and 3
 //                                                     ranges, no Goodbye)
+//                 [--paced BATCHES --batch-ms MS --kernels-per-batch K
+//                  --step-batch N --drop-batch N --dropped N]
+//                                                     (tests/support/
+//                                                     paced_stream.h: a
+//                                                     stream of known totals
+//                                                     sent over time)
 // Exits with --exit-code (default 0) after closing the connection.
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -39,9 +45,11 @@
 #include "proto/framing.h"
 #include "proto/live_buffer.h"
 #include "sources/rft/testing/trace_builder.h"
+#include "tests/support/paced_stream.h"
 
 using rooftrace::test_support::GenerateLlmTrace;
 using rooftrace::test_support::LlmTraceOptions;
+using rooftrace::test_support::SendPacedStream;
 using rooftrace::test_support::TraceBuilder;
 
 namespace {
@@ -160,6 +168,8 @@ int main(int argc, char** argv) {
   long pause_after = -1;
   bool garbage = false, spool = false;
   long dead = -1;
+  bool paced = false;
+  rooftrace::test_support::PacedStream ps;
   LlmTraceOptions o;
   o.decode_steps = 4;
   o.max_batch_records = 50;
@@ -177,6 +187,16 @@ int main(int argc, char** argv) {
     else if (a == "--nvtx") o.nvtx = true;
     else if (a == "--spool") spool = true;
     else if (a == "--dead") dead = atol(next().c_str());
+    else if (a == "--paced") { paced = true; ps.batches = strtoull(next().c_str(), nullptr, 10); }
+    else if (a == "--batch-ms") ps.batch_ms = strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--kernels-per-batch") ps.kernels_per_batch = strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--step-batch") ps.step_batch = strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--drop-batch") ps.drop_batch = strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--dropped") ps.dropped = strtoull(next().c_str(), nullptr, 10);
+  }
+  if (paced) {
+    o.session.mode = rooftrace::wire::MODE_COUNTERS;
+    o.session.counter_passes = 1;
   }
   if (dead >= 0) return DieWithALiveBuffer(static_cast<uint64_t>(dead), spool);
   const int fd = spool ? OpenSpool() : Connect(sink);
@@ -229,7 +249,11 @@ int main(int argc, char** argv) {
       }
     }
   });
-  GenerateLlmTrace(o, &b);
+  if (paced) {
+    SendPacedStream(ps, &b);
+  } else {
+    GenerateLlmTrace(o, &b);
+  }
   close(fd);
   return ok ? exit_code : 91;
 }
