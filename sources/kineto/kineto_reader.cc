@@ -1608,7 +1608,9 @@ std::string Assembler::Warning() const {
         " kernels have no launch event in the trace (launched before the "
         "profiler's first CPU event): kept, without host time, thread or "
         "operator; they inherit the figures of identical kernels that have "
-        "one shape in the run");
+        "one shape in the run, or of the kernel in the same place of a "
+        "launched run of the same kernels where that place is unique "
+        "(import_stats kernels_inherited_by_position)");
   }
   if (uncorrelated_ > 0) {
     notes.push_back(std::to_string(uncorrelated_) +

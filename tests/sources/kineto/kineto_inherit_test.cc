@@ -160,5 +160,90 @@ TEST(KinetoInheritTest, KernelsWithoutTheirLaunchInheritFromIdenticalOnes) {
             std::string::npos);
 }
 
+// Imports `events` as a trace into a scratch store at `path`.
+void ImportTrace(const TempDir& dir, const std::vector<std::string>& events,
+                 const std::string& path) {
+  const std::string trace = dir.File("trace.json");
+  std::ofstream(trace, std::ios::binary) << Trace(events);
+  auto store = Store::Open(path, Store::Durability::kScratch);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  RecorderOptions ro;
+  ro.origin = "import:trace.json";
+  ro.source_format = "kineto";
+  ro.sink = store->get();
+  auto rec = RunRecorder::Create(ro);
+  ASSERT_TRUE(rec.ok()) << rec.status().message();
+  SourceResult result;
+  ASSERT_TRUE(KinetoSource().Read(trace, {}, rec->get(), &result).ok());
+  ASSERT_TRUE((*rec)->Finish().ok());
+}
+
+// A repeating run of kernels whose GEMM kernel ran two shapes (141 and 64
+// tokens: its signature decides nothing). Before the first CPU event, two
+// of its GEMM kernels ran without their launch, amid elementwise kernels
+// no operator gives figures. The first sits between the same neighbours
+// (a, b) as exactly one launched GEMM kernel, of 141 tokens: it takes that
+// kernel's figures by position. The second sits between c and c, as do
+// two launched ones of 141 and of 64 tokens: the alignment is not unique,
+// and it stays blank, counted.
+TEST(KinetoInheritTest, KernelsWithoutTheirLaunchInheritByUniquePosition) {
+  TempDir dir("kineto_position");
+  int corr = 0;
+  std::vector<std::string> e;
+  auto orphan = [&](const std::string& name) {
+    ++corr;
+    e.push_back(GpuKernel(name, 10 * corr, corr));
+    return corr;
+  };
+  int64_t ts = 1000;
+  auto launched = [&](const std::string& name, const char* dims) {
+    ++corr;
+    if (dims != nullptr) e.push_back(CpuOp(ts, dims));
+    e.push_back(Launch(ts + 2, corr));
+    e.push_back(GpuKernel(name, ts + 10, corr));
+    ts += 100;
+  };
+  orphan("elementwise_a");
+  const int unique = orphan(kTwoShapes);
+  orphan("elementwise_b");
+  orphan("elementwise_c");
+  const int ambiguous = orphan(kTwoShapes);
+  orphan("elementwise_c");
+  launched("elementwise_a", nullptr);
+  launched(kTwoShapes, kDims141);
+  launched("elementwise_b", nullptr);
+  launched("elementwise_d", nullptr);
+  launched("elementwise_c", nullptr);
+  launched(kTwoShapes, kDims141);
+  launched("elementwise_c", nullptr);
+  launched("elementwise_d", nullptr);
+  launched("elementwise_c", nullptr);
+  launched(kTwoShapes, kDims64);
+  launched("elementwise_c", nullptr);
+  const std::string path = dir.File("runs.sqlite");
+  ImportTrace(dir, e, path);
+
+  StoreQuery q(path);
+  auto row = [&](int c) {
+    return q.Text("SELECT ifnull(shape, '') || '|' || ifnull(flops_bf16_tc, "
+                  "'-') || '|' || flops_source || '|' || ifnull(dram_bytes, "
+                  "'-') || '|' || bytes_source FROM kernels WHERE "
+                  "correlation_id = " + std::to_string(c));
+  };
+  EXPECT_EQ(row(unique),
+            "m=512 n=141 k=512 batch=1|73924608|inherited|813056|inherited");
+  EXPECT_EQ(row(ambiguous), "|-|none|-|none");
+  auto stat = [&](const std::string& name) {
+    return q.Int("SELECT value FROM import_stats WHERE name = '" + name +
+                 "'");
+  };
+  EXPECT_EQ(stat("kernels_inherited_by_position"), 1);
+  EXPECT_EQ(stat("kernels_position_ambiguous"), 1);
+  // Both were blank by their signature; one of them is no longer.
+  EXPECT_EQ(stat("kernels_signature_ambiguous"), 1);
+  EXPECT_EQ(stat("kernels_inherited"), 0);
+  EXPECT_EQ(stat("unmatched_kernel"), 6);
+}
+
 }  // namespace
 }  // namespace rooftrace
