@@ -609,27 +609,21 @@ class HtmlWriter : public ReportWriter {
 
 std::string FiguresShare(const Report& r) {
   if (r.total_ns <= 0) return "no GPU time";
-  std::string out = Fixed(100.0 * static_cast<double>(r.ns_with_figures) /
-                              static_cast<double>(r.total_ns),
-                          1) +
-                    "% of GPU time has FLOPs or bytes";
-  if (r.ns_comm_with_message > 0) {
-    out += ", " +
-           Fixed(100.0 *
-                     static_cast<double>(r.ns_with_figures +
-                                         r.ns_comm_with_message) /
+  auto share = [&](int64_t ns) {
+    return Fixed(100.0 * static_cast<double>(ns) /
                      static_cast<double>(r.total_ns),
                  1) +
-           "% with the collectives' message sizes";
+           "%";
+  };
+  std::string out =
+      share(r.ns_with_figures) + " of GPU time has FLOPs or bytes";
+  if (r.ns_comm_with_message > 0) {
+    out += ", " + share(r.ns_with_figures + r.ns_comm_with_message) +
+           " with the collectives' message sizes";
   }
   if (r.ns_in_costed_op > 0) {
-    out += ", " +
-           Fixed(100.0 *
-                     static_cast<double>(r.ns_with_figures +
-                                         r.ns_in_costed_op) /
-                     static_cast<double>(r.total_ns),
-                 1) +
-           "% counting the kernels whose operator is costed on another of "
+    out += ", " + share(r.ns_with_figures + r.ns_in_costed_op) +
+           " counting the kernels whose operator is costed on another of "
            "its kernels (in op)";
   }
   return out;

@@ -309,12 +309,10 @@ TEST(OpCategoryTest, FrameworkOperatorsByName) {
   }
 }
 
-// The SGLang decode step of the MI300X trace (32 requests, 32,785 tokens
-// attended in all; Qwen3-8B: 32 query heads, 8 KV heads, 128 wide) and the
-// vLLM step of 9 prefill chunks and 37 decodes (gpt-oss: 64 heads, 8 KV
-// heads, 64 wide): TraceLens's InferenceAttention_fwd figures for the same
-// aggregates, 0.537 and 65.0 GFLOP, 128.57 and 211.83 MiB.
-TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
+// One attention call of the SGLang decode step of the MI300X trace (32
+// requests, 32,785 tokens attended in all; Qwen3-8B: 32 query heads, 8 KV
+// heads, 128 wide, bf16).
+ServingAttentionOp SglangDecodeLayer() {
   ServingAttentionOp decode;
   decode.g_sq = 32;
   decode.g_sk = 32785;
@@ -323,6 +321,15 @@ TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
   decode.kv_heads = 8;
   decode.head_dim = 128;
   decode.q_element_bytes = decode.kv_element_bytes = 2;
+  return decode;
+}
+
+// The SGLang decode step above and the vLLM step of 9 prefill chunks and
+// 37 decodes (gpt-oss: 64 heads, 8 KV heads, 64 wide): TraceLens's
+// InferenceAttention_fwd figures for the same aggregates, 0.537 and 65.0
+// GFLOP, 128.57 and 211.83 MiB.
+TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
+  const ServingAttentionOp decode = SglangDecodeLayer();
   EXPECT_EQ(ServingAttentionFlops(decode), 537149440u);
   EXPECT_EQ(ServingAttentionMinBytes(decode), 134811648u);
 
@@ -356,14 +363,7 @@ TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
 // kernels of ROCm's and vLLM's paged attention and FlashAttention's
 // split-KV combine are told apart from the attention kernels themselves.
 TEST(OpsTest, SplitKvAttentionOutputGoesToItsReduceKernel) {
-  ServingAttentionOp decode;
-  decode.g_sq = 32;
-  decode.g_sk = 32785;
-  decode.g_sqsk = 32785;
-  decode.heads = 32;
-  decode.kv_heads = 8;
-  decode.head_dim = 128;
-  decode.q_element_bytes = decode.kv_element_bytes = 2;
+  ServingAttentionOp decode = SglangDecodeLayer();
   EXPECT_EQ(ServingAttentionOutputBytes(decode), 262144u);
   decode.head_dim_v = 64;  // a narrower V: a narrower output
   EXPECT_EQ(ServingAttentionOutputBytes(decode), 131072u);

@@ -69,35 +69,51 @@ constexpr char kTwoShapes[] = "ampere_bf16_s16816gemm_bf16_64x64_ldg8_tn";
 constexpr char kDims141[] = "[[141, 512], [512, 512]]";
 constexpr char kDims64[] = "[[64, 512], [512, 512]]";
 
+// The import statistic `name` of the store `q` reads.
+int64_t Stat(StoreQuery& q, const std::string& name) {
+  return q.Int("SELECT value FROM import_stats WHERE name = '" + name + "'");
+}
+
+// Imports `events` as a trace into a scratch store at `path`.
+void ImportTrace(const TempDir& dir, const std::vector<std::string>& events,
+                 const std::string& path) {
+  const std::string trace = dir.File("trace.json");
+  std::ofstream(trace, std::ios::binary) << Trace(events);
+  auto store = Store::Open(path, Store::Durability::kScratch);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  RecorderOptions ro;
+  ro.origin = "import:trace.json";
+  ro.source_format = "kineto";
+  ro.sink = store->get();
+  auto rec = RunRecorder::Create(ro);
+  ASSERT_TRUE(rec.ok()) << rec.status().message();
+  SourceResult result;
+  ASSERT_TRUE(KinetoSource().Read(trace, {}, rec->get(), &result).ok());
+  ASSERT_TRUE((*rec)->Finish().ok());
+}
+
 // Two aten::mm of 141 x 512 x 512 ran `kOneShape`; two of different shapes
 // (141 and 64 tokens) ran `kTwoShapes`. Kernels 3 and 4, one of each name,
 // ran at 10-20 us, before the first CPU event (1,000 us): no runtime event
 // has their correlation id.
 TEST(KinetoInheritTest, KernelsWithoutTheirLaunchInheritFromIdenticalOnes) {
   TempDir dir("kineto_inherit");
-  const std::string trace = dir.File("trace.json");
-  std::ofstream(trace, std::ios::binary) << Trace({
-      GpuKernel(kOneShape, 10, 3),
-      GpuKernel(kTwoShapes, 20, 4),
-      CpuOp(1000, kDims141), Launch(1002, 10), GpuKernel(kOneShape, 1010, 10),
-      CpuOp(1100, kDims141), Launch(1102, 11), GpuKernel(kOneShape, 1110, 11),
-      CpuOp(1200, kDims141), Launch(1202, 20), GpuKernel(kTwoShapes, 1210, 20),
-      CpuOp(1300, kDims64), Launch(1302, 21), GpuKernel(kTwoShapes, 1310, 21),
-  });
   const std::string path = dir.File("runs.sqlite");
-  {
-    auto store = Store::Open(path, Store::Durability::kScratch);
-    ASSERT_TRUE(store.ok()) << store.status().message();
-    RecorderOptions ro;
-    ro.origin = "import:trace.json";
-    ro.source_format = "kineto";
-    ro.sink = store->get();
-    auto rec = RunRecorder::Create(ro);
-    ASSERT_TRUE(rec.ok()) << rec.status().message();
-    SourceResult result;
-    ASSERT_TRUE(KinetoSource().Read(trace, {}, rec->get(), &result).ok());
-    ASSERT_TRUE((*rec)->Finish().ok());
-  }
+  ImportTrace(dir,
+              {
+                  GpuKernel(kOneShape, 10, 3),
+                  GpuKernel(kTwoShapes, 20, 4),
+                  CpuOp(1000, kDims141), Launch(1002, 10),
+                  GpuKernel(kOneShape, 1010, 10),
+                  CpuOp(1100, kDims141), Launch(1102, 11),
+                  GpuKernel(kOneShape, 1110, 11),
+                  CpuOp(1200, kDims141), Launch(1202, 20),
+                  GpuKernel(kTwoShapes, 1210, 20),
+                  CpuOp(1300, kDims64), Launch(1302, 21),
+                  GpuKernel(kTwoShapes, 1310, 21),
+              },
+              path);
+  if (HasFatalFailure()) return;
   StoreQuery q(path);
   auto row = [&](int corr) {
     return q.Text(
@@ -124,10 +140,7 @@ TEST(KinetoInheritTest, KernelsWithoutTheirLaunchInheritFromIdenticalOnes) {
             teacher.substr(teacher.rfind('|') + 1));
   // Kernel 4: its signature ran 141 and 64 tokens: blank, and counted.
   EXPECT_EQ(row(4), "-|-||-|none|-|none||unknown");
-  auto stat = [&](const std::string& name) {
-    return q.Int("SELECT value FROM import_stats WHERE name = '" + name +
-                 "'");
-  };
+  auto stat = [&](const std::string& name) { return Stat(q, name); };
   EXPECT_EQ(stat("kernels_inherited"), 1);
   EXPECT_EQ(stat("kernels_signature_ambiguous"), 1);
   EXPECT_EQ(stat("unmatched_kernel"), 2);
@@ -158,24 +171,6 @@ TEST(KinetoInheritTest, KernelsWithoutTheirLaunchInheritFromIdenticalOnes) {
   MakeReportWriter("json")->Write(*report, json);
   EXPECT_NE(json.str().find("\"flops_source\":\"analytic+inherited\""),
             std::string::npos);
-}
-
-// Imports `events` as a trace into a scratch store at `path`.
-void ImportTrace(const TempDir& dir, const std::vector<std::string>& events,
-                 const std::string& path) {
-  const std::string trace = dir.File("trace.json");
-  std::ofstream(trace, std::ios::binary) << Trace(events);
-  auto store = Store::Open(path, Store::Durability::kScratch);
-  ASSERT_TRUE(store.ok()) << store.status().message();
-  RecorderOptions ro;
-  ro.origin = "import:trace.json";
-  ro.source_format = "kineto";
-  ro.sink = store->get();
-  auto rec = RunRecorder::Create(ro);
-  ASSERT_TRUE(rec.ok()) << rec.status().message();
-  SourceResult result;
-  ASSERT_TRUE(KinetoSource().Read(trace, {}, rec->get(), &result).ok());
-  ASSERT_TRUE((*rec)->Finish().ok());
 }
 
 // A repeating run of kernels whose GEMM kernel ran two shapes (141 and 64
@@ -222,6 +217,7 @@ TEST(KinetoInheritTest, KernelsWithoutTheirLaunchInheritByUniquePosition) {
   launched("elementwise_c", nullptr);
   const std::string path = dir.File("runs.sqlite");
   ImportTrace(dir, e, path);
+  if (HasFatalFailure()) return;
 
   StoreQuery q(path);
   auto row = [&](int c) {
@@ -233,10 +229,7 @@ TEST(KinetoInheritTest, KernelsWithoutTheirLaunchInheritByUniquePosition) {
   EXPECT_EQ(row(unique),
             "m=512 n=141 k=512 batch=1|73924608|inherited|813056|inherited");
   EXPECT_EQ(row(ambiguous), "|-|none|-|none");
-  auto stat = [&](const std::string& name) {
-    return q.Int("SELECT value FROM import_stats WHERE name = '" + name +
-                 "'");
-  };
+  auto stat = [&](const std::string& name) { return Stat(q, name); };
   EXPECT_EQ(stat("kernels_inherited_by_position"), 1);
   EXPECT_EQ(stat("kernels_position_ambiguous"), 1);
   // Both were blank by their signature; one of them is no longer.

@@ -893,6 +893,23 @@ TEST_F(KinetoSyntheticTest, MoeOnSeveralRanksWithoutHeadsStaysBlank) {
             0);
 }
 
+// A vLLM decode step of 4 requests over 4,100 keys (from 1 us, for `dur`
+// us), and an attention call in it (8 query heads, 1 KV head, 64 wide,
+// bf16; from `ts`, for `dur`).
+std::string DecodeStepOf4(const std::string& dur) {
+  return Annotation(100,
+                    "execute_4_context_0(sq0sk0sqsq0sqsk0)_generation_4"
+                    "(sq4sk4100sqsq4sqsk4100)",
+                    "1", dur);
+}
+std::string AttentionOf4(const std::string& ts, const std::string& dur) {
+  return Op(100, "vllm::unified_attention_with_output", ts, dur,
+            "\"Input Dims\": [[4, 8, 64], [4, 1, 64], [4, 1, 64], "
+            "[4, 8, 64], []], \"Input type\": [\"c10::BFloat16\", "
+            "\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", "
+            "\"\"]");
+}
+
 // vLLM's attention call takes the new tokens' keys (bf16), but reads the
 // cached ones from the KV cache its cache write writes into: with an fp8
 // (uint8) cache they are read at one byte. A decode step of 4 requests over
@@ -901,10 +918,7 @@ TEST_F(KinetoSyntheticTest, MoeOnSeveralRanksWithoutHeadsStaysBlank) {
 TEST_F(KinetoSyntheticTest, ServingAttentionReadsTheCacheAtItsSize) {
   auto bytes_with_cache = [&](const std::string& cache_type) {
     const std::string path = Write(Trace({
-        Annotation(100,
-                   "execute_4_context_0(sq0sk0sqsq0sqsk0)_generation_4"
-                   "(sq4sk4100sqsq4sqsk4100)",
-                   "1", "100"),
+        DecodeStepOf4("100"),
         Op(100, "_C_cache_ops::reshape_and_cache_flash", "2", "5",
            "\"Input Dims\": [[4, 1, 64], [4, 1, 64], [1024, 16, 1, 64], "
            "[1024, 16, 1, 64], [4], [], [], []], \"Input type\": "
@@ -912,10 +926,7 @@ TEST_F(KinetoSyntheticTest, ServingAttentionReadsTheCacheAtItsSize) {
            "\", \"" + cache_type + "\", \"long int\", \"\", \"\", \"\"]"),
         Launch(100, 100, "3", 1),
         NamedKernel("reshape_and_cache_flash_kernel", "20", "2", 1),
-        Op(100, "vllm::unified_attention_with_output", "10", "5",
-           "\"Input Dims\": [[4, 8, 64], [4, 1, 64], [4, 1, 64], [4, 8, 64], "
-           "[]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", "
-           "\"c10::BFloat16\", \"c10::BFloat16\", \"\"]"),
+        AttentionOf4("10", "5"),
         Launch(100, 100, "11", 2),
         NamedKernel("fmhaSm100aKernel_QkvE4m3OBfloat16", "30", "10", 2),
     }), "trace" + cache_type.substr(0, 3) + ".json");
@@ -936,14 +947,8 @@ TEST_F(KinetoSyntheticTest, ServingAttentionReadsTheCacheAtItsSize) {
 // same call shares the QKV kernel's record, as before.
 TEST_F(KinetoSyntheticTest, SplitKvAttentionReduceKernelTakesTheOutput) {
   const std::string path = Write(Trace({
-      Annotation(100,
-                 "execute_4_context_0(sq0sk0sqsq0sqsk0)_generation_4"
-                 "(sq4sk4100sqsq4sqsk4100)",
-                 "1", "100"),
-      Op(100, "vllm::unified_attention_with_output", "10", "20",
-         "\"Input Dims\": [[4, 8, 64], [4, 1, 64], [4, 1, 64], [4, 8, 64], "
-         "[]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", "
-         "\"c10::BFloat16\", \"c10::BFloat16\", \"\"]"),
+      DecodeStepOf4("100"),
+      AttentionOf4("10", "20"),
       Launch(100, 100, "11", 1),
       NamedKernel("paged_attention_v2_kernel", "30", "10", 1),
       Launch(100, 100, "14", 2),
