@@ -240,6 +240,35 @@ uint64_t ServingAttentionMinBytes(const ServingAttentionOp& a) {
   return q_side * U(a.q_element_bytes) + kv_side * U(a.kv_element_bytes);
 }
 
+uint64_t ServingAttentionOutputBytes(const ServingAttentionOp& a) {
+  if (ServingAttentionMinBytes(a) == 0) return 0;
+  const int64_t dv = a.head_dim_v > 0 ? a.head_dim_v : a.head_dim;
+  return (U(a.c_sq) + U(a.g_sq)) * U(a.heads) * U(dv) *
+         U(a.q_element_bytes);
+}
+
+bool IsAttentionReduceKernelName(std::string_view kernel) {
+  const auto has = [&](std::string_view part) {
+    return kernel.find(part) != std::string_view::npos;
+  };
+  return (has("paged_attention") && has("reduce")) ||
+         has("splitkv_combine");
+}
+
+uint64_t TritonPointwiseMinBytes(const TritonBuffer* buffers, int count,
+                                 int64_t xnumel) {
+  if (xnumel <= 0 || count <= 0) return 0;
+  uint64_t bytes = 0;
+  for (int i = 0; i < count; ++i) {
+    const TritonBuffer& b = buffers[i];
+    if (b.element_bytes <= 0 || b.elements < 0 || b.elements > xnumel) {
+      return 0;
+    }
+    bytes += U(b.elements) * U(b.element_bytes);
+  }
+  return bytes;
+}
+
 uint64_t MoeGemmFlops(const MoeGemmOp& m) {
   const uint64_t outputs =
       m.up ? (m.gated ? 2 : 1) * U(m.inter) : U(m.hidden);

@@ -228,6 +228,41 @@ struct ServingAttentionOp {
 uint64_t ServingAttentionFlops(const ServingAttentionOp& a);
 // 0 when an element size is unknown (<= 0).
 uint64_t ServingAttentionMinBytes(const ServingAttentionOp& a);
+// The output's share of ServingAttentionMinBytes: every new token's query
+// heads x d_v written at the query's element size. A split-KV attention
+// (paged decode that cuts each request's keys into partitions, as ROCm's
+// paged_attention_ll4mi and vLLM's paged_attention_v2 do) runs a second
+// kernel that combines the partitions' partial results and writes the
+// output: that kernel carries these bytes, the first kernel the rest and
+// every FLOP, so the two add up to the call's figures (TraceLens's). Each
+// is a lower bound of its kernel's own traffic: the partial results the
+// first writes and the second reads are not counted. 0 as
+// ServingAttentionMinBytes.
+uint64_t ServingAttentionOutputBytes(const ServingAttentionOp& a);
+// Whether `kernel` is such a second kernel of a split-KV attention:
+// "paged_attention_ll4mi_reduce_kernel", "paged_attention_v2_reduce_kernel"
+// (names with "paged_attention" and "reduce"), FlashAttention's
+// "flash_fwd_splitkv_combine_kernel".
+bool IsAttentionReduceKernelName(std::string_view kernel);
+
+// A pointwise kernel Inductor generated with Triton
+// ("triton_poi_fused_constant_pad_nd_moe_forward_0"), as the profiler
+// records it: an operator named after the kernel, whose arguments are the
+// kernel's buffers, inputs and outputs alike (nothing says which is which)
+// and, last, the count of elements it sweeps (xnumel). A pointwise kernel
+// reads or writes each of its buffers once, whole: bytes = the buffers'
+// stored elements times their element size, summed. FLOPs: none counted
+// (the fusion's operations are not in the trace; TraceLens counts 0 too).
+// A buffer of more elements than xnumel is indexed, not swept (a fused
+// embedding reads a few rows of its table): how much of it is read is not
+// known, and the kernel gets no figures (0). 0 too when xnumel or an
+// element size is unknown (<= 0).
+struct TritonBuffer {
+  int64_t elements = 0;  // stored (StoredElements)
+  int element_bytes = 0;
+};
+uint64_t TritonPointwiseMinBytes(const TritonBuffer* buffers, int count,
+                                 int64_t xnumel);
 
 // One of the two grouped GEMMs of a mixture-of-experts layer run without
 // fusing them (vLLM's moe_forward over triton_kernels' matmul_ogs, fused_moe

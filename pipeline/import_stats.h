@@ -89,7 +89,14 @@ namespace rooftrace {
                   "torch)")                                                  \
   X(ops_malformed, "operator ranges of the ops route that could not be "    \
                    "read (skipped)")                                         \
-  X(kernels_from_ops, "kernels tied to an operator of the ops route")
+  X(kernels_from_ops, "kernels tied to an operator of the ops route")      \
+  X(kernels_inherited_by_position, "kernels without their launch given "    \
+                                   "the figures of the kernel in the same " \
+                                   "place of a launched run of the same "   \
+                                   "kernels")                               \
+  X(kernels_position_ambiguous, "kernels without their launch left blank: " \
+                                "the launched runs of the same kernels "    \
+                                "around them disagree on their figures")
 
 enum class ImportStat : int {
 #define ROOFTRACE_STAT_ENUM_(name, meaning) k_##name,

@@ -1,6 +1,8 @@
 #include "pipeline/inherit.h"
 
 #include <algorithm>
+#include <numeric>
+#include <unordered_map>
 
 namespace rooftrace {
 namespace {
@@ -14,6 +16,21 @@ uint64_t Mix(uint64_t h) {
   h *= 0xc4ceb9fe1a85ec53ULL;
   h ^= h >> 33;
   return h;
+}
+
+bool Blank(const KernelFacts& f) {
+  return f.flops_source == Source::kNone && f.bytes_source == Source::kNone;
+}
+
+// Figures a launched kernel may pass on by position: analytic or
+// inherited ones (or none), not a kernel's own measurements.
+bool Teachable(const JoinedKernel& k) {
+  auto ok = [](Source s) {
+    return s == Source::kNone || s == Source::kAnalytic ||
+           s == Source::kInherited;
+  };
+  return k.counters == nullptr && k.sampled == nullptr &&
+         ok(k.facts.flops_source) && ok(k.facts.bytes_source);
 }
 
 Precision PrecisionOf(int wire_precision) {
@@ -108,6 +125,160 @@ void SignatureFigures::Apply(JoinedSession* joined, const WriteScope* scope,
   MapNames(*joined);
   Learn(*joined);
   InheritAndCount(joined, scope, stats);
+  InheritByPosition(joined, scope, stats);
+}
+
+void SignatureFigures::ShapeOf(const JoinedSession& j, const JoinedKernel& k,
+                               std::string* out) {
+  out->clear();
+  if (Blank(k.facts)) return;
+  if (k.inherited_shape != nullptr) {
+    *out = *k.inherited_shape;
+  } else if (k.gemm >= 0) {
+    GemmShapeText(*j.gemms[static_cast<size_t>(k.gemm)].gemm, out);
+  } else if (k.op >= 0) {
+    *out = j.ops[static_cast<size_t>(k.op)].shape;
+  }
+}
+
+void SignatureFigures::InheritByPosition(JoinedSession* j,
+                                         const WriteScope* scope,
+                                         ImportStats* stats) {
+  std::vector<JoinedKernel>& kernels = j->kernels;
+  auto orphan = [](const JoinedKernel& k) {
+    return k.launch == nullptr && Eligible(k) && Blank(k.facts);
+  };
+  // Most joins (every window of a live stream) have no orphan: one pass.
+  std::unordered_map<uint64_t, std::vector<uint32_t>> launched;
+  for (const JoinedKernel& k : kernels) {
+    if (orphan(k)) launched.emplace(HashOf(KeyOf(k)), std::vector<uint32_t>());
+  }
+  if (launched.empty()) return;
+
+  // Every kernel in start order on its device and stream (4 bytes a
+  // kernel: keys are made again where compared), and the launched places
+  // of the orphans' signatures.
+  const size_t n = kernels.size();
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  auto at = [&](size_t p) -> const KernelRecord& {
+    return *kernels[order[p]].kernel;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const KernelRecord& x = *kernels[a].kernel;
+    const KernelRecord& y = *kernels[b].kernel;
+    if (x.device_id != y.device_id) return x.device_id < y.device_id;
+    if (x.stream_id != y.stream_id) return x.stream_id < y.stream_id;
+    return x.start_ns < y.start_ns;
+  });
+  for (size_t p = 0; p < n; ++p) {
+    const JoinedKernel& k = kernels[order[p]];
+    if (k.launch == nullptr) continue;
+    auto it = launched.find(HashOf(KeyOf(k)));
+    if (it != launched.end()) it->second.push_back(static_cast<uint32_t>(p));
+  }
+  auto same_run = [&](size_t a, size_t b) {
+    return at(a).device_id == at(b).device_id &&
+           at(a).stream_id == at(b).stream_id;
+  };
+  // Neighbours of position p on its run, up to `c`, before and after.
+  auto reach = [&](size_t p, size_t c, size_t* before, size_t* after) {
+    *before = 0;
+    while (*before < c && p > *before && same_run(p - *before - 1, p)) {
+      ++*before;
+    }
+    *after = 0;
+    while (*after < c && p + *after + 1 < n && same_run(p + *after + 1, p)) {
+      ++*after;
+    }
+  };
+  auto key_at = [&](size_t p) { return KeyOf(kernels[order[p]]); };
+
+  std::string first_shape, shape;
+  for (size_t p = 0; p < n; ++p) {
+    JoinedKernel& k = kernels[order[p]];
+    if (!orphan(k)) continue;
+    const Key key = KeyOf(k);
+    const std::vector<uint32_t>& places = launched.at(HashOf(key));
+    if (places.empty()) continue;  // nothing to compare with
+    const bool stored = InScope(scope, k);
+    if (places.size() > kMaxPositionCandidates) {
+      if (stored) ++(*stats)[ImportStat::k_kernels_position_ambiguous];
+      continue;
+    }
+    // The widest context any launched place shares decides: every place
+    // that shares it must carry the same figures.
+    const JoinedKernel* first = nullptr;
+    bool agree = true;
+    for (size_t c = kPositionContext; c >= 1 && first == nullptr; --c) {
+      size_t before = 0, after = 0;
+      reach(p, c, &before, &after);
+      agree = true;
+      for (uint32_t q : places) {
+        // A place near the end of its run, with fewer neighbours than
+        // the orphan, is compared on those it has: what is missing cannot
+        // rule it out.
+        size_t qb = 0, qa = 0;
+        reach(q, c, &qb, &qa);
+        if (!(key_at(q) == key)) continue;
+        bool same = true;
+        for (size_t d = 1; same && d <= std::min(before, qb); ++d) {
+          same = key_at(q - d) == key_at(p - d);
+        }
+        for (size_t d = 1; same && d <= std::min(after, qa); ++d) {
+          same = key_at(q + d) == key_at(p + d);
+        }
+        if (!same) continue;
+        const JoinedKernel& t = kernels[order[q]];
+        if (!Teachable(t)) {
+          agree = false;
+          first = &t;
+          break;
+        }
+        if (first == nullptr) {
+          first = &t;
+          ShapeOf(*j, t, &first_shape);
+          continue;
+        }
+        ShapeOf(*j, t, &shape);
+        if (t.facts.flops != first->facts.flops ||
+            t.facts.dram_bytes != first->facts.dram_bytes ||
+            (t.facts.flops_source == Source::kNone) !=
+                (first->facts.flops_source == Source::kNone) ||
+            (t.facts.bytes_source == Source::kNone) !=
+                (first->facts.bytes_source == Source::kNone) ||
+            shape != first_shape) {
+          agree = false;
+          break;
+        }
+      }
+    }
+    if (first == nullptr) continue;  // no place like its own
+    if (!agree) {
+      if (stored) ++(*stats)[ImportStat::k_kernels_position_ambiguous];
+      continue;
+    }
+    if (Blank(first->facts)) continue;  // its places have no figures either
+    KernelFacts& f = k.facts;
+    if (first->facts.flops_source != Source::kNone) {
+      f.flops = first->facts.flops;
+      f.flops_source = Source::kInherited;
+    }
+    if (first->facts.bytes_source != Source::kNone) {
+      f.dram_bytes = first->facts.dram_bytes;
+      f.bytes_source = Source::kInherited;
+    }
+    position_shapes_.push_back(first_shape);
+    k.inherited_shape = &position_shapes_.back();
+    j->any_inherited = true;
+    if (!stored) continue;
+    ++(*stats)[ImportStat::k_kernels_inherited_by_position];
+    // InheritAndCount counted it blank by its signature's two shapes.
+    const Entry* e = Find(key);
+    if (e != nullptr && e->shapes == 2) {
+      --(*stats)[ImportStat::k_kernels_signature_ambiguous];
+    }
+  }
 }
 
 void SignatureFigures::Learn(const JoinedSession& j) {

@@ -31,6 +31,23 @@
 // A source that stores each session whole (Kineto) learns every shape of
 // a session before any of its kernels is stored.
 //
+// By position (issue 36): a kernel without its launch (it ran before the
+// profiler's first CPU event) that its signature leaves blank -- two
+// shapes, or none taught -- is found again in the launched part of the
+// same join: the launched kernels of its signature whose neighbours, up
+// to kPositionContext either side on the same device and stream, have the
+// same signatures as its own neighbours (a place with fewer neighbours, at
+// the end of its run, on those it has). Those are the places a repeating
+// sequence (a model's layers, step after step) puts the same kernel. When
+// there is at least one and every one of them carries the same figures
+// (FLOPs per precision, minimum bytes, shape), the kernel takes them,
+// `inherited` (kernels_inherited_by_position); when they disagree (the
+// same run of kernels computing two shapes) it stays blank and is counted
+// (kernels_position_ambiguous), never guessed. A signature launched more
+// than kMaxPositionCandidates times in the join is not searched (blank,
+// counted as ambiguous), which bounds the pass. Only within one join:
+// a windowed stream's orphans are in its first window.
+//
 // Not thread-safe: the recorder calls it under its lock.
 #ifndef ROOFTRACE_PIPELINE_INHERIT_H_
 #define ROOFTRACE_PIPELINE_INHERIT_H_
@@ -63,6 +80,11 @@ class SignatureFigures {
   // blank by an ambiguous signature (kernels_signature_ambiguous).
   void Apply(JoinedSession* joined, const WriteScope* scope,
              ImportStats* stats);
+
+  // Neighbours compared either side, and the most launched kernels of one
+  // signature searched, by position (above).
+  static constexpr int kPositionContext = 8;
+  static constexpr size_t kMaxPositionCandidates = 4096;
 
   // Whether a kernel may inherit: nothing of its own gives it figures
   // (its own counters, or its signature's sampled counters).
@@ -105,6 +127,13 @@ class SignatureFigures {
   // a signature (this runs over every kernel of every window).
   void InheritAndCount(JoinedSession* joined, const WriteScope* scope,
                        ImportStats* stats) const;
+  // The pass by position (above), after InheritAndCount.
+  void InheritByPosition(JoinedSession* joined, const WriteScope* scope,
+                         ImportStats* stats);
+  // The shape text of launched kernel `k`'s figures ("" for none), into
+  // `out`.
+  static void ShapeOf(const JoinedSession& j, const JoinedKernel& k,
+                      std::string* out);
 
   std::unordered_map<std::string, int> name_ids_;
   std::vector<int> window_names_;  // joined.names index -> name id
@@ -120,6 +149,9 @@ class SignatureFigures {
   std::deque<Entry> entries_;
   std::vector<int32_t> slots_;
   std::string shape_scratch_;  // Learn's, reused
+  // Shape texts of kernels that inherited by position (a deque: the
+  // kernels point at them).
+  std::deque<std::string> position_shapes_;
 };
 
 }  // namespace rooftrace

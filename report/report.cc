@@ -72,6 +72,7 @@ struct KernelClass {
   int phase = 0;                   // PhaseIndex
   int bound = 0;                   // BoundIndex
   int flops_source = 0, bytes_source = 0;  // SourceBit
+  bool in_op = false;                      // InCostedOp
 };
 
 // Sums of one group; Finish() derives the row.
@@ -96,6 +97,8 @@ struct Accumulator {
   int64_t fraction_time_ns = 0;
   int64_t above_roof_count = 0;  // kernels with a fraction above 1
   int64_t above_roof_ns = 0;
+  int64_t in_op_count = 0;  // InCostedOp kernels, and their first op
+  std::string in_op;
   std::array<int64_t, kNumPhases> phase_ns{};
   std::array<int64_t, kNumBounds> bound_ns{};
   // Launch counts break ties (zero-length kernels still have a phase).
@@ -203,6 +206,9 @@ struct Accumulator {
       ++above_roof_count;
       above_roof_ns += t;
     }
+    if (c.in_op) {
+      if (in_op_count++ == 0) in_op = std::string(k.op);
+    }
     phase_ns[c.phase] += t;
     bound_ns[c.bound] += t;
     ++phase_n[c.phase];
@@ -239,6 +245,8 @@ struct Accumulator {
     }
     r.above_roof_count = above_roof_count;
     r.above_roof_ns = above_roof_ns;
+    r.in_op_count = in_op_count;
+    r.in_op = in_op;
     double best = -1;
     for (const auto& [p, f] : precision_flops) {
       if (f > best) {
@@ -347,6 +355,23 @@ std::string AboveRoofNote(const GroupRow& g) {
   std::string note = "model exceeds roof: figures suspect";
   if (g.above_roof_count < g.count) {
     note += " (" + std::to_string(g.above_roof_count) + " of " +
+            std::to_string(g.count) + " kernels)";
+  }
+  return note;
+}
+
+bool InCostedOp(const KernelRow& k, bool collective) {
+  return !collective && !k.flops && !k.dram_bytes && !k.op.empty() &&
+         !k.shape.empty();
+}
+
+std::string GroupNote(const GroupRow& g) {
+  std::string note = AboveRoofNote(g);
+  if (g.in_op_count <= 0) return note;
+  if (!note.empty()) note += "; ";
+  note += "in op " + g.in_op;
+  if (g.in_op_count < g.count) {
+    note += " (" + std::to_string(g.in_op_count) + " of " +
             std::to_string(g.count) + " kernels)";
   }
   return note;
@@ -631,11 +656,13 @@ void ReportBuilder::Add(const KernelRow& k) {
   c.bound = BoundIndex(bound);
   c.flops_source = SourceBit(k.flops_source);
   c.bytes_source = SourceBit(k.bytes_source);
+  c.in_op = InCostedOp(k, collective);
   ++report.kernel_count;
   report.total_ns += k.duration_ns;
   if (k.flops) ++report.kernels_with_flops;
   if (k.dram_bytes) ++report.kernels_with_bytes;
   if (k.flops || k.dram_bytes) report.ns_with_figures += k.duration_ns;
+  if (c.in_op) report.ns_in_costed_op += k.duration_ns;
   if (c.above_roof) {
     ++report.kernels_above_roof;
     report.ns_above_roof += k.duration_ns;

@@ -103,6 +103,12 @@ struct GroupRow {
   // fraction_of_roof.
   int64_t above_roof_count = 0;
   int64_t above_roof_ns = 0;
+  // Kernels of the group without figures of their own whose operator (or
+  // GEMM call) is costed on another of its kernels (an operator of several
+  // kernels whose split is not known: the routing kernels of an MoE layer,
+  // a split-K GEMM's second kernel), and that operator (the first seen).
+  int64_t in_op_count = 0;
+  std::string in_op;
 };
 
 // Whether a kernel's fraction of its roof is above 100%: no kernel can run
@@ -115,6 +121,15 @@ inline bool AboveRoof(const std::optional<double>& fraction_of_roof) {
 // above its roof, with "(k of n kernels)" when only some are; empty when
 // none is.
 std::string AboveRoofNote(const GroupRow& g);
+// The note column of a group: AboveRoofNote, and "in op X" (with "k of n
+// kernels" when only some are) for kernels whose figures their operator X
+// carries on another of its kernels; empty when neither.
+std::string GroupNote(const GroupRow& g);
+// Whether kernel row `k` is such a kernel: no FLOPs or bytes of its own,
+// but an operator and the shape its figures were computed from (a kernel
+// row gets both only from a costed GEMM call or operator), and no
+// collective (whose figures are its message, not FLOPs or bytes).
+bool InCostedOp(const KernelRow& k, bool collective);
 
 // The group's shape for a person: the dominant one alone when it is the
 // only one, else with its share and the count:
@@ -223,6 +238,10 @@ struct Report {
   // roofline, on their bus bandwidth): with ns_with_figures, the share of
   // the run that is accounted for.
   int64_t ns_comm_with_message = 0;
+  // GPU time of the kernels without figures whose operator is costed on
+  // another of its kernels (InCostedOp): with ns_with_figures, the share
+  // of the run whose operators are on the roofline (FiguresShare).
+  int64_t ns_in_costed_op = 0;
   // Kernels computed above 100% of their roof (AboveRoof) and their GPU
   // time: findings, shown in the header and in their rows, and drawn apart
   // on the roofline (report.families holds them as their own points).

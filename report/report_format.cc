@@ -66,7 +66,7 @@ const std::vector<Column>& TableColumns() {
        [](const GroupRow& g) { return Fixed(Scaled(g.fraction_of_roof, 100), 1); }},
       {"bound", true, [](const GroupRow& g) { return g.bound; }},
       {"phase", true, PhaseCell},
-      {"note", true, AboveRoofNote},
+      {"note", true, GroupNote},
   };
   return kColumns;
 }
@@ -316,7 +316,7 @@ void WriteCsvRow(const GroupRow& g, std::ostream& out) {
       << ',' << g.min_ns << ',' << g.max_ns << ',' << Plain(g.stddev_ns) << ','
       << g.shape_count << ',' << Plain(g.shape_share) << ','
       << CsvField(g.framework_shape) << ',' << g.above_roof_count << ','
-      << g.above_roof_ns << ',' << CsvField(AboveRoofNote(g)) << '\n';
+      << g.above_roof_ns << ',' << CsvField(GroupNote(g)) << '\n';
 }
 
 class CsvWriter : public ReportWriter {
@@ -359,7 +359,7 @@ void WriteJsonGroup(const GroupRow& g, std::ostream& out) {
       << ",\"bytes_source\":" << JsonString(g.bytes_source)
       << ",\"above_roof_count\":" << g.above_roof_count
       << ",\"above_roof_ns\":" << g.above_roof_ns
-      << ",\"note\":" << JsonString(AboveRoofNote(g)) << "}";
+      << ",\"note\":" << JsonString(GroupNote(g)) << "}";
 }
 
 class JsonWriter : public ReportWriter {
@@ -409,6 +409,7 @@ class JsonWriter : public ReportWriter {
         << ",\"kernels_with_bytes\":" << r.kernels_with_bytes
         << ",\"ns_with_figures\":" << r.ns_with_figures
         << ",\"ns_comm_with_message\":" << r.ns_comm_with_message
+        << ",\"ns_in_costed_op\":" << r.ns_in_costed_op
         << ",\"kernels_above_roof\":" << r.kernels_above_roof
         << ",\"ns_above_roof\":" << r.ns_above_roof
         << ",\"busy\":[";
@@ -608,18 +609,22 @@ class HtmlWriter : public ReportWriter {
 
 std::string FiguresShare(const Report& r) {
   if (r.total_ns <= 0) return "no GPU time";
-  std::string out = Fixed(100.0 * static_cast<double>(r.ns_with_figures) /
-                              static_cast<double>(r.total_ns),
-                          1) +
-                    "% of GPU time has FLOPs or bytes";
-  if (r.ns_comm_with_message > 0) {
-    out += ", " +
-           Fixed(100.0 *
-                     static_cast<double>(r.ns_with_figures +
-                                         r.ns_comm_with_message) /
+  auto share = [&](int64_t ns) {
+    return Fixed(100.0 * static_cast<double>(ns) /
                      static_cast<double>(r.total_ns),
                  1) +
-           "% with the collectives' message sizes";
+           "%";
+  };
+  std::string out =
+      share(r.ns_with_figures) + " of GPU time has FLOPs or bytes";
+  if (r.ns_comm_with_message > 0) {
+    out += ", " + share(r.ns_with_figures + r.ns_comm_with_message) +
+           " with the collectives' message sizes";
+  }
+  if (r.ns_in_costed_op > 0) {
+    out += ", " + share(r.ns_with_figures + r.ns_in_costed_op) +
+           " counting the kernels whose operator is costed on another of "
+           "its kernels (in op)";
   }
   return out;
 }

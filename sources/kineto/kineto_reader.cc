@@ -205,6 +205,9 @@ class Assembler {
   const ServingStep* StepOf(const std::vector<Open>& ranges);
   uint64_t AddOpRecord(int h, OpFigures f, uint64_t op_id);
   uint64_t ServingAttentionOf(int h, const ServingStep* step);
+  void NoteAttentionOutput(Session& s, uint64_t op_id, uint64_t bytes);
+  uint64_t SplitAttentionReduce(Session& s, uint64_t main_id,
+                                uint64_t reduce_id);
   uint64_t MoeOf(int h, std::string_view kernel);
   uint64_t MoeRoutingOf(int h);
   int64_t TensorParallel();
@@ -291,6 +294,15 @@ class Assembler {
   // is the new tokens' and not the cache; made on first need (KvCacheBytes),
   // so that a trace without such calls pays nothing.
   mutable std::optional<int> kv_cache_bytes_;
+  // Serving attention records by op id: where each is in its session's
+  // ops, the output bytes a split-KV reduce kernel of the call writes, and
+  // the record made for that kernel (0: none yet). SplitAttentionReduce's.
+  struct AttentionOutput {
+    size_t index = 0;
+    uint64_t bytes = 0;
+    uint64_t reduce_id = 0;
+  };
+  std::unordered_map<uint64_t, AttentionOutput> attention_output_;
   // MoE operators' routing records by host index (0: none).
   std::unordered_map<int, uint64_t> moe_routing_of_;
   // Kernel names by correlation id, made on first need (CatOf).
@@ -303,6 +315,8 @@ class Assembler {
 // ranges of their own above every host index, each named here:
 // - an MoE operator's down projection, finalize and routing: its own id
 //   with kMoeDownBit, kMoeFinalizeBit or kMoeRoutingBit set;
+// - a serving attention call's split-KV reduce kernel: its own id with
+//   kAttentionReduceBit (a replayed call's: a replay id, as its own);
 // - a captured serving attention call's key (CapturedKernel::op_key):
 //   kCapturedAttentionBit with its host index + 1;
 // - a collective kernel's OpRecord: kCollectiveOps + its CommArgs index,
@@ -311,6 +325,7 @@ constexpr uint64_t kMoeDownBit = uint64_t{1} << 62;
 constexpr uint64_t kCapturedAttentionBit = uint64_t{1} << 61;
 constexpr uint64_t kMoeFinalizeBit = uint64_t{1} << 60;
 constexpr uint64_t kMoeRoutingBit = uint64_t{1} << 59;
+constexpr uint64_t kAttentionReduceBit = uint64_t{1} << 58;
 constexpr uint64_t kOutsideCollectiveOps = uint64_t{1} << 41;
 constexpr uint64_t kCollectiveOps = uint64_t{1} << 40;
 
@@ -628,6 +643,11 @@ void Assembler::LinkLaunch(const std::vector<Open>& ops, Session& s,
           if (capture_) attention_of_launch_[launch] = it->host;
           return;
         }
+        if (IsAttentionReduceKernelName(KernelOfLaunch(launch))) {
+          const uint64_t reduce =
+              SplitAttentionReduce(s, id, id | kAttentionReduceBit);
+          if (reduce != 0) id = reduce;
+        }
       } else {
         id = OpOf(it->host);
         if (id == 0) continue;
@@ -685,8 +705,42 @@ uint64_t Assembler::ServingAttentionOf(int h, const ServingStep* step) {
     ++attention_unstepped_;
     return 0;
   }
+  const uint64_t output_bytes = f->output_bytes;
   call_of_host_[h] = AddOpRecord(h, std::move(*f), static_cast<uint64_t>(h) + 1);
+  NoteAttentionOutput(*ProcessOf(e.pid)->session, call_of_host_[h],
+                      output_bytes);
   return call_of_host_[h];
+}
+
+// Attention record `op_id`, just added to `s`, writes `bytes` of output.
+void Assembler::NoteAttentionOutput(Session& s, uint64_t op_id,
+                                    uint64_t bytes) {
+  if (bytes == 0) return;
+  attention_output_[op_id] = {s.records().ops.size() - 1, bytes, 0};
+}
+
+// The record of a split-KV attention's reduce kernel (model/ops.h
+// IsAttentionReduceKernelName), made on its first launch under id
+// `reduce_id`: the output bytes of attention record `main_id`, which keeps
+// the rest and every FLOP (ServingAttentionOutputBytes), so the call is
+// counted once and each of its kernels is on the roofline. 0 when
+// `main_id` is no attention record with a known output.
+uint64_t Assembler::SplitAttentionReduce(Session& s, uint64_t main_id,
+                                         uint64_t reduce_id) {
+  auto it = attention_output_.find(main_id);
+  if (it == attention_output_.end()) return 0;
+  AttentionOutput& a = it->second;
+  if (a.reduce_id != 0) return a.reduce_id;
+  std::vector<OpRecord>& ops = s.records().ops;
+  if (a.bytes >= ops[a.index].min_bytes) return 0;
+  OpRecord reduce = ops[a.index];
+  ops[a.index].min_bytes -= a.bytes;
+  reduce.op_id = reduce_id;
+  reduce.flops = 0;
+  reduce.min_bytes = a.bytes;
+  ops.push_back(reduce);
+  a.reduce_id = reduce_id;
+  return reduce_id;
 }
 
 // The kernel launch `launch` ran: the name its args give, else the GPU
@@ -1474,6 +1528,16 @@ void Assembler::ApplyCaptures(const std::vector<CapturedGraph>& graphs) {
           continue;
         }
         if (auto r = replayed.find(c.op_key); c.op_key != 0 && r != replayed.end()) {
+          if (c.attention && IsAttentionReduceKernelName(c.kernel)) {
+            const uint64_t id =
+                SplitAttentionReduce(s, r->second, next_replay_id_);
+            if (id == next_replay_id_) ++next_replay_id_;
+            if (id != 0) {
+              rec.op_links.push_back({corr, id, kernel.graph_node_id});
+              ++graph_kernels_;
+              continue;
+            }
+          }
           if (c.gemm) {
             rec.gemm_links.push_back({corr, r->second, kernel.graph_node_id});
           } else {
@@ -1483,6 +1547,7 @@ void Assembler::ApplyCaptures(const std::vector<CapturedGraph>& graphs) {
           continue;
         }
         std::optional<OpRecord> op = c.op;
+        uint64_t output_bytes = 0;  // a replayed attention's
         if (!op && c.attention) {
           std::optional<OpFigures> f =
               step ? ServingAttentionFigures(*c.attention, *step) : std::nullopt;
@@ -1494,6 +1559,7 @@ void Assembler::ApplyCaptures(const std::vector<CapturedGraph>& graphs) {
           op->flops = f->flops;
           op->min_bytes = f->min_bytes;
           op->precision = static_cast<int32_t>(f->precision);
+          output_bytes = f->output_bytes;
           shapes_.push_back(std::move(f->shape));
           op->shape_iid = Iid(p, shapes_.back());
         }
@@ -1523,6 +1589,7 @@ void Assembler::ApplyCaptures(const std::vector<CapturedGraph>& graphs) {
           o.end_ns = launch.api_end_ns;
           o.thread_id = launch.thread_id;
           rec.ops.push_back(o);
+          NoteAttentionOutput(s, o.op_id, output_bytes);
           rec.op_links.push_back({corr, o.op_id, kernel.graph_node_id});
           if (c.op_key != 0) replayed.emplace(c.op_key, o.op_id);
           ++graph_kernels_;
@@ -1541,7 +1608,9 @@ std::string Assembler::Warning() const {
         " kernels have no launch event in the trace (launched before the "
         "profiler's first CPU event): kept, without host time, thread or "
         "operator; they inherit the figures of identical kernels that have "
-        "one shape in the run");
+        "one shape in the run, or of the kernel in the same place of a "
+        "launched run of the same kernels where that place is unique "
+        "(import_stats kernels_inherited_by_position)");
   }
   if (uncorrelated_ > 0) {
     notes.push_back(std::to_string(uncorrelated_) +

@@ -665,6 +665,41 @@ std::optional<OpFigures> FamilyFigures(const FamilyOp& op,
   }
   return std::nullopt;
 }
+
+// Inductor's Triton pointwise kernel: every tensor argument a buffer, the
+// last argument its element count (xnumel). Its type is the largest
+// buffer's: the class its bytes are plotted in. No figures when a tensor's
+// element size is unknown, or when the record has kMaxOpInputs arguments
+// (the reader keeps that many: some may be lost).
+std::optional<OpFigures> TritonPointwiseFigures(const OpInputs& in) {
+  int64_t xnumel = 0;
+  const int last = in.count - 1;
+  if (in.count < 2 || in.count >= kMaxOpInputs || IsTensorInput(in, last) ||
+      !ConcreteInts(in.in[last].concrete, 1, &xnumel)) {
+    return std::nullopt;
+  }
+  TritonBuffer buffers[kMaxOpInputs];
+  int count = 0, largest = -1;  // largest: an index into `in`
+  for (int i = 0; i < last; ++i) {
+    if (!IsTensorInput(in, i)) {
+      if (in.in[i].rank > 0) return std::nullopt;  // a tensor of no known type
+      continue;  // a scalar (a size symbol)
+    }
+    buffers[count].elements = ReadElements(in.in[i]);
+    buffers[count].element_bytes = TorchTypeBytes(in.in[i].type);
+    if (largest < 0 || buffers[count].elements > ReadElements(in.in[largest])) {
+      largest = i;
+    }
+    ++count;
+  }
+  OpFigures f;
+  f.min_bytes = TritonPointwiseMinBytes(buffers, count, xnumel);
+  if (f.min_bytes == 0) return std::nullopt;
+  f.precision = PointwisePrecision(CudaTypeOfTorchType(in.in[largest].type));
+  f.shape = "triton " + std::to_string(count) + " buffers xnumel=" +
+            std::to_string(xnumel);
+  return f;
+}
 }  // namespace
 
 int64_t StoredElementsOf(const OpInput& t) { return ReadElements(t); }
@@ -673,7 +708,11 @@ bool IsModelledOp(std::string_view name) {
   return AttentionOpOf(name) != nullptr || ConvOpOf(name) != nullptr ||
          FamilyOpOf(name) != nullptr || PointwiseOf(name) >= 0 ||
          IsServingAttentionOp(name) || IsMoeOp(name) || IsCatOp(name) ||
-         AllReduceMessageInput(name) >= 0;
+         AllReduceMessageInput(name) >= 0 || IsTritonPointwiseOp(name);
+}
+
+bool IsTritonPointwiseOp(std::string_view name) {
+  return name.substr(0, 11) == "triton_poi_";
 }
 
 int AllReduceMessageInput(std::string_view name) {
@@ -857,6 +896,7 @@ std::optional<OpFigures> ServingAttentionFigures(
   f.flops = ServingAttentionFlops(op);
   f.min_bytes = ServingAttentionMinBytes(op);
   f.precision = MatrixOpPrecision(args.q_type);
+  f.output_bytes = ServingAttentionOutputBytes(op);
   f.shape = "hq=" + std::to_string(args.heads) +
             " hkv=" + std::to_string(args.kv_heads) +
             " d=" + std::to_string(args.head_dim) +
@@ -991,6 +1031,7 @@ std::optional<OpFigures> FiguresOfOp(std::string_view name,
   }
   if (const ConvOp* c = ConvOpOf(name)) return ConvFigures(*c, inputs);
   if (const FamilyOp* f = FamilyOpOf(name)) return FamilyFigures(*f, inputs);
+  if (IsTritonPointwiseOp(name)) return TritonPointwiseFigures(inputs);
   const int per_element = PointwiseOf(name);
   if (per_element >= 0) {
     const bool overwrites = name == "aten::copy_" || name == "aten::fill_" ||

@@ -32,6 +32,10 @@ struct OpFigures {
   uint64_t min_bytes = 0;
   Precision precision = Precision::kUnknown;
   std::string shape;  // "b=1 h=8 lq=141 lk=141 d=64", "1x141x512"
+  // Of min_bytes, the output a second kernel of the operator writes when
+  // it runs one (a split-KV attention's reduce: model/ops.h
+  // ServingAttentionOutputBytes); 0 for operators not split so.
+  uint64_t output_bytes = 0;
 };
 
 // A PyTorch dtype in the three spellings traces use: c10::ScalarType's
@@ -56,8 +60,15 @@ int TorchTypeBytes(std::string_view dtype);
 // dimension is read once), else the product of its dimensions.
 int64_t StoredElementsOf(const OpInput& t);
 
-// Whether `name` is one of the operators above.
+// Whether `name` is one of the operators above, or an Inductor Triton
+// pointwise kernel's own record (IsTritonPointwiseOp).
 bool IsModelledOp(std::string_view name);
+
+// Whether `name` is the record Inductor writes around a Triton pointwise
+// kernel it generated ("triton_poi_fused_..."): its inputs are the
+// kernel's buffers and, last, the elements it sweeps (model/ops.h
+// TritonPointwiseMinBytes gives its bytes).
+bool IsTritonPointwiseOp(std::string_view name);
 
 // The figures of operator `name` with `inputs`; nullopt when the inputs
 // are not those of the operator (missing tensors, mismatched ranks, an

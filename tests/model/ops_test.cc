@@ -309,12 +309,10 @@ TEST(OpCategoryTest, FrameworkOperatorsByName) {
   }
 }
 
-// The SGLang decode step of the MI300X trace (32 requests, 32,785 tokens
-// attended in all; Qwen3-8B: 32 query heads, 8 KV heads, 128 wide) and the
-// vLLM step of 9 prefill chunks and 37 decodes (gpt-oss: 64 heads, 8 KV
-// heads, 64 wide): TraceLens's InferenceAttention_fwd figures for the same
-// aggregates, 0.537 and 65.0 GFLOP, 128.57 and 211.83 MiB.
-TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
+// One attention call of the SGLang decode step of the MI300X trace (32
+// requests, 32,785 tokens attended in all; Qwen3-8B: 32 query heads, 8 KV
+// heads, 128 wide, bf16).
+ServingAttentionOp SglangDecodeLayer() {
   ServingAttentionOp decode;
   decode.g_sq = 32;
   decode.g_sk = 32785;
@@ -323,6 +321,15 @@ TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
   decode.kv_heads = 8;
   decode.head_dim = 128;
   decode.q_element_bytes = decode.kv_element_bytes = 2;
+  return decode;
+}
+
+// The SGLang decode step above and the vLLM step of 9 prefill chunks and
+// 37 decodes (gpt-oss: 64 heads, 8 KV heads, 64 wide): TraceLens's
+// InferenceAttention_fwd figures for the same aggregates, 0.537 and 65.0
+// GFLOP, 128.57 and 211.83 MiB.
+TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
+  const ServingAttentionOp decode = SglangDecodeLayer();
   EXPECT_EQ(ServingAttentionFlops(decode), 537149440u);
   EXPECT_EQ(ServingAttentionMinBytes(decode), 134811648u);
 
@@ -348,6 +355,47 @@ TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
   EXPECT_EQ(ServingAttentionMinBytes(fp8), 134811648u - cached);
   fp8.q_element_bytes = 0;
   EXPECT_EQ(ServingAttentionMinBytes(fp8), 0u);
+}
+
+// A split-KV decode attention writes its output from its reduce kernel:
+// the SGLang decode's 32 tokens x 32 heads x 128 bf16 values, 262,144 B of
+// the call's 134,811,648 (the QKV kernel keeps the rest). The reduce
+// kernels of ROCm's and vLLM's paged attention and FlashAttention's
+// split-KV combine are told apart from the attention kernels themselves.
+TEST(OpsTest, SplitKvAttentionOutputGoesToItsReduceKernel) {
+  ServingAttentionOp decode = SglangDecodeLayer();
+  EXPECT_EQ(ServingAttentionOutputBytes(decode), 262144u);
+  decode.head_dim_v = 64;  // a narrower V: a narrower output
+  EXPECT_EQ(ServingAttentionOutputBytes(decode), 131072u);
+  decode.kv_element_bytes = 0;  // the call's bytes unknown: so is its output
+  EXPECT_EQ(ServingAttentionOutputBytes(decode), 0u);
+
+  EXPECT_TRUE(IsAttentionReduceKernelName("paged_attention_ll4mi_reduce_kernel"));
+  EXPECT_TRUE(IsAttentionReduceKernelName(
+      "void vllm::paged_attention_v2_reduce_kernel<c10::BFloat16, 128, 128, "
+      "512>(c10::BFloat16*, float const*, float const*, c10::BFloat16 const*, "
+      "int const*, int)"));
+  EXPECT_TRUE(IsAttentionReduceKernelName(
+      "void flash_fwd_splitkv_combine_kernel<Flash_fwd_kernel_traits<128, 64, "
+      "128, 4, false, false, cutlass::bfloat16_t>, 16, 5, true>(Params)"));
+  EXPECT_FALSE(IsAttentionReduceKernelName("paged_attention_ll4mi_QKV_mfma16_kernel"));
+  EXPECT_FALSE(IsAttentionReduceKernelName("at::native::reduce_kernel<512, 1>"));
+  EXPECT_FALSE(IsAttentionReduceKernelName("kernel_unified_attention_2d"));
+}
+
+// An Inductor pointwise kernel's buffers, each swept once: vLLM's padding
+// of gpt-oss's hidden states (8192 x 2880 bf16 in, 8192 x 3072 out,
+// xnumel 25,165,824) moves 97,517,568 B. A buffer larger than xnumel (a
+// fused embedding's table) is indexed, not swept: no figures.
+TEST(OpsTest, TritonPointwiseBytesAreItsBuffers) {
+  const TritonBuffer pad[] = {{8192 * 2880, 2}, {8192 * 3072, 2}};
+  EXPECT_EQ(TritonPointwiseMinBytes(pad, 2, 25165824), 97517568u);
+  const TritonBuffer embedding[] = {{8192, 4}, {201088LL * 2880, 2},
+                                    {8192 * 2880, 2}};
+  EXPECT_EQ(TritonPointwiseMinBytes(embedding, 3, 8192 * 2880), 0u);
+  const TritonBuffer unknown_type[] = {{1024, 0}, {1024, 2}};
+  EXPECT_EQ(TritonPointwiseMinBytes(unknown_type, 2, 1024), 0u);
+  EXPECT_EQ(TritonPointwiseMinBytes(pad, 2, 0), 0u);
 }
 
 // gpt-oss's MoE layer in vLLM's 8,192-token step (32 experts, top 4,

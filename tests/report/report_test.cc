@@ -1055,6 +1055,62 @@ TEST(ReportAboveRoofTest, KernelsAboveTheirRoofAreFlaggedNotPlotted) {
   EXPECT_EQ(clean_text.str().find("note"), std::string::npos);
 }
 
+// An operator of several kernels whose split is not known (an MoE layer's
+// routing: top-k, memset, compute) carries its figures on its longest
+// kernel; its other kernels have the operator and its shape but no figures
+// of their own. Their rows say "in op X", and the header counts their time
+// apart: 60% of GPU time has figures, 80% counting them. A kernel without
+// an operator, or a collective, is not "in op".
+TEST(ReportInOpTest, KernelsOfACostedOperatorAreMarkedAndCountedApart) {
+  ReportOptions o;
+  o.group_by = GroupBy::kKernel;
+  ReportBuilder b(o);
+  int64_t start = 0;
+  KernelRow carrier = KernelAt("_topk_forward", 600, &start);
+  carrier.op = "vllm::moe_forward";
+  carrier.shape = "moe routing t=8192 e=32 k=4";
+  carrier.flops = 1310720;
+  carrier.dram_bytes = 720896;
+  carrier.precision = "bf16";
+  b.Add(carrier);
+  for (int i = 0; i < 2; ++i) {
+    KernelRow memset = KernelAt("_combined_routing_memset", 100, &start);
+    memset.op = "vllm::moe_forward";
+    memset.shape = "moe routing t=8192 e=32 k=4";
+    b.Add(memset);
+  }
+  KernelRow same_name = KernelAt("_combined_routing_memset", 100, &start);
+  b.Add(same_name);  // no operator: blank, not in op
+  KernelRow other = KernelAt("clamp_position_kernel", 100, &start);
+  other.op = "sglang::clamp";  // an operator, but no shape: not costed
+  b.Add(other);
+  StatusOr<Report> r = b.Finish("in-op");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->ns_with_figures, 600);
+  EXPECT_EQ(r->ns_in_costed_op, 200);
+  EXPECT_EQ(FiguresShare(*r),
+            "60.0% of GPU time has FLOPs or bytes, 80.0% counting the "
+            "kernels whose operator is costed on another of its kernels "
+            "(in op)");
+  std::map<std::string, const GroupRow*> rows;
+  for (const GroupRow& g : r->groups) rows[g.name] = &g;
+  ASSERT_TRUE(rows.count("_combined_routing_memset"));
+  EXPECT_EQ(GroupNote(*rows["_combined_routing_memset"]),
+            "in op vllm::moe_forward (2 of 3 kernels)");
+  EXPECT_EQ(GroupNote(*rows["_topk_forward"]), "");
+  EXPECT_EQ(GroupNote(*rows["clamp_position_kernel"]), "");
+  EXPECT_FALSE(InCostedOp(carrier, false));
+  KernelRow comm = KernelAt("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 10,
+                            &start);
+  comm.op = "nccl:all_reduce";
+  comm.shape = "all_reduce bf16 bytes=8388608 ranks=8";
+  EXPECT_FALSE(InCostedOp(comm, true));
+  std::ostringstream csv;
+  MakeReportWriter("csv")->Write(*r, csv);
+  EXPECT_NE(csv.str().find("in op vllm::moe_forward (2 of 3 kernels)"),
+            std::string::npos);
+}
+
 // The "(no operator)" row gathers unrelated kernels: it shows their summed
 // FLOPs but no one kernel's shape or precision, while an operator's row
 // keeps its dominant shape and precision.

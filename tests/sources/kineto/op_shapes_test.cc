@@ -417,6 +417,48 @@ TEST(OpShapesTest, MoeLayerTakesTheModelThatFitsIt) {
   EXPECT_EQ(half->up.precision, Precision::kFp8Tensor);
 }
 
+// Inductor records each Triton pointwise kernel as an operator of its own
+// name, its buffers then xnumel (vLLM's gpt-oss trace): the padding moves
+// its input and output once, the fp32-to-bf16 copy of the rotary table
+// 131072 x 64 x (4 + 2) B. The fused embedding (no xnumel recorded, a
+// 201,088-row table of which it reads a few rows) and a record that may
+// have lost arguments (the reader keeps ten) get none.
+TEST(OpShapesTest, TritonPointwiseKernelsMoveTheirBuffers) {
+  ASSERT_TRUE(IsModelledOp("triton_poi_fused_constant_pad_nd_moe_forward_0"));
+  EXPECT_FALSE(IsModelledOp("triton_red_fused_sum_0"));
+  auto pad = FiguresOfOp(
+      "triton_poi_fused_constant_pad_nd_moe_forward_0",
+      Inputs({T({8192, 2880}, kBf16), T({8192, 3072}, kBf16),
+              S("25165824")}));
+  ASSERT_TRUE(pad.has_value());
+  EXPECT_EQ(pad->flops, 0u);
+  EXPECT_EQ(pad->min_bytes, 97517568u);
+  EXPECT_EQ(pad->precision, Precision::kBf16);
+  EXPECT_EQ(pad->shape, "triton 2 buffers xnumel=25165824");
+  auto copy = FiguresOfOp("triton_poi_fused__to_copy_1",
+                          Inputs({T({131072, 64}, "float"),
+                                  T({131072, 64}, kBf16), S("8388608")}));
+  ASSERT_TRUE(copy.has_value());
+  EXPECT_EQ(copy->min_bytes, 131072u * 64u * 6u);
+  EXPECT_EQ(copy->precision, Precision::kFp32);
+  EXPECT_FALSE(FiguresOfOp(
+      "triton_poi_fused_0",
+      Inputs({T({8192}, "int"), T({201088, 2880}, kBf16),
+              T({131072, 64}, "float"), T({8192, 2880}, kBf16),
+              T({131072, 64}, kBf16)})));
+  // The same table with an xnumel: still larger than what is swept.
+  EXPECT_FALSE(FiguresOfOp(
+      "triton_poi_fused_0",
+      Inputs({T({8192}, "int"), T({201088, 2880}, kBf16),
+              T({8192, 2880}, kBf16), S("23592960")})));
+  OpInputs ten = Inputs({T({4}, kBf16), T({4}, kBf16), T({4}, kBf16),
+                         T({4}, kBf16), T({4}, kBf16), T({4}, kBf16),
+                         T({4}, kBf16), T({4}, kBf16), T({4}, kBf16),
+                         S("4")});
+  ASSERT_EQ(ten.count, kMaxOpInputs);
+  EXPECT_FALSE(FiguresOfOp("triton_poi_fused_add_0", ten));
+}
+
 // A serving attention call's heads and widths from its inputs (vLLM's
 // q/k/v/out; aiter's ragged paged attention with (out, workspace, q,
 // k_cache, v_cache, ...)), costed only with a step that has aggregates
@@ -439,6 +481,7 @@ TEST(OpShapesTest, ServingAttentionArgsAndSteps) {
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->flops, 537149440u);
   EXPECT_EQ(f->min_bytes, 134811648u);
+  EXPECT_EQ(f->output_bytes, 262144u);  // 32 tokens x 32 heads x 128 bf16
   // The plain annotation gives no KV lengths; a step of 64 tokens is not
   // this 32-token call's.
   EXPECT_FALSE(ServingAttentionFigures(*args, *ParseServingStep("step[DECODE bs=32]")));
