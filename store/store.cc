@@ -12,6 +12,7 @@
 
 #include "rooftrace_version.h"
 #include "base/command_name.h"
+#include "store/schema_version.h"
 #include "store/store_reader.h"
 
 namespace rooftrace {
@@ -515,7 +516,7 @@ Status Store::RefuseWhatIsNotAStore() {
                            "); give a new file name or an existing "
                            "rooftrace store");
   }
-  const int version = SchemaVersion();
+  RT_ASSIGN_OR_RETURN(const int version, ReadSchemaVersion());
   if (version > kStoreSchemaVersion) {
     return FailedPrecondition(
         path_ + ": store schema version " + std::to_string(version) +
@@ -527,7 +528,7 @@ Status Store::RefuseWhatIsNotAStore() {
   return OkStatus();
 }
 
-int Store::SchemaVersion() {
+StatusOr<int> Store::ReadSchemaVersion() {
   // Asked first: on PostgreSQL a failed query would abort the transaction.
   if (!db_->HasColumn("schema_info", "value")) return 0;
   StatusOr<std::unique_ptr<DbStatement>> q = db_->Prepare(
@@ -535,7 +536,14 @@ int Store::SchemaVersion() {
   if (!q.ok()) return 0;
   StatusOr<bool> row = (*q)->Step();
   if (!row.ok() || !*row) return 0;
-  return std::atoi(std::string((*q)->Text(0)).c_str());
+  return ParseSchemaVersion((*q)->Text(0), path_);
+}
+
+int Store::SchemaVersion() {
+  // RefuseWhatIsNotAStore refused a version that does not parse before
+  // anything asks this.
+  StatusOr<int> version = ReadSchemaVersion();
+  return version.ok() ? *version : 0;
 }
 
 // On a store others write at once (PostgreSQL), names are inserted and

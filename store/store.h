@@ -116,7 +116,10 @@ class Store : public RunSink {
   Status UpgradeSchema(int from,
                        const std::vector<const char*>& statements);
   Status ApplyTestPageBudget();
-  // schema_info's schema_version (0: none).
+  // schema_info's schema_version (0: none), refused when it is not a
+  // version (ParseSchemaVersion).
+  StatusOr<int> ReadSchemaVersion();
+  // The same, 0 for one refused: for after RefuseWhatIsNotAStore.
   int SchemaVersion();
   // OK for a database with no table at all (a new store); an error naming
   // the tables for another program's database (schema version 0).

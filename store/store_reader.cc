@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "store/db.h"
+#include "store/schema_version.h"
 
 namespace rooftrace {
 namespace {
@@ -167,11 +168,11 @@ Status StoreReader::Open(const std::string& path,
   StatusOr<bool> rc = (*version)->Step();
   if (!rc.ok()) return StepError("schema_info", rc.status());
   if (*rc) {
-    const std::string v((*version)->Text(0));
-    const int major = std::atoi(v.c_str());
+    RT_ASSIGN_OR_RETURN(const int major,
+                        ParseSchemaVersion((*version)->Text(0), display_name_));
     if (major > kStoreSchemaMajor) {
       return FailedPrecondition(
-          display_name_ + ": store schema version " + v +
+          display_name_ + ": store schema version " + std::to_string(major) +
           " is newer than this rooftrace understands (" +
           std::to_string(kStoreSchemaMajor) +
           "); use a newer rooftrace to analyze it");
