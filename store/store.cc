@@ -12,6 +12,7 @@
 
 #include "rooftrace_version.h"
 #include "base/command_name.h"
+#include "store/indexed_text.h"
 #include "store/schema_version.h"
 #include "store/store_reader.h"
 
@@ -555,9 +556,23 @@ StatusOr<int64_t> Store::NameId(const KernelRow& k) {
   if (auto it = name_ids_.find(k.name); it != name_ids_.end()) {
     return it->second;
   }
+  // A name past the index bound is stored as its head and a hash, on both
+  // backends (PostgreSQL would refuse it and with it the whole run).
+  const std::string stored = IndexedKernelName(k.name);
+  if (stored.size() != k.name.size() && !said_long_name_) {
+    said_long_name_ = true;
+    fprintf(stderr,
+            "%s: %s: a kernel name of %zu bytes is stored as its first "
+            "bytes and a hash (\"%s\"): the store indexes names of up to "
+            "%zu bytes; the kernel, its figures and its demangled name are kept "
+            "whole\n",
+            CommandName(), path_.c_str(), k.name.size(),
+            stored.substr(stored.rfind("... [")).c_str(),
+            kMaxIndexedNameBytes);
+  }
   std::optional<int64_t> id;
   for (int attempt = 0; attempt < 2 && !id; ++attempt) {
-    Binder(select_name_).Text(k.name);
+    Binder(select_name_).Text(stored);
     StatusOr<bool> row = select_name_->Step();
     if (!row.ok()) return Error("cannot look up a kernel name", row.status());
     if (*row) {
@@ -565,7 +580,14 @@ StatusOr<int64_t> Store::NameId(const KernelRow& k) {
       break;
     }
     // ON CONFLICT DO NOTHING: another writer inserted it since; look again.
-    Binder(insert_name_).Text(k.name).Text(k.demangled).Text(k.family);
+    // demangled is not indexed: it keeps a long name whole when the name
+    // has no other readable form.
+    Binder(insert_name_)
+        .Text(stored)
+        .Text(k.demangled.empty() && stored.size() != k.name.size()
+                  ? k.name
+                  : k.demangled)
+        .Text(k.family);
     RT_RETURN_IF_ERROR(Step(insert_name_, "cannot insert a kernel name"));
     id = insert_name_->InsertedId();
   }

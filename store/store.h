@@ -130,6 +130,7 @@ class Store : public RunSink {
   // The kernel_names row of a kernel's name, inserted on first use.
   StatusOr<int64_t> NameId(const KernelRow& kernel);
 
+  bool said_long_name_ = false;  // NameId warned of a bounded name
   std::string path_;
   // Declared before the statements: they go first.
   std::unique_ptr<Db> db_;
