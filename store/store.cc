@@ -618,6 +618,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
                                              Durability durability) {
   std::unique_ptr<Store> s(new Store());
   s->path_ = StoreDisplayName(path);
+  s->lease_path_ = path;
   // Opened without writing (SQLite: no pragma yet): what the file is is
   // judged first, so that a file that is not a rooftrace store (another
   // program's database, an nsys export, not SQLite at all) is refused
@@ -779,6 +780,16 @@ StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
     Binder(insert_label_).Int(run_id).Text(key).Text(value);
     RT_RETURN_IF_ERROR(Step(insert_label_, "cannot insert a run label"));
   }
+  // Before the run is committed, so that no reader sees it unfinished
+  // without its lease. Without one the run reads as before (never
+  // finished: in progress or crashed, not told apart).
+  if (Status lease = lease_.Take(db_.get(), lease_path_, run_id); !lease.ok()) {
+    fprintf(stderr,
+            "%s: %s: run %lld is written without its lease (%s): readers "
+            "cannot tell it from a crashed one until it ends\n",
+            CommandName(), path_.c_str(), static_cast<long long>(run_id),
+            lease.message().c_str());
+  }
   if (!atomic_runs_) RT_RETURN_IF_ERROR(Commit());
   return run_id;
 }
@@ -836,7 +847,9 @@ Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
     if (!s.ok()) break;
   }
   RT_RETURN_IF_ERROR(s);
-  return Commit();
+  RT_RETURN_IF_ERROR(Commit());
+  lease_.Release();
+  return OkStatus();
 }
 
 StatusOr<int64_t> Store::AddSession(const SessionRow& r,
@@ -1056,7 +1069,9 @@ Status Store::AbortRun() {
   in_txn_ = false;
   kernels_in_txn_ = ranges_in_txn_ = 0;
   name_ids_.clear();  // the names it inserted are gone too
-  return Exec("ROLLBACK");
+  const Status rolled_back = Exec("ROLLBACK");
+  lease_.Release();
+  return rolled_back;
 }
 
 StatusOr<std::unique_ptr<RunRecorder>> CreateStoreRecorder(

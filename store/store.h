@@ -34,6 +34,7 @@
 #include "pipeline/rows.h"
 #include "pipeline/sink.h"
 #include "store/db.h"
+#include "store/run_lease.h"
 
 namespace rooftrace {
 
@@ -130,6 +131,10 @@ class Store : public RunSink {
   // The kernel_names row of a kernel's name, inserted on first use.
   StatusOr<int64_t> NameId(const KernelRow& kernel);
 
+  // The lease on the run being written (store/run_lease.h), on the store
+  // as opened (`lease_path_`: the file or URL, not the display name).
+  RunLease lease_;
+  std::string lease_path_;
   bool said_long_name_ = false;  // NameId warned of a bounded name
   std::string path_;
   // Declared before the statements: they go first.

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "store/db.h"
+#include "store/run_lease.h"
 #include "store/schema_version.h"
 
 namespace rooftrace {
@@ -139,6 +140,7 @@ std::string SqliteReadUri(const std::string& path) {
 Status StoreReader::Open(const std::string& path,
                          const std::string& display_name) {
   display_name_ = display_name;
+  path_ = path;
   RT_ASSIGN_OR_RETURN(db_, OpenDbForRead(path, display_name));
   if (db_->backend() == DbBackend::kPostgres) {
     display_name_ = db_->name();  // without the password
@@ -718,6 +720,14 @@ Status StoreReader::ForEachTableRow(
     row(values, nulls);
     return OkStatus();
   });
+}
+
+std::set<int64_t> StoreReader::RunsBeingWritten() {
+  std::vector<int64_t> unfinished;
+  for (const RunRow& r : runs_) {
+    if (!r.complete.has_value()) unfinished.push_back(r.run_id);
+  }
+  return rooftrace::RunsBeingWritten(db_.get(), path_, unfinished);
 }
 
 }  // namespace rooftrace
