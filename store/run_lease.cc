@@ -48,9 +48,9 @@ RunLease::~RunLease() {
 
 Status RunLease::Take(Db* db, const std::string& path, int64_t run_id) {
   Release();
-  db_ = db;
+  db_ = db->backend() == DbBackend::kPostgres ? db : nullptr;
   run_id_ = run_id;
-  if (db->backend() == DbBackend::kPostgres) {
+  if (db_ != nullptr) {
     RT_RETURN_IF_ERROR(RunQuery(db, AdvisoryCall("pg_advisory_lock", run_id)));
     held_ = true;
     return OkStatus();
@@ -74,7 +74,7 @@ Status RunLease::Take(Db* db, const std::string& path, int64_t run_id) {
 void RunLease::Release() {
   if (!held_) return;
   held_ = false;
-  if (db_->backend() == DbBackend::kPostgres) {
+  if (db_ != nullptr) {
     // A connection that is gone has dropped it already.
     (void)RunQuery(db_, AdvisoryCall("pg_advisory_unlock", run_id_));
     return;

@@ -13,7 +13,8 @@
 //   - PostgreSQL: a session advisory lock (kRunLeaseClass, run_id) on the
 //     writer's connection, seen by readers in pg_locks.
 //
-// Not thread-safe; a RunLease belongs to one Store.
+// Not thread-safe; a RunLease belongs to one Store, which releases it
+// before closing its connection.
 #ifndef ROOFTRACE_STORE_RUN_LEASE_H_
 #define ROOFTRACE_STORE_RUN_LEASE_H_
 
@@ -51,7 +52,7 @@ class RunLease {
   void Release();
 
  private:
-  Db* db_ = nullptr;
+  Db* db_ = nullptr;  // PostgreSQL only; null for SQLite
   int fd_ = -1;
   int64_t run_id_ = 0;
   bool held_ = false;

@@ -247,6 +247,8 @@ class Binder {
 Store::~Store() {
   // An atomic run that never finished leaves nothing behind.
   if (in_txn_) (void)(atomic_runs_ ? AbortRun() : Commit());
+  // While db_ lives: a PostgreSQL lease is dropped through it.
+  lease_.Release();
 }
 
 Status Store::Error(const std::string& what, const Status& cause) const {
