@@ -304,7 +304,8 @@ int CollectMain(int argc, char** argv) {
       "lifetime. SIGINT/SIGTERM: stop accepting, store everything received, "
       "exit 0. With --ingest and no --listen: stores each file as a run and "
       "exits (SIGINT/SIGTERM: the file being read, or what came of a stream "
-      "still arriving, is stored as an incomplete run, exit 3). Exit 3 when the store refused a write (a "
+      "still arriving, is stored as an incomplete run, exit 3). Exit 3 when "
+      "the store refused a write (a "
       "full disk): the run is stored as incomplete with the reason, and the "
       "raw streams it lost are kept in STORE.raw/ to ingest again; 2 on bad "
       "input.";

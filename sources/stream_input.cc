@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <utility>
 
 namespace rooftrace {
 
@@ -84,10 +85,7 @@ StreamInputs::~StreamInputs() {
 
 std::string StreamInputs::Shown(std::string message) const {
   for (size_t i = 0; i < copies_.size(); ++i) {
-    for (size_t at = message.find(copies_[i]); at != std::string::npos;
-         at = message.find(copies_[i], at + names_[i].size())) {
-      message.replace(at, copies_[i].size(), names_[i]);
-    }
+    message = RenamePath(std::move(message), copies_[i], names_[i]);
   }
   return message;
 }

@@ -10,6 +10,7 @@
 #include "base/command_name.h"
 #include "base/file_digest.h"
 #include "base/input_file.h"
+#include "sources/file_reader.h"
 #include "sources/rft/ingest_internal.h"
 #include "proto/live_buffer.h"
 #include "sources/rft/live_ops.h"
@@ -285,12 +286,7 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   // What the reader says names the file it read: the copy's path becomes
   // the name the user gave.
   const auto named = [&](std::string message) {
-    if (shown == trace_path) return message;
-    for (size_t at = message.find(trace_path); at != std::string::npos;
-         at = message.find(trace_path, at + shown.size())) {
-      message.replace(at, trace_path.size(), shown);
-    }
-    return message;
+    return RenamePath(std::move(message), trace_path, shown);
   };
   RecorderOptions ro;
   ro.origin = "ingest:" + shown;
