@@ -52,9 +52,12 @@ void WarnAboutHeader(const ReportHeader& h, const std::string& profile) {
 Status WriteReportFiles(const Report& report, const std::string& svg_path,
                         const std::string& html_path) {
   if (!svg_path.empty()) {
+    StatusOr<std::string> svg = RenderRooflineSvg(report);
+    if (!svg.ok()) {
+      return Status(svg.status().code(), "--svg " + svg.status().message());
+    }
     const Status st = WriteTextFile(
-        svg_path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
-                      RenderRooflineSvg(report));
+        svg_path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + *svg);
     if (!st.ok()) return Status(st.code(), "--svg " + st.message());
     std::cerr << "rooftrace analyze: wrote " << svg_path << "\n";
   }

@@ -213,13 +213,24 @@ std::string NotJudgedLine(const HistoryResult& h) {
          std::to_string(h.too_short) + " too short to judge";
 }
 
-std::string IncompleteLine(const HistoryResult& h) {
-  std::string ids;
-  for (int64_t id : h.incomplete_in_window) {
-    ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+// "run(s) 3, 7".
+std::string RunIds(const std::vector<int64_t>& ids) {
+  std::string out;
+  for (int64_t id : ids) {
+    out += (out.empty() ? "" : ", ") + std::to_string(id);
   }
-  return "run(s) " + ids +
+  return "run(s) " + out;
+}
+
+std::string IncompleteLine(const HistoryResult& h) {
+  return RunIds(h.incomplete_in_window) +
          " in the window are INCOMPLETE: their figures leave data out";
+}
+
+std::string InProgressLine(const HistoryResult& h) {
+  return RunIds(h.in_progress) +
+         " in progress (another process is writing them): left out, not "
+         "judged";
 }
 
 std::string WhereText(const HistoryResult& h) {
@@ -293,8 +304,21 @@ StatusOr<HistoryResult> BuildHistory(StoreReader& store,
   h.input = input;
   h.options = options;
   std::vector<RunRow> runs;
+  // A run being written has no figures yet to judge, and is no crashed
+  // run either: it is left out and listed (docs/history.md).
+  const std::set<int64_t> writing = store.RunsBeingWritten();
   for (const RunRow& r : store.runs()) {
-    if (Matches(r.labels, options.where)) runs.push_back(r);
+    if (!Matches(r.labels, options.where)) continue;
+    if (writing.count(r.run_id)) {
+      h.in_progress.push_back(r.run_id);
+    } else {
+      runs.push_back(r);
+    }
+  }
+  if (runs.empty() && !h.in_progress.empty()) {
+    return NotFound(input + ": the only runs that match are being written "
+                    "now (" + InProgressLine(h) + "): run history again "
+                    "once they end");
   }
   if (runs.empty()) {
     return NotFound(input + ": no run matches " +
@@ -808,6 +832,7 @@ void WriteHistoryTable(const HistoryResult& h, std::ostream& out) {
   if (!h.incomplete_in_window.empty()) {
     out << "  WARNING:  " << IncompleteLine(h) << "\n";
   }
+  if (!h.in_progress.empty()) out << "  note:     " << InProgressLine(h) << "\n";
   out << "\n"
       << "status     runs     latest  % roof  noise  group  (latest: "
       << MetricInfo(h.options.metric).unit << ")\n";
@@ -839,6 +864,7 @@ void WriteHistoryMarkdown(const HistoryResult& h, std::ostream& out) {
   if (!h.incomplete_in_window.empty()) {
     out << "> **" << IncompleteLine(h) << "**\n\n";
   }
+  if (!h.in_progress.empty()) out << "> " << InProgressLine(h) << "\n\n";
   out << "`" << h.input << "`, " << h.runs.size() << " runs (" << WhereText(h)
       << "), by " << GroupByName(h.options.group_by) << ". " << Verdict(h)
       << "; " << NotJudgedLine(h) << ".\n\n"
@@ -967,6 +993,10 @@ void WriteHistoryJson(const HistoryResult& h, std::ostream& out) {
       << ",\"incomplete_in_window\":[";
   for (size_t i = 0; i < h.incomplete_in_window.size(); ++i) {
     out << (i ? "," : "") << h.incomplete_in_window[i];
+  }
+  out << "],\"in_progress\":[";
+  for (size_t i = 0; i < h.in_progress.size(); ++i) {
+    out << (i ? "," : "") << h.in_progress[i];
   }
   out << "],\"runs\":[";
   for (size_t i = 0; i < h.runs.size(); ++i) {

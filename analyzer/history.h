@@ -165,6 +165,9 @@ struct HistoryResult {
   stats::NoiseEstimate pooled_noise;
   // Runs of the window that are not complete (ids).
   std::vector<int64_t> incomplete_in_window;
+  // Matching runs another process is writing now (ids; StoreReader::
+  // RunsBeingWritten): left out of `runs`, neither judged nor incomplete.
+  std::vector<int64_t> in_progress;
 };
 
 // Reads the runs of `store` matching options.where and builds the history.

@@ -359,7 +359,8 @@ class HtmlWriter : public PredictionWriter {
     }
     out << "<h2>Totals</h2>\n";
     WriteItems(TotalItems(p), out);
-    out << "<h2>Roofline</h2>\n" << RenderPredictionSvg(p) << "\n";
+    out << "<h2>Roofline</h2>\n" << SvgOrWarning(RenderPredictionSvg(p))
+        << "\n";
     out << "<h2>Forward steps</h2>\n";
     std::vector<std::vector<std::string>> rows;
     for (const PhaseTotals& t : p.phases) rows.push_back(PhaseCells(t));
@@ -385,7 +386,7 @@ bool SameAsDecodeFirst(const Prediction& p, const OpCost& o) {
 
 }  // namespace
 
-std::string RenderPredictionSvg(const Prediction& p) {
+StatusOr<std::string> RenderPredictionSvg(const Prediction& p) {
   Report r;
   ReportHeader& h = r.header;
   h.device_name = p.device.name;

@@ -27,7 +27,7 @@ class PredictionWriter {
 std::unique_ptr<PredictionWriter> MakePredictionWriter(std::string_view format);
 
 // The roofline plot alone (a standalone SVG document body).
-std::string RenderPredictionSvg(const Prediction& p);
+StatusOr<std::string> RenderPredictionSvg(const Prediction& p);
 
 }  // namespace rooftrace::analyzer
 

@@ -209,9 +209,10 @@ Status WritePredictionFiles(const analyzer::Prediction& prediction,
                             const PredictArgs& a) {
   using namespace analyzer;
   if (!a.svg_path.empty()) {
+    StatusOr<std::string> svg = RenderPredictionSvg(prediction);
+    if (!svg.ok()) return InvalidArgument("--svg " + svg.status().message());
     const Status st = WriteTextFile(
-        a.svg_path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
-                        RenderPredictionSvg(prediction));
+        a.svg_path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + *svg);
     if (!st.ok()) return InvalidArgument("--svg " + st.message());
   }
   if (!a.html_path.empty()) {

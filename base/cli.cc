@@ -79,6 +79,19 @@ StatusOr<std::vector<std::pair<std::string, std::string>>> ParseKeyValues(
           "; give KEY=VALUE, e.g. " + option + " commit=abc123");
     }
     std::string key = w.substr(0, eq);
+    const size_t value_bytes = w.size() - eq - 1;
+    if (key.size() > kMaxLabelKeyBytes || value_bytes > kMaxLabelValueBytes) {
+      const bool long_key = key.size() > kMaxLabelKeyBytes;
+      return InvalidArgument(
+          option + " '" + (long_key ? key.substr(0, 40) + "...'" : key + "=...'") +
+          ": the " + (long_key ? "key" : "value") + " is " +
+          std::to_string(long_key ? key.size() : value_bytes) +
+          " bytes; a label's key may hold " +
+          std::to_string(kMaxLabelKeyBytes) + " bytes and its value " +
+          std::to_string(kMaxLabelValueBytes) +
+          " (labels are indexed, the same bound on SQLite and PostgreSQL): "
+          "give a shorter one, e.g. a hash or a link to the text");
+    }
     for (const auto& [k, v] : out) {
       if (k == key) {
         return InvalidArgument(option + " '" + w + "': key '" + key +

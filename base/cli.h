@@ -5,6 +5,7 @@
 #define ROOFTRACE_BASE_CLI_H_
 
 #include <boost/program_options.hpp>
+#include <cstddef>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -65,6 +66,14 @@ std::vector<std::string> SplitAtDoubleDash(int* argc, char** argv);
 // '=' and may be empty; the key may not. Refused, naming `option` and the
 // word: no '=', an empty key, a key given twice (one run has one value per
 // key, so the second would silently win).
+//
+// A key past kMaxLabelKeyBytes or a value past kMaxLabelValueBytes is
+// refused too, naming the key and the bound: labels are indexed (the
+// store's run_labels (key, value)), PostgreSQL refuses an index entry past
+// about 2.7 KB (a 12 KB label stored no run) and SQLite has none, so one
+// bound holds for both, checked before anything is collected.
+inline constexpr size_t kMaxLabelKeyBytes = 128;
+inline constexpr size_t kMaxLabelValueBytes = 1024;
 StatusOr<std::vector<std::pair<std::string, std::string>>> ParseKeyValues(
     const std::vector<std::string>& words, const std::string& option);
 

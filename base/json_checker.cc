@@ -1,5 +1,6 @@
 #include "base/json_checker.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -64,18 +65,10 @@ class Checker {
 
  private:
   Status Error(const std::string& what) const {
-    // Line and column (1-based, column in bytes) of pos_.
-    int line = 1, col = 1;
-    for (size_t i = 0; i < pos_ && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    return Corrupt(std::string(source_) + ":" + std::to_string(line) + ":" +
-                   std::to_string(col) + ": " + what);
+    TextPosition at;
+    AdvancePosition(text_.substr(0, std::min(pos_, text_.size())), &at);
+    return Corrupt(std::string(source_) + ":" + FormatPosition(at) + ": " +
+                   what);
   }
 
   bool AtEnd() const { return pos_ >= text_.size(); }
@@ -437,6 +430,21 @@ class Checker {
 };
 
 }  // namespace
+
+void AdvancePosition(std::string_view chunk, TextPosition* p) {
+  for (const char c : chunk) {
+    if (c == '\n') {
+      ++p->line;
+      p->column = 1;
+    } else {
+      ++p->column;
+    }
+  }
+}
+
+std::string FormatPosition(const TextPosition& p) {
+  return std::to_string(p.line) + ":" + std::to_string(p.column);
+}
 
 CheckResult CheckText(std::string_view text, std::string_view source) {
   Checker checker(text, source);

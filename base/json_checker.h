@@ -16,6 +16,8 @@
 #define ROOFTRACE_BASE_JSON_CHECKER_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -40,6 +42,18 @@ struct CheckResult {
 };
 
 CheckResult CheckText(std::string_view text, std::string_view source);
+
+// A position in a text, 1-based, the column in bytes; 64-bit, since a
+// one-line trace of 3 GB has columns past 2^31 (an int printed
+// "1:-1294967279").
+struct TextPosition {
+  uint64_t line = 1;
+  uint64_t column = 1;
+};
+// `*p` moved past `chunk`: a newline starts the next line at column 1.
+void AdvancePosition(std::string_view chunk, TextPosition* p);
+// "LINE:COLUMN".
+std::string FormatPosition(const TextPosition& p);
 
 }  // namespace rooftrace::json::internal
 

@@ -35,9 +35,13 @@ namespace rooftrace {
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<int> g_stop_signal{0};  // the signal that set g_stop
 
 // Only sets the flag: the server loop sees it within 50 ms.
-extern "C" void OnStopSignal(int) { g_stop.store(true); }
+extern "C" void OnStopSignal(int signo) {
+  g_stop_signal.store(signo);
+  g_stop.store(true);
+}
 
 // SIGINT/SIGTERM set g_stop: the server drains, an ingest stops reading
 // and stores its run as incomplete.
@@ -162,25 +166,42 @@ StatusOr<std::string> ReadToken(const std::string& token_file) {
   return token;
 }
 
-// Stores each --ingest file as a run. Returns the exit code.
-int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
-              const std::string& profile, const RunLabels& labels) {
+// Stores each --ingest file as a run. Returns the exit code. `names`: the
+// inputs as given, by `ingest` index (a stream's copy is named by it).
+// `stopped`: non-empty when a stop signal cut the last input while it was
+// still arriving (the reason); every file was then resolved before the
+// signal and is on this machine, so each is stored whole, the last one as
+// an incomplete run.
+int IngestAll(const std::vector<std::string>& ingest,
+              const std::vector<std::string>& names, const std::string& store,
+              const std::string& profile, const RunLabels& labels,
+              const std::string& stopped) {
   const std::string shown = StoreDisplayName(store);
-  for (const auto& f : ingest) {
+  for (size_t i = 0; i < ingest.size(); ++i) {
+    const std::string& f = names[i];
     IngestOptions io;
     io.device_profile_path = profile;
     io.labels = labels;
     io.progress = true;
-    io.stop = &g_stop;
-    auto result = IngestTraceFile(f, store, io);
+    io.stop = stopped.empty() ? &g_stop : nullptr;
+    io.shown_name = names[i];
+    if (i + 1 == ingest.size()) io.incomplete_reason = stopped;
+    auto result = IngestTraceFile(ingest[i], store, io);
     if (!result.ok()) {
       // Bad input (the file, the store) exits 2 with nothing begun or the
       // run marked incomplete; anything else left a run incomplete: 3.
       std::cerr << "rooftrace collect: " << result.status().message() << "\n";
       return ExitCodeForFailedRun(result.status());
     }
-    if (!result->warning.empty()) {
+    if (!result->warning.empty() &&
+        result->warning != io.incomplete_reason) {
       std::cerr << "rooftrace collect: " << result->warning << "\n";
+    }
+    if (result->interrupted && !io.incomplete_reason.empty()) {
+      std::cerr << "rooftrace collect: run " << result->run_id
+                << " stored INCOMPLETE (" << result->kernels
+                << " kernels): " << io.incomplete_reason << "\n";
+      return kExitIncomplete;
     }
     if (result->interrupted) {
       std::cerr << "rooftrace collect: run " << result->run_id
@@ -339,8 +360,9 @@ int CollectMain(int argc, char** argv) {
       "lifetime (with --window, one per window; --metrics-listen serves "
       "per-family figures to Prometheus). SIGINT/SIGTERM: stop accepting, store everything received, "
       "exit 0. With --ingest and no --listen: stores each file as a run and "
-      "exits (SIGINT/SIGTERM: the file being read is stored as an "
-      "incomplete run, exit 3). Exit 3 when the store refused a write (a "
+      "exits (SIGINT/SIGTERM: the file being read, or what came of a stream "
+      "still arriving, is stored as an incomplete run, exit 3). Exit 3 when "
+      "the store refused a write (a "
       "full disk): the run is stored as incomplete with the reason, and the "
       "raw streams it lost are kept in STORE.raw/ to ingest again; 2 on bad "
       "input.";
@@ -422,17 +444,43 @@ int CollectMain(int argc, char** argv) {
     std::cerr << "rooftrace collect: " << s.message() << "\n";
     return kExitUsage;
   }
+  // From here SIGINT/SIGTERM end the command through its own exits (3 and
+  // an incomplete run, the stream copies removed), never by the signal.
+  InstallStopHandler();
   // "-", a pipe or a FIFO is read once into a private copy, ingested as a
-  // file (an SQLite database is refused from them).
+  // file (an SQLite database is refused from them). A stop signal while
+  // one is still arriving ends the copy: what came is stored as an
+  // incomplete run, and the inputs after it are not read.
   StreamInputs streams;
-  for (auto& f : ingest) {
-    auto path = streams.Resolve(f);
+  const std::vector<std::string> names = ingest;
+  std::string stopped;
+  for (size_t i = 0; i < ingest.size(); ++i) {
+    auto path = streams.Resolve(ingest[i], GzipBudget(), &g_stop);
+    if (!streams.stopped().empty()) {
+      stopped = std::string(g_stop_signal.load() == SIGINT ? "SIGINT"
+                                                           : "SIGTERM") +
+                " arrived while " + streams.stopped() +
+                " was still arriving: the " +
+                std::to_string(streams.stopped_bytes()) +
+                " bytes that came before it are stored; send it again for "
+                "all of it";
+    }
     Status s = path.ok() ? CheckTraceFile(*path) : path.status();
     if (!s.ok()) {
-      std::cerr << "rooftrace collect: " << s.message() << "\n";
+      std::cerr << "rooftrace collect: " << streams.Shown(s.message())
+                << "\n";
+      if (g_stop.load()) {
+        std::cerr << "rooftrace collect: stopped by a signal; nothing of "
+                  << names[i] << " is stored\n";
+        return kExitIncomplete;
+      }
       return kExitUsage;
     }
-    f = *path;
+    ingest[i] = *path;
+    if (!stopped.empty()) {
+      ingest.resize(i + 1);
+      break;
+    }
   }
   // Before any ingest, so that a bad --token-file changes nothing.
   StatusOr<std::string> token = ReadToken(token_file);
@@ -451,8 +499,9 @@ int CollectMain(int argc, char** argv) {
     std::cerr << "rooftrace collect: " << token.status().message() << "\n";
     return kExitUsage;
   }
-  InstallStopHandler();
-  if (const int rc = IngestAll(ingest, store, profile, *labels); rc != kExitOk) {
+  if (const int rc = IngestAll(ingest, names, store, profile, *labels,
+                               stopped);
+      rc != kExitOk) {
     return rc;
   }
   if (!ingest.empty() && listen.empty()) return kExitOk;

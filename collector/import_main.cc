@@ -215,7 +215,9 @@ int ImportMain(int argc, char** argv) {
         ReadSourceInto(*(*sources)[i], paths[i], options, store->get());
     if (!result.ok()) {
       (void)(*store)->AbortRun();
-      std::cerr << kName << ": " << result.status().message() << "\n";
+      // A stream's copy is named as the user named the stream.
+      std::cerr << kName << ": " << streams.Shown(result.status().message())
+                << "\n";
       if (i > 0) {
         std::cerr << kName << ": the " << i
                   << " file(s) before it are stored in " << shown << "\n";
@@ -224,7 +226,7 @@ int ImportMain(int argc, char** argv) {
     }
     if (result->cut_short) {
       // The first line says at which byte it broke; the run says it too.
-      std::cerr << kName << ": " << result->warning << "\n"
+      std::cerr << kName << ": " << streams.Shown(result->warning) << "\n"
                 << kName << ": run " << result->run_id
                 << " stored INCOMPLETE (" << result->kernels
                 << " kernels read before the break) in " << shown << "; "
@@ -234,7 +236,8 @@ int ImportMain(int argc, char** argv) {
       continue;
     }
     if (!result->warning.empty()) {
-      std::cerr << kName << ": warning: " << result->warning << "\n";
+      std::cerr << kName << ": warning: " << streams.Shown(result->warning)
+                << "\n";
     }
     std::cout << kName << ": " << files[i] << " ("
               << (*sources)[i]->format() << ") -> run " << result->run_id

@@ -219,7 +219,8 @@ std::string RenderCalibrationHtml(const CalibrationResult& r,
     << XmlEscape(r.created_utc) << (r.quick ? ", --quick" : "")
     << ". Command: <code>" << XmlEscape(r.command) << "</code></p>\n";
 
-  o << "<h2>Roofline</h2>\n" << RenderRooflinePlot(CalibrationRooflinePlot(r, p));
+  o << "<h2>Roofline</h2>\n"
+    << SvgOrWarning(RenderRooflinePlot(CalibrationRooflinePlot(r, p)));
   o << "<p>Seed 000 predicts the non-fused MLP below the fused one at batch "
        "16, where both are memory bound and the fused form moves fewer bytes "
        "per FLOP. The fused points use cuBLASLt's GELU epilogue, which still "

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "base/files.h"
 #include "base/json.h"
@@ -163,6 +164,24 @@ std::string DeviceProfileToJson(const DeviceProfile& p) {
 
 namespace {
 
+// `key` of `r` into `*out` when present: 0 (not measured / not published)
+// or a roof inside [lo, hi]. A roof outside it is a typo or a damaged file,
+// and would turn every ratio and ridge derived from it into inf or nan.
+Status Roof(const json::ObjectReader& r, std::string_view key, double lo,
+            double hi, const char* unit, double* out) {
+  double d = 0;
+  RT_RETURN_IF_ERROR(r.NonNegative(key, &d));
+  if (d != 0 && !(d >= lo && d <= hi)) {
+    return r.Error(key, "is " + json::FormatNumber(d) + " " + unit +
+                            ", outside what a GPU can have (" +
+                            json::FormatNumber(lo) + " to " +
+                            json::FormatNumber(hi) +
+                            "; 0 or absent: not measured)");
+  }
+  *out = d;
+  return OkStatus();
+}
+
 StatusOr<DeviceProfile> ProfileFromValue(const json::Value& root,
                                          const std::string& source) {
   if (!root.is_object()) {
@@ -203,10 +222,12 @@ StatusOr<DeviceProfile> ProfileFromValue(const json::Value& root,
   RT_ASSIGN_OR_RETURN(const json::Value* dram, top.Object("dram"));
   if (dram) {
     RT_ASSIGN_OR_RETURN(const json::ObjectReader d, top.Child("dram", *dram));
-    RT_RETURN_IF_ERROR(
-        d.NonNegative("measured_bytes_per_s", &p.measured_dram_bytes_per_s));
-    RT_RETURN_IF_ERROR(
-        d.NonNegative("datasheet_bytes_per_s", &p.datasheet_dram_bytes_per_s));
+    for (const auto& [key, out] :
+         {std::pair{"measured_bytes_per_s", &p.measured_dram_bytes_per_s},
+          std::pair{"datasheet_bytes_per_s", &p.datasheet_dram_bytes_per_s}}) {
+      RT_RETURN_IF_ERROR(Roof(d, key, kMinDramBytesPerS, kMaxDramBytesPerS,
+                              "bytes/s", out));
+    }
     RT_RETURN_IF_ERROR(d.String("kernel", &p.dram_kernel));
   }
 
@@ -223,10 +244,12 @@ StatusOr<DeviceProfile> ProfileFromValue(const json::Value& root,
       }
       RT_ASSIGN_OR_RETURN(const json::ObjectReader c, all.Child(key, value));
       PrecisionRoof& r = p.roof(*prec);
-      RT_RETURN_IF_ERROR(
-          c.NonNegative("measured_flops_per_s", &r.measured_flops_per_s));
-      RT_RETURN_IF_ERROR(
-          c.NonNegative("datasheet_flops_per_s", &r.datasheet_flops_per_s));
+      for (const auto& [field, out] :
+           {std::pair{"measured_flops_per_s", &r.measured_flops_per_s},
+            std::pair{"datasheet_flops_per_s", &r.datasheet_flops_per_s}}) {
+        RT_RETURN_IF_ERROR(
+            Roof(c, field, kMinFlopsPerS, kMaxFlopsPerS, "FLOP/s", out));
+      }
       RT_RETURN_IF_ERROR(c.String("kernel", &r.kernel));
       RT_RETURN_IF_ERROR(c.String("note", &r.note));
     }

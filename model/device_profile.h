@@ -110,8 +110,18 @@ std::string DeviceProfileToJson(const DeviceProfile& profile);
 StatusOr<DeviceProfile> DeviceProfileFromJson(std::string_view text,
                                               const std::string& source);
 
+// The physical range of a roof a profile may give (0: not measured). The
+// widest today are about 8e12 bytes/s (HBM3e) and 2e16 FLOP/s (FP4 tensor
+// cores); the bounds leave room for generations to come, and refuse what
+// only a typo or a damaged file gives (1e-300 made every ridge inf).
+inline constexpr double kMinDramBytesPerS = 1e9;   // 1 GB/s
+inline constexpr double kMaxDramBytesPerS = 1e14;  // 100 TB/s
+inline constexpr double kMinFlopsPerS = 1e9;       // 1 GFLOP/s
+inline constexpr double kMaxFlopsPerS = 1e18;      // 1 EFLOP/s
+
 // Errors name the file and the fix (kNotFound: missing file; kCorrupt: not
-// JSON or not a profile; kInvalidArgument: a value out of range).
+// JSON or not a profile; kInvalidArgument: a value out of range, a roof
+// outside the ranges above).
 // At most kMaxDeviceProfileBytes (ReadBoundedFile: a FIFO too, never a
 // device).
 inline constexpr uint64_t kMaxDeviceProfileBytes = uint64_t{1} << 20;

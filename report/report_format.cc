@@ -561,7 +561,7 @@ class HtmlWriter : public ReportWriter {
     if (!h.ingest_warning.empty()) {
       out << "<p class=\"warn\">" << XmlEscape(h.ingest_warning) << "</p>\n";
     }
-    out << "<h2>Roofline</h2>\n" << RenderRooflineSvg(r) << "\n";
+    out << "<h2>Roofline</h2>\n" << SvgOrWarning(RenderRooflineSvg(r)) << "\n";
     out << "<h2>Phase summary</h2>\n<table><thead><tr><th class=\"l\">phase</th>"
            "<th>steps</th><th>count</th><th>total ms</th><th>time %</th>"
            "<th>GFLOP</th><th>AI</th><th>% roof</th><th>TFLOP/s</th></tr>"

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/json.h"
 #include "report/text_util.h"
 
 namespace rooftrace {
@@ -34,7 +35,16 @@ struct Axes {
   }
 };
 
+// How many coordinates the plot being drawn on this thread had that were
+// not finite ("-nan", "inf" in an attribute make the SVG invalid and the
+// plot meaningless). Every coordinate goes through Num(), so counting there
+// catches each, whatever input made it; RenderRooflinePlot resets it and
+// refuses the plot when it is not 0. Per thread: the functions stay safe
+// to call from several threads.
+thread_local int64_t non_finite_coordinates = 0;
+
 std::string Num(double v) {
+  if (!std::isfinite(v)) ++non_finite_coordinates;
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f", v);
   return buf;
@@ -470,7 +480,20 @@ const char* PhaseColor(int phase_index) {
   return kColors[std::clamp(phase_index, 0, kNumPhases - 1)];
 }
 
-std::string RenderRooflinePlot(const RooflinePlot& plot) {
+StatusOr<std::string> RenderRooflinePlot(const RooflinePlot& plot) {
+  non_finite_coordinates = 0;
+  // An input that is not finite counts too, drawn or not: a roof of nan
+  // is skipped as "none" by the comparisons below, which would hide it.
+  std::vector<double> inputs = {plot.dram_bytes_per_s};
+  for (const RooflinePlot::Roof& r : plot.roofs) {
+    inputs.push_back(r.peak_flops_per_s);
+  }
+  for (const RooflinePlot::Point& p : plot.points) {
+    inputs.insert(inputs.end(), {p.ai, p.flops_per_s, p.radius});
+  }
+  for (const double v : inputs) {
+    if (!std::isfinite(v)) ++non_finite_coordinates;
+  }
   const std::vector<Level> levels = MergeRoofs(plot);
   const Axes a = FitAxes(plot, levels);
   const LegendLayout legend = LayOutLegend(plot, a);
@@ -489,14 +512,33 @@ std::string RenderRooflinePlot(const RooflinePlot& plot) {
       << "</text>\n";
   }
   s << "</svg>\n";
+  if (non_finite_coordinates > 0) {
+    std::string roofs = "DRAM " + json::FormatNumber(plot.dram_bytes_per_s) +
+                        " bytes/s";
+    for (const RooflinePlot::Roof& r : plot.roofs) {
+      roofs += ", " + r.name + " " + json::FormatNumber(r.peak_flops_per_s) +
+               " FLOP/s";
+    }
+    return InvalidArgument(
+        "the roofline plot \"" + plot.title + "\" is not drawn: " +
+        std::to_string(non_finite_coordinates) +
+        " of its numbers are not finite (roofs: " + roofs +
+        "); a roof or point of 0, inf or nan cannot be placed on log axes: "
+        "check the device profile's roofs");
+  }
   return s.str();
 }
 
-std::string RenderRooflineSvg(const Report& report) {
+std::string SvgOrWarning(const StatusOr<std::string>& svg) {
+  if (svg.ok()) return *svg;
+  return "<p class=\"warn\">" + XmlEscape(svg.status().message()) + "</p>";
+}
+
+StatusOr<std::string> RenderRooflineSvg(const Report& report) {
   return RenderRooflineSvg(report, RooflineSvgText{});
 }
 
-std::string RenderRooflineSvg(const Report& report,
+StatusOr<std::string> RenderRooflineSvg(const Report& report,
                               const RooflineSvgText& text) {
   const ReportHeader& h = report.header;
   const RoofTable& roofs = h.roofs;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "report/report.h"
 
 namespace rooftrace {
@@ -79,11 +80,19 @@ struct RooflinePlot {
   std::string legend;
   std::string note;
 };
-std::string RenderRooflinePlot(const RooflinePlot& plot);
+// Refused (kInvalidArgument, naming the plot and its roofs) when any
+// coordinate is not a finite number: a roof or point of 0, inf or nan (a
+// DRAM bandwidth of 1e-300 gave x="-nan") has no place on log axes, and an
+// SVG with "nan" in an attribute is invalid.
+StatusOr<std::string> RenderRooflinePlot(const RooflinePlot& plot);
+
+// For a plot inside an HTML page: the SVG, or the refusal as a warning
+// paragraph in its place (the rest of the page still holds).
+std::string SvgOrWarning(const StatusOr<std::string>& svg);
 
 // The report's plot. Families without FLOPs or bytes cannot be placed and
 // are listed in a note under the plot.
-std::string RenderRooflineSvg(const Report& report);
+StatusOr<std::string> RenderRooflineSvg(const Report& report);
 
 // The texts that say what the points are, for plots of something other than
 // a measured run (`rooftrace predict` places predicted ops); empty fields
@@ -93,8 +102,8 @@ struct RooflineSvgText {
   std::string subtitle;
   std::string legend;
 };
-std::string RenderRooflineSvg(const Report& report,
-                              const RooflineSvgText& text);
+StatusOr<std::string> RenderRooflineSvg(const Report& report,
+                                        const RooflineSvgText& text);
 
 // Phase colours of the plot (kPhaseNames order).
 const char* PhaseColor(int phase_index);

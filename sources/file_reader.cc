@@ -286,4 +286,14 @@ StatusOr<size_t> FileStream::Read(char* out, size_t max_bytes) {
   return static_cast<size_t>(n);
 }
 
+std::string RenamePath(std::string message, const std::string& from,
+                       const std::string& to) {
+  if (from.empty() || from == to) return message;
+  for (size_t at = message.find(from); at != std::string::npos;
+       at = message.find(from, at + to.size())) {
+    message.replace(at, from.size(), to);
+  }
+  return message;
+}
+
 }  // namespace rooftrace

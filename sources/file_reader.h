@@ -85,6 +85,13 @@ class FileStream {
   uint64_t size_hint_ = 0;
 };
 
+// `message` with every `from` (a private copy's path, sources/
+// stream_input.h) replaced by `to` (the input as the user named it): a
+// reader's message about a copy must not name a file deleted when the
+// command ends.
+std::string RenamePath(std::string message, const std::string& from,
+                       const std::string& to);
+
 }  // namespace rooftrace
 
 #endif  // ROOFTRACE_SOURCES_FILE_READER_H_

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <utility>
 
 namespace rooftrace {
 
@@ -49,9 +50,15 @@ class InputFd {
   int fd_;
 };
 
-// read() that retries when a signal interrupts it.
-ssize_t ReadSome(int fd, char* buf, size_t size) {
+// read() that retries when a signal interrupts it, unless `stop` is set
+// (then -1 with errno EINTR).
+ssize_t ReadSome(int fd, char* buf, size_t size,
+                 const std::atomic<bool>* stop) {
   for (;;) {
+    if (stop != nullptr && stop->load()) {
+      errno = EINTR;
+      return -1;
+    }
     const ssize_t n = read(fd, buf, size);
     if (n >= 0 || errno != EINTR) return n;
   }
@@ -76,8 +83,16 @@ StreamInputs::~StreamInputs() {
   if (!dir_.empty()) std::filesystem::remove(dir_, ec);
 }
 
+std::string StreamInputs::Shown(std::string message) const {
+  for (size_t i = 0; i < copies_.size(); ++i) {
+    message = RenamePath(std::move(message), copies_[i], names_[i]);
+  }
+  return message;
+}
+
 StatusOr<std::string> StreamInputs::Resolve(const std::string& path,
-                                            const GzipBudget& given) {
+                                            const GzipBudget& given,
+                                            const std::atomic<bool>* stop) {
   const bool is_stdin = path == "-";
   struct stat st {};
   if (!is_stdin && (stat(path.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode))) {
@@ -101,6 +116,11 @@ StatusOr<std::string> StreamInputs::Resolve(const std::string& path,
   if (!is_stdin) {
     // A FIFO's open waits for its writer, as any reader of one does.
     fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == EINTR && stop != nullptr && stop->load()) {
+      // Stopped before its writer came: nothing arrived, nothing to keep.
+      return Unavailable(path + ": stopped by a signal before anything was "
+                       "written to it");
+    }
     if (fd < 0) {
       return InvalidArgument(path + ": cannot open it (" + strerror(errno) +
                              ")");
@@ -131,13 +151,21 @@ StatusOr<std::string> StreamInputs::Resolve(const std::string& path,
                            strerror(errno) + ")");
   }
   copies_.push_back(copy);
+  names_.push_back(name);
   std::string head;
   uint64_t total = 0;
   static thread_local char buf[1 << 16];
   Status failed;
   for (;;) {
-    const ssize_t n = ReadSome(in.get(), buf, sizeof buf);
+    const ssize_t n = ReadSome(in.get(), buf, sizeof buf, stop);
     if (n == 0) break;
+    if (n < 0 && errno == EINTR) {
+      // Stopped while the stream was still arriving: what came is the
+      // input (the caller stores it as incomplete).
+      stopped_ = name;
+      stopped_bytes_ = total;
+      break;
+    }
     if (n < 0) {
       failed = InvalidArgument(name + ": reading it failed (" +
                                strerror(errno) + ")");
@@ -181,7 +209,10 @@ StatusOr<std::string> StreamInputs::Resolve(const std::string& path,
                              strerror(errno) + ")");
   }
   if (failed.ok() && total == 0) {
-    failed = InvalidArgument(name + ": the stream was empty: give a trace");
+    failed = stopped_.empty()
+                 ? InvalidArgument(name + ": the stream was empty: give a trace")
+                 : Unavailable(name + ": stopped by a signal before anything "
+                                    "arrived from it");
   }
   if (failed.ok()) {
     // A gzip stream: what it holds decides.
@@ -192,6 +223,7 @@ StatusOr<std::string> StreamInputs::Resolve(const std::string& path,
     std::error_code ec;
     std::filesystem::remove(copy, ec);
     copies_.pop_back();
+    names_.pop_back();
     return failed;
   }
   return copy;

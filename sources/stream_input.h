@@ -19,6 +19,8 @@
 #ifndef ROOFTRACE_SOURCES_STREAM_INPUT_H_
 #define ROOFTRACE_SOURCES_STREAM_INPUT_H_
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -39,13 +41,34 @@ class StreamInputs {
   // read to the end of the stream. Errors (bad input: exit 2) name `path`:
   // standard input named twice, an empty stream, an SQLite database, a
   // stream past `budget`, a copy that could not be written.
+  //
+  // `stop` (a SIGINT/SIGTERM handler's flag; may be null) ends the copy of
+  // a stream still arriving: what came is kept as the copy, returned, and
+  // stopped() says so from then on (the caller stores it as incomplete,
+  // and resolves nothing more: a FIFO's open would wait for its writer).
+  // The signal must be installed without SA_RESTART, so that a read
+  // waiting on the stream returns.
   StatusOr<std::string> Resolve(const std::string& path,
-                                const GzipBudget& budget = GzipBudget());
+                                const GzipBudget& budget = GzipBudget(),
+                                const std::atomic<bool>* stop = nullptr);
+
+  // The stream whose copy `stop` ended, as the user named it ("- (standard
+  // input)", the FIFO's path), and the bytes that came; empty: none.
+  const std::string& stopped() const { return stopped_; }
+  uint64_t stopped_bytes() const { return stopped_bytes_; }
+
+  // `message` with the path of every copy replaced by the input as the
+  // user named it: a reader's error about a copy must not name a private
+  // file that is deleted when the command ends.
+  std::string Shown(std::string message) const;
 
  private:
   std::string dir_;  // private folder of the copies ("" until the first)
   std::vector<std::string> copies_;
+  std::vector<std::string> names_;  // as given, by copies_ index
   bool stdin_read_ = false;
+  std::string stopped_;
+  uint64_t stopped_bytes_ = 0;
 };
 
 }  // namespace rooftrace

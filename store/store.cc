@@ -12,6 +12,8 @@
 
 #include "rooftrace_version.h"
 #include "base/command_name.h"
+#include "store/indexed_text.h"
+#include "store/schema_version.h"
 #include "store/store_reader.h"
 
 namespace rooftrace {
@@ -245,6 +247,8 @@ class Binder {
 Store::~Store() {
   // An atomic run that never finished leaves nothing behind.
   if (in_txn_) (void)(atomic_runs_ ? AbortRun() : Commit());
+  // While db_ lives: a PostgreSQL lease is dropped through it.
+  lease_.Release();
 }
 
 Status Store::Error(const std::string& what, const Status& cause) const {
@@ -515,7 +519,7 @@ Status Store::RefuseWhatIsNotAStore() {
                            "); give a new file name or an existing "
                            "rooftrace store");
   }
-  const int version = SchemaVersion();
+  RT_ASSIGN_OR_RETURN(const int version, ReadSchemaVersion());
   if (version > kStoreSchemaVersion) {
     return FailedPrecondition(
         path_ + ": store schema version " + std::to_string(version) +
@@ -527,7 +531,7 @@ Status Store::RefuseWhatIsNotAStore() {
   return OkStatus();
 }
 
-int Store::SchemaVersion() {
+StatusOr<int> Store::ReadSchemaVersion() {
   // Asked first: on PostgreSQL a failed query would abort the transaction.
   if (!db_->HasColumn("schema_info", "value")) return 0;
   StatusOr<std::unique_ptr<DbStatement>> q = db_->Prepare(
@@ -535,7 +539,14 @@ int Store::SchemaVersion() {
   if (!q.ok()) return 0;
   StatusOr<bool> row = (*q)->Step();
   if (!row.ok() || !*row) return 0;
-  return std::atoi(std::string((*q)->Text(0)).c_str());
+  return ParseSchemaVersion((*q)->Text(0), path_);
+}
+
+int Store::SchemaVersion() {
+  // RefuseWhatIsNotAStore refused a version that does not parse before
+  // anything asks this.
+  StatusOr<int> version = ReadSchemaVersion();
+  return version.ok() ? *version : 0;
 }
 
 // On a store others write at once (PostgreSQL), names are inserted and
@@ -547,9 +558,23 @@ StatusOr<int64_t> Store::NameId(const KernelRow& k) {
   if (auto it = name_ids_.find(k.name); it != name_ids_.end()) {
     return it->second;
   }
+  // A name past the index bound is stored as its head and a hash, on both
+  // backends (PostgreSQL would refuse it and with it the whole run).
+  const std::string stored = IndexedKernelName(k.name);
+  if (stored.size() != k.name.size() && !said_long_name_) {
+    said_long_name_ = true;
+    fprintf(stderr,
+            "%s: %s: a kernel name of %zu bytes is stored as its first "
+            "bytes and a hash (\"%s\"): the store indexes names of up to "
+            "%zu bytes; the kernel, its figures and its demangled name are kept "
+            "whole\n",
+            CommandName(), path_.c_str(), k.name.size(),
+            stored.substr(stored.rfind("... [")).c_str(),
+            kMaxIndexedNameBytes);
+  }
   std::optional<int64_t> id;
   for (int attempt = 0; attempt < 2 && !id; ++attempt) {
-    Binder(select_name_).Text(k.name);
+    Binder(select_name_).Text(stored);
     StatusOr<bool> row = select_name_->Step();
     if (!row.ok()) return Error("cannot look up a kernel name", row.status());
     if (*row) {
@@ -557,7 +582,14 @@ StatusOr<int64_t> Store::NameId(const KernelRow& k) {
       break;
     }
     // ON CONFLICT DO NOTHING: another writer inserted it since; look again.
-    Binder(insert_name_).Text(k.name).Text(k.demangled).Text(k.family);
+    // demangled is not indexed: it keeps a long name whole when the name
+    // has no other readable form.
+    Binder(insert_name_)
+        .Text(stored)
+        .Text(k.demangled.empty() && stored.size() != k.name.size()
+                  ? k.name
+                  : k.demangled)
+        .Text(k.family);
     RT_RETURN_IF_ERROR(Step(insert_name_, "cannot insert a kernel name"));
     id = insert_name_->InsertedId();
   }
@@ -588,6 +620,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
                                              Durability durability) {
   std::unique_ptr<Store> s(new Store());
   s->path_ = StoreDisplayName(path);
+  s->lease_path_ = path;
   // Opened without writing (SQLite: no pragma yet): what the file is is
   // judged first, so that a file that is not a rooftrace store (another
   // program's database, an nsys export, not SQLite at all) is refused
@@ -749,6 +782,16 @@ StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
     Binder(insert_label_).Int(run_id).Text(key).Text(value);
     RT_RETURN_IF_ERROR(Step(insert_label_, "cannot insert a run label"));
   }
+  // Before the run is committed, so that no reader sees it unfinished
+  // without its lease. Without one the run reads as before (never
+  // finished: in progress or crashed, not told apart).
+  if (Status lease = lease_.Take(db_.get(), lease_path_, run_id); !lease.ok()) {
+    fprintf(stderr,
+            "%s: %s: run %lld is written without its lease (%s): readers "
+            "cannot tell it from a crashed one until it ends\n",
+            CommandName(), path_.c_str(), static_cast<long long>(run_id),
+            lease.message().c_str());
+  }
   if (!atomic_runs_) RT_RETURN_IF_ERROR(Commit());
   return run_id;
 }
@@ -806,7 +849,9 @@ Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
     if (!s.ok()) break;
   }
   RT_RETURN_IF_ERROR(s);
-  return Commit();
+  RT_RETURN_IF_ERROR(Commit());
+  lease_.Release();
+  return OkStatus();
 }
 
 StatusOr<int64_t> Store::AddSession(const SessionRow& r,
@@ -1026,7 +1071,9 @@ Status Store::AbortRun() {
   in_txn_ = false;
   kernels_in_txn_ = ranges_in_txn_ = 0;
   name_ids_.clear();  // the names it inserted are gone too
-  return Exec("ROLLBACK");
+  const Status rolled_back = Exec("ROLLBACK");
+  lease_.Release();
+  return rolled_back;
 }
 
 StatusOr<std::unique_ptr<RunRecorder>> CreateStoreRecorder(

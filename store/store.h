@@ -34,6 +34,7 @@
 #include "pipeline/rows.h"
 #include "pipeline/sink.h"
 #include "store/db.h"
+#include "store/run_lease.h"
 
 namespace rooftrace {
 
@@ -116,7 +117,10 @@ class Store : public RunSink {
   Status UpgradeSchema(int from,
                        const std::vector<const char*>& statements);
   Status ApplyTestPageBudget();
-  // schema_info's schema_version (0: none).
+  // schema_info's schema_version (0: none), refused when it is not a
+  // version (ParseSchemaVersion).
+  StatusOr<int> ReadSchemaVersion();
+  // The same, 0 for one refused: for after RefuseWhatIsNotAStore.
   int SchemaVersion();
   // OK for a database with no table at all (a new store); an error naming
   // the tables for another program's database (schema version 0).
@@ -127,6 +131,11 @@ class Store : public RunSink {
   // The kernel_names row of a kernel's name, inserted on first use.
   StatusOr<int64_t> NameId(const KernelRow& kernel);
 
+  // The lease on the run being written (store/run_lease.h), on the store
+  // as opened (`lease_path_`: the file or URL, not the display name).
+  RunLease lease_;
+  std::string lease_path_;
+  bool said_long_name_ = false;  // NameId warned of a bounded name
   std::string path_;
   // Declared before the statements: they go first.
   std::unique_ptr<Db> db_;

@@ -11,6 +11,8 @@
 #include <memory>
 
 #include "store/db.h"
+#include "store/run_lease.h"
+#include "store/schema_version.h"
 
 namespace rooftrace {
 namespace {
@@ -138,6 +140,7 @@ std::string SqliteReadUri(const std::string& path) {
 Status StoreReader::Open(const std::string& path,
                          const std::string& display_name) {
   display_name_ = display_name;
+  path_ = path;
   RT_ASSIGN_OR_RETURN(db_, OpenDbForRead(path, display_name));
   if (db_->backend() == DbBackend::kPostgres) {
     display_name_ = db_->name();  // without the password
@@ -167,11 +170,11 @@ Status StoreReader::Open(const std::string& path,
   StatusOr<bool> rc = (*version)->Step();
   if (!rc.ok()) return StepError("schema_info", rc.status());
   if (*rc) {
-    const std::string v((*version)->Text(0));
-    const int major = std::atoi(v.c_str());
+    RT_ASSIGN_OR_RETURN(const int major,
+                        ParseSchemaVersion((*version)->Text(0), display_name_));
     if (major > kStoreSchemaMajor) {
       return FailedPrecondition(
-          display_name_ + ": store schema version " + v +
+          display_name_ + ": store schema version " + std::to_string(major) +
           " is newer than this rooftrace understands (" +
           std::to_string(kStoreSchemaMajor) +
           "); use a newer rooftrace to analyze it");
@@ -717,6 +720,14 @@ Status StoreReader::ForEachTableRow(
     row(values, nulls);
     return OkStatus();
   });
+}
+
+std::set<int64_t> StoreReader::RunsBeingWritten() {
+  std::vector<int64_t> unfinished;
+  for (const RunRow& r : runs_) {
+    if (!r.complete.has_value()) unfinished.push_back(r.run_id);
+  }
+  return rooftrace::RunsBeingWritten(db_.get(), path_, unfinished);
 }
 
 }  // namespace rooftrace

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -144,6 +145,11 @@ class StoreReader {
                                const std::vector<bool>& is_null)>& row);
 
   const std::string& display_name() const { return display_name_; }
+
+  // Of the runs never finished (`complete` NULL), those a writer is
+  // writing now, holding its lease (store/run_lease.h); the others'
+  // writers ended without finishing them (a crash). Asked at the call.
+  std::set<int64_t> RunsBeingWritten();
   // Whether the store keeps each kernel's framework operator (schema 7
   // on): `analyze --by op` and `--by category` need it.
   bool KeepsOperators() const { return keeps_operators_; }
@@ -167,6 +173,7 @@ class StoreReader {
 
   std::unique_ptr<Db> db_;
   std::string display_name_;
+  std::string path_;  // as opened (a file or URL), for the lease file
   bool keeps_operators_ = false;  // kernels.op (schema 7), read by Open
   std::vector<RunRow> runs_;
 };

@@ -10,6 +10,7 @@
 #include "base/command_name.h"
 #include "base/file_digest.h"
 #include "base/input_file.h"
+#include "sources/file_reader.h"
 #include "sources/rft/ingest_internal.h"
 #include "proto/live_buffer.h"
 #include "sources/rft/live_ops.h"
@@ -280,10 +281,17 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
                                        RunSink* sink,
                                        const IngestOptions& options) {
   RT_RETURN_IF_ERROR(CheckTraceFile(trace_path));
+  const std::string shown =
+      options.shown_name.empty() ? trace_path : options.shown_name;
+  // What the reader says names the file it read: the copy's path becomes
+  // the name the user gave.
+  const auto named = [&](std::string message) {
+    return RenamePath(std::move(message), trace_path, shown);
+  };
   RecorderOptions ro;
-  ro.origin = "ingest:" + trace_path;
+  ro.origin = "ingest:" + shown;
   ro.source_format = "rft";
-  ro.source_file = trace_path;
+  ro.source_file = shown;
   ro.labels = options.labels;
   ro.device_profile_path = options.device_profile_path;
   ro.flush_records = options.flush_records;
@@ -294,12 +302,23 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   IngestResult result;
   Status read = IngestFileInto(trace_path, recorder.get(), &result,
                                options.progress, options.stop);
-  if (result.interrupted) recorder->MarkIncomplete(result.warning);
+  if (read.ok() && !options.incomplete_reason.empty()) {
+    // The file ends where the stream was cut, maybe inside a frame: the
+    // reason is the cut, not a damaged file.
+    result.interrupted = true;
+    result.cut_short = false;
+    result.warning = options.incomplete_reason;
+  }
+  result.warning = named(std::move(result.warning));
+  if (!read.ok()) read = Status(read.code(), named(read.message()));
+  if (result.interrupted || result.cut_short) {
+    recorder->MarkIncomplete(result.warning);
+  }
   if (!read.ok() && !recorder->write_error().ok()) {
     // The store refused a write: the run says so, the file is untouched.
     const Status finish = recorder->Finish();
     return Status(StatusCode::kResourceExhausted,
-                  trace_path + ": run " + std::to_string(recorder->run_id()) +
+                  shown + ": run " + std::to_string(recorder->run_id()) +
                       (finish.ok() ? " stored INCOMPLETE" : " not stored") +
                       ": " + recorder->write_error().message() +
                       "; the trace file is unchanged: ingest it again once "

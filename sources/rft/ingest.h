@@ -30,6 +30,14 @@ struct IngestOptions {
   // Set (by a SIGINT/SIGTERM handler): stop reading, store what was read,
   // and store the run as incomplete, saying so. Not owned; may be null.
   const std::atomic<bool>* stop = nullptr;
+  // The input as the user named it ("- (standard input)", a FIFO) when
+  // trace_path is a private copy of it (sources/stream_input.h): the run's
+  // origin and every message name it, never the copy. Empty: trace_path.
+  std::string shown_name;
+  // Non-empty: the file is read to its end and the run stored incomplete
+  // for this reason (a stream a stop signal cut while it was arriving),
+  // with IngestResult::interrupted set and this as its warning.
+  std::string incomplete_reason;
 };
 
 struct IngestResult {

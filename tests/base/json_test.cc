@@ -13,6 +13,7 @@
 #include <string>
 
 #include "base/files.h"
+#include "base/json_checker.h"
 
 namespace rooftrace::json {
 namespace {
@@ -30,6 +31,27 @@ std::string ParseError(std::string_view text) {
 }
 
 // A document with every kind of value parses into the matching tree.
+// Issue 37 item 14: a one-line JSON of 3 GB said its error was at
+// "1:-1294967279": the column was an int. Positions are 64-bit; checked
+// from a column just under 2^32 (no 3 GB text needed), through the same
+// function the checker's messages use.
+TEST(JsonCheckerTest, PositionsPast4GiBAreNotWrapped) {
+  internal::TextPosition p;
+  p.column = 3000000000ull;
+  internal::AdvancePosition("0123456789abcdefg", &p);
+  EXPECT_EQ(internal::FormatPosition(p), "1:3000000017");
+  p.column = (uint64_t{1} << 32) - 3;
+  internal::AdvancePosition("abcd", &p);
+  EXPECT_EQ(internal::FormatPosition(p), "1:4294967297");
+  internal::AdvancePosition("x\nab", &p);
+  EXPECT_EQ(internal::FormatPosition(p), "2:3");
+  // The checker's own message, on a small text, from the same count.
+  const internal::CheckResult bad = internal::CheckText("[1,\n 2,]", "t.json");
+  ASSERT_FALSE(bad.status.ok());
+  EXPECT_EQ(bad.status.message().substr(0, 11), "t.json:2:4:")
+      << bad.status.message();
+}
+
 TEST(JsonParseTest, ParsesEveryValueKind) {
   Value v = MustParse(
       R"({"n": null, "t": true, "f": false, "i": -12, "d": 2.5e3,

@@ -173,6 +173,51 @@ TEST(DeviceProfileTest, BadFilesAreRefusedWithTheFix) {
             std::string::npos);
 }
 
+// Issue 37 item 12: a DRAM bandwidth of 1e-300 was accepted and made every
+// ridge inf and the SVG's coordinates nan. A roof outside what a GPU can
+// have (kMin/kMax*PerS) is refused, naming the file and the field; 0 still
+// means "not measured", and the widest real roofs still load.
+TEST(DeviceProfileTest, RoofsOutsidePhysicalRangesAreRefused) {
+  const std::string head =
+      "{\"format\": \"rooftrace-device-profile\", \"version\": 1, ";
+  const std::string fp32 = "\"compute\": {\"fp32\": {\"measured_flops_per_s\": "
+                           "5e13}}";
+  const std::string dram = "\"dram\": {\"measured_bytes_per_s\": 3e12}";
+  struct Case {
+    std::string text, field;
+  };
+  const std::vector<Case> cases = {
+      {head + "\"dram\": {\"measured_bytes_per_s\": 1e-300}, " + fp32 + "}",
+       "dram.measured_bytes_per_s is 1e-300 bytes/s, outside what a GPU can "
+       "have (1000000000 to 100000000000000"},
+      {head + "\"dram\": {\"datasheet_bytes_per_s\": 1e300}, " + fp32 + "}",
+       "dram.datasheet_bytes_per_s is 1e+300 bytes/s"},
+      {head + "\"dram\": {\"measured_bytes_per_s\": 5e8}, " + fp32 + "}",
+       "dram.measured_bytes_per_s is 500000000 bytes/s"},
+      {head + dram +
+           ", \"compute\": {\"fp32\": {\"measured_flops_per_s\": 1e-300}}}",
+       "compute.fp32.measured_flops_per_s is 1e-300 FLOP/s"},
+      {head + dram +
+           ", \"compute\": {\"bf16_tc\": {\"datasheet_flops_per_s\": "
+           "2e19}}}",
+       "compute.bf16_tc.datasheet_flops_per_s is 2e+19 FLOP/s"},
+  };
+  for (const Case& c : cases) {
+    const std::string error = LoadError(c.text);
+    EXPECT_NE(error.find("p.json: " + c.field), std::string::npos)
+        << c.text << "\n" << error;
+  }
+  // The edges and 0 ("not measured") load.
+  auto edges = DeviceProfileFromJson(
+      head + "\"dram\": {\"measured_bytes_per_s\": 1e14, "
+             "\"datasheet_bytes_per_s\": 0}, \"compute\": {\"fp32\": "
+             "{\"measured_flops_per_s\": 1e9}, \"fp4_tc\": "
+             "{\"datasheet_flops_per_s\": 1e18}}}",
+      "p.json");
+  ASSERT_TRUE(edges.ok()) << edges.status().message();
+  EXPECT_EQ(edges->DramBytesPerS(), 1e14);
+}
+
 // A minimal hand-written profile loads; unknown keys and precision classes
 // from a newer writer are skipped.
 TEST(DeviceProfileTest, MinimalHandWrittenProfileLoads) {
@@ -181,7 +226,7 @@ TEST(DeviceProfileTest, MinimalHandWrittenProfileLoads) {
           "future_field": {"x": 1},
           "dram": {"measured_bytes_per_s": 2e12},
           "compute": {"fp32": {"measured_flops_per_s": 5e13},
-                      "fp4_tc": {"measured_flops_per_s": 1}}})",
+                      "fp4_tc": {"measured_flops_per_s": 2e16}}})",
       "min.json");
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->DramBytesPerS(), 2e12);

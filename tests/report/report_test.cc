@@ -1037,7 +1037,7 @@ TEST(ReportAboveRoofTest, KernelsAboveTheirRoofAreFlaggedNotPlotted) {
                                 "(1 of 2 kernels)\n"),
             std::string::npos);
   EXPECT_NE(written("html").find("ABOVE ROOF"), std::string::npos);
-  const std::string svg = RenderRooflineSvg(*r);
+  const std::string svg = RenderRooflineSvg(*r).value();
   EXPECT_NE(svg.find("MODEL EXCEEDS ROOF: figures suspect"), std::string::npos);
   EXPECT_NE(svg.find("are hollow diamonds"), std::string::npos);
   // A run without such kernels prints no warning and no note column.

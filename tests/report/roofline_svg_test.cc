@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <set>
 #include <utility>
 #include <string>
@@ -48,6 +49,42 @@ RooflinePlot::Point At(double ai, double flops, const std::string& label) {
   return p;
 }
 
+// Issue 37 item 12: a DRAM roof of 1e-300 wrote x="-nan" and y="-inf"
+// into the SVG. Any roof or point that has no finite place on the log axes
+// refuses the plot, naming its roofs; HTML pages show the refusal in the
+// plot's place.
+TEST(RooflineSvgTest, NonFiniteCoordinatesAreRefused) {
+  RooflinePlot good;
+  good.title = "t";
+  good.dram_bytes_per_s = 3.35e12;
+  good.roofs.push_back({"bf16_tc", 989e12, true});
+  good.points.push_back(At(10, 3e13, "k"));
+  ASSERT_TRUE(RenderRooflinePlot(good).ok());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<RooflinePlot> bad(5, good);
+  bad[0].dram_bytes_per_s = 1e-300;
+  bad[1].roofs[0].peak_flops_per_s = inf;
+  bad[2].points[0].ai = nan;
+  bad[3].points[0].flops_per_s = inf;
+  bad[4].dram_bytes_per_s = nan;
+  for (size_t i = 0; i < bad.size(); ++i) {
+    StatusOr<std::string> svg = RenderRooflinePlot(bad[i]);
+    ASSERT_FALSE(svg.ok()) << i << ": " << *svg;
+    EXPECT_EQ(svg.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(svg.status().message().find("the roofline plot \"t\" is not "
+                                          "drawn"),
+              std::string::npos)
+        << svg.status().message();
+    EXPECT_NE(svg.status().message().find("bf16_tc"), std::string::npos);
+    const std::string page = SvgOrWarning(svg);
+    EXPECT_EQ(page.find("x=\""), std::string::npos) << page;
+    EXPECT_EQ(page.find("<svg"), std::string::npos) << page;
+    EXPECT_NE(page.find("<p class=\"warn\">the roofline plot"),
+              std::string::npos);
+  }
+}
+
 // Four PyTorch elementwise families, which all clip to the same 30
 // characters ("at::native::elementwise_ker..."): each label is distinct
 // and names what the kernel does; each point has its full name on hover.
@@ -66,7 +103,7 @@ TEST(RooflineSvgTest, FamiliesWithOnePrefixGetDistinctLabels) {
     plot.points.push_back(At(ai, ai * 3e12, n));
     ai *= 10;
   }
-  const std::string svg = RenderRooflinePlot(plot);
+  const std::string svg = RenderRooflinePlot(plot).value();
   const std::vector<std::string> labels = LabelTexts(svg);
   ASSERT_EQ(labels.size(), names.size()) << svg;
   EXPECT_EQ(std::set<std::string>(labels.begin(), labels.end()).size(),
@@ -98,7 +135,7 @@ TEST(RooflineSvgTest, LabelsThatStillCollideAreNumbered) {
   plot.dram_bytes_per_s = 3.35e12;
   plot.points.push_back(At(0.5, 1e12, "ns1::kernel"));
   plot.points.push_back(At(50, 1e14, "ns2::kernel"));
-  const std::vector<std::string> labels = LabelTexts(RenderRooflinePlot(plot));
+  const std::vector<std::string> labels = LabelTexts(RenderRooflinePlot(plot).value());
   ASSERT_EQ(labels.size(), 2u);
   EXPECT_EQ(labels[0], "kernel");
   EXPECT_EQ(labels[1], "kernel #2");
@@ -116,7 +153,7 @@ TEST(RooflineSvgTest, LongSharedPrefixesShowWhereNamesDiffer) {
   plot.points.push_back(At(
       50, 1e14,
       "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT320x224x64_MI16x16x1"));
-  const std::vector<std::string> labels = LabelTexts(RenderRooflinePlot(plot));
+  const std::vector<std::string> labels = LabelTexts(RenderRooflinePlot(plot).value());
   ASSERT_EQ(labels.size(), 2u);
   EXPECT_EQ(labels[0], "Cijk_Alik_...MT320x224x64_M...");
   EXPECT_EQ(labels[1], "Cijk_Alik_...MT128x256x32_M...");

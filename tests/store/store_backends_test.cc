@@ -17,12 +17,14 @@
 #include <thread>
 #include <vector>
 
+#include "base/cli.h"
 #include "analyzer/commands.h"
 #include "analyzer/history.h"
 #include "collector/commands.h"
 #include "sources/rft/ingest.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "store/db.h"
+#include "store/indexed_text.h"
 #include "store/store.h"
 #include "store/store_reader.h"
 #include "tests/support/pg_server.h"
@@ -589,6 +591,92 @@ TEST_P(StoreBackendTest, ForeignAndNewerStoresAreRefused) {
   EXPECT_NE(read.message().find("schema version 99 is newer"),
             std::string::npos)
       << read.message();
+}
+
+// `n` bytes of printable text no compressor shrinks (PostgreSQL compresses
+// index entries before it judges their size), from `seed`.
+std::string Incompressible(size_t n, uint32_t seed) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    out += static_cast<char>('!' + (seed >> 24) % 94);
+  }
+  return out;
+}
+
+// Issue 37 item 7: a 9 KB kernel name passed PostgreSQL's bound on an index
+// entry, and collect stored no run (import: "current transaction is
+// aborted"), while SQLite took it. On both, a name past
+// kMaxIndexedNameBytes is stored as its head and a hash (two long names
+// with one head stay two), the whole name kept as its demangled form, the
+// run complete with every kernel; ingested again, it is the same name.
+TEST_P(StoreBackendTest, LongKernelNamesAreBoundedAlikeOnBothBackends) {
+  const std::string head = Incompressible(4000, 1);
+  const std::string long1 = head + Incompressible(5000, 2);
+  const std::string long2 = head + Incompressible(5216, 3);
+  TraceBuilder b;
+  b.Hello();
+  b.AddDevice(0, "NVIDIA H100 80GB HBM3");
+  b.AddKernel(long1, 1, 1000000, 1030000);
+  b.AddLaunch(1, 990000);
+  b.AddKernel(long2, 2, 1040000, 1060000);
+  b.AddLaunch(2, 991000);
+  b.AddKernel("_Z3addPfS_", 3, 1070000, 1080000);
+  b.AddLaunch(3, 992000);
+  b.Goodbye();
+  const std::string trace = dir_.File("long_names.rft");
+  ASSERT_TRUE(b.WriteFile(trace).ok());
+  for (int pass = 0; pass < 2; ++pass) {
+    auto r = IngestTraceFile(trace, store_, {});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+  }
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM runs WHERE complete = 1"), 2);
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernels"), 6);
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_names"), 3);
+  const std::vector<std::string> names = Rows(
+      store_, "SELECT name FROM kernel_names ORDER BY name_id");
+  ASSERT_EQ(names.size(), 3u);
+  EXPECT_EQ(names[0], IndexedKernelName(long1));
+  EXPECT_EQ(names[1], IndexedKernelName(long2));
+  EXPECT_NE(names[0], names[1]);
+  EXPECT_EQ(names[2], "_Z3addPfS_");
+  for (const std::string& n : names) {
+    EXPECT_LE(n.size(), kMaxIndexedNameBytes);
+  }
+  EXPECT_EQ(names[0].substr(0, 100), head.substr(0, 100));
+  EXPECT_NE(names[0].find("... [9000 bytes, sha256 "), std::string::npos);
+  EXPECT_EQ(Rows(store_, "SELECT demangled FROM kernel_names ORDER BY "
+                         "name_id LIMIT 2"),
+            (std::vector<std::string>{long1, long2}));
+}
+
+// The same item for labels: a key past kMaxLabelKeyBytes or a value past
+// kMaxLabelValueBytes is refused where labels are parsed (--label,
+// --where), naming the key and the bound, before anything is collected;
+// the longest label allowed, incompressible, is stored on both backends.
+TEST_P(StoreBackendTest, LabelsAtTheBoundAreStoredAndLongerOnesRefused) {
+  const std::string value = Incompressible(kMaxLabelValueBytes, 4);
+  const std::string key(kMaxLabelKeyBytes, 'k');
+  auto ok = ParseKeyValues({key + "=" + value}, "--label");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  IngestOptions o;
+  o.labels = *ok;
+  ASSERT_TRUE(IngestTraceFile(trace_, store_, o).ok());
+  EXPECT_EQ(Rows(store_, "SELECT value FROM run_labels"),
+            std::vector<std::string>{value});
+  auto long_value = ParseKeyValues({"note=" + value + "x"}, "--label");
+  ASSERT_FALSE(long_value.ok());
+  EXPECT_EQ(long_value.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(long_value.status().message().find(
+                "--label 'note=...': the value is 1025 bytes; a label's key "
+                "may hold 128 bytes and its value 1024"),
+            std::string::npos)
+      << long_value.status().message();
+  auto long_key = ParseKeyValues({key + "k=v"}, "--where");
+  ASSERT_FALSE(long_key.ok());
+  EXPECT_NE(long_key.status().message().find("the key is 129 bytes"),
+            std::string::npos)
+      << long_key.status().message();
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreBackendTest,

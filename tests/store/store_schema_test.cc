@@ -14,6 +14,8 @@
 
 #include "sources/rft/ingest.h"
 #include "sources/rft/testing/trace_builder.h"
+#include "base/cli.h"
+#include "store/schema_version.h"
 #include "store/store.h"
 #include "store/store_reader.h"
 #include "tests/support/sqlite_query.h"
@@ -152,6 +154,47 @@ TEST_F(StoreSchemaTest, ForeignDatabasesAndEmptyFilesAreRefused) {
             std::string::npos);
   EXPECT_EQ(std::filesystem::file_size(empty), 0u);
   EXPECT_TRUE(Store::Open(dir_.File("new.sqlite")).ok());
+}
+
+// Issue 37 item 13: schema_version was read with atoi, so "abc" (read as
+// 0), "-1" and 20 digits were read and written with exit 0. Every value
+// that is not a plain version is refused by the writer and the reader
+// alike, as bad input (exit 2), naming the store and the value, and the
+// store is left as it was.
+TEST_F(StoreSchemaTest, SchemaVersionIsParsedStrictly) {
+  EXPECT_EQ(*ParseSchemaVersion("7", "s"), 7);
+  EXPECT_EQ(*ParseSchemaVersion("123456789", "s"), 123456789);
+  const std::vector<std::string> bad = {
+      "abc", "-1", "12345678901234567890", "", " 7", "7 ", "+7", "7.0",
+      "0",   "0x7", "1234567890"};
+  for (const std::string& v : bad) {
+    const std::string path = dir_.File("bad" + std::to_string(&v - &bad[0]) +
+                                       ".sqlite");
+    { ASSERT_TRUE(Store::Open(path).ok()); }
+    Exec(path, "UPDATE schema_info SET value='" + v +
+                   "' WHERE key='schema_version'");
+    const std::string before =
+        StoreQuery(path).Text("SELECT group_concat(name) FROM sqlite_master");
+    const std::string said = "schema_version is '" + v + "'";
+    auto writer = Store::Open(path);
+    ASSERT_FALSE(writer.ok()) << "'" << v << "' was written to";
+    EXPECT_EQ(writer.status().code(), StatusCode::kInvalidArgument) << v;
+    EXPECT_EQ(ExitCodeForFailedRun(writer.status()), 2) << v;
+    EXPECT_NE(writer.status().message().find(said), std::string::npos)
+        << writer.status().message();
+    EXPECT_NE(writer.status().message().find(path), std::string::npos);
+    StoreReader reader;
+    const Status read = reader.Open(path, path);
+    ASSERT_FALSE(read.ok()) << "'" << v << "' was read";
+    EXPECT_EQ(read.code(), StatusCode::kInvalidArgument) << v;
+    EXPECT_NE(read.message().find(said), std::string::npos) << read.message();
+    EXPECT_EQ(StoreQuery(path).Text(
+                  "SELECT value FROM schema_info WHERE key='schema_version'"),
+              v);
+    EXPECT_EQ(StoreQuery(path).Text(
+                  "SELECT group_concat(name) FROM sqlite_master"),
+              before);
+  }
 }
 
 TEST_F(StoreSchemaTest, KernelNamesAreStoredOnceAcrossRuns) {
