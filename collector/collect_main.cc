@@ -104,6 +104,7 @@ struct CollectOptions {
   ServerOptions limits;
   std::string token;  // TCP peers must send it; empty: none asked
   bool insecure_tcp = false;  // TCP on loopback without a token
+  StoreKernels store_kernels = StoreKernels::kAll;  // --store-kernels
 };
 
 // A token shorter than this is refused: guessing one must stay hopeless
@@ -159,12 +160,14 @@ StatusOr<std::string> ReadToken(const std::string& token_file) {
 
 // Stores each --ingest file as a run. Returns the exit code.
 int IngestAll(const std::vector<std::string>& ingest, const std::string& store,
-              const std::string& profile, const RunLabels& labels) {
+              const std::string& profile, const RunLabels& labels,
+              StoreKernels store_kernels) {
   const std::string shown = StoreDisplayName(store);
   for (const auto& f : ingest) {
     IngestOptions io;
     io.device_profile_path = profile;
     io.labels = labels;
+    io.store_kernels = store_kernels;
     io.progress = true;
     io.stop = &g_stop;
     auto result = IngestTraceFile(f, store, io);
@@ -227,7 +230,8 @@ int Serve(const CollectOptions& co) {
     ro.labels = co.labels;
     // Operators of Python hosts (the ops route) are costed by the importer.
     ro.preparer = LiveOpsPreparer(SourceOptions());
-    rec = CreateStoreRecorder(ro, co.store);
+    rec = CreateStoreRecorder(ro, co.store, Store::Durability::kDurable,
+                              co.store_kernels);
   }
   if (!listening.ok() || !rec.ok()) {
     if (!so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // if empty
@@ -302,7 +306,8 @@ int CollectMain(int argc, char** argv) {
       "  rooftrace collect --listen unix:/tmp/rt.sock --store runs.sqlite\n"
       "  rooftrace collect --store runs.sqlite --ingest spool/*.rft";
   std::vector<std::string> listen, ingest, label_words;
-  std::string store = "runs.sqlite", profile, token_file;
+  std::string store = "runs.sqlite", profile, token_file,
+              store_kernels = "all";
   bool keep_raw = false, insecure_tcp = false;
   ServerLimitFlags limit_flags;
   spec.options.add_options()(
@@ -310,6 +315,8 @@ int CollectMain(int argc, char** argv) {
       "unix:PATH or tcp:HOST:PORT (repeatable; default unix:$TMPDIR/rooftrace.sock "
       "when nothing is ingested)")(
       "store", po::value(&store)->default_value(store), "run store: an SQLite file or a postgresql:// URL")(
+      "store-kernels", po::value(&store_kernels)->default_value(store_kernels),
+      kStoreKernelsHelp)(
       "ingest", po::value(&ingest)->multitoken()->composing(),
       "trace files (.rft) to store, one run each")(
       "device-profile", po::value(&profile),
@@ -342,6 +349,11 @@ int CollectMain(int argc, char** argv) {
     std::cerr << "rooftrace collect: " << s.message() << "\n";
     return kExitUsage;
   }
+  const StatusOr<StoreKernels> kept = ParseStoreKernels(store_kernels);
+  if (!kept.ok()) {
+    std::cerr << "rooftrace collect: " << kept.status().message() << "\n";
+    return kExitUsage;
+  }
   // "-", a pipe or a FIFO is read once into a private copy, ingested as a
   // file (an SQLite database is refused from them).
   StreamInputs streams;
@@ -372,7 +384,8 @@ int CollectMain(int argc, char** argv) {
     return kExitUsage;
   }
   InstallStopHandler();
-  if (const int rc = IngestAll(ingest, store, profile, *labels); rc != kExitOk) {
+  if (const int rc = IngestAll(ingest, store, profile, *labels, *kept);
+      rc != kExitOk) {
     return rc;
   }
   if (!ingest.empty() && listen.empty()) return kExitOk;
@@ -387,6 +400,7 @@ int CollectMain(int argc, char** argv) {
   co.limits = limits;
   co.token = *token;
   co.insecure_tcp = insecure_tcp;
+  co.store_kernels = *kept;
   return Serve(co);
 }
 

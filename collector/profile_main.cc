@@ -142,6 +142,8 @@ struct ProfileOptions {
   std::string ops_hook;     // the startup hook's folder, for --ops torch
   std::vector<std::string> label_words;
   RunLabels labels;  // parsed by CheckProfileOptions
+  std::string store_kernels_word = "all";
+  StoreKernels store_kernels = StoreKernels::kAll;  // parsed likewise
   // The embedded collector's limits on its peers, as given and checked.
   ServerLimitFlags limit_flags;
   ServerOptions limits;  // set by CheckProfileOptions
@@ -165,6 +167,8 @@ Status CheckProfileOptions(ProfileOptions* o) {
                            "or off");
   }
   RT_ASSIGN_OR_RETURN(o->labels, ParseKeyValues(o->label_words, "--label"));
+  RT_ASSIGN_OR_RETURN(o->store_kernels,
+                      ParseStoreKernels(o->store_kernels_word));
   if (o->sample_every < 1) {
     return InvalidArgument("--sample-every " +
                            std::to_string(o->sample_every) +
@@ -634,7 +638,8 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   ro.labels = o.labels;
   // Operators of a Python host (--ops torch) are costed by the importer.
   ro.preparer = LiveOpsPreparer(SourceOptions());
-  auto rec = CreateStoreRecorder(ro, o.out);
+  auto rec = CreateStoreRecorder(ro, o.out, Store::Durability::kDurable,
+                                 o.store_kernels);
   if (!rec.ok()) {
     fs::remove_all(dir);
     std::cerr << "rooftrace profile: " << rec.status().message() << "\n";
@@ -806,6 +811,9 @@ int ProfileMain(int argc, char** argv) {
       "calibrated roofs (rooftrace calibrate -o); default: datasheet")(
       "label", po::value(&o.label_words)->composing(),
       "KEY=VALUE stored with the run (repeatable): commit, branch, model, GPU, batch, anything; `rooftrace history --where KEY=VALUE` selects runs by them")(
+      "store-kernels",
+      po::value(&o.store_kernels_word)->default_value(o.store_kernels_word),
+      kStoreKernelsHelp)(
       "top", po::value(&o.top)->default_value(15), "kernel rows in the table")(
       "wait-descendants",
       po::value(&o.wait_descendants)->default_value(o.wait_descendants),

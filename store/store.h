@@ -37,7 +37,29 @@
 
 namespace rooftrace {
 
-inline constexpr int kStoreSchemaVersion = 7;
+inline constexpr int kStoreSchemaVersion = 8;
+
+// Which kernel rows a run keeps (`--store-kernels`, runs.store_kernels);
+// its kernel_aggregates are kept whatever this says.
+enum class StoreKernels {
+  kAll,      // every kernel row
+  kSampled,  // per aggregate group, its first kSampledFirst launches, then
+             // one in kSampledEvery
+  kNone,     // no kernel row (nor its raw metrics): aggregates only
+};
+inline constexpr int64_t kSampledFirst = 8;
+inline constexpr int64_t kSampledEvery = 64;
+// The --help text of `--store-kernels`, one for every command that takes it.
+inline constexpr char kStoreKernelsHelp[] =
+    "which kernel rows the run keeps: all (every kernel), sampled (per "
+    "group, the first 8 launches then 1 in 64) or none; per-group "
+    "aggregates (count, time, FLOPs, bytes, min/max duration, % of roof) "
+    "are kept always, and `history` reads them (docs/store.md)";
+// "all" | "sampled" | "none".
+const char* StoreKernelsName(StoreKernels k);
+// Parses `--store-kernels`'s value; the error names the flag and the
+// values it takes.
+StatusOr<StoreKernels> ParseStoreKernels(std::string_view value);
 
 class Store : public RunSink {
  public:
@@ -61,7 +83,11 @@ class Store : public RunSink {
       const std::string& path, Durability durability = Durability::kDurable);
 
   // RunSink. BeginRun commits the run row at once; the rest is committed
-  // in batches and at EndWrite().
+  // in batches and at EndWrite(). Every kernel is added to its run's
+  // aggregate group (kernel_aggregates, rewritten at FinishRun and, for a
+  // long run, at an EndWrite at most once a second); its row is kept as
+  // set_store_kernels says.
+  RowNeeds Needs() const override;
   StatusOr<int64_t> BeginRun(const RunRow& run) override;
   Status FinishRun(const RunRow& run, const ImportStats& stats) override;
   Status AddRoof(const RoofRow& roof) override;
@@ -78,6 +104,9 @@ class Store : public RunSink {
   void KeptOfFailedWrite(uint64_t* kernels, uint64_t* ranges) const override;
 
   void set_batch_rows(size_t n) { batch_rows_ = n; }
+  // Which kernel rows the runs begun from now on keep (default: all).
+  void set_store_kernels(StoreKernels k) { store_kernels_ = k; }
+  StoreKernels store_kernels() const { return store_kernels_; }
   // Each run is then one transaction, committed by FinishRun(): a run that
   // fails part-way (AbortRun(), or the Store destroyed first) leaves
   // nothing in the store. For imports into a store that holds other runs.
@@ -112,6 +141,12 @@ class Store : public RunSink {
   Status MigrateFromSchema4();
   Status MigrateFromSchema5();
   Status MigrateFromSchema6();
+  Status MigrateFromSchema7();
+  // Adds `k` to its aggregate group of the run; true when its kernel row
+  // is to be kept (store_kernels_).
+  bool Aggregate(const KernelRow& k, int64_t name_id);
+  // Replaces the run's kernel_aggregates rows with the groups so far.
+  Status WriteAggregates(int64_t run_id);
   // One version up (from -> from + 1) in one transaction.
   Status UpgradeSchema(int from,
                        const std::vector<const char*>& statements);
@@ -156,6 +191,24 @@ class Store : public RunSink {
   std::unique_ptr<DbStatement> insert_session_;
   std::unique_ptr<DbStatement> insert_device_;
   std::unique_ptr<DbStatement> update_session_;
+  // The current run's aggregate groups, by a key of the grouping columns
+  // (AggregateKey in store.cc); the strings live in the group.
+  struct Group {
+    int64_t name_id = 0;
+    std::string name, demangled, family, shape, phase, op, precision, bound,
+        flops_source, bytes_source;
+    KernelAggregateRow sums;  // its views point into the strings above
+  };
+  std::unordered_map<std::string, size_t, StringHash, std::equal_to<>>
+      group_index_;
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::string key_buf_;
+  int64_t aggregates_run_ = 0;  // the run groups_ belongs to
+  bool aggregates_dirty_ = false;
+  int64_t aggregates_written_ns_ = 0;  // steady clock of the last write
+  std::unique_ptr<DbStatement> delete_aggregates_;
+  std::unique_ptr<DbStatement> insert_aggregate_;
+  StoreKernels store_kernels_ = StoreKernels::kAll;
   size_t batch_rows_ = 20000;
   bool atomic_runs_ = false;
   size_t rows_in_txn_ = 0;
@@ -170,7 +223,8 @@ class Store : public RunSink {
 // missing), which it owns. Errors name the file and the fix.
 StatusOr<std::unique_ptr<RunRecorder>> CreateStoreRecorder(
     const RecorderOptions& options, const std::string& store_path,
-    Store::Durability durability = Store::Durability::kDurable);
+    Store::Durability durability = Store::Durability::kDurable,
+    StoreKernels store_kernels = StoreKernels::kAll);
 
 }  // namespace rooftrace
 

@@ -40,7 +40,7 @@ namespace rooftrace {
 std::string SqliteReadUri(const std::string& path);
 
 // The highest store schema major version this reader understands.
-inline constexpr int kStoreSchemaMajor = 7;
+inline constexpr int kStoreSchemaMajor = 8;
 
 class Db;
 class DbStatement;
@@ -121,6 +121,12 @@ class StoreReader {
                              KernelColumnSet columns = KernelColumnSet::kAll);
   Status ForEachStepOfRuns(const std::vector<int64_t>& run_ids,
                            const std::function<Status(const StepRow&)>& fn);
+  // The kernel_aggregates rows of the runs (schema 8; none for a run of
+  // an older schema, RunRow::store_kernels empty), run by run in id order,
+  // each run's groups in the order the writer met them.
+  Status ForEachAggregateOfRuns(
+      const std::vector<int64_t>& run_ids,
+      const std::function<Status(const KernelAggregateRow&)>& fn);
   // Filled: session_id, name, domain, path, kind, start_ns, end_ns,
   // thread_id, depth.
   Status ForEachNvtx(int64_t run_id,

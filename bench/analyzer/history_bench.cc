@@ -14,6 +14,10 @@
 // One kernel launch per group and run (the read scales with kernels; the
 // statistics with runs x groups); one group regresses 8 % in the latest 3
 // runs, which the gate must find.
+// Each backend is measured twice: its runs as a store before schema 8 has
+// them (kernel rows only: history reads every kernel), then with each
+// run's kernel_aggregates (store schema 8, as the writer now keeps them:
+// history reads those), made here from the kernel rows by SQL.
 #include <unistd.h>
 
 #include <algorithm>
@@ -80,6 +84,7 @@ double ServerCpu(pid_t postmaster) {
 // The store is opened inside the timed part, as the command opens it (on
 // PostgreSQL: the connection, the schema check and the runs).
 int Measure(const std::string& store, const char* backend, pid_t server = -1) {
+  std::printf("  ");
   const double server0 = server > 0 ? ServerCpu(server) : 0;
   const double cpu0 = Cpu(), wall0 = Wall();
   rt::StoreReader reader;
@@ -159,6 +164,32 @@ rt::Status CopyStore(const std::string& from, const std::string& to) {
   return dst->Commit();
 }
 
+// Each run's kernels summed per group into kernel_aggregates, as the
+// writer would have kept them, and the runs marked as keeping every kernel
+// row (schema 8): history then reads the aggregates.
+constexpr char kAddAggregates[] =
+    "INSERT INTO kernel_aggregates (run_id, name_id, shape, phase, op, "
+    "precision, bound, flops_source, bytes_source, token_count, gemm_call, "
+    "launches, time_ns, min_ns, max_ns, flops_launches, flops_time_ns, flops, "
+    "bytes_launches, bytes_time_ns, dram_bytes, fraction_weighted, "
+    "fraction_time_ns, ai_flops, ai_bytes, above_roof_launches, "
+    "above_roof_ns) SELECT run_id, name_id, shape, phase, op, precision, "
+    "bound, flops_source, bytes_source, token_count, "
+    "gemm_call_id IS NOT NULL, COUNT(*), SUM(duration_ns), MIN(duration_ns), "
+    "MAX(duration_ns), COUNT(flops), "
+    "IFNULL(SUM(CASE WHEN flops IS NOT NULL THEN duration_ns END), 0), "
+    "TOTAL(flops), COUNT(dram_bytes), "
+    "IFNULL(SUM(CASE WHEN dram_bytes IS NOT NULL THEN duration_ns END), 0), "
+    "TOTAL(dram_bytes), TOTAL(fraction_of_roof * duration_ns), "
+    "IFNULL(SUM(CASE WHEN fraction_of_roof IS NOT NULL THEN duration_ns "
+    "END), 0), TOTAL(CASE WHEN dram_bytes IS NOT NULL THEN flops END), "
+    "TOTAL(CASE WHEN flops IS NOT NULL THEN dram_bytes END), "
+    "COUNT(CASE WHEN fraction_of_roof > 1 THEN 1 END), "
+    "IFNULL(SUM(CASE WHEN fraction_of_roof > 1 THEN duration_ns END), 0) "
+    "FROM kernel_rows GROUP BY run_id, name_id, shape, phase, op, precision, "
+    "bound, flops_source, bytes_source, token_count, gemm_call_id IS NOT NULL "
+    "ORDER BY run_id, MIN(kernel_id)";
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -220,6 +251,20 @@ int main(int argc, char** argv) {
   }
   std::printf("store: %d runs x %d groups (%d kernels) written in %.1f s: %s\n",
               runs, groups, runs * groups, Wall() - t0, path.c_str());
+  // A copy of it with the aggregates (the same kernel rows).
+  const std::string with_aggregates = path + ".aggregates";
+  std::filesystem::copy_file(path, with_aggregates,
+                             std::filesystem::copy_options::overwrite_existing);
+  {
+    auto db = rt::OpenDbForWrite(with_aggregates);
+    rt::Status st = db.ok() ? (*db)->PrepareForWrites(false) : db.status();
+    if (st.ok()) st = (*db)->Exec(kAddAggregates);
+    if (st.ok()) st = (*db)->Exec("UPDATE runs SET store_kernels = 'all'");
+    if (!st.ok()) {
+      std::fprintf(stderr, "aggregates: %s\n", st.message().c_str());
+      return 1;
+    }
+  }
 
   std::string error;
   bool missing = false;
@@ -227,27 +272,41 @@ int main(int argc, char** argv) {
       rt::test_support::PgServer::Start(&error, &missing);
   if (!pg) {
     for (int i = 0; i < repeat; ++i) {
+      std::printf("run %d, kernel rows only (as before schema 8):\n", i + 1);
       if (const int rc = Measure(path, "SQLite"); rc != 0) return rc;
+      std::printf("run %d, with kernel_aggregates (schema 8):\n", i + 1);
+      if (const int rc = Measure(with_aggregates, "SQLite"); rc != 0) return rc;
     }
     std::printf("PostgreSQL: not measured (%s)\n", error.c_str());
     if (!keep) std::filesystem::remove(path);
     return missing ? 0 : 1;
   }
   const std::string url = pg->CreateDatabase("history", &error);
+  const std::string url_aggregates =
+      url.empty() ? url : pg->CreateDatabase("history_aggregates", &error);
   t0 = Wall();
-  if (const rt::Status st = url.empty() ? rt::Unavailable(error)
-                                        : CopyStore(path, url);
-      !st.ok()) {
-    std::fprintf(stderr, "copy into PostgreSQL: %s\n", st.message().c_str());
-    return 1;
+  for (const auto& [from, to] : {std::make_pair(path, url),
+                                 std::make_pair(with_aggregates,
+                                                url_aggregates)}) {
+    if (const rt::Status st = to.empty() ? rt::Unavailable(error)
+                                         : CopyStore(from, to);
+        !st.ok()) {
+      std::fprintf(stderr, "copy into PostgreSQL: %s\n", st.message().c_str());
+      return 1;
+    }
   }
   std::printf("the same rows copied into PostgreSQL in %.1f s\n",
               Wall() - t0);
   int rc = 0;
   for (int i = 0; i < repeat && rc == 0; ++i) {
+    std::printf("run %d, kernel rows only (as before schema 8):\n", i + 1);
     rc = Measure(path, "SQLite");
     if (rc == 0) rc = Measure(url, "PostgreSQL", pg->pid());
+    std::printf("run %d, with kernel_aggregates (schema 8):\n", i + 1);
+    if (rc == 0) rc = Measure(with_aggregates, "SQLite");
+    if (rc == 0) rc = Measure(url_aggregates, "PostgreSQL", pg->pid());
   }
+  std::filesystem::remove(with_aggregates);
   if (!keep) std::filesystem::remove(path);
   return rc;
 }

@@ -30,6 +30,8 @@ struct IngestOptions {
   // Set (by a SIGINT/SIGTERM handler): stop reading, store what was read,
   // and store the run as incomplete, saying so. Not owned; may be null.
   const std::atomic<bool>* stop = nullptr;
+  // Which kernel rows the run keeps (collect --store-kernels).
+  StoreKernels store_kernels = StoreKernels::kAll;
 };
 
 struct IngestResult {

@@ -423,7 +423,7 @@ TEST_F(StoreSchemaTest, Schema6StoreIsUpgradedToSchema7) {
   ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
   StoreQuery q(store_);
   EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
-            "7");
+            std::to_string(kStoreSchemaVersion));
   EXPECT_EQ(Layout(store_), FreshLayout());
   // The first run's rows as they were, with a NULL operator after them.
   std::vector<std::string> old_rows =
@@ -435,6 +435,118 @@ TEST_F(StoreSchemaTest, Schema6StoreIsUpgradedToSchema7) {
   StoreReader reader;
   ASSERT_TRUE(reader.Open(store_, store_).ok());
   EXPECT_TRUE(reader.KeepsOperators());
+}
+
+// Store schema 8: each run's aggregates sum its kernels: per group (name,
+// shape, phase, operator, precision, bound, sources) the same launches,
+// time, extremes, FLOPs and bytes as the kernel rows give.
+TEST_F(StoreSchemaTest, AggregatesSumTheRunsKernels) {
+  ASSERT_TRUE(IngestTraceFile(Trace(), store_, {}).ok());
+  const std::string by_group =
+      "name, IFNULL(shape, ''), IFNULL(phase, ''), IFNULL(op, ''), "
+      "IFNULL(precision, ''), bound, flops_source, bytes_source";
+  const std::vector<std::string> from_kernels = Rows(
+      store_, "SELECT " + by_group +
+                  ", COUNT(*), SUM(duration_ns), MIN(duration_ns), "
+                  "MAX(duration_ns), TOTAL(flops), TOTAL(dram_bytes), "
+                  "COUNT(flops), COUNT(dram_bytes) FROM kernels GROUP BY " +
+                  by_group + " ORDER BY 1, 2, 3, 4, 5, 6, 7, 8");
+  const std::vector<std::string> from_aggregates = Rows(
+      store_,
+      "SELECT n.name, IFNULL(a.shape, ''), IFNULL(a.phase, ''), "
+      "IFNULL(a.op, ''), IFNULL(a.precision, ''), a.bound, a.flops_source, "
+      "a.bytes_source, SUM(a.launches), SUM(a.time_ns), MIN(a.min_ns), "
+      "MAX(a.max_ns), TOTAL(a.flops), TOTAL(a.dram_bytes), "
+      "SUM(a.flops_launches), SUM(a.bytes_launches) FROM kernel_aggregates a "
+      "JOIN kernel_names n ON n.name_id = a.name_id GROUP BY 1, 2, 3, 4, 5, "
+      "6, 7, 8 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8");
+  ASSERT_GT(from_kernels.size(), 4u);
+  EXPECT_EQ(from_aggregates, from_kernels);
+  EXPECT_EQ(StoreQuery(store_).Text("SELECT store_kernels FROM runs"), "all");
+}
+
+// --store-kernels sampled keeps, per aggregate group, its first 8 launches
+// and then every 64th; none keeps no kernel row (nor raw metric); both
+// keep the aggregates of every launch.
+TEST_F(StoreSchemaTest, StoreKernelsKeepsTheRowsItSays) {
+  LlmTraceOptions o;
+  o.decode_steps = 200;
+  TraceBuilder b(o.session);
+  const auto truth = test_support::GenerateLlmTrace(o, &b);
+  const std::string trace = dir_.File("long.rft");
+  ASSERT_TRUE(b.WriteFile(trace).ok());
+  for (StoreKernels kept :
+       {StoreKernels::kAll, StoreKernels::kSampled, StoreKernels::kNone}) {
+    IngestOptions io;
+    io.store_kernels = kept;
+    ASSERT_TRUE(IngestTraceFile(trace, store_, io).ok());
+  }
+  StoreQuery q(store_);
+  auto rows_of = [&](int run) {
+    return q.Int("SELECT COUNT(*) FROM kernel_rows WHERE run_id = " +
+                 std::to_string(run));
+  };
+  auto launches_of = [&](int run) {
+    return q.Int("SELECT SUM(launches) FROM kernel_aggregates WHERE run_id = " +
+                 std::to_string(run));
+  };
+  const int64_t kernels = static_cast<int64_t>(truth.kernels);
+  EXPECT_EQ(rows_of(1), kernels);
+  EXPECT_EQ(rows_of(3), 0);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_metrics WHERE run_id = 3"), 0);
+  for (int run = 1; run <= 3; ++run) EXPECT_EQ(launches_of(run), kernels);
+  // A group of n launches keeps min(n, 8) and, past them, n / 64.
+  const int64_t sampled = q.Int(
+      "SELECT SUM(MIN(launches, 8) + launches / 64) FROM kernel_aggregates "
+      "WHERE run_id = 2");
+  EXPECT_EQ(rows_of(2), sampled);
+  EXPECT_LT(sampled, kernels / 4);
+  EXPECT_EQ(Rows(store_, "SELECT store_kernels FROM runs ORDER BY run_id"),
+            (std::vector<std::string>{"all", "sampled", "none"}));
+  EXPECT_FALSE(ParseStoreKernels("every").ok());
+  EXPECT_EQ(*ParseStoreKernels("sampled"), StoreKernels::kSampled);
+}
+
+// A schema 7 store reads as it is (no aggregates: its runs' store_kernels
+// empty), then written to gains kernel_aggregates and runs.store_kernels:
+// its old runs keep their kernels and have no aggregates (NULL), new runs
+// have both.
+TEST_F(StoreSchemaTest, Schema7StoreIsUpgradedToSchema8) {
+  const std::string trace = Trace();
+  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+  const std::vector<std::string> before =
+      Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id");
+  Exec(store_, test_support::kDowngradeToSchema7);
+  {
+    StoreReader reader;
+    ASSERT_TRUE(reader.Open(store_, store_).ok());
+    ASSERT_EQ(reader.runs().size(), 1u);
+    EXPECT_EQ(reader.runs()[0].store_kernels, "");
+    int aggregates = 0;
+    ASSERT_TRUE(reader
+                    .ForEachAggregateOfRuns({1}, [&](const KernelAggregateRow&) {
+                      ++aggregates;
+                      return OkStatus();
+                    })
+                    .ok());
+    EXPECT_EQ(aggregates, 0);
+  }
+  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
+            "8");
+  EXPECT_EQ(Layout(store_), FreshLayout());
+  EXPECT_EQ(Rows(store_, "SELECT run_id, IFNULL(store_kernels, '<null>') FROM "
+                         "runs ORDER BY run_id"),
+            (std::vector<std::string>{"1|<null>", "2|all"}));
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_aggregates WHERE run_id = 1"),
+            0);
+  EXPECT_EQ(q.Int("SELECT SUM(launches) FROM kernel_aggregates WHERE "
+                  "run_id = 2"),
+            225);
+  EXPECT_EQ(Rows(store_, "SELECT * FROM kernels WHERE run_id = 1 ORDER BY "
+                         "kernel_id"),
+            before);
 }
 
 // The store fills up in the middle of a write that has already committed
