@@ -353,6 +353,7 @@ Status Store::Step(const std::unique_ptr<DbStatement>& stmt,
     // The database may have rolled the transaction back: ids it held are
     // gone.
     name_ids_.clear();
+    ++names_epoch_;
     Status error = Error(what, rc.status());
     stmt->Reset();
     // The whole write goes (a full disk may have rolled back part of it
@@ -842,6 +843,7 @@ StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
                       StepInsert(st, "cannot insert the run"));
   groups_.clear();
   group_index_.clear();
+  by_address_.assign(kAddressSlots, AddressSlot());
   aggregates_run_ = run_id;
   aggregates_dirty_ = false;
   for (const auto& [key, value] : run.labels) {
@@ -1018,14 +1020,49 @@ Status Store::AddStep(const StepRow& st) {
   return CountRow();
 }
 
-bool Store::Aggregate(const KernelRow& k, int64_t name_id) {
+StatusOr<Store::Group*> Store::GroupOf(const KernelRow& k) {
+  const std::array<std::string_view, 8> texts = {
+      k.name,      k.shape, k.phase,        k.op,
+      k.precision, k.bound, k.flops_source, k.bytes_source};
+  TextAddresses at;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    at.data[i] = texts[i].data();
+    at.size[i] = static_cast<uint32_t>(texts[i].size());
+  }
+  at.token = k.token_count.value_or(0);
+  at.flags = (k.token_count ? 1 : 0) | (k.gemm_call_id ? 2 : 0);
+  // The texts that tell groups apart most (name, shape, operator, token);
+  // the rest are compared on a hit.
+  const uint64_t h =
+      reinterpret_cast<uintptr_t>(at.data[0]) * 0x9E3779B97F4A7C15ULL ^
+      reinterpret_cast<uintptr_t>(at.data[1]) * 0xC2B2AE3D27D4EB4FULL ^
+      reinterpret_cast<uintptr_t>(at.data[3]) * 0x165667B19E3779F9ULL ^
+      static_cast<uint64_t>(at.token) * 0x27D4EB2F165667C5ULL ^
+      static_cast<uint64_t>(at.flags);
+  if (by_address_.empty()) by_address_.resize(kAddressSlots);
+  AddressSlot& slot = by_address_[(h >> 40) & (kAddressSlots - 1)];
+  if (slot.group != nullptr && slot.at == at) {
+    Group* g = slot.group;
+    if (g->name == k.name && g->shape == k.shape && g->phase == k.phase &&
+        g->op == k.op && g->precision == k.precision && g->bound == k.bound &&
+        // The text itself first: only a sampled source differs from its
+        // class.
+        (g->flops_source == k.flops_source ||
+         g->flops_source == SourceClass(k.flops_source)) &&
+        (g->bytes_source == k.bytes_source ||
+         g->bytes_source == SourceClass(k.bytes_source)) &&
+        g->sums.token_count == k.token_count &&
+        g->sums.gemm_call == k.gemm_call_id.has_value()) {
+      return g;
+    }
+  }
+  RT_ASSIGN_OR_RETURN(const int64_t name_id, NameId(k));
   const std::string_view flops_source = SourceClass(k.flops_source);
   const std::string_view bytes_source = SourceClass(k.bytes_source);
   std::string& key = key_buf_;
   key.clear();
   const int64_t token = k.token_count.value_or(0);
-  const char flags = static_cast<char>((k.token_count ? 1 : 0) |
-                                       (k.gemm_call_id ? 2 : 0));
+  const char flags = static_cast<char>(at.flags);
   AppendBytes(&key, &name_id, sizeof(name_id));
   AppendBytes(&key, &token, sizeof(token));
   key += flags;
@@ -1037,6 +1074,7 @@ bool Store::Aggregate(const KernelRow& k, int64_t name_id) {
   if (it == group_index_.end()) {
     auto g = std::make_unique<Group>();
     g->name_id = name_id;
+    g->names_epoch = names_epoch_;
     g->name = k.name;
     g->demangled = k.demangled;
     g->family = k.family;
@@ -1053,7 +1091,13 @@ bool Store::Aggregate(const KernelRow& k, int64_t name_id) {
     it = group_index_.emplace(key, groups_.size()).first;
     groups_.push_back(std::move(g));
   }
-  KernelAggregateRow& a = groups_[it->second]->sums;
+  slot.at = at;
+  slot.group = groups_[it->second].get();
+  return slot.group;
+}
+
+bool Store::Aggregate(const KernelRow& k, Group* g) {
+  KernelAggregateRow& a = g->sums;
   const int64_t t = k.duration_ns;
   a.min_ns = a.launches == 0 ? t : std::min(a.min_ns, t);
   a.max_ns = a.launches == 0 ? t : std::max(a.max_ns, t);
@@ -1105,6 +1149,7 @@ Status Store::WriteAggregates(int64_t run_id) {
     named.demangled = g->demangled;
     named.family = g->family;
     RT_ASSIGN_OR_RETURN(g->name_id, NameId(named));
+    g->names_epoch = names_epoch_;
     Binder(insert_aggregate_)
         .Int(run_id)
         .Int(g->name_id)
@@ -1143,9 +1188,14 @@ Status Store::WriteAggregates(int64_t run_id) {
 
 Status Store::AddKernel(const KernelRow& k) {
   RT_RETURN_IF_ERROR(Begin());
-  RT_ASSIGN_OR_RETURN(const int64_t name_id, NameId(k));
+  RT_ASSIGN_OR_RETURN(Group* const group, GroupOf(k));
   // Every kernel counts in its group; only the kept ones get a row.
-  if (!Aggregate(k, name_id)) return OkStatus();
+  if (!Aggregate(k, group)) return OkStatus();
+  if (group->names_epoch != names_epoch_) {
+    RT_ASSIGN_OR_RETURN(group->name_id, NameId(k));
+    group->names_epoch = names_epoch_;
+  }
+  const int64_t name_id = group->name_id;
   Binder b(insert_kernel_);
   b.Int(k.run_id).Int(k.session_id).Opt(k.correlation_id)
       .Opt(k.device_id).Opt(k.context_id).Opt(k.stream_id)
@@ -1273,8 +1323,10 @@ Status Store::AbortRun() {
   in_txn_ = false;
   kernels_in_txn_ = ranges_in_txn_ = 0;
   name_ids_.clear();  // the names it inserted are gone too
+  ++names_epoch_;
   groups_.clear();     // and so is the run
   group_index_.clear();
+  by_address_.clear();
   aggregates_dirty_ = false;
   return Exec("ROLLBACK");
 }

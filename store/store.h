@@ -20,6 +20,7 @@
 #define ROOFTRACE_STORE_STORE_H_
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -142,9 +143,12 @@ class Store : public RunSink {
   Status MigrateFromSchema5();
   Status MigrateFromSchema6();
   Status MigrateFromSchema7();
-  // Adds `k` to its aggregate group of the run; true when its kernel row
-  // is to be kept (store_kernels_).
-  bool Aggregate(const KernelRow& k, int64_t name_id);
+  struct Group;
+  // The aggregate group of `k` in the current run, made on first use.
+  StatusOr<Group*> GroupOf(const KernelRow& k);
+  // Adds `k` to `g`; true when its kernel row is to be kept
+  // (store_kernels_).
+  bool Aggregate(const KernelRow& k, Group* g);
   // Replaces the run's kernel_aggregates rows with the groups so far.
   Status WriteAggregates(int64_t run_id);
   // One version up (from -> from + 1) in one transaction.
@@ -195,6 +199,7 @@ class Store : public RunSink {
   // (AggregateKey in store.cc); the strings live in the group.
   struct Group {
     int64_t name_id = 0;
+    uint64_t names_epoch = 0;  // names_epoch_ when name_id was looked up
     std::string name, demangled, family, shape, phase, op, precision, bound,
         flops_source, bytes_source;
     KernelAggregateRow sums;  // its views point into the strings above
@@ -203,6 +208,31 @@ class Store : public RunSink {
       group_index_;
   std::vector<std::unique_ptr<Group>> groups_;
   std::string key_buf_;
+  // The groups by where the row's texts are (the joined session's own
+  // strings, the same for every launch of a group while its window
+  // lives): a hit is checked against the group's texts, so a pointer
+  // reused for another text later only costs a miss. Looking a group up by
+  // its texts hashes a ~150-character name and a ~100-byte key; by their
+  // addresses, a few words into a direct-mapped table (store_write_bench,
+  // --store-kernels none: 0.21 -> NN us per kernel).
+  struct TextAddresses {
+    std::array<const char*, 8> data{};
+    std::array<uint32_t, 8> size{};
+    int64_t token = 0;
+    int flags = 0;
+    bool operator==(const TextAddresses&) const = default;
+  };
+  struct AddressSlot {
+    TextAddresses at;
+    Group* group = nullptr;
+  };
+  // kAddressSlots slots (a power of two); a slot another group takes over
+  // costs the next launch of the first a lookup by texts.
+  static constexpr size_t kAddressSlots = 2048;
+  std::vector<AddressSlot> by_address_;
+  // Bumped whenever name_ids_ is cleared (a failed write may have rolled
+  // back names): a group looks its name up again before its next row.
+  uint64_t names_epoch_ = 0;
   int64_t aggregates_run_ = 0;  // the run groups_ belongs to
   bool aggregates_dirty_ = false;
   int64_t aggregates_written_ns_ = 0;  // steady clock of the last write
