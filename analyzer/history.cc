@@ -487,7 +487,8 @@ StatusOr<HistoryResult> BuildHistory(StoreReader& store,
         h.runs[at].kernel_count += a.launches;
         with_aggregates.insert(a.run_id);
         return OkStatus();
-      }));
+      }, grouping_columns ? StoreReader::KernelColumnSet::kGrouping
+                          : StoreReader::KernelColumnSet::kAll));
   RT_RETURN_IF_ERROR(finish_run());
   // A run whose writer died before its aggregates were first written has
   // none: its kernel rows, when it kept them all, are read instead.

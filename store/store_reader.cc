@@ -570,23 +570,32 @@ Status StoreReader::ForEachKernelOfRuns(
 
 Status StoreReader::ForEachAggregateOfRuns(
     const std::vector<int64_t>& run_ids,
-    const std::function<Status(const KernelAggregateRow&)>& fn) {
+    const std::function<Status(const KernelAggregateRow&)>& fn,
+    KernelColumnSet columns) {
   if (!HasColumn("kernel_aggregates", "run_id")) return OkStatus();
+  const bool all = columns == KernelColumnSet::kAll;
+  // A column left out keeps its place: NULL for a text, 0 for a number.
+  auto text = [all](const char* c) { return all ? c : "NULL"; };
+  auto number = [all](const char* c) { return all ? c : "0"; };
   // In the order the writer made the groups (rowid: the order their first
   // launches were given), so that a report built from them meets its
   // groups in the order it would have met their kernels' first launches.
-  constexpr const char* kQuery =
-      "SELECT a.run_id, n.name, n.demangled, n.family, a.shape, a.phase, "
-      "a.op, a.precision, a.bound, a.flops_source, a.bytes_source, "
-      "a.token_count, a.gemm_call, a.launches, a.time_ns, a.min_ns, "
-      "a.max_ns, a.flops_launches, a.flops_time_ns, a.flops, "
-      "a.bytes_launches, a.bytes_time_ns, a.dram_bytes, a.fraction_weighted, "
-      "a.fraction_time_ns, a.ai_flops, a.ai_bytes, a.above_roof_launches, "
-      "a.above_roof_ns FROM kernel_aggregates a LEFT JOIN kernel_names n ON "
-      "n.name_id = a.name_id WHERE a.run_id IN (%s) ORDER BY a.run_id, "
-      "a.rowid";
+  const std::string query =
+      std::string("SELECT a.run_id, n.name, ") + text("n.demangled") +
+      ", n.family, a.shape, a.phase, a.op, " + text("a.precision") + ", " +
+      text("a.bound") + ", " + text("a.flops_source") + ", " +
+      text("a.bytes_source") + ", a.token_count, a.gemm_call, a.launches, "
+      "a.time_ns, " + number("a.min_ns") + ", " + number("a.max_ns") + ", " +
+      number("a.flops_launches") + ", " + number("a.flops_time_ns") + ", " +
+      number("a.flops") + ", " + number("a.bytes_launches") + ", " +
+      number("a.bytes_time_ns") + ", " + number("a.dram_bytes") +
+      ", a.fraction_weighted, a.fraction_time_ns, " + number("a.ai_flops") +
+      ", " + number("a.ai_bytes") + ", " + number("a.above_roof_launches") +
+      ", " + number("a.above_roof_ns") +
+      " FROM kernel_aggregates a LEFT JOIN kernel_names n ON n.name_id = "
+      "a.name_id WHERE a.run_id IN (%s) ORDER BY a.run_id, a.rowid";
   KernelAggregateRow a;
-  return EachRowOfRuns(kQuery, SortedRuns(run_ids), "kernel_aggregates",
+  return EachRowOfRuns(query.c_str(), SortedRuns(run_ids), "kernel_aggregates",
                        [&](DbStatement* s) {
                          a.run_id = s->Int(0);
                          a.name = s->Text(1);

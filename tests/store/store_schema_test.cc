@@ -549,6 +549,41 @@ TEST_F(StoreSchemaTest, Schema7StoreIsUpgradedToSchema8) {
             before);
 }
 
+// The writer finds a kernel's group by where its texts are, and checks
+// the texts: a buffer reused for another name (a window's memory given to
+// the next) starts a group of its own, never adds to the first.
+TEST_F(StoreSchemaTest, ATextReusedAtTheSameAddressIsAnotherGroup) {
+  auto store = Store::Open(store_);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  (*store)->set_store_kernels(StoreKernels::kNone);
+  RunRow run;
+  auto run_id = (*store)->BeginRun(run);
+  ASSERT_TRUE(run_id.ok());
+  std::string name = "kernel_a";
+  KernelRow k;
+  k.run_id = *run_id;
+  k.session_id = 1;
+  k.name = name;
+  k.phase = "decode";
+  k.bound = "memory";
+  k.flops_source = "none";
+  k.bytes_source = "none";
+  for (const char* text : {"kernel_a", "kernel_a", "kernel_b"}) {
+    name.assign(text);  // same length: the same buffer
+    k.duration_ns = 1000;
+    ASSERT_TRUE((*store)->AddKernel(k).ok());
+  }
+  ASSERT_TRUE((*store)->EndWrite().ok());
+  run.run_id = *run_id;
+  ASSERT_TRUE((*store)->FinishRun(run, ImportStats()).ok());
+  store->reset();
+  EXPECT_EQ(Rows(store_, "SELECT n.name, a.launches, a.time_ns FROM "
+                         "kernel_aggregates a JOIN kernel_names n ON "
+                         "n.name_id = a.name_id ORDER BY n.name"),
+            (std::vector<std::string>{"kernel_a|2|2000", "kernel_b|1|1000"}));
+  EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM kernel_rows"), 0);
+}
+
 // The store fills up in the middle of a write that has already committed
 // batches of it: what the store holds plus kernels_not_stored is every
 // kernel, exactly (the committed batches are not counted as lost).
