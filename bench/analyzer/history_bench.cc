@@ -6,12 +6,14 @@
 // without the server binaries), with the round trips the read cost and the
 // server's CPU time. Prints figures, never a timed test.
 //   build/bench/history_bench [--runs N] [--groups G] [--store PATH]
-//                             [--repeat R] [--keep]
+//                             [--repeat R] [--keep] [--launches L]
 // --keep leaves the SQLite store in place (to profile `rooftrace history`
 // on it).
 // --repeat measures each backend R times, alternating, so that a loaded
 // machine's noise shows as a range.
-// One kernel launch per group and run (the read scales with kernels; the
+// --launches L: L launches per group and run, of the same duration (a
+// run's aggregates stay one row per group; its kernels grow L-fold).
+// One kernel launch per group and run by default (the read scales with kernels; the
 // statistics with runs x groups); one group regresses 8 % in the latest 3
 // runs, which the gate must find.
 // Each backend is measured twice: its runs as a store before schema 8 has
@@ -193,7 +195,7 @@ constexpr char kAddAggregates[] =
 }  // namespace
 
 int main(int argc, char** argv) {
-  int runs = 1000, groups = 200, repeat = 1;
+  int runs = 1000, groups = 200, repeat = 1, launches = 1;
   bool keep = false;
   // Named by the process, so that two benches at once do not share a file.
   std::string path = (std::filesystem::temp_directory_path() /
@@ -208,6 +210,8 @@ int main(int argc, char** argv) {
       runs = std::atoi(argv[++i]);
     } else if (a == "--groups" && has_value) {
       groups = std::atoi(argv[++i]);
+    } else if (a == "--launches" && has_value) {
+      launches = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--store" && has_value) {
       path = argv[++i];
     } else if (a == "--repeat" && has_value) {
@@ -215,7 +219,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: history_bench [--runs N] [--groups G] "
-                   "[--store PATH] [--repeat R] [--keep]\n");
+                   "[--store PATH] [--repeat R] [--keep] [--launches L]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -245,12 +249,17 @@ int main(int argc, char** argv) {
         k.start_ns = 1000 + 100000 * g;
         k.duration_ns = static_cast<int64_t>(ns[r]);
         k.fraction_of_roof = 0.5 * spec.base / ns[r];
-        s.AddKernel(k);
+        for (int l = 0; l < launches; ++l) {
+          s.AddKernel(k);
+          k.start_ns += 100000 * groups;
+        }
       }
     }
   }
-  std::printf("store: %d runs x %d groups (%d kernels) written in %.1f s: %s\n",
-              runs, groups, runs * groups, Wall() - t0, path.c_str());
+  std::printf("store: %d runs x %d groups x %d launches (%d kernels) written "
+              "in %.1f s: %s\n",
+              runs, groups, launches, runs * groups * launches, Wall() - t0,
+              path.c_str());
   // A copy of it with the aggregates (the same kernel rows).
   const std::string with_aggregates = path + ".aggregates";
   std::filesystem::copy_file(path, with_aggregates,
