@@ -159,6 +159,18 @@ struct Accumulator {
                                  : 1.0;
   }
 
+  // FLOPs of a precision class (none without a class or FLOPs).
+  void AddPrecisionFlops(std::string_view precision, double f) {
+    if (precision.empty() || f <= 0) return;
+    for (auto& [p, sum] : precision_flops) {
+      if (p == precision) {
+        sum += f;
+        return;
+      }
+    }
+    precision_flops.emplace_back(std::string(precision), f);
+  }
+
   void Add(const KernelRow& k, const KernelClass& c) {
     ++count;
     const int64_t t = k.duration_ns;
@@ -169,17 +181,7 @@ struct Accumulator {
       flops += *k.flops;
       ++flops_n;
       flops_time_ns += t;
-      if (!k.precision.empty() && *k.flops > 0) {
-        bool found = false;
-        for (auto& [p, f] : precision_flops) {
-          if (p == k.precision) {
-            f += *k.flops;
-            found = true;
-            break;
-          }
-        }
-        if (!found) precision_flops.emplace_back(std::string(k.precision), *k.flops);
-      }
+      AddPrecisionFlops(k.precision, static_cast<double>(*k.flops));
     }
     if (k.dram_bytes) {
       bytes += *k.dram_bytes;
@@ -222,17 +224,7 @@ struct Accumulator {
       flops += a.flops;
       flops_n += a.flops_launches;
       flops_time_ns += a.flops_time_ns;
-      if (!a.precision.empty() && a.flops > 0) {
-        bool found = false;
-        for (auto& [p, f] : precision_flops) {
-          if (p == a.precision) {
-            f += a.flops;
-            found = true;
-            break;
-          }
-        }
-        if (!found) precision_flops.emplace_back(std::string(a.precision), a.flops);
-      }
+      AddPrecisionFlops(a.precision, a.flops);
     }
     if (a.bytes_launches > 0) {
       bytes += a.dram_bytes;

@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <string>
 
+#include "bench/support/bench_clock.h"
 #include "analyzer/changepoint.h"
 #include "analyzer/history.h"
 #include "store/db.h"
@@ -43,13 +44,9 @@ namespace rt = rooftrace;
 
 namespace {
 
-double Cpu() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+double Cpu() { return rooftrace::bench::CpuSeconds(); }
 
-double Wall() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+double Wall() { return rooftrace::bench::WallSeconds(); }
 
 // CPU seconds the server `postmaster` and its children (one per
 // connection) have used: what a read costs on the server's side, on the

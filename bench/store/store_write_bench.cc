@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/support/bench_clock.h"
 #include "store/store.h"
 #include "tests/support/pg_server.h"
 
@@ -36,12 +37,8 @@ namespace ts = rooftrace::test_support;
 
 namespace {
 
-double Cpu() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
-double Wall() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+double Cpu() { return rooftrace::bench::CpuSeconds(); }
+double Wall() { return rooftrace::bench::WallSeconds(); }
 
 // The texts the rows point at (KernelRow holds views).
 struct Texts {

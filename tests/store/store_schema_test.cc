@@ -88,6 +88,17 @@ class StoreSchemaTest : public ::testing::Test {
     return path;
   }
 
+  // Stores `trace` as run 1, then turns the store back into an older
+  // schema with `downgrade`; returns run 1's kernels as they were.
+  std::vector<std::string> IngestThenDowngrade(const std::string& trace,
+                                               const char* downgrade) {
+    EXPECT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+    std::vector<std::string> before =
+        Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id");
+    Exec(store_, downgrade);
+    return before;
+  }
+
   // The layout of a store created now: what an upgraded one must have.
   std::map<std::string, std::vector<std::string>> FreshLayout() {
     const std::string fresh = dir_.File("fresh.sqlite");
@@ -403,10 +414,9 @@ TEST_F(StoreSchemaTest, Schema5StoreIsUpgradedToSchema6) {
 // its view and trigger made again; its old kernels keep every column.
 TEST_F(StoreSchemaTest, Schema6StoreIsUpgradedToSchema7) {
   const std::string trace = Trace();
-  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
   const std::vector<std::string> before =
-      Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id");
-  Exec(store_, test_support::kDowngradeToSchema6);
+      IngestThenDowngrade(trace, test_support::kDowngradeToSchema6);
+  if (HasFailure()) return;
   {
     StoreReader reader;
     ASSERT_TRUE(reader.Open(store_, store_).ok());
@@ -513,10 +523,9 @@ TEST_F(StoreSchemaTest, StoreKernelsKeepsTheRowsItSays) {
 // have both.
 TEST_F(StoreSchemaTest, Schema7StoreIsUpgradedToSchema8) {
   const std::string trace = Trace();
-  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
   const std::vector<std::string> before =
-      Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id");
-  Exec(store_, test_support::kDowngradeToSchema7);
+      IngestThenDowngrade(trace, test_support::kDowngradeToSchema7);
+  if (HasFailure()) return;
   {
     StoreReader reader;
     ASSERT_TRUE(reader.Open(store_, store_).ok());
