@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -736,6 +737,21 @@ TEST_P(StoreBackendTest, AnAggregateOnlyRunAnalyzesAsItsKernels) {
                                    "none"),
             std::string::npos)
       << refused.message();
+  // The CSV export writes its aggregates beside its (empty) kernels.
+  std::vector<std::string> files;
+  ASSERT_TRUE(
+      analyzer::WriteCsvTables(reader, 2, dir_.File("csv"), &files).ok());
+  ASSERT_FALSE(files.empty());
+  EXPECT_EQ(files.back(), dir_.File("csv") + "/kernel_aggregates.csv");
+  std::ifstream csv(files.back());
+  std::string header, line;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("run_id,name_id,shape,phase,op,", 0), 0u) << header;
+  int64_t launches_rows = 0;
+  while (std::getline(csv, line)) ++launches_rows;
+  EXPECT_EQ(launches_rows,
+            Int(store_, "SELECT COUNT(*) FROM kernel_aggregates WHERE "
+                        "run_id = 2"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreBackendTest,
