@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -591,6 +592,41 @@ TEST_F(StoreSchemaTest, ATextReusedAtTheSameAddressIsAnotherGroup) {
                          "n.name_id = a.name_id ORDER BY n.name"),
             (std::vector<std::string>{"kernel_a|2|2000", "kernel_b|1|1000"}));
   EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM kernel_rows"), 0);
+}
+
+// A long run's aggregates are stored with its first window and brought up
+// to date at most once a second after that, and at its end: a reader sees
+// them while the writer still runs (a collector that dies keeps them).
+TEST_F(StoreSchemaTest, ALongRunsAggregatesAreStoredAsItGoes) {
+  auto store = Store::Open(store_);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  (*store)->set_store_kernels(StoreKernels::kNone);
+  RunRow run;
+  auto run_id = (*store)->BeginRun(run);
+  ASSERT_TRUE(run_id.ok());
+  KernelRow k;
+  k.run_id = *run_id;
+  k.session_id = 1;
+  k.name = "kernel_a";
+  k.duration_ns = 1000;
+  auto launches = [&] {
+    return StoreQuery(store_).Int("SELECT IFNULL(SUM(launches), 0) FROM "
+                                  "kernel_aggregates");
+  };
+  const auto first = std::chrono::steady_clock::now();
+  for (int window = 0; window < 2; ++window) {
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE((*store)->AddKernel(k).ok());
+    ASSERT_TRUE((*store)->EndWrite().ok());
+    // The first window's are written at once; the second's wait for the
+    // next second (or the end), unless a loaded machine took that long.
+    if (std::chrono::steady_clock::now() - first <
+        std::chrono::milliseconds(900)) {
+      EXPECT_EQ(launches(), 3) << "window " << window;
+    }
+  }
+  run.run_id = *run_id;
+  ASSERT_TRUE((*store)->FinishRun(run, ImportStats()).ok());
+  EXPECT_EQ(launches(), 6);
 }
 
 // The store fills up in the middle of a write that has already committed
