@@ -52,6 +52,15 @@ Status WritePerfettoJson(StoreReader& store, int64_t run_id, std::ostream& out,
                          PerfettoStats* stats) {
   PerfettoStats local;
   if (!stats) stats = &local;
+  RT_ASSIGN_OR_RETURN(const RunRow run, store.ResolveRun(run_id));
+  if (run.store_kernels == "none") {
+    return InvalidArgument(
+        store.display_name() + ": run " + std::to_string(run_id) +
+        " was stored with --store-kernels none: it has per-group aggregates "
+        "and no kernel rows, so there is no kernel timeline to export; "
+        "`export --csv` writes its kernel_aggregates, or store the run with "
+        "--store-kernels all (sampled keeps some launches)");
+  }
   RT_ASSIGN_OR_RETURN(const auto devices, store.Devices(run_id));
   RT_ASSIGN_OR_RETURN(const auto sessions, store.SessionPids(run_id));
   std::map<int64_t, int64_t> pid_of_session(sessions.begin(), sessions.end());
@@ -206,10 +215,15 @@ Status WriteCsvTables(StoreReader& store, int64_t run_id, const std::string& dir
     return InvalidArgument("--csv " + dir + ": cannot create the directory (" +
                            ec.message() + ")");
   }
-  static const char* const kTables[] = {
+  std::vector<const char*> tables = {
       "runs",    "sessions", "devices",    "roofs",       "import_stats",
       "kernels", "memcpys",  "gemm_calls", "nvtx_ranges", "steps"};
-  for (const char* table : kTables) {
+  // A run that kept only some kernel rows: its groups' sums too.
+  RT_ASSIGN_OR_RETURN(const RunRow run, store.ResolveRun(run_id));
+  if (run.store_kernels == "none" || run.store_kernels == "sampled") {
+    tables.push_back("kernel_aggregates");
+  }
+  for (const char* table : tables) {
     const std::string path = dir + "/" + table + ".csv";
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     if (!f) return InvalidArgument("--csv " + path + ": cannot write");

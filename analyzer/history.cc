@@ -339,6 +339,35 @@ StatusOr<HistoryResult> BuildHistory(StoreReader& store,
                    });
   std::map<int64_t, size_t> position;  // run id -> index in h.runs
   std::vector<int64_t> ids;
+  // Runs whose groups come from their aggregates (store schema 8), and
+  // those read kernel by kernel. A run that kept only some kernel rows
+  // (--store-kernels sampled or none) is read from its aggregates only; a
+  // grouping they cannot serve (an NVTX range, a step) is refused for it.
+  const bool aggregates_serve = options.group_by != GroupBy::kNvtx &&
+                                options.group_by != GroupBy::kStep;
+  std::vector<int64_t> aggregate_ids, kernel_ids;
+  std::string partial_runs;
+  for (const RunRow& r : runs) {
+    const bool partial = !r.store_kernels.empty() && r.store_kernels != "all";
+    if (!r.store_kernels.empty() && aggregates_serve &&
+        (options.read_aggregates || partial)) {
+      aggregate_ids.push_back(r.run_id);
+    } else if (partial) {
+      partial_runs += (partial_runs.empty() ? "" : ", ") +
+                      std::to_string(r.run_id);
+    } else {
+      kernel_ids.push_back(r.run_id);
+    }
+  }
+  if (!partial_runs.empty()) {
+    return InvalidArgument(
+        input + ": --by " + GroupByName(options.group_by) +
+        " needs every kernel row, and runs " + partial_runs +
+        " were stored with --store-kernels sampled or none (per-group "
+        "aggregates only); group them by family+shape, family, phase, op, "
+        "kernel or category, or store their kernels with --store-kernels "
+        "all");
+  }
   for (const RunRow& r : runs) {
     HistoryRun run;
     run.run_id = r.run_id;
@@ -446,23 +475,58 @@ StatusOr<HistoryResult> BuildHistory(StoreReader& store,
     }
     return OkStatus();
   };
+  // Rows of run `run_id` arrive: the previous run is complete at its
+  // first one. False: not a run asked for.
+  std::set<int64_t> with_aggregates;  // runs that had aggregate rows
+  auto start_run = [&](int64_t run_id, bool* asked) -> Status {
+    *asked = true;
+    if (builder && h.runs[at].run_id == run_id) return OkStatus();
+    RT_RETURN_IF_ERROR(finish_run());
+    const auto run = position.find(run_id);
+    if (run == position.end()) {
+      *asked = false;
+      return OkStatus();
+    }
+    at = run->second;
+    ReportOptions ro;
+    ro.run_id = run_id;
+    ro.group_by = options.group_by;
+    ro.with_families = false;
+    builder.emplace(ro);
+    for (const auto& [phase, count] : steps[at].per_phase) {
+      for (int64_t n = 0; n < count; ++n) builder->AddStep(phase);
+    }
+    return OkStatus();
+  };
+  // A group's series figures are its sums' (mean time per launch, time
+  // share, time-weighted % of roof), the same from a run's aggregates as
+  // from its kernels (store_backends_test); a few hundred rows a run
+  // instead of one per kernel.
+  RT_RETURN_IF_ERROR(store.ForEachAggregateOfRuns(
+      aggregate_ids, [&](const KernelAggregateRow& a) {
+        bool asked = false;
+        RT_RETURN_IF_ERROR(start_run(a.run_id, &asked));
+        if (!asked) return OkStatus();
+        builder->AddAggregate(a);
+        h.runs[at].kernel_count += a.launches;
+        with_aggregates.insert(a.run_id);
+        return OkStatus();
+      }, grouping_columns ? StoreReader::KernelColumnSet::kGrouping
+                          : StoreReader::KernelColumnSet::kAll));
+  RT_RETURN_IF_ERROR(finish_run());
+  // A run whose writer died before its aggregates were first written has
+  // none: its kernel rows, when it kept them all, are read instead.
+  for (const RunRow& r : runs) {
+    if (r.store_kernels == "all" && aggregates_serve &&
+        options.read_aggregates && !with_aggregates.count(r.run_id)) {
+      kernel_ids.push_back(r.run_id);
+    }
+  }
   RT_RETURN_IF_ERROR(
-      store.ForEachKernelOfRuns(ids, [&](const KernelRow& k) {
-        if (!builder || h.runs[at].run_id != k.run_id) {
-          // The first kernel of the next run: the previous one is complete.
-          RT_RETURN_IF_ERROR(finish_run());
-          const auto run = position.find(k.run_id);
-          if (run == position.end()) return OkStatus();  // not asked for
-          at = run->second;
-          ReportOptions ro;
-          ro.run_id = k.run_id;
-          ro.group_by = options.group_by;
-          ro.with_families = false;
-          builder.emplace(ro);
-          for (const auto& [phase, count] : steps[at].per_phase) {
-            for (int64_t n = 0; n < count; ++n) builder->AddStep(phase);
-          }
-        }
+      store.ForEachKernelOfRuns(kernel_ids, [&](const KernelRow& k) {
+        bool asked = false;
+        RT_RETURN_IF_ERROR(start_run(k.run_id, &asked));
+        if (!asked) return OkStatus();
         builder->Add(k);
         ++h.runs[at].kernel_count;
         return OkStatus();

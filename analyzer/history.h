@@ -78,6 +78,10 @@ struct HistoryOptions {
   // listed as "watch" (a first pass, as Otava's weak change points).
   double watch_pvalue = 0.2;
   HistoryMetric metric = HistoryMetric::kTimePerLaunch;
+  // Read a run's stored aggregates (kernel_aggregates, store schema 8)
+  // instead of its kernels where they serve the grouping (all but --by
+  // nvtx and step). Tests turn it off to compare both reads.
+  bool read_aggregates = true;
 };
 
 struct HistoryRun {

@@ -113,6 +113,7 @@ struct CollectOptions {
   uint64_t window_ns = 0;     // --window: a run per window; 0: one run
   std::string metrics_listen;  // --metrics-listen; empty: no /metrics
   size_t metrics_top = 50;     // --metrics-top
+  StoreKernels store_kernels = StoreKernels::kAll;  // --store-kernels
 };
 
 // A token shorter than this is refused: guessing one must stay hopeless
@@ -175,13 +176,14 @@ StatusOr<std::string> ReadToken(const std::string& token_file) {
 int IngestAll(const std::vector<std::string>& ingest,
               const std::vector<std::string>& names, const std::string& store,
               const std::string& profile, const RunLabels& labels,
-              const std::string& stopped) {
+              const std::string& stopped, StoreKernels store_kernels) {
   const std::string shown = StoreDisplayName(store);
   for (size_t i = 0; i < ingest.size(); ++i) {
     const std::string& f = names[i];
     IngestOptions io;
     io.device_profile_path = profile;
     io.labels = labels;
+    io.store_kernels = store_kernels;
     io.progress = true;
     io.stop = stopped.empty() ? &g_stop : nullptr;
     io.shown_name = names[i];
@@ -279,7 +281,7 @@ int Serve(const CollectOptions& co) {
     // Operators of Python hosts (the ops route) are costed by the importer.
     ro.preparer = LiveOpsPreparer(SourceOptions());
     rec = CreateWindowedRecorder(ro, co.store, co.window_ns > 0,
-                                 metrics.get());
+                                 metrics.get(), co.store_kernels);
   }
   if (!listening.ok() || !rec.ok()) {
     if (!so.raw_dir.empty()) rmdir(so.raw_dir.c_str());  // if empty
@@ -381,7 +383,8 @@ int CollectMain(int argc, char** argv) {
       "  rooftrace collect --listen unix:/tmp/rt.sock --store runs.sqlite\n"
       "  rooftrace collect --store runs.sqlite --ingest spool/*.rft";
   std::vector<std::string> listen, ingest, label_words;
-  std::string store = "runs.sqlite", profile, token_file;
+  std::string store = "runs.sqlite", profile, token_file,
+              store_kernels = "all";
   bool keep_raw = false, insecure_tcp = false;
   std::string window, metrics_listen;
   size_t metrics_top = 50;
@@ -391,6 +394,8 @@ int CollectMain(int argc, char** argv) {
       "unix:PATH or tcp:HOST:PORT (repeatable; default unix:$TMPDIR/rooftrace.sock "
       "when nothing is ingested)")(
       "store", po::value(&store)->default_value(store), "run store: an SQLite file or a postgresql:// URL")(
+      "store-kernels", po::value(&store_kernels)->default_value(store_kernels),
+      kStoreKernelsHelp)(
       "ingest", po::value(&ingest)->multitoken()->composing(),
       "trace files (.rft) to store, one run each")(
       "device-profile", po::value(&profile),
@@ -442,6 +447,11 @@ int CollectMain(int argc, char** argv) {
   ServerOptions limits;
   if (Status s = ApplyServerLimits(limit_flags, &limits); !s.ok()) {
     std::cerr << "rooftrace collect: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  const StatusOr<StoreKernels> kept = ParseStoreKernels(store_kernels);
+  if (!kept.ok()) {
+    std::cerr << "rooftrace collect: " << kept.status().message() << "\n";
     return kExitUsage;
   }
   // From here SIGINT/SIGTERM end the command through its own exits (3 and
@@ -500,7 +510,7 @@ int CollectMain(int argc, char** argv) {
     return kExitUsage;
   }
   if (const int rc = IngestAll(ingest, names, store, profile, *labels,
-                               stopped);
+                               stopped, *kept);
       rc != kExitOk) {
     return rc;
   }
@@ -519,6 +529,7 @@ int CollectMain(int argc, char** argv) {
   co.limits = limits;
   co.token = *token;
   co.insecure_tcp = insecure_tcp;
+  co.store_kernels = *kept;
   return Serve(co);
 }
 

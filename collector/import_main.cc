@@ -83,13 +83,16 @@ int ImportMain(int argc, char** argv) {
       "  rooftrace import replay.json.gz --capture capture.json.gz -o "
       "runs.sqlite";
   std::vector<std::string> files;
-  std::string out, format = "auto", device, profile, counters, model;
+  std::string out, format = "auto", device, profile, counters, model,
+      store_kernels = "all";
   std::vector<std::string> captures, label_words;
   std::optional<int64_t> rank, pid;
   bool quiet = false;
   int64_t max_decompressed_mib = 0;  // signed: -1 is refused, not wrapped
   spec.options.add_options()(
       "output,o", po::value(&out), "run store to write (created if missing)")(
+      "store-kernels", po::value(&store_kernels)->default_value(store_kernels),
+      kStoreKernelsHelp)(
       "format", po::value(&format)->default_value(format),
       ("auto (detect by content) or one of the formats rooftrace reads: " +
        SourceFormatList())
@@ -133,6 +136,8 @@ int ImportMain(int argc, char** argv) {
   const CommandFailure fail{kName};
   const auto labels = ParseKeyValues(label_words, "--label");
   if (!labels.ok()) return fail(labels.status().message());
+  const StatusOr<StoreKernels> kept = ParseStoreKernels(store_kernels);
+  if (!kept.ok()) return fail(kept.status().message());
   if (files.empty()) return fail("no trace file given; see --help");
   if (out.empty()) {
     return fail("no store given: name one with -o runs.sqlite");
@@ -196,6 +201,7 @@ int ImportMain(int argc, char** argv) {
   auto store = Store::Open(out);
   if (!store.ok()) return fail(store.status().message());
   (*store)->set_atomic_runs(true);
+  (*store)->set_store_kernels(*kept);
   const std::string shown = StoreDisplayName(out);  // without a password
   SourceOptions options;
   options.device_key = device;

@@ -145,6 +145,8 @@ struct ProfileOptions {
   RunLabels labels;  // parsed by CheckProfileOptions
   std::string window;      // --window: a run per window of this length
   uint64_t window_ns = 0;  // parsed by CheckProfileOptions; 0: one run
+  std::string store_kernels_word = "all";
+  StoreKernels store_kernels = StoreKernels::kAll;  // parsed likewise
   // The embedded collector's limits on its peers, as given and checked.
   ServerLimitFlags limit_flags;
   ServerOptions limits;  // set by CheckProfileOptions
@@ -172,6 +174,8 @@ Status CheckProfileOptions(ProfileOptions* o) {
     RT_ASSIGN_OR_RETURN(o->window_ns,
                         ParseWindowDuration(o->window, "--window"));
   }
+  RT_ASSIGN_OR_RETURN(o->store_kernels,
+                      ParseStoreKernels(o->store_kernels_word));
   if (o->sample_every < 1) {
     return InvalidArgument("--sample-every " +
                            std::to_string(o->sample_every) +
@@ -641,7 +645,8 @@ int ProfileRun(const ProfileOptions& o, const std::string& dir) {
   ro.labels = o.labels;
   // Operators of a Python host (--ops torch) are costed by the importer.
   ro.preparer = LiveOpsPreparer(SourceOptions());
-  auto windowed = CreateWindowedRecorder(ro, o.out, o.window_ns > 0, nullptr);
+  auto windowed = CreateWindowedRecorder(ro, o.out, o.window_ns > 0, nullptr,
+                                         o.store_kernels);
   if (!windowed.ok()) {
     fs::remove_all(dir);
     std::cerr << "rooftrace profile: " << windowed.status().message() << "\n";
@@ -835,6 +840,9 @@ int ProfileMain(int argc, char** argv) {
       "1h), each stored as its own run with the --label labels plus "
       "window=N and window_start=UTC time (as collect --window); the "
       "summary printed is the last window's")(
+      "store-kernels",
+      po::value(&o.store_kernels_word)->default_value(o.store_kernels_word),
+      kStoreKernelsHelp)(
       "top", po::value(&o.top)->default_value(15), "kernel rows in the table")(
       "wait-descendants",
       po::value(&o.wait_descendants)->default_value(o.wait_descendants),

@@ -315,9 +315,10 @@ Status WindowSink::EndWrite() {
 
 StatusOr<WindowedRecorder> CreateWindowedRecorder(
     const RecorderOptions& options, const std::string& store_path,
-    bool windowed, WindowObserver* observer) {
+    bool windowed, WindowObserver* observer, StoreKernels store_kernels) {
   RT_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
                       Store::Open(store_path, Store::Durability::kDurable));
+  store->set_store_kernels(store_kernels);
   auto sink = std::make_unique<WindowSink>(std::move(store), windowed,
                                            observer);
   WindowedRecorder w;

@@ -171,11 +171,13 @@ struct WindowedRecorder {
   std::unique_ptr<RunRecorder> recorder;
   WindowSink* windows = nullptr;  // owned by the recorder
 };
-// `windowed`: runs cut by WindowSink::EndWindow; `observer` may be null.
+// `windowed`: runs cut by WindowSink::EndWindow; `observer` may be null;
+// `store_kernels`: the kernel rows each run keeps (its aggregates always).
 // Errors name the store and the fix.
 StatusOr<WindowedRecorder> CreateWindowedRecorder(
     const RecorderOptions& options, const std::string& store_path,
-    bool windowed, WindowObserver* observer);
+    bool windowed, WindowObserver* observer,
+    StoreKernels store_kernels = StoreKernels::kAll);
 
 // ServerOptions::on_window_end for `w`: ends its window with the
 // recorder's statistics plus the open sessions'; a failure is logged with

@@ -60,6 +60,10 @@ struct RunRow {
   // The user's labels (table run_labels): what `history --where` selects
   // runs by. Empty for a store older than schema 6.
   RunLabels labels;
+  // Which kernel rows the run kept (runs.store_kernels, schema 8): 'all',
+  // 'sampled' or 'none' (then only kernel_aggregates); empty: a run of an
+  // older schema, every kernel row and no aggregates.
+  std::string store_kernels;
 };
 
 // sessions: one producer (process) of a run.
@@ -171,6 +175,37 @@ struct KernelRow {
   std::string_view bound;
   std::optional<int64_t> step_id;
   std::string_view phase;
+};
+
+// kernel_aggregates (schema 8): the kernels of one run that share a
+// grouping key (name, shape, phase, operator, precision, bound, figure
+// sources, token count, whether a GEMM call launched them), summed as a
+// report sums them (report/report.cc Accumulator), so that a report
+// grouped by any of those (history, an aggregate-only run's analyze) needs
+// one row per group instead of one per kernel. Sources are stored as
+// their class: 'counters (sampled)' for every sampled variant,
+// 'pm-sampling' for every PM-sampled one.
+struct KernelAggregateRow {
+  int64_t run_id = 0;
+  std::string_view name, demangled, family;
+  std::string_view shape, phase, op, precision, bound;
+  std::string_view flops_source, bytes_source;
+  std::optional<int64_t> token_count;
+  bool gemm_call = false;  // launched by a GEMM call (gemm_call_id set)
+  int64_t launches = 0;
+  int64_t time_ns = 0, min_ns = 0, max_ns = 0;
+  // Over the launches whose FLOPs (bytes; fraction of roof) are known:
+  // their number, their time, and the sum.
+  int64_t flops_launches = 0, flops_time_ns = 0;
+  double flops = 0;
+  int64_t bytes_launches = 0, bytes_time_ns = 0;
+  double dram_bytes = 0;
+  double fraction_weighted = 0;  // sum of fraction_of_roof x duration
+  int64_t fraction_time_ns = 0;
+  // FLOPs and bytes of the launches that have both (arithmetic intensity).
+  double ai_flops = 0, ai_bytes = 0;
+  // Launches whose fraction of roof is above 1 (report.h AboveRoof).
+  int64_t above_roof_launches = 0, above_roof_ns = 0;
 };
 
 // kernel_metrics: one raw counter value of one kernel, exactly as the tool

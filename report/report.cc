@@ -162,6 +162,18 @@ struct Accumulator {
                                  : 1.0;
   }
 
+  // FLOPs of a precision class (none without a class or FLOPs).
+  void AddPrecisionFlops(std::string_view precision, double f) {
+    if (precision.empty() || f <= 0) return;
+    for (auto& [p, sum] : precision_flops) {
+      if (p == precision) {
+        sum += f;
+        return;
+      }
+    }
+    precision_flops.emplace_back(std::string(precision), f);
+  }
+
   void Add(const KernelRow& k, const KernelClass& c) {
     ++count;
     const int64_t t = k.duration_ns;
@@ -172,17 +184,7 @@ struct Accumulator {
       flops += *k.flops;
       ++flops_n;
       flops_time_ns += t;
-      if (!k.precision.empty() && *k.flops > 0) {
-        bool found = false;
-        for (auto& [p, f] : precision_flops) {
-          if (p == k.precision) {
-            f += *k.flops;
-            found = true;
-            break;
-          }
-        }
-        if (!found) precision_flops.emplace_back(std::string(k.precision), *k.flops);
-      }
+      AddPrecisionFlops(k.precision, static_cast<double>(*k.flops));
     }
     if (k.dram_bytes) {
       bytes += *k.dram_bytes;
@@ -213,6 +215,39 @@ struct Accumulator {
     bound_ns[c.bound] += t;
     ++phase_n[c.phase];
     ++bound_n[c.bound];
+    flops_sources |= c.flops_source;
+    bytes_sources |= c.bytes_source;
+  }
+
+  // A stored group of launches (kernel_aggregates) at once: the same sums
+  // as adding each launch, except the time spread (median, extremes and
+  // deviation need every launch) and the PM-sampled error share.
+  void AddAggregate(const KernelAggregateRow& a, const KernelClass& c) {
+    count += a.launches;
+    time_ns += a.time_ns;
+    AddShape(a.shape, a.time_ns, a.token_count);
+    if (a.flops_launches > 0) {
+      flops += a.flops;
+      flops_n += a.flops_launches;
+      flops_time_ns += a.flops_time_ns;
+      AddPrecisionFlops(a.precision, a.flops);
+    }
+    if (a.bytes_launches > 0) {
+      bytes += a.dram_bytes;
+      bytes_n += a.bytes_launches;
+      bytes_time_ns += a.bytes_time_ns;
+      if (c.bytes_source == kSourcePmSampled) pm_bytes += a.dram_bytes;
+    }
+    ai_flops += a.ai_flops;
+    ai_bytes += a.ai_bytes;
+    fraction_weighted += a.fraction_weighted;
+    fraction_time_ns += a.fraction_time_ns;
+    above_roof_count += a.above_roof_launches;
+    above_roof_ns += a.above_roof_ns;
+    phase_ns[c.phase] += a.time_ns;
+    bound_ns[c.bound] += a.time_ns;
+    phase_n[c.phase] += a.launches;
+    bound_n[c.bound] += a.launches;
     flops_sources |= c.flops_source;
     bytes_sources |= c.bytes_source;
   }
@@ -609,10 +644,60 @@ void ReportBuilder::SetMeasuredSmClock(int64_t khz) {
       *options_.reannotate, static_cast<double>(khz) * 1e3);
 }
 
-void ReportBuilder::Add(const KernelRow& k) {
+void ReportBuilder::Add(const KernelRow& k) { AddOne(k, nullptr); }
+
+void ReportBuilder::AddAggregate(const KernelAggregateRow& a) {
+  // The group's launches as one kernel row for the grouping (its name,
+  // shape, phase, operator); the sums come from `a`. Its gemm_call_id is
+  // left unset as the store reader leaves a kernel's (ForEachKernel does
+  // not read it), so that --by category puts a stored run's groups where
+  // its kernels go.
+  KernelRow k;
+  k.run_id = a.run_id;
+  k.name = a.name;
+  k.demangled = a.demangled;
+  k.family = a.family;
+  k.shape = a.shape;
+  k.token_count = a.token_count;
+  k.phase = a.phase;
+  k.op = a.op;
+  k.precision = a.precision;
+  k.bound = a.bound;
+  k.flops_source = a.flops_source;
+  k.bytes_source = a.bytes_source;
+  k.duration_ns = a.time_ns;
+  AddOne(k, &a);
+}
+
+void ReportBuilder::AddOne(const KernelRow& k, const KernelAggregateRow* a) {
   State& st = *state_;
   Report& report = report_;
   const ReportOptions& options = options_;
+  // A group of launches has no times of its own: no busy timeline, no
+  // collective calls, no duration buckets.
+  if (a != nullptr) {
+    KernelClass c;
+    if (a->fraction_time_ns > 0) {
+      c.fraction = a->fraction_weighted / static_cast<double>(a->fraction_time_ns);
+    }
+    c.above_roof = a->above_roof_launches > 0 &&
+                   a->above_roof_launches == a->launches;
+    c.phase = PhaseIndex(k.phase);
+    c.bound = BoundIndex(k.bound);
+    c.flops_source = SourceBit(k.flops_source);
+    c.bytes_source = SourceBit(k.bytes_source);
+    report.kernel_count += a->launches;
+    report.total_ns += a->time_ns;
+    report.kernels_with_flops += a->flops_launches;
+    report.kernels_with_bytes += a->bytes_launches;
+    // The launches with either figure: within a group both sources are
+    // one each, so those with one are (nearly always) those with the other.
+    report.ns_with_figures += std::max(a->flops_time_ns, a->bytes_time_ns);
+    report.kernels_above_roof += a->above_roof_launches;
+    report.ns_above_roof += a->above_roof_ns;
+    AddToGroups(k, &c, a);
+    return;
+  }
   st.busy.AddKernel(k.device_id.value_or(0), k.start_ns.value_or(0),
                     k.end_ns.value_or(0));
   const bool collective = IsCollectiveKernel(k);
@@ -674,6 +759,21 @@ void ReportBuilder::Add(const KernelRow& k) {
     report.durations[b].time_ns += k.duration_ns;
   }
 
+  AddToGroups(k, &c, nullptr);
+}
+
+void ReportBuilder::AddToGroups(const KernelRow& k, const void* kernel_class,
+                                const KernelAggregateRow* a) {
+  State& st = *state_;
+  const ReportOptions& options = options_;
+  const KernelClass& c = *static_cast<const KernelClass*>(kernel_class);
+  auto put = [&](Accumulator& g) {
+    if (a != nullptr) {
+      g.AddAggregate(*a, c);
+    } else {
+      g.Add(k, c);
+    }
+  };
   std::string_view family = st.family_cache.Get(k);
   if (family.empty()) family = "(unnamed)";
   auto slot_it = st.family_slots.find(family);
@@ -741,7 +841,7 @@ void ReportBuilder::Add(const KernelRow& k) {
     group = &g;
     if (options.group_by == GroupBy::kFamily) slots.group = group;
   }
-  group->Add(k, c);
+  put(*group);
   if (options.with_families) {
     // One plot point per family and phase: prefill and decode launches of
     // one GEMM family sit at very different intensities. Kernels above
@@ -761,9 +861,9 @@ void ReportBuilder::Add(const KernelRow& k) {
                   (c.above_roof ? ", above roof)" : ")");
       }
     }
-    f->Add(k, c);
+    put(*f);
   }
-  st.phases[c.phase].Add(k, c);
+  put(st.phases[c.phase]);
 }
 
 StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
@@ -927,6 +1027,27 @@ StatusOr<Report> BuildReport(StoreReader& store, const ReportOptions& options) {
     builder.AddStep(s.phase);
     return OkStatus();
   }));
+  if (run.store_kernels == "none" || run.store_kernels == "sampled") {
+    // The run kept per-group aggregates, not every kernel row: the groups
+    // are built from them; what needs each launch's times (busy time,
+    // collectives, duration buckets, time spreads) is left out.
+    if (options.group_by == GroupBy::kNvtx ||
+        options.group_by == GroupBy::kStep) {
+      return InvalidArgument(
+          store.display_name() + ": run " + std::to_string(run.run_id) +
+          " was stored with --store-kernels " + run.store_kernels +
+          " (per-group aggregates, not every kernel), and --by " +
+          GroupByName(options.group_by) +
+          " needs every kernel; group by family, family+shape, phase, op, "
+          "kernel or category, or store the run with --store-kernels all");
+    }
+    RT_RETURN_IF_ERROR(store.ForEachAggregateOfRuns(
+        {run.run_id}, [&](const KernelAggregateRow& a) {
+          builder.AddAggregate(a);
+          return OkStatus();
+        }));
+    return builder.Finish(store.display_name());
+  }
   // Kernels and copies in start order: the busy timeline then never meets
   // an interval older than what it has folded (busy_time.h), however long
   // the run, and any row ends a batch; one in 4,096 does.

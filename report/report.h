@@ -289,6 +289,11 @@ class ReportBuilder {
   void SetMeasuredSmClock(int64_t khz);
   // One kernel; the view's strings are used during the call only.
   void Add(const KernelRow& k);
+  // A stored group of launches (kernel_aggregates, store schema 8) at
+  // once: the groups' and phases' sums as if each launch had been added.
+  // Not kept from it: the busy timeline, collectives, the duration
+  // histogram and each group's time spread (they need every launch).
+  void AddAggregate(const KernelAggregateRow& a);
   // One raw metric of a kernel: the collective figures (kCollective*) are
   // kept for the kernel they name, whichever of it and its metrics comes
   // first; others are ignored.
@@ -309,6 +314,12 @@ class ReportBuilder {
 
  private:
   std::vector<CollectiveRow> FinishCollectives();
+  // Add() of a kernel or, with `a`, AddAggregate() of its group.
+  void AddOne(const KernelRow& k, const KernelAggregateRow* a);
+  // Into its group, family point and phase; `kernel_class` is report.cc's
+  // KernelClass of `k`.
+  void AddToGroups(const KernelRow& k, const void* kernel_class,
+                   const KernelAggregateRow* a);
 
   struct State;
   ReportOptions options_;

@@ -650,6 +650,10 @@ void WriteHeaderText(const Report& r, std::ostream& out) {
   }
   out << "  source:   " << SourceLine(h.run, false) << "\n";
   if (!h.ingest_warning.empty()) out << "  WARNING:  " << h.ingest_warning << "\n";
+  if (h.run.store_kernels == "none" || h.run.store_kernels == "sampled") {
+    out << "  kernels:  per-group aggregates (stored with --store-kernels "
+        << h.run.store_kernels << "): no busy time or time spreads\n";
+  }
   if (!h.run.command.empty()) out << "  command:  " << h.run.command << "\n";
   if (!h.run.labels.empty()) {
     out << "  labels:   " << LabelsLine(h.run.labels) << "\n";

@@ -12,6 +12,7 @@
 
 #include "rooftrace_version.h"
 #include "base/command_name.h"
+#include "model/roof_model.h"
 #include "store/indexed_text.h"
 #include "store/schema_version.h"
 #include "store/store_reader.h"
@@ -46,7 +47,7 @@ CREATE TABLE IF NOT EXISTS runs (
   device_name TEXT, roof_source TEXT, flops_sources TEXT,
   producer_version TEXT, complete INTEGER, origin TEXT,
   source_format TEXT, source_file TEXT, source_sha256 TEXT,
-  incomplete_reason TEXT);
+  incomplete_reason TEXT, store_kernels TEXT);
 CREATE TABLE IF NOT EXISTS run_labels (
   run_id INTEGER NOT NULL REFERENCES runs(run_id), key TEXT NOT NULL,
   value TEXT NOT NULL, PRIMARY KEY (run_id, key));
@@ -185,6 +186,20 @@ CREATE TABLE IF NOT EXISTS nvtx_ranges (
   range_id INTEGER, parent_range_id INTEGER, domain TEXT, name TEXT,
   kind TEXT, depth INTEGER, start_ns INTEGER, end_ns INTEGER,
   thread_id INTEGER, end_thread_id INTEGER, path TEXT);
+-- Per run, its kernels summed per grouping key (schema 8; docs/store.md).
+CREATE TABLE IF NOT EXISTS kernel_aggregates (
+  run_id INTEGER NOT NULL, name_id INTEGER REFERENCES kernel_names(name_id),
+  shape TEXT, phase TEXT, op TEXT, precision TEXT, bound TEXT,
+  flops_source TEXT, bytes_source TEXT, token_count INTEGER,
+  gemm_call INTEGER NOT NULL, launches INTEGER NOT NULL,
+  time_ns INTEGER NOT NULL, min_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL,
+  flops_launches INTEGER NOT NULL, flops_time_ns INTEGER NOT NULL,
+  flops REAL NOT NULL, bytes_launches INTEGER NOT NULL,
+  bytes_time_ns INTEGER NOT NULL, dram_bytes REAL NOT NULL,
+  fraction_weighted REAL NOT NULL, fraction_time_ns INTEGER NOT NULL,
+  ai_flops REAL NOT NULL, ai_bytes REAL NOT NULL,
+  above_roof_launches INTEGER NOT NULL, above_roof_ns INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS kernel_aggregates_run ON kernel_aggregates(run_id);
 CREATE TABLE IF NOT EXISTS steps (
   run_id INTEGER NOT NULL, step_id INTEGER NOT NULL, session_id INTEGER,
   start_ns INTEGER, end_ns INTEGER, phase TEXT, token_count INTEGER,
@@ -242,7 +257,59 @@ class Binder {
   int i_ = 1;
 };
 
+// A figure source as kernel_aggregates keys it: its class, without the
+// counts and spreads a sampled or PM-sampled source states per kernel
+// (which would make a group per launch).
+std::string_view SourceClass(std::string_view source) {
+  if (IsSampledSourceName(source)) return "counters (sampled)";
+  if (IsPmSampledSourceName(source)) return "pm-sampling";
+  return source;
+}
+
+void AppendBytes(std::string* key, const void* p, size_t n) {
+  key->append(static_cast<const char*>(p), n);
+}
+
+// Length-prefixed, so that no text can end inside another's bytes.
+void AppendText(std::string* key, std::string_view v) {
+  const uint32_t n = static_cast<uint32_t>(v.size());
+  AppendBytes(key, &n, sizeof(n));
+  key->append(v);
+}
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// How often a long run's aggregates are rewritten between windows: they
+// are a few hundred rows, rewritten whole; a crash loses at most this much
+// of them (its kernel rows, when kept, are the batches' as before).
+constexpr int64_t kAggregatesEveryNs = 1'000'000'000;
+
 }  // namespace
+
+const char* StoreKernelsName(StoreKernels k) {
+  switch (k) {
+    case StoreKernels::kAll: return "all";
+    case StoreKernels::kSampled: return "sampled";
+    case StoreKernels::kNone: return "none";
+  }
+  return "all";
+}
+
+StatusOr<StoreKernels> ParseStoreKernels(std::string_view value) {
+  if (value == "all") return StoreKernels::kAll;
+  if (value == "sampled") return StoreKernels::kSampled;
+  if (value == "none") return StoreKernels::kNone;
+  return InvalidArgument("--store-kernels " + std::string(value) +
+                         ": unknown value; give all (every kernel row), "
+                         "sampled (per group the first " +
+                         std::to_string(kSampledFirst) + " launches, then 1 in " +
+                         std::to_string(kSampledEvery) +
+                         ") or none (per-group aggregates only)");
+}
 
 Store::~Store() {
   // An atomic run that never finished leaves nothing behind.
@@ -290,6 +357,7 @@ Status Store::Step(const std::unique_ptr<DbStatement>& stmt,
     // The database may have rolled the transaction back: ids it held are
     // gone.
     name_ids_.clear();
+    ++names_epoch_;
     Status error = Error(what, rc.status());
     stmt->Reset();
     // The whole write goes (a full disk may have rolled back part of it
@@ -481,6 +549,19 @@ Status Store::MigrateFromSchema6() {
   return UpgradeSchema(6, statements);
 }
 
+// Schema 8 added per-run kernel aggregates (kernel_aggregates, made by
+// kSchema) and which kernel rows a run kept (runs.store_kernels). Older
+// runs keep every kernel row and have no aggregates (store_kernels NULL):
+// readers group their kernels as before.
+Status Store::MigrateFromSchema7() {
+  std::vector<const char*> statements;
+  if (!db_->HasColumn("runs", "store_kernels")) {
+    statements.push_back("ALTER TABLE runs ADD COLUMN store_kernels TEXT");
+  }
+  statements.push_back(kSchema);
+  return UpgradeSchema(7, statements);
+}
+
 // `tables`: the store's (Db::Tables), as RefuseWhatIsNotAStore read them.
 Status Store::RefuseForeignDatabase(const std::vector<std::string>& tables) {
   if (tables.empty()) return OkStatus();  // a new store
@@ -656,6 +737,9 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   if (version >= 1 && version <= 6) {
     RT_RETURN_IF_ERROR(s->MigrateFromSchema6());
   }
+  if (version >= 1 && version <= 7) {
+    RT_RETURN_IF_ERROR(s->MigrateFromSchema7());
+  }
   RT_RETURN_IF_ERROR(s->Exec(kSchema));
   RT_RETURN_IF_ERROR(
       s->Exec("INSERT INTO schema_info VALUES ('schema_version', '" +
@@ -744,6 +828,17 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   RT_RETURN_IF_ERROR(s->Prepare(
       "INSERT INTO run_labels (run_id, key, value) VALUES (?,?,?)",
       &s->insert_label_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "DELETE FROM kernel_aggregates WHERE run_id=?", &s->delete_aggregates_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO kernel_aggregates (run_id, name_id, shape, phase, op, "
+      "precision, bound, flops_source, bytes_source, token_count, gemm_call, "
+      "launches, time_ns, min_ns, max_ns, flops_launches, flops_time_ns, "
+      "flops, bytes_launches, bytes_time_ns, dram_bytes, fraction_weighted, "
+      "fraction_time_ns, ai_flops, ai_bytes, above_roof_launches, "
+      "above_roof_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+      "?,?,?,?)",
+      &s->insert_aggregate_));
   return s;
 }
 
@@ -760,7 +855,8 @@ StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
       "INSERT INTO runs (command, host, started_unix_ns, ended_unix_ns, mode, "
       "device_name, roof_source, flops_sources, producer_version, complete, "
       "origin, source_format, source_file, source_sha256, "
-      "incomplete_reason) VALUES (?,?,?,NULL,?,?,?,?,?,NULL,?,?,?,?,NULL)",
+      "incomplete_reason, store_kernels) VALUES (?,?,?,NULL,?,?,?,?,?,NULL,?,"
+      "?,?,?,NULL,?)",
       "run_id", &st));
   Binder(st)
       .TextOrNull(run.command)
@@ -774,9 +870,15 @@ StatusOr<int64_t> Store::BeginRun(const RunRow& run) {
       .TextOrNull(run.origin)
       .TextOrNull(run.source_format)
       .TextOrNull(run.source_file)
-      .TextOrNull(run.source_sha256);
+      .TextOrNull(run.source_sha256)
+      .Text(StoreKernelsName(store_kernels_));
   RT_ASSIGN_OR_RETURN(const int64_t run_id,
                       StepInsert(st, "cannot insert the run"));
+  groups_.clear();
+  group_index_.clear();
+  by_address_.assign(kAddressSlots, AddressSlot());
+  aggregates_run_ = run_id;
+  aggregates_dirty_ = false;
   for (const auto& [key, value] : run.labels) {
     // Text(): an empty value is stored as '' (the user gave it), not NULL.
     Binder(insert_label_).Int(run_id).Text(key).Text(value);
@@ -838,6 +940,9 @@ Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
       .TextOrNull(run.incomplete_reason)
       .Int(run_id);
   RT_RETURN_IF_ERROR(Step(st, "cannot update the run"));
+  if (aggregates_run_ == run_id && aggregates_dirty_) {
+    RT_RETURN_IF_ERROR(WriteAggregates(run_id));
+  }
   RT_RETURN_IF_ERROR(Prepare(
       "INSERT INTO import_stats (run_id, name, value) VALUES (?,?,?) "
       "ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value",
@@ -960,9 +1065,182 @@ Status Store::AddStep(const StepRow& st) {
   return CountRow();
 }
 
+StatusOr<Store::Group*> Store::GroupOf(const KernelRow& k) {
+  const std::array<std::string_view, 8> texts = {
+      k.name,      k.shape, k.phase,        k.op,
+      k.precision, k.bound, k.flops_source, k.bytes_source};
+  TextAddresses at;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    at.data[i] = texts[i].data();
+    at.size[i] = static_cast<uint32_t>(texts[i].size());
+  }
+  at.token = k.token_count.value_or(0);
+  at.flags = (k.token_count ? 1 : 0) | (k.gemm_call_id ? 2 : 0);
+  // The texts that tell groups apart most (name, shape, operator, token);
+  // the rest are compared on a hit.
+  const uint64_t h =
+      reinterpret_cast<uintptr_t>(at.data[0]) * 0x9E3779B97F4A7C15ULL ^
+      reinterpret_cast<uintptr_t>(at.data[1]) * 0xC2B2AE3D27D4EB4FULL ^
+      reinterpret_cast<uintptr_t>(at.data[3]) * 0x165667B19E3779F9ULL ^
+      static_cast<uint64_t>(at.token) * 0x27D4EB2F165667C5ULL ^
+      static_cast<uint64_t>(at.flags);
+  if (by_address_.empty()) by_address_.resize(kAddressSlots);
+  AddressSlot& slot = by_address_[(h >> 40) & (kAddressSlots - 1)];
+  if (slot.group != nullptr && slot.at == at) {
+    Group* g = slot.group;
+    if (g->name == k.name && g->shape == k.shape && g->phase == k.phase &&
+        g->op == k.op && g->precision == k.precision && g->bound == k.bound &&
+        // The text itself first: only a sampled source differs from its
+        // class.
+        (g->flops_source == k.flops_source ||
+         g->flops_source == SourceClass(k.flops_source)) &&
+        (g->bytes_source == k.bytes_source ||
+         g->bytes_source == SourceClass(k.bytes_source)) &&
+        g->sums.token_count == k.token_count &&
+        g->sums.gemm_call == k.gemm_call_id.has_value()) {
+      return g;
+    }
+  }
+  RT_ASSIGN_OR_RETURN(const int64_t name_id, NameId(k));
+  const std::string_view flops_source = SourceClass(k.flops_source);
+  const std::string_view bytes_source = SourceClass(k.bytes_source);
+  std::string& key = key_buf_;
+  key.clear();
+  const int64_t token = k.token_count.value_or(0);
+  const char flags = static_cast<char>(at.flags);
+  AppendBytes(&key, &name_id, sizeof(name_id));
+  AppendBytes(&key, &token, sizeof(token));
+  key += flags;
+  for (std::string_view v : {k.shape, k.phase, k.op, k.precision, k.bound,
+                             flops_source, bytes_source}) {
+    AppendText(&key, v);
+  }
+  auto it = group_index_.find(std::string_view(key));
+  if (it == group_index_.end()) {
+    auto g = std::make_unique<Group>();
+    g->name_id = name_id;
+    g->names_epoch = names_epoch_;
+    g->name = k.name;
+    g->demangled = k.demangled;
+    g->family = k.family;
+    g->shape = k.shape;
+    g->phase = k.phase;
+    g->op = k.op;
+    g->precision = k.precision;
+    g->bound = k.bound;
+    g->flops_source = flops_source;
+    g->bytes_source = bytes_source;
+    g->sums.run_id = k.run_id;
+    g->sums.token_count = k.token_count;
+    g->sums.gemm_call = k.gemm_call_id.has_value();
+    it = group_index_.emplace(key, groups_.size()).first;
+    groups_.push_back(std::move(g));
+  }
+  slot.at = at;
+  slot.group = groups_[it->second].get();
+  return slot.group;
+}
+
+bool Store::Aggregate(const KernelRow& k, Group* g) {
+  KernelAggregateRow& a = g->sums;
+  const int64_t t = k.duration_ns;
+  a.min_ns = a.launches == 0 ? t : std::min(a.min_ns, t);
+  a.max_ns = a.launches == 0 ? t : std::max(a.max_ns, t);
+  ++a.launches;
+  a.time_ns += t;
+  if (k.flops) {
+    ++a.flops_launches;
+    a.flops_time_ns += t;
+    a.flops += static_cast<double>(*k.flops);
+  }
+  if (k.dram_bytes) {
+    ++a.bytes_launches;
+    a.bytes_time_ns += t;
+    a.dram_bytes += static_cast<double>(*k.dram_bytes);
+  }
+  if (k.flops && k.dram_bytes) {
+    a.ai_flops += static_cast<double>(*k.flops);
+    a.ai_bytes += static_cast<double>(*k.dram_bytes);
+  }
+  if (k.fraction_of_roof) {
+    a.fraction_weighted += *k.fraction_of_roof * static_cast<double>(t);
+    a.fraction_time_ns += t;
+    // Above its roof (report/report.h AboveRoof): counted apart there.
+    if (*k.fraction_of_roof > 1.0) {
+      ++a.above_roof_launches;
+      a.above_roof_ns += t;
+    }
+  }
+  aggregates_dirty_ = true;
+  switch (store_kernels_) {
+    case StoreKernels::kAll: return true;
+    case StoreKernels::kNone: return false;
+    case StoreKernels::kSampled:
+      return a.launches <= kSampledFirst || a.launches % kSampledEvery == 0;
+  }
+  return true;
+}
+
+Status Store::WriteAggregates(int64_t run_id) {
+  Binder(delete_aggregates_).Int(run_id);
+  RT_RETURN_IF_ERROR(
+      Step(delete_aggregates_, "cannot replace the run's aggregates"));
+  for (const std::unique_ptr<Group>& g : groups_) {
+    const KernelAggregateRow& a = g->sums;
+    // Looked up again (cached): a failed write may have rolled back the
+    // name the group was first given.
+    KernelRow named;
+    named.name = g->name;
+    named.demangled = g->demangled;
+    named.family = g->family;
+    RT_ASSIGN_OR_RETURN(g->name_id, NameId(named));
+    g->names_epoch = names_epoch_;
+    Binder(insert_aggregate_)
+        .Int(run_id)
+        .Int(g->name_id)
+        .TextOrNull(g->shape)
+        .TextOrNull(g->phase)
+        .TextOrNull(g->op)
+        .TextOrNull(g->precision)
+        .Text(g->bound)
+        .Text(g->flops_source)
+        .Text(g->bytes_source)
+        .Opt(a.token_count)
+        .Int(a.gemm_call ? 1 : 0)
+        .Int(a.launches)
+        .Int(a.time_ns)
+        .Int(a.min_ns)
+        .Int(a.max_ns)
+        .Int(a.flops_launches)
+        .Int(a.flops_time_ns)
+        .Real(a.flops)
+        .Int(a.bytes_launches)
+        .Int(a.bytes_time_ns)
+        .Real(a.dram_bytes)
+        .Real(a.fraction_weighted)
+        .Int(a.fraction_time_ns)
+        .Real(a.ai_flops)
+        .Real(a.ai_bytes)
+        .Int(a.above_roof_launches)
+        .Int(a.above_roof_ns);
+    RT_RETURN_IF_ERROR(
+        Step(insert_aggregate_, "cannot insert the run's aggregates"));
+  }
+  aggregates_dirty_ = false;
+  aggregates_written_ns_ = SteadyNowNs();
+  return OkStatus();
+}
+
 Status Store::AddKernel(const KernelRow& k) {
   RT_RETURN_IF_ERROR(Begin());
-  RT_ASSIGN_OR_RETURN(const int64_t name_id, NameId(k));
+  RT_ASSIGN_OR_RETURN(Group* const group, GroupOf(k));
+  // Every kernel counts in its group; only the kept ones get a row.
+  if (!Aggregate(k, group)) return OkStatus();
+  if (group->names_epoch != names_epoch_) {
+    RT_ASSIGN_OR_RETURN(group->name_id, NameId(k));
+    group->names_epoch = names_epoch_;
+  }
+  const int64_t name_id = group->name_id;
   Binder b(insert_kernel_);
   b.Int(k.run_id).Int(k.session_id).Opt(k.correlation_id)
       .Opt(k.device_id).Opt(k.context_id).Opt(k.stream_id)
@@ -1041,6 +1319,8 @@ Status Store::AddNvtx(const NvtxRow& r) {
 }
 
 Status Store::AddKernelMetric(const KernelMetricRow& m) {
+  // Without kernel rows their raw counters have nothing to belong to.
+  if (store_kernels_ == StoreKernels::kNone) return OkStatus();
   RT_RETURN_IF_ERROR(Begin());
   Binder(insert_metric_)
       .Int(m.run_id)
@@ -1055,7 +1335,24 @@ Status Store::AddKernelMetric(const KernelMetricRow& m) {
   return CountRow();
 }
 
+RowNeeds Store::Needs() const {
+  RowNeeds needs;
+  if (store_kernels_ == StoreKernels::kNone) {
+    // Aggregates read none of a kernel's launch details or raw counters.
+    needs.kernel_details = false;
+    needs.kernel_metrics = false;
+  }
+  return needs;
+}
+
 Status Store::EndWrite() {
+  // A long run's aggregates are brought up to date with its windows, at
+  // most once a second (a few hundred rows, rewritten whole).
+  if (aggregates_dirty_ && aggregates_run_ != 0 &&
+      SteadyNowNs() - aggregates_written_ns_ >= kAggregatesEveryNs) {
+    RT_RETURN_IF_ERROR(Begin());
+    RT_RETURN_IF_ERROR(WriteAggregates(aggregates_run_));
+  }
   RT_RETURN_IF_ERROR(atomic_runs_ ? OkStatus() : Commit());
   kernels_committed_ = ranges_committed_ = 0;  // the next write starts
   return OkStatus();
@@ -1071,6 +1368,11 @@ Status Store::AbortRun() {
   in_txn_ = false;
   kernels_in_txn_ = ranges_in_txn_ = 0;
   name_ids_.clear();  // the names it inserted are gone too
+  ++names_epoch_;
+  groups_.clear();     // and so is the run
+  group_index_.clear();
+  by_address_.clear();
+  aggregates_dirty_ = false;
   const Status rolled_back = Exec("ROLLBACK");
   lease_.Release();
   return rolled_back;
@@ -1078,9 +1380,10 @@ Status Store::AbortRun() {
 
 StatusOr<std::unique_ptr<RunRecorder>> CreateStoreRecorder(
     const RecorderOptions& options, const std::string& store_path,
-    Store::Durability durability) {
+    Store::Durability durability, StoreKernels store_kernels) {
   RT_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
                       Store::Open(store_path, durability));
+  store->set_store_kernels(store_kernels);
   return RunRecorder::Create(options, std::move(store));
 }
 

@@ -5,8 +5,10 @@
 // (upgrading a schema 1 store in place), and takes a run's rows
 // (pipeline/rows.h) as a RunSink: runs, sessions, devices, roofs, import
 // statistics, kernels (each name once, in kernel_names), copies, GEMM calls,
-// NVTX ranges and steps, in batched transactions. The reader side is
-// store/store_reader.h.
+// NVTX ranges and steps, in batched transactions; and each run's kernels
+// summed per group in memory (kernel_aggregates, schema 8), whichever
+// kernel rows it keeps (set_store_kernels: all, sampled or none). The
+// reader side is store/store_reader.h.
 //
 // Owned by one RunRecorder (or a test); not thread-safe (one database
 // connection, two on PostgreSQL; the recorder serialises calls). Many
@@ -20,6 +22,7 @@
 #define ROOFTRACE_STORE_STORE_H_
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -38,7 +41,29 @@
 
 namespace rooftrace {
 
-inline constexpr int kStoreSchemaVersion = 7;
+inline constexpr int kStoreSchemaVersion = 8;
+
+// Which kernel rows a run keeps (`--store-kernels`, runs.store_kernels);
+// its kernel_aggregates are kept whatever this says.
+enum class StoreKernels {
+  kAll,      // every kernel row
+  kSampled,  // per aggregate group, its first kSampledFirst launches, then
+             // one in kSampledEvery
+  kNone,     // no kernel row (nor its raw metrics): aggregates only
+};
+inline constexpr int64_t kSampledFirst = 8;
+inline constexpr int64_t kSampledEvery = 64;
+// The --help text of `--store-kernels`, one for every command that takes it.
+inline constexpr char kStoreKernelsHelp[] =
+    "which kernel rows the run keeps: all (every kernel), sampled (per "
+    "group, the first 8 launches then 1 in 64) or none; per-group "
+    "aggregates (count, time, FLOPs, bytes, min/max duration, % of roof) "
+    "are kept always, and `history` reads them (docs/store.md)";
+// "all" | "sampled" | "none".
+const char* StoreKernelsName(StoreKernels k);
+// Parses `--store-kernels`'s value; the error names the flag and the
+// values it takes.
+StatusOr<StoreKernels> ParseStoreKernels(std::string_view value);
 
 class Store : public RunSink {
  public:
@@ -62,7 +87,11 @@ class Store : public RunSink {
       const std::string& path, Durability durability = Durability::kDurable);
 
   // RunSink. BeginRun commits the run row at once; the rest is committed
-  // in batches and at EndWrite().
+  // in batches and at EndWrite(). Every kernel is added to its run's
+  // aggregate group (kernel_aggregates, rewritten at FinishRun and, for a
+  // long run, at an EndWrite at most once a second); its row is kept as
+  // set_store_kernels says.
+  RowNeeds Needs() const override;
   StatusOr<int64_t> BeginRun(const RunRow& run) override;
   Status FinishRun(const RunRow& run, const ImportStats& stats) override;
   Status AddRoof(const RoofRow& roof) override;
@@ -79,6 +108,9 @@ class Store : public RunSink {
   void KeptOfFailedWrite(uint64_t* kernels, uint64_t* ranges) const override;
 
   void set_batch_rows(size_t n) { batch_rows_ = n; }
+  // Which kernel rows the runs begun from now on keep (default: all).
+  void set_store_kernels(StoreKernels k) { store_kernels_ = k; }
+  StoreKernels store_kernels() const { return store_kernels_; }
   // Each run is then one transaction, committed by FinishRun(): a run that
   // fails part-way (AbortRun(), or the Store destroyed first) leaves
   // nothing in the store. For imports into a store that holds other runs.
@@ -113,6 +145,15 @@ class Store : public RunSink {
   Status MigrateFromSchema4();
   Status MigrateFromSchema5();
   Status MigrateFromSchema6();
+  Status MigrateFromSchema7();
+  struct Group;
+  // The aggregate group of `k` in the current run, made on first use.
+  StatusOr<Group*> GroupOf(const KernelRow& k);
+  // Adds `k` to `g`; true when its kernel row is to be kept
+  // (store_kernels_).
+  bool Aggregate(const KernelRow& k, Group* g);
+  // Replaces the run's kernel_aggregates rows with the groups so far.
+  Status WriteAggregates(int64_t run_id);
   // One version up (from -> from + 1) in one transaction.
   Status UpgradeSchema(int from,
                        const std::vector<const char*>& statements);
@@ -165,6 +206,50 @@ class Store : public RunSink {
   std::unique_ptr<DbStatement> insert_session_;
   std::unique_ptr<DbStatement> insert_device_;
   std::unique_ptr<DbStatement> update_session_;
+  // The current run's aggregate groups, by a key of the grouping columns
+  // (AggregateKey in store.cc); the strings live in the group.
+  struct Group {
+    int64_t name_id = 0;
+    uint64_t names_epoch = 0;  // names_epoch_ when name_id was looked up
+    std::string name, demangled, family, shape, phase, op, precision, bound,
+        flops_source, bytes_source;
+    KernelAggregateRow sums;  // its views point into the strings above
+  };
+  std::unordered_map<std::string, size_t, StringHash, std::equal_to<>>
+      group_index_;
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::string key_buf_;
+  // The groups by where the row's texts are (the joined session's own
+  // strings, the same for every launch of a group while its window
+  // lives): a hit is checked against the group's texts, so a pointer
+  // reused for another text later only costs a miss. Looking a group up by
+  // its texts hashes a ~150-character name and a ~100-byte key; by their
+  // addresses, a few words into a direct-mapped table (store_write_bench,
+  // --store-kernels none: 0.21 -> 0.09 us per kernel).
+  struct TextAddresses {
+    std::array<const char*, 8> data{};
+    std::array<uint32_t, 8> size{};
+    int64_t token = 0;
+    int flags = 0;
+    bool operator==(const TextAddresses&) const = default;
+  };
+  struct AddressSlot {
+    TextAddresses at;
+    Group* group = nullptr;
+  };
+  // kAddressSlots slots (a power of two); a slot another group takes over
+  // costs the next launch of the first a lookup by texts.
+  static constexpr size_t kAddressSlots = 2048;
+  std::vector<AddressSlot> by_address_;
+  // Bumped whenever name_ids_ is cleared (a failed write may have rolled
+  // back names): a group looks its name up again before its next row.
+  uint64_t names_epoch_ = 0;
+  int64_t aggregates_run_ = 0;  // the run groups_ belongs to
+  bool aggregates_dirty_ = false;
+  int64_t aggregates_written_ns_ = 0;  // steady clock of the last write
+  std::unique_ptr<DbStatement> delete_aggregates_;
+  std::unique_ptr<DbStatement> insert_aggregate_;
+  StoreKernels store_kernels_ = StoreKernels::kAll;
   size_t batch_rows_ = 20000;
   bool atomic_runs_ = false;
   size_t rows_in_txn_ = 0;
@@ -179,7 +264,8 @@ class Store : public RunSink {
 // missing), which it owns. Errors name the file and the fix.
 StatusOr<std::unique_ptr<RunRecorder>> CreateStoreRecorder(
     const RecorderOptions& options, const std::string& store_path,
-    Store::Durability durability = Store::Durability::kDurable);
+    Store::Durability durability = Store::Durability::kDurable,
+    StoreKernels store_kernels = StoreKernels::kAll);
 
 }  // namespace rooftrace
 

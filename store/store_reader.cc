@@ -63,6 +63,7 @@ constexpr StoreTable kTables[] = {
     {"steps", "step_id"},
     {"kernel_metrics", "session_id, correlation_id, rowid"},
     {"run_labels", "key"},
+    {"kernel_aggregates", "rowid"},
 };
 
 const StoreTable* FindStoreTable(const std::string& t) {
@@ -186,6 +187,8 @@ Status StoreReader::Open(const std::string& path,
   const bool provenance = HasColumn("runs", "source_sha256");
   // Schema 4 says why a run is incomplete.
   const bool reason = HasColumn("runs", "incomplete_reason");
+  // Schema 8 says which kernel rows a run kept.
+  const bool kept = HasColumn("runs", "store_kernels");
   RT_ASSIGN_OR_RETURN(
       Stmt runs,
       Prepare(std::string("SELECT run_id, command, host, mode, device_name, "
@@ -195,6 +198,7 @@ Status StoreReader::Open(const std::string& path,
               (provenance ? "source_format, source_file, source_sha256"
                           : "NULL, NULL, NULL") +
               (reason ? ", incomplete_reason" : ", NULL") +
+              (kept ? ", store_kernels" : ", NULL") +
               " FROM runs ORDER BY run_id"));
   RT_RETURN_IF_ERROR(EachRow(runs.get(), "runs", [&](DbStatement* s) {
     RunRow r;
@@ -214,6 +218,7 @@ Status StoreReader::Open(const std::string& path,
     r.source_file = s->Text(13);
     r.source_sha256 = s->Text(14);
     r.incomplete_reason = s->Text(15);
+    r.store_kernels = s->Text(16);
     runs_.push_back(std::move(r));
     return OkStatus();
   }));
@@ -563,6 +568,68 @@ Status StoreReader::ForEachKernelOfRuns(
                          ReadKernel(s, &k);
                          k.run_id = s->Int(25);
                          return fn(k);
+                       });
+}
+
+Status StoreReader::ForEachAggregateOfRuns(
+    const std::vector<int64_t>& run_ids,
+    const std::function<Status(const KernelAggregateRow&)>& fn,
+    KernelColumnSet columns) {
+  if (!HasColumn("kernel_aggregates", "run_id")) return OkStatus();
+  const bool all = columns == KernelColumnSet::kAll;
+  // A column left out keeps its place: NULL for a text, 0 for a number.
+  auto text = [all](const char* c) { return all ? c : "NULL"; };
+  auto number = [all](const char* c) { return all ? c : "0"; };
+  // In the order the writer made the groups (rowid: the order their first
+  // launches were given), so that a report built from them meets its
+  // groups in the order it would have met their kernels' first launches.
+  const std::string query =
+      std::string("SELECT a.run_id, n.name, ") + text("n.demangled") +
+      ", n.family, a.shape, a.phase, a.op, " + text("a.precision") + ", " +
+      text("a.bound") + ", " + text("a.flops_source") + ", " +
+      text("a.bytes_source") + ", a.token_count, a.gemm_call, a.launches, "
+      "a.time_ns, " + number("a.min_ns") + ", " + number("a.max_ns") + ", " +
+      number("a.flops_launches") + ", " + number("a.flops_time_ns") + ", " +
+      number("a.flops") + ", " + number("a.bytes_launches") + ", " +
+      number("a.bytes_time_ns") + ", " + number("a.dram_bytes") +
+      ", a.fraction_weighted, a.fraction_time_ns, " + number("a.ai_flops") +
+      ", " + number("a.ai_bytes") + ", " + number("a.above_roof_launches") +
+      ", " + number("a.above_roof_ns") +
+      " FROM kernel_aggregates a LEFT JOIN kernel_names n ON n.name_id = "
+      "a.name_id WHERE a.run_id IN (%s) ORDER BY a.run_id, a.rowid";
+  KernelAggregateRow a;
+  return EachRowOfRuns(query.c_str(), SortedRuns(run_ids), "kernel_aggregates",
+                       [&](DbStatement* s) {
+                         a.run_id = s->Int(0);
+                         a.name = s->Text(1);
+                         a.demangled = s->Text(2);
+                         a.family = s->Text(3);
+                         a.shape = s->Text(4);
+                         a.phase = s->Text(5);
+                         a.op = s->Text(6);
+                         a.precision = s->Text(7);
+                         a.bound = s->Text(8);
+                         a.flops_source = s->Text(9);
+                         a.bytes_source = s->Text(10);
+                         a.token_count = Int(s, 11);
+                         a.gemm_call = s->Int(12) != 0;
+                         a.launches = s->Int(13);
+                         a.time_ns = s->Int(14);
+                         a.min_ns = s->Int(15);
+                         a.max_ns = s->Int(16);
+                         a.flops_launches = s->Int(17);
+                         a.flops_time_ns = s->Int(18);
+                         a.flops = s->Real(19);
+                         a.bytes_launches = s->Int(20);
+                         a.bytes_time_ns = s->Int(21);
+                         a.dram_bytes = s->Real(22);
+                         a.fraction_weighted = s->Real(23);
+                         a.fraction_time_ns = s->Int(24);
+                         a.ai_flops = s->Real(25);
+                         a.ai_bytes = s->Real(26);
+                         a.above_roof_launches = s->Int(27);
+                         a.above_roof_ns = s->Int(28);
+                         return fn(a);
                        });
 }
 

@@ -41,7 +41,7 @@ namespace rooftrace {
 std::string SqliteReadUri(const std::string& path);
 
 // The highest store schema major version this reader understands.
-inline constexpr int kStoreSchemaMajor = 7;
+inline constexpr int kStoreSchemaMajor = 8;
 
 class Db;
 class DbStatement;
@@ -122,6 +122,17 @@ class StoreReader {
                              KernelColumnSet columns = KernelColumnSet::kAll);
   Status ForEachStepOfRuns(const std::vector<int64_t>& run_ids,
                            const std::function<Status(const StepRow&)>& fn);
+  // The kernel_aggregates rows of the runs (schema 8; none for a run of
+  // an older schema, RunRow::store_kernels empty), run by run in id order,
+  // each run's groups in the order the writer met them.
+  // `columns` kGrouping reads only what a series of mean time, time share
+  // and % of roof per group needs (the grouping texts but demangled,
+  // precision, bound and sources; launches, time and the fraction's sums):
+  // the rest are zero or empty in the rows.
+  Status ForEachAggregateOfRuns(
+      const std::vector<int64_t>& run_ids,
+      const std::function<Status(const KernelAggregateRow&)>& fn,
+      KernelColumnSet columns = KernelColumnSet::kAll);
   // Filled: session_id, name, domain, path, kind, start_ns, end_ns,
   // thread_id, depth.
   Status ForEachNvtx(int64_t run_id,

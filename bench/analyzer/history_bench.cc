@@ -6,14 +6,20 @@
 // without the server binaries), with the round trips the read cost and the
 // server's CPU time. Prints figures, never a timed test.
 //   build/bench/history_bench [--runs N] [--groups G] [--store PATH]
-//                             [--repeat R] [--keep]
+//                             [--repeat R] [--keep] [--launches L]
 // --keep leaves the SQLite store in place (to profile `rooftrace history`
 // on it).
 // --repeat measures each backend R times, alternating, so that a loaded
 // machine's noise shows as a range.
-// One kernel launch per group and run (the read scales with kernels; the
+// --launches L: L launches per group and run, of the same duration (a
+// run's aggregates stay one row per group; its kernels grow L-fold).
+// One kernel launch per group and run by default (the read scales with kernels; the
 // statistics with runs x groups); one group regresses 8 % in the latest 3
 // runs, which the gate must find.
+// Each backend is measured twice: its runs as a store before schema 8 has
+// them (kernel rows only: history reads every kernel), then with each
+// run's kernel_aggregates (store schema 8, as the writer now keeps them:
+// history reads those), made here from the kernel rows by SQL.
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +31,7 @@
 #include <filesystem>
 #include <string>
 
+#include "bench/support/bench_clock.h"
 #include "analyzer/changepoint.h"
 #include "analyzer/history.h"
 #include "store/db.h"
@@ -37,13 +44,9 @@ namespace rt = rooftrace;
 
 namespace {
 
-double Cpu() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+double Cpu() { return rooftrace::bench::CpuSeconds(); }
 
-double Wall() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+double Wall() { return rooftrace::bench::WallSeconds(); }
 
 // CPU seconds the server `postmaster` and its children (one per
 // connection) have used: what a read costs on the server's side, on the
@@ -80,6 +83,7 @@ double ServerCpu(pid_t postmaster) {
 // The store is opened inside the timed part, as the command opens it (on
 // PostgreSQL: the connection, the schema check and the runs).
 int Measure(const std::string& store, const char* backend, pid_t server = -1) {
+  std::printf("  ");
   const double server0 = server > 0 ? ServerCpu(server) : 0;
   const double cpu0 = Cpu(), wall0 = Wall();
   rt::StoreReader reader;
@@ -159,10 +163,36 @@ rt::Status CopyStore(const std::string& from, const std::string& to) {
   return dst->Commit();
 }
 
+// Each run's kernels summed per group into kernel_aggregates, as the
+// writer would have kept them, and the runs marked as keeping every kernel
+// row (schema 8): history then reads the aggregates.
+constexpr char kAddAggregates[] =
+    "INSERT INTO kernel_aggregates (run_id, name_id, shape, phase, op, "
+    "precision, bound, flops_source, bytes_source, token_count, gemm_call, "
+    "launches, time_ns, min_ns, max_ns, flops_launches, flops_time_ns, flops, "
+    "bytes_launches, bytes_time_ns, dram_bytes, fraction_weighted, "
+    "fraction_time_ns, ai_flops, ai_bytes, above_roof_launches, "
+    "above_roof_ns) SELECT run_id, name_id, shape, phase, op, precision, "
+    "bound, flops_source, bytes_source, token_count, "
+    "gemm_call_id IS NOT NULL, COUNT(*), SUM(duration_ns), MIN(duration_ns), "
+    "MAX(duration_ns), COUNT(flops), "
+    "IFNULL(SUM(CASE WHEN flops IS NOT NULL THEN duration_ns END), 0), "
+    "TOTAL(flops), COUNT(dram_bytes), "
+    "IFNULL(SUM(CASE WHEN dram_bytes IS NOT NULL THEN duration_ns END), 0), "
+    "TOTAL(dram_bytes), TOTAL(fraction_of_roof * duration_ns), "
+    "IFNULL(SUM(CASE WHEN fraction_of_roof IS NOT NULL THEN duration_ns "
+    "END), 0), TOTAL(CASE WHEN dram_bytes IS NOT NULL THEN flops END), "
+    "TOTAL(CASE WHEN flops IS NOT NULL THEN dram_bytes END), "
+    "COUNT(CASE WHEN fraction_of_roof > 1 THEN 1 END), "
+    "IFNULL(SUM(CASE WHEN fraction_of_roof > 1 THEN duration_ns END), 0) "
+    "FROM kernel_rows GROUP BY run_id, name_id, shape, phase, op, precision, "
+    "bound, flops_source, bytes_source, token_count, gemm_call_id IS NOT NULL "
+    "ORDER BY run_id, MIN(kernel_id)";
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int runs = 1000, groups = 200, repeat = 1;
+  int runs = 1000, groups = 200, repeat = 1, launches = 1;
   bool keep = false;
   // Named by the process, so that two benches at once do not share a file.
   std::string path = (std::filesystem::temp_directory_path() /
@@ -177,6 +207,8 @@ int main(int argc, char** argv) {
       runs = std::atoi(argv[++i]);
     } else if (a == "--groups" && has_value) {
       groups = std::atoi(argv[++i]);
+    } else if (a == "--launches" && has_value) {
+      launches = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--store" && has_value) {
       path = argv[++i];
     } else if (a == "--repeat" && has_value) {
@@ -184,7 +216,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: history_bench [--runs N] [--groups G] "
-                   "[--store PATH] [--repeat R] [--keep]\n");
+                   "[--store PATH] [--repeat R] [--keep] [--launches L]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -214,12 +246,31 @@ int main(int argc, char** argv) {
         k.start_ns = 1000 + 100000 * g;
         k.duration_ns = static_cast<int64_t>(ns[r]);
         k.fraction_of_roof = 0.5 * spec.base / ns[r];
-        s.AddKernel(k);
+        for (int l = 0; l < launches; ++l) {
+          s.AddKernel(k);
+          k.start_ns += 100000 * groups;
+        }
       }
     }
   }
-  std::printf("store: %d runs x %d groups (%d kernels) written in %.1f s: %s\n",
-              runs, groups, runs * groups, Wall() - t0, path.c_str());
+  std::printf("store: %d runs x %d groups x %d launches (%d kernels) written "
+              "in %.1f s: %s\n",
+              runs, groups, launches, runs * groups * launches, Wall() - t0,
+              path.c_str());
+  // A copy of it with the aggregates (the same kernel rows).
+  const std::string with_aggregates = path + ".aggregates";
+  std::filesystem::copy_file(path, with_aggregates,
+                             std::filesystem::copy_options::overwrite_existing);
+  {
+    auto db = rt::OpenDbForWrite(with_aggregates);
+    rt::Status st = db.ok() ? (*db)->PrepareForWrites(false) : db.status();
+    if (st.ok()) st = (*db)->Exec(kAddAggregates);
+    if (st.ok()) st = (*db)->Exec("UPDATE runs SET store_kernels = 'all'");
+    if (!st.ok()) {
+      std::fprintf(stderr, "aggregates: %s\n", st.message().c_str());
+      return 1;
+    }
+  }
 
   std::string error;
   bool missing = false;
@@ -227,27 +278,41 @@ int main(int argc, char** argv) {
       rt::test_support::PgServer::Start(&error, &missing);
   if (!pg) {
     for (int i = 0; i < repeat; ++i) {
+      std::printf("run %d, kernel rows only (as before schema 8):\n", i + 1);
       if (const int rc = Measure(path, "SQLite"); rc != 0) return rc;
+      std::printf("run %d, with kernel_aggregates (schema 8):\n", i + 1);
+      if (const int rc = Measure(with_aggregates, "SQLite"); rc != 0) return rc;
     }
     std::printf("PostgreSQL: not measured (%s)\n", error.c_str());
     if (!keep) std::filesystem::remove(path);
     return missing ? 0 : 1;
   }
   const std::string url = pg->CreateDatabase("history", &error);
+  const std::string url_aggregates =
+      url.empty() ? url : pg->CreateDatabase("history_aggregates", &error);
   t0 = Wall();
-  if (const rt::Status st = url.empty() ? rt::Unavailable(error)
-                                        : CopyStore(path, url);
-      !st.ok()) {
-    std::fprintf(stderr, "copy into PostgreSQL: %s\n", st.message().c_str());
-    return 1;
+  for (const auto& [from, to] : {std::make_pair(path, url),
+                                 std::make_pair(with_aggregates,
+                                                url_aggregates)}) {
+    if (const rt::Status st = to.empty() ? rt::Unavailable(error)
+                                         : CopyStore(from, to);
+        !st.ok()) {
+      std::fprintf(stderr, "copy into PostgreSQL: %s\n", st.message().c_str());
+      return 1;
+    }
   }
   std::printf("the same rows copied into PostgreSQL in %.1f s\n",
               Wall() - t0);
   int rc = 0;
   for (int i = 0; i < repeat && rc == 0; ++i) {
+    std::printf("run %d, kernel rows only (as before schema 8):\n", i + 1);
     rc = Measure(path, "SQLite");
     if (rc == 0) rc = Measure(url, "PostgreSQL", pg->pid());
+    std::printf("run %d, with kernel_aggregates (schema 8):\n", i + 1);
+    if (rc == 0) rc = Measure(with_aggregates, "SQLite");
+    if (rc == 0) rc = Measure(url_aggregates, "PostgreSQL", pg->pid());
   }
+  std::filesystem::remove(with_aggregates);
   if (!keep) std::filesystem::remove(path);
   return rc;
 }

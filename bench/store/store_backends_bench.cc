@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/support/bench_clock.h"
 #include "sources/rft/ingest.h"
 #include "sources/rft/testing/trace_builder.h"
 #include "store/db.h"
@@ -31,12 +32,8 @@ namespace ts = rooftrace::test_support;
 
 namespace {
 
-double Cpu() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
-double Wall() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+double Cpu() { return rooftrace::bench::CpuSeconds(); }
+double Wall() { return rooftrace::bench::WallSeconds(); }
 
 std::string WriteTrace(const std::string& path, int layers, int steps) {
   ts::LlmTraceOptions o;

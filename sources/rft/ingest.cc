@@ -368,6 +368,7 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
     // Nothing was begun: a store that cannot be opened is bad input.
     return InvalidArgument(store.status().message());
   }
+  (*store)->set_store_kernels(options.store_kernels);
   return IngestTraceFile(trace_path, store->get(), options);
 }
 

@@ -38,6 +38,8 @@ struct IngestOptions {
   // for this reason (a stream a stop signal cut while it was arriving),
   // with IngestResult::interrupted set and this as its warning.
   std::string incomplete_reason;
+  // Which kernel rows the run keeps (collect --store-kernels).
+  StoreKernels store_kernels = StoreKernels::kAll;
 };
 
 struct IngestResult {

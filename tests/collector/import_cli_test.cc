@@ -121,6 +121,36 @@ TEST_F(ImportCliTest, LabelsAreStoredWithEachRunAndBadOnesRefused) {
   }
 }
 
+// --store-kernels sampled keeps each group's first 8 launches, then every
+// 64th (a trace of 200 decode steps: fewer rows), and every launch in the
+// run's aggregates; a value it does not take exits 2 naming the flag,
+// with nothing written.
+TEST_F(ImportCliTest, StoreKernelsKeepsTheRowsItSays) {
+  test_support::LlmTraceOptions o;
+  o.decode_steps = 200;
+  test_support::TraceBuilder b(o.session);
+  const auto truth = test_support::GenerateLlmTrace(o, &b);
+  const std::string a = dir_.File("long.rft");
+  ASSERT_TRUE(b.WriteFile(a).ok());
+  const int64_t kernels = static_cast<int64_t>(truth.kernels);
+  const std::string fresh = dir_.File("fresh.sqlite");
+  EXPECT_EQ(Import({a, "-o", fresh, "-q", "--store-kernels", "most"}), 2);
+  EXPECT_NE(err_.find("--store-kernels most: unknown value"),
+            std::string::npos)
+      << err_;
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+  ASSERT_EQ(Import({a, "-o", store_, "-q", "--store-kernels", "sampled"}), 0)
+      << err_;
+  StoreQuery q(store_);
+  EXPECT_EQ(q.Text("SELECT store_kernels FROM runs"), "sampled");
+  EXPECT_EQ(q.Int("SELECT SUM(launches) FROM kernel_aggregates"), kernels);
+  const int64_t kept = q.Int("SELECT COUNT(*) FROM kernel_rows");
+  EXPECT_GT(kept, 0);
+  EXPECT_LT(kept, kernels / 4);
+  EXPECT_EQ(kept, q.Int("SELECT SUM(MIN(launches, 8) + launches / 64) FROM "
+                        "kernel_aggregates"));
+}
+
 // --device overrides the roofs the file's device would give.
 TEST_F(ImportCliTest, DeviceKeyOverridesTheRoofs) {
   ASSERT_EQ(Import({Trace("a.rft"), "-o", store_, "--device", "a100-80gb",

@@ -12,14 +12,18 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/cli.h"
 #include "analyzer/commands.h"
+#include "analyzer/export.h"
 #include "analyzer/history.h"
+#include "report/report.h"
 #include "collector/commands.h"
 #include "sources/rft/ingest.h"
 #include "sources/rft/testing/trace_builder.h"
@@ -554,7 +558,7 @@ TEST_P(StoreBackendTest, ASchema6StoreIsUpgradedToSchema7) {
     EXPECT_FALSE(reader.KeepsOperators());
   }
   ASSERT_TRUE(IngestTraceFile(trace_, store_, {}).ok());
-  EXPECT_EQ(Int(store_, version), 7);
+  EXPECT_EQ(Int(store_, version), kStoreSchemaVersion);
   EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernels WHERE op IS NULL AND "
                         "run_id = 1"),
             225);
@@ -600,6 +604,33 @@ std::string Incompressible(size_t n, uint32_t seed) {
   for (size_t i = 0; i < n; ++i) {
     seed = seed * 1664525u + 1013904223u;
     out += static_cast<char>('!' + (seed >> 24) % 94);
+  }
+  return out;
+}
+
+// The series of every group of `h`, as text with figures to 9 digits
+// (the two reads sum the same doubles in another order).
+std::vector<std::string> Series(const analyzer::HistoryResult& h) {
+  std::vector<std::string> out;
+  auto fig = [](const std::optional<double>& v) {
+    if (!v) return std::string("-");
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%.9g", *v);
+    return std::string(buf);
+  };
+  for (const analyzer::HistoryRun& r : h.runs) {
+    out.push_back("run kernels=" + std::to_string(r.kernel_count) +
+                  " ns=" + std::to_string(r.total_ns) +
+                  " steps=" + std::to_string(r.steps));
+  }
+  for (const analyzer::HistoryGroup& g : h.groups) {
+    std::string line = g.key + " | " + g.name + " | " + g.shape + " |";
+    for (size_t i = 0; i < g.mean_ns.size(); ++i) {
+      line += " " + fig(g.mean_ns[i]) + "/" + fig(g.fraction_of_roof[i]) +
+              "/" + fig(g.time_share[i]);
+    }
+    line += std::string(" ") + analyzer::HistoryVerdictName(g.verdict);
+    out.push_back(std::move(line));
   }
   return out;
 }
@@ -677,6 +708,138 @@ TEST_P(StoreBackendTest, LabelsAtTheBoundAreStoredAndLongerOnesRefused) {
   EXPECT_NE(long_key.status().message().find("the key is 129 bytes"),
             std::string::npos)
       << long_key.status().message();
+}
+
+// Store schema 8: every run keeps per-group aggregates, and `history`
+// reads them instead of the kernels. Three nights stored with every kernel
+// row and the same three with none (aggregates only) give the same series
+// by every grouping the aggregates serve, as the kernel-by-kernel read of
+// the first three does; --by nvtx over the aggregate-only runs is refused
+// with the fix.
+TEST_P(StoreBackendTest, HistoryReadsAggregatesAsItReadKernels) {
+  for (StoreKernels kept : {StoreKernels::kAll, StoreKernels::kNone}) {
+    for (int night = 0; night < 3; ++night) {
+      IngestOptions o;
+      o.labels = {{"kept", StoreKernelsName(kept)},
+                  {"night", std::to_string(night)}};
+      o.store_kernels = kept;
+      auto r = IngestTraceFile(trace_, store_, o);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+    }
+  }
+  EXPECT_EQ(Rows(store_, "SELECT store_kernels, COUNT(*) FROM runs GROUP BY "
+                         "store_kernels ORDER BY store_kernels"),
+            (std::vector<std::string>{"all|3", "none|3"}));
+  EXPECT_EQ(Int(store_, "SELECT COUNT(*) FROM kernel_rows WHERE run_id > 3"),
+            0);
+  EXPECT_EQ(Int(store_, "SELECT SUM(launches) FROM kernel_aggregates WHERE "
+                        "run_id > 3"),
+            3 * 225);
+  for (GroupBy by : {GroupBy::kFamilyShape, GroupBy::kFamily, GroupBy::kPhase,
+                     GroupBy::kOp, GroupBy::kKernel, GroupBy::kCategory}) {
+    SCOPED_TRACE(GroupByName(by));
+    StoreReader reader;
+    ASSERT_TRUE(reader.Open(store_, store_).ok());
+    analyzer::HistoryOptions kernels;
+    kernels.where = {{"kept", "all"}};
+    kernels.group_by = by;
+    kernels.read_aggregates = false;
+    analyzer::HistoryOptions aggregates = kernels;
+    aggregates.read_aggregates = true;
+    analyzer::HistoryOptions none = aggregates;
+    none.where = {{"kept", "none"}};
+    auto from_kernels = analyzer::BuildHistory(reader, store_, kernels);
+    ASSERT_TRUE(from_kernels.ok()) << from_kernels.status().message();
+    auto from_aggregates = analyzer::BuildHistory(reader, store_, aggregates);
+    ASSERT_TRUE(from_aggregates.ok()) << from_aggregates.status().message();
+    auto from_none = analyzer::BuildHistory(reader, store_, none);
+    ASSERT_TRUE(from_none.ok()) << from_none.status().message();
+    const std::vector<std::string> expected = Series(*from_kernels);
+    ASSERT_GT(expected.size(), 3u);  // the 3 runs, then the groups
+    EXPECT_EQ(Series(*from_aggregates), expected);
+    EXPECT_EQ(Series(*from_none), expected);
+  }
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(store_, store_).ok());
+  analyzer::HistoryOptions nvtx;
+  nvtx.group_by = GroupBy::kNvtx;
+  nvtx.where = {{"kept", "none"}};
+  auto refused = analyzer::BuildHistory(reader, store_, nvtx);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(
+                "runs 4, 5, 6 were stored with --store-kernels sampled or none"),
+            std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("--store-kernels all"),
+            std::string::npos);
+}
+
+// `analyze` of a run stored with --store-kernels none groups its
+// aggregates as the same run stored whole groups its kernels: the same
+// groups, launches, time, FLOPs, bytes and % of roof; the per-kernel
+// timeline export is refused, saying why and what to do.
+TEST_P(StoreBackendTest, AnAggregateOnlyRunAnalyzesAsItsKernels) {
+  for (StoreKernels kept : {StoreKernels::kAll, StoreKernels::kNone}) {
+    IngestOptions o;
+    o.store_kernels = kept;
+    ASSERT_TRUE(IngestTraceFile(trace_, store_, o).ok());
+  }
+  for (GroupBy by : {GroupBy::kFamilyShape, GroupBy::kPhase, GroupBy::kOp}) {
+    SCOPED_TRACE(GroupByName(by));
+    std::vector<std::vector<std::string>> groups;
+    for (int64_t run : {1, 2}) {
+      StoreReader reader;
+      ASSERT_TRUE(reader.Open(store_, store_).ok());
+      ReportOptions ro;
+      ro.run_id = run;
+      ro.group_by = by;
+      auto report = BuildReport(reader, ro);
+      ASSERT_TRUE(report.ok()) << report.status().message();
+      std::vector<std::string> lines = {
+          std::to_string(report->kernel_count) + " " +
+          std::to_string(report->total_ns)};
+      for (const GroupRow& g : report->groups) {
+        char fig[128];
+        snprintf(fig, sizeof(fig), " %.9g %.9g %.9g",
+                 g.flops.value_or(-1), g.bytes.value_or(-1),
+                 g.fraction_of_roof.value_or(-1));
+        lines.push_back(g.key + " " + g.phase + " " +
+                        std::to_string(g.count) + " " +
+                        std::to_string(g.total_ns) + fig);
+      }
+      for (const PhaseRow& p : report->phases) {
+        lines.push_back(p.phase + " " + std::to_string(p.count) + " " +
+                        std::to_string(p.steps));
+      }
+      groups.push_back(std::move(lines));
+    }
+    ASSERT_GT(groups[0].size(), 2u);
+    EXPECT_EQ(groups[1], groups[0]);
+  }
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(store_, store_).ok());
+  std::ostringstream json;
+  const Status refused = analyzer::WritePerfettoJson(reader, 2, json, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("run 2 was stored with --store-kernels "
+                                   "none"),
+            std::string::npos)
+      << refused.message();
+  // The CSV export writes its aggregates beside its (empty) kernels.
+  std::vector<std::string> files;
+  ASSERT_TRUE(
+      analyzer::WriteCsvTables(reader, 2, dir_.File("csv"), &files).ok());
+  ASSERT_FALSE(files.empty());
+  EXPECT_EQ(files.back(), dir_.File("csv") + "/kernel_aggregates.csv");
+  std::ifstream csv(files.back());
+  std::string header, line;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("run_id,name_id,shape,phase,op,", 0), 0u) << header;
+  int64_t launches_rows = 0;
+  while (std::getline(csv, line)) ++launches_rows;
+  EXPECT_EQ(launches_rows,
+            Int(store_, "SELECT COUNT(*) FROM kernel_aggregates WHERE "
+                        "run_id = 2"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreBackendTest,
@@ -1002,6 +1165,33 @@ TEST(PostgresSqlTest, TheStoresSqlIsTranslated) {
   // Outside DDL, words are left alone.
   EXPECT_EQ(PostgresSql("SELECT CAST(x AS TEXT) FROM t"),
             "SELECT CAST(x AS TEXT) FROM t");
+}
+
+// `--store-kernels` on collect (and profile, import): `none` stores the
+// run's aggregates and no kernel row, and says so in runs.store_kernels; a
+// value it does not take exits 2 naming the flag and its values, with
+// nothing stored.
+TEST_F(PostgresStoreTest, CollectStoresKernelsAsTold) {
+  const std::string store = dir_.File("runs.sqlite");
+  const std::string trace = WriteTrace(dir_);
+  Output bad = RunCommand(CollectMain, "collect",
+                          {"--store", store, "--store-kernels", "some",
+                           "--ingest", trace},
+                          store);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--store-kernels some: unknown value; give all"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(store));
+  Output ok = RunCommand(CollectMain, "collect",
+                         {"--store", store, "--store-kernels", "none",
+                          "--ingest", trace},
+                         store);
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(Rows(store, "SELECT store_kernels FROM runs"),
+            std::vector<std::string>{"none"});
+  EXPECT_EQ(Int(store, "SELECT COUNT(*) FROM kernel_rows"), 0);
+  EXPECT_EQ(Int(store, "SELECT SUM(launches) FROM kernel_aggregates"), 225);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -88,6 +89,32 @@ class StoreSchemaTest : public ::testing::Test {
     const std::string path = dir_.File("llm.rft");
     EXPECT_TRUE(b.WriteFile(path).ok());
     return path;
+  }
+
+  // Stores `trace` as run 1, then turns the store back into an older
+  // schema with `downgrade`; returns run 1's kernels as they were.
+  std::vector<std::string> IngestThenDowngrade(const std::string& trace,
+                                               const char* downgrade) {
+    EXPECT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+    std::vector<std::string> before =
+        Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id");
+    Exec(store_, downgrade);
+    return before;
+  }
+
+  // Stores `trace` again (which upgrades the store), then checks the store
+  // is at the current schema with a new store's layout, and run 1's
+  // kernels are `before`, each column as it was.
+  void ExpectUpgradedKeepingRows(const std::string& trace,
+                                 const std::vector<std::string>& before) {
+    ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
+    EXPECT_EQ(StoreQuery(store_).Text(
+                  "SELECT value FROM schema_info WHERE key='schema_version'"),
+              std::to_string(kStoreSchemaVersion));
+    EXPECT_EQ(Layout(store_), FreshLayout());
+    EXPECT_EQ(Rows(store_, "SELECT * FROM kernels WHERE run_id = 1 ORDER BY "
+                           "kernel_id"),
+              before);
   }
 
   // The layout of a store created now: what an upgraded one must have.
@@ -446,10 +473,9 @@ TEST_F(StoreSchemaTest, Schema5StoreIsUpgradedToSchema6) {
 // its view and trigger made again; its old kernels keep every column.
 TEST_F(StoreSchemaTest, Schema6StoreIsUpgradedToSchema7) {
   const std::string trace = Trace();
-  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
   const std::vector<std::string> before =
-      Rows(store_, "SELECT * FROM kernels ORDER BY kernel_id");
-  Exec(store_, test_support::kDowngradeToSchema6);
+      IngestThenDowngrade(trace, test_support::kDowngradeToSchema6);
+  if (HasFailure()) return;
   {
     StoreReader reader;
     ASSERT_TRUE(reader.Open(store_, store_).ok());
@@ -463,21 +489,186 @@ TEST_F(StoreSchemaTest, Schema6StoreIsUpgradedToSchema7) {
                     .ok());
     EXPECT_EQ(kernels, 225);
   }
-  ASSERT_TRUE(IngestTraceFile(trace, store_, {}).ok());
-  StoreQuery q(store_);
-  EXPECT_EQ(q.Text("SELECT value FROM schema_info WHERE key='schema_version'"),
-            "7");
-  EXPECT_EQ(Layout(store_), FreshLayout());
-  // The first run's rows as they were, with a NULL operator after them.
-  std::vector<std::string> old_rows =
-      Rows(store_, "SELECT * FROM kernels WHERE run_id = 1 ORDER BY kernel_id");
-  ASSERT_EQ(old_rows.size(), before.size());
-  for (size_t i = 0; i < before.size(); ++i) {
-    EXPECT_EQ(old_rows[i], before[i]);
-  }
+  // The first run's rows as they were (a NULL operator as before).
+  ExpectUpgradedKeepingRows(trace, before);
   StoreReader reader;
   ASSERT_TRUE(reader.Open(store_, store_).ok());
   EXPECT_TRUE(reader.KeepsOperators());
+}
+
+// Store schema 8: each run's aggregates sum its kernels: per group (name,
+// shape, phase, operator, precision, bound, sources) the same launches,
+// time, extremes, FLOPs and bytes as the kernel rows give.
+TEST_F(StoreSchemaTest, AggregatesSumTheRunsKernels) {
+  ASSERT_TRUE(IngestTraceFile(Trace(), store_, {}).ok());
+  const std::string by_group =
+      "name, IFNULL(shape, ''), IFNULL(phase, ''), IFNULL(op, ''), "
+      "IFNULL(precision, ''), bound, flops_source, bytes_source";
+  const std::vector<std::string> from_kernels = Rows(
+      store_, "SELECT " + by_group +
+                  ", COUNT(*), SUM(duration_ns), MIN(duration_ns), "
+                  "MAX(duration_ns), TOTAL(flops), TOTAL(dram_bytes), "
+                  "COUNT(flops), COUNT(dram_bytes) FROM kernels GROUP BY " +
+                  by_group + " ORDER BY 1, 2, 3, 4, 5, 6, 7, 8");
+  const std::vector<std::string> from_aggregates = Rows(
+      store_,
+      "SELECT n.name, IFNULL(a.shape, ''), IFNULL(a.phase, ''), "
+      "IFNULL(a.op, ''), IFNULL(a.precision, ''), a.bound, a.flops_source, "
+      "a.bytes_source, SUM(a.launches), SUM(a.time_ns), MIN(a.min_ns), "
+      "MAX(a.max_ns), TOTAL(a.flops), TOTAL(a.dram_bytes), "
+      "SUM(a.flops_launches), SUM(a.bytes_launches) FROM kernel_aggregates a "
+      "JOIN kernel_names n ON n.name_id = a.name_id GROUP BY 1, 2, 3, 4, 5, "
+      "6, 7, 8 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8");
+  ASSERT_GT(from_kernels.size(), 4u);
+  EXPECT_EQ(from_aggregates, from_kernels);
+  EXPECT_EQ(StoreQuery(store_).Text("SELECT store_kernels FROM runs"), "all");
+}
+
+// --store-kernels sampled keeps, per aggregate group, its first 8 launches
+// and then every 64th; none keeps no kernel row (nor raw metric); both
+// keep the aggregates of every launch.
+TEST_F(StoreSchemaTest, StoreKernelsKeepsTheRowsItSays) {
+  LlmTraceOptions o;
+  o.decode_steps = 200;
+  TraceBuilder b(o.session);
+  const auto truth = test_support::GenerateLlmTrace(o, &b);
+  const std::string trace = dir_.File("long.rft");
+  ASSERT_TRUE(b.WriteFile(trace).ok());
+  for (StoreKernels kept :
+       {StoreKernels::kAll, StoreKernels::kSampled, StoreKernels::kNone}) {
+    IngestOptions io;
+    io.store_kernels = kept;
+    ASSERT_TRUE(IngestTraceFile(trace, store_, io).ok());
+  }
+  StoreQuery q(store_);
+  auto rows_of = [&](int run) {
+    return q.Int("SELECT COUNT(*) FROM kernel_rows WHERE run_id = " +
+                 std::to_string(run));
+  };
+  auto launches_of = [&](int run) {
+    return q.Int("SELECT SUM(launches) FROM kernel_aggregates WHERE run_id = " +
+                 std::to_string(run));
+  };
+  const int64_t kernels = static_cast<int64_t>(truth.kernels);
+  EXPECT_EQ(rows_of(1), kernels);
+  EXPECT_EQ(rows_of(3), 0);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_metrics WHERE run_id = 3"), 0);
+  for (int run = 1; run <= 3; ++run) EXPECT_EQ(launches_of(run), kernels);
+  // A group of n launches keeps min(n, 8) and, past them, n / 64.
+  const int64_t sampled = q.Int(
+      "SELECT SUM(MIN(launches, 8) + launches / 64) FROM kernel_aggregates "
+      "WHERE run_id = 2");
+  EXPECT_EQ(rows_of(2), sampled);
+  EXPECT_LT(sampled, kernels / 4);
+  EXPECT_EQ(Rows(store_, "SELECT store_kernels FROM runs ORDER BY run_id"),
+            (std::vector<std::string>{"all", "sampled", "none"}));
+  EXPECT_FALSE(ParseStoreKernels("every").ok());
+  EXPECT_EQ(*ParseStoreKernels("sampled"), StoreKernels::kSampled);
+}
+
+// A schema 7 store reads as it is (no aggregates: its runs' store_kernels
+// empty), then written to gains kernel_aggregates and runs.store_kernels:
+// its old runs keep their kernels and have no aggregates (NULL), new runs
+// have both.
+TEST_F(StoreSchemaTest, Schema7StoreIsUpgradedToSchema8) {
+  const std::string trace = Trace();
+  const std::vector<std::string> before =
+      IngestThenDowngrade(trace, test_support::kDowngradeToSchema7);
+  if (HasFailure()) return;
+  {
+    StoreReader reader;
+    ASSERT_TRUE(reader.Open(store_, store_).ok());
+    ASSERT_EQ(reader.runs().size(), 1u);
+    EXPECT_EQ(reader.runs()[0].store_kernels, "");
+    int aggregates = 0;
+    ASSERT_TRUE(reader
+                    .ForEachAggregateOfRuns({1}, [&](const KernelAggregateRow&) {
+                      ++aggregates;
+                      return OkStatus();
+                    })
+                    .ok());
+    EXPECT_EQ(aggregates, 0);
+  }
+  ExpectUpgradedKeepingRows(trace, before);
+  StoreQuery q(store_);
+  EXPECT_EQ(Rows(store_, "SELECT run_id, IFNULL(store_kernels, '<null>') FROM "
+                         "runs ORDER BY run_id"),
+            (std::vector<std::string>{"1|<null>", "2|all"}));
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_aggregates WHERE run_id = 1"),
+            0);
+  EXPECT_EQ(q.Int("SELECT SUM(launches) FROM kernel_aggregates WHERE "
+                  "run_id = 2"),
+            225);
+}
+
+// The writer finds a kernel's group by where its texts are, and checks
+// the texts: a buffer reused for another name (a window's memory given to
+// the next) starts a group of its own, never adds to the first.
+TEST_F(StoreSchemaTest, ATextReusedAtTheSameAddressIsAnotherGroup) {
+  auto store = Store::Open(store_);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  (*store)->set_store_kernels(StoreKernels::kNone);
+  RunRow run;
+  auto run_id = (*store)->BeginRun(run);
+  ASSERT_TRUE(run_id.ok());
+  std::string name = "kernel_a";
+  KernelRow k;
+  k.run_id = *run_id;
+  k.session_id = 1;
+  k.name = name;
+  k.phase = "decode";
+  k.bound = "memory";
+  k.flops_source = "none";
+  k.bytes_source = "none";
+  for (const char* text : {"kernel_a", "kernel_a", "kernel_b"}) {
+    name.assign(text);  // same length: the same buffer
+    k.duration_ns = 1000;
+    ASSERT_TRUE((*store)->AddKernel(k).ok());
+  }
+  ASSERT_TRUE((*store)->EndWrite().ok());
+  run.run_id = *run_id;
+  ASSERT_TRUE((*store)->FinishRun(run, ImportStats()).ok());
+  store->reset();
+  EXPECT_EQ(Rows(store_, "SELECT n.name, a.launches, a.time_ns FROM "
+                         "kernel_aggregates a JOIN kernel_names n ON "
+                         "n.name_id = a.name_id ORDER BY n.name"),
+            (std::vector<std::string>{"kernel_a|2|2000", "kernel_b|1|1000"}));
+  EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM kernel_rows"), 0);
+}
+
+// A long run's aggregates are stored with its first window and brought up
+// to date at most once a second after that, and at its end: a reader sees
+// them while the writer still runs (a collector that dies keeps them).
+TEST_F(StoreSchemaTest, ALongRunsAggregatesAreStoredAsItGoes) {
+  auto store = Store::Open(store_);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  (*store)->set_store_kernels(StoreKernels::kNone);
+  RunRow run;
+  auto run_id = (*store)->BeginRun(run);
+  ASSERT_TRUE(run_id.ok());
+  KernelRow k;
+  k.run_id = *run_id;
+  k.session_id = 1;
+  k.name = "kernel_a";
+  k.duration_ns = 1000;
+  auto launches = [&] {
+    return StoreQuery(store_).Int("SELECT IFNULL(SUM(launches), 0) FROM "
+                                  "kernel_aggregates");
+  };
+  const auto first = std::chrono::steady_clock::now();
+  for (int window = 0; window < 2; ++window) {
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE((*store)->AddKernel(k).ok());
+    ASSERT_TRUE((*store)->EndWrite().ok());
+    // The first window's are written at once; the second's wait for the
+    // next second (or the end), unless a loaded machine took that long.
+    if (std::chrono::steady_clock::now() - first <
+        std::chrono::milliseconds(900)) {
+      EXPECT_EQ(launches(), 3) << "window " << window;
+    }
+  }
+  run.run_id = *run_id;
+  ASSERT_TRUE((*store)->FinishRun(run, ImportStats()).ok());
+  EXPECT_EQ(launches(), 6);
 }
 
 // The store fills up in the middle of a write that has already committed

@@ -7,12 +7,23 @@
 
 namespace rooftrace::test_support {
 
+// Schema 8 -> 7: no kernel_aggregates, no runs.store_kernels.
+#define ROOFTRACE_DOWNGRADE_8_TO_7_SQL                              \
+  "DROP INDEX kernel_aggregates_run;\n"                             \
+  "DROP TABLE kernel_aggregates;\n"                                 \
+  "ALTER TABLE runs DROP COLUMN store_kernels;\n"                   \
+  "UPDATE schema_info SET value = '7' WHERE key = 'schema_version';\n"
+
+inline constexpr char kDowngradeToSchema7[] =
+    "BEGIN;\n" ROOFTRACE_DOWNGRADE_8_TO_7_SQL "COMMIT;\n";
+
 // Schema 7 -> 6: no kernels.op, no kernel_metrics.graph_node_id; the
 // kernels view and its trigger as schema 6 made them. SQLite's DROP COLUMN
 // looks back from the column for the comma before it: a comma in a comment
 // on the line before would be taken for it (docs/store.md keeps those
 // comments free of commas, since TestStore makes stores from its DDL).
 #define ROOFTRACE_DOWNGRADE_7_TO_6_SQL                              \
+  ROOFTRACE_DOWNGRADE_8_TO_7_SQL                                    \
   "DROP TRIGGER kernels_insert;\n"                                  \
   "DROP VIEW kernels;\n"                                            \
   "ALTER TABLE kernel_rows DROP COLUMN op;\n"                       \
