@@ -350,6 +350,50 @@ TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
   EXPECT_EQ(ServingAttentionMinBytes(fp8), 0u);
 }
 
+// The same vLLM step on one of gpt-oss's sliding-window layers (128
+// tokens): each query multiplies at most 128 keys and each request reads
+// at most 127 cached tokens, so the layer costs about a third of a full
+// one; a window wider than every context changes nothing.
+TEST(OpsTest, ServingAttentionWindowCapsKeysAndCache) {
+  ServingAttentionOp full;
+  full.c_sq = 8155;
+  full.c_sk = 8430;
+  full.c_sqsq = 7475785;
+  full.c_sqsk = 7671310;
+  full.g_sq = 37;
+  full.g_sk = 34489;
+  full.g_sqsk = 34489;
+  full.c_requests = 9;
+  full.g_requests = 37;
+  full.heads = 64;
+  full.kv_heads = 8;
+  full.head_dim = 64;
+  full.q_element_bytes = full.kv_element_bytes = 2;
+  ServingAttentionOp windowed = full;
+  windowed.window = 128;
+  // Scores: prefill 8,155 queries x 128 (below its 3.93 M unwindowed),
+  // decode 37 x 128 (below 34,489); two products of width 64, 64 heads.
+  const uint64_t scores = 8155u * 128u + 37u * 128u;
+  EXPECT_EQ(ServingAttentionFlops(windowed), 64u * 2u * 64u * 2u * scores);
+  // Cache: prefill's 275 cached tokens (under 9 x 127), decode's 34,452
+  // capped at 37 x 127; K and V of 8 heads x 64, bf16.
+  const uint64_t new_side = 8192u * (64u * 128u + 8u * 128u) * 2u;
+  const uint64_t cached = (275u + 37u * 127u) * 8u * 128u * 2u;
+  EXPECT_EQ(ServingAttentionMinBytes(windowed), new_side + cached);
+  EXPECT_LT(ServingAttentionMinBytes(windowed),
+            ServingAttentionMinBytes(full));
+  // Requests not given: each is at least one new token.
+  ServingAttentionOp no_requests = windowed;
+  no_requests.c_requests = no_requests.g_requests = 0;
+  EXPECT_EQ(ServingAttentionMinBytes(no_requests),
+            ServingAttentionMinBytes(windowed));  // caps not reached
+  // A window past every context is full attention.
+  ServingAttentionOp wide = full;
+  wide.window = 1 << 20;
+  EXPECT_EQ(ServingAttentionFlops(wide), ServingAttentionFlops(full));
+  EXPECT_EQ(ServingAttentionMinBytes(wide), ServingAttentionMinBytes(full));
+}
+
 // gpt-oss's MoE layer in vLLM's 8,192-token step (32 experts, top 4,
 // hidden and expert width padded to 3,072, MXFP4 weights): TraceLens's
 // MoE_unfused_fwd figures, 1,236.95 and 618.48 GFLOP, 528 and 384 MiB.
