@@ -31,6 +31,11 @@ double CounterValidation::ErrorPercent() const {
   return 100.0 * (counted - expected) / expected;
 }
 
+double DeviceProfile::LinkBytesPerS() const {
+  return measured_link_bytes_per_s > 0 ? measured_link_bytes_per_s
+                                       : datasheet_link_bytes_per_s;
+}
+
 double DeviceProfile::DramBytesPerS() const {
   return measured_dram_bytes_per_s > 0 ? measured_dram_bytes_per_s
                                        : datasheet_dram_bytes_per_s;
@@ -106,6 +111,10 @@ bool FillDatasheet(DeviceProfile* profile) {
   for (int i = 1; i < kNumPrecisions; ++i) {
     profile->roofs[i].datasheet_flops_per_s = e->peak_flops_per_s[i];
   }
+  if (const DatasheetLink* link = FindDatasheetLink(*e)) {
+    profile->datasheet_link_bytes_per_s = link->bytes_per_s;
+    if (profile->link_name.empty()) profile->link_name = std::string(link->name);
+  }
   return true;
 }
 
@@ -126,6 +135,13 @@ std::string DeviceProfileToJson(const DeviceProfile& p) {
   dram.Set("ratio", NonZero(p.DramRatio()));
   dram.Set("kernel", p.dram_kernel);
   root.Set("dram", std::move(dram));
+  if (p.LinkBytesPerS() > 0 || !p.link_name.empty()) {
+    json::Value link;
+    link.Set("measured_bytes_per_s", NonZero(p.measured_link_bytes_per_s));
+    link.Set("datasheet_bytes_per_s", NonZero(p.datasheet_link_bytes_per_s));
+    link.Set("name", p.link_name);
+    root.Set("link", std::move(link));
+  }
 
   json::Value compute = json::Value::MakeObject();
   for (int i = 1; i < kNumPrecisions; ++i) {
@@ -208,6 +224,16 @@ StatusOr<DeviceProfile> ProfileFromValue(const json::Value& root,
     RT_RETURN_IF_ERROR(
         d.NonNegative("datasheet_bytes_per_s", &p.datasheet_dram_bytes_per_s));
     RT_RETURN_IF_ERROR(d.String("kernel", &p.dram_kernel));
+  }
+
+  RT_ASSIGN_OR_RETURN(const json::Value* link, top.Object("link"));
+  if (link) {
+    RT_ASSIGN_OR_RETURN(const json::ObjectReader l, top.Child("link", *link));
+    RT_RETURN_IF_ERROR(
+        l.NonNegative("measured_bytes_per_s", &p.measured_link_bytes_per_s));
+    RT_RETURN_IF_ERROR(
+        l.NonNegative("datasheet_bytes_per_s", &p.datasheet_link_bytes_per_s));
+    RT_RETURN_IF_ERROR(l.String("name", &p.link_name));
   }
 
   RT_ASSIGN_OR_RETURN(const json::Value* compute, top.Object("compute"));

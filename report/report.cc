@@ -422,6 +422,7 @@ void FillReportHeader(const RunRow& run, std::string device_name,
   } else {
     h->roofs = RoofTableFromStore(roof_rows, run.roof_source);
   }
+  AddDatasheetLink(h->device_name, &h->roofs);
   h->import_stats = std::move(import_stats);
   h->dropped = 0;
   h->unmatched = 0;
@@ -826,6 +827,13 @@ StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
     }
   }
   report.collectives = FinishCollectives();  // consumes comm_kernels
+  // Collectives sit on the link roof: bus bandwidth against the link's.
+  const double link = report.header.roofs.link_bytes_per_s;
+  for (CollectiveRow& c : report.collectives) {
+    if (!c.busbw || link <= 0) continue;
+    c.fraction_of_link = *c.busbw / link;
+    report.ns_comm_on_link_roof += c.total_ns;
+  }
   // Rows may come per window or per stream: start order for comparing.
   std::stable_sort(report.collective_calls.begin(),
                    report.collective_calls.end(),
