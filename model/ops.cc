@@ -365,6 +365,12 @@ Precision PointwisePrecision(int32_t type) {
       return Precision::kFp32;
     case cuda_type::kR64F:
       return Precision::kFp64;
+    case cuda_type::kR8I:
+    case cuda_type::kR8U:
+    case cuda_type::kR16I:
+    case cuda_type::kR32I:
+    case cuda_type::kR64I:
+      return Precision::kInt;
     default:
       return Precision::kUnknown;
   }

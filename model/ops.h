@@ -309,7 +309,8 @@ Precision BatchedGemmNamePrecision(std::string_view kernel);
 Precision MatrixOpPrecision(int32_t type);
 // The precision class of a pointwise operator over `type`: fp16 -> fp16,
 // bf16 -> bf16 (CUDA cores, each its own class and roof), fp32 -> fp32,
-// fp64 -> fp64; kUnknown otherwise.
+// fp64 -> fp64, an integer type (int8, uint8, int16, int32, int64) ->
+// int; kUnknown otherwise.
 Precision PointwisePrecision(int32_t type);
 
 // A collective communication call (NCCL, through torch.distributed), as

@@ -128,7 +128,10 @@ TEST(PointwiseTest, AddAndLayerNorm) {
   // kernel was labelled fp16).
   EXPECT_EQ(PointwisePrecision(kR16BF), Precision::kBf16);
   EXPECT_EQ(PointwisePrecision(kR16F), Precision::kFp16);
-  EXPECT_EQ(PointwisePrecision(kR8I), Precision::kUnknown);
+  // Integer work is the integer class (issue 36: its FLOPs had no class).
+  EXPECT_EQ(PointwisePrecision(kR8I), Precision::kInt);
+  EXPECT_EQ(PointwisePrecision(cuda_type::kR64I), Precision::kInt);
+  EXPECT_EQ(PointwisePrecision(kC32F), Precision::kUnknown);
 }
 
 // NCCL's bus factors, by hand: all_reduce over 8 ranks 2 * 7 / 8 = 1.75;

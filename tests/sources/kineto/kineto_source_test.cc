@@ -271,8 +271,13 @@ TEST(KinetoRealFilesTest, BertAttentionAndPointwiseKernelsAreAnalytic) {
   const std::string op_kernels =
       "SELECT count(*) FROM kernels WHERE gemm_call_id IS NULL AND "
       "flops_source = 'analytic' AND bytes_source = 'analytic'";
-  // 4 attention + 10 add (9 add, 1 add_) + 10 layer_norm + 5 gelu.
-  EXPECT_EQ(q.Int(op_kernels), 29);
+  // 4 attention + 10 add (9 add, 1 add_) + 10 layer_norm + 5 gelu, and
+  // the attention mask's check (aten::eq over 1 x 141 int64: the integer
+  // class, 1 FLOP an element).
+  EXPECT_EQ(q.Int(op_kernels), 30);
+  EXPECT_EQ(q.Text("SELECT op || ' ' || flops FROM kernels WHERE precision "
+                   "= 'int'"),
+            "aten::eq 141");
   EXPECT_EQ(q.Int(op_kernels + " AND name LIKE '%flash_fwd_kernel%' AND "
                   "shape = 'b=1 h=8 lq=141 lk=141 d=64' AND precision = "
                   "'bf16_tc' AND flops_bf16_tc = 40716288 AND dram_bytes = "
@@ -292,11 +297,11 @@ TEST(KinetoRealFilesTest, BertAttentionAndPointwiseKernelsAreAnalytic) {
   EXPECT_EQ(q.Int(op_kernels + " AND shape = '1x141x512' AND flops_fp16 = "
                   "577536 AND dram_bytes = 288768"),
             1);
-  // Not modelled: 3 embedding gathers (indexSelect) and the attention
-  // mask's check (aten::eq, aten::all).
+  // Not modelled: 3 embedding gathers (indexSelect) and the mask's
+  // aten::all.
   EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE flops_source = "
                   "'none'"),
-            5);
+            4);
   EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE name LIKE "
                   "'%indexSelect%' AND flops_source = 'none'"),
             3);
