@@ -312,6 +312,25 @@ TEST(OpCategoryTest, FrameworkOperatorsByName) {
   }
 }
 
+// vLLM's mixed step of the gpt-oss trace: 9 prefill chunks (8,155 new of
+// 8,430 tokens) and 37 decodes over 34,489 tokens; 64 heads, 8 KV heads,
+// 64 wide, bf16.
+ServingAttentionOp VllmMixedStep() {
+  ServingAttentionOp s;
+  s.c_sq = 8155;
+  s.c_sk = 8430;
+  s.c_sqsq = 7475785;
+  s.c_sqsk = 7671310;
+  s.g_sq = 37;
+  s.g_sk = 34489;
+  s.g_sqsk = 34489;
+  s.heads = 64;
+  s.kv_heads = 8;
+  s.head_dim = 64;
+  s.q_element_bytes = s.kv_element_bytes = 2;
+  return s;
+}
+
 // The SGLang decode step of the MI300X trace (32 requests, 32,785 tokens
 // attended in all; Qwen3-8B: 32 query heads, 8 KV heads, 128 wide) and the
 // vLLM step of 9 prefill chunks and 37 decodes (gpt-oss: 64 heads, 8 KV
@@ -329,18 +348,7 @@ TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
   EXPECT_EQ(ServingAttentionFlops(decode), 537149440u);
   EXPECT_EQ(ServingAttentionMinBytes(decode), 134811648u);
 
-  ServingAttentionOp mixed;
-  mixed.c_sq = 8155;
-  mixed.c_sk = 8430;
-  mixed.c_sqsq = 7475785;
-  mixed.c_sqsk = 7671310;
-  mixed.g_sq = 37;
-  mixed.g_sk = 34489;
-  mixed.g_sqsk = 34489;
-  mixed.heads = 64;
-  mixed.kv_heads = 8;
-  mixed.head_dim = 64;
-  mixed.q_element_bytes = mixed.kv_element_bytes = 2;
+  const ServingAttentionOp mixed = VllmMixedStep();
   EXPECT_EQ(ServingAttentionFlops(mixed), 65010180096u);
   EXPECT_EQ(ServingAttentionMinBytes(mixed), 222115840u);
 
@@ -358,20 +366,9 @@ TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
 // at most 127 cached tokens, so the layer costs about a third of a full
 // one; a window wider than every context changes nothing.
 TEST(OpsTest, ServingAttentionWindowCapsKeysAndCache) {
-  ServingAttentionOp full;
-  full.c_sq = 8155;
-  full.c_sk = 8430;
-  full.c_sqsq = 7475785;
-  full.c_sqsk = 7671310;
-  full.g_sq = 37;
-  full.g_sk = 34489;
-  full.g_sqsk = 34489;
+  ServingAttentionOp full = VllmMixedStep();
   full.c_requests = 9;
   full.g_requests = 37;
-  full.heads = 64;
-  full.kv_heads = 8;
-  full.head_dim = 64;
-  full.q_element_bytes = full.kv_element_bytes = 2;
   ServingAttentionOp windowed = full;
   windowed.window = 128;
   // Scores: prefill 8,155 queries x 128 (below its 3.93 M unwindowed),
