@@ -113,18 +113,16 @@ Status ReadWindows(const Reader& r, ModelConfig* c) {
                          " entries for " + std::to_string(layers) +
                          " layers (num_hidden_layers)");
     }
+    // Other kinds (Qwen3-Next's "linear_attention", Llama 4's chunked
+    // layers) have no sliding window: not windowed here, their own ops
+    // are costed by what their calls say.
     std::vector<bool> windowed;
     for (const json::Value& t : list) {
-      const std::string s = t.is_string() ? t.as_string() : std::string();
-      if (s == "sliding_attention") {
-        windowed.push_back(true);
-      } else if (s == "full_attention") {
-        windowed.push_back(false);
-      } else {
-        return r.Error("layer_types",
-                       "holds \"" + s + "\": rooftrace knows "
-                       "\"sliding_attention\" and \"full_attention\"");
+      if (!t.is_string()) {
+        return r.Error("layer_types", "must be a list of strings such as "
+                                      "\"sliding_attention\"");
       }
+      windowed.push_back(t.as_string() == "sliding_attention");
     }
     const bool any = std::find(windowed.begin(), windowed.end(), true) !=
                      windowed.end();

@@ -17,7 +17,8 @@
 //   (null counts as absent, as configs write "sliding_window": null).
 // - Sliding-window attention, per layer, as each family's config defines
 //   it (AttentionWindow): an explicit "layer_types" list
-//   ("sliding_attention" / "full_attention": gpt-oss, newer Gemma, Qwen);
+//   ("sliding_attention" is windowed; "full_attention" and any other kind,
+//   such as "linear_attention", is not: gpt-oss, newer Gemma, Qwen);
 //   else "sliding_window_pattern" p (Gemma 3, Cohere 2: layer i is
 //   windowed unless (i + 1) is a multiple of p); else gpt-oss's and
 //   Gemma 2's built-in alternation (even layers windowed); else Qwen2's

@@ -90,7 +90,8 @@ TEST(ModelConfigTest, FamilyWindowRules) {
   EXPECT_FALSE(none.MixedAttention());
 }
 
-// A layer list that does not fit the model is refused, naming the field.
+// A layer list that does not fit the model is refused, naming the field;
+// a kind rooftrace has no window for is read as unwindowed.
 TEST(ModelConfigTest, BadLayerTypesAreRefused) {
   EXPECT_NE(ErrorOf(R"({"hidden_size": 64, "num_hidden_layers": 3,
                         "sliding_window": 8,
@@ -98,10 +99,16 @@ TEST(ModelConfigTest, BadLayerTypesAreRefused) {
                 .find("\"layer_types\" has 1 entries for 3 layers"),
             std::string::npos);
   EXPECT_NE(ErrorOf(R"({"hidden_size": 64, "num_hidden_layers": 1,
-                        "sliding_window": 8,
-                        "layer_types": ["chunked_attention"]})")
-                .find("holds \"chunked_attention\""),
+                        "sliding_window": 8, "layer_types": [3]})")
+                .find("\"layer_types\" must be a list of strings"),
             std::string::npos);
+  // A kind without a window (Qwen3-Next's linear attention) is not
+  // windowed, and does not stop the config from being read.
+  const ModelConfig linear = Parse(
+      R"({"hidden_size": 64, "num_hidden_layers": 2, "sliding_window": 8,
+          "layer_types": ["linear_attention", "sliding_attention"]})");
+  EXPECT_EQ(linear.AttentionWindow(0), 0);
+  EXPECT_EQ(linear.AttentionWindow(1), 8);
   EXPECT_NE(ErrorOf(R"({"hidden_size": 64, "num_hidden_layers": 1,
                         "layer_types": ["sliding_attention"]})")
                 .find("\"sliding_window\" is missing"),
