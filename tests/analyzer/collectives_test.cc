@@ -237,6 +237,35 @@ TEST_F(CollectivesTest, StoreReportEqualsTraceReport) {
   EXPECT_EQ(v->Find("link_bytes_per_s")->as_number(), 450e9);
 }
 
+// Grouped by kernel, a collective kernel's row is on the link roof too:
+// its % of roof is its bus bandwidth's share of the link's (the bf16
+// all-reduce, 146.80 of 450 GB/s), bound link; the kernel with no bus
+// bandwidth stays unknown.
+TEST_F(CollectivesTest, KernelRowsOfCollectivesAreBoundByTheLink) {
+  std::string out, err;
+  ASSERT_EQ(RunMain(AnalyzeMain, "analyze",
+                    {trace_, "--by", "kernel", "--format", "json"}, &out,
+                    &err),
+            0)
+      << err;
+  StatusOr<json::Value> v = json::Parse(out, "analyze.json");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  int seen = 0;
+  for (const json::Value& g : v->Find("groups")->as_array()) {
+    const std::string& name = g.Find("name")->as_string();
+    if (name.find("AllReduce_Sum_bf16") != std::string::npos) {
+      ++seen;
+      EXPECT_EQ(g.Find("bound")->as_string(), "link");
+      EXPECT_NEAR(g.Find("fraction_of_roof")->as_number(),
+                  146.80064e9 / 450e9, 1e-6);
+    } else if (name.find("AllReduce_Sum_f32") != std::string::npos) {
+      ++seen;
+      EXPECT_NE(g.Find("bound")->as_string(), "link");
+    }
+  }
+  EXPECT_EQ(seen, 2);
+}
+
 // The HTML page draws the measured communication roofline: the two calls
 // with a bus bandwidth as points under the link roof's line.
 TEST_F(CollectivesTest, HtmlDrawsTheCommsRoofline) {
