@@ -99,6 +99,24 @@ Status DeviceIdentityFromJson(const json::ObjectReader& r, DeviceIdentity* d) {
   return OkStatus();
 }
 
+namespace {
+
+// A bandwidth object of a profile ("dram", "link"): its measured and
+// datasheet bytes per second and one text member (`text_key`); absent
+// members keep their defaults.
+Status ReadBandwidth(const json::ObjectReader& top, std::string_view key,
+                     std::string_view text_key, double* measured,
+                     double* datasheet, std::string* text) {
+  RT_ASSIGN_OR_RETURN(const json::Value* v, top.Object(key));
+  if (v == nullptr) return OkStatus();
+  RT_ASSIGN_OR_RETURN(const json::ObjectReader r, top.Child(key, *v));
+  RT_RETURN_IF_ERROR(r.NonNegative("measured_bytes_per_s", measured));
+  RT_RETURN_IF_ERROR(r.NonNegative("datasheet_bytes_per_s", datasheet));
+  return r.String(text_key, text);
+}
+
+}  // namespace
+
 bool FillDatasheet(DeviceProfile* profile) {
   const DatasheetEntry* e = nullptr;
   if (!profile->datasheet_key.empty()) {
@@ -216,25 +234,14 @@ StatusOr<DeviceProfile> ProfileFromValue(const json::Value& root,
     RT_RETURN_IF_ERROR(DeviceIdentityFromJson(d, &p.device));
   }
 
-  RT_ASSIGN_OR_RETURN(const json::Value* dram, top.Object("dram"));
-  if (dram) {
-    RT_ASSIGN_OR_RETURN(const json::ObjectReader d, top.Child("dram", *dram));
-    RT_RETURN_IF_ERROR(
-        d.NonNegative("measured_bytes_per_s", &p.measured_dram_bytes_per_s));
-    RT_RETURN_IF_ERROR(
-        d.NonNegative("datasheet_bytes_per_s", &p.datasheet_dram_bytes_per_s));
-    RT_RETURN_IF_ERROR(d.String("kernel", &p.dram_kernel));
-  }
-
-  RT_ASSIGN_OR_RETURN(const json::Value* link, top.Object("link"));
-  if (link) {
-    RT_ASSIGN_OR_RETURN(const json::ObjectReader l, top.Child("link", *link));
-    RT_RETURN_IF_ERROR(
-        l.NonNegative("measured_bytes_per_s", &p.measured_link_bytes_per_s));
-    RT_RETURN_IF_ERROR(
-        l.NonNegative("datasheet_bytes_per_s", &p.datasheet_link_bytes_per_s));
-    RT_RETURN_IF_ERROR(l.String("name", &p.link_name));
-  }
+  RT_RETURN_IF_ERROR(ReadBandwidth(top, "dram", "kernel",
+                                   &p.measured_dram_bytes_per_s,
+                                   &p.datasheet_dram_bytes_per_s,
+                                   &p.dram_kernel));
+  RT_RETURN_IF_ERROR(ReadBandwidth(top, "link", "name",
+                                   &p.measured_link_bytes_per_s,
+                                   &p.datasheet_link_bytes_per_s,
+                                   &p.link_name));
 
   RT_ASSIGN_OR_RETURN(const json::Value* compute, top.Object("compute"));
   if (compute) {
