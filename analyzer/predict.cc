@@ -147,28 +147,39 @@ std::vector<OpCost> AttentionOps(const Layout& l, AttentionImpl impl,
       Part("value", q, l.d, ctx, heads_batch, l.ab, l.kvb, l.ab);
   std::vector<OpCost> out;
   if (impl == AttentionImpl::kFlash) {
-    // Bidirectional (an encoder): every query sees all ctx keys.
-    const Visible v =
-        encoder ? Visible{static_cast<double>(q) * static_cast<double>(ctx),
-                          static_cast<double>(ctx)}
-                : VisibleKeys(q, ctx, l.model->sliding_window);
-    OpCost o;
-    o.op = "attention";
-    o.kind = OpKind::kAttention;
-    o.precision = Precision::kFp16Tensor;
-    o.count = l.L;
-    o.m = q;
-    o.n = ctx;
-    o.k = l.d;
-    o.batch = heads_batch;
-    o.a_bytes = l.ab;
-    o.b_bytes = l.kvb;
-    o.c_bytes = l.ab;
-    o.parts = {score, value};
-    o.flops = 4 * B * hq * d * v.summed;
-    o.kv_bytes = 2 * B * hkv * d * l.kvb * v.distinct + kv_write;
-    o.act_bytes = 2 * B * q * hq * d * l.ab;
-    out.push_back(std::move(o));
+    // One op per kind of layer: full attention, and the sliding-window
+    // layers (each query sees at most the window; model/model_config.h
+    // says which layers have one). Bidirectional (an encoder): every query
+    // sees all ctx keys.
+    const int64_t windowed = encoder ? 0 : l.model->WindowedLayerCount();
+    const int64_t window = l.model->sliding_window;
+    const bool mixed = windowed > 0 && windowed < l.L;
+    for (int kind = 0; kind < 2; ++kind) {
+      const int64_t w = kind == 0 ? 0 : window;
+      const int64_t count = kind == 0 ? l.L - windowed : windowed;
+      if (count <= 0) continue;
+      const Visible v =
+          encoder ? Visible{static_cast<double>(q) * static_cast<double>(ctx),
+                            static_cast<double>(ctx)}
+                  : VisibleKeys(q, ctx, w);
+      OpCost o;
+      o.op = mixed && w > 0 ? "attention.window" : "attention";
+      o.kind = OpKind::kAttention;
+      o.precision = Precision::kFp16Tensor;
+      o.count = count;
+      o.m = q;
+      o.n = ctx;
+      o.k = l.d;
+      o.batch = heads_batch;
+      o.a_bytes = l.ab;
+      o.b_bytes = l.kvb;
+      o.c_bytes = l.ab;
+      o.parts = {score, value};
+      o.flops = 4 * B * hq * d * v.summed;
+      o.kv_bytes = 2 * B * hkv * d * l.kvb * v.distinct + kv_write;
+      o.act_bytes = 2 * B * q * hq * d * l.ab;
+      out.push_back(std::move(o));
+    }
     return out;
   }
   // Unfused: the full q x ctx score matrix is computed (masked entries
@@ -209,8 +220,10 @@ bool IsAttentionOp(const OpCost& o) {
 double AttentionBytes(const Layout& l, AttentionImpl impl, int64_t batch,
                       int64_t q, int64_t ctx) {
   double total = 0;
+  // Mixed layers: the mean layer's.
   for (const OpCost& o : AttentionOps(l, impl, batch, q, ctx)) {
-    total += o.bytes();
+    total += o.bytes() * static_cast<double>(o.count) /
+             static_cast<double>(std::max<int64_t>(l.L, 1));
   }
   return total;
 }
@@ -1041,6 +1054,7 @@ json::Value ModelJson(const ModelConfig& m) {
   model.Set("num_experts", m.num_experts);
   model.Set("num_experts_per_tok", m.experts_per_token);
   model.Set("sliding_window", m.sliding_window);
+  model.Set("windowed_layers", m.WindowedLayerCount());
   model.Set("parameters", m.ParameterCount());
   return model;
 }

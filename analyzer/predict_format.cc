@@ -64,7 +64,13 @@ std::string ModelLine(const ModelConfig& m) {
   }
   out += ", vocab " + Int(m.vocab_size) +
          (m.tie_word_embeddings ? " (tied embeddings)" : "");
-  if (m.sliding_window > 0) out += ", sliding window " + Int(m.sliding_window);
+  if (m.sliding_window > 0) {
+    out += ", sliding window " + Int(m.sliding_window);
+    if (m.MixedAttention()) {
+      out += " on " + Int(m.WindowedLayerCount()) + " of " +
+             Int(m.num_layers) + " layers";
+    }
+  }
   char buf[48];
   std::snprintf(buf, sizeof(buf), "; %.2f B parameters",
                 static_cast<double>(m.ParameterCount()) * 1e-9);

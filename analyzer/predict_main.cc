@@ -243,7 +243,7 @@ int PredictMain(int argc, char** argv) {
   if (Status st = ToPredictOptions(a, builtins, &options); !st.ok()) {
     return fail(st.message());
   }
-  StatusOr<ModelConfig> model = LoadModelConfig(a.model_arg);
+  StatusOr<analyzer::ModelConfig> model = analyzer::LoadModelConfig(a.model_arg);
   if (!model.ok()) return fail(model.status().message());
   StatusOr<PredictDevice> dev =
       ResolvePredictDevice(a.device, a.device_profile, a.link_gb);

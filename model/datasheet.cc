@@ -92,7 +92,9 @@ std::vector<DatasheetEntry> BuildTable() {
   };
 }
 
-// Public link figures, one direction per GPU (the vendors' totals halved).
+// Public link figures, one direction per GPU (the vendors' totals halved):
+// the roof of collectives' bus bandwidth and of predict's tensor
+// parallelism. docs/device-profile.md names each figure's source.
 constexpr DatasheetLink kLinks[] = {
     {"t4", 16 * G, "PCIe 3.0 x16 (no NVLink)"},
     {"v100", 150 * G, "NVLink 2 (6 links, 300 GB/s both ways)"},
@@ -105,10 +107,12 @@ constexpr DatasheetLink kLinks[] = {
     {"l40s", 32 * G, "PCIe 4.0 x16 (no NVLink)"},
     {"l4", 32 * G, "PCIe 4.0 x16 (no NVLink)"},
     {"b200", 900 * G, "NVLink 5 (18 links, 1.8 TB/s both ways)"},
-    {"mi300x", 448 * G, "Infinity Fabric (7 links, 896 GB/s both ways)"},
-    {"mi325x", 448 * G, "Infinity Fabric (7 links, 896 GB/s both ways)"},
+    {"mi300x", 448 * G,
+     "xGMI Infinity Fabric (7 links, 896 GB/s both ways)"},
+    {"mi325x", 448 * G,
+     "xGMI Infinity Fabric (7 links, 896 GB/s both ways)"},
     {"mi355x", 537.6 * G,
-     "Infinity Fabric (7 links, 1,075 GB/s both ways)"},
+     "xGMI Infinity Fabric (7 links, 1,075 GB/s both ways)"},
 };
 
 std::string Lower(std::string_view s) {

@@ -32,6 +32,11 @@ double CounterValidation::ErrorPercent() const {
   return 100.0 * (counted - expected) / expected;
 }
 
+double DeviceProfile::LinkBytesPerS() const {
+  return measured_link_bytes_per_s > 0 ? measured_link_bytes_per_s
+                                       : datasheet_link_bytes_per_s;
+}
+
 double DeviceProfile::DramBytesPerS() const {
   return measured_dram_bytes_per_s > 0 ? measured_dram_bytes_per_s
                                        : datasheet_dram_bytes_per_s;
@@ -95,6 +100,7 @@ Status DeviceIdentityFromJson(const json::ObjectReader& r, DeviceIdentity* d) {
   return OkStatus();
 }
 
+
 bool FillDatasheet(DeviceProfile* profile) {
   const DatasheetEntry* e = nullptr;
   if (!profile->datasheet_key.empty()) {
@@ -106,6 +112,10 @@ bool FillDatasheet(DeviceProfile* profile) {
   profile->datasheet_dram_bytes_per_s = e->dram_bytes_per_s;
   for (int i = 1; i < kNumPrecisions; ++i) {
     profile->roofs[i].datasheet_flops_per_s = e->peak_flops_per_s[i];
+  }
+  if (const DatasheetLink* link = FindDatasheetLink(*e)) {
+    profile->datasheet_link_bytes_per_s = link->bytes_per_s;
+    if (profile->link_name.empty()) profile->link_name = std::string(link->name);
   }
   return true;
 }
@@ -127,6 +137,13 @@ std::string DeviceProfileToJson(const DeviceProfile& p) {
   dram.Set("ratio", NonZero(p.DramRatio()));
   dram.Set("kernel", p.dram_kernel);
   root.Set("dram", std::move(dram));
+  if (p.LinkBytesPerS() > 0 || !p.link_name.empty()) {
+    json::Value link;
+    link.Set("measured_bytes_per_s", NonZero(p.measured_link_bytes_per_s));
+    link.Set("datasheet_bytes_per_s", NonZero(p.datasheet_link_bytes_per_s));
+    link.Set("name", p.link_name);
+    root.Set("link", std::move(link));
+  }
 
   json::Value compute = json::Value::MakeObject();
   for (int i = 1; i < kNumPrecisions; ++i) {
@@ -182,6 +199,23 @@ Status Roof(const json::ObjectReader& r, std::string_view key, double lo,
   return OkStatus();
 }
 
+// A bandwidth object of a profile ("dram", "link"): its measured and
+// datasheet bytes per second, each refused outside what a GPU's memory or
+// link can have (Roof), and one text member (`text_key`); absent members
+// keep their defaults.
+Status ReadBandwidth(const json::ObjectReader& top, std::string_view key,
+                     std::string_view text_key, double* measured,
+                     double* datasheet, std::string* text) {
+  RT_ASSIGN_OR_RETURN(const json::Value* v, top.Object(key));
+  if (v == nullptr) return OkStatus();
+  RT_ASSIGN_OR_RETURN(const json::ObjectReader r, top.Child(key, *v));
+  RT_RETURN_IF_ERROR(Roof(r, "measured_bytes_per_s", kMinDramBytesPerS,
+                          kMaxDramBytesPerS, "bytes/s", measured));
+  RT_RETURN_IF_ERROR(Roof(r, "datasheet_bytes_per_s", kMinDramBytesPerS,
+                          kMaxDramBytesPerS, "bytes/s", datasheet));
+  return r.String(text_key, text);
+}
+
 StatusOr<DeviceProfile> ProfileFromValue(const json::Value& root,
                                          const std::string& source) {
   if (!root.is_object()) {
@@ -219,17 +253,14 @@ StatusOr<DeviceProfile> ProfileFromValue(const json::Value& root,
     RT_RETURN_IF_ERROR(DeviceIdentityFromJson(d, &p.device));
   }
 
-  RT_ASSIGN_OR_RETURN(const json::Value* dram, top.Object("dram"));
-  if (dram) {
-    RT_ASSIGN_OR_RETURN(const json::ObjectReader d, top.Child("dram", *dram));
-    for (const auto& [key, out] :
-         {std::pair{"measured_bytes_per_s", &p.measured_dram_bytes_per_s},
-          std::pair{"datasheet_bytes_per_s", &p.datasheet_dram_bytes_per_s}}) {
-      RT_RETURN_IF_ERROR(Roof(d, key, kMinDramBytesPerS, kMaxDramBytesPerS,
-                              "bytes/s", out));
-    }
-    RT_RETURN_IF_ERROR(d.String("kernel", &p.dram_kernel));
-  }
+  RT_RETURN_IF_ERROR(ReadBandwidth(top, "dram", "kernel",
+                                   &p.measured_dram_bytes_per_s,
+                                   &p.datasheet_dram_bytes_per_s,
+                                   &p.dram_kernel));
+  RT_RETURN_IF_ERROR(ReadBandwidth(top, "link", "name",
+                                   &p.measured_link_bytes_per_s,
+                                   &p.datasheet_link_bytes_per_s,
+                                   &p.link_name));
 
   RT_ASSIGN_OR_RETURN(const json::Value* compute, top.Object("compute"));
   if (compute) {

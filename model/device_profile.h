@@ -68,6 +68,12 @@ struct DeviceProfile {
   double measured_dram_bytes_per_s = 0;   // read + write bytes per second
   double datasheet_dram_bytes_per_s = 0;
   std::string dram_kernel;                // "stream-triad 3x2 GiB"
+  // The GPU-to-GPU link, one direction, bytes per second (a collective's
+  // bus bandwidth is judged against it): measured (a bandwidth test of
+  // your own, entered by hand) and the datasheet's; its name.
+  double measured_link_bytes_per_s = 0;
+  double datasheet_link_bytes_per_s = 0;
+  std::string link_name;                  // "NVLink 4 (18 links, ...)"
 
   std::array<PrecisionRoof, kNumPrecisions> roofs;  // by Precision
   std::vector<CounterValidation> validation;
@@ -81,6 +87,9 @@ struct DeviceProfile {
   // Measured bandwidth when there is one, else the datasheet figure.
   double DramBytesPerS() const;
   double DramRatio() const;  // measured / datasheet, 0 when either missing
+  // Measured link bandwidth when there is one, else the datasheet's (0:
+  // none).
+  double LinkBytesPerS() const;
   // Measured peak when there is one, else the datasheet figure (0: none).
   double PeakFlopsPerS(Precision p) const;
   // PeakFlopsPerS(p) / DramBytesPerS() in FLOP/byte; 0 when either is 0.

@@ -29,9 +29,9 @@ Precision ByInputType(int32_t in) {
 int ElementBytes(int32_t t) {
   switch (t) {
     case kR8I: case kR8U: case kR8FE4M3: case kR8FE5M2: return 1;
-    case kR16F: case kR16BF: return 2;
+    case kR16F: case kR16BF: case kR16I: return 2;
     case kR32F: case kR32I: case kR32U: case kC16F: return 4;
-    case kR64F: case kC32F: return 8;
+    case kR64F: case kR64I: case kC32F: return 8;
     case kC64F: return 16;
     default: return 0;
   }

@@ -21,7 +21,8 @@ namespace rooftrace {
 namespace cuda_type {
 inline constexpr int32_t kR32F = 0, kR64F = 1, kR16F = 2, kR8I = 3, kC32F = 4,
                          kC64F = 5, kC16F = 6, kR8U = 8, kR32I = 10,
-                         kR32U = 12, kR16BF = 14, kR8FE4M3 = 28,
+                         kR32U = 12, kR16BF = 14, kR16I = 20, kR64I = 24,
+                         kR8FE4M3 = 28,
                          kR8FE5M2 = 29, kR4FE2M1 = 33;
 }  // namespace cuda_type
 

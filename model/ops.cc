@@ -219,10 +219,27 @@ uint64_t ServingAttentionFlops(const ServingAttentionOp& a) {
   if (a.heads <= 0 || a.head_dim <= 0) return 0;
   const int64_t dv = a.head_dim_v > 0 ? a.head_dim_v : a.head_dim;
   const uint64_t width = U(a.head_dim) + U(dv);  // Q K^T and P V
-  const uint64_t context = 2 * U(a.c_sqsk) - std::min(2 * U(a.c_sqsk),
-                                                     U(a.c_sqsq));
-  return U(a.heads) * width * (context + 2 * U(a.g_sqsk));
+  // Twice each group's scores (a score is a multiply and an add per d).
+  uint64_t context = 2 * U(a.c_sqsk) - std::min(2 * U(a.c_sqsk), U(a.c_sqsq));
+  uint64_t generation = 2 * U(a.g_sqsk);
+  if (a.window > 0) {
+    context = std::min(context, 2 * U(a.c_sq) * U(a.window));
+    generation = std::min(generation, 2 * U(a.g_sq) * U(a.window));
+  }
+  return U(a.heads) * width * (context + generation);
 }
+
+namespace {
+// The cached tokens a group reads: sk - sq, capped for a window at
+// (w - 1) per request (sq when the requests are not given).
+uint64_t CachedTokens(int64_t sq, int64_t sk, int64_t requests,
+                      int64_t window) {
+  const uint64_t cached = U(sk) - std::min(U(sk), U(sq));
+  if (window <= 0) return cached;
+  const uint64_t n = requests > 0 ? U(requests) : U(sq);
+  return std::min(cached, n * (U(window) - 1));
+}
+}  // namespace
 
 uint64_t ServingAttentionMinBytes(const ServingAttentionOp& a) {
   if (a.q_element_bytes <= 0 || a.kv_element_bytes <= 0 || a.heads <= 0 ||
@@ -232,8 +249,9 @@ uint64_t ServingAttentionMinBytes(const ServingAttentionOp& a) {
   const int64_t dv = a.head_dim_v > 0 ? a.head_dim_v : a.head_dim;
   const int64_t kv_heads = a.kv_heads > 0 ? a.kv_heads : a.heads;
   const uint64_t new_tokens = U(a.c_sq) + U(a.g_sq);
-  const uint64_t cached = U(a.c_sk) - std::min(U(a.c_sk), U(a.c_sq)) +
-                          U(a.g_sk) - std::min(U(a.g_sk), U(a.g_sq));
+  const uint64_t cached =
+      CachedTokens(a.c_sq, a.c_sk, a.c_requests, a.window) +
+      CachedTokens(a.g_sq, a.g_sk, a.g_requests, a.window);
   const uint64_t q_side = new_tokens * (U(a.heads) * (U(a.head_dim) + U(dv)) +
                                         U(kv_heads) * (U(a.head_dim) + U(dv)));
   const uint64_t kv_side = cached * U(kv_heads) * (U(a.head_dim) + U(dv));
@@ -376,6 +394,12 @@ Precision PointwisePrecision(int32_t type) {
       return Precision::kFp32;
     case cuda_type::kR64F:
       return Precision::kFp64;
+    case cuda_type::kR8I:
+    case cuda_type::kR8U:
+    case cuda_type::kR16I:
+    case cuda_type::kR32I:
+    case cuda_type::kR64I:
+      return Precision::kInt;
     default:
       return Precision::kUnknown;
   }

@@ -219,9 +219,20 @@ uint64_t GatherMinBytes(const GatherOp& g);
 // and the cached K and V read once, (sk - sq) tokens per group, at the
 // cache's element size (an fp8 cache: 1). The per-request metadata
 // (block tables, lengths) is left out: a lower bound.
+// A sliding-window layer (`window` w > 0: a query sees itself and the
+// w - 1 tokens before it) caps both: each query multiplies at most w keys
+// (FLOPs: a group's scores at most sq x w), and each request reads at most
+// w - 1 cached tokens (bytes: a group's cached tokens at most its requests
+// x (w - 1); a group's request count, when not given, at most its sq).
+// From the step's aggregates alone these caps are exact when every
+// request's context reaches past the window, as in long-context serving,
+// and otherwise an upper bound of the windowed work that is still never
+// above the full-attention figure.
 struct ServingAttentionOp {
   int64_t c_sq = 0, c_sk = 0, c_sqsq = 0, c_sqsk = 0;
   int64_t g_sq = 0, g_sk = 0, g_sqsk = 0;
+  int64_t c_requests = 0, g_requests = 0;  // 0: not given
+  int64_t window = 0;                      // 0: full attention
   int64_t heads = 0, kv_heads = 0, head_dim = 0, head_dim_v = 0;
   int q_element_bytes = 0, kv_element_bytes = 0;
 };
@@ -333,7 +344,8 @@ Precision BatchedGemmNamePrecision(std::string_view kernel);
 Precision MatrixOpPrecision(int32_t type);
 // The precision class of a pointwise operator over `type`: fp16 -> fp16,
 // bf16 -> bf16 (CUDA cores, each its own class and roof), fp32 -> fp32,
-// fp64 -> fp64; kUnknown otherwise.
+// fp64 -> fp64, an integer type (int8, uint8, int16, int32, int64) ->
+// int; kUnknown otherwise.
 Precision PointwisePrecision(int32_t type);
 
 // A collective communication call (NCCL, through torch.distributed), as

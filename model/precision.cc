@@ -14,6 +14,7 @@ std::string_view PrecisionName(Precision p) {
     case Precision::kInt8Tensor: return "int8-tensor";
     case Precision::kBf16: return "bf16";
     case Precision::kFp4Tensor: return "fp4-tensor";
+    case Precision::kInt: return "int";
     case Precision::kUnknown: break;
   }
   return "unknown";
@@ -31,6 +32,7 @@ std::string_view PrecisionKey(Precision p) {
     case Precision::kInt8Tensor: return "int8_tc";
     case Precision::kBf16: return "bf16";
     case Precision::kFp4Tensor: return "fp4_tc";
+    case Precision::kInt: return "int";
     case Precision::kUnknown: break;
   }
   return "unknown";

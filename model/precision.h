@@ -27,15 +27,19 @@ enum class Precision : int {
   // Added later, hence after the rest: values only grow (the wire's).
   kBf16 = 9,        // bf16 on CUDA cores (fp16's is kFp16)
   kFp4Tensor = 10,  // fp4 (E2M1: MXFP4, NVFP4) on tensor cores
+  // Integer arithmetic on CUDA cores (int8..int64 elementwise, reductions,
+  // scans: index and position math). No vendor publishes its peak; such
+  // kernels are judged by intensity (memory-bound below every ridge).
+  kInt = 11,
 };
-inline constexpr int kNumPrecisions = 11;
+inline constexpr int kNumPrecisions = 12;
 
 // "fp64", "fp32", "fp16", "fp64-tensor", "tf32-tensor", "fp16/bf16-tensor",
-// "fp8-tensor", "int8-tensor", "bf16", "fp4-tensor"; "unknown" for
+// "fp8-tensor", "int8-tensor", "bf16", "fp4-tensor", "int"; "unknown" for
 // kUnknown.
 std::string_view PrecisionName(Precision p);
 // Short column-safe key: "fp64", "fp32", "fp16", "fp64_tc", "tf32_tc",
-// "bf16_tc", "fp8_tc", "int8_tc", "bf16", "fp4_tc".
+// "bf16_tc", "fp8_tc", "int8_tc", "bf16", "fp4_tc", "int".
 std::string_view PrecisionKey(Precision p);
 // Either form above; nullopt for anything else.
 std::optional<Precision> PrecisionFromKey(std::string_view key);

@@ -47,6 +47,10 @@ Roofs RoofsFromDatasheet(std::string_view device_name_or_key) {
   r.source = "datasheet:" + std::string(e->key);
   r.kind = "datasheet";
   r.sm_clock_hz = e->boost_clock_hz;
+  if (const DatasheetLink* link = FindDatasheetLink(*e)) {
+    r.link_bytes_per_s = link->bytes_per_s;
+    r.link_name = std::string(link->name);
+  }
   return r;
 }
 
@@ -60,6 +64,23 @@ Roofs RoofsFromProfile(const DeviceProfile& profile, const std::string& path) {
   r.source = "calibrated:" + path;
   r.kind = "calibrated";
   r.sm_clock_hz = profile.device.sm_clock_mhz * 1e6;
+  r.link_bytes_per_s = profile.LinkBytesPerS();
+  r.link_name = profile.link_name;
+  // A profile written before links were part of it: its GPU's datasheet
+  // link.
+  const DatasheetEntry* e = FindDatasheetEntry(profile.datasheet_key.empty()
+                                                   ? profile.device.name
+                                                   : profile.datasheet_key);
+  if (r.link_bytes_per_s <= 0 && e != nullptr) {
+    if (const DatasheetLink* link = FindDatasheetLink(*e)) {
+      r.link_bytes_per_s = link->bytes_per_s;
+      r.link_name = std::string(link->name);
+    }
+  }
+  if (r.link_name.empty() && r.link_bytes_per_s > 0) {
+    r.link_name = profile.measured_link_bytes_per_s > 0 ? "measured link"
+                                                        : "datasheet link";
+  }
   return r;
 }
 

@@ -45,6 +45,12 @@ struct Roofs {
   // (scaled, and from what; or why they were not). Empty when no measured
   // clock was given or it was not below sm_clock_hz.
   std::string clock_note;
+  // The GPU-to-GPU link roof a collective's bus bandwidth is judged
+  // against: bytes per second one GPU sends, one direction (NVLink, xGMI,
+  // else the PCIe slot: model/datasheet.h DatasheetLink), and its name
+  // ("NVLink 5 (18 links, 1.8 TB/s both ways)"). 0 when not known.
+  double link_bytes_per_s = 0;
+  std::string link_name;
 
   bool known() const { return dram_bytes_per_s > 0; }
   // The compute roof that applies to FLOPs of class `p`: its own peak, or

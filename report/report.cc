@@ -482,6 +482,7 @@ void FillReportHeader(const RunRow& run, std::string device_name,
   } else {
     h->roofs = RoofTableFromStore(roof_rows, run.roof_source);
   }
+  AddDatasheetLink(h->device_name, &h->roofs);
   h->import_stats = std::move(import_stats);
   h->dropped = 0;
   h->unmatched = 0;
@@ -524,6 +525,9 @@ struct ReportBuilder::State {
     std::string shape;
     int64_t duration_ns = -1;  // -1: its row not seen
     double bytes = 0, algbw = 0, busbw = -1;
+    // Its group's key when grouping by kernel or family (the group row
+    // then shows the link roof's fraction and bound); empty otherwise.
+    std::string group;
   };
   // (session, correlation, graph node): a graph launch's kernels share
   // its correlation.
@@ -776,6 +780,14 @@ void ReportBuilder::AddToGroups(const KernelRow& k, const void* kernel_class,
   };
   std::string_view family = st.family_cache.Get(k);
   if (family.empty()) family = "(unnamed)";
+  if (collective && (options.group_by == GroupBy::kKernel ||
+                     options.group_by == GroupBy::kFamily)) {
+    st.comm_kernels[{k.session_id, k.correlation_id.value_or(-1),
+                     k.graph_node_id}]
+        .group = options.group_by == GroupBy::kFamily ? std::string(family)
+                 : k.name.empty() ? std::string("(unnamed)")
+                                  : std::string(k.name);
+  }
   auto slot_it = st.family_slots.find(family);
   if (slot_it == st.family_slots.end()) {
     slot_it = st.family_slots.emplace(std::string(family), State::FamilySlots())
@@ -952,7 +964,32 @@ StatusOr<Report> ReportBuilder::Finish(const std::string& display_name) {
       report.ns_comm_with_message += c.duration_ns;
     }
   }
+  // Collectives sit on the link roof: bus bandwidth against the link's.
+  const double link = report.header.roofs.link_bytes_per_s;
+  // A kernel or family group of collectives: time-weighted fraction of the
+  // link roof, bound link when such kernels hold most of its time.
+  if (link > 0) {
+    std::unordered_map<std::string, std::pair<int64_t, double>> on_link;
+    for (const auto& [key, c] : st.comm_kernels) {
+      if (c.group.empty() || c.duration_ns <= 0 || c.busbw < 0) continue;
+      auto& [ns, weighted] = on_link[c.group];
+      ns += c.duration_ns;
+      weighted += static_cast<double>(c.duration_ns) * c.busbw / link;
+    }
+    for (GroupRow& g : report.groups) {
+      const auto it = on_link.find(g.key);
+      if (it == on_link.end() || 2 * it->second.first < g.total_ns) continue;
+      g.fraction_of_roof =
+          it->second.second / static_cast<double>(it->second.first);
+      g.bound = "link";
+    }
+  }
   report.collectives = FinishCollectives();  // consumes comm_kernels
+  for (CollectiveRow& c : report.collectives) {
+    if (!c.busbw || link <= 0) continue;
+    c.fraction_of_link = *c.busbw / link;
+    report.ns_comm_on_link_roof += c.total_ns;
+  }
   // Rows may come per window or per stream: start order for comparing.
   std::stable_sort(report.collective_calls.begin(),
                    report.collective_calls.end(),

@@ -164,6 +164,10 @@ struct CollectiveRow {
   // the row has no group size.
   std::optional<double> algbw;
   std::optional<double> busbw;
+  // The bus bandwidth as a fraction of the link roof (RoofTable's
+  // link_bytes_per_s): the collective's place on the link roofline, bound
+  // "link". Unknown without a bus bandwidth or a link roof.
+  std::optional<double> fraction_of_link;
 };
 
 // One collective kernel as it ran, for comparing ranks (job_report.h).
@@ -242,6 +246,9 @@ struct Report {
   // another of its kernels (InCostedOp): with ns_with_figures, the share
   // of the run whose operators are on the roofline (FiguresShare).
   int64_t ns_in_costed_op = 0;
+  // Of those, the GPU time of the collectives placed on the link roof (a
+  // bus bandwidth and a link roof known): counted as on the roofline.
+  int64_t ns_comm_on_link_roof = 0;
   // Kernels computed above 100% of their roof (AboveRoof) and their GPU
   // time: findings, shown in the header and in their rows, and drawn apart
   // on the roofline (report.families holds them as their own points).

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "report/comms_svg.h"
 #include "report/roofline_svg.h"
 #include "report/text_util.h"
 
@@ -123,6 +124,12 @@ std::string RoofSummary(const RoofTable& roofs) {
                   it->ridge_flops_per_byte);
     out += buf;
   }
+  if (roofs.link_bytes_per_s > 0) {
+    std::snprintf(buf, sizeof(buf), "; link %sB/s per direction",
+                  SiPrefix(roofs.link_bytes_per_s).c_str());
+    out += buf;
+    if (!roofs.link_name.empty()) out += " (" + roofs.link_name + ")";
+  }
   return out;
 }
 
@@ -153,8 +160,9 @@ std::string BusyLine(const DeviceBusy& b) {
 }
 
 // "all_reduce bf16 bytes=8388608 ranks=8: 12 kernels, 1.200 ms, algbw
-// 83.89 GB/s, busbw 146.80 GB/s": one kind of collective call. GB/s are
-// 10^9 bytes per second, as NCCL's own tests print them.
+// 83.89 GB/s, busbw 146.80 GB/s = 32.6% of link roof, bound link": one
+// kind of collective call, on the link roof when the GPU's link is known.
+// GB/s are 10^9 bytes per second, as NCCL's own tests print them.
 std::string CollectiveLine(const CollectiveRow& c) {
   std::string out = (c.shape.empty() ? std::string("(no message size)")
                                      : c.shape) +
@@ -169,6 +177,10 @@ std::string CollectiveLine(const CollectiveRow& c) {
   out += ", algbw " + Fixed(*c.algbw * 1e-9, 2) + " GB/s, busbw ";
   out += c.busbw ? Fixed(*c.busbw * 1e-9, 2) + " GB/s"
                  : std::string("unknown (no group size)");
+  if (c.fraction_of_link) {
+    out += " = " + Fixed(*c.fraction_of_link * 100, 1) +
+           "% of link roof, bound link";
+  }
   return out;
 }
 
@@ -389,6 +401,11 @@ class JsonWriter : public ReportWriter {
         << ",\"reannotated\":" << (h.reannotated ? "true" : "false")
         << ",\"device_mismatch\":" << JsonString(h.device_mismatch)
         << ",\"dram_bytes_per_s\":" << JsonNumber(h.roofs.dram_bytes_per_s)
+        << ",\"link_bytes_per_s\":"
+        << JsonNumber(h.roofs.link_bytes_per_s > 0
+                          ? std::optional<double>(h.roofs.link_bytes_per_s)
+                          : std::nullopt)
+        << ",\"link_name\":" << JsonString(h.roofs.link_name)
         << ",\"roofs\":[";
     for (size_t i = 0; i < h.roofs.roofs.size(); ++i) {
       const Roof& roof = h.roofs.roofs[i];
@@ -410,6 +427,7 @@ class JsonWriter : public ReportWriter {
         << ",\"ns_with_figures\":" << r.ns_with_figures
         << ",\"ns_comm_with_message\":" << r.ns_comm_with_message
         << ",\"ns_in_costed_op\":" << r.ns_in_costed_op
+        << ",\"ns_comm_on_link_roof\":" << r.ns_comm_on_link_roof
         << ",\"kernels_above_roof\":" << r.kernels_above_roof
         << ",\"ns_above_roof\":" << r.ns_above_roof
         << ",\"busy\":[";
@@ -445,7 +463,10 @@ class JsonWriter : public ReportWriter {
           << ",\"count\":" << c.count << ",\"total_ns\":" << c.total_ns
           << ",\"message_bytes\":" << JsonNumber(c.message_bytes)
           << ",\"algbw_bytes_per_s\":" << JsonNumber(c.algbw)
-          << ",\"busbw_bytes_per_s\":" << JsonNumber(c.busbw) << "}";
+          << ",\"busbw_bytes_per_s\":" << JsonNumber(c.busbw)
+          << ",\"fraction_of_link\":" << JsonNumber(c.fraction_of_link)
+          << ",\"bound\":" << (c.fraction_of_link ? "\"link\"" : "null")
+          << "}";
     }
     out << "],\"group_by\":" << JsonString(GroupByName(r.group_by))
         << ",\"groups_omitted\":" << r.groups_omitted
@@ -562,6 +583,9 @@ class HtmlWriter : public ReportWriter {
       out << "<p class=\"warn\">" << XmlEscape(h.ingest_warning) << "</p>\n";
     }
     out << "<h2>Roofline</h2>\n" << SvgOrWarning(RenderRooflineSvg(r)) << "\n";
+    if (const std::string comms = RenderCommsRooflineSvg(r); !comms.empty()) {
+      out << "<h2>Communication roofline</h2>\n" << comms << "\n";
+    }
     out << "<h2>Phase summary</h2>\n<table><thead><tr><th class=\"l\">phase</th>"
            "<th>steps</th><th>count</th><th>total ms</th><th>time %</th>"
            "<th>GFLOP</th><th>AI</th><th>% roof</th><th>TFLOP/s</th></tr>"
@@ -625,6 +649,11 @@ std::string FiguresShare(const Report& r) {
     out += ", " + share(r.ns_with_figures + r.ns_in_costed_op) +
            " counting the kernels whose operator is costed on another of "
            "its kernels (in op)";
+  }
+  if (r.ns_comm_on_link_roof > 0) {
+    out += "; " + share(r.ns_with_figures + r.ns_comm_on_link_roof) +
+           " on a roof (" + share(r.ns_comm_on_link_roof) +
+           " collectives on the link roof)";
   }
   return out;
 }

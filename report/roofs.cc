@@ -70,6 +70,8 @@ RoofTable FromModel(const rooftrace::Roofs& model) {
   }
   SortRoofs(&t);
   t.model = model;
+  t.link_bytes_per_s = model.link_bytes_per_s;
+  t.link_name = model.link_name;
   return t;
 }
 
@@ -83,6 +85,15 @@ Source SourceOf(std::string_view stored, bool present) {
 }
 
 }  // namespace
+
+void AddDatasheetLink(std::string_view device, RoofTable* roofs) {
+  if (roofs->link_bytes_per_s > 0 || device.empty()) return;
+  const DatasheetEntry* e = FindDatasheetEntry(device);
+  const DatasheetLink* link = e ? FindDatasheetLink(*e) : nullptr;
+  if (link == nullptr) return;
+  roofs->link_bytes_per_s = link->bytes_per_s;
+  roofs->link_name = std::string(link->name);
+}
 
 std::optional<RoofTable> RoofTableFromDatasheet(std::string_view device_or_key) {
   const rooftrace::Roofs model = RoofsFromDatasheet(device_or_key);

@@ -37,6 +37,10 @@ struct RoofTable {
   // The collector's roof model, set when the table came from a datasheet
   // key or a device profile (re-annotation).
   std::optional<rooftrace::Roofs> model;
+  // The GPU-to-GPU link roof (one direction per GPU) collectives are
+  // judged against, and its name; 0 when not known.
+  double link_bytes_per_s = 0;
+  std::string link_name;
 
   const Roof* Find(std::string_view precision) const;
   bool empty() const { return roofs.empty() && dram_bytes_per_s <= 0; }
@@ -45,6 +49,11 @@ struct RoofTable {
 // The first device's rows of the store's roofs table.
 RoofTable RoofTableFromStore(const std::vector<RoofRow>& rows,
                              const std::string& run_roof_source);
+
+// Sets `roofs`'s link roof from the datasheet entry of `device` (a CUDA
+// name or key) when it has none: a store keeps no link roof, the link is
+// a property of the GPU.
+void AddDatasheetLink(std::string_view device, RoofTable* roofs);
 
 // The built-in datasheet entry for a device name or key; nullopt if unknown.
 std::optional<RoofTable> RoofTableFromDatasheet(std::string_view device_or_key);

@@ -30,6 +30,8 @@ int StoredPrecisionColumn(int p) {
       return static_cast<int>(Precision::kFp16);
     case Precision::kFp4Tensor:
       return static_cast<int>(Precision::kFp8Tensor);
+    case Precision::kInt:  // 32-bit lanes of the CUDA cores
+      return static_cast<int>(Precision::kFp32);
     default:
       return p < kNumStoredPrecisions ? p : 0;
   }

@@ -85,6 +85,8 @@ int32_t CudaTypeOfTorchType(std::string_view t) {
   if (t == "signed char") return ct::kR8I;
   if (t == "unsigned char") return ct::kR8U;
   if (t == "int") return ct::kR32I;
+  if (t == "long int") return ct::kR64I;
+  if (t == "short int") return ct::kR16I;
   return -1;
 }
 

@@ -122,6 +122,10 @@ struct CapturedKernel {
   // A serving attention call, costed with the step of each replay (its
   // KV lengths are the replay's, not the capture's).
   std::optional<ServingAttentionArgs> attention;
+  // Its layer: how many attention calls the graph made before it (a
+  // full-graph step replays every layer in order); the window --model
+  // gives that layer caps its KV read.
+  int64_t attention_layer = 0;
   // A collective (an all-reduce outside NCCL, or NCCL's with its args):
   // each replay gets its message, group and bandwidths.
   std::optional<CollectiveArgs> collective;
@@ -208,6 +212,11 @@ class Assembler {
   void NoteAttentionOutput(Session& s, uint64_t op_id, uint64_t bytes);
   uint64_t SplitAttentionReduce(Session& s, uint64_t main_id,
                                 uint64_t reduce_id);
+  // The sliding window of the model's layer `layer` (--model); 0 without
+  // a model or for a full-attention layer.
+  int64_t WindowOfLayer(int64_t layer) const {
+    return options_.model ? options_.model->AttentionWindow(layer) : 0;
+  }
   uint64_t MoeOf(int h, std::string_view kernel);
   uint64_t MoeRoutingOf(int h);
   int64_t TensorParallel();
@@ -287,6 +296,9 @@ class Assembler {
   // Serving attention calls without a step's aggregates; MoE layers
   // without --model, or whose sizes do not fit it.
   uint64_t attention_unstepped_ = 0;
+  // Serving attention calls seen so far under each step annotation: the
+  // next call's layer (a step runs the model's layers in order).
+  std::unordered_map<const ServingStep*, int64_t> attention_calls_of_step_;
   MoeGaps moe_gaps_;
   int64_t tensor_parallel_ = -1;  // TensorParallel(); -1: not yet
   // The element size of the run's KV cache, from its cache writes (0: none,
@@ -696,11 +708,13 @@ uint64_t Assembler::OpOf(int h) {
 uint64_t Assembler::ServingAttentionOf(int h, const ServingStep* step) {
   if (call_tried_[h]) return call_of_host_[h];
   call_tried_[h] = 1;
+  const int64_t layer = step ? attention_calls_of_step_[step]++ : 0;
   const HostEvent& e = t_.host[h];
   std::optional<ServingAttentionArgs> args = AttentionArgsOf(e);
   if (!args) return 0;
   std::optional<OpFigures> f =
-      step ? ServingAttentionFigures(*args, *step) : std::nullopt;
+      step ? ServingAttentionFigures(*args, *step, WindowOfLayer(layer))
+           : std::nullopt;
   if (!f) {
     ++attention_unstepped_;
     return 0;
@@ -1377,6 +1391,8 @@ std::vector<CapturedGraph> Assembler::CapturedGraphs() const {
   std::vector<CapturedGraph> graphs;
   bool open = false;
   CapturedGraph current;
+  int64_t attention_calls = 0;  // in `current`
+  int last_attention = -1;
   for (size_t i = 0; i < order.size(); ++i) {
     const int h = order[i];
     const HostEvent& e = t_.host[h];
@@ -1384,6 +1400,8 @@ std::vector<CapturedGraph> Assembler::CapturedGraphs() const {
                   e.tid != t_.host[order[i - 1]].tid)) {
       open = false;  // a capture left open on another thread
       current.clear();
+      attention_calls = 0;
+      last_attention = -1;
     }
     if (e.kind == HostEvent::Kind::kCapture) {
       if (e.api_kind == 2 && open && !current.empty()) {
@@ -1391,6 +1409,8 @@ std::vector<CapturedGraph> Assembler::CapturedGraphs() const {
       }
       open = e.api_kind == 1;
       current.clear();
+      attention_calls = 0;
+      last_attention = -1;
       continue;
     }
     if (!open || e.kind != HostEvent::Kind::kLaunch ||
@@ -1416,6 +1436,10 @@ std::vector<CapturedGraph> Assembler::CapturedGraphs() const {
     } else if (const int a = attention_of_launch_[h]; a >= 0) {
       const HostEvent& op = t_.host[a];
       k.attention = AttentionArgsOf(op);
+      // A call's kernels are consecutive: a new call is a new layer.
+      if (a != last_attention) ++attention_calls;
+      last_attention = a;
+      k.attention_layer = attention_calls - 1;
       k.op_name = std::string(op.name);
       k.op_key = kCapturedAttentionBit | (static_cast<uint64_t>(a) + 1);
     } else {
@@ -1550,7 +1574,9 @@ void Assembler::ApplyCaptures(const std::vector<CapturedGraph>& graphs) {
         uint64_t output_bytes = 0;  // a replayed attention's
         if (!op && c.attention) {
           std::optional<OpFigures> f =
-              step ? ServingAttentionFigures(*c.attention, *step) : std::nullopt;
+              step ? ServingAttentionFigures(*c.attention, *step,
+                                             WindowOfLayer(c.attention_layer))
+                   : std::nullopt;
           if (!f) {
             ++attention_unstepped_;
             continue;

@@ -873,7 +873,8 @@ std::optional<ServingAttentionArgs> ServingAttentionArgsOf(
 }
 
 std::optional<OpFigures> ServingAttentionFigures(
-    const ServingAttentionArgs& args, const ServingStep& step) {
+    const ServingAttentionArgs& args, const ServingStep& step,
+    int64_t window) {
   if (!step.has_aggregates || step.tokens() <= 0 ||
       step.tokens() > args.tokens) {
     return std::nullopt;
@@ -886,6 +887,9 @@ std::optional<OpFigures> ServingAttentionFigures(
   op.g_sq = step.g_sq;
   op.g_sk = step.g_sk;
   op.g_sqsk = step.g_sqsk;
+  op.c_requests = step.context_requests;
+  op.g_requests = step.generation_requests;
+  op.window = window;
   op.heads = args.heads;
   op.kv_heads = args.kv_heads;
   op.head_dim = args.head_dim;
@@ -904,6 +908,7 @@ std::optional<OpFigures> ServingAttentionFigures(
             std::to_string(step.c_sq) + "/" + std::to_string(step.c_sk) +
             " decode=" + std::to_string(step.generation_requests) + "x" +
             std::to_string(step.g_sq) + "/" + std::to_string(step.g_sk);
+  if (window > 0) f.shape += " window=" + std::to_string(window);
   return f;
 }
 

@@ -103,9 +103,13 @@ bool ServingAttentionKeyIsCache(std::string_view name);
 bool IsKvCacheWriteOp(std::string_view name);
 int KvCacheElementBytes(const OpInputs& inputs);
 // nullopt when the step gives no sq/sk aggregates, or more tokens than
-// the call was given (the annotation is not this call's step).
+// the call was given (the annotation is not this call's step). `window`:
+// the sliding window of the call's layer (0: full attention; --model
+// says which layers have one, model/model_config.h), in the shape as
+// "window=W".
 std::optional<OpFigures> ServingAttentionFigures(
-    const ServingAttentionArgs& args, const ServingStep& step);
+    const ServingAttentionArgs& args, const ServingStep& step,
+    int64_t window = 0);
 
 // A mixture-of-experts layer run as two grouped GEMMs (vllm::moe_forward,
 // moe_forward_shared: hidden states [tokens, hidden] and router logits

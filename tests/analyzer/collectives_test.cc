@@ -7,11 +7,13 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 
 #include "analyzer/commands.h"
 #include "base/json.h"
+#include "model/device_profile.h"
 #include "report/report.h"
 #include "sources/kineto/kineto_source.h"
 #include "sources/registry.h"
@@ -105,16 +107,20 @@ class CollectivesTest : public ::testing::Test {
 };
 
 // The text report's comms lines, from the trace read in memory: one per
-// kind of call, by time; what the trace does not give is said.
+// kind of call, by time; what the trace does not give is said. The H100's
+// link roof (NVLink 4, 450 GB/s per direction) places each call with a bus
+// bandwidth on it: 62.91 / 450 = 14.0%, 146.80 / 450 = 32.6%, bound link.
 TEST_F(CollectivesTest, AnalyzeShowsMessageSizeAndBandwidths) {
   std::string out, err;
   ASSERT_EQ(RunMain(AnalyzeMain, "analyze", {trace_}, &out, &err), 0) << err;
   EXPECT_NE(out.find("  comms:    all_gather fp32 bytes=16777216 ranks=4: 1 "
-                     "kernel, 0.200 ms, algbw 83.89 GB/s, busbw 62.91 GB/s\n"),
+                     "kernel, 0.200 ms, algbw 83.89 GB/s, busbw 62.91 GB/s = "
+                     "14.0% of link roof, bound link\n"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("            all_reduce bf16 bytes=8388608 ranks=8: 1 "
-                     "kernel, 0.100 ms, algbw 83.89 GB/s, busbw 146.80 GB/s\n"),
+                     "kernel, 0.100 ms, algbw 83.89 GB/s, busbw 146.80 GB/s = "
+                     "32.6% of link roof, bound link\n"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("            all_reduce fp32 bytes=4000 ranks=?: 1 "
@@ -126,10 +132,16 @@ TEST_F(CollectivesTest, AnalyzeShowsMessageSizeAndBandwidths) {
                      "bandwidth (the trace gives no message size)\n"),
             std::string::npos)
       << out;
-  // Off the roofline, yet accounted for: 304 of the 354 us are collectives
-  // whose message size is known (the broadcast's is not).
+  // 304 of the 354 us are collectives whose message size is known (the
+  // broadcast's is not); the 300 us with a bus bandwidth sit on the link
+  // roof, counted as on the roofline.
   EXPECT_NE(out.find("0.0% of GPU time has FLOPs or bytes, 85.9% with the "
-                     "collectives' message sizes"),
+                     "collectives' message sizes; 84.7% on a roof (84.7% "
+                     "collectives on the link roof)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("; link 450 GB/s per direction (NVLink 4 (18 links, 900 "
+                     "GB/s both ways))"),
             std::string::npos)
       << out;
   const std::string both = out + err;
@@ -208,10 +220,103 @@ TEST_F(CollectivesTest, StoreReportEqualsTraceReport) {
     if (c[i].busbw) {
       EXPECT_NEAR(r.Find("busbw_bytes_per_s")->as_number(), *c[i].busbw,
                   1e-6 * *c[i].busbw);
+      EXPECT_NEAR(r.Find("fraction_of_link")->as_number(),
+                  *c[i].busbw / 450e9, 1e-9);
+      EXPECT_EQ(r.Find("bound")->as_string(), "link");
     } else {
       EXPECT_TRUE(r.Find("busbw_bytes_per_s")->is_null());
+      EXPECT_TRUE(r.Find("fraction_of_link")->is_null());
     }
   }
+  // The store's report places them alike (the link is the GPU's).
+  ASSERT_TRUE(c[1].fraction_of_link.has_value());
+  EXPECT_NEAR(*c[1].fraction_of_link, 146.80064e9 / 450e9, 1e-9);
+  EXPECT_FALSE(c[3].fraction_of_link);
+  EXPECT_EQ(from_store->ns_comm_on_link_roof, 300000);
+  EXPECT_EQ(v->Find("ns_comm_on_link_roof")->as_number(), 300000);
+  EXPECT_EQ(v->Find("link_bytes_per_s")->as_number(), 450e9);
+}
+
+// Grouped by kernel, a collective kernel's row is on the link roof too:
+// its % of roof is its bus bandwidth's share of the link's (the bf16
+// all-reduce, 146.80 of 450 GB/s), bound link; the kernel with no bus
+// bandwidth stays unknown.
+TEST_F(CollectivesTest, KernelRowsOfCollectivesAreBoundByTheLink) {
+  std::string out, err;
+  ASSERT_EQ(RunMain(AnalyzeMain, "analyze",
+                    {trace_, "--by", "kernel", "--format", "json"}, &out,
+                    &err),
+            0)
+      << err;
+  StatusOr<json::Value> v = json::Parse(out, "analyze.json");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  int seen = 0;
+  for (const json::Value& g : v->Find("groups")->as_array()) {
+    const std::string& name = g.Find("name")->as_string();
+    if (name.find("AllReduce_Sum_bf16") != std::string::npos) {
+      ++seen;
+      EXPECT_EQ(g.Find("bound")->as_string(), "link");
+      EXPECT_NEAR(g.Find("fraction_of_roof")->as_number(),
+                  146.80064e9 / 450e9, 1e-6);
+    } else if (name.find("AllReduce_Sum_f32") != std::string::npos) {
+      ++seen;
+      EXPECT_NE(g.Find("bound")->as_string(), "link");
+    }
+  }
+  EXPECT_EQ(seen, 2);
+}
+
+// The HTML page draws the measured communication roofline: the two calls
+// with a bus bandwidth as points under the link roof's line.
+TEST_F(CollectivesTest, HtmlDrawsTheCommsRoofline) {
+  const std::string html = dir_ + "/report.html";
+  std::string out, err;
+  ASSERT_EQ(RunMain(AnalyzeMain, "analyze", {trace_, "--html", html}, &out,
+                    &err),
+            0)
+      << err;
+  std::ifstream in(html);
+  const std::string page((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  const size_t at = page.find("<h2>Communication roofline</h2>");
+  ASSERT_NE(at, std::string::npos);
+  const std::string svg = page.substr(at, page.find("</svg>", at) - at);
+  size_t points = 0;
+  for (size_t p = svg.find("class=\"collective\""); p != std::string::npos;
+       p = svg.find("class=\"collective\"", p + 1)) {
+    ++points;
+  }
+  EXPECT_EQ(points, 2u);
+  EXPECT_NE(svg.find("class=\"link-roof\""), std::string::npos);
+  EXPECT_NE(svg.find("all_reduce bf16 bytes=8388608 ranks=8: busbw 146.80 "
+                     "GB/s = 32.6% of link roof"),
+            std::string::npos);
+}
+
+// A device profile can set the link roof (a measured bandwidth): the same
+// calls are then judged against it.
+TEST_F(CollectivesTest, DeviceProfileLinkReplacesTheDatasheets) {
+  DeviceProfile p;
+  p.device.name = "NVIDIA H100 80GB HBM3";
+  ASSERT_TRUE(FillDatasheet(&p));
+  EXPECT_EQ(p.datasheet_link_bytes_per_s, 450e9);
+  p.measured_dram_bytes_per_s = 3.0e12;
+  p.measured_link_bytes_per_s = 360e9;
+  p.link_name = "NVLink 4, measured";
+  const std::string profile = dir_ + "/h100.json";
+  ASSERT_TRUE(SaveDeviceProfile(p, profile).ok());
+  std::string out, err;
+  ASSERT_EQ(RunMain(AnalyzeMain, "analyze",
+                    {trace_, "--device-profile", profile}, &out, &err),
+            0)
+      << err;
+  // 146.80 / 360 = 40.8%.
+  EXPECT_NE(out.find("busbw 146.80 GB/s = 40.8% of link roof, bound link"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("; link 360 GB/s per direction (NVLink 4, measured)"),
+            std::string::npos)
+      << out;
 }
 
 }  // namespace

@@ -180,12 +180,14 @@ TEST(ModelConfigTest, MissingFieldIsNamed) {
 // Zero, negative and fractional sizes are refused with the value found.
 TEST(ModelConfigTest, NonPositiveSizesRefused) {
   EXPECT_EQ(ErrorOf(R"({"model_type": "llama", "hidden_size": 0})"),
-            "cfg.json: \"hidden_size\" must be > 0 (found 0)");
+            "cfg.json: \"hidden_size\" must be a whole number > 0 (found 0); "
+            "fix the config.json");
   EXPECT_EQ(ErrorOf(R"({"model_type": "llama", "hidden_size": 512,
                         "num_hidden_layers": -2})"),
-            "cfg.json: \"num_hidden_layers\" must be > 0 (found -2)");
+            "cfg.json: \"num_hidden_layers\" must be a whole number > 0 "
+            "(found -2); fix the config.json");
   EXPECT_NE(ErrorOf(R"({"model_type": "llama", "hidden_size": 51.5})")
-                .find("hidden_size must be a whole number"),
+                .find("\"hidden_size\" must be a whole number > 0 (found 51.5)"),
             std::string::npos);
 }
 

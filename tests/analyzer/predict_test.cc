@@ -484,6 +484,31 @@ TEST(PredictTest, SlidingWindowCapsKeysRead) {
   EXPECT_EQ(a.flops, 4.0 * 32 * 128 * 4096);
 }
 
+// Layers of two kinds (Qwen2's use_sliding_window from max_window_layers
+// on, as its config defines them): the full layers read every key, the
+// windowed ones at most the window, each op counted for its own layers.
+TEST(PredictTest, MixedLayersCostEachKindOfAttention) {
+  StatusOr<ModelConfig> m = ParseModelConfig(
+      R"({"model_type": "qwen2", "hidden_size": 4096,
+          "intermediate_size": 11008, "num_hidden_layers": 32,
+          "num_attention_heads": 32, "num_key_value_heads": 8,
+          "vocab_size": 32000, "use_sliding_window": true,
+          "sliding_window": 4096, "max_window_layers": 24})",
+      "qwen2.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  PredictOptions o;
+  o.prompt = 8000;
+  o.generate = 2;
+  const Prediction p = RunPredict(*m, o, Device("h100-sxm"));
+  const OpCost& full = Op(p, "decode-first", "attention");
+  const OpCost& windowed = Op(p, "decode-first", "attention.window");
+  EXPECT_EQ(full.count, 24);
+  EXPECT_EQ(windowed.count, 8);
+  EXPECT_EQ(full.flops, 4.0 * 32 * 128 * 8001);
+  EXPECT_EQ(windowed.flops, 4.0 * 32 * 128 * 4096);
+  EXPECT_EQ(windowed.kv_bytes, 2.0 * 8 * 128 * 2 * 4096 + 2.0 * 8 * 128 * 2);
+}
+
 // The datasheet's link figures (one direction) and the override.
 TEST(PredictTest, LinkBandwidthFromDatasheetOrFlag) {
   EXPECT_EQ(Device("h100-sxm").link_bytes_per_s, 450e9);

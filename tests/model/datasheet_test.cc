@@ -1,6 +1,7 @@
 // The built-in datasheet: dense peaks, ridge points as the seeds state them,
 // and device-name matching.
 #include "model/datasheet.h"
+#include "model/roof_model.h"
 
 #include <gtest/gtest.h>
 
@@ -128,6 +129,32 @@ TEST(DatasheetTest, BoostClocksReproduceFp32Peaks) {
   }
   // Not published with B200's dense figures: 0, never guessed.
   EXPECT_EQ(FindDatasheetEntry("b200")->boost_clock_hz, 0);
+}
+
+// Every GPU of the table has a link roof (docs/device-profile.md names the
+// sources): per GPU and direction, NVLink's generation in its name, xGMI
+// for Instinct, the PCIe slot where there is no NVLink. The datasheet
+// roofs carry it for collectives to be judged against.
+TEST(DatasheetTest, EveryGpuHasALinkRoof) {
+  for (const DatasheetEntry& e : Datasheet()) {
+    const DatasheetLink* link = FindDatasheetLink(e);
+    ASSERT_NE(link, nullptr) << e.key;
+    EXPECT_GT(link->bytes_per_s, 0) << e.key;
+    EXPECT_FALSE(link->name.empty()) << e.key;
+  }
+  EXPECT_EQ(FindDatasheetLink(*FindDatasheetEntry("h100-sxm"))->bytes_per_s,
+            450e9);
+  const DatasheetLink* b200 = FindDatasheetLink(*FindDatasheetEntry("b200"));
+  EXPECT_EQ(b200->bytes_per_s, 900e9);
+  EXPECT_NE(b200->name.find("NVLink 5"), std::string_view::npos);
+  const DatasheetLink* mi300x =
+      FindDatasheetLink(*FindDatasheetEntry("mi300x"));
+  EXPECT_NE(mi300x->name.find("xGMI"), std::string_view::npos);
+  EXPECT_NE(FindDatasheetLink(*FindDatasheetEntry("l40s"))->name.find("PCIe"),
+            std::string_view::npos);
+  const Roofs roofs = RoofsFromDatasheet("NVIDIA B200");
+  EXPECT_EQ(roofs.link_bytes_per_s, 900e9);
+  EXPECT_NE(roofs.link_name.find("NVLink 5"), std::string::npos);
 }
 
 TEST(DatasheetTest, PrecisionKeysRoundTrip) {

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "base/json.h"
+#include "model/roof_model.h"
 
 namespace rooftrace {
 namespace {
@@ -234,6 +235,50 @@ TEST(DeviceProfileTest, MinimalHandWrittenProfileLoads) {
   EXPECT_DOUBLE_EQ(p->Ridge(Precision::kFp32), 25.0);
   EXPECT_EQ(p->PeakFlopsPerS(Precision::kFp64), 0.0);
   EXPECT_FALSE(p->sample);
+  EXPECT_EQ(p->LinkBytesPerS(), 0.0);  // no link: none, not guessed
+}
+
+// A hand-written link roof (a measured bandwidth) is read, preferred to
+// the datasheet's, refused when negative, and survives a save and load;
+// the roofs built from the profile carry it.
+TEST(DeviceProfileTest, LinkRoofIsReadAndPreferred) {
+  auto p = DeviceProfileFromJson(
+      R"({"format": "rooftrace-device-profile", "version": 1,
+          "device": {"name": "NVIDIA B200"},
+          "dram": {"measured_bytes_per_s": 7e12},
+          "link": {"measured_bytes_per_s": 7.5e11,
+                   "datasheet_bytes_per_s": 9e11, "name": "NVLink 5"},
+          "compute": {"fp32": {"measured_flops_per_s": 5e13}}})",
+      "link.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->LinkBytesPerS(), 7.5e11);
+  const Roofs roofs = RoofsFromProfile(*p, "link.json");
+  EXPECT_EQ(roofs.link_bytes_per_s, 7.5e11);
+  EXPECT_EQ(roofs.link_name, "NVLink 5");
+  auto again = DeviceProfileFromJson(DeviceProfileToJson(*p), "again.json");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->measured_link_bytes_per_s, 7.5e11);
+  EXPECT_EQ(again->datasheet_link_bytes_per_s, 9e11);
+  EXPECT_EQ(again->link_name, "NVLink 5");
+  auto bad = DeviceProfileFromJson(
+      R"({"format": "rooftrace-device-profile", "version": 1,
+          "dram": {"measured_bytes_per_s": 7e12},
+          "link": {"measured_bytes_per_s": -1},
+          "compute": {"fp32": {"measured_flops_per_s": 5e13}}})",
+      "neg.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("link.measured_bytes_per_s"),
+            std::string::npos)
+      << bad.status().message();
+  // A profile written before links: its GPU's datasheet link.
+  auto old = DeviceProfileFromJson(
+      R"({"format": "rooftrace-device-profile", "version": 1,
+          "device": {"name": "NVIDIA B200"}, "datasheet_key": "b200",
+          "dram": {"measured_bytes_per_s": 7e12},
+          "compute": {"fp32": {"measured_flops_per_s": 5e13}}})",
+      "old.json");
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_EQ(RoofsFromProfile(*old, "old.json").link_bytes_per_s, 900e9);
 }
 
 }  // namespace

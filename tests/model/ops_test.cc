@@ -128,7 +128,10 @@ TEST(PointwiseTest, AddAndLayerNorm) {
   // kernel was labelled fp16).
   EXPECT_EQ(PointwisePrecision(kR16BF), Precision::kBf16);
   EXPECT_EQ(PointwisePrecision(kR16F), Precision::kFp16);
-  EXPECT_EQ(PointwisePrecision(kR8I), Precision::kUnknown);
+  // Integer work is the integer class (issue 36: its FLOPs had no class).
+  EXPECT_EQ(PointwisePrecision(kR8I), Precision::kInt);
+  EXPECT_EQ(PointwisePrecision(cuda_type::kR64I), Precision::kInt);
+  EXPECT_EQ(PointwisePrecision(kC32F), Precision::kUnknown);
 }
 
 // NCCL's bus factors, by hand: all_reduce over 8 ranks 2 * 7 / 8 = 1.75;
@@ -324,8 +327,26 @@ ServingAttentionOp SglangDecodeLayer() {
   return decode;
 }
 
-// The SGLang decode step above and the vLLM step of 9 prefill chunks and
-// 37 decodes (gpt-oss: 64 heads, 8 KV heads, 64 wide): TraceLens's
+// vLLM's mixed step of the gpt-oss trace: 9 prefill chunks (8,155 new of
+// 8,430 tokens) and 37 decodes over 34,489 tokens; 64 heads, 8 KV heads,
+// 64 wide, bf16.
+ServingAttentionOp VllmMixedStep() {
+  ServingAttentionOp s;
+  s.c_sq = 8155;
+  s.c_sk = 8430;
+  s.c_sqsq = 7475785;
+  s.c_sqsk = 7671310;
+  s.g_sq = 37;
+  s.g_sk = 34489;
+  s.g_sqsk = 34489;
+  s.heads = 64;
+  s.kv_heads = 8;
+  s.head_dim = 64;
+  s.q_element_bytes = s.kv_element_bytes = 2;
+  return s;
+}
+
+// The SGLang decode step and the vLLM step above: TraceLens's
 // InferenceAttention_fwd figures for the same aggregates, 0.537 and 65.0
 // GFLOP, 128.57 and 211.83 MiB.
 TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
@@ -333,18 +354,7 @@ TEST(OpsTest, ServingAttentionFiguresAreTraceLensOnes) {
   EXPECT_EQ(ServingAttentionFlops(decode), 537149440u);
   EXPECT_EQ(ServingAttentionMinBytes(decode), 134811648u);
 
-  ServingAttentionOp mixed;
-  mixed.c_sq = 8155;
-  mixed.c_sk = 8430;
-  mixed.c_sqsq = 7475785;
-  mixed.c_sqsk = 7671310;
-  mixed.g_sq = 37;
-  mixed.g_sk = 34489;
-  mixed.g_sqsk = 34489;
-  mixed.heads = 64;
-  mixed.kv_heads = 8;
-  mixed.head_dim = 64;
-  mixed.q_element_bytes = mixed.kv_element_bytes = 2;
+  const ServingAttentionOp mixed = VllmMixedStep();
   EXPECT_EQ(ServingAttentionFlops(mixed), 65010180096u);
   EXPECT_EQ(ServingAttentionMinBytes(mixed), 222115840u);
 
@@ -396,6 +406,39 @@ TEST(OpsTest, TritonPointwiseBytesAreItsBuffers) {
   const TritonBuffer unknown_type[] = {{1024, 0}, {1024, 2}};
   EXPECT_EQ(TritonPointwiseMinBytes(unknown_type, 2, 1024), 0u);
   EXPECT_EQ(TritonPointwiseMinBytes(pad, 2, 0), 0u);
+}
+
+// The same vLLM step on one of gpt-oss's sliding-window layers (128
+// tokens): each query multiplies at most 128 keys and each request reads
+// at most 127 cached tokens, so the layer costs about a third of a full
+// one; a window wider than every context changes nothing.
+TEST(OpsTest, ServingAttentionWindowCapsKeysAndCache) {
+  ServingAttentionOp full = VllmMixedStep();
+  full.c_requests = 9;
+  full.g_requests = 37;
+  ServingAttentionOp windowed = full;
+  windowed.window = 128;
+  // Scores: prefill 8,155 queries x 128 (below its 3.93 M unwindowed),
+  // decode 37 x 128 (below 34,489); two products of width 64, 64 heads.
+  const uint64_t scores = 8155u * 128u + 37u * 128u;
+  EXPECT_EQ(ServingAttentionFlops(windowed), 64u * 2u * 64u * 2u * scores);
+  // Cache: prefill's 275 cached tokens (under 9 x 127), decode's 34,452
+  // capped at 37 x 127; K and V of 8 heads x 64, bf16.
+  const uint64_t new_side = 8192u * (64u * 128u + 8u * 128u) * 2u;
+  const uint64_t cached = (275u + 37u * 127u) * 8u * 128u * 2u;
+  EXPECT_EQ(ServingAttentionMinBytes(windowed), new_side + cached);
+  EXPECT_LT(ServingAttentionMinBytes(windowed),
+            ServingAttentionMinBytes(full));
+  // Requests not given: each is at least one new token.
+  ServingAttentionOp no_requests = windowed;
+  no_requests.c_requests = no_requests.g_requests = 0;
+  EXPECT_EQ(ServingAttentionMinBytes(no_requests),
+            ServingAttentionMinBytes(windowed));  // caps not reached
+  // A window past every context is full attention.
+  ServingAttentionOp wide = full;
+  wide.window = 1 << 20;
+  EXPECT_EQ(ServingAttentionFlops(wide), ServingAttentionFlops(full));
+  EXPECT_EQ(ServingAttentionMinBytes(wide), ServingAttentionMinBytes(full));
 }
 
 // gpt-oss's MoE layer in vLLM's 8,192-token step (32 experts, top 4,

@@ -320,6 +320,7 @@ TEST(FieldNumbersTest, EnumValuesMatchTheGeneratedDescriptor) {
   EXPECT_EQ(P(Precision::kInt8Tensor), EnumValue(pc, "PRECISION_INT8_TENSOR"));
   EXPECT_EQ(P(Precision::kBf16), EnumValue(pc, "PRECISION_BF16"));
   EXPECT_EQ(P(Precision::kFp4Tensor), EnumValue(pc, "PRECISION_FP4_TENSOR"));
+  EXPECT_EQ(P(Precision::kInt), EnumValue(pc, "PRECISION_INT"));
   const auto* rk = pb::RangeKind_descriptor();
   EXPECT_EQ(wire::enums::kRangePushPop, EnumValue(rk, "RANGE_PUSH_POP"));
   EXPECT_EQ(wire::enums::kRangeStartEnd, EnumValue(rk, "RANGE_START_END"));

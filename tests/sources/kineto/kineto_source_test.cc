@@ -271,8 +271,13 @@ TEST(KinetoRealFilesTest, BertAttentionAndPointwiseKernelsAreAnalytic) {
   const std::string op_kernels =
       "SELECT count(*) FROM kernels WHERE gemm_call_id IS NULL AND "
       "flops_source = 'analytic' AND bytes_source = 'analytic'";
-  // 4 attention + 10 add (9 add, 1 add_) + 10 layer_norm + 5 gelu.
-  EXPECT_EQ(q.Int(op_kernels), 29);
+  // 4 attention + 10 add (9 add, 1 add_) + 10 layer_norm + 5 gelu, and
+  // the attention mask's check (aten::eq over 1 x 141 int64: the integer
+  // class, 1 FLOP an element).
+  EXPECT_EQ(q.Int(op_kernels), 30);
+  EXPECT_EQ(q.Text("SELECT op || ' ' || flops FROM kernels WHERE precision "
+                   "= 'int'"),
+            "aten::eq 141");
   EXPECT_EQ(q.Int(op_kernels + " AND name LIKE '%flash_fwd_kernel%' AND "
                   "shape = 'b=1 h=8 lq=141 lk=141 d=64' AND precision = "
                   "'bf16_tc' AND flops_bf16_tc = 40716288 AND dram_bytes = "
@@ -292,11 +297,11 @@ TEST(KinetoRealFilesTest, BertAttentionAndPointwiseKernelsAreAnalytic) {
   EXPECT_EQ(q.Int(op_kernels + " AND shape = '1x141x512' AND flops_fp16 = "
                   "577536 AND dram_bytes = 288768"),
             1);
-  // Not modelled: 3 embedding gathers (indexSelect) and the attention
-  // mask's check (aten::eq, aten::all).
+  // Not modelled: 3 embedding gathers (indexSelect) and the mask's
+  // aten::all.
   EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE flops_source = "
                   "'none'"),
-            5);
+            4);
   EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE name LIKE "
                   "'%indexSelect%' AND flops_source = 'none'"),
             3);
@@ -581,9 +586,12 @@ TEST(KinetoRealFilesTest, SglangGraphReplayTakesTheCapturedShapes) {
 // kernel) and the down one get TraceLens's MoE_unfused figures, 1,236.95
 // and 618.48 GFLOP, 528 and 384 MiB. The eager attention between the
 // pieces takes the step annotation's aggregates: 65.01 GFLOP and 211.83 MiB
-// as TraceLens's InferenceAttention_fwd. 15% of GPU time had figures with
-// the capture alone; 98.4% with --model, and 99.7% with Inductor's Triton
-// pointwise kernels (1.3%) costed from their buffers.
+// as TraceLens's InferenceAttention_fwd on the full-attention layers. The
+// model's even layers see 128 tokens (layer_types): their KV read is
+// capped at the window, 17.18 GFLOP and 153.7 MiB (TraceLens costs every
+// layer as full; ops_test derives the capped figures). 15% of GPU time had
+// figures with the capture alone; 98.4% with --model, and 99.7% with
+// Inductor's Triton pointwise kernels (1.3%) costed from their buffers.
 TEST(KinetoRealFilesTest, VllmMoeAndAttentionTakeModelAndStep) {
   REAL_FILE_OR_SKIP(f, kVllmReplay);
   const std::string capture = RealDataFile(kVllmCapture);
@@ -604,8 +612,15 @@ TEST(KinetoRealFilesTest, VllmMoeAndAttentionTakeModelAndStep) {
             "1236950581248/553648128");
   EXPECT_EQ(figures("name LIKE '%matmul_ogs%' AND name NOT LIKE '%swiglu%'"),
             "618475290624/402653184");
-  EXPECT_EQ(figures("name = 'kernel_unified_attention_2d'"),
-            "65010180096/222115840");
+  // The step's 24 attention calls, in order, alternate window and full.
+  EXPECT_EQ(q.Text("SELECT group_concat(f, ' ') FROM (SELECT flops || '/' "
+                   "|| dram_bytes AS f FROM kernels WHERE name = "
+                   "'kernel_unified_attention_2d' ORDER BY start_ns LIMIT 4)"),
+            "17179869184/161181696 65010180096/222115840 "
+            "17179869184/161181696 65010180096/222115840");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE name = "
+                  "'kernel_unified_attention_2d' AND flops = 17179869184"),
+            12);
   // The finalize sums each token's 4 routed rows: 8192 x 4 x 3072 adds,
   // (32768 + 8192) rows of 3072 bf16 moved (not a TraceLens figure).
   EXPECT_EQ(figures("name LIKE '%_finalize_matmul_scatter%'"),
@@ -1652,6 +1667,61 @@ TEST_F(KinetoSyntheticTest, GraphReplaysTakeTheirCapturedOperators) {
                                             ": no graph capture in it"),
             std::string::npos)
       << refused.status().message();
+}
+
+// A full-graph decode step replays every layer's attention in order: with
+// --model naming a window on layer 0 and none on layer 1, the first
+// captured attention call of each replay is capped at the window and the
+// second is not. Decode of 4 requests over 4,100 keys (8 heads, 1 KV head,
+// 64 wide, bf16): full, 8 x 128 x 2 x 4,100 FLOPs and 4,096 cached tokens;
+// windowed (128), 8 x 128 x 2 x 4 x 128 FLOPs and 4 x 127 cached tokens.
+TEST_F(KinetoSyntheticTest, CapturedAttentionTakesItsLayersWindow) {
+  const std::string attention_args =
+      "\"Input Dims\": [[4, 8, 64], [4, 1, 64], [4, 1, 64], [4, 8, 64], "
+      "[]], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", "
+      "\"c10::BFloat16\", \"c10::BFloat16\", \"\"]";
+  const std::string capture = Write(
+      Trace({RuntimeCall("cudaStreamBeginCapture", "900", 1),
+             Op(100, "vllm::unified_attention_with_output", "1000", "20",
+                attention_args),
+             CaptureLaunch("1005", 2, "attention_kernel"),
+             Op(100, "vllm::unified_attention_with_output", "1030", "20",
+                attention_args),
+             CaptureLaunch("1035", 3, "attention_kernel"),
+             RuntimeCall("cudaStreamEndCapture", "1100", 4)}),
+      "capture.json");
+  const std::string replay = Write(Trace({
+      Annotation(100,
+                 "execute_4_context_0(sq0sk0sqsq0sqsk0)_generation_4"
+                 "(sq4sk4100sqsq4sqsk4100)",
+                 "4990", "100"),
+      RuntimeCall("cudaGraphLaunch", "5000", 50),
+      ReplayKernel("attention_kernel", "5010", 50),
+      ReplayKernel("attention_kernel", "5020", 50),
+  }));
+  StatusOr<ModelFacts> model = ParseModelFacts(
+      R"({"model_type": "gpt_oss", "hidden_size": 512,
+          "num_hidden_layers": 2, "num_attention_heads": 8,
+          "num_key_value_heads": 1, "head_dim": 64, "sliding_window": 128,
+          "layer_types": ["sliding_attention", "full_attention"]})",
+      "two-layer.json");
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  SourceOptions o;
+  o.capture_paths = {capture};
+  o.model = *model;
+  auto result = Import(replay, Store(), o);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  const int64_t q_side = 4 * (8 + 1) * 128 * 2;
+  EXPECT_EQ(q.Text("SELECT group_concat(r, ',') FROM (SELECT flops || '/' || "
+                   "dram_bytes AS r FROM kernels ORDER BY start_ns)"),
+            std::to_string(8 * 128 * 2 * 4 * 128) + "/" +
+                std::to_string(q_side + 4 * 127 * 128 * 2) + "," +
+                std::to_string(8 * 128 * 2 * 4100) + "/" +
+                std::to_string(q_side + 4096 * 128 * 2));
+  EXPECT_NE(q.Text("SELECT shape FROM kernels ORDER BY start_ns LIMIT 1")
+                .find(" window=128"),
+            std::string::npos);
 }
 
 // vLLM captures its tensor-parallel all-reduce into the graphs it replays

@@ -107,6 +107,31 @@ TEST(OpShapesTest, PointwiseBytes) {
 // (perf_csvs: RMSNorm_fwd, UnaryElementwise, RoPE_fwd, Reduce_fwd,
 // InferenceAttention_fwd): every one is equal to the FLOP and the byte.
 
+// Integer elementwise and scan operators (position and index math in the
+// SGLang decode step) run in the integer class, with FLOPs as TraceLens
+// counts them: aten::neg of 32 int64, 32 FLOPs and 512 B
+// (UnaryElementwise); aten::cumsum of 32 int32, 32 FLOPs and 256 B
+// (Reduce_fwd).
+TEST(OpShapesTest, IntegerOpsAsTraceLensCountsThem) {
+  auto neg = FiguresOfOp("aten::neg", Inputs({T({32}, "long int")}));
+  ASSERT_TRUE(neg.has_value());
+  EXPECT_EQ(neg->flops, 32u);
+  EXPECT_EQ(neg->min_bytes, 512u);
+  EXPECT_EQ(neg->precision, Precision::kInt);
+  auto cumsum = FiguresOfOp("aten::cumsum",
+                            Inputs({T({32}, "int"), S("0"), S("")}));
+  ASSERT_TRUE(cumsum.has_value());
+  EXPECT_EQ(cumsum->flops, 32u);
+  EXPECT_EQ(cumsum->min_bytes, 256u);
+  EXPECT_EQ(cumsum->precision, Precision::kInt);
+  auto sub = FiguresOfOp("aten::sub", Inputs({T({15}, "long int"),
+                                              T({15}, "long int"), S("1")}));
+  ASSERT_TRUE(sub.has_value());
+  EXPECT_EQ(sub->precision, Precision::kInt);
+  EXPECT_EQ(PrecisionKey(Precision::kInt), "int");
+  EXPECT_EQ(PrecisionFromKey("int"), Precision::kInt);
+}
+
 // aiter's RMS norms, with and without the fused residual add, and the
 // vLLM form whose output is not an argument: 4 FLOPs an element and 2 a
 // row (+1 an element for the add); 2 or 4 activation tensors and the
