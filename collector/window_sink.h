@@ -42,6 +42,7 @@
 #include "pipeline/recorder.h"
 #include "pipeline/rows.h"
 #include "pipeline/sink.h"
+#include "store/store.h"
 
 namespace rooftrace {
 

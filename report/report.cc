@@ -780,6 +780,9 @@ void ReportBuilder::AddToGroups(const KernelRow& k, const void* kernel_class,
   };
   std::string_view family = st.family_cache.Get(k);
   if (family.empty()) family = "(unnamed)";
+  // A collective kernel is found again by its ids when its row is placed
+  // on the link roof.
+  const bool collective = IsCollectiveKernel(k);
   if (collective && (options.group_by == GroupBy::kKernel ||
                      options.group_by == GroupBy::kFamily)) {
     st.comm_kernels[{k.session_id, k.correlation_id.value_or(-1),

@@ -3,7 +3,8 @@
 // takes them) into a real `rooftrace collect --window W` process. Prints,
 // once a second, the collector's resident memory (VmRSS) and CPU so far;
 // at the end its peak and post-warm-up RSS range, CPU per kernel, the
-// windows stored and whether every kernel sent was received and stored.
+// windows stored and whether every kernel sent was received and stored
+// (in its window's aggregates; as a row where --store-kernels keeps one).
 //   collect_soak_bench [--kernels N] [--window 1s] [--counters]
 //                      [--rooftrace PATH] [--keep DIR]
 //                      [-- EXTRA COLLECT ARGS...]
@@ -198,6 +199,10 @@ int main(int argc, char** argv) {
       q.Int("SELECT SUM(value) FROM import_stats WHERE name = "
             "'received_kernel'");
   const int64_t stored = q.Int("SELECT COUNT(*) FROM kernel_rows");
+  // Every kernel is in its window's aggregates, whatever --store-kernels
+  // kept as rows.
+  const int64_t aggregated =
+      q.Int("SELECT COALESCE(SUM(launches), 0) FROM kernel_aggregates");
   const int64_t incomplete =
       q.Int("SELECT COUNT(*) FROM runs WHERE complete IS NOT 1");
   // Flat: the RSS range over the second half of the samples.
@@ -217,11 +222,13 @@ int main(int argc, char** argv) {
   printf("collector RSS peak %.1f MiB; second half %.1f .. %.1f MiB\n",
          peak / 1024.0, lo / 1024.0, hi / 1024.0);
   printf("windows stored %lld (incomplete %lld); kernels sent %llu, "
-         "received %lld, rows stored %lld\n",
+         "received %lld, in the windows' aggregates %lld, rows stored %lld\n",
          static_cast<long long>(runs), static_cast<long long>(incomplete),
          static_cast<unsigned long long>(sent),
-         static_cast<long long>(received), static_cast<long long>(stored));
-  const bool lost = received != static_cast<int64_t>(sent);
+         static_cast<long long>(received), static_cast<long long>(aggregated),
+         static_cast<long long>(stored));
+  const bool lost = received != static_cast<int64_t>(sent) ||
+                    aggregated != static_cast<int64_t>(sent);
   if (keep.empty()) fs::remove_all(dir);
   if (lost || producer_rc != 0) {
     fprintf(stderr, "collect_soak_bench: records were lost\n");
