@@ -35,13 +35,18 @@ std::string RenderCommsRooflineSvg(const Report& report) {
   };
   std::vector<Point> points;
   for (const CollectiveRow& c : report.collectives) {
-    if (c.message_bytes && *c.message_bytes > 0 && c.busbw && *c.busbw > 0) {
+    // A point needs both coordinates finite and positive (log axes); a
+    // damaged figure is left out rather than drawn at "inf" or "nan".
+    if (c.message_bytes && *c.message_bytes > 0 &&
+        std::isfinite(*c.message_bytes) && c.busbw && *c.busbw > 0 &&
+        std::isfinite(*c.busbw)) {
       points.push_back({*c.message_bytes, *c.busbw, &c});
     }
   }
   if (points.empty()) return "";
   const RoofTable& roofs = report.header.roofs;
-  const double link = roofs.link_bytes_per_s;
+  const double link =
+      std::isfinite(roofs.link_bytes_per_s) ? roofs.link_bytes_per_s : 0;
   double x_lo = points[0].bytes, x_hi = x_lo, y_lo = points[0].bw, y_hi = y_lo;
   for (const Point& p : points) {
     x_lo = std::min(x_lo, p.bytes);

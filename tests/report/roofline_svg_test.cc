@@ -2,6 +2,7 @@
 // share a long prefix get labels that tell them apart, and every point
 // keeps its full name in a hover title.
 #include "report/roofline_svg.h"
+#include "report/comms_svg.h"
 
 #include <gtest/gtest.h>
 
@@ -157,6 +158,40 @@ TEST(RooflineSvgTest, LongSharedPrefixesShowWhereNamesDiffer) {
   ASSERT_EQ(labels.size(), 2u);
   EXPECT_EQ(labels[0], "Cijk_Alik_...MT320x224x64_M...");
   EXPECT_EQ(labels[1], "Cijk_Alik_...MT128x256x32_M...");
+}
+
+// The communication roofline draws only finite figures (issue 37 item 12,
+// as the roofline above): a collective whose message size or bus
+// bandwidth is not finite, or a link roof that is not, leaves no "inf" or
+// "nan" in the SVG; with no finite collective there is no chart.
+TEST(CommsSvgTest, NonFiniteFiguresAreLeftOut) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Report r;
+  r.header.roofs.link_bytes_per_s = inf;
+  CollectiveRow bad_size, bad_bw, good;
+  bad_size.message_bytes = inf;
+  bad_size.busbw = 1e11;
+  bad_bw.message_bytes = 1 << 20;
+  bad_bw.busbw = nan;
+  r.collectives = {bad_size, bad_bw};
+  EXPECT_EQ(RenderCommsRooflineSvg(r), "");
+  good.shape = "all_reduce bf16 bytes=1048576 ranks=8";
+  good.message_bytes = 1 << 20;
+  good.busbw = 2e11;
+  good.count = 3;
+  r.collectives.push_back(good);
+  const std::string svg = RenderCommsRooflineSvg(r);
+  ASSERT_NE(svg.find("class=\"collective\""), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("inf"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("nan"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("class=\"link-roof\""), std::string::npos) << svg;
+  size_t circles = 0;
+  for (size_t at = svg.find("<circle"); at != std::string::npos;
+       at = svg.find("<circle", at + 1)) {
+    ++circles;
+  }
+  EXPECT_EQ(circles, 1u);
 }
 
 }  // namespace
