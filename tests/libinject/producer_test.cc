@@ -595,6 +595,14 @@ TEST(ProducerTest, SecondWriterOfTheSameFileGetsASibling) {
   Producer first(FileOptions(path));
   ASSERT_TRUE(first.Start().ok());
   for (uint64_t i = 1; i <= 10; ++i) first.EmitRange(Range(i, 0));
+  // A producer opens its file on its sender thread: the second is started
+  // once the first holds the file, else the two race for it (a loaded
+  // machine let the second win).
+  for (int waited_ms = 0; first.spool_path().empty() && waited_ms < 10000;
+       waited_ms += 5) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(first.spool_path(), path);
   Producer second(FileOptions(path));
   ASSERT_TRUE(second.Start().ok());
   for (uint64_t i = 1; i <= 7; ++i) second.EmitRange(Range(i, 0));
