@@ -73,6 +73,9 @@ struct KernelClass {
   int bound = 0;                   // BoundIndex
   int flops_source = 0, bytes_source = 0;  // SourceBit
   bool in_op = false;                      // InCostedOp
+  // IsCollectiveKernel, for a kernel row (a group of launches has no
+  // collective calls: false).
+  bool collective = false;
 };
 
 // Sums of one group; Finish() derives the row.
@@ -746,6 +749,7 @@ void ReportBuilder::AddOne(const KernelRow& k, const KernelAggregateRow* a) {
   c.flops_source = SourceBit(k.flops_source);
   c.bytes_source = SourceBit(k.bytes_source);
   c.in_op = InCostedOp(k, collective);
+  c.collective = collective;
   ++report.kernel_count;
   report.total_ns += k.duration_ns;
   if (k.flops) ++report.kernels_with_flops;
@@ -782,9 +786,8 @@ void ReportBuilder::AddToGroups(const KernelRow& k, const void* kernel_class,
   if (family.empty()) family = "(unnamed)";
   // A collective kernel is found again by its ids when its row is placed
   // on the link roof.
-  const bool collective = IsCollectiveKernel(k);
-  if (collective && (options.group_by == GroupBy::kKernel ||
-                     options.group_by == GroupBy::kFamily)) {
+  if (c.collective && (options.group_by == GroupBy::kKernel ||
+                       options.group_by == GroupBy::kFamily)) {
     st.comm_kernels[{k.session_id, k.correlation_id.value_or(-1),
                      k.graph_node_id}]
         .group = options.group_by == GroupBy::kFamily ? std::string(family)
