@@ -794,7 +794,32 @@ std::set<int64_t> StoreReader::RunsBeingWritten() {
   for (const RunRow& r : runs_) {
     if (!r.complete.has_value()) unfinished.push_back(r.run_id);
   }
-  return rooftrace::RunsBeingWritten(db_.get(), path_, unfinished);
+  std::set<int64_t> out =
+      rooftrace::RunsBeingWritten(db_.get(), path_, unfinished);
+  // A writer commits its run's end before it drops the lease, so a run
+  // unfinished when runs_ was read, unleased now and finished now was
+  // being written then: it ended between the two reads. Asked after the
+  // leases, on a connection of its own (this reader's PostgreSQL snapshot
+  // is as old as runs_); a run still unfinished there had no writer when
+  // the leases were read. Only crashed runs (and this race) pay for it.
+  std::string ids;
+  for (const int64_t r : unfinished) {
+    if (out.count(r)) continue;
+    ids += (ids.empty() ? "" : ",") + std::to_string(r);
+  }
+  if (ids.empty()) return out;
+  StatusOr<std::unique_ptr<Db>> now = OpenDbForRead(path_, display_name_);
+  if (!now.ok()) return out;
+  StatusOr<std::unique_ptr<DbStatement>> q =
+      (*now)->Prepare("SELECT run_id FROM runs WHERE complete IS NOT NULL "
+                      "AND run_id IN (" + ids + ")");
+  if (!q.ok()) return out;
+  for (;;) {
+    StatusOr<bool> row = (*q)->Step();
+    if (!row.ok() || !*row) break;
+    out.insert((*q)->Int(0));
+  }
+  return out;
 }
 
 }  // namespace rooftrace

@@ -159,7 +159,9 @@ class StoreReader {
 
   // Of the runs never finished (`complete` NULL), those a writer is
   // writing now, holding its lease (store/run_lease.h); the others'
-  // writers ended without finishing them (a crash). Asked at the call.
+  // writers ended without finishing them (a crash). Asked at the call; a
+  // run that was unfinished when the store was opened and has finished
+  // since is among them (it was being written when runs() was read).
   std::set<int64_t> RunsBeingWritten();
   // Whether the store keeps each kernel's framework operator (schema 7
   // on): `analyze --by op` and `--by category` need it.
