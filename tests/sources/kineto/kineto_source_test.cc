@@ -590,8 +590,10 @@ TEST(KinetoRealFilesTest, SglangGraphReplayTakesTheCapturedShapes) {
 // model's even layers see 128 tokens (layer_types): their KV read is
 // capped at the window, 17.18 GFLOP and 153.7 MiB (TraceLens costs every
 // layer as full; ops_test derives the capped figures). 15% of GPU time had
-// figures with the capture alone; 98.4% with --model, and 99.7% with
-// Inductor's Triton pointwise kernels (1.3%) costed from their buffers.
+// figures with the capture alone; 98.4% with --model, 99.7% with
+// Inductor's Triton pointwise kernels (1.3%) costed from their buffers,
+// and 99.8% with the routing's top-k and token sort costed from their own
+// operators' tensors (100.0% counting the sort's kernels "in op").
 TEST(KinetoRealFilesTest, VllmMoeAndAttentionTakeModelAndStep) {
   REAL_FILE_OR_SKIP(f, kVllmReplay);
   const std::string capture = RealDataFile(kVllmCapture);
@@ -625,15 +627,20 @@ TEST(KinetoRealFilesTest, VllmMoeAndAttentionTakeModelAndStep) {
   // (32768 + 8192) rows of 3072 bf16 moved (not a TraceLens figure).
   EXPECT_EQ(figures("name LIKE '%_finalize_matmul_scatter%'"),
             "100663296/251658240");
-  // Each layer's routing (8192 tokens over 32 experts, top 4, bf16 logits:
-  // 5 x 8192 x 32 FLOPs; the logits read, 4 ids and weights written per
-  // token, 524,288 + 196,608 B) rides on the longest of its routing
-  // kernels; the bit-matrix sums are not routing and stay blank.
-  EXPECT_EQ(q.Text("SELECT count(*) || ' ' || sum(flops) || ' ' || "
-                   "sum(dram_bytes) FROM kernels WHERE flops IS NOT NULL AND "
-                   "(name LIKE '%routing%' OR name LIKE '%topk%')"),
-            "24 31457280 17301504");
-  EXPECT_EQ(figures("name = '_sum_bitmatrix_rows'"), "-/-");
+  // Each layer's routing runs as two operators of its own, each costed
+  // from its own tensors (op_shapes_test derives the bytes): TopK (the
+  // logits read; 4 bf16 values, 4 int16 ids and the bit matrix written:
+  // 688,128 B) on its one kernel, and SortTokens (491,648 B) on the
+  // longest of its three (the bit-matrix sums, the memset and the
+  // compute), the other two "in op SortTokens". No FLOPs: comparisons.
+  EXPECT_EQ(figures("name = '_topk_forward'"), "-/688128");
+  EXPECT_EQ(q.Text("SELECT count(*) || ' ' || sum(dram_bytes) FROM kernels "
+                   "WHERE dram_bytes IS NOT NULL AND op = 'SortTokens'"),
+            "24 11799552");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE flops IS NOT NULL AND "
+                  "(name LIKE '%routing%' OR name LIKE '%topk%' OR name "
+                  "LIKE '%bitmatrix%')"),
+            0);
   // Inductor's Triton pointwise kernels move their buffers once: the
   // padding of the hidden states to 3,072 (8192 x 2880 read, 8192 x 3072
   // written, bf16) and the fp32-to-bf16 copy of the rotary table
@@ -647,19 +654,19 @@ TEST(KinetoRealFilesTest, VllmMoeAndAttentionTakeModelAndStep) {
                   "'%matmul_ogs%'"),
             48);
   EXPECT_GT(ShareWithFigures(q), 0.995);
-  // The routing's other kernels (top-k, memset, compute: 0.18% of GPU
-  // time) keep its operator and shape without figures, which the report
-  // counts "in op vllm::moe_forward" (report.h InCostedOp): 99.9% of the
-  // GPU time is on the roofline counting them.
+  // The token sort's other kernels (0.12% of GPU time) keep its operator
+  // and shape without figures, which the report counts "in op SortTokens"
+  // (report.h InCostedOp): 100.0% of the GPU time is on the roofline
+  // counting them.
   EXPECT_EQ(q.Text("SELECT count(*) || ' ' || group_concat(DISTINCT op) FROM "
                    "kernels WHERE flops IS NULL AND dram_bytes IS NULL AND "
                    "op != '' AND shape != ''"),
-            "48 vllm::moe_forward");
+            "48 SortTokens");
   EXPECT_GT(q.Real("SELECT 1.0 * sum(CASE WHEN flops IS NOT NULL OR "
                    "dram_bytes IS NOT NULL OR (op != '' AND shape != '') "
                    "THEN duration_ns ELSE 0 END) / sum(duration_ns) FROM "
                    "kernels"),
-            0.998);
+            0.9995);
 
   // Without --model the MoE layers stay blank, and the import says how to
   // fill them.
