@@ -398,7 +398,8 @@ TEST(OpShapesTest, Fp8Quantisation) {
 // Read 229,376 bf16, written 229,376 fp8 and 32 x 56 fp32 scales; the
 // absolute maximum and the multiply per element.
 TEST(OpShapesTest, PerTokenGroupQuantisationReadsItsFirstInput) {
-  OpInputs in = Inputs({T({32, 7168}, kBf16), T({32, 7168}, "c10::Float8_e4m3fn"),
+  OpInputs in = Inputs({T({32, 7168}, kBf16),
+                        T({32, 7168}, "c10::Float8_e4m3fn"),
                         T({32, 56}, "float"), S("128"), S("1e-10"),
                         S("-448."), S("448."), S("False")});
   for (std::string_view op : {"_C::per_token_group_fp8_quant",
@@ -486,9 +487,9 @@ TEST(OpShapesTest, RouterTopkAndTokenSortFromTheVllmTrace) {
   EXPECT_EQ(topk->flops, 0u);
   EXPECT_EQ(topk->min_bytes, 524288u + 131072u + 32768u);
   EXPECT_EQ(topk->shape, "8192x32 top4");
-  auto sort = FiguresOfOp("SortTokens",
-                          Inputs({T({8192, 4}, kBf16), T({8192, 4}, "short int"),
-                                  S("32"), S("")}));
+  auto sort = FiguresOfOp(
+      "SortTokens", Inputs({T({8192, 4}, kBf16), T({8192, 4}, "short int"),
+                            S("32"), S("")}));
   ASSERT_TRUE(sort.has_value());
   EXPECT_EQ(sort->min_bytes, 163840u + 327808u);
   EXPECT_EQ(sort->shape, "moe sort t=8192 e=32 k=4");
