@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "model/gemm.h"
 #include "model/ops.h"
@@ -483,10 +484,16 @@ constexpr FamilyOp kFamilyOps[] = {
 };
 
 const FamilyOp* FamilyOpOf(std::string_view name) {
-  for (const FamilyOp& f : kFamilyOps) {
-    if (f.name == name) return &f;
-  }
-  return nullptr;
+  // Asked for every cpu_op event a trace holds (IsModelledOp), most of
+  // them no family's: one hash, not a scan of the whole table.
+  static const std::unordered_map<std::string_view, const FamilyOp*> kByName =
+      [] {
+        std::unordered_map<std::string_view, const FamilyOp*> m;
+        for (const FamilyOp& f : kFamilyOps) m.emplace(f.name, &f);
+        return m;
+      }();
+  auto it = kByName.find(name);
+  return it == kByName.end() ? nullptr : it->second;
 }
 
 // The tensor input with the most elements, or -1.
