@@ -900,6 +900,65 @@ TEST_F(KinetoSyntheticTest, MoeUnderTensorParallelismTakesOneRanksWidth) {
             "tp=8");
 }
 
+// vLLM's fused-MoE path (Mixtral-8x7B, 32 tokens, top 2 of 8 experts):
+// inside vllm::moe_forward the routing runs as operators of its own, whose
+// outputs are passed in. Each stage takes its own tensors' bytes on its own
+// kernel, not the model-derived routing record of the layer:
+// topk_softmax moves 3 x 32 x 2 x 4 B of weights and ids and reads 32 x 8
+// bf16 logits (1,280 B); moe_align_block_size reads the 64 ids and writes
+// 184 sorted slots, 12 block experts and one count (1,044 B). The grouped
+// GEMMs and the sum keep the layer's figures.
+TEST_F(KinetoSyntheticTest, FusedMoeRoutingStagesTakeTheirOwnTensors) {
+  std::vector<std::string> e;
+  e.push_back(Op(100, "vllm::moe_forward", "5", "60",
+                 "\"Input Dims\": [[32, 4096], [32, 8], []], \"Input "
+                 "type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"\"]"));
+  e.push_back(Op(100, "_moe_C::topk_softmax", "8", "4",
+                 "\"Input Dims\": [[32, 2], [32, 2], [32, 2], [32, 8], []], "
+                 "\"Input type\": [\"float\", \"int\", \"int\", "
+                 "\"c10::BFloat16\", \"Scalar\"], \"Concrete Inputs\": "
+                 "[\"\", \"\", \"\", \"\", \"False\"]"));
+  e.push_back(Op(100, "_moe_C::moe_align_block_size", "18", "4",
+                 "\"Input Dims\": [[32, 2], [], [], [184], [12], [1]], "
+                 "\"Input type\": [\"int\", \"Scalar\", \"Scalar\", "
+                 "\"int\", \"int\", \"int\"], \"Concrete Inputs\": "
+                 "[\"\", \"8\", \"16\", \"\", \"\", \"\"]"));
+  const char* kernels[] = {
+      "void vllm::moe::topkGatingSoftmax<8, 8, 4, 16, 32, int>(...)",
+      "void vllm::moe::moe_align_block_size_kernel<int>(...)",
+      "fused_moe_kernel", "fused_moe_kernel",
+      "void vllm::moe::moe_sum_kernel<c10::BFloat16, 2>(...)"};
+  const char* launches[] = {"10", "20", "30", "40", "50"};
+  for (int i = 0; i < 5; ++i) {
+    e.push_back(Launch(100, 100, launches[i], i + 1));
+    e.push_back(NamedKernel(kernels[i], std::to_string(100 + 20 * i), "15",
+                            i + 1));
+  }
+  const std::string path = Write(Trace(e));
+  StatusOr<ModelFacts> model = LoadModelFacts("Mixtral-8x7B");
+  ASSERT_TRUE(model.ok());
+  SourceOptions o;
+  o.model = *model;
+  auto result = Import(path, Store(), o);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  auto row = [&](const std::string& like) {
+    return q.Text("SELECT ifnull(flops, '-') || '/' || ifnull(dram_bytes, "
+                  "'-') || ' ' || op FROM kernels WHERE name LIKE '" + like +
+                  "'");
+  };
+  EXPECT_EQ(row("%topkGatingSoftmax%"), "-/1280 _moe_C::topk_softmax");
+  EXPECT_EQ(row("%moe_align_block_size_kernel%"),
+            "-/1044 _moe_C::moe_align_block_size");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE name = "
+                  "'fused_moe_kernel' AND flops > 0 AND op = "
+                  "'vllm::moe_forward'"),
+            2);
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE shape LIKE "
+                  "'moe routing%'"),
+            0);
+}
+
 // On one of several ranks with no attention call to count heads by, the
 // tensor-parallel degree is not known: the layer stays blank, and the
 // warning says why (not a guess of one rank or of all).
