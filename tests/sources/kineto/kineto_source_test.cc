@@ -751,6 +751,19 @@ std::string NamedKernel(const std::string& name, const std::string& ts,
          std::to_string(corr) + "}}";
 }
 
+// Kernels launched one after another by host thread 100 (launches at 10,
+// 20, ... us; kernels from 100 us, 20 us apart, 15 us long; correlation
+// ids from 1), appended to `e`.
+template <size_t N>
+void AppendLaunchedKernels(const char* const (&kernels)[N],
+                           std::vector<std::string>* e) {
+  for (size_t i = 0; i < N; ++i) {
+    e->push_back(Launch(100, 100, std::to_string(10 + 10 * i), i + 1));
+    e->push_back(NamedKernel(kernels[i], std::to_string(100 + 20 * i), "15",
+                             i + 1));
+  }
+}
+
 // One gpt-oss-120b MoE layer of rank 0 of 8 as vLLM runs it on Blackwell
 // (TensorRT-LLM's MXFP4 x MXFP8 kernels), after an attention call that was
 // given 8 of the model's 64 heads: the tensor-parallel degree is 8.
@@ -773,11 +786,7 @@ std::vector<std::string> TensorParallelMoeLayer(bool with_attention) {
       "bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x8x512u2_s6_et64x8_m128x8x32_"
       "cga1x1x1_16dp256b_rM_TN_transOut_schPd2x1x2x1_bN_rgTma_clmp_dynB_sm100f",
       "moe::dev::finalize::finalizeKernel"};
-  for (int i = 0; i < 4; ++i) {
-    e.push_back(Launch(100, 100, std::to_string(10 + 10 * i), i + 1));
-    e.push_back(NamedKernel(kernels[i], std::to_string(100 + 20 * i), "15",
-                            i + 1));
-  }
+  AppendLaunchedKernels(kernels, &e);
   return e;
 }
 
@@ -928,12 +937,7 @@ TEST_F(KinetoSyntheticTest, FusedMoeRoutingStagesTakeTheirOwnTensors) {
       "void vllm::moe::moe_align_block_size_kernel<int>(...)",
       "fused_moe_kernel", "fused_moe_kernel",
       "void vllm::moe::moe_sum_kernel<c10::BFloat16, 2>(...)"};
-  const char* launches[] = {"10", "20", "30", "40", "50"};
-  for (int i = 0; i < 5; ++i) {
-    e.push_back(Launch(100, 100, launches[i], i + 1));
-    e.push_back(NamedKernel(kernels[i], std::to_string(100 + 20 * i), "15",
-                            i + 1));
-  }
+  AppendLaunchedKernels(kernels, &e);
   const std::string path = Write(Trace(e));
   StatusOr<ModelFacts> model = LoadModelFacts("Mixtral-8x7B");
   ASSERT_TRUE(model.ok());
