@@ -273,6 +273,25 @@ bool IsAttentionReduceKernelName(std::string_view kernel) {
          has("splitkv_combine");
 }
 
+uint64_t SelectionMinBytes(const SelectionOp& s) {
+  if (s.in_element_bytes <= 0 || s.index_bytes <= 0) return 0;
+  const uint64_t per_output =
+      U(s.index_bytes) + (s.writes_values ? U(s.in_element_bytes) : 0);
+  return U(s.in_elements) * U(s.in_element_bytes) +
+         U(s.out_elements) * per_output + s.extra_output_bytes;
+}
+
+uint64_t MoeTokenSortMinBytes(const MoeTokenSortOp& s) {
+  if (s.gate_bytes <= 0 || s.id_bytes <= 0 || s.experts <= 0) return 0;
+  const uint64_t pairs = U(s.tokens) * U(s.top_k);
+  const uint64_t bitmatrix = U(s.tokens) * ((U(s.experts) + 31) / 32) * 4;
+  const uint64_t read = pairs * (U(s.gate_bytes) + U(s.id_bytes)) + bitmatrix;
+  const uint64_t written =
+      pairs * (2 * sizeof(int32_t) + U(s.gate_bytes)) +
+      U(s.experts) * sizeof(int32_t);
+  return read + written;
+}
+
 uint64_t TritonPointwiseMinBytes(const TritonBuffer* buffers, int count,
                                  int64_t xnumel) {
   if (xnumel <= 0 || count <= 0) return 0;

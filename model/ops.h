@@ -325,6 +325,40 @@ uint64_t MoeRoutingFlops(const MoeRoutingOp& r);
 // 0 when the logits' element size is unknown (<= 0).
 uint64_t MoeRoutingMinBytes(const MoeRoutingOp& r);
 
+// Top-k selection and sorting (aten::topk, sort, argsort; an MoE router's
+// top-k, triton_kernels' TopK): comparisons, no FLOPs counted; bytes only.
+// The input read once (its stored elements), the selected values written
+// at the input's element size (none for argsort), one index each at
+// `index_bytes`, and whatever else the operator is documented to write
+// (`extra_output_bytes`: TopK's bit matrix of the experts hit). A lower
+// bound: a sort of more elements than fit on chip passes over them several
+// times, and a top-k may read its input more than once.
+struct SelectionOp {
+  int64_t in_elements = 0;  // stored elements read
+  int in_element_bytes = 0;
+  int64_t out_elements = 0;  // selected: k per row for top-k, all for sort
+  bool writes_values = true;
+  int index_bytes = 0;
+  uint64_t extra_output_bytes = 0;
+};
+// 0 when an element size is unknown (<= 0).
+uint64_t SelectionMinBytes(const SelectionOp& s);
+
+// The sort of an MoE layer's routed (token, expert) pairs by expert before
+// its grouped GEMMs (triton_kernels' SortTokens: given each token's top_k
+// gate values and expert ids, and the bit matrix of experts hit): the
+// gates, ids and bit matrix (one bit per expert, 32-bit words, a row per
+// token) read; per routed pair two int32 indices (its place in the sorted
+// order and back) and its gate value written, and one int32 count per
+// expert. No FLOPs. A lower bound: the kernels' own scratch (partial
+// histograms, the memset of the indices) is not counted.
+struct MoeTokenSortOp {
+  int64_t tokens = 0, top_k = 0, experts = 0;
+  int gate_bytes = 0, id_bytes = 0;
+};
+// 0 when an element size is unknown (<= 0).
+uint64_t MoeTokenSortMinBytes(const MoeTokenSortOp& s);
+
 // The precision class a TensorRT-LLM-generated batched GEMM runs at, read
 // from its name: "bmm_<out>_<A><B>_<acc>_..." names its operands' types
 // ("bmm_MxE4m3_MxE2m1MxE4m3_Fp32_..." multiplies MXFP4 weights by MXFP8

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "model/gemm.h"
 #include "model/ops.h"
@@ -331,7 +332,13 @@ enum class Family : uint8_t {
   kReduction,
   kGather,
   kQuantize,
+  kSelection,
+  kTensorsMoved,
+  kMoeTokenSort,
 };
+
+// kSelection: which operator's layout.
+enum class Select : uint8_t { kTopk, kSort, kArgsort, kRouterTopk };
 
 struct FamilyOp {
   std::string_view name;
@@ -351,6 +358,11 @@ struct FamilyOp {
   // output (max/min along a dimension), or only an index (argmax).
   int dim_arg = -1;
   bool scan = false, index_with_values = false, index_only = false;
+  // kSelection: the layout; kQuantize: the outputs are returned, not
+  // passed in (TensorRT-LLM's fp4_quantize: input, global scale, block
+  // size at `dim_arg`).
+  Select select = Select::kTopk;
+  bool returns_outputs = false;
 };
 
 constexpr FamilyOp kFamilyOps[] = {
@@ -426,6 +438,45 @@ constexpr FamilyOp kFamilyOps[] = {
     // the scale multiply.
     {"_C::scaled_fp4_quant", Family::kQuantize, {}, false, 0, 2},
     {"sgl_kernel::scaled_fp4_quant", Family::kQuantize, {}, false, 0, 2},
+    // Per-token-group fp8/int8 quantisation: (input, output_q, output_s,
+    // group_size, ...): the input first; each group's absolute maximum
+    // and the scale multiply.
+    {"_C::per_token_group_fp8_quant", Family::kQuantize, {}, false, 0, 2},
+    {"sgl_kernel::sgl_per_token_group_quant_fp8", Family::kQuantize, {},
+     false, 0, 2},
+    {"sgl_kernel::sgl_per_token_group_quant_int8", Family::kQuantize, {},
+     false, 0, 2},
+    // TensorRT-LLM's NVFP4 quantisation (input, global scale, sfVecSize,
+    // ...) -> (fp4 values [m, k/2], one byte-sized scale per block of
+    // sfVecSize elements): its kernel is quantize_with_block_size.
+    {"trtllm::fp4_quantize", Family::kQuantize, {}, false, 0, 2, 2, false,
+     false, false, Select::kTopk, true},
+    // Top-k and sorts: (self, k, dim, largest, sorted), (self, dim,
+    // descending) or, stable, (self, stable, dim, descending).
+    {"aten::topk", Family::kSelection, {}, false, 0, 0, 2, false, false,
+     false, Select::kTopk},
+    {"aten::sort", Family::kSelection, {}, false, 0, 0, -1, false, false,
+     false, Select::kSort},
+    {"aten::argsort", Family::kSelection, {}, false, 0, 0, -1, false, false,
+     false, Select::kArgsort},
+    // triton_kernels' router top-k, an autograd function the profiler
+    // records by its class name: (x [tokens, experts], k, apply_softmax,
+    // dim, ...). It writes each token's k values and int16 expert ids and
+    // the bit matrix of experts hit. Its sort of the routed pairs by
+    // expert: (gates [tokens, k], ids [tokens, k], experts, bitmatrix).
+    {"TopK", Family::kSelection, {}, false, 0, 0, 3, false, false, false,
+     Select::kRouterTopk},
+    {"SortTokens", Family::kMoeTokenSort},
+    // MoE routing steps whose outputs are passed in (vLLM's _moe_C and
+    // SGLang's sgl_kernel): every tensor argument moved once, the inputs
+    // read and the outputs written. topk_softmax(topk_weights,
+    // topk_indices, token_expert_indices, gating_output, ...);
+    // moe_align_block_size(topk_ids, experts, block_size,
+    // sorted_token_ids, experts_ids, num_tokens_post_pad, ...).
+    {"_moe_C::topk_softmax", Family::kTensorsMoved},
+    {"sgl_kernel::topk_softmax", Family::kTensorsMoved},
+    {"_moe_C::moe_align_block_size", Family::kTensorsMoved},
+    {"sgl_kernel::moe_align_block_size", Family::kTensorsMoved},
     // Gathers.
     {"aten::index_select", Family::kGather},
     {"aten::gather", Family::kGather},
@@ -433,10 +484,16 @@ constexpr FamilyOp kFamilyOps[] = {
 };
 
 const FamilyOp* FamilyOpOf(std::string_view name) {
-  for (const FamilyOp& f : kFamilyOps) {
-    if (f.name == name) return &f;
-  }
-  return nullptr;
+  // Asked for every cpu_op event a trace holds (IsModelledOp), most of
+  // them no family's: one hash, not a scan of the whole table.
+  static const std::unordered_map<std::string_view, const FamilyOp*> kByName =
+      [] {
+        std::unordered_map<std::string_view, const FamilyOp*> m;
+        for (const FamilyOp& f : kFamilyOps) m.emplace(f.name, &f);
+        return m;
+      }();
+  auto it = kByName.find(name);
+  return it == kByName.end() ? nullptr : it->second;
 }
 
 // The tensor input with the most elements, or -1.
@@ -634,6 +691,162 @@ std::optional<OpFigures> GatherFigures(const FamilyOp& op,
   return f;
 }
 
+// The bytes of every tensor argument, each at its stored elements.
+uint64_t TensorBytes(const OpInputs& in) {
+  uint64_t bytes = 0;
+  for (int i = 0; i < in.count; ++i) {
+    if (!IsTensorInput(in, i)) continue;
+    bytes += static_cast<uint64_t>(ReadElements(in.in[i])) *
+             static_cast<uint64_t>(TorchTypeBytes(in.in[i].type));
+  }
+  return bytes;
+}
+
+// A quantisation: the input is the tensor of most elements (the fp4
+// output packs two a byte), of the widest type among equals (the fp8
+// output has the input's elements). Passed-in outputs: every tensor moved
+// once at its own size. Returned outputs (TensorRT-LLM): the input and
+// global scale read, the fp4 values (half a byte an element) and a byte of
+// scale per block written, the block layout's padding left out.
+std::optional<OpFigures> QuantizeFigures(const FamilyOp& op,
+                                         const OpInputs& in) {
+  int x = -1;
+  for (int i = 0; i < in.count; ++i) {
+    if (!IsTensorInput(in, i)) continue;
+    if (x < 0 || Elements(in.in[i]) > Elements(in.in[x]) ||
+        (Elements(in.in[i]) == Elements(in.in[x]) &&
+         TorchTypeBytes(in.in[i].type) > TorchTypeBytes(in.in[x].type))) {
+      x = i;
+    }
+  }
+  if (x < 0) return std::nullopt;
+  uint64_t bytes = TensorBytes(in);
+  const int64_t elements = Elements(in.in[x]);
+  if (op.returns_outputs) {
+    int64_t block = 0;
+    if (op.dim_arg >= in.count ||
+        !ConcreteInts(in.in[op.dim_arg].concrete, 1, &block) || block <= 0 ||
+        elements % block != 0 || elements % 2 != 0) {
+      return std::nullopt;
+    }
+    bytes += static_cast<uint64_t>(elements / 2 + elements / block);
+  } else {
+    int tensors = 0;
+    for (int i = 0; i < in.count; ++i) tensors += IsTensorInput(in, i);
+    if (tensors < 2) return std::nullopt;  // no output: not the layout
+  }
+  OpFigures f;
+  f.flops = static_cast<uint64_t>(elements) *
+            static_cast<uint64_t>(op.per_element_flops);
+  f.min_bytes = bytes;
+  f.precision = PointwisePrecision(CudaTypeOfTorchType(in.in[x].type));
+  f.shape = DimsText(in.in[x]);
+  return f;
+}
+
+// The dimension argument at `i` ("-1", "1"; absent or empty: the last) of
+// a rank-`rank` tensor, or -1 when out of range.
+int DimArg(const OpInputs& in, int i, int rank) {
+  int64_t d = -1;
+  if (i >= 0 && i < in.count && !in.in[i].concrete.empty() &&
+      !ConcreteInts(in.in[i].concrete, 1, &d)) {
+    return -1;
+  }
+  if (d < 0) d += rank;
+  return d >= 0 && d < rank ? static_cast<int>(d) : -1;
+}
+
+std::optional<OpFigures> SelectionFigures(const FamilyOp& op,
+                                          const OpInputs& in) {
+  if (!IsTensorInput(in, 0) || in.in[0].rank < 1) return std::nullopt;
+  const OpInput& x = in.in[0];
+  SelectionOp s;
+  s.in_elements = ReadElements(x);
+  s.in_element_bytes = TorchTypeBytes(x.type);
+  s.out_elements = Elements(x);
+  s.index_bytes = sizeof(int64_t);
+  std::string what = " sort";
+  if (op.select == Select::kTopk || op.select == Select::kRouterTopk) {
+    int64_t k = 0;
+    if (in.count <= 1 || !ConcreteInts(in.in[1].concrete, 1, &k) || k <= 0) {
+      return std::nullopt;
+    }
+    const int d = DimArg(in, op.dim_arg, x.rank);
+    if (d < 0 || x.dims[d] < k) return std::nullopt;
+    s.out_elements = Elements(x) / x.dims[d] * k;
+    what = " top" + std::to_string(k);
+    if (op.select == Select::kRouterTopk) {
+      // [tokens, experts] over the experts, apply_softmax a boolean: the
+      // layout of triton_kernels' TopK, not another class of that name.
+      const std::string_view softmax =
+          in.count > 2 ? in.in[2].concrete : std::string_view();
+      if (x.rank != 2 || d != 1 ||
+          (softmax != "True" && softmax != "False")) {
+        return std::nullopt;
+      }
+      s.index_bytes = sizeof(int16_t);
+      s.extra_output_bytes = static_cast<uint64_t>(x.dims[0]) *
+                             static_cast<uint64_t>((x.dims[1] + 31) / 32) *
+                             sizeof(uint32_t);
+    }
+  } else if (op.select == Select::kArgsort) {
+    s.writes_values = false;
+    what = " argsort";
+  }
+  OpFigures f;
+  f.min_bytes = SelectionMinBytes(s);
+  if (f.min_bytes == 0) return std::nullopt;
+  f.precision = PointwisePrecision(CudaTypeOfTorchType(x.type));
+  f.shape = DimsText(x) + what;
+  return f;
+}
+
+// Every tensor argument moved once: at least two (an input and an
+// output), or it is not the operator's layout.
+std::optional<OpFigures> TensorsMovedFigures(const OpInputs& in) {
+  int tensors = 0, largest = LargestTensor(in);
+  std::string shape;
+  for (int i = 0; i < in.count; ++i) {
+    if (!IsTensorInput(in, i)) continue;
+    ++tensors;
+    shape += (shape.empty() ? "" : " ") + DimsText(in.in[i]);
+  }
+  if (tensors < 2) return std::nullopt;
+  OpFigures f;
+  f.min_bytes = TensorBytes(in);
+  if (f.min_bytes == 0) return std::nullopt;
+  f.precision = PointwisePrecision(CudaTypeOfTorchType(in.in[largest].type));
+  f.shape = shape;
+  return f;
+}
+
+// SortTokens(gates [tokens, k], ids [tokens, k], experts, bitmatrix).
+std::optional<OpFigures> MoeTokenSortFigures(const OpInputs& in) {
+  if (!IsTensorInput(in, 0) || !IsTensorInput(in, 1)) return std::nullopt;
+  const OpInput& gates = in.in[0];
+  const OpInput& ids = in.in[1];
+  int64_t experts = 0;
+  if (gates.rank != 2 || ids.rank != 2 || gates.dims[0] != ids.dims[0] ||
+      gates.dims[1] != ids.dims[1] || in.count <= 2 ||
+      !ConcreteInts(in.in[2].concrete, 1, &experts) ||
+      experts < gates.dims[1]) {
+    return std::nullopt;
+  }
+  MoeTokenSortOp t;
+  t.tokens = gates.dims[0];
+  t.top_k = gates.dims[1];
+  t.experts = experts;
+  t.gate_bytes = TorchTypeBytes(gates.type);
+  t.id_bytes = TorchTypeBytes(ids.type);
+  OpFigures f;
+  f.min_bytes = MoeTokenSortMinBytes(t);
+  if (f.min_bytes == 0) return std::nullopt;
+  f.precision = PointwisePrecision(CudaTypeOfTorchType(gates.type));
+  f.shape = "moe sort t=" + std::to_string(t.tokens) +
+            " e=" + std::to_string(experts) + " k=" + std::to_string(t.top_k);
+  return f;
+}
+
 std::optional<OpFigures> FamilyFigures(const FamilyOp& op,
                                        const OpInputs& in) {
   switch (op.family) {
@@ -643,25 +856,10 @@ std::optional<OpFigures> FamilyFigures(const FamilyOp& op,
     case Family::kCacheWrite: return CacheWriteFigures(in);
     case Family::kReduction: return ReductionFigures(op, in);
     case Family::kGather: return GatherFigures(op, in);
-    case Family::kQuantize: {
-      // (out, input, scales...): every tensor moved once at its own size
-      // (the output written: fp8 a byte per element, fp4 two elements a
-      // byte, its shape counting bytes), the FLOPs per input element.
-      if (!IsTensorInput(in, 0) || !IsTensorInput(in, 1)) return std::nullopt;
-      uint64_t bytes = 0;
-      for (int i = 0; i < in.count; ++i) {
-        if (!IsTensorInput(in, i)) continue;
-        bytes += static_cast<uint64_t>(ReadElements(in.in[i])) *
-                 static_cast<uint64_t>(TorchTypeBytes(in.in[i].type));
-      }
-      OpFigures f;
-      f.flops = static_cast<uint64_t>(Elements(in.in[1])) *
-                static_cast<uint64_t>(op.per_element_flops);
-      f.min_bytes = bytes;
-      f.precision = PointwisePrecision(CudaTypeOfTorchType(in.in[1].type));
-      f.shape = DimsText(in.in[1]);
-      return f;
-    }
+    case Family::kQuantize: return QuantizeFigures(op, in);
+    case Family::kSelection: return SelectionFigures(op, in);
+    case Family::kTensorsMoved: return TensorsMovedFigures(in);
+    case Family::kMoeTokenSort: return MoeTokenSortFigures(in);
   }
   return std::nullopt;
 }

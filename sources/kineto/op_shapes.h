@@ -6,7 +6,11 @@
 // attention (scaled_dot_product_attention and the flash, efficient and
 // cuDNN forms it dispatches to), convolution (conv1d/2d/3d, convolution,
 // _convolution, cudnn_convolution; not transposed) and the pointwise
-// operators of model/ops.h (elementwise, layer_norm, rms_norm, softmax).
+// operators of model/ops.h (elementwise, layer_norm, rms_norm, softmax),
+// serving engines' norms, activations, rotary, cache writes and
+// quantisation, reductions, gathers, top-k and sorts, and MoE routing
+// steps run as operators of their own (triton_kernels' TopK and
+// SortTokens, vLLM's topk_softmax and moe_align_block_size).
 // The figures are model/ops.h's; this file only reads the operator's
 // arguments.
 //

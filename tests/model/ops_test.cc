@@ -489,6 +489,47 @@ TEST(OpsTest, MoeRoutingIsItsLogitsAndChoices) {
   EXPECT_EQ(MoeRoutingMinBytes(r), 0u);
 }
 
+// A top-k of 4 among 32 bf16 logits a token, 8,192 tokens, int16 ids and
+// a one-word bit matrix a token (triton_kernels' TopK); a sort writes every
+// element and its index; argsort the index alone. No element size: 0.
+TEST(OpsTest, SelectionIsItsInputAndOutputs) {
+  SelectionOp s;
+  s.in_elements = 8192 * 32;
+  s.in_element_bytes = 2;
+  s.out_elements = 8192 * 4;
+  s.index_bytes = 2;
+  s.extra_output_bytes = 8192 * 4;
+  EXPECT_EQ(SelectionMinBytes(s), 524288u + 32768u * 4 + 32768u);
+  SelectionOp sort;
+  sort.in_elements = sort.out_elements = 1000;
+  sort.in_element_bytes = 4;
+  sort.index_bytes = 8;
+  EXPECT_EQ(SelectionMinBytes(sort), 4000u + 12000u);
+  sort.writes_values = false;
+  EXPECT_EQ(SelectionMinBytes(sort), 4000u + 8000u);
+  sort.in_element_bytes = 0;
+  EXPECT_EQ(SelectionMinBytes(sort), 0u);
+}
+
+// The token sort of gpt-oss's layer: 8,192 tokens x 4 routed pairs over 32
+// experts; bf16 gates, int16 ids. Read: 32,768 x (2 + 2) + the bit matrix
+// (8,192 words); written: 32,768 x (2 x 4 + 2) + 32 counts x 4.
+TEST(OpsTest, MoeTokenSortIsItsPairsAndCounts) {
+  MoeTokenSortOp t;
+  t.tokens = 8192;
+  t.top_k = 4;
+  t.experts = 32;
+  t.gate_bytes = 2;
+  t.id_bytes = 2;
+  EXPECT_EQ(MoeTokenSortMinBytes(t),
+            32768u * 4 + 8192u * 4 + 32768u * 10 + 128u);
+  t.experts = 33;  // two words of the bit matrix a token
+  EXPECT_EQ(MoeTokenSortMinBytes(t),
+            32768u * 4 + 8192u * 8 + 32768u * 10 + 132u);
+  t.id_bytes = 0;
+  EXPECT_EQ(MoeTokenSortMinBytes(t), 0u);
+}
+
 // TensorRT-LLM's batched GEMM names: bmm_<out>_<A><B>_<acc>_...
 TEST(OpsTest, BatchedGemmPrecisionFromItsOperandsNames) {
   // MXFP4 weights x MXFP8 activations run at the fp8 rate.

@@ -590,8 +590,10 @@ TEST(KinetoRealFilesTest, SglangGraphReplayTakesTheCapturedShapes) {
 // model's even layers see 128 tokens (layer_types): their KV read is
 // capped at the window, 17.18 GFLOP and 153.7 MiB (TraceLens costs every
 // layer as full; ops_test derives the capped figures). 15% of GPU time had
-// figures with the capture alone; 98.4% with --model, and 99.7% with
-// Inductor's Triton pointwise kernels (1.3%) costed from their buffers.
+// figures with the capture alone; 98.4% with --model, 99.7% with
+// Inductor's Triton pointwise kernels (1.3%) costed from their buffers,
+// and 99.8% with the routing's top-k and token sort costed from their own
+// operators' tensors (100.0% counting the sort's kernels "in op").
 TEST(KinetoRealFilesTest, VllmMoeAndAttentionTakeModelAndStep) {
   REAL_FILE_OR_SKIP(f, kVllmReplay);
   const std::string capture = RealDataFile(kVllmCapture);
@@ -625,15 +627,20 @@ TEST(KinetoRealFilesTest, VllmMoeAndAttentionTakeModelAndStep) {
   // (32768 + 8192) rows of 3072 bf16 moved (not a TraceLens figure).
   EXPECT_EQ(figures("name LIKE '%_finalize_matmul_scatter%'"),
             "100663296/251658240");
-  // Each layer's routing (8192 tokens over 32 experts, top 4, bf16 logits:
-  // 5 x 8192 x 32 FLOPs; the logits read, 4 ids and weights written per
-  // token, 524,288 + 196,608 B) rides on the longest of its routing
-  // kernels; the bit-matrix sums are not routing and stay blank.
-  EXPECT_EQ(q.Text("SELECT count(*) || ' ' || sum(flops) || ' ' || "
-                   "sum(dram_bytes) FROM kernels WHERE flops IS NOT NULL AND "
-                   "(name LIKE '%routing%' OR name LIKE '%topk%')"),
-            "24 31457280 17301504");
-  EXPECT_EQ(figures("name = '_sum_bitmatrix_rows'"), "-/-");
+  // Each layer's routing runs as two operators of its own, each costed
+  // from its own tensors (op_shapes_test derives the bytes): TopK (the
+  // logits read; 4 bf16 values, 4 int16 ids and the bit matrix written:
+  // 688,128 B) on its one kernel, and SortTokens (491,648 B) on the
+  // longest of its three (the bit-matrix sums, the memset and the
+  // compute), the other two "in op SortTokens". No FLOPs: comparisons.
+  EXPECT_EQ(figures("name = '_topk_forward'"), "-/688128");
+  EXPECT_EQ(q.Text("SELECT count(*) || ' ' || sum(dram_bytes) FROM kernels "
+                   "WHERE dram_bytes IS NOT NULL AND op = 'SortTokens'"),
+            "24 11799552");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE flops IS NOT NULL AND "
+                  "(name LIKE '%routing%' OR name LIKE '%topk%' OR name "
+                  "LIKE '%bitmatrix%')"),
+            0);
   // Inductor's Triton pointwise kernels move their buffers once: the
   // padding of the hidden states to 3,072 (8192 x 2880 read, 8192 x 3072
   // written, bf16) and the fp32-to-bf16 copy of the rotary table
@@ -647,19 +654,19 @@ TEST(KinetoRealFilesTest, VllmMoeAndAttentionTakeModelAndStep) {
                   "'%matmul_ogs%'"),
             48);
   EXPECT_GT(ShareWithFigures(q), 0.995);
-  // The routing's other kernels (top-k, memset, compute: 0.18% of GPU
-  // time) keep its operator and shape without figures, which the report
-  // counts "in op vllm::moe_forward" (report.h InCostedOp): 99.9% of the
-  // GPU time is on the roofline counting them.
+  // The token sort's other kernels (0.12% of GPU time) keep its operator
+  // and shape without figures, which the report counts "in op SortTokens"
+  // (report.h InCostedOp): 100.0% of the GPU time is on the roofline
+  // counting them.
   EXPECT_EQ(q.Text("SELECT count(*) || ' ' || group_concat(DISTINCT op) FROM "
                    "kernels WHERE flops IS NULL AND dram_bytes IS NULL AND "
                    "op != '' AND shape != ''"),
-            "48 vllm::moe_forward");
+            "48 SortTokens");
   EXPECT_GT(q.Real("SELECT 1.0 * sum(CASE WHEN flops IS NOT NULL OR "
                    "dram_bytes IS NOT NULL OR (op != '' AND shape != '') "
                    "THEN duration_ns ELSE 0 END) / sum(duration_ns) FROM "
                    "kernels"),
-            0.998);
+            0.9995);
 
   // Without --model the MoE layers stay blank, and the import says how to
   // fill them.
@@ -744,6 +751,19 @@ std::string NamedKernel(const std::string& name, const std::string& ts,
          std::to_string(corr) + "}}";
 }
 
+// Kernels launched one after another by host thread 100 (launches at 10,
+// 20, ... us; kernels from 100 us, 20 us apart, 15 us long; correlation
+// ids from 1), appended to `e`.
+template <size_t N>
+void AppendLaunchedKernels(const char* const (&kernels)[N],
+                           std::vector<std::string>* e) {
+  for (size_t i = 0; i < N; ++i) {
+    e->push_back(Launch(100, 100, std::to_string(10 + 10 * i), i + 1));
+    e->push_back(NamedKernel(kernels[i], std::to_string(100 + 20 * i), "15",
+                             i + 1));
+  }
+}
+
 // One gpt-oss-120b MoE layer of rank 0 of 8 as vLLM runs it on Blackwell
 // (TensorRT-LLM's MXFP4 x MXFP8 kernels), after an attention call that was
 // given 8 of the model's 64 heads: the tensor-parallel degree is 8.
@@ -766,11 +786,7 @@ std::vector<std::string> TensorParallelMoeLayer(bool with_attention) {
       "bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x8x512u2_s6_et64x8_m128x8x32_"
       "cga1x1x1_16dp256b_rM_TN_transOut_schPd2x1x2x1_bN_rgTma_clmp_dynB_sm100f",
       "moe::dev::finalize::finalizeKernel"};
-  for (int i = 0; i < 4; ++i) {
-    e.push_back(Launch(100, 100, std::to_string(10 + 10 * i), i + 1));
-    e.push_back(NamedKernel(kernels[i], std::to_string(100 + 20 * i), "15",
-                            i + 1));
-  }
+  AppendLaunchedKernels(kernels, &e);
   return e;
 }
 
@@ -891,6 +907,60 @@ TEST_F(KinetoSyntheticTest, MoeUnderTensorParallelismTakesOneRanksWidth) {
   EXPECT_EQ(row("%finalizeKernel"),
             "368640/921600 bf16 moe finalize t=32 h=2880 i=360 e=128 k=4 w4 "
             "tp=8");
+}
+
+// vLLM's fused-MoE path (Mixtral-8x7B, 32 tokens, top 2 of 8 experts):
+// inside vllm::moe_forward the routing runs as operators of its own, whose
+// outputs are passed in. Each stage takes its own tensors' bytes on its own
+// kernel, not the model-derived routing record of the layer:
+// topk_softmax moves 3 x 32 x 2 x 4 B of weights and ids and reads 32 x 8
+// bf16 logits (1,280 B); moe_align_block_size reads the 64 ids and writes
+// 184 sorted slots, 12 block experts and one count (1,044 B). The grouped
+// GEMMs and the sum keep the layer's figures.
+TEST_F(KinetoSyntheticTest, FusedMoeRoutingStagesTakeTheirOwnTensors) {
+  std::vector<std::string> e;
+  e.push_back(Op(100, "vllm::moe_forward", "5", "60",
+                 "\"Input Dims\": [[32, 4096], [32, 8], []], \"Input "
+                 "type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"\"]"));
+  e.push_back(Op(100, "_moe_C::topk_softmax", "8", "4",
+                 "\"Input Dims\": [[32, 2], [32, 2], [32, 2], [32, 8], []], "
+                 "\"Input type\": [\"float\", \"int\", \"int\", "
+                 "\"c10::BFloat16\", \"Scalar\"], \"Concrete Inputs\": "
+                 "[\"\", \"\", \"\", \"\", \"False\"]"));
+  e.push_back(Op(100, "_moe_C::moe_align_block_size", "18", "4",
+                 "\"Input Dims\": [[32, 2], [], [], [184], [12], [1]], "
+                 "\"Input type\": [\"int\", \"Scalar\", \"Scalar\", "
+                 "\"int\", \"int\", \"int\"], \"Concrete Inputs\": "
+                 "[\"\", \"8\", \"16\", \"\", \"\", \"\"]"));
+  const char* kernels[] = {
+      "void vllm::moe::topkGatingSoftmax<8, 8, 4, 16, 32, int>(...)",
+      "void vllm::moe::moe_align_block_size_kernel<int>(...)",
+      "fused_moe_kernel", "fused_moe_kernel",
+      "void vllm::moe::moe_sum_kernel<c10::BFloat16, 2>(...)"};
+  AppendLaunchedKernels(kernels, &e);
+  const std::string path = Write(Trace(e));
+  StatusOr<ModelFacts> model = LoadModelFacts("Mixtral-8x7B");
+  ASSERT_TRUE(model.ok());
+  SourceOptions o;
+  o.model = *model;
+  auto result = Import(path, Store(), o);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  StoreQuery q(dir_.File("runs1.sqlite"));
+  auto row = [&](const std::string& like) {
+    return q.Text("SELECT ifnull(flops, '-') || '/' || ifnull(dram_bytes, "
+                  "'-') || ' ' || op FROM kernels WHERE name LIKE '" + like +
+                  "'");
+  };
+  EXPECT_EQ(row("%topkGatingSoftmax%"), "-/1280 _moe_C::topk_softmax");
+  EXPECT_EQ(row("%moe_align_block_size_kernel%"),
+            "-/1044 _moe_C::moe_align_block_size");
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE name = "
+                  "'fused_moe_kernel' AND flops > 0 AND op = "
+                  "'vllm::moe_forward'"),
+            2);
+  EXPECT_EQ(q.Int("SELECT count(*) FROM kernels WHERE shape LIKE "
+                  "'moe routing%'"),
+            0);
 }
 
 // On one of several ranks with no attention call to count heads by, the

@@ -392,6 +392,154 @@ TEST(OpShapesTest, Fp8Quantisation) {
   EXPECT_EQ(q->shape, "32x4096");
 }
 
+// Per-token-group fp8 quantisation (vLLM's _C::per_token_group_fp8_quant,
+// its documented signature: input first, then output_q, output_s, the
+// group size): a DeepSeek-V3 hidden row of 7,168 bf16 in groups of 128.
+// Read 229,376 bf16, written 229,376 fp8 and 32 x 56 fp32 scales; the
+// absolute maximum and the multiply per element.
+TEST(OpShapesTest, PerTokenGroupQuantisationReadsItsFirstInput) {
+  OpInputs in = Inputs({T({32, 7168}, kBf16),
+                        T({32, 7168}, "c10::Float8_e4m3fn"),
+                        T({32, 56}, "float"), S("128"), S("1e-10"),
+                        S("-448."), S("448."), S("False")});
+  for (std::string_view op : {"_C::per_token_group_fp8_quant",
+                              "sgl_kernel::sgl_per_token_group_quant_fp8"}) {
+    auto f = FiguresOfOp(op, in);
+    ASSERT_TRUE(f.has_value()) << op;
+    EXPECT_EQ(f->flops, 2u * 229376u) << op;
+    EXPECT_EQ(f->min_bytes, 229376u * 2u + 229376u + 32u * 56u * 4u) << op;
+    EXPECT_EQ(f->precision, Precision::kBf16) << op;
+    EXPECT_EQ(f->shape, "32x7168") << op;
+  }
+  // The input alone (no output passed in): not the operator's layout.
+  EXPECT_FALSE(FiguresOfOp("_C::per_token_group_fp8_quant",
+                           Inputs({T({32, 7168}, kBf16), S("128")})));
+}
+
+// TensorRT-LLM's fp4_quantize (input, globalScale, sfVecSize, sfUseUE8M0,
+// isSfSwizzledLayout) -> (values, scales), the operator around its
+// quantize_with_block_size kernel: the outputs are returned, so they come
+// from the input and the block size: [32, 4096] bf16 read with its fp32
+// global scale, 65,536 bytes of fp4 pairs and 8,192 one-byte block scales
+// written (the swizzled layout's padding not counted: a lower bound).
+TEST(OpShapesTest, TrtllmFp4QuantizeReturnsItsOutputs) {
+  auto f = FiguresOfOp("trtllm::fp4_quantize",
+                       Inputs({T({32, 4096}, kBf16), T({1}, "float"),
+                               S("16"), S("False"), S("True")}));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->min_bytes, 131072u * 2u + 4u + 65536u + 8192u);
+  EXPECT_EQ(f->flops, 2u * 131072u);
+  // No block size: not guessed.
+  EXPECT_FALSE(FiguresOfOp("trtllm::fp4_quantize",
+                           Inputs({T({32, 4096}, kBf16), T({1}, "float")})));
+}
+
+// Top-k and sorts are costed as bytes only (comparisons are no FLOPs): the
+// input read, the selected values written at its size and an int64 index
+// each; argsort writes the indices alone. A lower bound (a large sort
+// passes over its data more than once). Shapes from the operators'
+// documented signatures (aten::topk(self, k, dim, largest, sorted),
+// sort(self, dim, descending), argsort(self, dim, descending)); the
+// DeepSeek trace here has aten::topk, recorded without shapes.
+TEST(OpShapesTest, TopkAndSortsMoveTheirInputAndOutputs) {
+  // A router's top-8 of 256 experts over 4,096 tokens, fp32 scores.
+  auto topk = FiguresOfOp("aten::topk",
+                          Inputs({T({4096, 256}, "float"), S("8"), S("-1"),
+                                  S("True"), S("True")}));
+  ASSERT_TRUE(topk.has_value());
+  EXPECT_EQ(topk->flops, 0u);
+  EXPECT_EQ(topk->min_bytes, 4096u * 256u * 4u + 4096u * 8u * (4u + 8u));
+  EXPECT_EQ(topk->shape, "4096x256 top8");
+  // Along dimension 0: 8 of the 4,096 rows per column.
+  auto rows = FiguresOfOp("aten::topk", Inputs({T({4096, 256}, "float"),
+                                                S("8"), S("0")}));
+  ASSERT_TRUE(rows.has_value());
+  EXPECT_EQ(rows->min_bytes, 4096u * 256u * 4u + 8u * 256u * 12u);
+  // k above the dimension, or no k: no figures.
+  EXPECT_FALSE(FiguresOfOp("aten::topk", Inputs({T({4, 3}, "float"), S("8")})));
+  EXPECT_FALSE(FiguresOfOp("aten::topk", Inputs({T({4, 3}, "float")})));
+  // Sampling's sort of one row of Qwen's 151,936 logits.
+  auto sort = FiguresOfOp("aten::sort", Inputs({T({1, 151936}, "float"),
+                                                S("-1"), S("True")}));
+  ASSERT_TRUE(sort.has_value());
+  EXPECT_EQ(sort->min_bytes, 151936u * 4u + 151936u * (4u + 8u));
+  auto argsort = FiguresOfOp("aten::argsort", Inputs({T({2, 1000}, "long int"),
+                                                      S("-1"), S("False")}));
+  ASSERT_TRUE(argsort.has_value());
+  EXPECT_EQ(argsort->min_bytes, 2000u * 8u + 2000u * 8u);
+  EXPECT_EQ(argsort->precision, Precision::kInt);
+}
+
+// gpt-oss's routing in vLLM (the real capture trace: triton_kernels'
+// autograd functions, recorded by class name inside vllm::moe_forward).
+// TopK(x [8192, 32] bf16, k 4, apply_softmax True, dim 1, ...) reads the
+// logits and writes 4 bf16 values and 4 int16 expert ids a token (the ids
+// SortTokens is then given as "short int") and a 32-bit word of the bit
+// matrix a token: 524,288 + 131,072 + 32,768 bytes. SortTokens(gates,
+// ids, 32 experts, bitmatrix) reads them and the bit matrix, writes two
+// int32 indices and a bf16 gate per routed pair and 32 int32 counts:
+// 163,840 + 327,808 bytes.
+TEST(OpShapesTest, RouterTopkAndTokenSortFromTheVllmTrace) {
+  auto topk = FiguresOfOp(
+      "TopK", Inputs({T({8192, 32}, kBf16), S("4"), S("True"), S("1"),
+                      S("True"), S(""), S("")}));
+  ASSERT_TRUE(topk.has_value());
+  EXPECT_EQ(topk->flops, 0u);
+  EXPECT_EQ(topk->min_bytes, 524288u + 131072u + 32768u);
+  EXPECT_EQ(topk->shape, "8192x32 top4");
+  auto sort = FiguresOfOp(
+      "SortTokens", Inputs({T({8192, 4}, kBf16), T({8192, 4}, "short int"),
+                            S("32"), S("")}));
+  ASSERT_TRUE(sort.has_value());
+  EXPECT_EQ(sort->min_bytes, 163840u + 327808u);
+  EXPECT_EQ(sort->shape, "moe sort t=8192 e=32 k=4");
+  // Other classes named TopK (a user's (scores, k) function) do not have
+  // the layout: no figures.
+  EXPECT_FALSE(FiguresOfOp("TopK", Inputs({T({1000}, "float"), S("10")})));
+  EXPECT_FALSE(FiguresOfOp("TopK", Inputs({T({64, 32}, "float"), S("4")})));
+  EXPECT_FALSE(FiguresOfOp("SortTokens", Inputs({T({8192, 4}, kBf16)})));
+}
+
+// vLLM's fused-MoE routing steps pass their outputs in (documented
+// signatures of _moe_C): topk_softmax(topk_weights [32, 8] fp32,
+// topk_indices [32, 8] int32, token_expert_indices [32, 8] int32,
+// gating_output [32, 128] bf16, renormalize) and
+// moe_align_block_size(topk_ids [32, 8], 128 experts, block 16,
+// sorted_token_ids [256 + 128 x 15], experts_ids [136],
+// num_tokens_post_pad [1]): every tensor moved once.
+TEST(OpShapesTest, MoeRoutingStepsMoveEveryTensorOnce) {
+  auto softmax = FiguresOfOp(
+      "_moe_C::topk_softmax",
+      Inputs({T({32, 8}, "float"), T({32, 8}, "int"), T({32, 8}, "int"),
+              T({32, 128}, kBf16), S("False")}));
+  ASSERT_TRUE(softmax.has_value());
+  EXPECT_EQ(softmax->min_bytes, 3u * 256u * 4u + 4096u * 2u);
+  EXPECT_EQ(softmax->precision, Precision::kBf16);
+  auto align = FiguresOfOp(
+      "_moe_C::moe_align_block_size",
+      Inputs({T({32, 8}, "int"), S("128"), S("16"), T({2176}, "int"),
+              T({136}, "int"), T({1}, "int")}));
+  ASSERT_TRUE(align.has_value());
+  EXPECT_EQ(align->min_bytes, (256u + 2176u + 136u + 1u) * 4u);
+  EXPECT_EQ(align->shape, "32x8 2176 136 1");
+  EXPECT_FALSE(FiguresOfOp("_moe_C::moe_align_block_size",
+                           Inputs({T({32, 8}, "int"), S("128")})));
+}
+
+// Memsets of the real vLLM capture: aten::fill_ of a [8192, 64, 64] bf16
+// view with 0 (and zero_, the same kernel) writes every element and
+// reads nothing; fill_ of one int64 writes 8 bytes.
+TEST(OpShapesTest, FillAndZeroWriteTheirTensor) {
+  for (std::string_view op : {"aten::fill_", "aten::zero_"}) {
+    auto f = FiguresOfOp(op, Inputs({T({8192, 64, 64}, kBf16), S("0")}));
+    ASSERT_TRUE(f.has_value()) << op;
+    EXPECT_EQ(f->min_bytes, 8192u * 4096u * 2u) << op;
+  }
+  auto one = FiguresOfOp("aten::fill_", Inputs({T({1}, "long int"), S("0")}));
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->min_bytes, 8u);
+}
+
 // vLLM's moe_forward for gpt-oss: hidden states padded from 2,880 to
 // 3,072 and router logits over 32 experts. gpt-oss's config fits (the
 // expert width is padded alike, to 3,072); Mixtral's does not (4,096
