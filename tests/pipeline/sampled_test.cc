@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -350,6 +351,86 @@ TEST(SampledCountersTest, WindowsGiveTheRowsOfAWholeSessionJoin) {
   EXPECT_EQ(whole->rows.at(600).flops_source.substr(0, 31),
             "counters (sampled 13 of 60, spr");
   EXPECT_EQ(whole->rows.at(20).flops_source, "counters");
+}
+
+// One step of a long session, ended by its tokens' copy: 4 launches, alternating between two
+// signatures (grid 132 and 264), with their launch records. Per signature
+// the first 2 launches are profiled, then one in 7; the FLOPs are near
+// 1e15 per launch so that the running sums pass 2^53 (where a double sum
+// depends on the order of its terms) within a few samples.
+void AddLongStep(Session* s, int step) {
+  const uint64_t t = 1000000 + static_cast<uint64_t>(step) * 100000;
+  for (uint64_t i = 0; i < 4; ++i) {
+    const uint64_t ordinal = static_cast<uint64_t>(step) * 4 + i + 1;
+    const uint64_t corr = ordinal * 10;
+    const uint64_t in_signature = static_cast<uint64_t>(step) * 2 + i / 2 + 1;
+    LaunchRecord l;
+    l.correlation_id = corr;
+    l.api_start_ns = t + i * 20000 - 5000;
+    l.api_end_ns = l.api_start_ns + 1000;
+    s->records().launches.push_back(l);
+    KernelRecord k = Kernel(corr, kElementwise, t + i * 20000);
+    if (i % 2 == 1) k.grid[0] = 264;
+    s->records().kernels.push_back(k);
+    if (in_signature <= 2 || (in_signature - 2) % 7 == 0) {
+      s->records().counters.push_back(
+          Counters(corr, 1000 + ordinal * 3, 500 + ordinal % 11,
+                   1'000'000'000'000'000 + ordinal * 7919));
+    }
+  }
+  MemcpyRecord c;  // the sampled tokens back: the step's end
+  c.correlation_id = 900000 + static_cast<uint64_t>(step);
+  c.start_ns = t + 90000;
+  c.end_ns = t + 91000;
+  c.bytes = 8;
+  c.kind = wire::enums::kCopyDtoH;
+  s->records().memcpys.push_back(c);
+}
+
+// A long counters-mode session stored window by window keeps about a
+// window of samples and launches, not the session's: the older ones are
+// folded into their signature's running figures. Every row is still what
+// the whole-session join gives it (k of n, spread, means), and the memory
+// does not grow with the session.
+TEST(SampledCountersTest, LongWindowedSessionHoldsAboutAWindow) {
+  constexpr int kSteps = 400;
+  auto record = [](size_t flush_records, std::vector<size_t>* held) {
+    return test_support::RecordSteps<KernelRowsSink>(
+               MakeSession(), kSteps, flush_records,
+               [](Session* s, int step) { AddLongStep(s, step); },
+               [held](const RunRecorder& r) {
+                 if (held != nullptr) {
+                   held->push_back(r.sampled_entries_held());
+                 }
+               })
+        .sink;
+  };
+  const auto whole = record(0, nullptr);
+  std::vector<size_t> held;
+  const auto windows = record(40, &held);
+  ASSERT_NE(whole, nullptr);
+  ASSERT_NE(windows, nullptr);
+  ASSERT_EQ(whole->rows.size(), 4u * kSteps);
+  ASSERT_GT(windows->writes, 50);  // the test is about many windows
+  EXPECT_EQ(windows->rows, whole->rows);
+  EXPECT_EQ(windows->sampled, whole->sampled);
+  // 2 + 114 of each signature's 800 launches were profiled.
+  EXPECT_EQ(whole->sampled, 4u * kSteps - 2u * 116u);
+  // The second signature's launch 799 (corr 15980): every sample of its
+  // signature before it (its launch 800 is the last one profiled).
+  EXPECT_EQ(whole->rows.at(15980).flops_source.substr(0, 28),
+            "counters (sampled 115 of 799");
+  EXPECT_EQ(whole->rows.at(16000).flops_source, "counters");
+  // Held: a window's kernels (40 records: about 6 steps' launches, kernels
+  // and samples) at most, the same in the session's last quarter as in its
+  // second.
+  ASSERT_EQ(held.size(), static_cast<size_t>(kSteps));
+  const size_t most_second =
+      *std::max_element(held.begin() + kSteps / 4, held.begin() + kSteps / 2);
+  const size_t most_last =
+      *std::max_element(held.end() - kSteps / 4, held.end());
+  EXPECT_LE(most_last, 40u);
+  EXPECT_LE(most_last, most_second);
 }
 
 }  // namespace

@@ -2,13 +2,15 @@
 // through a RunRecorder into a new `Sink`: `add_step(&session, step)` for
 // steps 0 to steps - 1, MaybeFlush after each (stored in windows once it
 // holds `flush_records` records; 0: whole at its end), then AddSession and
-// Finish. For the tests that compare windows with a whole-session join.
+// Finish; `after_flush`, when given, sees the recorder after each MaybeFlush.
+// For the tests that compare windows with a whole-session join.
 #ifndef ROOFTRACE_TESTS_SUPPORT_RECORD_STEPS_H_
 #define ROOFTRACE_TESTS_SUPPORT_RECORD_STEPS_H_
 
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -25,8 +27,9 @@ struct RecordedSteps {
 };
 
 template <typename Sink, typename AddStepFn>
-RecordedSteps<Sink> RecordSteps(Session session, int steps,
-                                size_t flush_records, AddStepFn add_step) {
+RecordedSteps<Sink> RecordSteps(
+    Session session, int steps, size_t flush_records, AddStepFn add_step,
+    const std::function<void(const RunRecorder&)>& after_flush = {}) {
   RecordedSteps<Sink> out;
   auto owned = std::make_unique<Sink>();
   Sink* sink = owned.get();
@@ -41,6 +44,7 @@ RecordedSteps<Sink> RecordSteps(Session session, int steps,
     const Status st = (*rec)->MaybeFlush(&session);
     EXPECT_TRUE(st.ok()) << st.message();
     if (!st.ok()) return out;
+    if (after_flush) after_flush(**rec);
   }
   const Status added = (*rec)->AddSession(&session);
   EXPECT_TRUE(added.ok()) << added.message();
