@@ -189,12 +189,12 @@ int main(int argc, char** argv) {
   s.counters_first = counters_first;
   s.counters_every = counters_every;
   const uint64_t sent = s.batches * s.kernels_per_batch;
-  std::string mode = trace_mode ? "trace" : "counters, every kernel";
+  std::string mode = trace_mode ? "trace mode" : "counters mode, every kernel";
   if (counters_every > 0) {
-    mode = "counters, sampled " + std::to_string(counters_first) + ":" +
+    mode = "counters mode, sampled " + std::to_string(counters_first) + ":" +
            std::to_string(counters_every);
   }
-  printf("collect_soak_bench: %llu kernels (%s mode), window %s, collect %s\n",
+  printf("collect_soak_bench: %llu kernels (%s), window %s, collect %s\n",
          static_cast<unsigned long long>(sent), mode.c_str(), window.c_str(),
          extra.empty() ? "(no extra args)" : "(extra args given)");
   const auto t0 = std::chrono::steady_clock::now();
