@@ -353,11 +353,12 @@ TEST(SampledCountersTest, WindowsGiveTheRowsOfAWholeSessionJoin) {
   EXPECT_EQ(whole->rows.at(20).flops_source, "counters");
 }
 
-// One step of a long session, ended by its tokens' copy: 4 launches, alternating between two
-// signatures (grid 132 and 264), with their launch records. Per signature
-// the first 2 launches are profiled, then one in 7; the FLOPs are near
-// 1e15 per launch so that the running sums pass 2^53 (where a double sum
-// depends on the order of its terms) within a few samples.
+// One step of a long session, ended by its tokens' copy: 4 launches,
+// alternating between two signatures (grid 132 and 264), with their launch
+// records. Per signature the first 2 launches are profiled, then one in 7;
+// the FLOPs are near 1e15 per launch so that the running sums pass 2^53
+// (where a double sum depends on the order of its terms) within a few
+// samples.
 void AddLongStep(Session* s, int step) {
   const uint64_t t = 1000000 + static_cast<uint64_t>(step) * 100000;
   for (uint64_t i = 0; i < 4; ++i) {
