@@ -309,13 +309,8 @@ void AddStep(Session* s, int step) {
           Counters(corr, 1000 + ordinal, 500, 100 + ordinal));
     }
   }
-  MemcpyRecord c;
-  c.correlation_id = 900000 + static_cast<uint64_t>(step);
-  c.start_ns = t + 80000;
-  c.end_ns = t + 81000;
-  c.bytes = 8;
-  c.kind = wire::enums::kCopyDtoH;
-  s->records().memcpys.push_back(c);
+  test_support::AddTokenCopy(s, 900000 + static_cast<uint64_t>(step),
+                             t + 80000);
 }
 
 std::unique_ptr<KernelRowsSink> Record(size_t flush_records) {
@@ -379,13 +374,8 @@ void AddLongStep(Session* s, int step) {
                    1'000'000'000'000'000 + ordinal * 7919));
     }
   }
-  MemcpyRecord c;  // the sampled tokens back: the step's end
-  c.correlation_id = 900000 + static_cast<uint64_t>(step);
-  c.start_ns = t + 90000;
-  c.end_ns = t + 91000;
-  c.bytes = 8;
-  c.kind = wire::enums::kCopyDtoH;
-  s->records().memcpys.push_back(c);
+  test_support::AddTokenCopy(s, 900000 + static_cast<uint64_t>(step),
+                             t + 90000);
 }
 
 // A long counters-mode session stored window by window keeps about a

@@ -17,8 +17,22 @@
 #include "pipeline/import_stats.h"
 #include "pipeline/recorder.h"
 #include "pipeline/session.h"
+#include "proto/field_numbers.h"
 
 namespace rooftrace::test_support {
+
+// Adds the device-to-host copy of a step's sampled tokens (8 bytes, 1 us
+// from `start_ns`): what ends a serving step (pipeline/serving_step.h).
+inline void AddTokenCopy(Session* s, uint64_t correlation_id,
+                         uint64_t start_ns) {
+  MemcpyRecord c;
+  c.correlation_id = correlation_id;
+  c.start_ns = start_ns;
+  c.end_ns = start_ns + 1000;
+  c.bytes = 8;
+  c.kind = wire::enums::kCopyDtoH;
+  s->records().memcpys.push_back(c);
+}
 
 template <typename Sink>
 struct RecordedSteps {
