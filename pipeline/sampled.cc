@@ -194,24 +194,11 @@ void SampledCounters::Apply(const Session& session, JoinedSession* j,
     const JoinedKernel& k = j->kernels[i];
     Signature& s = signatures.by_key[KeyOf(*j, k, name_ids)];
     of[i] = &s;
+    // A kernel below the floor (it came after the flush gave up on its
+    // launch) is kept like any other: the running figures of the samples
+    // after it start from the folded ones, so every later launch counts
+    // it, and the next fold takes it in once it is no longer held.
     const uint64_t corr = k.kernel->correlation_id;
-    if (corr < signatures.floor) {
-      // Arrived below the floor (the flush had given up on it): every
-      // later launch counts it, as it would have.
-      ++s.folded_launches;
-      if (k.counters != nullptr) {
-        Sample late;
-        late.correlation_id = corr;
-        late.read = k.counters->dram_read_bytes;
-        late.write = k.counters->dram_write_bytes;
-        late.flops = k.counters->flops;
-        late.has_flops = k.counters->has_flops;
-        late.has_dram = k.counters->has_dram_bytes;
-        s.folded = Then(s.folded, late);
-        Accumulate(&s, 0);
-      }
-      continue;
-    }
     NoteLaunch(&s, corr);
     if (k.counters != nullptr) Learn(&s, k);
   }

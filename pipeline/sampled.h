@@ -37,10 +37,10 @@
 // declares a launch older than every held launch unmatched for good, so no
 // kernel older than that comes later. The folded sums are added in
 // correlation order, as a whole-session join adds them: every figure is
-// the same. A sample or launch that arrives below the floor all the same
-// is folded in when it arrives (counted by every later launch, as it would
-// be; only a kernel below the floor would see samples after it). Freed by
-// EndSession().
+// the same. A kernel that arrives below the floor all the same is kept
+// like any other until a later fold: every later launch counts it, as it
+// would have (the order of its term in the sums may differ); it itself
+// counts every folded sample, newer ones too. Freed by EndSession().
 //
 // Not thread-safe: the recorder calls it under its lock.
 #ifndef ROOFTRACE_PIPELINE_SAMPLED_H_

@@ -262,6 +262,75 @@ TEST(SampledCountersTest, TraceModeAndImportsAreLeftAlone) {
   }
 }
 
+// The sampled figures of the kernel `corr` in `r` (none: it took none),
+// copied: `r` points into records the next window replaces.
+std::optional<SampledFigures> SampledOf(const Joined& r, uint64_t corr) {
+  for (const JoinedKernel& k : r.j.kernels) {
+    if (k.kernel->correlation_id == corr && k.sampled != nullptr) {
+      return *k.sampled;
+    }
+  }
+  return std::nullopt;
+}
+
+// Windows given to one SampledCounters as a live session's would be: each
+// holds the kernels `corrs` (those of `profiled` with counters) once the
+// earlier ones are stored and dropped. A kernel that arrives below the
+// floor (older than all the session held at the last window: the flush had
+// given up on its launch) is counted all the same by every later launch,
+// which takes exactly what a whole-session join gives it.
+TEST(SampledCountersTest, KernelArrivingBelowTheFloorIsStillCounted) {
+  Session live = MakeSession();
+  SampledCounters sampled;
+  auto window = [&](Session* s, SampledCounters* into,
+                    const std::vector<uint64_t>& corrs,
+                    const std::vector<uint64_t>& profiled) {
+    s->records().kernels.clear();
+    s->records().counters.clear();
+    for (uint64_t corr : corrs) {
+      s->records().kernels.push_back(Kernel(corr, kElementwise, corr * 100000));
+    }
+    for (uint64_t corr : profiled) {
+      s->records().counters.push_back(
+          Counters(corr, 1000 + corr, 500, 100 + corr));
+    }
+    return JoinAndSample(s, into);
+  };
+  window(&live, &sampled, {10, 20, 30}, {10, 20});
+  // Folds samples 10 and 20 and launches 10 to 30 below the floor 40.
+  window(&live, &sampled, {40, 50, 60}, {50});
+  EXPECT_EQ(sampled.HeldEntries(), 4u);  // launches 40-60, sample 50
+  // Kernel 35, profiled, arrives late beside 70 and 80, and is still held
+  // (seen again, counted once) in the window of 90.
+  std::map<uint64_t, std::optional<SampledFigures>> got;
+  {
+    const Joined late = window(&live, &sampled, {35, 70, 80}, {35});
+    got[70] = SampledOf(late, 70);
+    got[80] = SampledOf(late, 80);
+  }
+  got[90] = SampledOf(window(&live, &sampled, {35, 90}, {35}), 90);
+
+  Session whole_session = MakeSession();
+  SampledCounters whole_sampled;
+  const Joined whole =
+      window(&whole_session, &whole_sampled,
+             {10, 20, 30, 35, 40, 50, 60, 70, 80, 90}, {10, 20, 35, 50});
+  for (uint64_t corr : {70, 80, 90}) {
+    SCOPED_TRACE(corr);
+    const std::optional<SampledFigures> want = SampledOf(whole, corr);
+    ASSERT_TRUE(got[corr].has_value());
+    ASSERT_TRUE(want.has_value());
+    EXPECT_EQ(got[corr]->samples, 4u);  // 10, 20, 35, 50
+    EXPECT_EQ(got[corr]->samples, want->samples);
+    EXPECT_EQ(got[corr]->launches, want->launches);
+    EXPECT_EQ(got[corr]->dram_read_bytes, want->dram_read_bytes);
+    EXPECT_EQ(got[corr]->dram_write_bytes, want->dram_write_bytes);
+    EXPECT_EQ(got[corr]->label, want->label);
+  }
+  EXPECT_EQ(got[70]->launches, 8u);
+  EXPECT_EQ(got[90]->launches, 10u);
+}
+
 // ------------------------------------------------------ through windows
 
 // Keeps what the tests read of each kernel row.
