@@ -408,6 +408,11 @@ std::string RunRecorder::IncompleteReason() const {
   return reason;
 }
 
+size_t RunRecorder::sampled_entries_held() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sampled_.HeldEntries();
+}
+
 ImportStats RunRecorder::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;

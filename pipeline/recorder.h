@@ -142,6 +142,9 @@ class RunRecorder {
   ImportStats stats() const;
   RunRow run_row() const;
   uint64_t kernels_stored() const;
+  // Counter samples and launches kept unfolded for live counters-mode
+  // sessions (SampledCounters::HeldEntries): about a window's worth.
+  size_t sampled_entries_held() const;
 
  private:
   RunRecorder() = default;

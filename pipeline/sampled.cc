@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 
 namespace rooftrace {
 namespace {
@@ -97,36 +98,71 @@ void SampledCounters::Learn(Signature* s, const JoinedKernel& k) {
   Accumulate(s, at);
 }
 
+SampledCounters::Running SampledCounters::Then(const Running& r,
+                                               const Sample& x) {
+  const double bytes = static_cast<double>(x.read + x.write);
+  const double flops = static_cast<double>(TotalFlops(x.flops));
+  Running out;
+  out.n = r.n + 1;
+  // 0 + v is v: the first sample's sums are its own figures.
+  out.sum_read = r.sum_read + static_cast<double>(x.read);
+  out.sum_write = r.sum_write + static_cast<double>(x.write);
+  for (int p = 0; p < kNumPrecisions; ++p) {
+    out.sum_flops[p] = r.sum_flops[p] + static_cast<double>(x.flops[p]);
+  }
+  out.with_flops = r.with_flops + (x.has_flops ? 1 : 0);
+  out.with_dram = r.with_dram + (x.has_dram ? 1 : 0);
+  out.min_bytes = r.n == 0 ? bytes : std::min(r.min_bytes, bytes);
+  out.max_bytes = r.n == 0 ? bytes : std::max(r.max_bytes, bytes);
+  out.min_flops = r.n == 0 ? flops : std::min(r.min_flops, flops);
+  out.max_flops = r.n == 0 ? flops : std::max(r.max_flops, flops);
+  return out;
+}
+
 void SampledCounters::Accumulate(Signature* s, size_t from) {
   for (size_t i = from; i < s->samples.size(); ++i) {
-    Sample& x = s->samples[i];
-    const double bytes = static_cast<double>(x.read + x.write);
-    const double flops = static_cast<double>(TotalFlops(x.flops));
-    if (i == 0) {
-      x.sum_read = static_cast<double>(x.read);
-      x.sum_write = static_cast<double>(x.write);
-      for (int p = 0; p < kNumPrecisions; ++p) {
-        x.sum_flops[p] = static_cast<double>(x.flops[p]);
-      }
-      x.with_flops = x.has_flops ? 1 : 0;
-      x.with_dram = x.has_dram ? 1 : 0;
-      x.min_bytes = x.max_bytes = bytes;
-      x.min_flops = x.max_flops = flops;
-      continue;
-    }
-    const Sample& prev = s->samples[i - 1];
-    x.sum_read = prev.sum_read + static_cast<double>(x.read);
-    x.sum_write = prev.sum_write + static_cast<double>(x.write);
-    for (int p = 0; p < kNumPrecisions; ++p) {
-      x.sum_flops[p] = prev.sum_flops[p] + static_cast<double>(x.flops[p]);
-    }
-    x.with_flops = prev.with_flops + (x.has_flops ? 1 : 0);
-    x.with_dram = prev.with_dram + (x.has_dram ? 1 : 0);
-    x.min_bytes = std::min(prev.min_bytes, bytes);
-    x.max_bytes = std::max(prev.max_bytes, bytes);
-    x.min_flops = std::min(prev.min_flops, flops);
-    x.max_flops = std::max(prev.max_flops, flops);
+    s->samples[i].running =
+        Then(i == 0 ? s->folded : s->samples[i - 1].running, s->samples[i]);
   }
+}
+
+void SampledCounters::Fold(const Session& session, const JoinedSession& j,
+                           Signatures* signatures) {
+  uint64_t floor = std::numeric_limits<uint64_t>::max();
+  for (const JoinedKernel& k : j.kernels) {
+    floor = std::min(floor, k.kernel->correlation_id);
+  }
+  for (const LaunchRecord& l : session.launches()) {
+    floor = std::min(floor, l.correlation_id);
+  }
+  if (floor <= signatures->floor) return;
+  signatures->floor = floor;
+  for (auto& [key, s] : signatures->by_key) {
+    const auto samples = std::lower_bound(
+        s.samples.begin(), s.samples.end(), floor,
+        [](const Sample& a, uint64_t c) { return a.correlation_id < c; });
+    if (samples != s.samples.begin()) {
+      // The running figures of the newest folded sample cover every
+      // folded one, the earlier folded ones included.
+      s.folded = (samples - 1)->running;
+      s.samples.erase(s.samples.begin(), samples);
+    }
+    const auto launches =
+        std::lower_bound(s.launches.begin(), s.launches.end(), floor);
+    s.folded_launches +=
+        static_cast<uint64_t>(launches - s.launches.begin());
+    s.launches.erase(s.launches.begin(), launches);
+  }
+}
+
+size_t SampledCounters::HeldEntries() const {
+  size_t n = 0;
+  for (const auto& [session, signatures] : sessions_) {
+    for (const auto& [key, s] : signatures.by_key) {
+      n += s.samples.size() + s.launches.size();
+    }
+  }
+  return n;
 }
 
 void SampledCounters::Apply(const Session& session, JoinedSession* j,
@@ -140,6 +176,10 @@ void SampledCounters::Apply(const Session& session, JoinedSession* j,
     found = sessions_.emplace(&session, Signatures()).first;
   }
   Signatures& signatures = found->second;
+  if (j->kernels.empty()) return;
+  // What every kernel held or still to come needs of the older samples is
+  // their running figures: fold them (the memory bound, sampled.h).
+  Fold(session, *j, &signatures);
   std::vector<int> name_ids(j->names.size());
   for (size_t i = 0; i < j->names.size(); ++i) {
     name_ids[i] = signatures.names
@@ -154,7 +194,12 @@ void SampledCounters::Apply(const Session& session, JoinedSession* j,
     const JoinedKernel& k = j->kernels[i];
     Signature& s = signatures.by_key[KeyOf(*j, k, name_ids)];
     of[i] = &s;
-    NoteLaunch(&s, k.kernel->correlation_id);
+    // A kernel below the floor (it came after the flush gave up on its
+    // launch) is kept like any other: the running figures of the samples
+    // after it start from the folded ones, so every later launch counts
+    // it, and the next fold takes it in once it is no longer held.
+    const uint64_t corr = k.kernel->correlation_id;
+    NoteLaunch(&s, corr);
     if (k.counters != nullptr) Learn(&s, k);
   }
   for (size_t i = 0; i < j->kernels.size(); ++i) {
@@ -165,15 +210,19 @@ void SampledCounters::Apply(const Session& session, JoinedSession* j,
     const auto before = std::lower_bound(
         s.samples.begin(), s.samples.end(), corr,
         [](const Sample& a, uint64_t c) { return a.correlation_id < c; });
-    const auto count = static_cast<uint64_t>(before - s.samples.begin());
+    const auto count = s.folded.n +
+                       static_cast<uint64_t>(before - s.samples.begin());
     if (count == 0) continue;
-    const Sample& last = *(before - 1);
+    const Running& last =
+        before == s.samples.begin() ? s.folded : (before - 1)->running;
     const bool dram = last.with_dram == count;
     const bool flops = last.with_flops == count;
     if (!dram && !flops) continue;
-    const auto launches = static_cast<uint64_t>(
-        std::upper_bound(s.launches.begin(), s.launches.end(), corr) -
-        s.launches.begin());
+    const auto launches =
+        s.folded_launches +
+        static_cast<uint64_t>(
+            std::upper_bound(s.launches.begin(), s.launches.end(), corr) -
+            s.launches.begin());
 
     SampledFigures& out = j->sampled.emplace_back();
     out.samples = count;

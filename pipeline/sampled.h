@@ -26,8 +26,21 @@
 // ids are a process's own) and survives windows; held kernels are seen
 // again by the next window and learned once (by correlation id).
 //
-// Memory: per session with counters, 8 bytes per launch (its correlation
-// id, for n) and one entry per sample, freed by EndSession().
+// Memory: per session with counters, the samples and launches of the
+// kernels it still holds (about a window), and per signature the running
+// figures of everything older. A window's kernels are stored once; what
+// the kernels still to come need of the older ones is only how many there
+// were and their running sums, smallest and largest figures (every later
+// launch counts all of them), so those are folded into one entry per
+// signature. The fold point (the floor) is the oldest correlation id the
+// session still holds, a kernel or a launch: the flush (pipeline/flush.h)
+// declares a launch older than every held launch unmatched for good, so no
+// kernel older than that comes later. The folded sums are added in
+// correlation order, as a whole-session join adds them: every figure is
+// the same. A kernel that arrives below the floor all the same is kept
+// like any other until a later fold: every later launch counts it, as it
+// would have (the order of its term in the sums may differ); it itself
+// counts every folded sample, newer ones too. Freed by EndSession().
 //
 // Not thread-safe: the recorder calls it under its lock.
 #ifndef ROOFTRACE_PIPELINE_SAMPLED_H_
@@ -63,6 +76,9 @@ class SampledCounters {
   // The session ended (it is stored whole, or dropped): its samples are
   // freed. Sessions are told apart by address while they live.
   void EndSession(const Session* session) { sessions_.erase(session); }
+  // Samples and launches held unfolded, over every live session: what the
+  // memory bound above is about (for tests).
+  size_t HeldEntries() const;
 
  private:
   struct Key {
@@ -78,29 +94,37 @@ class SampledCounters {
   struct KeyHash {
     size_t operator()(const Key& k) const;
   };
-  // One profiled launch, and running figures over the samples up to it
-  // (in correlation order): sums, and the smallest and largest of its
-  // DRAM bytes and total FLOPs.
-  struct Sample {
-    uint64_t correlation_id = 0;
-    uint64_t read = 0, write = 0;
-    std::array<uint64_t, kNumPrecisions> flops{};
-    bool has_flops = false, has_dram = false;
-    // Running over samples [0, this]:
+  // Running figures over samples in correlation order: how many, sums,
+  // and the smallest and largest of their DRAM bytes and total FLOPs.
+  struct Running {
+    uint64_t n = 0;
     double sum_read = 0, sum_write = 0;
     std::array<double, kNumPrecisions> sum_flops{};
     uint64_t with_flops = 0, with_dram = 0;
     double min_bytes = 0, max_bytes = 0, min_flops = 0, max_flops = 0;
   };
+  // One profiled launch, and the running figures up to it (those folded
+  // into its signature included).
+  struct Sample {
+    uint64_t correlation_id = 0;
+    uint64_t read = 0, write = 0;
+    std::array<uint64_t, kNumPrecisions> flops{};
+    bool has_flops = false, has_dram = false;
+    Running running;  // over samples [first, this]
+  };
   struct Signature {
-    std::vector<Sample> samples;     // by correlation id, unique
-    std::vector<uint64_t> launches;  // correlation ids, sorted, unique
+    // Samples and launches below the session's floor, folded.
+    Running folded;
+    uint64_t folded_launches = 0;
+    std::vector<Sample> samples;     // at or above the floor, by id, unique
+    std::vector<uint64_t> launches;  // at or above the floor, sorted, unique
   };
   // One session's: its signatures, and an id per kernel name (names are
   // hashed once per window, not once per kernel).
   struct Signatures {
     std::unordered_map<Key, Signature, KeyHash> by_key;
     std::unordered_map<std::string, int> names;
+    uint64_t floor = 0;  // samples and launches below it are folded
   };
 
   // `name_ids`: the session's id of each of the join's names.
@@ -108,8 +132,15 @@ class SampledCounters {
                    const std::vector<int>& name_ids);
   static void Learn(Signature* s, const JoinedKernel& k);
   static void NoteLaunch(Signature* s, uint64_t correlation_id);
+  // `r` followed by sample `x`.
+  static Running Then(const Running& r, const Sample& x);
   // Recomputes the running figures of samples [from, end).
   static void Accumulate(Signature* s, size_t from);
+  // Raises the floor of `signatures` to the oldest correlation id that
+  // `session` holds (`joined`'s kernels, the session's launches) and folds
+  // what lies below it.
+  static void Fold(const Session& session, const JoinedSession& joined,
+                   Signatures* signatures);
 
   std::unordered_map<const Session*, Signatures> sessions_;
 };

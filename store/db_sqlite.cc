@@ -3,9 +3,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <string>
 #include <thread>
@@ -181,7 +183,30 @@ Status WriteError(const std::string& path, sqlite3* db,
                      ": check the store path is a writable rooftrace store");
 }
 
+// The page cache's cap, in MiB: ROOFTRACE_SQLITE_CACHE_MIB, else 64. The
+// cache holds pages a writer touched until the cap, so a long-running
+// collector's RSS grows by up to this much as its store grows, then stays
+// (docs/store.md, Continuous profiling); a collector in a small container
+// may want less, a large store's ingest more.
+StatusOr<long long> CacheMib() {
+  const char* v = std::getenv("ROOFTRACE_SQLITE_CACHE_MIB");
+  if (v == nullptr || *v == '\0') return 64;
+  char* end = nullptr;
+  errno = 0;
+  const long long mib = std::strtoll(v, &end, 10);
+  if (errno != 0 || *end != '\0' || mib < 1 || mib > 65536) {
+    return InvalidArgument(std::string("ROOFTRACE_SQLITE_CACHE_MIB=") + v +
+                           ": not a cache size; give a whole number of MiB "
+                           "from 1 to 65536, e.g. "
+                           "ROOFTRACE_SQLITE_CACHE_MIB=16 (default 64)");
+  }
+  return mib;
+}
+
 StatusOr<std::unique_ptr<Db>> OpenForWrite(const std::string& path) {
+  // A bad setting is refused before SQLite creates the file: an empty file
+  // left behind would be refused as not a store once the setting is fixed.
+  if (StatusOr<long long> mib = CacheMib(); !mib.ok()) return mib.status();
   // An existing empty file is not a store (nor a new file: it may be
   // another program's, or meant for something else). One just made by
   // another rooftrace creating the store (SQLite creates the file empty
@@ -262,6 +287,8 @@ StatusOr<std::unique_ptr<Db>> OpenSqliteDb(const std::string& path,
 
 Status SqliteDb::PrepareForWrites(bool scratch) {
   const std::string& path = name_;
+  StatusOr<long long> cache_mib = CacheMib();
+  if (!cache_mib.ok()) return cache_mib.status();
   auto exec = [&](const char* sql) -> Status {
     Status s = Exec(sql);
     if (s.ok()) return s;
@@ -297,14 +324,17 @@ Status SqliteDb::PrepareForWrites(bool scratch) {
   }
   // NORMAL in WAL: a commit survives a crash of the collector (the WAL is
   // written before COMMIT returns); only a power loss may lose the last
-  // commits. A 64 MiB page cache keeps the kernels index in memory while a
-  // batch is written, and checkpoints every 16 MiB of WAL (256 pages)
-  // instead of 4 MiB rewrite hot index pages less often.
+  // commits. A 64 MiB page cache (the default) keeps the kernels index in
+  // memory while a batch is written, and checkpoints every 16 MiB of WAL
+  // (256 pages) instead of 4 MiB rewrite hot index pages less often.
   // A scratch store writes each page once and never syncs: about half the
   // time of an analyze of a .rft (21.7 s -> 12.1 s on 1.8 M kernels).
   RT_RETURN_IF_ERROR(
       exec(scratch ? "PRAGMA synchronous=OFF" : "PRAGMA synchronous=NORMAL"));
-  RT_RETURN_IF_ERROR(exec("PRAGMA cache_size=-65536"));
+  // Negative: a cap in KiB, not a number of pages.
+  const std::string cache =
+      "PRAGMA cache_size=-" + std::to_string(*cache_mib * 1024);
+  RT_RETURN_IF_ERROR(exec(cache.c_str()));
   return exec("PRAGMA wal_autocheckpoint=256");
 }
 

@@ -1,21 +1,28 @@
 // Soak of a long-running collector: one producer process streams N kernels
-// (tests/support/paced_stream.h, counters mode, as fast as the socket
-// takes them) into a real `rooftrace collect --window W` process. Prints,
-// once a second, the collector's resident memory (VmRSS) and CPU so far;
-// at the end its peak and post-warm-up RSS range, CPU per kernel, the
-// windows stored and whether every kernel sent was received and stored
-// (in its window's aggregates; as a row where --store-kernels keeps one).
-//   collect_soak_bench [--kernels N] [--window 1s] [--counters]
+// (tests/support/paced_stream.h, as fast as the socket takes them) into a
+// real `rooftrace collect --window W` process. Prints, once a second, the
+// collector's resident memory (VmRSS) and CPU so far; at the end its peak
+// and post-warm-up RSS range, CPU per kernel, the windows stored and
+// whether every kernel sent was received and stored (in its window's
+// aggregates; as a row where --store-kernels keeps one) with the FLOPs it
+// was sent with.
+//   collect_soak_bench [--kernels N] [--window 1s]
+//                      [--counters | --sampled K:N]
 //                      [--rooftrace PATH] [--keep DIR]
 //                      [-- EXTRA COLLECT ARGS...]
-// Trace mode (libinject's default) unless --counters: then every kernel
-// comes with its counters, which a real counters-mode producer samples
-// (first launches of a signature, then 1 in N); the recorder keeps each
-// sample for the session's life (pipeline/sampled.h), so memory grows
-// with such a stream by design.
+// Trace mode (libinject's default) unless:
+//   --counters   counters mode, every kernel with its counters;
+//   --sampled K:N  counters mode as libinject samples it per signature
+//                (ROOFTRACE_COUNTERS_FIRST / _EVERY, default 2:1000): the
+//                first K launches of each family with counters, then every
+//                N-th; the collector gives the others their family's
+//                sampled figures (pipeline/sampled.h), which here are the
+//                same FLOPs and bytes, so the totals stay exact.
+// The recorder folds the samples of stored windows into running figures
+// per signature, so neither form grows with the session.
 // Default 2 M kernels (some minutes on a shared 2-core machine); the full
 // soak is --kernels 100000000. Words after `--` go to `collect` as they
-// are (e.g. `-- --store-kernels none` once the store has that option).
+// are (e.g. `-- --store-kernels none`).
 #include <signal.h>
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -120,6 +127,7 @@ int main(int argc, char** argv) {
   std::string rooftrace = std::string(ROOFTRACE_BINARY_DIR) + "/bin/rooftrace";
   std::string keep;
   bool trace_mode = true;
+  uint64_t counters_first = 0, counters_every = 0;
   std::vector<std::string> extra;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -129,6 +137,21 @@ int main(int argc, char** argv) {
     else if (a == "--rooftrace") rooftrace = next();
     else if (a == "--keep") keep = next();
     else if (a == "--counters") trace_mode = false;
+    else if (a == "--sampled") {
+      const std::string v = next();
+      char* end = nullptr;
+      counters_first = strtoull(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end != ':' ||
+          !(counters_every = strtoull(end + 1, &end, 10)) || *end != '\0') {
+        fprintf(stderr,
+                "collect_soak_bench: --sampled '%s': expected K:N, the "
+                "first K launches of a signature profiled then one in N "
+                "(N >= 1), e.g. --sampled 2:1000\n",
+                v.c_str());
+        return 2;
+      }
+      trace_mode = false;
+    }
     else if (a == "--") { extra.assign(argv + i + 1, argv + argc); break; }
     else {
       fprintf(stderr, "collect_soak_bench: unknown argument '%s'\n", a.c_str());
@@ -163,10 +186,16 @@ int main(int argc, char** argv) {
   s.batches = std::max<uint64_t>(1, kernels / s.kernels_per_batch);
   s.batch_ms = 0;
   s.counters = !trace_mode;
+  s.counters_first = counters_first;
+  s.counters_every = counters_every;
   const uint64_t sent = s.batches * s.kernels_per_batch;
-  printf("collect_soak_bench: %llu kernels (%s mode), window %s, collect %s\n",
-         static_cast<unsigned long long>(sent),
-         trace_mode ? "trace" : "counters", window.c_str(),
+  std::string mode = trace_mode ? "trace mode" : "counters mode, every kernel";
+  if (counters_every > 0) {
+    mode = "counters mode, sampled " + std::to_string(counters_first) + ":" +
+           std::to_string(counters_every);
+  }
+  printf("collect_soak_bench: %llu kernels (%s), window %s, collect %s\n",
+         static_cast<unsigned long long>(sent), mode.c_str(), window.c_str(),
          extra.empty() ? "(no extra args)" : "(extra args given)");
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t producer = StartProducer(sock, s);
@@ -203,6 +232,15 @@ int main(int argc, char** argv) {
   // kept as rows.
   const int64_t aggregated =
       q.Int("SELECT COALESCE(SUM(launches), 0) FROM kernel_aggregates");
+  // Counters mode: every launch has the FLOPs it was sent with, measured
+  // or sampled (the families' samples are all alike).
+  const int64_t with_flops = q.Int(
+      "SELECT COALESCE(SUM(flops_launches), 0) FROM kernel_aggregates");
+  const double flops = q.Real(
+      "SELECT COALESCE(SUM(flops), 0) FROM kernel_aggregates");
+  const int64_t sampled = q.Int(
+      "SELECT COALESCE(SUM(value), 0) FROM import_stats WHERE name = "
+      "'kernels_sampled'");
   const int64_t incomplete =
       q.Int("SELECT COUNT(*) FROM runs WHERE complete IS NOT 1");
   // Flat: the RSS range over the second half of the samples.
@@ -227,11 +265,26 @@ int main(int argc, char** argv) {
          static_cast<unsigned long long>(sent),
          static_cast<long long>(received), static_cast<long long>(aggregated),
          static_cast<long long>(stored));
+  bool figures_ok = true;
+  if (!trace_mode) {
+    const double expected = static_cast<double>(sent) *
+                            static_cast<double>(s.flops_per_kernel);
+    figures_ok = with_flops == static_cast<int64_t>(sent) && flops == expected;
+    printf("counters: %lld kernels took sampled figures; %lld with FLOPs, "
+           "%.6g FLOPs in all (sent %.6g): %s\n",
+           static_cast<long long>(sampled), static_cast<long long>(with_flops),
+           flops, expected, figures_ok ? "exact" : "DIFFERENT");
+  }
   const bool lost = received != static_cast<int64_t>(sent) ||
                     aggregated != static_cast<int64_t>(sent);
   if (keep.empty()) fs::remove_all(dir);
   if (lost || producer_rc != 0) {
     fprintf(stderr, "collect_soak_bench: records were lost\n");
+    return 1;
+  }
+  if (!figures_ok) {
+    fprintf(stderr, "collect_soak_bench: the stored FLOPs are not those "
+                    "sent\n");
     return 1;
   }
   return 0;

@@ -266,13 +266,8 @@ void AddStep(Session* s, int step, int orphans, bool gemm) {
     AddGemm(s, 100 + static_cast<uint64_t>(step),
             100 + static_cast<uint64_t>(step), 4096, 8, 4096, t + 20000);
   }
-  MemcpyRecord c;
-  c.correlation_id = 500000 + static_cast<uint64_t>(step);
-  c.start_ns = t + 60000;
-  c.end_ns = t + 61000;
-  c.bytes = 8;
-  c.kind = wire::enums::kCopyDtoH;
-  s->records().memcpys.push_back(c);
+  test_support::AddTokenCopy(s, 500000 + static_cast<uint64_t>(step),
+                             t + 60000);
 }
 
 // A long session stored in windows of 24 records. Steps 0-9 have only

@@ -203,13 +203,8 @@ void AddStep(Session* s, int step) {
   s->records().kernels.push_back(Kernel(corr + 1, kAdd, t + 30000, t + 60000));
   s->records().kernels.push_back(
       Kernel(corr + 2, kCopy, t + 60000, t + 103000, 8));
-  MemcpyRecord c;
-  c.correlation_id = 900000 + static_cast<uint64_t>(step);
-  c.start_ns = t + 80000;
-  c.end_ns = t + 81000;
-  c.bytes = 8;
-  c.kind = wire::enums::kCopyDtoH;
-  s->records().memcpys.push_back(c);
+  test_support::AddTokenCopy(s, 900000 + static_cast<uint64_t>(step),
+                             t + 80000);
   for (uint64_t i = 0; i < 10; ++i) {
     s->records().pm_samples.push_back(
         Sample(t + i * 10000, 1000.0 + step, 500.0));

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -261,6 +262,75 @@ TEST(SampledCountersTest, TraceModeAndImportsAreLeftAlone) {
   }
 }
 
+// The sampled figures of the kernel `corr` in `r` (none: it took none),
+// copied: `r` points into records the next window replaces.
+std::optional<SampledFigures> SampledOf(const Joined& r, uint64_t corr) {
+  for (const JoinedKernel& k : r.j.kernels) {
+    if (k.kernel->correlation_id == corr && k.sampled != nullptr) {
+      return *k.sampled;
+    }
+  }
+  return std::nullopt;
+}
+
+// Windows given to one SampledCounters as a live session's would be: each
+// holds the kernels `corrs` (those of `profiled` with counters) once the
+// earlier ones are stored and dropped. A kernel that arrives below the
+// floor (older than all the session held at the last window: the flush had
+// given up on its launch) is counted all the same by every later launch,
+// which takes exactly what a whole-session join gives it.
+TEST(SampledCountersTest, KernelArrivingBelowTheFloorIsStillCounted) {
+  Session live = MakeSession();
+  SampledCounters sampled;
+  auto window = [&](Session* s, SampledCounters* into,
+                    const std::vector<uint64_t>& corrs,
+                    const std::vector<uint64_t>& profiled) {
+    s->records().kernels.clear();
+    s->records().counters.clear();
+    for (uint64_t corr : corrs) {
+      s->records().kernels.push_back(Kernel(corr, kElementwise, corr * 100000));
+    }
+    for (uint64_t corr : profiled) {
+      s->records().counters.push_back(
+          Counters(corr, 1000 + corr, 500, 100 + corr));
+    }
+    return JoinAndSample(s, into);
+  };
+  window(&live, &sampled, {10, 20, 30}, {10, 20});
+  // Folds samples 10 and 20 and launches 10 to 30 below the floor 40.
+  window(&live, &sampled, {40, 50, 60}, {50});
+  EXPECT_EQ(sampled.HeldEntries(), 4u);  // launches 40-60, sample 50
+  // Kernel 35, profiled, arrives late beside 70 and 80, and is still held
+  // (seen again, counted once) in the window of 90.
+  std::map<uint64_t, std::optional<SampledFigures>> got;
+  {
+    const Joined late = window(&live, &sampled, {35, 70, 80}, {35});
+    got[70] = SampledOf(late, 70);
+    got[80] = SampledOf(late, 80);
+  }
+  got[90] = SampledOf(window(&live, &sampled, {35, 90}, {35}), 90);
+
+  Session whole_session = MakeSession();
+  SampledCounters whole_sampled;
+  const Joined whole =
+      window(&whole_session, &whole_sampled,
+             {10, 20, 30, 35, 40, 50, 60, 70, 80, 90}, {10, 20, 35, 50});
+  for (uint64_t corr : {70, 80, 90}) {
+    SCOPED_TRACE(corr);
+    const std::optional<SampledFigures> want = SampledOf(whole, corr);
+    ASSERT_TRUE(got[corr].has_value());
+    ASSERT_TRUE(want.has_value());
+    EXPECT_EQ(got[corr]->samples, 4u);  // 10, 20, 35, 50
+    EXPECT_EQ(got[corr]->samples, want->samples);
+    EXPECT_EQ(got[corr]->launches, want->launches);
+    EXPECT_EQ(got[corr]->dram_read_bytes, want->dram_read_bytes);
+    EXPECT_EQ(got[corr]->dram_write_bytes, want->dram_write_bytes);
+    EXPECT_EQ(got[corr]->label, want->label);
+  }
+  EXPECT_EQ(got[70]->launches, 8u);
+  EXPECT_EQ(got[90]->launches, 10u);
+}
+
 // ------------------------------------------------------ through windows
 
 // Keeps what the tests read of each kernel row.
@@ -308,13 +378,8 @@ void AddStep(Session* s, int step) {
           Counters(corr, 1000 + ordinal, 500, 100 + ordinal));
     }
   }
-  MemcpyRecord c;
-  c.correlation_id = 900000 + static_cast<uint64_t>(step);
-  c.start_ns = t + 80000;
-  c.end_ns = t + 81000;
-  c.bytes = 8;
-  c.kind = wire::enums::kCopyDtoH;
-  s->records().memcpys.push_back(c);
+  test_support::AddTokenCopy(s, 900000 + static_cast<uint64_t>(step),
+                             t + 80000);
 }
 
 std::unique_ptr<KernelRowsSink> Record(size_t flush_records) {
@@ -350,6 +415,82 @@ TEST(SampledCountersTest, WindowsGiveTheRowsOfAWholeSessionJoin) {
   EXPECT_EQ(whole->rows.at(600).flops_source.substr(0, 31),
             "counters (sampled 13 of 60, spr");
   EXPECT_EQ(whole->rows.at(20).flops_source, "counters");
+}
+
+// One step of a long session, ended by its tokens' copy: 4 launches,
+// alternating between two signatures (grid 132 and 264), with their launch
+// records. Per signature the first 2 launches are profiled, then one in 7;
+// the FLOPs are near 1e15 per launch so that the running sums pass 2^53
+// (where a double sum depends on the order of its terms) within a few
+// samples.
+void AddLongStep(Session* s, int step) {
+  const uint64_t t = 1000000 + static_cast<uint64_t>(step) * 100000;
+  for (uint64_t i = 0; i < 4; ++i) {
+    const uint64_t ordinal = static_cast<uint64_t>(step) * 4 + i + 1;
+    const uint64_t corr = ordinal * 10;
+    const uint64_t in_signature = static_cast<uint64_t>(step) * 2 + i / 2 + 1;
+    LaunchRecord l;
+    l.correlation_id = corr;
+    l.api_start_ns = t + i * 20000 - 5000;
+    l.api_end_ns = l.api_start_ns + 1000;
+    s->records().launches.push_back(l);
+    KernelRecord k = Kernel(corr, kElementwise, t + i * 20000);
+    if (i % 2 == 1) k.grid[0] = 264;
+    s->records().kernels.push_back(k);
+    if (in_signature <= 2 || (in_signature - 2) % 7 == 0) {
+      s->records().counters.push_back(
+          Counters(corr, 1000 + ordinal * 3, 500 + ordinal % 11,
+                   1'000'000'000'000'000 + ordinal * 7919));
+    }
+  }
+  test_support::AddTokenCopy(s, 900000 + static_cast<uint64_t>(step),
+                             t + 90000);
+}
+
+// A long counters-mode session stored window by window keeps about a
+// window of samples and launches, not the session's: the older ones are
+// folded into their signature's running figures. Every row is still what
+// the whole-session join gives it (k of n, spread, means), and the memory
+// does not grow with the session.
+TEST(SampledCountersTest, LongWindowedSessionHoldsAboutAWindow) {
+  constexpr int kSteps = 400;
+  auto record = [](size_t flush_records, std::vector<size_t>* held) {
+    return test_support::RecordSteps<KernelRowsSink>(
+               MakeSession(), kSteps, flush_records,
+               [](Session* s, int step) { AddLongStep(s, step); },
+               [held](const RunRecorder& r) {
+                 if (held != nullptr) {
+                   held->push_back(r.sampled_entries_held());
+                 }
+               })
+        .sink;
+  };
+  const auto whole = record(0, nullptr);
+  std::vector<size_t> held;
+  const auto windows = record(40, &held);
+  ASSERT_NE(whole, nullptr);
+  ASSERT_NE(windows, nullptr);
+  ASSERT_EQ(whole->rows.size(), 4u * kSteps);
+  ASSERT_GT(windows->writes, 50);  // the test is about many windows
+  EXPECT_EQ(windows->rows, whole->rows);
+  EXPECT_EQ(windows->sampled, whole->sampled);
+  // 2 + 114 of each signature's 800 launches were profiled.
+  EXPECT_EQ(whole->sampled, 4u * kSteps - 2u * 116u);
+  // The second signature's launch 799 (corr 15980): every sample of its
+  // signature before it (its launch 800 is the last one profiled).
+  EXPECT_EQ(whole->rows.at(15980).flops_source.substr(0, 28),
+            "counters (sampled 115 of 799");
+  EXPECT_EQ(whole->rows.at(16000).flops_source, "counters");
+  // Held: a window's kernels (40 records: about 6 steps' launches, kernels
+  // and samples) at most, the same in the session's last quarter as in its
+  // second.
+  ASSERT_EQ(held.size(), static_cast<size_t>(kSteps));
+  const size_t most_second =
+      *std::max_element(held.begin() + kSteps / 4, held.begin() + kSteps / 2);
+  const size_t most_last =
+      *std::max_element(held.end() - kSteps / 4, held.end());
+  EXPECT_LE(most_last, 40u);
+  EXPECT_LE(most_last, most_second);
 }
 
 }  // namespace

@@ -32,6 +32,12 @@ struct PacedStream {
   // false: no KernelCounters (a trace-mode stream: kernels without FLOPs
   // or bytes; the session's mode is the caller's SessionInfo).
   bool counters = true;
+  // With counters: as libinject's counters mode samples per signature (each
+  // family is one), only the first `counters_first` launches of a family
+  // and then every `counters_every`-th carry them; the others come without
+  // and take their family's samples in the collector (pipeline/sampled.h).
+  // Both 0: every kernel carries its counters.
+  uint64_t counters_first = 0, counters_every = 0;
   // Batch `drop_batch` reports `dropped` kernels the producer lost.
   uint64_t drop_batch = UINT64_MAX, dropped = 0;
 
@@ -49,6 +55,14 @@ struct PacedStream {
     return total;
   }
   uint64_t BTotalNs() const { return BKernels() * b_ns; }
+  // Whether the `ordinal`-th launch of its family (from 1) carries counters.
+  bool Profiled(uint64_t ordinal) const {
+    if (!counters) return false;
+    if (counters_first == 0 && counters_every == 0) return true;
+    return ordinal <= counters_first ||
+           (counters_every > 0 &&
+            (ordinal - counters_first) % counters_every == 0);
+  }
 };
 
 // Sends `s` through `b` (Hello to Goodbye); `b` has its sink set.
@@ -74,7 +88,8 @@ inline void SendPacedStream(const PacedStream& s, TraceBuilder* b) {
       b->AddKernel(a ? "rt_paced_a_kernel" : "rt_paced_b_kernel", corr,
                    gpu_ns, gpu_ns + dur);
       gpu_ns += dur + 500;
-      if (s.counters) {
+      const uint64_t ordinal = batch * (s.kernels_per_batch / 2) + i / 2 + 1;
+      if (s.Profiled(ordinal)) {
         b->AddCounters(corr, read, s.bytes_per_kernel - read,
                        wire::PRECISION_FP32, s.flops_per_kernel);
       }

@@ -2,21 +2,37 @@
 // through a RunRecorder into a new `Sink`: `add_step(&session, step)` for
 // steps 0 to steps - 1, MaybeFlush after each (stored in windows once it
 // holds `flush_records` records; 0: whole at its end), then AddSession and
-// Finish. For the tests that compare windows with a whole-session join.
+// Finish; `after_flush`, when given, sees the recorder after each MaybeFlush.
+// For the tests that compare windows with a whole-session join.
 #ifndef ROOFTRACE_TESTS_SUPPORT_RECORD_STEPS_H_
 #define ROOFTRACE_TESTS_SUPPORT_RECORD_STEPS_H_
 
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <utility>
 
 #include "pipeline/import_stats.h"
 #include "pipeline/recorder.h"
 #include "pipeline/session.h"
+#include "proto/field_numbers.h"
 
 namespace rooftrace::test_support {
+
+// Adds the device-to-host copy of a step's sampled tokens (8 bytes, 1 us
+// from `start_ns`): what ends a serving step (pipeline/serving_step.h).
+inline void AddTokenCopy(Session* s, uint64_t correlation_id,
+                         uint64_t start_ns) {
+  MemcpyRecord c;
+  c.correlation_id = correlation_id;
+  c.start_ns = start_ns;
+  c.end_ns = start_ns + 1000;
+  c.bytes = 8;
+  c.kind = wire::enums::kCopyDtoH;
+  s->records().memcpys.push_back(c);
+}
 
 template <typename Sink>
 struct RecordedSteps {
@@ -25,8 +41,9 @@ struct RecordedSteps {
 };
 
 template <typename Sink, typename AddStepFn>
-RecordedSteps<Sink> RecordSteps(Session session, int steps,
-                                size_t flush_records, AddStepFn add_step) {
+RecordedSteps<Sink> RecordSteps(
+    Session session, int steps, size_t flush_records, AddStepFn add_step,
+    const std::function<void(const RunRecorder&)>& after_flush = {}) {
   RecordedSteps<Sink> out;
   auto owned = std::make_unique<Sink>();
   Sink* sink = owned.get();
@@ -41,6 +58,7 @@ RecordedSteps<Sink> RecordSteps(Session session, int steps,
     const Status st = (*rec)->MaybeFlush(&session);
     EXPECT_TRUE(st.ok()) << st.message();
     if (!st.ok()) return out;
+    if (after_flush) after_flush(**rec);
   }
   const Status added = (*rec)->AddSession(&session);
   EXPECT_TRUE(added.ok()) << added.message();
