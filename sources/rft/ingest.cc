@@ -36,19 +36,28 @@ bool IsLiveBuffer(const std::string& path) {
 // The session a live buffer keeps, for a producer whose stream never
 // reached a collector (killed before its Hello went out). The file is the
 // user's input: left in place, as a spool is.
+// A stop during the recovery stores none of it: every record is still in
+// the buffer, which stays for the next ingest.
 Status IngestLiveBuffer(const std::string& path, RunRecorder* recorder,
-                        IngestResult* result) {
+                        IngestResult* result,
+                        const std::atomic<bool>* stop) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) {
     return NotFound(path + ": cannot read it");
   }
   WireSession session(path);
-  RT_ASSIGN_OR_RETURN(LiveRecovery recovery,
-                      RecoverOrphanLiveBuffer(path, st.st_uid, 0, &session));
+  RT_ASSIGN_OR_RETURN(
+      LiveRecovery recovery,
+      RecoverOrphanLiveBuffer(path, st.st_uid, 0, &session, stop));
   if (recovery.owner_alive) {
     return FailedPrecondition(
         path + ": the process that writes this live buffer still runs; "
                "ingest it once that process has ended");
+  }
+  if (recovery.interrupted) {
+    result->interrupted = true;
+    result->warning = recovery.summary;
+    return OkStatus();
   }
   fprintf(stderr, "%s: %s\n", CommandName(), recovery.summary.c_str());
   result->kernels += session.session().kernels().size();
@@ -118,7 +127,11 @@ namespace {
 // no longer where the Hello names it is looked for beside the spool under
 // the same name: the two were moved together (`profile` keeps both in
 // OUTPUT.raw/ when the store refused a write).
-std::string RecoverSpooled(const std::string& path, WireSession* session) {
+// A stop during the recovery leaves the buffer (`*interrupted`: the
+// summary, which says so; `*partial`: the session holds a part of it).
+std::string RecoverSpooled(const std::string& path, WireSession* session,
+                           const std::atomic<bool>* stop,
+                           std::string* interrupted, bool* partial) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return "";
   std::string at;
@@ -131,7 +144,12 @@ std::string RecoverSpooled(const std::string& path, WireSession* session) {
     if (lstat(beside.c_str(), &live_st) == 0) at = beside.string();
   }
   auto recovery =
-      RecoverFromLiveBuffer(session, st.st_uid, /*wait_ms=*/0, at);
+      RecoverFromLiveBuffer(session, st.st_uid, /*wait_ms=*/0, at, stop);
+  if (recovery.ok() && recovery->interrupted) {
+    *interrupted = path + ": " + recovery->summary;
+    *partial = recovery->partial;
+    return "";
+  }
   if (!recovery.ok()) {
     fprintf(stderr, "%s: %s: %s\n", CommandName(), path.c_str(),
             recovery.status().message().c_str());
@@ -183,7 +201,9 @@ std::vector<std::string> IngestOrphanLiveBuffers(
 Status IngestFileInto(const std::string& path, RunRecorder* recorder,
                       IngestResult* result, bool progress,
                       const std::atomic<bool>* stop) {
-  if (IsLiveBuffer(path)) return IngestLiveBuffer(path, recorder, result);
+  if (IsLiveBuffer(path)) {
+    return IngestLiveBuffer(path, recorder, result, stop);
+  }
   wire::TraceFileReader reader;
   RT_RETURN_IF_ERROR(reader.Open(path));
   auto session = std::make_unique<WireSession>(path);
@@ -208,8 +228,22 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
   // buffer is never removed here (IngestResult::live_buffers_read).
   auto end_session = [&](bool whole) -> Status {
     if (whole) {
-      const std::string live = RecoverSpooled(path, session.get());
+      std::string interrupted;
+      bool partial = false;
+      const std::string live = RecoverSpooled(path, session.get(), stop,
+                                              &interrupted, &partial);
       if (!live.empty()) result->live_buffers_read.push_back(live);
+      if (!interrupted.empty()) {
+        result->interrupted = true;
+        result->warning = interrupted;
+        if (partial) {
+          // A part of the buffer is in the session: storing it would take
+          // as long as the stop was meant to spare, and the next ingest
+          // stores it again. The spool and the buffer hold all of it.
+          session = std::make_unique<WireSession>(path);
+          return OkStatus();
+        }
+      }
     }
     Status s = recorder->AddSession(&session->session());
     session = std::make_unique<WireSession>(path);
