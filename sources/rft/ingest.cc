@@ -311,21 +311,33 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
   return write_failed;
 }
 
-StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
-                                       RunSink* sink,
-                                       const IngestOptions& options) {
-  RT_RETURN_IF_ERROR(CheckTraceFile(trace_path));
-  const std::string shown =
-      options.shown_name.empty() ? trace_path : options.shown_name;
-  // What the reader says names the file it read: the copy's path becomes
+namespace {
+
+// IngestTraceFile and IngestTraceFiles: `paths` as one new run into `sink`,
+// each named in messages by its `shown[i]`.
+StatusOr<IngestResult> IngestInto(const std::vector<std::string>& paths,
+                                  const std::vector<std::string>& shown,
+                                  RunSink* sink,
+                                  const IngestOptions& options) {
+  for (const std::string& path : paths) {
+    RT_RETURN_IF_ERROR(CheckTraceFile(path));
+  }
+  // What the reader says names the file it read: a copy's path becomes
   // the name the user gave.
   const auto named = [&](std::string message) {
-    return RenamePath(std::move(message), trace_path, shown);
+    for (size_t i = 0; i < paths.size(); ++i) {
+      message = RenamePath(std::move(message), paths[i], shown[i]);
+    }
+    return message;
   };
+  std::string all_shown;
+  for (const std::string& name : shown) {
+    all_shown += (all_shown.empty() ? "" : " ") + name;
+  }
   RecorderOptions ro;
-  ro.origin = "ingest:" + shown;
+  ro.origin = "ingest:" + all_shown;
   ro.source_format = "rft";
-  ro.source_file = shown;
+  ro.source_file = all_shown;
   ro.labels = options.labels;
   ro.device_profile_path = options.device_profile_path;
   ro.flush_records = options.flush_records;
@@ -334,8 +346,13 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   ro.preparer = LiveOpsPreparer(SourceOptions());
   RT_ASSIGN_OR_RETURN(auto recorder, RunRecorder::Create(ro));
   IngestResult result;
-  Status read = IngestFileInto(trace_path, recorder.get(), &result,
-                               options.progress, options.stop);
+  Status read;
+  for (const std::string& path : paths) {
+    read = IngestFileInto(path, recorder.get(), &result, options.progress,
+                          options.stop);
+    if (!read.ok() || result.interrupted || result.cut_short) break;
+  }
+  const std::string& trace_path = paths.back();
   if (read.ok() && !options.incomplete_reason.empty()) {
     // The file ends where the stream was cut, maybe inside a frame: the
     // reason is the cut, not a damaged file.
@@ -352,7 +369,7 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
     // The store refused a write: the run says so, the file is untouched.
     const Status finish = recorder->Finish();
     return Status(StatusCode::kResourceExhausted,
-                  shown + ": run " + std::to_string(recorder->run_id()) +
+                  all_shown + ": run " + std::to_string(recorder->run_id()) +
                       (finish.ok() ? " stored INCOMPLETE" : " not stored") +
                       ": " + recorder->write_error().message() +
                       "; the trace file is unchanged: ingest it again once "
@@ -367,9 +384,12 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   }
   // A stop (SIGTERM) during the hash of a large file ends it at once: the
   // file was read whole, the run is stored without its hash.
-  StatusOr<std::string> sha256 = Sha256OfFile(trace_path, options.stop);
+  // Several files have no one hash: none is kept.
+  StatusOr<std::string> sha256 =
+      paths.size() == 1 ? Sha256OfFile(trace_path, options.stop)
+                        : StatusOr<std::string>(std::string());
   if (sha256.ok()) {
-    recorder->SetSourceSha256(std::move(*sha256));
+    if (!sha256->empty()) recorder->SetSourceSha256(std::move(*sha256));
   } else if (options.stop == nullptr || !options.stop->load()) {
     recorder->MarkIncomplete(sha256.status().message());
     (void)recorder->Finish();
@@ -391,6 +411,17 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   return result;
 }
 
+}  // namespace
+
+StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
+                                       RunSink* sink,
+                                       const IngestOptions& options) {
+  return IngestInto(
+      {trace_path},
+      {options.shown_name.empty() ? trace_path : options.shown_name}, sink,
+      options);
+}
+
 StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
                                        const std::string& store_path,
                                        const IngestOptions& options,
@@ -404,6 +435,32 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   }
   (*store)->set_store_kernels(options.store_kernels);
   return IngestTraceFile(trace_path, store->get(), options);
+}
+
+StatusOr<IngestResult> IngestTraceFiles(
+    const std::vector<std::string>& trace_paths,
+    const std::vector<std::string>& shown_names,
+    const std::string& store_path, const IngestOptions& options) {
+  if (trace_paths.empty() || shown_names.size() != trace_paths.size()) {
+    return InvalidArgument("no trace file to ingest");
+  }
+  // The files are checked before the store is created or touched.
+  for (const std::string& path : trace_paths) {
+    RT_RETURN_IF_ERROR(CheckTraceFile(path));
+  }
+  StatusOr<std::unique_ptr<Store>> store = Store::Open(store_path);
+  if (!store.ok()) {
+    // Nothing was begun: a store that cannot be opened is bad input.
+    return InvalidArgument(store.status().message());
+  }
+  (*store)->set_store_kernels(options.store_kernels);
+  if (options.recovers_run != 0) {
+    RT_RETURN_IF_ERROR((*store)->ReplaceWhenFinished(options.recovers_run));
+  }
+  StatusOr<IngestResult> result =
+      IngestInto(trace_paths, shown_names, store->get(), options);
+  if (result.ok()) result->replace_note = (*store)->replace_note();
+  return result;
 }
 
 }  // namespace rooftrace
