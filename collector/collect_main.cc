@@ -66,10 +66,12 @@ std::string DefaultSocket() {
 }
 
 // A store write failed: say what was lost, where the raw streams are and
-// how to store them again. Returns the exit code.
+// how to store them again. Returns the exit code. `twin`: the run the
+// command recovers (--recovers-run), 0 for none: with --window a stream
+// spans windows, each a run of its own, so no one run is its twin.
 int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
                         const std::string& store_target, const RunLabels& labels,
-                        const Status& finish) {
+                        const Status& finish, int64_t twin) {
   const std::string store = StoreDisplayName(store_target);
   const ImportStats st = rec.stats();
   std::cerr << "rooftrace collect: stopped; run " << rec.run_id()
@@ -92,7 +94,7 @@ int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
                  "(room on its disk, its server up), store them again with: "
                  "rooftrace collect --store "
               << ShellWord(store) << KeyValueWords("--label", labels)
-              << RecoversRunWords(rec.run_id()) << " --ingest";
+              << RecoversRunWords(twin) << " --ingest";
     for (const auto& path : server.kept_raw()) {
       std::cerr << " " << ShellWord(path);
     }
@@ -328,7 +330,8 @@ int Serve(const CollectOptions& co) {
     rmdir(so.raw_dir.c_str());  // only if empty
   }
   if (!recorder->write_error().ok()) {
-    return ReportIncompleteRun(*recorder, server, co.store, co.labels, f);
+    return ReportIncompleteRun(*recorder, server, co.store, co.labels, f,
+                               co.window_ns > 0 ? 0 : recorder->run_id());
   }
   if (!s.ok() || !f.ok()) {
     // The run may miss what came after, or is left with complete unset
@@ -365,7 +368,7 @@ int CollectMain(int argc, char** argv) {
   spec.usage =
       "rooftrace collect [--listen unix:PATH|tcp:HOST:PORT]... --store S "
       "[--token-file FILE] [--window DURATION] [--metrics-listen ADDR] "
-      "[--ingest FILE.rft...]";
+      "[--ingest FILE.rft... [--recovers-run N]]";
   spec.summary =
       "Standalone collector: accepts rooftrace producers (libinject in any "
       "number of processes and ranks) on Unix sockets (mode 0600) and/or TCP "
