@@ -347,10 +347,26 @@ StatusOr<IngestResult> IngestInto(const std::vector<std::string>& paths,
   RT_ASSIGN_OR_RETURN(auto recorder, RunRecorder::Create(ro));
   IngestResult result;
   Status read;
+  // Each file is a stream of its own, read with results of its own (a
+  // session is whole by its own file's end): one cut short (a raw stream
+  // whose write failed holds only what came before) does not end the
+  // others, and the run says it was cut.
   for (const std::string& path : paths) {
-    read = IngestFileInto(path, recorder.get(), &result, options.progress,
+    IngestResult one;
+    read = IngestFileInto(path, recorder.get(), &one, options.progress,
                           options.stop);
-    if (!read.ok() || result.interrupted || result.cut_short) break;
+    result.frames += one.frames;
+    result.kernels += one.kernels;
+    result.live_buffers_read.insert(result.live_buffers_read.end(),
+                                    one.live_buffers_read.begin(),
+                                    one.live_buffers_read.end());
+    if (!one.warning.empty() &&
+        (result.warning.empty() || one.interrupted || one.cut_short)) {
+      result.warning = one.warning;
+    }
+    result.interrupted = result.interrupted || one.interrupted;
+    result.cut_short = result.cut_short || one.cut_short;
+    if (!read.ok() || one.interrupted) break;
   }
   const std::string& trace_path = paths.back();
   if (read.ok() && !options.incomplete_reason.empty()) {

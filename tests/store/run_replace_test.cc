@@ -162,6 +162,30 @@ TEST_P(RunReplaceTest, RecoveredRunReplacesItsTwin) {
   EXPECT_EQ(Int("SELECT SUM(launches) FROM kernel_aggregates"), 225);
 }
 
+// The collector kept two streams (two producers): they are stored as one
+// run holding both sessions whole, which replaces the twin; a third stream
+// cut short does not stop the files after it from being read.
+TEST_P(RunReplaceTest, SeveralStreamsAreOneRun) {
+  const std::string a = WriteTrace(dir_, "a.rft");
+  const std::string b = WriteTrace(dir_, "b.rft", /*pid=*/777);
+  const std::string c =
+      CutCopy(dir_, WriteTrace(dir_, "c.rft", /*pid=*/888), 0.5, "c-cut.rft");
+  const int64_t twin = StoreTwin(a);
+  ASSERT_GT(twin, 0);
+  IngestOptions io;
+  io.recovers_run = twin;
+  auto recovered = IngestTraceFiles({a, c, b}, {a, c, b}, store_, io);
+  ASSERT_TRUE(recovered.ok()) << recovered.status().message();
+  EXPECT_TRUE(recovered->cut_short);
+  EXPECT_EQ(recovered->replace_note,
+            "it replaces incomplete run " + std::to_string(twin));
+  EXPECT_EQ(Int("SELECT COUNT(*) FROM runs"), 1);
+  EXPECT_EQ(Int("SELECT COUNT(*) FROM sessions"), 3);
+  EXPECT_EQ(Int("SELECT COUNT(*) FROM kernels k JOIN sessions s ON "
+                "s.session_id = k.session_id WHERE s.pid IN (4242, 777)"),
+            450);
+}
+
 // A twin whose writer still holds it (its lease, store/run_lease.h) is
 // never taken: refused before anything is stored, the twin untouched.
 TEST_P(RunReplaceTest, TwinBeingWrittenIsNeverTaken) {
