@@ -11,27 +11,34 @@
 namespace rooftrace {
 namespace {
 
-// The integer `sql` answers (its first column, first row), with `run`
-// bound to its first placeholder and `other` to its second (`binds` 2);
-// -1 for no row or NULL.
-StatusOr<int64_t> QueryInt(Db* db, const std::string& sql, int64_t run,
-                           int binds = 1, int64_t other = 0) {
+// `sql` prepared with `a` bound to its first placeholder and, when
+// `binds` is 2, `b` to its second.
+StatusOr<std::unique_ptr<DbStatement>> Bound(Db* db, const std::string& sql,
+                                             int64_t a, int binds,
+                                             int64_t b) {
   RT_ASSIGN_OR_RETURN(std::unique_ptr<DbStatement> q, db->Prepare(sql));
   q->Reset();
-  q->BindInt(1, run);
-  if (binds > 1) q->BindInt(2, other);
+  q->BindInt(1, a);
+  if (binds > 1) q->BindInt(2, b);
+  return q;
+}
+
+// The integer `sql` (bound as Bound() binds) answers: its first column of
+// its first row; -1 for no row or NULL.
+StatusOr<int64_t> QueryInt(Db* db, const std::string& sql, int64_t a,
+                           int binds = 1, int64_t b = 0) {
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<DbStatement> q,
+                      Bound(db, sql, a, binds, b));
   RT_ASSIGN_OR_RETURN(const bool row, q->Step());
   if (!row || q->ColumnType(0) == DbType::kNull) return int64_t{-1};
   return q->Int(0);
 }
 
-// Runs `sql` with `a` (and `b`) bound.
+// Runs `sql` (bound as Bound() binds) to its end.
 Status Run(Db* db, const std::string& sql, int64_t a, int binds = 1,
            int64_t b = 0) {
-  RT_ASSIGN_OR_RETURN(std::unique_ptr<DbStatement> q, db->Prepare(sql));
-  q->Reset();
-  q->BindInt(1, a);
-  if (binds > 1) q->BindInt(2, b);
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<DbStatement> q,
+                      Bound(db, sql, a, binds, b));
   for (;;) {
     RT_ASSIGN_OR_RETURN(const bool row, q->Step());
     if (!row) return OkStatus();
