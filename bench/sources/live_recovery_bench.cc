@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "bench/support/bench_clock.h"
@@ -71,8 +72,10 @@ int Run(const std::string& path, int runs) {
             auto rec = RecoverOrphanLiveBuffer(path, st.st_uid, 0, &ws);
             if (!rec.ok()) fprintf(stderr, "%s\n", rec.status().message().c_str());
           }));
-    const std::string store = "/tmp/live_recovery_bench_" +
-                              std::to_string(getpid()) + ".sqlite";
+    const std::string store =
+        (std::filesystem::temp_directory_path() /
+         ("live_recovery_bench_" + std::to_string(getpid()) + ".sqlite"))
+            .string();
     Print("store the session (AddSession+Finish)", Time([&] {
             RecorderOptions ro;
             ro.origin = "bench";
