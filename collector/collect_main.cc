@@ -21,6 +21,7 @@
 #include "sources/stream_input.h"
 #include "pipeline/recorder.h"
 #include "store/db.h"
+#include "store/run_replace.h"
 #include "store/store.h"
 #include "collector/server.h"
 #include "collector/server_limits.h"
@@ -65,10 +66,12 @@ std::string DefaultSocket() {
 }
 
 // A store write failed: say what was lost, where the raw streams are and
-// how to store them again. Returns the exit code.
+// how to store them again. Returns the exit code. `twin`: the run the
+// command recovers (--recovers-run), 0 for none: with --window a stream
+// spans windows, each a run of its own, so no one run is its twin.
 int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
                         const std::string& store_target, const RunLabels& labels,
-                        const Status& finish) {
+                        const Status& finish, int64_t twin) {
   const std::string store = StoreDisplayName(store_target);
   const ImportStats st = rec.stats();
   std::cerr << "rooftrace collect: stopped; run " << rec.run_id()
@@ -91,7 +94,7 @@ int ReportIncompleteRun(const RunRecorder& rec, const CollectorServer& server,
                  "(room on its disk, its server up), store them again with: "
                  "rooftrace collect --store "
               << ShellWord(store) << KeyValueWords("--label", labels)
-              << " --ingest";
+              << RecoversRunWords(twin) << " --ingest";
     for (const auto& path : server.kept_raw()) {
       std::cerr << " " << ShellWord(path);
     }
@@ -172,14 +175,22 @@ StatusOr<std::string> ReadToken(const std::string& token_file) {
 // `stopped`: non-empty when a stop signal cut the last input while it was
 // still arriving (the reason); every file was then resolved before the
 // signal and is on this machine, so each is stored whole, the last one as
-// an incomplete run.
+// an incomplete run. `recovers_run` (--recovers-run; 0: none): the files
+// are the raw streams of that incomplete run, stored as one run that
+// replaces it (store/run_replace.h).
 int IngestAll(const std::vector<std::string>& ingest,
               const std::vector<std::string>& names, const std::string& store,
               const std::string& profile, const RunLabels& labels,
-              const std::string& stopped, StoreKernels store_kernels) {
+              const std::string& stopped, StoreKernels store_kernels,
+              int64_t recovers_run) {
   const std::string shown = StoreDisplayName(store);
-  for (size_t i = 0; i < ingest.size(); ++i) {
-    const std::string& f = names[i];
+  const size_t runs =
+      recovers_run != 0 ? std::min<size_t>(1, ingest.size()) : ingest.size();
+  for (size_t i = 0; i < runs; ++i) {
+    std::string f = names[i];
+    if (recovers_run != 0) {
+      for (size_t j = 1; j < names.size(); ++j) f += " " + names[j];
+    }
     IngestOptions io;
     io.device_profile_path = profile;
     io.labels = labels;
@@ -187,8 +198,11 @@ int IngestAll(const std::vector<std::string>& ingest,
     io.progress = true;
     io.stop = stopped.empty() ? &g_stop : nullptr;
     io.shown_name = names[i];
-    if (i + 1 == ingest.size()) io.incomplete_reason = stopped;
-    auto result = IngestTraceFile(ingest[i], store, io);
+    io.recovers_run = recovers_run;
+    if (i + 1 == runs) io.incomplete_reason = stopped;
+    auto result = recovers_run != 0
+                      ? IngestTraceFiles(ingest, names, store, io)
+                      : IngestTraceFile(ingest[i], store, io);
     if (!result.ok()) {
       // Bad input (the file, the store) exits 2 with nothing begun or the
       // run marked incomplete; anything else left a run incomplete: 3.
@@ -221,7 +235,9 @@ int IngestAll(const std::vector<std::string>& ingest,
       return kExitIncomplete;
     }
     std::cout << "rooftrace collect: " << f << " -> run " << result->run_id
-              << " (" << result->kernels << " kernels) in " << shown << "\n";
+              << " (" << result->kernels << " kernels) in " << shown
+              << (result->replace_note.empty() ? "" : "; ")
+              << result->replace_note << "\n";
   }
   return kExitOk;
 }
@@ -314,7 +330,8 @@ int Serve(const CollectOptions& co) {
     rmdir(so.raw_dir.c_str());  // only if empty
   }
   if (!recorder->write_error().ok()) {
-    return ReportIncompleteRun(*recorder, server, co.store, co.labels, f);
+    return ReportIncompleteRun(*recorder, server, co.store, co.labels, f,
+                               co.window_ns > 0 ? 0 : recorder->run_id());
   }
   if (!s.ok() || !f.ok()) {
     // The run may miss what came after, or is left with complete unset
@@ -351,7 +368,7 @@ int CollectMain(int argc, char** argv) {
   spec.usage =
       "rooftrace collect [--listen unix:PATH|tcp:HOST:PORT]... --store S "
       "[--token-file FILE] [--window DURATION] [--metrics-listen ADDR] "
-      "[--ingest FILE.rft...]";
+      "[--ingest FILE.rft... [--recovers-run N]]";
   spec.summary =
       "Standalone collector: accepts rooftrace producers (libinject in any "
       "number of processes and ranks) on Unix sockets (mode 0600) and/or TCP "
@@ -388,6 +405,7 @@ int CollectMain(int argc, char** argv) {
   bool keep_raw = false, insecure_tcp = false;
   std::string window, metrics_listen;
   size_t metrics_top = 50;
+  int64_t recovers_run = 0;
   ServerLimitFlags limit_flags;
   spec.options.add_options()(
       "listen", po::value(&listen)->composing(),
@@ -402,6 +420,11 @@ int CollectMain(int argc, char** argv) {
       "calibrated roofs (rooftrace calibrate -o); default: datasheet")(
       "label", po::value(&label_words)->composing(),
       "KEY=VALUE stored with the run (repeatable): commit, branch, model, GPU, batch, anything; `rooftrace history --where KEY=VALUE` selects runs by them")(
+      "recovers-run", po::value(&recovers_run),
+      "with --ingest: the files are the raw streams a collector kept of "
+      "this incomplete run (the command it printed names it); they are "
+      "stored as one run that replaces it, with its labels, when it holds "
+      "nothing more than they do")(
       "keep-raw", po::bool_switch(&keep_raw),
       "keep every raw stream as STORE.raw/run<ID>-<N>.rft (without it only "
       "the streams a failed store write lost are kept)")(
@@ -433,6 +456,14 @@ int CollectMain(int argc, char** argv) {
   const auto labels = ParseKeyValues(label_words, "--label");
   if (!labels.ok()) {
     std::cerr << "rooftrace collect: " << labels.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (vm.count("recovers-run") != 0 &&
+      (recovers_run <= 0 || ingest.empty() || !listen.empty())) {
+    std::cerr << "rooftrace collect: --recovers-run " << recovers_run
+              << ": give the number of the incomplete run the collector "
+                 "named, with --ingest and the raw streams it kept (and no "
+                 "--listen)\n";
     return kExitUsage;
   }
   uint64_t window_ns = 0;
@@ -510,7 +541,7 @@ int CollectMain(int argc, char** argv) {
     return kExitUsage;
   }
   if (const int rc = IngestAll(ingest, names, store, profile, *labels,
-                               stopped, *kept);
+                               stopped, *kept, recovers_run);
       rc != kExitOk) {
     return rc;
   }

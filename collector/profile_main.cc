@@ -31,6 +31,7 @@
 #include "sources/rft/ingest_internal.h"
 #include "pipeline/recorder.h"
 #include "store/db.h"
+#include "store/run_replace.h"
 #include "store/store.h"
 #include "collector/profile_wait.h"
 #include "collector/server.h"
@@ -561,7 +562,8 @@ void ReportIncompleteRun(const RunRecorder& rec, const std::string& out,
   if (!kept.empty()) {
     std::cerr << "; store them again with: rooftrace collect --store "
               << ShellWord(StoreDisplayName(out))
-              << KeyValueWords("--label", labels) << " --ingest";
+              << KeyValueWords("--label", labels)
+              << RecoversRunWords(rec.run_id()) << " --ingest";
     for (const auto& path : kept) std::cerr << " " << ShellWord(path);
   }
   std::cerr << "\n";

@@ -165,7 +165,9 @@ struct LiveContents {
   std::array<uint64_t, kLiveRecordKinds> seen{}, dropped{}, filtered{};
 };
 
-enum class LiveReadResult { kRead, kOwnerAlive };
+// kStopped: the stop flag given to ReadLiveBuffer was set while it read;
+// nothing was kept (the file is untouched, for the next reader).
+enum class LiveReadResult { kRead, kOwnerAlive, kStopped };
 
 // The largest buffer a producer makes (ROOFTRACE_QUEUE_RECORDS and
 // ROOFTRACE_BUFFER_MB at their limits, libinject/config.cc, with room to
@@ -190,15 +192,21 @@ Status CheckLiveBuffer(const std::string& path, uid_t owner_uid,
 // build's layout and `pid` / `start_unix_ns` (the Hello's; pid 0: any, for
 // a buffer found without its stream). Errors name the file and what is
 // wrong with it.
+// `stop` (may be null), looked at every 64 Ki slots: once set, reading
+// ends with `*result` kStopped (a buffer of millions of records takes
+// seconds to read; a stop signal must not wait for it).
 Status ReadLiveBuffer(const std::string& path, uid_t owner_uid, uint32_t pid,
                       uint64_t start_unix_ns, LiveContents* out,
-                      LiveReadResult* result);
+                      LiveReadResult* result,
+                      const std::atomic<bool>* stop = nullptr);
 
 // Records recovered per RecordType, and those skipped because the stream
 // already had them.
 struct RecoveryCounts {
   std::array<uint64_t, kLiveRecordTypes> recovered{};
   uint64_t already_received = 0;
+  // The stop flag ended the encoding: `*frames` holds only part of it.
+  bool stopped = false;
   uint64_t total() const {
     uint64_t n = 0;
     for (uint64_t v : recovered) n += v;
@@ -210,10 +218,13 @@ struct RecoveryCounts {
 // appended to `*frames`: `received_through` is the highest packet sequence
 // the reader has from this producer, `next_sequence` the first sequence to
 // use. The first packet defines every string the buffer kept.
+// `stop` (may be null) is looked at every 64 Ki records and between
+// record types; once set, encoding ends with `stopped`.
 RecoveryCounts EncodeRecovered(const LiveContents& live,
                                uint64_t received_through,
                                uint64_t next_sequence, size_t max_batch,
-                               std::string* frames);
+                               std::string* frames,
+                               const std::atomic<bool>* stop = nullptr);
 
 }  // namespace rooftrace::inject
 

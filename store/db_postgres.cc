@@ -543,7 +543,12 @@ class PgStatement : public DbStatement {
           v, static_cast<size_t>(PQgetlength(result_.get(), row_, col)));
     }
     // A real as SQLite prints it, so that exports of both backends match.
-    if (text_.size() <= static_cast<size_t>(col)) text_.resize(col + 1);
+    // Sized for every column at once: growing it would move the texts of
+    // the row's other columns, which callers may still hold (an export
+    // reads the whole row before writing it).
+    if (text_.size() <= static_cast<size_t>(col)) {
+      text_.resize(std::max<size_t>(col + 1, PQnfields(result_.get())));
+    }
     char* s = sqlite3_mprintf("%!.15g", std::strtod(v, nullptr));
     text_[col] = s ? s : "";
     sqlite3_free(s);

@@ -318,6 +318,7 @@ Store::~Store() {
   if (in_txn_) (void)(atomic_runs_ ? AbortRun() : Commit());
   // While db_ lives: a PostgreSQL lease is dropped through it.
   lease_.Release();
+  twin_lease_.Release();
 }
 
 Status Store::Error(const std::string& what, const Status& cause) const {
@@ -956,6 +957,7 @@ Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
     if (!s.ok()) break;
   }
   RT_RETURN_IF_ERROR(s);
+  RT_RETURN_IF_ERROR(FinishReplace(run_id, stats));
   RT_RETURN_IF_ERROR(Commit());
   lease_.Release();
   return OkStatus();

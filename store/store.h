@@ -117,6 +117,14 @@ class Store : public RunSink {
   void set_atomic_runs(bool on) { atomic_runs_ = on; }
   // Rolls back what the current atomic run wrote.
   Status AbortRun();
+  // The run begun next replaces run `twin`, its incomplete twin, when it is
+  // finished (store/run_replace.h: when that loses nothing). Checked now:
+  // InvalidArgument, nothing written, for a twin that is missing, complete
+  // or being written; from now on this Store holds the twin's lease.
+  Status ReplaceWhenFinished(int64_t twin);
+  // After FinishRun: whether the twin was replaced, or why not ("" when no
+  // twin was named).
+  const std::string& replace_note() const { return replace_note_; }
   // The store as messages name it (a URL without its password).
   const std::string& path() const { return path_; }
 
@@ -176,6 +184,13 @@ class Store : public RunSink {
   // as opened (`lease_path_`: the file or URL, not the display name).
   RunLease lease_;
   std::string lease_path_;
+  // ReplaceWhenFinished's twin (0: none), held by twin_lease_ until the
+  // Store goes; FinishReplace (store/run_replace.cc) replaces it inside
+  // FinishRun's transaction.
+  int64_t twin_ = 0;
+  RunLease twin_lease_;
+  std::string replace_note_;
+  Status FinishReplace(int64_t run_id, const ImportStats& stats);
   bool said_long_name_ = false;  // NameId warned of a bounded name
   std::string path_;
   // Declared before the statements: they go first.

@@ -36,19 +36,28 @@ bool IsLiveBuffer(const std::string& path) {
 // The session a live buffer keeps, for a producer whose stream never
 // reached a collector (killed before its Hello went out). The file is the
 // user's input: left in place, as a spool is.
+// A stop during the recovery stores none of it: every record is still in
+// the buffer, which stays for the next ingest.
 Status IngestLiveBuffer(const std::string& path, RunRecorder* recorder,
-                        IngestResult* result) {
+                        IngestResult* result,
+                        const std::atomic<bool>* stop) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) {
     return NotFound(path + ": cannot read it");
   }
   WireSession session(path);
-  RT_ASSIGN_OR_RETURN(LiveRecovery recovery,
-                      RecoverOrphanLiveBuffer(path, st.st_uid, 0, &session));
+  RT_ASSIGN_OR_RETURN(
+      LiveRecovery recovery,
+      RecoverOrphanLiveBuffer(path, st.st_uid, 0, &session, stop));
   if (recovery.owner_alive) {
     return FailedPrecondition(
         path + ": the process that writes this live buffer still runs; "
                "ingest it once that process has ended");
+  }
+  if (recovery.interrupted) {
+    result->interrupted = true;
+    result->warning = recovery.summary;
+    return OkStatus();
   }
   fprintf(stderr, "%s: %s\n", CommandName(), recovery.summary.c_str());
   result->kernels += session.session().kernels().size();
@@ -118,7 +127,11 @@ namespace {
 // no longer where the Hello names it is looked for beside the spool under
 // the same name: the two were moved together (`profile` keeps both in
 // OUTPUT.raw/ when the store refused a write).
-std::string RecoverSpooled(const std::string& path, WireSession* session) {
+// A stop during the recovery leaves the buffer (`*interrupted`: the
+// summary, which says so; `*partial`: the session holds a part of it).
+std::string RecoverSpooled(const std::string& path, WireSession* session,
+                           const std::atomic<bool>* stop,
+                           std::string* interrupted, bool* partial) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return "";
   std::string at;
@@ -131,7 +144,12 @@ std::string RecoverSpooled(const std::string& path, WireSession* session) {
     if (lstat(beside.c_str(), &live_st) == 0) at = beside.string();
   }
   auto recovery =
-      RecoverFromLiveBuffer(session, st.st_uid, /*wait_ms=*/0, at);
+      RecoverFromLiveBuffer(session, st.st_uid, /*wait_ms=*/0, at, stop);
+  if (recovery.ok() && recovery->interrupted) {
+    *interrupted = path + ": " + recovery->summary;
+    *partial = recovery->partial;
+    return "";
+  }
   if (!recovery.ok()) {
     fprintf(stderr, "%s: %s: %s\n", CommandName(), path.c_str(),
             recovery.status().message().c_str());
@@ -183,7 +201,9 @@ std::vector<std::string> IngestOrphanLiveBuffers(
 Status IngestFileInto(const std::string& path, RunRecorder* recorder,
                       IngestResult* result, bool progress,
                       const std::atomic<bool>* stop) {
-  if (IsLiveBuffer(path)) return IngestLiveBuffer(path, recorder, result);
+  if (IsLiveBuffer(path)) {
+    return IngestLiveBuffer(path, recorder, result, stop);
+  }
   wire::TraceFileReader reader;
   RT_RETURN_IF_ERROR(reader.Open(path));
   auto session = std::make_unique<WireSession>(path);
@@ -208,8 +228,22 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
   // buffer is never removed here (IngestResult::live_buffers_read).
   auto end_session = [&](bool whole) -> Status {
     if (whole) {
-      const std::string live = RecoverSpooled(path, session.get());
+      std::string interrupted;
+      bool partial = false;
+      const std::string live = RecoverSpooled(path, session.get(), stop,
+                                              &interrupted, &partial);
       if (!live.empty()) result->live_buffers_read.push_back(live);
+      if (!interrupted.empty()) {
+        result->interrupted = true;
+        result->warning = interrupted;
+        if (partial) {
+          // A part of the buffer is in the session: storing it would take
+          // as long as the stop was meant to spare, and the next ingest
+          // stores it again. The spool and the buffer hold all of it.
+          session = std::make_unique<WireSession>(path);
+          return OkStatus();
+        }
+      }
     }
     Status s = recorder->AddSession(&session->session());
     session = std::make_unique<WireSession>(path);
@@ -277,21 +311,33 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
   return write_failed;
 }
 
-StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
-                                       RunSink* sink,
-                                       const IngestOptions& options) {
-  RT_RETURN_IF_ERROR(CheckTraceFile(trace_path));
-  const std::string shown =
-      options.shown_name.empty() ? trace_path : options.shown_name;
-  // What the reader says names the file it read: the copy's path becomes
+namespace {
+
+// IngestTraceFile and IngestTraceFiles: `paths` as one new run into `sink`,
+// each named in messages by its `shown[i]`.
+StatusOr<IngestResult> IngestInto(const std::vector<std::string>& paths,
+                                  const std::vector<std::string>& shown,
+                                  RunSink* sink,
+                                  const IngestOptions& options) {
+  for (const std::string& path : paths) {
+    RT_RETURN_IF_ERROR(CheckTraceFile(path));
+  }
+  // What the reader says names the file it read: a copy's path becomes
   // the name the user gave.
   const auto named = [&](std::string message) {
-    return RenamePath(std::move(message), trace_path, shown);
+    for (size_t i = 0; i < paths.size(); ++i) {
+      message = RenamePath(std::move(message), paths[i], shown[i]);
+    }
+    return message;
   };
+  std::string all_shown;
+  for (const std::string& name : shown) {
+    all_shown += (all_shown.empty() ? "" : " ") + name;
+  }
   RecorderOptions ro;
-  ro.origin = "ingest:" + shown;
+  ro.origin = "ingest:" + all_shown;
   ro.source_format = "rft";
-  ro.source_file = shown;
+  ro.source_file = all_shown;
   ro.labels = options.labels;
   ro.device_profile_path = options.device_profile_path;
   ro.flush_records = options.flush_records;
@@ -300,8 +346,29 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   ro.preparer = LiveOpsPreparer(SourceOptions());
   RT_ASSIGN_OR_RETURN(auto recorder, RunRecorder::Create(ro));
   IngestResult result;
-  Status read = IngestFileInto(trace_path, recorder.get(), &result,
-                               options.progress, options.stop);
+  Status read;
+  // Each file is a stream of its own, read with results of its own (a
+  // session is whole by its own file's end): one cut short (a raw stream
+  // whose write failed holds only what came before) does not end the
+  // others, and the run says it was cut.
+  for (const std::string& path : paths) {
+    IngestResult one;
+    read = IngestFileInto(path, recorder.get(), &one, options.progress,
+                          options.stop);
+    result.frames += one.frames;
+    result.kernels += one.kernels;
+    result.live_buffers_read.insert(result.live_buffers_read.end(),
+                                    one.live_buffers_read.begin(),
+                                    one.live_buffers_read.end());
+    if (!one.warning.empty() &&
+        (result.warning.empty() || one.interrupted || one.cut_short)) {
+      result.warning = one.warning;
+    }
+    result.interrupted = result.interrupted || one.interrupted;
+    result.cut_short = result.cut_short || one.cut_short;
+    if (!read.ok() || one.interrupted) break;
+  }
+  const std::string& trace_path = paths.back();
   if (read.ok() && !options.incomplete_reason.empty()) {
     // The file ends where the stream was cut, maybe inside a frame: the
     // reason is the cut, not a damaged file.
@@ -318,7 +385,7 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
     // The store refused a write: the run says so, the file is untouched.
     const Status finish = recorder->Finish();
     return Status(StatusCode::kResourceExhausted,
-                  shown + ": run " + std::to_string(recorder->run_id()) +
+                  all_shown + ": run " + std::to_string(recorder->run_id()) +
                       (finish.ok() ? " stored INCOMPLETE" : " not stored") +
                       ": " + recorder->write_error().message() +
                       "; the trace file is unchanged: ingest it again once "
@@ -333,9 +400,12 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   }
   // A stop (SIGTERM) during the hash of a large file ends it at once: the
   // file was read whole, the run is stored without its hash.
-  StatusOr<std::string> sha256 = Sha256OfFile(trace_path, options.stop);
+  // Several files have no one hash: none is kept.
+  StatusOr<std::string> sha256 =
+      paths.size() == 1 ? Sha256OfFile(trace_path, options.stop)
+                        : StatusOr<std::string>(std::string());
   if (sha256.ok()) {
-    recorder->SetSourceSha256(std::move(*sha256));
+    if (!sha256->empty()) recorder->SetSourceSha256(std::move(*sha256));
   } else if (options.stop == nullptr || !options.stop->load()) {
     recorder->MarkIncomplete(sha256.status().message());
     (void)recorder->Finish();
@@ -357,6 +427,17 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   return result;
 }
 
+}  // namespace
+
+StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
+                                       RunSink* sink,
+                                       const IngestOptions& options) {
+  return IngestInto(
+      {trace_path},
+      {options.shown_name.empty() ? trace_path : options.shown_name}, sink,
+      options);
+}
+
 StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
                                        const std::string& store_path,
                                        const IngestOptions& options,
@@ -370,6 +451,32 @@ StatusOr<IngestResult> IngestTraceFile(const std::string& trace_path,
   }
   (*store)->set_store_kernels(options.store_kernels);
   return IngestTraceFile(trace_path, store->get(), options);
+}
+
+StatusOr<IngestResult> IngestTraceFiles(
+    const std::vector<std::string>& trace_paths,
+    const std::vector<std::string>& shown_names,
+    const std::string& store_path, const IngestOptions& options) {
+  if (trace_paths.empty() || shown_names.size() != trace_paths.size()) {
+    return InvalidArgument("no trace file to ingest");
+  }
+  // The files are checked before the store is created or touched.
+  for (const std::string& path : trace_paths) {
+    RT_RETURN_IF_ERROR(CheckTraceFile(path));
+  }
+  StatusOr<std::unique_ptr<Store>> store = Store::Open(store_path);
+  if (!store.ok()) {
+    // Nothing was begun: a store that cannot be opened is bad input.
+    return InvalidArgument(store.status().message());
+  }
+  (*store)->set_store_kernels(options.store_kernels);
+  if (options.recovers_run != 0) {
+    RT_RETURN_IF_ERROR((*store)->ReplaceWhenFinished(options.recovers_run));
+  }
+  StatusOr<IngestResult> result =
+      IngestInto(trace_paths, shown_names, store->get(), options);
+  if (result.ok()) result->replace_note = (*store)->replace_note();
+  return result;
 }
 
 }  // namespace rooftrace

@@ -40,6 +40,10 @@ struct IngestOptions {
   std::string incomplete_reason;
   // Which kernel rows the run keeps (collect --store-kernels).
   StoreKernels store_kernels = StoreKernels::kAll;
+  // collect --recovers-run: the files are the raw streams a collector kept
+  // of this incomplete run; the run they are stored as replaces it
+  // (store/run_replace.h). 0: none. Store-path ingests only.
+  int64_t recovers_run = 0;
 };
 
 struct IngestResult {
@@ -58,6 +62,9 @@ struct IngestResult {
   // were read into the run (IngestFileInto never removes them: the caller
   // does once the run holds everything, see IngestTraceFile).
   std::vector<std::string> live_buffers_read;
+  // With IngestOptions::recovers_run: whether that run was replaced, or why
+  // it was kept (Store::replace_note).
+  std::string replace_note;
 };
 
 // Ingests `trace_path` as one new run into `sink`. Errors name the file
@@ -71,6 +78,14 @@ StatusOr<IngestResult> IngestTraceFile(
     const std::string& trace_path, const std::string& store_path,
     const IngestOptions& options,
     Store::Durability durability = Store::Durability::kDurable);
+// Several files as one run (the raw streams of one collector run), in
+// order, into the store at `store_path`; `shown_names[i]` names
+// `trace_paths[i]` in messages (IngestOptions::shown_name is not used).
+// The run's source hash is kept only for a single file.
+StatusOr<IngestResult> IngestTraceFiles(
+    const std::vector<std::string>& trace_paths,
+    const std::vector<std::string>& shown_names,
+    const std::string& store_path, const IngestOptions& options);
 
 }  // namespace rooftrace
 

@@ -63,27 +63,65 @@ bool CountLost(const inject::LiveContents& live, Session* session,
   return true;
 }
 
-// Decodes `frames` (whole frames) into `ws`.
-Status Feed(const std::string& frames, WireSession* ws) {
+// Records of the queued kinds the session has received.
+uint64_t QueuedReceived(Session& session) {
+  uint64_t n = 0;
+  for (int k : kQueuedKinds) n += session.stats().received[k];
+  return n;
+}
+
+// Decodes `frames` (whole frames) into `ws`. Sets `*stopped` (and stops)
+// when `stop` is set before the last frame.
+Status Feed(const std::string& frames, WireSession* ws,
+            const std::atomic<bool>* stop = nullptr, bool* stopped = nullptr) {
   wire::FrameReader reader;
   reader.Feed(frames);
   std::string_view payload;
   while (reader.Next(&payload) == wire::FrameReader::Result::kFrame) {
+    if (stop != nullptr && stop->load()) {
+      *stopped = true;
+      return OkStatus();
+    }
     RT_RETURN_IF_ERROR(ws->OnPacket(payload));
   }
   return OkStatus();
 }
 
+// The recovery of `session`'s buffer at `path` was stopped (`read` of its
+// records decoded into the session so far).
+void Interrupted(const Session& session, const std::string& path,
+                 uint64_t read, LiveRecovery* out) {
+  out->interrupted = true;
+  out->partial = read > 0;
+  out->summary = session.name() + ": the recovery of its live buffer was "
+                 "interrupted" +
+                 (read > 0 ? " (" + std::to_string(read) +
+                                 " of its records read)"
+                           : std::string()) +
+                 "; " + path + " is kept: ingest it again for its records";
+}
+
 // The records of `live` after sequence `last` go into `ws`; counts and the
 // summary.
 Status Apply(const inject::LiveContents& live, const std::string& path,
-             uint64_t last, WireSession* ws, LiveRecovery* out) {
+             uint64_t last, WireSession* ws, LiveRecovery* out,
+             const std::atomic<bool>* stop) {
   Session& session = ws->session();
   std::string frames;
   const inject::RecoveryCounts counts =
-      inject::EncodeRecovered(live, last, last + 1, 4096, &frames);
+      inject::EncodeRecovered(live, last, last + 1, 4096, &frames, stop);
+  if (counts.stopped) {
+    Interrupted(session, path, 0, out);
+    return OkStatus();
+  }
   // The re-encoded packets go through the same decoder as the stream's.
-  RT_RETURN_IF_ERROR(Feed(frames, ws));
+  const uint64_t before = QueuedReceived(session);
+  bool stopped = false;
+  RT_RETURN_IF_ERROR(Feed(frames, ws, stop, &stopped));
+  if (stopped) {
+    Interrupted(session, path, QueuedReceived(session) - before, out);
+    return OkStatus();
+  }
   out->recovered = counts.total();
   std::string unknown_why;
   const bool known = CountLost(live, &session, &out->lost, &unknown_why);
@@ -108,7 +146,8 @@ Status Apply(const inject::LiveContents& live, const std::string& path,
 
 StatusOr<LiveRecovery> RecoverFromLiveBuffer(WireSession* ws, uid_t owner_uid,
                                              int wait_ms,
-                                             const std::string& at) {
+                                             const std::string& at,
+                                             const std::atomic<bool>* stop) {
   LiveRecovery out;
   Session& session = ws->session();
   if (!ws->has_hello() || ws->live_buffer().empty() || session.end().goodbye) {
@@ -124,8 +163,12 @@ StatusOr<LiveRecovery> RecoverFromLiveBuffer(WireSession* ws, uid_t owner_uid,
   for (;;) {
     RT_RETURN_IF_ERROR(inject::ReadLiveBuffer(path, owner_uid, h.pid,
                                               h.start_unix_ns, &live,
-                                              &result));
+                                              &result, stop));
     if (result == inject::LiveReadResult::kRead) break;
+    if (result == inject::LiveReadResult::kStopped) {
+      Interrupted(session, path, 0, &out);
+      return out;
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
       out.owner_alive = true;
       out.summary = session.name() + " ended its stream without a Goodbye "
@@ -135,20 +178,25 @@ StatusOr<LiveRecovery> RecoverFromLiveBuffer(WireSession* ws, uid_t owner_uid,
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   RT_RETURN_IF_ERROR(
-      Apply(live, path, session.end().last_sequence, ws, &out));
+      Apply(live, path, session.end().last_sequence, ws, &out, stop));
   return out;
 }
 
 StatusOr<LiveRecovery> RecoverOrphanLiveBuffer(const std::string& path,
                                                uid_t owner_uid,
                                                uint64_t received_through,
-                                               WireSession* ws) {
+                                               WireSession* ws,
+                                               const std::atomic<bool>* stop) {
   LiveRecovery out;
   out.attempted = true;
   inject::LiveContents live;
   inject::LiveReadResult result = inject::LiveReadResult::kOwnerAlive;
   RT_RETURN_IF_ERROR(
-      inject::ReadLiveBuffer(path, owner_uid, 0, 0, &live, &result));
+      inject::ReadLiveBuffer(path, owner_uid, 0, 0, &live, &result, stop));
+  if (result == inject::LiveReadResult::kStopped) {
+    Interrupted(ws->session(), path, 0, &out);
+    return out;
+  }
   if (result != inject::LiveReadResult::kRead) {
     out.owner_alive = true;
     out.summary = path + ": its producer still runs; not read";
@@ -161,8 +209,9 @@ StatusOr<LiveRecovery> RecoverOrphanLiveBuffer(const std::string& path,
   if (!ws->has_hello()) {
     return Corrupt("live buffer " + path + ": its Hello does not decode");
   }
-  RT_RETURN_IF_ERROR(
-      Apply(live, path, std::max<uint64_t>(received_through, 1), ws, &out));
+  RT_RETURN_IF_ERROR(Apply(live, path,
+                           std::max<uint64_t>(received_through, 1), ws, &out,
+                           stop));
   return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -23,6 +24,13 @@ namespace rooftrace {
 struct LiveRecovery {
   bool attempted = false;  // the stream had a live buffer and no Goodbye
   bool owner_alive = false;  // still running after the wait: not touched
+  // The stop flag ended the recovery: nothing of the buffer went into the
+  // session (unless `partial`), the buffer is left for the next reader
+  // (consumed_path stays empty) and `summary` says so.
+  bool interrupted = false;
+  // Interrupted while its records were being decoded into the session:
+  // the session holds a part of them.
+  bool partial = false;
   uint64_t recovered = 0;
   uint64_t lost = 0;
   // One line for the log ("" when nothing was attempted).
@@ -42,19 +50,23 @@ struct LiveRecovery {
 // consumed_path). An unreadable or foreign buffer is an error naming it;
 // the session is unchanged then. `at`: where the buffer is when it was
 // moved from where the Hello names it ("": there).
-StatusOr<LiveRecovery> RecoverFromLiveBuffer(WireSession* session,
-                                             uid_t owner_uid, int wait_ms,
-                                             const std::string& at = "");
+// `stop` (may be null; a SIGINT/SIGTERM handler's flag) is looked at
+// while the buffer is read, re-encoded and decoded (each takes seconds for
+// millions of records): once set, the recovery ends within milliseconds,
+// `interrupted`.
+StatusOr<LiveRecovery> RecoverFromLiveBuffer(
+    WireSession* session, uid_t owner_uid, int wait_ms,
+    const std::string& at = "", const std::atomic<bool>* stop = nullptr);
 
 // A live buffer found without its stream: its producer died before its
 // Hello reached a collector (or the collector stopped waiting for it).
 // Rebuilds the session into `*session` (a fresh one) from the Hello the
 // buffer keeps and its records; `received_through` is the last sequence a
 // collector already stored of this producer (0: none).
-StatusOr<LiveRecovery> RecoverOrphanLiveBuffer(const std::string& path,
-                                               uid_t owner_uid,
-                                               uint64_t received_through,
-                                               WireSession* session);
+// `stop`: as for RecoverFromLiveBuffer.
+StatusOr<LiveRecovery> RecoverOrphanLiveBuffer(
+    const std::string& path, uid_t owner_uid, uint64_t received_through,
+    WireSession* session, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace rooftrace
 

@@ -103,6 +103,22 @@ TEST(CliTest, UnknownOptionIsUsageError) {
   EXPECT_NE(r.out.find("--help"), std::string::npos) << r.out;
 }
 
+// `collect --recovers-run` (#37.4) takes a run number above 0, with
+// --ingest and without --listen: anything else is refused before a store
+// is opened, naming the option and what it needs, exit 2.
+TEST(CliTest, RecoversRunNeedsARunAndFilesToIngest) {
+  for (const std::string& args :
+       {std::string("--recovers-run 0 --ingest x.rft"),
+        std::string("--recovers-run -4 --ingest x.rft"),
+        std::string("--recovers-run 3"),
+        std::string("--recovers-run 3 --ingest x.rft --listen unix:s")}) {
+    CmdResult r = RunRooftrace("collect --store /nonexistent/s.sqlite " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("--recovers-run"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("with --ingest"), std::string::npos) << r.out;
+  }
+}
+
 // `devices` prints the table with H100's dense bf16 peak and ridge.
 TEST(CliTest, DevicesTable) {
   CmdResult r = RunRooftrace("devices");

@@ -243,6 +243,8 @@ TEST(SilentStoreTest, StalledServerMidCollectKeepsTheRawStream) {
   std::string command = shown.substr(at + again.size());
   command = command.substr(0, command.find('\n'));
   ASSERT_EQ(command.rfind("rooftrace collect --store ", 0), 0u) << command;
+  // It names the incomplete run it recovers (#37.4).
+  EXPECT_NE(command.find(" --recovers-run 1 "), std::string::npos) << command;
   // Run as printed (the store's name is the URL itself: it has no
   // password), from the collector's folder.
   const std::string run = "cd " + dir.path().string() + " && " +
@@ -251,21 +253,39 @@ TEST(SilentStoreTest, StalledServerMidCollectKeepsTheRawStream) {
   const int status = std::system(run.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << testing::ReadFile(dir.File("again.log"));
-  auto db = OpenDbForRead(url, url);
-  ASSERT_TRUE(db.ok()) << db.status().message();
-  auto q = (*db)->Prepare(
-      "SELECT COUNT(*) FROM kernels WHERE run_id = (SELECT MAX(run_id) FROM "
-      "runs)");
-  ASSERT_TRUE(q.ok());
-  ASSERT_TRUE(*(*q)->Step());
-  EXPECT_EQ((*q)->Int(0), 125);
-  // The recovered run carries the labels of the run it recovers (#37.4).
-  auto labels = (*db)->Prepare(
-      "SELECT value FROM run_labels WHERE key = 'night' AND run_id = (SELECT "
-      "MAX(run_id) FROM runs)");
-  ASSERT_TRUE(labels.ok());
-  ASSERT_TRUE(*(*labels)->Step());
-  EXPECT_EQ((*labels)->Text(0), "7 b");
+  EXPECT_NE(testing::ReadFile(dir.File("again.log"))
+                .find("it replaces incomplete run 1"),
+            std::string::npos)
+      << testing::ReadFile(dir.File("again.log"));
+  {
+    auto db = OpenDbForRead(url, url);
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    const auto count = [&](const std::string& sql) -> int64_t {
+      auto q = (*db)->Prepare(sql);
+      if (!q.ok() || !*(*q)->Step()) return -1;
+      return (*q)->Int(0);
+    };
+    // The recovered run replaced its incomplete twin (#37.4): one run,
+    // complete, every kernel once, with the run's labels.
+    EXPECT_EQ(count("SELECT COUNT(*) FROM runs"), 1);
+    EXPECT_EQ(count("SELECT COUNT(*) FROM runs WHERE complete = 1"), 1);
+    EXPECT_EQ(count("SELECT COUNT(*) FROM kernels"), 125);
+    EXPECT_EQ(count("SELECT COUNT(DISTINCT correlation_id) FROM kernels"),
+              125);
+    auto labels = (*db)->Prepare(
+        "SELECT value FROM run_labels WHERE key = 'night' AND run_id = "
+        "(SELECT MAX(run_id) FROM runs)");
+    ASSERT_TRUE(labels.ok());
+    ASSERT_TRUE(*(*labels)->Step());
+    EXPECT_EQ((*labels)->Text(0), "7 b");
+  }
+  // `history --where` sees the one complete run: no incomplete run in its
+  // window any more (it exited 3 for ever).
+  const pid_t history = SpawnLogged(
+      {Rooftrace(), "history", url, "--where", "night=7 b", "--check"},
+      dir.path().string(), dir.File("history.log"));
+  EXPECT_EQ(WaitExitWithin(history, std::chrono::seconds(30)), 0)
+      << testing::ReadFile(dir.File("history.log"));
 }
 
 }  // namespace

@@ -1069,8 +1069,11 @@ TEST_F(CollectorIntegrationTest, ProfileIntoFullStoreKeepsLiveBuffers) {
   ASSERT_GE(again.size(), 5u) << log;
   ASSERT_EQ(again[0], "rooftrace") << log;
   again[0] = kCli;
-  for (size_t i = 5; i < again.size(); ++i) {
-    EXPECT_TRUE(fs::exists(again[i])) << again[i] << "\n" << log;
+  // The files come after --ingest (--recovers-run names the run before).
+  const auto files = std::find(again.begin(), again.end(), "--ingest");
+  ASSERT_NE(files, again.end()) << log;
+  for (auto f = files + 1; f != again.end(); ++f) {
+    EXPECT_TRUE(fs::exists(*f)) << *f << "\n" << log;
   }
   const std::string again_log = dir_ + "/again.log";
   EXPECT_EQ(Wait(Spawn(again, again_log)), 0) << Slurp(again_log);
@@ -1084,6 +1087,13 @@ TEST_F(CollectorIntegrationTest, ProfileIntoFullStoreKeepsLiveBuffers) {
                   "AND name = 'records_recovered'"),
             30000);
   EXPECT_EQ(Slurp(again_log).find("cannot open"), std::string::npos)
+      << Slurp(again_log);
+  // The recovered run replaced profile's incomplete run 1 (#37.4): both
+  // are incomplete (their producers sent no Goodbye), the recovered one
+  // holds all of it.
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 1) << Slurp(again_log);
+  EXPECT_NE(Slurp(again_log).find("it replaces incomplete run 1"),
+            std::string::npos)
       << Slurp(again_log);
 }
 

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,83 @@ TEST(LiveBufferTest, RecoveryResumesExactlyAfterTheLastPacketReceived) {
   // Nothing received of the pass: all ten come back.
   std::string all;
   EXPECT_EQ(EncodeRecovered(live, 4, 5, 100, &all).total(), 10u);
+}
+
+// Leaves at `path` the live buffer of a producer that died: `capacity`
+// slots, the ranges of `positions` committed (each in slot position %
+// capacity). Made by a child that ends with _exit, as a killed one would.
+void LeaveDeadBuffer(const std::string& path, uint64_t capacity,
+                     const std::vector<uint64_t>& positions) {
+  const pid_t child = fork();
+  if (child == 0) {
+    auto live = LiveBuffer::Create(path, capacity, 4096, "hello", 4242, 99);
+    if (!live.ok()) _exit(1);
+    (*live)->AppendString(1, "step");
+    LiveSlot* slots = (*live)->slots();
+    for (const uint64_t p : positions) {
+      const uint64_t i = p % capacity;
+      slots[i].value = Range(p);
+      slots[i].seq.store(p + 1 - i);  // committed: position + 1, less i
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// A queue that wrapped: slots 5..7 hold positions 5..7, slots 0..4 the
+// later positions 8..12. The reader gives them in position order (the two
+// sorted runs of slot order merged).
+TEST(LiveBufferTest, WrappedQueueIsReadInPositionOrder) {
+  test_support::TempDir dir("live");
+  const std::string path = dir.path().string() + "/w.live";
+  LeaveDeadBuffer(path, 8, {5, 6, 7, 8, 9, 10, 11, 12});
+  LiveContents got;
+  LiveReadResult result = LiveReadResult::kOwnerAlive;
+  ASSERT_TRUE(ReadLiveBuffer(path, getuid(), 4242, 99, &got, &result).ok());
+  ASSERT_EQ(result, LiveReadResult::kRead);
+  std::vector<uint64_t> positions, ids;
+  for (const auto& [pos, r] : got.records) {
+    positions.push_back(pos);
+    ids.push_back(r.range.range_id);
+  }
+  EXPECT_EQ(positions, (std::vector<uint64_t>{5, 6, 7, 8, 9, 10, 11, 12}));
+  EXPECT_EQ(ids, positions);
+}
+
+// A stop asked before or while a buffer is read or re-encoded (#37.14:
+// SIGTERM waited for a 3 M-record recovery): reading ends as kStopped with
+// nothing kept, encoding as `stopped`, and the file is left as it was.
+TEST(LiveBufferTest, StopFlagEndsTheReadAndTheEncoding) {
+  test_support::TempDir dir("live");
+  const std::string path = dir.path().string() + "/s.live";
+  std::vector<uint64_t> positions;
+  for (uint64_t p = 0; p < 1000; ++p) positions.push_back(p);
+  LeaveDeadBuffer(path, 1024, positions);
+  std::atomic<bool> stop{true};
+  LiveContents got;
+  LiveReadResult result = LiveReadResult::kOwnerAlive;
+  ASSERT_TRUE(
+      ReadLiveBuffer(path, getuid(), 4242, 99, &got, &result, &stop).ok());
+  EXPECT_EQ(result, LiveReadResult::kStopped);
+  EXPECT_TRUE(got.records.empty());
+  // Still there and whole for the next reader.
+  stop = false;
+  ASSERT_TRUE(
+      ReadLiveBuffer(path, getuid(), 4242, 99, &got, &result, &stop).ok());
+  ASSERT_EQ(result, LiveReadResult::kRead);
+  EXPECT_EQ(got.records.size(), 1000u);
+  stop = true;
+  std::string frames;
+  const RecoveryCounts counts =
+      EncodeRecovered(got, 0, 1, 100, &frames, &stop);
+  EXPECT_TRUE(counts.stopped);
+  stop = false;
+  std::string all;
+  const RecoveryCounts whole = EncodeRecovered(got, 0, 1, 100, &all, &stop);
+  EXPECT_FALSE(whole.stopped);
+  EXPECT_EQ(whole.total(), 1000u);
 }
 
 }  // namespace
