@@ -41,7 +41,7 @@
 
 namespace rooftrace {
 
-inline constexpr int kStoreSchemaVersion = 8;
+inline constexpr int kStoreSchemaVersion = 9;
 
 // Which kernel rows a run keeps (`--store-kernels`, runs.store_kernels);
 // its kernel_aggregates are kept whatever this says.
@@ -146,9 +146,12 @@ class Store : public RunSink {
   Status MigrateFromSchema5();
   Status MigrateFromSchema6();
   Status MigrateFromSchema7();
+  Status MigrateFromSchema8();
   struct Group;
   // The aggregate group of `k` in the current run, made on first use.
   StatusOr<Group*> GroupOf(const KernelRow& k);
+  // The kernel_sigs row of `k` (of group `g`), inserted on first use.
+  StatusOr<int64_t> SigOf(const KernelRow& k, Group* g);
   // Adds `k` to `g`; true when its kernel row is to be kept
   // (store_kernels_).
   bool Aggregate(const KernelRow& k, Group* g);
@@ -183,6 +186,26 @@ class Store : public RunSink {
   // PostgreSQL: a second connection, in autocommit, for kernel_names
   // (NameId()); SQLite: none, names go through db_.
   std::unique_ptr<Db> names_db_;
+  // A kernel row as AddKernel leaves it until its batch is inserted: its
+  // launch's own columns (kernel_rows after kernel_id), numbers only, so
+  // that it holds no view into the caller's row.
+  struct PendingKernel {
+    int64_t run_id = 0, session_id = 0, sig_id = 0, duration_ns = 0,
+            graph_node_id = 0;
+    std::optional<int64_t> correlation_id, start_ns, end_ns, api_start_ns,
+        gemm_call_id, step_id;
+    std::optional<double> achieved_flops_per_s, achieved_bytes_per_s,
+        fraction_of_roof;
+  };
+  // Inserts the pending kernel rows: kKernelsPerInsert at a time with
+  // insert_kernels_, the rest one by one. Before every commit.
+  Status FlushKernels();
+  // One INSERT of kKernelsPerInsert rows costs SQLite and PostgreSQL far
+  // less than as many of one row (a statement's run and reset, its parse
+  // and plan on the server); 64 x 14 parameters is under SQLite's 999.
+  static constexpr size_t kKernelsPerInsert = 64;
+  std::vector<PendingKernel> pending_kernels_;
+  std::unique_ptr<DbStatement> insert_kernels_;
   std::unique_ptr<DbStatement> insert_kernel_;
   std::unique_ptr<DbStatement> select_name_;
   std::unique_ptr<DbStatement> insert_name_;
@@ -206,6 +229,23 @@ class Store : public RunSink {
   std::unique_ptr<DbStatement> insert_session_;
   std::unique_ptr<DbStatement> insert_device_;
   std::unique_ptr<DbStatement> update_session_;
+  // A launch signature's numbers (kernel_sigs, schema 9; SigNumbersOf in
+  // store.cc says which): compared as a whole, a few words, where a
+  // signature's texts are mostly its group's.
+  static constexpr int kSigNumbers = 32;
+  struct SigNumbers {
+    std::array<int64_t, kSigNumbers> v{};
+    uint64_t present = 0;  // bit i: v[i] is set (else NULL)
+    bool operator==(const SigNumbers&) const = default;
+  };
+  // A signature a group's launches had lately: its numbers and the texts
+  // that are not the group's (the exact sources, the NVTX path).
+  struct RecentSig {
+    SigNumbers numbers;
+    std::string nvtx_path, flops_source, bytes_source;
+    int64_t sig_id = 0;  // 0: empty
+    uint64_t names_epoch = 0;  // names_epoch_ when sig_id was looked up
+  };
   // The current run's aggregate groups, by a key of the grouping columns
   // (AggregateKey in store.cc); the strings live in the group.
   struct Group {
@@ -214,7 +254,21 @@ class Store : public RunSink {
     std::string name, demangled, family, shape, phase, op, precision, bound,
         flops_source, bytes_source;
     KernelAggregateRow sums;  // its views point into the strings above
+    // The group's launches mostly share a signature or a few (streams,
+    // NVTX paths): each launch is checked against these before the
+    // store-wide sig_ids_.
+    std::array<RecentSig, 4> sigs;
+    size_t next_sig = 0;  // the one to replace next
   };
+  // kernel_sigs ids of the signatures written so far, by their content
+  // (SigOf's key); cleared with name_ids_, and when it holds kMaxSigIds (a
+  // counters-mode run gives each launch its own figures, so a signature
+  // of its own: memory must not grow with the run).
+  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>>
+      sig_ids_;
+  static constexpr size_t kMaxSigIds = 65536;
+  std::string sig_key_buf_;
+  std::unique_ptr<DbStatement> insert_sig_;
   std::unordered_map<std::string, size_t, StringHash, std::equal_to<>>
       group_index_;
   std::vector<std::unique_ptr<Group>> groups_;

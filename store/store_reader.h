@@ -41,7 +41,7 @@ namespace rooftrace {
 std::string SqliteReadUri(const std::string& path);
 
 // The highest store schema major version this reader understands.
-inline constexpr int kStoreSchemaMajor = 8;
+inline constexpr int kStoreSchemaMajor = 9;
 
 class Db;
 class DbStatement;
