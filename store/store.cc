@@ -10,6 +10,7 @@
 #include <optional>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 
 #include "rooftrace_version.h"
 #include "base/command_name.h"
@@ -125,7 +126,12 @@ CREATE TABLE IF NOT EXISTS kernel_rows (
   gemm_call_id INTEGER REFERENCES gemm_calls(gemm_call_id),
   step_id INTEGER, achieved_flops_per_s REAL, achieved_bytes_per_s REAL,
   fraction_of_roof REAL);
-CREATE INDEX IF NOT EXISTS kernel_rows_run ON kernel_rows(run_id, start_ns);
+-- Where each run's kernel rows are (schema 9): kernel_rows has no index on
+-- run_id (it cost a third of a row's write); a run's rows lie between these
+-- ids, and in_start_order = 1 says they were written in start order.
+CREATE TABLE IF NOT EXISTS run_kernel_ids (
+  run_id INTEGER PRIMARY KEY, first_kernel_id INTEGER NOT NULL,
+  last_kernel_id INTEGER NOT NULL, in_start_order INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS kernel_metrics (
   run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
   correlation_id INTEGER NOT NULL, name TEXT NOT NULL, value REAL,
@@ -190,9 +196,10 @@ CREATE VIEW IF NOT EXISTS kernels AS SELECT
   r.step_id, s.phase, s.op
   FROM kernel_rows r LEFT JOIN kernel_sigs s ON s.sig_id = r.sig_id
   LEFT JOIN kernel_names n ON n.name_id = s.name_id;
--- Rows written through the view land in the three tables, a signature
--- each (a NULL name stays NULL); the collector writes kernel_sigs and
--- kernel_rows directly, each signature once.
+-- Rows written through the view land in kernel_names, kernel_sigs (a
+-- signature each) and kernel_rows, and widen their run's run_kernel_ids (a
+-- NULL name stays NULL); the collector writes the tables directly, each
+-- signature once.
 CREATE TRIGGER IF NOT EXISTS kernels_insert INSTEAD OF INSERT ON kernels BEGIN
   INSERT OR IGNORE INTO kernel_names (name, demangled, family)
     SELECT NEW.name, NEW.demangled, NEW.family WHERE NEW.name IS NOT NULL;
@@ -227,6 +234,13 @@ CREATE TRIGGER IF NOT EXISTS kernels_insert INSTEAD OF INSERT ON kernels BEGIN
     NEW.api_start_ns, NEW.graph_node_id, NEW.gemm_call_id, NEW.step_id,
     NEW.achieved_flops_per_s, NEW.achieved_bytes_per_s,
     NEW.fraction_of_roof);
+  INSERT INTO run_kernel_ids (run_id, first_kernel_id, last_kernel_id,
+    in_start_order)
+  VALUES (NEW.run_id, last_insert_rowid(), last_insert_rowid(), 0)
+  ON CONFLICT (run_id) DO UPDATE SET
+    first_kernel_id = MIN(first_kernel_id, excluded.first_kernel_id),
+    last_kernel_id = MAX(last_kernel_id, excluded.last_kernel_id),
+    in_start_order = 0;
 END;
 )sql";
 
@@ -384,26 +398,30 @@ Status Store::PrepareInsert(Db* db, std::string_view sql,
 Status Store::Step(const std::unique_ptr<DbStatement>& stmt,
                    const char* what) {
   const StatusOr<bool> rc = stmt->Step();
-  if (!rc.ok()) {
-    // The database may have rolled the transaction back: ids it held are
-    // gone.
-    name_ids_.clear();
-    sig_ids_.clear();
-    ++names_epoch_;
-    Status error = Error(what, rc.status());
-    stmt->Reset();
-    // The whole write goes (a full disk may have rolled back part of it
-    // already), so the caller can count what was lost; an atomic run is
-    // rolled back by AbortRun().
-    if (in_txn_ && !atomic_runs_) {
-      if (db_->InTransaction()) (void)db_->Rollback();
-      in_txn_ = false;
-      kernels_in_txn_ = ranges_in_txn_ = 0;
-      pending_kernels_.clear();  // of the write that failed
-    }
-    return error;
-  }
+  if (!rc.ok()) return WriteFailed(what, rc.status(), stmt.get());
   return OkStatus();
+}
+
+Status Store::WriteFailed(const char* what, const Status& cause,
+                          DbStatement* stmt) {
+  // The database may have rolled the transaction back: ids it held are
+  // gone.
+  name_ids_.clear();
+  sig_ids_.clear();
+  ++names_epoch_;
+  Status error = Error(what, cause);
+  if (stmt != nullptr) stmt->Reset();
+  // The whole write goes (a full disk may have rolled back part of it
+  // already), so the caller can count what was lost; an atomic run is
+  // rolled back by AbortRun().
+  if (in_txn_ && !atomic_runs_) {
+    if (db_->InTransaction()) (void)db_->Rollback();
+    in_txn_ = false;
+    kernels_in_txn_ = ranges_in_txn_ = 0;
+    pending_kernels_.clear();  // of the write that failed
+    for (RunKernelIds& r : run_kernel_ids_) r.in_txn = false;
+  }
+  return error;
 }
 
 StatusOr<int64_t> Store::StepInsert(const std::unique_ptr<DbStatement>& stmt,
@@ -428,8 +446,10 @@ Status Store::Begin() {
 
 Status Store::Commit() {
   if (!in_txn_) return OkStatus();
-  // A kernel row is in its transaction once it is inserted.
+  // A kernel row is in its transaction once it is inserted, and its run's
+  // run_kernel_ids row covers it.
   if (Status flushed = FlushKernels(); !flushed.ok()) return flushed;
+  if (Status ids = UpdateKernelIds(); !ids.ok()) return ids;
   if (!in_txn_) return OkStatus();
   in_txn_ = false;
   Status s = db_->Commit();  // a failed COMMIT is rolled back
@@ -616,8 +636,8 @@ Status Store::MigrateFromSchema7() {
 Status Store::MigrateFromSchema8() {
   std::vector<std::string> statements;
   if (!db_->HasColumn("kernel_rows", "sig_id")) {
-    // The view (and SQLite's trigger) read the old table; its index's name
-    // is the new table's.
+    // The view (and SQLite's trigger) read the old table; its index goes
+    // (run_kernel_ids replaces it).
     if (db_->backend() == DbBackend::kSqlite) {
       statements.push_back("DROP TRIGGER IF EXISTS kernels_insert");
     }
@@ -634,6 +654,11 @@ Status Store::MigrateFromSchema8() {
                          ", kernel_id, " + kKernelRowTail +
                          " FROM kernel_rows_v8");
     statements.push_back("DROP TABLE kernel_rows_v8");
+    // Each run's ids; not known to be in start order (readers sort).
+    statements.push_back(
+        "INSERT INTO run_kernel_ids (run_id, first_kernel_id, "
+        "last_kernel_id, in_start_order) SELECT run_id, MIN(kernel_id), "
+        "MAX(kernel_id), 0 FROM kernel_rows GROUP BY run_id");
     if (db_->backend() == DbBackend::kPostgres) {
       // Ids given explicitly: the identities go on after the highest.
       for (const char* t : {"kernel_sigs", "kernel_rows"}) {
@@ -864,7 +889,24 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   for (size_t i = 1; i < kKernelsPerInsert; ++i) many_rows += "," + one_row;
   RT_RETURN_IF_ERROR(
       s->Prepare(insert_kernel + many_rows, &s->insert_kernels_));
-  s->pending_kernels_.reserve(kKernelsPerInsert);
+  // A run's row opened at the next kernel id (a superset on PostgreSQL,
+  // where other writers' rows may come between: readers also ask for the
+  // run), and brought to the last one (MAX: the highest id visible).
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO run_kernel_ids (run_id, first_kernel_id, last_kernel_id, "
+      "in_start_order) SELECT CAST(? AS BIGINT), COALESCE(MAX(kernel_id), 0) "
+      "+ 1, COALESCE(MAX(kernel_id), 0), 1 FROM kernel_rows WHERE true "
+      "ON CONFLICT (run_id) DO NOTHING",
+      &s->open_kernel_ids_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "UPDATE run_kernel_ids SET last_kernel_id = (SELECT MAX(kernel_id) "
+      "FROM kernel_rows), in_start_order = ? WHERE run_id = ?",
+      &s->update_kernel_ids_));
+  // PostgreSQL takes them by COPY, a round trip and a statement for
+  // thousands of rows.
+  s->kernels_per_flush_ =
+      s->db_->CanCopyRows() ? kKernelsPerCopy : kKernelsPerInsert;
+  s->pending_kernels_.reserve(s->kernels_per_flush_);
   // Signatures are shared by runs as names are: on PostgreSQL, inserted and
   // committed at once on the names' connection (a signature whose kernels
   // were rolled back is harmless).
@@ -1067,6 +1109,9 @@ Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
   RT_RETURN_IF_ERROR(s);
   RT_RETURN_IF_ERROR(Commit());
   lease_.Release();
+  std::erase_if(run_kernel_ids_, [run_id](const RunKernelIds& r) {
+    return r.run_id == run_id && !r.in_txn;
+  });
   return OkStatus();
 }
 
@@ -1465,6 +1510,15 @@ Status Store::AddKernel(const KernelRow& k) {
   // Every kernel counts in its group; only the kept ones get a row.
   if (!Aggregate(k, group)) return OkStatus();
   RT_ASSIGN_OR_RETURN(const int64_t sig_id, SigOf(k, group));
+  // Readers order a run's kernels by start, NULL first, then by id: rows
+  // written in that order need no sort.
+  RunKernelIds& ids = KernelIdsOf(k.run_id);
+  if (ids.any && ids.last_start &&
+      (!k.start_ns || *k.start_ns < *ids.last_start)) {
+    ids.in_order = false;
+  }
+  ids.any = true;
+  ids.last_start = k.start_ns;
   PendingKernel& p = pending_kernels_.emplace_back();
   p.run_id = k.run_id;
   p.session_id = k.session_id;
@@ -1480,7 +1534,7 @@ Status Store::AddKernel(const KernelRow& k) {
   p.achieved_flops_per_s = k.achieved_flops_per_s;
   p.achieved_bytes_per_s = k.achieved_bytes_per_s;
   p.fraction_of_roof = k.fraction_of_roof;
-  if (pending_kernels_.size() >= kKernelsPerInsert) {
+  if (pending_kernels_.size() >= kernels_per_flush_) {
     RT_RETURN_IF_ERROR(FlushKernels());
   }
   ++kernels_in_txn_;
@@ -1503,7 +1557,78 @@ void BindKernel(Binder* b, const Row& p) {
 
 }  // namespace
 
+Store::RunKernelIds& Store::KernelIdsOf(int64_t run_id) {
+  for (RunKernelIds& r : run_kernel_ids_) {
+    if (r.run_id == run_id) return r;
+  }
+  RunKernelIds& r = run_kernel_ids_.emplace_back();
+  r.run_id = run_id;
+  return r;
+}
+
+Status Store::UpdateKernelIds() {
+  for (RunKernelIds& r : run_kernel_ids_) {
+    if (!r.in_txn) continue;
+    Binder(update_kernel_ids_).Int(r.in_order ? 1 : 0).Int(r.run_id);
+    RT_RETURN_IF_ERROR(
+        Step(update_kernel_ids_, "cannot record a run's kernel ids"));
+    r.in_txn = false;
+  }
+  return OkStatus();
+}
+
 Status Store::FlushKernels() {
+  if (pending_kernels_.empty()) return OkStatus();
+  // Each run's run_kernel_ids row, opened (at the next id) before its first
+  // rows of this transaction.
+  int64_t opened = 0;
+  for (const PendingKernel& p : pending_kernels_) {
+    if (p.run_id == opened) continue;
+    opened = p.run_id;
+    RunKernelIds& ids = KernelIdsOf(p.run_id);
+    if (ids.in_txn) continue;
+    Binder(open_kernel_ids_).Int(p.run_id);
+    RT_RETURN_IF_ERROR(
+        Step(open_kernel_ids_, "cannot record a run's kernel ids"));
+    ids.in_txn = true;
+  }
+  if (db_->CanCopyRows()) {
+    std::vector<DbCell>& cells = copy_cells_;
+    cells.clear();
+    auto add = [&cells](auto v) {
+      DbCell& c = cells.emplace_back();
+      using T = decltype(v);
+      if constexpr (std::is_same_v<T, int64_t>) {
+        c.type = DbType::kInt;
+        c.i = v;
+      } else if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
+        if (v) {
+          c.type = DbType::kInt;
+          c.i = *v;
+        }
+      } else {
+        if (v) {
+          c.type = DbType::kReal;
+          c.r = *v;
+        }
+      }
+    };
+    for (const PendingKernel& p : pending_kernels_) {
+      add(p.run_id); add(p.session_id); add(p.sig_id);
+      add(p.correlation_id); add(p.start_ns); add(p.end_ns);
+      add(p.duration_ns); add(p.api_start_ns); add(p.graph_node_id);
+      add(p.gemm_call_id); add(p.step_id); add(p.achieved_flops_per_s);
+      add(p.achieved_bytes_per_s); add(p.fraction_of_roof);
+    }
+    pending_kernels_.clear();
+    const Status copied =
+        db_->CopyRows("kernel_rows",
+                      std::string(kKernelRowHead) + ", sig_id, " +
+                          kKernelRowTail,
+                      kKernelRowParams, cells);
+    if (!copied.ok()) return WriteFailed("cannot insert kernels", copied);
+    return OkStatus();
+  }
   size_t done = 0;
   const size_t n = pending_kernels_.size();
   Status st;
@@ -1608,6 +1733,7 @@ Status Store::AbortRun() {
   in_txn_ = false;
   kernels_in_txn_ = ranges_in_txn_ = 0;
   pending_kernels_.clear();
+  for (RunKernelIds& r : run_kernel_ids_) r.in_txn = false;
   name_ids_.clear();  // the names and signatures it inserted are gone too
   sig_ids_.clear();
   ++names_epoch_;

@@ -129,6 +129,11 @@ class Store : public RunSink {
                        std::string_view id_column,
                        std::unique_ptr<DbStatement>* stmt);
   Status Step(const std::unique_ptr<DbStatement>& stmt, const char* what);
+  // A write (`what`) failed for `cause`: the names and signatures looked up
+  // are forgotten, and the write's transaction is rolled back (not an atomic
+  // run's: AbortRun's). `stmt`, when given, is reset.
+  Status WriteFailed(const char* what, const Status& cause,
+                     DbStatement* stmt = nullptr);
   // Step() of a PrepareInsert() statement: the id it inserted.
   StatusOr<int64_t> StepInsert(const std::unique_ptr<DbStatement>& stmt,
                                const char* what);
@@ -204,7 +209,27 @@ class Store : public RunSink {
   // less than as many of one row (a statement's run and reset, its parse
   // and plan on the server); 64 x 14 parameters is under SQLite's 999.
   static constexpr size_t kKernelsPerInsert = 64;
+  // Where the backend copies rows in bulk (Db::CanCopyRows: PostgreSQL),
+  // this many a COPY.
+  static constexpr size_t kKernelsPerCopy = 4096;
+  size_t kernels_per_flush_ = kKernelsPerInsert;
+  std::vector<DbCell> copy_cells_;  // FlushKernels' COPY, kept for its capacity
   std::vector<PendingKernel> pending_kernels_;
+  // What the writer knows of the kernel rows of a run it writes, for its
+  // run_kernel_ids row: whether they came in start order so far (readers
+  // then need no sort), and whether the open transaction wrote some (the
+  // row is opened before them and brought up to date before the commit).
+  struct RunKernelIds {
+    int64_t run_id = 0;
+    std::optional<int64_t> last_start;
+    bool any = false, in_order = true, in_txn = false;
+  };
+  RunKernelIds& KernelIdsOf(int64_t run_id);
+  // Before the commit: each run_kernel_ids row the transaction's kernel
+  // rows belong to gets their last id and whether they are in order.
+  Status UpdateKernelIds();
+  std::vector<RunKernelIds> run_kernel_ids_;  // a few: the runs being written
+  std::unique_ptr<DbStatement> open_kernel_ids_, update_kernel_ids_;
   std::unique_ptr<DbStatement> insert_kernels_;
   std::unique_ptr<DbStatement> insert_kernel_;
   std::unique_ptr<DbStatement> select_name_;

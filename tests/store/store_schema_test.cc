@@ -988,5 +988,74 @@ TEST_F(StoreSchemaTest, EachLaunchKeepsItsOwnSignature) {
             static_cast<int64_t>(variants.size()) + 1);
 }
 
+// kernel_rows has no index on run_id: a run's kernels are found by their
+// ids (run_kernel_ids) and read in start order, NULL first, whether they
+// were written in it (read without a sort: in_start_order 1) or not.
+TEST_F(StoreSchemaTest, KernelsAreReadInStartOrderWhateverOrderTheyCameIn) {
+  auto store = Store::Open(store_);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  const std::vector<std::vector<std::optional<int64_t>>> starts = {
+      {10, 20, 20, 30}, {30, std::nullopt, 10, 20}, {std::nullopt, 5, 7}};
+  std::vector<int64_t> runs;
+  for (const auto& run_starts : starts) {
+    RunRow run;
+    auto run_id = (*store)->BeginRun(run);
+    ASSERT_TRUE(run_id.ok());
+    runs.push_back(*run_id);
+    for (const std::optional<int64_t>& start : run_starts) {
+      KernelRow k;
+      k.run_id = *run_id;
+      k.session_id = 1;
+      k.name = "k";
+      k.start_ns = start;
+      k.duration_ns = 1;
+      ASSERT_TRUE((*store)->AddKernel(k).ok());
+      // A write each, as windows are: the run's ids grow with each.
+      ASSERT_TRUE((*store)->EndWrite().ok());
+    }
+    run.run_id = *run_id;
+    ASSERT_TRUE((*store)->FinishRun(run, ImportStats()).ok());
+  }
+  store->reset();
+  EXPECT_EQ(Rows(store_, "SELECT run_id, first_kernel_id, last_kernel_id, "
+                         "in_start_order FROM run_kernel_ids ORDER BY run_id"),
+            (std::vector<std::string>{"1|1|4|1", "2|5|8|0", "3|9|11|1"}));
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(store_, store_).ok());
+  const std::vector<std::string> expected = {"10 20 20 30 ", "- 10 20 30 ",
+                                             "- 5 7 "};
+  for (size_t r = 0; r < runs.size(); ++r) {
+    std::string read;
+    ASSERT_TRUE(reader
+                    .ForEachKernel(runs[r],
+                                   [&](const KernelRow& k) {
+                                     read += k.start_ns
+                                                 ? std::to_string(*k.start_ns)
+                                                 : "-";
+                                     read += ' ';
+                                     return OkStatus();
+                                   })
+                    .ok());
+    EXPECT_EQ(read, expected[r]) << "run " << runs[r];
+    auto count = reader.KernelCount(runs[r]);
+    ASSERT_TRUE(count.ok());
+    EXPECT_EQ(*count, static_cast<int64_t>(starts[r].size()));
+  }
+  std::string all;
+  ASSERT_TRUE(reader
+                  .ForEachKernelOfRuns(runs,
+                                       [&](const KernelRow& k) {
+                                         all += std::to_string(k.run_id) +
+                                                ":" +
+                                                (k.start_ns ? std::to_string(
+                                                                  *k.start_ns)
+                                                            : "-") +
+                                                " ";
+                                         return OkStatus();
+                                       })
+                  .ok());
+  EXPECT_EQ(all, "1:10 1:20 1:20 1:30 2:- 2:10 2:20 2:30 3:- 3:5 3:7 ");
+}
+
 }  // namespace
 }  // namespace rooftrace

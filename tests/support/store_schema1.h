@@ -61,7 +61,8 @@ namespace rooftrace::test_support {
   "END;\n"
 
 // Schema 9 -> 8: each kernel's row whole in kernel_rows again (its
-// signature's columns back in it), no kernel_sigs.
+// signature's columns back in it) with its index on (run_id, start_ns), no
+// kernel_sigs, no run_kernel_ids.
 #define ROOFTRACE_DOWNGRADE_9_TO_8_SQL                              \
   "DROP TRIGGER kernels_insert;\n"                                  \
   "CREATE TABLE kernel_rows_v8 (\n"                                 \
@@ -102,9 +103,9 @@ namespace rooftrace::test_support {
   "  s.roof_flops_per_s, r.fraction_of_roof, s.bound, r.step_id, s.phase,\n" \
   "  s.op FROM kernel_rows r LEFT JOIN kernel_sigs s ON s.sig_id = r.sig_id;\n" \
   "DROP VIEW kernels;\n"                                            \
-  "DROP INDEX kernel_rows_run;\n"                                   \
   "DROP TABLE kernel_rows;\n"                                       \
   "DROP TABLE kernel_sigs;\n"                                       \
+  "DROP TABLE run_kernel_ids;\n"                                    \
   "ALTER TABLE kernel_rows_v8 RENAME TO kernel_rows;\n"             \
   "CREATE INDEX kernel_rows_run ON kernel_rows(run_id, start_ns);\n" \
   ROOFTRACE_WIDE_KERNELS_VIEW_SQL(", r.op", ", op", ", NEW.op")     \
