@@ -252,6 +252,11 @@ void BuildStore(const std::string& path, int64_t n) {
       sqlite3_reset(s);
       t += k.ns + 500;
     }
+    // Where the run's rows are, written in start order (as the writer
+    // records it).
+    Exec(db, "INSERT INTO run_kernel_ids SELECT run_id, MIN(kernel_id), "
+             "MAX(kernel_id), 1 FROM kernel_rows WHERE run_id = " + id +
+             " GROUP BY run_id");
     Exec(db, "COMMIT");
   }
   sqlite3_finalize(s);

@@ -30,6 +30,7 @@
 #include <ctime>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "bench/support/bench_clock.h"
 #include "bench/support/server_cpu.h"
@@ -199,6 +200,11 @@ int main(int argc, char** argv) {
   double t0 = Wall();
   {
     rt::testing::TestStore s(path);
+    // Each group's series first; then the runs one after another, as a
+    // writer stores them (a run's kernel rows together: since schema 9 a
+    // run's kernels are found by their id range, run_kernel_ids).
+    std::vector<std::vector<double>> series;
+    std::vector<double> bases;
     for (int g = 0; g < groups; ++g) {
       rt::stats::SyntheticSeriesSpec spec;
       spec.runs = runs;
@@ -208,20 +214,22 @@ int main(int argc, char** argv) {
         spec.step_at = runs - 3;
         spec.step = 0.08;
       }
-      const auto ns = rt::stats::SyntheticSeries(spec, 1000 + g);
-      for (int r = 0; r < runs; ++r) {
-        if (g == 0) {
-          s.AddRun(r + 1, "Test GPU 2TB");
-          s.Exec("INSERT INTO run_labels VALUES (" + std::to_string(r + 1) +
-                 ", 'branch', 'main')");
-        }
+      series.push_back(rt::stats::SyntheticSeries(spec, 1000 + g));
+      bases.push_back(spec.base);
+    }
+    for (int r = 0; r < runs; ++r) {
+      s.AddRun(r + 1, "Test GPU 2TB");
+      s.Exec("INSERT INTO run_labels VALUES (" + std::to_string(r + 1) +
+             ", 'branch', 'main')");
+      for (int g = 0; g < groups; ++g) {
+        const std::vector<double>& ns = series[g];
         rt::testing::KernelSpec k;
         k.run_id = k.session_id = r + 1;
         k.name = "kernel_" + std::to_string(g);
         k.family = "family_" + std::to_string(g);
         k.start_ns = 1000 + 100000 * g;
         k.duration_ns = static_cast<int64_t>(ns[r]);
-        k.fraction_of_roof = 0.5 * spec.base / ns[r];
+        k.fraction_of_roof = 0.5 * bases[g] / ns[r];
         for (int l = 0; l < launches; ++l) {
           s.AddKernel(k);
           k.start_ns += 100000 * groups;
