@@ -1051,6 +1051,22 @@ TEST_F(PostgresStoreTest, ConcurrentWritersLoseNothing) {
   EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM (SELECT run_id FROM kernels GROUP "
                     "BY run_id HAVING COUNT(*) <> 225) AS short_runs"),
             0);
+  // A run's rows lie within its run_kernel_ids, other writers' rows among
+  // them: the reader finds every one of each run's.
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(pg, pg).ok());
+  ASSERT_EQ(reader.runs().size(), static_cast<size_t>(kWriters * kRunsEach));
+  for (const RunRow& run : reader.runs()) {
+    int64_t n = 0;
+    ASSERT_TRUE(reader
+                    .ForEachKernel(run.run_id,
+                                   [&](const KernelRow&) {
+                                     ++n;
+                                     return OkStatus();
+                                   })
+                    .ok());
+    EXPECT_EQ(n, 225) << "run " << run.run_id;
+  }
 }
 
 // A batch's writes are queued (one round trip per batch, not per row):
