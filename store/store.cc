@@ -885,10 +885,19 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   for (int i = 1; i < kKernelRowParams; ++i) one_row += ",?";
   one_row += ")";
   RT_RETURN_IF_ERROR(s->Prepare(insert_kernel + one_row, &s->insert_kernel_));
-  std::string many_rows = one_row;
-  for (size_t i = 1; i < kKernelsPerInsert; ++i) many_rows += "," + one_row;
-  RT_RETURN_IF_ERROR(
-      s->Prepare(insert_kernel + many_rows, &s->insert_kernels_));
+  for (const size_t rows : {kKernelsPerInsert, kKernelsPerInsertOldSqlite}) {
+    std::string many_rows = one_row;
+    for (size_t i = 1; i < rows; ++i) many_rows += "," + one_row;
+    StatusOr<std::unique_ptr<DbStatement>> p =
+        s->db_->Prepare(insert_kernel + many_rows);
+    // Refused only for its parameters' number (SQLite before 3.32): the
+    // smaller one is under every limit.
+    if (!p.ok() && rows != kKernelsPerInsertOldSqlite) continue;
+    if (!p.ok()) return s->Error("cannot prepare statement", p.status());
+    s->insert_kernels_ = std::move(*p);
+    s->kernels_per_insert_ = rows;
+    break;
+  }
   // A run's row opened at the next kernel id (a superset on PostgreSQL,
   // where other writers' rows may come between: readers also ask for the
   // run), and brought to the last one (MAX: the highest id visible).
@@ -905,7 +914,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   // PostgreSQL takes them by COPY, a round trip and a statement for
   // thousands of rows.
   s->kernels_per_flush_ =
-      s->db_->CanCopyRows() ? kKernelsPerCopy : kKernelsPerInsert;
+      s->db_->CanCopyRows() ? kKernelsPerCopy : s->kernels_per_insert_;
   s->pending_kernels_.reserve(s->kernels_per_flush_);
   // Signatures are shared by runs as names are: on PostgreSQL, inserted and
   // committed at once on the names' connection (a signature whose kernels
@@ -1632,13 +1641,13 @@ Status Store::FlushKernels() {
   size_t done = 0;
   const size_t n = pending_kernels_.size();
   Status st;
-  while (st.ok() && n - done >= kKernelsPerInsert) {
+  while (st.ok() && n - done >= kernels_per_insert_) {
     Binder b(insert_kernels_);
-    for (size_t i = 0; i < kKernelsPerInsert; ++i) {
+    for (size_t i = 0; i < kernels_per_insert_; ++i) {
       BindKernel(&b, pending_kernels_[done + i]);
     }
     st = Step(insert_kernels_, "cannot insert kernels");
-    done += kKernelsPerInsert;
+    done += kernels_per_insert_;
   }
   for (; st.ok() && done < n; ++done) {
     Binder b(insert_kernel_);
