@@ -80,6 +80,14 @@ void SetDbStopCheck(bool (*stopped)());
 // "rooftrace-<database>.raw" in the current folder.
 std::string RawStreamDir(std::string_view target);
 
+// One value of a row handed to Db::CopyRows: NULL, an integer or a real
+// (NaN is NULL, as BindReal stores it).
+struct DbCell {
+  DbType type = DbType::kNull;
+  int64_t i = 0;
+  double r = 0;
+};
+
 class DbStatement {
  public:
   virtual ~DbStatement() = default;
@@ -170,6 +178,16 @@ class Db {
   // gets 64 KiB pages; waits a moment for another rooftrace creating the
   // same new file. PostgreSQL: nothing.
   virtual Status PrepareForWrites(bool scratch) = 0;
+  // Appends rows to `table` in bulk where the backend has a faster way than
+  // an INSERT of many rows: `cells` holds the values of `columns` (a
+  // comma-separated list of `num_columns` names), row after row, numbers
+  // only. PostgreSQL: one COPY ... FROM STDIN in text format, one round
+  // trip for all of them, in the current transaction (a refused row fails
+  // it, as a refused INSERT does). SQLite: false from CanCopyRows(), and
+  // this is not called (its INSERT of 64 rows costs it as little).
+  virtual bool CanCopyRows() const = 0;
+  virtual Status CopyRows(std::string_view table, std::string_view columns,
+                          int num_columns, const std::vector<DbCell>& cells) = 0;
   // The times this connection has waited for the database's answer so far
   // (PostgreSQL: each a round trip to the server, which is what a remote
   // store's reads cost; SQLite: 0, it answers in process). For benchmarks

@@ -156,6 +156,12 @@ class SqliteDb : public Db {
   bool ConcurrentWriters() const override { return false; }
   Status PrepareForWrites(bool scratch) override;
   int64_t RoundTrips() const override { return 0; }  // in process
+  bool CanCopyRows() const override { return false; }
+  Status CopyRows(std::string_view table, std::string_view, int,
+                  const std::vector<DbCell>&) override {
+    return InternalError(name_ + ": no bulk copy into " + std::string(table) +
+                         " on SQLite (CanCopyRows is false)");
+  }
 
  private:
   StatusOr<std::unique_ptr<DbStatement>> PrepareStatement(std::string_view sql,

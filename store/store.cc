@@ -5,10 +5,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <optional>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 
 #include "rooftrace_version.h"
 #include "base/command_name.h"
@@ -93,81 +95,43 @@ CREATE TABLE IF NOT EXISTS gemm_calls (
 CREATE TABLE IF NOT EXISTS kernel_names (
   name_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, demangled TEXT,
   family TEXT);
-CREATE TABLE IF NOT EXISTS kernel_rows (
-  kernel_id INTEGER PRIMARY KEY,
-  run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
-  correlation_id INTEGER, device_id INTEGER, context_id INTEGER,
-  stream_id INTEGER, name_id INTEGER REFERENCES kernel_names(name_id),
-  start_ns INTEGER, end_ns INTEGER, duration_ns INTEGER,
+-- What a launch shares with every launch of its signature (schema 9):
+-- its kernel, where and how it was launched, its shape, figures and
+-- judgement; stored once and looked up in the writer's memory, so that a
+-- kernel row holds only what each launch has of its own.
+CREATE TABLE IF NOT EXISTS kernel_sigs (
+  sig_id INTEGER PRIMARY KEY,
+  name_id INTEGER REFERENCES kernel_names(name_id),
+  device_id INTEGER, context_id INTEGER, stream_id INTEGER,
   grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
   block_x INTEGER, block_y INTEGER, block_z INTEGER,
   cluster_x INTEGER, cluster_y INTEGER, cluster_z INTEGER,
   registers_per_thread INTEGER,
   static_shared_memory_bytes INTEGER, dynamic_shared_memory_bytes INTEGER,
-  graph_id INTEGER, graph_node_id INTEGER,
-  thread_id INTEGER, api_start_ns INTEGER, nvtx_path TEXT,
-  gemm_call_id INTEGER REFERENCES gemm_calls(gemm_call_id),
+  graph_id INTEGER, thread_id INTEGER, nvtx_path TEXT,
   shape TEXT, token_count INTEGER, precision TEXT, flops INTEGER,
   flops_fp64 INTEGER, flops_fp32 INTEGER, flops_fp16 INTEGER,
   flops_fp64_tc INTEGER, flops_tf32_tc INTEGER, flops_bf16_tc INTEGER,
   flops_fp8_tc INTEGER, flops_int8_tc INTEGER,
   flops_source TEXT, dram_bytes INTEGER, dram_read_bytes INTEGER,
   dram_write_bytes INTEGER, bytes_source TEXT, ai REAL,
-  achieved_flops_per_s REAL, achieved_bytes_per_s REAL,
-  roof_flops_per_s REAL, fraction_of_roof REAL, bound TEXT,
-  step_id INTEGER, phase TEXT, op TEXT);
-CREATE INDEX IF NOT EXISTS kernel_rows_run ON kernel_rows(run_id, start_ns);
--- What readers query: the columns of schema 1's kernels table, in its order.
-CREATE VIEW IF NOT EXISTS kernels AS SELECT
-  r.kernel_id, r.run_id, r.session_id, r.correlation_id, r.device_id,
-  r.context_id, r.stream_id, n.name, n.demangled, n.family,
-  r.start_ns, r.end_ns, r.duration_ns, r.grid_x, r.grid_y, r.grid_z,
-  r.block_x, r.block_y, r.block_z, r.cluster_x, r.cluster_y, r.cluster_z,
-  r.registers_per_thread, r.static_shared_memory_bytes,
-  r.dynamic_shared_memory_bytes, r.graph_id, r.graph_node_id, r.thread_id,
-  r.api_start_ns, r.nvtx_path, r.gemm_call_id, r.shape, r.token_count,
-  r.precision, r.flops, r.flops_fp64, r.flops_fp32, r.flops_fp16,
-  r.flops_fp64_tc, r.flops_tf32_tc, r.flops_bf16_tc, r.flops_fp8_tc,
-  r.flops_int8_tc, r.flops_source, r.dram_bytes, r.dram_read_bytes,
-  r.dram_write_bytes, r.bytes_source, r.ai, r.achieved_flops_per_s,
-  r.achieved_bytes_per_s, r.roof_flops_per_s, r.fraction_of_roof, r.bound,
-  r.step_id, r.phase, r.op
-  FROM kernel_rows r LEFT JOIN kernel_names n ON n.name_id = r.name_id;
--- Rows written through the view land in the two tables (a NULL name stays
--- NULL); the collector writes kernel_rows directly.
-CREATE TRIGGER IF NOT EXISTS kernels_insert INSTEAD OF INSERT ON kernels BEGIN
-  INSERT OR IGNORE INTO kernel_names (name, demangled, family)
-    SELECT NEW.name, NEW.demangled, NEW.family WHERE NEW.name IS NOT NULL;
-  INSERT INTO kernel_rows (
-    kernel_id, run_id, session_id, correlation_id, device_id, context_id,
-    stream_id, name_id, start_ns, end_ns, duration_ns, grid_x, grid_y,
-    grid_z, block_x, block_y, block_z, cluster_x, cluster_y, cluster_z,
-    registers_per_thread, static_shared_memory_bytes,
-    dynamic_shared_memory_bytes, graph_id, graph_node_id, thread_id,
-    api_start_ns, nvtx_path, gemm_call_id, shape, token_count, precision,
-    flops, flops_fp64, flops_fp32, flops_fp16, flops_fp64_tc, flops_tf32_tc,
-    flops_bf16_tc, flops_fp8_tc, flops_int8_tc, flops_source, dram_bytes,
-    dram_read_bytes, dram_write_bytes, bytes_source, ai,
-    achieved_flops_per_s, achieved_bytes_per_s, roof_flops_per_s,
-    fraction_of_roof, bound, step_id, phase, op)
-  VALUES (
-    NEW.kernel_id, NEW.run_id, NEW.session_id, NEW.correlation_id,
-    NEW.device_id, NEW.context_id, NEW.stream_id,
-    (SELECT name_id FROM kernel_names WHERE name = NEW.name), NEW.start_ns,
-    NEW.end_ns, NEW.duration_ns, NEW.grid_x, NEW.grid_y, NEW.grid_z,
-    NEW.block_x, NEW.block_y, NEW.block_z, NEW.cluster_x, NEW.cluster_y,
-    NEW.cluster_z, NEW.registers_per_thread, NEW.static_shared_memory_bytes,
-    NEW.dynamic_shared_memory_bytes, NEW.graph_id, NEW.graph_node_id,
-    NEW.thread_id, NEW.api_start_ns, NEW.nvtx_path, NEW.gemm_call_id,
-    NEW.shape, NEW.token_count, NEW.precision, NEW.flops, NEW.flops_fp64,
-    NEW.flops_fp32, NEW.flops_fp16, NEW.flops_fp64_tc, NEW.flops_tf32_tc,
-    NEW.flops_bf16_tc, NEW.flops_fp8_tc, NEW.flops_int8_tc,
-    NEW.flops_source, NEW.dram_bytes, NEW.dram_read_bytes,
-    NEW.dram_write_bytes, NEW.bytes_source, NEW.ai,
-    NEW.achieved_flops_per_s, NEW.achieved_bytes_per_s,
-    NEW.roof_flops_per_s, NEW.fraction_of_roof, NEW.bound, NEW.step_id,
-    NEW.phase, NEW.op);
-END;
+  roof_flops_per_s REAL, bound TEXT, phase TEXT, op TEXT);
+-- One row per launch: what varies from launch to launch (schema 9).
+CREATE TABLE IF NOT EXISTS kernel_rows (
+  kernel_id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
+  sig_id INTEGER REFERENCES kernel_sigs(sig_id),
+  correlation_id INTEGER, start_ns INTEGER, end_ns INTEGER,
+  duration_ns INTEGER, api_start_ns INTEGER, graph_node_id INTEGER,
+  gemm_call_id INTEGER REFERENCES gemm_calls(gemm_call_id),
+  step_id INTEGER, achieved_flops_per_s REAL, achieved_bytes_per_s REAL,
+  fraction_of_roof REAL);
+-- Where each run's kernel rows are (schema 9): kernel_rows has no index on
+-- run_id (it cost a third of a row's write); a run's rows lie between these
+-- ids, and in_start_order = 1 says they were written in start order.
+CREATE TABLE IF NOT EXISTS run_kernel_ids (
+  run_id INTEGER PRIMARY KEY, first_kernel_id INTEGER NOT NULL,
+  last_kernel_id INTEGER NOT NULL, in_start_order INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS kernel_metrics (
   run_id INTEGER NOT NULL, session_id INTEGER NOT NULL,
   correlation_id INTEGER NOT NULL, name TEXT NOT NULL, value REAL,
@@ -209,20 +173,99 @@ CREATE TABLE IF NOT EXISTS steps (
   gpu_time_ns INTEGER, PRIMARY KEY (run_id, step_id));
 )sql";
 
-// kernel_rows' columns after kernel_id, in the order AddKernel binds them.
-constexpr char kKernelRowColumns[] =
-    "run_id, session_id, correlation_id, device_id, context_id, stream_id, "
-    "name_id, start_ns, end_ns, duration_ns, grid_x, grid_y, grid_z, "
+// The kernels view over schema 9's kernel_rows and kernel_sigs (and
+// SQLite's trigger that splits a row written through it). Apart from
+// kSchema: made once kernel_rows has schema 9's columns (an upgrade from
+// schema 8 moves them first; PostgreSQL checks a view's columns when it
+// is made).
+constexpr char kKernelsView[] = R"sql(
+-- What readers query: the columns of schema 1's kernels table, in its order.
+CREATE VIEW IF NOT EXISTS kernels AS SELECT
+  r.kernel_id, r.run_id, r.session_id, r.correlation_id, s.device_id,
+  s.context_id, s.stream_id, n.name, n.demangled, n.family,
+  r.start_ns, r.end_ns, r.duration_ns, s.grid_x, s.grid_y, s.grid_z,
+  s.block_x, s.block_y, s.block_z, s.cluster_x, s.cluster_y, s.cluster_z,
+  s.registers_per_thread, s.static_shared_memory_bytes,
+  s.dynamic_shared_memory_bytes, s.graph_id, r.graph_node_id, s.thread_id,
+  r.api_start_ns, s.nvtx_path, r.gemm_call_id, s.shape, s.token_count,
+  s.precision, s.flops, s.flops_fp64, s.flops_fp32, s.flops_fp16,
+  s.flops_fp64_tc, s.flops_tf32_tc, s.flops_bf16_tc, s.flops_fp8_tc,
+  s.flops_int8_tc, s.flops_source, s.dram_bytes, s.dram_read_bytes,
+  s.dram_write_bytes, s.bytes_source, s.ai, r.achieved_flops_per_s,
+  r.achieved_bytes_per_s, s.roof_flops_per_s, r.fraction_of_roof, s.bound,
+  r.step_id, s.phase, s.op
+  FROM kernel_rows r LEFT JOIN kernel_sigs s ON s.sig_id = r.sig_id
+  LEFT JOIN kernel_names n ON n.name_id = s.name_id;
+-- Rows written through the view land in kernel_names, kernel_sigs (a
+-- signature each) and kernel_rows, and widen their run's run_kernel_ids (a
+-- NULL name stays NULL); the collector writes the tables directly, each
+-- signature once.
+CREATE TRIGGER IF NOT EXISTS kernels_insert INSTEAD OF INSERT ON kernels BEGIN
+  INSERT OR IGNORE INTO kernel_names (name, demangled, family)
+    SELECT NEW.name, NEW.demangled, NEW.family WHERE NEW.name IS NOT NULL;
+  INSERT INTO kernel_sigs (
+    name_id, device_id, context_id, stream_id, grid_x, grid_y, grid_z,
+    block_x, block_y, block_z, cluster_x, cluster_y, cluster_z,
+    registers_per_thread, static_shared_memory_bytes,
+    dynamic_shared_memory_bytes, graph_id, thread_id, nvtx_path, shape,
+    token_count, precision, flops, flops_fp64, flops_fp32, flops_fp16,
+    flops_fp64_tc, flops_tf32_tc, flops_bf16_tc, flops_fp8_tc,
+    flops_int8_tc, flops_source, dram_bytes, dram_read_bytes,
+    dram_write_bytes, bytes_source, ai, roof_flops_per_s, bound, phase, op)
+  VALUES (
+    (SELECT name_id FROM kernel_names WHERE name = NEW.name), NEW.device_id,
+    NEW.context_id, NEW.stream_id, NEW.grid_x, NEW.grid_y, NEW.grid_z,
+    NEW.block_x, NEW.block_y, NEW.block_z, NEW.cluster_x, NEW.cluster_y,
+    NEW.cluster_z, NEW.registers_per_thread, NEW.static_shared_memory_bytes,
+    NEW.dynamic_shared_memory_bytes, NEW.graph_id, NEW.thread_id,
+    NEW.nvtx_path, NEW.shape, NEW.token_count, NEW.precision, NEW.flops,
+    NEW.flops_fp64, NEW.flops_fp32, NEW.flops_fp16, NEW.flops_fp64_tc,
+    NEW.flops_tf32_tc, NEW.flops_bf16_tc, NEW.flops_fp8_tc,
+    NEW.flops_int8_tc, NEW.flops_source, NEW.dram_bytes,
+    NEW.dram_read_bytes, NEW.dram_write_bytes, NEW.bytes_source, NEW.ai,
+    NEW.roof_flops_per_s, NEW.bound, NEW.phase, NEW.op);
+  INSERT INTO kernel_rows (
+    kernel_id, run_id, session_id, sig_id, correlation_id, start_ns, end_ns,
+    duration_ns, api_start_ns, graph_node_id, gemm_call_id, step_id,
+    achieved_flops_per_s, achieved_bytes_per_s, fraction_of_roof)
+  VALUES (
+    NEW.kernel_id, NEW.run_id, NEW.session_id, last_insert_rowid(),
+    NEW.correlation_id, NEW.start_ns, NEW.end_ns, NEW.duration_ns,
+    NEW.api_start_ns, NEW.graph_node_id, NEW.gemm_call_id, NEW.step_id,
+    NEW.achieved_flops_per_s, NEW.achieved_bytes_per_s,
+    NEW.fraction_of_roof);
+  INSERT INTO run_kernel_ids (run_id, first_kernel_id, last_kernel_id,
+    in_start_order)
+  VALUES (NEW.run_id, last_insert_rowid(), last_insert_rowid(), 0)
+  ON CONFLICT (run_id) DO UPDATE SET
+    first_kernel_id = MIN(first_kernel_id, excluded.first_kernel_id),
+    last_kernel_id = MAX(last_kernel_id, excluded.last_kernel_id),
+    in_start_order = 0;
+END;
+)sql";
+
+// kernel_sigs' columns after sig_id, in the order AddKernel binds them
+// (schema 9): what a launch shares with the other launches of its
+// signature. The columns of kernel_rows before schema 9 of the same names.
+constexpr char kKernelSigColumns[] =
+    "name_id, device_id, context_id, stream_id, grid_x, grid_y, grid_z, "
     "block_x, block_y, block_z, cluster_x, cluster_y, cluster_z, "
     "registers_per_thread, static_shared_memory_bytes, "
-    "dynamic_shared_memory_bytes, graph_id, graph_node_id, thread_id, "
-    "api_start_ns, nvtx_path, gemm_call_id, shape, token_count, precision, "
-    "flops, flops_fp64, flops_fp32, flops_fp16, flops_fp64_tc, "
-    "flops_tf32_tc, flops_bf16_tc, flops_fp8_tc, flops_int8_tc, "
-    "flops_source, dram_bytes, dram_read_bytes, dram_write_bytes, "
-    "bytes_source, ai, achieved_flops_per_s, achieved_bytes_per_s, "
-    "roof_flops_per_s, fraction_of_roof, bound, step_id, phase, op";
-constexpr int kKernelRowParams = 54;
+    "dynamic_shared_memory_bytes, graph_id, thread_id, nvtx_path, shape, "
+    "token_count, precision, flops, flops_fp64, flops_fp32, flops_fp16, "
+    "flops_fp64_tc, flops_tf32_tc, flops_bf16_tc, flops_fp8_tc, "
+    "flops_int8_tc, flops_source, dram_bytes, dram_read_bytes, "
+    "dram_write_bytes, bytes_source, ai, roof_flops_per_s, bound, phase, op";
+constexpr int kKernelSigParams = 41;
+// kernel_rows' columns after kernel_id and before sig_id, then after it,
+// in the order AddKernel binds them (schema 9): what each launch has of
+// its own.
+constexpr char kKernelRowHead[] = "run_id, session_id";
+constexpr char kKernelRowTail[] =
+    "correlation_id, start_ns, end_ns, duration_ns, api_start_ns, "
+    "graph_node_id, gemm_call_id, step_id, achieved_flops_per_s, "
+    "achieved_bytes_per_s, fraction_of_roof";
+constexpr int kKernelRowParams = 14;
 
 // Binds parameters left to right.
 class Binder {
@@ -356,24 +399,30 @@ Status Store::PrepareInsert(Db* db, std::string_view sql,
 Status Store::Step(const std::unique_ptr<DbStatement>& stmt,
                    const char* what) {
   const StatusOr<bool> rc = stmt->Step();
-  if (!rc.ok()) {
-    // The database may have rolled the transaction back: ids it held are
-    // gone.
-    name_ids_.clear();
-    ++names_epoch_;
-    Status error = Error(what, rc.status());
-    stmt->Reset();
-    // The whole write goes (a full disk may have rolled back part of it
-    // already), so the caller can count what was lost; an atomic run is
-    // rolled back by AbortRun().
-    if (in_txn_ && !atomic_runs_) {
-      if (db_->InTransaction()) (void)db_->Rollback();
-      in_txn_ = false;
-      kernels_in_txn_ = ranges_in_txn_ = 0;
-    }
-    return error;
-  }
+  if (!rc.ok()) return WriteFailed(what, rc.status(), stmt.get());
   return OkStatus();
+}
+
+Status Store::WriteFailed(const char* what, const Status& cause,
+                          DbStatement* stmt) {
+  // The database may have rolled the transaction back: ids it held are
+  // gone.
+  name_ids_.clear();
+  sig_ids_.clear();
+  ++names_epoch_;
+  Status error = Error(what, cause);
+  if (stmt != nullptr) stmt->Reset();
+  // The whole write goes (a full disk may have rolled back part of it
+  // already), so the caller can count what was lost; an atomic run is
+  // rolled back by AbortRun().
+  if (in_txn_ && !atomic_runs_) {
+    if (db_->InTransaction()) (void)db_->Rollback();
+    in_txn_ = false;
+    kernels_in_txn_ = ranges_in_txn_ = 0;
+    pending_kernels_.clear();  // of the write that failed
+    for (RunKernelIds& r : run_kernel_ids_) r.in_txn = false;
+  }
+  return error;
 }
 
 StatusOr<int64_t> Store::StepInsert(const std::unique_ptr<DbStatement>& stmt,
@@ -397,6 +446,11 @@ Status Store::Begin() {
 }
 
 Status Store::Commit() {
+  if (!in_txn_) return OkStatus();
+  // A kernel row is in its transaction once it is inserted, and its run's
+  // run_kernel_ids row covers it.
+  if (Status flushed = FlushKernels(); !flushed.ok()) return flushed;
+  if (Status ids = UpdateKernelIds(); !ids.ok()) return ids;
   if (!in_txn_) return OkStatus();
   in_txn_ = false;
   Status s = db_->Commit();  // a failed COMMIT is rolled back
@@ -445,6 +499,7 @@ Status Store::MigrateFromSchema1() {
   if (SchemaVersion() != 1) return Exec("COMMIT");
   Status st = Exec("ALTER TABLE kernels RENAME TO kernels_schema1");
   if (st.ok()) st = Exec(kSchema);
+  if (st.ok()) st = Exec(kKernelsView);
   // The view's trigger splits each row; schema 1's columns are the view's
   // first ones (the later ones are left NULL).
   if (st.ok()) {
@@ -537,18 +592,24 @@ Status Store::MigrateFromSchema5() { return UpgradeSchema(5, {kSchema}); }
 // columns already (kSchema makes them as they are now).
 Status Store::MigrateFromSchema6() {
   std::vector<const char*> statements;
-  if (!db_->HasColumn("kernel_rows", "op")) {
+  // Before schema 9's layout (a store upgraded from schema 3 to 6) the view
+  // is left as it is: the upgrade to 9 (next) makes it again, and until
+  // then readers see it without `op` as before schema 7. In schema 9's
+  // layout (an upgrade from schema 1 or 2) `op` is kernel_sigs'.
+  const bool slim = db_->HasColumn("kernel_rows", "sig_id");
+  if (!slim && !db_->HasColumn("kernel_rows", "op")) {
     statements.push_back("ALTER TABLE kernel_rows ADD COLUMN op TEXT");
   }
   if (!db_->HasColumn("kernel_metrics", "graph_node_id")) {
     statements.push_back(
         "ALTER TABLE kernel_metrics ADD COLUMN graph_node_id INTEGER");
   }
-  if (db_->backend() == DbBackend::kSqlite) {
+  if (slim && db_->backend() == DbBackend::kSqlite) {
     statements.push_back("DROP TRIGGER IF EXISTS kernels_insert");
     statements.push_back("DROP VIEW IF EXISTS kernels");
   }
   statements.push_back(kSchema);
+  if (slim) statements.push_back(kKernelsView);
   return UpgradeSchema(6, statements);
 }
 
@@ -563,6 +624,59 @@ Status Store::MigrateFromSchema7() {
   }
   statements.push_back(kSchema);
   return UpgradeSchema(7, statements);
+}
+
+// Schema 9 split each kernel row in two: what a launch shares with every
+// launch of its signature (kernel_sigs, stored once) and what is its own
+// (kernel_rows, 15 columns), behind a kernels view of the same columns and
+// values. An older row becomes one signature of its own (sig_id =
+// kernel_id) and a slim row: nothing is deduplicated, nothing changes
+// value, and the kernel ids stay. A store whose kernel_rows already has
+// sig_id (made by an upgrade from schema 1 or 2 through kSchema) has
+// nothing to move.
+Status Store::MigrateFromSchema8() {
+  std::vector<std::string> statements;
+  if (!db_->HasColumn("kernel_rows", "sig_id")) {
+    // The view (and SQLite's trigger) read the old table; its index goes
+    // (run_kernel_ids replaces it).
+    if (db_->backend() == DbBackend::kSqlite) {
+      statements.push_back("DROP TRIGGER IF EXISTS kernels_insert");
+    }
+    statements.push_back("DROP VIEW IF EXISTS kernels");
+    statements.push_back("DROP INDEX IF EXISTS kernel_rows_run");
+    statements.push_back("ALTER TABLE kernel_rows RENAME TO kernel_rows_v8");
+    statements.push_back(kSchema);
+    statements.push_back(std::string("INSERT INTO kernel_sigs (sig_id, ") +
+                         kKernelSigColumns + ") SELECT kernel_id, " +
+                         kKernelSigColumns + " FROM kernel_rows_v8");
+    statements.push_back(std::string("INSERT INTO kernel_rows (kernel_id, ") +
+                         kKernelRowHead + ", sig_id, " + kKernelRowTail +
+                         ") SELECT kernel_id, " + kKernelRowHead +
+                         ", kernel_id, " + kKernelRowTail +
+                         " FROM kernel_rows_v8");
+    statements.push_back("DROP TABLE kernel_rows_v8");
+    // Each run's ids; not known to be in start order (readers sort).
+    statements.push_back(
+        "INSERT INTO run_kernel_ids (run_id, first_kernel_id, "
+        "last_kernel_id, in_start_order) SELECT run_id, MIN(kernel_id), "
+        "MAX(kernel_id), 0 FROM kernel_rows GROUP BY run_id");
+    if (db_->backend() == DbBackend::kPostgres) {
+      // Ids given explicitly: the identities go on after the highest.
+      for (const char* t : {"kernel_sigs", "kernel_rows"}) {
+        const std::string id = t == std::string("kernel_sigs") ? "sig_id"
+                                                               : "kernel_id";
+        statements.push_back(
+            std::string("SELECT setval(pg_get_serial_sequence('") + t +
+            "', '" + id + "'), (SELECT COALESCE(MAX(" + id + "), 0) + 1 FROM " +
+            t + "), false)");
+      }
+    }
+  }
+  statements.push_back(kSchema);
+  statements.push_back(kKernelsView);
+  std::vector<const char*> texts;
+  for (const std::string& sql : statements) texts.push_back(sql.c_str());
+  return UpgradeSchema(8, texts);
 }
 
 // `tables`: the store's (Db::Tables), as RefuseWhatIsNotAStore read them.
@@ -743,7 +857,11 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   if (version >= 1 && version <= 7) {
     RT_RETURN_IF_ERROR(s->MigrateFromSchema7());
   }
+  if (version >= 1 && version <= 8) {
+    RT_RETURN_IF_ERROR(s->MigrateFromSchema8());
+  }
   RT_RETURN_IF_ERROR(s->Exec(kSchema));
+  RT_RETURN_IF_ERROR(s->Exec(kKernelsView));
   RT_RETURN_IF_ERROR(
       s->Exec("INSERT INTO schema_info VALUES ('schema_version', '" +
               std::to_string(kStoreSchemaVersion) +
@@ -761,11 +879,53 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
     RT_RETURN_IF_ERROR(s->names_db_->PrepareForWrites(false));
     names = s->names_db_.get();
   }
-  std::string insert_kernel = std::string("INSERT INTO kernel_rows (") +
-                              kKernelRowColumns + ") VALUES (?";
-  for (int i = 1; i < kKernelRowParams; ++i) insert_kernel += ",?";
-  insert_kernel += ")";
-  RT_RETURN_IF_ERROR(s->Prepare(insert_kernel, &s->insert_kernel_));
+  const std::string insert_kernel = std::string("INSERT INTO kernel_rows (") +
+                                    kKernelRowHead + ", sig_id, " +
+                                    kKernelRowTail + ") VALUES ";
+  std::string one_row = "(?";
+  for (int i = 1; i < kKernelRowParams; ++i) one_row += ",?";
+  one_row += ")";
+  RT_RETURN_IF_ERROR(s->Prepare(insert_kernel + one_row, &s->insert_kernel_));
+  for (const size_t rows : {kKernelsPerInsert, kKernelsPerInsertOldSqlite}) {
+    std::string many_rows = one_row;
+    for (size_t i = 1; i < rows; ++i) many_rows += "," + one_row;
+    StatusOr<std::unique_ptr<DbStatement>> p =
+        s->db_->Prepare(insert_kernel + many_rows);
+    // Refused only for its parameters' number (SQLite before 3.32): the
+    // smaller one is under every limit.
+    if (!p.ok() && rows != kKernelsPerInsertOldSqlite) continue;
+    if (!p.ok()) return s->Error("cannot prepare statement", p.status());
+    s->insert_kernels_ = std::move(*p);
+    s->kernels_per_insert_ = rows;
+    break;
+  }
+  // A run's row opened at the next kernel id (a superset on PostgreSQL,
+  // where other writers' rows may come between: readers also ask for the
+  // run), and brought to the last one (MAX: the highest id visible).
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "INSERT INTO run_kernel_ids (run_id, first_kernel_id, last_kernel_id, "
+      "in_start_order) SELECT CAST(? AS BIGINT), COALESCE(MAX(kernel_id), 0) "
+      "+ 1, COALESCE(MAX(kernel_id), 0), 1 FROM kernel_rows WHERE true "
+      "ON CONFLICT (run_id) DO NOTHING",
+      &s->open_kernel_ids_));
+  RT_RETURN_IF_ERROR(s->Prepare(
+      "UPDATE run_kernel_ids SET last_kernel_id = (SELECT MAX(kernel_id) "
+      "FROM kernel_rows), in_start_order = ? WHERE run_id = ?",
+      &s->update_kernel_ids_));
+  // PostgreSQL takes them by COPY, a round trip and a statement for
+  // thousands of rows.
+  s->kernels_per_flush_ =
+      s->db_->CanCopyRows() ? kKernelsPerCopy : s->kernels_per_insert_;
+  s->pending_kernels_.reserve(s->kernels_per_flush_);
+  // Signatures are shared by runs as names are: on PostgreSQL, inserted and
+  // committed at once on the names' connection (a signature whose kernels
+  // were rolled back is harmless).
+  std::string insert_sig = std::string("INSERT INTO kernel_sigs (") +
+                           kKernelSigColumns + ") VALUES (?";
+  for (int i = 1; i < kKernelSigParams; ++i) insert_sig += ",?";
+  insert_sig += ")";
+  RT_RETURN_IF_ERROR(
+      s->PrepareInsert(names, insert_sig, "sig_id", &s->insert_sig_));
   {
     StatusOr<std::unique_ptr<DbStatement>> p =
         names->Prepare("SELECT name_id FROM kernel_names WHERE name=?");
@@ -960,6 +1120,9 @@ Status Store::FinishRun(const RunRow& run, const ImportStats& stats) {
   RT_RETURN_IF_ERROR(FinishReplace(run_id, stats));
   RT_RETURN_IF_ERROR(Commit());
   lease_.Release();
+  std::erase_if(run_kernel_ids_, [run_id](const RunKernelIds& r) {
+    return r.run_id == run_id && !r.in_txn;
+  });
   return OkStatus();
 }
 
@@ -1235,34 +1398,40 @@ Status Store::WriteAggregates(int64_t run_id) {
   return OkStatus();
 }
 
-Status Store::AddKernel(const KernelRow& k) {
-  RT_RETURN_IF_ERROR(Begin());
-  RT_ASSIGN_OR_RETURN(Group* const group, GroupOf(k));
-  // Every kernel counts in its group; only the kept ones get a row.
-  if (!Aggregate(k, group)) return OkStatus();
-  if (group->names_epoch != names_epoch_) {
-    RT_ASSIGN_OR_RETURN(group->name_id, NameId(k));
-    group->names_epoch = names_epoch_;
+namespace {
+
+// The numbers of `k`'s signature (kernel_sigs' numeric columns) into `n`:
+// device, context, stream (0-2), grid, block, cluster (3-11), registers and
+// shared memory (12-14), graph (15), thread (16), token count (17), FLOPs
+// (18) and per stored class (19-26), DRAM bytes, read, written (27-29),
+// and the bits of ai and roof_flops_per_s (30, 31).
+template <typename Numbers>
+void SigNumbersOf(const KernelRow& k, Numbers* n) {
+  auto put = [n](int i, std::optional<int64_t> v) {
+    if (!v) return;
+    n->v[i] = *v;
+    n->present |= uint64_t{1} << i;
+  };
+  auto put_real = [n](int i, std::optional<double> v) {
+    if (!v) return;
+    std::memcpy(&n->v[i], &*v, sizeof(double));
+    n->present |= uint64_t{1} << i;
+  };
+  put(0, k.device_id);
+  put(1, k.context_id);
+  put(2, k.stream_id);
+  for (int i = 0; i < 3; ++i) {
+    put(3 + i, k.grid[i]);
+    put(6 + i, k.block[i]);
+    put(9 + i, k.cluster[i]);
   }
-  const int64_t name_id = group->name_id;
-  Binder b(insert_kernel_);
-  b.Int(k.run_id).Int(k.session_id).Opt(k.correlation_id)
-      .Opt(k.device_id).Opt(k.context_id).Opt(k.stream_id)
-      .Int(name_id)
-      .Opt(k.start_ns).Opt(k.end_ns).Int(k.duration_ns)
-      .Int(k.grid[0]).Int(k.grid[1]).Int(k.grid[2])
-      .Int(k.block[0]).Int(k.block[1]).Int(k.block[2])
-      .Int(k.cluster[0]).Int(k.cluster[1]).Int(k.cluster[2])
-      .Int(k.registers_per_thread)
-      .Int(k.static_shared_memory_bytes).Int(k.dynamic_shared_memory_bytes)
-      .Int(k.graph_id).Int(k.graph_node_id)
-      .Opt(k.thread_id).Opt(k.api_start_ns)
-      .TextOrNull(k.nvtx_path)
-      .Opt(k.gemm_call_id)
-      .TextOrNull(k.shape)
-      .Opt(k.token_count)
-      .TextOrNull(k.precision)
-      .Opt(k.flops);
+  put(12, k.registers_per_thread);
+  put(13, k.static_shared_memory_bytes);
+  put(14, k.dynamic_shared_memory_bytes);
+  put(15, k.graph_id);
+  put(16, k.thread_id);
+  put(17, k.token_count);
+  put(18, k.flops);
   // The per-precision columns are schema 1's eight; the classes added
   // since share one with their nearest (docs/store.md): bf16's FLOPs are
   // in flops_fp16 (16-bit float on CUDA cores), fp4-tensor's in flops_fp8_tc
@@ -1274,19 +1443,222 @@ Status Store::AddKernel(const KernelRow& k) {
     std::optional<int64_t>& c = columns[StoredPrecisionColumn(p)];
     c = c.value_or(0) + *f;
   }
-  for (int c = 1; c < kNumStoredPrecisions; ++c) b.Opt(columns[c]);
-  b.Text(k.flops_source)
-      .Opt(k.dram_bytes).Opt(k.dram_read_bytes).Opt(k.dram_write_bytes)
-      .Text(k.bytes_source)
-      .Opt(k.ai).Opt(k.achieved_flops_per_s).Opt(k.achieved_bytes_per_s)
-      .Opt(k.roof_flops_per_s).Opt(k.fraction_of_roof)
-      .Text(k.bound)
-      .Opt(k.step_id)
-      .TextOrNull(k.phase)
-      .TextOrNull(k.op);
-  RT_RETURN_IF_ERROR(Step(insert_kernel_, "cannot insert a kernel"));
+  for (int c = 1; c < kNumStoredPrecisions; ++c) put(18 + c, columns[c]);
+  put(27, k.dram_bytes);
+  put(28, k.dram_read_bytes);
+  put(29, k.dram_write_bytes);
+  put_real(30, k.ai);
+  put_real(31, k.roof_flops_per_s);
+}
+
+}  // namespace
+
+StatusOr<int64_t> Store::SigOf(const KernelRow& k, Group* g) {
+  if (g->names_epoch != names_epoch_) {
+    RT_ASSIGN_OR_RETURN(g->name_id, NameId(k));
+    g->names_epoch = names_epoch_;
+  }
+  SigNumbers n;
+  SigNumbersOf(k, &n);
+  for (const RecentSig& s : g->sigs) {
+    if (s.sig_id != 0 && s.names_epoch == names_epoch_ && s.numbers == n &&
+        s.nvtx_path == k.nvtx_path && s.flops_source == k.flops_source &&
+        s.bytes_source == k.bytes_source) {
+      return s.sig_id;
+    }
+  }
+  // The group's texts are k's (GroupOf checked them) but for the sources'
+  // exact text and the NVTX path.
+  std::string& key = sig_key_buf_;
+  key.clear();
+  AppendBytes(&key, &g->name_id, sizeof(g->name_id));
+  AppendBytes(&key, &n, sizeof(n));
+  for (std::string_view v : {k.shape, k.phase, k.op, k.precision, k.bound,
+                             k.flops_source, k.bytes_source, k.nvtx_path}) {
+    AppendText(&key, v);
+  }
+  int64_t sig_id = 0;
+  if (auto it = sig_ids_.find(std::string_view(key)); it != sig_ids_.end()) {
+    sig_id = it->second;
+  } else {
+    Binder b(insert_sig_);
+    b.Int(g->name_id);
+    auto number = [&](int i) {
+      if (n.present & (uint64_t{1} << i)) {
+        b.Int(n.v[i]);
+      } else {
+        b.Null();
+      }
+    };
+    for (int i = 0; i <= 16; ++i) number(i);
+    b.TextOrNull(k.nvtx_path).TextOrNull(k.shape);
+    number(17);
+    b.TextOrNull(k.precision);
+    for (int i = 18; i <= 26; ++i) number(i);
+    b.Text(k.flops_source);
+    for (int i = 27; i <= 29; ++i) number(i);
+    b.Text(k.bytes_source).Opt(k.ai).Opt(k.roof_flops_per_s).Text(k.bound)
+        .TextOrNull(k.phase).TextOrNull(k.op);
+    RT_ASSIGN_OR_RETURN(sig_id,
+                        StepInsert(insert_sig_, "cannot insert a kernel "
+                                                "signature"));
+    if (sig_ids_.size() >= kMaxSigIds) sig_ids_.clear();
+    sig_ids_.emplace(key, sig_id);
+  }
+  RecentSig& s = g->sigs[g->next_sig++ % g->sigs.size()];
+  s.numbers = n;
+  s.nvtx_path = k.nvtx_path;
+  s.flops_source = k.flops_source;
+  s.bytes_source = k.bytes_source;
+  s.sig_id = sig_id;
+  s.names_epoch = names_epoch_;
+  return sig_id;
+}
+
+Status Store::AddKernel(const KernelRow& k) {
+  RT_RETURN_IF_ERROR(Begin());
+  RT_ASSIGN_OR_RETURN(Group* const group, GroupOf(k));
+  // Every kernel counts in its group; only the kept ones get a row.
+  if (!Aggregate(k, group)) return OkStatus();
+  RT_ASSIGN_OR_RETURN(const int64_t sig_id, SigOf(k, group));
+  // Readers order a run's kernels by start, NULL first, then by id: rows
+  // written in that order need no sort.
+  RunKernelIds& ids = KernelIdsOf(k.run_id);
+  if (ids.any && ids.last_start &&
+      (!k.start_ns || *k.start_ns < *ids.last_start)) {
+    ids.in_order = false;
+  }
+  ids.any = true;
+  ids.last_start = k.start_ns;
+  PendingKernel& p = pending_kernels_.emplace_back();
+  p.run_id = k.run_id;
+  p.session_id = k.session_id;
+  p.sig_id = sig_id;
+  p.correlation_id = k.correlation_id;
+  p.start_ns = k.start_ns;
+  p.end_ns = k.end_ns;
+  p.duration_ns = k.duration_ns;
+  p.api_start_ns = k.api_start_ns;
+  p.graph_node_id = k.graph_node_id;
+  p.gemm_call_id = k.gemm_call_id;
+  p.step_id = k.step_id;
+  p.achieved_flops_per_s = k.achieved_flops_per_s;
+  p.achieved_bytes_per_s = k.achieved_bytes_per_s;
+  p.fraction_of_roof = k.fraction_of_roof;
+  if (pending_kernels_.size() >= kernels_per_flush_) {
+    RT_RETURN_IF_ERROR(FlushKernels());
+  }
   ++kernels_in_txn_;
   return CountRow();
+}
+
+namespace {
+
+template <typename Row>
+void BindKernel(Binder* b, const Row& p) {
+  b->Int(p.run_id).Int(p.session_id).Int(p.sig_id)
+      .Opt(p.correlation_id)
+      .Opt(p.start_ns).Opt(p.end_ns).Int(p.duration_ns)
+      .Opt(p.api_start_ns).Int(p.graph_node_id)
+      .Opt(p.gemm_call_id)
+      .Opt(p.step_id)
+      .Opt(p.achieved_flops_per_s).Opt(p.achieved_bytes_per_s)
+      .Opt(p.fraction_of_roof);
+}
+
+}  // namespace
+
+Store::RunKernelIds& Store::KernelIdsOf(int64_t run_id) {
+  for (RunKernelIds& r : run_kernel_ids_) {
+    if (r.run_id == run_id) return r;
+  }
+  RunKernelIds& r = run_kernel_ids_.emplace_back();
+  r.run_id = run_id;
+  return r;
+}
+
+Status Store::UpdateKernelIds() {
+  for (RunKernelIds& r : run_kernel_ids_) {
+    if (!r.in_txn) continue;
+    Binder(update_kernel_ids_).Int(r.in_order ? 1 : 0).Int(r.run_id);
+    RT_RETURN_IF_ERROR(
+        Step(update_kernel_ids_, "cannot record a run's kernel ids"));
+    r.in_txn = false;
+  }
+  return OkStatus();
+}
+
+Status Store::FlushKernels() {
+  if (pending_kernels_.empty()) return OkStatus();
+  // Each run's run_kernel_ids row, opened (at the next id) before its first
+  // rows of this transaction.
+  int64_t opened = 0;
+  for (const PendingKernel& p : pending_kernels_) {
+    if (p.run_id == opened) continue;
+    opened = p.run_id;
+    RunKernelIds& ids = KernelIdsOf(p.run_id);
+    if (ids.in_txn) continue;
+    Binder(open_kernel_ids_).Int(p.run_id);
+    RT_RETURN_IF_ERROR(
+        Step(open_kernel_ids_, "cannot record a run's kernel ids"));
+    ids.in_txn = true;
+  }
+  if (db_->CanCopyRows()) {
+    std::vector<DbCell>& cells = copy_cells_;
+    cells.clear();
+    auto add = [&cells](auto v) {
+      DbCell& c = cells.emplace_back();
+      using T = decltype(v);
+      if constexpr (std::is_same_v<T, int64_t>) {
+        c.type = DbType::kInt;
+        c.i = v;
+      } else if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
+        if (v) {
+          c.type = DbType::kInt;
+          c.i = *v;
+        }
+      } else {
+        if (v) {
+          c.type = DbType::kReal;
+          c.r = *v;
+        }
+      }
+    };
+    for (const PendingKernel& p : pending_kernels_) {
+      add(p.run_id); add(p.session_id); add(p.sig_id);
+      add(p.correlation_id); add(p.start_ns); add(p.end_ns);
+      add(p.duration_ns); add(p.api_start_ns); add(p.graph_node_id);
+      add(p.gemm_call_id); add(p.step_id); add(p.achieved_flops_per_s);
+      add(p.achieved_bytes_per_s); add(p.fraction_of_roof);
+    }
+    pending_kernels_.clear();
+    const Status copied =
+        db_->CopyRows("kernel_rows",
+                      std::string(kKernelRowHead) + ", sig_id, " +
+                          kKernelRowTail,
+                      kKernelRowParams, cells);
+    if (!copied.ok()) return WriteFailed("cannot insert kernels", copied);
+    return OkStatus();
+  }
+  size_t done = 0;
+  const size_t n = pending_kernels_.size();
+  Status st;
+  while (st.ok() && n - done >= kernels_per_insert_) {
+    Binder b(insert_kernels_);
+    for (size_t i = 0; i < kernels_per_insert_; ++i) {
+      BindKernel(&b, pending_kernels_[done + i]);
+    }
+    st = Step(insert_kernels_, "cannot insert kernels");
+    done += kernels_per_insert_;
+  }
+  for (; st.ok() && done < n; ++done) {
+    Binder b(insert_kernel_);
+    BindKernel(&b, pending_kernels_[done]);
+    st = Step(insert_kernel_, "cannot insert a kernel");
+  }
+  // Inserted, or lost with the write Step() rolled back.
+  pending_kernels_.clear();
+  return st;
 }
 
 Status Store::AddMemcpy(const MemcpyRow& m) {
@@ -1371,7 +1743,10 @@ Status Store::AbortRun() {
   if (!in_txn_) return OkStatus();
   in_txn_ = false;
   kernels_in_txn_ = ranges_in_txn_ = 0;
-  name_ids_.clear();  // the names it inserted are gone too
+  pending_kernels_.clear();
+  for (RunKernelIds& r : run_kernel_ids_) r.in_txn = false;
+  name_ids_.clear();  // the names and signatures it inserted are gone too
+  sig_ids_.clear();
   ++names_epoch_;
   groups_.clear();     // and so is the run
   group_index_.clear();

@@ -41,7 +41,7 @@
 
 namespace rooftrace {
 
-inline constexpr int kStoreSchemaVersion = 8;
+inline constexpr int kStoreSchemaVersion = 9;
 
 // Which kernel rows a run keeps (`--store-kernels`, runs.store_kernels);
 // its kernel_aggregates are kept whatever this says.
@@ -137,6 +137,11 @@ class Store : public RunSink {
                        std::string_view id_column,
                        std::unique_ptr<DbStatement>* stmt);
   Status Step(const std::unique_ptr<DbStatement>& stmt, const char* what);
+  // A write (`what`) failed for `cause`: the names and signatures looked up
+  // are forgotten, and the write's transaction is rolled back (not an atomic
+  // run's: AbortRun's). `stmt`, when given, is reset.
+  Status WriteFailed(const char* what, const Status& cause,
+                     DbStatement* stmt = nullptr);
   // Step() of a PrepareInsert() statement: the id it inserted.
   StatusOr<int64_t> StepInsert(const std::unique_ptr<DbStatement>& stmt,
                                const char* what);
@@ -154,9 +159,12 @@ class Store : public RunSink {
   Status MigrateFromSchema5();
   Status MigrateFromSchema6();
   Status MigrateFromSchema7();
+  Status MigrateFromSchema8();
   struct Group;
   // The aggregate group of `k` in the current run, made on first use.
   StatusOr<Group*> GroupOf(const KernelRow& k);
+  // The kernel_sigs row of `k` (of group `g`), inserted on first use.
+  StatusOr<int64_t> SigOf(const KernelRow& k, Group* g);
   // Adds `k` to `g`; true when its kernel row is to be kept
   // (store_kernels_).
   bool Aggregate(const KernelRow& k, Group* g);
@@ -198,6 +206,50 @@ class Store : public RunSink {
   // PostgreSQL: a second connection, in autocommit, for kernel_names
   // (NameId()); SQLite: none, names go through db_.
   std::unique_ptr<Db> names_db_;
+  // A kernel row as AddKernel leaves it until its batch is inserted: its
+  // launch's own columns (kernel_rows after kernel_id), numbers only, so
+  // that it holds no view into the caller's row.
+  struct PendingKernel {
+    int64_t run_id = 0, session_id = 0, sig_id = 0, duration_ns = 0,
+            graph_node_id = 0;
+    std::optional<int64_t> correlation_id, start_ns, end_ns, api_start_ns,
+        gemm_call_id, step_id;
+    std::optional<double> achieved_flops_per_s, achieved_bytes_per_s,
+        fraction_of_roof;
+  };
+  // Inserts the pending kernel rows: kernels_per_insert_ at a time with
+  // insert_kernels_, the rest one by one (or all by one COPY where the
+  // backend has it). Before every commit.
+  Status FlushKernels();
+  // One INSERT of many rows costs SQLite far less than as many of one row
+  // (a statement's run, halt and reset): 256 rows an INSERT, 0.93-0.96 us
+  // a kernel in store_write_bench against 1.00-1.07 us with 64. 256 x 14
+  // parameters is over the 999 an SQLite before 3.32 takes: there, 64.
+  static constexpr size_t kKernelsPerInsert = 256;
+  static constexpr size_t kKernelsPerInsertOldSqlite = 64;
+  size_t kernels_per_insert_ = kKernelsPerInsert;
+  // Where the backend copies rows in bulk (Db::CanCopyRows: PostgreSQL),
+  // this many a COPY.
+  static constexpr size_t kKernelsPerCopy = 4096;
+  size_t kernels_per_flush_ = kKernelsPerInsert;
+  std::vector<DbCell> copy_cells_;  // FlushKernels' COPY, kept for its capacity
+  std::vector<PendingKernel> pending_kernels_;
+  // What the writer knows of the kernel rows of a run it writes, for its
+  // run_kernel_ids row: whether they came in start order so far (readers
+  // then need no sort), and whether the open transaction wrote some (the
+  // row is opened before them and brought up to date before the commit).
+  struct RunKernelIds {
+    int64_t run_id = 0;
+    std::optional<int64_t> last_start;
+    bool any = false, in_order = true, in_txn = false;
+  };
+  RunKernelIds& KernelIdsOf(int64_t run_id);
+  // Before the commit: each run_kernel_ids row the transaction's kernel
+  // rows belong to gets their last id and whether they are in order.
+  Status UpdateKernelIds();
+  std::vector<RunKernelIds> run_kernel_ids_;  // a few: the runs being written
+  std::unique_ptr<DbStatement> open_kernel_ids_, update_kernel_ids_;
+  std::unique_ptr<DbStatement> insert_kernels_;
   std::unique_ptr<DbStatement> insert_kernel_;
   std::unique_ptr<DbStatement> select_name_;
   std::unique_ptr<DbStatement> insert_name_;
@@ -221,6 +273,23 @@ class Store : public RunSink {
   std::unique_ptr<DbStatement> insert_session_;
   std::unique_ptr<DbStatement> insert_device_;
   std::unique_ptr<DbStatement> update_session_;
+  // A launch signature's numbers (kernel_sigs, schema 9; SigNumbersOf in
+  // store.cc says which): compared as a whole, a few words, where a
+  // signature's texts are mostly its group's.
+  static constexpr int kSigNumbers = 32;
+  struct SigNumbers {
+    std::array<int64_t, kSigNumbers> v{};
+    uint64_t present = 0;  // bit i: v[i] is set (else NULL)
+    bool operator==(const SigNumbers&) const = default;
+  };
+  // A signature a group's launches had lately: its numbers and the texts
+  // that are not the group's (the exact sources, the NVTX path).
+  struct RecentSig {
+    SigNumbers numbers;
+    std::string nvtx_path, flops_source, bytes_source;
+    int64_t sig_id = 0;  // 0: empty
+    uint64_t names_epoch = 0;  // names_epoch_ when sig_id was looked up
+  };
   // The current run's aggregate groups, by a key of the grouping columns
   // (AggregateKey in store.cc); the strings live in the group.
   struct Group {
@@ -229,7 +298,21 @@ class Store : public RunSink {
     std::string name, demangled, family, shape, phase, op, precision, bound,
         flops_source, bytes_source;
     KernelAggregateRow sums;  // its views point into the strings above
+    // The group's launches mostly share a signature or a few (streams,
+    // NVTX paths): each launch is checked against these before the
+    // store-wide sig_ids_.
+    std::array<RecentSig, 4> sigs;
+    size_t next_sig = 0;  // the one to replace next
   };
+  // kernel_sigs ids of the signatures written so far, by their content
+  // (SigOf's key); cleared with name_ids_, and when it holds kMaxSigIds (a
+  // counters-mode run gives each launch its own figures, so a signature
+  // of its own: memory must not grow with the run).
+  std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>>
+      sig_ids_;
+  static constexpr size_t kMaxSigIds = 65536;
+  std::string sig_key_buf_;
+  std::unique_ptr<DbStatement> insert_sig_;
   std::unordered_map<std::string, size_t, StringHash, std::equal_to<>>
       group_index_;
   std::vector<std::unique_ptr<Group>> groups_;

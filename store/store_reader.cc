@@ -223,6 +223,21 @@ Status StoreReader::Open(const std::string& path,
     return OkStatus();
   }));
   runs.reset();
+  // Schema 9 says where each run's kernel rows are.
+  has_kernel_ids_ = HasColumn("run_kernel_ids", "in_start_order");
+  if (has_kernel_ids_) {
+    RT_ASSIGN_OR_RETURN(
+        Stmt ids, Prepare("SELECT run_id, first_kernel_id, last_kernel_id, "
+                          "in_start_order FROM run_kernel_ids"));
+    RT_RETURN_IF_ERROR(EachRow(ids.get(), "run_kernel_ids",
+                               [&](DbStatement* s) {
+                                 KernelIds& k = kernel_ids_[s->Int(0)];
+                                 k.first = s->Int(1);
+                                 k.last = s->Int(2);
+                                 k.in_start_order = s->Int(3) == 1;
+                                 return OkStatus();
+                               }));
+  }
   // Schema 6 keeps the user's labels; older stores have none.
   if (!HasColumn("run_labels", "key")) return OkStatus();
   RT_ASSIGN_OR_RETURN(Stmt labels,
@@ -298,7 +313,8 @@ StatusOr<std::vector<std::pair<std::string, int64_t>>> StoreReader::ImportStats(
 
 StatusOr<int64_t> StoreReader::KernelCount(int64_t run_id) {
   RT_ASSIGN_OR_RETURN(Stmt stmt,
-                      Prepare("SELECT count(*) FROM kernels WHERE run_id = ?"));
+                      Prepare("SELECT count(*) FROM kernels WHERE " +
+                              KernelsOfRun(run_id)));
   stmt->BindInt(1, run_id);
   StatusOr<bool> row = stmt->Step();
   if (!row.ok()) return StepError("kernels", row.status());
@@ -381,20 +397,20 @@ std::string KernelColumns(std::string_view op, bool all = true) {
          (all ? std::string(op) : std::string("NULL")) + " FROM kernels ";
 }
 
-// Start order; a tie by id, so that both backends give one order (SQLite's
-// index on (run_id, start_ns) gives it without sorting).
-// `op`: the column's name, or NULL for a store from before schema 7.
-std::string KernelQuery(std::string_view op) {
-  return KernelColumns(op) +
-         "WHERE run_id = ? ORDER BY start_ns NULLS FIRST, kernel_id";
+// Start order; a tie by id, so that both backends give one order.
+// `op`: the column's name, or NULL for a store from before schema 7;
+// `where` and `order`: StoreReader::KernelsOfRun's and KernelOrder's.
+std::string KernelQuery(std::string_view op, const std::string& where,
+                        const std::string& order) {
+  return KernelColumns(op) + "WHERE " + where + " ORDER BY " + order;
 }
-// The same for a batch of runs (RunsIn()), run by run in id order: SQLite's
-// index gives this order too, without sorting; PostgreSQL's sorts each run
-// (an incremental sort, the runs coming in order from the index).
-std::string RunsKernelQuery(std::string_view op, bool all) {
-  return KernelColumns(op, all) +
-         "WHERE run_id IN (%s) ORDER BY run_id, start_ns NULLS FIRST, "
-         "kernel_id";
+// The same for a batch of runs (RunsIn()), run by run in id order, within
+// the batch's kernel ids (`ids`: a store of schema 9) or by the index on
+// (run_id, start_ns) of an older store.
+std::string RunsKernelQuery(std::string_view op, bool all, bool ids) {
+  return KernelColumns(op, all) + "WHERE run_id IN (%s)" +
+         (ids ? " AND kernel_id BETWEEN ? AND ?" : "") +
+         " ORDER BY run_id, start_ns NULLS FIRST, kernel_id";
 }
 
 // What ReadStep reads; run_id last (column 11).
@@ -510,9 +526,48 @@ void ReadMemcpy(DbStatement* s, MemcpyRow* out) {
 
 }  // namespace
 
+std::string StoreReader::KernelsOfRun(int64_t run_id) const {
+  if (!has_kernel_ids_) return "run_id = ?";  // by the index of schema 8
+  const auto it = kernel_ids_.find(run_id);
+  // A run without a row has no kernels but those written by hand (through
+  // the view in a store its trigger predates): all ids, then.
+  if (it == kernel_ids_.end()) return "run_id = ?";
+  return "kernel_id BETWEEN " + std::to_string(it->second.first) + " AND " +
+         std::to_string(it->second.last) + " AND run_id = ?";
+}
+
+std::string StoreReader::KernelOrder(int64_t run_id) const {
+  const auto it = kernel_ids_.find(run_id);
+  // Written in start order (NULL first): id order is that order.
+  if (it != kernel_ids_.end() && it->second.in_start_order) {
+    return "kernel_id";
+  }
+  return "start_ns NULLS FIRST, kernel_id";
+}
+
+std::pair<int64_t, int64_t> StoreReader::KernelIdsOfRuns(const int64_t* runs,
+                                                         size_t n) const {
+  int64_t lo = std::numeric_limits<int64_t>::max();
+  int64_t hi = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < n; ++i) {
+    const auto it = kernel_ids_.find(runs[i]);
+    if (it == kernel_ids_.end()) {
+      // Without a row: every id (see KernelsOfRun); with a run that has
+      // none at all, nothing is lost by looking everywhere.
+      return {std::numeric_limits<int64_t>::min(),
+              std::numeric_limits<int64_t>::max()};
+    }
+    lo = std::min(lo, it->second.first);
+    hi = std::max(hi, it->second.last);
+  }
+  return {lo, hi};
+}
+
 Status StoreReader::ForEachKernel(
     int64_t run_id, const std::function<Status(const KernelRow&)>& fn) {
-  RT_ASSIGN_OR_RETURN(Stmt stmt, Prepare(KernelQuery(OpColumn())));
+  RT_ASSIGN_OR_RETURN(Stmt stmt,
+                      Prepare(KernelQuery(OpColumn(), KernelsOfRun(run_id),
+                                          KernelOrder(run_id))));
   stmt->BindInt(1, run_id);
   KernelRow k;
   k.run_id = run_id;
@@ -528,7 +583,8 @@ Status StoreReader::ForEachKernel(
 template <typename Fn>
 Status StoreReader::EachRowOfRuns(const char* query,
                                   const std::vector<int64_t>& runs,
-                                  const char* what, Fn&& fn) {
+                                  const char* what, Fn&& fn,
+                                  bool kernel_ids) {
   std::map<size_t, Stmt> statements;  // by the number of ids they take
   size_t batch = 1;
   size_t rows = 0;
@@ -540,6 +596,12 @@ Status StoreReader::EachRowOfRuns(const char* query,
     for (size_t i = 0; i < batch; ++i) {
       stmt->BindInt(static_cast<int>(i) + 1,
                     runs[std::min(begin + i, runs.size() - 1)]);
+    }
+    if (kernel_ids) {
+      const auto [lo, hi] = KernelIdsOfRuns(
+          runs.data() + begin, std::min(batch, runs.size() - begin));
+      stmt->BindInt(static_cast<int>(batch) + 1, lo);
+      stmt->BindInt(static_cast<int>(batch) + 2, hi);
     }
     RT_RETURN_IF_ERROR(EachRow(stmt.get(), what, [&](DbStatement* s) {
       ++rows;
@@ -561,14 +623,16 @@ Status StoreReader::ForEachKernelOfRuns(
     const std::function<Status(const KernelRow&)>& fn,
     KernelColumnSet columns) {
   KernelRow k;
-  const std::string query =
-      RunsKernelQuery(OpColumn(), columns == KernelColumnSet::kAll);
-  return EachRowOfRuns(query.c_str(), SortedRuns(run_ids), "kernels",
-                       [&](DbStatement* s) {
-                         ReadKernel(s, &k);
-                         k.run_id = s->Int(25);
-                         return fn(k);
-                       });
+  const std::string query = RunsKernelQuery(
+      OpColumn(), columns == KernelColumnSet::kAll, has_kernel_ids_);
+  return EachRowOfRuns(
+      query.c_str(), SortedRuns(run_ids), "kernels",
+      [&](DbStatement* s) {
+        ReadKernel(s, &k);
+        k.run_id = s->Int(25);
+        return fn(k);
+      },
+      has_kernel_ids_);
 }
 
 Status StoreReader::ForEachAggregateOfRuns(
@@ -648,7 +712,9 @@ Status StoreReader::ForEachStepOfRuns(
 Status StoreReader::ForEachKernelAndMemcpy(
     int64_t run_id, const std::function<Status(const KernelRow&)>& on_kernel,
     const std::function<Status(const MemcpyRow&)>& on_memcpy) {
-  RT_ASSIGN_OR_RETURN(Stmt ks, Prepare(KernelQuery(OpColumn())));
+  RT_ASSIGN_OR_RETURN(Stmt ks,
+                      Prepare(KernelQuery(OpColumn(), KernelsOfRun(run_id),
+                                          KernelOrder(run_id))));
   RT_ASSIGN_OR_RETURN(Stmt ms, Prepare(kMemcpyQuery));
   ks->BindInt(1, run_id);
   ms->BindInt(1, run_id);
@@ -762,9 +828,13 @@ Status StoreReader::ForEachTableRow(
                              const std::vector<bool>&)>& row) {
   const StoreTable* t = FindStoreTable(table);
   if (t == nullptr) return InternalError("not a store table: " + table);
-  RT_ASSIGN_OR_RETURN(Stmt stmt,
-                      Prepare("SELECT * FROM " + table +
-                              " WHERE run_id = ? ORDER BY " + t->order));
+  // The kernels of a schema 9 store: within the run's ids, in start order.
+  const bool kernels = table == "kernels";
+  RT_ASSIGN_OR_RETURN(
+      Stmt stmt,
+      Prepare("SELECT * FROM " + table + " WHERE " +
+              (kernels ? KernelsOfRun(run_id) : std::string("run_id = ?")) +
+              " ORDER BY " + (kernels ? KernelOrder(run_id) : t->order)));
   stmt->BindInt(1, run_id);
   // The columns of docs/store.md: PostgreSQL's tables without an id
   // column have a rowid column SQLite keeps hidden (store/db.h).

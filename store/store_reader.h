@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -41,7 +42,7 @@ namespace rooftrace {
 std::string SqliteReadUri(const std::string& path);
 
 // The highest store schema major version this reader understands.
-inline constexpr int kStoreSchemaMajor = 8;
+inline constexpr int kStoreSchemaMajor = 9;
 
 class Db;
 class DbStatement;
@@ -180,9 +181,28 @@ class StoreReader {
   Status StepError(const char* what, const Status& cause);
   template <typename Fn>
   Status EachRow(DbStatement* stmt, const char* what, Fn&& fn);
+  // `kernel_ids`: the query ends with `kernel_id BETWEEN ? AND ?`, bound
+  // to the batch's runs' range (KernelIdsOfRuns).
   template <typename Fn>
   Status EachRowOfRuns(const char* query, const std::vector<int64_t>& runs,
-                       const char* what, Fn&& fn);
+                       const char* what, Fn&& fn, bool kernel_ids = false);
+
+  // Where a run's kernel rows are (run_kernel_ids, schema 9): kernel_rows
+  // has no index on run_id, so a run's read asks for its id range, and
+  // needs no sort when they were written in start order.
+  struct KernelIds {
+    int64_t first = 0, last = -1;
+    bool in_start_order = false;
+  };
+  // The WHERE of a read of one run's kernels (one `?`: the run) and its
+  // ORDER BY (start, NULL first, then id).
+  std::string KernelsOfRun(int64_t run_id) const;
+  std::string KernelOrder(int64_t run_id) const;
+  // The id range of the runs `runs` together (all ids when one has none).
+  std::pair<int64_t, int64_t> KernelIdsOfRuns(const int64_t* runs,
+                                              size_t n) const;
+  std::map<int64_t, KernelIds> kernel_ids_;  // read by Open
+  bool has_kernel_ids_ = false;  // the store has run_kernel_ids
 
   std::unique_ptr<Db> db_;
   std::string display_name_;

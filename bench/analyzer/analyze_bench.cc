@@ -149,16 +149,64 @@ void BuildStore(const std::string& path, int64_t n) {
     sqlite3_reset(s);
   }
   sqlite3_finalize(s);
-  // Parameter 4 (the family, before names had their own table) is unused.
+  // A kind's launches in one phase share their signature (kernel_sigs,
+  // schema 9), as the writer stores them: sig_id 2 * kind + 1 (+ 1 for
+  // prefill).
   sqlite3_prepare_v2(
       db,
-      "INSERT INTO kernel_rows (run_id, session_id, correlation_id, "
-      "device_id, stream_id, name_id, start_ns, end_ns, duration_ns, "
-      "thread_id, nvtx_path, shape, precision, flops, flops_source, dram_bytes, "
-      "bytes_source, ai, achieved_flops_per_s, achieved_bytes_per_s, "
-      "roof_flops_per_s, fraction_of_roof, bound, step_id, phase) VALUES "
-      "(?1,1,?2,0,7,?3,?5,?6,?7,11,'forward',?8,?9,?10,?11,?12,?13,?14,?15,"
-      "?16,?17,?18,?19,?20,?21)",
+      "INSERT INTO kernel_sigs (sig_id, name_id, device_id, stream_id, "
+      "thread_id, nvtx_path, shape, precision, flops, flops_source, "
+      "dram_bytes, bytes_source, ai, roof_flops_per_s, bound, phase) VALUES "
+      "(?1,?2,0,7,11,'forward',?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+      -1, &s, nullptr);
+  for (int i = 0; i < num_kinds; ++i) {
+    const K& k = kinds[i];
+    for (int prefill = 0; prefill < 2; ++prefill) {
+      sqlite3_bind_int64(s, 1, 2 * i + 1 + prefill);
+      sqlite3_bind_int64(s, 2, i + 1);
+      if (*k.shape) {
+        sqlite3_bind_text(s, 3, k.shape, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 4, "bf16_tc", -1, SQLITE_STATIC);
+      } else {
+        sqlite3_bind_null(s, 3);
+        sqlite3_bind_null(s, 4);
+      }
+      if (k.flops > 0) {
+        sqlite3_bind_double(s, 5, k.flops);
+        sqlite3_bind_text(s, 6, "analytic", -1, SQLITE_STATIC);
+      } else {
+        sqlite3_bind_null(s, 5);
+        sqlite3_bind_text(s, 6, "none", -1, SQLITE_STATIC);
+      }
+      if (k.bytes > 0) {
+        sqlite3_bind_double(s, 7, k.bytes);
+        sqlite3_bind_text(s, 8, "analytic", -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 11, "memory", -1, SQLITE_STATIC);
+      } else {
+        sqlite3_bind_null(s, 7);
+        sqlite3_bind_text(s, 8, "none", -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 11, "unknown", -1, SQLITE_STATIC);
+      }
+      if (k.flops > 0 && k.bytes > 0) {
+        sqlite3_bind_double(s, 9, k.flops / k.bytes);
+        sqlite3_bind_double(s, 10, k.flops / k.bytes * 3.35e12);
+      } else {
+        sqlite3_bind_null(s, 9);
+        sqlite3_bind_null(s, 10);
+      }
+      sqlite3_bind_text(s, 12, prefill ? "prefill" : "decode", -1,
+                        SQLITE_STATIC);
+      sqlite3_step(s);
+      sqlite3_reset(s);
+    }
+  }
+  sqlite3_finalize(s);
+  sqlite3_prepare_v2(
+      db,
+      "INSERT INTO kernel_rows (run_id, session_id, correlation_id, sig_id, "
+      "start_ns, end_ns, duration_ns, achieved_flops_per_s, "
+      "achieved_bytes_per_s, fraction_of_roof, step_id) VALUES "
+      "(?1,1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
       -1, &s, nullptr);
   const int64_t sizes[] = {n / 4, n / 2, n};
   for (int run = 1; run <= 3; ++run) {
@@ -174,53 +222,29 @@ void BuildStore(const std::string& path, int64_t n) {
     int64_t t = 1000000;
     const int64_t count = sizes[run - 1];
     for (int64_t i = 0; i < count; ++i) {
-      const K& k = kinds[i % num_kinds];
+      const int kind = static_cast<int>(i % num_kinds);
+      const K& k = kinds[kind];
       const bool prefill = i < count / 20;
       sqlite3_bind_int64(s, 1, run);
       sqlite3_bind_int64(s, 2, i);
-      sqlite3_bind_int64(s, 3, i % num_kinds + 1);
-      sqlite3_bind_int64(s, 5, t);
-      sqlite3_bind_int64(s, 6, t + k.ns);
-      sqlite3_bind_int64(s, 7, k.ns);
-      if (*k.shape) {
-        sqlite3_bind_text(s, 8, k.shape, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 9, "bf16_tc", -1, SQLITE_STATIC);
+      sqlite3_bind_int64(s, 3, 2 * kind + 1 + (prefill ? 1 : 0));
+      sqlite3_bind_int64(s, 4, t);
+      sqlite3_bind_int64(s, 5, t + k.ns);
+      sqlite3_bind_int64(s, 6, k.ns);
+      const double secs = k.ns * 1e-9;
+      if (k.flops > 0 && k.bytes > 0) {
+        sqlite3_bind_double(s, 7, k.flops / secs);
+      } else {
+        sqlite3_bind_null(s, 7);
+      }
+      if (k.bytes > 0) {
+        sqlite3_bind_double(s, 8, k.bytes / secs);
+        sqlite3_bind_double(s, 9, k.bytes / secs / 3.35e12);
       } else {
         sqlite3_bind_null(s, 8);
         sqlite3_bind_null(s, 9);
       }
-      const double secs = k.ns * 1e-9;
-      if (k.flops > 0) {
-        sqlite3_bind_double(s, 10, k.flops);
-        sqlite3_bind_text(s, 11, "analytic", -1, SQLITE_STATIC);
-      } else {
-        sqlite3_bind_null(s, 10);
-        sqlite3_bind_text(s, 11, "none", -1, SQLITE_STATIC);
-      }
-      if (k.bytes > 0) {
-        sqlite3_bind_double(s, 12, k.bytes);
-        sqlite3_bind_text(s, 13, "analytic", -1, SQLITE_STATIC);
-        sqlite3_bind_double(s, 16, k.bytes / secs);
-        sqlite3_bind_double(s, 18, k.bytes / secs / 3.35e12);
-        sqlite3_bind_text(s, 19, "memory", -1, SQLITE_STATIC);
-      } else {
-        sqlite3_bind_null(s, 12);
-        sqlite3_bind_text(s, 13, "none", -1, SQLITE_STATIC);
-        sqlite3_bind_null(s, 16);
-        sqlite3_bind_null(s, 18);
-        sqlite3_bind_text(s, 19, "unknown", -1, SQLITE_STATIC);
-      }
-      if (k.flops > 0 && k.bytes > 0) {
-        sqlite3_bind_double(s, 14, k.flops / k.bytes);
-        sqlite3_bind_double(s, 15, k.flops / secs);
-        sqlite3_bind_double(s, 17, k.flops / k.bytes * 3.35e12);
-      } else {
-        sqlite3_bind_null(s, 14);
-        sqlite3_bind_null(s, 15);
-        sqlite3_bind_null(s, 17);
-      }
-      sqlite3_bind_int64(s, 20, i / (num_kinds * 4));
-      sqlite3_bind_text(s, 21, prefill ? "prefill" : "decode", -1, SQLITE_STATIC);
+      sqlite3_bind_int64(s, 10, i / (num_kinds * 4));
       if (sqlite3_step(s) != SQLITE_DONE) {
         std::cerr << "analyzer_bench: insert failed: " << sqlite3_errmsg(db) << "\n";
         std::exit(1);
@@ -228,6 +252,11 @@ void BuildStore(const std::string& path, int64_t n) {
       sqlite3_reset(s);
       t += k.ns + 500;
     }
+    // Where the run's rows are, written in start order (as the writer
+    // records it).
+    Exec(db, "INSERT INTO run_kernel_ids SELECT run_id, MIN(kernel_id), "
+             "MAX(kernel_id), 1 FROM kernel_rows WHERE run_id = " + id +
+             " GROUP BY run_id");
     Exec(db, "COMMIT");
   }
   sqlite3_finalize(s);

@@ -30,8 +30,10 @@
 #include <ctime>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "bench/support/bench_clock.h"
+#include "bench/support/server_cpu.h"
 #include "analyzer/changepoint.h"
 #include "analyzer/history.h"
 #include "store/db.h"
@@ -48,34 +50,8 @@ double Cpu() { return rooftrace::bench::CpuSeconds(); }
 
 double Wall() { return rooftrace::bench::WallSeconds(); }
 
-// CPU seconds the server `postmaster` and its children (one per
-// connection) have used: what a read costs on the server's side, on the
-// same cores here.
 double ServerCpu(pid_t postmaster) {
-  double ticks = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::FILE* f = std::fopen((e.path() / "stat").c_str(), "r");
-    if (f == nullptr) continue;
-    char line[1024];
-    const size_t n = std::fread(line, 1, sizeof line - 1, f);
-    std::fclose(f);
-    line[n] = '\0';
-    // pid (comm) state ppid ... utime stime: fields 4, 14 and 15; comm may
-    // hold spaces, so count from its closing parenthesis.
-    const char* p = std::strrchr(line, ')');
-    if (p == nullptr) continue;
-    long long ppid = 0;
-    unsigned long long utime = 0, stime = 0;
-    if (std::sscanf(p + 2,
-                    "%*c %lld %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu",
-                    &ppid, &utime, &stime) != 3) {
-      continue;
-    }
-    if (ppid == postmaster || std::atoll(line) == postmaster) {
-      ticks += static_cast<double>(utime + stime);
-    }
-  }
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return rooftrace::bench::ServerCpuSeconds(postmaster);
 }
 
 // history --check on `store`: read and judge, then judge alone; with the
@@ -185,7 +161,8 @@ constexpr char kAddAggregates[] =
     "TOTAL(CASE WHEN flops IS NOT NULL THEN dram_bytes END), "
     "COUNT(CASE WHEN fraction_of_roof > 1 THEN 1 END), "
     "IFNULL(SUM(CASE WHEN fraction_of_roof > 1 THEN duration_ns END), 0) "
-    "FROM kernel_rows GROUP BY run_id, name_id, shape, phase, op, precision, "
+    "FROM kernel_rows JOIN kernel_sigs USING (sig_id) "
+    "GROUP BY run_id, name_id, shape, phase, op, precision, "
     "bound, flops_source, bytes_source, token_count, gemm_call_id IS NOT NULL "
     "ORDER BY run_id, MIN(kernel_id)";
 
@@ -223,6 +200,11 @@ int main(int argc, char** argv) {
   double t0 = Wall();
   {
     rt::testing::TestStore s(path);
+    // Each group's series first; then the runs one after another, as a
+    // writer stores them (a run's kernel rows together: since schema 9 a
+    // run's kernels are found by their id range, run_kernel_ids).
+    std::vector<std::vector<double>> series;
+    std::vector<double> bases;
     for (int g = 0; g < groups; ++g) {
       rt::stats::SyntheticSeriesSpec spec;
       spec.runs = runs;
@@ -232,20 +214,22 @@ int main(int argc, char** argv) {
         spec.step_at = runs - 3;
         spec.step = 0.08;
       }
-      const auto ns = rt::stats::SyntheticSeries(spec, 1000 + g);
-      for (int r = 0; r < runs; ++r) {
-        if (g == 0) {
-          s.AddRun(r + 1, "Test GPU 2TB");
-          s.Exec("INSERT INTO run_labels VALUES (" + std::to_string(r + 1) +
-                 ", 'branch', 'main')");
-        }
+      series.push_back(rt::stats::SyntheticSeries(spec, 1000 + g));
+      bases.push_back(spec.base);
+    }
+    for (int r = 0; r < runs; ++r) {
+      s.AddRun(r + 1, "Test GPU 2TB");
+      s.Exec("INSERT INTO run_labels VALUES (" + std::to_string(r + 1) +
+             ", 'branch', 'main')");
+      for (int g = 0; g < groups; ++g) {
+        const std::vector<double>& ns = series[g];
         rt::testing::KernelSpec k;
         k.run_id = k.session_id = r + 1;
         k.name = "kernel_" + std::to_string(g);
         k.family = "family_" + std::to_string(g);
         k.start_ns = 1000 + 100000 * g;
         k.duration_ns = static_cast<int64_t>(ns[r]);
-        k.fraction_of_roof = 0.5 * spec.base / ns[r];
+        k.fraction_of_roof = 0.5 * bases[g] / ns[r];
         for (int l = 0; l < launches; ++l) {
           s.AddKernel(k);
           k.start_ns += 100000 * groups;

@@ -13,8 +13,10 @@
 // pipeline hands it a fresh row in cache) to Store::AddKernel, with an
 // EndWrite every 65,536 launches (the collector's window) and FinishRun
 // at the end. The copy alone is timed too and taken off. What is timed is the writer alone: no decode, no join.
-// The figure is CPU seconds of this process (the PostgreSQL server's CPU
-// is not in it) and wall seconds, per kernel and as kernels per second.
+// The figure is CPU seconds of this process and wall seconds, per kernel
+// and as kernels per second; for PostgreSQL also the server's CPU seconds
+// (its processes', on the same machine), apart. --pg-kernels 0 skips
+// PostgreSQL.
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "bench/support/bench_clock.h"
+#include "bench/support/server_cpu.h"
 #include "store/store.h"
 #include "tests/support/pg_server.h"
 
@@ -111,11 +114,14 @@ std::vector<rt::KernelRow> MakeRows(int64_t n, int groups, Texts* texts) {
 struct Figure {
   double cpu = 0, wall = 0;
   double loop_cpu = 0;  // the AddKernel / EndWrite calls alone
+  double server_cpu = -1;  // the PostgreSQL server's; < 0: not measured
   bool ok = false;
 };
 
+// `server`: the PostgreSQL server's pid (its CPU is measured), or -1.
 Figure WriteRun(const std::string& store_path, rt::StoreKernels kept,
-                const std::vector<rt::KernelRow>& rows, int64_t n) {
+                const std::vector<rt::KernelRow>& rows, int64_t n,
+                pid_t server = -1) {
   Figure f;
   auto store = rt::Store::Open(store_path);
   if (!store.ok()) {
@@ -127,6 +133,7 @@ Figure WriteRun(const std::string& store_path, rt::StoreKernels kept,
   run.origin = "bench";
   run.mode = "trace";
   const double c0 = Cpu(), w0 = Wall();
+  const double server0 = server > 0 ? rt::bench::ServerCpuSeconds(server) : 0;
   auto run_id = (*store)->BeginRun(run);
   if (!run_id.ok()) return f;
   run.run_id = *run_id;
@@ -146,6 +153,10 @@ Figure WriteRun(const std::string& store_path, rt::StoreKernels kept,
   f.loop_cpu = Cpu() - loop0;
   run.complete = 1;
   if (!(*store)->FinishRun(run, rt::ImportStats()).ok()) return f;
+  // While the store's connections are open (their server processes live).
+  if (server > 0) {
+    f.server_cpu = rt::bench::ServerCpuSeconds(server) - server0;
+  }
   store->reset();  // closes (SQLite checkpoints its WAL)
   f.cpu = Cpu() - c0;
   f.wall = Wall() - w0;
@@ -161,11 +172,19 @@ void Print(const char* backend, rt::StoreKernels kept, int64_t n,
   }
   const double cpu = f.cpu - copy_cpu;
   const double loop = f.loop_cpu - copy_cpu;
+  char server[96] = "";
+  if (f.server_cpu >= 0) {
+    std::snprintf(server, sizeof server,
+                  "  server CPU %6.3f s = %6.3f us/kernel (%5.2f M/s)",
+                  f.server_cpu, f.server_cpu * 1e6 / n,
+                  f.server_cpu > 0 ? n / f.server_cpu / 1e6 : 0.0);
+  }
   std::printf(
       "%-10s %-8s %9lld kernels  CPU %6.3f s = %6.3f us/kernel (%5.2f M/s); "
-      "AddKernel calls alone %6.3f us/kernel  wall %6.3f s (%5.2f M/s)\n",
+      "AddKernel calls alone %6.3f us/kernel  wall %6.3f s (%5.2f M/s)%s\n",
       backend, rt::StoreKernelsName(kept), static_cast<long long>(n), cpu,
-      cpu * 1e6 / n, n / cpu / 1e6, loop * 1e6 / n, f.wall, n / f.wall / 1e6);
+      cpu * 1e6 / n, n / cpu / 1e6, loop * 1e6 / n, f.wall, n / f.wall / 1e6,
+      server);
 }
 
 }  // namespace
@@ -222,8 +241,11 @@ int main(int argc, char** argv) {
   }
   std::string error;
   bool missing = false;
-  std::unique_ptr<ts::PgServer> pg = ts::PgServer::Start(&error, &missing);
-  if (!pg) {
+  std::unique_ptr<ts::PgServer> pg;
+  if (pg_kernels > 0) pg = ts::PgServer::Start(&error, &missing);
+  if (pg_kernels <= 0) {
+    std::printf("postgresql: not measured (--pg-kernels 0)\n");
+  } else if (!pg) {
     std::printf("postgresql: not measured (%s)\n", error.c_str());
   } else {
     const double pg_copy = copy_cpu * pg_kernels / kernels;
@@ -239,7 +261,7 @@ int main(int argc, char** argv) {
           continue;
         }
         Print("postgresql", kept, pg_kernels,
-              WriteRun(url, kept, rows, pg_kernels), pg_copy);
+              WriteRun(url, kept, rows, pg_kernels, pg->pid()), pg_copy);
       }
     }
   }

@@ -6,6 +6,10 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <type_traits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -231,7 +235,7 @@ TEST_F(StoreSchemaTest, KernelNamesAreStoredOnceAcrossRuns) {
   const int64_t distinct = q.Int("SELECT COUNT(DISTINCT name) FROM kernels");
   EXPECT_GT(distinct, 3);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_names"), distinct);
-  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_rows WHERE name_id IS NULL"), 0);
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernel_sigs WHERE name_id IS NULL"), 0);
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM kernels WHERE family IS NULL OR "
                   "demangled IS NULL"),
             0);
@@ -529,7 +533,7 @@ TEST_F(StoreSchemaTest, AggregatesSumTheRunsKernels) {
 // keep the aggregates of every launch.
 TEST_F(StoreSchemaTest, StoreKernelsKeepsTheRowsItSays) {
   LlmTraceOptions o;
-  o.decode_steps = 200;
+  o.decode_steps = 400;
   TraceBuilder b(o.session);
   const auto truth = test_support::GenerateLlmTrace(o, &b);
   const std::string trace = dir_.File("long.rft");
@@ -681,7 +685,9 @@ TEST_F(StoreSchemaTest, FullStoreCountsExactlyWhatIsMissing) {
   ASSERT_TRUE(store.ok()) << store.status().message();
   (*store)->set_batch_rows(100);
   LlmTraceOptions o;
-  o.decode_steps = 200;
+  // Enough kernels to outgrow the budget: schema 9's slim kernel rows take
+  // a third of the pages schema 8's did.
+  o.decode_steps = 400;
   TraceBuilder b(o.session);
   const auto truth = test_support::GenerateLlmTrace(o, &b);
   const std::string trace = dir_.File("long.rft");
@@ -699,6 +705,356 @@ TEST_F(StoreSchemaTest, FullStoreCountsExactlyWhatIsMissing) {
                            "name='kernels_not_stored'"),
             static_cast<int64_t>(truth.kernels));
   EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
+}
+
+
+// Every field of a kernel row as text, NULL as "-": what two reads of the
+// same kernels compare.
+std::string Describe(const KernelRow& k) {
+  std::string out;
+  auto add = [&out](const auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, std::string_view>) {
+      out += std::string(v);
+    } else if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
+      out += v ? std::to_string(*v) : "-";
+    } else if constexpr (std::is_same_v<T, std::optional<double>>) {
+      char buf[40] = "-";
+      if (v) std::snprintf(buf, sizeof buf, "%.17g", *v);
+      out += buf;
+    } else {
+      out += std::to_string(v);
+    }
+    out += '|';
+  };
+  add(k.kernel_id); add(k.run_id); add(k.session_id); add(k.correlation_id);
+  add(k.device_id); add(k.context_id); add(k.stream_id); add(k.name);
+  add(k.demangled); add(k.family); add(k.start_ns); add(k.end_ns);
+  add(k.duration_ns);
+  for (int i = 0; i < 3; ++i) {
+    add(k.grid[i]);
+    add(k.block[i]);
+    add(k.cluster[i]);
+  }
+  add(k.registers_per_thread); add(k.static_shared_memory_bytes);
+  add(k.dynamic_shared_memory_bytes); add(k.graph_id); add(k.graph_node_id);
+  add(k.thread_id); add(k.api_start_ns); add(k.nvtx_path); add(k.op);
+  add(k.gemm_call_id); add(k.shape); add(k.token_count); add(k.precision);
+  add(k.flops);
+  for (const std::optional<int64_t>& f : k.flops_by_precision) add(f);
+  add(k.flops_source); add(k.dram_bytes); add(k.dram_read_bytes);
+  add(k.dram_write_bytes); add(k.bytes_source); add(k.ai);
+  add(k.achieved_flops_per_s); add(k.achieved_bytes_per_s);
+  add(k.roof_flops_per_s); add(k.fraction_of_roof); add(k.bound);
+  add(k.step_id); add(k.phase);
+  return out;
+}
+
+// The fields of `k` StoreReader::ForEachKernel fills (store_reader.h),
+// the others left unset; kernel_id too (the store's).
+KernelRow ReaderFields(const KernelRow& k) {
+  KernelRow r;
+  r.run_id = k.run_id;
+  r.session_id = k.session_id;
+  r.name = k.name;
+  r.demangled = k.demangled;
+  r.family = k.family;
+  r.shape = k.shape;
+  r.token_count = k.token_count;
+  r.precision = k.precision;
+  r.flops = k.flops;
+  r.flops_source = k.flops_source;
+  r.dram_bytes = k.dram_bytes;
+  r.bytes_source = k.bytes_source;
+  r.bound = k.bound;
+  r.phase = k.phase;
+  r.nvtx_path = k.nvtx_path;
+  r.duration_ns = k.duration_ns;
+  r.start_ns = k.start_ns;
+  r.end_ns = k.end_ns;
+  r.step_id = k.step_id;
+  r.stream_id = k.stream_id;
+  r.device_id = k.device_id;
+  r.thread_id = k.thread_id;
+  r.correlation_id = k.correlation_id;
+  r.fraction_of_roof = k.fraction_of_roof;
+  r.roof_flops_per_s = k.roof_flops_per_s;
+  r.graph_node_id = k.graph_node_id;
+  r.op = k.op;
+  return r;
+}
+
+// What StoreReader returns of every run's kernels (one run at a time, and
+// all runs at once), and every column of the kernels view as the CSV
+// export reads it.
+std::vector<std::string> ReadKernels(const std::string& path) {
+  std::vector<std::string> out;
+  StoreReader reader;
+  Status opened = reader.Open(path, path);
+  EXPECT_TRUE(opened.ok()) << opened.message();
+  if (!opened.ok()) return out;
+  std::vector<int64_t> ids;
+  for (const RunRow& run : reader.runs()) {
+    ids.push_back(run.run_id);
+    EXPECT_TRUE(reader
+                    .ForEachKernel(run.run_id,
+                                   [&](const KernelRow& k) {
+                                     out.push_back("one " + Describe(k));
+                                     return OkStatus();
+                                   })
+                    .ok());
+    EXPECT_TRUE(reader
+                    .ForEachTableRow(
+                        "kernels", run.run_id,
+                        [&](const std::vector<std::string>& header) {
+                          std::string h = "header";
+                          for (const std::string& c : header) h += " " + c;
+                          out.push_back(h);
+                        },
+                        [&](const std::vector<std::string_view>& row,
+                            const std::vector<bool>& is_null) {
+                          std::string r = "csv";
+                          for (size_t i = 0; i < row.size(); ++i) {
+                            r += " " + (is_null[i] ? std::string("<null>")
+                                                   : std::string(row[i]));
+                          }
+                          out.push_back(r);
+                        })
+                    .ok());
+    auto count = reader.KernelCount(run.run_id);
+    EXPECT_TRUE(count.ok());
+    out.push_back("count " + std::to_string(count.ok() ? *count : -1));
+  }
+  for (auto set : {StoreReader::KernelColumnSet::kAll,
+                   StoreReader::KernelColumnSet::kGrouping}) {
+    EXPECT_TRUE(reader
+                    .ForEachKernelOfRuns(
+                        ids,
+                        [&](const KernelRow& k) {
+                          out.push_back("runs " + Describe(k));
+                          return OkStatus();
+                        },
+                        set)
+                    .ok());
+  }
+  return out;
+}
+
+// Schema 9 keeps a kernel as its launch's row and its signature's; the
+// reader returns the same rows, field by field, as from schema 8's one wide
+// row: the same runs (a plain trace, one with NVTX ranges and counters on
+// every kernel) read from a store written now, from that store turned into
+// schema 8's layout, and from that one upgraded in place to schema 9
+// again.
+TEST_F(StoreSchemaTest, TheSlimLayoutReadsAsTheWideOne) {
+  const std::string plain = Trace();
+  LlmTraceOptions o;
+  o.nvtx = true;
+  o.counters = true;
+  TraceBuilder b(o.session);
+  test_support::GenerateLlmTrace(o, &b);
+  const std::string counters = dir_.File("counters.rft");
+  ASSERT_TRUE(b.WriteFile(counters).ok());
+  for (const std::string& trace : {plain, counters, plain}) {
+    auto ingested = IngestTraceFile(trace, store_, {});
+    ASSERT_TRUE(ingested.ok()) << ingested.status().message();
+  }
+  const std::vector<std::string> slim = ReadKernels(store_);
+  ASSERT_GT(slim.size(), 3u * 225);
+  // Signatures are shared: far fewer than launches.
+  StoreQuery q(store_);
+  EXPECT_LT(q.Int("SELECT COUNT(*) FROM kernel_sigs"),
+            q.Int("SELECT COUNT(*) FROM kernel_rows"));
+
+  const std::string wide = dir_.File("wide.sqlite");
+  std::filesystem::copy_file(store_, wide);
+  Exec(wide, test_support::kDowngradeToSchema8);
+  ASSERT_EQ(StoreQuery(wide).Int("SELECT COUNT(*) FROM sqlite_master WHERE "
+                                 "name = 'kernel_sigs'"),
+            0);
+  ASSERT_EQ(StoreQuery(wide).Text("SELECT value FROM schema_info WHERE "
+                                  "key = 'schema_version'"),
+            "8");
+  EXPECT_EQ(ReadKernels(wide), slim);
+
+  // Upgraded in place: the same rows again, ids included, in a store laid
+  // out as a new one.
+  { ASSERT_TRUE(Store::Open(wide).ok()); }
+  EXPECT_EQ(StoreQuery(wide).Text("SELECT value FROM schema_info WHERE "
+                                  "key = 'schema_version'"),
+            std::to_string(kStoreSchemaVersion));
+  EXPECT_EQ(Layout(wide), FreshLayout());
+  EXPECT_EQ(ReadKernels(wide), slim);
+  // And it takes new runs, whose ids follow.
+  ASSERT_TRUE(IngestTraceFile(plain, wide, {}).ok());
+  EXPECT_EQ(StoreQuery(wide).Int("SELECT COUNT(*) FROM kernels"),
+            q.Int("SELECT COUNT(*) FROM kernels") + 225);
+  EXPECT_EQ(StoreQuery(wide).Int("SELECT COUNT(DISTINCT kernel_id) FROM "
+                                 "kernels"),
+            StoreQuery(wide).Int("SELECT COUNT(*) FROM kernels"));
+}
+
+// A launch's signature is found in the writer's memory: launches that
+// differ from another in one signature column each, interleaved, keep
+// their own values, and a name buffer reused for another name (at the
+// same address) is the other name.
+TEST_F(StoreSchemaTest, EachLaunchKeepsItsOwnSignature) {
+  auto store = Store::Open(store_);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  RunRow run;
+  auto run_id = (*store)->BeginRun(run);
+  ASSERT_TRUE(run_id.ok());
+  char name[] = "kernel_a";
+  KernelRow base;
+  base.run_id = *run_id;
+  base.session_id = 1;
+  base.name = name;
+  base.duration_ns = 1000;
+  base.stream_id = 7;
+  base.thread_id = 11;
+  base.nvtx_path = "step/attn";
+  base.grid = {4, 1, 1};
+  base.shape = "m=1";
+  base.flops = 100;
+  base.flops_source = "counters";
+  base.bytes_source = "none";
+  base.bound = "unknown";
+  std::vector<KernelRow> variants(10, base);
+  variants[1].stream_id = 8;
+  variants[2].thread_id = std::nullopt;
+  variants[3].thread_id = 0;
+  variants[4].nvtx_path = "step/mlp";
+  variants[5].grid[2] = 2;
+  variants[6].flops = 101;
+  variants[7].flops_source = "counters (sampled 1 of 2)";
+  variants[8].ai = 0.5;
+  variants[9].roof_flops_per_s = 1e12;
+  std::vector<KernelRow> written;
+  for (int turn = 0; turn < 3; ++turn) {
+    for (KernelRow k : variants) {
+      k.start_ns = static_cast<int64_t>(written.size());
+      ASSERT_TRUE((*store)->AddKernel(k).ok());
+      written.push_back(k);
+    }
+  }
+  std::vector<std::string> expected;
+  for (const KernelRow& k : written) {
+    expected.push_back(Describe(ReaderFields(k)));
+  }
+  std::memcpy(name, "kernel_b", sizeof name);
+  {
+    KernelRow k = base;
+    k.start_ns = static_cast<int64_t>(written.size());
+    ASSERT_TRUE((*store)->AddKernel(k).ok());
+    expected.push_back(Describe(ReaderFields(k)));
+  }
+  run.run_id = *run_id;
+  ASSERT_TRUE((*store)->FinishRun(run, ImportStats()).ok());
+  store->reset();
+
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(store_, store_).ok());
+  std::vector<std::string> read;
+  ASSERT_TRUE(reader
+                  .ForEachKernel(*run_id,
+                                 [&](const KernelRow& k) {
+                                   read.push_back(
+                                       Describe(ReaderFields(k)));
+                                   return OkStatus();
+                                 })
+                  .ok());
+  EXPECT_EQ(read, expected);
+  EXPECT_EQ(Rows(store_, "SELECT name, stream_id, thread_id, nvtx_path, "
+                         "grid_z, flops, flops_source, ai, roof_flops_per_s "
+                         "FROM kernels WHERE start_ns < 10 ORDER BY start_ns"),
+            (std::vector<std::string>{
+                "kernel_a|7|11|step/attn|1|100|counters|<null>|<null>",
+                "kernel_a|8|11|step/attn|1|100|counters|<null>|<null>",
+                "kernel_a|7|<null>|step/attn|1|100|counters|<null>|<null>",
+                "kernel_a|7|0|step/attn|1|100|counters|<null>|<null>",
+                "kernel_a|7|11|step/mlp|1|100|counters|<null>|<null>",
+                "kernel_a|7|11|step/attn|2|100|counters|<null>|<null>",
+                "kernel_a|7|11|step/attn|1|101|counters|<null>|<null>",
+                "kernel_a|7|11|step/attn|1|100|counters (sampled 1 of "
+                "2)|<null>|<null>",
+                "kernel_a|7|11|step/attn|1|100|counters|0.5|<null>",
+                "kernel_a|7|11|step/attn|1|100|counters|<null>|1000000000000.0",
+            }));
+  EXPECT_EQ(Rows(store_, "SELECT name FROM kernels ORDER BY start_ns DESC "
+                         "LIMIT 1"),
+            std::vector<std::string>{"kernel_b"});
+  // One signature per variant and one for the other name, not per launch.
+  EXPECT_EQ(StoreQuery(store_).Int("SELECT COUNT(*) FROM kernel_sigs"),
+            static_cast<int64_t>(variants.size()) + 1);
+}
+
+// kernel_rows has no index on run_id: a run's kernels are found by their
+// ids (run_kernel_ids) and read in start order, NULL first, whether they
+// were written in it (read without a sort: in_start_order 1) or not.
+TEST_F(StoreSchemaTest, KernelsAreReadInStartOrderWhateverOrderTheyCameIn) {
+  auto store = Store::Open(store_);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  const std::vector<std::vector<std::optional<int64_t>>> starts = {
+      {10, 20, 20, 30}, {30, std::nullopt, 10, 20}, {std::nullopt, 5, 7}};
+  std::vector<int64_t> runs;
+  for (const auto& run_starts : starts) {
+    RunRow run;
+    auto run_id = (*store)->BeginRun(run);
+    ASSERT_TRUE(run_id.ok());
+    runs.push_back(*run_id);
+    for (const std::optional<int64_t>& start : run_starts) {
+      KernelRow k;
+      k.run_id = *run_id;
+      k.session_id = 1;
+      k.name = "k";
+      k.start_ns = start;
+      k.duration_ns = 1;
+      ASSERT_TRUE((*store)->AddKernel(k).ok());
+      // A write each, as windows are: the run's ids grow with each.
+      ASSERT_TRUE((*store)->EndWrite().ok());
+    }
+    run.run_id = *run_id;
+    ASSERT_TRUE((*store)->FinishRun(run, ImportStats()).ok());
+  }
+  store->reset();
+  EXPECT_EQ(Rows(store_, "SELECT run_id, first_kernel_id, last_kernel_id, "
+                         "in_start_order FROM run_kernel_ids ORDER BY run_id"),
+            (std::vector<std::string>{"1|1|4|1", "2|5|8|0", "3|9|11|1"}));
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(store_, store_).ok());
+  const std::vector<std::string> expected = {"10 20 20 30 ", "- 10 20 30 ",
+                                             "- 5 7 "};
+  for (size_t r = 0; r < runs.size(); ++r) {
+    std::string read;
+    ASSERT_TRUE(reader
+                    .ForEachKernel(runs[r],
+                                   [&](const KernelRow& k) {
+                                     read += k.start_ns
+                                                 ? std::to_string(*k.start_ns)
+                                                 : "-";
+                                     read += ' ';
+                                     return OkStatus();
+                                   })
+                    .ok());
+    EXPECT_EQ(read, expected[r]) << "run " << runs[r];
+    auto count = reader.KernelCount(runs[r]);
+    ASSERT_TRUE(count.ok());
+    EXPECT_EQ(*count, static_cast<int64_t>(starts[r].size()));
+  }
+  std::string all;
+  ASSERT_TRUE(reader
+                  .ForEachKernelOfRuns(runs,
+                                       [&](const KernelRow& k) {
+                                         all += std::to_string(k.run_id) +
+                                                ":" +
+                                                (k.start_ns ? std::to_string(
+                                                                  *k.start_ns)
+                                                            : "-") +
+                                                " ";
+                                         return OkStatus();
+                                       })
+                  .ok());
+  EXPECT_EQ(all, "1:10 1:20 1:20 1:30 2:- 2:10 2:20 2:30 3:- 3:5 3:7 ");
 }
 
 }  // namespace
