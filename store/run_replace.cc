@@ -116,13 +116,21 @@ Status ReplaceTwinRun(Db* db, int64_t twin, int64_t run,
            "x.run_id = " + s + ".run_id AND x.session_id = " + s +
            ".session_id)";
   };
+  // kernel_rows has no index on run_id (schema 9): a run's rows are read
+  // within its run_kernel_ids range, not by scanning every run's.
+  const auto kernels = [](const char* s) {
+    return std::string("(SELECT COUNT(*) FROM kernel_rows x, run_kernel_ids "
+                       "k WHERE k.run_id = ") + s + ".run_id AND x.kernel_id "
+           "BETWEEN k.first_kernel_id AND k.last_kernel_id AND x.run_id = " +
+           s + ".run_id AND x.session_id = " + s + ".session_id)";
+  };
   RT_ASSIGN_OR_RETURN(
       const int64_t shorter,
       QueryInt(db,
                "SELECT COUNT(*) FROM sessions t WHERE t.run_id = ? AND NOT "
                "EXISTS (SELECT 1 FROM sessions r WHERE r.run_id = ? AND " +
-                   same_producer + " AND " + rows("kernels", "r") +
-                   " >= " + rows("kernels", "t") + " AND " +
+                   same_producer + " AND " + kernels("r") + " >= " +
+                   kernels("t") + " AND " +
                    rows("nvtx_ranges", "r") + " >= " +
                    rows("nvtx_ranges", "t") + ")",
                twin, 2, run));
@@ -139,10 +147,21 @@ Status ReplaceTwinRun(Db* db, int64_t twin, int64_t run,
                          "ON CONFLICT (run_id, key) DO NOTHING",
                          run, 2, twin));
   // Every table that has rows per run (whatever the schema version holds),
-  // the run row last.
+  // the run row last; kernel_rows first, within the twin's range while
+  // its run_kernel_ids row is there to give it.
+  RT_RETURN_IF_ERROR(Run(db,
+                         "DELETE FROM kernel_rows WHERE kernel_id IN (SELECT "
+                         "x.kernel_id FROM kernel_rows x, run_kernel_ids k "
+                         "WHERE k.run_id = ? AND x.kernel_id BETWEEN "
+                         "k.first_kernel_id AND k.last_kernel_id AND "
+                         "x.run_id = k.run_id)",
+                         twin));
   RT_ASSIGN_OR_RETURN(const std::vector<std::string> tables, db->Tables());
   for (const std::string& table : tables) {
-    if (table == "runs" || !db->HasColumn(table, "run_id")) continue;
+    if (table == "runs" || table == "kernel_rows" ||
+        !db->HasColumn(table, "run_id")) {
+      continue;
+    }
     RT_RETURN_IF_ERROR(
         Run(db, "DELETE FROM " + table + " WHERE run_id = ?", twin));
   }
@@ -168,6 +187,10 @@ Status Store::ReplaceWhenFinished(int64_t twin) {
 
 Status Store::FinishReplace(int64_t run_id, const ImportStats& stats) {
   if (twin_ == 0 || twin_ == run_id) return OkStatus();
+  // The run's last rows and its kernel id range go in first: the twin is
+  // judged against what this run holds in the store.
+  RT_RETURN_IF_ERROR(FlushKernels());
+  RT_RETURN_IF_ERROR(UpdateKernelIds());
   return ReplaceTwinRun(db_.get(), twin_, run_id,
                         stats[ImportStat::k_store_write_failures] +
                             stats[ImportStat::k_kernels_not_stored] +
