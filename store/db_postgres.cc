@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/url_secrets.h"
@@ -139,6 +140,13 @@ void CancelStatement(PGconn* conn) {
 // an error among them is returned there, and the transaction it aborted
 // fails its COMMIT.
 //
+// COPY: a COPY's rows are sent and its verdict read later (copy_pending),
+// so that the server stores one batch while the caller builds the next
+// (client and server each took about half of a kernel row's wall time,
+// one after the other). Anything that uses the connection reads it first
+// (Land()); a refused COPY is returned by the next Sync() (Commit's), and
+// its transaction is aborted in any case.
+//
 // Reads: when a cursor's batch comes back full, the FETCH of its next
 // batch is sent at once (SendAhead), so that the server makes that batch
 // while the caller reads this one (on a 2-core machine the server's share
@@ -160,6 +168,10 @@ struct PgConn {
   int64_t answer_ms = 0;
   // Set once a wait was given up: why. The connection is then unusable.
   Status failed;
+  // A COPY whose data was all sent and whose result is still to be read,
+  // and the error of one that was refused, until Sync() returns it.
+  bool copy_pending = false;
+  Status copy_error;
 
   // The error text for a failed call: why a wait was given up, else the
   // result's (null: the connection's) message.
@@ -281,7 +293,10 @@ struct PgConn {
   // Sends `fetch` for `cursor` without waiting for it; false (nothing
   // sent) while another FETCH is ahead or writes are queued.
   bool SendAhead(const std::string& cursor, const std::string& fetch) {
-    if (!failed.ok() || !ahead_cursor.empty() || Pipelining()) return false;
+    if (!failed.ok() || !ahead_cursor.empty() || Pipelining() ||
+        copy_pending) {
+      return false;
+    }
     if (PQsendQuery(conn, fetch.c_str()) != 1) return false;
     ++round_trips;
     ahead_cursor = cursor;
@@ -291,6 +306,7 @@ struct PgConn {
   // Reads the answer of the FETCH ahead, if still in flight, into `ahead`
   // (null when the connection broke).
   void Land() {
+    LandCopy();
     if (!ahead_pending) return;
     ahead_pending = false;
     ahead.reset();
@@ -319,8 +335,20 @@ struct PgConn {
   bool Pipelining() const {
     return PQpipelineStatus(conn) != PQ_PIPELINE_OFF;
   }
-  // Runs `copy` (a COPY ... FROM STDIN) with `data` as its rows: one round
-  // trip, after the queued writes (a COPY cannot be pipelined).
+  // Reads the verdict of the COPY sent last, if still to be read; its
+  // error is kept for Sync().
+  void LandCopy() {
+    if (!copy_pending) return;
+    copy_pending = false;
+    Result done = Collect(true);
+    if ((done == nullptr || PQresultStatus(done.get()) != PGRES_COMMAND_OK) &&
+        copy_error.ok()) {
+      copy_error = Unavailable(ErrorText(done.get()));
+    }
+  }
+  // Sends `copy` (a COPY ... FROM STDIN) with `data` as its rows, after the
+  // queued writes (a COPY cannot be pipelined) and the COPY before it: one
+  // round trip to start it; its verdict is read later (copy_pending).
   Status CopyIn(const std::string& copy, std::string_view data) {
     RT_RETURN_IF_ERROR(Sync());
     Land();
@@ -352,10 +380,13 @@ struct PgConn {
       (void)PollFor(PQsocket(conn), POLLOUT, kPollSliceMs);
     }
     if (ended < 0) return Broken();
-    Result done = Collect(true);
-    if (done == nullptr || PQresultStatus(done.get()) != PGRES_COMMAND_OK) {
-      return Unavailable(ErrorText(done.get()));
+    // All of it into the socket, so that the server has it while we go on.
+    int unsent = 0;
+    while ((unsent = PQflush(conn)) > 0) {
+      (void)PollFor(PQsocket(conn), POLLOUT, kPollSliceMs);
     }
+    if (unsent < 0) return Broken();
+    copy_pending = true;
     return OkStatus();
   }
   Status Queue(const char* name, int n, const char* const* values) {
@@ -375,13 +406,13 @@ struct PgConn {
   // Reads the results of the queued writes: the first error among them.
   Status Sync() {
     Land();
-    if (!Pipelining()) return OkStatus();
-    Status first;
+    Status first = std::exchange(copy_error, OkStatus());
+    if (!Pipelining()) return first;
     ++round_trips;
     if (!failed.ok()) {
-      first = failed;
+      if (first.ok()) first = failed;
     } else if (PQpipelineSync(conn) != 1) {
-      first = Unavailable(Trim(PQerrorMessage(conn)));
+      if (first.ok()) first = Unavailable(Trim(PQerrorMessage(conn)));
     } else {
       // Each write's result is followed by a null; the sync ends it all.
       int nulls = 0;

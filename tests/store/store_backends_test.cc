@@ -1113,6 +1113,72 @@ TEST_F(PostgresStoreTest, ARefusedQueuedWriteFailsItsBatch) {
   EXPECT_GE(added, 14);
 }
 
+// A COPY returns once its rows are sent, before the server has stored
+// them (the writer builds its next batch meanwhile): here the server's
+// check of each row waits on a lock another connection holds, and CopyRows still
+// returns at once; the rows are there after the commit. A writer that
+// waited for the server's verdict would wait out ROOFTRACE_DB_TIMEOUT_S.
+TEST_F(PostgresStoreTest, ACopyReturnsBeforeTheServerHasStoredItsRows) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  auto holder = OpenDbForWrite(pg);
+  ASSERT_TRUE(holder.ok()) << holder.status().message();
+  for (const char* sql :
+       {"CREATE TABLE copied (a BIGINT)",
+        "CREATE FUNCTION wait_for_lock(v BIGINT) RETURNS BOOLEAN LANGUAGE "
+        "plpgsql AS 'BEGIN PERFORM pg_advisory_xact_lock_shared(7); "
+        "RETURN true; END'",
+        "ALTER TABLE copied ADD CONSTRAINT copied_waits CHECK "
+        "(wait_for_lock(a))"}) {
+    const Status made = (*holder)->Exec(sql);
+    ASSERT_TRUE(made.ok()) << sql << ": " << made.message();
+  }
+  ASSERT_TRUE((*holder)->Exec("SELECT pg_advisory_lock(7)").ok());
+  ASSERT_EQ(setenv("ROOFTRACE_DB_TIMEOUT_S", "5", 1), 0);
+  auto writer = OpenDbForWrite(pg);
+  unsetenv("ROOFTRACE_DB_TIMEOUT_S");
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  ASSERT_TRUE((*writer)->CanCopyRows());
+  ASSERT_TRUE((*writer)->Begin().ok());
+  std::vector<DbCell> cells(3);
+  for (size_t i = 0; i < cells.size(); ++i) {
+    cells[i].type = DbType::kInt;
+    cells[i].i = static_cast<int64_t>(i);
+  }
+  Status copied = (*writer)->CopyRows("copied", "a", 1, cells);
+  EXPECT_TRUE(copied.ok()) << copied.message();
+  ASSERT_TRUE((*holder)->Exec("SELECT pg_advisory_unlock(7)").ok());
+  // The next COPY first reads the verdict of this one.
+  copied = (*writer)->CopyRows("copied", "a", 1, cells);
+  EXPECT_TRUE(copied.ok()) << copied.message();
+  const Status committed = (*writer)->Commit();
+  EXPECT_TRUE(committed.ok()) << committed.message();
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM copied"), 6);
+}
+
+// A refused COPY, whose verdict is read after CopyRows returned, fails
+// the transaction's commit with the server's reason.
+TEST_F(PostgresStoreTest, ARefusedCopyFailsItsCommit) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  Exec(pg, "CREATE TABLE copied (a BIGINT CONSTRAINT a_is_small CHECK "
+           "(a < 2))");
+  auto writer = OpenDbForWrite(pg);
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  ASSERT_TRUE((*writer)->Begin().ok());
+  std::vector<DbCell> cells(3);
+  for (size_t i = 0; i < cells.size(); ++i) {
+    cells[i].type = DbType::kInt;
+    cells[i].i = static_cast<int64_t>(i);
+  }
+  (void)(*writer)->CopyRows("copied", "a", 1, cells);
+  const Status committed = (*writer)->Commit();
+  EXPECT_FALSE(committed.ok());
+  EXPECT_NE(committed.message().find("a_is_small"), std::string::npos)
+      << committed.message();
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM copied"), 0);
+}
+
 // Text PostgreSQL cannot hold (bytes that are not UTF-8, a NUL) is stored
 // with U+FFFD in their place, so that one odd name does not fail a run.
 TEST_F(PostgresStoreTest, TextThatIsNotUtf8IsStoredWithReplacements) {
