@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -828,33 +830,15 @@ class PgDb : public Db {
   bool CanCopyRows() const override { return true; }
   Status CopyRows(std::string_view table, std::string_view columns,
                   int num_columns, const std::vector<DbCell>& cells) override {
-    // COPY's text format: tab-separated, \N for NULL, a row a line; a real
-    // as BindReal writes it (round-trips exactly).
-    std::string& data = copy_buf_;
-    data.clear();
-    char buf[32];
-    for (size_t i = 0; i < cells.size(); ++i) {
-      const DbCell& c = cells[i];
-      if (i % num_columns != 0) data += '\t';
-      if (c.type == DbType::kInt) {
-        data.append(buf, std::to_chars(buf, buf + sizeof buf, c.i).ptr);
-      } else if (c.type == DbType::kReal && !std::isnan(c.r)) {
-        if (std::isinf(c.r)) {
-          data += c.r > 0 ? "Infinity" : "-Infinity";
-        } else {
-          data.append(buf, static_cast<size_t>(std::snprintf(
-                               buf, sizeof buf, "%.17g", c.r)));
-        }
-      } else {
-        data += "\\N";
-      }
-      if (i % num_columns == static_cast<size_t>(num_columns) - 1) {
-        data += '\n';
-      }
+    const std::string head =
+        "COPY " + std::string(table) + " (" + std::string(columns) + ")";
+    RT_ASSIGN_OR_RETURN(const std::vector<char>* kinds,
+                        CopyKinds(table, columns, num_columns));
+    if (BinaryCopyFits(*kinds, num_columns, cells)) {
+      return pg_.CopyIn(head + " FROM STDIN (FORMAT binary)",
+                        BinaryCopyData(*kinds, num_columns, cells));
     }
-    return pg_.CopyIn("COPY " + std::string(table) + " (" +
-                          std::string(columns) + ") FROM STDIN",
-                      data);
+    return pg_.CopyIn(head + " FROM STDIN", TextCopyData(num_columns, cells));
   }
 
  private:
@@ -879,9 +863,150 @@ class PgDb : public Db {
                         "rt_c" + std::to_string(++cursors_)));
   }
 
+  // COPY's text format: tab-separated, \N for NULL, a row a line; a real
+  // as BindReal writes it (round-trips exactly).
+  const std::string& TextCopyData(int num_columns,
+                                  const std::vector<DbCell>& cells) {
+    std::string& data = copy_buf_;
+    data.clear();
+    char buf[32];
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const DbCell& c = cells[i];
+      if (i % num_columns != 0) data += '\t';
+      if (c.type == DbType::kInt) {
+        data.append(buf, std::to_chars(buf, buf + sizeof buf, c.i).ptr);
+      } else if (c.type == DbType::kReal && !std::isnan(c.r)) {
+        if (std::isinf(c.r)) {
+          data += c.r > 0 ? "Infinity" : "-Infinity";
+        } else {
+          data.append(buf, static_cast<size_t>(std::snprintf(
+                               buf, sizeof buf, "%.17g", c.r)));
+        }
+      } else {
+        data += "\\N";
+      }
+      if (i % num_columns == static_cast<size_t>(num_columns) - 1) {
+        data += '\n';
+      }
+    }
+    return data;
+  }
+
+  // The PostgreSQL type of each of `columns` of `table`, as binary COPY
+  // needs it: 'i' BIGINT, 'r' DOUBLE PRECISION, '?' another (text COPY
+  // then). Asked once per table and columns, and kept.
+  StatusOr<const std::vector<char>*> CopyKinds(std::string_view table,
+                                               std::string_view columns,
+                                               int num_columns) {
+    std::string key = std::string(table) + "(" + std::string(columns) + ")";
+    if (key == copy_kinds_key_) return &copy_kinds_;
+    RT_RETURN_IF_ERROR(pg_.Sync());
+    const std::string t(table);
+    const char* params[] = {t.c_str()};
+    Result r = pg_.ExecParams(
+        "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+        "WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped",
+        1, params);
+    if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
+      return Unavailable(pg_.ErrorText(r.get()));
+    }
+    std::vector<char> kinds;
+    size_t from = 0;
+    for (int c = 0; c < num_columns; ++c) {
+      size_t to = columns.find(',', from);
+      if (to == std::string_view::npos) to = columns.size();
+      std::string_view name = columns.substr(from, to - from);
+      from = to + 1;
+      while (!name.empty() && std::isspace(static_cast<unsigned char>(name[0]))) {
+        name.remove_prefix(1);
+      }
+      while (!name.empty() &&
+             std::isspace(static_cast<unsigned char>(name.back()))) {
+        name.remove_suffix(1);
+      }
+      char kind = '?';
+      for (int row = 0; row < PQntuples(r.get()); ++row) {
+        if (name != PQgetvalue(r.get(), row, 0)) continue;
+        const std::string_view type = PQgetvalue(r.get(), row, 1);
+        if (type == "bigint") kind = 'i';
+        if (type == "double precision") kind = 'r';
+      }
+      kinds.push_back(kind);
+    }
+    copy_kinds_ = std::move(kinds);
+    copy_kinds_key_ = std::move(key);
+    return &copy_kinds_;
+  }
+
+  // Whether every cell goes into its column as binary COPY can write it:
+  // an integer into BIGINT, a number into DOUBLE PRECISION (an integer
+  // converted, as the server converts its text), NULL anywhere.
+  static bool BinaryCopyFits(const std::vector<char>& kinds, int num_columns,
+                             const std::vector<DbCell>& cells) {
+    if (kinds.size() != static_cast<size_t>(num_columns)) return false;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const char kind = kinds[i % num_columns];
+      const DbType type = cells[i].type;
+      if (type == DbType::kNull) continue;
+      if (kind == '?' || (kind == 'i' && type != DbType::kInt) ||
+          (kind == 'r' && type != DbType::kInt && type != DbType::kReal)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // COPY's binary format: a header, then per row its number of fields and
+  // each field's length (-1: NULL) and big-endian bytes, then -1. The
+  // server reads the numbers as they are, without parsing text (about a
+  // fifth of its time for a kernel row). A NaN is stored as NULL, as the
+  // text format (and BindReal) do.
+  const std::string& BinaryCopyData(const std::vector<char>& kinds,
+                                    int num_columns,
+                                    const std::vector<DbCell>& cells) {
+    std::string& data = copy_buf_;
+    data.clear();
+    static constexpr char kHeader[] = "PGCOPY\n\377\r\n\0";
+    data.append(kHeader, sizeof kHeader - 1);
+    data.append(8, '\0');  // flags, header extension length
+    const auto put = [&data](auto v) {
+      char b[sizeof v];
+      for (size_t k = 0; k < sizeof v; ++k) {
+        b[k] = static_cast<char>(v >> (8 * (sizeof v - 1 - k)));
+      }
+      data.append(b, sizeof v);
+    };
+    const size_t rows = cells.size() / static_cast<size_t>(num_columns);
+    data.reserve(19 + rows * (2 + static_cast<size_t>(num_columns) * 12) + 2);
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i % num_columns == 0) put(static_cast<uint16_t>(num_columns));
+      const DbCell& c = cells[i];
+      if (c.type == DbType::kNull ||
+          (c.type == DbType::kReal && std::isnan(c.r))) {
+        put(static_cast<uint32_t>(-1));
+        continue;
+      }
+      put(uint32_t{8});
+      if (kinds[i % num_columns] == 'i') {
+        put(static_cast<uint64_t>(c.i));
+      } else {
+        const double r = c.type == DbType::kInt ? static_cast<double>(c.i)
+                                                : c.r;
+        uint64_t bits = 0;
+        std::memcpy(&bits, &r, sizeof bits);
+        put(bits);
+      }
+    }
+    put(static_cast<uint16_t>(-1));
+    return data;
+  }
+
   PGconn* conn_;
   PgConn pg_;
-  std::string copy_buf_;  // CopyRows' text, kept for its capacity
+  std::string copy_buf_;  // CopyRows' data, kept for its capacity
+  // The columns' kinds CopyKinds() found last, for copy_kinds_key_.
+  std::string copy_kinds_key_;
+  std::vector<char> copy_kinds_;
   std::string name_;
   int statements_ = 0;
   int cursors_ = 0;
