@@ -181,9 +181,12 @@ class Db {
   // Appends rows to `table` in bulk where the backend has a faster way than
   // an INSERT of many rows: `cells` holds the values of `columns` (a
   // comma-separated list of `num_columns` names), row after row, numbers
-  // only. PostgreSQL: one COPY ... FROM STDIN in text format, one round
-  // trip for all of them, in the current transaction (a refused row fails
-  // it, as a refused INSERT does). SQLite: false from CanCopyRows(), and
+  // only. PostgreSQL: one COPY ... FROM STDIN (binary format where every
+  // column is BIGINT or DOUBLE PRECISION, else text), one round trip for
+  // all of them, in the current transaction (a refused row fails it, as a
+  // refused INSERT does). It returns once the rows are sent: the server's
+  // verdict is read by the next call on the connection, and a refusal is
+  // returned by the next Exec() or Commit(). SQLite: false from CanCopyRows(), and
   // this is not called (its INSERT of 64 rows costs it as little).
   virtual bool CanCopyRows() const = 0;
   virtual Status CopyRows(std::string_view table, std::string_view columns,

@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/url_secrets.h"
@@ -139,6 +142,13 @@ void CancelStatement(PGconn* conn) {
 // an error among them is returned there, and the transaction it aborted
 // fails its COMMIT.
 //
+// COPY: a COPY's rows are sent and its verdict read later (copy_pending),
+// so that the server stores one batch while the caller builds the next
+// (client and server each took about half of a kernel row's wall time,
+// one after the other). Anything that uses the connection reads it first
+// (Land()); a refused COPY is returned by the next Sync() (Commit's), and
+// its transaction is aborted in any case.
+//
 // Reads: when a cursor's batch comes back full, the FETCH of its next
 // batch is sent at once (SendAhead), so that the server makes that batch
 // while the caller reads this one (on a 2-core machine the server's share
@@ -160,6 +170,10 @@ struct PgConn {
   int64_t answer_ms = 0;
   // Set once a wait was given up: why. The connection is then unusable.
   Status failed;
+  // A COPY whose data was all sent and whose result is still to be read,
+  // and the error of one that was refused, until Sync() returns it.
+  bool copy_pending = false;
+  Status copy_error;
 
   // The error text for a failed call: why a wait was given up, else the
   // result's (null: the connection's) message.
@@ -281,7 +295,10 @@ struct PgConn {
   // Sends `fetch` for `cursor` without waiting for it; false (nothing
   // sent) while another FETCH is ahead or writes are queued.
   bool SendAhead(const std::string& cursor, const std::string& fetch) {
-    if (!failed.ok() || !ahead_cursor.empty() || Pipelining()) return false;
+    if (!failed.ok() || !ahead_cursor.empty() || Pipelining() ||
+        copy_pending) {
+      return false;
+    }
     if (PQsendQuery(conn, fetch.c_str()) != 1) return false;
     ++round_trips;
     ahead_cursor = cursor;
@@ -291,6 +308,7 @@ struct PgConn {
   // Reads the answer of the FETCH ahead, if still in flight, into `ahead`
   // (null when the connection broke).
   void Land() {
+    LandCopy();
     if (!ahead_pending) return;
     ahead_pending = false;
     ahead.reset();
@@ -319,8 +337,20 @@ struct PgConn {
   bool Pipelining() const {
     return PQpipelineStatus(conn) != PQ_PIPELINE_OFF;
   }
-  // Runs `copy` (a COPY ... FROM STDIN) with `data` as its rows: one round
-  // trip, after the queued writes (a COPY cannot be pipelined).
+  // Reads the verdict of the COPY sent last, if still to be read; its
+  // error is kept for Sync().
+  void LandCopy() {
+    if (!copy_pending) return;
+    copy_pending = false;
+    Result done = Collect(true);
+    if ((done == nullptr || PQresultStatus(done.get()) != PGRES_COMMAND_OK) &&
+        copy_error.ok()) {
+      copy_error = Unavailable(ErrorText(done.get()));
+    }
+  }
+  // Sends `copy` (a COPY ... FROM STDIN) with `data` as its rows, after the
+  // queued writes (a COPY cannot be pipelined) and the COPY before it: one
+  // round trip to start it; its verdict is read later (copy_pending).
   Status CopyIn(const std::string& copy, std::string_view data) {
     RT_RETURN_IF_ERROR(Sync());
     Land();
@@ -352,10 +382,13 @@ struct PgConn {
       (void)PollFor(PQsocket(conn), POLLOUT, kPollSliceMs);
     }
     if (ended < 0) return Broken();
-    Result done = Collect(true);
-    if (done == nullptr || PQresultStatus(done.get()) != PGRES_COMMAND_OK) {
-      return Unavailable(ErrorText(done.get()));
+    // All of it into the socket, so that the server has it while we go on.
+    int unsent = 0;
+    while ((unsent = PQflush(conn)) > 0) {
+      (void)PollFor(PQsocket(conn), POLLOUT, kPollSliceMs);
     }
+    if (unsent < 0) return Broken();
+    copy_pending = true;
     return OkStatus();
   }
   Status Queue(const char* name, int n, const char* const* values) {
@@ -375,13 +408,13 @@ struct PgConn {
   // Reads the results of the queued writes: the first error among them.
   Status Sync() {
     Land();
-    if (!Pipelining()) return OkStatus();
-    Status first;
+    Status first = std::exchange(copy_error, OkStatus());
+    if (!Pipelining()) return first;
     ++round_trips;
     if (!failed.ok()) {
-      first = failed;
+      if (first.ok()) first = failed;
     } else if (PQpipelineSync(conn) != 1) {
-      first = Unavailable(Trim(PQerrorMessage(conn)));
+      if (first.ok()) first = Unavailable(Trim(PQerrorMessage(conn)));
     } else {
       // Each write's result is followed by a null; the sync ends it all.
       int nulls = 0;
@@ -797,33 +830,15 @@ class PgDb : public Db {
   bool CanCopyRows() const override { return true; }
   Status CopyRows(std::string_view table, std::string_view columns,
                   int num_columns, const std::vector<DbCell>& cells) override {
-    // COPY's text format: tab-separated, \N for NULL, a row a line; a real
-    // as BindReal writes it (round-trips exactly).
-    std::string& data = copy_buf_;
-    data.clear();
-    char buf[32];
-    for (size_t i = 0; i < cells.size(); ++i) {
-      const DbCell& c = cells[i];
-      if (i % num_columns != 0) data += '\t';
-      if (c.type == DbType::kInt) {
-        data.append(buf, std::to_chars(buf, buf + sizeof buf, c.i).ptr);
-      } else if (c.type == DbType::kReal && !std::isnan(c.r)) {
-        if (std::isinf(c.r)) {
-          data += c.r > 0 ? "Infinity" : "-Infinity";
-        } else {
-          data.append(buf, static_cast<size_t>(std::snprintf(
-                               buf, sizeof buf, "%.17g", c.r)));
-        }
-      } else {
-        data += "\\N";
-      }
-      if (i % num_columns == static_cast<size_t>(num_columns) - 1) {
-        data += '\n';
-      }
+    const std::string head =
+        "COPY " + std::string(table) + " (" + std::string(columns) + ")";
+    RT_ASSIGN_OR_RETURN(const std::vector<char>* kinds,
+                        CopyKinds(table, columns, num_columns));
+    if (BinaryCopyFits(*kinds, num_columns, cells)) {
+      return pg_.CopyIn(head + " FROM STDIN (FORMAT binary)",
+                        BinaryCopyData(*kinds, num_columns, cells));
     }
-    return pg_.CopyIn("COPY " + std::string(table) + " (" +
-                          std::string(columns) + ") FROM STDIN",
-                      data);
+    return pg_.CopyIn(head + " FROM STDIN", TextCopyData(num_columns, cells));
   }
 
  private:
@@ -848,9 +863,150 @@ class PgDb : public Db {
                         "rt_c" + std::to_string(++cursors_)));
   }
 
+  // COPY's text format: tab-separated, \N for NULL, a row a line; a real
+  // as BindReal writes it (round-trips exactly).
+  const std::string& TextCopyData(int num_columns,
+                                  const std::vector<DbCell>& cells) {
+    std::string& data = copy_buf_;
+    data.clear();
+    char buf[32];
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const DbCell& c = cells[i];
+      if (i % num_columns != 0) data += '\t';
+      if (c.type == DbType::kInt) {
+        data.append(buf, std::to_chars(buf, buf + sizeof buf, c.i).ptr);
+      } else if (c.type == DbType::kReal && !std::isnan(c.r)) {
+        if (std::isinf(c.r)) {
+          data += c.r > 0 ? "Infinity" : "-Infinity";
+        } else {
+          data.append(buf, static_cast<size_t>(std::snprintf(
+                               buf, sizeof buf, "%.17g", c.r)));
+        }
+      } else {
+        data += "\\N";
+      }
+      if (i % num_columns == static_cast<size_t>(num_columns) - 1) {
+        data += '\n';
+      }
+    }
+    return data;
+  }
+
+  // The PostgreSQL type of each of `columns` of `table`, as binary COPY
+  // needs it: 'i' BIGINT, 'r' DOUBLE PRECISION, '?' another (text COPY
+  // then). Asked once per table and columns, and kept.
+  StatusOr<const std::vector<char>*> CopyKinds(std::string_view table,
+                                               std::string_view columns,
+                                               int num_columns) {
+    std::string key = std::string(table) + "(" + std::string(columns) + ")";
+    if (key == copy_kinds_key_) return &copy_kinds_;
+    RT_RETURN_IF_ERROR(pg_.Sync());
+    const std::string t(table);
+    const char* params[] = {t.c_str()};
+    Result r = pg_.ExecParams(
+        "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+        "WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped",
+        1, params);
+    if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
+      return Unavailable(pg_.ErrorText(r.get()));
+    }
+    std::vector<char> kinds;
+    size_t from = 0;
+    for (int c = 0; c < num_columns; ++c) {
+      size_t to = columns.find(',', from);
+      if (to == std::string_view::npos) to = columns.size();
+      std::string_view name = columns.substr(from, to - from);
+      from = to + 1;
+      while (!name.empty() && std::isspace(static_cast<unsigned char>(name[0]))) {
+        name.remove_prefix(1);
+      }
+      while (!name.empty() &&
+             std::isspace(static_cast<unsigned char>(name.back()))) {
+        name.remove_suffix(1);
+      }
+      char kind = '?';
+      for (int row = 0; row < PQntuples(r.get()); ++row) {
+        if (name != PQgetvalue(r.get(), row, 0)) continue;
+        const std::string_view type = PQgetvalue(r.get(), row, 1);
+        if (type == "bigint") kind = 'i';
+        if (type == "double precision") kind = 'r';
+      }
+      kinds.push_back(kind);
+    }
+    copy_kinds_ = std::move(kinds);
+    copy_kinds_key_ = std::move(key);
+    return &copy_kinds_;
+  }
+
+  // Whether every cell goes into its column as binary COPY can write it:
+  // an integer into BIGINT, a number into DOUBLE PRECISION (an integer
+  // converted, as the server converts its text), NULL anywhere.
+  static bool BinaryCopyFits(const std::vector<char>& kinds, int num_columns,
+                             const std::vector<DbCell>& cells) {
+    if (kinds.size() != static_cast<size_t>(num_columns)) return false;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const char kind = kinds[i % num_columns];
+      const DbType type = cells[i].type;
+      if (type == DbType::kNull) continue;
+      if (kind == '?' || (kind == 'i' && type != DbType::kInt) ||
+          (kind == 'r' && type != DbType::kInt && type != DbType::kReal)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // COPY's binary format: a header, then per row its number of fields and
+  // each field's length (-1: NULL) and big-endian bytes, then -1. The
+  // server reads the numbers as they are, without parsing text (about a
+  // fifth of its time for a kernel row). A NaN is stored as NULL, as the
+  // text format (and BindReal) do.
+  const std::string& BinaryCopyData(const std::vector<char>& kinds,
+                                    int num_columns,
+                                    const std::vector<DbCell>& cells) {
+    std::string& data = copy_buf_;
+    data.clear();
+    static constexpr char kHeader[] = "PGCOPY\n\377\r\n\0";
+    data.append(kHeader, sizeof kHeader - 1);
+    data.append(8, '\0');  // flags, header extension length
+    const auto put = [&data](auto v) {
+      char b[sizeof v];
+      for (size_t k = 0; k < sizeof v; ++k) {
+        b[k] = static_cast<char>(v >> (8 * (sizeof v - 1 - k)));
+      }
+      data.append(b, sizeof v);
+    };
+    const size_t rows = cells.size() / static_cast<size_t>(num_columns);
+    data.reserve(19 + rows * (2 + static_cast<size_t>(num_columns) * 12) + 2);
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i % num_columns == 0) put(static_cast<uint16_t>(num_columns));
+      const DbCell& c = cells[i];
+      if (c.type == DbType::kNull ||
+          (c.type == DbType::kReal && std::isnan(c.r))) {
+        put(static_cast<uint32_t>(-1));
+        continue;
+      }
+      put(uint32_t{8});
+      if (kinds[i % num_columns] == 'i') {
+        put(static_cast<uint64_t>(c.i));
+      } else {
+        const double r = c.type == DbType::kInt ? static_cast<double>(c.i)
+                                                : c.r;
+        uint64_t bits = 0;
+        std::memcpy(&bits, &r, sizeof bits);
+        put(bits);
+      }
+    }
+    put(static_cast<uint16_t>(-1));
+    return data;
+  }
+
   PGconn* conn_;
   PgConn pg_;
-  std::string copy_buf_;  // CopyRows' text, kept for its capacity
+  std::string copy_buf_;  // CopyRows' data, kept for its capacity
+  // The columns' kinds CopyKinds() found last, for copy_kinds_key_.
+  std::string copy_kinds_key_;
+  std::vector<char> copy_kinds_;
   std::string name_;
   int statements_ = 0;
   int cursors_ = 0;

@@ -10,9 +10,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -1111,6 +1113,142 @@ TEST_F(PostgresStoreTest, ARefusedQueuedWriteFailsItsBatch) {
   EXPECT_EQ(kernels, 10u);  // the first batch, committed
   EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM kernel_rows"), 10);
   EXPECT_GE(added, 14);
+}
+
+// A COPY returns once its rows are sent, before the server has stored
+// them (the writer builds its next batch meanwhile): here the server's
+// check of each row waits on a lock another connection holds, and CopyRows still
+// returns at once; the rows are there after the commit. A writer that
+// waited for the server's verdict would wait out ROOFTRACE_DB_TIMEOUT_S.
+TEST_F(PostgresStoreTest, ACopyReturnsBeforeTheServerHasStoredItsRows) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  auto holder = OpenDbForWrite(pg);
+  ASSERT_TRUE(holder.ok()) << holder.status().message();
+  for (const char* sql :
+       {"CREATE TABLE copied (a BIGINT)",
+        "CREATE FUNCTION wait_for_lock(v BIGINT) RETURNS BOOLEAN LANGUAGE "
+        "plpgsql AS 'BEGIN PERFORM pg_advisory_xact_lock_shared(7); "
+        "RETURN true; END'",
+        "ALTER TABLE copied ADD CONSTRAINT copied_waits CHECK "
+        "(wait_for_lock(a))"}) {
+    const Status made = (*holder)->Exec(sql);
+    ASSERT_TRUE(made.ok()) << sql << ": " << made.message();
+  }
+  ASSERT_TRUE((*holder)->Exec("SELECT pg_advisory_lock(7)").ok());
+  ASSERT_EQ(setenv("ROOFTRACE_DB_TIMEOUT_S", "5", 1), 0);
+  auto writer = OpenDbForWrite(pg);
+  unsetenv("ROOFTRACE_DB_TIMEOUT_S");
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  ASSERT_TRUE((*writer)->CanCopyRows());
+  ASSERT_TRUE((*writer)->Begin().ok());
+  std::vector<DbCell> cells(3);
+  for (size_t i = 0; i < cells.size(); ++i) {
+    cells[i].type = DbType::kInt;
+    cells[i].i = static_cast<int64_t>(i);
+  }
+  Status copied = (*writer)->CopyRows("copied", "a", 1, cells);
+  EXPECT_TRUE(copied.ok()) << copied.message();
+  // The server has the COPY, in the binary format, and waits.
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM pg_stat_activity WHERE query = "
+                    "'COPY copied (a) FROM STDIN (FORMAT binary)'"),
+            1);
+  ASSERT_TRUE((*holder)->Exec("SELECT pg_advisory_unlock(7)").ok());
+  // The next COPY first reads the verdict of this one.
+  copied = (*writer)->CopyRows("copied", "a", 1, cells);
+  EXPECT_TRUE(copied.ok()) << copied.message();
+  const Status committed = (*writer)->Commit();
+  EXPECT_TRUE(committed.ok()) << committed.message();
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM copied"), 6);
+}
+
+// CopyRows sends numbers in COPY's binary format (the server parses no
+// text), and they arrive exactly: the extremes of BIGINT, reals that need
+// all 17 digits, a subnormal, -0, the infinities, an integer into a
+// DOUBLE PRECISION column, NULLs, and NaN as NULL (as the text format
+// stores it). A column of another type (SMALLINT) goes by the text format.
+TEST_F(PostgresStoreTest, CopiedNumbersGoInBinaryAndArriveExactly) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  Exec(pg, "CREATE TABLE copied (n INTEGER, i INTEGER, r REAL)");
+  Exec(pg, "CREATE TABLE small (s SMALLINT, r REAL)");
+  auto writer = OpenDbForWrite(pg);
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  auto cell = [](DbType type, int64_t i, double r) {
+    DbCell c;
+    c.type = type;
+    c.i = i;
+    c.r = r;
+    return c;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<DbCell> cells = {
+      cell(DbType::kInt, 1, 0), cell(DbType::kInt, INT64_MIN, 0),
+      cell(DbType::kReal, 0, 0.1),
+      cell(DbType::kInt, 2, 0), cell(DbType::kInt, INT64_MAX, 0),
+      cell(DbType::kReal, 0, 4.9406564584124654e-324),
+      cell(DbType::kInt, 3, 0), cell(DbType::kNull, 0, 0),
+      cell(DbType::kReal, 0, -0.0),
+      cell(DbType::kInt, 4, 0), cell(DbType::kInt, -1, 0),
+      cell(DbType::kReal, 0, inf),
+      cell(DbType::kInt, 5, 0), cell(DbType::kInt, 0, 0),
+      cell(DbType::kReal, 0, -inf),
+      cell(DbType::kInt, 6, 0), cell(DbType::kInt, 7, 0),
+      cell(DbType::kReal, 0, std::nan("")),
+      cell(DbType::kInt, 7, 0), cell(DbType::kInt, 8, 0),
+      cell(DbType::kInt, 9007199254740993, 0),
+      cell(DbType::kInt, 8, 0), cell(DbType::kInt, 9, 0),
+      cell(DbType::kReal, 0, 1.7976931348623157e308)};
+  ASSERT_TRUE((*writer)->Begin().ok());
+  Status copied = (*writer)->CopyRows("copied", "n, i,\n r", 3, cells);
+  EXPECT_TRUE(copied.ok()) << copied.message();
+  copied = (*writer)->CopyRows(
+      "small", "s, r", 2,
+      {cell(DbType::kInt, -7, 0), cell(DbType::kReal, 0, 2.5)});
+  EXPECT_TRUE(copied.ok()) << copied.message();
+  // While the COPY's verdict is still to be read, the server shows the
+  // writer's last statement.
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM pg_stat_activity WHERE query "
+                    "LIKE 'COPY small (s, r) FROM STDIN'"),
+            1);
+  const Status committed = (*writer)->Commit();
+  ASSERT_TRUE(committed.ok()) << committed.message();
+  EXPECT_EQ(Rows(pg, "SELECT n, i, CAST(r AS TEXT), r = 0 AND "
+                     "CAST(r AS TEXT) = '-0' FROM copied ORDER BY n"),
+            (std::vector<std::string>{
+                "1|-9223372036854775808|0.1|f",
+                "2|9223372036854775807|5e-324|f",
+                "3|<null>|-0|t",
+                "4|-1|Infinity|f",
+                "5|0|-Infinity|f",
+                "6|7|<null>|<null>",
+                "7|8|9.007199254740992e+15|f",
+                "8|9|1.7976931348623157e+308|f"}));
+  EXPECT_EQ(Rows(pg, "SELECT s, r FROM small"),
+            (std::vector<std::string>{"-7|2.5"}));
+}
+
+// A refused COPY, whose verdict is read after CopyRows returned, fails
+// the transaction's commit with the server's reason.
+TEST_F(PostgresStoreTest, ARefusedCopyFailsItsCommit) {
+  std::string pg;
+  RT_NEW_PG_DATABASE(pg, "");
+  Exec(pg, "CREATE TABLE copied (a BIGINT CONSTRAINT a_is_small CHECK "
+           "(a < 2))");
+  auto writer = OpenDbForWrite(pg);
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  ASSERT_TRUE((*writer)->Begin().ok());
+  std::vector<DbCell> cells(3);
+  for (size_t i = 0; i < cells.size(); ++i) {
+    cells[i].type = DbType::kInt;
+    cells[i].i = static_cast<int64_t>(i);
+  }
+  (void)(*writer)->CopyRows("copied", "a", 1, cells);
+  const Status committed = (*writer)->Commit();
+  EXPECT_FALSE(committed.ok());
+  EXPECT_NE(committed.message().find("a_is_small"), std::string::npos)
+      << committed.message();
+  EXPECT_EQ(Int(pg, "SELECT COUNT(*) FROM copied"), 0);
 }
 
 // Text PostgreSQL cannot hold (bytes that are not UTF-8, a NUL) is stored
