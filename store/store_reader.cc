@@ -605,6 +605,10 @@ class StoreReader::KernelStream {
 
   // The next row in start order into row(); false at the end.
   StatusOr<bool> Next() {
+    if (chains_.size() == 1 && chains_[0].spans.empty()) {
+      current_ = 0;  // sorted already: no heap
+      return chains_[0].stmt->Step();
+    }
     if (!started_) {
       started_ = true;
       for (size_t c = 0; c < chains_.size(); ++c) {
