@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <initializer_list>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -102,6 +104,43 @@ void Exec(const std::string& store, const std::string& sql) {
   ASSERT_TRUE(db.ok()) << db.status().message();
   ASSERT_TRUE((*db)->PrepareForWrites(false).ok());
   ASSERT_TRUE((*db)->Exec(sql).ok()) << sql;
+}
+
+// One row by `insert`: `values` bound in order (a negative one as NULL).
+void InsertRow(DbStatement* insert, std::initializer_list<int64_t> values) {
+  insert->Reset();
+  int i = 0;
+  for (const int64_t v : values) {
+    if (v < 0) {
+      insert->BindNull(++i);
+    } else {
+      insert->BindInt(++i, v);
+    }
+  }
+  ASSERT_TRUE(insert->Step().ok());
+}
+
+// Rows written by hand into `store` (created by Store::Open), in one
+// transaction: `setup` (SQL: runs, names, signatures), then `fill`'s, given
+// statements inserting a kernel row (its id, run, session, start, end)
+// and a run 1 copy (its id, start, end).
+void WriteRowsByHand(
+    const std::string& store, const std::string& setup,
+    const std::function<void(DbStatement* kernel, DbStatement* copy)>& fill) {
+  auto db = OpenDbForWrite(store);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  ASSERT_TRUE((*db)->PrepareForWrites(false).ok());
+  ASSERT_TRUE((*db)->Begin().ok());
+  ASSERT_TRUE((*db)->Exec(setup).ok()) << setup;
+  auto kernel = (*db)->Prepare(
+      "INSERT INTO kernel_rows (kernel_id, run_id, session_id, sig_id, "
+      "start_ns, end_ns) VALUES (?, ?, ?, 1, ?, ?)");
+  auto copy = (*db)->Prepare(
+      "INSERT INTO memcpys (memcpy_id, run_id, session_id, kind, bytes, "
+      "start_ns, end_ns) VALUES (?, 1, 1, 'htod', 64, ?, ?)");
+  ASSERT_TRUE(kernel.ok() && copy.ok());
+  fill(kernel->get(), copy->get());
+  ASSERT_TRUE((*db)->Commit().ok());
 }
 
 // A generated LLM trace (225 kernels, 8 distinct names) as a file.
@@ -437,38 +476,19 @@ TEST_P(StoreBackendTest, ManyRunsAreReadInAFewQueries) {
 TEST_P(StoreBackendTest, RunsLongerThanABatchStreamWhileOtherQueriesRun) {
   constexpr int kRows = 9000;
   ASSERT_TRUE(Store::Open(store_).ok());
-  {
-    auto db = OpenDbForWrite(store_);
-    ASSERT_TRUE(db.ok()) << db.status().message();
-    ASSERT_TRUE((*db)->PrepareForWrites(false).ok());
-    ASSERT_TRUE((*db)->Begin().ok());
-    ASSERT_TRUE((*db)->Exec("INSERT INTO runs (run_id, complete) VALUES (1, "
-                            "1); INSERT INTO kernel_names (name_id, name) "
-                            "VALUES (1, 'k'); INSERT INTO kernel_sigs "
-                            "(sig_id, name_id) VALUES (1, 1); INSERT INTO "
-                            "steps (run_id, step_id) VALUES (1, 1)")
-                    .ok());
-    auto kernel = (*db)->Prepare(
-        "INSERT INTO kernel_rows (kernel_id, run_id, session_id, sig_id, "
-        "start_ns, end_ns) VALUES (?, 1, 1, 1, ?, ?)");
-    auto copy = (*db)->Prepare(
-        "INSERT INTO memcpys (memcpy_id, run_id, session_id, kind, bytes, "
-        "start_ns, end_ns) VALUES (?, 1, 1, 'htod', 64, ?, ?)");
-    ASSERT_TRUE(kernel.ok() && copy.ok());
-    for (int i = 0; i < kRows; ++i) {
-      (*kernel)->Reset();
-      (*kernel)->BindInt(1, i + 1);
-      (*kernel)->BindInt(2, 10 * i);
-      (*kernel)->BindInt(3, 10 * i + 1);
-      ASSERT_TRUE((*kernel)->Step().ok());
-      (*copy)->Reset();
-      (*copy)->BindInt(1, i + 1);
-      (*copy)->BindInt(2, 10 * i + 5);
-      (*copy)->BindInt(3, 10 * i + 6);
-      ASSERT_TRUE((*copy)->Step().ok());
-    }
-    ASSERT_TRUE((*db)->Commit().ok());
-  }
+  WriteRowsByHand(
+      store_,
+      "INSERT INTO runs (run_id, complete) VALUES (1, 1); INSERT INTO "
+      "kernel_names (name_id, name) VALUES (1, 'k'); INSERT INTO kernel_sigs "
+      "(sig_id, name_id) VALUES (1, 1); INSERT INTO steps (run_id, step_id) "
+      "VALUES (1, 1)",
+      [&](DbStatement* kernel, DbStatement* copy) {
+        for (int i = 0; i < kRows; ++i) {
+          InsertRow(kernel, {i + 1, 1, 1, 10 * i, 10 * i + 1});
+          InsertRow(copy, {i + 1, 10 * i + 5, 10 * i + 6});
+        }
+      });
+  ASSERT_FALSE(HasFatalFailure());
   StoreReader reader;
   ASSERT_TRUE(reader.Open(store_, store_).ok());
   std::string order;  // k or c per row, as read
@@ -530,72 +550,48 @@ TEST_P(StoreBackendTest, InterleavedProducersReadInStartOrder) {
   ASSERT_TRUE(Store::Open(store_).ok());
   constexpr int kProducers = 3, kWindow = 50, kRounds = 10;
   int64_t id = 0;
-  {
-    auto db = OpenDbForWrite(store_);
-    ASSERT_TRUE(db.ok()) << db.status().message();
-    ASSERT_TRUE((*db)->PrepareForWrites(false).ok());
-    ASSERT_TRUE((*db)->Begin().ok());
-    ASSERT_TRUE((*db)->Exec("INSERT INTO runs (run_id, complete) VALUES (1, "
-                            "1); INSERT INTO runs (run_id, complete) VALUES "
-                            "(2, 1); INSERT INTO runs (run_id, complete) "
-                            "VALUES (3, 1); INSERT INTO kernel_names "
-                            "(name_id, name) VALUES (1, 'k'); INSERT INTO "
-                            "kernel_sigs (sig_id, name_id) VALUES (1, 1)")
-                    .ok());
-    auto kernel = (*db)->Prepare(
-        "INSERT INTO kernel_rows (kernel_id, run_id, session_id, sig_id, "
-        "start_ns, end_ns) VALUES (?, ?, ?, 1, ?, ?)");
-    auto copy = (*db)->Prepare(
-        "INSERT INTO memcpys (memcpy_id, run_id, session_id, kind, bytes, "
-        "start_ns, end_ns) VALUES (?, 1, 1, 'htod', 64, ?, ?)");
-    ASSERT_TRUE(kernel.ok() && copy.ok());
-    // `at` < 0: no start.
-    auto add = [&](int64_t run, int64_t session, int64_t at) {
-      (*kernel)->Reset();
-      (*kernel)->BindInt(1, ++id);
-      (*kernel)->BindInt(2, run);
-      (*kernel)->BindInt(3, session);
-      if (at >= 0) {
-        (*kernel)->BindInt(4, at);
-        (*kernel)->BindInt(5, at + 3);
-      } else {
-        (*kernel)->BindNull(4);
-        (*kernel)->BindNull(5);
-      }
-      ASSERT_TRUE((*kernel)->Step().ok());
-    };
-    for (int round = 0; round < kRounds; ++round) {
-      for (int p = 0; p < kProducers; ++p) {
-        for (int i = 0; i < kWindow; ++i) {
-          const int64_t n = round * kWindow + i;
-          // Producers 0 and 1 start together; 2 between them, and each
-          // window's first kernel of producer 2 has no start.
-          add(1, p + 1, p == 2 && i == 0 ? -1 : 10 * n + (p == 2 ? 5 : 0));
-          if (i % 7 == 0) add(3, 1, 10 * n);  // another run's row
+  WriteRowsByHand(
+      store_,
+      "INSERT INTO runs (run_id, complete) VALUES (1, 1); INSERT INTO runs "
+      "(run_id, complete) VALUES (2, 1); INSERT INTO runs (run_id, complete) "
+      "VALUES (3, 1); INSERT INTO kernel_names (name_id, name) VALUES (1, "
+      "'k'); INSERT INTO kernel_sigs (sig_id, name_id) VALUES (1, 1)",
+      [&](DbStatement* kernel, DbStatement* copy) {
+        // `at` < 0: no start.
+        auto add = [&](int64_t run, int64_t session, int64_t at) {
+          InsertRow(kernel, {++id, run, session, at, at < 0 ? -1 : at + 3});
+        };
+        for (int round = 0; round < kRounds; ++round) {
+          for (int p = 0; p < kProducers; ++p) {
+            for (int i = 0; i < kWindow; ++i) {
+              const int64_t n = round * kWindow + i;
+              // Producers 0 and 1 start together; 2 between them, and
+              // each window's first kernel of producer 2 has no start.
+              add(1, p + 1,
+                  p == 2 && i == 0 ? -1 : 10 * n + (p == 2 ? 5 : 0));
+              if (i % 7 == 0) add(3, 1, 10 * n);  // another run's row
+            }
+          }
         }
-      }
-    }
-    uint32_t x = 12345;
-    for (int i = 0; i < 600; ++i) {
-      x = x * 1103515245u + 12345u;
-      add(2, 1 + i % 2, (x >> 8) % 400);  // ties, in no order
-    }
-    for (int i = 0; i < 200; ++i) {
-      (*copy)->Reset();
-      (*copy)->BindInt(1, i + 1);
-      (*copy)->BindInt(2, 25 * i + 1);
-      (*copy)->BindInt(3, 25 * i + 2);
-      ASSERT_TRUE((*copy)->Step().ok());
-    }
-    ASSERT_TRUE((*db)->Exec("INSERT INTO run_kernel_ids (run_id, "
-                            "first_kernel_id, last_kernel_id, in_start_order) "
-                            "SELECT run_id, MIN(kernel_id), MAX(kernel_id), 0 "
-                            "FROM kernel_rows GROUP BY run_id")
-                    .ok());
-    ASSERT_TRUE((*db)->Commit().ok());
-  }
+        uint32_t x = 12345;
+        for (int i = 0; i < 600; ++i) {
+          x = x * 1103515245u + 12345u;
+          add(2, 1 + i % 2, (x >> 8) % 400);  // ties, in no order
+        }
+        for (int i = 0; i < 200; ++i) {
+          InsertRow(copy, {i + 1, 25 * i + 1, 25 * i + 2});
+        }
+      });
+  ASSERT_FALSE(HasFatalFailure());
+  Exec(store_,
+       "INSERT INTO run_kernel_ids (run_id, first_kernel_id, last_kernel_id, "
+       "in_start_order) SELECT run_id, MIN(kernel_id), MAX(kernel_id), 0 "
+       "FROM kernel_rows GROUP BY run_id");
   StoreReader reader;
   ASSERT_TRUE(reader.Open(store_, store_).ok());
+  auto key = [](const KernelRow& k) {
+    return std::to_string(k.kernel_id) + "|" + std::to_string(k.session_id);
+  };
   for (int run : {1, 2}) {
     SCOPED_TRACE(run);
     const std::vector<std::string> expected =
@@ -608,9 +604,7 @@ TEST_P(StoreBackendTest, InterleavedProducersReadInStartOrder) {
     ASSERT_TRUE(reader
                     .ForEachKernel(run,
                                    [&](const KernelRow& k) {
-                                     alone.push_back(
-                                         std::to_string(k.kernel_id) + "|" +
-                                         std::to_string(k.session_id));
+                                     alone.push_back(key(k));
                                      return OkStatus();
                                    })
                     .ok());
@@ -621,9 +615,7 @@ TEST_P(StoreBackendTest, InterleavedProducersReadInStartOrder) {
                     .ForEachKernelAndMemcpy(
                         run,
                         [&](const KernelRow& k) {
-                          with_copies.push_back(std::to_string(k.kernel_id) +
-                                                "|" +
-                                                std::to_string(k.session_id));
+                          with_copies.push_back(key(k));
                           in_order = in_order && (!k.start_ns || !last ||
                                                   *k.start_ns >= *last);
                           if (k.start_ns) last = k.start_ns;
