@@ -6,9 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "store/db.h"
 #include "store/run_lease.h"
@@ -563,18 +567,188 @@ std::pair<int64_t, int64_t> StoreReader::KernelIdsOfRuns(const int64_t* runs,
   return {lo, hi};
 }
 
+// A run whose rows were not written in start order (several producers'
+// windows into one run) is, as a rule, a few producers' rows each in start
+// order: spans of ids in start order, which chain up (a span starting no
+// earlier than another ended) into one chain per producer. Each chain is
+// read in id order by a statement of its own (rebound span by span) and the
+// chains are merged by (start, id): no sort of the rows, in SQL or here.
+// Learning the spans costs one read of kernel_rows' ids and starts (no
+// join). Past kMaxChains chains, or more spans than kMinSpans and one a
+// kRowsPerSpan rows (a span is a query of its own: 3 round trips on
+// PostgreSQL), rows in no such order, the database sorts (ORDER BY), as
+// before.
+class StoreReader::KernelStream {
+ public:
+  static constexpr size_t kMaxChains = 64;
+  static constexpr int64_t kMinSpans = 64;
+  static constexpr int64_t kRowsPerSpan = 64;
+  static constexpr size_t kMaxSpans = 65536;
+
+  // A chain: its statement (KernelColumns, `kernel_id BETWEEN ? AND ? AND
+  // run_id = ? ORDER BY kernel_id`) and its spans' (first, last) ids; or,
+  // without spans, one statement bound already, in start order.
+  struct Chain {
+    Stmt stmt;
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    size_t next_span = 0;
+  };
+
+  KernelStream() = default;
+  explicit KernelStream(Stmt sorted) {
+    chains_.emplace_back();
+    chains_.back().stmt = std::move(sorted);
+  }
+
+  std::vector<Chain> chains_;
+  int64_t run_id_ = 0;
+
+  // The next row in start order into row(); false at the end.
+  StatusOr<bool> Next() {
+    if (chains_.size() == 1 && chains_[0].spans.empty()) {
+      current_ = 0;  // sorted already: no heap
+      return chains_[0].stmt->Step();
+    }
+    if (!started_) {
+      started_ = true;
+      for (size_t c = 0; c < chains_.size(); ++c) {
+        RT_RETURN_IF_ERROR(Advance(c));
+      }
+    } else if (current_ < chains_.size()) {
+      RT_RETURN_IF_ERROR(Advance(current_));
+    }
+    if (heap_.empty()) return false;
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    current_ = std::get<2>(heap_.back());
+    heap_.pop_back();
+    return true;
+  }
+  DbStatement* row() const { return chains_[current_].stmt.get(); }
+  // Binds the chain's next span to its statement.
+  void BindSpan(Chain* ch) const {
+    const auto& [first, last] = ch->spans[ch->next_span++];
+    ch->stmt->BindInt(1, first);
+    ch->stmt->BindInt(2, last);
+    ch->stmt->BindInt(3, run_id_);
+  }
+
+ private:
+  // Steps chain `c` (to its next span at the end of one) and puts its row,
+  // if any, on the heap.
+  Status Advance(size_t c) {
+    Chain& ch = chains_[c];
+    while (true) {
+      StatusOr<bool> more = ch.stmt->Step();
+      if (!more.ok()) return more.status();
+      if (*more) break;
+      if (ch.next_span >= ch.spans.size()) return OkStatus();
+      if (ch.next_span > 0) ch.stmt->Reset();
+      BindSpan(&ch);
+    }
+    DbStatement* s = ch.stmt.get();
+    const int64_t start = s->ColumnType(12) == DbType::kNull
+                              ? std::numeric_limits<int64_t>::min()
+                              : s->Int(12);
+    heap_.emplace_back(start, s->Int(0), c);
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+    return OkStatus();
+  }
+
+  bool started_ = false;
+  size_t current_ = std::numeric_limits<size_t>::max();
+  // (start, NULL as the least; id; chain): a min-heap.
+  std::vector<std::tuple<int64_t, int64_t, size_t>> heap_;
+};
+
+StatusOr<std::unique_ptr<StoreReader::KernelStream>> StoreReader::OpenKernels(
+    int64_t run_id) {
+  auto sorted = [&]() -> StatusOr<std::unique_ptr<KernelStream>> {
+    RT_ASSIGN_OR_RETURN(Stmt stmt,
+                        Prepare(KernelQuery(OpColumn(), KernelsOfRun(run_id),
+                                            KernelOrder(run_id))));
+    stmt->BindInt(1, run_id);
+    return std::make_unique<KernelStream>(std::move(stmt));
+  };
+  const auto it = kernel_ids_.find(run_id);
+  if (it == kernel_ids_.end() || it->second.in_start_order) return sorted();
+  // The spans, chained as they come: a span joins the chain whose last
+  // start is the latest not after its first (else starts a chain).
+  RT_ASSIGN_OR_RETURN(
+      Stmt ids, Prepare("SELECT kernel_id, start_ns FROM kernel_rows WHERE " +
+                        KernelsOfRun(run_id) + " ORDER BY kernel_id"));
+  ids->BindInt(1, run_id);
+  auto stream = std::make_unique<KernelStream>();
+  stream->run_id_ = run_id;
+  std::multimap<int64_t, size_t> chain_ends;  // last start -> chain
+  int64_t rows = 0, spans = 0;
+  int64_t first = 0, last = 0, first_start = 0, last_start = 0;
+  auto close_span = [&]() {
+    auto end = chain_ends.upper_bound(first_start);
+    size_t c;
+    if (end != chain_ends.begin()) {
+      c = (--end)->second;
+      chain_ends.erase(end);
+    } else {
+      c = stream->chains_.size();
+      stream->chains_.emplace_back();
+    }
+    stream->chains_[c].spans.emplace_back(first, last);
+    chain_ends.emplace(last_start, c);
+    ++spans;
+  };
+  // Spans past this many are rows in no producers' order.
+  auto spans_allowed = [](int64_t rows) {
+    return KernelStream::kMinSpans + rows / KernelStream::kRowsPerSpan;
+  };
+  while (true) {
+    StatusOr<bool> row = ids->Step();
+    if (!row.ok()) return StepError("kernel_rows", row.status());
+    if (!*row) break;
+    const int64_t id = ids->Int(0);
+    const int64_t start = ids->ColumnType(1) == DbType::kNull
+                              ? std::numeric_limits<int64_t>::min()
+                              : ids->Int(1);
+    if (rows == 0 || start < last_start) {
+      if (rows > 0) close_span();
+      if (stream->chains_.size() > KernelStream::kMaxChains ||
+          static_cast<size_t>(spans) > KernelStream::kMaxSpans) {
+        return sorted();  // no producers' spans: the database sorts
+      }
+      first = id;
+      first_start = start;
+    }
+    last = id;
+    last_start = start;
+    ++rows;
+  }
+  if (rows > 0) close_span();
+  ids.reset();
+  if (stream->chains_.size() > KernelStream::kMaxChains ||
+      spans > spans_allowed(rows)) {
+    return sorted();
+  }
+  const std::string query = KernelColumns(OpColumn()) +
+                            "WHERE kernel_id BETWEEN ? AND ? AND run_id = ? "
+                            "ORDER BY kernel_id";
+  for (KernelStream::Chain& ch : stream->chains_) {
+    RT_ASSIGN_OR_RETURN(ch.stmt, Prepare(query));
+    stream->BindSpan(&ch);
+  }
+  return stream;
+}
+
 Status StoreReader::ForEachKernel(
     int64_t run_id, const std::function<Status(const KernelRow&)>& fn) {
-  RT_ASSIGN_OR_RETURN(Stmt stmt,
-                      Prepare(KernelQuery(OpColumn(), KernelsOfRun(run_id),
-                                          KernelOrder(run_id))));
-  stmt->BindInt(1, run_id);
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<KernelStream> rows, OpenKernels(run_id));
   KernelRow k;
   k.run_id = run_id;
-  return EachRow(stmt.get(), "kernels", [&](DbStatement* s) {
-    ReadKernel(s, &k);
-    return fn(k);
-  });
+  while (true) {
+    StatusOr<bool> row = rows->Next();
+    if (!row.ok()) return StepError("kernels", row.status());
+    if (!*row) return OkStatus();
+    ReadKernel(rows->row(), &k);
+    RT_RETURN_IF_ERROR(fn(k));
+  }
 }
 
 // `query` (kRuns*Query) over `runs` (sorted, each once), a batch of runs
@@ -712,17 +886,14 @@ Status StoreReader::ForEachStepOfRuns(
 Status StoreReader::ForEachKernelAndMemcpy(
     int64_t run_id, const std::function<Status(const KernelRow&)>& on_kernel,
     const std::function<Status(const MemcpyRow&)>& on_memcpy) {
-  RT_ASSIGN_OR_RETURN(Stmt ks,
-                      Prepare(KernelQuery(OpColumn(), KernelsOfRun(run_id),
-                                          KernelOrder(run_id))));
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<KernelStream> ks, OpenKernels(run_id));
   RT_ASSIGN_OR_RETURN(Stmt ms, Prepare(kMemcpyQuery));
-  ks->BindInt(1, run_id);
   ms->BindInt(1, run_id);
   KernelRow k;
   k.run_id = run_id;
   MemcpyRow m;
   m.run_id = run_id;
-  StatusOr<bool> krow = ks->Step();
+  StatusOr<bool> krow = ks->Next();
   if (!krow.ok()) return StepError("kernels", krow.status());
   StatusOr<bool> mrow = ms->Step();
   if (!mrow.ok()) return StepError("memcpys", mrow.status());
@@ -733,10 +904,10 @@ Status StoreReader::ForEachKernelAndMemcpy(
                : s->Int(col);
   };
   while (*krow || *mrow) {
-    if (*krow && (!*mrow || start(ks.get(), 12) <= start(ms.get(), 2))) {
-      ReadKernel(ks.get(), &k);
+    if (*krow && (!*mrow || start(ks->row(), 12) <= start(ms.get(), 2))) {
+      ReadKernel(ks->row(), &k);
       RT_RETURN_IF_ERROR(on_kernel(k));
-      krow = ks->Step();
+      krow = ks->Next();
       if (!krow.ok()) return StepError("kernels", krow.status());
     } else {
       ReadMemcpy(ms.get(), &m);

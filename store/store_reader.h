@@ -198,6 +198,10 @@ class StoreReader {
   // ORDER BY (start, NULL first, then id).
   std::string KernelsOfRun(int64_t run_id) const;
   std::string KernelOrder(int64_t run_id) const;
+  // One run's kernel rows in start order (NULL first, then id), stepped by
+  // Next(); defined in store_reader.cc.
+  class KernelStream;
+  StatusOr<std::unique_ptr<KernelStream>> OpenKernels(int64_t run_id);
   // The id range of the runs `runs` together (all ids when one has none).
   std::pair<int64_t, int64_t> KernelIdsOfRuns(const int64_t* runs,
                                               size_t n) const;

@@ -5,14 +5,17 @@
 // 3x of reading the input; peak RSS flat as the run grows.
 //
 //   analyzer_bench [--kernels N] [--dir DIR] [--no-rft] [--no-store]
-//                  [--keep-rft]
+//                  [--keep-rft] [--keep-store] [--producers P] [--window W]
 //
 // A .rft is read by decoding every record with the collector's decoder
 // (the fastest this project reads one); a store by stepping the report's
 // kernel query.
 //
 // --keep-rft leaves each trace in DIR as bench-<kernels>.rft, to profile
-// `rooftrace analyze` on it alone.
+// `rooftrace analyze` on it alone; --keep-store leaves the store in DIR as
+// bench.sqlite. --producers P (default 1) writes each run as P producers'
+// windows of W kernels (--window, default 8192) in turn, not in start
+// order, as several collectors into one run write it.
 //
 // Default N = 1,000,000 (well under a minute); --kernels 10000000 for the
 // figure in the issue.
@@ -94,7 +97,14 @@ void Exec(sqlite3* db, const std::string& sql) {
 
 // A store with runs 1..3 of n/4, n/2 and n kernels of an LLM-like mix:
 // 12 kernel names in 8 families, GEMMs with FLOPs and bytes, 5 % prefill.
-void BuildStore(const std::string& path, int64_t n) {
+// `producers` > 1: each run's kernels are written as that many producers'
+// windows (sessions 1..producers, kernel i of the run to producer
+// i % producers), `window` kernels of one producer at a time, in turn: a
+// run not in start order (in_start_order 0), as several collectors'
+// windows into one run are written. Producer p's kernels start at the
+// same time as producer 0's of its round (equal starts across sessions).
+void BuildStore(const std::string& path, int64_t n, int producers,
+                int64_t window) {
   std::filesystem::remove(path);
   sqlite3* db = nullptr;
   sqlite3_open(path.c_str(), &db);
@@ -206,7 +216,7 @@ void BuildStore(const std::string& path, int64_t n) {
       "INSERT INTO kernel_rows (run_id, session_id, correlation_id, sig_id, "
       "start_ns, end_ns, duration_ns, achieved_flops_per_s, "
       "achieved_bytes_per_s, fraction_of_roof, step_id) VALUES "
-      "(?1,1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+      "(?1,?11,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
       -1, &s, nullptr);
   const int64_t sizes[] = {n / 4, n / 2, n};
   for (int run = 1; run <= 3; ++run) {
@@ -217,11 +227,35 @@ void BuildStore(const std::string& path, int64_t n) {
              "'analytic')");
     Exec(db, "INSERT INTO roofs VALUES (" + id +
              ", 0, 'bf16_tc', 989.4e12, 3.35e12, 295.3, 'datasheet')");
-    Exec(db, "INSERT INTO devices (run_id, session_id, device_id, name) VALUES (" +
-             id + ", 1, 0, 'NVIDIA H100 80GB HBM3')");
-    int64_t t = 1000000;
+    for (int p = 1; p <= producers; ++p) {
+      Exec(db, "INSERT INTO devices (run_id, session_id, device_id, name) "
+               "VALUES (" + id + ", " + std::to_string(p) +
+               ", 0, 'NVIDIA H100 80GB HBM3')");
+    }
     const int64_t count = sizes[run - 1];
-    for (int64_t i = 0; i < count; ++i) {
+    // Each kernel's start: one after another, or a producer's round of
+    // kernels starting together.
+    std::vector<int64_t> starts(count);
+    for (int64_t i = 0, t = 1000000; i < count; ++i) {
+      starts[i] = t;
+      if (producers == 1 || i % producers == producers - 1) {
+        t += kinds[i % num_kinds].ns + 500;
+      }
+    }
+    // The order the rows are written: producer by producer, a window each.
+    std::vector<int64_t> order;
+    order.reserve(count);
+    const int64_t round = producers * window;
+    for (int64_t base = 0; base < count; base += round) {
+      for (int p = 0; p < producers; ++p) {
+        for (int64_t i = base + p; i < std::min(count, base + round);
+             i += producers) {
+          order.push_back(i);
+        }
+      }
+    }
+    for (const int64_t i : order) {
+      const int64_t t = starts[i];
       const int kind = static_cast<int>(i % num_kinds);
       const K& k = kinds[kind];
       const bool prefill = i < count / 20;
@@ -245,18 +279,18 @@ void BuildStore(const std::string& path, int64_t n) {
         sqlite3_bind_null(s, 9);
       }
       sqlite3_bind_int64(s, 10, i / (num_kinds * 4));
+      sqlite3_bind_int64(s, 11, 1 + i % producers);
       if (sqlite3_step(s) != SQLITE_DONE) {
         std::cerr << "analyzer_bench: insert failed: " << sqlite3_errmsg(db) << "\n";
         std::exit(1);
       }
       sqlite3_reset(s);
-      t += k.ns + 500;
     }
-    // Where the run's rows are, written in start order (as the writer
-    // records it).
+    // Where the run's rows are, and whether written in start order (as the
+    // writer records it).
     Exec(db, "INSERT INTO run_kernel_ids SELECT run_id, MIN(kernel_id), "
-             "MAX(kernel_id), 1 FROM kernel_rows WHERE run_id = " + id +
-             " GROUP BY run_id");
+             "MAX(kernel_id), " + std::string(producers == 1 ? "1" : "0") +
+             " FROM kernel_rows WHERE run_id = " + id + " GROUP BY run_id");
     Exec(db, "COMMIT");
   }
   sqlite3_finalize(s);
@@ -336,7 +370,9 @@ void Print(const char* what, int64_t kernels, const Measure& read, const Measure
 int main(int argc, char** argv) {
   int64_t n = 1000000;
   std::string dir = std::filesystem::temp_directory_path().string() + "/rooftrace-analyzer-bench";
-  bool rft = true, stores = true, keep_rft = false;
+  bool rft = true, stores = true, keep_rft = false, keep_store = false;
+  int producers = 1;
+  int64_t window = 8192;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--kernels" && i + 1 < argc) {
@@ -349,9 +385,16 @@ int main(int argc, char** argv) {
       stores = false;
     } else if (a == "--keep-rft") {
       keep_rft = true;
+    } else if (a == "--keep-store") {
+      keep_store = true;
+    } else if (a == "--producers" && i + 1 < argc) {
+      producers = std::atoi(argv[++i]);
+    } else if (a == "--window" && i + 1 < argc) {
+      window = std::atoll(argv[++i]);
     } else {
       std::cerr << "usage: analyzer_bench [--kernels N] [--dir DIR] [--no-rft] "
-                   "[--no-store] [--keep-rft]\n";
+                   "[--no-store] [--keep-rft] [--keep-store]\n"
+                   "                      [--producers P] [--window W]\n";
       return 2;
     }
   }
@@ -359,11 +402,16 @@ int main(int argc, char** argv) {
     std::cerr << "analyzer_bench: --kernels must be at least 100\n";
     return 2;
   }
+  if (producers < 1 || window < 1) {
+    std::cerr << "analyzer_bench: --producers and --window must be at least "
+                 "1\n";
+    return 2;
+  }
   std::filesystem::create_directories(dir);
   const std::string store = dir + "/bench.sqlite";
   if (stores) {
   auto t0 = Clock::now();
-  BuildStore(store, n);
+  BuildStore(store, n, producers, window);
   std::printf("built %s: runs of %lld, %lld, %lld kernels in %.1f s (%.0f MiB)\n",
               store.c_str(), static_cast<long long>(n / 4), static_cast<long long>(n / 2),
               static_cast<long long>(n),
@@ -376,7 +424,11 @@ int main(int argc, char** argv) {
     const Measure full = InChild([&] { return AnalyzeInput(store, run); });
     Print("store", sizes[run - 1], read, full);
   }
-  std::filesystem::remove(store);
+  if (keep_store) {
+    std::printf("kept %s\n", store.c_str());
+  } else {
+    std::filesystem::remove(store);
+  }
   }
 
   if (rft) {

@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <initializer_list>
 #include <limits>
 #include <ostream>
 #include <sstream>
@@ -104,6 +106,43 @@ void Exec(const std::string& store, const std::string& sql) {
   ASSERT_TRUE(db.ok()) << db.status().message();
   ASSERT_TRUE((*db)->PrepareForWrites(false).ok());
   ASSERT_TRUE((*db)->Exec(sql).ok()) << sql;
+}
+
+// One row by `insert`: `values` bound in order (a negative one as NULL).
+void InsertRow(DbStatement* insert, std::initializer_list<int64_t> values) {
+  insert->Reset();
+  int i = 0;
+  for (const int64_t v : values) {
+    if (v < 0) {
+      insert->BindNull(++i);
+    } else {
+      insert->BindInt(++i, v);
+    }
+  }
+  ASSERT_TRUE(insert->Step().ok());
+}
+
+// Rows written by hand into `store` (created by Store::Open), in one
+// transaction: `setup` (SQL: runs, names, signatures), then `fill`'s, given
+// statements inserting a kernel row (its id, run, session, start, end)
+// and a run 1 copy (its id, start, end).
+void WriteRowsByHand(
+    const std::string& store, const std::string& setup,
+    const std::function<void(DbStatement* kernel, DbStatement* copy)>& fill) {
+  auto db = OpenDbForWrite(store);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  ASSERT_TRUE((*db)->PrepareForWrites(false).ok());
+  ASSERT_TRUE((*db)->Begin().ok());
+  ASSERT_TRUE((*db)->Exec(setup).ok()) << setup;
+  auto kernel = (*db)->Prepare(
+      "INSERT INTO kernel_rows (kernel_id, run_id, session_id, sig_id, "
+      "start_ns, end_ns) VALUES (?, ?, ?, 1, ?, ?)");
+  auto copy = (*db)->Prepare(
+      "INSERT INTO memcpys (memcpy_id, run_id, session_id, kind, bytes, "
+      "start_ns, end_ns) VALUES (?, 1, 1, 'htod', 64, ?, ?)");
+  ASSERT_TRUE(kernel.ok() && copy.ok());
+  fill(kernel->get(), copy->get());
+  ASSERT_TRUE((*db)->Commit().ok());
 }
 
 // A generated LLM trace (225 kernels, 8 distinct names) as a file.
@@ -439,38 +478,19 @@ TEST_P(StoreBackendTest, ManyRunsAreReadInAFewQueries) {
 TEST_P(StoreBackendTest, RunsLongerThanABatchStreamWhileOtherQueriesRun) {
   constexpr int kRows = 9000;
   ASSERT_TRUE(Store::Open(store_).ok());
-  {
-    auto db = OpenDbForWrite(store_);
-    ASSERT_TRUE(db.ok()) << db.status().message();
-    ASSERT_TRUE((*db)->PrepareForWrites(false).ok());
-    ASSERT_TRUE((*db)->Begin().ok());
-    ASSERT_TRUE((*db)->Exec("INSERT INTO runs (run_id, complete) VALUES (1, "
-                            "1); INSERT INTO kernel_names (name_id, name) "
-                            "VALUES (1, 'k'); INSERT INTO kernel_sigs "
-                            "(sig_id, name_id) VALUES (1, 1); INSERT INTO "
-                            "steps (run_id, step_id) VALUES (1, 1)")
-                    .ok());
-    auto kernel = (*db)->Prepare(
-        "INSERT INTO kernel_rows (kernel_id, run_id, session_id, sig_id, "
-        "start_ns, end_ns) VALUES (?, 1, 1, 1, ?, ?)");
-    auto copy = (*db)->Prepare(
-        "INSERT INTO memcpys (memcpy_id, run_id, session_id, kind, bytes, "
-        "start_ns, end_ns) VALUES (?, 1, 1, 'htod', 64, ?, ?)");
-    ASSERT_TRUE(kernel.ok() && copy.ok());
-    for (int i = 0; i < kRows; ++i) {
-      (*kernel)->Reset();
-      (*kernel)->BindInt(1, i + 1);
-      (*kernel)->BindInt(2, 10 * i);
-      (*kernel)->BindInt(3, 10 * i + 1);
-      ASSERT_TRUE((*kernel)->Step().ok());
-      (*copy)->Reset();
-      (*copy)->BindInt(1, i + 1);
-      (*copy)->BindInt(2, 10 * i + 5);
-      (*copy)->BindInt(3, 10 * i + 6);
-      ASSERT_TRUE((*copy)->Step().ok());
-    }
-    ASSERT_TRUE((*db)->Commit().ok());
-  }
+  WriteRowsByHand(
+      store_,
+      "INSERT INTO runs (run_id, complete) VALUES (1, 1); INSERT INTO "
+      "kernel_names (name_id, name) VALUES (1, 'k'); INSERT INTO kernel_sigs "
+      "(sig_id, name_id) VALUES (1, 1); INSERT INTO steps (run_id, step_id) "
+      "VALUES (1, 1)",
+      [&](DbStatement* kernel, DbStatement* copy) {
+        for (int i = 0; i < kRows; ++i) {
+          InsertRow(kernel, {i + 1, 1, 1, 10 * i, 10 * i + 1});
+          InsertRow(copy, {i + 1, 10 * i + 5, 10 * i + 6});
+        }
+      });
+  ASSERT_FALSE(HasFatalFailure());
   StoreReader reader;
   ASSERT_TRUE(reader.Open(store_, store_).ok());
   std::string order;  // k or c per row, as read
@@ -519,6 +539,102 @@ TEST_P(StoreBackendTest, RunsLongerThanABatchStreamWhileOtherQueriesRun) {
   });
   EXPECT_FALSE(stopped.ok());
   EXPECT_EQ(*reader.KernelCount(1), kRows);
+}
+
+// A run not written in start order (in_start_order 0): three producers
+// (sessions) write windows of their kernels in turn, starting at the same
+// times, a few without a start (NULL), with another run's rows among them;
+// and a run in no producers' order at all (a start per row from a
+// shuffle). Both read, alone and with their copies, in the order the
+// readers promise: start, NULL first, then kernel_id, as the database's
+// ORDER BY gives it.
+TEST_P(StoreBackendTest, InterleavedProducersReadInStartOrder) {
+  ASSERT_TRUE(Store::Open(store_).ok());
+  constexpr int kProducers = 3, kWindow = 50, kRounds = 10;
+  int64_t id = 0;
+  WriteRowsByHand(
+      store_,
+      "INSERT INTO runs (run_id, complete) VALUES (1, 1); INSERT INTO runs "
+      "(run_id, complete) VALUES (2, 1); INSERT INTO runs (run_id, complete) "
+      "VALUES (3, 1); INSERT INTO kernel_names (name_id, name) VALUES (1, "
+      "'k'); INSERT INTO kernel_sigs (sig_id, name_id) VALUES (1, 1)",
+      [&](DbStatement* kernel, DbStatement* copy) {
+        // `at` < 0: no start.
+        auto add = [&](int64_t run, int64_t session, int64_t at) {
+          InsertRow(kernel, {++id, run, session, at, at < 0 ? -1 : at + 3});
+        };
+        for (int round = 0; round < kRounds; ++round) {
+          for (int p = 0; p < kProducers; ++p) {
+            for (int i = 0; i < kWindow; ++i) {
+              const int64_t n = round * kWindow + i;
+              // Producers 0 and 1 start together; 2 between them, and
+              // each window's first kernel of producer 2 has no start.
+              add(1, p + 1,
+                  p == 2 && i == 0 ? -1 : 10 * n + (p == 2 ? 5 : 0));
+              if (i % 7 == 0) add(3, 1, 10 * n);  // another run's row
+            }
+          }
+        }
+        uint32_t x = 12345;
+        for (int i = 0; i < 600; ++i) {
+          x = x * 1103515245u + 12345u;
+          add(2, 1 + i % 2, (x >> 8) % 400);  // ties, in no order
+        }
+        for (int i = 0; i < 200; ++i) {
+          InsertRow(copy, {i + 1, 25 * i + 1, 25 * i + 2});
+        }
+      });
+  ASSERT_FALSE(HasFatalFailure());
+  Exec(store_,
+       "INSERT INTO run_kernel_ids (run_id, first_kernel_id, last_kernel_id, "
+       "in_start_order) SELECT run_id, MIN(kernel_id), MAX(kernel_id), 0 "
+       "FROM kernel_rows GROUP BY run_id");
+  StoreReader reader;
+  ASSERT_TRUE(reader.Open(store_, store_).ok());
+  auto key = [](const KernelRow& k) {
+    return std::to_string(k.kernel_id) + "|" + std::to_string(k.session_id);
+  };
+  for (int run : {1, 2}) {
+    SCOPED_TRACE(run);
+    const std::vector<std::string> expected =
+        Rows(store_, "SELECT kernel_id, session_id FROM kernels WHERE run_id "
+                     "= " + std::to_string(run) +
+                     " ORDER BY start_ns NULLS FIRST, kernel_id");
+    ASSERT_EQ(expected.size(), run == 1 ? 1500u : 600u);
+    std::vector<std::string> alone, with_copies;
+    std::string kinds;  // k or c per row, with the copies
+    ASSERT_TRUE(reader
+                    .ForEachKernel(run,
+                                   [&](const KernelRow& k) {
+                                     alone.push_back(key(k));
+                                     return OkStatus();
+                                   })
+                    .ok());
+    EXPECT_EQ(alone, expected);
+    std::optional<int64_t> last;
+    bool in_order = true;
+    ASSERT_TRUE(reader
+                    .ForEachKernelAndMemcpy(
+                        run,
+                        [&](const KernelRow& k) {
+                          with_copies.push_back(key(k));
+                          in_order = in_order && (!k.start_ns || !last ||
+                                                  *k.start_ns >= *last);
+                          if (k.start_ns) last = k.start_ns;
+                          kinds += 'k';
+                          return OkStatus();
+                        },
+                        [&](const MemcpyRow& m) {
+                          in_order = in_order && *m.start_ns >= last.value_or(0);
+                          last = m.start_ns;
+                          kinds += 'c';
+                          return OkStatus();
+                        })
+                    .ok());
+    EXPECT_EQ(with_copies, expected);
+    EXPECT_TRUE(in_order);
+    EXPECT_EQ(std::count(kinds.begin(), kinds.end(), 'c'), run == 1 ? 200 : 0);
+  }
 }
 
 // With atomic runs, a run aborted part-way (or whose store is closed
