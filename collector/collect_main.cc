@@ -219,6 +219,23 @@ int IngestAll(const std::vector<std::string>& ingest,
                 << " kernels): " << io.incomplete_reason << "\n";
       return kExitIncomplete;
     }
+    if (result->stopped_storing_recovered) {
+      // The run holds a part of the recovered records: storing the files
+      // again as a recovery of it replaces it, so none is stored twice.
+      std::cerr << "rooftrace collect: run " << result->run_id
+                << " stored INCOMPLETE (" << result->kernels
+                << " kernels); store all of it later with: rooftrace "
+                   "collect --store "
+                << ShellWord(shown) << KeyValueWords("--label", labels)
+                << RecoversRunWords(result->run_id) << " --ingest";
+      for (size_t j = 0; j < names.size(); ++j) {
+        if (recovers_run != 0 || j == i) {
+          std::cerr << " " << ShellWord(names[j]);
+        }
+      }
+      std::cerr << "\n";
+      return kExitIncomplete;
+    }
     if (result->interrupted) {
       std::cerr << "rooftrace collect: run " << result->run_id
                 << " stored INCOMPLETE (" << result->kernels
