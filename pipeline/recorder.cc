@@ -185,16 +185,20 @@ Status RunRecorder::AddSession(Session* session,
     all_complete_ = false;
   }
   ++sessions_;
-  if (stop != nullptr && (stopped_ || stop->load())) {
-    // Stopped before this session's rows: none of them is written.
+  // Looked at between the steps before the first row too: preparing and
+  // joining millions of records take a second or more each.
+  const auto stopped_before_rows = [&] {
+    if (stop == nullptr || !(stopped_ || stop->load())) return false;
+    // None of this session's rows is written.
     stopped_ = true;
     stats_.Add(session->stats());
     stats_[ImportStat::k_kernels_not_stored] += session->kernels().size();
     stats_[ImportStat::k_nvtx_ranges_not_stored] +=
         session->nvtx_ranges().size();
     session->DropRecords(AllRecords(*session));
-    return OkStatus();
-  }
+    return true;
+  };
+  if (stopped_before_rows()) return OkStatus();
   if (!write_error_.ok()) {
     sampled_.EndSession(session);
     pm_sampled_.EndSession(session);
@@ -207,6 +211,7 @@ Status RunRecorder::AddSession(Session* session,
   if (options_.preparer != nullptr) {
     RT_RETURN_IF_ERROR(options_.preparer->Prepare(session));
   }
+  if (stopped_before_rows()) return OkStatus();
   const Roofs& roofs = RoofsFor(FirstDevice(*session));
   // The join adds the session's unmatched_* counts to its statistics.
   // A session stored in windows ends with what it still holds (about a
@@ -218,6 +223,7 @@ Status RunRecorder::AddSession(Session* session,
   JoinedSession& joined =
       session->flushed().flushes > 0 ? window_join_ : whole;
   JoinInto(session, roofs, options_.annotate, options_.phases, &joined);
+  if (stopped_before_rows()) return OkStatus();
   // Sampled counters first: a kernel that takes them inherits nothing.
   sampled_.Apply(*session, &joined, nullptr, &session->stats());
   sampled_.EndSession(session);
