@@ -185,8 +185,8 @@ Status RunRecorder::AddSession(Session* session,
     all_complete_ = false;
   }
   ++sessions_;
-  // Looked at between the steps before the first row too: preparing and
-  // joining millions of records take a second or more each.
+  // Looked at before the first row too: preparing and joining millions of
+  // records take a second or more (the join looks at it as it goes).
   const auto stopped_before_rows = [&] {
     if (stop == nullptr || !(stopped_ || stop->load())) return false;
     // None of this session's rows is written.
@@ -222,7 +222,7 @@ Status RunRecorder::AddSession(Session* session,
   JoinedSession whole;
   JoinedSession& joined =
       session->flushed().flushes > 0 ? window_join_ : whole;
-  JoinInto(session, roofs, options_.annotate, options_.phases, &joined);
+  JoinInto(session, roofs, options_.annotate, options_.phases, &joined, stop);
   if (stopped_before_rows()) return OkStatus();
   // Sampled counters first: a kernel that takes them inherits nothing.
   sampled_.Apply(*session, &joined, nullptr, &session->stats());
