@@ -40,9 +40,9 @@ bool Maps(pid_t pid, const std::string& path) {
 }
 
 // The live buffer a producer left in `dir` when it died with `ranges` NVTX
-// ranges in its queue ("" when none was left).
+// ranges in its queue ("" when none was left), and its stat in `*st`.
 std::string DeadProducersBuffer(const test_support::TempDir& dir,
-                                uint64_t ranges) {
+                                uint64_t ranges, struct stat* st) {
   const std::string folder = dir.path().string();
   const pid_t producer = SpawnLogged(
       {std::string(ROOFTRACE_BINARY_DIR) + "/tests/test_producer", "--dead",
@@ -54,7 +54,30 @@ std::string DeadProducersBuffer(const test_support::TempDir& dir,
   for (const auto& e : std::filesystem::directory_iterator(folder)) {
     if (e.path().extension() == ".live") live = e.path().string();
   }
+  if (!live.empty() && stat(live.c_str(), st) != 0) live.clear();
   return live;
+}
+
+// Sends SIGTERM to the `collect` at `pid` and waits for it (30 s at most):
+// its exit code; `*ms`: from the signal to its exit, recorded as
+// sigterm_to_exit_ms (the figure docs/reliability.md quotes;
+// --gtest_output=xml keeps it).
+int SigtermAndWait(pid_t pid, int64_t* ms) {
+  const auto sent = Clock::now();
+  kill(pid, SIGTERM);
+  const int code = WaitExitWithin(pid, std::chrono::seconds(30));
+  *ms = test_support::MsSince(sent);
+  ::testing::Test::RecordProperty("sigterm_to_exit_ms", static_cast<int>(*ms));
+  return code;
+}
+
+// The buffer at `live` is still there, as `before` saw it.
+void ExpectUnchanged(const std::string& live, const struct stat& before) {
+  struct stat after {};
+  ASSERT_EQ(stat(live.c_str(), &after), 0) << "the buffer is gone";
+  EXPECT_EQ(after.st_size, before.st_size);
+  EXPECT_EQ(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+  EXPECT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
 }
 
 // A producer died leaving 500,000 NVTX ranges in its live buffer (143 MB).
@@ -65,10 +88,9 @@ TEST(StoppedRecoveryTest, SigtermDuringRecoveryKeepsTheBuffer) {
   test_support::TempDir dir{"stopped_recovery"};
   const std::string folder = dir.path().string();
   const uint64_t kRanges = 500000;
-  const std::string live = DeadProducersBuffer(dir, kRanges);
-  ASSERT_FALSE(live.empty());
   struct stat before {};
-  ASSERT_EQ(stat(live.c_str(), &before), 0);
+  const std::string live = DeadProducersBuffer(dir, kRanges, &before);
+  ASSERT_FALSE(live.empty());
 
   const std::string store = dir.File("s.sqlite");
   const std::string log = dir.File("collect.log");
@@ -82,12 +104,8 @@ TEST(StoppedRecoveryTest, SigtermDuringRecoveryKeepsTheBuffer) {
   }
   ASSERT_TRUE(reading) << "the buffer was never read: "
                        << testing::ReadFile(log);
-  const auto sent = Clock::now();
-  kill(collect, SIGTERM);
-  const int code = WaitExitWithin(collect, std::chrono::seconds(30));
-  const int64_t took = test_support::MsSince(sent);
-  // The figure docs/reliability.md quotes (--gtest_output=xml keeps it).
-  RecordProperty("sigterm_to_exit_ms", static_cast<int>(took));
+  int64_t took = 0;
+  const int code = SigtermAndWait(collect, &took);
   const std::string shown = testing::ReadFile(log);
   EXPECT_EQ(code, 3) << shown;
   EXPECT_LT(took, 1000) << shown;
@@ -95,11 +113,7 @@ TEST(StoppedRecoveryTest, SigtermDuringRecoveryKeepsTheBuffer) {
             std::string::npos)
       << shown;
   EXPECT_NE(shown.find(live + " is kept"), std::string::npos) << shown;
-  struct stat after {};
-  ASSERT_EQ(stat(live.c_str(), &after), 0) << "the buffer is gone";
-  EXPECT_EQ(after.st_size, before.st_size);
-  EXPECT_EQ(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
-  EXPECT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+  ExpectUnchanged(live, before);
   {
     test_support::StoreQuery q(store);
     EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 1);
@@ -128,10 +142,9 @@ TEST(StoppedRecoveryTest, SigtermWhileTheRecoveredRecordsAreStored) {
   test_support::TempDir dir{"stopped_recovery_store"};
   const std::string folder = dir.path().string();
   const uint64_t kRanges = 1000000;
-  const std::string live = DeadProducersBuffer(dir, kRanges);
-  ASSERT_FALSE(live.empty());
   struct stat before {};
-  ASSERT_EQ(stat(live.c_str(), &before), 0);
+  const std::string live = DeadProducersBuffer(dir, kRanges, &before);
+  ASSERT_FALSE(live.empty());
 
   const std::string store = dir.File("s.sqlite");
   const std::string log = dir.File("collect.log");
@@ -155,19 +168,13 @@ TEST(StoppedRecoveryTest, SigtermWhileTheRecoveredRecordsAreStored) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  const auto sent = Clock::now();
-  kill(collect, SIGTERM);
-  const int code = WaitExitWithin(collect, std::chrono::seconds(30));
-  const int64_t took = test_support::MsSince(sent);
-  RecordProperty("sigterm_to_exit_ms", static_cast<int>(took));
+  int64_t took = 0;
+  const int code = SigtermAndWait(collect, &took);
   const std::string shown = testing::ReadFile(log);
   EXPECT_EQ(code, 3) << shown;
   EXPECT_LT(took, 1000) << shown;
   EXPECT_NE(shown.find(live + " is kept"), std::string::npos) << shown;
-  struct stat after {};
-  ASSERT_EQ(stat(live.c_str(), &after), 0) << "the buffer is gone";
-  EXPECT_EQ(after.st_size, before.st_size);
-  EXPECT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+  ExpectUnchanged(live, before);
   {
     test_support::StoreQuery q(store);
     EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 1);

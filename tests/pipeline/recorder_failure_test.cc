@@ -143,6 +143,17 @@ class RecorderFailureTest : public ::testing::Test {
     return first;
   }
 
+  // A run of sessions kept whole (an ingest's recovered session) into
+  // `sink`.
+  static StatusOr<std::unique_ptr<RunRecorder>> IngestRecorder(
+      RunSink* sink) {
+    RecorderOptions ro;
+    ro.origin = "ingest:test";
+    ro.flush_records = 0;
+    ro.sink = sink;
+    return RunRecorder::Create(ro);
+  }
+
   test_support::TempDir dir_{"recorder_failure"};
   std::unique_ptr<RunRecorder> recorder_;
 };
@@ -245,11 +256,7 @@ TEST_F(RecorderFailureTest, StopEndsTheWriteOfASession) {
   const std::string framed = Stream(LlmTraceOptions{}, 2, &kernels, &ranges);
   std::atomic<bool> stop{false};
   StoppingSink sink(&stop, 50);
-  RecorderOptions ro;
-  ro.origin = "ingest:test";
-  ro.flush_records = 0;
-  ro.sink = &sink;
-  auto rec = RunRecorder::Create(ro);
+  auto rec = IngestRecorder(&sink);
   ASSERT_TRUE(rec.ok());
   wire::FrameReader reader;
   reader.Feed(framed);
@@ -290,11 +297,7 @@ TEST_F(RecorderFailureTest, StopBeforeASessionWritesNothingOfIt) {
   const std::string framed = Stream(LlmTraceOptions{}, 1, &kernels, &ranges);
   std::atomic<bool> stop{true};
   FailingSink sink(FailingSink::Fail::kNever, 0);
-  RecorderOptions ro;
-  ro.origin = "ingest:test";
-  ro.flush_records = 0;
-  ro.sink = &sink;
-  auto rec = RunRecorder::Create(ro);
+  auto rec = IngestRecorder(&sink);
   ASSERT_TRUE(rec.ok());
   wire::FrameReader reader;
   reader.Feed(framed);
