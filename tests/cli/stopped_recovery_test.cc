@@ -41,18 +41,26 @@ bool Maps(pid_t pid, const std::string& path) {
 
 // The live buffer a producer left in `dir` when it died with `ranges` NVTX
 // ranges in its queue ("" when none was left), and its stat in `*st`.
+// With `spool` non-null, the producer also left a spool of 3 ranges whose
+// Hello names the buffer: its path.
 std::string DeadProducersBuffer(const test_support::TempDir& dir,
-                                uint64_t ranges, struct stat* st) {
+                                uint64_t ranges, struct stat* st,
+                                std::string* spool = nullptr) {
   const std::string folder = dir.path().string();
-  const pid_t producer = SpawnLogged(
-      {std::string(ROOFTRACE_BINARY_DIR) + "/tests/test_producer", "--dead",
-       std::to_string(ranges)},
-      folder, dir.File("producer.log"), {"ROOFTRACE_SPOOL_DIR=" + folder});
+  std::vector<std::string> args = {
+      std::string(ROOFTRACE_BINARY_DIR) + "/tests/test_producer", "--dead",
+      std::to_string(ranges)};
+  if (spool != nullptr) args.push_back("--spool");
+  const pid_t producer = SpawnLogged(args, folder, dir.File("producer.log"),
+                                     {"ROOFTRACE_SPOOL_DIR=" + folder});
   EXPECT_EQ(WaitExitWithin(producer, std::chrono::seconds(60)), 0)
       << testing::ReadFile(dir.File("producer.log"));
   std::string live;
   for (const auto& e : std::filesystem::directory_iterator(folder)) {
     if (e.path().extension() == ".live") live = e.path().string();
+    if (spool != nullptr && e.path().extension() == ".rft") {
+      *spool = e.path().string();
+    }
   }
   if (!live.empty() && stat(live.c_str(), st) != 0) live.clear();
   return live;
@@ -133,23 +141,31 @@ TEST(StoppedRecoveryTest, SigtermDuringRecoveryKeepsTheBuffer) {
             static_cast<int64_t>(kRanges));
 }
 
-// The same buffer with 1,000,000 ranges: the recovery is done and its
-// records are being stored (a second or more) when SIGTERM comes. Exit 3
-// within a second, the run incomplete with a part of the ranges, the
-// buffer unchanged, and the printed command, run as printed, replaces
-// that run with one holding every range once, with the run's label.
-TEST(StoppedRecoveryTest, SigtermWhileTheRecoveredRecordsAreStored) {
-  test_support::TempDir dir{"stopped_recovery_store"};
+// The same buffer with 1,000,000 ranges, ingested as it is or (`spool`)
+// through the spool that names it: the recovery is done and its records
+// are being stored (a second or more) when SIGTERM comes. Exit 3 within a
+// second, the run incomplete with a part of the ranges, the buffer
+// unchanged, and the printed command, run as printed, replaces that run
+// with one holding every range once, with the run's label.
+void SigtermWhileStored(bool spool) {
+  test_support::TempDir dir{spool ? "stopped_spool_store"
+                                  : "stopped_recovery_store"};
   const std::string folder = dir.path().string();
   const uint64_t kRanges = 1000000;
+  // The spool holds 3 ranges of its own.
+  const int64_t all = static_cast<int64_t>(kRanges) + (spool ? 3 : 0);
   struct stat before {};
-  const std::string live = DeadProducersBuffer(dir, kRanges, &before);
+  std::string spooled;
+  const std::string live =
+      DeadProducersBuffer(dir, kRanges, &before, spool ? &spooled : nullptr);
   ASSERT_FALSE(live.empty());
+  ASSERT_EQ(spooled.empty(), !spool);
+  const std::string input = spool ? spooled : live;
 
   const std::string store = dir.File("s.sqlite");
   const std::string log = dir.File("collect.log");
   const pid_t collect = SpawnLogged({Rooftrace(), "collect", "--store", store,
-                                     "--label", "night=7", "--ingest", live},
+                                     "--label", "night=7", "--ingest", input},
                                     folder, log);
   // The recovery's summary is printed once its records are in the session,
   // just before they are stored; then the store's first committed ranges.
@@ -180,9 +196,9 @@ TEST(StoppedRecoveryTest, SigtermWhileTheRecoveredRecordsAreStored) {
     EXPECT_EQ(q.Int("SELECT COUNT(*) FROM runs"), 1);
     EXPECT_EQ(q.Int("SELECT complete FROM runs"), 0);
     const int64_t part = q.Int("SELECT COUNT(*) FROM nvtx_ranges");
-    RecordProperty("ranges_stored_before_the_stop", static_cast<int>(part));
-    EXPECT_LT(part, static_cast<int64_t>(kRanges)) << "the store was not "
-                                                      "stopped";
+    ::testing::Test::RecordProperty("ranges_stored_before_the_stop",
+                                    static_cast<int>(part));
+    EXPECT_LT(part, all) << "the store was not stopped";
   }
 
   // The command printed to store the rest, run as printed (a shell line).
@@ -206,11 +222,18 @@ TEST(StoppedRecoveryTest, SigtermWhileTheRecoveredRecordsAreStored) {
   EXPECT_EQ(q.Int("SELECT COUNT(*) FROM run_labels WHERE run_id = 2 AND "
                   "key = 'night' AND value = '7'"),
             1);
-  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE name = 'dead'"),
-            static_cast<int64_t>(kRanges));
+  EXPECT_EQ(q.Int("SELECT COUNT(*) FROM nvtx_ranges WHERE name = 'dead'"), all);
   EXPECT_EQ(q.Int("SELECT COUNT(DISTINCT range_id) FROM nvtx_ranges WHERE "
                   "name = 'dead'"),
-            static_cast<int64_t>(kRanges));
+            all);
+}
+
+TEST(StoppedRecoveryTest, SigtermWhileTheRecoveredRecordsAreStored) {
+  SigtermWhileStored(/*spool=*/false);
+}
+
+TEST(StoppedRecoveryTest, SigtermWhileASpoolsRecoveredRecordsAreStored) {
+  SigtermWhileStored(/*spool=*/true);
 }
 
 }  // namespace

@@ -145,8 +145,7 @@ class RecorderFailureTest : public ::testing::Test {
 
   // A run of sessions kept whole (an ingest's recovered session) into
   // `sink`.
-  static StatusOr<std::unique_ptr<RunRecorder>> IngestRecorder(
-      RunSink* sink) {
+  static StatusOr<std::unique_ptr<RunRecorder>> IngestRecorder(RunSink* sink) {
     RecorderOptions ro;
     ro.origin = "ingest:test";
     ro.flush_records = 0;
