@@ -219,6 +219,23 @@ int IngestAll(const std::vector<std::string>& ingest,
                 << " kernels): " << io.incomplete_reason << "\n";
       return kExitIncomplete;
     }
+    if (result->stopped_storing_recovered) {
+      // The run holds a part of the recovered records: storing the files
+      // again as a recovery of it replaces it, so none is stored twice.
+      std::cerr << "rooftrace collect: run " << result->run_id
+                << " stored INCOMPLETE (" << result->kernels
+                << " kernels); store all of it later with: rooftrace "
+                   "collect --store "
+                << ShellWord(shown) << KeyValueWords("--label", labels)
+                << RecoversRunWords(result->run_id) << " --ingest";
+      for (size_t j = 0; j < names.size(); ++j) {
+        if (recovers_run != 0 || j == i) {
+          std::cerr << " " << ShellWord(names[j]);
+        }
+      }
+      std::cerr << "\n";
+      return kExitIncomplete;
+    }
     if (result->interrupted) {
       std::cerr << "rooftrace collect: run " << result->run_id
                 << " stored INCOMPLETE (" << result->kernels
@@ -380,7 +397,9 @@ int CollectMain(int argc, char** argv) {
       "per-family figures to Prometheus). SIGINT/SIGTERM: stop accepting, store everything received, "
       "exit 0. With --ingest and no --listen: stores each file as a run and "
       "exits (SIGINT/SIGTERM: the file being read, or what came of a stream "
-      "still arriving, is stored as an incomplete run, exit 3). Exit 3 when "
+      "still arriving, is stored as an incomplete run, exit 3; a stop while "
+      "the records recovered from a live buffer are stored keeps the part "
+      "stored so far and prints the command that stores all of it). Exit 3 when "
       "the store refused a write (a "
       "full disk): the run is stored as incomplete with the reason, and the "
       "raw streams it lost are kept in STORE.raw/ to ingest again; 2 on bad "
@@ -422,7 +441,9 @@ int CollectMain(int argc, char** argv) {
       "KEY=VALUE stored with the run (repeatable): commit, branch, model, GPU, batch, anything; `rooftrace history --where KEY=VALUE` selects runs by them")(
       "recovers-run", po::value(&recovers_run),
       "with --ingest: the files are the raw streams a collector kept of "
-      "this incomplete run (the command it printed names it); they are "
+      "this incomplete run, or the live buffer or spool an ingest stopped "
+      "while storing its recovered records (the command it printed names "
+      "it); they are "
       "stored as one run that replaces it, with its labels, when it holds "
       "nothing more than they do")(
       "keep-raw", po::bool_switch(&keep_raw),

@@ -169,8 +169,10 @@ namespace {
 class Joiner {
  public:
   Joiner(Session* session, const Roofs& roofs, const AnnotateOptions& annotate,
-         const PhaseOptions& phases, JoinedSession* out)
-      : s_(*session),
+         const PhaseOptions& phases, JoinedSession* out,
+         const std::atomic<bool>* stop)
+      : stop_(stop),
+        s_(*session),
         stats_(session->stats()),
         roofs_(roofs),
         annotate_(annotate),
@@ -189,7 +191,7 @@ class Joiner {
     JoinKernels();
     FillFacts();
     JoinCopies();
-    JoinRanges();
+    if (!JoinRanges()) return;  // stopped: the rest is not needed
     CountLeftovers();
     LabelSteps();
   }
@@ -521,9 +523,13 @@ class Joiner {
     }
   }
 
-  void JoinRanges() {
+  // False when the stop flag ended it.
+  bool JoinRanges() {
     out_.nvtx.resize(s_.nvtx_ranges().size());
     for (size_t i = 0; i < s_.nvtx_ranges().size(); ++i) {
+      if (stop_ != nullptr && (i & 0xffff) == 0 && stop_->load()) {
+        return false;
+      }
       const NvtxRecord& r = s_.nvtx_ranges()[i];
       JoinedNvtx& jn = out_.nvtx[i];
       jn.range = &r;
@@ -539,6 +545,7 @@ class Joiner {
       }
       jn.path = nvtx_.Path(r.range_id);
     }
+    return true;
   }
 
   void CountLeftovers() {
@@ -599,6 +606,7 @@ class Joiner {
     out_.steps = std::move(pr.steps);
   }
 
+  const std::atomic<bool>* stop_;  // JoinInto's
   const Session& s_;
   ImportStats& stats_;
   const Roofs& roofs_;
@@ -614,8 +622,9 @@ class Joiner {
 
 void JoinInto(Session* session, const Roofs& roofs,
               const AnnotateOptions& annotate_options,
-              const PhaseOptions& phase_options, JoinedSession* joined) {
-  Joiner(session, roofs, annotate_options, phase_options, joined).Run();
+              const PhaseOptions& phase_options, JoinedSession* joined,
+              const std::atomic<bool>* stop) {
+  Joiner(session, roofs, annotate_options, phase_options, joined, stop).Run();
 }
 
 }  // namespace rooftrace

@@ -15,6 +15,7 @@
 #ifndef ROOFTRACE_PIPELINE_JOIN_H_
 #define ROOFTRACE_PIPELINE_JOIN_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -166,9 +167,13 @@ JoinedSession Join(Session* session, const Roofs& roofs,
                    const AnnotateOptions& annotate = {},
                    const PhaseOptions& phases = {});
 // The same into `out`, whose memory is reused (its previous contents go).
+// `stop` (may be null; a SIGINT/SIGTERM handler's flag): looked at every
+// 64 Ki NVTX ranges (joining 3 M of them takes a second or more); once set
+// the join ends early and `out` must not be used: the caller looks at the
+// flag after the call.
 void JoinInto(Session* session, const Roofs& roofs,
               const AnnotateOptions& annotate, const PhaseOptions& phases,
-              JoinedSession* out);
+              JoinedSession* out, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace rooftrace
 

@@ -41,6 +41,81 @@ RecordMask AllRecords(const Session& s) {
   return m;
 }
 
+// Passes one write's rows on to `inner` until `stop` is set; then refuses
+// every further row, so that EmitRows returns at once. Counts the kernel
+// and NVTX rows it passed on.
+class StopCheckingSink : public RunSink {
+ public:
+  StopCheckingSink(RunSink* inner, const std::atomic<bool>* stop)
+      : inner_(inner), stop_(stop) {}
+
+  bool stopped() const { return stopped_; }
+  uint64_t kernels() const { return kernels_; }
+  uint64_t ranges() const { return ranges_; }
+
+  RowNeeds Needs() const override { return inner_->Needs(); }
+  StatusOr<int64_t> BeginRun(const RunRow& run) override {
+    return inner_->BeginRun(run);
+  }
+  Status FinishRun(const RunRow& run, const ImportStats& stats) override {
+    return inner_->FinishRun(run, stats);
+  }
+  Status AddRoof(const RoofRow& roof) override { return inner_->AddRoof(roof); }
+  StatusOr<int64_t> AddSession(const SessionRow& session,
+                               const std::vector<DeviceRow>& devices) override {
+    RT_RETURN_IF_ERROR(Check());
+    return inner_->AddSession(session, devices);
+  }
+  Status UpdateSession(const SessionRow& session) override {
+    RT_RETURN_IF_ERROR(Check());
+    return inner_->UpdateSession(session);
+  }
+  StatusOr<int64_t> AddGemmCall(const GemmCallRow& gemm) override {
+    RT_RETURN_IF_ERROR(Check());
+    return inner_->AddGemmCall(gemm);
+  }
+  Status AddStep(const StepRow& step) override {
+    RT_RETURN_IF_ERROR(Check());
+    return inner_->AddStep(step);
+  }
+  Status AddKernel(const KernelRow& kernel) override {
+    RT_RETURN_IF_ERROR(Check());
+    RT_RETURN_IF_ERROR(inner_->AddKernel(kernel));
+    ++kernels_;
+    return OkStatus();
+  }
+  Status AddKernelMetric(const KernelMetricRow& metric) override {
+    RT_RETURN_IF_ERROR(Check());
+    return inner_->AddKernelMetric(metric);
+  }
+  Status AddMemcpy(const MemcpyRow& memcpy) override {
+    RT_RETURN_IF_ERROR(Check());
+    return inner_->AddMemcpy(memcpy);
+  }
+  Status AddNvtx(const NvtxRow& range) override {
+    RT_RETURN_IF_ERROR(Check());
+    RT_RETURN_IF_ERROR(inner_->AddNvtx(range));
+    ++ranges_;
+    return OkStatus();
+  }
+  Status EndWrite() override { return inner_->EndWrite(); }
+  void KeptOfFailedWrite(uint64_t* kernels, uint64_t* ranges) const override {
+    inner_->KeptOfFailedWrite(kernels, ranges);
+  }
+
+ private:
+  Status Check() {
+    if (!stopped_ && stop_->load(std::memory_order_relaxed)) stopped_ = true;
+    return stopped_ ? FailedPrecondition("stopped by a signal") : OkStatus();
+  }
+
+  RunSink* inner_;
+  const std::atomic<bool>* stop_;
+  bool stopped_ = false;
+  uint64_t kernels_ = 0;
+  uint64_t ranges_ = 0;
+};
+
 }  // namespace
 
 StatusOr<std::unique_ptr<RunRecorder>> RunRecorder::Create(
@@ -98,7 +173,8 @@ const Roofs& RunRecorder::RoofsFor(const DeviceInfo* device) {
   return roofs_.emplace(std::move(key), std::move(roofs)).first->second;
 }
 
-Status RunRecorder::AddSession(Session* session) {
+Status RunRecorder::AddSession(Session* session,
+                               const std::atomic<bool>* stop) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!session->started()) {
     stats_.Add(session->stats());
@@ -109,6 +185,20 @@ Status RunRecorder::AddSession(Session* session) {
     all_complete_ = false;
   }
   ++sessions_;
+  // Looked at before the first row too: preparing and joining millions of
+  // records take a second or more (the join looks at it as it goes).
+  const auto stopped_before_rows = [&] {
+    if (stop == nullptr || !(stopped_ || stop->load())) return false;
+    // None of this session's rows is written.
+    stopped_ = true;
+    stats_.Add(session->stats());
+    stats_[ImportStat::k_kernels_not_stored] += session->kernels().size();
+    stats_[ImportStat::k_nvtx_ranges_not_stored] +=
+        session->nvtx_ranges().size();
+    session->DropRecords(AllRecords(*session));
+    return true;
+  };
+  if (stopped_before_rows()) return OkStatus();
   if (!write_error_.ok()) {
     sampled_.EndSession(session);
     pm_sampled_.EndSession(session);
@@ -121,6 +211,7 @@ Status RunRecorder::AddSession(Session* session) {
   if (options_.preparer != nullptr) {
     RT_RETURN_IF_ERROR(options_.preparer->Prepare(session));
   }
+  if (stopped_before_rows()) return OkStatus();
   const Roofs& roofs = RoofsFor(FirstDevice(*session));
   // The join adds the session's unmatched_* counts to its statistics.
   // A session stored in windows ends with what it still holds (about a
@@ -131,7 +222,8 @@ Status RunRecorder::AddSession(Session* session) {
   JoinedSession whole;
   JoinedSession& joined =
       session->flushed().flushes > 0 ? window_join_ : whole;
-  JoinInto(session, roofs, options_.annotate, options_.phases, &joined);
+  JoinInto(session, roofs, options_.annotate, options_.phases, &joined, stop);
+  if (stopped_before_rows()) return OkStatus();
   // Sampled counters first: a kernel that takes them inherits nothing.
   sampled_.Apply(*session, &joined, nullptr, &session->stats());
   sampled_.EndSession(session);
@@ -151,10 +243,33 @@ Status RunRecorder::AddSession(Session* session) {
     run_.ended_unix_ns = end;
   }
   Status s = NoteSession(*session, roofs);
-  if (s.ok()) s = EmitRows(session, joined, nullptr, &rows_, sink_);
+  if (stop == nullptr) {
+    if (s.ok()) s = EmitRows(session, joined, nullptr, &rows_, sink_);
+  } else {
+    StopCheckingSink checked(sink_, stop);
+    if (s.ok()) s = EmitRows(session, joined, nullptr, &rows_, &checked);
+    if (checked.stopped()) {
+      // The rows given so far are a consistent prefix (each refers only
+      // to rows before it): they are made durable, the rest not stored.
+      kernels_ += checked.kernels();
+      stats_[ImportStat::k_kernels_not_stored] +=
+          joined.kernels.size() - checked.kernels();
+      stats_[ImportStat::k_nvtx_ranges_not_stored] +=
+          joined.nvtx.size() - checked.ranges();
+      stopped_ = true;
+      s = sink_->EndWrite();
+      if (!s.ok()) return FailWrite(s, 0, 0);
+      return OkStatus();
+    }
+  }
   if (!s.ok()) return FailWrite(s, joined.kernels.size(), joined.nvtx.size());
   kernels_ += joined.kernels.size();
   return OkStatus();
+}
+
+bool RunRecorder::stopped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopped_;
 }
 
 Status RunRecorder::FailWrite(const Status& error, uint64_t kernels,

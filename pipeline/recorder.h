@@ -22,6 +22,7 @@
 #ifndef ROOFTRACE_PIPELINE_RECORDER_H_
 #define ROOFTRACE_PIPELINE_RECORDER_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -108,7 +109,13 @@ class RunRecorder {
 
   // Joins, annotates and stores an ended session (a session without a
   // Hello only contributes its statistics).
-  Status AddSession(Session* session);
+  // `stop` (may be null; a SIGINT/SIGTERM handler's flag): once set, no
+  // more of the session's rows are written. A session of millions of
+  // records (a recovered live buffer) takes seconds to store, and a stop
+  // must end that within a moment. The rows given before are made durable,
+  // the rest are counted as not stored, stopped() says so, and later
+  // sessions given with a stop are not stored at all.
+  Status AddSession(Session* session, const std::atomic<bool>* stop = nullptr);
   // Called after each packet of a live session: when it holds
   // `flush_records` records, stores its settled steps and drops them from
   // it (see FlushSettled in recorder.cc for what "settled" means). Cheap
@@ -137,6 +144,11 @@ class RunRecorder {
   // The first write the sink refused (OK when none): once set, the run is
   // incomplete and nothing more is written.
   Status write_error() const;
+
+  // The stop flag ended a session's write (AddSession's `stop`): the run
+  // holds a part of that session at most, and AddSession stores nothing
+  // more.
+  bool stopped() const;
 
   int64_t run_id() const { return rows_.run_id; }
   ImportStats stats() const;
@@ -167,6 +179,7 @@ class RunRecorder {
   mutable std::mutex mu_;
   std::unique_ptr<RunSink> owned_sink_;
   RunSink* sink_ = nullptr;  // owned_sink_ or options_.sink
+  bool stopped_ = false;     // see stopped()
   std::optional<DeviceProfile> profile_;
   // By device name and measured SM clock (kHz, 0: none).
   std::map<std::pair<std::string, uint64_t>, Roofs> roofs_;

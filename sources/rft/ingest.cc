@@ -33,6 +33,20 @@ bool IsLiveBuffer(const std::string& path) {
   return read && magic == inject::kLiveMagic;
 }
 
+// After the records recovered from the live buffer at `live` (`recovered`
+// of them) were given to the recorder with the stop flag: when the flag
+// ended their store, the ingest ends as interrupted and says what is kept.
+void NoteStoppedStore(const RunRecorder& recorder, const std::string& live,
+                      uint64_t recovered, IngestResult* result) {
+  if (!recorder.stopped()) return;
+  result->interrupted = true;
+  result->stopped_storing_recovered = true;
+  result->warning = "stopped while the " + std::to_string(recovered) +
+                    " records recovered from " + live +
+                    " were being stored: the run holds a part of them; " +
+                    live + " is kept";
+}
+
 // The session a live buffer keeps, for a producer whose stream never
 // reached a collector (killed before its Hello went out). The file is the
 // user's input: left in place, as a spool is.
@@ -61,7 +75,9 @@ Status IngestLiveBuffer(const std::string& path, RunRecorder* recorder,
   }
   fprintf(stderr, "%s: %s\n", CommandName(), recovery.summary.c_str());
   result->kernels += session.session().kernels().size();
-  return recorder->AddSession(&session.session());
+  RT_RETURN_IF_ERROR(recorder->AddSession(&session.session(), stop));
+  NoteStoppedStore(*recorder, path, recovery.recovered, result);
+  return OkStatus();
 }
 
 }  // namespace
@@ -129,9 +145,11 @@ namespace {
 // OUTPUT.raw/ when the store refused a write).
 // A stop during the recovery leaves the buffer (`*interrupted`: the
 // summary, which says so; `*partial`: the session holds a part of it).
+// `*recovered`: how many records the buffer gave.
 std::string RecoverSpooled(const std::string& path, WireSession* session,
                            const std::atomic<bool>* stop,
-                           std::string* interrupted, bool* partial) {
+                           std::string* interrupted, bool* partial,
+                           uint64_t* recovered) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return "";
   std::string at;
@@ -159,6 +177,7 @@ std::string RecoverSpooled(const std::string& path, WireSession* session,
     fprintf(stderr, "%s: %s: %s\n", CommandName(), path.c_str(),
             recovery->summary.c_str());
   }
+  *recovered = recovery->recovered;
   return recovery->consumed_path;
 }
 
@@ -227,12 +246,16 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
   // hole, and its loss counted against records that are only unread. The
   // buffer is never removed here (IngestResult::live_buffers_read).
   auto end_session = [&](bool whole) -> Status {
+    std::string recovered;  // the live buffer whose records it holds
+    uint64_t recovered_records = 0;
     if (whole) {
       std::string interrupted;
       bool partial = false;
-      const std::string live = RecoverSpooled(path, session.get(), stop,
-                                              &interrupted, &partial);
+      const std::string live =
+          RecoverSpooled(path, session.get(), stop, &interrupted, &partial,
+                         &recovered_records);
       if (!live.empty()) result->live_buffers_read.push_back(live);
+      recovered = live;
       if (!interrupted.empty()) {
         result->interrupted = true;
         result->warning = interrupted;
@@ -245,8 +268,13 @@ Status IngestFileInto(const std::string& path, RunRecorder* recorder,
         }
       }
     }
-    Status s = recorder->AddSession(&session->session());
+    // A recovered buffer's records take seconds to store: a stop ends that.
+    Status s = recorder->AddSession(&session->session(),
+                                    recovered.empty() ? nullptr : stop);
     session = std::make_unique<WireSession>(path);
+    if (s.ok() && !recovered.empty()) {
+      NoteStoppedStore(*recorder, recovered, recovered_records, result);
+    }
     return note(std::move(s));
   };
   for (;;) {
@@ -365,6 +393,8 @@ StatusOr<IngestResult> IngestInto(const std::vector<std::string>& paths,
       result.warning = one.warning;
     }
     result.interrupted = result.interrupted || one.interrupted;
+    result.stopped_storing_recovered =
+        result.stopped_storing_recovered || one.stopped_storing_recovered;
     result.cut_short = result.cut_short || one.cut_short;
     if (!read.ok() || one.interrupted) break;
   }

@@ -55,6 +55,11 @@ struct IngestResult {
   std::string warning;
   // The stop flag ended the read before the end of the file.
   bool interrupted = false;
+  // The stop flag came while the records recovered from a live buffer were
+  // being stored (`interrupted` too): the run holds a part of them, the
+  // buffer is kept, and only a recovery (recovers_run) of this run stores
+  // the rest without storing that part twice.
+  bool stopped_storing_recovered = false;
   // The file ends inside a frame or a frame is corrupt: `warning` says at
   // which byte, and the run is stored incomplete for that reason.
   bool cut_short = false;

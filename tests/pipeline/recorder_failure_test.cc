@@ -3,6 +3,7 @@
 // write nothing more once a write failed (issue 18, item 1).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -142,6 +143,16 @@ class RecorderFailureTest : public ::testing::Test {
     return first;
   }
 
+  // A run of sessions kept whole (an ingest's recovered session) into
+  // `sink`.
+  static StatusOr<std::unique_ptr<RunRecorder>> IngestRecorder(RunSink* sink) {
+    RecorderOptions ro;
+    ro.origin = "ingest:test";
+    ro.flush_records = 0;
+    ro.sink = sink;
+    return RunRecorder::Create(ro);
+  }
+
   test_support::TempDir dir_{"recorder_failure"};
   std::unique_ptr<RunRecorder> recorder_;
 };
@@ -212,6 +223,94 @@ TEST_F(RecorderFailureTest, NoFailureNoReason) {
   EXPECT_EQ(sink.finished.incomplete_reason, "");
   EXPECT_EQ(Stat(sink.stats_at_finish, "kernels_not_stored"), 0u);
   EXPECT_EQ(sink.kernels, kernels);
+}
+
+// Issue 37 item 14: a stop signal while a session of millions of records
+// (a recovered live buffer) is stored ends its write at once. The stop
+// comes as the 50th kernel row is written: that row and those before it
+// are made durable (EndWrite), no later row is given, the rest is counted
+// as not stored, and a later session given with the flag writes nothing.
+TEST_F(RecorderFailureTest, StopEndsTheWriteOfASession) {
+  // Raises the stop flag when it takes its `at`-th kernel row.
+  class StoppingSink : public FailingSink {
+   public:
+    StoppingSink(std::atomic<bool>* stop, uint64_t at)
+        : FailingSink(Fail::kNever, 0), stop_(stop), at_(at) {}
+    Status AddKernel(const KernelRow& row) override {
+      RT_RETURN_IF_ERROR(FailingSink::AddKernel(row));
+      if (kernels == at_) stop_->store(true);
+      return OkStatus();
+    }
+    Status EndWrite() override {
+      ++ends;
+      return FailingSink::EndWrite();
+    }
+    uint64_t ends = 0;
+
+   private:
+    std::atomic<bool>* stop_;
+    uint64_t at_;
+  };
+  uint64_t kernels = 0, ranges = 0;
+  const std::string framed = Stream(LlmTraceOptions{}, 2, &kernels, &ranges);
+  std::atomic<bool> stop{false};
+  StoppingSink sink(&stop, 50);
+  auto rec = IngestRecorder(&sink);
+  ASSERT_TRUE(rec.ok());
+  wire::FrameReader reader;
+  reader.Feed(framed);
+  auto wire = std::make_unique<WireSession>("test");
+  std::string_view payload;
+  uint64_t first_kernels = 0;
+  int sessions = 0;
+  while (reader.Next(&payload) == wire::FrameReader::Result::kFrame) {
+    ASSERT_TRUE(wire->OnPacket(payload).ok());
+    if (wire->restart_pending()) {
+      first_kernels = wire->session().kernels().size();
+      ASSERT_GT(first_kernels, 50u);
+      ASSERT_TRUE((*rec)->AddSession(&wire->session(), &stop).ok());
+      ++sessions;
+      EXPECT_TRUE((*rec)->stopped());
+      EXPECT_EQ(sink.kernels, 50u);
+      EXPECT_EQ(sink.ends, 1u);  // the 50 rows are made durable
+      wire = std::make_unique<WireSession>("test");
+      ASSERT_TRUE(wire->OnPacket(payload).ok());
+    }
+  }
+  ASSERT_EQ(sessions, 1);
+  ASSERT_TRUE((*rec)->AddSession(&wire->session(), &stop).ok());
+  EXPECT_EQ(sink.kernels, 50u);
+  EXPECT_EQ(sink.sessions, 1u);
+  EXPECT_EQ((*rec)->kernels_stored(), 50u);
+  EXPECT_TRUE((*rec)->write_error().ok());
+  (*rec)->MarkIncomplete("stopped");
+  ASSERT_TRUE((*rec)->Finish().ok());
+  EXPECT_EQ(Stat(sink.stats_at_finish, "kernels_not_stored"), kernels - 50);
+  EXPECT_EQ(sink.finished.complete, 0);
+}
+
+// The same flag, set before the session is given: nothing of it is
+// joined or written.
+TEST_F(RecorderFailureTest, StopBeforeASessionWritesNothingOfIt) {
+  uint64_t kernels = 0, ranges = 0;
+  const std::string framed = Stream(LlmTraceOptions{}, 1, &kernels, &ranges);
+  std::atomic<bool> stop{true};
+  FailingSink sink(FailingSink::Fail::kNever, 0);
+  auto rec = IngestRecorder(&sink);
+  ASSERT_TRUE(rec.ok());
+  wire::FrameReader reader;
+  reader.Feed(framed);
+  WireSession wire("test");
+  std::string_view payload;
+  while (reader.Next(&payload) == wire::FrameReader::Result::kFrame) {
+    ASSERT_TRUE(wire.OnPacket(payload).ok());
+  }
+  ASSERT_TRUE((*rec)->AddSession(&wire.session(), &stop).ok());
+  EXPECT_TRUE((*rec)->stopped());
+  EXPECT_EQ(sink.sessions, 0u);
+  EXPECT_EQ(sink.kernels, 0u);
+  ASSERT_TRUE((*rec)->Finish().ok());
+  EXPECT_EQ(Stat(sink.stats_at_finish, "kernels_not_stored"), kernels);
 }
 
 }  // namespace
