@@ -430,7 +430,7 @@ int CollectMain(int argc, char** argv) {
       "listen", po::value(&listen)->composing(),
       "unix:PATH or tcp:HOST:PORT (repeatable; default unix:$TMPDIR/rooftrace.sock "
       "when nothing is ingested)")(
-      "store", po::value(&store)->default_value(store), "run store: an SQLite file or a postgresql:// URL")(
+      "store", po::value(&store)->default_value(store), "run store: an SQLite file or a postgresql:// URL (settings: $ROOFTRACE_DB_TIMEOUT_S, the seconds a PostgreSQL server may stay silent before its statement is cancelled, default 300; $ROOFTRACE_SQLITE_CACHE_MIB, SQLite's page cache and so most of a long-running collector's memory, default 64; docs/store.md)")(
       "store-kernels", po::value(&store_kernels)->default_value(store_kernels),
       kStoreKernelsHelp)(
       "ingest", po::value(&ingest)->multitoken()->composing(),

@@ -798,7 +798,7 @@ int ProfileMain(int argc, char** argv) {
       "--ingest`. 2 on bad input; 127 when CMD is not found.";
   spec.epilog = "Example: rooftrace profile -o run.sqlite -- python serve.py";
   spec.options.add_options()("output,o", po::value(&o.out)->default_value(o.out),
-                             "run store: an SQLite file or a postgresql:// URL")(
+                             "run store: an SQLite file or a postgresql:// URL (settings: $ROOFTRACE_DB_TIMEOUT_S, the seconds a PostgreSQL server may stay silent before its statement is cancelled, default 300; $ROOFTRACE_SQLITE_CACHE_MIB, SQLite's page cache and so most of a long-running collector's memory, default 64; docs/store.md)")(
       "mode", po::value(&o.mode)->default_value(o.mode),
       "trace (timing + cuBLAS shapes), counters (hardware FLOPs/bytes per "
       "kernel, sampled per signature; NCCL and other communication kernels "
