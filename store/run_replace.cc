@@ -1,5 +1,6 @@
 #include "store/run_replace.h"
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,34 +12,30 @@
 namespace rooftrace {
 namespace {
 
-// `sql` prepared with `a` bound to its first placeholder and, when
-// `binds` is 2, `b` to its second.
-StatusOr<std::unique_ptr<DbStatement>> Bound(Db* db, const std::string& sql,
-                                             int64_t a, int binds,
-                                             int64_t b) {
+// `sql` prepared with `params` bound to its placeholders in order.
+StatusOr<std::unique_ptr<DbStatement>> Bound(
+    Db* db, const std::string& sql, std::initializer_list<int64_t> params) {
   RT_ASSIGN_OR_RETURN(std::unique_ptr<DbStatement> q, db->Prepare(sql));
   q->Reset();
-  q->BindInt(1, a);
-  if (binds > 1) q->BindInt(2, b);
+  int at = 0;
+  for (const int64_t v : params) q->BindInt(++at, v);
   return q;
 }
 
-// The integer `sql` (bound as Bound() binds) answers: its first column of
-// its first row; -1 for no row or NULL.
-StatusOr<int64_t> QueryInt(Db* db, const std::string& sql, int64_t a,
-                           int binds = 1, int64_t b = 0) {
-  RT_ASSIGN_OR_RETURN(std::unique_ptr<DbStatement> q,
-                      Bound(db, sql, a, binds, b));
+// The integer `sql` (with `params` bound) answers: its first column of its
+// first row; -1 for no row or NULL.
+StatusOr<int64_t> QueryInt(Db* db, const std::string& sql,
+                           std::initializer_list<int64_t> params) {
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<DbStatement> q, Bound(db, sql, params));
   RT_ASSIGN_OR_RETURN(const bool row, q->Step());
   if (!row || q->ColumnType(0) == DbType::kNull) return int64_t{-1};
   return q->Int(0);
 }
 
-// Runs `sql` (bound as Bound() binds) to its end.
-Status Run(Db* db, const std::string& sql, int64_t a, int binds = 1,
-           int64_t b = 0) {
-  RT_ASSIGN_OR_RETURN(std::unique_ptr<DbStatement> q,
-                      Bound(db, sql, a, binds, b));
+// Runs `sql` (with `params` bound) to its end.
+Status Run(Db* db, const std::string& sql,
+           std::initializer_list<int64_t> params) {
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<DbStatement> q, Bound(db, sql, params));
   for (;;) {
     RT_ASSIGN_OR_RETURN(const bool row, q->Step());
     if (!row) return OkStatus();
@@ -59,7 +56,7 @@ Status CheckReplaceableRun(Db* db, const std::string& lease_path,
       db,
       "SELECT COUNT(*) + COALESCE(MAX(CASE WHEN complete = 1 THEN 1 ELSE 0 "
       "END), 0) FROM runs WHERE run_id = ?",
-      twin);
+      {twin});
   if (!state.ok()) {
     return InvalidArgument(db->name() + ": cannot read " + RunName(twin) +
                            ": " + state.status().message());
@@ -99,7 +96,7 @@ Status ReplaceTwinRun(Db* db, int64_t twin, int64_t run,
                "SELECT COUNT(*) FROM sessions t WHERE t.run_id = ? AND NOT "
                "EXISTS (SELECT 1 FROM sessions r WHERE r.run_id = ? AND " +
                    same_producer + ")",
-               twin, 2, run));
+               {twin, run}));
   if (foreign > 0) {
     *note = kept + "it holds " + std::to_string(foreign) +
             " session(s) the streams do not (stored whole before the "
@@ -133,7 +130,7 @@ Status ReplaceTwinRun(Db* db, int64_t twin, int64_t run,
                    kernels("t") + " AND " +
                    rows("nvtx_ranges", "r") + " >= " +
                    rows("nvtx_ranges", "t") + ")",
-               twin, 2, run));
+               {twin, run}));
   if (shorter > 0) {
     *note = kept + "the streams hold less of " + std::to_string(shorter) +
             " of its session(s) than it does (cut short, or the ingest was "
@@ -145,7 +142,7 @@ Status ReplaceTwinRun(Db* db, int64_t twin, int64_t run,
                          "INSERT INTO run_labels (run_id, key, value) SELECT "
                          "?, key, value FROM run_labels t WHERE t.run_id = ? "
                          "ON CONFLICT (run_id, key) DO NOTHING",
-                         run, 2, twin));
+                         {run, twin}));
   // Every table that has rows per run (whatever the schema version holds),
   // the run row last; kernel_rows first, within the twin's range while
   // its run_kernel_ids row is there to give it.
@@ -155,7 +152,7 @@ Status ReplaceTwinRun(Db* db, int64_t twin, int64_t run,
                          "WHERE k.run_id = ? AND x.kernel_id BETWEEN "
                          "k.first_kernel_id AND k.last_kernel_id AND "
                          "x.run_id = k.run_id)",
-                         twin));
+                         {twin}));
   RT_ASSIGN_OR_RETURN(const std::vector<std::string> tables, db->Tables());
   for (const std::string& table : tables) {
     if (table == "runs" || table == "kernel_rows" ||
@@ -163,9 +160,9 @@ Status ReplaceTwinRun(Db* db, int64_t twin, int64_t run,
       continue;
     }
     RT_RETURN_IF_ERROR(
-        Run(db, "DELETE FROM " + table + " WHERE run_id = ?", twin));
+        Run(db, "DELETE FROM " + table + " WHERE run_id = ?", {twin}));
   }
-  RT_RETURN_IF_ERROR(Run(db, "DELETE FROM runs WHERE run_id = ?", twin));
+  RT_RETURN_IF_ERROR(Run(db, "DELETE FROM runs WHERE run_id = ?", {twin}));
   *note = "it replaces incomplete " + RunName(twin);
   return OkStatus();
 }
