@@ -50,9 +50,18 @@ const std::string kProducer = kTests + "/test_producer";
   _exit(127);
 }
 
+// Every child a test started, so that a test that stops at a failed
+// assertion does not leave a paused producer or a collector holding the
+// output ctest waits on (TearDown ends those still running).
+std::vector<pid_t>& Spawned() {
+  static std::vector<pid_t> pids;
+  return pids;
+}
+
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& err_file = "",
             const std::vector<std::string>& env = {}) {
   const pid_t pid = fork();
+  if (pid > 0) Spawned().push_back(pid);
   if (pid == 0) {
     if (!err_file.empty()) {
       const int fd = open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -179,7 +188,30 @@ class CollectorIntegrationTest : public ::testing::Test {
     sock_ = dir_ + "/c.sock";
     log_ = dir_ + "/collector.log";
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    // Only a child not yet reaped answers waitpid with 0: a pid already
+    // waited for (and perhaps reused by another process) is left alone.
+    for (const pid_t pid : Spawned()) {
+      int status = 0;
+      if (waitpid(pid, &status, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
+    }
+    Spawned().clear();
+    fs::remove_all(dir_);
+  }
+
+  // The collector's socket accepts connections: it has said "listening
+  // on" (after listen()). The socket file alone appears at bind(), a
+  // moment before, when a producer's connect is still refused.
+  bool WaitListening(int timeout_ms = 10000) {
+    for (int waited = 0; waited < timeout_ms; waited += 5) {
+      if (Slurp(log_).find("listening on") != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
 
   // A generated LLM trace of `decode_steps` decode steps as dir_/t.rft,
   // with the kernels it holds in `kernels`; empty when it could not be
@@ -210,7 +242,7 @@ class CollectorIntegrationTest : public ::testing::Test {
 // kernel is stored exactly once, every session complete; the socket is 0600.
 TEST_F(CollectorIntegrationTest, ConcurrentProducersStoredExactlyOnce) {
   const pid_t collector = StartCollector();
-  ASSERT_TRUE(WaitForFile(sock_)) << Slurp(log_);
+  ASSERT_TRUE(WaitListening()) << Slurp(log_);
   EXPECT_EQ(fs::status(sock_).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
   std::vector<pid_t> producers;
@@ -239,7 +271,7 @@ TEST_F(CollectorIntegrationTest, ConcurrentProducersStoredExactlyOnce) {
 // kernel they had sent (counted by regenerating the same stream here).
 TEST_F(CollectorIntegrationTest, SigtermMidStreamLosesNothingSent) {
   const pid_t collector = StartCollector();
-  ASSERT_TRUE(WaitForFile(sock_));
+  ASSERT_TRUE(WaitListening());
   constexpr int kProducers = 4;
   std::vector<pid_t> producers;
   for (int i = 0; i < kProducers; ++i) {
@@ -293,7 +325,7 @@ TEST_F(CollectorIntegrationTest, SigtermMidStreamLosesNothingSent) {
 TEST_F(CollectorIntegrationTest, BadPeersClosedOthersUndisturbed) {
   const pid_t collector = StartCollector(
       {"--listen", "unix:" + sock_, "--hello-timeout-ms", "300"});
-  ASSERT_TRUE(WaitForFile(sock_));
+  ASSERT_TRUE(WaitListening());
   const int silent = ConnectWhenListening(sock_);
   ASSERT_GE(silent, 0);
   const pid_t garbage = Spawn({kProducer, "--sink", "unix:" + sock_, "--garbage"});
@@ -632,6 +664,7 @@ TEST_F(CollectorIntegrationTest, SigtermWhileWaitingKeepsTheRestForLater) {
 pid_t SpawnOnPty(const std::vector<std::string>& argv, const std::string& log,
                  const std::vector<std::string>& env, int* master) {
   const pid_t pid = forkpty(master, nullptr, nullptr, nullptr);
+  if (pid > 0) Spawned().push_back(pid);
   if (pid == 0) {
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     dup2(fd, 2);
@@ -937,7 +970,7 @@ TEST_F(CollectorIntegrationTest, FullStoreMarksRunIncompleteAndKeepsRaw) {
   const pid_t collector =
       Spawn({kCli, "collect", "--store", store_, "--listen", "unix:" + sock_},
             log_, {"ROOFTRACE_TEST_STORE_PAGE_BUDGET=0"});
-  ASSERT_TRUE(WaitForFile(sock_)) << Slurp(log_);
+  ASSERT_TRUE(WaitListening()) << Slurp(log_);
   // 61 steps of 25 kernels: far more than the store's empty pages hold.
   EXPECT_EQ(Wait(Spawn({kProducer, "--sink", "unix:" + sock_, "--steps",
                         "60"})),
@@ -970,7 +1003,7 @@ TEST_F(CollectorIntegrationTest, FullStoreMarksRunIncompleteAndKeepsRaw) {
 // A store that takes every row keeps no raw stream (unless --keep-raw).
 TEST_F(CollectorIntegrationTest, StoredStreamsLeaveNoRawFiles) {
   const pid_t collector = StartCollector();
-  ASSERT_TRUE(WaitForFile(sock_));
+  ASSERT_TRUE(WaitListening());
   EXPECT_EQ(Wait(Spawn({kProducer, "--sink", "unix:" + sock_})), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill(collector, SIGTERM);
@@ -1181,7 +1214,7 @@ TEST_F(CollectorIntegrationTest, ServerLimitOptionsTakeEffect) {
        "--min-frame-bytes-per-s", "100000", "--progress-grace-ms", "300",
        "--max-connections", "1", "--evict-idle-ms", "200",
        "--memory-budget-mib", "1"});
-  ASSERT_TRUE(WaitForFile(sock_)) << Slurp(log_);
+  ASSERT_TRUE(WaitListening()) << Slurp(log_);
   const int silent = ConnectWhenListening(sock_);
   EXPECT_TRUE(WaitForText(log_, "sent no Hello within 300 ms")) << Slurp(log_);
   close(silent);
@@ -1223,7 +1256,7 @@ TEST_F(CollectorIntegrationTest, ServerLimitOptionsTakeEffect) {
 // a stale socket file (no one listening) is replaced.
 TEST_F(CollectorIntegrationTest, LiveSocketIsNotTakenOver) {
   const pid_t first = StartCollector();
-  ASSERT_TRUE(WaitForFile(sock_)) << Slurp(log_);
+  ASSERT_TRUE(WaitListening()) << Slurp(log_);
   close(ConnectWhenListening(sock_));  // listening, not only bound
   const std::string second_log = dir_ + "/second.log";
   EXPECT_EQ(Wait(Spawn({kCli, "collect", "--store", dir_ + "/second.sqlite",
